@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests use (Prometheus and promtool; wrk, Go and client_golang for the benchmark
+# peers), only when missing. Needs root or sudo; on a machine that already has them it does nothing.
+set -euo pipefail
+need=()
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+if [ "${CTRLMETRICS_BENCH_DEPS:-0}" = 1 ]; then
+  command -v wrk >/dev/null 2>&1 || need+=(wrk)
+  command -v go >/dev/null 2>&1 || need+=(golang-go)
+  [ -d /usr/share/gocode/src/github.com/prometheus/client_golang ] || need+=(golang-github-prometheus-client-golang-dev)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  echo "installing Debian packages: ${need[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+command -v kubectl >/dev/null 2>&1 || { echo "kubectl (1.32 with kustomize v5) is required on PATH for the scaffolding tests" >&2; exit 1; }
+echo "test dependencies: prometheus $(prometheus --version 2>&1 | head -1 | awk '{print $3}'), $(kubectl version --client 2>/dev/null | head -1)"
