@@ -1,0 +1,389 @@
+/**
+ * A list/watch informer over {@link KubeClient.watch}, written for robustness (the `@kubernetes/client-node`
+ * informer stops silently on errors):
+ * - lists (paginated), then watches from the list's resourceVersion with bookmarks;
+ * - re-opens a watch that ended (server timeout) from the last resourceVersion seen;
+ * - re-lists on `410 Gone` (HTTP status or ERROR event) and periodically (`relistMs`), diffing against the cache;
+ * - reconnects after any failure with full-jitter exponential backoff;
+ * - re-delivers every cached object as an update every `resyncMs` (controller-runtime's SyncPeriod);
+ * - exposes `synced` (first list done) and a health signal: unhealthy when no list or watch has succeeded for
+ *   `stuckAfterMs`, or when a watch stays open past its own timeout (a half-open connection is then cut).
+ */
+import { KubeApiError, type KubeClient, type WatchEvent } from './client.js';
+import type { Logger } from '../util/log.js';
+
+/** The object metadata an informer needs. */
+export interface InformerObject {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; [k: string]: unknown };
+  [k: string]: unknown;
+}
+
+/** Callbacks of one event handler. */
+export interface InformerHandler<T> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  onDelete?(obj: T): void;
+}
+
+/** Options of an {@link Informer}. */
+export interface InformerOptions {
+  /** Collection path, e.g. `/api/v1/configmaps` or `/api/v1/namespaces/ns/configmaps`. */
+  path: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size of lists (default 500). */
+  pageSize?: number;
+  /** Server-side watch timeout in s; a random value in [t, 2t) is used per watch like client-go (default 300). */
+  watchTimeoutSeconds?: number;
+  /** Full re-list period in ms (default 10 min; 0 = never). */
+  relistMs?: number;
+  /** Resync period in ms: every cached object is re-delivered as an update (default 10 h; 0 = never). */
+  resyncMs?: number;
+  /** Backoff after failures: first ceiling and cap in ms (defaults 800 and 30 000), full jitter. */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** No successful list/watch for this long = stuck (default 2 × watch timeout + 60 s). */
+  stuckAfterMs?: number;
+  /** Timeout of one list page request (default 60 s). */
+  listTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** Health of an informer. */
+export interface InformerHealth {
+  healthy: boolean;
+  /** Why it is unhealthy. */
+  reason?: string;
+}
+
+class GoneError extends Error {}
+
+/** The cache key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
+export function objectKey(obj: InformerObject): string {
+  const ns = obj.metadata?.namespace;
+  const name = obj.metadata?.name ?? '';
+  return ns ? `${ns}/${name}` : name;
+}
+
+/** A list/watch cache of one collection that calls handlers on changes. */
+export class Informer<T extends InformerObject = InformerObject> {
+  readonly path: string;
+  private readonly store = new Map<string, T>();
+  private readonly handlers = new Set<InformerHandler<T>>();
+  private readonly opts: Required<Omit<InformerOptions, 'labelSelector' | 'fieldSelector' | 'logger' | 'path'>>;
+  private readonly log: Logger | undefined;
+  private resourceVersion = '';
+  private _synced = false;
+  private syncWaiters: Array<() => void> = [];
+  private stopped = true;
+  private abort = new AbortController();
+  private currentWatch: { stop(): void } | undefined;
+  private watchOpenedAt = 0;
+  private watchDeadline = 0;
+  private lastSuccess = 0;
+  private lastError: string | undefined;
+  private loop: Promise<void> | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  /** Counters, for tests and diagnostics. */
+  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, failures: 0, events: 0 };
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly options: InformerOptions,
+  ) {
+    this.path = options.path;
+    const watchTimeoutSeconds = options.watchTimeoutSeconds ?? 300;
+    this.opts = {
+      pageSize: options.pageSize ?? 500,
+      watchTimeoutSeconds,
+      relistMs: options.relistMs ?? 10 * 60_000,
+      resyncMs: options.resyncMs ?? 10 * 3600_000,
+      backoffBaseMs: options.backoffBaseMs ?? 800,
+      backoffMaxMs: options.backoffMaxMs ?? 30_000,
+      stuckAfterMs: options.stuckAfterMs ?? 2 * watchTimeoutSeconds * 1000 + 60_000,
+      listTimeoutMs: options.listTimeoutMs ?? 60_000,
+    };
+    this.log = options.logger?.child('informer', { path: options.path });
+  }
+
+  /** True once the first full list has been delivered to the handlers. */
+  get synced(): boolean {
+    return this._synced;
+  }
+
+  /** Adds a handler; objects already cached are delivered to it as adds. Returns a function removing it. */
+  addHandler(h: InformerHandler<T>): () => void {
+    this.handlers.add(h);
+    if (h.onAdd) for (const obj of this.store.values()) this.safe(() => h.onAdd!(obj));
+    return () => this.handlers.delete(h);
+  }
+
+  /** The cached object with this key (`namespace/name` or `name`). */
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  /** Every cached object. */
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  /** Starts the list/watch loop (idempotent). */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.abort = new AbortController();
+    this.lastSuccess = Date.now();
+    this.loop = this.run();
+    if (this.opts.resyncMs > 0) {
+      this.resyncTimer = setInterval(() => this.resync(), this.opts.resyncMs);
+      this.resyncTimer.unref();
+    }
+    this.watchdog = setInterval(() => this.checkWatch(), Math.min(5000, Math.max(100, this.opts.watchTimeoutSeconds * 250)));
+    this.watchdog.unref();
+  }
+
+  /** Stops the loop and resolves once it has ended. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.abort.abort();
+    this.currentWatch?.stop();
+    clearInterval(this.resyncTimer);
+    clearInterval(this.watchdog);
+    for (const w of this.syncWaiters.splice(0)) w();
+    await this.loop;
+  }
+
+  /** Resolves true once synced, false after `timeoutMs` or when stopped first. */
+  waitForSync(timeoutMs: number): Promise<boolean> {
+    if (this._synced) return Promise.resolve(true);
+    if (this.stopped) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const t = setTimeout(() => resolve(false), timeoutMs);
+      t.unref();
+      this.syncWaiters.push(() => {
+        clearTimeout(t);
+        resolve(this._synced);
+      });
+    });
+  }
+
+  /** Healthy unless the loop has not managed a list or watch for `stuckAfterMs`, or a watch outlived its timeout. */
+  health(): InformerHealth {
+    if (this.stopped) return { healthy: true };
+    const now = Date.now();
+    if (now - this.lastSuccess > this.opts.stuckAfterMs) {
+      return {
+        healthy: false,
+        reason: `no successful list or watch of ${this.path} for ${Math.round((now - this.lastSuccess) / 1000)}s` +
+          (this.lastError ? ` (last error: ${this.lastError})` : ''),
+      };
+    }
+    if (this.currentWatch && this.watchDeadline > 0 && now > this.watchDeadline) {
+      return { healthy: false, reason: `watch of ${this.path} is stuck: open for ${Math.round((now - this.watchOpenedAt) / 1000)}s past its timeout` };
+    }
+    return { healthy: true };
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        await this.relist();
+        failures = 0;
+        const listedAt = Date.now();
+        // watch until it is time to re-list, a 410 forces one, or we stop
+        while (!this.stopped && (this.opts.relistMs <= 0 || Date.now() - listedAt < this.opts.relistMs)) {
+          try {
+            await this.watchOnce(listedAt);
+            failures = 0;
+          } catch (err) {
+            if (err instanceof GoneError) throw err;
+            if (this.stopped) return;
+            failures++;
+            this.noteFailure(err);
+            await this.backoff(failures);
+          }
+        }
+      } catch (err) {
+        if (this.stopped) return;
+        if (err instanceof GoneError) {
+          this.stats.relistsOnGone++;
+          this.log?.info('watch expired (410 Gone): re-listing', { resourceVersion: this.resourceVersion });
+          continue;
+        }
+        failures++;
+        this.noteFailure(err);
+        await this.backoff(failures);
+      }
+    }
+  }
+
+  private noteFailure(err: unknown): void {
+    this.stats.failures++;
+    this.lastError = err instanceof Error ? err.message : String(err);
+    this.log?.warn('list/watch failed; retrying with backoff', { error: this.lastError });
+  }
+
+  /** Full jitter: a random sleep in [0, min(cap, base × 2^(n−1))). */
+  private backoff(failures: number): Promise<void> {
+    const ceiling = Math.min(this.opts.backoffMaxMs, this.opts.backoffBaseMs * 2 ** Math.min(failures - 1, 30));
+    const ms = Math.random() * ceiling;
+    const signal = this.abort.signal;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  private async relist(): Promise<void> {
+    const fresh = new Map<string, T>();
+    let cont: string | undefined;
+    let rv = '';
+    do {
+      const page = await this.client.get<{ metadata?: { resourceVersion?: string; continue?: string }; items?: T[] }>(this.path, {
+        query: {
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+          limit: this.opts.pageSize,
+          continue: cont,
+        },
+        timeoutMs: this.opts.listTimeoutMs,
+        signal: this.abort.signal,
+      }).catch((err: unknown) => {
+        // an expired continue token: start over
+        if (err instanceof KubeApiError && err.status === 410) throw new GoneError(err.message);
+        throw err;
+      });
+      for (const item of page.items ?? []) fresh.set(objectKey(item), item);
+      rv = page.metadata?.resourceVersion ?? rv;
+      cont = page.metadata?.continue || undefined;
+    } while (cont && !this.stopped);
+    if (this.stopped) return;
+    this.stats.lists++;
+    this.resourceVersion = rv;
+    this.lastSuccess = Date.now();
+    // replace the cache, emitting the differences
+    for (const [key, old] of this.store) {
+      if (!fresh.has(key)) {
+        this.store.delete(key);
+        this.emit('delete', old);
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const old = this.store.get(key);
+      this.store.set(key, obj);
+      if (!old) this.emit('add', obj);
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('update', obj, old);
+    }
+    if (!this._synced) {
+      this._synced = true;
+      this.log?.debug('informer synced', { objects: this.store.size });
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  private async watchOnce(listedAt: number): Promise<void> {
+    const t = this.opts.watchTimeoutSeconds;
+    let timeoutSeconds = Math.floor(t * (1 + Math.random()));
+    if (this.opts.relistMs > 0) {
+      const untilRelist = Math.ceil((this.opts.relistMs - (Date.now() - listedAt)) / 1000);
+      timeoutSeconds = Math.max(1, Math.min(timeoutSeconds, untilRelist));
+    }
+    let gone: GoneError | undefined;
+    const handle = this.client.watch<T>(
+      this.path,
+      {
+        labelSelector: this.options.labelSelector,
+        fieldSelector: this.options.fieldSelector,
+        resourceVersion: this.resourceVersion || undefined,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+      },
+      (ev) => {
+        this.lastSuccess = Date.now();
+        this.onEvent(ev, (e) => (gone = e));
+        if (gone) throw gone;
+      },
+    );
+    this.currentWatch = handle;
+    this.watchOpenedAt = Date.now();
+    this.watchDeadline = this.watchOpenedAt + (timeoutSeconds + 30) * 1000;
+    this.stats.watches++;
+    try {
+      await handle.done;
+      this.lastSuccess = Date.now();
+    } catch (err) {
+      if (gone || err instanceof GoneError) throw gone ?? err;
+      if (err instanceof KubeApiError && err.status === 410) throw new GoneError(err.message);
+      throw err;
+    } finally {
+      this.currentWatch = undefined;
+      this.watchDeadline = 0;
+    }
+  }
+
+  private onEvent(ev: WatchEvent<T>, onGone: (e: GoneError) => void): void {
+    this.stats.events++;
+    const obj = ev.object;
+    if (ev.type === 'ERROR') {
+      const status = obj as unknown as { code?: number; reason?: string; message?: string };
+      if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') {
+        onGone(new GoneError(status.message ?? 'resource version too old'));
+        return;
+      }
+      throw new KubeApiError(status.code ?? 0, status.reason ?? 'WatchError', status.message ?? 'watch error event');
+    }
+    const rv = obj?.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    if (ev.type === 'BOOKMARK') return;
+    const key = objectKey(obj);
+    const old = this.store.get(key);
+    if (ev.type === 'DELETED') {
+      this.store.delete(key);
+      this.emit('delete', old ?? obj);
+      return;
+    }
+    this.store.set(key, obj);
+    if (old) this.emit('update', obj, old);
+    else this.emit('add', obj);
+  }
+
+  /** Cuts a watch that outlived its server-side timeout (half-open connection); the loop then reconnects. */
+  private checkWatch(): void {
+    if (this.currentWatch && this.watchDeadline > 0 && Date.now() > this.watchDeadline) {
+      this.log?.warn('watch outlived its timeout: reconnecting');
+      this.noteFailure(new Error('watch stuck past its timeout'));
+      this.currentWatch.stop();
+    }
+  }
+
+  private resync(): void {
+    for (const obj of this.store.values()) this.emit('update', obj, obj);
+  }
+
+  private emit(type: 'add' | 'update' | 'delete', obj: T, old?: T): void {
+    for (const h of this.handlers) {
+      this.safe(() => {
+        if (type === 'add') h.onAdd?.(obj);
+        else if (type === 'update') h.onUpdate?.(old ?? obj, obj);
+        else h.onDelete?.(obj);
+      });
+    }
+  }
+
+  private safe(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log?.error('event handler failed', { error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+}
