@@ -1,0 +1,84 @@
+/**
+ * Authorization of requests to the authority (and of SubjectAccessReviews) by the RBAC evaluator over the stored
+ * RBAC objects, with kube's Forbidden message shape.
+ */
+import { authorize, type AuthzAttributes, type AuthzDecision, type RbacObjects } from './rbac.js';
+import type { Store } from './store.js';
+import { ApiError, qualifiedResource } from './status.js';
+import type { RequestInfo } from './requestinfo.js';
+import type { UserInfo } from './rbac.js';
+
+const RBAC_KEYS = new Set([
+  'clusterroles.rbac.authorization.k8s.io',
+  'clusterrolebindings.rbac.authorization.k8s.io',
+  'roles.rbac.authorization.k8s.io',
+  'rolebindings.rbac.authorization.k8s.io',
+]);
+
+/** RBAC over the store, with the RBAC object lists cached until an RBAC object changes. */
+export class Authorizer {
+  private cached?: RbacObjects;
+
+  constructor(private readonly store: Store) {
+    store.subscribe((ev) => {
+      if (RBAC_KEYS.has(ev.key)) this.cached = undefined;
+    });
+  }
+
+  /** Drops the cache (after the store was reloaded). */
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  private objects(): RbacObjects {
+    if (!this.cached) {
+      const s = this.store;
+      this.cached = {
+        clusterRoles: s.list('clusterroles.rbac.authorization.k8s.io') as RbacObjects['clusterRoles'],
+        clusterRoleBindings: s.list('clusterrolebindings.rbac.authorization.k8s.io') as RbacObjects['clusterRoleBindings'],
+        roles: s.list('roles.rbac.authorization.k8s.io') as RbacObjects['roles'],
+        roleBindings: s.list('rolebindings.rbac.authorization.k8s.io') as RbacObjects['roleBindings'],
+      };
+    }
+    return this.cached;
+  }
+
+  authorize(attrs: AuthzAttributes): AuthzDecision {
+    return authorize(this.objects(), attrs);
+  }
+
+  /** Authorizes an API request; throws a 403 `Status` shaped like kube-apiserver's when denied. */
+  check(user: UserInfo, info: RequestInfo): void {
+    const attrs: AuthzAttributes = info.isResourceRequest
+      ? {
+          user,
+          verb: info.verb,
+          resourceRequest: true,
+          namespace: info.namespace,
+          apiGroup: info.apiGroup,
+          resource: info.resource,
+          subresource: info.subresource,
+          name: info.name,
+        }
+      : { user, verb: info.verb, resourceRequest: false, path: info.path };
+    const d = this.authorize(attrs);
+    if (!d.allowed) throw forbidden(user, info, d.reason);
+  }
+}
+
+/** kube's Forbidden message: `<res> "<name>" is forbidden: User "<u>" cannot <verb> resource "<res>" in API group "<g>" ...`. */
+export function forbidden(user: UserInfo, info: RequestInfo, reason: string): ApiError {
+  let msg: string;
+  let details: ApiError['details'];
+  if (!info.isResourceRequest) {
+    msg = `forbidden: User "${user.username}" cannot ${info.verb} path "${info.path}"`;
+  } else {
+    const res = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
+    const subject = info.name ? `${qualifiedResource(info.resource, info.apiGroup)} "${info.name}"` : qualifiedResource(info.resource, info.apiGroup);
+    const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
+    msg = `${subject} is forbidden: User "${user.username}" cannot ${info.verb} resource "${res}" in API group "${info.apiGroup}" ${scope}`;
+    details = { name: info.name || undefined, group: info.apiGroup, kind: info.resource };
+  }
+  if (reason) msg += `: ${reason}`;
+  return new ApiError(403, 'Forbidden', msg, details);
+}

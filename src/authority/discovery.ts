@@ -1,0 +1,59 @@
+/**
+ * Discovery documents (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/<g>/<v>`) for the served types.
+ */
+import { SUBRESOURCES, type KubeObject, type ResourceRegistry } from './resources.js';
+
+/** The Kubernetes version the authority reports (matches the kubectl on the machine, so no skew warning). */
+export const KUBE_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-ctrlmetrics' };
+
+export function versionInfo(): KubeObject {
+  return {
+    ...KUBE_VERSION,
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate: '2026-01-01T00:00:00Z',
+    goVersion: 'go1.23.0',
+    compiler: 'gc',
+    platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+  };
+}
+
+export function coreVersions(serverAddress: string): KubeObject {
+  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+}
+
+function groupEntry(name: string, versions: string[]): KubeObject {
+  const vs = versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
+  return { name, versions: vs, preferredVersion: vs[0] };
+}
+
+export function apiGroupList(registry: ResourceRegistry): KubeObject {
+  const groups = [...registry.groups()].filter(([g]) => g !== '').map(([g, vs]) => groupEntry(g, vs));
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups };
+}
+
+export function apiGroup(registry: ResourceRegistry, group: string): KubeObject | undefined {
+  const vs = registry.groups().get(group);
+  if (!vs || !group) return undefined;
+  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group, vs) };
+}
+
+/** The APIResourceList of a group version, or undefined when it is not served. */
+export function apiResourceList(registry: ResourceRegistry, group: string, version: string): KubeObject | undefined {
+  const types = registry.all().filter((t) => t.group === group && t.version === version);
+  if (!types.length) return undefined;
+  const resources: KubeObject[] = [];
+  for (const t of types) {
+    const r: KubeObject = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: t.verbs };
+    if (t.shortNames?.length) r.shortNames = t.shortNames;
+    if (t.categories?.length) r.categories = t.categories;
+    resources.push(r);
+    if (t.statusSubresource) resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
+    for (const s of SUBRESOURCES) {
+      if (s.parent === t.resource && s.group === group && s.version === version) {
+        resources.push({ name: `${t.resource}/${s.name}`, singularName: '', namespaced: t.namespaced, group: s.kindGroup, version: 'v1', kind: s.kind, verbs: s.verbs });
+      }
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+}

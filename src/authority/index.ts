@@ -1,0 +1,240 @@
+/**
+ * The embedded Kubernetes-API-compatible authority: HTTPS with its own CA, bearer-token authentication, RBAC,
+ * TokenRequest/TokenReview/SubjectAccessReview, generic object storage with watches, discovery for kubectl, and
+ * state kept in a directory across restarts (in memory without one).
+ */
+import { createServer, type Server } from 'node:https';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir, hostname, networkInterfaces } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { AddressInfo, Socket } from 'node:net';
+import { stringify as toYaml } from 'yaml';
+import { createLogger, type Logger } from '../util/log.js';
+import { kubeconfigFor, type RestConfig } from '../kube/config.js';
+import { generateCA, issueServingCert, type CertKeyPair } from './pki.js';
+import { Store } from './store.js';
+import { ResourceRegistry, typeKey } from './resources.js';
+import { ObjectService } from './objects.js';
+import { Authenticator, loadTokenAuthFile } from './authn.js';
+import { Authorizer } from './authz.js';
+import { Reviews } from './reviews.js';
+import { WatchHub } from './watch.js';
+import { createHandler } from './server.js';
+import { TokenSigner, generateSigningKey, DEFAULT_ISSUER } from './sa-tokens.js';
+import { StateDir, randomToken, writeFileAtomic } from './state.js';
+import { bootstrapPolicy } from './bootstrap.js';
+import { applyObjects, loadManifests } from './apply.js';
+import { openapiHandler } from './openapi.js';
+import type { UserInfo } from './rbac.js';
+
+/** Options of {@link startAuthority}. */
+export interface AuthorityOptions {
+  /** `host:port` to listen on (default `127.0.0.1:0`, an ephemeral port). */
+  listen?: string;
+  /** Directory for the CA, keys, admin token and objects; absent: everything in memory. */
+  stateDir?: string;
+  /** Where to write the admin kubeconfig (default `<stateDir>/kubeconfig`, or a temp file). */
+  kubeconfigOut?: string;
+  /** YAML files or directories (kustomize directories are built with `kubectl kustomize`) applied at start. */
+  apply?: string[];
+  /** kube-apiserver `--token-auth-file` (`token,user,uid,"group1,group2"`). */
+  tokenAuthFile?: string;
+  logger?: Logger;
+  /** Watch event history kept for resuming watches (default 2000 events). */
+  historyLimit?: number;
+  /** Bookmark interval of watches with `allowWatchBookmarks` (default 10 s). */
+  bookmarkIntervalMs?: number;
+  /** Clock (ms since the epoch) for issuing and checking tokens; tests move it to expire tokens. Default `Date.now`. */
+  clock?: () => number;
+}
+
+/** A running authority. */
+export interface Authority {
+  /** `https://host:port`. */
+  url: string;
+  /** Path of the admin kubeconfig written. */
+  kubeconfig: string;
+  caPem: string;
+  /** Bearer token of user `admin` (group `system:masters`). */
+  adminToken: string;
+  /** Admin connection settings for {@link KubeClient}. */
+  restConfig: RestConfig;
+  /** Stops serving, ends watches, and writes the state. */
+  stop(): Promise<void>;
+}
+
+/** The audiences tokens are valid for when a TokenRequest/TokenReview names none (kube's `--api-audiences`). */
+export const API_AUDIENCES = [DEFAULT_ISSUER];
+
+const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+function parseListen(listen: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(listen);
+  if (!m) throw new Error(`invalid listen address ${JSON.stringify(listen)}: expected host:port, e.g. 127.0.0.1:6443`);
+  const host = m[1] ?? m[2] ?? '';
+  return { host: host || '0.0.0.0', port: Number(m[3]) };
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Starts the authority. */
+export async function startAuthority(opts: AuthorityOptions = {}): Promise<Authority> {
+  const log = opts.logger ?? createLogger('authority');
+  const { host, port } = parseListen(opts.listen ?? '127.0.0.1:0');
+  const state = opts.stateDir ? new StateDir(opts.stateDir) : undefined;
+
+  let ca: CertKeyPair;
+  let signingKey: string;
+  let adminToken: string;
+  if (state) {
+    const crt = state.read('ca.crt');
+    const key = state.read('ca.key');
+    if (crt && key) ca = { certPem: crt, keyPem: key };
+    else {
+      ca = await generateCA();
+      state.write('ca.key', ca.keyPem);
+      state.write('ca.crt', ca.certPem);
+    }
+    signingKey = await state.readOrCreate('sa.key', generateSigningKey);
+    adminToken = (await state.readOrCreate('admin.token', randomToken)).trim();
+  } else {
+    ca = await generateCA();
+    signingKey = generateSigningKey();
+    adminToken = randomToken();
+  }
+
+  const store = new Store(opts.historyLimit ?? 2000);
+  const snapshot = state?.loadSnapshot();
+  if (snapshot) store.load(snapshot);
+  const registry = new ResourceRegistry();
+  registry.setCRDs(store.list('customresourcedefinitions.apiextensions.k8s.io'));
+  const objects = new ObjectService(store, registry, { caPem: ca.certPem });
+  const signer = new TokenSigner(signingKey);
+  const staticTokens = opts.tokenAuthFile ? loadTokenAuthFile(opts.tokenAuthFile) : new Map<string, UserInfo>();
+  const authn = new Authenticator({ store, signer, adminToken, staticTokens, apiAudiences: API_AUDIENCES, now: opts.clock });
+  const authz = new Authorizer(store);
+  const reviews = new Reviews({ store, authn, authz, signer, apiAudiences: API_AUDIENCES, now: opts.clock });
+  const hub = new WatchHub(store);
+
+  // A fresh cluster's namespaces and bootstrap RBAC policy; missing bootstrap objects are re-created on every start.
+  for (const ns of INITIAL_NAMESPACES) {
+    if (!store.get('namespaces', undefined, ns)) objects.create(registry.get('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } });
+  }
+  for (const o of bootstrapPolicy()) {
+    const t = registry.forKind(String(o.apiVersion), String(o.kind));
+    const meta = o.metadata as { name: string };
+    if (t && !store.get(typeKey(t), undefined, meta.name)) objects.create(t, undefined, o);
+  }
+  if (opts.apply?.length) {
+    const n = applyObjects(loadManifests(opts.apply), registry, objects);
+    log.info('applied manifests', { objects: n, paths: opts.apply });
+  }
+
+  // Persistence: coalesce the writes of one tick into one atomic file write.
+  let saveScheduled = false;
+  const save = () => {
+    saveScheduled = false;
+    if (!state) return;
+    try {
+      state.saveSnapshot(store.snapshot());
+    } catch (err) {
+      log.error('cannot write the authority state', { dir: state.dir, err: (err as Error).message });
+    }
+  };
+  const unsubscribeSave = store.subscribe(() => {
+    if (!state || saveScheduled) return;
+    saveScheduled = true;
+    setImmediate(save);
+  });
+  save();
+
+  const sanHosts = [
+    'localhost',
+    '127.0.0.1',
+    '::1',
+    'kubernetes',
+    'kubernetes.default',
+    'kubernetes.default.svc',
+    'kubernetes.default.svc.cluster.local',
+    hostname(),
+  ];
+  if (host === '0.0.0.0' || host === '::') {
+    for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) sanHosts.push(a.address.split('%')[0]!);
+  } else sanHosts.push(host);
+  const serving = await issueServingCert(ca, sanHosts);
+
+  let address = '';
+  const handler = createHandler({
+    registry,
+    objects,
+    reviews,
+    authn,
+    authz,
+    hub,
+    signer,
+    serverAddress: () => address,
+    nonResource: openapiHandler(registry),
+    bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    logger: log,
+  });
+  const server: Server = createServer({ cert: serving.certPem, key: serving.keyPem, ALPNProtocols: ['http/1.1'] }, handler);
+  server.keepAliveTimeout = 65_000;
+  const sockets = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  server.on('tlsClientError', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const actualPort = (server.address() as AddressInfo).port;
+  address = `${urlHost(host)}:${actualPort}`;
+  const url = `https://${address}`;
+
+  let tempDir: string | undefined;
+  let kubeconfig: string;
+  if (opts.kubeconfigOut) kubeconfig = opts.kubeconfigOut;
+  else if (state) kubeconfig = join(state.dir, 'kubeconfig');
+  else {
+    tempDir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-authority-'));
+    kubeconfig = join(tempDir, 'kubeconfig');
+  }
+  mkdirSync(dirname(kubeconfig), { recursive: true });
+  writeFileAtomic(kubeconfig, toYaml(kubeconfigFor({ server: url, caPem: ca.certPem, token: adminToken, clusterName: 'ctrlmetrics-authority', userName: 'admin' })));
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      hub.closeAll();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, 2000).unref();
+      });
+      unsubscribeSave();
+      save();
+      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    })();
+    return stopped;
+  };
+
+  return {
+    url,
+    kubeconfig,
+    caPem: ca.certPem,
+    adminToken,
+    restConfig: { server: url, ca: ca.certPem, token: adminToken },
+    stop,
+  };
+}

@@ -1,0 +1,444 @@
+/**
+ * Generic object storage semantics: create/get/list/update/patch/delete with the metadata Kubernetes maintains
+ * (uid, resourceVersion, creationTimestamp, generation), name and namespace checks, and the per-kind defaults and
+ * side effects the authority needs (namespaces, services, secrets, CRDs).
+ */
+import { randomUUID, randomInt } from 'node:crypto';
+import type { Store } from './store.js';
+import { apiVersionOf, typeKey, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
+import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
+import { validateLabels, validateName } from './validation.js';
+import { applyPatch, strategicMergePatch } from './patch.js';
+import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+
+/** Options common to writes. */
+export interface WriteOptions {
+  dryRun?: boolean;
+}
+
+const NS_KEY = 'namespaces';
+const CRD_KEY = 'customresourcedefinitions.apiextensions.k8s.io';
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** RFC 3339 timestamp with second precision, as Kubernetes serializes `metav1.Time`. */
+export function kubeTime(ms = Date.now()): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+function clone<T>(v: T): T {
+  return structuredClone(v);
+}
+
+/** Everything but metadata and status: a change here bumps `metadata.generation`. */
+function specOf(o: KubeObject): string {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
+  return JSON.stringify(rest);
+}
+
+function sameContent(a: KubeObject, b: KubeObject): boolean {
+  const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}
+
+/** The object operations of the API, independent of HTTP. */
+export class ObjectService {
+  /** A deterministic-enough pool for Service cluster IPs (10.96.0.0/12). */
+  private nextIP = 10;
+
+  constructor(
+    private readonly store: Store,
+    private readonly registry: ResourceRegistry,
+    private readonly opts: { caPem: string },
+  ) {
+    for (const s of store.list('services')) {
+      const ip = String(s.spec?.clusterIP ?? '');
+      const m = /^10\.96\.(\d+)\.(\d+)$/.exec(ip);
+      if (m) this.nextIP = Math.max(this.nextIP, Number(m[1]) * 256 + Number(m[2]) + 1);
+    }
+  }
+
+  /** The object as served in a given version. */
+  present(t: ResourceType, o: KubeObject): KubeObject {
+    const out = clone(o);
+    out.apiVersion = apiVersionOf(t);
+    out.kind = t.kind;
+    return out;
+  }
+
+  private namespaceOf(t: ResourceType, ns: string | undefined): string | undefined {
+    return t.namespaced ? ns : undefined;
+  }
+
+  /** The stored object (not a copy: do not mutate), or undefined. */
+  peek(t: ResourceType, ns: string | undefined, name: string): KubeObject | undefined {
+    return this.store.get(typeKey(t), this.namespaceOf(t, ns), name);
+  }
+
+  get(t: ResourceType, ns: string | undefined, name: string): KubeObject {
+    const o = this.store.get(typeKey(t), this.namespaceOf(t, ns), name);
+    if (!o) throw notFound(t.resource, t.group, name);
+    return this.present(t, o);
+  }
+
+  /** Lists objects (with label and field selectors) and the resourceVersion of the list. */
+  list(t: ResourceType, ns: string | undefined, sel: { labelSelector?: string | null; fieldSelector?: string | null } = {}): { items: KubeObject[]; resourceVersion: string } {
+    const byLabel = parseLabelSelector(sel.labelSelector);
+    const byField = parseFieldSelector(sel.fieldSelector, t.resource);
+    const items = this.store
+      .list(typeKey(t), this.namespaceOf(t, ns))
+      .filter((o) => byLabel(o) && byField(o))
+      .map((o) => this.present(t, o));
+    return { items, resourceVersion: String(this.store.resourceVersion) };
+  }
+
+  private checkKind(t: ResourceType, body: KubeObject): void {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the request body must be a JSON or YAML object');
+    if (body.kind !== undefined && body.kind !== t.kind) {
+      throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${t.kind})`);
+    }
+    if (body.apiVersion !== undefined) {
+      const [g] = String(body.apiVersion).includes('/') ? String(body.apiVersion).split('/') : [''];
+      if (g !== t.group) throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersionOf(t)})`);
+    }
+  }
+
+  private validateMeta(t: ResourceType, o: KubeObject): void {
+    const name = String(o.metadata.name ?? '');
+    const causes: FieldCause[] = [];
+    if (!name) causes.push({ field: 'metadata.name', message: 'Required value: name or generateName is required', reason: 'FieldValueRequired' });
+    else for (const e of validateName(name, t.nameRule)) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
+    causes.push(...validateLabels(o.metadata.labels));
+    if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') causes.push(...validateCRD(o));
+    if (causes.length) throw invalid(t.kind, t.group, name, causes);
+  }
+
+  private requireNamespace(ns: string): void {
+    if (!this.store.get(NS_KEY, undefined, ns)) throw notFound('namespaces', '', ns);
+    const nsObj = this.store.get(NS_KEY, undefined, ns);
+    if (nsObj?.metadata?.deletionTimestamp) {
+      throw new ApiError(403, 'Forbidden', `unable to create new content in namespace ${ns} because it is being terminated`);
+    }
+  }
+
+  /** Creates an object (POST). */
+  create(t: ResourceType, ns: string | undefined, body: KubeObject, w: WriteOptions = {}): KubeObject {
+    this.checkKind(t, body);
+    const o = clone(body);
+    o.apiVersion = apiVersionOf(t);
+    o.kind = t.kind;
+    o.metadata = o.metadata && typeof o.metadata === 'object' ? o.metadata : {};
+    const m = o.metadata;
+    if (t.namespaced) {
+      if (m.namespace && ns && m.namespace !== ns) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      m.namespace = ns ?? m.namespace;
+      if (!m.namespace) throw badRequest('a namespace is required for a namespaced resource');
+    } else delete m.namespace;
+    if (!m.name && m.generateName) {
+      let suffix = '';
+      for (let i = 0; i < 5; i++) suffix += NAME_CHARS[randomInt(NAME_CHARS.length)];
+      m.name = `${m.generateName}${suffix}`;
+    }
+    this.validateMeta(t, o);
+    if (t.namespaced) this.requireNamespace(m.namespace);
+    const key = typeKey(t);
+    if (this.store.get(key, m.namespace, m.name)) throw alreadyExists(t.resource, t.group, m.name);
+    m.uid = randomUUID();
+    m.creationTimestamp = kubeTime();
+    delete m.resourceVersion;
+    delete m.deletionTimestamp;
+    delete m.deletionGracePeriodSeconds;
+    delete m.managedFields;
+    delete m.selfLink;
+    if (t.generation) m.generation = 1;
+    else delete m.generation;
+    if (t.statusSubresource) {
+      if (t.crd) delete o.status;
+      else o.status = {};
+    }
+    this.defaults(t, o, undefined);
+    if (w.dryRun) return this.present(t, o);
+    const stored = this.store.put(key, o);
+    this.afterWrite(t, stored, undefined);
+    return this.present(t, stored);
+  }
+
+  /** Replaces an object (PUT), on the main resource or the `status` subresource. */
+  update(t: ResourceType, ns: string | undefined, name: string, body: KubeObject, w: WriteOptions & { subresource?: string } = {}): KubeObject {
+    this.checkKind(t, body);
+    const key = typeKey(t);
+    const nsx = this.namespaceOf(t, ns);
+    const old = this.store.get(key, nsx, name);
+    if (!old) throw notFound(t.resource, t.group, name);
+    const o = clone(body);
+    o.metadata = o.metadata && typeof o.metadata === 'object' ? o.metadata : {};
+    if (o.metadata.name !== undefined && o.metadata.name !== name) {
+      throw badRequest(`the name of the object (${String(o.metadata.name)}) does not match the name on the URL (${name})`);
+    }
+    if (t.namespaced && o.metadata.namespace && o.metadata.namespace !== ns) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    const rv = o.metadata.resourceVersion;
+    if (rv !== undefined && rv !== '' && rv !== old.metadata.resourceVersion) {
+      throw conflict(t.resource, t.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
+    }
+    if ((rv === undefined || rv === '') && t.crd) {
+      throw invalid(t.kind, t.group, name, [{ field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
+    }
+    let next: KubeObject;
+    if (w.subresource === 'status') {
+      next = { ...clone(old), status: o.status };
+    } else {
+      next = o;
+      if (t.statusSubresource) {
+        if (old.status === undefined) delete next.status;
+        else next.status = clone(old.status);
+      }
+    }
+    return this.commit(t, old, next, w);
+  }
+
+  private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions): KubeObject {
+    const key = typeKey(t);
+    next.apiVersion = apiVersionOf(t);
+    next.kind = t.kind;
+    const m = next.metadata;
+    m.name = old.metadata.name;
+    if (t.namespaced) m.namespace = old.metadata.namespace;
+    else delete m.namespace;
+    m.uid = old.metadata.uid;
+    m.creationTimestamp = old.metadata.creationTimestamp;
+    m.resourceVersion = old.metadata.resourceVersion;
+    if (old.metadata.deletionTimestamp) m.deletionTimestamp = old.metadata.deletionTimestamp;
+    else delete m.deletionTimestamp;
+    delete m.managedFields;
+    delete m.selfLink;
+    if (t.generation) m.generation = (old.metadata.generation ?? 1) + (specOf(old) !== specOf(next) ? 1 : 0);
+    else delete m.generation;
+    this.validateMeta(t, next);
+    this.defaults(t, next, old);
+    if (sameContent(old, next)) return this.present(t, old);
+    if (w.dryRun) return this.present(t, next);
+    const stored = this.store.put(key, next);
+    this.afterWrite(t, stored, old);
+    return this.present(t, stored);
+  }
+
+  /** Patches an object (PATCH) with a merge, strategic merge or JSON patch. */
+  patch(t: ResourceType, ns: string | undefined, name: string, contentType: string, patchBody: unknown, w: WriteOptions & { subresource?: string } = {}): KubeObject {
+    const key = typeKey(t);
+    const nsx = this.namespaceOf(t, ns);
+    const old = this.store.get(key, nsx, name);
+    const ct = contentType.split(';')[0]!.trim();
+    if (ct === 'application/apply-patch+yaml') return this.serverSideApply(t, ns, name, old, patchBody as KubeObject, w);
+    if (!old) throw notFound(t.resource, t.group, name);
+    const current = this.present(t, old);
+    let patched = applyPatch(ct, current, patchBody) as KubeObject;
+    if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) throw badRequest('the patch produced something that is not an object');
+    patched = clone(patched);
+    patched.metadata = patched.metadata ?? {};
+    const rv = patched.metadata.resourceVersion;
+    if (rv !== undefined && rv !== old.metadata.resourceVersion) {
+      throw conflict(t.resource, t.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
+    }
+    if (w.subresource === 'status') patched = { ...clone(old), status: patched.status };
+    else if (t.statusSubresource) {
+      if (old.status === undefined) delete patched.status;
+      else patched.status = clone(old.status);
+    }
+    return this.commit(t, old, patched, w);
+  }
+
+  /** Server-side apply, simplified: creates the object, or merges the applied configuration into it. */
+  private serverSideApply(t: ResourceType, ns: string | undefined, name: string, old: KubeObject | undefined, body: KubeObject, w: WriteOptions): KubeObject {
+    this.checkKind(t, body);
+    if (body.metadata?.name && body.metadata.name !== name) {
+      throw badRequest(`the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`);
+    }
+    if (!old) return this.create(t, ns, { ...body, metadata: { ...(body.metadata ?? {}), name } }, w);
+    const merged = strategicMergePatch(this.present(t, old), { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined } }) as KubeObject;
+    if (t.statusSubresource) merged.status = clone(old.status);
+    return this.commit(t, old, merged, w);
+  }
+
+  /** Deletes an object; answers what kube answers (the object for namespaces and CRDs, else a Success Status). */
+  delete(t: ResourceType, ns: string | undefined, name: string, opts: WriteOptions & { preconditions?: { uid?: string; resourceVersion?: string } } = {}): KubeObject {
+    const key = typeKey(t);
+    const nsx = this.namespaceOf(t, ns);
+    const old = this.store.get(key, nsx, name);
+    if (!old) throw notFound(t.resource, t.group, name);
+    const pre = opts.preconditions;
+    if (pre?.uid && pre.uid !== old.metadata.uid) {
+      throw conflict(t.resource, t.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(old.metadata.uid)}`);
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
+      throw conflict(t.resource, t.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(old.metadata.resourceVersion)}`);
+    }
+    if (opts.dryRun) return this.deleteAnswer(t, old);
+    if (key === NS_KEY) {
+      for (const rt of this.registry.all()) {
+        if (!rt.namespaced || rt.virtual) continue;
+        for (const o of this.store.list(typeKey(rt), name)) this.store.remove(typeKey(rt), name, o.metadata.name);
+      }
+    }
+    if (key === CRD_KEY) {
+      const crdTypes = this.registry.all().filter((x) => x.crd === name);
+      const done = new Set<string>();
+      for (const rt of crdTypes) {
+        const k = typeKey(rt);
+        if (done.has(k)) continue;
+        done.add(k);
+        for (const o of this.store.list(k)) this.store.remove(k, o.metadata.namespace, o.metadata.name);
+      }
+    }
+    const gone = this.store.remove(key, nsx, name)!;
+    this.afterWrite(t, undefined, old);
+    return this.deleteAnswer(t, { ...gone, metadata: { ...gone.metadata, deletionTimestamp: kubeTime() } });
+  }
+
+  private deleteAnswer(t: ResourceType, o: KubeObject): KubeObject {
+    if (t.resource === 'namespaces' || t.resource === 'customresourcedefinitions') {
+      const out = this.present(t, o);
+      if (t.resource === 'namespaces') out.status = { ...(out.status ?? {}), phase: 'Terminating' };
+      return out;
+    }
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name: o.metadata.name, ...(t.group ? { group: t.group } : {}), kind: t.resource, uid: o.metadata.uid },
+    };
+  }
+
+  /** Deletes every object of a type matching the selectors (in a namespace or everywhere). */
+  deleteCollection(t: ResourceType, ns: string | undefined, sel: { labelSelector?: string | null; fieldSelector?: string | null }, w: WriteOptions = {}): KubeObject {
+    const { items } = this.list(t, ns, sel);
+    for (const o of items) this.delete(t, o.metadata.namespace, o.metadata.name, w);
+    return { kind: `${t.listKind}`, apiVersion: apiVersionOf(t), metadata: { resourceVersion: String(this.store.resourceVersion) }, items };
+  }
+
+  /** Creates the object, or replaces it (keeping its status) when it exists: what `--apply` and bootstrapping use. */
+  createOrUpdate(t: ResourceType, o: KubeObject): KubeObject {
+    const ns = t.namespaced ? o.metadata?.namespace ?? 'default' : undefined;
+    const old = this.store.get(typeKey(t), ns, o.metadata?.name);
+    if (!old) return this.create(t, ns, o);
+    const next = clone(o);
+    next.metadata = { ...(o.metadata ?? {}) };
+    if (t.statusSubresource && old.status !== undefined) next.status = clone(old.status);
+    return this.commit(t, old, next, {});
+  }
+
+  /** Per-kind defaults, as kube's strategies and admission fill them in. */
+  private defaults(t: ResourceType, o: KubeObject, old: KubeObject | undefined): void {
+    const m = o.metadata;
+    if (!t.group) {
+      switch (t.resource) {
+        case 'namespaces':
+          m.labels = { ...(m.labels ?? {}), 'kubernetes.io/metadata.name': m.name };
+          o.spec = { finalizers: ['kubernetes'], ...(o.spec ?? {}) };
+          o.status = { phase: 'Active', ...(old?.status ?? {}) };
+          break;
+        case 'secrets':
+          if (!o.type) o.type = old?.type ?? 'Opaque';
+          if (o.stringData && typeof o.stringData === 'object') {
+            o.data = { ...(o.data ?? {}) };
+            for (const [k, v] of Object.entries(o.stringData)) o.data[k] = Buffer.from(String(v)).toString('base64');
+            delete o.stringData;
+          }
+          break;
+        case 'services': {
+          const spec = (o.spec = o.spec ?? {});
+          spec.type = spec.type ?? 'ClusterIP';
+          if (spec.type !== 'ExternalName') {
+            if (!spec.clusterIP) spec.clusterIP = old?.spec?.clusterIP ?? this.allocateIP();
+            if (spec.clusterIP !== 'None') spec.clusterIPs = spec.clusterIPs ?? [spec.clusterIP];
+            spec.ipFamilies = spec.ipFamilies ?? ['IPv4'];
+            spec.ipFamilyPolicy = spec.ipFamilyPolicy ?? 'SingleStack';
+            spec.internalTrafficPolicy = spec.internalTrafficPolicy ?? 'Cluster';
+          }
+          spec.sessionAffinity = spec.sessionAffinity ?? 'None';
+          if (Array.isArray(spec.ports)) {
+            for (const p of spec.ports) {
+              if (p && typeof p === 'object') {
+                p.protocol = p.protocol ?? 'TCP';
+                if (p.targetPort === undefined) p.targetPort = p.port;
+              }
+            }
+          }
+          o.status = o.status ?? old?.status ?? { loadBalancer: {} };
+          break;
+        }
+      }
+    } else if (t.group === 'apps' && t.resource === 'deployments') {
+      const spec = (o.spec = o.spec ?? {});
+      spec.replicas = spec.replicas ?? 1;
+      spec.revisionHistoryLimit = spec.revisionHistoryLimit ?? 10;
+      spec.progressDeadlineSeconds = spec.progressDeadlineSeconds ?? 600;
+      spec.strategy = spec.strategy ?? { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
+    } else if (t.group === 'apiextensions.k8s.io' && t.resource === 'customresourcedefinitions') {
+      const names = { ...(o.spec?.names ?? {}) };
+      names.singular = names.singular || String(names.kind ?? '').toLowerCase();
+      names.listKind = names.listKind || `${String(names.kind)}List`;
+      o.spec.names = names;
+      o.spec.scope = o.spec.scope ?? 'Namespaced';
+      const storage = (o.spec.versions ?? []).find((v: KubeObject) => v.storage)?.name;
+      const now = kubeTime();
+      o.status = {
+        acceptedNames: names,
+        conditions: [
+          { type: 'NamesAccepted', status: 'True', lastTransitionTime: old?.status?.conditions?.[0]?.lastTransitionTime ?? now, reason: 'NoConflicts', message: 'no conflicts found' },
+          { type: 'Established', status: 'True', lastTransitionTime: old?.status?.conditions?.[1]?.lastTransitionTime ?? now, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+        ],
+        storedVersions: [...new Set([...(old?.status?.storedVersions ?? []), ...(storage ? [storage] : [])])],
+      };
+    }
+  }
+
+  private allocateIP(): string {
+    const n = this.nextIP++;
+    return `10.96.${Math.floor(n / 256) % 256}.${n % 256}`;
+  }
+
+  /** Side effects after a write: a new namespace gets its `default` SA and root CA ConfigMap; CRDs update the types. */
+  private afterWrite(t: ResourceType, now: KubeObject | undefined, old: KubeObject | undefined): void {
+    const key = typeKey(t);
+    if (key === NS_KEY && now && !old) {
+      const ns = now.metadata.name;
+      this.ensure('serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } });
+      this.ensure('configmaps', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'kube-root-ca.crt', namespace: ns, annotations: { 'kubernetes.io/description': 'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.' } },
+        data: { 'ca.crt': this.opts.caPem },
+      });
+    }
+    if (key === CRD_KEY) this.registry.setCRDs(this.store.list(CRD_KEY));
+  }
+
+  private ensure(resource: string, o: KubeObject): void {
+    const t = this.registry.get('', 'v1', resource)!;
+    if (this.store.get(typeKey(t), o.metadata.namespace, o.metadata.name)) return;
+    this.create(t, o.metadata.namespace, o);
+  }
+}
+
+function validateCRD(o: KubeObject): FieldCause[] {
+  const causes: FieldCause[] = [];
+  const spec = o.spec ?? {};
+  const names = spec.names ?? {};
+  if (!spec.group) causes.push({ field: 'spec.group', message: 'Required value', reason: 'FieldValueRequired' });
+  if (!names.plural) causes.push({ field: 'spec.names.plural', message: 'Required value', reason: 'FieldValueRequired' });
+  if (!names.kind) causes.push({ field: 'spec.names.kind', message: 'Required value', reason: 'FieldValueRequired' });
+  if (spec.group && names.plural && o.metadata.name !== `${names.plural}.${spec.group}`) {
+    causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(o.metadata.name)}: must be spec.names.plural+"."+spec.group` });
+  }
+  if (spec.scope && spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
+    causes.push({ field: 'spec.scope', message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"`, reason: 'FieldValueNotSupported' });
+  }
+  const versions: KubeObject[] = Array.isArray(spec.versions) ? spec.versions : [];
+  if (!versions.length) causes.push({ field: 'spec.versions', message: 'Invalid value: null: must have exactly one version marked as storage version', reason: 'FieldValueInvalid' });
+  else if (versions.filter((v) => v.storage).length !== 1) {
+    causes.push({ field: 'spec.versions', message: 'Invalid value: must have exactly one version marked as storage version' });
+  }
+  return causes;
+}

@@ -1,0 +1,104 @@
+/**
+ * `/openapi/v3` (root and one document per group version) and a minimal `/openapi/v2`.
+ *
+ * kubectl's default `--validate=strict` asks the OpenAPI v3 document of the object's group version whether the PATCH
+ * operation of its kind takes the `fieldValidation` query parameter; when it does, kubectl leaves validation to the
+ * server instead of downloading schemas. The documents therefore list every path with its operations, the
+ * `x-kubernetes-group-version-kind` extension and the query parameters, without schemas.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KubeObject, ResourceRegistry, ResourceType } from './resources.js';
+import { KUBE_VERSION } from './discovery.js';
+
+function gvPath(group: string, version: string): string {
+  return group ? `apis/${group}/${version}` : `api/${version}`;
+}
+
+const q = (name: string): KubeObject => ({ name, in: 'query', schema: { type: 'string', uniqueItems: true } });
+const WRITE_PARAMS = ['dryRun', 'fieldManager', 'fieldValidation', 'pretty'].map(q);
+const ok = (code: string) => ({ [code]: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } } });
+
+function operations(t: ResourceType): Record<string, KubeObject> {
+  const gvk = { group: t.group, version: t.version, kind: t.kind };
+  const base = `/${gvPath(t.group, t.version)}${t.namespaced ? '/namespaces/{namespace}' : ''}/${t.resource}`;
+  const nsParam = t.namespaced ? [{ name: 'namespace', in: 'path', required: true, schema: { type: 'string' } }] : [];
+  const nameParam = [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }];
+  const op = (action: string, params: KubeObject[], code = '200') => ({
+    operationId: `${action}${t.kind}`,
+    parameters: params,
+    responses: ok(code),
+    'x-kubernetes-action': action,
+    'x-kubernetes-group-version-kind': gvk,
+  });
+  if (t.virtual) {
+    // Reviews are create-only. The PATCH entry exists only so kubectl's field-validation probe finds the kind and leaves
+    // validation to the server (the authority answers PATCH on it with 405).
+    return {
+      [base]: { post: op('post', WRITE_PARAMS, '201'), parameters: nsParam },
+      [`${base}/{name}`]: { patch: op('patch', WRITE_PARAMS), parameters: [...nameParam, ...nsParam] },
+    };
+  }
+  return {
+    [base]: {
+      get: op('list', ['labelSelector', 'fieldSelector', 'resourceVersion', 'timeoutSeconds', 'watch', 'allowWatchBookmarks'].map(q)),
+      post: op('post', WRITE_PARAMS, '201'),
+      delete: op('deletecollection', ['labelSelector', 'fieldSelector', 'dryRun'].map(q)),
+      parameters: nsParam,
+    },
+    [`${base}/{name}`]: {
+      get: op('get', []),
+      put: op('put', WRITE_PARAMS),
+      patch: op('patch', [...WRITE_PARAMS, q('force')]),
+      delete: op('delete', [q('dryRun')]),
+      parameters: [...nameParam, ...nsParam],
+    },
+  };
+}
+
+function gvDocument(registry: ResourceRegistry, group: string, version: string): KubeObject | undefined {
+  const types = registry.all().filter((t) => t.group === group && t.version === version);
+  if (!types.length) return undefined;
+  const paths: Record<string, KubeObject> = {};
+  for (const t of types) Object.assign(paths, operations(t));
+  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: KUBE_VERSION.gitVersion }, paths, components: { schemas: {} } };
+}
+
+function send(res: ServerResponse, body: unknown, head: boolean): void {
+  const text = JSON.stringify(body);
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.end(head ? undefined : text);
+}
+
+/** The non-resource hook serving `/openapi/v2` and `/openapi/v3[/...]`; returns false for other paths. */
+export function openapiHandler(registry: ResourceRegistry): (path: string, req: IncomingMessage, res: ServerResponse) => boolean {
+  return (path, req, res) => {
+    if (path !== '/openapi/v2' && path !== '/openapi/v3' && !path.startsWith('/openapi/v3/')) return false;
+    const head = req.method === 'HEAD';
+    if (req.method !== 'GET' && !head) return false;
+    if (path === '/openapi/v2') {
+      send(res, { swagger: '2.0', info: { title: 'Kubernetes', version: KUBE_VERSION.gitVersion }, paths: {}, definitions: {} }, head);
+      return true;
+    }
+    if (path === '/openapi/v3') {
+      const paths: Record<string, { serverRelativeURL: string }> = {};
+      for (const [group, versions] of registry.groups()) {
+        for (const v of versions) {
+          const doc = gvDocument(registry, group, v)!;
+          const hash = createHash('sha512').update(JSON.stringify(doc)).digest('hex').slice(0, 32).toUpperCase();
+          paths[gvPath(group, v)] = { serverRelativeURL: `/openapi/v3/${gvPath(group, v)}?hash=${hash}` };
+        }
+      }
+      send(res, { paths }, head);
+      return true;
+    }
+    const rest = path.slice('/openapi/v3/'.length).split('/');
+    let doc: KubeObject | undefined;
+    if (rest[0] === 'api' && rest.length === 2) doc = gvDocument(registry, '', rest[1]!);
+    else if (rest[0] === 'apis' && rest.length === 3) doc = gvDocument(registry, rest[1]!, rest[2]!);
+    if (!doc) return false;
+    send(res, doc, head);
+    return true;
+  };
+}
+

@@ -1,0 +1,144 @@
+/**
+ * The "virtual" resources: TokenRequest, TokenReview, SelfSubjectReview, SubjectAccessReview,
+ * SelfSubjectAccessReview and LocalSubjectAccessReview.
+ */
+import type { Store } from './store.js';
+import type { Authenticator } from './authn.js';
+import type { Authorizer } from './authz.js';
+import type { TokenSigner } from './sa-tokens.js';
+import type { AuthzAttributes, UserInfo } from './rbac.js';
+import { badRequest, invalid, notFound } from './status.js';
+import { kubeTime } from './objects.js';
+import type { KubeObject } from './resources.js';
+
+const MIN_EXPIRATION = 600;
+const MAX_EXPIRATION = 2 ** 32;
+
+function isObj(v: unknown): v is KubeObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Handles the review and token-request endpoints. */
+export class Reviews {
+  constructor(
+    private readonly deps: { store: Store; authn: Authenticator; authz: Authorizer; signer: TokenSigner; apiAudiences: string[]; now?: () => number },
+  ) {}
+
+  /** `POST /api/v1/namespaces/{ns}/serviceaccounts/{name}/token`. */
+  tokenRequest(ns: string, name: string, body: unknown): KubeObject {
+    const req: KubeObject = isObj(body) ? body : {};
+    if (req.kind !== undefined && req.kind !== 'TokenRequest') throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (TokenRequest)`);
+    const sa = this.deps.store.get('serviceaccounts', ns, name);
+    if (!sa) throw notFound('serviceaccounts', '', name);
+    const spec = isObj(req.spec) ? req.spec : {};
+    const exp = spec.expirationSeconds ?? 3600;
+    if (typeof exp !== 'number' || !Number.isInteger(exp)) {
+      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'spec.expirationSeconds', message: `Invalid value: ${JSON.stringify(exp)}: must be an integer` }]);
+    }
+    if (exp < MIN_EXPIRATION) {
+      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'spec.expirationSeconds', message: `Invalid value: ${exp}: may not specify a duration less than 10 minutes` }]);
+    }
+    if (exp > MAX_EXPIRATION) {
+      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'spec.expirationSeconds', message: `Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds` }]);
+    }
+    const audiences: string[] = Array.isArray(spec.audiences) && spec.audiences.length ? spec.audiences.map(String) : this.deps.apiAudiences;
+    const { token, claims } = this.deps.signer.issue({ namespace: ns, name, uid: String(sa.metadata.uid), audiences, expirationSeconds: exp, now: this.deps.now?.() });
+    return {
+      kind: 'TokenRequest',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: { name, namespace: ns, creationTimestamp: kubeTime(claims.iat * 1000) },
+      spec: { audiences, expirationSeconds: exp, boundObjectRef: spec.boundObjectRef ?? null },
+      status: { token, expirationTimestamp: kubeTime(claims.exp * 1000) },
+    };
+  }
+
+  /** `POST /apis/authentication.k8s.io/v1/tokenreviews`. */
+  tokenReview(body: unknown): KubeObject {
+    const req: KubeObject = isObj(body) ? body : {};
+    const spec = isObj(req.spec) ? req.spec : {};
+    if (typeof spec.token !== 'string' || spec.token.length === 0) throw badRequest('token is required for TokenReview in authentication');
+    const audiences = Array.isArray(spec.audiences) ? spec.audiences.map(String) : undefined;
+    const r = this.deps.authn.authenticate(spec.token, audiences);
+    const status: KubeObject = r.authenticated
+      ? { authenticated: true, user: userOut(r.user), audiences: r.audiences }
+      : { user: {}, error: r.error };
+    return {
+      kind: 'TokenReview',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: { creationTimestamp: null, ...(isObj(req.metadata) ? req.metadata : {}) },
+      spec,
+      status,
+    };
+  }
+
+  /** `POST /apis/authentication.k8s.io/v1/selfsubjectreviews` (`kubectl auth whoami`). */
+  selfSubjectReview(user: UserInfo): KubeObject {
+    return {
+      kind: 'SelfSubjectReview',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: { creationTimestamp: kubeTime() },
+      status: { userInfo: userOut(user) },
+    };
+  }
+
+  /** `POST .../subjectaccessreviews`, `selfsubjectaccessreviews` (user = caller) and `localsubjectaccessreviews`. */
+  accessReview(kind: 'SubjectAccessReview' | 'SelfSubjectAccessReview' | 'LocalSubjectAccessReview', body: unknown, caller: UserInfo, ns?: string): KubeObject {
+    const req: KubeObject = isObj(body) ? body : {};
+    if (req.kind !== undefined && req.kind !== kind) throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (${kind})`);
+    const spec: KubeObject = isObj(req.spec) ? req.spec : {};
+    const ra = isObj(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
+    const nra = isObj(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
+    const name = String(req.metadata?.name ?? '');
+    if (!!ra === !!nra) {
+      throw invalid(kind, 'authorization.k8s.io', name, [
+        { field: 'spec.resourceAttributes', message: `Invalid value: ${ra ? 'object' : 'null'}: exactly one of nonResourceAttributes or resourceAttributes must be specified` },
+      ]);
+    }
+    let user: UserInfo;
+    if (kind === 'SelfSubjectAccessReview') user = caller;
+    else {
+      const groups = Array.isArray(spec.groups) ? spec.groups.map(String) : [];
+      if (!spec.user && groups.length === 0) {
+        throw invalid(kind, 'authorization.k8s.io', name, [{ field: 'spec.user', message: 'Invalid value: "": at least one of user or group must be specified' }]);
+      }
+      user = { username: String(spec.user ?? ''), uid: spec.uid, groups, extra: isObj(spec.extra) ? (spec.extra as Record<string, string[]>) : undefined };
+    }
+    if (kind === 'LocalSubjectAccessReview') {
+      if (!ra || (ra.namespace ?? '') !== ns) {
+        throw invalid(kind, 'authorization.k8s.io', name, [
+          { field: 'spec.resourceAttributes.namespace', message: `Invalid value: ${JSON.stringify(ra?.namespace ?? '')}: must match metadata.namespace` },
+        ]);
+      }
+    }
+    const attrs: AuthzAttributes = ra
+      ? {
+          user,
+          verb: String(ra.verb ?? ''),
+          resourceRequest: true,
+          namespace: String(ra.namespace ?? ''),
+          apiGroup: String(ra.group ?? ''),
+          resource: String(ra.resource ?? ''),
+          subresource: String(ra.subresource ?? ''),
+          name: String(ra.name ?? ''),
+        }
+      : { user, verb: String(nra!.verb ?? ''), resourceRequest: false, path: String(nra!.path ?? '') };
+    const d = this.deps.authz.authorize(attrs);
+    const status: KubeObject = { allowed: d.allowed };
+    if (d.reason) status.reason = d.reason;
+    return {
+      kind,
+      apiVersion: 'authorization.k8s.io/v1',
+      metadata: { creationTimestamp: null, ...(isObj(req.metadata) ? req.metadata : {}), ...(ns ? { namespace: ns } : {}) },
+      spec,
+      status,
+    };
+  }
+}
+
+function userOut(u: UserInfo): KubeObject {
+  const out: KubeObject = { username: u.username };
+  if (u.uid) out.uid = u.uid;
+  out.groups = u.groups;
+  if (u.extra && Object.keys(u.extra).length) out.extra = u.extra;
+  return out;
+}

@@ -1,0 +1,315 @@
+/**
+ * The HTTP layer of the authority: authentication (bearer tokens, anonymous), impersonation, RBAC authorization of
+ * every request, then discovery, objects, watches and the review endpoints, with errors as `Status` objects.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import type { Logger } from '../util/log.js';
+import type { UserInfo } from './rbac.js';
+import type { Authenticator } from './authn.js';
+import { serviceAccountGroups, withAuthenticatedGroup } from './authn.js';
+import type { Authorizer } from './authz.js';
+import { forbidden } from './authz.js';
+import { requestInfo, type RequestInfo } from './requestinfo.js';
+import { ApiError, badRequest, methodNotAllowed, unauthorized, internalError } from './status.js';
+import type { ObjectService } from './objects.js';
+import type { Reviews } from './reviews.js';
+import type { WatchHub } from './watch.js';
+import { apiVersionOf, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
+import { apiGroup, apiGroupList, apiResourceList, coreVersions, versionInfo } from './discovery.js';
+import { toTable, wantsTable } from './table.js';
+import type { TokenSigner } from './sa-tokens.js';
+import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
+
+const MAX_BODY = 3 * 1024 * 1024;
+const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
+
+/** Everything the HTTP layer needs. */
+export interface ServerDeps {
+  registry: ResourceRegistry;
+  objects: ObjectService;
+  reviews: Reviews;
+  authn: Authenticator;
+  authz: Authorizer;
+  hub: WatchHub;
+  signer: TokenSigner;
+  /** host:port clients use (for `/api` serverAddressByClientCIDRs). */
+  serverAddress: () => string;
+  /** Extra non-resource handlers (openapi); return true when handled. */
+  nonResource?: (path: string, req: IncomingMessage, res: ServerResponse) => boolean;
+  bookmarkIntervalMs?: number;
+  logger: Logger;
+}
+
+function send(res: ServerResponse, code: number, body: unknown, head = false): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Content-Length': Buffer.byteLength(text) });
+  res.end(head ? undefined : text);
+}
+
+function sendError(res: ServerResponse, err: ApiError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  send(res, err.code, err.toStatus());
+}
+
+function notFoundPath(): ApiError {
+  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > MAX_BODY) throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks);
+}
+
+function decodeBody(buf: Buffer, contentType: string): unknown {
+  const ct = contentType.split(';')[0]!.trim().toLowerCase();
+  if (ct === PROTOBUF_CONTENT_TYPE) return buf.length ? decodeProtobufObject(buf) : undefined;
+  const text = buf.toString('utf8');
+  if (!text.trim()) return undefined;
+  try {
+    if (ct.includes('yaml')) return parseYaml(text);
+    return JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`the request body could not be decoded: ${(err as Error).message}`);
+  }
+}
+
+function bool(v: string | null): boolean {
+  return v === 'true' || v === '1';
+}
+
+/** The request handler. */
+export function createHandler(d: ServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handle(d, req, res).catch((err: unknown) => {
+      if (err instanceof ApiError) return sendError(res, err);
+      d.logger.error('request failed', { method: req.method, path: req.url?.split('?')[0], err: err instanceof Error ? err.message : String(err) });
+      sendError(res, internalError(err instanceof Error ? err.message : String(err)));
+    });
+  };
+}
+
+function authenticate(d: ServerDeps, req: IncomingMessage): UserInfo {
+  const h = req.headers.authorization;
+  if (!h || !h.trim()) return ANONYMOUS;
+  const parts = h.trim().split(' ');
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer' || !parts[1]) throw unauthorized();
+  const r = d.authn.authenticate(parts[1]);
+  if (!r.authenticated) throw unauthorized();
+  return r.user;
+}
+
+/** Applies `Impersonate-*` headers after checking the `impersonate` verb for each, as kube does. */
+function impersonate(d: ServerDeps, req: IncomingMessage, user: UserInfo): UserInfo {
+  const h = req.headersDistinct;
+  const asUser = h['impersonate-user']?.[0];
+  const asGroups = h['impersonate-group'] ?? [];
+  const asUid = h['impersonate-uid']?.[0];
+  const extraKeys = Object.keys(h).filter((k) => k.startsWith('impersonate-extra-'));
+  if (!asUser) {
+    if (asGroups.length || asUid || extraKeys.length) throw badRequest('requested impersonation without a user: set Impersonate-User as well');
+    return user;
+  }
+  const check = (resource: string, name: string, namespace = '', apiGroup = '') => {
+    const info: RequestInfo = {
+      isResourceRequest: true,
+      path: req.url ?? '',
+      verb: 'impersonate',
+      apiPrefix: 'api',
+      apiGroup,
+      apiVersion: 'v1',
+      namespace,
+      resource,
+      subresource: '',
+      name,
+      parts: [],
+    };
+    const dec = d.authz.authorize({ user, verb: 'impersonate', resourceRequest: true, namespace, apiGroup, resource, name });
+    if (!dec.allowed) throw forbidden(user, info, dec.reason);
+  };
+  const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(asUser);
+  if (sa) check('serviceaccounts', sa[2]!, sa[1]!);
+  else check('users', asUser);
+  for (const g of asGroups) check('groups', g);
+  if (asUid) check('uids', asUid, '', 'authentication.k8s.io');
+  const extra: Record<string, string[]> = {};
+  for (const k of extraKeys) {
+    const key = decodeURIComponent(k.slice('impersonate-extra-'.length));
+    for (const v of h[k] ?? []) {
+      check(`userextras/${key}`, v, '', 'authentication.k8s.io');
+      (extra[key] ??= []).push(v);
+    }
+  }
+  let groups = [...asGroups];
+  if (sa && !asGroups.length) groups = serviceAccountGroups(sa[1]!);
+  const out: UserInfo = { username: asUser, groups };
+  if (asUid) out.uid = asUid;
+  if (Object.keys(extra).length) out.extra = extra;
+  if (asUser === 'system:anonymous') {
+    if (!groups.includes('system:unauthenticated')) out.groups = [...groups, 'system:unauthenticated'];
+    return out;
+  }
+  return withAuthenticatedGroup(out);
+}
+
+async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const method = req.method ?? 'GET';
+  const url = new URL(req.url ?? '/', 'https://authority.invalid');
+  const user = impersonate(d, req, authenticate(d, req));
+  const info = requestInfo(method, url);
+  d.authz.check(user, info);
+  const head = method === 'HEAD';
+
+  if (!info.isResourceRequest) return nonResource(d, info, url, req, res, head);
+
+  const t = d.registry.get(info.apiGroup, info.apiVersion, info.resource);
+  if (!t) throw notFoundPath();
+  if (info.namespace && !t.namespaced && !(t.resource === 'namespaces' && !t.group)) throw notFoundPath();
+  const ns = t.namespaced ? info.namespace || undefined : undefined;
+  const q = url.searchParams;
+  const dryRun = q.getAll('dryRun').includes('All');
+  const body = async () => decodeBody(await readBody(req), String(req.headers['content-type'] ?? 'application/json'));
+
+  if (t.virtual) {
+    if (method !== 'POST' || info.name) throw methodNotAllowed();
+    const b = await body();
+    let out: KubeObject;
+    switch (t.resource) {
+      case 'tokenreviews':
+        out = d.reviews.tokenReview(b);
+        break;
+      case 'selfsubjectreviews':
+        out = d.reviews.selfSubjectReview(user);
+        break;
+      case 'subjectaccessreviews':
+        out = d.reviews.accessReview('SubjectAccessReview', b, user);
+        break;
+      case 'selfsubjectaccessreviews':
+        out = d.reviews.accessReview('SelfSubjectAccessReview', b, user);
+        break;
+      case 'localsubjectaccessreviews':
+        if (!ns) throw methodNotAllowed();
+        out = d.reviews.accessReview('LocalSubjectAccessReview', b, user, ns);
+        break;
+      default:
+        throw notFoundPath();
+    }
+    return send(res, 201, out);
+  }
+
+  if (info.subresource) {
+    if (t.resource === 'serviceaccounts' && !t.group && info.subresource === 'token') {
+      if (method !== 'POST') throw methodNotAllowed();
+      return send(res, 201, d.reviews.tokenRequest(ns!, info.name, await body()));
+    }
+    if (info.subresource !== 'status' || !t.statusSubresource) throw notFoundPath();
+  }
+  if (t.namespaced && !ns && ['create', 'get', 'update', 'patch', 'delete'].includes(info.verb)) {
+    if (info.verb === 'create') throw methodNotAllowed();
+    throw notFoundPath();
+  }
+
+  const table = wantsTable(req.headers.accept);
+  switch (info.verb) {
+    case 'get': {
+      const o = d.objects.get(t, ns, info.name);
+      return send(res, 200, table ? toTable(t, [o], { includeObject: q.get('includeObject'), resourceVersion: o.metadata?.resourceVersion }) : o, head);
+    }
+    case 'list': {
+      const { items, resourceVersion } = d.objects.list(t, ns, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') });
+      if (table) return send(res, 200, toTable(t, items, { includeObject: q.get('includeObject'), resourceVersion }), head);
+      return send(res, 200, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion }, items }, head);
+    }
+    case 'watch': {
+      const timeout = q.get('timeoutSeconds');
+      d.hub.serve(
+        {
+          type: t,
+          namespace: ns,
+          labelSelector: q.get('labelSelector'),
+          fieldSelector: q.get('fieldSelector'),
+          resourceVersion: q.get('resourceVersion'),
+          allowWatchBookmarks: bool(q.get('allowWatchBookmarks')),
+          timeoutSeconds: timeout ? Number(timeout) : undefined,
+          table,
+          includeObject: q.get('includeObject'),
+          bookmarkIntervalMs: d.bookmarkIntervalMs,
+        },
+        res,
+      );
+      return;
+    }
+    case 'create': {
+      if (info.name) throw methodNotAllowed();
+      return send(res, 201, d.objects.create(t, ns, (await body()) as KubeObject, { dryRun }));
+    }
+    case 'update':
+      return send(res, 200, d.objects.update(t, ns, info.name, (await body()) as KubeObject, { dryRun, subresource: info.subresource }));
+    case 'patch': {
+      const ct = String(req.headers['content-type'] ?? '');
+      const existed = !!d.objects.peek(t, ns, info.name);
+      const out = d.objects.patch(t, ns, info.name, ct, await body(), { dryRun, subresource: info.subresource });
+      return send(res, existed ? 200 : 201, out);
+    }
+    case 'delete': {
+      const b = (await body()) as KubeObject | undefined;
+      const pre = b && typeof b === 'object' ? (b.preconditions as { uid?: string; resourceVersion?: string } | undefined) : undefined;
+      return send(res, 200, d.objects.delete(t, ns, info.name, { dryRun: dryRun || (Array.isArray(b?.dryRun) && b.dryRun.includes('All')), preconditions: pre }));
+    }
+    case 'deletecollection':
+      return send(res, 200, d.objects.deleteCollection(t, ns, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') }, { dryRun }));
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+function nonResource(d: ServerDeps, info: RequestInfo, url: URL, req: IncomingMessage, res: ServerResponse, head: boolean): void {
+  const path = info.path.replace(/\/+$/, '') || '/';
+  const get = req.method === 'GET' || head;
+  if (d.nonResource?.(path, req, res)) return;
+  if (!get) throw methodNotAllowed();
+  if (path === '/version') return send(res, 200, versionInfo(), head);
+  if (path === '/healthz' || path === '/livez' || path === '/readyz') {
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+    res.end(head ? undefined : 'ok');
+    return;
+  }
+  if (path === '/api') return send(res, 200, coreVersions(d.serverAddress()), head);
+  if (path === '/apis') return send(res, 200, apiGroupList(d.registry), head);
+  if (path === '/.well-known/openid-configuration') {
+    return send(res, 200, {
+      issuer: d.signer.issuer,
+      jwks_uri: `https://${d.serverAddress()}/openid/v1/jwks`,
+      response_types_supported: ['id_token'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: ['ES256'],
+    }, head);
+  }
+  if (path === '/openid/v1/jwks') return send(res, 200, { keys: [d.signer.jwk()] }, head);
+  // discovery of one group (`/apis/<g>`) or one group version (`/api/v1`, `/apis/<g>/<v>`)
+  const m = /^\/(?:api\/(v1)|apis\/([^/]+)(?:\/([^/]+))?)$/.exec(path);
+  if (m) {
+    if (m[1]) return send(res, 200, apiResourceList(d.registry, '', 'v1'), head);
+    if (m[2] && !m[3]) {
+      const g = apiGroup(d.registry, m[2]);
+      if (!g) throw notFoundPath();
+      return send(res, 200, g, head);
+    }
+    const list = apiResourceList(d.registry, m[2]!, m[3]!);
+    if (!list) throw notFoundPath();
+    return send(res, 200, list, head);
+  }
+  void url;
+  throw notFoundPath();
+}
+
+export type { ResourceType };

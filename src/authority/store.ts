@@ -1,0 +1,148 @@
+/**
+ * In-memory object storage with one global resourceVersion counter, a bounded event history for watches,
+ * and change listeners (used by watches and by persistence).
+ */
+import type { KubeObject } from './resources.js';
+
+/** One change, as watches stream it. */
+export interface StoreEvent {
+  rv: number;
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  /** Storage key of the type (see `typeKey`). */
+  key: string;
+  object: KubeObject;
+  /** The object before a MODIFIED event (for selector transitions). */
+  prev?: KubeObject;
+}
+
+/** The persisted form of a store. */
+export interface StoreSnapshot {
+  resourceVersion: number;
+  objects: Record<string, KubeObject[]>;
+}
+
+function objKey(ns: string | undefined, name: string): string {
+  return ns ? `${ns}/${name}` : name;
+}
+
+/** Storage for every type; objects are owned by the store (callers clone before mutating). */
+export class Store {
+  private readonly data = new Map<string, Map<string, KubeObject>>();
+  private readonly history: StoreEvent[] = [];
+  private readonly listeners = new Set<(ev: StoreEvent) => void>();
+  /** Last resourceVersion issued. */
+  private rv = 0;
+  /** Events with a resourceVersion greater than this are all still in the history. */
+  private compactedRV = 0;
+
+  constructor(private readonly historyLimit = 2000) {}
+
+  /** The current (latest) resourceVersion. */
+  get resourceVersion(): number {
+    return this.rv;
+  }
+
+  /** Oldest resourceVersion a watch may start from without missing events. */
+  get oldestWatchableRV(): number {
+    return this.compactedRV;
+  }
+
+  private bucket(key: string): Map<string, KubeObject> {
+    let b = this.data.get(key);
+    if (!b) {
+      b = new Map();
+      this.data.set(key, b);
+    }
+    return b;
+  }
+
+  get(key: string, ns: string | undefined, name: string): KubeObject | undefined {
+    return this.data.get(key)?.get(objKey(ns, name));
+  }
+
+  /** Objects of a type, in one namespace or all; sorted by namespace then name like etcd's key order. */
+  list(key: string, ns?: string): KubeObject[] {
+    const b = this.data.get(key);
+    if (!b) return [];
+    const out: KubeObject[] = [];
+    for (const o of b.values()) if (!ns || o.metadata?.namespace === ns) out.push(o);
+    return out.sort((a, c) => {
+      const ka = objKey(a.metadata?.namespace, a.metadata?.name);
+      const kc = objKey(c.metadata?.namespace, c.metadata?.name);
+      return ka < kc ? -1 : ka > kc ? 1 : 0;
+    });
+  }
+
+  /** Stores a new or changed object: assigns the next resourceVersion and records the event. */
+  put(key: string, obj: KubeObject): KubeObject {
+    const k = objKey(obj.metadata.namespace, obj.metadata.name);
+    const b = this.bucket(key);
+    const prev = b.get(k);
+    const type = prev ? 'MODIFIED' : 'ADDED';
+    const rv = ++this.rv;
+    obj.metadata.resourceVersion = String(rv);
+    b.set(k, obj);
+    this.record(prev ? { rv, type, key, object: obj, prev } : { rv, type, key, object: obj });
+    return obj;
+  }
+
+  /** Removes an object; the DELETED event carries it with a new resourceVersion. */
+  remove(key: string, ns: string | undefined, name: string): KubeObject | undefined {
+    const b = this.data.get(key);
+    const k = objKey(ns, name);
+    const old = b?.get(k);
+    if (!b || !old) return undefined;
+    b.delete(k);
+    const rv = ++this.rv;
+    const gone = { ...old, metadata: { ...old.metadata, resourceVersion: String(rv) } };
+    this.record({ rv, type: 'DELETED', key, object: gone });
+    return gone;
+  }
+
+  private record(ev: StoreEvent): void {
+    this.history.push(ev);
+    if (this.history.length > this.historyLimit) {
+      const dropped = this.history.splice(0, this.history.length - this.historyLimit);
+      this.compactedRV = dropped[dropped.length - 1]!.rv;
+    }
+    for (const l of this.listeners) {
+      try {
+        l(ev);
+      } catch {
+        // a broken watcher must not break writes
+      }
+    }
+  }
+
+  /** Events after `rv`, or undefined when some of them were already compacted away. */
+  eventsSince(rv: number): StoreEvent[] | undefined {
+    if (rv < this.compactedRV) return undefined;
+    let i = this.history.length;
+    while (i > 0 && this.history[i - 1]!.rv > rv) i--;
+    return this.history.slice(i);
+  }
+
+  /** Calls `fn` for every future event; returns the unsubscribe function. */
+  subscribe(fn: (ev: StoreEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  snapshot(): StoreSnapshot {
+    const objects: Record<string, KubeObject[]> = {};
+    for (const [key, b] of this.data) if (b.size) objects[key] = [...b.values()];
+    return { resourceVersion: this.rv, objects };
+  }
+
+  /** Loads a snapshot into an empty store; history starts empty, so older resourceVersions are too old to watch from. */
+  load(s: StoreSnapshot): void {
+    this.data.clear();
+    this.history.length = 0;
+    for (const [key, objs] of Object.entries(s.objects)) {
+      const b = this.bucket(key);
+      for (const o of objs) b.set(objKey(o.metadata?.namespace, o.metadata?.name), o);
+    }
+    this.rv = s.resourceVersion;
+    this.compactedRV = s.resourceVersion;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * A throw-away cluster for integration tests: the embedded authority on an ephemeral 127.0.0.1 port, an admin
+ * client, and helpers that create service accounts, tokens and the metrics RBAC a real cluster would have.
+ *
+ *   const cluster = await startTestCluster();
+ *   after(() => cluster.stop());
+ *   const cfg = await cluster.managerConfig();      // the manager: may create TokenReviews and SubjectAccessReviews
+ *   const token = await cluster.readerToken();      // a scraper: may GET /metrics
+ */
+import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { KubeApiError, KubeClient } from '../../src/kube/client.js';
+import type { RestConfig } from '../../src/kube/config.js';
+
+/** A running test cluster. */
+export interface TestCluster {
+  authority: Authority;
+  /** Client acting as `admin` (group `system:masters`). */
+  admin: KubeClient;
+  /** Creates the namespace (if needed) and the ServiceAccount (if needed); returns a TokenRequest token for it. */
+  serviceAccountToken(ns: string, name: string, opts?: { expirationSeconds?: number; audiences?: string[] }): Promise<string>;
+  /**
+   * The manager identity: ServiceAccount `ns/name` (default `ctrlmetrics-system/controller-manager`) bound to the
+   * ClusterRole `metrics-auth-role` (create tokenreviews + subjectaccessreviews); returns a RestConfig acting as it.
+   */
+  managerConfig(ns?: string, name?: string): Promise<RestConfig>;
+  /** ClusterRole `metrics-reader` (nonResourceURLs /metrics, get) bound to ServiceAccount `ns/name` (default `monitoring/prometheus`); returns its token. */
+  readerToken(ns?: string, name?: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function createIfMissing(c: KubeClient, path: string, body: unknown): Promise<void> {
+  try {
+    await c.create(path, body);
+  } catch (err) {
+    if (!(err instanceof KubeApiError && err.status === 409)) throw err;
+  }
+}
+
+/** Starts the authority (in memory, or on `stateDir`) and returns the helpers. Always `stop()` it in `after`. */
+export async function startTestCluster(opts: { stateDir?: string; clock?: () => number } = {}): Promise<TestCluster> {
+  const authority = await startAuthority({ listen: '127.0.0.1:0', stateDir: opts.stateDir, clock: opts.clock });
+  const admin = new KubeClient({ ...authority.restConfig, qps: 1000, burst: 1000 });
+
+  const ensureSA = async (ns: string, name: string) => {
+    await createIfMissing(admin, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await createIfMissing(admin, `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } });
+  };
+
+  const serviceAccountToken: TestCluster['serviceAccountToken'] = async (ns, name, o = {}) => {
+    await ensureSA(ns, name);
+    const spec: Record<string, unknown> = { expirationSeconds: o.expirationSeconds ?? 3600 };
+    if (o.audiences) spec.audiences = o.audiences;
+    const tr = await admin.create<{ status: { token: string } }>(`/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec,
+    });
+    return tr.status.token;
+  };
+
+  const bind = async (clusterRole: string, ns: string, name: string) => {
+    await createIfMissing(admin, '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `${clusterRole}:${ns}:${name}` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    });
+  };
+
+  const managerConfig: TestCluster['managerConfig'] = async (ns = 'ctrlmetrics-system', name = 'controller-manager') => {
+    await createIfMissing(admin, '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'metrics-auth-role' },
+      rules: [
+        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+      ],
+    });
+    const token = await serviceAccountToken(ns, name, { expirationSeconds: 86_400 });
+    await bind('metrics-auth-role', ns, name);
+    return { server: authority.url, ca: authority.caPem, token };
+  };
+
+  const readerToken: TestCluster['readerToken'] = async (ns = 'monitoring', name = 'prometheus') => {
+    await createIfMissing(admin, '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'metrics-reader' },
+      rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+    });
+    const token = await serviceAccountToken(ns, name, { expirationSeconds: 86_400 });
+    await bind('metrics-reader', ns, name);
+    return token;
+  };
+
+  return {
+    authority,
+    admin,
+    serviceAccountToken,
+    managerConfig,
+    readerToken,
+    async stop() {
+      admin.close();
+      await authority.stop();
+    },
+  };
+}
