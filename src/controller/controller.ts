@@ -1,0 +1,226 @@
+/**
+ * A controller: watches, a workqueue and `maxConcurrentReconciles` workers running a reconciler, instrumented
+ * with controller-runtime's `controller_runtime_*` and `workqueue_*` metrics.
+ */
+import type { KubeClient } from '../kube/client.js';
+import { objectKey } from '../kube/informer.js';
+import { createLogger, type Logger } from '../util/log.js';
+import { isPanic, isTerminal } from './errors.js';
+import { keyRequest, requestKey, requestsFor } from './handlers.js';
+import type { InformerSet } from './informers.js';
+import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
+import type { RateLimiter } from './ratelimiter.js';
+import type { CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
+import { Workqueue } from './workqueue.js';
+
+/** Options of a {@link Controller}. */
+export interface ControllerOptions {
+  /** Unique name: the `controller` label of every metric. Lower-case, like controller-runtime's kind-derived names. */
+  name: string;
+  /** Workers reconciling in parallel (default 1). */
+  maxConcurrentReconciles?: number;
+  /** The reconcile function. */
+  reconciler: Reconciler;
+  /** The watched collections and how their events map to requests. */
+  watches: WatchSpec[];
+  /** Rate limiter of the queue (default: controller-runtime's). */
+  rateLimiter?: RateLimiter<string>;
+  /** How long to wait for the watches' first list before failing to start (default 2 min). */
+  cacheSyncTimeoutMs?: number;
+}
+
+/** What the manager hands a controller at start. */
+export interface ControllerStartDeps {
+  client: KubeClient;
+  informers: InformerSet;
+  logger?: Logger;
+  /** Aborted at shutdown; passed to reconcilers. */
+  signal: AbortSignal;
+}
+
+const NAME_RE = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
+
+/** A reconcile loop over a rate-limited, de-duplicating, delaying workqueue. */
+export class Controller {
+  readonly name: string;
+  readonly maxConcurrentReconciles: number;
+  private readonly reconciler: Reconciler;
+  private readonly watches: WatchSpec[];
+  private readonly rateLimiter: RateLimiter<string> | undefined;
+  private readonly cacheSyncTimeoutMs: number;
+  private _queue: Workqueue<string> | undefined;
+  private metrics: ControllerMetrics | undefined;
+  private workers: Promise<void>[] = [];
+  private removeHandlers: Array<() => void> = [];
+  private started = false;
+
+  constructor(opts: ControllerOptions) {
+    if (!opts.name || !NAME_RE.test(opts.name)) {
+      throw new Error(`controller name ${JSON.stringify(opts.name)} is invalid: use lower-case letters, digits, '-', '_' or '.'`);
+    }
+    if (!opts.watches?.length) throw new Error(`controller ${opts.name}: at least one watch is required`);
+    this.name = opts.name;
+    this.maxConcurrentReconciles = Math.max(1, Math.floor(opts.maxConcurrentReconciles ?? 1));
+    this.reconciler = opts.reconciler;
+    this.watches = opts.watches;
+    this.rateLimiter = opts.rateLimiter;
+    this.cacheSyncTimeoutMs = opts.cacheSyncTimeoutMs ?? 120_000;
+  }
+
+  /** The controller's queue (exists once started). */
+  get queue(): Workqueue<string> {
+    if (!this._queue) throw new Error(`controller ${this.name} is not started`);
+    return this._queue;
+  }
+
+  /**
+   * Starts: zero-initialises the metrics, registers event handlers on the (shared) informers, waits for their
+   * first list, then starts the workers. Resolves once the workers run; throws if the caches do not sync in time.
+   */
+  async start(deps: ControllerStartDeps): Promise<void> {
+    if (this.started) throw new Error(`controller ${this.name} was already started`);
+    this.started = true;
+    const log = (deps.logger ?? createLogger('controller')).child(this.name, { controller: this.name });
+    this.metrics = controllerMetricsFor(this.name, this.maxConcurrentReconciles);
+    const queue = new Workqueue<string>({ name: this.name, rateLimiter: this.rateLimiter });
+    this._queue = queue;
+
+    const byKind = new Map<string, ReturnType<InformerSet['informerFor']>>();
+    const used = new Set<ReturnType<InformerSet['informerFor']>>();
+    for (const spec of this.watches) {
+      const inf = deps.informers.informerFor(spec);
+      used.add(inf);
+      if (!byKind.has(spec.kind)) byKind.set(spec.kind, inf);
+      const enqueue = (obj: KubeObject, ev: EventType, old?: KubeObject) => {
+        if (spec.predicate && !spec.predicate(obj, ev, old)) return;
+        for (const r of requestsFor(spec.enqueue, obj, ev)) queue.add(requestKey(r));
+      };
+      this.removeHandlers.push(
+        inf.addHandler({
+          onAdd: (o) => enqueue(o, 'add'),
+          onUpdate: (o, n) => enqueue(n, 'update', o),
+          onDelete: (o) => enqueue(o, 'delete'),
+        }),
+      );
+    }
+    log.info('Starting Controller');
+    const synced = await Promise.all([...used].map((i) => i.waitForSync(this.cacheSyncTimeoutMs)));
+    if (deps.signal.aborted) return;
+    if (!synced.every(Boolean)) {
+      throw new Error(`controller ${this.name}: timed out after ${this.cacheSyncTimeoutMs} ms waiting for the watch caches to sync (can the manager list and watch ${this.watches.map((w) => w.kind).join(', ')}?)`);
+    }
+
+    const cache: CacheReader = {
+      get: <T extends KubeObject>(kind: string, namespace: string | undefined, name: string) =>
+        byKind.get(kind)?.get(namespace ? `${namespace}/${name}` : name) as T | undefined,
+      list: <T extends KubeObject>(kind: string) => (byKind.get(kind)?.list() ?? []) as T[],
+    };
+    log.info('Starting workers', { 'worker count': this.maxConcurrentReconciles });
+    for (let i = 0; i < this.maxConcurrentReconciles; i++) {
+      this.workers.push(this.worker(queue, deps, log, cache));
+    }
+  }
+
+  /**
+   * Stops: the queue stops handing out items, in-flight reconciles finish (bounded by `timeoutMs`), event handlers
+   * are removed. Queued items are dropped (a restart re-lists everything).
+   */
+  async stop(timeoutMs = 30_000): Promise<boolean> {
+    for (const r of this.removeHandlers.splice(0)) r();
+    if (!this._queue) return true;
+    this._queue.shutDown();
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      Promise.all(this.workers).then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), timeoutMs);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    return finished;
+  }
+
+  private async worker(queue: Workqueue<string>, deps: ControllerStartDeps, log: Logger, cache: CacheReader): Promise<void> {
+    for (;;) {
+      const { item, shutdown } = await queue.get();
+      if (shutdown) return;
+      try {
+        await this.reconcileHandler(queue, item, deps, log, cache);
+      } finally {
+        queue.done(item);
+      }
+    }
+  }
+
+  private async reconcileHandler(queue: Workqueue<string>, key: string, deps: ControllerStartDeps, log: Logger, cache: CacheReader): Promise<void> {
+    const m = this.metrics!;
+    const req: Request = keyRequest(key);
+    // the request's logger is built only if something logs (keeps the hot path free of allocations)
+    let reqLog: Logger | undefined;
+    const getLog = () => (reqLog ??= log.child('reconcile', req.namespace ? { namespace: req.namespace, name: req.name } : { name: req.name }));
+    const ctx: ReconcileContext = {
+      controller: this.name,
+      client: deps.client,
+      get log() {
+        return getLog();
+      },
+      signal: deps.signal,
+      cache,
+    };
+    m.activeWorkers.inc();
+    const start = performance.now();
+    let result: Result | void = undefined;
+    let err: unknown;
+    let failed = false;
+    try {
+      result = await this.reconciler(req, ctx);
+    } catch (e) {
+      failed = true;
+      err = e;
+    }
+    m.observeReconcileTime((performance.now() - start) / 1000);
+    m.activeWorkers.dec();
+
+    if (failed) {
+      if (isPanic(err)) {
+        m.panics.inc();
+        getLog().error('Observed a panic in reconciler', { panic: describe(err) });
+      }
+      m.errors.inc();
+      m.total.error.inc();
+      if (isTerminal(err)) {
+        m.terminalErrors.inc();
+        queue.forget(key);
+      } else {
+        queue.addRateLimited(key);
+      }
+      getLog().error('Reconciler error', { error: describe(err) });
+      return;
+    }
+    const after = result?.requeueAfterMs ?? 0;
+    if (after > 0) {
+      queue.forget(key);
+      queue.addAfter(key, after);
+      m.total.requeue_after.inc();
+    } else if (result?.requeue) {
+      queue.addRateLimited(key);
+      m.total.requeue.inc();
+    } else {
+      queue.forget(key);
+      m.total.success.inc();
+    }
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  try {
+    return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+  } catch {
+    return String(err);
+  }
+}
+
+/** The cache key of an object (exported for reconcilers that look objects up by key). */
+export { objectKey };

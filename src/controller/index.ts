@@ -1,0 +1,28 @@
+/** The controller runtime: controllers, workqueue, rate limiters, their metrics. */
+export { Controller } from './controller.js';
+export type { ControllerOptions, ControllerStartDeps } from './controller.js';
+export { TerminalError, PanicError, isTerminal, isPanic } from './errors.js';
+export { Workqueue } from './workqueue.js';
+export type { WorkqueueOptions, QueueGet } from './workqueue.js';
+export {
+  ItemExponentialFailureRateLimiter,
+  BucketRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+} from './ratelimiter.js';
+export type { RateLimiter, DefaultRateLimiterOptions } from './ratelimiter.js';
+export { InformerSet } from './informers.js';
+export type { InformerTuning } from './informers.js';
+export { collectionPath, resourceOf, requestsFor } from './handlers.js';
+export type {
+  Request,
+  Result,
+  Reconciler,
+  ReconcileContext,
+  CacheReader,
+  KubeObject,
+  WatchSpec,
+  EnqueueMode,
+  EventType,
+} from './types.js';
+export * as controllerMetrics from './metrics.js';

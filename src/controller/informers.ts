@@ -1,0 +1,57 @@
+/**
+ * A set of informers shared by the controllers of one manager: watches of the same collection and selectors
+ * share one list/watch and one cache (like controller-runtime's cache).
+ */
+import { Informer, type InformerOptions } from '../kube/informer.js';
+import type { KubeClient } from '../kube/client.js';
+import type { Logger } from '../util/log.js';
+import { collectionPath } from './handlers.js';
+import type { KubeObject, WatchSpec } from './types.js';
+
+/** Tuning shared by every informer of a manager (see {@link InformerOptions}). */
+export type InformerTuning = Omit<InformerOptions, 'path' | 'labelSelector' | 'fieldSelector' | 'logger'>;
+
+/** Creates and shares informers; starts each on first use. */
+export class InformerSet {
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly tuning: InformerTuning = {},
+    private readonly logger?: Logger,
+  ) {}
+
+  /** The (started) informer for a watch spec. */
+  informerFor(spec: WatchSpec): Informer<KubeObject> {
+    const path = collectionPath(spec);
+    const key = `${path}?l=${spec.labelSelector ?? ''}&f=${spec.fieldSelector ?? ''}`;
+    let inf = this.informers.get(key);
+    if (!inf) {
+      inf = new Informer<KubeObject>(this.client, {
+        ...this.tuning,
+        path,
+        labelSelector: spec.labelSelector,
+        fieldSelector: spec.fieldSelector,
+        logger: this.logger,
+      });
+      this.informers.set(key, inf);
+      inf.start();
+    }
+    return inf;
+  }
+
+  /** Every informer created so far. */
+  all(): Informer<KubeObject>[] {
+    return [...this.informers.values()];
+  }
+
+  /** True when every informer has completed its first list. */
+  allSynced(): boolean {
+    return this.all().every((i) => i.synced);
+  }
+
+  /** Stops every informer. */
+  async stop(): Promise<void> {
+    await Promise.all(this.all().map((i) => i.stop()));
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Types shared by controllers, event handlers and the manager.
+ */
+import type { KubeClient } from '../kube/client.js';
+import type { Logger } from '../util/log.js';
+
+/** A request to reconcile one object, identified by namespace (absent for cluster-scoped objects) and name. */
+export interface Request {
+  namespace?: string;
+  name: string;
+}
+
+/** What a reconciler asks for when it succeeds. Returning nothing (or `{}`) means done. */
+export interface Result {
+  /** Re-queue with the rate limiter's backoff. */
+  requeue?: boolean;
+  /** Re-queue after this many ms (wins over `requeue`). */
+  requeueAfterMs?: number;
+}
+
+/** A Kubernetes object as plain JSON, with the metadata the runtime reads. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }>;
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+
+/** The kinds of event an informer delivers. */
+export type EventType = 'add' | 'update' | 'delete';
+
+/** Read access to the objects a controller watches, from its informers' caches (no API call). */
+export interface CacheReader {
+  /** The cached object of `kind` (as named in a watch), or undefined. */
+  get<T extends KubeObject = KubeObject>(kind: string, namespace: string | undefined, name: string): T | undefined;
+  /** Every cached object of `kind`. */
+  list<T extends KubeObject = KubeObject>(kind: string): T[];
+}
+
+/** What a reconciler gets besides the request. */
+export interface ReconcileContext {
+  /** The controller's name. */
+  controller: string;
+  /** An API client acting as the manager's identity. */
+  client: KubeClient;
+  /** A logger carrying the controller name and the request. */
+  log: Logger;
+  /** Aborted when the manager shuts down. */
+  signal: AbortSignal;
+  /** The cached objects of this controller's watches. */
+  cache: CacheReader;
+}
+
+/** A reconcile function. Throw to retry with backoff; throw a TerminalError to give up. */
+export type Reconciler = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
+
+/** Which requests an event enqueues. */
+export type EnqueueMode =
+  /** The object itself (default). */
+  | 'self'
+  /** The owner with `controller: true` in `ownerReferences`, when its kind is `ownerKind`. */
+  | { ownerKind: string; ownerApiVersion?: string }
+  /** Any mapping. */
+  | ((obj: KubeObject, event: EventType) => Request[]);
+
+/** One watched collection and how its events map to requests. */
+export interface WatchSpec {
+  /** `v1`, `apps/v1`, … */
+  apiVersion: string;
+  /** `ConfigMap`, `Secret`, … */
+  kind: string;
+  /** Plural resource name (default: lower-cased kind + `s`, `es` after s/x/ch/sh, `ies` after consonant + y). */
+  resource?: string;
+  /** Limit to one namespace (default: all namespaces, or the cluster for cluster-scoped kinds). */
+  namespace?: string;
+  /** Cluster-scoped kind (Namespace, ClusterRole, …). */
+  clusterScoped?: boolean;
+  /** Server-side label selector, e.g. `ctrlmetrics.dev/managed=true`. */
+  labelSelector?: string;
+  /** Server-side field selector. */
+  fieldSelector?: string;
+  /** How events become requests (default `'self'`). */
+  enqueue?: EnqueueMode;
+  /** Drop events for which this returns false. */
+  predicate?: (obj: KubeObject, event: EventType, old?: KubeObject) => boolean;
+}

@@ -1,0 +1,345 @@
+/**
+ * The controller manager: it owns the API client, the metrics server, the health probes, optional leader
+ * election and the controllers, and starts and stops them in controller-runtime's order:
+ *
+ * start: API config → API reachability check (GET /version, bounded) → metrics server (first, served whether or
+ * not this replica leads) → health probes → leader election (if on) → controllers (caches synced, workers up);
+ * stop (abort signal, SIGTERM or SIGINT): controllers → caches → lease released → health probes → metrics server
+ * (last, so the final state of the counters can still be scraped while the rest drains).
+ */
+import { KubeApiError, KubeClient } from '../kube/client.js';
+import { loadRestConfig, type RestConfig } from '../kube/config.js';
+import { createLogger, type Logger } from '../util/log.js';
+import { createMetricsServer } from '../metrics/server/index.js';
+import type { MetricsOptions, MetricsServer } from '../metrics/server/types.js';
+import type { Controller } from '../controller/controller.js';
+import { InformerSet, type InformerTuning } from '../controller/informers.js';
+import { isDisabled } from './bind.js';
+import { HealthProbeServer, type HealthCheck } from './health.js';
+import { LeaderElector } from './leaderelection.js';
+
+/** Options of a {@link Manager} (controller-runtime's `manager.Options`, the parts that matter here). */
+export interface ManagerOptions {
+  /** The metrics server (contract B). Default: `:8443`, HTTPS, self-signed; `bindAddress: '0'` disables it. */
+  metrics?: MetricsOptions;
+  /** Address of `/healthz` and `/readyz` (plain HTTP), e.g. `:8081`. Absent, empty or `0`: no probe server. */
+  healthProbeBindAddress?: string;
+  /** kubeconfig file to load when `restConfig` is not given (else `KUBECONFIG`, in-cluster, `~/.kube/config`). */
+  kubeconfig?: string;
+  /** How to reach the API (wins over `kubeconfig`). */
+  restConfig?: RestConfig;
+  /** Run controllers only while holding a coordination.k8s.io/v1 Lease (default false). */
+  leaderElection?: boolean;
+  /** Lease name (required with leader election). */
+  leaderElectionID?: string;
+  /** Lease namespace (default: the pod's namespace in a cluster, else `default`). */
+  leaderElectionNamespace?: string;
+  /** Lease timing (client-go defaults 15 s / 10 s / 2 s). */
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** How long stopping may take in all (default 30 000 ms). */
+  gracefulShutdownTimeoutMs?: number;
+  /** Stop on SIGTERM and SIGINT (default true; a second signal exits at once with status 1). */
+  handleSignals?: boolean;
+  /** Bound of the start-up API check (default 10 000 ms). */
+  apiCheckTimeoutMs?: number;
+  /** Informer tuning (watch timeout, re-list, resync, backoff, stuck detection). */
+  informers?: InformerTuning;
+  logger?: Logger;
+}
+
+/** A start-up or runtime failure of the manager, with a message that says what to do. */
+export class ManagerError extends Error {
+  override name = 'ManagerError';
+}
+
+const IN_CLUSTER_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** Runs controllers with a metrics server, health probes and optional leader election. */
+export class Manager {
+  private readonly opts: ManagerOptions;
+  private readonly log: Logger;
+  private readonly controllers: Controller[] = [];
+  private _client: KubeClient | undefined;
+  private _restConfig: RestConfig | undefined;
+  private _metricsServer: MetricsServer | undefined;
+  private _health: HealthProbeServer | undefined;
+  private informers: InformerSet | undefined;
+  private elector: LeaderElector | undefined;
+  private startedFlag = false;
+  private running = false;
+  private readonly extraHealthz: Array<[string, HealthCheck]> = [];
+  private readonly extraReadyz: Array<[string, HealthCheck]> = [];
+  private readonly readyPromise: Promise<void>;
+  private resolveReady!: () => void;
+  private rejectReady!: (e: Error) => void;
+
+  constructor(opts: ManagerOptions = {}) {
+    this.opts = opts;
+    this.log = opts.logger ?? createLogger('manager');
+    if (opts.restConfig) {
+      this._restConfig = opts.restConfig;
+      this._client = new KubeClient(opts.restConfig);
+    }
+    if (opts.leaderElection && !opts.leaderElectionID) {
+      throw new ManagerError('leaderElectionID is required when leader election is enabled');
+    }
+    this.readyPromise = new Promise<void>((res, rej) => {
+      this.resolveReady = res;
+      this.rejectReady = rej;
+    });
+    this.readyPromise.catch(() => undefined);
+  }
+
+  /** Adds a controller; controllers must be added before {@link start}. */
+  add(controller: Controller): this {
+    if (this.startedFlag) throw new ManagerError(`cannot add controller ${controller.name}: the manager is already started`);
+    if (this.controllers.some((c) => c.name === controller.name)) {
+      throw new ManagerError(`a controller named ${controller.name} was already added: controller names must be unique (they label the metrics)`);
+    }
+    this.controllers.push(controller);
+    return this;
+  }
+
+  /** Adds a liveness check served on `/healthz` (the informer check is built in). */
+  addHealthzCheck(name: string, check: HealthCheck): this {
+    this.extraHealthz.push([name, check]);
+    return this;
+  }
+
+  /** Adds a readiness check served on `/readyz` (the cache-sync check is built in). */
+  addReadyzCheck(name: string, check: HealthCheck): this {
+    this.extraReadyz.push([name, check]);
+    return this;
+  }
+
+  /** The API client acting as the manager (available at once with `restConfig`, else once started). */
+  get client(): KubeClient {
+    if (!this._client) throw new ManagerError('the manager has no API client yet: pass restConfig, or wait for start()');
+    return this._client;
+  }
+
+  /** The API configuration in use (once known). */
+  get restConfig(): RestConfig | undefined {
+    return this._restConfig;
+  }
+
+  /** The metrics server, once started (undefined when disabled). */
+  get metricsServer(): MetricsServer | undefined {
+    return this._metricsServer;
+  }
+
+  /** The health probe server, once started (undefined when disabled). */
+  get healthProbeServer(): HealthProbeServer | undefined {
+    return this._health;
+  }
+
+  /** Resolves once every component runs; rejects if start fails. */
+  ready(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  /**
+   * Starts everything and runs until `signal` aborts (or SIGTERM/SIGINT), then stops in order and resolves.
+   * Rejects with a {@link ManagerError} when start-up fails (cannot bind, cannot reach the API, caches do not
+   * sync) or when leadership is lost; what was started is stopped first.
+   */
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.startedFlag) throw new ManagerError('the manager was already started');
+    this.startedFlag = true;
+    const stop = new AbortController();
+    let fatal: Error | undefined;
+    const fail = (err: Error) => {
+      fatal ??= err;
+      stop.abort();
+    };
+    const onAbort = () => stop.abort();
+    if (signal?.aborted) stop.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const removeSignals = this.opts.handleSignals === false ? () => undefined : this.installSignalHandlers(stop);
+
+    try {
+      try {
+        await this.startComponents(stop.signal, fail);
+      } catch (err) {
+        const e = err instanceof ManagerError ? err : new ManagerError(err instanceof Error ? err.message : String(err));
+        this.rejectReady(e);
+        this.log.error('problem running manager', { error: e.message });
+        await this.stopComponents();
+        throw e;
+      }
+      this.running = true;
+      if (!stop.signal.aborted) {
+        this.resolveReady();
+        this.log.info('manager started', { controllers: this.controllers.map((c) => c.name) });
+        await new Promise<void>((resolve) => {
+          if (stop.signal.aborted) return resolve();
+          stop.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      } else {
+        this.rejectReady(new ManagerError('the manager was stopped while starting'));
+      }
+      this.running = false;
+      await this.stopComponents();
+      if (fatal) throw fatal instanceof ManagerError ? fatal : new ManagerError(fatal.message);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      removeSignals();
+    }
+  }
+
+  private installSignalHandlers(stop: AbortController): () => void {
+    let count = 0;
+    const handler = (sig: NodeJS.Signals) => {
+      count++;
+      if (count > 1) {
+        this.log.error('second signal received: exiting at once', { signal: sig });
+        process.exit(1);
+      }
+      this.log.info('signal received: shutting down', { signal: sig });
+      stop.abort();
+    };
+    process.on('SIGTERM', handler);
+    process.on('SIGINT', handler);
+    return () => {
+      process.off('SIGTERM', handler);
+      process.off('SIGINT', handler);
+    };
+  }
+
+  private async startComponents(signal: AbortSignal, fail: (e: Error) => void): Promise<void> {
+    // 1. API configuration and client
+    if (!this._restConfig) {
+      try {
+        this._restConfig = await loadRestConfig({ kubeconfig: this.opts.kubeconfig });
+      } catch (err) {
+        throw new ManagerError(`cannot load the Kubernetes API configuration: ${(err as Error).message}`);
+      }
+      this._client = new KubeClient(this._restConfig);
+    }
+    const client = this._client!;
+
+    // 2. is the API there?
+    await this.checkApi(client, signal);
+    if (signal.aborted) return;
+
+    // 3. metrics server first
+    const m = this.opts.metrics ?? {};
+    const metricsLog = this.log.child('metrics');
+    if (!isDisabled(m.bindAddress ?? ':8443')) {
+      this._metricsServer = createMetricsServer(m, { restConfig: this._restConfig, kubeClient: client, logger: metricsLog });
+      if (this._metricsServer) {
+        try {
+          await this._metricsServer.start();
+        } catch (err) {
+          this._metricsServer = undefined;
+          throw new ManagerError(`failed to start metrics server on ${m.bindAddress ?? ':8443'}: ${(err as Error).message}`);
+        }
+        this.log.info('metrics server is serving', { url: this._metricsServer.url });
+      }
+    }
+
+    // 4. health probes
+    this.informers = new InformerSet(client, this.opts.informers, this.log);
+    if (!isDisabled(this.opts.healthProbeBindAddress)) {
+      const health = new HealthProbeServer(this.opts.healthProbeBindAddress!);
+      const informers = this.informers;
+      health.healthz.add('ping', () => undefined);
+      health.healthz.add('informers', () => {
+        const bad = informers.all().map((i) => i.health()).filter((h) => !h.healthy);
+        if (bad.length) return new Error(bad.map((b) => b.reason).join('; '));
+      });
+      health.readyz.add('ping', () => undefined);
+      health.readyz.add('informers-synced', () => {
+        if (!this.running) return new Error('the manager is not running');
+        const pending = informers.all().filter((i) => !i.synced).map((i) => i.path);
+        if (pending.length) return new Error(`caches not synced: ${pending.join(', ')}`);
+      });
+      for (const [n, c] of this.extraHealthz) health.healthz.add(n, c);
+      for (const [n, c] of this.extraReadyz) health.readyz.add(n, c);
+      await health.start().catch((err: Error) => {
+        throw new ManagerError(err.message);
+      });
+      this._health = health;
+      this.log.info('health probes are serving', { url: health.url });
+    }
+
+    // 5. leader election
+    if (this.opts.leaderElection) {
+      const elector = new LeaderElector(client, {
+        id: this.opts.leaderElectionID!,
+        namespace: this.opts.leaderElectionNamespace ?? (await defaultLeaseNamespace()),
+        leaseDurationMs: this.opts.leaseDurationMs,
+        renewDeadlineMs: this.opts.renewDeadlineMs,
+        retryPeriodMs: this.opts.retryPeriodMs,
+        logger: this.log.child('leader-election'),
+      });
+      this.elector = elector;
+      if (!(await elector.acquire(signal))) return;
+      void elector.renewLoop(signal).then((lost) => {
+        if (lost) fail(new ManagerError(lost.message));
+      });
+    }
+
+    // 6. controllers
+    const deps = { client, informers: this.informers, logger: this.log, signal };
+    await Promise.all(this.controllers.map((c) => c.start(deps)));
+  }
+
+  private async checkApi(client: KubeClient, signal: AbortSignal): Promise<void> {
+    const server = this._restConfig!.server;
+    let res;
+    try {
+      res = await client.raw('GET', '/version', {
+        timeoutMs: this.opts.apiCheckTimeoutMs ?? 10_000,
+        retry: { steps: 3, baseMs: 300, factor: 2, jitter: 0.2 },
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) return;
+      const msg = err instanceof KubeApiError ? err.message : String(err);
+      throw new ManagerError(`cannot reach the Kubernetes API at ${server}: ${msg} (check --kubeconfig and that the API server is running)`);
+    }
+    if (res.status === 401) {
+      throw new ManagerError(`the Kubernetes API at ${server} rejected the manager's credentials (401 Unauthorized): check the token or client certificate in the kubeconfig`);
+    }
+    if (res.status >= 500) {
+      throw new ManagerError(`the Kubernetes API at ${server} is not healthy: GET /version answered ${res.status}`);
+    }
+  }
+
+  private async stopComponents(): Promise<void> {
+    const budget = this.opts.gracefulShutdownTimeoutMs ?? 30_000;
+    const deadline = Date.now() + budget;
+    const left = () => Math.max(100, deadline - Date.now());
+    this.log.info('Stopping and waiting for controllers');
+    const results = await Promise.all(this.controllers.map((c) => c.stop(left())));
+    if (results.some((r) => !r)) this.log.warn('some reconciles did not finish within the graceful shutdown timeout');
+    this.log.info('Stopping and waiting for caches');
+    await this.informers?.stop();
+    if (this.elector) {
+      this.log.info('Stopping and waiting for leader election runnables');
+      await this.elector.release();
+    }
+    if (this._health) {
+      this.log.info('Stopping health probe server');
+      await this._health.stop();
+    }
+    if (this._metricsServer) {
+      this.log.info('Stopping and waiting for HTTP servers (metrics)');
+      await Promise.race([this._metricsServer.stop(), new Promise((r) => setTimeout(r, left()).unref())]);
+    }
+    this._client?.close();
+    this.log.info('Wait completed, proceeding to shutdown the manager');
+  }
+}
+
+async function defaultLeaseNamespace(): Promise<string> {
+  try {
+    const { readFile } = await import('node:fs/promises');
+    return (await readFile(IN_CLUSTER_NAMESPACE_FILE, 'utf8')).trim() || 'default';
+  } catch {
+    return 'default';
+  }
+}

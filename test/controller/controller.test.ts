@@ -1,0 +1,195 @@
+/**
+ * The controller metrics end to end: a manager with two controllers against the embedded authority, scraped
+ * over HTTPS with a metrics-reader token, parsed by an independent parser and checked by `promtool check metrics`.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Controller, Manager, PanicError, TerminalError, filters, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { eventually, httpsGet, parseExposition, promtoolCheck, samples, value, type Family } from './helpers/exposition.js';
+
+const NS = 'ctl-test';
+const CR_RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
+  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+const WQ_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000];
+
+let cluster: TestCluster;
+let mgr: Manager;
+let stop: AbortController;
+let running: Promise<void>;
+let readerToken: string;
+/** Reconciles seen per object name, and which "mode" each should play. */
+const calls = new Map<string, number>();
+
+async function behave(req: Request, ctx: ReconcileContext): Promise<Result | void> {
+  const n = (calls.get(req.name) ?? 0) + 1;
+  calls.set(req.name, n);
+  const obj = ctx.cache.get<{ data?: { mode?: string } }>('ConfigMap', req.namespace, req.name);
+  const mode = obj?.data?.mode ?? 'ok';
+  const first = n === 1;
+  switch (mode) {
+    case 'requeue':
+      return first ? { requeue: true } : undefined;
+    case 'after':
+      return first ? { requeueAfterMs: 50 } : undefined;
+    case 'error':
+      if (first) throw new Error('transient failure');
+      return;
+    case 'panic':
+      // eslint-disable-next-line @typescript-eslint/only-throw-error
+      if (first) throw 'a string, not an Error';
+      return;
+    case 'panicerr':
+      if (first) throw new PanicError('invariant broken');
+      return;
+    case 'terminal':
+      throw new TerminalError('cannot ever work');
+    default:
+      return;
+  }
+}
+
+async function scrape(): Promise<Map<string, Family>> {
+  const res = await httpsGet(`${mgr.metricsServer!.url}/metrics`, readerToken);
+  assert.equal(res.status, 200, res.body.slice(0, 300));
+  return parseExposition(res.body);
+}
+
+before(async () => {
+  cluster = await startTestCluster();
+  await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  readerToken = await cluster.readerToken();
+  mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    healthProbeBindAddress: '127.0.0.1:0',
+    metrics: { bindAddress: '127.0.0.1:0', filterProvider: filters.withAuthenticationAndAuthorization },
+  });
+  mgr.add(new Controller({
+    name: 'behaviour',
+    maxConcurrentReconciles: 1, // one worker: a panic that killed it would stop everything after it
+    reconciler: behave,
+    watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, labelSelector: 'test=ctl' }],
+  }));
+  mgr.add(new Controller({
+    name: 'quiet',
+    maxConcurrentReconciles: 3,
+    reconciler: async () => undefined,
+    watches: [{ apiVersion: 'v1', kind: 'Secret', namespace: NS }],
+  }));
+  stop = new AbortController();
+  running = mgr.start(stop.signal);
+  await Promise.race([mgr.ready(), running]);
+});
+
+after(async () => {
+  stop?.abort();
+  await running?.catch(() => undefined);
+  await cluster?.stop();
+});
+
+test('at start every controller series is zero-initialised, before any reconcile', async () => {
+  const f = await scrape();
+  for (const controller of ['behaviour', 'quiet']) {
+    for (const result of ['success', 'error', 'requeue', 'requeue_after']) {
+      assert.equal(value(f, 'controller_runtime_reconcile_total', { controller, result }), 0, `${controller} ${result}`);
+    }
+    assert.equal(value(f, 'controller_runtime_reconcile_errors_total', { controller }), 0);
+    assert.equal(value(f, 'controller_runtime_terminal_reconcile_errors_total', { controller }), 0);
+    assert.equal(value(f, 'controller_runtime_reconcile_panics_total', { controller }), 0);
+    assert.equal(value(f, 'controller_runtime_active_workers', { controller }), 0);
+    assert.equal(value(f, 'workqueue_depth', { name: controller, controller, priority: '' }), 0);
+  }
+  assert.equal(value(f, 'controller_runtime_max_concurrent_reconciles', { controller: 'behaviour' }), 1);
+  assert.equal(value(f, 'controller_runtime_max_concurrent_reconciles', { controller: 'quiet' }), 3);
+  assert.equal(samples(f, 'controller_runtime_reconcile_time_seconds', { controller: 'behaviour' }).length, 0, 'the histogram appears with the first reconcile, as in controller-runtime');
+});
+
+test('counters move as reconciles succeed, fail, requeue, panic and hit terminal errors; the worker survives panics', async () => {
+  const modes = ['ok', 'requeue', 'after', 'error', 'panic', 'panicerr', 'terminal'];
+  for (const mode of modes) {
+    await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `cm-${mode}`, namespace: NS, labels: { test: 'ctl' } },
+      data: { mode },
+    });
+  }
+  // expected from the modes: 6 successes (all but terminal), errors from error/panic/panicerr/terminal
+  const f = await eventually(async () => {
+    const fams = await scrape();
+    return value(fams, 'controller_runtime_reconcile_total', { controller: 'behaviour', result: 'success' }) === 6 ? fams : undefined;
+  }, 'six successful reconciles', 20_000);
+  const c = { controller: 'behaviour' };
+  assert.equal(value(f, 'controller_runtime_reconcile_total', { ...c, result: 'error' }), 4);
+  assert.equal(value(f, 'controller_runtime_reconcile_total', { ...c, result: 'requeue' }), 1);
+  assert.equal(value(f, 'controller_runtime_reconcile_total', { ...c, result: 'requeue_after' }), 1);
+  assert.equal(value(f, 'controller_runtime_reconcile_errors_total', c), 4);
+  assert.equal(value(f, 'controller_runtime_terminal_reconcile_errors_total', c), 1);
+  assert.equal(value(f, 'controller_runtime_reconcile_panics_total', c), 2);
+  assert.equal(value(f, 'controller_runtime_reconcile_time_seconds_count', c), 12);
+  assert.equal(value(f, 'controller_runtime_active_workers', c), 0);
+  assert.equal(calls.get('cm-terminal'), 1, 'a terminal error is not retried');
+  assert.equal(calls.get('cm-panic'), 2, 'a panic is retried with backoff, by the surviving worker');
+  // requeue, requeue_after, error, panic, panicerr: 5 delayed re-adds
+  assert.equal(value(f, 'workqueue_retries_total', { name: 'behaviour', controller: 'behaviour' }), 5);
+  assert.equal(value(f, 'workqueue_adds_total', { name: 'behaviour', controller: 'behaviour' }), 12);
+  assert.equal(value(f, 'workqueue_work_duration_seconds_count', { name: 'behaviour', controller: 'behaviour' }), 12);
+  // the other controller is untouched
+  assert.equal(value(f, 'controller_runtime_reconcile_total', { controller: 'quiet', result: 'success' }), 0);
+  // every API call of the manager is counted, including the TokenReview/SubjectAccessReview of this scrape
+  const host = new URL(cluster.authority.url).host;
+  const posts = value(f, 'rest_client_requests_total', { code: '201', method: 'POST', host });
+  assert.ok((posts ?? 0) >= 2, `TokenReview + SubjectAccessReview counted (${posts})`);
+  assert.ok((value(f, 'rest_client_requests_total', { code: '200', method: 'GET', host }) ?? 0) >= 2, 'lists and watches counted');
+});
+
+test('every family has controller-runtime\'s type, labels and buckets, and promtool accepts the exposition', async () => {
+  const res = await httpsGet(`${mgr.metricsServer!.url}/metrics`, readerToken);
+  assert.equal(res.status, 200);
+  const f = parseExposition(res.body);
+  const expect: Array<[string, string, string[]]> = [
+    ['controller_runtime_reconcile_total', 'counter', ['controller', 'result']],
+    ['controller_runtime_reconcile_errors_total', 'counter', ['controller']],
+    ['controller_runtime_terminal_reconcile_errors_total', 'counter', ['controller']],
+    ['controller_runtime_reconcile_panics_total', 'counter', ['controller']],
+    ['controller_runtime_reconcile_time_seconds', 'histogram', ['controller']],
+    ['controller_runtime_max_concurrent_reconciles', 'gauge', ['controller']],
+    ['controller_runtime_active_workers', 'gauge', ['controller']],
+    ['workqueue_depth', 'gauge', ['controller', 'name', 'priority']],
+    ['workqueue_adds_total', 'counter', ['controller', 'name']],
+    ['workqueue_queue_duration_seconds', 'histogram', ['controller', 'name']],
+    ['workqueue_work_duration_seconds', 'histogram', ['controller', 'name']],
+    ['workqueue_unfinished_work_seconds', 'gauge', ['controller', 'name']],
+    ['workqueue_longest_running_processor_seconds', 'gauge', ['controller', 'name']],
+    ['workqueue_retries_total', 'counter', ['controller', 'name']],
+    ['rest_client_requests_total', 'counter', ['code', 'host', 'method']],
+  ];
+  for (const [name, type, labels] of expect) {
+    const fam = f.get(name);
+    assert.ok(fam, `${name} is exposed`);
+    assert.equal(fam.type, type, `${name} type`);
+    assert.ok(fam.help.length > 0, `${name} has help`);
+    assert.ok(fam.samples.length > 0, `${name} has series`);
+    for (const s of fam.samples) {
+      const keys = Object.keys(s.labels).filter((k) => k !== 'le').sort();
+      assert.deepEqual(keys, labels, `${name} labels of ${s.name}`);
+    }
+  }
+  const les = (fam: string, match: Record<string, string>) =>
+    samples(f, fam, match, `${fam}_bucket`).map((s) => Number(s.labels.le === '+Inf' ? Infinity : s.labels.le));
+  assert.deepEqual(les('controller_runtime_reconcile_time_seconds', { controller: 'behaviour' }), [...CR_RECONCILE_BUCKETS, Infinity]);
+  assert.deepEqual(les('workqueue_queue_duration_seconds', { name: 'quiet' }), [...WQ_BUCKETS, Infinity]);
+  assert.deepEqual(les('workqueue_work_duration_seconds', { name: 'behaviour' }), [...WQ_BUCKETS, Infinity]);
+  // process and Node.js runtime metrics, as in any controller-runtime manager (Go's go_* have no Node equivalent)
+  for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_open_fds', 'process_start_time_seconds', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+    assert.ok(f.has(name), `${name} is exposed`);
+  }
+  // leader election is off: its gauge is absent, as in controller-runtime
+  assert.equal(samples(f, 'leader_election_master_status').length, 0);
+
+  const check = await promtoolCheck(res.body);
+  assert.equal(check.code, 0, `promtool check metrics:\n${check.output}`);
+});

@@ -1,0 +1,123 @@
+/**
+ * `ctrlmetrics demo` as a user runs it: a real child process on ephemeral ports, scraped with curl and the
+ * reader token it wrote, inspected with kubectl and the kubeconfig it wrote, stopped with SIGTERM.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+import { eventually, parseExposition, value } from './helpers/exposition.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+after(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function runDemo(args: string[]): Run {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli.ts', 'demo', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error(`${what}: no result within ${ms} ms`)), ms)))]).finally(() => clearTimeout(t));
+}
+
+function sh(command: string, timeoutMs = 15_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', command], { cwd: ROOT, timeout: timeoutMs, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const CURL_LINE = /^\s*(curl -k -H "Authorization: Bearer \$\(cat (\S+)\)" (https:\/\/127\.0\.0\.1:\d+\/metrics))\s*$/m;
+
+test('ctrlmetrics demo: secure metrics of both controllers with the printed curl line; clean SIGTERM; restart on the same state', { timeout: 120_000 }, async () => {
+  const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-'));
+  dirs.push(stateDir);
+  const common = ['--state-dir', stateDir, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+  const run = runDemo([...common, '--load-interval', '0.3', '--duration', '90']);
+  const m = await eventually(() => CURL_LINE.exec(run.stdout()) ?? (run.child.exitCode !== null ? Promise.reject(new Error(`demo exited: ${run.stderr()}`)) : undefined), 'the curl line', 45_000, 200);
+  const [, curlLine, tokenPath, url] = m as unknown as [string, string, string, string];
+  assert.equal(tokenPath, join(stateDir, 'reader.token'));
+  assert.equal((await stat(tokenPath)).mode & 0o777, 0o600, 'the reader token is private');
+  await stat(join(stateDir, 'kubeconfig'));
+
+  // the exact printed command, through a shell, until both controllers have reconciled
+  const families = await eventually(async () => {
+    const r = await sh(`${curlLine} -s -w '\\n%{http_code}'`);
+    const body = r.stdout.slice(0, r.stdout.lastIndexOf('\n'));
+    const code = r.stdout.slice(r.stdout.lastIndexOf('\n') + 1);
+    if (code !== '200') throw new Error(`curl answered ${code}: ${body.slice(0, 200)}`);
+    const f = parseExposition(body);
+    const cm = value(f, 'controller_runtime_reconcile_total', { controller: 'configmap', result: 'success' }) ?? 0;
+    const secret = value(f, 'controller_runtime_reconcile_total', { controller: 'secret', result: 'success' }) ?? 0;
+    const goobers = value(f, 'goobers_total', {}) ?? 0;
+    return cm >= 3 && secret >= 1 && goobers >= 3 ? f : undefined;
+  }, 'reconciles of both controllers on /metrics', 40_000, 500);
+  assert.equal(families.get('goobers_total')?.help, 'Number of goobers processed');
+  assert.equal(families.get('goobers_total')?.type, 'counter');
+
+  // no token: 401, as controller-runtime's filter answers
+  const anon = await sh(`curl -k -s -o /dev/null -w '%{http_code}' ${url}`);
+  assert.equal(anon.stdout, '401');
+
+  // the derived objects exist, seen with kubectl and the kubeconfig the demo wrote
+  const kc = await sh(`kubectl --kubeconfig ${join(stateDir, 'kubeconfig')} get configmaps -n ctrlmetrics-demo -o name`);
+  assert.equal(kc.code, 0, kc.stderr);
+  for (const name of ['demo-0', 'demo-0-digest', 'demo-1-digest', 'demo-2-digest']) assert.match(kc.stdout, new RegExp(`configmap/${name}\\b`));
+
+  run.child.kill('SIGTERM');
+  assert.equal(await within(run.exited, 30_000, 'exit after SIGTERM'), 0, run.stderr());
+  assert.match(run.stdout(), /ctrlmetrics demo stopped/);
+
+  // again on the same state directory (RBAC re-applied, objects kept), stopping by itself after --duration
+  const again = runDemo([...common, '--duration', '3']);
+  assert.equal(await within(again.exited, 45_000, 'exit after --duration'), 0, again.stderr());
+  assert.match(again.stdout(), CURL_LINE);
+});
+
+test('ctrlmetrics demo --kubeconfig: exits non-zero with a clear message when the API cannot be reached', { timeout: 60_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-kc-'));
+  dirs.push(dir);
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(kubeconfig, [
+    'apiVersion: v1', 'kind: Config',
+    'clusters: [{name: c, cluster: {server: "https://127.0.0.1:' + port + '", insecure-skip-tls-verify: true}}]',
+    'users: [{name: u, user: {token: abc}}]',
+    'contexts: [{name: c, context: {cluster: c, user: u}}]',
+    'current-context: c', '',
+  ].join('\n'));
+  const run = runDemo(['--kubeconfig', kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']);
+  const code = await within(run.exited, 45_000, 'exit');
+  assert.equal(code, 1);
+  assert.match(run.stderr(), /^error: .*(cannot reach the Kubernetes API|ECONNREFUSED)/m);
+});

@@ -1,0 +1,124 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Informer } from '../../src/kube/informer.js';
+import { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/controller/types.js';
+import { startAuthority } from '../../src/authority/index.js';
+import { startTestCluster } from '../helpers/cluster.js';
+import { eventually } from './helpers/exposition.js';
+
+const FAST = { backoffBaseMs: 50, backoffMaxMs: 400, watchTimeoutSeconds: 30 };
+
+function cm(ns: string, name: string, data: Record<string, string> = {}, labels: Record<string, string> = { app: 'inf' }) {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels }, data };
+}
+
+const tmpDirs: string[] = [];
+after(async () => {
+  for (const d of tmpDirs) await rm(d, { recursive: true, force: true });
+});
+
+test('lists, then follows adds, updates and deletes through the watch (selector applied server-side)', async () => {
+  const cluster = await startTestCluster();
+  const inf = new Informer<KubeObject>(new KubeClient(cluster.authority.restConfig), {
+    path: '/api/v1/namespaces/inf-a/configmaps',
+    labelSelector: 'app=inf',
+    ...FAST,
+  });
+  try {
+    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-a' } });
+    await cluster.admin.create('/api/v1/namespaces/inf-a/configmaps', cm('inf-a', 'before'));
+    await cluster.admin.create('/api/v1/namespaces/inf-a/configmaps', cm('inf-a', 'unlabelled', {}, { app: 'other' }));
+    const events: string[] = [];
+    inf.addHandler({
+      onAdd: (o) => events.push(`add ${o.metadata?.name}`),
+      onUpdate: (_o, n) => events.push(`update ${n.metadata?.name} ${(n as { data?: Record<string, string> }).data?.v}`),
+      onDelete: (o) => events.push(`delete ${o.metadata?.name}`),
+    });
+    inf.start();
+    assert.equal(await inf.waitForSync(10_000), true);
+    assert.deepEqual(events, ['add before'], 'the list delivers only matching objects');
+    await cluster.admin.create('/api/v1/namespaces/inf-a/configmaps', cm('inf-a', 'after'));
+    await cluster.admin.mergePatch('/api/v1/namespaces/inf-a/configmaps/after', { data: { v: '2' } });
+    await cluster.admin.delete('/api/v1/namespaces/inf-a/configmaps/before');
+    await eventually(() => events.length >= 4, 'watch events');
+    assert.deepEqual(events, ['add before', 'add after', 'update after 2', 'delete before']);
+    assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['after']);
+    assert.equal(inf.get('inf-a/after')?.metadata?.name, 'after');
+    assert.deepEqual(inf.health(), { healthy: true });
+  } finally {
+    await inf.stop();
+    await cluster.stop();
+  }
+});
+
+test('a watch that ends (server timeout) is re-opened from the last resourceVersion without a re-list', async () => {
+  const cluster = await startTestCluster();
+  const inf = new Informer<KubeObject>(new KubeClient(cluster.authority.restConfig), {
+    path: '/api/v1/namespaces/inf-b/configmaps',
+    labelSelector: 'app=inf',
+    ...FAST,
+    watchTimeoutSeconds: 1, // the server closes each watch after 1–2 s
+  });
+  try {
+    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-b' } });
+    const adds: string[] = [];
+    inf.addHandler({ onAdd: (o) => adds.push(o.metadata!.name!) });
+    inf.start();
+    assert.equal(await inf.waitForSync(10_000), true);
+    await eventually(() => inf.stats.watches >= 3, 'three watches', 15_000);
+    await cluster.admin.create('/api/v1/namespaces/inf-b/configmaps', cm('inf-b', 'late'));
+    await eventually(() => adds.length === 1, 'the add after reconnects');
+    assert.deepEqual(adds, ['late']);
+    assert.equal(inf.stats.lists, 1, 'no re-list for a normal watch end');
+    assert.equal(inf.stats.failures, 0);
+  } finally {
+    await inf.stop();
+    await cluster.stop();
+  }
+});
+
+test('after the API restarts (same state, same port): reconnects with backoff, re-lists on 410 Gone, reports health', async () => {
+  const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-inf-'));
+  tmpDirs.push(stateDir);
+  let authority = await startAuthority({ listen: '127.0.0.1:0', stateDir });
+  const port = new URL(authority.url).port;
+  const admin = () => new KubeClient(authority.restConfig);
+  const inf = new Informer<KubeObject>(new KubeClient(authority.restConfig), {
+    path: '/api/v1/namespaces/inf-c/configmaps',
+    labelSelector: 'app=inf',
+    ...FAST,
+    stuckAfterMs: 800,
+  });
+  try {
+    await admin().create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-c' } });
+    await admin().create('/api/v1/namespaces/inf-c/configmaps', cm('inf-c', 'one'));
+    const seen = new Set<string>();
+    const deleted = new Set<string>();
+    inf.addHandler({ onAdd: (o) => seen.add(o.metadata!.name!), onDelete: (o) => deleted.add(o.metadata!.name!) });
+    inf.start();
+    assert.equal(await inf.waitForSync(10_000), true);
+    // a change the informer never sees (another collection) moves the resourceVersion past the informer's
+    await admin().create('/api/v1/namespaces/inf-c/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'inf-c' } });
+    await authority.stop();
+
+    await eventually(() => !inf.health().healthy, 'unhealthy while the API is down', 10_000);
+    assert.match(inf.health().reason ?? '', /no successful list or watch/);
+    assert.ok(inf.stats.failures >= 1);
+
+    authority = await startAuthority({ listen: `127.0.0.1:${port}`, stateDir });
+    // changes made while the informer was away, and after the restart
+    await admin().create('/api/v1/namespaces/inf-c/configmaps', cm('inf-c', 'two'));
+    await admin().delete('/api/v1/namespaces/inf-c/configmaps/one');
+    await eventually(() => seen.has('two') && deleted.has('one'), 'the informer to catch up after the restart', 15_000);
+    assert.ok(inf.stats.relistsOnGone >= 1, `the old resourceVersion was gone: re-listed (${JSON.stringify(inf.stats)})`);
+    await eventually(() => inf.health().healthy, 'healthy again', 5_000);
+    assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['two']);
+  } finally {
+    await inf.stop();
+    await authority.stop();
+  }
+});
