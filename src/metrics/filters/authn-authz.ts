@@ -1,0 +1,162 @@
+/**
+ * `filters.withAuthenticationAndAuthorization`: every request must carry a bearer token that the Kubernetes
+ * API authenticates (TokenReview) and authorizes for the request's path and verb (SubjectAccessReview).
+ *
+ *   no/invalid Authorization header          → 401 Unauthorized
+ *   token not authenticated                  → 401 Unauthorized (controller-runtime answers 500 here)
+ *   TokenReview could not be made            → 500 Authentication failed
+ *   SubjectAccessReview could not be made    → 500 Authorization for user X failed
+ *   not allowed                              → 403 Authorization denied for user X
+ *
+ * Decisions are cached in bounded LRUs keyed by an HMAC of the token (never the token) with a per-process
+ * random key; concurrent identical look-ups share one API call. The filter never allows on error.
+ */
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import type { KubeClient } from '../../kube/client.js';
+import type { RestConfig } from '../../kube/config.js';
+import type { Logger } from '../../util/log.js';
+import { sendText } from '../server/respond.js';
+import type { Filter, FilterProvider, Handler } from '../server/types.js';
+import { authorizationValues, parseBearerToken } from './bearer.js';
+import { DecisionCache } from './cache.js';
+import { ReviewForbiddenError, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type UserInfo } from './reviews.js';
+
+/** Tuning of the authentication/authorization filter. */
+export interface AuthFilterOptions {
+  /** How long an authenticated token is cached (default 60 000 ms). */
+  authnTTLms?: number;
+  /** How long a token the API did not authenticate is cached (default 10 000 ms). */
+  unauthnTTLms?: number;
+  /** How long an allow decision is cached (default 300 000 ms). */
+  allowTTLms?: number;
+  /** How long a deny decision is cached (default 30 000 ms). */
+  denyTTLms?: number;
+  /** Entries per cache (default 4096 each for authentication and authorization). */
+  cacheSize?: number;
+  /** Deadline of one review including retries (default 10 000 ms). */
+  timeoutMs?: number;
+}
+
+const DEFAULTS: Required<AuthFilterOptions> = {
+  authnTTLms: 60_000,
+  unauthnTTLms: 10_000,
+  allowTTLms: 300_000,
+  denyTTLms: 30_000,
+  cacheSize: 4096,
+  timeoutMs: 10_000,
+};
+
+const RBAC_HINT =
+  'the manager\'s service account needs the metrics-auth-role: create on tokenreviews (authentication.k8s.io) and subjectaccessreviews (authorization.k8s.io)';
+
+/** Longest authorization-cache key input; longer requests are decided without caching. */
+const MAX_AUTHZ_KEY_INPUT = 10_000;
+
+/** The authentication and authorization decisions, with their caches. Exposed for tests and reuse. */
+export class Authenticator {
+  readonly opts: Required<AuthFilterOptions>;
+  private readonly hmacKey = randomBytes(32);
+  readonly authnCache: DecisionCache<AuthnResult>;
+  readonly authzCache: DecisionCache<AuthzDecision>;
+
+  constructor(
+    private readonly client: KubeClient,
+    opts: AuthFilterOptions = {},
+  ) {
+    this.opts = { ...DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) };
+    this.authnCache = new DecisionCache<AuthnResult>(this.opts.cacheSize, (r) => (r.authenticated ? this.opts.authnTTLms : this.opts.unauthnTTLms));
+    this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms));
+  }
+
+  /** Who the token belongs to (cached; one API call for concurrent identical tokens). Throws if the API cannot tell. */
+  authenticate(token: string): Promise<AuthnResult> {
+    const key = createHmac('sha256', this.hmacKey).update(token).digest('base64url');
+    return this.authnCache.get(key, () => tokenReview(this.client, token, this.opts.timeoutMs));
+  }
+
+  /** Whether the user may use `verb` on `path` (cached). Throws if the API cannot tell. */
+  authorize(user: UserInfo, path: string, verb: string): Promise<AuthzDecision> {
+    const input = JSON.stringify([user.username, user.uid ?? '', user.groups, user.extra ?? {}, path, verb]);
+    if (input.length >= MAX_AUTHZ_KEY_INPUT) return subjectAccessReview(this.client, user, path, verb, this.opts.timeoutMs);
+    const key = createHash('sha256').update(input).digest('base64url');
+    return this.authzCache.get(key, () => subjectAccessReview(this.client, user, path, verb, this.opts.timeoutMs));
+  }
+}
+
+/** Adds `system:authenticated` like the API server's group adder does. */
+function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  if (user.username === 'system:anonymous') return user;
+  if (user.groups.includes('system:authenticated') || user.groups.includes('system:unauthenticated')) return user;
+  return { ...user, groups: [...user.groups, 'system:authenticated'] };
+}
+
+function pathOf(url: string | undefined): string {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return q >= 0 ? u.slice(0, q) : u;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Wraps `handler` with bearer-token authentication and authorization through `auth`. */
+export function authFilter(auth: Authenticator): Filter {
+  return (log: Logger, handler: Handler): Handler => {
+    return async (req, res) => {
+      const token = parseBearerToken(authorizationValues(req.rawHeaders));
+      if (token === undefined) {
+        log.debug('Authentication failed: no bearer token');
+        sendText(res, 401, 'Unauthorized');
+        return;
+      }
+      let authn: AuthnResult;
+      try {
+        authn = await auth.authenticate(token);
+      } catch (err) {
+        if (err instanceof ReviewForbiddenError) log.error('Authentication failed', { error: errorText(err), hint: RBAC_HINT });
+        else log.error('Authentication failed', { error: errorText(err) });
+        sendText(res, 500, 'Authentication failed');
+        return;
+      }
+      if (!authn.authenticated) {
+        log.debug('Authentication failed: token not authenticated', { reason: authn.error ?? '' });
+        sendText(res, 401, 'Unauthorized');
+        return;
+      }
+      const user = withAuthenticatedGroup(authn.user);
+      const path = pathOf(req.url);
+      const verb = (req.method ?? 'GET').toLowerCase();
+      let decision: AuthzDecision;
+      try {
+        decision = await auth.authorize(user, path, verb);
+      } catch (err) {
+        const msg = `Authorization for user ${user.username} failed`;
+        if (err instanceof ReviewForbiddenError) log.error(msg, { error: errorText(err), hint: RBAC_HINT });
+        else log.error(msg, { error: errorText(err) });
+        sendText(res, 500, msg);
+        return;
+      }
+      if (!decision.allowed) {
+        const msg = `Authorization denied for user ${user.username}`;
+        log.debug(msg, { reason: decision.reason, path, verb });
+        sendText(res, 403, msg);
+        return;
+      }
+      // downstream handlers never see the credential
+      delete req.headers.authorization;
+      for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+        if (req.rawHeaders[i]!.toLowerCase() === 'authorization') req.rawHeaders[i + 1] = '';
+      }
+      await handler(req, res);
+    };
+  };
+}
+
+/** A filter provider with custom TTLs, cache size or timeout. */
+export function authenticationAndAuthorization(opts: AuthFilterOptions = {}): FilterProvider {
+  return (_config: RestConfig, client: KubeClient) => authFilter(new Authenticator(client, opts));
+}
+
+/** The filter provider with controller-runtime's settings (and a 10 s negative authentication cache). */
+export const withAuthenticationAndAuthorization: FilterProvider = authenticationAndAuthorization();

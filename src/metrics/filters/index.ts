@@ -1,0 +1,13 @@
+/** Filters for the metrics server (controller-runtime's `pkg/metrics/filters`). */
+import { authenticationAndAuthorization, withAuthenticationAndAuthorization } from './authn-authz.js';
+
+export { Authenticator, authFilter, authenticationAndAuthorization, withAuthenticationAndAuthorization } from './authn-authz.js';
+export type { AuthFilterOptions } from './authn-authz.js';
+export { parseBearerToken, authorizationValues, MAX_TOKEN_LENGTH } from './bearer.js';
+export type { UserInfo, AuthnResult, AuthzDecision } from './reviews.js';
+
+/** The filters of contract B: `filters.withAuthenticationAndAuthorization` (defaults) and a configurable variant. */
+export const filters = {
+  withAuthenticationAndAuthorization,
+  authenticationAndAuthorization,
+} as const;

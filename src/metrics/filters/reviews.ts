@@ -1,0 +1,107 @@
+/**
+ * The two API calls of delegated authentication and authorization: TokenReview and SubjectAccessReview.
+ * Both go through the manager's {@link KubeClient} (one keep-alive agent, its client-side rate limit) with a
+ * deadline and controller-runtime's retry policy on 429/5xx/connection errors.
+ */
+import { DEFAULT_RETRY, KubeApiError, type KubeClient } from '../../kube/client.js';
+
+/** An authenticated identity, as a TokenReview reports it. */
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
+
+export type AuthnResult = { authenticated: true; user: UserInfo } | { authenticated: false; error?: string };
+
+export interface AuthzDecision {
+  allowed: boolean;
+  reason: string;
+}
+
+/** The API refused the review itself (403): the manager's identity lacks the metrics-auth-role. */
+export class ReviewForbiddenError extends Error {
+  override name = 'ReviewForbiddenError';
+}
+
+const TOKEN_REVIEWS = '/apis/authentication.k8s.io/v1/tokenreviews';
+const SUBJECT_ACCESS_REVIEWS = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isStringArray(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((s) => typeof s === 'string');
+}
+
+async function post(client: KubeClient, path: string, kind: string, body: unknown, timeoutMs: number): Promise<Record<string, unknown>> {
+  const res = await client.raw('POST', path, {
+    body,
+    timeoutMs,
+    retry: DEFAULT_RETRY,
+  });
+  if (res.status === 403) {
+    throw new ReviewForbiddenError(`the API server refused to create the ${kind} (403 Forbidden)`);
+  }
+  if (res.status !== 200 && res.status !== 201) {
+    throw new KubeApiError(res.status, 'ReviewFailed', `${kind} failed: the API server answered ${res.status}`);
+  }
+  if (!isObject(res.body) || !isObject(res.body.status)) {
+    throw new KubeApiError(res.status, 'MalformedResponse', `${kind} failed: the API server's answer has no status`);
+  }
+  return res.body.status;
+}
+
+/** Asks the API who a bearer token belongs to (no audiences: the API server's own apply). */
+export async function tokenReview(client: KubeClient, token: string, timeoutMs: number): Promise<AuthnResult> {
+  const status = await post(
+    client,
+    TOKEN_REVIEWS,
+    'TokenReview',
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+    timeoutMs,
+  );
+  if (status.authenticated !== true) {
+    return { authenticated: false, error: typeof status.error === 'string' ? status.error : undefined };
+  }
+  const u = status.user;
+  if (!isObject(u) || typeof u.username !== 'string' || u.username.length === 0) {
+    throw new KubeApiError(201, 'MalformedResponse', 'TokenReview failed: authenticated without a user name');
+  }
+  const extra: Record<string, string[]> = {};
+  if (isObject(u.extra)) {
+    for (const [k, v] of Object.entries(u.extra)) if (isStringArray(v)) extra[k] = v;
+  }
+  return {
+    authenticated: true,
+    user: {
+      username: u.username,
+      uid: typeof u.uid === 'string' ? u.uid : undefined,
+      groups: isStringArray(u.groups) ? u.groups : [],
+      extra,
+    },
+  };
+}
+
+/** Asks the API whether `user` may use `verb` on the non-resource `path`. */
+export async function subjectAccessReview(client: KubeClient, user: UserInfo, path: string, verb: string, timeoutMs: number): Promise<AuthzDecision> {
+  const spec: Record<string, unknown> = {
+    user: user.username,
+    groups: user.groups,
+    nonResourceAttributes: { path, verb },
+  };
+  if (user.uid) spec.uid = user.uid;
+  if (user.extra && Object.keys(user.extra).length > 0) spec.extra = user.extra;
+  const status = await post(
+    client,
+    SUBJECT_ACCESS_REVIEWS,
+    'SubjectAccessReview',
+    { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
+    timeoutMs,
+  );
+  const reason = typeof status.reason === 'string' ? status.reason : '';
+  if (status.denied === true) return { allowed: false, reason };
+  return { allowed: status.allowed === true, reason };
+}

@@ -1,0 +1,220 @@
+/**
+ * The `/metrics` handler: content negotiation, one shared collect + render for concurrent scrapes, gzip,
+ * and a streamed body.
+ *
+ * Concurrent scrapes share a "generation": one `registry.collect()`, and per (format, gzip) one render whose
+ * chunks are kept and replayed to every scrape of that generation, each at its own pace (a slow client never
+ * stalls the render or the others). A generation ends when its collect failed or its renders are done; the
+ * next scrape starts a new one. A collector error gives every waiting scrape a 500 before any body is sent.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { once } from 'node:events';
+import { createGzip } from 'node:zlib';
+import type { Logger } from '../../util/log.js';
+import { negotiateFormat, type ExpositionFormat, type MetricsSnapshot } from '../index.js';
+import { sendText } from './respond.js';
+import type { Handler } from './types.js';
+
+/** What the handler needs from a registry. */
+export interface MetricsSource {
+  collect(opts?: { timeoutMs?: number }): Promise<MetricsSnapshot>;
+}
+
+/** zlib level: 1-3 costs far less CPU than the default 6 for a few percent more bytes. */
+const GZIP_LEVEL = 2;
+
+/** One render of a snapshot in one format/encoding, replayable by any number of readers. */
+class RenderJob {
+  private readonly chunks: Buffer[] = [];
+  private finished = false;
+  private error: Error | undefined;
+  private waiters: Array<() => void> = [];
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.wake();
+  }
+
+  finish(err?: Error): void {
+    this.finished = true;
+    this.error = err;
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  /** Every chunk from the first, waiting for more until the render is done; throws if the render failed. */
+  async *read(): AsyncGenerator<Buffer> {
+    let i = 0;
+    for (;;) {
+      while (i < this.chunks.length) yield this.chunks[i++]!;
+      if (this.finished) {
+        if (this.error) throw this.error;
+        return;
+      }
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  async run(snapshot: MetricsSnapshot, format: ExpositionFormat, gzip: boolean): Promise<void> {
+    try {
+      if (!gzip) {
+        for await (const chunk of snapshot.chunks(format)) this.push(chunk);
+      } else {
+        // zlib streams compress on the libuv thread pool, off the main thread
+        const gz = createGzip({ level: GZIP_LEVEL });
+        gz.on('data', (c: Buffer) => this.push(c));
+        const ended = once(gz, 'end');
+        for await (const chunk of snapshot.chunks(format)) {
+          if (!gz.write(chunk)) await once(gz, 'drain');
+        }
+        gz.end();
+        await ended;
+      }
+      this.finish();
+    } catch (err) {
+      this.finish(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}
+
+interface Generation {
+  snapshot: Promise<MetricsSnapshot>;
+  settled: boolean;
+  renders: Map<string, RenderJob>;
+  running: number;
+}
+
+/** Shares one in-flight collect and one render per format/encoding among concurrent scrapes. */
+export class ScrapeCoalescer {
+  private current: Generation | undefined;
+
+  constructor(private readonly source: MetricsSource) {}
+
+  private generation(): Generation {
+    if (this.current) return this.current;
+    const gen: Generation = { snapshot: this.source.collect(), settled: false, renders: new Map(), running: 0 };
+    this.current = gen;
+    const settle = () => {
+      gen.settled = true;
+      this.maybeEnd(gen);
+    };
+    gen.snapshot.then(settle, settle);
+    return gen;
+  }
+
+  private maybeEnd(gen: Generation): void {
+    if (gen.settled && gen.running === 0 && this.current === gen) this.current = undefined;
+  }
+
+  /** The snapshot of the current generation (starts a collect if none is in flight). */
+  snapshot(): Promise<MetricsSnapshot> {
+    return this.generation().snapshot;
+  }
+
+  /** Waits for the snapshot, then returns the shared render for this format/encoding. Rejects if collect failed. */
+  async render(format: ExpositionFormat, gzip: boolean): Promise<RenderJob> {
+    const gen = this.generation();
+    const key = `${format}|${gzip ? 'gzip' : 'identity'}`;
+    let job = gen.renders.get(key);
+    if (!job) {
+      const created = new RenderJob();
+      job = created;
+      gen.renders.set(key, created);
+      gen.running++;
+      gen.snapshot
+        .then((snap) => created.run(snap, format, gzip))
+        .catch(() => undefined) // a failed collect is reported through `await gen.snapshot` below
+        .finally(() => {
+          gen.running--;
+          this.maybeEnd(gen);
+        });
+    }
+    await gen.snapshot;
+    return job;
+  }
+}
+
+/** True when `Accept-Encoding` allows gzip (q-values honoured; `*` counts unless gzip is refused). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  let star: boolean | undefined;
+  for (const part of header.split(',')) {
+    const [coding, ...params] = part.trim().split(';');
+    const name = coding!.trim().toLowerCase();
+    let q = 1;
+    for (const p of params) {
+      const [k, v] = p.trim().split('=');
+      if (k?.trim().toLowerCase() === 'q' && v !== undefined) {
+        const n = Number(v.trim());
+        q = Number.isFinite(n) ? n : 0;
+      }
+    }
+    if (name === 'gzip' || name === 'x-gzip') return q > 0;
+    if (name === '*') star = q > 0;
+  }
+  return star ?? false;
+}
+
+function waitDrainOrClose(res: ServerResponse | Http2ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Builds the `/metrics` handler over a registry. */
+export function metricsHandler(source: MetricsSource, log: Logger): Handler {
+  const coalescer = new ScrapeCoalescer(source);
+  return async (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
+    const method = req.method ?? 'GET';
+    if (method !== 'GET' && method !== 'HEAD') {
+      sendText(res, 405, 'Method Not Allowed', { Allow: 'GET, HEAD' });
+      return;
+    }
+    const { format, contentType } = negotiateFormat(req.headers.accept);
+    const gzip = method === 'GET' && acceptsGzip(req.headers['accept-encoding']);
+    let job: RenderJob | undefined;
+    try {
+      if (method === 'HEAD') await coalescer.snapshot();
+      else job = await coalescer.render(format, gzip);
+    } catch (err) {
+      log.error('error gathering metrics', { error: message(err) });
+      sendText(res, 500, `An error has occurred while serving metrics:\n\n${message(err)}`);
+      return;
+    }
+    if (res.destroyed) return;
+    const headers: Record<string, string> = { 'Content-Type': contentType, Vary: 'Accept-Encoding' };
+    if (gzip) headers['Content-Encoding'] = 'gzip';
+    res.writeHead(200, headers);
+    if (!job) {
+      res.end();
+      return;
+    }
+    try {
+      for await (const chunk of job.read()) {
+        if (res.destroyed) return;
+        if (!(res as ServerResponse).write(chunk)) await waitDrainOrClose(res);
+      }
+      res.end();
+    } catch (err) {
+      // the status line is gone: cut the body short rather than send a truncated exposition as complete
+      log.error('error rendering metrics', { error: message(err) });
+      res.destroy();
+    }
+  };
+}

@@ -1,0 +1,65 @@
+/** Public types of the metrics server (contract B). */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { SecureContextOptions, TlsOptions } from 'node:tls';
+import type { KubeClient } from '../../kube/client.js';
+import type { RestConfig } from '../../kube/config.js';
+import type { Logger } from '../../util/log.js';
+
+/** An HTTP handler, for HTTP/1.1 and (when enabled) HTTP/2 requests alike. */
+export type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void | Promise<void>;
+
+/** Wraps a handler, e.g. with authentication and authorization. */
+export type Filter = (log: Logger, handler: Handler) => Handler;
+
+/** Builds the filter once at server start, from the manager's API config and client (shared caches for all paths). */
+export type FilterProvider = (config: RestConfig, client: KubeClient) => Filter | Promise<Filter>;
+
+/** TLS options a `tlsOpts` function may adjust. */
+export type TlsConfig = SecureContextOptions & TlsOptions;
+
+/** The `metrics` options block of a manager (controller-runtime's `metricsserver.Options`). */
+export interface MetricsOptions {
+  /** Address to listen on (default `':8443'`). `'0'` disables the server; `':8443'` all interfaces; `'127.0.0.1:0'` an ephemeral port. */
+  bindAddress?: string;
+  /** Serve HTTPS (default true). */
+  secureServing?: boolean;
+  /** Directory of the serving certificate and key. Absent: a self-signed certificate is generated in memory. */
+  certDir?: string;
+  /** Certificate file name in `certDir` (default `tls.crt`). */
+  certName?: string;
+  /** Key file name in `certDir` (default `tls.key`). */
+  keyName?: string;
+  /**
+   * Functions that adjust the TLS options, applied in order before the certificate is chosen. If they set
+   * `cert`/`key`, `pfx` or `SNICallback`, those are used as given and neither `certDir` nor a self-signed
+   * certificate is used. `minVersion` below TLSv1.2 is raised to TLSv1.2.
+   */
+  tlsOpts?: Array<(o: TlsConfig) => void>;
+  /** Offer HTTP/2 (default false: ALPN offers only `http/1.1`, against CVE-2023-44487). */
+  enableHTTP2?: boolean;
+  /** Builds the filter every path is wrapped with (e.g. `filters.withAuthenticationAndAuthorization`). */
+  filterProvider?: FilterProvider;
+  /** More paths served beside `/metrics`, each behind the same filter. A key ending in `/` serves its subtree. */
+  extraHandlers?: Record<string, Handler>;
+  /** DNS names added to the self-signed certificate (e.g. `my-svc.my-ns.svc`). */
+  extraDNSNames?: string[];
+  /** IP addresses added to the self-signed certificate. */
+  extraIPs?: string[];
+  /** How long a graceful stop waits for in-flight requests (default 60 000 ms). */
+  shutdownTimeoutMs?: number;
+}
+
+/** A running (or startable) metrics server. */
+export interface MetricsServer {
+  /** Listens; resolves once listening. Rejects with a clear error (bad address, missing certificate file, …). */
+  start(signal?: AbortSignal): Promise<void>;
+  /** `https://host:port` (or `http://`) of the listener, once started. */
+  readonly url: string;
+  /** The bound port, once started. */
+  readonly port: number;
+  /** Graceful stop: no new connections, in-flight requests finish within `shutdownTimeoutMs`, then close. */
+  stop(): Promise<void>;
+  /** Adds a path; throws for `/metrics` or a duplicate. */
+  addExtraHandler(path: string, handler: Handler): void;
+}
