@@ -1,0 +1,38 @@
+/** `ctrlmetrics edit`: switches optional parts of a generated project on and off in its kustomizations. */
+import type { Command } from 'commander';
+import { CliError } from './errors.js';
+import { SCAFFOLD_OPTIONS, ScaffoldError, editProject, isScaffoldOption, type ScaffoldOption } from '../scaffold/index.js';
+
+const collect = (value: string, previous: string[]): string[] => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+
+function options(values: string[], flag: string): ScaffoldOption[] {
+  const bad = values.filter((v) => !isScaffoldOption(v));
+  if (bad.length > 0) {
+    throw new CliError(`unknown option "${bad[0]}" for ${flag}: choose from ${SCAFFOLD_OPTIONS.join(', ')}`, 2);
+  }
+  return values as ScaffoldOption[];
+}
+
+export function register(program: Command): void {
+  program
+    .command('edit')
+    .description(`Enable or disable optional parts of a project (${SCAFFOLD_OPTIONS.join(', ')}), keeping your own edits`)
+    .option('--enable <option>', `turn an option on (repeatable, or comma-separated): ${SCAFFOLD_OPTIONS.join(', ')}`, collect, [])
+    .option('--disable <option>', 'turn an option off (repeatable, or comma-separated)', collect, [])
+    .option('--dir <dir>', 'project directory', '.')
+    .action(async (flags: { enable: string[]; disable: string[]; dir: string }) => {
+      const enable = options(flags.enable, '--enable');
+      const disable = options(flags.disable, '--disable');
+      if (enable.length === 0 && disable.length === 0) {
+        throw new CliError(`nothing to do: pass --enable or --disable with one of ${SCAFFOLD_OPTIONS.join(', ')}`, 2);
+      }
+      try {
+        const result = await editProject(flags.dir, { enable, disable });
+        for (const m of result.messages) process.stdout.write(m + '\n');
+        process.stdout.write(result.changed.length ? `updated ${result.changed.join(', ')}\n` : 'no changes\n');
+      } catch (err) {
+        if (err instanceof ScaffoldError) throw new CliError(err.message);
+        throw err;
+      }
+    });
+}

@@ -1,0 +1,42 @@
+/** `ctrlmetrics init`: generates a TypeScript operator project with kubebuilder-style config/ overlays. */
+import type { Command } from 'commander';
+import { CliError } from './errors.js';
+import { ScaffoldError, ctrlmetricsPackageVersion, initProject } from '../scaffold/index.js';
+
+interface InitFlags {
+  projectName?: string;
+  domain: string;
+  dir: string;
+  force?: boolean;
+  ctrlmetricsVersion?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('init')
+    .description('Generate a TypeScript operator project: package.json, src/main.ts, Dockerfile and config/ (kustomize)')
+    .requiredOption('--project-name <name>', 'project name (DNS-1123 label): namePrefix "<name>-" and namespace "<name>-system"')
+    .option('--domain <domain>', 'domain of the project (leader-election ID)', 'my.domain')
+    .option('--dir <dir>', 'directory to generate the project in', '.')
+    .option('--force', 'overwrite the generated files of an existing project')
+    .option('--ctrlmetrics-version <spec>', `npm spec of the ctrlmetrics dependency (default ^${ctrlmetricsPackageVersion()}; e.g. file:../ctrlmetrics)`)
+    .action(async (flags: InitFlags) => {
+      try {
+        const { dir, files } = await initProject({
+          projectName: flags.projectName ?? '',
+          domain: flags.domain,
+          dir: flags.dir,
+          force: !!flags.force,
+          ...(flags.ctrlmetricsVersion ? { ctrlmetricsVersion: flags.ctrlmetricsVersion } : {}),
+        });
+        process.stdout.write(
+          `generated ${files.length} files in ${dir}\n` +
+            `next: cd ${dir} && npm install && npm run build; kubectl kustomize config/default\n` +
+            `optional parts: ctrlmetrics edit --enable prometheus|certmanager|metrics-tls|network-policy|grafana\n`,
+        );
+      } catch (err) {
+        if (err instanceof ScaffoldError) throw new CliError(err.message);
+        throw err;
+      }
+    });
+}

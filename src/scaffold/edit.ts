@@ -1,0 +1,206 @@
+/**
+ * `ctrlmetrics edit`: switches the optional parts of a generated project on and off in its kustomizations, keeping
+ * the user's own edits and comments. Idempotent. Never leaves the `SERVICE_NAME.SERVICE_NAMESPACE` placeholders of
+ * the Certificate or the ServiceMonitor TLS patch in a build: their replacements are switched together with them.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseDocument, type Document } from 'yaml';
+import { disableEntry, enableEntry, hasEntry, type EntryMatcher } from './yaml-list.js';
+import { metricsReplacement } from './templates/config-default.js';
+import { MONITOR_TLS_PATCH } from './templates/config-prometheus.js';
+import { ScaffoldError } from './init.js';
+
+/** The options `ctrlmetrics edit` switches. */
+export const SCAFFOLD_OPTIONS = ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'] as const;
+export type ScaffoldOption = (typeof SCAFFOLD_OPTIONS)[number];
+
+export function isScaffoldOption(s: string): s is ScaffoldOption {
+  return (SCAFFOLD_OPTIONS as readonly string[]).includes(s);
+}
+
+const DEFAULT_KUSTOMIZATION = 'config/default/kustomization.yaml';
+const PROMETHEUS_KUSTOMIZATION = 'config/prometheus/kustomization.yaml';
+
+const CERT_PATCH = { path: 'cert_metrics_manager_patch.yaml', target: { kind: 'Deployment' } };
+
+const trimSlash = (s: string): string => s.replace(/\/+$/, '').replace(/^\.\//, '');
+const resourceIs =
+  (name: string): EntryMatcher =>
+  (e) =>
+    typeof e === 'string' && trimSlash(e) === name;
+const patchIs =
+  (path: string): EntryMatcher =>
+  (e) =>
+    !!e && typeof e === 'object' && trimSlash(String((e as { path?: unknown }).path ?? '')) === path;
+const replacementIs =
+  (fieldPath: string, kind: string): EntryMatcher =>
+  (e) => {
+    const r = e as { source?: { name?: string; fieldPath?: string }; targets?: Array<{ select?: { kind?: string } }> } | null;
+    return (
+      !!r &&
+      typeof r === 'object' &&
+      r.source?.name === 'controller-manager-metrics-service' &&
+      r.source?.fieldPath === fieldPath &&
+      Array.isArray(r.targets) &&
+      r.targets.length > 0 &&
+      r.targets.every((t) => t?.select?.kind === kind)
+    );
+  };
+
+const RESOURCE: Record<Exclude<ScaffoldOption, 'metrics-tls'>, string> = {
+  prometheus: '../prometheus',
+  certmanager: '../certmanager',
+  'network-policy': '../network-policy',
+  grafana: '../grafana',
+};
+const RESOURCE_DIR: Record<Exclude<ScaffoldOption, 'metrics-tls'>, string> = {
+  prometheus: 'config/prometheus',
+  certmanager: 'config/certmanager',
+  'network-policy': 'config/network-policy',
+  grafana: 'config/grafana',
+};
+
+const FIELD_PATHS = ['metadata.name', 'metadata.namespace'] as const;
+
+interface LoadedFile {
+  path: string;
+  original: string;
+  doc: Document;
+}
+
+function load(dir: string, rel: string): LoadedFile {
+  const path = join(dir, rel);
+  if (!existsSync(path)) {
+    throw new ScaffoldError(`${rel} not found in ${dir}: not a ctrlmetrics project (run ctrlmetrics init, or pass --dir)`);
+  }
+  const original = readFileSync(path, 'utf8');
+  const doc = parseDocument(original);
+  if (doc.errors.length > 0) throw new ScaffoldError(`${rel} is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
+  return { path, original, doc };
+}
+
+/** Keeps the file's own sequence style: `key:\n- item` (kubebuilder) or `key:\n  - item`. */
+function indentsSequences(text: string): boolean {
+  return /^[A-Za-z][\w-]*:[ \t]*(#.*)?\n[ \t]+- /m.test(text);
+}
+
+function render(file: LoadedFile): string {
+  return file.doc.toString({ indentSeq: indentsSequences(file.original), lineWidth: 0 });
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const tmp = `${path}.ctrlmetrics-edit-${process.pid}`;
+  await writeFile(tmp, text);
+  await rename(tmp, path);
+}
+
+/** Current state of each option, as read from the kustomizations. */
+export function readOptionState(dir: string): Record<ScaffoldOption, boolean> {
+  const d = load(resolve(dir), DEFAULT_KUSTOMIZATION).doc;
+  return {
+    prometheus: hasEntry(d, 'resources', resourceIs(RESOURCE.prometheus)),
+    certmanager: hasEntry(d, 'resources', resourceIs(RESOURCE.certmanager)),
+    'metrics-tls': hasEntry(d, 'patches', patchIs(CERT_PATCH.path)),
+    'network-policy': hasEntry(d, 'resources', resourceIs(RESOURCE['network-policy'])),
+    grafana: hasEntry(d, 'resources', resourceIs(RESOURCE.grafana)),
+  };
+}
+
+export interface EditRequest {
+  enable?: ScaffoldOption[];
+  disable?: ScaffoldOption[];
+}
+
+export interface EditResult {
+  /** Human-readable lines: what was switched, what was switched along with it, what already was so. */
+  messages: string[];
+  /** Files rewritten (relative to the project). */
+  changed: string[];
+}
+
+/** Applies the requested changes (disables first, then enables). Nothing is written if anything fails. */
+export async function editProject(dir: string, req: EditRequest): Promise<EditResult> {
+  const root = resolve(dir);
+  const enable = [...new Set(req.enable ?? [])];
+  const disable = [...new Set(req.disable ?? [])];
+  const both = enable.filter((o) => disable.includes(o));
+  if (both.length > 0) throw new ScaffoldError(`cannot both enable and disable ${both.join(', ')}`);
+
+  const def = load(root, DEFAULT_KUSTOMIZATION);
+  let prom: LoadedFile | undefined;
+  const promFile = (): LoadedFile => (prom ??= load(root, PROMETHEUS_KUSTOMIZATION));
+  const messages: string[] = [];
+  const d = def.doc;
+
+  const isOn = (o: ScaffoldOption): boolean =>
+    o === 'metrics-tls' ? hasEntry(d, 'patches', patchIs(CERT_PATCH.path)) : hasEntry(d, 'resources', resourceIs(RESOURCE[o]));
+
+  const setReplacements = (kind: 'Certificate' | 'ServiceMonitor', on: boolean): void => {
+    for (const fp of FIELD_PATHS) {
+      if (on) enableEntry(d, 'replacements', replacementIs(fp, kind), metricsReplacement(fp, kind));
+      else disableEntry(d, 'replacements', replacementIs(fp, kind), indentsSequences(def.original));
+    }
+  };
+
+  const turnOff = (o: ScaffoldOption, why?: string): void => {
+    if (!isOn(o)) {
+      if (!why) messages.push(`${o} is already disabled`);
+      return;
+    }
+    if ((o === 'prometheus' || o === 'certmanager') && isOn('metrics-tls')) {
+      turnOff('metrics-tls', `it needs ${o}`);
+    }
+    if (o === 'metrics-tls') {
+      disableEntry(d, 'patches', patchIs(CERT_PATCH.path), indentsSequences(def.original));
+      setReplacements('ServiceMonitor', false);
+      disableEntry(promFile().doc, 'patches', patchIs(MONITOR_TLS_PATCH.path), indentsSequences(promFile().original));
+    } else {
+      disableEntry(d, 'resources', resourceIs(RESOURCE[o]));
+      if (o === 'certmanager') setReplacements('Certificate', false);
+    }
+    messages.push(why ? `disabled ${o} too (${why})` : `disabled ${o}`);
+  };
+
+  const turnOn = (o: ScaffoldOption, why?: string): void => {
+    if (o === 'metrics-tls') {
+      if (!isOn('prometheus')) turnOn('prometheus', 'metrics-tls configures the ServiceMonitor, and the TLS patch alone does not enable it');
+      if (!isOn('certmanager')) turnOn('certmanager', 'metrics-tls uses the cert-manager Certificate');
+    } else if (!existsSync(join(root, RESOURCE_DIR[o], 'kustomization.yaml'))) {
+      throw new ScaffoldError(`${RESOURCE_DIR[o]}/kustomization.yaml not found: regenerate it with ctrlmetrics init --force in a copy and bring it over`);
+    }
+    const already = isOn(o);
+    if (o === 'metrics-tls') {
+      enableEntry(d, 'patches', patchIs(CERT_PATCH.path), CERT_PATCH);
+      setReplacements('ServiceMonitor', true);
+      enableEntry(promFile().doc, 'patches', patchIs(MONITOR_TLS_PATCH.path), MONITOR_TLS_PATCH);
+    } else {
+      enableEntry(d, 'resources', resourceIs(RESOURCE[o]), RESOURCE[o]);
+      // The Certificate's DNS names are placeholders until the replacements fill them in.
+      if (o === 'certmanager') setReplacements('Certificate', true);
+    }
+    if (already) messages.push(`${o} is already enabled`);
+    else messages.push(why ? `enabled ${o} too (${why})` : `enabled ${o}`);
+  };
+
+  for (const o of disable) turnOff(o);
+  for (const o of enable) turnOn(o);
+
+  const changed: string[] = [];
+  const outputs: Array<[LoadedFile, string, string]> = [];
+  for (const [file, rel] of [
+    [def, DEFAULT_KUSTOMIZATION],
+    [prom, PROMETHEUS_KUSTOMIZATION],
+  ] as Array<[LoadedFile | undefined, string]>) {
+    if (!file) continue;
+    const text = render(file);
+    if (parseDocument(text).errors.length > 0) throw new ScaffoldError(`internal error: editing ${rel} produced invalid YAML; nothing written`);
+    if (text !== file.original) outputs.push([file, rel, text]);
+  }
+  for (const [file, rel, text] of outputs) {
+    await writeAtomically(file.path, text);
+    changed.push(rel);
+  }
+  return { messages, changed };
+}

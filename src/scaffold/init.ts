@@ -1,0 +1,160 @@
+/**
+ * `ctrlmetrics init`: renders every template, writes them to a temporary directory next to the target and only
+ * then moves them into place, so a failure leaves nothing half-written.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm, writeFile, readdir, rmdir } from 'node:fs/promises';
+import { dirname, join, resolve, basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { domainProblem, projectNameProblem } from './names.js';
+import type { ProjectParams } from './templates/params.js';
+import { configDefault } from './templates/config-default.js';
+import { configRbac } from './templates/config-rbac.js';
+import { configManager } from './templates/config-manager.js';
+import { configPrometheus } from './templates/config-prometheus.js';
+import { configCertmanager } from './templates/config-certmanager.js';
+import { configNetworkPolicy } from './templates/config-network-policy.js';
+import { configGrafana } from './templates/config-grafana.js';
+import { projectFiles, type ToolVersions } from './templates/project.js';
+
+/** Raised for bad input or an unusable target; the message is one line that says what to do. */
+export class ScaffoldError extends Error {
+  override name = 'ScaffoldError';
+}
+
+export interface InitOptions {
+  projectName: string;
+  /** default `my.domain` (as kubebuilder) */
+  domain?: string;
+  /** target directory (default: the current directory) */
+  dir?: string;
+  /** overwrite the generated files of an existing project */
+  force?: boolean;
+  /** npm spec of the ctrlmetrics dependency (default `^<this package's version>`) */
+  ctrlmetricsVersion?: string;
+}
+
+/** This package's package.json (found upward from this file, in src/ under tsx and in dist/src/ when built). */
+function ownPackageJson(): { version: string; devDependencies?: Record<string, string> } {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const f = join(dir, 'package.json');
+    if (existsSync(f)) {
+      const pkg = JSON.parse(readFileSync(f, 'utf8')) as { name?: string; version: string; devDependencies?: Record<string, string> };
+      if (pkg.name === 'ctrlmetrics') return pkg;
+    }
+    dir = dirname(dir);
+  }
+  return { version: '0.1.0' };
+}
+
+/** The version of this ctrlmetrics package. */
+export function ctrlmetricsPackageVersion(): string {
+  return ownPackageJson().version;
+}
+
+/** Renders every file of a new project (path relative to the project root → content). */
+export function renderProject(params: ProjectParams): Record<string, string> {
+  const dev = ownPackageJson().devDependencies ?? {};
+  const tools: ToolVersions = { typescript: dev.typescript ?? '5.9.3', typesNode: dev['@types/node'] ?? '20.19.25' };
+  return {
+    ...projectFiles(params, tools),
+    ...configDefault(params),
+    ...configRbac(params),
+    ...configManager(params),
+    ...configPrometheus(params),
+    ...configCertmanager(params),
+    ...configNetworkPolicy(params),
+    ...configGrafana(params),
+  };
+}
+
+function describe(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EROFS') return 'permission denied';
+  if (e.code === 'ENOTDIR') return 'a parent path is not a directory';
+  if (e.code === 'ENOSPC') return 'no space left on the device';
+  return e.message;
+}
+
+/** Best-effort cleanup after a failure (the original error is what the user needs to see). */
+async function removeQuietly(path: string | undefined): Promise<void> {
+  if (!path) return;
+  try {
+    await rm(path, { recursive: true, force: true });
+  } catch {
+    // nothing was created there, or it cannot be removed either
+  }
+}
+
+/** Validates the options and generates the project. Returns the absolute target directory and the files written. */
+export async function initProject(opts: InitOptions): Promise<{ dir: string; files: string[] }> {
+  const nameProblem = projectNameProblem(opts.projectName ?? '');
+  if (nameProblem) throw new ScaffoldError(nameProblem);
+  const domain = opts.domain ?? 'my.domain';
+  const dProblem = domainProblem(domain);
+  if (dProblem) throw new ScaffoldError(dProblem);
+
+  const target = resolve(opts.dir ?? '.');
+  if (existsSync(target) && !statSync(target).isDirectory()) {
+    throw new ScaffoldError(`cannot write the project to ${target}: it exists and is not a directory`);
+  }
+  const files = renderProject({
+    projectName: opts.projectName,
+    domain,
+    ctrlmetricsVersion: opts.ctrlmetricsVersion ?? `^${ctrlmetricsPackageVersion()}`,
+  });
+  const paths = Object.keys(files).sort();
+  if (!opts.force) {
+    const clash = paths.filter((p) => existsSync(join(target, p)));
+    if (clash.length > 0) {
+      throw new ScaffoldError(
+        `${target} already contains a project (${clash.slice(0, 3).join(', ')}${clash.length > 3 ? ', …' : ''}); pass --force to overwrite the generated files`,
+      );
+    }
+  }
+
+  // Create missing parents (remembering the first one, to remove it again on failure).
+  let firstCreated: string | undefined;
+  let probe = target;
+  while (!existsSync(probe)) {
+    firstCreated = probe;
+    probe = dirname(probe);
+  }
+  let staging: string | undefined;
+  try {
+    await mkdir(target, { recursive: true });
+    const prefix = `.${basename(target) || 'project'}.ctrlmetrics-init-`;
+    // Next to the target (same file system, so the final renames are atomic); inside it if the parent is read-only.
+    staging = await mkdtemp(join(dirname(target), prefix)).catch(() => mkdtemp(join(target, prefix)));
+    for (const p of paths) {
+      const f = join(staging, p);
+      await mkdir(dirname(f), { recursive: true });
+      await writeFile(f, files[p]!, { mode: 0o644 });
+    }
+  } catch (err) {
+    await removeQuietly(staging);
+    await removeQuietly(firstCreated);
+    throw new ScaffoldError(`cannot write the project to ${target}: ${describe(err)}`);
+  }
+
+  try {
+    if (dirname(staging) !== target && (firstCreated === target || (await readdir(target)).length === 0)) {
+      // Fresh directory: one rename makes the whole project appear at once.
+      await rmdir(target);
+      await rename(staging, target);
+      staging = undefined;
+    } else {
+      for (const p of paths) {
+        const to = join(target, p);
+        await mkdir(dirname(to), { recursive: true });
+        await rename(join(staging, p), to);
+      }
+    }
+  } catch (err) {
+    throw new ScaffoldError(`cannot move the project into ${target}: ${describe(err)}`);
+  } finally {
+    await removeQuietly(staging);
+  }
+  return { dir: target, files: paths };
+}

@@ -1,0 +1,102 @@
+/** `config/manager/`: the manager's Namespace and Deployment (restricted Pod Security Standard). */
+import { HEALTH_PORT, METRICS_PORT, commonLabels, type ProjectParams } from './params.js';
+
+export function configManager(p: ProjectParams): Record<string, string> {
+  const labels = commonLabels(p, '    ');
+  return {
+    'config/manager/kustomization.yaml': `resources:
+- manager.yaml
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+images:
+- name: controller
+  newName: controller
+  newTag: latest
+`,
+    'config/manager/manager.yaml': `apiVersion: v1
+kind: Namespace
+metadata:
+  labels:
+    control-plane: controller-manager
+${labels}
+  name: system
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: controller-manager
+  namespace: system
+  labels:
+    control-plane: controller-manager
+${labels}
+spec:
+  selector:
+    matchLabels:
+      control-plane: controller-manager
+      app.kubernetes.io/name: ${p.projectName}
+  replicas: 1
+  template:
+    metadata:
+      annotations:
+        kubectl.kubernetes.io/default-container: manager
+      labels:
+        control-plane: controller-manager
+        app.kubernetes.io/name: ${p.projectName}
+    spec:
+      # Projects are configured by default to adhere to the "restricted" Pod Security Standards.
+      # More info: https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted
+      securityContext:
+        runAsNonRoot: true
+        seccompProfile:
+          type: RuntimeDefault
+      containers:
+      # The image's entrypoint is node; the script is part of the command so that flags patched in at
+      # args/0 (--metrics-bind-address) reach the manager, not node.
+      - command:
+        - /nodejs/bin/node
+        - /app/dist/main.js
+        args:
+        - --leader-elect
+        - --health-probe-bind-address=:${HEALTH_PORT}
+        image: controller:latest
+        name: manager
+        ports:
+        # Declared (kubebuilder does not) so PodMonitors and named target ports can use it.
+        - containerPort: ${METRICS_PORT}
+          name: https
+          protocol: TCP
+        - containerPort: ${HEALTH_PORT}
+          name: health
+          protocol: TCP
+        securityContext:
+          readOnlyRootFilesystem: true
+          allowPrivilegeEscalation: false
+          capabilities:
+            drop:
+            - "ALL"
+        livenessProbe:
+          httpGet:
+            path: /healthz
+            port: ${HEALTH_PORT}
+          initialDelaySeconds: 15
+          periodSeconds: 20
+        readinessProbe:
+          httpGet:
+            path: /readyz
+            port: ${HEALTH_PORT}
+          initialDelaySeconds: 5
+          periodSeconds: 10
+        resources:
+          limits:
+            cpu: 500m
+            memory: 128Mi
+          requests:
+            cpu: 10m
+            memory: 64Mi
+        volumeMounts: []
+      volumes: []
+      serviceAccountName: controller-manager
+      terminationGracePeriodSeconds: 10
+`,
+  };
+}

@@ -1,0 +1,65 @@
+/** `config/network-policy/`: who may reach the manager pods. Limits addresses and ports; authenticates nobody. */
+import { METRICS_PORT, WEBHOOK_PORT, commonLabels, type ProjectParams } from './params.js';
+
+export function configNetworkPolicy(p: ProjectParams): Record<string, string> {
+  const labels = commonLabels(p, '    ');
+  return {
+    'config/network-policy/kustomization.yaml': `resources:
+- allow-metrics-traffic.yaml
+# [WEBHOOK] Uncomment when the manager serves admission or conversion webhooks.
+#- allow-webhook-traffic.yaml
+`,
+    'config/network-policy/allow-metrics-traffic.yaml': `# This NetworkPolicy allows ingress traffic to the metrics endpoint (TCP ${METRICS_PORT}) only from pods in
+# namespaces labelled "metrics: enabled" (\`ctrlmetrics label-namespace\` or
+# \`kubectl label namespace <ns> metrics=enabled\`). It limits addresses and ports and authenticates nobody:
+# every scrape still needs a token allowed to GET /metrics (ClusterRole metrics-reader).
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  labels:
+${labels}
+  name: allow-metrics-traffic
+  namespace: system
+spec:
+  podSelector:
+    matchLabels:
+      control-plane: controller-manager
+      app.kubernetes.io/name: ${p.projectName}
+  policyTypes:
+  - Ingress
+  ingress:
+  # This allows ingress traffic from any namespace with the label metrics: enabled
+  - from:
+    - namespaceSelector:
+        matchLabels:
+          metrics: enabled  # Only from namespaces with this label
+    ports:
+    - port: ${METRICS_PORT}
+      protocol: TCP
+`,
+    'config/network-policy/allow-webhook-traffic.yaml': `# This NetworkPolicy allows ingress traffic to the webhook server on the pod port ${WEBHOOK_PORT} from all
+# sources: the API server reaches it through the webhook Service, and a namespaceSelector cannot match the API
+# server (kubebuilder v4.15's version allowed the Service port 443 from "webhook: enabled" namespaces, which
+# blocks admission under an enforcing CNI; kubebuilder #5906). A namespaceSelector on a webhook configuration
+# restricts which objects' admission requests are sent, not network traffic.
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  labels:
+${labels}
+  name: allow-webhook-traffic
+  namespace: system
+spec:
+  podSelector:
+    matchLabels:
+      control-plane: controller-manager
+      app.kubernetes.io/name: ${p.projectName}
+  policyTypes:
+  - Ingress
+  ingress:
+  - ports:
+    - port: ${WEBHOOK_PORT}
+      protocol: TCP
+`,
+  };
+}

@@ -1,0 +1,334 @@
+/** The TypeScript side of a generated project: package.json, tsconfig.json, src/, Dockerfile, README.md. */
+import { createHash } from 'node:crypto';
+import { HEALTH_PORT, METRICS_CERT_DIR, METRICS_PORT, type ProjectParams } from './params.js';
+
+/** Versions of the generated project's dev dependencies (kept equal to this package's own). */
+export interface ToolVersions {
+  typescript: string;
+  typesNode: string;
+}
+
+/** `<8 hex>.<domain>`, stable per project, like kubebuilder's leader-election ID. */
+export function leaderElectionID(p: ProjectParams): string {
+  return `${createHash('sha256').update(`${p.projectName}.${p.domain}`).digest('hex').slice(0, 8)}.${p.domain}`;
+}
+
+function metricPrefix(p: ProjectParams): string {
+  return p.projectName.replace(/-/g, '_');
+}
+
+export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<string, string> {
+  const packageJson = {
+    name: p.projectName,
+    version: '0.1.0',
+    private: true,
+    description: `${p.projectName} Kubernetes operator (scaffolded by ctrlmetrics init)`,
+    type: 'module',
+    engines: { node: '>=20.19' },
+    scripts: {
+      build: 'tsc -p tsconfig.json',
+      start: 'node dist/main.js',
+      'build-installer': 'kubectl kustomize config/default > dist/install.yaml',
+      deploy: 'kubectl apply -k config/default',
+      undeploy: 'kubectl delete --ignore-not-found -k config/default',
+    },
+    dependencies: { ctrlmetrics: p.ctrlmetricsVersion },
+    devDependencies: { '@types/node': tools.typesNode, typescript: tools.typescript },
+  };
+  const tsconfig = {
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2023'],
+      types: ['node'],
+      outDir: 'dist',
+      rootDir: 'src',
+      strict: true,
+      skipLibCheck: true,
+      esModuleInterop: true,
+      verbatimModuleSyntax: true,
+    },
+    include: ['src/**/*.ts'],
+  };
+
+  const flags = `/**
+ * Command-line flags of the manager, parsed like Go's flag package (\`--name=value\`, \`--name value\`, and
+ * \`--bool\` / \`--bool=false\`), so the kustomize patches written for kubebuilder projects apply unchanged.
+ */
+export interface Flags {
+  metricsBindAddress: string;
+  metricsSecure: boolean;
+  metricsCertPath: string;
+  metricsCertName: string;
+  metricsCertKey: string;
+  enableHTTP2: boolean;
+  healthProbeBindAddress: string;
+  leaderElect: boolean;
+  kubeconfig: string;
+}
+
+const DEFAULTS: Flags = {
+  // On by default (kubebuilder's binary defaults to "0" and only its kustomize patch turns it on: kubebuilder #4229).
+  metricsBindAddress: ':${METRICS_PORT}',
+  metricsSecure: true,
+  metricsCertPath: '',
+  metricsCertName: 'tls.crt',
+  metricsCertKey: 'tls.key',
+  enableHTTP2: false,
+  healthProbeBindAddress: ':${HEALTH_PORT}',
+  leaderElect: false,
+  kubeconfig: '',
+};
+
+const HELP: Record<string, string> = {
+  'metrics-bind-address': 'The address the metrics endpoint binds to: :${METRICS_PORT} for HTTPS, :8080 with --metrics-secure=false for HTTP, or 0 to disable it.',
+  'metrics-secure': 'Serve metrics over HTTPS with authentication and authorization (TokenReview + SubjectAccessReview). Use --metrics-secure=false for plain HTTP without either.',
+  'metrics-cert-path': 'Directory with the metrics server certificate (e.g. the cert-manager Secret mounted by cert_metrics_manager_patch.yaml). Empty: a self-signed certificate.',
+  'metrics-cert-name': 'Certificate file name in --metrics-cert-path.',
+  'metrics-cert-key': 'Private key file name in --metrics-cert-path.',
+  'enable-http2': 'Enable HTTP/2 for the metrics server (off by default: HTTP/2 Rapid Reset and Stream Cancellation CVEs).',
+  'health-probe-bind-address': 'The address the health probe endpoint (/healthz, /readyz) binds to.',
+  'leader-elect': 'Enable leader election, so only one replica is active.',
+  kubeconfig: 'Path to a kubeconfig file (default: $KUBECONFIG, the in-cluster config, then ~/.kube/config).',
+};
+
+const KEYS: Record<string, keyof Flags> = {
+  'metrics-bind-address': 'metricsBindAddress',
+  'metrics-secure': 'metricsSecure',
+  'metrics-cert-path': 'metricsCertPath',
+  'metrics-cert-name': 'metricsCertName',
+  'metrics-cert-key': 'metricsCertKey',
+  'enable-http2': 'enableHTTP2',
+  'health-probe-bind-address': 'healthProbeBindAddress',
+  'leader-elect': 'leaderElect',
+  kubeconfig: 'kubeconfig',
+};
+
+/** Parses argv (without node and the script); throws an Error with a usable message on bad input. */
+export function parseFlags(argv: string[]): Flags {
+  const flags: Flags = { ...DEFAULTS };
+  const set = flags as unknown as Record<string, string | boolean>;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-h' || arg === '--help') {
+      for (const [name, help] of Object.entries(HELP)) process.stdout.write(\`  --\${name}\\n      \${help}\\n\`);
+      process.exit(0);
+    }
+    const m = /^--?([a-z0-9-]+)(?:=(.*))?$/.exec(arg);
+    const key = m ? KEYS[m[1]!] : undefined;
+    if (!m || !key) throw new Error(\`unknown flag \${arg} (run with --help for the list)\`);
+    if (typeof DEFAULTS[key] === 'boolean') {
+      const v = m[2] ?? 'true';
+      if (!/^(true|false|1|0)$/.test(v)) throw new Error(\`invalid boolean value "\${v}" for --\${m[1]}\`);
+      set[key] = v === 'true' || v === '1';
+    } else {
+      const v = m[2] ?? argv[++i];
+      if (v === undefined) throw new Error(\`flag needs an argument: --\${m[1]}\`);
+      set[key] = v;
+    }
+  }
+  return flags;
+}
+`;
+
+  const main = `/**
+ * Entry point of the ${p.projectName} manager: parses the flags, configures the secure metrics endpoint and runs the
+ * controllers. Generated by \`ctrlmetrics init\`; yours to edit.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Manager, createLogger, filters, type MetricsOptions } from 'ctrlmetrics';
+import { parseFlags, type Flags } from './flags.js';
+import { newConfigMapController } from './controllers/configmap-controller.js';
+
+const setupLog = createLogger('setup');
+
+/** The Metrics options block, wired to the flags. */
+export function metricsOptions(flags: Flags): MetricsOptions {
+  const options: MetricsOptions = {
+    bindAddress: flags.metricsBindAddress,
+    secureServing: flags.metricsSecure,
+    // If HTTP/2 is enabled the metrics server is exposed to the HTTP/2 Stream Cancellation and Rapid Reset CVEs
+    // (GHSA-qppj-fm5r-hxr3, GHSA-4374-p667-p6c8). Off by default: ALPN then offers only http/1.1.
+    enableHTTP2: flags.enableHTTP2,
+    tlsOpts: [],
+  };
+  // Authentication (TokenReview) and authorization (SubjectAccessReview) of every scrape. The manager's
+  // ServiceAccount needs config/rbac/metrics_auth_role.yaml; scrapers need the ClusterRole metrics-reader.
+  if (flags.metricsSecure) {
+    options.filterProvider = filters.withAuthenticationAndAuthorization;
+  }
+  // Without --metrics-cert-path a self-signed certificate is generated: fine for development, not for production,
+  // where Prometheus should verify the server ([METRICS-WITH-CERTS] and [PROMETHEUS-WITH-CERTS] in config/,
+  // or \`ctrlmetrics edit --enable metrics-tls\`).
+  if (flags.metricsCertPath) {
+    const missing = [flags.metricsCertName, flags.metricsCertKey]
+      .map((f) => join(flags.metricsCertPath, f))
+      .filter((f) => !existsSync(f));
+    if (missing.length > 0) {
+      // Fail loudly instead of silently serving a self-signed certificate (a kubebuilder trap).
+      throw new Error(
+        \`--metrics-cert-path \${flags.metricsCertPath}: missing \${missing.join(', ')}; mount the certificate Secret (${METRICS_CERT_DIR} in the Deployment) or drop the flag\`,
+      );
+    }
+    setupLog.info('using the provided metrics certificates', { certDir: flags.metricsCertPath });
+    options.certDir = flags.metricsCertPath;
+    options.certName = flags.metricsCertName;
+    options.keyName = flags.metricsCertKey;
+  }
+  return options;
+}
+
+async function run(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  const mgr = new Manager({
+    metrics: metricsOptions(flags),
+    healthProbeBindAddress: flags.healthProbeBindAddress,
+    leaderElection: flags.leaderElect,
+    leaderElectionID: '${leaderElectionID(p)}',
+    ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
+    logger: createLogger('manager'),
+  });
+  mgr.add(newConfigMapController());
+  // +ctrlmetrics:scaffold:controllers
+
+  // The manager stops gracefully on SIGTERM/SIGINT (a second signal exits at once).
+  setupLog.info('starting manager');
+  await mgr.start();
+}
+
+run().catch((err: unknown) => {
+  setupLog.error('problem running manager', { error: err instanceof Error ? err.message : String(err) });
+  process.exit(1);
+});
+`;
+
+  const controller = `/**
+ * Sample controller: reconciles ConfigMaps and reports the number of data keys of each in a custom metric, served on
+ * /metrics next to the controller-runtime metrics. Replace it with your own (and adjust config/rbac/role.yaml).
+ */
+import { Controller, Gauge, type KubeObject } from 'ctrlmetrics';
+
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+
+/** Custom metrics register in the global registry (like controller-runtime's metrics.Registry). */
+const configMapKeys = new Gauge({
+  name: '${metricPrefix(p)}_configmap_keys',
+  help: 'Number of data keys of each reconciled ConfigMap',
+  labelNames: ['namespace', 'name'],
+});
+
+export function newConfigMapController(): Controller {
+  return new Controller({
+    name: 'configmap',
+    maxConcurrentReconciles: 1,
+    watches: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
+    reconciler: async (req, ctx) => {
+      const namespace = req.namespace ?? '';
+      // read from the informer cache: no API call per reconcile
+      const cm = ctx.cache.get<ConfigMap>('ConfigMap', req.namespace, req.name);
+      if (!cm) {
+        configMapKeys.remove(namespace, req.name);
+        return;
+      }
+      configMapKeys.labels(namespace, req.name).set(Object.keys(cm.data ?? {}).length);
+      ctx.log.debug('reconciled', { namespace, name: req.name });
+    },
+  });
+}
+`;
+
+  const dockerfile = `# syntax=docker/dockerfile:1
+# Build the manager with the full Node image, then run it on a distroless, non-root Node 20 image.
+FROM node:20-slim AS builder
+WORKDIR /app
+COPY package.json package-lock.json* ./
+RUN if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+COPY tsconfig.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+# gcr.io/distroless/nodejs20-debian12:nonroot runs as uid 65532 with no shell or package manager.
+FROM gcr.io/distroless/nodejs20-debian12:nonroot
+WORKDIR /app
+COPY --from=builder /app/package.json ./
+COPY --from=builder /app/node_modules ./node_modules
+COPY --from=builder /app/dist ./dist
+USER 65532:65532
+ENTRYPOINT ["/nodejs/bin/node", "/app/dist/main.js"]
+`;
+
+  const readme = `# ${p.projectName}
+
+A Kubernetes operator written in TypeScript on [ctrlmetrics](https://www.npmjs.com/package/ctrlmetrics), scaffolded by
+\`ctrlmetrics init\`. Its layout follows kubebuilder v4, so its \`config/\` directory and section markers
+(\`[METRICS]\`, \`[PROMETHEUS]\`, \`[METRICS-WITH-CERTS]\`, \`[PROMETHEUS-WITH-CERTS]\`, \`[CERTMANAGER]\`, \`[NETWORK POLICY]\`)
+will look familiar.
+
+## Build and run
+
+\`\`\`sh
+npm install
+npm run build
+node dist/main.js --kubeconfig ~/.kube/config     # metrics on https://localhost:${METRICS_PORT}/metrics
+docker build -t example.com/${p.projectName}:v0.0.1 .
+(cd config/manager && kustomize edit set image controller=example.com/${p.projectName}:v0.0.1)
+kubectl apply -k config/default
+\`\`\`
+
+## Metrics endpoint
+
+The manager serves \`/metrics\` on \`:${METRICS_PORT}\` over HTTPS by default (\`--metrics-bind-address=0\` disables it).
+Every request needs a bearer token: the manager checks it with a TokenReview and asks a SubjectAccessReview whether
+its user may \`get\` the non-resource URL \`/metrics\`. Missing or invalid token: 401; not allowed: 403.
+
+- The manager's ServiceAccount is bound to \`${p.projectName}-metrics-auth-role\` (create TokenReviews and SubjectAccessReviews).
+- Scrapers need \`${p.projectName}-metrics-reader\`. Nothing binds it by default; bind it to your Prometheus service account:
+  \`kubectl create clusterrolebinding ${p.projectName}-metrics-binding --clusterrole=${p.projectName}-metrics-reader --serviceaccount=<ns>:<sa>\`
+  (or \`ctrlmetrics grant\`).
+
+Flags: \`--metrics-bind-address\` (\`:${METRICS_PORT}\`), \`--metrics-secure\` (true), \`--metrics-cert-path\`, \`--metrics-cert-name\`
+(\`tls.crt\`), \`--metrics-cert-key\` (\`tls.key\`), \`--enable-http2\` (false), \`--health-probe-bind-address\` (\`:${HEALTH_PORT}\`),
+\`--leader-elect\`. When \`--metrics-cert-path\` is given but the files are missing, the manager exits with an error
+instead of silently serving a self-signed certificate.
+
+## Optional parts
+
+Switch them with \`ctrlmetrics edit --enable|--disable <option>\`, which keeps your own edits and comments:
+
+| option | what it does |
+|---|---|
+| \`prometheus\` | ServiceMonitor \`${p.projectName}-controller-manager-metrics-monitor\` (Prometheus Operator). Uses \`insecureSkipVerify: true\` until \`metrics-tls\` is on. |
+| \`certmanager\` | Self-signed Issuer and Certificate \`metrics-certs\` (Secret \`metrics-server-cert\`) with DNS names \`<service>.<namespace>.svc\` and \`<service>.<namespace>.svc.cluster.local\`. Needs cert-manager. |
+| \`metrics-tls\` | The manager serves the cert-manager certificate and the ServiceMonitor verifies it (\`serverName\`, CA from the Secret). Turns on \`prometheus\` and \`certmanager\` too. |
+| \`network-policy\` | NetworkPolicy: only pods in namespaces labelled \`metrics: enabled\` may reach port ${METRICS_PORT}. |
+| \`grafana\` | ConfigMap with Grafana dashboards for the controller-runtime metrics (\`config/grafana/*.json\`). |
+
+## NetworkPolicy caveats
+
+- A NetworkPolicy limits addresses and ports; it authenticates nobody. Any pod in a namespace labelled
+  \`metrics: enabled\` can connect, and the token check above is still what protects \`/metrics\`. Label the
+  namespace your Prometheus runs in: \`kubectl label namespace <ns> metrics=enabled\`.
+- NetworkPolicies are only enforced when the cluster's network plugin (CNI) supports them; otherwise they are
+  silently ignored.
+- \`config/network-policy/allow-webhook-traffic.yaml\` (for when you add webhooks) allows the webhook pod port 9443 from
+  all sources, because the API server calls webhooks through the webhook Service and a \`namespaceSelector\` cannot
+  match the API server. A \`namespaceSelector\` on a webhook configuration restricts which objects' admission requests
+  are sent to the webhook, not network traffic.
+`;
+
+  return {
+    'package.json': JSON.stringify(packageJson, null, 2) + '\n',
+    'tsconfig.json': JSON.stringify(tsconfig, null, 2) + '\n',
+    'src/flags.ts': flags,
+    'src/main.ts': main,
+    'src/controllers/configmap-controller.ts': controller,
+    Dockerfile: dockerfile,
+    '.dockerignore': 'node_modules/\ndist/\n.git/\n',
+    '.gitignore': 'node_modules/\ndist/\n',
+    'README.md': readme,
+  };
+}

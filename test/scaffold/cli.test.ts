@@ -1,0 +1,196 @@
+/**
+ * `ctrlmetrics init` and `ctrlmetrics edit` through the real CLI (child processes): bad input gives a non-zero exit,
+ * one `error:` line and nothing written; existing projects are not overwritten without --force; edits are
+ * idempotent and keep the user's own comments and entries.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const CLI = join(ROOT, 'cli.ts');
+let work: string;
+
+before(() => {
+  work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-cli-'));
+});
+after(() => rmSync(work, { recursive: true, force: true }));
+
+function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolveRun) => {
+    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolveRun({ code, stdout, stderr });
+    });
+  });
+}
+
+function assertOneErrorLine(r: { code: number; stderr: string }, pattern: RegExp): void {
+  assert.notEqual(r.code, 0, 'non-zero exit');
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `one error line, got: ${r.stderr}`);
+  assert.match(lines[0]!, /^error: /);
+  assert.match(lines[0]!, pattern);
+}
+
+test('init rejects invalid project names and domains with one error line and writes nothing', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['--project-name', 'My_Operator'], /DNS-1123/],
+    [['--project-name', '-leading-dash'], /DNS-1123/],
+    [['--project-name', 'trailing-'], /DNS-1123/],
+    [['--project-name', '9starts-with-digit'], /start with a letter/],
+    [['--project-name', 'a'.repeat(40)], /at most 28 characters/],
+    [['--project-name', 'ok', '--domain', 'Bad_Domain'], /invalid domain/],
+  ];
+  for (const [args, pattern] of cases) {
+    const dir = join(work, `bad-${args[1]!.slice(0, 10)}-${args.length}`);
+    const r = await run('init', ...args, '--dir', dir);
+    assertOneErrorLine(r, pattern);
+    assert.equal(existsSync(dir), false, `nothing written for ${args.join(' ')}`);
+  }
+});
+
+test('init into an unwritable location fails with one clear line and leaves nothing behind', async () => {
+  const r1 = await run('init', '--project-name', 'demo', '--dir', '/sys/ctrlmetrics-scaffold-test/demo');
+  assertOneErrorLine(r1, /cannot write the project to \/sys\/ctrlmetrics-scaffold-test\/demo: (permission denied|.*)/);
+  assert.equal(existsSync('/sys/ctrlmetrics-scaffold-test'), false);
+
+  const file = join(work, 'a-file');
+  writeFileSync(file, 'not a directory');
+  const r2 = await run('init', '--project-name', 'demo', '--dir', join(file, 'demo'));
+  assertOneErrorLine(r2, /cannot write the project to .*a parent path is not a directory/);
+  const r3 = await run('init', '--project-name', 'demo', '--dir', file);
+  assertOneErrorLine(r3, /not a directory/);
+  assert.equal(readFileSync(file, 'utf8'), 'not a directory');
+  assert.deepEqual(
+    readdirSync(work).filter((n) => n.includes('ctrlmetrics-init')),
+    [],
+    'no staging directory left behind',
+  );
+});
+
+test('init generates the project, refuses to overwrite it without --force, overwrites with --force', async () => {
+  const dir = join(work, 'proj');
+  const r = await run('init', '--project-name', 'shop-op', '--domain', 'example.com', '--dir', dir, '--ctrlmetrics-version', `file:${ROOT}`);
+  assert.equal(r.code, 0, r.stderr);
+  for (const f of [
+    'package.json',
+    'tsconfig.json',
+    'src/main.ts',
+    'Dockerfile',
+    'README.md',
+    'config/default/kustomization.yaml',
+    'config/default/metrics_service.yaml',
+    'config/default/manager_metrics_patch.yaml',
+    'config/default/cert_metrics_manager_patch.yaml',
+    'config/rbac/service_account.yaml',
+    'config/rbac/role.yaml',
+    'config/rbac/role_binding.yaml',
+    'config/rbac/leader_election_role.yaml',
+    'config/rbac/leader_election_role_binding.yaml',
+    'config/rbac/metrics_auth_role.yaml',
+    'config/rbac/metrics_auth_role_binding.yaml',
+    'config/rbac/metrics_reader_role.yaml',
+    'config/rbac/kustomization.yaml',
+    'config/manager/manager.yaml',
+    'config/manager/kustomization.yaml',
+    'config/prometheus/monitor.yaml',
+    'config/prometheus/monitor_tls_patch.yaml',
+    'config/prometheus/kustomization.yaml',
+    'config/certmanager/issuer.yaml',
+    'config/certmanager/certificate-metrics.yaml',
+    'config/certmanager/kustomization.yaml',
+    'config/certmanager/kustomizeconfig.yaml',
+    'config/network-policy/allow-metrics-traffic.yaml',
+    'config/network-policy/allow-webhook-traffic.yaml',
+    'config/network-policy/kustomization.yaml',
+    'config/grafana/kustomization.yaml',
+  ]) {
+    assert.ok(existsSync(join(dir, f)), `${f} generated`);
+  }
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
+  assert.equal(pkg.name, 'shop-op');
+  assert.equal(pkg.dependencies.ctrlmetrics, `file:${ROOT}`);
+  const kust = readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8');
+  for (const marker of ['[PROMETHEUS]', '[METRICS]', '[METRICS-WITH-CERTS]', '[PROMETHEUS-WITH-CERTS]', '[CERTMANAGER]', '[NETWORK POLICY]']) {
+    assert.ok(kust.includes(marker), `section marker ${marker} kept`);
+  }
+  assert.match(kust, /^namespace: shop-op-system$/m);
+  assert.match(kust, /^namePrefix: shop-op-$/m);
+  // webhook NetworkPolicy: pod port 9443 from all sources (kubebuilder #5906 fixed)
+  const webhookNp = readFileSync(join(dir, 'config/network-policy/allow-webhook-traffic.yaml'), 'utf8');
+  assert.match(webhookNp, /- ports:\n\s+- port: 9443/);
+  assert.doesNotMatch(webhookNp, /namespaceSelector:|port: 443\b/);
+  const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+  assert.match(readme, /limits addresses and ports; it authenticates nobody/);
+  assert.match(readme, /namespaceSelector` on a webhook configuration restricts[^.]*not network traffic/);
+
+  writeFileSync(join(dir, 'src/main.ts'), '// my own code\n');
+  const again = await run('init', '--project-name', 'shop-op', '--dir', dir);
+  assertOneErrorLine(again, /already contains a project.*--force/);
+  assert.equal(readFileSync(join(dir, 'src/main.ts'), 'utf8'), '// my own code\n');
+
+  writeFileSync(join(dir, 'NOTES.md'), 'keep me\n');
+  const forced = await run('init', '--project-name', 'shop-op', '--dir', dir, '--force');
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.notEqual(readFileSync(join(dir, 'src/main.ts'), 'utf8'), '// my own code\n');
+  assert.equal(readFileSync(join(dir, 'NOTES.md'), 'utf8'), 'keep me\n', 'files init does not generate are left alone');
+});
+
+test('edit: unknown option or missing project fails with one line and changes nothing', async () => {
+  const dir = join(work, 'edit-bad');
+  assert.equal((await run('init', '--project-name', 'demo', '--dir', dir)).code, 0);
+  const before = readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8');
+  assertOneErrorLine(await run('edit', '--enable', 'prometheus,webhooks', '--dir', dir), /unknown option "webhooks".*choose from prometheus, certmanager, metrics-tls, network-policy, grafana/);
+  assertOneErrorLine(await run('edit', '--disable', 'grafna', '--dir', dir), /unknown option "grafna"/);
+  assertOneErrorLine(await run('edit', '--dir', dir), /nothing to do/);
+  assertOneErrorLine(await run('edit', '--enable', 'grafana', '--disable', 'grafana', '--dir', dir), /both enable and disable grafana/);
+  assert.equal(readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), before);
+  assertOneErrorLine(await run('edit', '--enable', 'prometheus', '--dir', join(work, 'nowhere')), /not a ctrlmetrics project/);
+});
+
+test('edit is idempotent and keeps the user\'s comments and entries; metrics-tls says it enabled prometheus', async () => {
+  const dir = join(work, 'edit-user');
+  assert.equal((await run('init', '--project-name', 'demo', '--dir', dir)).code, 0);
+  const file = join(dir, 'config/default/kustomization.yaml');
+  // the user's own additions: a comment, a resource, a label block
+  const userText = readFileSync(file, 'utf8')
+    .replace('- ../manager\n', '- ../manager\n# my team: extra objects below\n- extra.yaml\n')
+    .replace('namePrefix: demo-\n', 'namePrefix: demo-\n# keep this note, says the user\n');
+  writeFileSync(file, userText);
+  writeFileSync(join(dir, 'config/default/extra.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n');
+
+  const first = await run('edit', '--enable', 'metrics-tls', '--dir', dir);
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /enabled prometheus too/);
+  assert.match(first.stdout, /enabled certmanager too/);
+  const afterFirst = readFileSync(file, 'utf8');
+  const promAfterFirst = readFileSync(join(dir, 'config/prometheus/kustomization.yaml'), 'utf8');
+
+  const second = await run('edit', '--enable', 'metrics-tls', '--dir', dir);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stdout, /metrics-tls is already enabled/);
+  assert.match(second.stdout, /no changes/);
+  assert.equal(readFileSync(file, 'utf8'), afterFirst, 'second enable changes nothing');
+  assert.equal(readFileSync(join(dir, 'config/prometheus/kustomization.yaml'), 'utf8'), promAfterFirst);
+
+  for (const text of [afterFirst]) {
+    assert.ok(text.includes('# my team: extra objects below\n- extra.yaml'), 'user comment and entry kept');
+    assert.ok(text.includes('# keep this note, says the user'), 'user note kept');
+    assert.ok(text.includes('[METRICS-WITH-CERTS]') && text.includes('[PROMETHEUS]'), 'section markers kept');
+  }
+
+  const off = await run('edit', '--disable', 'metrics-tls', '--disable', 'prometheus', '--disable', 'certmanager', '--dir', dir);
+  assert.equal(off.code, 0, off.stderr);
+  const afterOff = readFileSync(file, 'utf8');
+  assert.ok(afterOff.includes('# my team: extra objects below\n- extra.yaml'));
+  assert.ok(afterOff.includes('# keep this note, says the user'));
+  assert.match(afterOff, /^#- \.\.\/prometheus$/m, 'disabled entry kept as a commented-out line');
+  assert.match(afterOff, /^#- path: cert_metrics_manager_patch\.yaml$/m);
+  const offAgain = await run('edit', '--disable', 'metrics-tls', '--dir', dir);
+  assert.match(offAgain.stdout, /already disabled/);
+  assert.equal(readFileSync(file, 'utf8'), afterOff);
+});
