@@ -1,0 +1,64 @@
+/** One scrape over HTTPS on loopback: response headers, wire bytes, decoded body. */
+import { request } from 'node:https';
+import { gunzipSync } from 'node:zlib';
+
+export interface ScrapeResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Bytes of the body as sent on the wire (compressed when gzip). */
+  wireBytes: number;
+  /** Decoded body. */
+  body: string;
+  ms: number;
+}
+
+/** GETs `url` with `headers`; rejects after `timeoutMs`. */
+export function scrape(url: string, headers: Record<string, string>, ca: string, timeoutMs = 60_000): Promise<ScrapeResult> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(url, { method: 'GET', headers, ca, agent: false, timeout: timeoutMs }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (d: Buffer) => parts.push(d));
+      res.on('error', reject);
+      res.on('end', () => {
+        const raw = Buffer.concat(parts);
+        let body: string;
+        try {
+          body = (res.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
+        } catch (e) {
+          reject(e);
+          return;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, wireBytes: raw.length, body, ms: performance.now() - started });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`scrape of ${url} timed out after ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Sample lines of a text/OpenMetrics exposition: every non-empty line that is not a comment. */
+export function countSampleLines(body: string): number {
+  let n = 0;
+  for (const line of body.split('\n')) if (line !== '' && !line.startsWith('#')) n++;
+  return n;
+}
+
+/** Polls until a scrape answers 200 or the deadline passes. */
+export async function waitReady(url: string, headers: Record<string, string>, ca: string, timeoutMs: number, isAlive: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (!isAlive()) throw new Error(`server for ${url} exited before becoming ready${last ? ` (${last})` : ''}`);
+    try {
+      const r = await scrape(url, headers, ca, 10_000);
+      if (r.status === 200) return;
+      last = `HTTP ${r.status}: ${r.body.slice(0, 200)}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`server for ${url} not ready within ${timeoutMs} ms: ${last}`);
+}

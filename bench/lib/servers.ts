@@ -1,0 +1,216 @@
+/**
+ * Starting the servers under test, each pinned to the server core: the Go promhttp peer and the prom-client peer
+ * (both run read-only from /work/shared/bench, never copied), and this project's endpoint (bench/servers/ours.ts).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createInterface } from 'node:readline';
+import { runCapture, spawnTracked, stopChild } from './children.js';
+import type { BenchCert } from './certs.js';
+import { freePort } from './ports.js';
+import { waitReady } from './scrape.js';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const PEERS_DIR = process.env.CTRLMETRICS_BENCH_PEERS ?? resolve(REPO_ROOT, '..', 'shared', 'bench');
+
+/** Synthetic registry shape shared by every server: K counter vectors + K histogram vectors, N children each. */
+export interface RegistryShape {
+  k: number;
+  n: number;
+}
+
+/** Event-loop delay over one measured interval (only our server reports it). */
+export interface EventLoopDelay {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  meanMs: number;
+  count: number;
+}
+
+/** A running server. */
+export interface RunningServer {
+  key: string;
+  pid: number;
+  url: string;
+  /** Authorization header value the server accepts. */
+  authorization: string;
+  child: ChildProcess;
+  /** Present for our server: start/stop an event-loop-delay measurement window. */
+  eld?: { start(): Promise<void>; stop(): Promise<EventLoopDelay> };
+  stop(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 120_000;
+
+function pinned(cpu: string | undefined, cmd: string, args: string[]): [string, string[]] {
+  return cpu !== undefined ? ['taskset', ['-c', cpu, cmd, ...args]] : [cmd, args];
+}
+
+function collectStderr(child: ChildProcess): () => string {
+  let buf = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    buf = (buf + d).slice(-4000);
+  });
+  return () => buf;
+}
+
+async function ready(key: string, child: ChildProcess, url: string, authorization: string, cert: BenchCert, stderr: () => string): Promise<void> {
+  try {
+    await waitReady(url, { Authorization: authorization }, cert.certPem, READY_TIMEOUT_MS, () => child.exitCode === null && child.signalCode === null);
+  } catch (e) {
+    await stopChild(child);
+    throw new Error(`${key}: ${(e as Error).message}\n--- stderr ---\n${stderr()}`);
+  }
+}
+
+/** Builds the Go peer into a temporary directory (GOPATH mode with Debian's client_golang). Returns the binary path. */
+export async function buildGoPeer(): Promise<string> {
+  const src = join(PEERS_DIR, 'go-promhttp');
+  if (!existsSync(join(src, 'server.go'))) throw new Error(`Go peer not found at ${src}`);
+  const bin = join(mkdtempSync(join(tmpdir(), 'ctrlmetrics-bench-go-')), 'go-promhttp');
+  const env = { ...process.env, GOPATH: '/usr/share/gocode', GO111MODULE: 'off', GOFLAGS: '' };
+  const r = await runCapture('go', ['build', '-o', bin, 'server.go'], { cwd: src, env, timeoutMs: 300_000 });
+  if (r.code !== 0) throw new Error(`go build of the Go peer failed:\n${r.stderr}`);
+  return bin;
+}
+
+export const PEER_TOKEN = 'secret-token';
+
+/** Starts the Go promhttp peer (GOMAXPROCS=1 when pinned). */
+export async function startGo(bin: string, shape: RegistryShape, cert: BenchCert, cpu?: string): Promise<RunningServer> {
+  const port = await freePort();
+  const [cmd, args] = pinned(cpu, bin, ['-port', String(port), '-k', String(shape.k), '-n', String(shape.n), '-cert', cert.certFile, '-key', cert.keyFile]);
+  const env = { ...process.env, ...(cpu !== undefined ? { GOMAXPROCS: '1' } : {}) };
+  const child = spawnTracked(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const stderr = collectStderr(child);
+  const url = `https://127.0.0.1:${port}/metrics`;
+  const authorization = `Bearer ${PEER_TOKEN}`;
+  await ready('go', child, url, authorization, cert, stderr);
+  return { key: 'go', pid: child.pid!, url, authorization, child, stop: () => stopChild(child) };
+}
+
+/** Starts the prom-client + node:https peer, resolving prom-client from this project's node_modules. */
+export async function startPromClient(shape: RegistryShape, cert: BenchCert, cpu?: string): Promise<RunningServer> {
+  const port = await freePort();
+  const script = join(PEERS_DIR, 'prom-client-baseline', 'server.cjs');
+  const [cmd, args] = pinned(cpu, process.execPath, [script]);
+  const env = {
+    ...process.env,
+    NODE_PATH: join(REPO_ROOT, 'node_modules'),
+    NODE_OPTIONS: '',
+    PORT: String(port),
+    K: String(shape.k),
+    N: String(shape.n),
+    CERT: cert.certFile,
+    KEY: cert.keyFile,
+  };
+  const child = spawnTracked(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const stderr = collectStderr(child);
+  const url = `https://127.0.0.1:${port}/metrics`;
+  const authorization = `Bearer ${PEER_TOKEN}`;
+  await ready('prom-client', child, url, authorization, cert, stderr);
+  return { key: 'prom-client', pid: child.pid!, url, authorization, child, stop: () => stopChild(child) };
+}
+
+/** How our server reaches the authority, as the manager identity. */
+export interface ManagerAccess {
+  server: string;
+  caPem: string;
+  token: string;
+}
+
+/**
+ * Our endpoint runs as plain compiled JavaScript (no tsx loader thread in the measured process): bench/servers/ours.ts
+ * is transpiled to a temporary .mjs that imports the library from dist/ (built by `npm run bench`) or, with
+ * CTRLMETRICS_BENCH_FROM=src for development, from src/ through tsx.
+ */
+export async function prepareOurs(): Promise<{ script: string; nodeArgs: string[]; lib: string }> {
+  const from = process.env.CTRLMETRICS_BENCH_FROM ?? 'dist';
+  const source = join(REPO_ROOT, 'bench', 'servers', 'ours.ts');
+  if (from === 'src') {
+    return { script: source, nodeArgs: ['--import', 'tsx'], lib: pathToFileURL(join(REPO_ROOT, 'src', 'index.ts')).href };
+  }
+  const lib = join(REPO_ROOT, 'dist', 'src', 'index.js');
+  if (!existsSync(lib)) throw new Error(`${lib} is missing: run \`npm run build\` (npm run bench does) or set CTRLMETRICS_BENCH_FROM=src`);
+  const ts = (await import('typescript')).default;
+  const { readFileSync } = await import('node:fs');
+  const out = ts.transpileModule(readFileSync(source, 'utf8'), {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    fileName: source,
+  });
+  const script = join(mkdtempSync(join(tmpdir(), 'ctrlmetrics-bench-ours-')), 'ours.mjs');
+  writeFileSync(script, out.outputText);
+  return { script, nodeArgs: [], lib: pathToFileURL(lib).href };
+}
+
+/** Starts our endpoint; `access` absent = no filter (the filter-cost baseline). */
+export async function startOurs(
+  prepared: { script: string; nodeArgs: string[]; lib: string },
+  key: string,
+  shape: RegistryShape,
+  cert: BenchCert,
+  auth: { access: ManagerAccess; readerToken: string } | undefined,
+  cpu?: string,
+): Promise<RunningServer> {
+  const port = await freePort();
+  let accessFile: string | undefined;
+  if (auth) {
+    accessFile = join(cert.dir, `${key}-access.json`);
+    writeFileSync(accessFile, JSON.stringify(auth.access), { mode: 0o600 });
+  }
+  const [cmd, args] = pinned(cpu, process.execPath, [...prepared.nodeArgs, prepared.script]);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_OPTIONS: '',
+    CTRLMETRICS_LIB: prepared.lib,
+    CTRLMETRICS_LOG_LEVEL: 'warn',
+    PORT: String(port),
+    K: String(shape.k),
+    N: String(shape.n),
+    CERT_DIR: cert.dir,
+    ...(accessFile ? { MANAGER_ACCESS_FILE: accessFile } : {}),
+  };
+  const child = spawnTracked(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr = collectStderr(child);
+  const eld = eventLoopChannel(child);
+  const url = `https://127.0.0.1:${port}/metrics`;
+  const authorization = `Bearer ${auth ? auth.readerToken : PEER_TOKEN}`;
+  await ready(key, child, url, authorization, cert, stderr);
+  return { key, pid: child.pid!, url, authorization, child, eld, stop: () => stopChild(child) };
+}
+
+/**
+ * The side channel of bench/servers/ours.ts: each SIGUSR2 toggles an event-loop-delay window; the server answers
+ * on stdout with `ELD {"state":"started"}` or `ELD {"state":"stopped",...figures}`.
+ */
+function eventLoopChannel(child: ChildProcess): NonNullable<RunningServer['eld']> {
+  const waiters: Array<(msg: Record<string, unknown>) => void> = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (!line.startsWith('ELD ')) return;
+    const msg = JSON.parse(line.slice(4)) as Record<string, unknown>;
+    waiters.shift()?.(msg);
+  });
+  const toggle = (expect: string): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error('our server did not answer the event-loop-delay signal within 10 s')), 10_000);
+      waiters.push((msg) => {
+        clearTimeout(t);
+        if (msg.state !== expect) reject(new Error(`event-loop-delay channel out of step: got ${String(msg.state)}, expected ${expect}`));
+        else resolve(msg);
+      });
+      child.kill('SIGUSR2');
+    });
+  return {
+    start: async () => {
+      await toggle('started');
+    },
+    stop: async () => {
+      const m = await toggle('stopped');
+      return { p50Ms: Number(m.p50Ms), p99Ms: Number(m.p99Ms), maxMs: Number(m.maxMs), meanMs: Number(m.meanMs), count: Number(m.count) };
+    },
+  };
+}

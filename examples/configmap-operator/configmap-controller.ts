@@ -1,0 +1,99 @@
+/**
+ * The `configmap` controller: for every ConfigMap labelled `ctrlmetrics.dev/managed=true` it keeps a derived
+ * ConfigMap `<name>-digest` whose `data.digest` is the SHA-256 of the source's data, owned by the source
+ * (ownerReference with `controller: true`, so Kubernetes garbage-collects it with its source).
+ *
+ * Watches: the managed ConfigMaps themselves, and the derived ones (mapped to their owner), so a deleted or
+ * edited digest is repaired at once.
+ */
+import { Controller, KubeApiError, TerminalError, type KubeObject, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import { DIGEST_OF_LABEL, MANAGED_LABEL, dataDigest, digestName } from './digest.js';
+import { goobers } from './goobers.js';
+
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+
+const cmPath = (ns: string, name?: string) =>
+  `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps${name ? `/${encodeURIComponent(name)}` : ''}`;
+
+async function getOrUndefined<T>(ctx: ReconcileContext, path: string): Promise<T | undefined> {
+  try {
+    return await ctx.client.get<T>(path, { signal: ctx.signal });
+  } catch (err) {
+    if (err instanceof KubeApiError && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/** Reconciles one source ConfigMap. */
+export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): Promise<Result | void> {
+  const ns = req.namespace!;
+  const name = digestName(req.name);
+  const source = await getOrUndefined<ConfigMap>(ctx, cmPath(ns, req.name));
+  const derived = await getOrUndefined<ConfigMap>(ctx, cmPath(ns, name));
+
+  if (!source || source.metadata?.labels?.[MANAGED_LABEL] !== 'true') {
+    // gone or no longer managed: remove the digest we made (garbage collection would do it for a deleted source)
+    if (derived && derived.metadata?.labels?.[DIGEST_OF_LABEL] === req.name) {
+      await ctx.client.delete(cmPath(ns, name), { signal: ctx.signal }).catch((err: unknown) => {
+        if (!(err instanceof KubeApiError && err.status === 404)) throw err;
+      });
+      ctx.log.info('removed digest of an unmanaged ConfigMap', { digest: name });
+    }
+    return;
+  }
+  if (name.length > 253) {
+    // no retry will make the name shorter
+    throw new TerminalError(`ConfigMap ${ns}/${req.name}: the derived name ${name} would exceed 253 characters`);
+  }
+
+  const digest = dataDigest(source.data);
+  const ownerReferences = [
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: req.name,
+      uid: source.metadata!.uid!,
+      controller: true,
+      blockOwnerDeletion: true,
+    },
+  ];
+  if (!derived) {
+    await ctx.client.create(cmPath(ns), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns, labels: { [DIGEST_OF_LABEL]: req.name }, ownerReferences },
+      data: { digest, source: req.name },
+    }, { signal: ctx.signal });
+    goobers.inc();
+    ctx.log.info('created digest', { digest: name });
+    return;
+  }
+  const upToDate =
+    derived.data?.digest === digest &&
+    derived.metadata?.labels?.[DIGEST_OF_LABEL] === req.name &&
+    derived.metadata?.ownerReferences?.some((r) => r.controller && r.uid === source.metadata?.uid);
+  if (upToDate) return;
+  // replace with the resourceVersion we read: a concurrent change gives 409 and the request is retried
+  await ctx.client.replace(cmPath(ns, name), {
+    ...derived,
+    metadata: { ...derived.metadata, labels: { ...derived.metadata?.labels, [DIGEST_OF_LABEL]: req.name }, ownerReferences },
+    data: { ...derived.data, digest, source: req.name },
+  }, { signal: ctx.signal });
+  goobers.inc();
+  ctx.log.info('updated digest', { digest: name });
+}
+
+/** The `configmap` controller. */
+export function newConfigMapController(opts: { namespace?: string; maxConcurrentReconciles?: number } = {}): Controller {
+  return new Controller({
+    name: 'configmap',
+    maxConcurrentReconciles: opts.maxConcurrentReconciles ?? 2,
+    reconciler: reconcileConfigMap,
+    watches: [
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: opts.namespace, labelSelector: `${MANAGED_LABEL}=true` },
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: opts.namespace, labelSelector: DIGEST_OF_LABEL, enqueue: { ownerKind: 'ConfigMap', ownerApiVersion: 'v1' } },
+    ],
+  });
+}

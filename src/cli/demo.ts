@@ -1,0 +1,249 @@
+/**
+ * `ctrlmetrics demo` (`npm start`): the example operator with its secure metrics endpoint, on the embedded
+ * Kubernetes-API-compatible authority (default) or on a real cluster (`--kubeconfig`).
+ *
+ * Embedded: starts the authority with state in `--state-dir`, applies the project's RBAC, runs the manager AS the
+ * `ctrlmetrics-demo-controller-manager` service account (a TokenRequest token, so the authority enforces the
+ * metrics auth role exactly as a cluster would), creates a small steady load of ConfigMaps, writes
+ * `STATE_DIR/kubeconfig` (admin) and `STATE_DIR/reader.token` (a service account bound to the metrics-reader
+ * role), prints the curl line to try, and runs until SIGINT/SIGTERM (or `--duration`).
+ *
+ * Real cluster (`--kubeconfig FILE`): no authority; the manager runs as the kubeconfig's identity, which needs
+ * the RBAC listed in `examples/configmap-operator/main.ts` plus create on namespaces/configmaps/secrets in the
+ * `ctrlmetrics-demo` namespace for the load.
+ */
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { CliError } from './errors.js';
+import { KubeClient } from '../kube/client.js';
+import { loadRestConfig, type RestConfig } from '../kube/config.js';
+import { createLogger } from '../util/log.js';
+import { applyObject, requestToken } from './demo/apply.js';
+import { MANAGER_SA, SCRAPER_SA, SYSTEM_NAMESPACE, WORKLOAD_NAMESPACE, demoRbac } from './demo/rbac.js';
+import { DemoLoad } from './demo/load.js';
+
+/** Options of `ctrlmetrics demo` (the flags, parsed). */
+export interface DemoOptions {
+  stateDir: string;
+  kubeconfig?: string;
+  metricsBindAddress: string;
+  metricsSecure: boolean;
+  metricsCertPath?: string;
+  metricsCertName: string;
+  metricsCertKey: string;
+  enableHttp2: boolean;
+  healthProbeBindAddress: string;
+  leaderElect: boolean;
+  /** Seconds to run (0 = until a signal). */
+  duration: number;
+  /** Seconds between load updates. */
+  loadInterval: number;
+  /** Address of the embedded API. */
+  apiListen: string;
+}
+
+function parseBool(v: string | undefined): boolean {
+  if (v === undefined || v === '' || v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new CliError(`expected true or false, got ${JSON.stringify(v)}`, 2);
+}
+
+function parseSeconds(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new CliError(`expected a number of seconds, got ${JSON.stringify(v)}`, 2);
+  return n;
+}
+
+export function register(program: Command): void {
+  program
+    .command('demo')
+    .description('run the example operator with its secure /metrics endpoint on an embedded API (or --kubeconfig cluster)')
+    .option('--state-dir <dir>', 'state of the embedded API, kubeconfig and reader token', '.ctrlmetrics')
+    .option('--kubeconfig <file>', 'run against this cluster instead of the embedded API')
+    .option('--metrics-bind-address <addr>', 'metrics endpoint address (":8443" all interfaces, "0" disables)', '127.0.0.1:8443')
+    .option('--metrics-secure [bool]', 'serve metrics over HTTPS with authentication and authorization', parseBool, true)
+    .option('--metrics-cert-path <dir>', 'directory of the metrics serving certificate (default: self-signed)')
+    .option('--metrics-cert-name <file>', 'certificate file name in --metrics-cert-path', 'tls.crt')
+    .option('--metrics-cert-key <file>', 'key file name in --metrics-cert-path', 'tls.key')
+    .option('--enable-http2 [bool]', 'offer HTTP/2 on the metrics endpoint', parseBool, false)
+    .option('--health-probe-bind-address <addr>', 'address of /healthz and /readyz', '127.0.0.1:8081')
+    .option('--leader-elect [bool]', 'enable Lease-based leader election', parseBool, false)
+    .option('--duration <seconds>', 'exit after this many seconds (0: run until SIGINT/SIGTERM)', parseSeconds, 0)
+    .option('--load-interval <seconds>', 'seconds between updates of the demo objects', parseSeconds, 3)
+    .option('--api-listen <addr>', 'address of the embedded API', '127.0.0.1:0')
+    .action(async (o: DemoOptions) => {
+      await runDemo(o);
+    });
+}
+
+/** The manager's identity on the embedded API: a TokenRequest token, renewed before it expires. */
+function rotatingToken(admin: KubeClient, first: { token: string; expiresAt: number }): () => Promise<Record<string, string>> {
+  let current = first;
+  return async () => {
+    if (current.expiresAt - Date.now() < 10 * 60_000) current = await requestToken(admin, SYSTEM_NAMESPACE, MANAGER_SA, 3600);
+    return { Authorization: `Bearer ${current.token}` };
+  };
+}
+
+/** Runs the demo until `signal` aborts, SIGINT/SIGTERM, or `--duration`. */
+export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<void> {
+  const log = createLogger('demo');
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stop.signal.aborted) {
+      process.stderr.write(`second ${sig}: exiting at once\n`);
+      process.exit(1);
+    }
+    log.info('signal received: shutting down', { signal: sig });
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  signal?.addEventListener('abort', () => stop.abort(), { once: true });
+  let durationTimer: NodeJS.Timeout | undefined;
+  if (o.duration > 0) durationTimer = setTimeout(() => stop.abort(), o.duration * 1000);
+
+  const cleanups: Array<() => Promise<void> | void> = [];
+  try {
+    const stateDir = o.stateDir;
+    let managerConfig: RestConfig;
+    let admin: KubeClient;
+    let readerTokenPath: string | undefined;
+    let apiUrl: string;
+    let kubeconfigPath: string;
+
+    if (o.kubeconfig) {
+      try {
+        managerConfig = await loadRestConfig({ kubeconfig: o.kubeconfig });
+      } catch (err) {
+        throw new CliError((err as Error).message);
+      }
+      admin = new KubeClient(managerConfig);
+      apiUrl = managerConfig.server;
+      kubeconfigPath = o.kubeconfig;
+      await applyObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: WORKLOAD_NAMESPACE } }).catch((err: Error) => {
+        throw new CliError(`${err.message} (the kubeconfig identity needs create on namespaces, or create the namespace ${WORKLOAD_NAMESPACE} first)`);
+      });
+    } else {
+      await mkdir(stateDir, { recursive: true, mode: 0o700 });
+      const { startAuthority } = await import('../authority/index.js');
+      let authority: Awaited<ReturnType<typeof startAuthority>>;
+      try {
+        authority = await startAuthority({
+          listen: o.apiListen,
+          stateDir: resolve(stateDir),
+          kubeconfigOut: join(stateDir, 'kubeconfig'),
+          logger: log.child('authority'),
+        });
+      } catch (err) {
+        throw new CliError(`cannot start the embedded API: ${(err as Error).message}`);
+      }
+      cleanups.push(() => authority.stop());
+      apiUrl = authority.url;
+      kubeconfigPath = authority.kubeconfig;
+      admin = new KubeClient(authority.restConfig);
+      cleanups.push(() => admin.close());
+      for (const obj of demoRbac()) await applyObject(admin, obj);
+      const first = await requestToken(admin, SYSTEM_NAMESPACE, MANAGER_SA, 3600);
+      managerConfig = {
+        server: authority.restConfig.server,
+        ca: authority.restConfig.ca,
+        insecureSkipTLSVerify: authority.restConfig.insecureSkipTLSVerify,
+        authHeaders: rotatingToken(admin, first),
+        userAgent: 'ctrlmetrics-demo-manager',
+      };
+      readerTokenPath = join(stateDir, 'reader.token');
+      const writeReaderToken = async () => {
+        const { token } = await requestToken(admin, SYSTEM_NAMESPACE, SCRAPER_SA, 24 * 3600);
+        await writeFile(readerTokenPath!, token + '\n', { mode: 0o600 });
+        await chmod(readerTokenPath!, 0o600);
+      };
+      await writeReaderToken();
+      const renew = setInterval(() => void writeReaderToken().catch((err: Error) => log.warn('cannot renew the reader token', { error: err.message })), 12 * 3600_000);
+      renew.unref();
+      cleanups.push(() => clearInterval(renew));
+    }
+    if (stop.signal.aborted) return;
+
+    const { newOperator } = await import('../../examples/configmap-operator/operator.js');
+    const mgr = newOperator({
+      restConfig: managerConfig,
+      handleSignals: false,
+      healthProbeBindAddress: o.healthProbeBindAddress,
+      leaderElection: o.leaderElect,
+      leaderElectionNamespace: o.kubeconfig ? WORKLOAD_NAMESPACE : SYSTEM_NAMESPACE,
+      logger: log.child('manager'),
+      metrics: {
+        bindAddress: o.metricsBindAddress,
+        secureServing: o.metricsSecure,
+        certDir: o.metricsCertPath,
+        certName: o.metricsCertName,
+        keyName: o.metricsCertKey,
+        enableHTTP2: o.enableHttp2,
+        ...(o.metricsSecure ? {} : { filterProvider: undefined }),
+      },
+    });
+    const running = mgr.start(stop.signal);
+    try {
+      await Promise.race([mgr.ready(), running]);
+    } catch (err) {
+      throw new CliError((err as Error).message);
+    }
+    if (stop.signal.aborted) {
+      await running.catch(() => undefined);
+      return;
+    }
+
+    const load = new DemoLoad(admin, WORKLOAD_NAMESPACE, Math.max(100, o.loadInterval * 1000), log.child('load'));
+    await load.start().catch((err: Error) => log.warn('cannot create the demo objects', { error: err.message }));
+    cleanups.unshift(() => load.stop());
+
+    printBanner(o, { apiUrl, kubeconfigPath, readerTokenPath, metricsUrl: mgr.metricsServer?.url, healthUrl: mgr.healthProbeServer?.url });
+    // stop the load as soon as we are told to stop, before the manager drains
+    stop.signal.addEventListener('abort', () => load.stop(), { once: true });
+    try {
+      await running;
+    } catch (err) {
+      throw new CliError((err as Error).message);
+    }
+    process.stdout.write('ctrlmetrics demo stopped\n');
+  } finally {
+    clearTimeout(durationTimer);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    for (const c of cleanups) {
+      try {
+        await c();
+      } catch (err) {
+        log.warn('cleanup failed', { error: (err as Error).message });
+      }
+    }
+  }
+}
+
+function printBanner(
+  o: DemoOptions,
+  p: { apiUrl: string; kubeconfigPath: string; readerTokenPath?: string; metricsUrl?: string; healthUrl?: string },
+): void {
+  const lines = [
+    '',
+    `ctrlmetrics demo is running: controllers "configmap" and "secret" reconcile objects labelled ctrlmetrics.dev/managed=true in namespace ${WORKLOAD_NAMESPACE}`,
+    `  Kubernetes API: ${p.apiUrl}${o.kubeconfig ? ` (kubeconfig ${p.kubeconfigPath})` : ` (embedded; admin kubeconfig: ${p.kubeconfigPath})`}`,
+  ];
+  if (p.healthUrl) lines.push(`  health probes:  ${p.healthUrl}/healthz  ${p.healthUrl}/readyz`);
+  if (p.metricsUrl) {
+    lines.push(`  metrics:        ${p.metricsUrl}/metrics`);
+    if (p.readerTokenPath) {
+      lines.push('', 'Try (a token of a service account bound to the metrics-reader role):', `  curl -k -H "Authorization: Bearer $(cat ${p.readerTokenPath})" ${p.metricsUrl}/metrics`);
+    } else if (o.metricsSecure) {
+      lines.push('', 'Scrape with a token of an identity allowed to "get /metrics", e.g.:', `  curl -k -H "Authorization: Bearer $(kubectl create token SERVICE_ACCOUNT -n NAMESPACE)" ${p.metricsUrl}/metrics`);
+    } else {
+      lines.push('', 'Try:', `  curl ${p.metricsUrl}/metrics`);
+    }
+  } else {
+    lines.push('  metrics:        disabled (--metrics-bind-address 0)');
+  }
+  lines.push('', o.duration > 0 ? `Stopping after ${o.duration}s (or Ctrl-C).` : 'Press Ctrl-C to stop.', '');
+  process.stdout.write(lines.join('\n') + '\n');
+}
