@@ -42,6 +42,8 @@ export interface InformerOptions {
   /** Backoff after failures: first ceiling and cap in ms (defaults 800 and 30 000), full jitter. */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** How long past its server-side timeout a silent watch is kept before it is cut as half-open (default 30 000 ms). */
+  watchGraceMs?: number;
   /** No successful list/watch for this long = stuck (default 2 × watch timeout + 60 s). */
   stuckAfterMs?: number;
   /** Timeout of one list page request (default 60 s). */
@@ -80,13 +82,15 @@ export class Informer<T extends InformerObject = InformerObject> {
   private currentWatch: { stop(): void } | undefined;
   private watchOpenedAt = 0;
   private watchDeadline = 0;
+  /** Set when the watchdog cut the current watch: its end is then a failure, not a success. */
+  private watchCut = false;
   private lastSuccess = 0;
   private lastError: string | undefined;
   private loop: Promise<void> | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   /** Counters, for tests and diagnostics. */
-  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, failures: 0, events: 0 };
+  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, failures: 0, events: 0, stuckWatches: 0 };
 
   constructor(
     private readonly client: KubeClient,
@@ -101,6 +105,7 @@ export class Informer<T extends InformerObject = InformerObject> {
       resyncMs: options.resyncMs ?? 10 * 3600_000,
       backoffBaseMs: options.backoffBaseMs ?? 800,
       backoffMaxMs: options.backoffMaxMs ?? 30_000,
+      watchGraceMs: options.watchGraceMs ?? 30_000,
       stuckAfterMs: options.stuckAfterMs ?? 2 * watchTimeoutSeconds * 1000 + 60_000,
       listTimeoutMs: options.listTimeoutMs ?? 60_000,
     };
@@ -140,7 +145,8 @@ export class Informer<T extends InformerObject = InformerObject> {
       this.resyncTimer = setInterval(() => this.resync(), this.opts.resyncMs);
       this.resyncTimer.unref();
     }
-    this.watchdog = setInterval(() => this.checkWatch(), Math.min(5000, Math.max(100, this.opts.watchTimeoutSeconds * 250)));
+    const every = Math.min(this.opts.watchTimeoutSeconds * 250, this.opts.watchGraceMs / 2);
+    this.watchdog = setInterval(() => this.checkWatch(), Math.min(5000, Math.max(100, every)));
     this.watchdog.unref();
   }
 
@@ -314,11 +320,13 @@ export class Informer<T extends InformerObject = InformerObject> {
       },
     );
     this.currentWatch = handle;
+    this.watchCut = false;
     this.watchOpenedAt = Date.now();
-    this.watchDeadline = this.watchOpenedAt + (timeoutSeconds + 30) * 1000;
+    this.watchDeadline = this.watchOpenedAt + timeoutSeconds * 1000 + this.opts.watchGraceMs;
     this.stats.watches++;
     try {
       await handle.done;
+      if (this.watchCut) throw new Error(`watch of ${this.path} stayed silent past its ${timeoutSeconds}s timeout (half-open connection?): cut it`);
       this.lastSuccess = Date.now();
     } catch (err) {
       if (gone || err instanceof GoneError) throw gone ?? err;
@@ -360,7 +368,8 @@ export class Informer<T extends InformerObject = InformerObject> {
   private checkWatch(): void {
     if (this.currentWatch && this.watchDeadline > 0 && Date.now() > this.watchDeadline) {
       this.log?.warn('watch outlived its timeout: reconnecting');
-      this.noteFailure(new Error('watch stuck past its timeout'));
+      this.stats.stuckWatches++;
+      this.watchCut = true;
       this.currentWatch.stop();
     }
   }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import net from 'node:net';
 import { Informer } from '../../src/kube/informer.js';
 import { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/controller/types.js';
@@ -120,5 +121,116 @@ test('after the API restarts (same state, same port): reconnects with backoff, r
   } finally {
     await inf.stop();
     await authority.stop();
+  }
+});
+
+test('resync re-delivers every cached object as an update, with no API call', async () => {
+  const cluster = await startTestCluster();
+  const inf = new Informer<KubeObject>(new KubeClient(cluster.authority.restConfig), {
+    path: '/api/v1/namespaces/inf-d/configmaps',
+    ...FAST,
+    resyncMs: 200,
+  });
+  try {
+    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-d' } });
+    await cluster.admin.create('/api/v1/namespaces/inf-d/configmaps', cm('inf-d', 'a'));
+    await cluster.admin.create('/api/v1/namespaces/inf-d/configmaps', cm('inf-d', 'b'));
+    const resynced = new Map<string, number>();
+    inf.addHandler({
+      onUpdate: (o, n) => {
+        // a resync hands the same object as old and new
+        if (o === n) resynced.set(n.metadata!.name!, (resynced.get(n.metadata!.name!) ?? 0) + 1);
+      },
+    });
+    inf.start();
+    assert.equal(await inf.waitForSync(10_000), true);
+    await eventually(() => (resynced.get('a') ?? 0) >= 2 && (resynced.get('b') ?? 0) >= 2, 'two resyncs of both objects', 5_000, 50);
+    assert.equal(inf.stats.lists, 1, 'a resync does not re-list');
+  } finally {
+    await inf.stop();
+    await cluster.stop();
+  }
+});
+
+/**
+ * A TCP relay to the API that can turn into a black hole: bytes of every connection open at that moment (and of
+ * connections opened while it lasts) are dropped silently, without closing anything, like a half-open connection
+ * behind a dead NAT or load balancer.
+ */
+async function blackHoleRelay(target: URL): Promise<{ url: string; swallow(on: boolean): void; close(): Promise<void> }> {
+  let swallowing = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const up = net.connect(Number(target.port), target.hostname);
+    let dead = swallowing;
+    const kill = () => {
+      client.destroy();
+      up.destroy();
+      sockets.delete(client);
+      sockets.delete(up);
+    };
+    sockets.add(client);
+    sockets.add(up);
+    const relay = (from: net.Socket, to: net.Socket) => {
+      from.on('data', (d: Buffer) => {
+        if (swallowing) dead = true;
+        if (!dead) to.write(d);
+      });
+      from.on('error', kill);
+      from.on('close', kill);
+    };
+    relay(client, up);
+    relay(up, client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: `${target.protocol}//127.0.0.1:${port}`,
+    swallow(on: boolean) {
+      swallowing = on;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+test('a silent (half-open) watch is detected: health turns bad, the watch is cut and re-opened, and the informer recovers', async () => {
+  const cluster = await startTestCluster();
+  const relay = await blackHoleRelay(new URL(cluster.authority.url));
+  const inf = new Informer<KubeObject>(new KubeClient({ ...cluster.authority.restConfig, server: relay.url }), {
+    path: '/api/v1/namespaces/inf-e/configmaps',
+    ...FAST,
+    watchTimeoutSeconds: 1,
+    watchGraceMs: 400,
+    listTimeoutMs: 1_000,
+    stuckAfterMs: 1_500,
+  });
+  try {
+    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-e' } });
+    const adds: string[] = [];
+    inf.addHandler({ onAdd: (o) => adds.push(o.metadata!.name!) });
+    inf.start();
+    assert.equal(await inf.waitForSync(10_000), true);
+    await eventually(() => inf.stats.watches >= 1, 'a watch', 5_000, 20);
+
+    relay.swallow(true);
+    const bad = await eventually(() => {
+      const h = inf.health();
+      return h.healthy ? undefined : h;
+    }, 'the informer to report itself unhealthy', 10_000, 50);
+    assert.match(bad.reason ?? '', /stuck|no successful list or watch/);
+    await eventually(() => inf.stats.stuckWatches >= 1, 'the silent watch to be cut', 10_000, 50);
+    assert.ok(inf.stats.failures >= 1, 'counted as a failure, not a success');
+
+    relay.swallow(false);
+    await cluster.admin.create('/api/v1/namespaces/inf-e/configmaps', cm('inf-e', 'after-outage'));
+    await eventually(() => adds.includes('after-outage'), 'the informer to catch up on fresh connections', 15_000);
+    await eventually(() => inf.health().healthy, 'healthy again', 5_000);
+  } finally {
+    await inf.stop();
+    await relay.close();
+    await cluster.stop();
   }
 });
