@@ -1,0 +1,269 @@
+/**
+ * End to end with the real scraping system (issue 7): `ctrlmetrics demo` (embedded authority, the project's RBAC,
+ * the example operator's manager) serving a certificate from a Secret-like directory; a scraper service account
+ * bound with `ctrlmetrics grant`, its token from `ctrlmetrics token`; scrape jobs from `ctrlmetrics
+ * prometheus-config` over a scaffolded project's overlays; Debian's `prometheus` on a loopback port with
+ * temporary storage, queried through its HTTP API; `promtool` for the configuration and a scrape's body.
+ */
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { ProcessGroup, eventually, freePort, run, runCli, sleep, type Proc } from '../helpers/process.js';
+import { SecretVolume, fingerprintOf, generateCA, issueServingCert, presentedCertificate, type CertKeyPair } from '../helpers/certs.js';
+
+const PROJECT = 'ctrlmetrics-demo';
+const NAMESPACE = `${PROJECT}-system`;
+const SERVICE = `${PROJECT}-controller-manager-metrics-service`;
+const SERVER_NAME = `${SERVICE}.${NAMESPACE}.svc`;
+
+const procs = new ProcessGroup();
+let tmp = '';
+let prom: Proc | undefined;
+let promUrl = '';
+let metricsUrl = '';
+let metricsPort = 0;
+let kubeconfig = '';
+let ca: CertKeyPair;
+let volume: SecretVolume;
+let readerToken = '';
+
+interface Target {
+  labels: Record<string, string>;
+  scrapePool: string;
+  health: 'up' | 'down' | 'unknown';
+  lastError: string;
+}
+
+async function promGet<T>(path: string): Promise<T> {
+  const res = await fetch(`${promUrl}${path}`, { signal: AbortSignal.timeout(5000) });
+  const body = (await res.json()) as { status: string; data: T; error?: string };
+  if (body.status !== 'success') throw new Error(`prometheus ${path}: ${body.error ?? res.status}`);
+  return body.data;
+}
+
+async function targets(): Promise<Target[]> {
+  return (await promGet<{ activeTargets: Target[] }>('/api/v1/targets')).activeTargets;
+}
+
+async function target(job: string): Promise<Target | undefined> {
+  return (await targets()).find((t) => t.scrapePool === job);
+}
+
+type Vector = Array<{ metric: Record<string, string>; value: [number, string] }>;
+
+async function query(q: string): Promise<Vector> {
+  const r = await promGet<{ resultType: string; result: Vector }>(`/api/v1/query?query=${encodeURIComponent(q)}`);
+  return r.result;
+}
+
+function kubectl(args: string[]) {
+  return run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeoutMs: 20_000 });
+}
+
+async function cli(args: string[]): Promise<string> {
+  const r = await runCli(args, { env: { ...process.env, KUBECONFIG: kubeconfig, CTRLMETRICS_LOG_LEVEL: 'warn' } });
+  assert.equal(r.code, 0, `ctrlmetrics ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** The first scrape job of `ctrlmetrics prometheus-config` output (a `scrape_configs` list, or a whole config). */
+function scrapeJob(yamlText: string): Record<string, unknown> {
+  const doc = parseYaml(yamlText) as unknown;
+  const list = Array.isArray(doc) ? doc : (doc as { scrape_configs?: unknown[] }).scrape_configs;
+  assert.ok(Array.isArray(list) && list.length >= 1, `prometheus-config printed no scrape job:\n${yamlText}`);
+  return list[0] as Record<string, unknown>;
+}
+
+async function newServingPair(): Promise<CertKeyPair> {
+  return issueServingCert(ca, [SERVER_NAME, `${SERVICE}.${NAMESPACE}.svc.cluster.local`]);
+}
+
+describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 }, () => {
+  let tlsJob: Record<string, unknown>;
+  let insecureJob: Record<string, unknown>;
+
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-e2e-'));
+    // the serving certificate, as cert-manager would write it into Secret metrics-server-cert
+    ca = await generateCA('e2e-metrics-ca');
+    volume = new SecretVolume(join(tmp, 'metrics-certs'));
+    await volume.write({ 'ca.crt': ca.certPem, ...(await newServingPair().then((p) => ({ 'tls.crt': p.certPem, 'tls.key': p.keyPem }))) });
+    await writeFile(join(tmp, 'ca.crt'), ca.certPem);
+
+    // the manager: embedded authority + RBAC + example operator, on ephemeral loopback ports
+    const stateDir = join(tmp, 'state');
+    kubeconfig = join(stateDir, 'kubeconfig');
+    const demo = procs.startCli(
+      'demo',
+      [
+        'demo', '--state-dir', stateDir,
+        '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0',
+        '--metrics-cert-path', volume.dir, '--load-interval', '0.3', '--duration', '175',
+      ],
+      { CTRLMETRICS_LOG_LEVEL: 'warn' },
+    );
+    const m = await demo.waitForOutput(/(https:\/\/127\.0\.0\.1:(\d+))\/metrics/, 60_000);
+    metricsUrl = `${m[1]}/metrics`;
+    metricsPort = Number(m[2]);
+
+    // the scraper identities: one bound with `ctrlmetrics grant`, one not
+    for (const args of [['create', 'namespace', 'monitoring'], ['create', 'serviceaccount', 'prometheus', '-n', 'monitoring'], ['create', 'serviceaccount', 'unbound', '-n', 'monitoring']]) {
+      const r = await kubectl(args);
+      assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+    }
+    await cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', `${PROJECT}-metrics-reader`]);
+    readerToken = (await cli(['token', '--namespace', 'monitoring', 'prometheus', '--duration', '1h'])).trim();
+    const unboundToken = (await cli(['token', '--namespace', 'monitoring', 'unbound'])).trim();
+    assert.match(readerToken, /^[\x21-\x7e]+$/, 'ctrlmetrics token prints only the token');
+    await writeFile(join(tmp, 'prometheus.token'), readerToken, { mode: 0o600 });
+    await writeFile(join(tmp, 'unbound.token'), unboundToken, { mode: 0o600 });
+
+    // a scaffolded project: prometheus on (insecureSkipVerify), then metrics-tls on (ca_file + serverName)
+    const proj = join(tmp, 'proj');
+    await cli(['init', '--project-name', PROJECT, '--dir', proj]);
+    await cli(['edit', '--enable', 'prometheus', '--dir', proj]);
+    const target = `127.0.0.1:${metricsPort}`;
+    insecureJob = scrapeJob(await cli(['prometheus-config', '--from', join(proj, 'config/default'), '--target', target, '--token-file', join(tmp, 'prometheus.token')]));
+    await cli(['edit', '--enable', 'metrics-tls', '--dir', proj]);
+    tlsJob = scrapeJob(
+      await cli(['prometheus-config', '--from', join(proj, 'config/default'), '--target', target, '--token-file', join(tmp, 'prometheus.token'), '--ca-file', join(tmp, 'ca.crt')]),
+    );
+
+    const job = (base: Record<string, unknown>, name: string, edit: (j: Record<string, unknown>) => void = () => undefined) => {
+      const j = structuredClone(base);
+      j.job_name = name;
+      j.scrape_interval = '1s';
+      j.scrape_timeout = '1s';
+      // the operator sets `job` to the Service name for every endpoint, so the jobs are told apart by this label
+      const statics = j.static_configs as Array<{ labels?: Record<string, string> }> | undefined;
+      assert.ok(Array.isArray(statics) && statics.length > 0, `prometheus-config job has no static_configs: ${JSON.stringify(j)}`);
+      for (const s of statics) s.labels = { ...s.labels, e2e_job: name };
+      edit(j);
+      return j;
+    };
+    const config = {
+      global: { scrape_interval: '1s', evaluation_interval: '1s' },
+      scrape_configs: [
+        job(insecureJob, 'manager'),
+        job(tlsJob, 'manager-tls'),
+        job(insecureJob, 'unbound', (j) => ((j.authorization as Record<string, unknown>).credentials_file = join(tmp, 'unbound.token'))),
+        job(insecureJob, 'anonymous', (j) => delete j.authorization),
+      ],
+    };
+    const configFile = join(tmp, 'prometheus.yml');
+    await writeFile(configFile, toYaml(config));
+    const check = await run('promtool', ['check', 'config', configFile]);
+    assert.equal(check.code, 0, `promtool check config: ${check.stdout}${check.stderr}`);
+
+    const port = await freePort();
+    promUrl = `http://127.0.0.1:${port}`;
+    prom = procs.start('prometheus', '/usr/bin/prometheus', [
+      `--config.file=${configFile}`,
+      `--storage.tsdb.path=${join(tmp, 'tsdb')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ]);
+    await eventually(async () => (await fetch(`${promUrl}/-/ready`, { signal: AbortSignal.timeout(2000) })).ok, 'prometheus ready', 30_000, 250);
+  });
+
+  after(async () => {
+    await procs.stopAll();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  test('prometheus-config renders the ServiceMonitor as the operator would', () => {
+    for (const j of [insecureJob, tlsJob]) {
+      assert.equal(j.scheme, 'https');
+      assert.equal(j.metrics_path ?? '/metrics', '/metrics');
+      assert.deepEqual(j.authorization, { type: 'Bearer', credentials_file: join(tmp, 'prometheus.token') });
+    }
+    assert.equal((insecureJob.tls_config as Record<string, unknown>).insecure_skip_verify, true);
+    const tlsc = tlsJob.tls_config as Record<string, unknown>;
+    assert.equal(tlsc.ca_file, join(tmp, 'ca.crt'));
+    assert.equal(tlsc.server_name, SERVER_NAME);
+    assert.ok(tlsc.insecure_skip_verify === undefined || tlsc.insecure_skip_verify === false, 'no insecure_skip_verify with the TLS patch');
+  });
+
+  test('the targets are up, with the labels the operator attaches', async () => {
+    for (const job of ['manager', 'manager-tls']) {
+      const t = await eventually(async () => {
+        const t = await target(job);
+        return t?.health === 'up' ? t : undefined;
+      }, `target ${job} up`, 30_000, 500);
+      assert.equal(t.labels.namespace, NAMESPACE);
+      assert.equal(t.labels.service, SERVICE);
+    }
+  });
+
+  test('reconcile totals per controller rise, the custom counter is there', async () => {
+    const q = `controller_runtime_reconcile_total{namespace="${NAMESPACE}",e2e_job="manager",result="success"}`;
+    const first = await eventually(async () => {
+      const v = await query(q);
+      const by = new Map(v.map((s) => [s.metric.controller, Number(s.value[1])]));
+      return (by.get('configmap') ?? 0) > 0 && (by.get('secret') ?? 0) > 0 ? by : undefined;
+    }, 'reconcile totals of both controllers', 30_000, 500);
+    const later = await eventually(async () => {
+      const by = new Map((await query(q)).map((s) => [s.metric.controller, Number(s.value[1])]));
+      return by.get('configmap')! > first.get('configmap')! && by.get('secret')! > first.get('secret')! ? by : undefined;
+    }, 'rising reconcile totals', 30_000, 1000);
+    assert.ok(later.get('configmap')! > first.get('configmap')!);
+    const goobers = await eventually(async () => {
+      const v = await query(`goobers_total{namespace="${NAMESPACE}",e2e_job="manager"}`);
+      return v.length === 1 && Number(v[0]!.value[1]) > 0 ? v : undefined;
+    }, 'the custom counter goobers_total', 15_000, 500);
+    assert.equal(goobers.length, 1);
+  });
+
+  test('an unbound service account is down with 403, no token with 401', async () => {
+    const unbound = await eventually(async () => {
+      const t = await target('unbound');
+      return t && t.health === 'down' ? t : undefined;
+    }, 'unbound target down', 20_000, 500);
+    assert.match(unbound.lastError, /403/);
+    const anon = await eventually(async () => {
+      const t = await target('anonymous');
+      return t && t.health === 'down' ? t : undefined;
+    }, 'anonymous target down', 20_000, 500);
+    assert.match(anon.lastError, /401/);
+  });
+
+  test('promtool check metrics accepts a scrape body', async () => {
+    const body = await run('curl', ['-sS', '--fail', '-k', '-H', `Authorization: Bearer ${readerToken}`, metricsUrl], { timeoutMs: 15_000 });
+    assert.equal(body.code, 0, body.stderr);
+    assert.match(body.stdout, /^controller_runtime_reconcile_total\{/m);
+    const check = await run('promtool', ['check', 'metrics'], { input: body.stdout, timeoutMs: 15_000 });
+    assert.equal(check.code, 0, `promtool check metrics:\n${check.stdout}${check.stderr}`);
+    assert.equal((check.stdout + check.stderr).trim(), '');
+  });
+
+  test('certificate rotation by symlink swap while scraping every second: no failed scrape', async () => {
+    const tlsUp = await eventually(async () => ((await target('manager-tls'))?.health === 'up' ? true : undefined), 'manager-tls up', 20_000, 500);
+    assert.ok(tlsUp);
+    const start = Date.now();
+    let last = '';
+    for (let i = 0; i < 4; i++) {
+      const pair = await newServingPair();
+      await volume.write({ 'ca.crt': ca.certPem, 'tls.crt': pair.certPem, 'tls.key': pair.keyPem });
+      last = fingerprintOf(pair.certPem);
+      const want = last;
+      // the new pair is served to new connections (watch or the 10 s poll)
+      await eventually(async () => ((await presentedCertificate('127.0.0.1', metricsPort, SERVER_NAME)) === want ? true : undefined), `rotation ${i + 1} served`, 15_000, 200);
+      await sleep(1500);
+    }
+    await sleep(2500);
+    const seconds = Math.ceil((Date.now() - start) / 1000);
+    const [scrapes] = await query(`count_over_time(up{e2e_job="manager-tls"}[${seconds}s])`);
+    const [worst] = await query(`min_over_time(up{e2e_job="manager-tls"}[${seconds}s])`);
+    assert.ok(scrapes && Number(scrapes.value[1]) >= seconds / 2, `scrapes during the rotation: ${scrapes?.value[1]}`);
+    assert.equal(worst?.value[1], '1', 'a scrape failed during the rotation');
+    const t = await target('manager-tls');
+    assert.equal(t?.health, 'up', t?.lastError);
+    // Prometheus verifies the served chain itself: a fresh TLS job would fail on an unverified certificate
+    const reads = await query(`certwatcher_read_certificate_total{e2e_job="manager-tls"}`);
+    assert.ok(reads.length === 1 && Number(reads[0]!.value[1]) >= 5, `certwatcher reads: ${JSON.stringify(reads)}`);
+    assert.equal(await presentedCertificate('127.0.0.1', metricsPort, SERVER_NAME), last);
+  });
+});
