@@ -1,13 +1,55 @@
-// PLACEHOLDER: replaced by the implementation of `ctrlmetrics grant`.
+/** `ctrlmetrics grant`: binds the metrics-reader ClusterRole to a service account (a scraper such as Prometheus). */
 import type { Command } from 'commander';
+import { applyGrant, buildBinding, defaultBindingName, findReaderRole, serviceAccountExists } from '../ops/grant.js';
+import { parseServiceAccountRef, withClient, type KubeFlags } from '../ops/kube.js';
+import { formatObject, parseDryRun, parseOutput, resourceName } from '../ops/output.js';
 import { CliError } from './errors.js';
+
+interface GrantFlags extends KubeFlags {
+  serviceaccount?: string;
+  clusterrole?: string;
+  name?: string;
+  dryRun?: string | boolean;
+  output?: string;
+}
 
 export function register(program: Command): void {
   program
     .command('grant')
-    .description('(not implemented yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new CliError('ctrlmetrics grant is not implemented yet');
+    .description('bind the metrics-reader ClusterRole to a service account so it may GET /metrics (idempotent)')
+    .requiredOption('--serviceaccount <ns:name>', 'the service account that scrapes, e.g. monitoring:prometheus')
+    .option('--clusterrole <name>', 'the reader ClusterRole (default: the only <prefix>-metrics-reader in the cluster)')
+    .option('--name <binding>', 'ClusterRoleBinding name (default: <clusterrole>:<ns>:<name>)')
+    .option('--dry-run [strategy]', 'only "client": print the object, create nothing')
+    .option('-o, --output <format>', 'yaml, json or name')
+    .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .action(async (flags: GrantFlags) => {
+      const sa = parseServiceAccountRef(flags.serviceaccount ?? '', '--serviceaccount');
+      const output = parseOutput(flags.output);
+      const dryRun = parseDryRun(flags.dryRun);
+      if (dryRun && !flags.clusterrole) {
+        // kubectl's client dry run never asks the server; neither do we, so the role must be named.
+        throw new CliError('--dry-run=client needs --clusterrole (the role is otherwise looked up in the cluster)', 2);
+      }
+      const print = (obj: unknown, name: string, verb: string) => {
+        const ref = resourceName('clusterrolebinding', 'rbac.authorization.k8s.io', name);
+        process.stdout.write(output ? formatObject(obj, output, ref) : `${ref} ${verb}\n`);
+      };
+      if (dryRun) {
+        const role = flags.clusterrole!;
+        const binding = buildBinding(flags.name ?? defaultBindingName(role, sa), role, sa);
+        print(binding, binding.metadata.name, 'created (dry run)');
+        return;
+      }
+      await withClient(flags, async (client) => {
+        const role = flags.clusterrole ?? (await findReaderRole(client, sa.namespace));
+        const binding = buildBinding(flags.name ?? defaultBindingName(role, sa), role, sa);
+        if ((await serviceAccountExists(client, sa)) === false) {
+          process.stderr.write(`warning: serviceaccount ${sa.namespace}/${sa.name} does not exist yet; the binding applies once it is created\n`);
+        }
+        const result = await applyGrant(client, binding);
+        print(result.binding, binding.metadata.name, result.status);
+      });
     });
 }

@@ -1,0 +1,135 @@
+/**
+ * `ctrlmetrics grant`: binds the project's metrics-reader ClusterRole to a service account, idempotently, with
+ * the same object `kubectl create clusterrolebinding NAME --clusterrole=R --serviceaccount=NS:SA` builds.
+ */
+import { KubeApiError, type KubeClient } from '../kube/client.js';
+import { CliError } from '../cli/errors.js';
+import { apiError, isStatus } from './kube.js';
+
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+const CRB_PATH = `/apis/${RBAC_GROUP}/v1/clusterrolebindings`;
+const CR_PATH = `/apis/${RBAC_GROUP}/v1/clusterroles`;
+
+/** A ClusterRoleBinding as the API returns it (the fields this command reads). */
+export interface ClusterRoleBinding {
+  kind: 'ClusterRoleBinding';
+  apiVersion: string;
+  metadata: { name: string; creationTimestamp?: string | null; [k: string]: unknown };
+  subjects?: Array<{ kind: string; name: string; namespace?: string; apiGroup?: string }>;
+  roleRef: { apiGroup: string; kind: string; name: string };
+}
+
+/** The binding, with fields in the order kubectl prints them in JSON. */
+export function buildBinding(name: string, clusterRole: string, sa: { namespace: string; name: string }): ClusterRoleBinding {
+  return {
+    kind: 'ClusterRoleBinding',
+    apiVersion: `${RBAC_GROUP}/v1`,
+    metadata: { name, creationTimestamp: null },
+    subjects: [{ kind: 'ServiceAccount', name: sa.name, namespace: sa.namespace }],
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: clusterRole },
+  };
+}
+
+/** The default binding name: `<clusterrole>:<namespace>:<serviceaccount>` (unique per role and identity). */
+export function defaultBindingName(clusterRole: string, sa: { namespace: string; name: string }): string {
+  return `${clusterRole}:${sa.namespace}:${sa.name}`.slice(0, 253);
+}
+
+/**
+ * Finds the metrics-reader ClusterRole when `--clusterrole` is not given: the only ClusterRole named
+ * `metrics-reader` or `*-metrics-reader`, preferring `<project>-metrics-reader` when the service account lives in
+ * `<project>-system`.
+ */
+export async function findReaderRole(client: KubeClient, saNamespace: string): Promise<string> {
+  let names: string[];
+  try {
+    const list = await client.get<{ items: Array<{ metadata: { name: string } }> }>(CR_PATH, { timeoutMs: 15_000 });
+    names = list.items.map((i) => i.metadata.name).filter((n) => n === 'metrics-reader' || n.endsWith('-metrics-reader'));
+  } catch (err) {
+    throw apiError(err, 'cannot list clusterroles to find the metrics-reader role (pass --clusterrole)', client);
+  }
+  if (saNamespace.endsWith('-system')) {
+    const preferred = `${saNamespace.slice(0, -'-system'.length)}-metrics-reader`;
+    if (names.includes(preferred)) return preferred;
+  }
+  if (names.length === 1) return names[0]!;
+  if (names.length === 0) {
+    throw new CliError('no ClusterRole named *-metrics-reader exists: apply the project\'s RBAC (kubectl apply -k config/default) or pass --clusterrole');
+  }
+  throw new CliError(`several metrics-reader ClusterRoles exist (${names.sort().join(', ')}): pass --clusterrole <prefix>-metrics-reader`);
+}
+
+/** What differs between an existing binding and the wanted one (empty when they are the same grant). */
+export function bindingDifferences(existing: ClusterRoleBinding, wanted: ClusterRoleBinding): string[] {
+  const diffs: string[] = [];
+  const r = existing.roleRef;
+  const w = wanted.roleRef;
+  if (r.kind !== w.kind || r.name !== w.name || r.apiGroup !== w.apiGroup) {
+    diffs.push(`roleRef is ${r.kind}/${r.name}, wanted ${w.kind}/${w.name}`);
+  }
+  const fmt = (s: { kind: string; name: string; namespace?: string }) => `${s.kind} ${s.namespace ? s.namespace + '/' : ''}${s.name}`;
+  const have = (existing.subjects ?? []).map(fmt);
+  const want = (wanted.subjects ?? []).map(fmt);
+  if (have.length !== want.length || have.some((s, i) => s !== want[i])) {
+    diffs.push(`subjects are [${have.join(', ')}], wanted [${want.join(', ')}]`);
+  }
+  return diffs;
+}
+
+/** Result of {@link applyGrant}. */
+export interface GrantResult {
+  status: 'created' | 'unchanged';
+  binding: ClusterRoleBinding;
+}
+
+/** Creates the binding, or accepts an identical existing one; a conflicting one is an error that says what differs. */
+export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding): Promise<GrantResult> {
+  const name = wanted.metadata.name;
+  const roleName = wanted.roleRef.name;
+  try {
+    await client.get(`${CR_PATH}/${encodeURIComponent(roleName)}`, { timeoutMs: 15_000 });
+  } catch (err) {
+    if (isStatus(err, 404)) {
+      throw new CliError(`clusterrole "${roleName}" not found: apply the project's RBAC (kubectl apply -k config/default) or pass the right --clusterrole`);
+    }
+    if (!isStatus(err, 403)) throw apiError(err, `cannot read clusterrole ${roleName}`, client);
+    // may bind without being allowed to read roles: let the create decide
+  }
+  const path = `${CRB_PATH}/${encodeURIComponent(name)}`;
+  const body = { ...wanted, metadata: { name } };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const existing = await client.get<ClusterRoleBinding>(path, { timeoutMs: 15_000 });
+      const diffs = bindingDifferences(existing, wanted);
+      if (diffs.length === 0) return { status: 'unchanged', binding: existing };
+      throw new CliError(
+        `clusterrolebinding "${name}" already exists and differs: ${diffs.join('; ')}. ` +
+          `Choose another --name, or delete it first (kubectl delete clusterrolebinding ${name})`,
+      );
+    } catch (err) {
+      if (!isStatus(err, 404)) throw apiError(err, `cannot read clusterrolebinding ${name}`, client);
+    }
+    try {
+      const created = await client.create<ClusterRoleBinding>(CRB_PATH, body, { timeoutMs: 15_000 });
+      return { status: 'created', binding: created };
+    } catch (err) {
+      if (isStatus(err, 409)) continue; // created concurrently: compare with it
+      if (err instanceof KubeApiError && err.status === 403) {
+        throw new CliError(`cannot create clusterrolebinding ${name}: forbidden (${err.message}); binding a ClusterRole needs create on clusterrolebindings and either the role's permissions or "bind" on it`);
+      }
+      throw apiError(err, `cannot create clusterrolebinding ${name}`, client);
+    }
+  }
+  throw new CliError(`clusterrolebinding "${name}" keeps changing: try again`);
+}
+
+/** Warns (does not fail) when the service account does not exist yet: RBAC allows binding it ahead of time. */
+export async function serviceAccountExists(client: KubeClient, sa: { namespace: string; name: string }): Promise<boolean | undefined> {
+  try {
+    await client.get(`/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}`, { timeoutMs: 15_000 });
+    return true;
+  } catch (err) {
+    if (isStatus(err, 404)) return false;
+    return undefined;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Connecting the operations commands to the API (`--kubeconfig`, `KUBECONFIG`, in-cluster service account) and
+ * turning API failures into one sentence that says what to do.
+ */
+import { KubeApiError, KubeClient } from '../kube/client.js';
+import { KubeConfigError, loadRestConfig } from '../kube/config.js';
+import { CliError } from '../cli/errors.js';
+
+/** Flags every cluster command accepts. */
+export interface KubeFlags {
+  kubeconfig?: string;
+  context?: string;
+}
+
+/** A client for the configured API; configuration problems become a {@link CliError}. */
+export async function connect(flags: KubeFlags): Promise<KubeClient> {
+  try {
+    const config = await loadRestConfig({ kubeconfig: flags.kubeconfig, context: flags.context });
+    return new KubeClient({ ...config, userAgent: 'ctrlmetrics-cli' });
+  } catch (err) {
+    if (err instanceof KubeConfigError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
+/** Runs `fn` with a client and always closes its connections. */
+export async function withClient<T>(flags: KubeFlags, fn: (client: KubeClient) => Promise<T>): Promise<T> {
+  const client = await connect(flags);
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+  }
+}
+
+/** True when the error is the API's answer with this HTTP status. */
+export function isStatus(err: unknown, status: number): err is KubeApiError {
+  return err instanceof KubeApiError && err.status === status;
+}
+
+/**
+ * A {@link CliError} for a failed API call: `what` names the operation ("create clusterrolebinding x"); the
+ * message adds the API's own words and, for the usual causes, the fix.
+ */
+export function apiError(err: unknown, what: string, client?: KubeClient): CliError {
+  if (err instanceof CliError) return err;
+  if (!(err instanceof KubeApiError)) return new CliError(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+  const server = client ? ` at ${client.config.server}` : '';
+  switch (err.status) {
+    case 0:
+      return new CliError(`${what}: cannot reach the API server${server} (${err.message}); check --kubeconfig / KUBECONFIG and that the server runs`);
+    case 401:
+      return new CliError(`${what}: the API server${server} rejected the credentials (401 Unauthorized); the kubeconfig's token or certificate is invalid or expired`);
+    case 403:
+      return new CliError(`${what}: forbidden: ${err.message}`);
+    default:
+      return new CliError(`${what}: ${err.message}`);
+  }
+}
+
+/** Parses `NS:NAME` (a service account reference, as `kubectl --serviceaccount`). */
+export function parseServiceAccountRef(value: string, flag: string): { namespace: string; name: string } {
+  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(value);
+  if (!m) throw new CliError(`${flag} must be NAMESPACE:NAME (e.g. monitoring:prometheus), got ${JSON.stringify(value)}`, 2);
+  return { namespace: m[1]!, name: m[3]! };
+}
+
+/** The user name the API gives a service account. */
+export function serviceAccountUser(namespace: string, name: string): string {
+  return `system:serviceaccount:${namespace}:${name}`;
+}
+
+/** The groups the API gives every service account of a namespace. */
+export function serviceAccountGroups(namespace: string): string[] {
+  return ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'];
+}
