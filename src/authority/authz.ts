@@ -2,7 +2,7 @@
  * Authorization of requests to the authority (and of SubjectAccessReviews) by the RBAC evaluator over the stored
  * RBAC objects, with kube's Forbidden message shape.
  */
-import { authorize, type AuthzAttributes, type AuthzDecision, type RbacObjects } from './rbac.js';
+import { authorize, rulesFor, type PolicyRule, type AuthzAttributes, type AuthzDecision, type RbacObjects } from './rbac.js';
 import type { Store } from './store.js';
 import { ApiError, qualifiedResource } from './status.js';
 import type { RequestInfo } from './requestinfo.js';
@@ -45,6 +45,11 @@ export class Authorizer {
 
   authorize(attrs: AuthzAttributes): AuthzDecision {
     return authorize(this.objects(), attrs);
+  }
+
+  /** The RBAC rules that apply to a user in a namespace, and the role references that could not be resolved. */
+  rulesFor(user: UserInfo, namespace: string): { rules: PolicyRule[]; errors: string[] } {
+    return rulesFor(this.objects(), user, namespace);
   }
 
   /** Authorizes an API request; throws a 403 `Status` shaped like kube-apiserver's when denied. */

@@ -44,6 +44,8 @@ export interface AuthorityOptions {
   historyLimit?: number;
   /** Bookmark interval of watches with `allowWatchBookmarks` (default 10 s). */
   bookmarkIntervalMs?: number;
+  /** Requests (other than watches) served at once before answering 429 (default 400, as kube-apiserver). */
+  maxRequestsInFlight?: number;
   /** Clock (ms since the epoch) for issuing and checking tokens; tests move it to expire tokens. Default `Date.now`. */
   clock?: () => number;
 }
@@ -65,6 +67,8 @@ export interface Authority {
 
 /** The audiences tokens are valid for when a TokenRequest/TokenReview names none (kube's `--api-audiences`). */
 export const API_AUDIENCES = [DEFAULT_ISSUER];
+
+const MAX_HEADER_BYTES = 16 * 1024;
 
 const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -179,9 +183,14 @@ export async function startAuthority(opts: AuthorityOptions = {}): Promise<Autho
     serverAddress: () => address,
     nonResource: openapiHandler(registry),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    maxRequestsInFlight: opts.maxRequestsInFlight,
     logger: log,
   });
-  const server: Server = createServer({ cert: serving.certPem, key: serving.keyPem, ALPNProtocols: ['http/1.1'] }, handler);
+  // Bounded: request headers up to 16 KiB (larger: 431), whole headers within 30 s (slow clients cannot hold sockets).
+  const server: Server = createServer(
+    { cert: serving.certPem, key: serving.keyPem, ALPNProtocols: ['http/1.1'], maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: 30_000 },
+    handler,
+  );
   server.keepAliveTimeout = 65_000;
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {

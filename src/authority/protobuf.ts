@@ -89,6 +89,8 @@ const SCHEMAS: Record<string, Record<number, Field>> = {
   },
   SelfSubjectAccessReview: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'SelfSubjectAccessReviewSpec') },
   SelfSubjectAccessReviewSpec: { 1: m('resourceAttributes', 'ResourceAttributes', true), 2: m('nonResourceAttributes', 'NonResourceAttributes', true) },
+  SelfSubjectRulesReview: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'SelfSubjectRulesReviewSpec') },
+  SelfSubjectRulesReviewSpec: { 1: s('namespace') },
   ResourceAttributes: { 1: s('namespace'), 2: s('verb'), 3: s('group'), 4: s('version'), 5: s('resource'), 6: s('subresource'), 7: s('name') },
   NonResourceAttributes: { 1: s('path'), 2: s('verb') },
   ExtraValue: { 1: rs('items') },

@@ -82,6 +82,7 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('authentication.k8s.io', 'v1', 'selfsubjectreviews', 'SelfSubjectReview', false, { virtual: true, verbs: ['create'] }),
   builtin('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false, { virtual: true, verbs: ['create'] }),
   builtin('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false, { virtual: true, verbs: ['create'] }),
+  builtin('authorization.k8s.io', 'v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', false, { virtual: true, verbs: ['create'] }),
   builtin('authorization.k8s.io', 'v1', 'localsubjectaccessreviews', 'LocalSubjectAccessReview', true, { virtual: true, verbs: ['create'] }),
 ];
 

@@ -81,6 +81,43 @@ export class Reviews {
     };
   }
 
+  /**
+   * `POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews` (`kubectl auth can-i --list`): the caller's RBAC rules
+   * in a namespace, split into resource and non-resource rules as kube-apiserver lists them.
+   */
+  selfSubjectRulesReview(body: unknown, caller: UserInfo): KubeObject {
+    const req: KubeObject = isObj(body) ? body : {};
+    if (req.kind !== undefined && req.kind !== 'SelfSubjectRulesReview') {
+      throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (SelfSubjectRulesReview)`);
+    }
+    const spec: KubeObject = isObj(req.spec) ? req.spec : {};
+    const namespace = typeof spec.namespace === 'string' ? spec.namespace : '';
+    if (!namespace) throw badRequest('no namespace on request');
+    const { rules, errors } = this.deps.authz.rulesFor(caller, namespace);
+    const resourceRules: KubeObject[] = [];
+    const nonResourceRules: KubeObject[] = [];
+    for (const r of rules) {
+      if (!r) continue;
+      if (Array.isArray(r.resources) && r.resources.length) {
+        const rr: KubeObject = { verbs: r.verbs ?? [] };
+        if (r.apiGroups?.length) rr.apiGroups = r.apiGroups;
+        rr.resources = r.resources;
+        if (r.resourceNames?.length) rr.resourceNames = r.resourceNames;
+        resourceRules.push(rr);
+      }
+      if (Array.isArray(r.nonResourceURLs) && r.nonResourceURLs.length) nonResourceRules.push({ verbs: r.verbs ?? [], nonResourceURLs: r.nonResourceURLs });
+    }
+    const status: KubeObject = { resourceRules, nonResourceRules, incomplete: false };
+    if (errors.length) status.evaluationError = [...new Set(errors)].length === 1 ? errors[0] : `[${[...new Set(errors)].join(', ')}]`;
+    return {
+      kind: 'SelfSubjectRulesReview',
+      apiVersion: 'authorization.k8s.io/v1',
+      metadata: { creationTimestamp: null },
+      spec: { namespace },
+      status,
+    };
+  }
+
   /** `POST .../subjectaccessreviews`, `selfsubjectaccessreviews` (user = caller) and `localsubjectaccessreviews`. */
   accessReview(kind: 'SubjectAccessReview' | 'SelfSubjectAccessReview' | 'LocalSubjectAccessReview', body: unknown, caller: UserInfo, ns?: string): KubeObject {
     const req: KubeObject = isObj(body) ? body : {};

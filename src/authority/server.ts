@@ -38,6 +38,10 @@ export interface ServerDeps {
   /** Extra non-resource handlers (openapi); return true when handled. */
   nonResource?: (path: string, req: IncomingMessage, res: ServerResponse) => boolean;
   bookmarkIntervalMs?: number;
+  /** Requests (other than watches) served at once before answering 429 (kube's `--max-requests-inflight`, default 400). */
+  maxRequestsInFlight?: number;
+  /** Watches open at once before answering 429 (default 1000). */
+  maxWatches?: number;
   logger: Logger;
 }
 
@@ -89,13 +93,44 @@ function bool(v: string | null): boolean {
 
 /** The request handler. */
 export function createHandler(d: ServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const maxRequests = d.maxRequestsInFlight ?? 400;
+  const maxWatches = d.maxWatches ?? 1000;
+  let requests = 0;
+  let watches = 0;
   return (req, res) => {
+    // Load shedding as kube-apiserver does it: beyond the in-flight limits, 429 with Retry-After.
+    const watch = isWatch(req);
+    if (watch ? watches >= maxWatches : requests >= maxRequests) {
+      res.setHeader('Retry-After', '1');
+      return sendError(res, tooManyRequests());
+    }
+    if (watch) watches++;
+    else requests++;
+    let done = false;
+    const finished = () => {
+      if (done) return;
+      done = true;
+      if (watch) watches--;
+      else requests--;
+    };
+    res.once('close', finished);
+    res.once('finish', finished);
     handle(d, req, res).catch((err: unknown) => {
       if (err instanceof ApiError) return sendError(res, err);
       d.logger.error('request failed', { method: req.method, path: req.url?.split('?')[0], err: err instanceof Error ? err.message : String(err) });
       sendError(res, internalError(err instanceof Error ? err.message : String(err)));
     });
   };
+}
+
+function isWatch(req: IncomingMessage): boolean {
+  if (req.method !== 'GET') return false;
+  const url = req.url ?? '';
+  return /[?&]watch=(1|true)(&|$)/i.test(url) || /^\/apis?\/(?:[^/?]+\/)?v[^/?]*\/watch\//.test(url);
+}
+
+function tooManyRequests(): ApiError {
+  return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 });
 }
 
 function authenticate(d: ServerDeps, req: IncomingMessage): UserInfo {
@@ -195,6 +230,9 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
         break;
       case 'selfsubjectaccessreviews':
         out = d.reviews.accessReview('SelfSubjectAccessReview', b, user);
+        break;
+      case 'selfsubjectrulesreviews':
+        out = d.reviews.selfSubjectRulesReview(b, user);
         break;
       case 'localsubjectaccessreviews':
         if (!ns) throw methodNotAllowed();

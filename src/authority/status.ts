@@ -10,7 +10,7 @@ export interface StatusBody {
   status: 'Failure' | 'Success';
   message: string;
   reason: string;
-  details?: { name?: string; group?: string; kind?: string; uid?: string; causes?: Array<{ reason: string; message: string; field?: string }> };
+  details?: { name?: string; group?: string; kind?: string; uid?: string; retryAfterSeconds?: number; causes?: Array<{ reason: string; message: string; field?: string }> };
   code: number;
 }
 
