@@ -45,3 +45,11 @@ export type { ManagerOptions, HealthCheck } from './manager/index.js';
 // Embedded authority (the no-cluster Kubernetes API; the test cluster of this project)
 export { startAuthority, API_AUDIENCES } from './authority/index.js';
 export type { Authority, AuthorityOptions } from './authority/index.js';
+
+// ---- metrics server, filters, certificates ----
+export { createMetricsServer, DEFAULT_BIND_ADDRESS } from './metrics/server/index.js';
+export type { MetricsOptions, MetricsServer, MetricsServerDeps, MetricsSource, Handler, Filter, FilterProvider, TlsConfig } from './metrics/server/index.js';
+export { filters, Authenticator, authFilter, parseBearerToken } from './metrics/filters/index.js';
+export type { AuthFilterOptions, UserInfo, AuthnResult, AuthzDecision } from './metrics/filters/index.js';
+export { CertWatcher, CertificateLoadError, loadCertificatePair, generateSelfSignedCertificate } from './certwatcher/index.js';
+export type { CertificatePair, CertWatcherOptions, CertificateListener, SelfSignedCertificate, SelfSignedOptions } from './certwatcher/index.js';

@@ -14,12 +14,9 @@ import { createGzip } from 'node:zlib';
 import type { Logger } from '../../util/log.js';
 import { negotiateFormat, type ExpositionFormat, type MetricsSnapshot } from '../index.js';
 import { sendText } from './respond.js';
-import type { Handler } from './types.js';
+import type { Handler, MetricsSource } from './types.js';
 
-/** What the handler needs from a registry. */
-export interface MetricsSource {
-  collect(opts?: { timeoutMs?: number }): Promise<MetricsSnapshot>;
-}
+export type { MetricsSource };
 
 /** zlib level: 1-3 costs far less CPU than the default 6 for a few percent more bytes. */
 const GZIP_LEVEL = 2;

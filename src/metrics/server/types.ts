@@ -5,6 +5,7 @@ import type { SecureContextOptions, TlsOptions } from 'node:tls';
 import type { KubeClient } from '../../kube/client.js';
 import type { RestConfig } from '../../kube/config.js';
 import type { Logger } from '../../util/log.js';
+import type { MetricsSnapshot } from '../index.js';
 
 /** An HTTP handler, for HTTP/1.1 and (when enabled) HTTP/2 requests alike. */
 export type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void | Promise<void>;
@@ -48,6 +49,24 @@ export interface MetricsOptions {
   extraIPs?: string[];
   /** How long a graceful stop waits for in-flight requests (default 60 000 ms). */
   shutdownTimeoutMs?: number;
+  /** Most connections open at once; more are refused (default 1024). */
+  maxConnections?: number;
+}
+
+/** What the metrics server needs from its manager. */
+export interface MetricsServerDeps {
+  /** The manager's API configuration, given to `filterProvider`. */
+  restConfig?: RestConfig;
+  /** The manager's API client, given to `filterProvider` (built from `restConfig` when absent). */
+  kubeClient?: KubeClient;
+  logger?: Logger;
+  /** Where `/metrics` collects from (default: the global registry). */
+  registry?: MetricsSource;
+}
+
+/** What `/metrics` needs from a registry. */
+export interface MetricsSource {
+  collect(opts?: { timeoutMs?: number }): Promise<MetricsSnapshot>;
 }
 
 /** A running (or startable) metrics server. */
@@ -58,6 +77,8 @@ export interface MetricsServer {
   readonly url: string;
   /** The bound port, once started. */
   readonly port: number;
+  /** The CA of the in-memory self-signed certificate (PEM), for clients that want to verify it; else undefined. */
+  readonly caPem: string | undefined;
   /** Graceful stop: no new connections, in-flight requests finish within `shutdownTimeoutMs`, then close. */
   stop(): Promise<void>;
   /** Adds a path; throws for `/metrics` or a duplicate. */

@@ -1,0 +1,244 @@
+/**
+ * The metrics server (controller-runtime's `pkg/metrics/server`).
+ *
+ * A request's path: socket (bounded count, header size and timeouts) → TLS (>= 1.2; ALPN `http/1.1`, or
+ * `h2` too when enabled) → route (unknown path: 404 before any auth work) → filter (e.g. TokenReview +
+ * SubjectAccessReview) → handler (`/metrics`: collect, render, gzip; see scrape.ts) → socket.
+ */
+import http from 'node:http';
+import http2 from 'node:http2';
+import https from 'node:https';
+import type { AddressInfo, Server as NetServer } from 'node:net';
+import type { CertWatcher } from '../../certwatcher/certwatcher.js';
+import { KubeClient } from '../../kube/client.js';
+import { isDisabled, parseBindAddress } from '../../manager/bind.js';
+import { createLogger, type Logger } from '../../util/log.js';
+import { registry } from '../index.js';
+import { ConnectionTracker } from './connections.js';
+import { sendText } from './respond.js';
+import { metricsHandler } from './scrape.js';
+import { resolveServingTls } from './tls.js';
+import type { Filter, Handler, MetricsOptions, MetricsServer, MetricsServerDeps, TlsConfig } from './types.js';
+
+/** Default listen address, as the kubebuilder scaffold serves metrics. */
+export const DEFAULT_BIND_ADDRESS = ':8443';
+const METRICS_PATH = '/metrics';
+
+/** Largest request head (request line + headers); bigger gets 431. */
+const MAX_HEADER_BYTES = 16 * 1024;
+/** Time to send the request head (against slowloris). */
+const HEADERS_TIMEOUT_MS = 10_000;
+/** Time to send the whole request. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Idle keep-alive time, longer than common scrape intervals so Prometheus reuses its connection. */
+const KEEP_ALIVE_TIMEOUT_MS = 90_000;
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_CONNECTIONS = 1024;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 60_000;
+
+type AnyServer = http.Server | https.Server | http2.Http2SecureServer;
+
+/**
+ * Creates the metrics server; call `start()` to listen. With `bindAddress: '0'` it is a server that does nothing.
+ * Throws when `extraHandlers` tries to override `/metrics`.
+ */
+export function createMetricsServer(options: MetricsOptions, deps: MetricsServerDeps = {}): MetricsServer {
+  const log = deps.logger ?? createLogger('controller-runtime.metrics');
+  const bindAddress = options.bindAddress ?? DEFAULT_BIND_ADDRESS;
+  if (isDisabled(bindAddress)) return new DisabledMetricsServer(log);
+  return new HttpMetricsServer(options, bindAddress, deps, log);
+}
+
+/** `bindAddress: '0'`: nothing is served. */
+class DisabledMetricsServer implements MetricsServer {
+  readonly url = '';
+  readonly port = 0;
+  readonly caPem = undefined;
+  constructor(private readonly log: Logger) {}
+  async start(): Promise<void> {
+    this.log.info('metrics server is disabled (bindAddress "0")');
+  }
+  async stop(): Promise<void> {}
+  addExtraHandler(path: string): void {
+    this.log.warn('metrics server is disabled: the extra handler is ignored', { path });
+  }
+}
+
+class HttpMetricsServer implements MetricsServer {
+  private readonly handlers = new Map<string, Handler>();
+  /** The handlers wrapped with the filter, by path (built at start; later additions are wrapped at once). */
+  private readonly routes = new Map<string, Handler>();
+  private filter: Filter | undefined;
+  private server: AnyServer | undefined;
+  private tracker: ConnectionTracker | undefined;
+  private watcher: CertWatcher | undefined;
+  private ownClient: KubeClient | undefined;
+  private stopping: Promise<void> | undefined;
+  private address: AddressInfo | undefined;
+  private secure: boolean;
+  caPem: string | undefined;
+
+  constructor(
+    private readonly opts: MetricsOptions,
+    private readonly bindAddress: string,
+    private readonly deps: MetricsServerDeps,
+    private readonly log: Logger,
+  ) {
+    this.secure = opts.secureServing ?? true;
+    this.handlers.set(METRICS_PATH, metricsHandler(deps.registry ?? registry, log));
+    for (const [path, handler] of Object.entries(opts.extraHandlers ?? {})) this.addExtraHandler(path, handler);
+  }
+
+  get port(): number {
+    return this.address?.port ?? 0;
+  }
+
+  get url(): string {
+    const a = this.address;
+    if (!a) return '';
+    const host = a.family === 'IPv6' ? `[${a.address === '::' ? '::1' : a.address}]` : a.address === '0.0.0.0' ? '127.0.0.1' : a.address;
+    return `${this.secure ? 'https' : 'http'}://${host}:${a.port}`;
+  }
+
+  addExtraHandler(path: string, handler: Handler): void {
+    if (path === METRICS_PATH) throw new Error('overriding the built-in /metrics endpoint is not allowed');
+    if (!path.startsWith('/')) throw new Error(`extra handler path ${JSON.stringify(path)} must start with "/"`);
+    if (this.handlers.has(path)) throw new Error(`an extra handler for ${path} is already registered on the metrics server`);
+    this.handlers.set(path, handler);
+    if (this.server) this.routes.set(path, this.wrap(path, handler));
+  }
+
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.server) throw new Error('the metrics server is already started');
+    this.log.info('Starting metrics server');
+    const { host, port } = parseBindAddress(this.bindAddress);
+    this.filter = await this.buildFilter();
+    for (const [path, handler] of this.handlers) this.routes.set(path, this.wrap(path, handler));
+
+    const server = await this.createServer((req, res) => void this.handle(req, res));
+    server.maxConnections = this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.tracker = new ConnectionTracker(server as NetServer, this.secure);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        reject(new Error(`cannot listen on ${this.bindAddress}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : (err.code ?? err.message)}`));
+      });
+      server.listen({ host, port }, () => resolve());
+    }).catch((err: Error) => {
+      this.watcher?.stop();
+      throw err;
+    });
+    server.on('error', (err: Error) => this.log.error('metrics server error', { error: err.message }));
+    this.server = server;
+    this.address = server.address() as AddressInfo;
+    this.log.info('Serving metrics server', { bindAddress: this.bindAddress, secure: this.secure, url: this.url });
+    signal?.addEventListener('abort', () => void this.stop(), { once: true });
+  }
+
+  /** Calls the filter provider once; every path shares the filter (and its caches). */
+  private async buildFilter(): Promise<Filter | undefined> {
+    const provider = this.opts.filterProvider;
+    if (!provider) return undefined;
+    const restConfig = this.deps.restConfig ?? this.deps.kubeClient?.config;
+    if (!restConfig) throw new Error('filterProvider needs the Kubernetes API configuration: pass restConfig (or kubeClient) to createMetricsServer');
+    const client = this.deps.kubeClient ?? (this.ownClient = new KubeClient(restConfig));
+    if (!this.secure) this.log.warn('serving metrics over plain HTTP with a filter: bearer tokens travel unencrypted');
+    try {
+      return await provider(restConfig, client);
+    } catch (err) {
+      throw new Error(`filter provider failed to create the metrics server's filter: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private wrap(path: string, handler: Handler): Handler {
+    return this.filter ? this.filter(this.log.child('filter', { path }), handler) : handler;
+  }
+
+  private async createServer(listener: Handler): Promise<AnyServer> {
+    const limits: http.ServerOptions = {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingInterval: 5_000,
+    };
+    if (!this.secure) return http.createServer(limits, listener);
+
+    const tls = await resolveServingTls(this.opts, this.log);
+    this.caPem = tls.caPem;
+    const tlsOptions: TlsConfig = { ...tls.options, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS };
+    let server: https.Server | http2.Http2SecureServer;
+    if (this.opts.enableHTTP2) {
+      server = http2.createSecureServer({ ...tlsOptions, allowHTTP1: true, settings: { maxConcurrentStreams: 100, maxHeaderListSize: MAX_HEADER_BYTES } }, listener);
+      server.setTimeout(KEEP_ALIVE_TIMEOUT_MS);
+    } else {
+      server = https.createServer({ ...tlsOptions, ...limits }, listener);
+    }
+    if (tls.watcher) {
+      this.watcher = tls.watcher;
+      // new connections get the new pair; open ones keep theirs. Throwing here makes the watcher keep the last good pair.
+      tls.watcher.onChange((pair) => server.setSecureContext({ ...tlsOptions, cert: pair.certPem, key: pair.keyPem }));
+    }
+    this.log.info('serving certificate', { source: tls.source, certDir: this.opts.certDir });
+    return server;
+  }
+
+  private async handle(req: Parameters<Handler>[0], res: Parameters<Handler>[1]): Promise<void> {
+    this.tracker?.track(req, res);
+    const path = pathOf(req.url);
+    const handler = this.route(path);
+    if (!handler) {
+      sendText(res, 404, '404 page not found');
+      return;
+    }
+    try {
+      await handler(req, res);
+    } catch (err) {
+      this.log.error('metrics server handler failed', { path, error: err instanceof Error ? err.message : String(err) });
+      sendText(res, 500, 'Internal Server Error');
+    }
+  }
+
+  /** Exact path first, then the longest registered subtree (a key ending in `/`). */
+  private route(path: string): Handler | undefined {
+    const exact = this.routes.get(path);
+    if (exact) return exact;
+    let best: string | undefined;
+    for (const key of this.routes.keys()) {
+      if (key.endsWith('/') && path.startsWith(key) && (!best || key.length > best.length)) best = key;
+    }
+    return best === undefined ? undefined : this.routes.get(best);
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    const timeoutMs = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    this.log.info('Shutting down metrics server', { timeoutMs });
+    this.watcher?.stop();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    this.tracker?.drain();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      closed.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      this.log.warn('in-flight metrics requests did not finish in time: closing their connections', { timeoutMs });
+      this.tracker?.destroyAll();
+      await closed;
+    }
+    this.ownClient?.close();
+  }
+}
+
+function pathOf(url: string | undefined): string {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return q >= 0 ? u.slice(0, q) : u;
+}

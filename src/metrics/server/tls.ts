@@ -1,0 +1,76 @@
+/**
+ * The serving TLS options of the metrics server, built in this order:
+ *
+ *   1. base: TLS >= 1.2, ALPN `http/1.1` (plus `h2` first when HTTP/2 is enabled);
+ *   2. every `tlsOpts` function, in order;
+ *   3. guard rails: `minVersion` raised to TLSv1.2, `h2` dropped from ALPN when HTTP/2 is off;
+ *   4. the certificate: as set by `tlsOpts` (cert/key, pfx or SNICallback), else the files in `certDir`
+ *      (watched and hot-reloaded), else a self-signed certificate generated in memory.
+ */
+import { join } from 'node:path';
+import { CertWatcher, CertificateLoadError } from '../../certwatcher/certwatcher.js';
+import { generateSelfSignedCertificate } from '../../certwatcher/selfsigned.js';
+import type { Logger } from '../../util/log.js';
+import type { MetricsOptions, TlsConfig } from './types.js';
+
+/** The TLS options to serve with, and where the certificate came from. */
+export interface ServingTls {
+  options: TlsConfig;
+  source: 'tlsOpts' | 'certDir' | 'self-signed';
+  /** Set for `certDir`: started, with the first pair loaded. Register a listener to apply reloads. */
+  watcher?: CertWatcher;
+  /** Set for a self-signed certificate. */
+  caPem?: string;
+}
+
+const VERSION_ORDER = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
+
+function baseOptions(opts: MetricsOptions): TlsConfig {
+  return { minVersion: 'TLSv1.2', ALPNProtocols: opts.enableHTTP2 ? ['h2', 'http/1.1'] : ['http/1.1'] };
+}
+
+function applyGuardRails(o: TlsConfig, opts: MetricsOptions, log: Logger): void {
+  if (!o.minVersion || VERSION_ORDER.indexOf(o.minVersion) < VERSION_ORDER.indexOf('TLSv1.2')) {
+    if (o.minVersion) log.warn('tlsOpts asked for a TLS version below 1.2: serving TLS >= 1.2 only', { minVersion: o.minVersion });
+    o.minVersion = 'TLSv1.2';
+  }
+  if (!opts.enableHTTP2 && Array.isArray(o.ALPNProtocols) && o.ALPNProtocols.includes('h2')) {
+    log.warn('tlsOpts offered h2 but enableHTTP2 is false: HTTP/2 stays off');
+    o.ALPNProtocols = (o.ALPNProtocols as string[]).filter((p) => p !== 'h2');
+  }
+}
+
+/** True when a `tlsOpts` function supplied its own certificate. */
+function hasOwnCertificate(o: TlsConfig): boolean {
+  return (o.cert !== undefined && o.key !== undefined) || o.pfx !== undefined || o.SNICallback !== undefined;
+}
+
+/** Builds the serving TLS options. Rejects with a clear error when `certDir` lacks a usable pair. */
+export async function resolveServingTls(opts: MetricsOptions, log: Logger): Promise<ServingTls> {
+  const options = baseOptions(opts);
+  for (const adjust of opts.tlsOpts ?? []) adjust(options);
+  applyGuardRails(options, opts, log);
+
+  if (hasOwnCertificate(options)) return { options, source: 'tlsOpts' };
+
+  if (opts.certDir) {
+    const watcher = new CertWatcher({
+      certPath: join(opts.certDir, opts.certName ?? 'tls.crt'),
+      keyPath: join(opts.certDir, opts.keyName ?? 'tls.key'),
+      logger: log.child('certwatcher'),
+    });
+    try {
+      const pair = await watcher.start();
+      return { options: { ...options, cert: pair.certPem, key: pair.keyPem }, source: 'certDir', watcher };
+    } catch (err) {
+      watcher.stop();
+      const why = err instanceof CertificateLoadError ? err.message : String(err);
+      throw new CertificateLoadError(
+        `${why} (certDir ${opts.certDir} must hold ${opts.certName ?? 'tls.crt'} and ${opts.keyName ?? 'tls.key'}; omit certDir to serve a self-signed certificate)`,
+      );
+    }
+  }
+
+  const self = await generateSelfSignedCertificate({ extraDNSNames: opts.extraDNSNames, extraIPs: opts.extraIPs });
+  return { options: { ...options, cert: self.certPem, key: self.keyPem }, source: 'self-signed', caPem: self.caPem };
+}
