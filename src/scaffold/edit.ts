@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseDocument, type Document } from 'yaml';
+import { isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Document, type Node, type YAMLMap } from 'yaml';
 import { disableEntry, enableEntry, hasEntry, type EntryMatcher } from './yaml-list.js';
 import { metricsReplacement } from './templates/config-default.js';
 import { MONITOR_TLS_PATCH } from './templates/config-prometheus.js';
@@ -70,15 +70,71 @@ interface LoadedFile {
   doc: Document;
 }
 
+const REGENERATE_HINT = 'fix it by hand, or compare with a fresh `ctrlmetrics init` in another directory; nothing was written';
+
 function load(dir: string, rel: string): LoadedFile {
   const path = join(dir, rel);
   if (!existsSync(path)) {
-    throw new ScaffoldError(`${rel} not found in ${dir}: not a ctrlmetrics project (run ctrlmetrics init, or pass --dir)`);
+    if (rel === DEFAULT_KUSTOMIZATION) {
+      throw new ScaffoldError(`${rel} not found in ${dir}: not a ctrlmetrics project (run ctrlmetrics init, or pass --dir)`);
+    }
+    throw new ScaffoldError(`${rel} not found in ${dir}: ${REGENERATE_HINT}`);
   }
   const original = readFileSync(path, 'utf8');
-  const doc = parseDocument(original);
+  const all = parseAllDocuments(original);
+  if (!Array.isArray(all) || all.length !== 1) throw new ScaffoldError(`${rel} must hold exactly one YAML document: ${REGENERATE_HINT}`);
+  const doc = all[0]!;
   if (doc.errors.length > 0) throw new ScaffoldError(`${rel} is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
+  if (!isMap(doc.contents)) throw new ScaffoldError(`${rel} is not a kustomization (a YAML mapping): ${REGENERATE_HINT}`);
+  for (const key of ['resources', 'patches', 'replacements']) {
+    const v = doc.get(key, true);
+    if (v !== undefined && v !== null && !isSeq(v) && !(isScalar(v) && v.value === null)) {
+      throw new ScaffoldError(`${rel}: "${key}" is not a list, so ctrlmetrics edit cannot switch entries in it: ${REGENERATE_HINT}`);
+    }
+  }
   return { path, original, doc };
+}
+
+function strings(v: unknown): string[] {
+  if (typeof v === 'string') return [v];
+  if (Array.isArray(v)) return v.flatMap(strings);
+  if (v && typeof v === 'object') return Object.values(v).flatMap(strings);
+  return [];
+}
+
+/**
+ * Refuses when `needle` (a file or directory the option switches) is used under another key than `key`, e.g. the
+ * cert patch moved to the deprecated `patchesJson6902`: adding it to `patches` too would apply it twice.
+ */
+function refuseForeignReference(file: LoadedFile, rel: string, key: string, needle: string): void {
+  const root = file.doc.contents as YAMLMap;
+  for (const pair of root.items) {
+    const k = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+    if (k === key || pair.value === null || pair.value === undefined) continue;
+    if (strings((pair.value as Node).toJSON?.() ?? pair.value).some((v) => trimSlash(v) === needle)) {
+      throw new ScaffoldError(`${rel} refers to ${needle} under "${k}", where ctrlmetrics edit cannot switch it (it uses "${key}"): ${REGENERATE_HINT}`);
+    }
+  }
+}
+
+/** Refuses when an active replacement reads the metrics Service but is not one of the four blocks edit switches. */
+function refuseUnknownReplacements(file: LoadedFile, rel: string): void {
+  const list = file.doc.get('replacements', true);
+  if (!isSeq(list)) return;
+  const known = (['Certificate', 'ServiceMonitor'] as const).flatMap((kind) => FIELD_PATHS.map((fp) => replacementIs(fp, kind)));
+  for (const item of list.items) {
+    const r = (item as Node).toJSON() as { source?: { name?: string } } | null;
+    if (r?.source?.name === 'controller-manager-metrics-service' && !known.some((m) => m(r))) {
+      throw new ScaffoldError(
+        `${rel} has a replacement from controller-manager-metrics-service that ctrlmetrics edit does not know ` +
+          `(one block per target kind: Certificate or ServiceMonitor), so switching it could fill a field twice or leave a placeholder: ${REGENERATE_HINT}`,
+      );
+    }
+  }
+}
+
+function requireFile(root: string, rel: string, why: string): void {
+  if (!existsSync(join(root, rel))) throw new ScaffoldError(`${rel} not found (${why}): ${REGENERATE_HINT}`);
 }
 
 /** Keeps the file's own sequence style: `key:\n- item` (kubebuilder) or `key:\n  - item`. */
@@ -131,6 +187,26 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   const def = load(root, DEFAULT_KUSTOMIZATION);
   let prom: LoadedFile | undefined;
   const promFile = (): LoadedFile => (prom ??= load(root, PROMETHEUS_KUSTOMIZATION));
+
+  // Refuse up front what cannot be switched safely; options switched along with others count too.
+  const touched = new Set<ScaffoldOption>([...enable, ...disable]);
+  if (touched.has('metrics-tls')) ['prometheus', 'certmanager'].forEach((o) => touched.add(o as ScaffoldOption));
+  if (touched.has('prometheus') || touched.has('certmanager')) touched.add('metrics-tls');
+  for (const o of touched) {
+    if (o === 'metrics-tls') {
+      refuseForeignReference(def, DEFAULT_KUSTOMIZATION, 'patches', CERT_PATCH.path);
+      if (existsSync(join(root, PROMETHEUS_KUSTOMIZATION))) {
+        refuseForeignReference(promFile(), PROMETHEUS_KUSTOMIZATION, 'patches', MONITOR_TLS_PATCH.path);
+      }
+    } else {
+      refuseForeignReference(def, DEFAULT_KUSTOMIZATION, 'resources', RESOURCE[o]);
+    }
+  }
+  if (touched.has('metrics-tls')) refuseUnknownReplacements(def, DEFAULT_KUSTOMIZATION);
+  if (enable.includes('metrics-tls')) {
+    requireFile(root, 'config/default/cert_metrics_manager_patch.yaml', 'metrics-tls mounts the certificate with it');
+    requireFile(root, 'config/prometheus/monitor_tls_patch.yaml', 'metrics-tls makes the ServiceMonitor verify the certificate with it');
+  }
   const messages: string[] = [];
   const d = def.doc;
 
@@ -184,8 +260,13 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     else messages.push(why ? `enabled ${o} too (${why})` : `enabled ${o}`);
   };
 
-  for (const o of disable) turnOff(o);
-  for (const o of enable) turnOn(o);
+  try {
+    for (const o of disable) turnOff(o);
+    for (const o of enable) turnOn(o);
+  } catch (err) {
+    if (err instanceof ScaffoldError) throw err;
+    throw new ScaffoldError(`cannot edit ${DEFAULT_KUSTOMIZATION} or ${PROMETHEUS_KUSTOMIZATION}: ${(err as Error).message}; ${REGENERATE_HINT}`);
+  }
 
   const changed: string[] = [];
   const outputs: Array<[LoadedFile, string, string]> = [];

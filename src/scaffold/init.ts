@@ -2,7 +2,7 @@
  * `ctrlmetrics init`: renders every template, writes them to a temporary directory next to the target and only
  * then moves them into place, so a failure leaves nothing half-written.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile, readdir, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,9 @@ import { configCertmanager } from './templates/config-certmanager.js';
 import { configNetworkPolicy } from './templates/config-network-policy.js';
 import { configGrafana } from './templates/config-grafana.js';
 import { projectFiles, type ToolVersions } from './templates/project.js';
+
+/** Entries an otherwise empty directory may hold (a fresh `git init`). */
+const IGNORED_ENTRIES = new Set(['.git', '.DS_Store']);
 
 /** Raised for bad input or an unusable target; the message is one line that says what to do. */
 export class ScaffoldError extends Error {
@@ -110,6 +113,12 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
     if (clash.length > 0) {
       throw new ScaffoldError(
         `${target} already contains a project (${clash.slice(0, 3).join(', ')}${clash.length > 3 ? ', …' : ''}); pass --force to overwrite the generated files`,
+      );
+    }
+    const others = existsSync(target) ? readdirSync(target).filter((n) => !IGNORED_ENTRIES.has(n)).sort() : [];
+    if (others.length > 0) {
+      throw new ScaffoldError(
+        `${target} is not empty (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}); choose a new or empty directory with --dir, or pass --force to add the project to it (files init does not generate are left alone)`,
       );
     }
   }

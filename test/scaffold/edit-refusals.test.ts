@@ -1,0 +1,147 @@
+/**
+ * `ctrlmetrics edit` refuses, with one clear message and without writing anything, when the kustomizations were
+ * changed in a way it cannot switch safely; and `init` refuses a non-empty directory without --force.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initProject, ScaffoldError } from '../../src/scaffold/init.js';
+import { editProject, type EditRequest } from '../../src/scaffold/edit.js';
+
+const DEF = 'config/default/kustomization.yaml';
+const PROM = 'config/prometheus/kustomization.yaml';
+let work: string;
+let base: string;
+let n = 0;
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-edit-refusals-'));
+  base = join(work, 'base');
+  await initProject({ projectName: 'demo', dir: base, ctrlmetricsVersion: '^0.1.0' });
+});
+after(() => rmSync(work, { recursive: true, force: true }));
+
+/** A copy of the fresh project, changed by `change`. */
+function project(change: (dir: string) => void): string {
+  const dir = join(work, `p${n++}`);
+  cpSync(base, dir, { recursive: true });
+  change(dir);
+  return dir;
+}
+
+function rewrite(dir: string, rel: string, fn: (text: string) => string): void {
+  const f = join(dir, rel);
+  const before = readFileSync(f, 'utf8');
+  const after = fn(before);
+  assert.notEqual(after, before, `the test's change to ${rel} applies`);
+  writeFileSync(f, after);
+}
+
+/** Every file of the project, path → content. */
+function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string, rel: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(join(d, e.name), r);
+      else out.set(r, readFileSync(join(d, e.name), 'utf8'));
+    }
+  };
+  walk(dir, '');
+  return out;
+}
+
+async function assertRefused(dir: string, req: EditRequest, pattern: RegExp): Promise<void> {
+  const before = snapshot(dir);
+  await assert.rejects(editProject(dir, req), (err: unknown) => {
+    assert.ok(err instanceof ScaffoldError, `a ScaffoldError, got ${String(err)}`);
+    assert.match(err.message, pattern);
+    assert.doesNotMatch(err.message, /\n/, 'one line');
+    return true;
+  });
+  assert.deepEqual(snapshot(dir), before, 'nothing written');
+}
+
+test('edit refuses a switched file referenced under another kustomize key (it would be applied twice)', async () => {
+  const dir = project((d) =>
+    rewrite(d, DEF, (t) => t + 'patchesJson6902:\n- path: cert_metrics_manager_patch.yaml\n  target:\n    kind: Deployment\n    name: controller-manager\n'),
+  );
+  await assertRefused(dir, { enable: ['metrics-tls'] }, /refers to cert_metrics_manager_patch\.yaml under "patchesJson6902"/);
+
+  const dir2 = project((d) => rewrite(d, DEF, (t) => t + 'components:\n- ../network-policy/\n'));
+  await assertRefused(dir2, { enable: ['network-policy'] }, /refers to \.\.\/network-policy under "components"/);
+});
+
+test('edit refuses lists that are not lists, several documents and a missing TLS patch', async () => {
+  const notAList = project((d) => rewrite(d, DEF, (t) => t + 'replacements:\n  note: filled in by our CI\n'));
+  await assertRefused(notAList, { enable: ['certmanager'] }, /"replacements" is not a list/);
+
+  const twoDocs = project((d) => rewrite(d, PROM, (t) => t + '---\nresources: []\n'));
+  await assertRefused(twoDocs, { enable: ['metrics-tls'] }, /config\/prometheus\/kustomization\.yaml must hold exactly one YAML document/);
+
+  const noPatch = project((d) => rmSync(join(d, 'config/prometheus/monitor_tls_patch.yaml')));
+  await assertRefused(noPatch, { enable: ['metrics-tls'] }, /config\/prometheus\/monitor_tls_patch\.yaml not found/);
+
+  const noGrafana = project((d) => rmSync(join(d, 'config/grafana'), { recursive: true }));
+  await assertRefused(noGrafana, { enable: ['grafana'] }, /config\/grafana\/kustomization\.yaml not found/);
+});
+
+test('edit refuses a kubebuilder-style replacement with both targets in one block', async () => {
+  // kubebuilder writes one block per source field with a Certificate and a ServiceMonitor target; switching our
+  // per-kind blocks next to it would fill the fields twice (or leave the ServiceMonitor's when prometheus is off).
+  const combined = `replacements:
+- source:
+    kind: Service
+    version: v1
+    name: controller-manager-metrics-service
+    fieldPath: metadata.name
+  targets:
+  - select:
+      kind: Certificate
+      group: cert-manager.io
+      version: v1
+      name: metrics-certs
+    fieldPaths:
+    - spec.dnsNames.0
+    - spec.dnsNames.1
+    options:
+      delimiter: '.'
+      index: 0
+      create: true
+  - select:
+      kind: ServiceMonitor
+      group: monitoring.coreos.com
+      version: v1
+      name: controller-manager-metrics-monitor
+    fieldPaths:
+    - spec.endpoints.0.tlsConfig.serverName
+    options:
+      delimiter: '.'
+      index: 0
+      create: true
+`;
+  const dir = project((d) => rewrite(d, DEF, (t) => t.replace('#replacements:\n', combined)));
+  await assertRefused(dir, { enable: ['certmanager'] }, /replacement from controller-manager-metrics-service that ctrlmetrics edit does not know/);
+  // options that do not touch the replacements still work
+  const r = await editProject(dir, { enable: ['network-policy'] });
+  assert.deepEqual(r.changed, [DEF]);
+});
+
+test('init refuses a non-empty directory without --force, and adds the project to it with --force', async () => {
+  const dir = join(work, 'non-empty');
+  mkdirSync(join(dir, '.git'), { recursive: true });
+  writeFileSync(join(dir, 'notes.txt'), 'mine\n');
+  await assert.rejects(initProject({ projectName: 'demo', dir }), /is not empty \(notes\.txt\).*--force/);
+  assert.deepEqual(readdirSync(dir).sort(), ['.git', 'notes.txt'], 'nothing written');
+
+  const onlyGit = join(work, 'only-git');
+  mkdirSync(join(onlyGit, '.git'), { recursive: true });
+  await initProject({ projectName: 'demo', dir: onlyGit });
+  assert.ok(readdirSync(onlyGit).includes('package.json'), 'a directory with only .git counts as empty');
+
+  await initProject({ projectName: 'demo', dir, force: true });
+  assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'mine\n');
+  assert.ok(readdirSync(dir).includes('config'));
+});
