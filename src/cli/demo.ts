@@ -188,7 +188,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
     try {
       await Promise.race([mgr.ready(), running]);
     } catch (err) {
-      throw new CliError((err as Error).message);
+      throw new CliError(withHint((err as Error).message, o));
     }
     if (stop.signal.aborted) {
       await running.catch(() => undefined);
@@ -220,6 +220,20 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
       }
     }
   }
+}
+
+/** Adds what to do to the start-up failures a demo user can fix with a flag. */
+function withHint(message: string, o: DemoOptions): string {
+  if (/EADDRINUSE/.test(message)) {
+    if (/metrics server/.test(message)) {
+      return `${message} (another process is listening on ${o.metricsBindAddress}: stop it, or pick a free address with --metrics-bind-address)`;
+    }
+    if (/health probe/.test(message)) {
+      return `${message} (another process is listening on ${o.healthProbeBindAddress}: stop it, or pick a free address with --health-probe-bind-address)`;
+    }
+  }
+  if (/EACCES/.test(message)) return `${message} (binding that port needs privileges: use a port above 1023)`;
+  return message;
 }
 
 function printBanner(

@@ -22,6 +22,8 @@ let running: Promise<void>;
 let readerToken: string;
 /** Reconciles seen per object name, and which "mode" each should play. */
 const calls = new Map<string, number>();
+/** Requests the `owners` controller reconciled, in order. */
+const ownerRequests: string[] = [];
 
 async function behave(req: Request, ctx: ReconcileContext): Promise<Result | void> {
   const n = (calls.get(req.name) ?? 0) + 1;
@@ -78,6 +80,14 @@ before(async () => {
     maxConcurrentReconciles: 3,
     reconciler: async () => undefined,
     watches: [{ apiVersion: 'v1', kind: 'Secret', namespace: NS }],
+  }));
+  mgr.add(new Controller({
+    name: 'owners',
+    reconciler: async (req) => void ownerRequests.push(`${req.namespace}/${req.name}`),
+    watches: [
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, labelSelector: 'test=owner' },
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, labelSelector: 'test=owned', enqueue: { ownerKind: 'ConfigMap', ownerApiVersion: 'v1' } },
+    ],
   }));
   stop = new AbortController();
   running = mgr.start(stop.signal);
@@ -192,4 +202,25 @@ test('every family has controller-runtime\'s type, labels and buckets, and promt
 
   const check = await promtoolCheck(res.body);
   assert.equal(check.code, 0, `promtool check metrics:\n${check.output}`);
+});
+
+test('events of owned objects enqueue their controlling owner; objects without one enqueue nothing', async () => {
+  const cms = `/api/v1/namespaces/${NS}/configmaps`;
+  const parent = await cluster.admin.create<{ metadata: { uid: string } }>(cms, {
+    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'parent', namespace: NS, labels: { test: 'owner' } },
+  });
+  await eventually(() => ownerRequests.length === 1, 'the parent to be reconciled', 10_000, 20);
+  await cluster.admin.create(cms, {
+    apiVersion: 'v1', kind: 'ConfigMap',
+    metadata: {
+      name: 'child', namespace: NS, labels: { test: 'owned' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'parent', uid: parent.metadata.uid, controller: true }],
+    },
+  });
+  await eventually(() => ownerRequests.length === 2, 'the child to enqueue its owner', 10_000, 20);
+  await cluster.admin.create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'stray', namespace: NS, labels: { test: 'owned' } } });
+  await cluster.admin.delete(`${cms}/child`);
+  await eventually(() => ownerRequests.length === 3, 'the deleted child to enqueue its owner', 10_000, 20);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(ownerRequests, [`${NS}/parent`, `${NS}/parent`, `${NS}/parent`], 'the stray child (no owner) enqueued nothing');
 });

@@ -121,3 +121,21 @@ test('ctrlmetrics demo --kubeconfig: exits non-zero with a clear message when th
   assert.equal(code, 1);
   assert.match(run.stderr(), /^error: .*(cannot reach the Kubernetes API|ECONNREFUSED)/m);
 });
+
+test('ctrlmetrics demo: a metrics address in use is a clear error with the flag to change, and a non-zero exit', { timeout: 60_000 }, async () => {
+  const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-busy-'));
+  dirs.push(stateDir);
+  const blocker = net.createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as net.AddressInfo).port;
+  try {
+    const run = runDemo(['--state-dir', stateDir, '--metrics-bind-address', `127.0.0.1:${port}`, '--health-probe-bind-address', '127.0.0.1:0']);
+    const code = await within(run.exited, 45_000, 'exit');
+    assert.equal(code, 1, run.stderr());
+    const line = `failed to start metrics server on 127.0.0.1:${port}: .*EADDRINUSE.*--metrics-bind-address`;
+    assert.match(run.stderr(), new RegExp(`^error: .*${line}`, 'm'));
+    assert.doesNotMatch(run.stdout(), /curl/, 'no instructions printed for an endpoint that does not exist');
+  } finally {
+    blocker.close();
+  }
+});
