@@ -1,13 +1,29 @@
-// PLACEHOLDER: replaced by the implementation of `ctrlmetrics label-namespace`.
+/** `ctrlmetrics label-namespace NS...`: lets pods of these namespaces through the metrics NetworkPolicy. */
 import type { Command } from 'commander';
+import { labelNamespace } from '../ops/label-namespace.js';
+import { withClient, type KubeFlags } from '../ops/kube.js';
 import { CliError } from './errors.js';
 
 export function register(program: Command): void {
   program
     .command('label-namespace')
-    .description('(not implemented yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new CliError('ctrlmetrics label-namespace is not implemented yet');
+    .description('set metrics=enabled on each namespace whose pods scrape the metrics endpoint (for the allow-metrics-traffic NetworkPolicy)')
+    .argument('<namespace...>', 'namespaces to label')
+    .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .action(async (namespaces: string[], flags: KubeFlags) => {
+      let failed = 0;
+      await withClient(flags, async (client) => {
+        for (const ns of namespaces) {
+          try {
+            process.stdout.write(`namespace/${ns} ${await labelNamespace(client, ns)}\n`);
+          } catch (err) {
+            if (!(err instanceof CliError)) throw err;
+            failed++;
+            process.stderr.write(`error: ${err.message}\n`);
+          }
+        }
+      });
+      if (failed > 0) throw new CliError(`${failed} of ${namespaces.length} namespaces could not be labeled`);
     });
 }

@@ -1,13 +1,37 @@
-// PLACEHOLDER: replaced by the implementation of `ctrlmetrics token`.
+/** `ctrlmetrics token`: prints only a service-account token, so `TOKEN=$(ctrlmetrics token -n NS SA)` works. */
 import type { Command } from 'commander';
+import { withClient, type KubeFlags } from '../ops/kube.js';
+import { parseDuration } from '../ops/output.js';
+import { requestServiceAccountToken } from '../ops/token.js';
 import { CliError } from './errors.js';
+
+interface TokenFlags extends KubeFlags {
+  namespace: string;
+  duration?: string;
+  audience: string[];
+}
 
 export function register(program: Command): void {
   program
     .command('token')
-    .description('(not implemented yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new CliError('ctrlmetrics token is not implemented yet');
+    .description('request a token for a service account (TokenRequest) and print only the token, like kubectl create token')
+    .argument('<serviceaccount>', 'service account name')
+    .option('-n, --namespace <ns>', 'namespace of the service account', 'default')
+    .option('--duration <d>', 'requested lifetime, e.g. 10m, 1h (default: the server\'s, usually 1h)')
+    .option('--audience <aud>', 'intended audience (repeatable; default: the API server)', (v: string, p: string[]) => [...p, v], [] as string[])
+    .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .action(async (serviceAccount: string, flags: TokenFlags) => {
+      let expirationSeconds: number | undefined;
+      if (flags.duration !== undefined) {
+        const ms = parseDuration(flags.duration, '--duration');
+        if (ms !== 0 && ms < 600_000) throw new CliError('--duration must be at least 10m (the API server\'s minimum) or 0 for its default', 2);
+        if (ms % 1000 !== 0) throw new CliError('--duration must be a whole number of seconds', 2);
+        expirationSeconds = ms === 0 ? undefined : ms / 1000;
+      }
+      const token = await withClient(flags, (client) =>
+        requestServiceAccountToken(client, { namespace: flags.namespace, serviceAccount, expirationSeconds, audiences: flags.audience }),
+      );
+      process.stdout.write(token + '\n');
     });
 }

@@ -1,0 +1,46 @@
+/** `ctrlmetrics token`: a TokenRequest for a service account (what `kubectl create token` does). */
+import type { KubeClient } from '../kube/client.js';
+import { CliError } from '../cli/errors.js';
+import { apiError, isStatus } from './kube.js';
+
+/** What to ask for. */
+export interface TokenRequestSpec {
+  namespace: string;
+  serviceAccount: string;
+  /** Lifetime in seconds; undefined lets the server choose (usually 1 h). */
+  expirationSeconds?: number;
+  audiences?: string[];
+}
+
+/** Requests the token; errors say whether the service account is missing or the caller may not ask. */
+export async function requestServiceAccountToken(client: KubeClient, spec: TokenRequestSpec): Promise<string> {
+  const ns = spec.namespace;
+  const name = spec.serviceAccount;
+  const body = {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    metadata: { creationTimestamp: null },
+    spec: {
+      ...(spec.audiences?.length ? { audiences: spec.audiences } : {}),
+      ...(spec.expirationSeconds ? { expirationSeconds: spec.expirationSeconds } : {}),
+    },
+  };
+  try {
+    const res = await client.create<{ status?: { token?: string } }>(
+      `/api/v1/namespaces/${encodeURIComponent(ns)}/serviceaccounts/${encodeURIComponent(name)}/token`,
+      body,
+      { timeoutMs: 15_000 },
+    );
+    const token = res.status?.token;
+    if (!token) throw new CliError(`the API returned no token for serviceaccount ${ns}/${name}`);
+    return token;
+  } catch (err) {
+    if (isStatus(err, 404)) {
+      throw new CliError(`serviceaccount "${name}" not found in namespace "${ns}": create it with kubectl create serviceaccount ${name} -n ${ns}`);
+    }
+    if (isStatus(err, 403)) {
+      throw new CliError(`cannot create a token for serviceaccount ${ns}/${name}: forbidden (${err.message}); the caller needs create on serviceaccounts/token in ${ns}`);
+    }
+    throw apiError(err, `cannot create a token for serviceaccount ${ns}/${name}`, client);
+  }
+}
