@@ -28,7 +28,11 @@ export class ApiError extends Error {
 
   toStatus(): StatusBody {
     const s: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
-    if (this.details) s.details = this.details;
+    if (this.details) {
+      // Go's omitempty: empty strings are not serialized (core-group errors carry no `group`).
+      const d = Object.fromEntries(Object.entries(this.details).filter(([, v]) => v !== '' && v !== undefined));
+      s.details = d as StatusBody['details'];
+    }
     return s;
   }
 }
