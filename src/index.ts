@@ -46,6 +46,9 @@ export type { ManagerOptions, HealthCheck } from './manager/index.js';
 export { startAuthority, API_AUDIENCES } from './authority/index.js';
 export type { Authority, AuthorityOptions } from './authority/index.js';
 
+// ---- metrics core: global registry, Counter/Gauge/Histogram, exposition ----
+export * as metrics from './metrics/index.js';
+
 // ---- metrics server, filters, certificates ----
 export { createMetricsServer, DEFAULT_BIND_ADDRESS } from './metrics/server/index.js';
 export type { MetricsOptions, MetricsServer, MetricsServerDeps, MetricsSource, Handler, Filter, FilterProvider, TlsConfig } from './metrics/server/index.js';

@@ -1,0 +1,53 @@
+/**
+ * Built-in families of the global registry beside the controller ones (src/controller/metrics.ts):
+ * process and Node.js runtime, `rest_client_requests_total`, and the certwatcher counters.
+ */
+import { collectDefaultMetrics, Registry as PromRegistry } from 'prom-client';
+import { setDefaultCertWatcherCounters } from '../certwatcher/certwatcher.js';
+import { setDefaultRequestObserver } from '../kube/client.js';
+import { Counter } from './counter.js';
+import { PromRegistryCollector } from './foreign.js';
+import { registry } from './registry.js';
+
+/**
+ * `rest_client_requests_total{code,host,method}`: every Kubernetes API response (or transport error, code
+ * `<error>`) of every `KubeClient`, as client-go counts them; label values as client-go's.
+ */
+export const restClientRequests = new Counter({
+  name: 'rest_client_requests_total',
+  help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+  labelNames: ['code', 'host', 'method'],
+});
+
+/** `certwatcher_read_certificate_total`: certificate reads by the certificate watcher. */
+export const certwatcherReadCertificate = new Counter({
+  name: 'certwatcher_read_certificate_total',
+  help: 'Total number of certificate reads',
+});
+
+/** `certwatcher_read_certificate_errors_total`: failed certificate reads by the certificate watcher. */
+export const certwatcherReadCertificateErrors = new Counter({
+  name: 'certwatcher_read_certificate_errors_total',
+  help: 'Total number of certificate read errors',
+});
+
+setDefaultRequestObserver((code, method, host) => {
+  restClientRequests.labels(code, host, method).inc();
+});
+
+setDefaultCertWatcherCounters({
+  readCertificateTotal: certwatcherReadCertificate,
+  readCertificateErrorsTotal: certwatcherReadCertificateErrors,
+});
+
+/**
+ * prom-client's process and Node.js collectors (`process_cpu_seconds_total`, `process_resident_memory_bytes`,
+ * `process_virtual_memory_bytes`, `process_start_time_seconds`, `process_open_fds`, `process_max_fds`,
+ * `nodejs_eventloop_lag_*`, `nodejs_heap_*`, `nodejs_gc_duration_seconds`, …) in a private prom-client
+ * registry, so a user calling `collectDefaultMetrics()` on prom-client's default registry does not clash: their
+ * families then take precedence. The `nodejs_active_*_total` gauges are left out (a `_total` gauge fails
+ * `promtool check metrics`); the `nodejs_active_handles`/`_requests`/`_resources` gauges carry the same values.
+ */
+export const runtimeRegistry = new PromRegistry();
+collectDefaultMetrics({ register: runtimeRegistry });
+registry.registerBuiltin(new PromRegistryCollector(runtimeRegistry, { dropMisnamedGauges: true }));

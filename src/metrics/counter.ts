@@ -1,0 +1,77 @@
+/** Counter: a value that only goes up. Text format writes the name as given, OpenMetrics as `<base>_total`. */
+import { counterBaseName, type ExpositionFormat, type MetricType } from './family.js';
+import { formatFloat, labelString } from './format.js';
+import { Metric, type MetricOptions } from './metric.js';
+
+/** One counter series, pre-bound: `inc()` is a field update. */
+export class CounterChild {
+  value = 0;
+  /** `name{labels} ` per format, built on first render. */
+  textPrefix: string | undefined;
+  omPrefix: string | undefined;
+
+  constructor(
+    readonly labelValues: readonly string[],
+    private readonly metricName: string,
+  ) {}
+
+  /** Adds `v` (default 1); a negative or NaN amount throws. */
+  inc(v = 1): void {
+    if (!(v >= 0)) throw new RangeError(`counter ${this.metricName}: increment must be a non-negative number, got ${v}`);
+    this.value += v;
+  }
+
+  /** The current value. */
+  get(): number {
+    return this.value;
+  }
+}
+
+/** Options of {@link Counter}. */
+export type CounterOptions = MetricOptions;
+
+/** A cumulative counter (client_golang `CounterVec`). */
+export class Counter extends Metric<CounterChild> {
+  readonly type: MetricType = 'counter';
+  private readonly omSampleName: string;
+
+  constructor(opts: CounterOptions) {
+    super(opts);
+    this.omSampleName = counterBaseName(this.name) + '_total';
+    this.registerIn(opts.registers);
+  }
+
+  protected newChild(labelValues: readonly string[]): CounterChild {
+    return new CounterChild(labelValues, this.name);
+  }
+
+  protected get linesPerChild(): number {
+    return 1;
+  }
+
+  /** Adds `v` (default 1) to a counter without labels. */
+  inc(v = 1): void {
+    this.self().inc(v);
+  }
+
+  /** The value of a counter without labels. */
+  get(): number {
+    return this.self().value;
+  }
+
+  protected renderChildren(list: readonly CounterChild[], format: ExpositionFormat, from: number, to: number): string {
+    let s = '';
+    if (format === 'text') {
+      for (let i = from; i < to; i++) {
+        const c = list[i]!;
+        s += (c.textPrefix ??= this.name + labelString(this.labelNames, c.labelValues) + ' ') + formatFloat(c.value) + '\n';
+      }
+    } else {
+      for (let i = from; i < to; i++) {
+        const c = list[i]!;
+        s += (c.omPrefix ??= this.omSampleName + labelString(this.labelNames, c.labelValues) + ' ') + formatFloat(c.value) + '\n';
+      }
+    }
+    return s;
+  }
+}

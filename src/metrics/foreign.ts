@@ -1,0 +1,134 @@
+/**
+ * prom-client metrics as families of ours. prom-client's own renderer is not used: its OpenMetrics mode renames
+ * counters in place, and it has one format per registry. We read `getMetricsAsJSON()` / `metric.get()` and render
+ * with our escaping, number format and both formats.
+ *
+ * Known limit (prom-client 15): its label hashing joins `key:value,` without escaping, so two label sets such
+ * as `{a:"1,b:2"}` and `{a:"1",b:"2"}` are merged into one series inside prom-client before we see them. Use
+ * this project's classes for label values from untrusted input.
+ */
+import type { Registry as PromRegistry } from 'prom-client';
+import { counterBaseName, type Collector, type ExpositionFormat, type FamilyView, type MetricType } from './family.js';
+import { escapeLabelValue, formatFloat, formatFloatLabel } from './format.js';
+
+/** One sample of prom-client's JSON. */
+interface PromValue {
+  value: number;
+  labels?: Record<string, string | number | undefined>;
+  metricName?: string;
+}
+
+/** One family of prom-client's JSON (`getMetricsAsJSON()`, `metric.get()`). */
+export interface PromFamily {
+  name: string;
+  help?: string;
+  type?: unknown;
+  values?: PromValue[];
+}
+
+const FLOAT_LABELS = new Set(['le', 'quantile']);
+
+function promType(t: unknown): MetricType {
+  return t === 'counter' || t === 'gauge' || t === 'histogram' || t === 'summary' ? t : 'untyped';
+}
+
+function labelsOf(labels: Record<string, unknown> | undefined, om: boolean): string {
+  if (!labels) return '';
+  let s = '';
+  let tail = '';
+  for (const k of Object.keys(labels)) {
+    const v = labels[k];
+    if (v === undefined) continue;
+    if (FLOAT_LABELS.has(k)) {
+      const n = typeof v === 'number' ? v : v === '+Inf' ? Infinity : Number(v);
+      tail += `${tail ? ',' : ''}${k}="${Number.isNaN(n) ? escapeLabelValue(String(v)) : formatFloatLabel(n, om)}"`;
+      continue;
+    }
+    s += `${s ? ',' : ''}${k}="${escapeLabelValue(String(v))}"`;
+  }
+  // float labels go last, as client_golang writes them
+  if (tail) s += (s ? ',' : '') + tail;
+  return s ? '{' + s + '}' : '';
+}
+
+/** A family from prom-client's JSON, rendered line by line. */
+export function viewOfPromFamily(f: PromFamily): FamilyView {
+  const type = promType(f.type);
+  const values = f.values ?? [];
+  const name = f.name;
+  const omCounterSample = counterBaseName(name) + '_total';
+  return {
+    name,
+    help: f.help ?? '',
+    type,
+    units: values.length,
+    linesPerUnit: 1,
+    render(format: ExpositionFormat, from: number, to: number): string {
+      const om = format === 'openmetrics';
+      let s = '';
+      for (let i = from; i < to; i++) {
+        const v = values[i]!;
+        let sample = v.metricName ?? name;
+        if (om && type === 'counter' && sample === name) sample = omCounterSample;
+        s += sample + labelsOf(v.labels, om) + ' ' + formatFloat(Number(v.value)) + '\n';
+      }
+      return s;
+    },
+  };
+}
+
+/** Names that prom-client's default metrics give gauges although they end in `_total` (promtool flags them). */
+function isMisnamedGauge(f: PromFamily): boolean {
+  return f.type !== 'counter' && f.name.endsWith('_total');
+}
+
+/** A whole prom-client registry as a collector. */
+export class PromRegistryCollector implements Collector {
+  constructor(
+    readonly promRegistry: PromRegistry,
+    private readonly opts: { dropMisnamedGauges?: boolean } = {},
+  ) {}
+
+  familyNames(): readonly string[] {
+    return this.promRegistry.getMetricsAsArray().map((m) => (m as unknown as { name: string }).name);
+  }
+
+  async collect(): Promise<FamilyView[]> {
+    const json = (await this.promRegistry.getMetricsAsJSON()) as unknown as PromFamily[];
+    const out: FamilyView[] = [];
+    for (const f of json) {
+      if (this.opts.dropMisnamedGauges && isMisnamedGauge(f)) continue;
+      out.push(viewOfPromFamily(f));
+    }
+    return out;
+  }
+}
+
+/** One prom-client metric object (created with `registers: []`) as a collector. */
+export interface PromMetricLike {
+  readonly name?: string;
+  get(): Promise<unknown> | unknown;
+}
+
+/** True for a prom-client metric instance (it has `get()` and is not one of ours). */
+export function isPromMetric(x: unknown): x is PromMetricLike {
+  return !!x && typeof (x as PromMetricLike).get === 'function' && typeof (x as Collector).familyNames !== 'function';
+}
+
+/** True for a prom-client Registry instance. */
+export function isPromRegistry(x: unknown): x is PromRegistry {
+  return !!x && typeof (x as PromRegistry).getMetricsAsJSON === 'function' && typeof (x as PromRegistry).getMetricsAsArray === 'function';
+}
+
+/** Adapts one prom-client metric. */
+export class PromMetricCollector implements Collector {
+  constructor(private readonly metric: PromMetricLike) {}
+
+  familyNames(): readonly string[] {
+    return [(this.metric as unknown as { name: string }).name];
+  }
+
+  async collect(): Promise<FamilyView[]> {
+    return [viewOfPromFamily((await this.metric.get()) as PromFamily)];
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Text helpers shared by both exposition formats: float formatting as Go's `strconv.FormatFloat(v, 'g', -1, 64)`
+ * (what client_golang writes), and the escaping rules of label values and HELP text.
+ */
+
+/**
+ * Formats a sample value as Go's expfmt does: `+Inf`, `-Inf`, `NaN`; integers without decimals; the shortest
+ * representation that round-trips; exponent notation (`1e-05`, `1.5e+06`) when the decimal exponent is
+ * below -4 or at least 6.
+ */
+export function formatFloat(v: number): string {
+  // fast path: small integers, the common case for counters and bucket counts
+  if (v === (v | 0)) return '' + v;
+  if (v !== v) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  const a = v < 0 ? -v : v;
+  if (a >= 1e-4 && a < 1e6) return '' + v;
+  if (Number.isInteger(v) && a < 1e6) return '' + v;
+  return exponentForm(v);
+}
+
+function exponentForm(v: number): string {
+  // JS gives the same shortest digits as Go; only the exponent spelling differs (`e+6` vs `e+06`)
+  const s = v.toExponential();
+  const e = s.indexOf('e');
+  const mantissa = s.slice(0, e);
+  const sign = s[e + 1]!;
+  const digits = s.slice(e + 2);
+  return `${mantissa}e${sign}${digits.length < 2 ? '0' + digits : digits}`;
+}
+
+/**
+ * Formats a float that appears as a label value (`le`, `quantile`). Text format: as {@link formatFloat}.
+ * OpenMetrics: canonical form, integers get `.0` (`le="1.0"`), as client_golang writes them.
+ */
+export function formatFloatLabel(v: number, openMetrics: boolean): string {
+  const s = formatFloat(v);
+  if (openMetrics && Number.isInteger(v) && !s.includes('e')) return s + '.0';
+  return s;
+}
+
+const LABEL_SPECIALS = /[\\"\n]/;
+
+/** Escapes a label value: `\` → `\\`, `"` → `\"`, newline → `\n` (both formats). */
+export function escapeLabelValue(v: string): string {
+  if (!LABEL_SPECIALS.test(v)) return v;
+  return v.replace(/[\\"\n]/g, (c) => (c === '\\' ? '\\\\' : c === '"' ? '\\"' : '\\n'));
+}
+
+/** Escapes HELP text: `\` and newline in text 0.0.4; OpenMetrics also escapes `"`. */
+export function escapeHelp(help: string, openMetrics: boolean): string {
+  const re = openMetrics ? /[\\"\n]/g : /[\\\n]/g;
+  return help.replace(re, (c) => (c === '\\' ? '\\\\' : c === '"' ? '\\"' : '\\n'));
+}
+
+/**
+ * `{a="x",b="y"}` for label names and (unescaped) values, with `extra` appended as a last, already formatted pair
+ * (`le="0.5"`). Empty when there are no labels at all.
+ */
+export function labelString(names: readonly string[], values: readonly string[], extra?: string): string {
+  let s = '';
+  for (let i = 0; i < names.length; i++) {
+    if (i) s += ',';
+    s += names[i] + '="' + escapeLabelValue(values[i]!) + '"';
+  }
+  if (extra !== undefined) s += (s ? ',' : '') + extra;
+  return s ? '{' + s + '}' : '';
+}
+
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+/** Throws unless `name` is a valid metric name. */
+export function validateMetricName(name: string): void {
+  if (!METRIC_NAME.test(name)) throw new TypeError(`invalid metric name ${JSON.stringify(name)}: use [a-zA-Z_:][a-zA-Z0-9_:]*`);
+}
+
+/** Throws unless `name` is a valid, non-reserved label name. */
+export function validateLabelName(name: string, reserved: readonly string[] = []): void {
+  if (!LABEL_NAME.test(name) || name.startsWith('__')) {
+    throw new TypeError(`invalid label name ${JSON.stringify(name)}: use [a-zA-Z_][a-zA-Z0-9_]* not starting with "__"`);
+  }
+  if (reserved.includes(name)) throw new TypeError(`label name ${JSON.stringify(name)} is reserved for this metric type`);
+}

@@ -1,0 +1,29 @@
+/**
+ * The metrics core: the global registry, fast metric classes with pre-bound children, and the Prometheus text
+ * 0.0.4 / OpenMetrics 1.0.0 exposition (rendered in slices, streamed as Buffers).
+ *
+ * ```ts
+ * import { metrics } from 'ctrlmetrics';
+ * const jobs = new metrics.Counter({ name: 'myapp_jobs_total', help: 'Jobs done', labelNames: ['kind'] });
+ * const nightly = jobs.labels('nightly'); // bind once
+ * nightly.inc();                          // hot path: a field update
+ * ```
+ * Metrics made with prom-client's own API (its default registry) are included in every collect.
+ */
+export { registry, register, mustRegister, unregister, Registry, DuplicateMetricError, MetricsCollectError } from './registry.js';
+export type { Registrable, RegistryOptions, CollectOptions } from './registry.js';
+export { Counter, CounterChild } from './counter.js';
+export type { CounterOptions } from './counter.js';
+export { Gauge, GaugeChild } from './gauge.js';
+export type { GaugeOptions } from './gauge.js';
+export { Histogram, HistogramChild } from './histogram.js';
+export type { HistogramOptions } from './histogram.js';
+export { Metric } from './metric.js';
+export type { MetricOptions, MetricRegistry, LabelValue } from './metric.js';
+export { DEFAULT_BUCKETS, exponentialBuckets, linearBuckets } from './buckets.js';
+export { MetricsSnapshot, DEFAULT_SLICE_LINES } from './snapshot.js';
+export type { Collector, FamilyView, ExpositionFormat, MetricType } from './family.js';
+export { negotiateFormat, TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE } from './negotiate.js';
+export type { NegotiatedFormat } from './negotiate.js';
+export { formatFloat, escapeLabelValue, escapeHelp, validateMetricName, validateLabelName } from './format.js';
+export { restClientRequests, certwatcherReadCertificate, certwatcherReadCertificateErrors, runtimeRegistry } from './builtin.js';

@@ -1,0 +1,173 @@
+/**
+ * The base of our metric classes: label validation, the children map (one pre-bound child per label-value
+ * combination), registration, and the `collect` view. Label hashing happens only in `labels()`: the returned
+ * child holds its own number fields, so updates through it are a plain field write.
+ */
+import type { Collector, ExpositionFormat, FamilyView, MetricType } from './family.js';
+import { validateLabelName, validateMetricName } from './format.js';
+
+/** Anything our metrics can register in (the global {@link Registry} or one of your own). */
+export interface MetricRegistry {
+  mustRegister(...collectors: Collector[]): void;
+}
+
+let defaultRegistry: MetricRegistry | undefined;
+
+/** Set once by the registry module: where metrics register when `registers` is not given. */
+export function setDefaultMetricRegistry(r: MetricRegistry): void {
+  defaultRegistry = r;
+}
+
+/** Options common to all our metric classes. */
+export interface MetricOptions {
+  /** Family name, `[a-zA-Z_:][a-zA-Z0-9_:]*`. Counters should end in `_total`. */
+  name: string;
+  /** Description written on the `# HELP` line. */
+  help: string;
+  /** Label names, in the order `labels(...)` takes their values. */
+  labelNames?: readonly string[];
+  /** Registries to register in; default the global registry; `[]` registers nowhere (use `mustRegister`). */
+  registers?: readonly MetricRegistry[];
+  /** Called on every collect before the values are read (sample gauges here). May be async; throwing fails the scrape. */
+  collect?: () => void | Promise<void>;
+}
+
+/** A label value as accepted by `labels()`. */
+export type LabelValue = string | number;
+
+/** A child: one series, with its rendered (escaped) label string. */
+export interface SeriesBase {
+  readonly labelValues: readonly string[];
+}
+
+/** Base class of {@link Counter}, {@link Gauge}, {@link Histogram}. */
+export abstract class Metric<C extends SeriesBase> implements Collector {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  abstract readonly type: MetricType;
+  private readonly children = new Map<string, C>();
+  private ordered: C[] = [];
+  private readonly collectFn: (() => void | Promise<void>) | undefined;
+  /** The child of a metric without labels. */
+  protected unlabelled: C | undefined;
+
+  protected constructor(opts: MetricOptions, reservedLabels: readonly string[] = []) {
+    if (!opts || typeof opts !== 'object') throw new TypeError('metric options are required: {name, help, labelNames?}');
+    validateMetricName(opts.name);
+    if (typeof opts.help !== 'string' || opts.help === '') throw new TypeError(`metric ${opts.name}: help text is required`);
+    const labelNames = [...(opts.labelNames ?? [])];
+    for (const l of labelNames) validateLabelName(l, reservedLabels);
+    if (new Set(labelNames).size !== labelNames.length) throw new TypeError(`metric ${opts.name}: duplicate label names`);
+    this.name = opts.name;
+    this.help = opts.help;
+    this.labelNames = labelNames;
+    this.collectFn = opts.collect;
+  }
+
+  /** Registers in `opts.registers` (default: the global registry). Called by subclasses once fully built. */
+  protected registerIn(registers: readonly MetricRegistry[] | undefined): void {
+    if (this.labelNames.length === 0) this.unlabelled = this.child([]);
+    const targets = registers ?? (defaultRegistry ? [defaultRegistry] : []);
+    for (const r of targets) r.mustRegister(this);
+  }
+
+  protected abstract newChild(labelValues: readonly string[]): C;
+
+  /** Renders units `[from, to)` of `list`. */
+  protected abstract renderChildren(list: readonly C[], format: ExpositionFormat, from: number, to: number): string;
+
+  protected abstract get linesPerChild(): number;
+
+  private child(values: readonly string[]): C {
+    const key = seriesKey(values);
+    let c = this.children.get(key);
+    if (!c) {
+      c = this.newChild(values);
+      this.children.set(key, c);
+      this.ordered.push(c);
+    }
+    return c;
+  }
+
+  private normalize(args: readonly unknown[]): string[] {
+    let values: unknown[];
+    if (args.length === 1 && args[0] !== null && typeof args[0] === 'object') {
+      const obj = args[0] as Record<string, unknown>;
+      for (const k of Object.keys(obj)) {
+        if (!this.labelNames.includes(k)) throw new TypeError(`metric ${this.name}: unknown label ${JSON.stringify(k)}`);
+      }
+      values = this.labelNames.map((n) => obj[n]);
+    } else values = [...args];
+    if (values.length !== this.labelNames.length) {
+      throw new TypeError(`metric ${this.name}: expected ${this.labelNames.length} label values (${this.labelNames.join(', ')}), got ${values.length}`);
+    }
+    return values.map((v, i) => {
+      if (typeof v === 'string') return v;
+      if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+      throw new TypeError(`metric ${this.name}: label ${this.labelNames[i]} needs a string value`);
+    });
+  }
+
+  /**
+   * The child of one label-value combination, created on first use. Values are positional (in `labelNames`
+   * order) or one object keyed by label name. Keep the child: updating it never looks labels up again.
+   */
+  labels(...values: LabelValue[] | [Record<string, LabelValue>]): C {
+    return this.child(this.normalize(values));
+  }
+
+  /** Deletes the series of one label-value combination; returns whether it existed. */
+  remove(...values: LabelValue[] | [Record<string, LabelValue>]): boolean {
+    const key = seriesKey(this.normalize(values));
+    const c = this.children.get(key);
+    if (!c) return false;
+    this.children.delete(key);
+    this.ordered = this.ordered.filter((x) => x !== c);
+    return true;
+  }
+
+  /** Deletes every series (a label-less metric is reset to zero). */
+  reset(): void {
+    this.children.clear();
+    this.ordered = [];
+    if (this.labelNames.length === 0) this.unlabelled = this.child([]);
+  }
+
+  /** The label-less child; throws for a metric with labels. */
+  protected self(): C {
+    if (!this.unlabelled) throw new TypeError(`metric ${this.name} has labels (${this.labelNames.join(', ')}): use .labels(...) first`);
+    return this.unlabelled;
+  }
+
+  familyNames(): readonly string[] {
+    return [this.name];
+  }
+
+  async collect(): Promise<FamilyView[]> {
+    if (this.collectFn) await this.collectFn();
+    return [this.view()];
+  }
+
+  /** The family with the series that exist now (values are read when rendered). */
+  view(): FamilyView {
+    const list = this.ordered.slice();
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      units: list.length,
+      linesPerUnit: this.linesPerChild,
+      render: (format, from, to) => this.renderChildren(list, format, from, to),
+    };
+  }
+}
+
+/** An injective key of label values (length-prefixed, so `["1,b:2"]` and `["1","b:2"]` never collide). */
+function seriesKey(values: readonly string[]): string {
+  if (values.length === 0) return '';
+  if (values.length === 1) return values[0]!;
+  let k = '';
+  for (const v of values) k += v.length + ':' + v;
+  return k;
+}

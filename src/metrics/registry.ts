@@ -1,0 +1,234 @@
+/**
+ * The registry: a set of collectors, collected together into one sorted {@link MetricsSnapshot}.
+ *
+ * The global registry also includes prom-client's default registry on every collect, so metrics users create
+ * with prom-client's own API appear with no wiring. Family names never collide silently: registering a second
+ * family of a name throws, and a name present both here and in prom-client's default registry fails the collect
+ * (the scrape answers 500 naming it) — except for the built-in runtime families, which step aside when the
+ * user's prom-client registry already has the same family (e.g. after `collectDefaultMetrics()`).
+ */
+import { register as promDefaultRegistry, type Registry as PromRegistry } from 'prom-client';
+import type { Collector, FamilyView } from './family.js';
+import { isPromMetric, isPromRegistry, PromMetricCollector, PromRegistryCollector, type PromMetricLike } from './foreign.js';
+import { setDefaultMetricRegistry, type MetricRegistry } from './metric.js';
+import { DEFAULT_SLICE_LINES, MetricsSnapshot } from './snapshot.js';
+
+/** What `register`/`mustRegister` accept: our metrics, custom collectors, prom-client metrics or registries. */
+export type Registrable = Collector | PromMetricLike | PromRegistry;
+
+/** A collector was registered twice, or two collectors produce a family of the same name. */
+export class DuplicateMetricError extends Error {
+  override name = 'DuplicateMetricError';
+}
+
+/** A collector threw, rejected or did not finish in time; the scrape must answer 500. */
+export class MetricsCollectError extends Error {
+  override name = 'MetricsCollectError';
+}
+
+/** Options of {@link Registry}. */
+export interface RegistryOptions {
+  /** Include prom-client's default registry on every collect (the global registry does). Default false. */
+  includePromClientDefault?: boolean;
+  /** Default collect deadline in ms (default 10 000, Prometheus's default scrape timeout). */
+  timeoutMs?: number;
+  /** Lines per rendered chunk (default 4096). */
+  sliceLines?: number;
+}
+
+/** Options of {@link Registry.collect}. */
+export interface CollectOptions {
+  /** Give up (reject) after this many ms. */
+  timeoutMs?: number;
+}
+
+interface Entry {
+  collector: Collector;
+  label: string;
+  /** Built-in family set that gives way to a same-named family of the user's prom-client registry. */
+  yields: boolean;
+}
+
+function describe(c: Collector): string {
+  const names = c.familyNames();
+  return names.length === 1 ? `metric ${names[0]}` : `collector of ${names.length ? names.join(', ') : 'no declared families'}`;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A metrics registry (client_golang `prometheus.Registry`). */
+export class Registry implements MetricRegistry {
+  private readonly entries = new Map<Collector, Entry>();
+  private readonly adapters = new WeakMap<object, Collector>();
+  private readonly owners = new Map<string, Collector>();
+  private readonly includePromDefault: boolean;
+  private readonly timeoutMs: number;
+  private readonly sliceLines: number;
+
+  constructor(opts: RegistryOptions = {}) {
+    this.includePromDefault = opts.includePromClientDefault ?? false;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.sliceLines = opts.sliceLines ?? DEFAULT_SLICE_LINES;
+  }
+
+  private adapt(x: Registrable): Collector {
+    if (isPromRegistry(x)) {
+      if (x === promDefaultRegistry && this.includePromDefault) {
+        throw new DuplicateMetricError("prom-client's default registry is already included in this registry");
+      }
+      let a = this.adapters.get(x);
+      if (!a) this.adapters.set(x, (a = new PromRegistryCollector(x)));
+      return a;
+    }
+    if (isPromMetric(x)) {
+      let a = this.adapters.get(x);
+      if (!a) this.adapters.set(x, (a = new PromMetricCollector(x)));
+      return a;
+    }
+    const c = x as Collector;
+    if (!c || typeof c.familyNames !== 'function' || typeof c.collect !== 'function') {
+      throw new TypeError('register: expected a metric, a Collector {familyNames(), collect()}, or a prom-client metric or registry');
+    }
+    return c;
+  }
+
+  private add(x: Registrable, opts: { allowSame: boolean; yields?: boolean }): void {
+    const c = this.adapt(x);
+    if (this.entries.has(c)) {
+      if (opts.allowSame) return;
+      throw new DuplicateMetricError(`${describe(c)} is already registered`);
+    }
+    const names = c.familyNames();
+    for (const n of names) {
+      if (this.owners.has(n)) throw new DuplicateMetricError(`a metric named ${n} is already registered; metric names must be unique`);
+      if (this.includePromDefault && promDefaultRegistry.getSingleMetric(n)) {
+        throw new DuplicateMetricError(`a metric named ${n} is already registered in prom-client's default registry, which this registry includes`);
+      }
+    }
+    if (new Set(names).size !== names.length) throw new DuplicateMetricError(`${describe(c)} declares a family name twice`);
+    for (const n of names) this.owners.set(n, c);
+    this.entries.set(c, { collector: c, label: describe(c), yields: opts.yields ?? false });
+  }
+
+  /**
+   * Registers collectors. Registering the very same collector again is a no-op; a different collector with a
+   * name already taken throws {@link DuplicateMetricError}.
+   */
+  register(...collectors: Registrable[]): void {
+    for (const c of collectors) this.add(c, { allowSame: true });
+  }
+
+  /** Registers collectors; throws {@link DuplicateMetricError} on any duplicate, including the same one twice (Go's `MustRegister`). */
+  mustRegister(...collectors: Registrable[]): void {
+    for (const c of collectors) this.add(c, { allowSame: false });
+  }
+
+  /** @internal Registers a built-in family set that steps aside for same-named families of prom-client's default registry. */
+  registerBuiltin(collector: Registrable): void {
+    this.add(collector, { allowSame: false, yields: true });
+  }
+
+  /** Removes a collector; returns whether it was registered. */
+  unregister(x: Registrable): boolean {
+    let c: Collector;
+    try {
+      c = this.adapt(x);
+    } catch {
+      return false;
+    }
+    if (!this.entries.delete(c)) return false;
+    for (const [n, owner] of this.owners) if (owner === c) this.owners.delete(n);
+    return true;
+  }
+
+  /** The registered collectors' family names (not including prom-client's default registry). */
+  familyNames(): string[] {
+    return [...this.owners.keys()].sort();
+  }
+
+  /**
+   * Runs every collector (with a deadline) and returns the families, sorted by name. Rejects with a
+   * {@link MetricsCollectError} naming the collector when one throws or does not finish in time, and when two
+   * collectors produce a family of the same name.
+   */
+  async collect(opts: CollectOptions = {}): Promise<MetricsSnapshot> {
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+    const entries = [...this.entries.values()];
+    if (this.includePromDefault) {
+      let a = this.adapters.get(promDefaultRegistry);
+      if (!a) this.adapters.set(promDefaultRegistry, (a = new PromRegistryCollector(promDefaultRegistry)));
+      entries.push({ collector: a, label: "prom-client's default registry", yields: false });
+    }
+    const pending = new Set(entries.map((e) => e.label));
+    const results = entries.map((e) =>
+      Promise.resolve()
+        .then(() => e.collector.collect())
+        .then(
+          (views) => ({ entry: e, views }),
+          (err: unknown) => ({ entry: e, error: err }),
+        )
+        .finally(() => pending.delete(e.label)),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new MetricsCollectError(`collecting metrics timed out after ${timeoutMs} ms; still running: ${[...pending].join('; ')}`));
+      }, timeoutMs);
+      timer.unref?.();
+    });
+    let settled: Array<{ entry: Entry; views?: FamilyView[]; error?: unknown }>;
+    try {
+      settled = await Promise.race([Promise.all(results), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+    const errors = settled.filter((r) => 'error' in r).map((r) => `${r.entry.label}: ${messageOf(r.error)}`);
+    if (errors.length === 1) throw new MetricsCollectError(`collecting ${errors[0]}`);
+    if (errors.length > 1) throw new MetricsCollectError(`${errors.length} errors occurred while collecting metrics:\n* ${errors.join('\n* ')}`);
+    return new MetricsSnapshot(mergeFamilies(settled as Array<{ entry: Entry; views: FamilyView[] }>), this.sliceLines);
+  }
+}
+
+function mergeFamilies(results: Array<{ entry: Entry; views: FamilyView[] }>): FamilyView[] {
+  const byName = new Map<string, { view: FamilyView; entry: Entry }>();
+  // the families that step aside go last, so the others win a name
+  const ordered = [...results.filter((r) => !r.entry.yields), ...results.filter((r) => r.entry.yields)];
+  for (const { entry, views } of ordered) {
+    for (const view of views) {
+      const prev = byName.get(view.name);
+      if (!prev) {
+        byName.set(view.name, { view, entry });
+        continue;
+      }
+      if (entry.yields) continue;
+      throw new MetricsCollectError(
+        `metric family ${view.name} is produced twice (by ${prev.entry.label} and by ${entry.label}); rename or unregister one of them`,
+      );
+    }
+  }
+  return [...byName.values()].map((v) => v.view).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * The global registry: the controller-runtime families, the built-in runtime/REST-client/certwatcher families, the
+ * metrics you register, and prom-client's default registry.
+ */
+export const registry = new Registry({ includePromClientDefault: true });
+setDefaultMetricRegistry(registry);
+
+/** Registers in the global registry; the same collector twice is a no-op, a name clash throws. */
+export function register(...collectors: Registrable[]): void {
+  registry.register(...collectors);
+}
+
+/** Registers in the global registry; throws {@link DuplicateMetricError} on any duplicate (Go's `MustRegister`). */
+export function mustRegister(...collectors: Registrable[]): void {
+  registry.mustRegister(...collectors);
+}
+
+/** Removes a collector from the global registry. */
+export function unregister(collector: Registrable): boolean {
+  return registry.unregister(collector);
+}
