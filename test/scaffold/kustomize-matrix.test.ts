@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -233,4 +233,20 @@ test('all 32 combinations reached by disabling the others on a project with ever
     };
     check(await kustomize(dir), state, `disable to [${set.join(',')}]`);
   });
+});
+
+test('the webhook NetworkPolicy, once listed, admits the webhook pod port 9443 from all sources (kubebuilder #5906 fixed)', async () => {
+  const dir = join(work, 'webhook-np');
+  cpSync(base, dir, { recursive: true });
+  const kust = join(dir, 'config/network-policy/kustomization.yaml');
+  writeFileSync(kust, readFileSync(kust, 'utf8').replace('#- allow-webhook-traffic.yaml', '- allow-webhook-traffic.yaml'));
+  await editProject(dir, { enable: ['network-policy'] });
+  const docs = parseAllDocuments(await kustomize(dir)).map((d) => d.toJSON() as Obj);
+  const np = docs.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === `${P}-allow-webhook-traffic`);
+  assert.ok(np, 'allow-webhook-traffic rendered');
+  assert.equal(np.metadata.namespace, NS);
+  assert.deepEqual(np.spec.podSelector, { matchLabels: { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': P } });
+  // no `from`: the API server, which no namespaceSelector matches, must reach the pod port (not the Service's 443)
+  assert.deepEqual(np.spec.ingress, [{ ports: [{ port: 9443, protocol: 'TCP' }] }]);
+  assert.ok(docs.some((o) => o.kind === 'NetworkPolicy' && o.metadata.name === `${P}-allow-metrics-traffic`));
 });

@@ -1,15 +1,15 @@
 /**
  * The generated project end to end, against the embedded authority:
  *  - `kubectl apply -k config/default` (real kubectl) succeeds and creates the manager's RBAC;
- *  - the project installs with `ctrlmetrics` from the working tree (compiled to a temporary directory and packed
- *    with `npm pack`, installed with `npm install --offline` from the local npm cache), builds with its own tsc,
+ *  - the project installs with `ctrlmetrics` from the working tree (compiled to a temporary directory, packed with
+ *    `npm pack` and unpacked into the project's node_modules), builds with its own `npm run build`,
  *    and its `dist/main.js`, running as the manager's ServiceAccount, serves /metrics over HTTPS behind the
  *    TokenReview/SubjectAccessReview filter.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, cpSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync, cpSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -114,23 +114,33 @@ test(
   'the generated project installs ctrlmetrics from the working tree, builds, and serves /metrics against the authority',
   { skip: libraryReady ? false : 'src/metrics (contracts A/B) is not in the working tree yet: the generated main.ts cannot compile' },
   async () => {
-    // 1. ctrlmetrics from the working tree: compile to a temporary package and pack it
+    // 1. ctrlmetrics from the working tree: compile to a temporary package and pack it (what npm would publish)
     const pkgDir = join(work, 'ctrlmetrics-pkg');
-    await sh(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(ROOT, 'tsconfig.json'), '--outDir', join(pkgDir, 'dist'), '--sourceMap', 'false'], {
+    await sh(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', join(pkgDir, 'dist'), '--sourceMap', 'false'], {
       timeoutMs: 180_000,
     }).catch((err: Error) => {
       // type errors in files other parts are still editing do not stop the emit; a missing emit does
       if (!existsSync(join(pkgDir, 'dist/src/index.js'))) throw err;
     });
     cpSync(join(ROOT, 'package.json'), join(pkgDir, 'package.json'));
-    await sh('npm', ['pack', '--silent', '--pack-destination', work], { cwd: pkgDir, timeoutMs: 60_000 });
+    await sh('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], { cwd: pkgDir, timeoutMs: 60_000 });
     const tarball = readdirSync(work).find((f) => /^ctrlmetrics-.*\.tgz$/.test(f));
     assert.ok(tarball, 'npm pack produced a tarball');
 
-    // 2. a fresh project depending on it; install offline, build with the project's own tsc
+    // 2. a fresh project depending on it. The machine has no registry access, so the install is done the way npm
+    //    lays it out: the tarball unpacked in node_modules/ctrlmetrics, its dependencies and the project's dev tools
+    //    linked from this repository's node_modules (same pinned versions). Then the project's own `npm run build`.
     const app = join(work, 'app');
     await initProject({ projectName: P, dir: app, ctrlmetricsVersion: `file:${join(work, tarball!)}` });
-    await sh('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: app, timeoutMs: 180_000 });
+    const installed = join(app, 'node_modules/ctrlmetrics');
+    mkdirSync(installed, { recursive: true });
+    await sh('tar', ['-xzf', join(work, tarball!), '-C', installed, '--strip-components=1'], { timeoutMs: 60_000 });
+    assert.ok(existsSync(join(installed, 'dist/src/index.d.ts')), 'the packed package has its type declarations');
+    symlinkSync(join(ROOT, 'node_modules'), join(installed, 'node_modules'), 'dir');
+    symlinkSync(join(ROOT, 'node_modules/typescript'), join(app, 'node_modules/typescript'), 'dir');
+    symlinkSync(join(ROOT, 'node_modules/@types'), join(app, 'node_modules/@types'), 'dir');
+    mkdirSync(join(app, 'node_modules/.bin'));
+    symlinkSync('../typescript/bin/tsc', join(app, 'node_modules/.bin/tsc'));
     await sh('npm', ['run', 'build'], { cwd: app, timeoutMs: 180_000 });
     assert.ok(existsSync(join(app, 'dist/main.js')));
 

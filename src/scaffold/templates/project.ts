@@ -208,14 +208,14 @@ run().catch((err: unknown) => {
  * Sample controller: reconciles ConfigMaps and reports the number of data keys of each in a custom metric, served on
  * /metrics next to the controller-runtime metrics. Replace it with your own (and adjust config/rbac/role.yaml).
  */
-import { Controller, Gauge, type KubeObject } from 'ctrlmetrics';
+import { Controller, metrics, type KubeObject } from 'ctrlmetrics';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
 }
 
 /** Custom metrics register in the global registry (like controller-runtime's metrics.Registry). */
-const configMapKeys = new Gauge({
+const configMapKeys = new metrics.Gauge({
   name: '${metricPrefix(p)}_configmap_keys',
   help: 'Number of data keys of each reconciled ConfigMap',
   labelNames: ['namespace', 'name'],

@@ -1,0 +1,76 @@
+/**
+ * The generated files agree with each other where kubebuilder v4.15's do not (shared/reference/kubebuilder.md §7):
+ * comments name only files and section markers that exist, the Secret the cert patch mounts is the one the
+ * Certificate writes and the ServiceMonitor reads, and namespace labels are spelled one way.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { posix } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { renderProject } from '../../src/scaffold/init.js';
+
+const files = renderProject({ projectName: 'shop-op', domain: 'example.com', ctrlmetricsVersion: '^0.1.0' });
+const config = Object.entries(files).filter(([p]) => p.startsWith('config/') && p.endsWith('.yaml'));
+const commentsOf = (text: string): string[] => text.split('\n').filter((l) => /^\s*#/.test(l) || / # /.test(l));
+
+test('every section marker named in a comment is one of the markers the kustomizations use', () => {
+  const known = ['[METRICS]', '[PROMETHEUS]', '[METRICS-WITH-CERTS]', '[PROMETHEUS-WITH-CERTS]', '[CERTMANAGER]', '[NETWORK POLICY]', '[GRAFANA]', '[WEBHOOK]'];
+  const used = new Set<string>();
+  for (const [path, text] of config) {
+    for (const line of commentsOf(text)) {
+      for (const m of line.matchAll(/\[[A-Z][A-Z -]*\]/g)) {
+        assert.ok(known.includes(m[0]), `${path}: unknown marker ${m[0]} in "${line.trim()}"`);
+        used.add(m[0]);
+      }
+    }
+  }
+  // kubebuilder's prometheus kustomization points at "[METRICS WITH CERTMANAGER]", which exists nowhere
+  const def = files['config/default/kustomization.yaml']!;
+  for (const marker of ['[METRICS]', '[PROMETHEUS]', '[METRICS-WITH-CERTS]', '[PROMETHEUS-WITH-CERTS]', '[CERTMANAGER]', '[NETWORK POLICY]', '[GRAFANA]']) {
+    assert.ok(def.includes(`# ${marker}`), `config/default/kustomization.yaml labels a section ${marker}`);
+  }
+  assert.ok(files['config/prometheus/kustomization.yaml']!.includes('# [PROMETHEUS-WITH-CERTS]'));
+  assert.ok(used.has('[METRICS-WITH-CERTS]'));
+});
+
+test('every .yaml file named in a comment exists', () => {
+  for (const [path, text] of config) {
+    for (const line of commentsOf(text)) {
+      for (const m of line.matchAll(/([\w./-]+\.yaml)\b/g)) {
+        const name = m[1]!;
+        const candidates = name.includes('/') ? [name, posix.join(posix.dirname(path), name)] : Object.keys(files).filter((f) => posix.basename(f) === name);
+        assert.ok(
+          candidates.some((c) => c in files),
+          `${path}: comment names ${name}, which is not generated ("${line.trim()}")`,
+        );
+      }
+    }
+  }
+  // the file kubebuilder's monitor.yaml comment names instead of monitor_tls_patch.yaml
+  assert.ok(!Object.values(files).some((t) => t.includes('servicemonitor_tls_patch')));
+});
+
+test('the cert patch mounts the Secret the Certificate writes, and the ServiceMonitor TLS patch reads the same one', () => {
+  const cert = parse(files['config/certmanager/certificate-metrics.yaml']!) as { spec: { secretName: string } };
+  const certPatch = parse(files['config/default/cert_metrics_manager_patch.yaml']!) as Array<{ path: string; value: any }>;
+  const volume = certPatch.find((op) => op.path.endsWith('/volumes/-'))!.value;
+  const mount = certPatch.find((op) => op.path.endsWith('/volumeMounts/-'))!.value;
+  const arg = certPatch.find((op) => op.path.endsWith('/args/-'))!.value as string;
+  assert.equal(cert.spec.secretName, 'metrics-server-cert');
+  assert.equal(volume.secret.secretName, cert.spec.secretName);
+  assert.equal(mount.name, volume.name);
+  assert.equal(arg, `--metrics-cert-path=${mount.mountPath}`);
+  const tls = (parse(files['config/prometheus/monitor_tls_patch.yaml']!) as Array<{ value: any }>)[0]!.value;
+  assert.deepEqual([tls.ca.secret.name, tls.cert.secret.name, tls.keySecret.name], Array(3).fill(cert.spec.secretName));
+});
+
+test('namespace labels are spelled one way: "metrics: enabled", no "webhook(s): enabled" selector anywhere', () => {
+  // the objects themselves (comments may explain kubebuilder's "webhook: enabled" bug)
+  const objects = JSON.stringify(config.flatMap(([, text]) => parseAllDocuments(text).map((d) => d.toJSON())));
+  assert.doesNotMatch(objects, /"webhooks?":"enabled"/);
+  assert.match(objects, /"metrics":"enabled"/);
+  assert.doesNotMatch(files['README.md']!, /webhooks?[=:] ?enabled/);
+  const np = parseAllDocuments(files['config/network-policy/allow-metrics-traffic.yaml']!)[0]!.toJSON() as any;
+  assert.deepEqual(np.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }]);
+  assert.match(files['README.md']!, /kubectl label namespace <ns> metrics=enabled/);
+});
