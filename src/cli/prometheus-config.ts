@@ -1,13 +1,25 @@
-// PLACEHOLDER: replaced by the implementation of `ctrlmetrics prometheus-config`.
+/** `ctrlmetrics prometheus-config`: the scrape job a Prometheus operator would derive from the project's ServiceMonitor. */
 import type { Command } from 'commander';
-import { CliError } from './errors.js';
+import { renderScrapeConfigs, type PrometheusConfigOptions } from '../ops/prometheus-config.js';
+
+interface PrometheusConfigFlags extends PrometheusConfigOptions {
+  from: string;
+}
 
 export function register(program: Command): void {
   program
     .command('prometheus-config')
-    .description('(not implemented yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new CliError('ctrlmetrics prometheus-config is not implemented yet');
+    .description('print the Prometheus scrape_configs job equivalent to the project\'s ServiceMonitor (for Prometheus without the operator)')
+    .option('--from <dirOrFile>', 'kustomize overlay to build (kubectl kustomize) or a YAML file with the ServiceMonitor', 'config/default')
+    .option('--target <host:port>', 'scrape this address directly (static target with the operator\'s labels) instead of discovering the Service endpoints')
+    .option('--token-file <file>', 'bearer token file Prometheus reads (default: the ServiceMonitor\'s bearerTokenFile)')
+    .option('--ca-file <file>', 'CA certificate that verifies the endpoint (default: where the operator mounts the CA Secret)')
+    .option('--cert-file <file>', 'client certificate to present (with --key-file)')
+    .option('--key-file <file>', 'client key to present (with --cert-file)')
+    .option('--pod <name>', 'value of the "pod" label of a static --target')
+    .action(async (flags: PrometheusConfigFlags) => {
+      const { from, ...opts } = flags;
+      const out = await renderScrapeConfigs(from, opts, (msg) => process.stderr.write(`warning: ${msg}\n`));
+      process.stdout.write(out);
     });
 }
