@@ -1,0 +1,209 @@
+// The real kubectl (1.32, default flags: client-side validation, protobuf request bodies, discovery, OpenAPI v3)
+// against the embedded authority through the kubeconfig the authority writes.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { initProject } from '../../src/scaffold/index.js';
+import { run } from '../helpers/process.js';
+import type { Obj } from './https.js';
+
+describe('kubectl against the authority', () => {
+  let a: Authority;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+
+  const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', a.kubeconfig, ...args], { env, timeoutMs: 30_000 });
+  /** kubectl that must succeed; returns stdout. */
+  const ok = async (...args: string[]) => {
+    const r = await kubectl(...args);
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+    return r.stdout;
+  };
+  const file = (name: string, text: string) => {
+    const p = join(dir, name);
+    writeFileSync(p, text);
+    return p;
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'authority-kubectl-'));
+    // a private discovery/HTTP cache, so runs never share kubectl's ~/.kube/cache
+    env = { ...process.env, KUBECACHEDIR: join(dir, 'cache'), HOME: dir, KUBECONFIG: '' };
+    a = await startAuthority({ listen: '127.0.0.1:0', kubeconfigOut: join(dir, 'kubeconfig') });
+  });
+  after(async () => {
+    await a?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('version, api-resources and get ns work with the written kubeconfig', async () => {
+    const v = JSON.parse(await ok('version', '-o', 'json')) as Obj;
+    assert.equal(v.serverVersion.major, '1');
+    const res = await ok('api-resources');
+    for (const line of [/^namespaces\s+ns\s+v1\s+false\s+Namespace$/m, /^clusterroles\s+rbac\.authorization\.k8s\.io\/v1\s+false\s+ClusterRole$/m, /^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment$/m]) {
+      assert.match(res, line);
+    }
+    const ns = await ok('get', 'ns');
+    assert.match(ns, /^NAME\s+AGE$/m);
+    for (const n of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) assert.match(ns, new RegExp(`^${n}\\s+\\d+s$`, 'm'));
+  });
+
+  it('create namespace / serviceaccount / clusterrole / clusterrolebinding / token, then auth can-i', async () => {
+    assert.match(await ok('create', 'namespace', 'mon'), /^namespace\/mon created$/m);
+    assert.match(await ok('create', 'serviceaccount', 'scraper', '-n', 'mon'), /^serviceaccount\/scraper created$/m);
+    assert.match(await ok('create', 'clusterrole', 'metrics-reader', '--non-resource-url=/metrics', '--verb=get'), /clusterrole.rbac.authorization.k8s.io\/metrics-reader created/);
+    const role = JSON.parse(await ok('get', 'clusterrole', 'metrics-reader', '-o', 'json')) as Obj;
+    assert.deepEqual(role.rules, [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+
+    const before = await kubectl('auth', 'can-i', 'get', '/metrics', '--as=system:serviceaccount:mon:scraper');
+    assert.equal(before.stdout.trim(), 'no');
+    assert.notEqual(before.code, 0);
+
+    assert.match(
+      await ok('create', 'clusterrolebinding', 'scraper-metrics', '--clusterrole=metrics-reader', '--serviceaccount=mon:scraper'),
+      /clusterrolebinding.rbac.authorization.k8s.io\/scraper-metrics created/,
+    );
+    const crb = JSON.parse(await ok('get', 'clusterrolebinding', 'scraper-metrics', '-o', 'json')) as Obj;
+    assert.deepEqual(crb.subjects, [{ kind: 'ServiceAccount', name: 'scraper', namespace: 'mon' }]);
+    assert.deepEqual(crb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'metrics-reader' });
+
+    const yes = await kubectl('auth', 'can-i', 'get', '/metrics', '--as=system:serviceaccount:mon:scraper');
+    assert.equal(yes.stdout.trim(), 'yes');
+    assert.equal(yes.code, 0);
+    assert.equal((await kubectl('auth', 'can-i', 'get', '/metrics/other', '--as=system:serviceaccount:mon:scraper')).stdout.trim(), 'no');
+    assert.equal((await kubectl('auth', 'can-i', 'get', '/metrics', '--as=system:serviceaccount:mon:someone-else')).stdout.trim(), 'no');
+
+    const token = (await ok('create', 'token', 'scraper', '-n', 'mon', '--duration=20m')).trim();
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Obj;
+    assert.equal(claims.sub, 'system:serviceaccount:mon:scraper');
+    assert.equal(claims.exp - claims.iat, 1200);
+
+    // the token works as a kubectl credential too: the scraper may not list namespaces
+    const denied = await run('kubectl', ['--kubeconfig', a.kubeconfig, '--token', token, 'get', 'ns'], { env, timeoutMs: 30_000 });
+    assert.notEqual(denied.code, 0);
+    assert.match(denied.stderr, /namespaces is forbidden: User "system:serviceaccount:mon:scraper" cannot list resource "namespaces" in API group "" at the cluster scope/);
+  });
+
+  it('create -f of a TokenReview and a SubjectAccessReview with -o json', async () => {
+    await ok('create', 'namespace', 'rev');
+    await ok('create', 'serviceaccount', 'app', '-n', 'rev');
+    const token = (await ok('create', 'token', 'app', '-n', 'rev')).trim();
+    const sa = JSON.parse(await ok('get', 'sa', 'app', '-n', 'rev', '-o', 'json')) as Obj;
+    const tr = JSON.parse(
+      await ok('create', '-o', 'json', '-f', file('tr.yaml', `apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec:\n  token: ${token}\n`)),
+    ) as Obj;
+    assert.equal(tr.status.authenticated, true);
+    assert.equal(tr.status.user.username, 'system:serviceaccount:rev:app');
+    assert.equal(tr.status.user.uid, sa.metadata.uid);
+    assert.deepEqual(tr.status.user.groups, ['system:serviceaccounts', 'system:serviceaccounts:rev', 'system:authenticated']);
+
+    const sarYaml = (path: string) =>
+      `apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec:\n  user: system:serviceaccount:rev:app\n  groups: [system:serviceaccounts, system:serviceaccounts:rev, system:authenticated]\n  nonResourceAttributes:\n    path: ${path}\n    verb: get\n`;
+    const denied = JSON.parse(await ok('create', '-o', 'json', '-f', file('sar1.yaml', sarYaml('/metrics')))) as Obj;
+    assert.equal(denied.status.allowed, false);
+    const version = JSON.parse(await ok('create', '-o', 'json', '-f', file('sar2.yaml', sarYaml('/version')))) as Obj;
+    assert.equal(version.status.allowed, true);
+    // /version is in both system:discovery and system:public-info-viewer; kube names whichever binding it visits first
+    assert.match(version.status.reason, /^RBAC: allowed by ClusterRoleBinding "(system:discovery|system:public-info-viewer)" of ClusterRole "\1" to Group "system:authenticated"$/);
+  });
+
+  it('label namespace, get -o yaml, and AlreadyExists / NotFound errors', async () => {
+    await ok('create', 'namespace', 'lab');
+    assert.match(await ok('label', 'namespace', 'lab', 'metrics=enabled'), /^namespace\/lab labeled$/m);
+    const y = await ok('get', 'namespace', 'lab', '-o', 'yaml');
+    assert.match(y, /^ {4}metrics: enabled$/m);
+    assert.match(y, /^ {4}kubernetes\.io\/metadata\.name: lab$/m);
+    const sel = await ok('get', 'ns', '-l', 'metrics=enabled', '-o', 'name');
+    assert.equal(sel.trim(), 'namespace/lab');
+    const dup = await kubectl('create', 'namespace', 'lab');
+    assert.notEqual(dup.code, 0);
+    assert.match(dup.stderr, /Error from server \(AlreadyExists\): namespaces "lab" already exists/);
+    const missing = await kubectl('get', 'configmap', 'nope', '-n', 'lab');
+    assert.match(missing.stderr, /Error from server \(NotFound\): configmaps "nope" not found/);
+  });
+
+  it('apply -f twice (client-side: last-applied annotation + patch), then server-side, diff and delete', async () => {
+    await ok('create', 'namespace', 'app');
+    const cm = (v: string, extra = '') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: app\n  labels: {tier: web}\ndata:\n  mode: ${v}\n${extra}`;
+    const p = file('cm.yaml', cm('a', '  keep: "1"\n'));
+    assert.match(await ok('apply', '-f', p), /^configmap\/settings created$/m);
+    writeFileSync(p, cm('b'));
+    assert.match(await ok('apply', '-f', p), /^configmap\/settings configured$/m);
+    const got = JSON.parse(await ok('get', 'cm', 'settings', '-n', 'app', '-o', 'json')) as Obj;
+    assert.deepEqual(got.data, { mode: 'b' }, 'the key dropped from the file is removed (three-way merge)');
+    assert.ok(got.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
+    assert.match(await ok('apply', '-f', p), /^configmap\/settings unchanged$/m);
+    writeFileSync(p, cm('c'));
+    assert.match(await ok('apply', '--server-side', '-f', p), /^configmap\/settings serverside-applied$/m);
+    assert.equal((JSON.parse(await ok('get', 'cm', 'settings', '-n', 'app', '-o', 'json')) as Obj).data.mode, 'c');
+    const diff = await kubectl('diff', '-f', p);
+    assert.equal(diff.code, 0, `no difference expected: ${diff.stdout}${diff.stderr}`);
+    assert.match(await ok('delete', '-f', p), /configmap "settings" deleted/);
+    assert.match((await kubectl('get', 'cm', 'settings', '-n', 'app')).stderr, /NotFound/);
+  });
+
+  it('a CRD, then get servicemonitor -n ns prints NAME and AGE', async () => {
+    await ok('create', 'namespace', 'smon');
+    await ok(
+      'apply',
+      '-f',
+      file(
+        'crd.yaml',
+        `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: servicemonitors.monitoring.coreos.com
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor, shortNames: [smon]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`,
+      ),
+    );
+    await ok(
+      'apply',
+      '-f',
+      file('sm.yaml', 'apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: controller-manager-metrics-monitor\n  namespace: smon\nspec:\n  endpoints:\n  - port: https\n    scheme: https\n'),
+    );
+    const out = await ok('get', 'servicemonitor', '-n', 'smon');
+    const lines = out.trim().split('\n');
+    assert.match(lines[0]!, /^NAME\s+AGE$/);
+    assert.match(lines[1]!, /^controller-manager-metrics-monitor\s+\d+s$/);
+    assert.equal(lines.length, 2);
+  });
+
+  it('apply -k of a scaffolded project config/default, then the manager SA may create TokenReviews', async () => {
+    const project = join(dir, 'project');
+    await initProject({ projectName: 'kdemo', dir: project });
+    const out = await ok('apply', '-k', join(project, 'config', 'default'));
+    assert.match(out, /^namespace\/kdemo-system created$/m);
+    assert.match(out, /^serviceaccount\/kdemo-controller-manager created$/m);
+    assert.match(out, /^clusterrole.rbac.authorization.k8s.io\/kdemo-metrics-auth-role created$/m);
+    assert.match(out, /^deployment.apps\/kdemo-controller-manager created$/m);
+    assert.match(await ok('apply', '-k', join(project, 'config', 'default')), /^deployment.apps\/kdemo-controller-manager unchanged$/m);
+    const sa = 'system:serviceaccount:kdemo-system:kdemo-controller-manager';
+    assert.equal((await kubectl('auth', 'can-i', 'create', 'tokenreviews.authentication.k8s.io', `--as=${sa}`)).stdout.trim(), 'yes');
+    assert.equal((await kubectl('auth', 'can-i', 'create', 'subjectaccessreviews.authorization.k8s.io', `--as=${sa}`)).stdout.trim(), 'yes');
+    // the reader role is scaffolded but not bound, as in kubebuilder
+    assert.equal((await kubectl('auth', 'can-i', 'get', '/metrics', `--as=${sa}`)).stdout.trim(), 'no');
+  });
+
+  it('auth can-i --list and auth whoami', async () => {
+    const list = await ok('auth', 'can-i', '--list', '--as=system:serviceaccount:mon:scraper');
+    assert.match(list, /^\s+\[\/metrics\]\s+\[\]\s+\[get\]$/m);
+    assert.match(list, /^selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$/m);
+    const me = await ok('auth', 'whoami', '-o', 'json');
+    const info = (JSON.parse(me) as Obj).status.userInfo;
+    assert.equal(info.username, 'admin');
+    assert.deepEqual(info.groups, ['system:masters', 'system:authenticated']);
+  });
+});
