@@ -6,7 +6,7 @@
  *   token not authenticated                  → 401 Unauthorized (controller-runtime answers 500 here)
  *   TokenReview could not be made            → 500 Authentication failed
  *   SubjectAccessReview could not be made    → 500 Authorization for user X failed
- *   not allowed                              → 403 Authorization denied for user X
+ *   not allowed                              → 403 Authorization denied for user X (verb "get" on path "/metrics")
  *
  * Decisions are cached in bounded LRUs keyed by an HMAC of the token (never the token) with a per-process
  * random key; concurrent identical look-ups share one API call. The filter never allows on error.
@@ -138,8 +138,8 @@ export function authFilter(auth: Authenticator): Filter {
         return;
       }
       if (!decision.allowed) {
-        const msg = `Authorization denied for user ${user.username}`;
-        log.debug(msg, { reason: decision.reason, path, verb });
+        const msg = `Authorization denied for user ${user.username} (verb "${verb}" on path "${path}")`;
+        log.debug('Authorization denied', { user: user.username, reason: decision.reason, path, verb });
         sendText(res, 403, msg);
         return;
       }

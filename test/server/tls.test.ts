@@ -1,0 +1,394 @@
+/**
+ * The metrics server's listener over real sockets on 127.0.0.1: bind addresses, TLS versions, ALPN / HTTP/2,
+ * certificates (self-signed, certDir with hot reload through a Secret-volume symlink swap, tlsOpts), routing,
+ * header limits, plain HTTP and graceful stop. No filter here (see filter.test.ts for authentication).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import http2 from 'node:http2';
+import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { generateCA, issueServingCert, type CertKeyPair } from '../../src/authority/pki.js';
+import { createMetricsServer, type MetricsOptions, type MetricsServer } from '../../src/metrics/server/index.js';
+import { setLogSink } from '../../src/util/log.js';
+import { handshake, request, SecretDir, waitFor } from './helpers.js';
+
+const logs: string[] = [];
+setLogSink((line) => logs.push(line));
+
+const servers: MetricsServer[] = [];
+const tmpDirs: string[] = [];
+after(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  await Promise.all(tmpDirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function serve(opts: MetricsOptions = {}): Promise<MetricsServer> {
+  const s = createMetricsServer({ bindAddress: '127.0.0.1:0', shutdownTimeoutMs: 2_000, ...opts });
+  servers.push(s);
+  await s.start();
+  return s;
+}
+
+async function tempDir(): Promise<string> {
+  const d = await mkdtemp(join(os.tmpdir(), 'ctrlmetrics-server-test-'));
+  tmpDirs.push(d);
+  return d;
+}
+
+const fingerprint = (pem: string) => new X509Certificate(pem).fingerprint256;
+
+let ca: CertKeyPair;
+let pairA: CertKeyPair;
+let pairB: CertKeyPair;
+let pairC: CertKeyPair;
+before(async () => {
+  ca = await generateCA('metrics-test-ca');
+  [pairA, pairB, pairC] = await Promise.all([
+    issueServingCert(ca, ['localhost', '127.0.0.1']),
+    issueServingCert(ca, ['localhost', '127.0.0.1']),
+    issueServingCert(ca, ['localhost', '127.0.0.1']),
+  ]);
+});
+
+describe('bind address', () => {
+  test('"0" disables the server: nothing listens, start and stop succeed', async () => {
+    const s = createMetricsServer({ bindAddress: '0' });
+    await s.start();
+    assert.equal(s.url, '');
+    assert.equal(s.port, 0);
+    s.addExtraHandler('/debug', () => undefined); // ignored with a warning, not an error
+    await s.stop();
+  });
+
+  test('127.0.0.1:0 binds an ephemeral port and reports it', async () => {
+    const s = await serve();
+    assert.ok(s.port > 0);
+    assert.equal(s.url, `https://127.0.0.1:${s.port}`);
+    const r = await request(`${s.url}/metrics`);
+    assert.equal(r.status, 200);
+  });
+
+  test('an invalid address is refused with a clear error', async () => {
+    const s = createMetricsServer({ bindAddress: 'localhost' });
+    await assert.rejects(s.start(), /invalid bind address "localhost": use host:port, :port or \[ipv6\]:port/);
+  });
+
+  test('a port in use is refused with a clear error', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const s = createMetricsServer({ bindAddress: `127.0.0.1:${port}` });
+      await assert.rejects(s.start(), /cannot listen on 127\.0\.0\.1:\d+: the address is already in use/);
+    } finally {
+      blocker.close();
+    }
+  });
+});
+
+describe('self-signed certificate (no certDir)', () => {
+  test('covers localhost, 127.0.0.1, ::1, the host name and the extra names, and verifies against caPem', async () => {
+    const s = await serve({ extraDNSNames: ['metrics.ops.svc', 'metrics.ops.svc.cluster.local'], extraIPs: ['10.96.0.10'] });
+    assert.ok(s.caPem?.includes('BEGIN CERTIFICATE'));
+    const h = await handshake(s.port, { ca: s.caPem, rejectUnauthorized: true, servername: 'metrics.ops.svc' });
+    assert.equal(h.ok, true, `handshake failed: ${h.code}`);
+    const san = h.subjectAltName ?? '';
+    for (const want of ['DNS:localhost', `DNS:${os.hostname().toLowerCase()}`, 'DNS:metrics.ops.svc', 'DNS:metrics.ops.svc.cluster.local', 'IP Address:127.0.0.1', 'IP Address:0:0:0:0:0:0:0:1', 'IP Address:10.96.0.10']) {
+      assert.ok(san.includes(want), `SANs ${san} lack ${want}`);
+    }
+    // verified by IP as well (the "missing IP SAN" complaint)
+    const r = await request(`${s.url}/metrics`, { ca: s.caPem });
+    assert.equal(r.status, 200);
+  });
+
+  test('an invalid extra IP is refused at start', async () => {
+    const s = createMetricsServer({ bindAddress: '127.0.0.1:0', extraIPs: ['not-an-ip'] });
+    await assert.rejects(s.start(), /"not-an-ip" in extraIPs is not an IP address/);
+  });
+});
+
+describe('TLS versions and ALPN', () => {
+  let s: MetricsServer;
+  before(async () => {
+    s = await serve();
+  });
+
+  test('TLS 1.2 and 1.3 are accepted', async () => {
+    assert.equal((await handshake(s.port, { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' })).protocol, 'TLSv1.2');
+    assert.equal((await handshake(s.port, { minVersion: 'TLSv1.3' })).protocol, 'TLSv1.3');
+  });
+
+  test('TLS 1.1 and 1.0 are refused by the server (protocol_version alert)', async () => {
+    const old = await handshake(s.port, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' });
+    assert.equal(old.ok, false);
+    assert.equal(old.code, 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+  });
+
+  test('HTTP/2 is off by default: ALPN h2 alone is refused, h2+http/1.1 negotiates http/1.1', async () => {
+    const h2only = await handshake(s.port, { ALPNProtocols: ['h2'] });
+    assert.equal(h2only.ok, false);
+    assert.equal(h2only.code, 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL');
+    assert.equal((await handshake(s.port, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'http/1.1');
+    const session = http2.connect(s.url, { rejectUnauthorized: false });
+    const outcome = await new Promise<string>((resolve) => {
+      session.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+      session.on('connect', () => resolve('connected'));
+    });
+    session.destroy();
+    assert.equal(outcome, 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL');
+  });
+
+  test('enableHTTP2 serves /metrics over h2 and still over HTTP/1.1', async () => {
+    const s2 = await serve({ enableHTTP2: true });
+    assert.equal((await handshake(s2.port, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'h2');
+    const session = http2.connect(s2.url, { rejectUnauthorized: false });
+    try {
+      const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        session.on('error', reject);
+        const req = session.request({ ':path': '/metrics' });
+        let status = 0;
+        let body = '';
+        req.on('response', (h) => (status = Number(h[':status'])));
+        req.setEncoding('utf8');
+        req.on('data', (c: string) => (body += c));
+        req.on('end', () => resolve({ status, body }));
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(status, 200);
+      assert.match(body, /^# (HELP|TYPE) /m);
+    } finally {
+      session.close();
+    }
+    const r = await request(`${s2.url}/metrics`);
+    assert.equal(r.status, 200);
+  });
+});
+
+describe('tlsOpts', () => {
+  test('are applied in order: each sees what the previous one set, the last one wins', async () => {
+    const seen: Array<string | undefined> = [];
+    const s = await serve({
+      tlsOpts: [
+        (o) => {
+          seen.push(o.minVersion);
+          o.minVersion = 'TLSv1.3';
+        },
+        (o) => {
+          seen.push(o.minVersion);
+          o.minVersion = 'TLSv1.2';
+        },
+      ],
+    });
+    assert.deepEqual(seen, ['TLSv1.2', 'TLSv1.3']);
+    assert.equal((await handshake(s.port, { maxVersion: 'TLSv1.2' })).ok, true);
+  });
+
+  test('minVersion TLSv1.3 from tlsOpts refuses TLS 1.2 clients', async () => {
+    const s = await serve({ tlsOpts: [(o) => (o.minVersion = 'TLSv1.3')] });
+    assert.equal((await handshake(s.port, { maxVersion: 'TLSv1.2' })).ok, false);
+    assert.equal((await handshake(s.port)).protocol, 'TLSv1.3');
+  });
+
+  test('a minVersion below 1.2 is raised to 1.2', async () => {
+    const s = await serve({ tlsOpts: [(o) => (o.minVersion = 'TLSv1')] });
+    const old = await handshake(s.port, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' });
+    assert.equal(old.code, 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+  });
+
+  test('a certificate set by tlsOpts is served as given', async () => {
+    const s = await serve({ tlsOpts: [(o) => Object.assign(o, { cert: pairC.certPem, key: pairC.keyPem })] });
+    assert.equal((await handshake(s.port)).fingerprint, fingerprint(pairC.certPem));
+    assert.equal(s.caPem, undefined);
+  });
+
+  test('h2 added by tlsOpts without enableHTTP2 is dropped (HTTP/2 stays off)', async () => {
+    const s = await serve({ tlsOpts: [(o) => (o.ALPNProtocols = ['h2', 'http/1.1'])] });
+    assert.equal((await handshake(s.port, { ALPNProtocols: ['h2'] })).ok, false);
+  });
+});
+
+describe('certDir', () => {
+  test('serves the files, hot-reloads a Secret-volume swap, keeps open connections, keeps the last good pair on bad files', async () => {
+    const dir = await tempDir();
+    const vol = new SecretDir(dir);
+    await vol.write({ 'tls.crt': pairA.certPem, 'tls.key': pairA.keyPem });
+    const s = await serve({ certDir: dir });
+    assert.equal((await handshake(s.port, { ca: ca.certPem, rejectUnauthorized: true, servername: 'localhost' })).fingerprint, fingerprint(pairA.certPem));
+
+    // a keep-alive connection opened on pair A
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+    try {
+      const peerOf = (r: { socket: unknown }) => (r.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256;
+      let firstSocketFp = '';
+      await new Promise<void>((resolve, reject) => {
+        https.get(`${s.url}/metrics`, { agent }, (res) => {
+          firstSocketFp = peerOf(res);
+          res.resume();
+          res.on('end', resolve);
+        }).on('error', reject);
+      });
+      assert.equal(firstSocketFp, fingerprint(pairA.certPem));
+
+      // rotate to pair B the kubelet's way: new cert served without a restart
+      await vol.write({ 'tls.crt': pairB.certPem, 'tls.key': pairB.keyPem });
+      await waitFor('the rotated certificate', async () => (await handshake(s.port)).fingerprint === fingerprint(pairB.certPem), 15_000, 100);
+
+      // the connection opened before the rotation still works (and still speaks with pair A)
+      await new Promise<void>((resolve, reject) => {
+        https.get(`${s.url}/metrics`, { agent }, (res) => {
+          assert.equal(res.statusCode, 200);
+          assert.equal(peerOf(res), fingerprint(pairA.certPem));
+          res.resume();
+          res.on('end', resolve);
+        }).on('error', reject);
+      });
+    } finally {
+      agent.destroy();
+    }
+
+    // a corrupt certificate, then a mismatched pair: pair B keeps being served
+    const before = logs.length;
+    await vol.write({ 'tls.crt': '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n', 'tls.key': pairB.keyPem });
+    await waitFor('the watcher to report the corrupt certificate', () => logs.slice(before).some((l) => l.includes('keeping the previous certificate')), 15_000, 50);
+    assert.equal((await handshake(s.port)).fingerprint, fingerprint(pairB.certPem));
+    const before2 = logs.length;
+    await vol.write({ 'tls.crt': pairC.certPem, 'tls.key': pairA.keyPem });
+    await waitFor('the watcher to report the mismatched key', () => logs.slice(before2).some((l) => l.includes('does not match the certificate')), 15_000, 50);
+    assert.equal((await handshake(s.port)).fingerprint, fingerprint(pairB.certPem));
+
+    // and a good pair after the bad ones is picked up again
+    await vol.write({ 'tls.crt': pairC.certPem, 'tls.key': pairC.keyPem });
+    await waitFor('recovery to pair C', async () => (await handshake(s.port)).fingerprint === fingerprint(pairC.certPem), 15_000, 100);
+  });
+
+  test('custom certName/keyName are used', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'serving.pem'), pairB.certPem);
+    await writeFile(join(dir, 'serving-key.pem'), pairB.keyPem);
+    const s = await serve({ certDir: dir, certName: 'serving.pem', keyName: 'serving-key.pem' });
+    assert.equal((await handshake(s.port)).fingerprint, fingerprint(pairB.certPem));
+  });
+
+  test('a missing file refuses to start (no silent self-signed fallback), naming the file', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'tls.crt'), pairA.certPem);
+    const s = createMetricsServer({ bindAddress: '127.0.0.1:0', certDir: dir });
+    await assert.rejects(s.start(), (err: Error) => {
+      assert.match(err.message, /cannot read key file .*tls\.key: it does not exist/);
+      assert.match(err.message, /omit certDir to serve a self-signed certificate/);
+      return true;
+    });
+  });
+
+  test('an empty certDir refuses to start', async () => {
+    const dir = join(await tempDir(), 'nothing-here');
+    await mkdir(dir);
+    const s = createMetricsServer({ bindAddress: '127.0.0.1:0', certDir: dir });
+    await assert.rejects(s.start(), /cannot read certificate file .*tls\.crt: it does not exist/);
+  });
+});
+
+describe('routing and limits', () => {
+  let s: MetricsServer;
+  before(async () => {
+    s = await serve({
+      extraHandlers: {
+        '/debug/': (req, res) => {
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          res.end(`debug ${req.url}\n`);
+        },
+      },
+    });
+  });
+
+  test('unknown paths and /metrics/ answer 404', async () => {
+    for (const path of ['/', '/metricsx', '/metrics/', '/healthz']) {
+      const r = await request(`${s.url}${path}`);
+      assert.equal(r.status, 404, path);
+      assert.equal(r.text, '404 page not found\n');
+    }
+  });
+
+  test('a key ending in / serves its subtree', async () => {
+    const r = await request(`${s.url}/debug/pprof/heap?x=1`);
+    assert.equal(r.status, 200);
+    assert.equal(r.text, 'debug /debug/pprof/heap?x=1\n');
+  });
+
+  test('/metrics cannot be overridden, and a path cannot be registered twice', () => {
+    assert.throws(() => createMetricsServer({ bindAddress: '127.0.0.1:0', extraHandlers: { '/metrics': () => undefined } }), /overriding the built-in \/metrics endpoint is not allowed/);
+    assert.throws(() => s.addExtraHandler('/metrics', () => undefined), /overriding the built-in \/metrics endpoint is not allowed/);
+    assert.throws(() => s.addExtraHandler('/debug/', () => undefined), /already registered/);
+    assert.throws(() => s.addExtraHandler('debug', () => undefined), /must start with "\/"/);
+  });
+
+  test('a handler added after start is served', async () => {
+    s.addExtraHandler('/late', (_req, res) => res.end('late'));
+    assert.equal((await request(`${s.url}/late`)).text, 'late');
+  });
+
+  test('a request head over 16 KiB gets 431', async () => {
+    const r = await request(`${s.url}/metrics`, { headers: { 'X-Padding': 'a'.repeat(20 * 1024) } });
+    assert.equal(r.status, 431);
+  });
+
+  test('HEAD /metrics answers like GET without a body', async () => {
+    const r = await request(`${s.url}/metrics`, { method: 'HEAD' });
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    assert.equal(r.body.length, 0);
+  });
+});
+
+describe('plain HTTP (secureServing: false)', () => {
+  test('serves /metrics over http://', async () => {
+    const s = await serve({ secureServing: false });
+    assert.equal(s.url, `http://127.0.0.1:${s.port}`);
+    const r = await request(`${s.url}/metrics`);
+    assert.equal(r.status, 200);
+    assert.match(r.text, /^# (HELP|TYPE) /m);
+  });
+});
+
+describe('graceful stop', () => {
+  test('an in-flight request finishes, new connections are refused', async () => {
+    let release!: () => void;
+    const started = new Promise<void>((r) => (release = r));
+    const s = await serve({
+      extraHandlers: {
+        '/slow': async (_req, res) => {
+          release();
+          await new Promise((r) => setTimeout(r, 300));
+          res.end('done');
+        },
+      },
+    });
+    const inflight = request(`${s.url}/slow`);
+    await started;
+    const stopped = s.stop();
+    const r = await inflight;
+    assert.equal(r.status, 200);
+    assert.equal(r.text, 'done');
+    await stopped;
+    await assert.rejects(request(`${s.url}/metrics`, { timeoutMs: 2_000 }), /ECONNREFUSED/);
+  });
+
+  test('a request that hangs past shutdownTimeoutMs is cut and stop() returns', async () => {
+    const s = await serve({ shutdownTimeoutMs: 300, extraHandlers: { '/hang': () => new Promise<void>(() => undefined) } });
+    const hung = request(`${s.url}/hang`).then(
+      () => 'answered',
+      (e: Error) => e.message,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    await s.stop();
+    assert.ok(Date.now() - t0 < 3_000, 'stop took too long');
+    assert.match(await hung, /socket hang up|ECONNRESET/);
+  });
+});
