@@ -1,5 +1,5 @@
 /** Reads a process's CPU time and memory from /proc (Linux only). */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 
 let clkTck: number | undefined;
@@ -48,4 +48,18 @@ export function parseStatusMemory(status: string): { rssKb: number; hwmKb: numbe
 export function memoryMb(pid: number): { rssMb: number; peakMb: number } {
   const { rssKb, hwmKb } = parseStatusMemory(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return { rssMb: rssKb / 1024, peakMb: hwmKb / 1024 };
+}
+
+/**
+ * Resets the process's peak RSS (VmHWM) to its current RSS (`echo 5 > /proc/PID/clear_refs`, Linux ≥ 4.0), so
+ * the next reading is the peak of one measured run. Returns false where the kernel does not allow it; the peak is
+ * then the process's lifetime peak.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -22,7 +22,7 @@ export interface RegistryShape {
   n: number;
 }
 
-/** Event-loop delay over one measured interval (only our server reports it). */
+/** Event-loop delay over one measured interval (the Node servers report it; Go has no event loop). */
 export interface EventLoopDelay {
   p50Ms: number;
   p99Ms: number;
@@ -39,7 +39,7 @@ export interface RunningServer {
   /** Authorization header value the server accepts. */
   authorization: string;
   child: ChildProcess;
-  /** Present for our server: start/stop an event-loop-delay measurement window. */
+  /** Present for the Node servers: start/stop an event-loop-delay measurement window. */
   eld?: { start(): Promise<void>; stop(): Promise<EventLoopDelay> };
   stop(): Promise<void>;
 }
@@ -93,11 +93,11 @@ export async function startGo(bin: string, shape: RegistryShape, cert: BenchCert
   return { key: 'go', pid: child.pid!, url, authorization, child, stop: () => stopChild(child) };
 }
 
-/** Starts the prom-client + node:https peer, resolving prom-client from this project's node_modules. */
-export async function startPromClient(shape: RegistryShape, cert: BenchCert, cpu?: string): Promise<RunningServer> {
+/** Starts the prom-client + node:https peer (with the event-loop probe preloaded), resolving prom-client from this project's node_modules. */
+export async function startPromClient(lib: PreparedLib, shape: RegistryShape, cert: BenchCert, cpu?: string): Promise<RunningServer> {
   const port = await freePort();
   const script = join(PEERS_DIR, 'prom-client-baseline', 'server.cjs');
-  const [cmd, args] = pinned(cpu, process.execPath, [script]);
+  const [cmd, args] = pinned(cpu, process.execPath, ['--import', lib.probe, script]);
   const env = {
     ...process.env,
     NODE_PATH: join(REPO_ROOT, 'node_modules'),
@@ -108,12 +108,13 @@ export async function startPromClient(shape: RegistryShape, cert: BenchCert, cpu
     CERT: cert.certFile,
     KEY: cert.keyFile,
   };
-  const child = spawnTracked(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawnTracked(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const stderr = collectStderr(child);
+  const eld = eventLoopChannel(child);
   const url = `https://127.0.0.1:${port}/metrics`;
   const authorization = `Bearer ${PEER_TOKEN}`;
   await ready('prom-client', child, url, authorization, cert, stderr);
-  return { key: 'prom-client', pid: child.pid!, url, authorization, child, stop: () => stopChild(child) };
+  return { key: 'prom-client', pid: child.pid!, url, authorization, child, eld, stop: () => stopChild(child) };
 }
 
 /** How our server reaches the authority, as the manager identity. */
@@ -123,33 +124,57 @@ export interface ManagerAccess {
   token: string;
 }
 
+/** Where the measured Node processes load this project's library from: compiled dist/ (default) or src/ via tsx. */
+export interface PreparedLib {
+  /** file: URL of the library root directory, with a trailing slash (dist/src/ or src/). */
+  root: string;
+  /** Module extension inside the root: `.js` (dist) or `.ts` (src through tsx). */
+  ext: string;
+  /** Extra node arguments (`--import tsx` for src). */
+  nodeArgs: string[];
+  /** The event-loop-delay probe, preloaded into every Node server (ours and the prom-client peer). */
+  probe: string;
+  /** A bench TypeScript entry (bench/servers/*.ts, bench/micro/*.ts) as a runnable script path. */
+  script(rel: string): string;
+}
+
 /**
- * Our endpoint runs as plain compiled JavaScript (no tsx loader thread in the measured process): bench/servers/ours.ts
- * is transpiled to a temporary .mjs that imports the library from dist/ (built by `npm run bench`) or, with
+ * The measured processes run plain compiled JavaScript (no tsx loader thread in them): bench entries are
+ * transpiled to temporary .mjs files that import the library from dist/ (built by `npm run bench`) or, with
  * CTRLMETRICS_BENCH_FROM=src for development, from src/ through tsx.
  */
-export async function prepareOurs(): Promise<{ script: string; nodeArgs: string[]; lib: string }> {
+export async function prepareLib(): Promise<PreparedLib> {
   const from = process.env.CTRLMETRICS_BENCH_FROM ?? 'dist';
-  const source = join(REPO_ROOT, 'bench', 'servers', 'ours.ts');
+  const ts = (await import('typescript')).default;
+  const { readFileSync } = await import('node:fs');
+  const tmp = mkdtempSync(join(tmpdir(), 'ctrlmetrics-bench-js-'));
+  const transpile = (rel: string): string => {
+    const source = join(REPO_ROOT, 'bench', rel);
+    const out = ts.transpileModule(readFileSync(source, 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+      fileName: source,
+    });
+    const file = join(tmp, rel.replace(/[\\/]/g, '_').replace(/\.ts$/, '.mjs'));
+    writeFileSync(file, out.outputText);
+    return file;
+  };
+  const probe = pathToFileURL(transpile('servers/eld-probe.ts')).href;
   if (from === 'src') {
-    return { script: source, nodeArgs: ['--import', 'tsx'], lib: pathToFileURL(join(REPO_ROOT, 'src', 'index.ts')).href };
+    return { root: pathToFileURL(join(REPO_ROOT, 'src')).href + '/', ext: '.ts', nodeArgs: ['--import', 'tsx'], probe, script: transpile };
   }
   const lib = join(REPO_ROOT, 'dist', 'src', 'index.js');
   if (!existsSync(lib)) throw new Error(`${lib} is missing: run \`npm run build\` (npm run bench does) or set CTRLMETRICS_BENCH_FROM=src`);
-  const ts = (await import('typescript')).default;
-  const { readFileSync } = await import('node:fs');
-  const out = ts.transpileModule(readFileSync(source, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-    fileName: source,
-  });
-  const script = join(mkdtempSync(join(tmpdir(), 'ctrlmetrics-bench-ours-')), 'ours.mjs');
-  writeFileSync(script, out.outputText);
-  return { script, nodeArgs: [], lib: pathToFileURL(lib).href };
+  return { root: pathToFileURL(join(REPO_ROOT, 'dist', 'src')).href + '/', ext: '.js', nodeArgs: [], probe, script: transpile };
+}
+
+/** Environment that tells a transpiled bench entry where the library is. */
+export function libEnv(lib: PreparedLib): Record<string, string> {
+  return { CTRLMETRICS_LIB_ROOT: lib.root, CTRLMETRICS_LIB_EXT: lib.ext };
 }
 
 /** Starts our endpoint; `access` absent = no filter (the filter-cost baseline). */
 export async function startOurs(
-  prepared: { script: string; nodeArgs: string[]; lib: string },
+  lib: PreparedLib,
   key: string,
   shape: RegistryShape,
   cert: BenchCert,
@@ -162,11 +187,13 @@ export async function startOurs(
     accessFile = join(cert.dir, `${key}-access.json`);
     writeFileSync(accessFile, JSON.stringify(auth.access), { mode: 0o600 });
   }
-  const [cmd, args] = pinned(cpu, process.execPath, [...prepared.nodeArgs, prepared.script]);
+  const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
+  const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-name', `${key}-${shape.n}-${Date.now()}.cpuprofile`] : [];
+  const [cmd, args] = pinned(cpu, process.execPath, [...prof, ...lib.nodeArgs, '--import', lib.probe, lib.script('servers/ours.ts')]);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_OPTIONS: '',
-    CTRLMETRICS_LIB: prepared.lib,
+    ...libEnv(lib),
     CTRLMETRICS_LOG_LEVEL: 'warn',
     PORT: String(port),
     K: String(shape.k),
@@ -184,7 +211,7 @@ export async function startOurs(
 }
 
 /**
- * The side channel of bench/servers/ours.ts: each SIGUSR2 toggles an event-loop-delay window; the server answers
+ * The side channel of bench/servers/eld-probe.ts (preloaded into the Node servers): each SIGUSR2 toggles an event-loop-delay window; the server answers
  * on stdout with `ELD {"state":"started"}` or `ELD {"state":"stopped",...figures}`.
  */
 function eventLoopChannel(child: ChildProcess): NonNullable<RunningServer['eld']> {
@@ -196,12 +223,16 @@ function eventLoopChannel(child: ChildProcess): NonNullable<RunningServer['eld']
   });
   const toggle = (expect: string): Promise<Record<string, unknown>> =>
     new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('our server did not answer the event-loop-delay signal within 10 s')), 10_000);
-      waiters.push((msg) => {
+      const waiter = (msg: Record<string, unknown>) => {
         clearTimeout(t);
         if (msg.state !== expect) reject(new Error(`event-loop-delay channel out of step: got ${String(msg.state)}, expected ${expect}`));
         else resolve(msg);
-      });
+      };
+      const t = setTimeout(() => {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        reject(new Error('the server did not answer the event-loop-delay signal within 10 s'));
+      }, 10_000);
+      waiters.push(waiter);
       child.kill('SIGUSR2');
     });
   return {

@@ -1,0 +1,351 @@
+/** Aggregates the runs into medians and ratios and renders the Markdown report (pasted into docs/benchmarks.md). */
+import type { MachineInfo } from './machine.js';
+import type { RunRecord } from './measure.js';
+import { cellKey, type Encoding, type SizeName } from './matrix.js';
+import { fmt, median, ratio } from './stats.js';
+
+/** The one-off checks of a server at one size: what a single scrape returns, and promtool's verdict. */
+export interface ScrapeCheck {
+  size: SizeName;
+  variant: string;
+  enc: Encoding;
+  status: number;
+  contentType: string;
+  contentEncoding: string;
+  wireBytes: number;
+  sampleLines: number;
+  ms: number;
+}
+
+export interface LintCheck {
+  size: SizeName;
+  variant: string;
+  rc: number | null;
+  findings: string[];
+}
+
+export interface AuthCheck {
+  size: SizeName;
+  noToken: number;
+  wrongToken: number;
+  reader: number;
+}
+
+export interface MicroResult {
+  opsPerTrial: number;
+  trials: number;
+  nsPerOp: Record<string, number>;
+  reconcile: { usPerReconcile: number; reconciles: number };
+  decision: { usPerDecision: number; decisions: number } | { skipped: string };
+}
+
+export interface BenchResults {
+  machine: MachineInfo;
+  command: string;
+  mode: 'quick' | 'full';
+  settings: { sizes: SizeName[]; conns: number[]; encodings: Encoding[]; reps: number; c8DurationS: number; c1DurationS: number; warmupS: number; pinned: boolean };
+  runs: RunRecord[];
+  idleRssMb: Record<string, Record<string, number>>;
+  scrapes: ScrapeCheck[];
+  lint: LintCheck[];
+  auth: AuthCheck[];
+  micro?: MicroResult;
+  elapsedS: number;
+  loadAvgAtEnd: number[];
+}
+
+type Agg = {
+  reqPerSec?: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  cpuMsPerScrape?: number;
+  peakRssMb?: number;
+  eldP99Ms?: number;
+  eldMaxMs?: number;
+  n: number;
+  invalid: number;
+  reqs: number[];
+};
+
+/** Medians per (cell, variant) over the valid repetitions. */
+export function aggregate(runs: RunRecord[]): Map<string, Map<string, Agg>> {
+  const groups = new Map<string, Map<string, RunRecord[]>>();
+  for (const r of runs) {
+    const ck = cellKey(r.size as SizeName, r.enc as Encoding, r.conns);
+    if (!groups.has(ck)) groups.set(ck, new Map());
+    const g = groups.get(ck)!;
+    if (!g.has(r.variant)) g.set(r.variant, []);
+    g.get(r.variant)!.push(r);
+  }
+  const out = new Map<string, Map<string, Agg>>();
+  for (const [ck, g] of groups) {
+    const m = new Map<string, Agg>();
+    for (const [v, rs] of g) {
+      const ok = rs.filter((r) => !r.errors);
+      m.set(v, {
+        reqPerSec: median(ok.map((r) => r.reqPerSec)),
+        p50Ms: median(ok.map((r) => r.p50Ms)),
+        p99Ms: median(ok.map((r) => r.p99Ms)),
+        cpuMsPerScrape: median(ok.map((r) => r.cpuMsPerScrape)),
+        peakRssMb: median(ok.map((r) => r.peakRssMb)),
+        eldP99Ms: median(ok.map((r) => r.eld?.p99Ms)),
+        eldMaxMs: ok.some((r) => r.eld) ? Math.max(...ok.map((r) => r.eld?.maxMs ?? 0)) : undefined,
+        n: ok.length,
+        invalid: rs.length - ok.length,
+        reqs: rs.map((r) => r.reqPerSec),
+      });
+    }
+    out.set(ck, m);
+  }
+  return out;
+}
+
+function table(head: string[], rows: string[][]): string {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+function cells(res: BenchResults): Array<{ size: SizeName; enc: Encoding; conns: number; key: string }> {
+  const out = [];
+  for (const size of res.settings.sizes)
+    for (const enc of res.settings.encodings) for (const conns of [...res.settings.conns].sort((a, b) => b - a)) out.push({ size, enc, conns, key: cellKey(size, enc, conns) });
+  return out;
+}
+
+/** Sample lines of the size, as our text output counts them (the denominator of CPU per line). */
+function linesOf(res: BenchResults, size: SizeName, variant = 'ours-text'): number | undefined {
+  return res.scrapes.find((s) => s.size === size && s.variant === variant && s.enc === 'plain')?.sampleLines;
+}
+
+export interface TargetRow {
+  target: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+/** The issue's targets, evaluated on the medians. */
+export function targets(res: BenchResults, agg = aggregate(res.runs)): TargetRow[] {
+  const get = (size: SizeName, enc: Encoding, conns: number, v: string) => agg.get(cellKey(size, enc, conns))?.get(v);
+  const rows: TargetRow[] = [];
+  const thr = (size: SizeName, enc: Encoding, min: number) => {
+    const r = ratio(get(size, enc, 8, 'ours')?.reqPerSec, get(size, enc, 8, 'go')?.reqPerSec);
+    if (!res.settings.sizes.includes(size)) return;
+    rows.push({
+      target: `throughput ${size} ${enc} c8 ≥ ${min.toFixed(1)}× Go`,
+      measured: `${fmt(get(size, enc, 8, 'ours')?.reqPerSec)} vs ${fmt(get(size, enc, 8, 'go')?.reqPerSec)} req/s = ${fmt(r, 2)}×`,
+      met: r === undefined ? undefined : r >= min,
+    });
+  };
+  thr('10k', 'plain', 1.0);
+  thr('10k', 'gzip', 1.0);
+  thr('100k', 'plain', 0.8);
+  thr('100k', 'gzip', 0.8);
+  for (const size of ['10k', '100k'] as SizeName[]) {
+    if (!res.settings.sizes.includes(size)) continue;
+    const lines = linesOf(res, size);
+    const cpu = get(size, 'plain', 8, 'ours')?.cpuMsPerScrape;
+    const us = cpu !== undefined && lines ? (cpu * 1000) / lines : undefined;
+    const goCpu = get(size, 'plain', 8, 'go')?.cpuMsPerScrape;
+    const goLines = linesOf(res, size, 'go');
+    const goUs = goCpu !== undefined && goLines ? (goCpu * 1000) / goLines : undefined;
+    rows.push({ target: `CPU per sample line ${size} plain ≤ 1.0 µs (HTTPS included)`, measured: `${fmt(us)} µs (${fmt(cpu)} ms / ${lines ?? '–'} lines; Go ${fmt(goUs)} µs)`, met: us === undefined ? undefined : us <= 1.0 });
+  }
+  for (const [size, limit] of [['10k', 5], ['100k', 20]] as Array<[SizeName, number]>) {
+    if (!res.settings.sizes.includes(size)) continue;
+    const p = res.settings.encodings.map((e) => get(size, e, 8, 'ours')?.eldP99Ms);
+    const worst = p.every((x) => x !== undefined) ? Math.max(...(p as number[])) : undefined;
+    const pc = res.settings.encodings.map((e) => get(size, e, 8, 'prom-client')?.eldP99Ms);
+    rows.push({
+      target: `event-loop delay p99 while scraped, ${size} c8 ≤ ${limit} ms`,
+      measured: `${res.settings.encodings.map((e, i) => `${e} ${fmt(p[i])}`).join(', ')} ms (prom-client ${res.settings.encodings.map((e, i) => `${e} ${fmt(pc[i])}`).join(', ')} ms)`,
+      met: worst === undefined ? undefined : worst <= limit,
+    });
+  }
+  if (res.settings.sizes.includes('100k')) {
+    const ours = Math.max(...res.settings.encodings.map((e) => get('100k', e, 8, 'ours')?.peakRssMb ?? NaN));
+    const go = Math.max(...res.settings.encodings.map((e) => get('100k', e, 8, 'go')?.peakRssMb ?? NaN));
+    const r = ratio(ours, go);
+    rows.push({ target: 'peak RSS at 100k (c8, worst encoding) ≤ 1.5× Go', measured: `${fmt(ours)} vs ${fmt(go)} MB = ${fmt(r, 2)}×`, met: r === undefined ? undefined : r <= 1.5 });
+  }
+  if (res.micro) {
+    const inc = res.micro.nsPerOp['ours counter pre-bound child inc'];
+    const obs = res.micro.nsPerOp['ours histogram pre-bound child observe'];
+    rows.push({ target: 'pre-bound counter increment ≤ 20 ns', measured: `${fmt(inc)} ns`, met: inc === undefined ? undefined : inc <= 20 });
+    rows.push({ target: 'pre-bound histogram observe ≤ 40 ns', measured: `${fmt(obs)} ns`, met: obs === undefined ? undefined : obs <= 40 });
+  }
+  const filterSize: SizeName | undefined = res.settings.sizes.includes('10k') ? '10k' : res.settings.sizes[0];
+  if (filterSize) {
+    for (const enc of res.settings.encodings) {
+      const on = get(filterSize, enc, 8, 'ours');
+      const off = get(filterSize, enc, 8, 'ours-nofilter');
+      const cpu = ratio(on?.cpuMsPerScrape, off?.cpuMsPerScrape);
+      const thr = ratio(off?.reqPerSec, on?.reqPerSec);
+      rows.push({
+        target: `auth filter (warm cache) costs ≤ 5% per scrape, ${filterSize} ${enc} c8`,
+        measured:
+          `CPU/scrape ${fmt(on?.cpuMsPerScrape)} vs ${fmt(off?.cpuMsPerScrape)} ms (${cpu === undefined ? '–' : `${((cpu - 1) * 100).toFixed(1)}%`}); ` +
+          `req/s ${fmt(on?.reqPerSec)} vs ${fmt(off?.reqPerSec)} (${thr === undefined ? '–' : `${((thr - 1) * 100).toFixed(1)}%`})`,
+        met: cpu === undefined ? undefined : cpu <= 1.05,
+      });
+    }
+  }
+  const lint = res.lint.filter((l) => l.variant === 'ours-text');
+  if (lint.length) {
+    const clean = lint.every((l) => l.rc === 0 && l.findings.length === 0);
+    rows.push({
+      target: '`promtool check metrics` reports nothing on our output',
+      measured: lint.map((l) => `${l.size}: rc=${l.rc}, ${l.findings.length} finding(s)${l.findings.length ? ` (${l.findings.slice(0, 3).join('; ')})` : ''}`).join('; '),
+      met: clean,
+    });
+  }
+  return rows;
+}
+
+const mark = (m: boolean | undefined) => (m === undefined ? 'n/a' : m ? '**met**' : '**not met**');
+
+/** The whole Markdown report. */
+export function renderReport(res: BenchResults): string {
+  const agg = aggregate(res.runs);
+  const get = (key: string, v: string) => agg.get(key)?.get(v);
+  const m = res.machine;
+  const out: string[] = [];
+  out.push(`## Run of ${m.date} (${res.mode} mode, ${Math.round(res.elapsedS)} s)`);
+  out.push('');
+  out.push(`- Command: \`${res.command}\``);
+  out.push(`- Machine: ${m.nproc} × ${m.cpuModel}, ${m.memGiB} GiB, Linux ${m.kernel}; load average at start ${m.loadAvgAtStart.join(' ')}, at end ${res.loadAvgAtEnd.join(' ')}`);
+  out.push(`- Versions: Node ${m.node}; ${m.go}; ${m.wrk.replace(/ Copyright.*/, '')}; prom-client ${m.promClient}`);
+  const s = res.settings;
+  out.push(
+    `- Method: ${s.pinned ? 'servers pinned to CPU 0 (`taskset -c 0`, Go with GOMAXPROCS=1), wrk pinned to CPU 1 (`taskset -c 1 wrk -t1`)' : 'not pinned'}; ` +
+      `${s.reps} repetition(s), variants alternated (order reversed and rotated every repetition); c8 runs ${s.c8DurationS} s, c1 runs ${s.c1DurationS} s, ` +
+      `${s.warmupS} s warm-up per server and encoding. Cells show medians over the repetitions.`,
+  );
+  out.push('');
+  out.push('### Targets (issue 8)');
+  out.push('');
+  out.push(table(['target', 'measured (medians)', 'verdict'], targets(res, agg).map((t) => [t.target, t.measured, mark(t.met)])));
+  out.push('');
+
+  out.push('### Throughput, req/s (ours = Prometheus Accept header → OpenMetrics; Go and prom-client serve text)');
+  out.push('');
+  out.push(
+    table(
+      ['size', 'enc', 'conns', 'Go', 'prom-client', 'ours', 'ours text', 'ours/Go', 'ours/prom-client', 'ours text/Go'],
+      cells(res).map((c) => {
+        const go = get(c.key, 'go')?.reqPerSec;
+        const pc = get(c.key, 'prom-client')?.reqPerSec;
+        const o = get(c.key, 'ours')?.reqPerSec;
+        const ot = get(c.key, 'ours-text')?.reqPerSec;
+        return [c.size, c.enc, `c${c.conns}`, fmt(go), fmt(pc), fmt(o), fmt(ot), fmt(ratio(o, go), 2), fmt(ratio(o, pc), 2), fmt(ratio(ot, go), 2)];
+      }),
+    ),
+  );
+  out.push('');
+  out.push('### Latency, ms (wrk p50 / p99)');
+  out.push('');
+  out.push(
+    table(
+      ['size', 'enc', 'conns', 'Go p50', 'prom-client p50', 'ours p50', 'Go p99', 'prom-client p99', 'ours p99', 'ours/Go p99', 'ours/prom-client p99'],
+      cells(res).map((c) => {
+        const [go, pc, o] = ['go', 'prom-client', 'ours'].map((v) => get(c.key, v));
+        return [c.size, c.enc, `c${c.conns}`, fmt(go?.p50Ms), fmt(pc?.p50Ms), fmt(o?.p50Ms), fmt(go?.p99Ms), fmt(pc?.p99Ms), fmt(o?.p99Ms), fmt(ratio(o?.p99Ms, go?.p99Ms), 2), fmt(ratio(o?.p99Ms, pc?.p99Ms), 2)];
+      }),
+    ),
+  );
+  out.push('');
+  out.push('### Server CPU per scrape, ms (user+system of the server process / requests; TLS included)');
+  out.push('');
+  out.push(
+    table(
+      ['size', 'enc', 'conns', 'Go', 'prom-client', 'ours', 'ours text', 'ours/Go', 'ours/prom-client', 'ours µs/line'],
+      cells(res).map((c) => {
+        const [go, pc, o, ot] = ['go', 'prom-client', 'ours', 'ours-text'].map((v) => get(c.key, v)?.cpuMsPerScrape);
+        const lines = linesOf(res, c.size);
+        return [c.size, c.enc, `c${c.conns}`, fmt(go), fmt(pc), fmt(o), fmt(ot), fmt(ratio(o, go), 2), fmt(ratio(o, pc), 2), fmt(o !== undefined && lines ? (o * 1000) / lines : undefined)];
+      }),
+    ),
+  );
+  out.push('');
+  out.push('### Peak RSS during the run, MB (VmHWM reset before each run) and event-loop delay of the Node servers, ms');
+  out.push('');
+  out.push(
+    table(
+      ['size', 'enc', 'conns', 'Go peak', 'prom-client peak', 'ours peak', 'ours/Go', 'ours/prom-client', 'prom-client ELD p99', 'ours ELD p99', 'prom-client ELD max', 'ours ELD max'],
+      cells(res).map((c) => {
+        const [go, pc, o] = ['go', 'prom-client', 'ours'].map((v) => get(c.key, v));
+        return [
+          c.size, c.enc, `c${c.conns}`, fmt(go?.peakRssMb), fmt(pc?.peakRssMb), fmt(o?.peakRssMb), fmt(ratio(o?.peakRssMb, go?.peakRssMb), 2), fmt(ratio(o?.peakRssMb, pc?.peakRssMb), 2),
+          fmt(pc?.eldP99Ms), fmt(o?.eldP99Ms), fmt(pc?.eldMaxMs), fmt(o?.eldMaxMs),
+        ];
+      }),
+    ),
+  );
+  out.push('');
+  out.push('### Filter cost: ours with the real authn/authz filter (warm cache) vs no filter, c8');
+  out.push('');
+  out.push(
+    table(
+      ['size', 'enc', 'req/s filter', 'req/s no filter', 'CPU ms filter', 'CPU ms no filter', 'CPU Δ'],
+      cells(res)
+        .filter((c) => c.conns >= 8)
+        .map((c) => {
+          const on = get(c.key, 'ours');
+          const off = get(c.key, 'ours-nofilter');
+          const r = ratio(on?.cpuMsPerScrape, off?.cpuMsPerScrape);
+          return [c.size, c.enc, fmt(on?.reqPerSec), fmt(off?.reqPerSec), fmt(on?.cpuMsPerScrape), fmt(off?.cpuMsPerScrape), r === undefined ? '–' : `${((r - 1) * 100).toFixed(1)}%`];
+        }),
+    ),
+  );
+  out.push('');
+  out.push('### One scrape: bytes on the wire, sample lines, content type');
+  out.push('');
+  out.push(
+    table(
+      ['size', 'variant', 'enc', 'status', 'wire bytes', 'sample lines', 'Content-Type'],
+      res.scrapes.map((x) => [x.size, x.variant, x.enc, String(x.status), String(x.wireBytes), String(x.sampleLines), `\`${x.contentType}\`${x.contentEncoding ? ` (${x.contentEncoding})` : ''}`]),
+    ),
+  );
+  out.push('');
+  out.push('### Idle RSS after start and checks, MB; promtool; the filter answers');
+  out.push('');
+  out.push(table(['size', ...Object.keys(Object.values(res.idleRssMb)[0] ?? {})], Object.entries(res.idleRssMb).map(([size, v]) => [size, ...Object.values(v).map((x) => fmt(x))])));
+  out.push('');
+  out.push(table(['size', 'output', 'promtool rc', 'findings'], res.lint.map((l) => [l.size, l.variant, String(l.rc), l.findings.length ? l.findings.join('<br>') : 'none'])));
+  out.push('');
+  out.push(table(['size', 'no token', 'wrong token', 'reader token'], res.auth.map((a) => [a.size, String(a.noToken), String(a.wrongToken), String(a.reader)])));
+  out.push('');
+  if (res.micro) {
+    const mi = res.micro;
+    out.push(`### Micro-benchmarks (own process pinned to CPU 0; ${mi.opsPerTrial} ops per trial, median of ${mi.trials} trials, ours and prom-client alternated)`);
+    out.push('');
+    out.push(table(['operation', 'ns/op'], Object.entries(mi.nsPerOp).map(([k, v]) => [k, fmt(v)])));
+    out.push('');
+    const pairs: Array<[string, string, string]> = [
+      ['counter pre-bound child', 'ours counter pre-bound child inc', 'prom-client counter pre-bound child inc'],
+      ['counter with label lookup', 'ours counter labels(route, code).inc()', 'prom-client counter inc({route, code})'],
+      ['counter lookup over 300 series', 'ours counter labels() cycling 300 series', 'prom-client counter inc(labels) cycling 300 series'],
+      ['histogram pre-bound child', 'ours histogram pre-bound child observe', 'prom-client histogram pre-bound child observe'],
+      ['histogram with label lookup', 'ours histogram labels(route, code).observe()', 'prom-client histogram observe({route, code}, v)'],
+    ];
+    out.push(table(['operation', 'ours ns', 'prom-client ns', 'ours/prom-client'], pairs.map(([n, a, b]) => [n, fmt(mi.nsPerOp[a]), fmt(mi.nsPerOp[b]), fmt(ratio(mi.nsPerOp[a], mi.nsPerOp[b]), 2)])));
+    out.push('');
+    out.push(`- One instrumented reconcile (real Controller, queue add → get → no-op reconcile → done, all controller_runtime_* and workqueue_* metrics): **${fmt(mi.reconcile.usPerReconcile)} µs** (median over ${mi.reconcile.reconciles} reconciles)`);
+    out.push(
+      'skipped' in mi.decision
+        ? `- Cached authn+authz decision: skipped (${mi.decision.skipped})`
+        : `- One cached authentication + authorization decision (real Authenticator, warm caches, HMAC of the token + cache look-ups): **${fmt(mi.decision.usPerDecision)} µs** (median of trials of ${mi.decision.decisions})`,
+    );
+    out.push('');
+  }
+  out.push('### Per-run req/s (each repetition, in run order) — the spread');
+  out.push('');
+  const vs = ['go', 'prom-client', 'ours', 'ours-text', 'ours-nofilter'];
+  out.push(table(['size', 'enc', 'conns', ...vs], cells(res).map((c) => [c.size, c.enc, `c${c.conns}`, ...vs.map((v) => (get(c.key, v)?.reqs ?? []).map((x) => fmt(x)).join(', ') || '–')])));
+  const invalid = res.runs.filter((r) => r.errors);
+  if (invalid.length) {
+    out.push('');
+    out.push(`Invalid runs (excluded from medians): ${invalid.length}`);
+    for (const r of invalid.slice(0, 20)) out.push(`- ${r.variant} ${r.size} ${r.enc} c${r.conns} rep ${r.rep}: ${r.errors}`);
+  }
+  out.push('');
+  return out.join('\n');
+}
