@@ -1,0 +1,115 @@
+// The state directory: CA, signing key and admin token generated on first start and reused; objects, CRDs and issued
+// tokens survive a restart; files are owner-only; without a state dir nothing is kept.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { X509Certificate } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
+import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { call, watch, type Obj } from './https.js';
+
+describe('authority state directory', () => {
+  let dir: string;
+  const running: Authority[] = [];
+  const start = async (o: Parameters<typeof startAuthority>[0] = {}) => {
+    const a = await startAuthority({ listen: '127.0.0.1:0', ...o });
+    running.push(a);
+    return a;
+  };
+  const stop = async (a: Authority) => {
+    await a.stop();
+    running.splice(running.indexOf(a), 1);
+  };
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'authority-state-'));
+  });
+  after(async () => {
+    for (const a of running) await a.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps CA, admin token, objects, CRDs and issued tokens across a restart', async () => {
+    const stateDir = join(dir, 's1');
+    const first = await start({ stateDir });
+    const admin1 = (m: string, p: string, body?: unknown) => call(first.url, first.caPem, m, p, { token: first.adminToken, body });
+    assert.equal((await admin1('POST', '/api/v1/namespaces', { metadata: { name: 'keep', labels: { metrics: 'enabled' } } })).status, 201);
+    const sa = await admin1('POST', '/api/v1/namespaces/keep/serviceaccounts', { metadata: { name: 'bot' } });
+    const token = (await admin1('POST', '/api/v1/namespaces/keep/serviceaccounts/bot/token', { spec: { expirationSeconds: 3600 } })).body.status.token as string;
+    const crd = await admin1('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      metadata: { name: 'certificates.cert-manager.io' },
+      spec: { group: 'cert-manager.io', scope: 'Namespaced', names: { plural: 'certificates', kind: 'Certificate' }, versions: [{ name: 'v1', served: true, storage: true }] },
+    });
+    assert.equal(crd.status, 201, crd.text);
+    assert.equal((await admin1('POST', '/apis/cert-manager.io/v1/namespaces/keep/certificates', { metadata: { name: 'serving-cert' }, spec: { secretName: 's' } })).status, 201);
+    const rvBefore = Number((await admin1('GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
+    await stop(first);
+
+    for (const f of ['ca.crt', 'ca.key', 'sa.key', 'admin.token', 'state.json', 'kubeconfig']) {
+      assert.ok(existsSync(join(stateDir, f)), f);
+    }
+    for (const f of ['ca.key', 'sa.key', 'admin.token', 'state.json']) assert.equal(statSync(join(stateDir, f)).mode & 0o077, 0, `${f} is owner-only`);
+    assert.equal(statSync(stateDir).mode & 0o077, 0, 'the state dir is owner-only');
+
+    const second = await start({ stateDir });
+    assert.equal(second.caPem, first.caPem, 'the CA is reused');
+    assert.equal(second.adminToken, first.adminToken, 'the admin token is reused');
+    const admin2 = (m: string, p: string, body?: unknown) => call(second.url, second.caPem, m, p, { token: second.adminToken, body });
+    const ns = await admin2('GET', '/api/v1/namespaces/keep');
+    assert.equal(ns.status, 200);
+    assert.equal(ns.body.metadata.labels.metrics, 'enabled');
+    const sa2 = await admin2('GET', '/api/v1/namespaces/keep/serviceaccounts/bot');
+    assert.equal(sa2.body.metadata.uid, sa.body.metadata.uid, 'same object, same uid');
+    assert.equal((await admin2('GET', '/apis/cert-manager.io/v1/namespaces/keep/certificates/serving-cert')).body.spec.secretName, 's', 'the CRD still serves its kind');
+    const tr = await admin2('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+    assert.equal(tr.body.status.authenticated, true, 'a token issued before the restart is still valid');
+    assert.equal(tr.body.status.user.username, 'system:serviceaccount:keep:bot');
+    const created = await admin2('POST', '/api/v1/namespaces/keep/configmaps', { metadata: { name: 'after' } });
+    assert.ok(Number(created.body.metadata.resourceVersion) > rvBefore, 'resourceVersions keep increasing');
+    // the event history is not persisted: resuming a watch from before the restart is "too old", as after a compaction
+    const w = await watch(second.url, second.caPem, `/api/v1/namespaces/keep/configmaps?watch=1&resourceVersion=${rvBefore - 1}`, second.adminToken);
+    const [ev] = await w.waitFor(1);
+    w.close();
+    assert.equal(ev!.object.code, 410);
+  });
+
+  it('the written kubeconfig embeds the CA and the admin token of user admin', async () => {
+    const out = join(dir, 'out', 'nested', 'admin.kubeconfig');
+    const a = await start({ stateDir: join(dir, 's2'), kubeconfigOut: out });
+    const kc = parseYaml(readFileSync(out, 'utf8')) as Obj;
+    const cluster = kc.clusters[0].cluster;
+    assert.equal(cluster.server, a.url);
+    assert.equal(Buffer.from(cluster['certificate-authority-data'], 'base64').toString(), a.caPem);
+    assert.equal(kc.users[0].user.token, a.adminToken);
+    assert.equal(statSync(out).mode & 0o077, 0, 'the kubeconfig holds a credential: owner-only');
+    const ca = new X509Certificate(a.caPem);
+    assert.ok(ca.ca, 'a CA certificate');
+    const who = await call(a.url, a.caPem, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { token: kc.users[0].user.token, body: {} });
+    assert.equal(who.body.status.userInfo.username, 'admin');
+    assert.deepEqual(who.body.status.userInfo.groups, ['system:masters', 'system:authenticated']);
+    await stop(a);
+  });
+
+  it('without a state dir everything is in memory and a restart starts fresh', async () => {
+    const a = await start();
+    await call(a.url, a.caPem, 'POST', '/api/v1/namespaces', { token: a.adminToken, body: { metadata: { name: 'gone' } } });
+    const kubeconfig = a.kubeconfig;
+    assert.ok(existsSync(kubeconfig));
+    await stop(a);
+    assert.equal(existsSync(kubeconfig), false, 'the temporary kubeconfig is removed on stop');
+    const b = await start();
+    assert.notEqual(b.caPem, a.caPem);
+    assert.equal((await call(b.url, b.caPem, 'GET', '/api/v1/namespaces/gone', { token: b.adminToken })).status, 404);
+    await stop(b);
+  });
+
+  it('a corrupt state file stops the start with a message that says what to do', async () => {
+    const stateDir = join(dir, 's3');
+    const a = await start({ stateDir });
+    await stop(a);
+    writeFileSync(join(stateDir, 'state.json'), '{"truncated');
+    await assert.rejects(() => start({ stateDir }), /state file .*state\.json is corrupt .*move it away to start fresh/);
+  });
+});
