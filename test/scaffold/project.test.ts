@@ -8,10 +8,12 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync, cpSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, cpSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { request } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
@@ -73,6 +75,79 @@ async function eventually<T>(what: string, timeoutMs: number, fn: () => Promise<
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+function getPlain(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((res, rej) => {
+    const req = httpRequest(url, { timeout: 5_000 }, (r) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (c: Buffer) => chunks.push(c));
+      r.on('end', () => res({ status: r.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', rej);
+    req.end();
+  });
+}
+
+/** The protocol the server picks when a client offers h2 and http/1.1. */
+function alpn(port: number): Promise<string | false> {
+  return new Promise((res, rej) => {
+    const s = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'], timeout: 5_000 }, () => {
+      const p = s.alpnProtocol ?? false;
+      s.end();
+      res(p);
+    });
+    s.on('timeout', () => s.destroy(new Error('timeout')));
+    s.on('error', rej);
+  });
+}
+
+interface RunningManager {
+  metricsPort: number;
+  healthPort: number;
+  /** Polls `fn` until it returns a value; fails early (with the logs) if the manager exits. */
+  until<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/** Starts the generated manager (dist/main.js) on ephemeral loopback ports. */
+async function runManager(app: string, kubeconfig: string, extra: string[]): Promise<RunningManager> {
+  const metricsPort = await freePort();
+  const healthPort = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['dist/main.js', `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${healthPort}`, '--kubeconfig', kubeconfig, ...extra],
+    { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
+  );
+  let logs = '';
+  child.stdout!.on('data', (c: Buffer) => (logs += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (logs += c.toString()));
+  return {
+    metricsPort,
+    healthPort,
+    until: (what, timeoutMs, fn) =>
+      eventually(what, timeoutMs, async () => {
+        if (child.exitCode !== null) throw new Error(`manager exited with ${child.exitCode}: ${logs.slice(-2000)}`);
+        return fn();
+      }).catch((err: Error) => {
+        throw new Error(`${err.message}\nmanager logs:\n${logs.slice(-3000)}`);
+      }),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise<void>((res) => {
+        const t = setTimeout(() => {
+          child.kill('SIGKILL');
+          res();
+        }, 10_000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          res();
+        });
+      });
+    },
+  };
 }
 
 before(async () => {
@@ -152,35 +227,22 @@ test(
       kubeconfig,
       stringify(kubeconfigFor({ server: cluster.authority.url, caPem: cluster.authority.caPem, token: managerToken, userName: SA })),
     );
-    const metricsPort = await freePort();
-    const healthPort = await freePort();
-    let child: ChildProcess | undefined;
-    let logs = '';
-    try {
-      child = spawn(
-        process.execPath,
-        [
-          'dist/main.js',
-          `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-          `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-          '--kubeconfig',
-          kubeconfig,
-        ],
-        { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
-      );
-      child.stdout!.on('data', (c: Buffer) => (logs += c.toString()));
-      child.stderr!.on('data', (c: Buffer) => (logs += c.toString()));
-      const url = `https://127.0.0.1:${metricsPort}/metrics`;
-      const reader = await cluster.readerToken();
+    const reader = await cluster.readerToken();
 
-      const ok = await eventually('the generated manager to serve /metrics', 30_000, async () => {
-        if (child!.exitCode !== null) throw new Error(`manager exited with ${child!.exitCode}: ${logs.slice(-2000)}`);
+    // 3a. defaults: HTTPS, authn/authz on every scrape, HTTP/1.1 only
+    const secure = await runManager(app, kubeconfig, []);
+    try {
+      const url = `https://127.0.0.1:${secure.metricsPort}/metrics`;
+      const ok = await secure.until('the generated manager to serve /metrics', 30_000, async () => {
         const r = await get(url, reader);
         return r.status === 200 ? r : undefined;
-      }).catch((err: Error) => {
-        throw new Error(`${err.message}\nmanager logs:\n${logs.slice(-3000)}`);
       });
       assert.match(ok.body, /^# TYPE controller_runtime_reconcile_total counter$/m);
+      assert.equal((await get(url)).status, 401, 'no token: 401');
+      const stranger = await cluster.serviceAccountToken('default', 'stranger');
+      assert.equal((await get(url, stranger)).status, 403, 'a token without metrics-reader: 403');
+      assert.equal(await alpn(secure.metricsPort), 'http/1.1', '--enable-http2 defaults to false: ALPN picks http/1.1 over h2');
+      assert.equal((await getPlain(`http://127.0.0.1:${secure.healthPort}/healthz`)).status, 200, 'health probe on --health-probe-bind-address');
 
       // the sample controller's custom metric, after a ConfigMap appears
       await cluster.admin.create('/api/v1/namespaces/default/configmaps', {
@@ -189,28 +251,36 @@ test(
         metadata: { name: 'sample', namespace: 'default' },
         data: { a: '1', b: '2' },
       });
-      await eventually('demo_op_configmap_keys for default/sample', 20_000, async () => {
+      const after = await secure.until('demo_op_configmap_keys for default/sample', 20_000, async () => {
         const r = await get(url, reader);
-        return /^demo_op_configmap_keys\{namespace="default",name="sample"\} 2$/m.test(r.body) ? true : undefined;
+        return /^demo_op_configmap_keys\{namespace="default",name="sample"\} 2$/m.test(r.body) ? r : undefined;
       });
 
-      assert.equal((await get(url)).status, 401, 'no token: 401');
-      const stranger = await cluster.serviceAccountToken('default', 'stranger');
-      assert.equal((await get(url, stranger)).status, 403, 'a token without metrics-reader: 403');
-    } finally {
-      if (child && child.exitCode === null) {
-        child.kill('SIGTERM');
-        await new Promise<void>((res) => {
-          const t = setTimeout(() => {
-            child!.kill('SIGKILL');
-            res();
-          }, 10_000);
-          child!.once('exit', () => {
-            clearTimeout(t);
-            res();
-          });
-        });
+      // every metric family the generated Grafana dashboards query is served by the generated manager
+      const queried = new Set<string>();
+      for (const f of readdirSync(join(app, 'config/grafana')).filter((n) => n.endsWith('.json'))) {
+        const dash = JSON.parse(readFileSync(join(app, 'config/grafana', f), 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> };
+        for (const t of dash.panels.flatMap((p) => p.targets)) {
+          for (const m of t.expr.matchAll(/\b([a-z_][a-z0-9_]*)\{/g)) queried.add(m[1]!.replace(/_bucket$/, ''));
+        }
       }
+      assert.ok(queried.size >= 10, `dashboards query metric families: ${[...queried].join(', ')}`);
+      const missing = [...queried].filter((name) => !new RegExp(`^# TYPE ${name} `, 'm').test(after.body));
+      assert.deepEqual(missing, [], 'metric families queried by config/grafana but not served');
+    } finally {
+      await secure.stop();
+    }
+
+    // 3b. --metrics-secure=false: plain HTTP without authentication (the flag is wired to secureServing and the filter)
+    const plain = await runManager(app, kubeconfig, ['--metrics-secure=false']);
+    try {
+      const r = await plain.until('plain-HTTP /metrics', 30_000, async () => {
+        const res = await getPlain(`http://127.0.0.1:${plain.metricsPort}/metrics`);
+        return res.status === 200 ? res : undefined;
+      });
+      assert.match(r.body, /^# TYPE controller_runtime_reconcile_total counter$/m);
+    } finally {
+      await plain.stop();
     }
   },
 );
