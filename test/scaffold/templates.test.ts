@@ -5,8 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { posix } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, posix } from 'node:path';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { renderProject } from '../../src/scaffold/init.js';
 
 const files = renderProject({ projectName: 'shop-op', domain: 'example.com', ctrlmetricsVersion: '^0.1.0' });
@@ -73,4 +76,23 @@ test('namespace labels are spelled one way: "metrics: enabled", no "webhook(s): 
   const np = parseAllDocuments(files['config/network-policy/allow-metrics-traffic.yaml']!)[0]!.toJSON() as any;
   assert.deepEqual(np.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }]);
   assert.match(files['README.md']!, /kubectl label namespace <ns> metrics=enabled/);
+});
+
+test('every Grafana panel query is valid PromQL (promtool check rules)', async () => {
+  const exprs = Object.entries(files)
+    .filter(([p]) => p.startsWith('config/grafana/') && p.endsWith('.json'))
+    .flatMap(([, text]) => (JSON.parse(text) as { panels: Array<{ targets: Array<{ expr: string }> }> }).panels.flatMap((p) => p.targets.map((t) => t.expr)));
+  assert.ok(exprs.length >= 10, 'dashboards have queries');
+  const dir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-promql-'));
+  try {
+    const rules = join(dir, 'rules.yaml');
+    writeFileSync(rules, stringify({ groups: [{ name: 'dashboards', rules: exprs.map((expr, i) => ({ record: `dashboard:query_${i}`, expr })) }] }));
+    const r = await new Promise<{ code: number; out: string }>((res) =>
+      execFile('promtool', ['check', 'rules', rules], { timeout: 30_000 }, (err, stdout, stderr) => res({ code: err ? 1 : 0, out: stdout + stderr })),
+    );
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, new RegExp(`SUCCESS: ${exprs.length} rules found`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
