@@ -10,7 +10,7 @@
  */
 export function formatFloat(v: number): string {
   // fast path: small integers, the common case for counters and bucket counts
-  if (v === (v | 0)) return '' + v;
+  if (v === (v | 0) && v < 1e6 && v > -1e6) return '' + v;
   if (v !== v) return 'NaN';
   if (v === Infinity) return '+Inf';
   if (v === -Infinity) return '-Inf';
