@@ -1,0 +1,95 @@
+// `ctrlmetrics authority` as a process: one ready line, --apply of files and kustomize directories, kubectl through the
+// written kubeconfig, clean exit on SIGTERM/SIGINT, state reused on restart, one-line errors, and no token in the logs.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+import { ProcessGroup, freePort, run, runCli, within } from '../helpers/process.js';
+
+describe('ctrlmetrics authority (CLI)', () => {
+  const procs = new ProcessGroup();
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'authority-cli-'));
+    env = { ...process.env, KUBECACHEDIR: join(dir, 'kcache'), KUBECONFIG: '' };
+    writeFileSync(
+      join(dir, 'objects.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-file\n  namespace: applied\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: applied\n',
+    );
+    const k = join(dir, 'overlay');
+    mkdirSync(k);
+    writeFileSync(join(k, 'kustomization.yaml'), 'namespace: applied\nnamePrefix: demo-\nresources:\n- sa.yaml\n');
+    writeFileSync(join(k, 'sa.yaml'), 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: controller-manager\n');
+  });
+  after(async () => {
+    await procs.stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const kubectl = (kubeconfig: string, ...args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env, timeoutMs: 30_000 });
+
+  it('runs until SIGTERM, says once that it is ready, applies --apply inputs, and never logs the admin token', async () => {
+    const stateDir = join(dir, 'state');
+    const kubeconfig = join(dir, 'kubeconfig');
+    const p = procs.startCli('authority', ['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', kubeconfig, '--apply', join(dir, 'objects.yaml'), '--apply', join(dir, 'overlay')]);
+    const m = await p.waitForOutput(/"msg":"authority ready".*"url":"(https:\/\/127\.0\.0\.1:\d+)"/, 30_000);
+    const cm = await kubectl(kubeconfig, 'get', 'configmap', 'from-file', '-n', 'applied', '-o', 'name');
+    assert.equal(cm.stdout.trim(), 'configmap/from-file', cm.stderr);
+    const sa = await kubectl(kubeconfig, 'get', 'serviceaccount', 'demo-controller-manager', '-n', 'applied', '-o', 'name');
+    assert.equal(sa.stdout.trim(), 'serviceaccount/demo-controller-manager', sa.stderr);
+    assert.match(readFileSync(kubeconfig, 'utf8'), new RegExp(`server: ${m[1]!.replace(/\./g, '\\.')}`));
+
+    assert.equal(await within(procs.stop(p), 15_000, 'authority exit after SIGTERM'), 0);
+    const out = p.stdout() + p.stderr();
+    assert.equal(out.match(/authority ready/g)?.length, 1, 'exactly one ready line');
+    assert.match(out, /authority stopping/);
+    const token = readFileSync(join(stateDir, 'admin.token'), 'utf8').trim();
+    assert.ok(token.length >= 32);
+    assert.equal(out.includes(token), false, 'the admin token is never logged');
+    assert.equal(/PRIVATE KEY/.test(out), false);
+  });
+
+  it('restarts on the same state dir and port: the old kubeconfig keeps working; SIGINT stops it', async () => {
+    const stateDir = join(dir, 'state-port');
+    const kubeconfig = join(dir, 'kubeconfig-port');
+    const port = await freePort();
+    const args = ['authority', '--listen', `127.0.0.1:${port}`, '--state-dir', stateDir, '--kubeconfig-out', kubeconfig];
+    const first = procs.startCli('authority-1', args);
+    await first.waitForOutput(/authority ready/, 30_000);
+    assert.equal((await kubectl(kubeconfig, 'create', 'namespace', 'survivor')).code, 0);
+    const saved = readFileSync(kubeconfig, 'utf8');
+    assert.equal(await within(procs.stop(first), 15_000, 'first exit'), 0);
+
+    const second = procs.startCli('authority-2', args);
+    await second.waitForOutput(/authority ready/, 30_000);
+    assert.equal(readFileSync(kubeconfig, 'utf8'), saved, 'same CA, token and address: the same kubeconfig');
+    const ns = await kubectl(kubeconfig, 'get', 'namespace', 'survivor', '-o', 'name');
+    assert.equal(ns.stdout.trim(), 'namespace/survivor', ns.stderr);
+    process.kill(second.pid, 'SIGINT');
+    assert.equal(await within(second.exited, 15_000, 'exit after SIGINT'), 0);
+  });
+
+  it('fails with one line when the address is taken, the listen address is malformed, or --apply does not exist', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (blocker.address() as net.AddressInfo).port;
+      const taken = await runCli(['authority', '--listen', `127.0.0.1:${port}`]);
+      assert.notEqual(taken.code, 0);
+      assert.match(taken.stderr, new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use \\(pick another --listen port\\)$`, 'm'));
+    } finally {
+      blocker.close();
+    }
+    const bad = await runCli(['authority', '--listen', 'nonsense']);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /^error: invalid listen address "nonsense": expected host:port, e\.g\. 127\.0\.0\.1:6443$/m);
+    const missing = await runCli(['authority', '--listen', '127.0.0.1:0', '--apply', join(dir, 'nope.yaml')]);
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /^error: --apply .*nope\.yaml: no such file or directory$/m);
+    for (const r of [bad, missing]) assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  });
+});
