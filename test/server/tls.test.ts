@@ -42,6 +42,12 @@ async function tempDir(): Promise<string> {
 
 const fingerprint = (pem: string) => new X509Certificate(pem).fingerprint256;
 
+/** The value of a label-less sample in a text exposition (NaN when absent). */
+function sample(exposition: string, name: string): number {
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(exposition);
+  return m ? Number(m[1]) : NaN;
+}
+
 let ca: CertKeyPair;
 let pairA: CertKeyPair;
 let pairB: CertKeyPair;
@@ -252,7 +258,9 @@ describe('certDir', () => {
       agent.destroy();
     }
 
-    // a corrupt certificate, then a mismatched pair: pair B keeps being served
+    // a corrupt certificate, then a mismatched pair: pair B keeps being served, and the errors are counted
+    const errorsBefore = sample((await request(`${s.url}/metrics`)).text, 'certwatcher_read_certificate_errors_total');
+    assert.ok(errorsBefore >= 0, 'certwatcher_read_certificate_errors_total is exposed');
     const before = logs.length;
     await vol.write({ 'tls.crt': '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n', 'tls.key': pairB.keyPem });
     await waitFor('the watcher to report the corrupt certificate', () => logs.slice(before).some((l) => l.includes('keeping the previous certificate')), 15_000, 50);
@@ -261,6 +269,9 @@ describe('certDir', () => {
     await vol.write({ 'tls.crt': pairC.certPem, 'tls.key': pairA.keyPem });
     await waitFor('the watcher to report the mismatched key', () => logs.slice(before2).some((l) => l.includes('does not match the certificate')), 15_000, 50);
     assert.equal((await handshake(s.port)).fingerprint, fingerprint(pairB.certPem));
+    const after = (await request(`${s.url}/metrics`)).text;
+    assert.ok(sample(after, 'certwatcher_read_certificate_errors_total') >= errorsBefore + 2, 'both failed reads are counted');
+    assert.ok(sample(after, 'certwatcher_read_certificate_total') >= 4, 'every read is counted');
 
     // and a good pair after the bad ones is picked up again
     await vol.write({ 'tls.crt': pairC.certPem, 'tls.key': pairC.keyPem });
