@@ -176,7 +176,6 @@ export class Registry implements MetricRegistry {
       timer = setTimeout(() => {
         reject(new MetricsCollectError(`collecting metrics timed out after ${timeoutMs} ms; still running: ${[...pending].join('; ')}`));
       }, timeoutMs);
-      timer.unref?.();
     });
     let settled: Array<{ entry: Entry; views?: FamilyView[]; error?: unknown }>;
     try {
