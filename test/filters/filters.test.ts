@@ -1,0 +1,132 @@
+/**
+ * The pieces of the authentication/authorization filter: bearer parsing, the decision cache (TTL, merged
+ * look-ups, bound, errors not cached), and the Authenticator's TTLs against the embedded authority.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { KubeClient } from '../../src/kube/client.js';
+import { Authenticator, authorizationValues, MAX_TOKEN_LENGTH, parseBearerToken } from '../../src/metrics/filters/index.js';
+import { DecisionCache } from '../../src/metrics/filters/cache.js';
+import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('parseBearerToken', () => {
+  test('accepts one Bearer header with one token (scheme in any case, extra spaces before the token)', () => {
+    assert.equal(parseBearerToken(['Bearer abc.def']), 'abc.def');
+    assert.equal(parseBearerToken(['bearer abc']), 'abc');
+    assert.equal(parseBearerToken(['BEARER   abc']), 'abc');
+    assert.equal(parseBearerToken(['  Bearer abc  ']), 'abc');
+  });
+
+  test('refuses anything else', () => {
+    for (const values of [[], ['Basic abc'], ['Bearer'], ['Bearer '], ['Bearer a b'], ['Bearerabc'], ['Bearer a\u00e9'], ['Bearer a', 'Bearer a'], ['Bearer ' + 'x'.repeat(MAX_TOKEN_LENGTH + 1)]]) {
+      assert.equal(parseBearerToken(values), undefined, JSON.stringify(values).slice(0, 80));
+    }
+  });
+
+  test('every visible-ASCII token round-trips; any other scheme is refused', () => {
+    const token = fc.stringMatching(/^[\x21-\x7e]{1,200}$/);
+    fc.assert(fc.property(token, (t) => parseBearerToken([`Bearer ${t}`]) === t));
+    fc.assert(
+      fc.property(fc.stringMatching(/^[A-Za-z]{1,10}$/).filter((s) => s.toLowerCase() !== 'bearer'), token, (scheme, t) => parseBearerToken([`${scheme} ${t}`]) === undefined),
+    );
+  });
+
+  test('authorizationValues keeps duplicate headers apart (case-insensitive name)', () => {
+    assert.deepEqual(authorizationValues(['Host', 'x', 'authorization', 'Bearer a', 'AUTHORIZATION', 'Bearer b']), ['Bearer a', 'Bearer b']);
+  });
+});
+
+describe('DecisionCache', () => {
+  test('concurrent look-ups of one key share one call', async () => {
+    const cache = new DecisionCache<{ v: number }>(10, () => 60_000);
+    let calls = 0;
+    const lookup = async () => {
+      calls++;
+      await sleep(20);
+      return { v: 1 };
+    };
+    const results = await Promise.all(Array.from({ length: 25 }, () => cache.get('k', lookup)));
+    assert.equal(calls, 1);
+    assert.ok(results.every((r) => r.v === 1));
+    await cache.get('k', lookup);
+    assert.equal(calls, 1, 'cached afterwards');
+  });
+
+  test('entries expire after their own TTL', async () => {
+    const cache = new DecisionCache<{ ok: boolean }>(10, (v) => (v.ok ? 10_000 : 40));
+    let calls = 0;
+    const lookup = (ok: boolean) => async () => {
+      calls++;
+      return { ok };
+    };
+    await cache.get('good', lookup(true));
+    await cache.get('bad', lookup(false));
+    await sleep(80);
+    await cache.get('good', lookup(true));
+    await cache.get('bad', lookup(false));
+    assert.equal(calls, 3, 'the short-TTL entry was looked up again, the long one was not');
+  });
+
+  test('failures are not cached and reach every waiter', async () => {
+    const cache = new DecisionCache<{ v: number }>(10, () => 60_000);
+    let calls = 0;
+    const failing = async () => {
+      calls++;
+      await sleep(10);
+      throw new Error('api down');
+    };
+    const outcomes = await Promise.allSettled([cache.get('k', failing), cache.get('k', failing)]);
+    assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected']);
+    assert.equal(calls, 1);
+    assert.equal(cache.pending, 0);
+    assert.equal((await cache.get('k', async () => ({ v: 2 }))).v, 2);
+  });
+
+  test('holds at most max entries', async () => {
+    const cache = new DecisionCache<{ v: number }>(50, () => 60_000);
+    for (let i = 0; i < 500; i++) await cache.get(`k${i}`, async () => ({ v: i }));
+    assert.ok(cache.size <= 50, `size ${cache.size}`);
+  });
+});
+
+describe('Authenticator against the embedded authority', () => {
+  let cluster: TestCluster;
+  let client: KubeClient;
+  const calls: string[] = [];
+  before(async () => {
+    cluster = await startTestCluster();
+    client = new KubeClient(await cluster.managerConfig());
+    client.observer = (code, method) => method === 'POST' && calls.push(code);
+  });
+  after(async () => {
+    client?.close();
+    await cluster?.stop();
+  });
+
+  test('TTLs are configurable: an expired authentication is reviewed again', async () => {
+    const auth = new Authenticator(client, { authnTTLms: 50 });
+    const token = await cluster.readerToken();
+    const first = await auth.authenticate(token);
+    assert.equal(first.authenticated, true);
+    assert.equal(first.authenticated && first.user.username, 'system:serviceaccount:monitoring:prometheus');
+    const n = calls.length;
+    await auth.authenticate(token);
+    assert.equal(calls.length, n, 'within the TTL: cached');
+    await sleep(100);
+    await auth.authenticate(token);
+    assert.equal(calls.length, n + 1, 'after the TTL: a new TokenReview');
+  });
+
+  test('allow and deny decisions of the SubjectAccessReview', async () => {
+    const auth = new Authenticator(client);
+    const a = await auth.authenticate(await cluster.readerToken());
+    assert.ok(a.authenticated);
+    const user = { ...a.user, groups: [...a.user.groups, 'system:authenticated'] };
+    assert.equal((await auth.authorize(user, '/metrics', 'get')).allowed, true);
+    assert.equal((await auth.authorize(user, '/metrics', 'put')).allowed, false);
+    assert.equal((await auth.authorize(user, '/debug', 'get')).allowed, false);
+  });
+});
