@@ -1,0 +1,54 @@
+/**
+ * Property: any label values (with `"`, `\`, newline, `,`, `=`, `{`, `}` and non-ASCII) stay distinct series and
+ * round-trip through independent parsers of both formats. prom-client 15 merges `{a:"1,b:2"}` with
+ * `{a:"1",b:"2"}`; our classes must not.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Counter, Registry } from '../../src/metrics/index.js';
+import { parseExposition, promtoolCheck } from '../controller/helpers/exposition.js';
+import { parseOpenMetrics } from './openmetrics-parser.js';
+
+const tricky = fc.string({
+  unit: fc.oneof(fc.constantFrom('"', '\\', '\n', ',', '=', ':', '{', '}', ' ', 'a', 'b', '1', '2', 'é', '✓', '😀'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 })),
+  maxLength: 12,
+});
+
+test('the prom-client 15 collision case stays two series', async () => {
+  const r = new Registry();
+  const c = new Counter({ name: 't_total', help: 'x', labelNames: ['a', 'b'], registers: [r] });
+  c.labels({ a: '1,b:2', b: '' }).inc();
+  c.labels({ a: '1', b: '2' }).inc();
+  c.labels('1,b:2', '').inc();
+  const text = await (await r.collect()).text();
+  const samples = parseExposition(text).get('t_total')!.samples;
+  assert.deepEqual(samples.map((s) => [s.labels, s.value]), [[{ a: '1,b:2', b: '' }, 2], [{ a: '1', b: '2' }, 1]]);
+  const lint = await promtoolCheck(text);
+  assert.equal(lint.code, 0, lint.output);
+});
+
+test('property: label values round-trip through the text and OpenMetrics parsers, one series per distinct tuple', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.tuple(tricky, tricky), { minLength: 1, maxLength: 20 }), async (tuples) => {
+      const r = new Registry();
+      const c = new Counter({ name: 'p_total', help: 'help with "quotes", \\ and\nnewline', labelNames: ['x', 'y'], registers: [r] });
+      const expected = new Map<string, number>();
+      for (const [x, y] of tuples) {
+        c.labels(x, y).inc();
+        const k = JSON.stringify([x, y]);
+        expected.set(k, (expected.get(k) ?? 0) + 1);
+      }
+      const snap = await r.collect();
+      const fromText = parseExposition(await snap.text('text')).get('p_total')!;
+      assert.equal(fromText.help, 'help with "quotes", \\ and\nnewline');
+      const fromOm = parseOpenMetrics(await snap.text('openmetrics')).get('p')!;
+      for (const samples of [fromText.samples, fromOm.samples]) {
+        const got = new Map(samples.map((s) => [JSON.stringify([s.labels['x'], s.labels['y']]), s.value]));
+        assert.equal(samples.length, expected.size);
+        assert.deepEqual(got, expected);
+      }
+    }),
+    { numRuns: 200 },
+  );
+});
