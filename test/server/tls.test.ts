@@ -13,7 +13,8 @@ import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { generateCA, issueServingCert, type CertKeyPair } from '../../src/authority/pki.js';
-import { createMetricsServer, type MetricsOptions, type MetricsServer } from '../../src/metrics/server/index.js';
+import { Counter, Registry } from '../../src/metrics/index.js';
+import { createMetricsServer, type MetricsOptions, type MetricsServer, type MetricsServerDeps } from '../../src/metrics/server/index.js';
 import { setLogSink } from '../../src/util/log.js';
 import { handshake, request, SecretDir, waitFor } from './helpers.js';
 
@@ -27,8 +28,8 @@ after(async () => {
   await Promise.all(tmpDirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
-async function serve(opts: MetricsOptions = {}): Promise<MetricsServer> {
-  const s = createMetricsServer({ bindAddress: '127.0.0.1:0', shutdownTimeoutMs: 2_000, ...opts });
+async function serve(opts: MetricsOptions = {}, deps: MetricsServerDeps = {}): Promise<MetricsServer> {
+  const s = createMetricsServer({ bindAddress: '127.0.0.1:0', shutdownTimeoutMs: 2_000, ...opts }, deps);
   servers.push(s);
   await s.start();
   return s;
@@ -357,6 +358,29 @@ describe('routing and limits', () => {
   });
 });
 
+describe('scrapes', () => {
+  test('concurrent scrapes share one collect', async () => {
+    const reg = new Registry();
+    const scrapes = new Counter({ name: 'shared_render_collects_total', help: 'Collects seen by the test collector.', registers: [] });
+    let collects = 0;
+    reg.register(scrapes);
+    reg.register({
+      familyNames: () => [],
+      collect: async () => {
+        collects++;
+        await new Promise((r) => setTimeout(r, 100));
+        return [];
+      },
+    });
+    scrapes.inc(7);
+    const s = await serve({ secureServing: false }, { registry: reg });
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => request(`${s.url}/metrics`, { headers: i % 2 ? { 'Accept-Encoding': 'gzip' } : {} })));
+    assert.deepEqual(replies.map((r) => r.status), Array(10).fill(200));
+    assert.ok(replies.every((r) => /^shared_render_collects_total 7$/m.test(r.text)));
+    assert.equal(collects, 1, 'one collect for ten concurrent scrapes');
+  });
+});
+
 describe('plain HTTP (secureServing: false)', () => {
   test('serves /metrics over http://', async () => {
     const s = await serve({ secureServing: false });
@@ -388,6 +412,16 @@ describe('graceful stop', () => {
     assert.equal(r.text, 'done');
     await stopped;
     await assert.rejects(request(`${s.url}/metrics`, { timeoutMs: 2_000 }), /ECONNREFUSED/);
+  });
+
+  test('aborting the start signal stops the server', async () => {
+    const ac = new AbortController();
+    const s = createMetricsServer({ bindAddress: '127.0.0.1:0', secureServing: false });
+    servers.push(s);
+    await s.start(ac.signal);
+    assert.equal((await request(`${s.url}/metrics`)).status, 200);
+    ac.abort();
+    await waitFor('the listener to close', async () => request(`${s.url}/metrics`, { timeoutMs: 1_000 }).then(() => false, (e: Error) => /ECONNREFUSED/.test(e.message)), 5_000);
   });
 
   test('a request that hangs past shutdownTimeoutMs is cut and stop() returns', async () => {
