@@ -224,15 +224,11 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
 
 /** Adds what to do to the start-up failures a demo user can fix with a flag. */
 function withHint(message: string, o: DemoOptions): string {
-  if (/EADDRINUSE/.test(message)) {
-    if (/metrics server/.test(message)) {
-      return `${message} (another process is listening on ${o.metricsBindAddress}: stop it, or pick a free address with --metrics-bind-address)`;
-    }
-    if (/health probe/.test(message)) {
-      return `${message} (another process is listening on ${o.healthProbeBindAddress}: stop it, or pick a free address with --health-probe-bind-address)`;
-    }
+  if (/EADDRINUSE|already in use/.test(message)) {
+    if (/metrics server/.test(message)) return `${message} (stop the process using ${o.metricsBindAddress}, or pick a free address with --metrics-bind-address)`;
+    if (/health probe/.test(message)) return `${message} (stop the process using ${o.healthProbeBindAddress}, or pick a free address with --health-probe-bind-address)`;
   }
-  if (/EACCES/.test(message)) return `${message} (binding that port needs privileges: use a port above 1023)`;
+  if (/EACCES|permission denied/.test(message)) return `${message} (binding that port needs privileges: use a port above 1023)`;
   return message;
 }
 

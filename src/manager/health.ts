@@ -63,9 +63,10 @@ export class HealthProbeServer {
     const server = http.createServer((req, res) => void this.handle(req, res));
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(new Error(`cannot bind the health probe server on ${this.bindAddress}: ${err.code ?? err.message}`)),
-      );
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
+        reject(new Error(`cannot bind the health probe server on ${this.bindAddress}: ${why}${err.code ? ` (${err.code})` : ''}`));
+      });
       server.listen({ host, port }, () => resolve());
     });
     this.server = server;

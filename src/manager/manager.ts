@@ -234,7 +234,9 @@ export class Manager {
           await this._metricsServer.start();
         } catch (err) {
           this._metricsServer = undefined;
-          throw new ManagerError(`failed to start metrics server on ${m.bindAddress ?? ':8443'}: ${(err as Error).message}`);
+          const addr = m.bindAddress ?? ':8443';
+          const msg = (err as Error).message;
+          throw new ManagerError(`failed to start metrics server${msg.includes(addr) ? '' : ` on ${addr}`}: ${msg}`);
         }
         this.log.info('metrics server is serving', { url: this._metricsServer.url });
       }

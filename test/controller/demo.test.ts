@@ -132,7 +132,7 @@ test('ctrlmetrics demo: a metrics address in use is a clear error with the flag 
     const run = runDemo(['--state-dir', stateDir, '--metrics-bind-address', `127.0.0.1:${port}`, '--health-probe-bind-address', '127.0.0.1:0']);
     const code = await within(run.exited, 45_000, 'exit');
     assert.equal(code, 1, run.stderr());
-    const line = `failed to start metrics server on 127.0.0.1:${port}: .*EADDRINUSE.*--metrics-bind-address`;
+    const line = `failed to start metrics server: .*127\\.0\\.0\\.1:${port}.*already in use.*--metrics-bind-address`;
     assert.match(run.stderr(), new RegExp(`^error: .*${line}`, 'm'));
     assert.doesNotMatch(run.stdout(), /curl/, 'no instructions printed for an endpoint that does not exist');
   } finally {

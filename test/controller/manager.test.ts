@@ -73,7 +73,7 @@ test('start fails with a clear error when the metrics address is in use, and lea
     mgr.add(noopController('bind-fail', 'default'));
     await assert.rejects(mgr.start(), (err: Error) => {
       assert.ok(err instanceof ManagerError);
-      assert.match(err.message, /failed to start metrics server on 127\.0\.0\.1:\d+: .*EADDRINUSE/);
+      assert.match(err.message, new RegExp(`^failed to start metrics server: .*127\\.0\\.0\\.1:${port}.*already in use`));
       return true;
     });
     assert.equal(await refused(`http://127.0.0.1:${healthPort}`), true, 'the health server was never started');
@@ -94,7 +94,7 @@ test('start fails when the health probe address is in use, and the metrics serve
       healthProbeBindAddress: `127.0.0.1:${port}`,
       metrics: { bindAddress: `127.0.0.1:${metricsPort}` },
     });
-    await assert.rejects(mgr.start(), /cannot bind the health probe server on 127\.0\.0\.1:\d+: EADDRINUSE/);
+    await assert.rejects(mgr.start(), /cannot bind the health probe server on 127\.0\.0\.1:\d+: the address is already in use \(EADDRINUSE\)/);
     assert.equal(await refused(`https://127.0.0.1:${metricsPort}`), true, 'metrics server stopped again');
   } finally {
     blocker.close();
