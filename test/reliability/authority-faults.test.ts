@@ -21,8 +21,12 @@ let cluster: TestCluster;
 let proxy: FaultProxy;
 let ep: SecureEndpoint;
 let viaProxy: RestConfig;
-let unbound = '';
 let n = 0;
+
+/** A token of a new identity bound to nothing (the filter has never decided for it). */
+async function freshUnbound(): Promise<string> {
+  return logs.secret(await cluster.serviceAccountToken('monitoring', `unbound-${++n}`));
+}
 
 /** A token the filter has never seen (so the scrape must ask the API), bound to the reader role. */
 async function freshReader(): Promise<string> {
@@ -40,7 +44,6 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
     cluster = await startTestCluster();
     const cfg = await cluster.managerConfig();
     logs.secret(cfg.token!);
-    unbound = logs.secret(await cluster.serviceAccountToken('monitoring', 'unbound'));
     proxy = new FaultProxy(cluster.authority.url, cluster.authority.caPem);
     await proxy.start();
     viaProxy = { server: proxy.url, ca: proxy.caPem, token: cfg.token };
@@ -70,6 +73,7 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
   for (const [what, fault] of faults) {
     test(`${what}: 500 for new callers, server up, recovery within one TTL`, async () => {
       const reader = await freshReader();
+      const unbound = await freshUnbound();
       if (fault === 'down') await proxy.down();
       else proxy.setFault(fault);
       try {
@@ -96,9 +100,10 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
     proxy.setFault({ kind: 'flap', status: 500 });
     const seen = new Map<string, number>();
     try {
-      for (let i = 0; i < 12; i++) {
+      for (let i = 0; i < 6; i++) {
         const reader = await freshReader();
         const invalid = logs.secret(`flap-invalid-token-${i}-${Date.now()}`);
+        const unbound = await freshUnbound();
         const rs = await Promise.all([scrape(ep.port, { token: reader }), scrape(ep.port, { token: unbound }), scrape(ep.port, { token: invalid })]);
         const [a, b, c] = rs.map((r) => r.status);
         for (const [who, got, allowed] of [['reader', a, [200, 500]], ['unbound', b, [403, 500]], ['invalid', c, [401, 500]]] as Array<[string, number, number[]]>) {
