@@ -112,24 +112,21 @@ class HttpMetricsServer implements MetricsServer {
     if (this.server) throw new Error('the metrics server is already started');
     this.log.info('Starting metrics server');
     const { host, port } = parseBindAddress(this.bindAddress);
-    this.filter = await this.buildFilter();
-    for (const [path, handler] of this.handlers) this.routes.set(path, this.wrap(path, handler));
-
-    const server = await this.createServer((req, res) => void this.handle(req, res));
-    server.maxConnections = this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-    this.tracker = new ConnectionTracker(server as NetServer, this.secure);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => {
-        reject(new Error(`cannot listen on ${this.bindAddress}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : (err.code ?? err.message)}`));
-      });
-      server.listen({ host, port }, () => resolve());
-    }).catch((err: Error) => {
+    try {
+      this.filter = await this.buildFilter();
+      for (const [path, handler] of this.handlers) this.routes.set(path, this.wrap(path, handler));
+      const server = await this.createServer((req, res) => void this.handle(req, res));
+      server.maxConnections = this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+      this.tracker = new ConnectionTracker(server as NetServer, this.secure);
+      await listen(server, host, port, this.bindAddress);
+      server.on('error', (err: Error) => this.log.error('metrics server error', { error: err.message }));
+      this.server = server;
+      this.address = server.address() as AddressInfo;
+    } catch (err) {
       this.watcher?.stop();
+      this.ownClient?.close();
       throw err;
-    });
-    server.on('error', (err: Error) => this.log.error('metrics server error', { error: err.message }));
-    this.server = server;
-    this.address = server.address() as AddressInfo;
+    }
     this.log.info('Serving metrics server', { bindAddress: this.bindAddress, secure: this.secure, url: this.url });
     signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
@@ -137,7 +134,10 @@ class HttpMetricsServer implements MetricsServer {
   /** Calls the filter provider once; every path shares the filter (and its caches). */
   private async buildFilter(): Promise<Filter | undefined> {
     const provider = this.opts.filterProvider;
-    if (!provider) return undefined;
+    if (!provider) {
+      this.log.warn('no filterProvider: /metrics is served to anyone who can connect (use filters.withAuthenticationAndAuthorization)');
+      return undefined;
+    }
     const restConfig = this.deps.restConfig ?? this.deps.kubeClient?.config;
     if (!restConfig) throw new Error('filterProvider needs the Kubernetes API configuration: pass restConfig (or kubeClient) to createMetricsServer');
     const client = this.deps.kubeClient ?? (this.ownClient = new KubeClient(restConfig));
@@ -235,6 +235,20 @@ class HttpMetricsServer implements MetricsServer {
     }
     this.ownClient?.close();
   }
+}
+
+/** Listens; rejects with a message that names the address. */
+function listen(server: AnyServer, host: string | undefined, port: number, bindAddress: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      reject(new Error(`cannot listen on ${bindAddress}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : (err.code ?? err.message)}`));
+    };
+    server.once('error', onError);
+    server.listen({ host, port }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
 }
 
 function pathOf(url: string | undefined): string {
