@@ -10,6 +10,7 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import http2 from 'node:http2';
 import https from 'node:https';
 import net from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import os from 'node:os';
 import { join } from 'node:path';
 import { generateCA, issueServingCert, type CertKeyPair } from '../../src/authority/pki.js';
@@ -348,6 +349,21 @@ describe('routing and limits', () => {
   test('a request head over 16 KiB gets 431', async () => {
     const r = await request(`${s.url}/metrics`, { headers: { 'X-Padding': 'a'.repeat(20 * 1024) } });
     assert.equal(r.status, 431);
+  });
+
+  test('connections beyond maxConnections are dropped', async () => {
+    const small = await serve({ maxConnections: 1 });
+    const first = await new Promise<import('node:tls').TLSSocket>((resolve, reject) => {
+      const c = tlsConnect({ host: '127.0.0.1', port: small.port, rejectUnauthorized: false }, () => resolve(c));
+      c.on('error', reject);
+    });
+    try {
+      const second = await handshake(small.port);
+      assert.equal(second.ok, false, 'the second connection must not complete a handshake');
+    } finally {
+      first.destroy();
+    }
+    await waitFor('a free connection slot', async () => (await handshake(small.port)).ok, 5_000);
   });
 
   test('HEAD /metrics answers like GET without a body', async () => {
