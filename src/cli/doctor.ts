@@ -1,13 +1,29 @@
-// PLACEHOLDER: replaced by the implementation of `ctrlmetrics doctor`.
+/** `ctrlmetrics doctor`: checks every link between a scraper and the secure metrics endpoint, with the fix for each. */
 import type { Command } from 'commander';
+import { formatReport, runDoctor } from '../ops/doctor.js';
+import { parseServiceAccountRef, withClient, type KubeFlags } from '../ops/kube.js';
 import { CliError } from './errors.js';
+
+interface DoctorFlags extends KubeFlags {
+  namespace: string;
+  project?: string;
+  as?: string;
+}
 
 export function register(program: Command): void {
   program
     .command('doctor')
-    .description('(not implemented yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new CliError('ctrlmetrics doctor is not implemented yet');
+    .description('check the whole metrics chain (Deployment, Service, RBAC, ServiceMonitor, NetworkPolicy, certificate), one line per check with the fix')
+    .requiredOption('-n, --namespace <ns>', 'the manager\'s namespace, <project>-system')
+    .option('--project <name>', 'project name (name prefix; default: the namespace without -system)')
+    .option('--as <ns:name>', 'the scraper service account to check (e.g. monitoring:prometheus)')
+    .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .action(async (flags: DoctorFlags) => {
+      const as = flags.as ? parseServiceAccountRef(flags.as, '--as') : undefined;
+      const checks = await withClient(flags, (client) => runDoctor(client, { namespace: flags.namespace, project: flags.project, as }));
+      process.stdout.write(formatReport(checks));
+      const failed = checks.filter((c) => c.status === 'fail').length;
+      if (failed > 0) throw new CliError(`${failed} of ${checks.length} checks failed`);
     });
 }

@@ -1,0 +1,274 @@
+/**
+ * `ctrlmetrics doctor`: walks the chain a scrape depends on, in order, and says for each link whether it holds
+ * and how to fix it: manager Deployment, metrics Service and its port, the manager's right to create
+ * TokenReviews and SubjectAccessReviews, the scraper's right to GET /metrics, the ServiceMonitor (and its CRD),
+ * the NetworkPolicy's namespace label, and the serving certificate's DNS names.
+ */
+import { X509Certificate } from 'node:crypto';
+import type { KubeClient } from '../kube/client.js';
+import { isStatus, serviceAccountGroups, serviceAccountUser } from './kube.js';
+import { serviceMonitorCrdInstalled } from './monitors.js';
+import { METRICS_NAMESPACE_LABEL } from './label-namespace.js';
+
+/** The metrics port the scaffolded Service and NetworkPolicy use. */
+export const METRICS_PORT = 8443;
+
+/** One line of the report. `skip`: not applicable here (e.g. no NetworkPolicy). */
+export interface Check {
+  status: 'ok' | 'fail' | 'skip';
+  message: string;
+  fix?: string;
+}
+
+/** What to examine. */
+export interface DoctorOptions {
+  /** The manager's namespace, `<project>-system`. */
+  namespace: string;
+  /** The project (name prefix); default: the namespace without `-system`. */
+  project?: string;
+  /** The scraper identity to check (`NS:NAME` of a service account). */
+  as?: { namespace: string; name: string };
+}
+
+type Obj = Record<string, unknown>;
+interface Meta {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+}
+interface Deployment {
+  metadata: Meta;
+  spec?: {
+    template?: {
+      metadata?: { labels?: Record<string, string> };
+      spec?: {
+        serviceAccountName?: string;
+        containers?: Array<{ args?: string[]; volumeMounts?: Array<{ name: string; mountPath: string }> }>;
+        volumes?: Array<{ name: string; secret?: { secretName?: string } }>;
+      };
+    };
+  };
+}
+interface Service {
+  metadata: Meta;
+  spec?: { ports?: Array<{ name?: string; port: number; targetPort?: number | string }> };
+}
+interface NetworkPolicy {
+  metadata: Meta;
+  spec?: {
+    podSelector?: { matchLabels?: Record<string, string> };
+    policyTypes?: string[];
+    ingress?: Array<{ from?: Array<{ namespaceSelector?: { matchLabels?: Record<string, string> } }>; ports?: Array<{ port?: number | string }> }>;
+  };
+}
+
+const ok = (message: string): Check => ({ status: 'ok', message });
+const fail = (message: string, fix?: string): Check => ({ status: 'fail', message, fix });
+const skip = (message: string): Check => ({ status: 'skip', message });
+
+function reason(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function getOrUndefined<T>(client: KubeClient, path: string): Promise<T | undefined> {
+  try {
+    return await client.get<T>(path, { timeoutMs: 15_000 });
+  } catch (err) {
+    if (isStatus(err, 404)) return undefined;
+    throw err;
+  }
+}
+
+/** Asks the API whether a service account may do something (a SubjectAccessReview as the caller). */
+async function mayServiceAccount(client: KubeClient, sa: { namespace: string; name: string }, attrs: Obj): Promise<{ allowed: boolean; reason?: string }> {
+  const res = await client.create<{ status?: { allowed?: boolean; reason?: string } }>(
+    '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+    {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user: serviceAccountUser(sa.namespace, sa.name), groups: serviceAccountGroups(sa.namespace), ...attrs },
+    },
+    { timeoutMs: 15_000 },
+  );
+  return { allowed: res.status?.allowed === true, reason: res.status?.reason };
+}
+
+function matches(labels: Record<string, string> | undefined, selector: Record<string, string> | undefined): boolean {
+  return Object.entries(selector ?? {}).every(([k, v]) => labels?.[k] === v);
+}
+
+/** Runs every check in order; never throws for an API failure (it becomes a failed check). */
+export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<Check[]> {
+  const ns = o.namespace;
+  const project = o.project ?? (ns.endsWith('-system') ? ns.slice(0, -'-system'.length) : ns);
+  const deployName = `${project}-controller-manager`;
+  const serviceName = `${project}-controller-manager-metrics-service`;
+  const monitorName = `${project}-controller-manager-metrics-monitor`;
+  const readerRole = `${project}-metrics-reader`;
+  const authRole = `${project}-metrics-auth-role`;
+  const apply = 'kubectl apply -k config/default';
+  const checks: Check[] = [];
+  const guard = async (what: string, fn: () => Promise<Check | Check[]>) => {
+    try {
+      const c = await fn();
+      checks.push(...(Array.isArray(c) ? c : [c]));
+    } catch (err) {
+      checks.push(fail(`${what}: cannot check (${reason(err)})`, 'the identity running doctor needs read access to it (e.g. cluster-admin or view)'));
+    }
+  };
+
+  // 1. the manager Deployment
+  let deployment: Deployment | undefined;
+  await guard(`manager Deployment ${ns}/${deployName}`, async () => {
+    deployment = await getOrUndefined<Deployment>(client, `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/deployments/${encodeURIComponent(deployName)}`);
+    return deployment
+      ? ok(`manager Deployment ${ns}/${deployName} exists`)
+      : fail(`manager Deployment ${ns}/${deployName} not found`, `deploy the project (${apply}), or pass --namespace/--project of the right project`);
+  });
+
+  // 2. the metrics Service and its port
+  await guard(`metrics Service ${ns}/${serviceName}`, async () => {
+    const svc = await getOrUndefined<Service>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/services/${encodeURIComponent(serviceName)}`);
+    if (!svc) {
+      return [
+        fail(`metrics Service ${ns}/${serviceName} not found`, `enable "- metrics_service.yaml" in config/default/kustomization.yaml and run ${apply}`),
+        skip('metrics Service port: not checked (no Service)'),
+      ];
+    }
+    const port = (svc.spec?.ports ?? []).find((p) => p.port === METRICS_PORT);
+    const portCheck = port
+      ? ok(`metrics Service port ${port.name ?? ''}${port.name ? ' ' : ''}${METRICS_PORT} → ${port.targetPort ?? METRICS_PORT}`)
+      : fail(
+          `metrics Service ${serviceName} does not expose port ${METRICS_PORT} (ports: ${(svc.spec?.ports ?? []).map((p) => p.port).join(', ') || 'none'})`,
+          `set the Service's port to ${METRICS_PORT} (name https, targetPort ${METRICS_PORT}) to match --metrics-bind-address=:${METRICS_PORT}`,
+        );
+    return [ok(`metrics Service ${ns}/${serviceName} exists`), portCheck];
+  });
+
+  // 3. the manager's service account may create TokenReviews and SubjectAccessReviews
+  const saName = deployment?.spec?.template?.spec?.serviceAccountName ?? deployName;
+  const managerSa = { namespace: ns, name: saName };
+  for (const [group, resource, kind] of [
+    ['authentication.k8s.io', 'tokenreviews', 'TokenReviews'],
+    ['authorization.k8s.io', 'subjectaccessreviews', 'SubjectAccessReviews'],
+  ] as const) {
+    await guard(`manager service account ${ns}/${saName} creating ${kind}`, async () => {
+      const r = await mayServiceAccount(client, managerSa, { resourceAttributes: { group, resource, verb: 'create' } });
+      return r.allowed
+        ? ok(`manager service account ${ns}/${saName} can create ${kind}`)
+        : fail(
+            `manager service account ${ns}/${saName} cannot create ${kind} (scrapes answer 500)`,
+            `bind it to ClusterRole ${authRole}: the ClusterRoleBinding ${project}-metrics-auth-rolebinding of config/rbac (${apply})`,
+          );
+    });
+  }
+
+  // 4. the scraper may GET /metrics
+  await guard('scraper access to /metrics', async () => {
+    if (o.as) {
+      const as = o.as;
+      const r = await mayServiceAccount(client, as, { nonResourceAttributes: { path: '/metrics', verb: 'get' } });
+      return r.allowed
+        ? ok(`scraper ${as.namespace}:${as.name} can get /metrics`)
+        : fail(`scraper ${as.namespace}:${as.name} cannot get /metrics (scrapes answer 403)`, `ctrlmetrics grant --serviceaccount ${as.namespace}:${as.name} --clusterrole ${readerRole}`);
+    }
+    const role = await getOrUndefined(client, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(readerRole)}`);
+    if (!role) return fail(`ClusterRole ${readerRole} not found`, `apply the project's RBAC (${apply})`);
+    const list = await client.get<{ items: Array<{ metadata: Meta; roleRef: { kind: string; name: string }; subjects?: Array<{ kind: string; name: string; namespace?: string }> }> }>(
+      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      { timeoutMs: 15_000 },
+    );
+    const subjects = list.items
+      .filter((b) => b.roleRef.kind === 'ClusterRole' && b.roleRef.name === readerRole)
+      .flatMap((b) => b.subjects ?? [])
+      .map((s) => (s.kind === 'ServiceAccount' ? `${s.namespace}:${s.name}` : `${s.kind} ${s.name}`));
+    return subjects.length
+      ? ok(`${readerRole} is bound to ${subjects.join(', ')} (check one with --as NS:NAME)`)
+      : fail(`nothing is bound to ClusterRole ${readerRole}: every scrape is denied (403)`, `ctrlmetrics grant --serviceaccount <scraper-ns>:<scraper-sa> --clusterrole ${readerRole}`);
+  });
+
+  // 5. the ServiceMonitor and its CRD
+  await guard('ServiceMonitor', async () => {
+    if (!(await serviceMonitorCrdInstalled(client))) {
+      return [
+        fail(
+          'ServiceMonitor CRD (servicemonitors.monitoring.coreos.com) is not installed: no Prometheus operator runs in this cluster',
+          'install the Prometheus operator (e.g. kube-prometheus), or run Prometheus without it: ctrlmetrics prometheus-config --from config/default',
+        ),
+        skip(`ServiceMonitor ${ns}/${monitorName}: not checked (no CRD)`),
+      ];
+    }
+    const sm = await getOrUndefined(client, `/apis/monitoring.coreos.com/v1/namespaces/${encodeURIComponent(ns)}/servicemonitors/${encodeURIComponent(monitorName)}`);
+    return [
+      ok('ServiceMonitor CRD is installed'),
+      sm
+        ? ok(`ServiceMonitor ${ns}/${monitorName} exists`)
+        : fail(`ServiceMonitor ${ns}/${monitorName} not found`, `ctrlmetrics edit --enable prometheus, then ${apply}`),
+    ];
+  });
+
+  // 6. a NetworkPolicy in front of the metrics port: which namespaces may scrape
+  await guard('NetworkPolicy', async () => {
+    const podLabels = deployment?.spec?.template?.metadata?.labels ?? { 'control-plane': 'controller-manager' };
+    const list = await client.get<{ items: NetworkPolicy[] }>(`/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/networkpolicies`, { timeoutMs: 15_000 });
+    const policies = list.items.filter(
+      (p) => matches(podLabels, p.spec?.podSelector?.matchLabels) && (p.spec?.policyTypes ?? ['Ingress']).includes('Ingress'),
+    );
+    if (policies.length === 0) return skip('no NetworkPolicy restricts traffic to the manager pods');
+    const selectors = policies.flatMap((p) =>
+      (p.spec?.ingress ?? [])
+        .filter((r) => !r.ports || r.ports.some((pt) => pt.port === undefined || Number(pt.port) === METRICS_PORT || pt.port === 'https'))
+        .flatMap((r) => (r.from ?? []).map((f) => f.namespaceSelector?.matchLabels).filter((m): m is Record<string, string> => !!m)),
+    );
+    const names = policies.map((p) => p.metadata.name).join(', ');
+    if (selectors.length === 0) return fail(`NetworkPolicy ${names} lets no namespace reach port ${METRICS_PORT}`, `allow the scraper's namespace on port ${METRICS_PORT} (namespaceSelector ${METRICS_NAMESPACE_LABEL.key}: ${METRICS_NAMESPACE_LABEL.value})`);
+    const namespaces = await client.get<{ items: Array<{ metadata: Meta }> }>('/api/v1/namespaces', { timeoutMs: 15_000 });
+    const allowed = namespaces.items.filter((n) => selectors.some((s) => matches(n.metadata.labels, s))).map((n) => n.metadata.name);
+    const label = Object.entries(selectors[0]!).map(([k, v]) => `${k}=${v}`).join(',');
+    if (o.as && !allowed.includes(o.as.namespace)) {
+      return fail(`NetworkPolicy ${names}: the scraper's namespace ${o.as.namespace} lacks ${label} (allowed: ${allowed.join(', ') || 'none'})`, `ctrlmetrics label-namespace ${o.as.namespace}`);
+    }
+    return allowed.length
+      ? ok(`NetworkPolicy ${names}: namespaces with ${label} may scrape: ${allowed.join(', ')}`)
+      : fail(`NetworkPolicy ${names}: no namespace carries ${label}, so no pod can scrape`, `ctrlmetrics label-namespace <scraper-namespace>`);
+  });
+
+  // 7. a serving certificate from a Secret: its DNS names must cover the Service
+  await guard('metrics certificate', async () => {
+    const pod = deployment?.spec?.template?.spec;
+    const container = pod?.containers?.[0];
+    const certArg = container?.args?.find((a) => a.startsWith('--metrics-cert-path='));
+    if (!deployment) return skip('metrics certificate: not checked (no Deployment)');
+    if (!certArg) return skip('metrics certificate: none mounted, the manager serves a self-signed one (scrapers need insecureSkipVerify)');
+    const dir = certArg.slice('--metrics-cert-path='.length).replace(/\/+$/, '');
+    const mount = container?.volumeMounts?.find((m) => m.mountPath.replace(/\/+$/, '') === dir);
+    const secretName = pod?.volumes?.find((v) => v.name === mount?.name)?.secret?.secretName;
+    if (!secretName) return fail(`--metrics-cert-path=${dir} is not a mounted Secret volume`, 'mount the certificate Secret there (cert_metrics_manager_patch.yaml)');
+    const secret = await getOrUndefined<{ data?: Record<string, string> }>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets/${encodeURIComponent(secretName)}`);
+    if (!secret) return fail(`certificate Secret ${ns}/${secretName} not found (the pod cannot start)`, `check that cert-manager issued the Certificate ${project}-metrics-certs (kubectl describe certificate -n ${ns})`);
+    const pem = secret.data?.['tls.crt'];
+    if (!pem) return fail(`certificate Secret ${ns}/${secretName} has no tls.crt`, 'the Secret must hold tls.crt, tls.key and ca.crt');
+    let cert: X509Certificate;
+    try {
+      cert = new X509Certificate(Buffer.from(pem, 'base64'));
+    } catch (err) {
+      return fail(`tls.crt of Secret ${ns}/${secretName} is not a PEM certificate (${reason(err)})`, 'reissue the certificate');
+    }
+    const wanted = `${serviceName}.${ns}.svc`;
+    const dns = (cert.subjectAltName ?? '').split(/,\s*/).filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4));
+    if (cert.checkHost(wanted)) return ok(`certificate in Secret ${secretName} covers ${wanted}`);
+    return fail(
+      `certificate in Secret ${secretName} does not cover ${wanted} (DNS names: ${dns.join(', ') || 'none'}); scrapers verifying with serverName fail`,
+      `set the Certificate's dnsNames to ${wanted} and ${wanted}.cluster.local (enable the metrics replacements in config/default: ctrlmetrics edit --enable metrics-tls)`,
+    );
+  });
+
+  return checks;
+}
+
+/** The report: one line per check, `✓`, `✗` (with the fix) or `-` (not applicable). */
+export function formatReport(checks: Check[]): string {
+  return checks
+    .map((c) => (c.status === 'ok' ? `✓ ${c.message}` : c.status === 'skip' ? `- ${c.message}` : `✗ ${c.message}${c.fix ? ` → fix: ${c.fix}` : ''}`))
+    .join('\n') + '\n';
+}
