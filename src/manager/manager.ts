@@ -10,7 +10,7 @@
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { loadRestConfig, type RestConfig } from '../kube/config.js';
 import { createLogger, type Logger } from '../util/log.js';
-import { createMetricsServer } from '../metrics/server/index.js';
+import { createMetricsServer, DEFAULT_BIND_ADDRESS } from '../metrics/server/index.js';
 import type { MetricsOptions, MetricsServer } from '../metrics/server/types.js';
 import type { Controller } from '../controller/controller.js';
 import { InformerSet, type InformerTuning } from '../controller/informers.js';
@@ -225,21 +225,20 @@ export class Manager {
     if (signal.aborted) return;
 
     // 3. metrics server first
-    const m = this.opts.metrics ?? {};
+    // as in controller-runtime: an empty address means the default, only "0" disables the server
+    const addr = this.opts.metrics?.bindAddress || DEFAULT_BIND_ADDRESS;
+    const m = { ...this.opts.metrics, bindAddress: addr };
     const metricsLog = this.log.child('metrics');
-    if (!isDisabled(m.bindAddress ?? ':8443')) {
-      this._metricsServer = createMetricsServer(m, { restConfig: this._restConfig, kubeClient: client, logger: metricsLog });
-      if (this._metricsServer) {
-        try {
-          await this._metricsServer.start();
-        } catch (err) {
-          this._metricsServer = undefined;
-          const addr = m.bindAddress ?? ':8443';
-          const msg = (err as Error).message;
-          throw new ManagerError(`failed to start metrics server${msg.includes(addr) ? '' : ` on ${addr}`}: ${msg}`);
-        }
-        this.log.info('metrics server is serving', { url: this._metricsServer.url });
+    if (!isDisabled(addr)) {
+      const server = createMetricsServer(m, { restConfig: this._restConfig, kubeClient: client, logger: metricsLog });
+      try {
+        await server.start();
+      } catch (err) {
+        const msg = (err as Error).message;
+        throw new ManagerError(`failed to start metrics server${msg.includes(addr) ? '' : ` on ${addr}`}: ${msg}`);
       }
+      this._metricsServer = server;
+      this.log.info('metrics server is serving', { url: server.url });
     }
 
     // 4. health probes
