@@ -188,7 +188,8 @@ export async function startOurs(
     writeFileSync(accessFile, JSON.stringify(auth.access), { mode: 0o600 });
   }
   const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
-  const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-name', `${key}-${shape.n}-${Date.now()}.cpuprofile`] : [];
+  // one directory per server; Node names each thread's profile CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile
+  const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, `${key}-n${shape.n}`)] : [];
   const [cmd, args] = pinned(cpu, process.execPath, [...prof, ...lib.nodeArgs, '--import', lib.probe, lib.script('servers/ours.ts')]);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
