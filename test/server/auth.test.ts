@@ -6,6 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
+import http2 from 'node:http2';
 import { Counter as PromCounter } from 'prom-client';
 import { KubeClient } from '../../src/kube/client.js';
 import type { RestConfig } from '../../src/kube/config.js';
@@ -157,6 +158,39 @@ describe('authentication and authorization', () => {
     assert.match(body, /^# TYPE certwatcher_read_certificate_errors_total counter$/m);
     assert.equal(await curl('curl -sk -o /dev/null -w "%{http_code}" https://127.0.0.1:$PORT/metrics'), '401');
     assert.equal(await curl('curl -sk --compressed -o /dev/null -w "%{http_code} %{http_version}" -H "Authorization: Bearer $TOKEN" https://127.0.0.1:$PORT/metrics'), '200 1.1');
+  });
+});
+
+describe('HTTP/2', () => {
+  test('the filter guards h2 requests the same way', async () => {
+    const s = createMetricsServer(
+      { bindAddress: '127.0.0.1:0', enableHTTP2: true, filterProvider: filters.withAuthenticationAndAuthorization },
+      { restConfig: managerConfig },
+    );
+    await s.start();
+    const session = http2.connect(s.url, { rejectUnauthorized: false });
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = session.request({ ':path': '/metrics', ...headers });
+        let status = 0;
+        let body = '';
+        req.on('response', (h) => (status = Number(h[':status'])));
+        req.setEncoding('utf8');
+        req.on('data', (c: string) => (body += c));
+        req.on('end', () => resolve({ status, body }));
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      assert.equal((await get({})).status, 401);
+      assert.equal((await get({ authorization: `Bearer ${strangerToken}` })).status, 403);
+      const ok = await get({ authorization: `Bearer ${readerToken}` });
+      assert.equal(ok.status, 200);
+      assert.match(ok.body, /^# TYPE certwatcher_read_certificate_total counter$/m);
+    } finally {
+      session.close();
+      await s.stop();
+    }
   });
 });
 

@@ -397,6 +397,26 @@ describe('scrapes', () => {
   });
 });
 
+describe('slow clients', () => {
+  test('a request head not finished within the headers timeout gets 408 and the connection is closed (slowloris)', async () => {
+    const s = await serve();
+    const t0 = Date.now();
+    const outcome = await new Promise<{ first: string; ms: number }>((resolve, reject) => {
+      let first = '';
+      const c = tlsConnect({ host: '127.0.0.1', port: s.port, rejectUnauthorized: false }, () => c.write('GET /metrics HTTP/1.1\r\nHost: x\r\n'));
+      c.on('data', (d: Buffer) => (first ||= d.toString('latin1').split('\r\n')[0]!));
+      c.on('close', () => resolve({ first, ms: Date.now() - t0 }));
+      c.on('error', reject);
+      setTimeout(() => {
+        c.destroy();
+        reject(new Error('the server kept a half-sent request open for 25 s'));
+      }, 25_000).unref();
+    });
+    assert.equal(outcome.first, 'HTTP/1.1 408 Request Timeout');
+    assert.ok(outcome.ms >= 9_000, `closed too early (${outcome.ms} ms)`);
+  });
+});
+
 describe('plain HTTP (secureServing: false)', () => {
   test('serves /metrics over http://', async () => {
     const s = await serve({ secureServing: false });
