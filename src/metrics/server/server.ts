@@ -169,6 +169,7 @@ class HttpMetricsServer implements MetricsServer {
     let server: https.Server | http2.Http2SecureServer;
     if (this.opts.enableHTTP2) {
       server = http2.createSecureServer({ ...tlsOptions, allowHTTP1: true, settings: { maxConcurrentStreams: 100, maxHeaderListSize: MAX_HEADER_BYTES } }, listener);
+      // idle sessions (and HTTP/1.1 fallback connections, which do not get the head/request timeouts here) are cut
       server.setTimeout(KEEP_ALIVE_TIMEOUT_MS);
     } else {
       server = https.createServer({ ...tlsOptions, ...limits }, listener);

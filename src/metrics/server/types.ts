@@ -21,7 +21,7 @@ export type TlsConfig = SecureContextOptions & TlsOptions;
 
 /** The `metrics` options block of a manager (controller-runtime's `metricsserver.Options`). */
 export interface MetricsOptions {
-  /** Address to listen on (default `':8443'`). `'0'` disables the server; `':8443'` all interfaces; `'127.0.0.1:0'` an ephemeral port. */
+  /** Address to listen on (default `':8443'`). `'0'` (or `''`) disables the server; `':8443'` all interfaces; `'127.0.0.1:0'` an ephemeral port. */
   bindAddress?: string;
   /** Serve HTTPS (default true). */
   secureServing?: boolean;
