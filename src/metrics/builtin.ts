@@ -2,12 +2,11 @@
  * Built-in families of the global registry beside the controller ones (src/controller/metrics.ts):
  * process and Node.js runtime, `rest_client_requests_total`, and the certwatcher counters.
  */
-import { collectDefaultMetrics, Registry as PromRegistry } from 'prom-client';
 import { setDefaultCertWatcherCounters } from '../certwatcher/certwatcher.js';
 import { setDefaultRequestObserver } from '../kube/client.js';
 import { Counter } from './counter.js';
-import { PromRegistryCollector } from './foreign.js';
 import { registry } from './registry.js';
+import { RuntimeCollector } from './runtime.js';
 
 /**
  * `rest_client_requests_total{code,host,method}`: every Kubernetes API response (or transport error, code
@@ -41,13 +40,10 @@ setDefaultCertWatcherCounters({
 });
 
 /**
- * prom-client's process and Node.js collectors (`process_cpu_seconds_total`, `process_resident_memory_bytes`,
+ * Process and Node.js runtime families (`process_cpu_seconds_total`, `process_resident_memory_bytes`,
  * `process_virtual_memory_bytes`, `process_start_time_seconds`, `process_open_fds`, `process_max_fds`,
- * `nodejs_eventloop_lag_*`, `nodejs_heap_*`, `nodejs_gc_duration_seconds`, …) in a private prom-client
- * registry, so a user calling `collectDefaultMetrics()` on prom-client's default registry does not clash: their
- * families then take precedence. The `nodejs_active_*_total` gauges are left out (a `_total` gauge fails
- * `promtool check metrics`); the `nodejs_active_handles`/`_requests`/`_resources` gauges carry the same values.
+ * `nodejs_eventloop_lag_*`, `nodejs_heap_*`, `nodejs_gc_duration_seconds`, …). When the user also calls prom-client's
+ * `collectDefaultMetrics()` on its default registry, the user's same-named families take precedence.
  */
-export const runtimeRegistry = new PromRegistry();
-collectDefaultMetrics({ register: runtimeRegistry });
-registry.registerBuiltin(new PromRegistryCollector(runtimeRegistry, { dropMisnamedGauges: true }));
+export const runtimeCollector = new RuntimeCollector();
+registry.registerBuiltin(runtimeCollector);

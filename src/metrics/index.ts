@@ -26,4 +26,4 @@ export type { Collector, FamilyView, ExpositionFormat, MetricType } from './fami
 export { negotiateFormat, TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE } from './negotiate.js';
 export type { NegotiatedFormat } from './negotiate.js';
 export { formatFloat, escapeLabelValue, escapeHelp, validateMetricName, validateLabelName } from './format.js';
-export { restClientRequests, certwatcherReadCertificate, certwatcherReadCertificateErrors, runtimeRegistry } from './builtin.js';
+export { restClientRequests, certwatcherReadCertificate, certwatcherReadCertificateErrors, runtimeCollector } from './builtin.js';

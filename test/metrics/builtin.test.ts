@@ -38,6 +38,24 @@ test('process and Node.js runtime families are present with plausible values', a
   assert.ok(fams.has('nodejs_eventloop_lag_seconds'));
   assert.ok(fams.has('nodejs_heap_size_used_bytes'));
   assert.ok([...fams.keys()].every((n) => !/^nodejs_active_\w+_total$/.test(n)), 'gauges named *_total are left out');
+  assert.equal(value(fams, 'nodejs_version_info', { version: process.version }), 1);
+});
+
+test('garbage collections are observed in nodejs_gc_duration_seconds by kind', async () => {
+  let fams = await scrape();
+  for (let round = 0; round < 50 && !fams.has('nodejs_gc_duration_seconds'); round++) {
+    // young-generation garbage: a minor GC follows within a few rounds
+    let junk: unknown[] = [];
+    for (let i = 0; i < 200_000; i++) junk.push({ i });
+    junk = [];
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    fams = await scrape();
+  }
+  const gc = fams.get('nodejs_gc_duration_seconds');
+  assert.ok(gc, 'no GC observed after 50 rounds of garbage');
+  assert.equal(gc.type, 'histogram');
+  const kinds = new Set(gc.samples.map((s) => s.labels['kind']));
+  assert.ok([...kinds].every((k) => ['major', 'minor', 'incremental', 'weakcb'].includes(k!)), [...kinds].join());
 });
 
 test('rest_client_requests_total counts each API response by code, host and method, and transport errors as <error>', async () => {
