@@ -244,16 +244,17 @@ function printBanner(
   if (p.healthUrl) lines.push(`  health probes:  ${p.healthUrl}/healthz  ${p.healthUrl}/readyz`);
   if (p.metricsUrl) {
     lines.push(`  metrics:        ${p.metricsUrl}/metrics`);
-    if (p.readerTokenPath) {
+    if (!o.metricsSecure) {
+      lines.push('', 'Try (plain HTTP, no authentication: --metrics-secure=false):', `  curl ${p.metricsUrl}/metrics`);
+    } else if (p.readerTokenPath) {
       lines.push('', 'Try (a token of a service account bound to the metrics-reader role):', `  curl -k -H "Authorization: Bearer $(cat ${p.readerTokenPath})" ${p.metricsUrl}/metrics`);
-    } else if (o.metricsSecure) {
-      lines.push('', 'Scrape with a token of an identity allowed to "get /metrics", e.g.:', `  curl -k -H "Authorization: Bearer $(kubectl create token SERVICE_ACCOUNT -n NAMESPACE)" ${p.metricsUrl}/metrics`);
     } else {
-      lines.push('', 'Try:', `  curl ${p.metricsUrl}/metrics`);
+      lines.push('', 'Scrape with a token of an identity allowed to "get /metrics", e.g.:', `  curl -k -H "Authorization: Bearer $(kubectl create token SERVICE_ACCOUNT -n NAMESPACE)" ${p.metricsUrl}/metrics`);
     }
   } else {
     lines.push('  metrics:        disabled (--metrics-bind-address 0)');
   }
+  if (!o.kubeconfig) lines.push('', 'Look at the objects:', `  kubectl --kubeconfig ${p.kubeconfigPath} get configmaps,secrets -n ${WORKLOAD_NAMESPACE}`);
   lines.push('', o.duration > 0 ? `Stopping after ${o.duration}s (or Ctrl-C).` : 'Press Ctrl-C to stop.', '');
   process.stdout.write(lines.join('\n') + '\n');
 }

@@ -9,7 +9,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
-import { eventually, parseExposition, value } from './helpers/exposition.js';
+import { eventually, parseExposition, value, type Family } from './helpers/exposition.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const dirs: string[] = [];
@@ -56,7 +56,7 @@ function sh(command: string, timeoutMs = 15_000): Promise<{ code: number; stdout
 
 const CURL_LINE = /^\s*(curl -k -H "Authorization: Bearer \$\(cat (\S+)\)" (https:\/\/127\.0\.0\.1:\d+\/metrics))\s*$/m;
 
-test('ctrlmetrics demo: secure metrics of both controllers with the printed curl line; clean SIGTERM; restart on the same state', { timeout: 120_000 }, async () => {
+test('ctrlmetrics demo: secure metrics of both controllers with the printed curl line; clean SIGTERM; restart on the same state with plain HTTP', { timeout: 120_000 }, async () => {
   const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-'));
   dirs.push(stateDir);
   const common = ['--state-dir', stateDir, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
@@ -68,12 +68,15 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   await stat(join(stateDir, 'kubeconfig'));
 
   // the exact printed command, through a shell, until both controllers have reconciled
-  const families = await eventually(async () => {
+  const curl = async () => {
     const r = await sh(`${curlLine} -s -w '\\n%{http_code}'`);
     const body = r.stdout.slice(0, r.stdout.lastIndexOf('\n'));
     const code = r.stdout.slice(r.stdout.lastIndexOf('\n') + 1);
     if (code !== '200') throw new Error(`curl answered ${code}: ${body.slice(0, 200)}`);
-    const f = parseExposition(body);
+    return parseExposition(body);
+  };
+  const families = await eventually(async () => {
+    const f = await curl();
     const cm = value(f, 'controller_runtime_reconcile_total', { controller: 'configmap', result: 'success' }) ?? 0;
     const secret = value(f, 'controller_runtime_reconcile_total', { controller: 'secret', result: 'success' }) ?? 0;
     const goobers = value(f, 'goobers_total', {}) ?? 0;
@@ -81,6 +84,13 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   }, 'reconciles of both controllers on /metrics', 40_000, 500);
   assert.equal(families.get('goobers_total')?.help, 'Number of goobers processed');
   assert.equal(families.get('goobers_total')?.type, 'counter');
+  // the steady load keeps them reconciling: the counters rise between scrapes
+  const successes = (f: Map<string, Family>) => value(f, 'controller_runtime_reconcile_total', { controller: 'configmap', result: 'success' }) ?? 0;
+  const adds = (f: Map<string, Family>) => value(f, 'workqueue_adds_total', { name: 'configmap', controller: 'configmap' }) ?? 0;
+  await eventually(async () => {
+    const f = await curl();
+    return successes(f) > successes(families) && adds(f) > adds(families);
+  }, 'the reconcile and queue counters to rise', 20_000, 300);
 
   // no token: 401, as controller-runtime's filter answers
   const anon = await sh(`curl -k -s -o /dev/null -w '%{http_code}' ${url}`);
@@ -95,10 +105,14 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   assert.equal(await within(run.exited, 30_000, 'exit after SIGTERM'), 0, run.stderr());
   assert.match(run.stdout(), /ctrlmetrics demo stopped/);
 
-  // again on the same state directory (RBAC re-applied, objects kept), stopping by itself after --duration
-  const again = runDemo([...common, '--duration', '3']);
+  // again on the same state directory (RBAC re-applied, objects kept), plain HTTP, stopping by itself after --duration
+  const again = runDemo([...common, '--metrics-secure=false', '--duration', '6']);
+  const plain = await eventually(() => /^\s*curl (http:\/\/127\.0\.0\.1:\d+\/metrics)\s*$/m.exec(again.stdout()) ?? undefined, 'the plain curl line', 45_000, 200);
+  assert.doesNotMatch(again.stdout(), /Bearer/, 'no token needed, none suggested');
+  const r = await sh(`curl -s -w '\\n%{http_code}' ${plain[1]}`);
+  assert.match(r.stdout, /\n200$/);
+  assert.ok(parseExposition(r.stdout.slice(0, r.stdout.lastIndexOf('\n'))).has('controller_runtime_reconcile_total'));
   assert.equal(await within(again.exited, 45_000, 'exit after --duration'), 0, again.stderr());
-  assert.match(again.stdout(), CURL_LINE);
 });
 
 test('ctrlmetrics demo --kubeconfig: exits non-zero with a clear message when the API cannot be reached', { timeout: 60_000 }, async () => {
