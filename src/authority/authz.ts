@@ -30,7 +30,8 @@ export class Authorizer {
     this.cached = undefined;
   }
 
-  private objects(): RbacObjects {
+  /** The stored RBAC objects (cached until one changes; do not mutate). */
+  objects(): RbacObjects {
     if (!this.cached) {
       const s = this.store;
       this.cached = {

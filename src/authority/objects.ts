@@ -8,12 +8,15 @@ import type { Store } from './store.js';
 import { apiVersionOf, typeKey, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
 import { validateLabels, validateName } from './validation.js';
+import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
 import { applyPatch, strategicMergePatch } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 
 /** Options common to writes. */
 export interface WriteOptions {
   dryRun?: boolean;
+  /** Admission of the final object (e.g. RBAC escalation checks for the requesting user); throws to reject. */
+  admit?: (next: KubeObject, old: KubeObject | undefined) => void;
 }
 
 const NS_KEY = 'namespaces';
@@ -109,6 +112,7 @@ export class ObjectService {
     else for (const e of validateName(name, t.nameRule)) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
     causes.push(...validateLabels(o.metadata.labels));
     if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') causes.push(...validateCRD(o));
+    if (isRbacResource(t.group, t.resource)) causes.push(...validateRbacObject(t.resource, o));
     if (causes.length) throw invalid(t.kind, t.group, name, causes);
   }
 
@@ -156,6 +160,7 @@ export class ObjectService {
       else o.status = {};
     }
     this.defaults(t, o, undefined);
+    w.admit?.(o, undefined);
     if (w.dryRun) return this.present(t, o);
     const stored = this.store.put(key, o);
     this.afterWrite(t, stored, undefined);
@@ -215,7 +220,11 @@ export class ObjectService {
     if (t.generation) m.generation = (old.metadata.generation ?? 1) + (specOf(old) !== specOf(next) ? 1 : 0);
     else delete m.generation;
     this.validateMeta(t, next);
+    if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings') && JSON.stringify(old.roleRef) !== JSON.stringify(next.roleRef)) {
+      throw invalid(t.kind, t.group, m.name, [{ field: 'roleRef', message: `Invalid value: ${JSON.stringify(next.roleRef ?? null)}: cannot change roleRef` }]);
+    }
     this.defaults(t, next, old);
+    w.admit?.(next, old);
     if (sameContent(old, next)) return this.present(t, old);
     if (w.dryRun) return this.present(t, next);
     const stored = this.store.put(key, next);
@@ -331,6 +340,7 @@ export class ObjectService {
   /** Per-kind defaults, as kube's strategies and admission fill them in. */
   private defaults(t: ResourceType, o: KubeObject, old: KubeObject | undefined): void {
     const m = o.metadata;
+    if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings')) defaultSubjects(o);
     if (!t.group) {
       switch (t.resource) {
         case 'namespaces':

@@ -20,6 +20,7 @@ import { apiGroup, apiGroupList, apiResourceList, coreVersions, versionInfo } fr
 import { toTable, wantsTable } from './table.js';
 import type { TokenSigner } from './sa-tokens.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
+import { admitRbacWrite, isRbacResource } from './rbac-admission.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
 const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
@@ -256,6 +257,10 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     throw notFoundPath();
   }
 
+  // RBAC writes are checked against the requesting user's own rights (privilege-escalation prevention).
+  const admit = isRbacResource(t.group, t.resource)
+    ? (next: KubeObject, old: KubeObject | undefined) => admitRbacWrite(d.authz, user, t.resource, next, old)
+    : undefined;
   const table = wantsTable(req.headers.accept);
   switch (info.verb) {
     case 'get': {
@@ -288,14 +293,14 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     case 'create': {
       if (info.name) throw methodNotAllowed();
-      return send(res, 201, d.objects.create(t, ns, (await body()) as KubeObject, { dryRun }));
+      return send(res, 201, d.objects.create(t, ns, (await body()) as KubeObject, { dryRun, admit }));
     }
     case 'update':
-      return send(res, 200, d.objects.update(t, ns, info.name, (await body()) as KubeObject, { dryRun, subresource: info.subresource }));
+      return send(res, 200, d.objects.update(t, ns, info.name, (await body()) as KubeObject, { dryRun, admit, subresource: info.subresource }));
     case 'patch': {
       const ct = String(req.headers['content-type'] ?? '');
       const existed = !!d.objects.peek(t, ns, info.name);
-      const out = d.objects.patch(t, ns, info.name, ct, await body(), { dryRun, subresource: info.subresource });
+      const out = d.objects.patch(t, ns, info.name, ct, await body(), { dryRun, admit, subresource: info.subresource });
       return send(res, existed ? 200 : 201, out);
     }
     case 'delete': {
