@@ -19,7 +19,7 @@ import { CliError } from './errors.js';
 import { KubeClient } from '../kube/client.js';
 import { loadRestConfig, type RestConfig } from '../kube/config.js';
 import { createLogger } from '../util/log.js';
-import { applyObject, requestToken } from './demo/apply.js';
+import { applyObject, checkApiReachable, requestToken } from './demo/apply.js';
 import { MANAGER_SA, SCRAPER_SA, SYSTEM_NAMESPACE, WORKLOAD_NAMESPACE, demoRbac } from './demo/rbac.js';
 import { DemoLoad } from './demo/load.js';
 
@@ -122,8 +122,12 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
       admin = new KubeClient(managerConfig);
       apiUrl = managerConfig.server;
       kubeconfigPath = o.kubeconfig;
+      await checkApiReachable(admin, apiUrl).catch((err: Error) => {
+        throw new CliError(err.message);
+      });
       await applyObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: WORKLOAD_NAMESPACE } }).catch((err: Error) => {
-        throw new CliError(`${err.message} (the kubeconfig identity needs create on namespaces, or create the namespace ${WORKLOAD_NAMESPACE} first)`);
+        const forbidden = /\b403\b|forbidden/i.test(err.message);
+        throw new CliError(forbidden ? `${err.message} (the kubeconfig identity needs create on namespaces, or create the namespace ${WORKLOAD_NAMESPACE} first)` : err.message);
       });
     } else {
       await mkdir(stateDir, { recursive: true, mode: 0o700 });

@@ -59,3 +59,18 @@ export async function requestToken(client: KubeClient, namespace: string, name: 
   const exp = res.status?.expirationTimestamp ? Date.parse(res.status.expirationTimestamp) : Date.now() + expirationSeconds * 1000;
   return { token, expiresAt: exp };
 }
+
+/**
+ * Fails fast with a message that says what to do when the API cannot be reached or rejects the credentials
+ * (instead of a failed create after the client's retries).
+ */
+export async function checkApiReachable(client: KubeClient, server: string): Promise<void> {
+  let status: number;
+  try {
+    ({ status } = await client.raw('GET', '/version', { timeoutMs: 10_000, retry: { steps: 2, baseMs: 300, factor: 2, jitter: 0.2 } }));
+  } catch (err) {
+    throw new Error(`cannot reach the Kubernetes API at ${server}: ${err instanceof Error ? err.message : String(err)} (check --kubeconfig and that the cluster is running)`);
+  }
+  if (status === 401) throw new Error(`the Kubernetes API at ${server} rejected the kubeconfig's credentials (401 Unauthorized): refresh the token or client certificate`);
+  if (status >= 500) throw new Error(`the Kubernetes API at ${server} is not healthy: GET /version answered ${status}`);
+}
