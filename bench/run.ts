@@ -121,6 +121,12 @@ function activeVariants(servers: Servers, conns: readonly number[]): Variant[] {
   return variants(conns).filter((v) => servers[v.server] !== undefined);
 }
 
+/** Run length: at 100k a c8 scrape of the slower peers takes seconds, so those runs are longer (×1.6) to complete enough requests. */
+function runSeconds(s: Settings, size: SizeName, conns: number): number {
+  const base = conns >= 8 ? s.c8 : s.c1;
+  return size === '100k' ? Math.round(base * 1.6) : base;
+}
+
 async function promtool(body: string): Promise<{ rc: number | null; findings: string[] }> {
   const r = await runCapture('promtool', ['check', 'metrics'], { input: body, timeoutMs: 120_000 });
   const findings = (r.stdout + r.stderr)
@@ -243,7 +249,7 @@ async function main(): Promise<void> {
                 for (const v of order) {
                   const rec = await measure(
                     servers[v.server]!,
-                    { connections: conns, durationS: conns >= 8 ? s.c8 : s.c1, headers: requestHeaders(v, enc), cpu: s.pin ? LOAD_CPU : undefined },
+                    { connections: conns, durationS: runSeconds(s, size, conns), headers: requestHeaders(v, enc), cpu: s.pin ? LOAD_CPU : undefined },
                     { variant: v.key, size, enc, conns, rep },
                   );
                   runs.push(rec);

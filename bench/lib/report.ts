@@ -216,7 +216,7 @@ export function renderReport(res: BenchResults): string {
   const s = res.settings;
   out.push(
     `- Method: ${s.pinned ? 'servers pinned to CPU 0 (`taskset -c 0`, Go with GOMAXPROCS=1), wrk pinned to CPU 1 (`taskset -c 1 wrk -t1`)' : 'not pinned'}; ` +
-      `${s.reps} repetition(s), variants alternated (order reversed and rotated every repetition); c8 runs ${s.c8DurationS} s, c1 runs ${s.c1DurationS} s, ` +
+      `${s.reps} repetition(s), variants alternated (order reversed and rotated every repetition); c8 runs ${s.c8DurationS} s, c1 runs ${s.c1DurationS} s (×1.6 at 100k), ` +
       `${s.warmupS} s warm-up per server and encoding. Cells show medians over the repetitions.`,
   );
   out.push('');
