@@ -8,6 +8,28 @@
  */
 import { Document, Pair, Scalar, YAMLMap, YAMLSeq, isMap, isPair, isScalar, isSeq, parseDocument, parse, type Node } from 'yaml';
 
+type Commentable = Node & { commentBefore?: string | null; spaceBefore?: boolean };
+
+/**
+ * Sets the comment above a node the way the parser represents it: blank lines above the comment are the node's
+ * `spaceBefore`, not comment text (the stringifier would drop them there).
+ */
+function setCommentBefore(node: Commentable, text: string | undefined): void {
+  if (text !== undefined) {
+    const lines = text.split('\n');
+    let blank = 0;
+    while (blank < lines.length && lines[blank]!.trim() === '') blank++;
+    if (blank > 0) {
+      node.spaceBefore = true;
+      text = blank < lines.length ? lines.slice(blank).join('\n') : undefined;
+    }
+  }
+  node.commentBefore = text ?? null;
+}
+
+/** The blank line above a node, as comment text to carry along when the node goes away. */
+const blankAbove = (node: Commentable | undefined): string | undefined => (node?.spaceBefore ? '\n' : undefined);
+
 /** Says whether a (plain JSON) list entry is the one being switched. */
 export type EntryMatcher = (entry: unknown) => boolean;
 
@@ -26,14 +48,19 @@ interface Found {
   end: number;
 }
 
+/** Comment text of `lines`; blank lines alone are kept as one blank line (the `yaml` library renders `'\n'` so). */
 function joinLines(lines: string[]): string | undefined {
   const text = lines.join('\n');
-  return text.trim() === '' ? undefined : text;
+  if (text.trim() !== '') return text;
+  return lines.length > 0 ? '\n' : undefined;
 }
 
 function concatComments(...parts: Array<string | undefined>): string | undefined {
   const present = parts.filter((p): p is string => p !== undefined && p !== '');
-  return present.length ? present.join('\n') : undefined;
+  if (present.length === 0) return undefined;
+  // a blank-line-only part ('\n', see joinLines) is one empty line between the others
+  const text = present.map((p) => (p.trim() === '' ? '' : p)).join('\n');
+  return text.trim() === '' ? '\n' : text;
 }
 
 function rootMap(doc: Document): YAMLMap {
@@ -54,7 +81,7 @@ function commentSlots(doc: Document, key: string): CommentSlot[] {
   const elsewhere = { kind: 'elsewhere' } as const;
   const nodeSlots = (node: Node, whereBefore: CommentSlot['where'], whereAfter: CommentSlot['where']): void => {
     const n = node as Node & { commentBefore?: string | null; comment?: string | null };
-    slots.push({ get: () => n.commentBefore ?? undefined, set: (t) => (n.commentBefore = t), where: whereBefore });
+    slots.push({ get: () => n.commentBefore ?? undefined, set: (t) => setCommentBefore(n, t), where: whereBefore });
     slots.push({ get: () => n.comment ?? undefined, set: (t) => (n.comment = t), where: whereAfter });
   };
   const walk = (node: unknown): void => {
@@ -70,7 +97,7 @@ function commentSlots(doc: Document, key: string): CommentSlot[] {
       node.items.forEach((item, i) => {
         if (isTarget && item && typeof item === 'object' && 'commentBefore' in (item as object)) {
           const n = item as Node & { commentBefore?: string | null; comment?: string | null };
-          slots.push({ get: () => n.commentBefore ?? undefined, set: (t) => (n.commentBefore = t), where: { kind: 'before-item', index: i } });
+          slots.push({ get: () => n.commentBefore ?? undefined, set: (t) => setCommentBefore(n, t), where: { kind: 'before-item', index: i } });
           slots.push({ get: () => n.comment ?? undefined, set: (t) => (n.comment = t), where: elsewhere });
           walkChildren(item);
         } else {
@@ -88,7 +115,7 @@ function commentSlots(doc: Document, key: string): CommentSlot[] {
   map.items.forEach((p, i) => {
     if (i === idx + 1 && idx >= 0 && isScalar(p.key)) {
       const k = p.key as Scalar;
-      slots.push({ get: () => k.commentBefore ?? undefined, set: (t) => (k.commentBefore = t), where: { kind: 'after-list' } });
+      slots.push({ get: () => k.commentBefore ?? undefined, set: (t) => setCommentBefore(k, t), where: { kind: 'after-list' } });
       slots.push({ get: () => k.comment ?? undefined, set: (t) => (k.comment = t), where: elsewhere });
       walk(p.value);
     } else {
@@ -189,7 +216,7 @@ function ensureList(doc: Document, key: string): YAMLSeq {
     const slotText = header.slot.get();
     const nextKeyIdx = map.items.findIndex((p) => isScalar(p.key) && p.key.commentBefore === slotText);
     header.slot.set(rest);
-    pair.key.commentBefore = pre;
+    setCommentBefore(pair.key, pre);
     if (nextKeyIdx >= 0) {
       map.items.splice(nextKeyIdx, 0, pair);
       return seq;
@@ -222,17 +249,21 @@ export function enableEntry(doc: Document, key: string, match: EntryMatcher, ent
     const target = seq.items[where.index] as (Node & { commentBefore?: string | null }) | undefined;
     if (found.slot.get() === target?.commentBefore) {
       // the block sat right above item `index`
-      node.commentBefore = pre;
-      target!.commentBefore = post;
+      setCommentBefore(node, pre);
+      setCommentBefore(target!, post);
     } else {
       // the block sat in the sequence's own leading comment (above the first item)
       found.slot.set(pre);
-      if (target) target.commentBefore = concatComments(post, target.commentBefore ?? undefined);
+      if (target) {
+        const above = blankAbove(target);
+        target.spaceBefore = false;
+        setCommentBefore(target, concatComments(post, above, target.commentBefore ?? undefined));
+      }
       else seq.comment = concatComments(post, seq.comment ?? undefined);
     }
     seq.items.splice(where.index, 0, node);
   } else if (where.kind === 'after-list') {
-    node.commentBefore = pre;
+    setCommentBefore(node, pre);
     found.slot.set(post);
     seq.items.push(node);
   } else {
@@ -253,25 +284,33 @@ export function disableEntry(doc: Document, key: string, match: EntryMatcher, in
   if (!isSeq(seq)) return false;
   const i = seq.items.findIndex((it) => match((it as Node).toJSON()));
   if (i < 0) return false;
-  const item = seq.items[i] as Node & { commentBefore?: string | null };
-  const commented = concatComments(item.commentBefore ?? undefined, entryText(item, indentSeq).join('\n'))!;
+  const item = seq.items[i] as Commentable;
+  const commented = concatComments(blankAbove(item), item.commentBefore ?? undefined, entryText(item, indentSeq).join('\n'))!;
   seq.items.splice(i, 1);
   const idx = pairIndex(map, key);
   const afterList = (text: string): void => {
     const next = map.items[idx + 1];
-    if (next && isScalar(next.key)) next.key.commentBefore = concatComments(text, next.key.commentBefore ?? undefined);
-    else doc.comment = concatComments(text, doc.comment ?? undefined) ?? null;
+    if (next && isScalar(next.key)) {
+      // a blank line above the next key stays between the commented-out entry (now ending the list) and the key
+      const blank = blankAbove(next.key as Commentable);
+      (next.key as Commentable).spaceBefore = false;
+      setCommentBefore(next.key as Commentable, concatComments(text, blank, next.key.commentBefore ?? undefined));
+    } else doc.comment = concatComments(text, doc.comment ?? undefined) ?? null;
   };
   if (seq.items.length > 0) {
     const next = seq.items[i] as (Node & { commentBefore?: string | null }) | undefined;
-    if (next) next.commentBefore = concatComments(commented, next.commentBefore ?? undefined);
+    if (next) {
+      const above = blankAbove(next);
+      next.spaceBefore = false;
+      setCommentBefore(next, concatComments(commented, above, next.commentBefore ?? undefined));
+    }
     else afterList(concatComments(seq.comment ?? undefined, commented)!);
     if (!next) seq.comment = null;
     return true;
   }
   // last entry gone: comment out the key too
   const pair = map.items[idx] as Pair<Scalar, YAMLSeq>;
-  const text = concatComments(pair.key.commentBefore ?? undefined, `${key}:`, seq.commentBefore ?? undefined, commented, seq.comment ?? undefined)!;
+  const text = concatComments(blankAbove(pair.key as Commentable), pair.key.commentBefore ?? undefined, `${key}:`, seq.commentBefore ?? undefined, commented, seq.comment ?? undefined)!;
   afterList(text);
   map.items.splice(idx, 1);
   return true;

@@ -9,6 +9,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { initProject, ScaffoldError, type InitOptions } from '../../src/scaffold/init.js';
+import { editProject } from '../../src/scaffold/edit.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'cli.ts');
@@ -37,20 +39,36 @@ function assertOneErrorLine(r: { code: number; stderr: string }, pattern: RegExp
 }
 
 test('init rejects invalid project names and domains with one error line and writes nothing', async () => {
-  const cases: Array<[string[], RegExp]> = [
+  // through the CLI process: exit code and the one stderr line
+  for (const [args, pattern] of [
     [['--project-name', 'My_Operator'], /DNS-1123/],
-    [['--project-name', '-leading-dash'], /DNS-1123/],
-    [['--project-name', 'trailing-'], /DNS-1123/],
-    [['--project-name', '9starts-with-digit'], /start with a letter/],
-    [['--project-name', 'a'.repeat(40)], /at most 28 characters/],
     [['--project-name', 'ok', '--domain', 'Bad_Domain'], /invalid domain/],
-  ];
-  for (const [args, pattern] of cases) {
-    const dir = join(work, `bad-${args[1]!.slice(0, 10)}-${args.length}`);
-    const r = await run('init', ...args, '--dir', dir);
-    assertOneErrorLine(r, pattern);
+  ] as Array<[string[], RegExp]>) {
+    const dir = join(work, `bad-cli-${args.length}`);
+    assertOneErrorLine(await run('init', ...args, '--dir', dir), pattern);
     assert.equal(existsSync(dir), false, `nothing written for ${args.join(' ')}`);
   }
+  // the other rules through the same function the command calls (one process per case would only add seconds)
+  const cases: Array<[InitOptions, RegExp]> = [
+    [{ projectName: '' }, /project name is empty: pass --project-name/],
+    [{ projectName: '-leading-dash' }, /DNS-1123/],
+    [{ projectName: 'trailing-' }, /DNS-1123/],
+    [{ projectName: 'Upper' }, /DNS-1123/],
+    [{ projectName: 'dots.not.allowed' }, /DNS-1123/],
+    [{ projectName: '9starts-with-digit' }, /start with a letter/],
+    [{ projectName: 'a'.repeat(29) }, /at most 28 characters/],
+    [{ projectName: 'ok', domain: 'Bad_Domain' }, /invalid domain "Bad_Domain"/],
+    [{ projectName: 'ok', domain: '' }, /invalid domain/],
+    [{ projectName: 'ok', domain: 'a..b' }, /invalid domain/],
+  ];
+  for (const [opts, pattern] of cases) {
+    const dir = join(work, `bad-api-${opts.projectName.slice(0, 12)}-${opts.domain ?? ''}`);
+    await assert.rejects(initProject({ ...opts, dir }), (err: Error) => err instanceof ScaffoldError && pattern.test(err.message) && !err.message.includes('\n'));
+    assert.equal(existsSync(dir), false, `nothing written for ${JSON.stringify(opts)}`);
+  }
+  const longest = join(work, 'longest');
+  await initProject({ projectName: 'a'.repeat(28), dir: longest });
+  assert.ok(existsSync(join(longest, 'config/default/kustomization.yaml')), '28 characters are accepted');
 });
 
 test('init into an unwritable location fails with one clear line and leaves nothing behind', async () => {
@@ -60,10 +78,8 @@ test('init into an unwritable location fails with one clear line and leaves noth
 
   const file = join(work, 'a-file');
   writeFileSync(file, 'not a directory');
-  const r2 = await run('init', '--project-name', 'demo', '--dir', join(file, 'demo'));
-  assertOneErrorLine(r2, /cannot write the project to .*a parent path is not a directory/);
-  const r3 = await run('init', '--project-name', 'demo', '--dir', file);
-  assertOneErrorLine(r3, /not a directory/);
+  await assert.rejects(initProject({ projectName: 'demo', dir: join(file, 'demo') }), /cannot write the project to .*a parent path is not a directory/);
+  await assert.rejects(initProject({ projectName: 'demo', dir: file }), /it exists and is not a directory/);
   assert.equal(readFileSync(file, 'utf8'), 'not a directory');
   assert.deepEqual(
     readdirSync(work).filter((n) => n.includes('ctrlmetrics-init')),
@@ -129,8 +145,7 @@ test('init generates the project, refuses to overwrite it without --force, overw
   assert.match(readme, /namespaceSelector` on a webhook configuration restricts[^.]*not network traffic/);
 
   writeFileSync(join(dir, 'src/main.ts'), '// my own code\n');
-  const again = await run('init', '--project-name', 'shop-op', '--dir', dir);
-  assertOneErrorLine(again, /already contains a project.*--force/);
+  await assert.rejects(initProject({ projectName: 'shop-op', dir }), /already contains a project.*--force/);
   assert.equal(readFileSync(join(dir, 'src/main.ts'), 'utf8'), '// my own code\n');
 
   writeFileSync(join(dir, 'NOTES.md'), 'keep me\n');
@@ -142,19 +157,18 @@ test('init generates the project, refuses to overwrite it without --force, overw
 
 test('edit: unknown option or missing project fails with one line and changes nothing', async () => {
   const dir = join(work, 'edit-bad');
-  assert.equal((await run('init', '--project-name', 'demo', '--dir', dir)).code, 0);
+  await initProject({ projectName: 'demo', dir });
   const before = readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8');
   assertOneErrorLine(await run('edit', '--enable', 'prometheus,webhooks', '--dir', dir), /unknown option "webhooks".*choose from prometheus, certmanager, metrics-tls, network-policy, grafana/);
-  assertOneErrorLine(await run('edit', '--disable', 'grafna', '--dir', dir), /unknown option "grafna"/);
   assertOneErrorLine(await run('edit', '--dir', dir), /nothing to do/);
-  assertOneErrorLine(await run('edit', '--enable', 'grafana', '--disable', 'grafana', '--dir', dir), /both enable and disable grafana/);
+  await assert.rejects(editProject(dir, { enable: ['grafana'], disable: ['grafana'] }), /both enable and disable grafana/);
   assert.equal(readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), before);
-  assertOneErrorLine(await run('edit', '--enable', 'prometheus', '--dir', join(work, 'nowhere')), /not a ctrlmetrics project/);
+  await assert.rejects(editProject(join(work, 'nowhere'), { enable: ['prometheus'] }), /not a ctrlmetrics project/);
 });
 
 test('edit is idempotent and keeps the user\'s comments and entries; metrics-tls says it enabled prometheus', async () => {
   const dir = join(work, 'edit-user');
-  assert.equal((await run('init', '--project-name', 'demo', '--dir', dir)).code, 0);
+  await initProject({ projectName: 'demo', dir });
   const file = join(dir, 'config/default/kustomization.yaml');
   // the user's own additions: a comment, a resource, a label block
   const userText = readFileSync(file, 'utf8')
@@ -190,7 +204,7 @@ test('edit is idempotent and keeps the user\'s comments and entries; metrics-tls
   assert.ok(afterOff.includes('# keep this note, says the user'));
   assert.match(afterOff, /^#- \.\.\/prometheus$/m, 'disabled entry kept as a commented-out line');
   assert.match(afterOff, /^#- path: cert_metrics_manager_patch\.yaml$/m);
-  const offAgain = await run('edit', '--disable', 'metrics-tls', '--dir', dir);
-  assert.match(offAgain.stdout, /already disabled/);
+  const offAgain = await editProject(dir, { disable: ['metrics-tls'] });
+  assert.deepEqual(offAgain, { messages: ['metrics-tls is already disabled'], changed: [] });
   assert.equal(readFileSync(file, 'utf8'), afterOff);
 });

@@ -85,6 +85,7 @@ patches:
 - path: manager_metrics_patch.yaml
   target:
     kind: Deployment
+
 # [METRICS-WITH-CERTS] Serve the metrics endpoint with the cert-manager certificate (Secret "${METRICS_SECRET}")
 # instead of a self-signed one. Needs [CERTMANAGER]; [PROMETHEUS-WITH-CERTS] makes Prometheus verify it.
 #- path: cert_metrics_manager_patch.yaml
