@@ -1,14 +1,13 @@
 /** Counter: a value that only goes up. Text format writes the name as given, OpenMetrics as `<base>_total`. */
 import { counterBaseName, type ExpositionFormat, type MetricType } from './family.js';
-import { formatFloat, labelString } from './format.js';
+import { closedLabels, formatFloat } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One counter series, pre-bound: `inc()` is a field update. */
 export class CounterChild {
   value = 0;
-  /** `name{labels} ` per format, built on first render. */
-  textPrefix: string | undefined;
-  omPrefix: string | undefined;
+  /** `{labels} ` as rendered, built on first render. */
+  labelText: string | undefined;
 
   constructor(
     readonly labelValues: readonly string[],
@@ -60,17 +59,12 @@ export class Counter extends Metric<CounterChild> {
   }
 
   protected renderChildren(list: readonly CounterChild[], format: ExpositionFormat, from: number, to: number): string {
+    const name = format === 'text' ? this.name : this.omSampleName;
+    const names = this.labelNames;
     let s = '';
-    if (format === 'text') {
-      for (let i = from; i < to; i++) {
-        const c = list[i]!;
-        s += (c.textPrefix ??= this.name + labelString(this.labelNames, c.labelValues) + ' ') + formatFloat(c.value) + '\n';
-      }
-    } else {
-      for (let i = from; i < to; i++) {
-        const c = list[i]!;
-        s += (c.omPrefix ??= this.omSampleName + labelString(this.labelNames, c.labelValues) + ' ') + formatFloat(c.value) + '\n';
-      }
+    for (let i = from; i < to; i++) {
+      const c = list[i]!;
+      s += name + (c.labelText ??= closedLabels(names, c.labelValues)) + formatFloat(c.value) + '\n';
     }
     return s;
   }

@@ -68,6 +68,24 @@ export function labelString(names: readonly string[], values: readonly string[],
   return s ? '{' + s + '}' : '';
 }
 
+/**
+ * A flat copy of a string built by concatenation. V8 keeps `a + b + …` as a tree of cons cells; a string cached
+ * for the life of a series (its rendered labels) would keep the whole tree, several times its own size.
+ */
+export function flatten(s: string): string {
+  return s.length < 13 ? s : Buffer.from(s, 'utf8').toString('utf8');
+}
+
+/** `{a="x",b="y"} ` (with the trailing space), or `' '` without labels: the cached middle of a sample line. */
+export function closedLabels(names: readonly string[], values: readonly string[]): string {
+  return names.length ? flatten(labelString(names, values) + ' ') : ' ';
+}
+
+/** `{a="x",b="y",` or `{`: the cached start of a labelled line whose last label (`le`) is appended per bucket. */
+export function openLabels(names: readonly string[], values: readonly string[]): string {
+  return names.length ? flatten(labelString(names, values).slice(0, -1) + ',') : '{';
+}
+
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 

@@ -1,13 +1,13 @@
 /** Gauge: a value that goes up and down. */
 import type { ExpositionFormat, MetricType } from './family.js';
-import { formatFloat, labelString } from './format.js';
+import { closedLabels, formatFloat } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One gauge series, pre-bound: updates are field writes. */
 export class GaugeChild {
   value = 0;
-  /** `name{labels} ` (the same in both formats), built on first render. */
-  prefix: string | undefined;
+  /** `{labels} ` as rendered, built on first render. */
+  labelText: string | undefined;
 
   constructor(readonly labelValues: readonly string[]) {}
 
@@ -88,10 +88,12 @@ export class Gauge extends Metric<GaugeChild> {
   }
 
   protected renderChildren(list: readonly GaugeChild[], _format: ExpositionFormat, from: number, to: number): string {
+    const name = this.name;
+    const names = this.labelNames;
     let s = '';
     for (let i = from; i < to; i++) {
       const c = list[i]!;
-      s += (c.prefix ??= this.name + labelString(this.labelNames, c.labelValues) + ' ') + formatFloat(c.value) + '\n';
+      s += name + (c.labelText ??= closedLabels(names, c.labelValues)) + formatFloat(c.value) + '\n';
     }
     return s;
   }

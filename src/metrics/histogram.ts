@@ -1,16 +1,8 @@
 /** Histogram: observations counted in cumulative buckets, plus their sum and count. */
 import { DEFAULT_BUCKETS } from './buckets.js';
 import type { ExpositionFormat, MetricType } from './family.js';
-import { formatFloat, formatFloatLabel, labelString } from './format.js';
+import { closedLabels, formatFloat, formatFloatLabel, openLabels } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
-
-/** Rendered line prefixes of one histogram series in one format. */
-interface Prefixes {
-  buckets: string[];
-  inf: string;
-  sum: string;
-  count: string;
-}
 
 /** One histogram series, pre-bound: `observe()` finds the bucket and bumps three fields. */
 export class HistogramChild {
@@ -18,8 +10,9 @@ export class HistogramChild {
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
-  text: Prefixes | undefined;
-  om: Prefixes | undefined;
+  /** `{labels,` and `{labels} ` as rendered, built on first render (the same in both formats). */
+  labelOpen: string | undefined;
+  labelText: string | undefined;
 
   constructor(
     readonly labelValues: readonly string[],
@@ -61,6 +54,9 @@ export class Histogram extends Metric<HistogramChild> {
   readonly type: MetricType = 'histogram';
   readonly buckets: readonly number[];
   private readonly bounds: Float64Array;
+  /** `le="0.1"} ` per bucket, then `le="+Inf"} `, per format. */
+  private readonly leText: string[];
+  private readonly leOm: string[];
 
   constructor(opts: HistogramOptions) {
     super(opts, ['le']);
@@ -71,6 +67,8 @@ export class Histogram extends Metric<HistogramChild> {
     }
     this.buckets = buckets;
     this.bounds = Float64Array.from(buckets);
+    this.leText = [...buckets.map((b) => `le="${formatFloatLabel(b, false)}"} `), 'le="+Inf"} '];
+    this.leOm = [...buckets.map((b) => `le="${formatFloatLabel(b, true)}"} `), 'le="+Inf"} '];
     this.registerIn(opts.registers);
   }
 
@@ -90,31 +88,26 @@ export class Histogram extends Metric<HistogramChild> {
     return this.self().startTimer();
   }
 
-  private prefixes(c: HistogramChild, om: boolean): Prefixes {
-    const names = this.labelNames;
-    const values = c.labelValues;
-    const base = labelString(names, values);
-    return {
-      buckets: this.buckets.map((b) => `${this.name}_bucket${labelString(names, values, `le="${formatFloatLabel(b, om)}"`)} `),
-      inf: `${this.name}_bucket${labelString(names, values, 'le="+Inf"')} `,
-      sum: `${this.name}_sum${base} `,
-      count: `${this.name}_count${base} `,
-    };
-  }
-
   protected renderChildren(list: readonly HistogramChild[], format: ExpositionFormat, from: number, to: number): string {
-    const om = format === 'openmetrics';
+    const le = format === 'openmetrics' ? this.leOm : this.leText;
+    const names = this.labelNames;
+    const bucket = this.name + '_bucket';
+    const sum = this.name + '_sum';
+    const count = this.name + '_count';
+    const n = this.bounds.length;
     let s = '';
     for (let i = from; i < to; i++) {
       const c = list[i]!;
-      const p = om ? (c.om ??= this.prefixes(c, true)) : (c.text ??= this.prefixes(c, false));
+      const open = (c.labelOpen ??= openLabels(names, c.labelValues));
+      const closed = (c.labelText ??= closedLabels(names, c.labelValues));
       const counts = c.counts;
       let cum = 0;
-      for (let b = 0; b < counts.length; b++) {
+      for (let b = 0; b < n; b++) {
         cum += counts[b]!;
-        s += p.buckets[b] + formatFloat(cum) + '\n';
+        s += bucket + open + le[b] + formatFloat(cum) + '\n';
       }
-      s += p.inf + formatFloat(c.count) + '\n' + p.sum + formatFloat(c.sum) + '\n' + p.count + formatFloat(c.count) + '\n';
+      const total = formatFloat(c.count);
+      s += bucket + open + le[n] + total + '\n' + sum + closed + formatFloat(c.sum) + '\n' + count + closed + total + '\n';
     }
     return s;
   }
