@@ -9,6 +9,7 @@ import { apiVersionOf, typeKey, type KubeObject, type ResourceRegistry, type Res
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
 import { validateLabels, validateName } from './validation.js';
 import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
+import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
 import { applyPatch, strategicMergePatch } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 
@@ -21,6 +22,7 @@ export interface WriteOptions {
 
 const NS_KEY = 'namespaces';
 const CRD_KEY = 'customresourcedefinitions.apiextensions.k8s.io';
+const CLUSTER_ROLE_KEY = 'clusterroles.rbac.authorization.k8s.io';
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** RFC 3339 timestamp with second precision, as Kubernetes serializes `metav1.Time`. */
@@ -57,6 +59,22 @@ export class ObjectService {
       const ip = String(s.spec?.clusterIP ?? '');
       const m = /^10\.96\.(\d+)\.(\d+)$/.exec(ip);
       if (m) this.nextIP = Math.max(this.nextIP, Number(m[1]) * 256 + Number(m[2]) + 1);
+    }
+    this.aggregateClusterRoles();
+  }
+
+  /**
+   * What kube's ClusterRole aggregation controller does: writes the union of the rules of the selected ClusterRoles
+   * into each ClusterRole with an `aggregationRule` (so `kubectl get clusterrole view -o yaml` shows them).
+   */
+  private aggregateClusterRoles(): void {
+    const roles = this.store.list(CLUSTER_ROLE_KEY);
+    const objs = { clusterRoles: roles as ClusterRole[], clusterRoleBindings: [], roles: [], roleBindings: [] };
+    for (const r of roles) {
+      if (!r.aggregationRule) continue;
+      const rules = resolveAggregatedRules(objs, r as ClusterRole);
+      if (JSON.stringify(rules) === JSON.stringify(r.rules ?? [])) continue;
+      this.store.put(CLUSTER_ROLE_KEY, { ...clone(r), rules: clone(rules) });
     }
   }
 
@@ -423,6 +441,7 @@ export class ObjectService {
       });
     }
     if (key === CRD_KEY) this.registry.setCRDs(this.store.list(CRD_KEY));
+    if (key === CLUSTER_ROLE_KEY) this.aggregateClusterRoles();
   }
 
   private ensure(resource: string, o: KubeObject): void {

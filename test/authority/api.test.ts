@@ -323,6 +323,30 @@ describe('authority API over HTTPS', () => {
       assert.match(bob.body.message, /^users "bob" is forbidden/);
     });
 
+    it('aggregated ClusterRoles carry the rules of the roles they select, and pick up new ones (docs: aggregate-to-view)', async () => {
+      const view = (await admin('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view')).body;
+      assert.ok((view.rules as Obj[]).some((r) => r.resources?.includes('configmaps') && r.verbs.includes('list')));
+      const extra = await admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        body: {
+          metadata: { name: 'monitoring-view', labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
+          rules: [{ apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors'], verbs: ['get', 'list', 'watch'] }],
+        },
+      });
+      assert.equal(extra.status, 201, extra.text);
+      for (const role of ['view', 'edit', 'admin']) {
+        const r = (await admin('GET', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}`)).body;
+        assert.ok((r.rules as Obj[]).some((x) => x.resources?.includes('servicemonitors')), `${role} aggregates the new rule`);
+      }
+      const sar = await admin('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+        body: { spec: { user: 'system:serviceaccount:api:reader', resourceAttributes: { namespace: 'api', verb: 'list', group: 'monitoring.coreos.com', resource: 'servicemonitors' } } },
+      });
+      assert.equal(sar.body.status.allowed, true, 'reader is bound to view in namespace api');
+      assert.equal(sar.body.status.reason, 'RBAC: allowed by RoleBinding "reader-view/api" of ClusterRole "view" to ServiceAccount "reader/api"');
+      assert.equal((await admin('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/monitoring-view')).status, 200);
+      const after = (await admin('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view')).body;
+      assert.ok(!(after.rules as Obj[]).some((x) => x.resources?.includes('servicemonitors')), 'removed again');
+    });
+
     it('SelfSubjectRulesReview lists the caller rules (kubectl auth can-i --list)', async () => {
       const r = await admin('POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
         body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: 'api' } },
