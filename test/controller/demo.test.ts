@@ -9,7 +9,8 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
-import { eventually, parseExposition, value, type Family } from './helpers/exposition.js';
+import { eventually, httpsGet, parseExposition, value, type Family } from './helpers/exposition.js';
+import { startTestCluster } from '../helpers/cluster.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const dirs: string[] = [];
@@ -151,5 +152,31 @@ test('ctrlmetrics demo: a metrics address in use is a clear error with the flag 
     assert.doesNotMatch(run.stdout(), /curl/, 'no instructions printed for an endpoint that does not exist');
   } finally {
     blocker.close();
+  }
+});
+
+test('ctrlmetrics demo --kubeconfig: runs the example operator against that cluster instead of the embedded API', { timeout: 90_000 }, async () => {
+  const cluster = await startTestCluster();
+  try {
+    const reader = await cluster.readerToken();
+    const run = runDemo(['--kubeconfig', cluster.authority.kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--load-interval', '0.3', '--duration', '60']);
+    const m = await eventually(() => /^\s*metrics:\s+(https:\/\/127\.0\.0\.1:\d+\/metrics)\s*$/m.exec(run.stdout()) ?? (run.child.exitCode !== null ? Promise.reject(new Error(`demo exited: ${run.stderr()}`)) : undefined), 'the metrics line', 45_000, 200);
+    assert.match(run.stdout(), new RegExp(`Kubernetes API: ${cluster.authority.url.replace(/[.]/g, '\\.')} \\(kubeconfig `));
+    assert.match(run.stdout(), /kubectl create token/, 'no reader token is made on a real cluster: the banner says how to get one');
+    // the load and the derived objects land in the given cluster
+    await eventually(async () => {
+      try {
+        return await cluster.admin.get('/api/v1/namespaces/ctrlmetrics-demo/configmaps/demo-0-digest');
+      } catch {
+        return undefined;
+      }
+    }, 'the derived ConfigMap in the given cluster', 30_000, 200);
+    const res = await httpsGet(m[1]!, reader);
+    assert.equal(res.status, 200, res.body.slice(0, 200));
+    assert.ok((value(parseExposition(res.body), 'controller_runtime_reconcile_total', { controller: 'configmap', result: 'success' }) ?? 0) >= 1);
+    run.child.kill('SIGTERM');
+    assert.equal(await within(run.exited, 30_000, 'exit after SIGTERM'), 0, run.stderr());
+  } finally {
+    await cluster.stop();
   }
 });
