@@ -1,0 +1,168 @@
+/**
+ * `ctrlmetrics grant`, `token`, `label-namespace` and `monitors` as a user runs them: the CLI as a child process
+ * against the embedded authority (real HTTPS, real RBAC), compared with real kubectl for the same operation.
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { ROOT, run, runCli } from '../helpers/process.js';
+
+let cluster: TestCluster;
+const PROJECT = 'cmdtest';
+const READER = `${PROJECT}-metrics-reader`;
+
+function env(): NodeJS.ProcessEnv {
+  return { ...process.env, KUBECONFIG: cluster.authority.kubeconfig, CTRLMETRICS_LOG_LEVEL: 'warn' };
+}
+const cli = (args: string[]) => runCli(args, { env: env(), timeoutMs: 30_000 });
+const kubectl = (args: string[]) => run('kubectl', ['--kubeconfig', cluster.authority.kubeconfig, ...args], { timeoutMs: 30_000 });
+
+async function ok(p: Promise<{ code: number; stdout: string; stderr: string }>, what: string): Promise<string> {
+  const r = await p;
+  assert.equal(r.code, 0, `${what} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+before(async () => {
+  cluster = await startTestCluster();
+  await ok(kubectl(['create', 'clusterrole', READER, '--non-resource-url=/metrics', '--verb=get']), 'kubectl create clusterrole');
+  await ok(kubectl(['create', 'namespace', 'monitoring']), 'kubectl create namespace');
+  await ok(kubectl(['create', 'serviceaccount', 'prometheus', '-n', 'monitoring']), 'kubectl create serviceaccount');
+});
+
+after(async () => {
+  await cluster?.stop();
+});
+
+describe('ctrlmetrics grant', () => {
+  test('--dry-run=client -o yaml|json|name prints exactly what kubectl create clusterrolebinding prints', async () => {
+    // independent commands run side by side to keep the file fast on a busy machine
+    await Promise.all(
+      ['yaml', 'json', 'name'].map(async (o) => {
+        const [ours, theirs] = await Promise.all([
+          ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER, '--name', 'scrape', '--dry-run=client', '-o', o]), `grant -o ${o}`),
+          ok(kubectl(['create', 'clusterrolebinding', 'scrape', `--clusterrole=${READER}`, '--serviceaccount=monitoring:prometheus', '--dry-run=client', '-o', o]), `kubectl -o ${o}`),
+        ]);
+        assert.equal(ours, theirs, `-o ${o} differs from kubectl`);
+      }),
+    );
+    const none = await kubectl(['get', 'clusterrolebinding', 'scrape']);
+    assert.notEqual(none.code, 0, 'a client dry run must not create the binding');
+  });
+
+  test('creates the binding (role found in the cluster), then accepts it unchanged; kubectl sees the same object', async () => {
+    const first = await ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus']), 'grant');
+    const name = `${READER}:monitoring:prometheus`;
+    assert.equal(first, `clusterrolebinding.rbac.authorization.k8s.io/${name} created\n`);
+    const again = await ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER]), 'grant again');
+    assert.equal(again, `clusterrolebinding.rbac.authorization.k8s.io/${name} unchanged\n`);
+    const yaml = await ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus', '-o', 'yaml']), 'grant -o yaml');
+    assert.equal(yaml, await ok(kubectl(['get', 'clusterrolebinding', name, '-o', 'yaml']), 'kubectl get -o yaml'));
+    // the grant works: the API now allows this service account to GET /metrics
+    const can = await kubectl(['auth', 'can-i', 'get', '/metrics', '--as', 'system:serviceaccount:monitoring:prometheus']);
+    assert.equal(can.stdout.trim(), 'yes');
+  });
+
+  test('a conflicting binding of the same name is an error that says what differs', async () => {
+    await ok(kubectl(['create', 'clusterrolebinding', 'taken', '--clusterrole=view', '--serviceaccount=monitoring:other']), 'kubectl create');
+    const r = await cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER, '--name', 'taken']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^error: clusterrolebinding "taken" already exists and differs: roleRef is ClusterRole\/view, wanted ClusterRole\/cmdtest-metrics-reader; subjects are \[ServiceAccount monitoring\/other\], wanted \[ServiceAccount monitoring\/prometheus\]/);
+  });
+
+  test('usage errors: a bad --serviceaccount, an unknown role, an unknown -o', async () => {
+    const [bad, role, out] = await Promise.all([
+      cli(['grant', '--serviceaccount', 'prometheus']),
+      cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', 'nope-metrics-reader']),
+      cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER, '--dry-run=client', '-o', 'wide']),
+    ]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--serviceaccount must be NAMESPACE:NAME/);
+    assert.equal(role.code, 1);
+    assert.match(role.stderr, /clusterrole "nope-metrics-reader" not found/);
+    assert.equal(out.code, 2);
+    assert.match(out.stderr, /allowed formats are: yaml,json,name/);
+  });
+});
+
+describe('ctrlmetrics token', () => {
+  test('prints only the token, which the API accepts for that service account with the requested audience and lifetime', async () => {
+    const out = await ok(cli(['token', '--namespace', 'monitoring', 'prometheus', '--duration', '2h', '--audience', 'metrics-test']), 'token');
+    assert.match(out, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$/);
+    const token = out.trim();
+    const review = await cluster.admin.create<{ status: { authenticated?: boolean; user?: { username?: string }; audiences?: string[] } }>(
+      '/apis/authentication.k8s.io/v1/tokenreviews',
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: ['metrics-test'] } },
+    );
+    assert.equal(review.status.authenticated, true);
+    assert.equal(review.status.user?.username, 'system:serviceaccount:monitoring:prometheus');
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number; iat: number };
+    assert.equal(claims.exp - claims.iat, 7200);
+  });
+
+  test('a missing service account and a too short duration are clear errors', async () => {
+    const [missing, short] = await Promise.all([cli(['token', '-n', 'monitoring', 'ghost']), cli(['token', '-n', 'monitoring', 'prometheus', '--duration', '1m'])]);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stdout, '');
+    assert.match(missing.stderr, /^error: serviceaccount "ghost" not found in namespace "monitoring": create it with kubectl create serviceaccount ghost -n monitoring\n$/);
+    assert.equal(short.code, 2);
+    assert.match(short.stderr, /at least 10m/);
+  });
+
+  test('a kubeconfig that does not exist is one clear line', async () => {
+    const r = await runCli(['token', '-n', 'monitoring', 'prometheus', '--kubeconfig', '/nonexistent/kubeconfig'], { env: env() });
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, 'error: kubeconfig /nonexistent/kubeconfig does not exist\n');
+  });
+});
+
+describe('ctrlmetrics label-namespace', () => {
+  test('sets metrics=enabled, reports unchanged namespaces, and fails (after the others) on a missing one', async () => {
+    await ok(kubectl(['create', 'namespace', 'scrapers']), 'kubectl create namespace');
+    const r = await cli(['label-namespace', 'scrapers', 'monitoring', 'missing-ns']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, 'namespace/scrapers labeled\nnamespace/monitoring labeled\n');
+    assert.match(r.stderr, /error: namespaces "missing-ns" not found/);
+    const again = await ok(cli(['label-namespace', 'scrapers']), 'label again');
+    assert.equal(again, 'namespace/scrapers not labeled\n');
+    const labels = await ok(kubectl(['get', 'namespace', '-l', 'metrics=enabled', '-o', 'name']), 'kubectl get -l');
+    assert.deepEqual(labels.trim().split('\n').sort(), ['namespace/monitoring', 'namespace/scrapers']);
+  });
+});
+
+describe('ctrlmetrics monitors', () => {
+  test('says plainly that the ServiceMonitor CRD is missing', async () => {
+    const r = await cli(['monitors', '-n', 'monitoring']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^error: the ServiceMonitor CRD \(servicemonitors\.monitoring\.coreos\.com\) is not installed: no Prometheus operator runs in this cluster/);
+    assert.doesNotMatch(r.stderr, /404|NotFound/);
+  });
+
+  test('lists ServiceMonitors as kubectl get servicemonitors does (NAME, AGE), -A and -o name too', async () => {
+    await ok(kubectl(['apply', '-f', `${ROOT}test/cli/fixtures/servicemonitor-crd.yaml`]), 'apply CRD');
+    const empty = await ok(cli(['monitors', '-n', 'monitoring']).then((r) => {
+      assert.equal(r.stderr, 'No resources found in monitoring namespace.\n');
+      return r;
+    }), 'monitors (empty)');
+    assert.equal(empty, '');
+    const docs = [['monitoring', 'a-long-servicemonitor-name'], ['monitoring', 'b'], ['scrapers', 'c']].map(([ns, name]) =>
+      JSON.stringify({ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name, namespace: ns }, spec: { endpoints: [{ port: 'https' }] } }),
+    );
+    await ok(run('kubectl', ['--kubeconfig', cluster.authority.kubeconfig, 'apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d)) }) }), 'apply ServiceMonitors');
+    // AGE moves while the two commands run: compare the table with the age column normalised
+    const norm = (s: string) => s.replace(/\b\d+s\b/g, 'Ns');
+    await Promise.all(
+      [['-n', 'monitoring'], ['-A'], ['-n', 'monitoring', '-o', 'name']].map(async (args) => {
+        const [ours, theirs] = await Promise.all([
+          ok(cli(['monitors', ...args]), `monitors ${args.join(' ')}`),
+          ok(kubectl(['get', 'servicemonitors', ...args]), `kubectl get servicemonitors ${args.join(' ')}`),
+        ]);
+        assert.equal(norm(ours), norm(theirs), `monitors ${args.join(' ')}`);
+      }),
+    );
+    const yaml = await ok(cli(['monitors', '-n', 'scrapers', '-o', 'yaml']), 'monitors -o yaml');
+    assert.match(yaml, /^apiVersion: v1\nitems:\n- apiVersion: monitoring\.coreos\.com\/v1\n  kind: ServiceMonitor\n/);
+  });
+});
