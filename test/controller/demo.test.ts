@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import net from 'node:net';
 import { eventually, httpsGet, parseExposition, value, type Family } from './helpers/exposition.js';
 import { startTestCluster } from '../helpers/cluster.js';
+import { generateSelfSignedCertificate } from '../../src/certwatcher/index.js';
+import tls from 'node:tls';
+import { X509Certificate } from 'node:crypto';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const dirs: string[] = [];
@@ -96,6 +99,7 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   // no token: 401, as controller-runtime's filter answers
   const anon = await sh(`curl -k -s -o /dev/null -w '%{http_code}' ${url}`);
   assert.equal(anon.stdout, '401');
+  assert.equal((await tlsProbe(url)).alpn, 'http/1.1', 'HTTP/2 is off unless --enable-http2 (CVE-2023-44487), as kubebuilder scaffolds it');
 
   // the derived objects exist, seen with kubectl and the kubeconfig the demo wrote
   const kc = await sh(`kubectl --kubeconfig ${join(stateDir, 'kubeconfig')} get configmaps -n ctrlmetrics-demo -o name`);
@@ -155,11 +159,33 @@ test('ctrlmetrics demo: a metrics address in use is a clear error with the flag 
   }
 });
 
-test('ctrlmetrics demo --kubeconfig: runs the example operator against that cluster instead of the embedded API', { timeout: 90_000 }, async () => {
+/** Connects with TLS offering h2 and http/1.1; resolves the negotiated protocol and the served leaf's fingerprint. */
+function tlsProbe(url: string): Promise<{ alpn: string | false; fingerprint256: string }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const sock = tls.connect({ host: u.hostname, port: Number(u.port), ALPNProtocols: ['h2', 'http/1.1'], rejectUnauthorized: false, timeout: 10_000 }, () => {
+      resolve({ alpn: sock.alpnProtocol ?? false, fingerprint256: sock.getPeerCertificate().fingerprint256 });
+      sock.destroy();
+    });
+    sock.on('timeout', () => sock.destroy(new Error('TLS probe timed out')));
+    sock.on('error', reject);
+  });
+}
+
+test('ctrlmetrics demo --kubeconfig: runs the example operator against that cluster instead of the embedded API; certificate and HTTP/2 flags apply', { timeout: 90_000 }, async () => {
   const cluster = await startTestCluster();
   try {
     const reader = await cluster.readerToken();
-    const run = runDemo(['--kubeconfig', cluster.authority.kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--load-interval', '0.3', '--duration', '60']);
+    const certDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-cert-'));
+    dirs.push(certDir);
+    const cert = await generateSelfSignedCertificate();
+    await writeFile(join(certDir, 'server.pem'), cert.certPem);
+    await writeFile(join(certDir, 'server-key.pem'), cert.keyPem, { mode: 0o600 });
+    const run = runDemo([
+      '--kubeconfig', cluster.authority.kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0',
+      '--metrics-cert-path', certDir, '--metrics-cert-name', 'server.pem', '--metrics-cert-key', 'server-key.pem', '--enable-http2',
+      '--load-interval', '0.3', '--duration', '60',
+    ]);
     const m = await eventually(() => /^\s*metrics:\s+(https:\/\/127\.0\.0\.1:\d+\/metrics)\s*$/m.exec(run.stdout()) ?? (run.child.exitCode !== null ? Promise.reject(new Error(`demo exited: ${run.stderr()}`)) : undefined), 'the metrics line', 45_000, 200);
     assert.match(run.stdout(), new RegExp(`Kubernetes API: ${cluster.authority.url.replace(/[.]/g, '\\.')} \\(kubeconfig `));
     assert.match(run.stdout(), /kubectl create token/, 'no reader token is made on a real cluster: the banner says how to get one');
@@ -171,6 +197,9 @@ test('ctrlmetrics demo --kubeconfig: runs the example operator against that clus
         return undefined;
       }
     }, 'the derived ConfigMap in the given cluster', 30_000, 200);
+    const probe = await tlsProbe(m[1]!);
+    assert.equal(probe.fingerprint256, new X509Certificate(cert.certPem).fingerprint256, 'the certificate from --metrics-cert-path is served');
+    assert.equal(probe.alpn, 'h2', '--enable-http2 offers h2');
     const res = await httpsGet(m[1]!, reader);
     assert.equal(res.status, 200, res.body.slice(0, 200));
     assert.ok((value(parseExposition(res.body), 'controller_runtime_reconcile_total', { controller: 'configmap', result: 'success' }) ?? 0) >= 1);
