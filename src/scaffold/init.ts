@@ -3,7 +3,7 @@
  * then moves them into place, so a failure leaves nothing half-written.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, writeFile, readdir, rmdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { domainProblem, projectNameProblem } from './names.js';
@@ -147,20 +147,26 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
     throw new ScaffoldError(`cannot write the project to ${target}: ${describe(err)}`);
   }
 
+  const moved: string[] = [];
   try {
-    if (dirname(staging) !== target && (firstCreated === target || (await readdir(target)).length === 0)) {
-      // Fresh directory: one rename makes the whole project appear at once.
+    if (dirname(staging) !== target && firstCreated === target) {
+      // A directory we just created: one rename makes the whole project appear at once. (Never for an existing
+      // directory: replacing it would leave a shell whose working directory it is in a deleted directory.)
       await rmdir(target);
       await rename(staging, target);
       staging = undefined;
     } else {
       for (const p of paths) {
         const to = join(target, p);
+        const existed = existsSync(to);
         await mkdir(dirname(to), { recursive: true });
         await rename(join(staging, p), to);
+        if (!existed) moved.push(to);
       }
     }
   } catch (err) {
+    // take back what this run added (files overwritten with --force cannot be restored)
+    for (const f of moved) await removeQuietly(f);
     throw new ScaffoldError(`cannot move the project into ${target}: ${describe(err)}`);
   } finally {
     await removeQuietly(staging);

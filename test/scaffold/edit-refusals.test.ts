@@ -4,7 +4,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initProject, ScaffoldError } from '../../src/scaffold/init.js';
@@ -144,4 +144,14 @@ test('init refuses a non-empty directory without --force, and adds the project t
   await initProject({ projectName: 'demo', dir, force: true });
   assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'mine\n');
   assert.ok(readdirSync(dir).includes('config'));
+});
+
+test('init into an existing empty directory keeps that directory (a shell inside it still sees the project)', async () => {
+  const dir = join(work, 'existing-empty');
+  mkdirSync(dir);
+  const ino = statSync(dir).ino;
+  await initProject({ projectName: 'demo', dir });
+  assert.equal(statSync(dir).ino, ino, 'same directory, not a replacement');
+  assert.ok(readdirSync(dir).includes('package.json'));
+  assert.deepEqual(readdirSync(work).filter((e) => e.includes('ctrlmetrics-init')), [], 'no staging directory left');
 });
