@@ -46,7 +46,8 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
   readonly help: string;
   readonly labelNames: readonly string[];
   abstract readonly type: MetricType;
-  private readonly children = new Map<string, C>();
+  /** Series by label values: one Map level per label (no key strings to build and hash on lookup). */
+  private readonly children = new Map<string, unknown>();
   private ordered: C[] = [];
   private readonly collectFn: (() => void | Promise<void>) | undefined;
   /** The child of a metric without labels. */
@@ -67,7 +68,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
 
   /** Registers in `opts.registers` (default: the global registry). Called by subclasses once fully built. */
   protected registerIn(registers: readonly MetricRegistry[] | undefined): void {
-    if (this.labelNames.length === 0) this.unlabelled = this.child([]);
+    if (this.labelNames.length === 0) this.unlabelled = this.newChild([]);
     const targets = registers ?? (defaultRegistry ? [defaultRegistry] : []);
     for (const r of targets) r.mustRegister(this);
   }
@@ -79,12 +80,33 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
 
   protected abstract get linesPerChild(): number;
 
+  /** The series of these values if it exists (`undefined` also for non-string values: the slow path converts them). */
+  private find(values: readonly unknown[]): C | undefined {
+    let node: Map<string, unknown> | undefined = this.children;
+    const last = values.length - 1;
+    for (let i = 0; i < last; i++) {
+      const v = values[i];
+      if (typeof v !== 'string') return undefined;
+      node = node.get(v) as Map<string, unknown> | undefined;
+      if (!node) return undefined;
+    }
+    const v = values[last];
+    return typeof v === 'string' ? (node.get(v) as C | undefined) : undefined;
+  }
+
   private child(values: readonly string[]): C {
-    const key = seriesKey(values);
-    let c = this.children.get(key);
+    if (values.length === 0) return (this.unlabelled ??= this.newChild(values));
+    let node = this.children;
+    const last = values.length - 1;
+    for (let i = 0; i < last; i++) {
+      let next = node.get(values[i]!) as Map<string, unknown> | undefined;
+      if (!next) node.set(values[i]!, (next = new Map()));
+      node = next;
+    }
+    let c = node.get(values[last]!) as C | undefined;
     if (!c) {
       c = this.newChild(values);
-      this.children.set(key, c);
+      node.set(values[last]!, c);
       this.ordered.push(c);
     }
     return c;
@@ -114,15 +136,27 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
    * order) or one object keyed by label name. Keep the child: updating it never looks labels up again.
    */
   labels(...values: LabelValue[] | [Record<string, LabelValue>]): C {
+    // fast path: an existing series named by positional strings, found without allocating
+    if (values.length === this.labelNames.length && values.length > 0) {
+      const c = this.find(values);
+      if (c) return c;
+    }
     return this.child(this.normalize(values));
   }
 
   /** Deletes the series of one label-value combination; returns whether it existed. */
   remove(...values: LabelValue[] | [Record<string, LabelValue>]): boolean {
-    const key = seriesKey(this.normalize(values));
-    const c = this.children.get(key);
+    const normalized = this.normalize(values);
+    if (normalized.length === 0) return false;
+    const c = this.find(normalized);
     if (!c) return false;
-    this.children.delete(key);
+    // unlink the leaf and prune the Map levels it leaves empty
+    const path: Array<Map<string, unknown>> = [this.children];
+    for (let i = 0; i < normalized.length - 1; i++) path.push(path[i]!.get(normalized[i]!) as Map<string, unknown>);
+    for (let i = normalized.length - 1; i >= 0; i--) {
+      path[i]!.delete(normalized[i]!);
+      if (i > 0 && path[i]!.size > 0) break;
+    }
     this.ordered = this.ordered.filter((x) => x !== c);
     return true;
   }
@@ -131,7 +165,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
   reset(): void {
     this.children.clear();
     this.ordered = [];
-    if (this.labelNames.length === 0) this.unlabelled = this.child([]);
+    if (this.labelNames.length === 0) this.unlabelled = this.newChild([]);
   }
 
   /** The label-less child; throws for a metric with labels. */
@@ -151,7 +185,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
 
   /** The family with the series that exist now (values are read when rendered). */
   view(): FamilyView {
-    const list = this.ordered.slice();
+    const list = this.unlabelled ? [this.unlabelled] : this.ordered.slice();
     return {
       name: this.name,
       help: this.help,
@@ -161,13 +195,4 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
       render: (format, from, to) => this.renderChildren(list, format, from, to),
     };
   }
-}
-
-/** An injective key of label values (length-prefixed, so `["1,b:2"]` and `["1","b:2"]` never collide). */
-function seriesKey(values: readonly string[]): string {
-  if (values.length === 0) return '';
-  if (values.length === 1) return values[0]!;
-  let k = '';
-  for (const v of values) k += v.length + ':' + v;
-  return k;
 }

@@ -81,9 +81,20 @@ describe('text format 0.0.4', () => {
     assert.equal(g.remove('a', 'x'), false);
     let fams = parseExposition(await (await r.collect()).text());
     assert.deepEqual(fams.get('keys')!.samples.map((s) => s.labels), [{ ns: 'b', name: 'y' }]);
+    g.labels('b', 'z').set(3);
+    assert.equal(g.remove({ ns: 'b', name: 'y' }), true);
+    assert.equal(g.labels('b', 'z').get(), 3, 'a sibling series survives the removal');
+    g.labels('a', 'x').set(4);
+    assert.equal(g.labels('a', 'x').get(), 4, 'a removed series can be created again');
     g.reset();
     fams = parseExposition(await (await r.collect()).text());
     assert.equal(fams.has('keys'), false);
+  });
+
+  test('number label values name the same series as their string form', () => {
+    const c = new Counter({ name: 'codes_total', help: 'x', labelNames: ['code'], registers: [] });
+    assert.equal(c.labels(200), c.labels('200'));
+    assert.equal(c.labels({ code: 404 }), c.labels('404'));
   });
 });
 
