@@ -48,7 +48,9 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
   abstract readonly type: MetricType;
   /** Series by label values: one Map level per label (no key strings to build and hash on lookup). */
   private readonly children = new Map<string, unknown>();
+  /** Series in creation order; removals are applied lazily (once per collect), so `remove()` stays O(labels). */
   private ordered: C[] = [];
+  private readonly removed = new Set<C>();
   private readonly collectFn: (() => void | Promise<void>) | undefined;
   /** The child of a metric without labels. */
   protected unlabelled: C | undefined;
@@ -157,7 +159,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
       path[i]!.delete(normalized[i]!);
       if (i > 0 && path[i]!.size > 0) break;
     }
-    this.ordered = this.ordered.filter((x) => x !== c);
+    this.removed.add(c);
     return true;
   }
 
@@ -165,6 +167,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
   reset(): void {
     this.children.clear();
     this.ordered = [];
+    this.removed.clear();
     if (this.labelNames.length === 0) this.unlabelled = this.newChild([]);
   }
 
@@ -185,6 +188,10 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
 
   /** The family with the series that exist now (values are read when rendered). */
   view(): FamilyView {
+    if (this.removed.size) {
+      this.ordered = this.ordered.filter((c) => !this.removed.has(c));
+      this.removed.clear();
+    }
     const list = this.unlabelled ? [this.unlabelled] : this.ordered.slice();
     return {
       name: this.name,
