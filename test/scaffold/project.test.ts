@@ -1,6 +1,7 @@
 /**
  * The generated project end to end, against the embedded authority:
- *  - `kubectl apply -k config/default` (real kubectl) succeeds and creates the manager's RBAC;
+ *  - `kubectl apply -k config/default` (real kubectl) succeeds and creates the manager's RBAC, also with every option
+ *    on (with minimal CRDs for cert-manager's and the Prometheus Operator's kinds);
  *  - the project installs with `ctrlmetrics` from the working tree (compiled to a temporary directory, packed with
  *    `npm pack` and unpacked into the project's node_modules), builds with its own `npm run build`,
  *    and its `dist/main.js`, running as the manager's ServiceAccount, serves /metrics over HTTPS behind the
@@ -20,6 +21,7 @@ import { stringify } from 'yaml';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { kubeconfigFor } from '../../src/kube/config.js';
 import { initProject } from '../../src/scaffold/init.js';
+import { editProject } from '../../src/scaffold/edit.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const P = 'demo-op';
@@ -181,6 +183,61 @@ test('kubectl apply -k config/default against the embedded authority succeeds', 
   // applying again is a no-op, as with a real API server
   const again = await sh('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-k', join(project, 'config/default')], { timeoutMs: 60_000 });
   assert.match(again.stdout, new RegExp(`deployment.apps/${P}-controller-manager (unchanged|configured)`));
+});
+
+/** A minimal CRD (schema-less) so the authority serves the kind, as cert-manager's and the Prometheus Operator's do. */
+function crd(group: string, kind: string, plural: string): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
+      scope: 'Namespaced',
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+}
+
+test('kubectl apply -k with every option on (CRDs of cert-manager and the Prometheus Operator installed) succeeds', async () => {
+  const FULL = 'full-op';
+  const dir = join(work, FULL);
+  await initProject({ projectName: FULL, dir, ctrlmetricsVersion: '^0.1.0' });
+  await editProject(dir, { enable: ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'] });
+  const kubeconfig = cluster.authority.kubeconfig;
+  const cacheDir = mkdtempSync(join(work, 'kubectl-cache-'));
+  const crds = join(work, 'crds.yaml');
+  writeFileSync(
+    crds,
+    [crd('monitoring.coreos.com', 'ServiceMonitor', 'servicemonitors'), crd('cert-manager.io', 'Certificate', 'certificates'), crd('cert-manager.io', 'Issuer', 'issuers')]
+      .map((c) => stringify(c))
+      .join('---\n'),
+  );
+  await sh('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, 'apply', '-f', crds], { timeoutMs: 60_000 });
+  const { stdout } = await eventually('kubectl apply -k of the full overlay', 30_000, () =>
+    sh('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, 'apply', '-k', join(dir, 'config/default')], { timeoutMs: 60_000 }),
+  );
+  for (const line of [
+    `servicemonitor.monitoring.coreos.com/${FULL}-controller-manager-metrics-monitor created`,
+    `certificate.cert-manager.io/${FULL}-metrics-certs created`,
+    `issuer.cert-manager.io/${FULL}-selfsigned-issuer created`,
+    `networkpolicy.networking.k8s.io/${FULL}-allow-metrics-traffic created`,
+    `configmap/${FULL}-grafana-dashboards created`,
+    `deployment.apps/${FULL}-controller-manager created`,
+  ]) {
+    assert.ok(stdout.includes(line), `kubectl apply output has "${line}":\n${stdout}`);
+  }
+  const ns = `${FULL}-system`;
+  const svc = `${FULL}-controller-manager-metrics-service`;
+  const cert = await cluster.admin.get<{ spec: { dnsNames: string[]; secretName: string } }>(`/apis/cert-manager.io/v1/namespaces/${ns}/certificates/${FULL}-metrics-certs`);
+  assert.deepEqual(cert.spec.dnsNames, [`${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`]);
+  const sm = await cluster.admin.get<{ spec: { endpoints: Array<{ tlsConfig: { serverName: string; insecureSkipVerify: boolean } }> } }>(
+    `/apis/monitoring.coreos.com/v1/namespaces/${ns}/servicemonitors/${FULL}-controller-manager-metrics-monitor`,
+  );
+  assert.deepEqual([sm.spec.endpoints[0]!.tlsConfig.serverName, sm.spec.endpoints[0]!.tlsConfig.insecureSkipVerify], [`${svc}.${ns}.svc`, false]);
+  const deploy = await cluster.admin.get<{ spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>(`/apis/apps/v1/namespaces/${ns}/deployments/${FULL}-controller-manager`);
+  assert.ok(deploy.spec.template.spec.containers[0]!.args.includes('--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs'));
 });
 
 test(
