@@ -3,7 +3,7 @@
  * then moves them into place, so a failure leaves nothing half-written.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, writeFile, rmdir } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rename, rm, writeFile, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { domainProblem, projectNameProblem } from './names.js';
@@ -136,6 +136,8 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
     const prefix = `.${basename(target) || 'project'}.ctrlmetrics-init-`;
     // Next to the target (same file system, so the final renames are atomic); inside it if the parent is read-only.
     staging = await mkdtemp(join(dirname(target), prefix)).catch(() => mkdtemp(join(target, prefix)));
+    // mkdtemp makes it private (0700); it becomes the project directory when the target is new
+    await chmod(staging, 0o755);
     for (const p of paths) {
       const f = join(staging, p);
       await mkdir(dirname(f), { recursive: true });

@@ -155,3 +155,10 @@ test('init into an existing empty directory keeps that directory (a shell inside
   assert.ok(readdirSync(dir).includes('package.json'));
   assert.deepEqual(readdirSync(work).filter((e) => e.includes('ctrlmetrics-init')), [], 'no staging directory left');
 });
+
+test('a new project directory is readable by others like any directory (not the private mode of a temp dir)', async () => {
+  const dir = join(work, 'fresh', 'nested');
+  await initProject({ projectName: 'demo', dir });
+  assert.equal(statSync(dir).mode & 0o777, 0o755);
+  assert.equal(statSync(join(dir, 'config/default/kustomization.yaml')).mode & 0o777, 0o644);
+});
