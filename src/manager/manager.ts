@@ -69,6 +69,8 @@ export class Manager {
   private elector: LeaderElector | undefined;
   private startedFlag = false;
   private running = false;
+  /** Up (metrics, probes) and waiting for the Lease: a standby replica, ready so that rolling updates proceed. */
+  private standby = false;
   private readonly extraHealthz: Array<[string, HealthCheck]> = [];
   private readonly extraReadyz: Array<[string, HealthCheck]> = [];
   private readonly readyPromise: Promise<void>;
@@ -253,6 +255,7 @@ export class Manager {
       });
       health.readyz.add('ping', () => undefined);
       health.readyz.add('informers-synced', () => {
+        if (this.standby) return; // not leading: no caches to wait for
         if (!this.running) return new Error('the manager is not running');
         const pending = informers.all().filter((i) => !i.synced).map((i) => i.path);
         if (pending.length) return new Error(`caches not synced: ${pending.join(', ')}`);
@@ -277,7 +280,10 @@ export class Manager {
         logger: this.log.child('leader-election'),
       });
       this.elector = elector;
-      if (!(await elector.acquire(signal))) return;
+      this.standby = true;
+      const acquired = await elector.acquire(signal);
+      this.standby = false;
+      if (!acquired) return;
       void elector.renewLoop(signal).then((lost) => {
         if (lost) fail(new ManagerError(lost.message));
       });

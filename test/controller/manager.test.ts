@@ -212,7 +212,7 @@ test('graceful shutdown: controllers stop first (in-flight reconciles finish), t
   }
 });
 
-test('leader election: the manager runs controllers only while holding the Lease and reports leader_election_master_status', async () => {
+test('leader election: the manager runs controllers only while holding the Lease, is ready while standby, and reports leader_election_master_status', async () => {
   const ns = 'le-test';
   await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   const client = new KubeClient(cluster.authority.restConfig);
@@ -226,6 +226,7 @@ test('leader election: the manager runs controllers only while holding the Lease
     restConfig: cluster.authority.restConfig,
     handleSignals: false,
     metrics: { bindAddress: '0' },
+    healthProbeBindAddress: '127.0.0.1:0',
     leaderElection: true,
     leaderElectionID: 'demo-lock',
     leaderElectionNamespace: ns,
@@ -241,6 +242,8 @@ test('leader election: the manager runs controllers only while holding the Lease
   try {
     await new Promise((r) => setTimeout(r, 600));
     assert.equal(reconciled, 0, 'not the leader yet: no reconciles');
+    // a standby replica is ready (else a rolling update would wait forever for the old pod's lease)
+    assert.deepEqual(await httpGet(`${mgr.healthProbeServer!.url}/readyz`), { status: 200, body: 'ok\n' });
     let f = await scrapeRegistry();
     assert.equal(value(f, 'leader_election_master_status', { name: 'demo-lock' }), 0);
     // the other replica steps down (releases the lease)
