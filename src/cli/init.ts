@@ -18,7 +18,7 @@ export function register(program: Command): void {
     .requiredOption('--project-name <name>', 'project name (DNS-1123 label): namePrefix "<name>-" and namespace "<name>-system"')
     .option('--domain <domain>', 'domain of the project (leader-election ID)', 'my.domain')
     .option('--dir <dir>', 'directory to generate the project in', '.')
-    .option('--force', 'overwrite the generated files of an existing project')
+    .option('--force', 'write into a non-empty directory, overwriting the files init generates (other files are left alone)')
     .option('--ctrlmetrics-version <spec>', `npm spec of the ctrlmetrics dependency (default ^${ctrlmetricsPackageVersion()}; e.g. file:../ctrlmetrics)`)
     .action(async (flags: InitFlags) => {
       try {
