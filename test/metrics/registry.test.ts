@@ -71,12 +71,14 @@ describe('global registry', () => {
   test('a prom-client metric created after ours with the same name fails the collect with a clear error', async () => {
     const ours = new Gauge({ name: 'regtest_clash', help: 'x' });
     const theirs = new promClient.Gauge({ name: 'regtest_clash', help: 'x' });
+    theirs.set(1);
+    ours.set(2);
     await assert.rejects(registry.collect(), (err: Error) => {
       assert.ok(err instanceof MetricsCollectError);
       assert.match(err.message, /metric family regtest_clash is produced twice/);
       return true;
     });
-    promClient.register.removeSingleMetric(theirs.name);
+    promClient.register.removeSingleMetric('regtest_clash');
     unregister(ours);
     await registry.collect();
   });
