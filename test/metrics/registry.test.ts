@@ -42,6 +42,19 @@ describe('global registry', () => {
     assert.match(await promClient.register.metrics(), /^regtest_widgets_total\{color="red"\} 2$/m);
   });
 
+  test('label values and HELP of prom-client metrics are escaped by our renderer in both formats', async () => {
+    const odd = new promClient.Gauge({ name: 'regtest_odd', help: 'back\\slash "q"\nnext', labelNames: ['v'] });
+    const values = ['say "hi"', 'C:\\dir', 'two\nlines', 'a,b=c'];
+    values.forEach((v, i) => odd.set({ v }, i));
+    const snap = await registry.collect();
+    const text = parseExposition(await snap.text('text'));
+    assert.equal(text.get('regtest_odd')!.help, 'back\\slash "q"\nnext');
+    assert.deepEqual(text.get('regtest_odd')!.samples.map((s) => [s.labels['v'], s.value]), values.map((v, i) => [v, i]));
+    const om = parseOpenMetrics(await snap.text('openmetrics'));
+    assert.deepEqual(om.get('regtest_odd')!.samples.map((s) => [s.labels['v'], s.value]), values.map((v, i) => [v, i]));
+    promClient.register.removeSingleMetric('regtest_odd');
+  });
+
   test('the whole global exposition passes promtool with no findings', async () => {
     const c = new Counter({ name: 'regtest_lint_total', help: 'x', labelNames: ['a'] });
     c.labels('1').inc();
