@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { renderProject } from '../../src/scaffold/init.js';
+import { buildProgram } from '../../src/cli/index.js';
 
 const files = renderProject({ projectName: 'shop-op', domain: 'example.com', ctrlmetricsVersion: '^0.1.0' });
 const config = Object.entries(files).filter(([p]) => p.startsWith('config/') && p.endsWith('.yaml'));
@@ -94,5 +95,19 @@ test('every Grafana panel query is valid PromQL (promtool check rules)', async (
     assert.match(r.out, new RegExp(`SUCCESS: ${exprs.length} rules found`));
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('every `ctrlmetrics …` command the generated files mention exists, with the flags they use', () => {
+  const program = buildProgram();
+  const mentions = Object.values(files).flatMap((t) => [...t.matchAll(/ctrlmetrics ([a-z-]+)((?: [^`\n]*)?)/g)]);
+  assert.ok(mentions.length >= 5, 'the files point users at the CLI');
+  for (const m of mentions) {
+    const name = m[1]!;
+    const cmd = program.commands.find((c) => c.name() === name);
+    assert.ok(cmd, `command "ctrlmetrics ${name}" exists (${m[0]})`);
+    for (const flag of m[2]!.match(/--[a-z0-9-]+/g) ?? []) {
+      assert.ok(cmd.options.some((o) => o.long === flag), `ctrlmetrics ${name} has ${flag} (${m[0]})`);
+    }
   }
 });

@@ -10,7 +10,7 @@ export function configNetworkPolicy(p: ProjectParams): Record<string, string> {
 #- allow-webhook-traffic.yaml
 `,
     'config/network-policy/allow-metrics-traffic.yaml': `# This NetworkPolicy allows ingress traffic to the metrics endpoint (TCP ${METRICS_PORT}) only from pods in
-# namespaces labelled "metrics: enabled" (\`ctrlmetrics label-namespace\` or
+# namespaces labelled "metrics: enabled" (\`ctrlmetrics label-namespace <ns>\` or
 # \`kubectl label namespace <ns> metrics=enabled\`). It limits addresses and ports and authenticates nobody:
 # every scrape still needs a token allowed to GET /metrics (ClusterRole metrics-reader).
 apiVersion: networking.k8s.io/v1

@@ -19,6 +19,9 @@ export function configPrometheus(p: ProjectParams): Record<string, string> {
 #    kind: ServiceMonitor
 `,
     'config/prometheus/monitor.yaml': `# Prometheus Monitor Service (Metrics)
+# A Prometheus picks ServiceMonitors by label (its serviceMonitorSelector, e.g. release: prometheus with
+# kube-prometheus-stack): add the labels yours expects below. Its ServiceAccount also needs the ClusterRole
+# metrics-reader (\`ctrlmetrics grant --serviceaccount <ns>:<name>\`), and, with ../network-policy, its namespace the label metrics: enabled.
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata:

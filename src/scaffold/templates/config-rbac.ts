@@ -20,7 +20,7 @@ export function configRbac(p: ProjectParams): Record<string, string> {
 - metrics_auth_role.yaml
 - metrics_auth_role_binding.yaml
 # "metrics-reader" allows GET /metrics. Nothing binds it on purpose: bind it to your scraper's service account,
-# e.g. \`ctrlmetrics grant\` or
+# e.g. \`ctrlmetrics grant --serviceaccount <prometheus-namespace>:<prometheus-service-account>\` or
 #   kubectl create clusterrolebinding ${p.projectName}-metrics-binding --clusterrole=${p.projectName}-metrics-reader \\
 #     --serviceaccount=<prometheus-namespace>:<prometheus-service-account>
 - metrics_reader_role.yaml

@@ -288,12 +288,13 @@ its user may \`get\` the non-resource URL \`/metrics\`. Missing or invalid token
 - The manager's ServiceAccount is bound to \`${p.projectName}-metrics-auth-role\` (create TokenReviews and SubjectAccessReviews).
 - Scrapers need \`${p.projectName}-metrics-reader\`. Nothing binds it by default; bind it to your Prometheus service account:
   \`kubectl create clusterrolebinding ${p.projectName}-metrics-binding --clusterrole=${p.projectName}-metrics-reader --serviceaccount=<ns>:<sa>\`
-  (or \`ctrlmetrics grant\`).
+  (or \`ctrlmetrics grant --serviceaccount <ns>:<sa>\`).
 
 Flags: \`--metrics-bind-address\` (\`:${METRICS_PORT}\`), \`--metrics-secure\` (true), \`--metrics-cert-path\`, \`--metrics-cert-name\`
 (\`tls.crt\`), \`--metrics-cert-key\` (\`tls.key\`), \`--enable-http2\` (false), \`--health-probe-bind-address\` (\`:${HEALTH_PORT}\`),
 \`--leader-elect\`. When \`--metrics-cert-path\` is given but the files are missing, the manager exits with an error
-instead of silently serving a self-signed certificate.
+instead of silently serving a self-signed certificate. \`--metrics-secure=false\` serves plain HTTP with no
+authentication on the same port: set the ServiceMonitor's \`scheme: http\` (and drop its \`tlsConfig\`) if you do that.
 
 ## Optional parts
 
