@@ -235,13 +235,14 @@ export class ObjectService {
     else delete m.deletionTimestamp;
     delete m.managedFields;
     delete m.selfLink;
-    if (t.generation) m.generation = (old.metadata.generation ?? 1) + (specOf(old) !== specOf(next) ? 1 : 0);
-    else delete m.generation;
     this.validateMeta(t, next);
     if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings') && JSON.stringify(old.roleRef) !== JSON.stringify(next.roleRef)) {
       throw invalid(t.kind, t.group, m.name, [{ field: 'roleRef', message: `Invalid value: ${JSON.stringify(next.roleRef ?? null)}: cannot change roleRef` }]);
     }
     this.defaults(t, next, old);
+    // after defaulting, so that fields the server fills in do not count as a spec change
+    if (t.generation) m.generation = (old.metadata.generation ?? 1) + (specOf(old) !== specOf(next) ? 1 : 0);
+    else delete m.generation;
     w.admit?.(next, old);
     if (sameContent(old, next)) return this.present(t, old);
     if (w.dryRun) return this.present(t, next);
@@ -402,7 +403,10 @@ export class ObjectService {
       spec.replicas = spec.replicas ?? 1;
       spec.revisionHistoryLimit = spec.revisionHistoryLimit ?? 10;
       spec.progressDeadlineSeconds = spec.progressDeadlineSeconds ?? 600;
-      spec.strategy = spec.strategy ?? { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
+      const strategy = (spec.strategy = spec.strategy ?? {});
+      strategy.type = strategy.type || 'RollingUpdate';
+      if (strategy.type === 'RollingUpdate') strategy.rollingUpdate = { maxUnavailable: '25%', maxSurge: '25%', ...(strategy.rollingUpdate ?? {}) };
+      defaultPodSpec(spec.template?.spec);
     } else if (t.group === 'apiextensions.k8s.io' && t.resource === 'customresourcedefinitions') {
       const names = { ...(o.spec?.names ?? {}) };
       names.singular = names.singular || String(names.kind ?? '').toLowerCase();
@@ -448,6 +452,25 @@ export class ObjectService {
     const t = this.registry.get('', 'v1', resource)!;
     if (this.store.get(typeKey(t), o.metadata.namespace, o.metadata.name)) return;
     this.create(t, o.metadata.namespace, o);
+  }
+}
+
+/** The pod template defaults kube's API fills in (so stored Deployments look like a cluster's). */
+function defaultPodSpec(ps: KubeObject | undefined): void {
+  if (!ps || typeof ps !== 'object') return;
+  ps.restartPolicy ??= 'Always';
+  ps.terminationGracePeriodSeconds ??= 30;
+  ps.dnsPolicy ??= 'ClusterFirst';
+  ps.securityContext ??= {};
+  ps.schedulerName ??= 'default-scheduler';
+  for (const c of [...(Array.isArray(ps.containers) ? ps.containers : []), ...(Array.isArray(ps.initContainers) ? ps.initContainers : [])]) {
+    if (!c || typeof c !== 'object') continue;
+    c.terminationMessagePath ??= '/dev/termination-log';
+    c.terminationMessagePolicy ??= 'File';
+    const image = String(c.image ?? '');
+    const tagged = /:[^/:]+$/.test(image.split('@')[0]!);
+    c.imagePullPolicy ??= image.includes('@') ? 'IfNotPresent' : !tagged || image.endsWith(':latest') ? 'Always' : 'IfNotPresent';
+    if (Array.isArray(c.ports)) for (const p of c.ports) if (p && typeof p === 'object') p.protocol ??= 'TCP';
   }
 }
 

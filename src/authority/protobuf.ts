@@ -60,6 +60,49 @@ const SCHEMAS: Record<string, Record<number, Field>> = {
   Service: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'ServiceSpec') },
   ServiceSpec: { 1: rm('ports', 'ServicePort'), 2: { n: 'selector', t: 'map' }, 3: s('clusterIP'), 4: s('type'), 5: rs('externalIPs'), 7: s('sessionAffinity'), 10: s('externalName') },
   ServicePort: { 1: s('name'), 2: s('protocol'), 3: { n: 'port', t: 'int32' }, 4: m('targetPort', 'IntOrString'), 5: { n: 'nodePort', t: 'int32' }, 6: s('appProtocol', true) },
+  // apps/v1 (what `kubectl create deployment` sends)
+  Deployment: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'DeploymentSpec') },
+  DeploymentSpec: {
+    1: { n: 'replicas', t: 'int32', opt: true },
+    2: m('selector', 'LabelSelector'),
+    3: m('template', 'PodTemplateSpec'),
+    4: m('strategy', 'DeploymentStrategy'),
+    5: { n: 'minReadySeconds', t: 'int32' },
+    6: { n: 'revisionHistoryLimit', t: 'int32', opt: true },
+    7: { n: 'paused', t: 'bool' },
+    9: { n: 'progressDeadlineSeconds', t: 'int32', opt: true },
+  },
+  DeploymentStrategy: { 1: s('type'), 2: m('rollingUpdate', 'RollingUpdateDeployment', true) },
+  RollingUpdateDeployment: { 1: m('maxUnavailable', 'IntOrString', true), 2: m('maxSurge', 'IntOrString', true) },
+  PodTemplateSpec: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'PodSpec') },
+  PodSpec: {
+    2: rm('containers', 'Container'),
+    3: s('restartPolicy'),
+    4: { n: 'terminationGracePeriodSeconds', t: 'int64', opt: true },
+    6: s('dnsPolicy'),
+    7: { n: 'nodeSelector', t: 'map' },
+    8: s('serviceAccountName'),
+    10: s('nodeName'),
+    11: { n: 'hostNetwork', t: 'bool' },
+    15: rm('imagePullSecrets', 'LocalObjectReference'),
+    20: rm('initContainers', 'Container'),
+  },
+  Container: {
+    1: s('name'),
+    2: s('image'),
+    3: rs('command'),
+    4: rs('args'),
+    5: s('workingDir'),
+    6: rm('ports', 'ContainerPort'),
+    7: rm('env', 'EnvVar'),
+    8: m('resources', 'ResourceRequirements'),
+    13: s('terminationMessagePath'),
+    14: s('imagePullPolicy'),
+    20: s('terminationMessagePolicy'),
+  },
+  ContainerPort: { 1: s('name'), 2: { n: 'hostPort', t: 'int32' }, 3: { n: 'containerPort', t: 'int32' }, 4: s('protocol'), 5: s('hostIP') },
+  EnvVar: { 1: s('name'), 2: s('value') },
+  ResourceRequirements: {},
   // rbac.authorization.k8s.io/v1
   ClusterRole: { 1: m('metadata', 'ObjectMeta'), 2: rm('rules', 'PolicyRule'), 3: m('aggregationRule', 'AggregationRule', true) },
   Role: { 1: m('metadata', 'ObjectMeta'), 2: rm('rules', 'PolicyRule') },
@@ -217,7 +260,7 @@ export function decodeProtobufObject(buf: Buffer): KubeObject {
     throw new ApiError(
       415,
       'UnsupportedMediaType',
-      `the authority decodes protobuf bodies only for Namespace, ServiceAccount, ConfigMap, Secret, Service, ClusterRole(Binding), Role(Binding), TokenRequest, TokenReview and the access reviews; send ${kind || 'this object'} as JSON (kubectl create -f / apply -f do)`,
+      `the authority decodes protobuf bodies only for Namespace, ServiceAccount, ConfigMap, Secret, Service, Deployment, ClusterRole(Binding), Role(Binding), TokenRequest, TokenReview and the access reviews; send ${kind || 'this object'} as JSON (kubectl create -f / apply -f do)`,
     );
   }
   const raw = (unknown.raw as Buffer | undefined) ?? Buffer.alloc(0);

@@ -52,9 +52,76 @@ function partialMetadata(o: KubeObject): KubeObject {
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
 }
 
+/** One column of a built-in kind's table (kube's printers): header, type, priority (1 = `-o wide`), cell. */
+interface Column {
+  name: string;
+  type?: string;
+  priority?: number;
+  cell: (o: KubeObject) => unknown;
+}
+
+const count = (v: unknown) => (v && typeof v === 'object' ? Object.keys(v).length : 0);
+const list = (v: unknown): KubeObject[] => (Array.isArray(v) ? v : []);
+const joinOr = (xs: string[], none: string) => (xs.length ? xs.join(',') : none);
+function labelSelectorText(sel: KubeObject | undefined): string {
+  if (!sel || typeof sel !== 'object') return '<none>';
+  const parts = Object.entries((sel.matchLabels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`);
+  for (const e of list(sel.matchExpressions)) parts.push(`${e.key} ${String(e.operator).toLowerCase()} (${list(e.values).join(',')})`);
+  return parts.length ? parts.join(',') : '<none>';
+}
+function subjectsOf(o: KubeObject, kind: string): string {
+  return list(o.subjects)
+    .filter((s) => s?.kind === kind)
+    .map((s) => (kind === 'ServiceAccount' ? `${String(s.namespace ?? '')}/${String(s.name)}` : String(s.name)))
+    .join(', ');
+}
+const bindingColumns: Column[] = [
+  { name: 'Role', cell: (o) => `${String(o.roleRef?.kind ?? '')}/${String(o.roleRef?.name ?? '')}` },
+  { name: 'Users', priority: 1, cell: (o) => subjectsOf(o, 'User') },
+  { name: 'Groups', priority: 1, cell: (o) => subjectsOf(o, 'Group') },
+  { name: 'ServiceAccounts', priority: 1, cell: (o) => subjectsOf(o, 'ServiceAccount') },
+];
+const createdAt: Column = { name: 'Created At', type: 'date', cell: (o) => o.metadata?.creationTimestamp ?? null };
+
+/** Columns between NAME and AGE per built-in kind; `noAge` kinds print CREATED AT instead of AGE. */
+const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean }> = {
+  namespaces: { columns: [{ name: 'Status', cell: (o) => o.status?.phase ?? '' }] },
+  configmaps: { columns: [{ name: 'Data', type: 'integer', cell: (o) => count(o.data) + count(o.binaryData) }] },
+  secrets: { columns: [{ name: 'Type', cell: (o) => o.type ?? '' }, { name: 'Data', type: 'integer', cell: (o) => count(o.data) }] },
+  serviceaccounts: { columns: [{ name: 'Secrets', type: 'integer', cell: (o) => list(o.secrets).length }] },
+  services: {
+    columns: [
+      { name: 'Type', cell: (o) => o.spec?.type ?? 'ClusterIP' },
+      { name: 'Cluster-IP', cell: (o) => o.spec?.clusterIP || '<none>' },
+      { name: 'External-IP', cell: (o) => joinOr(list(o.spec?.externalIPs).map(String), o.spec?.type === 'ExternalName' ? String(o.spec?.externalName ?? '<none>') : '<none>') },
+      { name: 'Port(s)', cell: (o) => joinOr(list(o.spec?.ports).map((p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${String(p.protocol ?? 'TCP')}`), '<none>') },
+      { name: 'Selector', priority: 1, cell: (o) => joinOr(Object.entries((o.spec?.selector ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`), '<none>') },
+    ],
+  },
+  'deployments.apps': {
+    columns: [
+      { name: 'Ready', cell: (o) => `${Number(o.status?.readyReplicas ?? 0)}/${Number(o.spec?.replicas ?? 0)}` },
+      { name: 'Up-to-date', type: 'integer', cell: (o) => Number(o.status?.updatedReplicas ?? 0) },
+      { name: 'Available', type: 'integer', cell: (o) => Number(o.status?.availableReplicas ?? 0) },
+      { name: 'Containers', priority: 1, cell: (o) => list(o.spec?.template?.spec?.containers).map((c) => String(c.name)).join(',') },
+      { name: 'Images', priority: 1, cell: (o) => list(o.spec?.template?.spec?.containers).map((c) => String(c.image)).join(',') },
+      { name: 'Selector', priority: 1, cell: (o) => labelSelectorText(o.spec?.selector) },
+    ],
+  },
+  'networkpolicies.networking.k8s.io': { columns: [{ name: 'Pod-Selector', cell: (o) => labelSelectorText(o.spec?.podSelector) }] },
+  'leases.coordination.k8s.io': { columns: [{ name: 'Holder', cell: (o) => o.spec?.holderIdentity ?? '' }] },
+  'clusterroles.rbac.authorization.k8s.io': { columns: [createdAt], noAge: true },
+  'roles.rbac.authorization.k8s.io': { columns: [createdAt], noAge: true },
+  'customresourcedefinitions.apiextensions.k8s.io': { columns: [createdAt], noAge: true },
+  'clusterrolebindings.rbac.authorization.k8s.io': { columns: bindingColumns },
+  'rolebindings.rbac.authorization.k8s.io': { columns: bindingColumns },
+};
+
 /** Converts objects to a Table; `includeObject` is the query parameter (`None`, `Metadata` (default), `Object`). */
 export function toTable(t: ResourceType, objects: KubeObject[], opts: { includeObject?: string | null; resourceVersion?: string; now?: number }): KubeObject {
   const now = opts.now ?? Date.now();
+  const builtin = t.crd ? undefined : BUILTIN_COLUMNS[t.group ? `${t.resource}.${t.group}` : t.resource];
+  if (builtin) return builtinTable(builtin, objects, opts, now);
   const extra = (t.printerColumns ?? []).filter((c) => c.jsonPath !== '.metadata.creationTimestamp');
   const columnDefinitions = [
     { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
@@ -70,6 +137,38 @@ export function toTable(t: ResourceType, objects: KubeObject[], opts: { includeO
     }), Number.isNaN(created) ? '<unknown>' : humanDuration(now - created)];
     const row: KubeObject = { cells };
     if (opts.includeObject !== 'None') row.object = opts.includeObject === 'Object' ? o : partialMetadata(o);
+    return row;
+  });
+  return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: opts.resourceVersion ?? '' }, columnDefinitions, rows };
+}
+
+function rowObject(o: KubeObject, includeObject: string | null | undefined): KubeObject | undefined {
+  if (includeObject === 'None') return undefined;
+  return includeObject === 'Object' ? o : partialMetadata(o);
+}
+
+function builtinTable(
+  spec: { columns: Column[]; noAge?: boolean },
+  objects: KubeObject[],
+  opts: { includeObject?: string | null; resourceVersion?: string },
+  now: number,
+): KubeObject {
+  const age: Column = { name: 'Age', cell: (o) => {
+    const created = Date.parse(String(o.metadata?.creationTimestamp ?? ''));
+    return Number.isNaN(created) ? '<unknown>' : humanDuration(now - created);
+  } };
+  // kube's order: NAME, the normal columns, AGE, then the `-o wide` ones
+  const columns = [
+    { name: 'Name', cell: (o: KubeObject) => o.metadata?.name } as Column,
+    ...spec.columns.filter((c) => !c.priority),
+    ...(spec.noAge ? [] : [age]),
+    ...spec.columns.filter((c) => c.priority),
+  ];
+  const columnDefinitions = columns.map((c) => ({ name: c.name, type: c.type ?? 'string', format: c.name === 'Name' ? 'name' : '', description: '', priority: c.priority ?? 0 }));
+  const rows = objects.map((o) => {
+    const row: KubeObject = { cells: columns.map((c) => c.cell(o) ?? null) };
+    const obj = rowObject(o, opts.includeObject);
+    if (obj) row.object = obj;
     return row;
   });
   return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: opts.resourceVersion ?? '' }, columnDefinitions, rows };

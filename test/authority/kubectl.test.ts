@@ -47,8 +47,8 @@ describe('kubectl against the authority', () => {
       assert.match(res, line);
     }
     const ns = await ok('get', 'ns');
-    assert.match(ns, /^NAME\s+AGE$/m);
-    for (const n of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) assert.match(ns, new RegExp(`^${n}\\s+\\d+s$`, 'm'));
+    assert.match(ns, /^NAME\s+STATUS\s+AGE$/m);
+    for (const n of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) assert.match(ns, new RegExp(`^${n}\\s+Active\\s+\\d+s$`, 'm'));
   });
 
   it('create namespace / serviceaccount / clusterrole / clusterrolebinding / token, then auth can-i', async () => {
@@ -195,6 +195,29 @@ spec:
     assert.equal((await kubectl('auth', 'can-i', 'create', 'subjectaccessreviews.authorization.k8s.io', `--as=${sa}`)).stdout.trim(), 'yes');
     // the reader role is scaffolded but not bound, as in kubebuilder
     assert.equal((await kubectl('auth', 'can-i', 'get', '/metrics', `--as=${sa}`)).stdout.trim(), 'no');
+  });
+
+  it('create deployment (protobuf body) and the columns kube prints for built-in kinds', async () => {
+    await ok('create', 'namespace', 'cols');
+    assert.match(await ok('create', 'deployment', 'web', '--image=nginx:1.27', '--port=8080', '--replicas=2', '-n', 'cols'), /^deployment.apps\/web created$/m);
+    const dep = JSON.parse(await ok('get', 'deploy', 'web', '-n', 'cols', '-o', 'json')) as Obj;
+    assert.equal(dep.spec.replicas, 2);
+    assert.deepEqual(dep.spec.selector, { matchLabels: { app: 'web' } });
+    assert.equal(dep.spec.template.spec.containers[0].image, 'nginx:1.27');
+    assert.equal(dep.spec.template.spec.containers[0].ports[0].containerPort, 8080);
+    assert.equal(dep.spec.strategy.type, 'RollingUpdate', 'defaulted as kube does');
+    const wide = (await ok('get', 'deploy', '-n', 'cols', '-o', 'wide')).trim().split('\n');
+    assert.match(wide[0]!, /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/);
+    assert.match(wide[1]!, /^web\s+0\/2\s+0\s+0\s+\d+s\s+nginx\s+nginx:1\.27\s+app=web$/);
+    await ok('create', 'configmap', 'two', '--from-literal=a=1', '--from-literal=b=2', '-n', 'cols');
+    assert.match(await ok('get', 'cm', 'two', '-n', 'cols'), /^two\s+2\s+\d+s$/m);
+    await ok('create', 'service', 'clusterip', 'svc', '--tcp=8443:8443', '-n', 'cols');
+    assert.match(await ok('get', 'svc', 'svc', '-n', 'cols'), /^svc\s+ClusterIP\s+\d+\.\d+\.\d+\.\d+\s+<none>\s+8443\/TCP\s+\d+s$/m);
+    assert.match(await ok('get', 'clusterrole', 'view'), /^NAME\s+CREATED AT\nview\s+\d{4}-\d\d-\d\dT/);
+    await ok('create', 'rolebinding', 'rb', '--clusterrole=view', '--serviceaccount=cols:default', '-n', 'cols');
+    const rb = (await ok('get', 'rolebinding', 'rb', '-n', 'cols', '-o', 'wide')).trim().split('\n');
+    assert.match(rb[0]!, /^NAME\s+ROLE\s+AGE\s+USERS\s+GROUPS\s+SERVICEACCOUNTS$/);
+    assert.match(rb[1]!, /^rb\s+ClusterRole\/view\s+\d+s\s+cols\/default$/);
   });
 
   it('auth can-i --list and auth whoami', async () => {
