@@ -199,7 +199,7 @@ test('every family has controller-runtime\'s type, labels and buckets, and promt
   assert.deepEqual(les('workqueue_queue_duration_seconds', { name: 'quiet' }), WQ_LES, 'an idle queue has its (zero) buckets too');
   assert.deepEqual(les('workqueue_work_duration_seconds', { name: 'behaviour' }), WQ_LES);
   // process and Node.js runtime metrics, as in any controller-runtime manager (Go's go_* have no Node equivalent)
-  for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_open_fds', 'process_start_time_seconds', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+  for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_open_fds', 'process_start_time_seconds', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_gc_duration_seconds']) {
     assert.ok(f.has(name), `${name} is exposed`);
   }
   // leader election is off: its gauge is absent, as in controller-runtime

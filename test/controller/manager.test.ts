@@ -253,6 +253,7 @@ test('leader election: the manager runs controllers only while holding the Lease
     await Promise.race([mgr.ready(), running]);
     await eventually(() => reconciled === 1, 'the controller to run once leading', 10_000);
     f = await scrapeRegistry();
+    assert.equal(f.get('leader_election_master_status')?.type, 'gauge');
     assert.equal(value(f, 'leader_election_master_status', { name: 'demo-lock' }), 1);
     const lease = await cluster.admin.get<{ spec: { holderIdentity: string; leaseTransitions: number } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/demo-lock`);
     assert.notEqual(lease.spec.holderIdentity, 'other');
