@@ -121,6 +121,7 @@ export class ObjectService {
       const [g] = String(body.apiVersion).includes('/') ? String(body.apiVersion).split('/') : [''];
       if (g !== t.group) throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersionOf(t)})`);
     }
+    checkMetadataShape(body.metadata);
   }
 
   private validateMeta(t: ResourceType, o: KubeObject): void {
@@ -264,6 +265,7 @@ export class ObjectService {
     if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) throw badRequest('the patch produced something that is not an object');
     patched = clone(patched);
     patched.metadata = patched.metadata ?? {};
+    checkMetadataShape(patched.metadata);
     const rv = patched.metadata.resourceVersion;
     if (rv !== undefined && rv !== old.metadata.resourceVersion) {
       throw conflict(t.resource, t.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
@@ -453,6 +455,26 @@ export class ObjectService {
     if (this.store.get(typeKey(t), o.metadata.namespace, o.metadata.name)) return;
     this.create(t, o.metadata.namespace, o);
   }
+}
+
+const STRING_META = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'];
+
+/** Rejects metadata of the wrong JSON types with 400, as kube's decoder does (a number as name never reaches storage). */
+function checkMetadataShape(meta: unknown): void {
+  if (meta === undefined || meta === null) return;
+  const fail = (field: string, want: string) => {
+    throw badRequest(`the request body could not be decoded: metadata${field ? `.${field}` : ''} must be ${want}`);
+  };
+  if (typeof meta !== 'object' || Array.isArray(meta)) fail('', 'an object');
+  const m = meta as KubeObject;
+  for (const f of STRING_META) if (m[f] !== undefined && m[f] !== null && typeof m[f] !== 'string') fail(f, 'a string');
+  for (const f of ['labels', 'annotations']) {
+    const v = m[f];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string')) fail(f, 'a map of strings');
+  }
+  if (m.finalizers != null && (!Array.isArray(m.finalizers) || m.finalizers.some((x: unknown) => typeof x !== 'string'))) fail('finalizers', 'a list of strings');
+  if (m.ownerReferences != null && !Array.isArray(m.ownerReferences)) fail('ownerReferences', 'a list');
 }
 
 /** The pod template defaults kube's API fills in (so stored Deployments look like a cluster's). */

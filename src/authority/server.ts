@@ -274,6 +274,9 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     case 'watch': {
       const timeout = q.get('timeoutSeconds');
+      const rv = q.get('resourceVersion');
+      if (rv && !/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
+      if (timeout && !/^\d+$/.test(timeout)) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeout)}`);
       d.hub.serve(
         {
           type: t,

@@ -131,6 +131,14 @@ describe('authority API over HTTPS', () => {
       assert.equal(tr.status, 400);
       const kind = await admin('POST', '/api/v1/namespaces/api/configmaps', { body: { kind: 'Secret', metadata: { name: 'x' } } });
       assert.equal(kind.status, 400);
+      for (const metadata of [{ name: 5 }, { name: 'n', labels: { a: 1 } }, { name: 'n', annotations: 'x' }, 'not-an-object']) {
+        const r2 = await admin('POST', '/api/v1/namespaces/api/configmaps', { body: { metadata } });
+        assert.equal(r2.status, 400, `metadata ${JSON.stringify(metadata)}: ${r2.text}`);
+      }
+      const patch = await admin('PATCH', '/api/v1/namespaces/api/configmaps/kube-root-ca.crt', { body: { metadata: { labels: { a: true } } }, contentType: 'application/merge-patch+json' });
+      assert.equal(patch.status, 400);
+      const rv = await admin('GET', '/api/v1/namespaces/api/configmaps?watch=1&resourceVersion=abc');
+      assert.equal(rv.status, 400);
     });
 
     it('bounds: a body over 3 MiB is 413, request headers over 16 KiB are 431', async () => {
