@@ -68,13 +68,13 @@ export function parseExposition(text: string): Sample[] {
   return out;
 }
 
-/** Keeps the lines of an exposition whose metric name (for comments: the described metric) matches `re`. */
+/** Keeps the lines of an exposition whose metric name (for HELP/TYPE comments: the described metric) matches `re`. */
 export function filterExposition(text: string, re: RegExp): string {
   const kept: string[] = [];
   for (const line of text.split('\n')) {
     if (!line) continue;
-    const m = /^# (?:HELP|TYPE|UNIT) (\S+)/.exec(line);
-    const subject = m ? m[1]! : line;
+    const m = line.startsWith('#') ? /^# (?:HELP|TYPE|UNIT) (\S+)/.exec(line) : /^[^{\s]+/.exec(line);
+    const subject = m ? (m[1] ?? m[0]) : line;
     if (re.test(subject)) kept.push(line);
   }
   return kept.length ? kept.join('\n') + '\n' : '';

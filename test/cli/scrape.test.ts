@@ -1,0 +1,178 @@
+/**
+ * `ctrlmetrics scrape` (a child process) against the secure metrics endpoint as a manager runs it
+ * (createMetricsServer + the authentication/authorization filter + the embedded authority): 200, 401, 403, 500,
+ * TLS failures, --cacert, --match, and the --watch table from the controller metrics of this process.
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
+import { generateCA, issueServingCert } from '../helpers/certs.js';
+import { runCli, ProcessGroup } from '../helpers/process.js';
+import { RECONCILE_TIME_BUCKETS, reconcileTime, reconcileTotal, workqueueDepth } from '../../src/controller/metrics.js';
+
+let cluster: TestCluster;
+let endpoint: SecureEndpoint;
+let noRoleEndpoint: SecureEndpoint;
+let certEndpoint: SecureEndpoint;
+let tmp: string;
+let readerTokenFile: string;
+let unboundToken: string;
+let caFile: string;
+let otherCaFile: string;
+const procs = new ProcessGroup();
+
+const scrape = (args: string[], timeoutMs = 45_000) => runCli(['scrape', ...args], { timeoutMs, env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' } });
+
+before(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-scrape-'));
+  cluster = await startTestCluster();
+  const manager = await cluster.managerConfig();
+  readerTokenFile = join(tmp, 'reader.token');
+  await writeFile(readerTokenFile, (await cluster.readerToken()) + '\n', { mode: 0o600 });
+  unboundToken = await cluster.serviceAccountToken('monitoring', 'unbound');
+  // a manager whose service account is not bound to metrics-auth-role: it cannot ask the API, so it answers 500
+  const noRole = { server: cluster.authority.url, ca: cluster.authority.caPem, token: await cluster.serviceAccountToken('ctrlmetrics-system', 'no-auth-role') };
+  // a serving certificate signed by a CA the client can be given with --cacert
+  const ca = await generateCA('scrape-test-ca');
+  const pair = await issueServingCert(ca, ['localhost']);
+  const certDir = join(tmp, 'certs');
+  await (await import('node:fs/promises')).mkdir(certDir);
+  await writeFile(join(certDir, 'tls.crt'), pair.certPem);
+  await writeFile(join(certDir, 'tls.key'), pair.keyPem);
+  caFile = join(tmp, 'ca.crt');
+  await writeFile(caFile, ca.certPem);
+  otherCaFile = join(tmp, 'other-ca.crt');
+  await writeFile(otherCaFile, cluster.authority.caPem);
+  [endpoint, noRoleEndpoint, certEndpoint] = await Promise.all([
+    startSecureEndpoint(manager),
+    startSecureEndpoint(noRole, { filter: { timeoutMs: 3_000 } }),
+    startSecureEndpoint(manager, { metrics: { certDir } }),
+  ]);
+  reconcileTotal.labels('scrapetest', 'success').inc(5);
+});
+
+after(async () => {
+  await procs.stopAll();
+  await Promise.all([endpoint?.stop(), noRoleEndpoint?.stop(), certEndpoint?.stop()]);
+  await cluster?.stop();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+const url = (e: SecureEndpoint, host = '127.0.0.1') => `https://${host}:${e.port}/metrics`;
+
+describe('ctrlmetrics scrape', () => {
+  test('200: prints the exposition, filtered by --match (token from a file)', async () => {
+    const r = await scrape([url(endpoint), '--token-file', readerTokenFile, '--insecure', '--match', '^controller_runtime_reconcile_total$']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    assert.ok(lines.length >= 3, r.stdout);
+    for (const l of lines) assert.match(l, /^(# (HELP|TYPE) controller_runtime_reconcile_total |controller_runtime_reconcile_total\{)/);
+    assert.ok(lines.includes('controller_runtime_reconcile_total{controller="scrapetest",result="success"} 5'), r.stdout);
+  });
+
+  test('401 without a token and with an invalid one, 403 naming the grant command, 500 naming the metrics-auth-role', async () => {
+    const [none, invalid, denied, broken] = await Promise.all([
+      scrape([url(endpoint), '--insecure']),
+      scrape([url(endpoint), '--insecure', '--token', 'not-a-valid-token']),
+      scrape([url(endpoint), '--insecure', '--token', unboundToken]),
+      scrape([url(noRoleEndpoint), '--insecure', '--token-file', readerTokenFile], 90_000),
+    ]);
+    assert.equal(none.code, 1);
+    assert.equal(none.stdout, '');
+    assert.match(none.stderr, /^error: no or invalid token: no token was sent; pass --token TOKEN or --token-file FILE/);
+    assert.equal(invalid.code, 1);
+    assert.match(invalid.stderr, /^error: no or invalid token: the API server did not accept the token from --token/);
+    assert.equal(denied.code, 1);
+    assert.match(denied.stderr, /error: identity system:serviceaccount:monitoring:unbound is not bound to the metrics-reader ClusterRole \(get on \/metrics\): run ctrlmetrics grant --serviceaccount monitoring:unbound\n$/);
+    assert.equal(broken.code, 1);
+    assert.match(broken.stderr, /retrying in .*\(attempt 2\/4\)/, 'a 500 is retried with backoff');
+    assert.match(broken.stderr, /error: the manager could not ask the API server .*check that its service account is bound to the metrics-auth-role/);
+    for (const r of [none, invalid, denied, broken]) assert.doesNotMatch(r.stderr, /eyJ[A-Za-z0-9_-]{10,}/, 'no token in the output');
+  });
+
+  test('TLS: an unverified certificate hints at --cacert/--insecure; the right --cacert verifies, a wrong host name is explained', async () => {
+    const [selfSigned, wrongCa, good, wrongName] = await Promise.all([
+      scrape([url(endpoint), '--token-file', readerTokenFile]),
+      scrape([url(certEndpoint, 'localhost'), '--token-file', readerTokenFile, '--cacert', otherCaFile]),
+      scrape([url(certEndpoint, 'localhost'), '--token-file', readerTokenFile, '--cacert', caFile, '--match', '^controller_runtime_reconcile_total$']),
+      scrape([url(certEndpoint, '127.0.0.1'), '--token-file', readerTokenFile, '--cacert', caFile]),
+    ]);
+    assert.equal(selfSigned.code, 1);
+    assert.match(selfSigned.stderr, /^error: TLS: the server's certificate is not signed by a CA this machine trusts .*pass --cacert FILE .* or --insecure/);
+    assert.equal(wrongCa.code, 1);
+    assert.match(wrongCa.stderr, new RegExp(`is not signed by the CA in --cacert ${otherCaFile.replace(/[.]/g, '\\.')}`));
+    assert.equal(good.code, 0, good.stderr);
+    assert.match(good.stdout, /^controller_runtime_reconcile_total\{controller="scrapetest",result="success"\} 5$/m);
+    assert.equal(wrongName.code, 1);
+    assert.match(wrongName.stderr, /TLS: the server's certificate does not name 127\.0\.0\.1/);
+  });
+
+  test('connection refused: bounded retries, then what to check', async () => {
+    const r = await scrape(['https://127.0.0.1:1/metrics', '--insecure', '--request-timeout', '2s']);
+    assert.equal(r.code, 1);
+    assert.equal((r.stderr.match(/retrying in/g) ?? []).length, 3);
+    assert.match(r.stderr, /error: cannot connect to 127\.0\.0\.1:1 \(ECONNREFUSED.*is the manager running/);
+  });
+
+  test('usage errors exit 2', async () => {
+    const [both, bad] = await Promise.all([
+      scrape([url(endpoint), '--insecure', '--cacert', caFile]),
+      scrape([url(endpoint), '--count', '0']),
+    ]);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /either --insecure or --cacert/);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--count must be a positive integer/);
+  });
+
+  test('--watch: a table per controller with reconciles/s, p50/p99 from histogram deltas, and workqueue depth', async () => {
+    // a steady load on controller "watchtest": each reconcile takes 20 ms, the queue holds 7 items
+    const observed = 0.02;
+    workqueueDepth.labels('watchtest', 'watchtest', '').set(7);
+    const load = setInterval(() => {
+      reconcileTotal.labels('watchtest', 'success').inc();
+      reconcileTime.labels('watchtest').observe(observed);
+    }, 10);
+    try {
+      const p = procs.startCli('watch', ['scrape', url(endpoint), '--token-file', readerTokenFile, '--insecure', '--watch', '--interval', '1s', '--count', '3'], {
+        CTRLMETRICS_LOG_LEVEL: 'warn',
+      });
+      const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('timeout'), 60_000))]);
+      assert.equal(code, 0, p.stderr());
+      const frames = p.stdout().trim().split('\n\n');
+      assert.equal(frames.length, 3, p.stdout());
+      assert.match(frames[0]!, /scrape #1 .*\(rates after the next scrape\)/);
+      const header = frames[2]!.split('\n')[1]!;
+      assert.match(header, /^CONTROLLER +RECONCILES\/S +ERRORS\/S +P50 +P99 +QUEUE DEPTH +TOTAL$/);
+      const row = frames[2]!.split('\n').find((l) => l.startsWith('watchtest '));
+      assert.ok(row, frames[2]);
+      const [, rate, errors, p50, p99, depth] = row.split(/ +/);
+      assert.ok(Number(rate) > 5, `reconciles/s ${rate}`);
+      assert.equal(errors, '0.00');
+      assert.equal(depth, '7');
+      // every observation is 20 ms: both quantiles lie in the bucket that holds 0.02 s
+      const upper = RECONCILE_TIME_BUCKETS.find((b) => b >= observed)!;
+      const lower = [...RECONCILE_TIME_BUCKETS].reverse().find((b) => b < observed) ?? 0;
+      for (const cell of [p50!, p99!]) {
+        const m = /^([\d.]+)(µs|ms|s)$/.exec(cell);
+        assert.ok(m, `latency cell ${cell}`);
+        const seconds = Number(m[1]) / (m[2] === 'ms' ? 1000 : m[2] === 'µs' ? 1e6 : 1);
+        assert.ok(seconds > lower && seconds <= upper + 1e-9, `${cell} outside (${lower}, ${upper}]`);
+      }
+    } finally {
+      clearInterval(load);
+    }
+  });
+
+  test('--watch exits cleanly on SIGINT', async () => {
+    const p = procs.startCli('watch-sigint', ['scrape', url(endpoint), '--token-file', readerTokenFile, '--insecure', '--watch', '--interval', '1s'], { CTRLMETRICS_LOG_LEVEL: 'warn' });
+    await p.waitForOutput(/scrape #1/, 30_000);
+    process.kill(p.pid, 'SIGINT');
+    const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('timeout'), 15_000))]);
+    assert.equal(code, 0, p.stderr());
+  });
+});
