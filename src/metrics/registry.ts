@@ -8,7 +8,7 @@
  * user's prom-client registry already has the same family (e.g. after `collectDefaultMetrics()`).
  */
 import { register as promDefaultRegistry, type Registry as PromRegistry } from 'prom-client';
-import type { Collector, FamilyView } from './family.js';
+import { counterBaseName, type Collector, type FamilyView } from './family.js';
 import { isPromMetric, isPromRegistry, PromMetricCollector, PromRegistryCollector, type PromMetricLike } from './foreign.js';
 import { setDefaultMetricRegistry, type MetricRegistry } from './metric.js';
 import { DEFAULT_SLICE_LINES, MetricsSnapshot } from './snapshot.js';
@@ -207,7 +207,35 @@ function mergeFamilies(results: Array<{ entry: Entry; views: FamilyView[] }>): F
       );
     }
   }
-  return [...byName.values()].map((v) => v.view).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const views = [...byName.values()].map((v) => v.view).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  checkSuffixCollisions(views, byName);
+  return views;
+}
+
+/**
+ * Families whose sample names would collide: a histogram/summary `x` and a family named `x_count`, `x_sum` or
+ * `x_bucket`; or two families with the same OpenMetrics name (a counter `x` or `x_total` beside a family `x`).
+ * Either would make the exposition ambiguous, so the collect fails naming both (as client_golang's Gather does).
+ */
+function checkSuffixCollisions(views: readonly FamilyView[], byName: Map<string, { view: FamilyView; entry: Entry }>): void {
+  const omNames = new Map<string, string>();
+  for (const v of views) {
+    if (v.units === 0) continue;
+    if (v.type === 'histogram' || v.type === 'summary') {
+      for (const suffix of ['_count', '_sum', '_bucket']) {
+        const other = byName.get(v.name + suffix);
+        if (other && other.view.units > 0) {
+          throw new MetricsCollectError(`metric family ${other.view.name} collides with the ${suffix} samples of ${v.type} ${v.name}; rename one of them`);
+        }
+      }
+    }
+    const om = v.type === 'counter' ? counterBaseName(v.name) : v.name;
+    const prev = omNames.get(om);
+    if (prev !== undefined) {
+      throw new MetricsCollectError(`metric families ${prev} and ${v.name} have the same OpenMetrics name ${om}; rename one of them`);
+    }
+    omNames.set(om, v.name);
+  }
 }
 
 /**

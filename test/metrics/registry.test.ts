@@ -132,6 +132,18 @@ describe('collect errors', () => {
     assert.match(await (await r.collect({ timeoutMs: 50 })).text(), /^ok_total 1$/m);
   });
 
+  test('families whose sample names would collide fail the collect, naming both', async () => {
+    const r = new Registry();
+    new Histogram({ name: 'lat', help: 'x', registers: [r] });
+    const g = new Gauge({ name: 'lat_count', help: 'x', registers: [r] });
+    await assert.rejects(r.collect(), /metric family lat_count collides with the _count samples of histogram lat/);
+    r.unregister(g);
+    await r.collect();
+    new Counter({ name: 'jobs', help: 'x', registers: [r] });
+    new Counter({ name: 'jobs_total', help: 'x', registers: [r] });
+    await assert.rejects(r.collect(), /metric families jobs and jobs_total have the same OpenMetrics name jobs/);
+  });
+
   test('async collect callbacks run on every collect, before values are read', async () => {
     const r = new Registry();
     let n = 0;
