@@ -22,6 +22,7 @@ import { createLogger } from '../util/log.js';
 import { applyObject, checkApiReachable, requestToken } from './demo/apply.js';
 import { MANAGER_SA, SCRAPER_SA, SYSTEM_NAMESPACE, WORKLOAD_NAMESPACE, demoRbac } from './demo/rbac.js';
 import { DemoLoad } from './demo/load.js';
+import { lockStateDir } from './demo/lock.js';
 
 /** Options of `ctrlmetrics demo` (the flags, parsed). */
 export interface DemoOptions {
@@ -131,6 +132,10 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
       });
     } else {
       await mkdir(stateDir, { recursive: true, mode: 0o700 });
+      const unlock = await lockStateDir(stateDir).catch((err: Error) => {
+        throw new CliError(err.message);
+      });
+      cleanups.push(unlock);
       const { startAuthority } = await import('../authority/index.js');
       let authority: Awaited<ReturnType<typeof startAuthority>>;
       try {
@@ -201,7 +206,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
 
     const load = new DemoLoad(admin, WORKLOAD_NAMESPACE, Math.max(100, o.loadInterval * 1000), log.child('load'));
     await load.start().catch((err: Error) => log.warn('cannot create the demo objects', { error: err.message }));
-    cleanups.unshift(() => load.stop());
+    cleanups.push(() => load.stop());
 
     printBanner(o, { apiUrl, kubeconfigPath, readerTokenPath, metricsUrl: mgr.metricsServer?.url, healthUrl: mgr.healthProbeServer?.url });
     // stop the load as soon as we are told to stop, before the manager drains
@@ -216,7 +221,8 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
     clearTimeout(durationTimer);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    for (const c of cleanups) {
+    // in reverse order of set-up: load, token renewal, client, authority, state directory lock
+    for (const c of cleanups.reverse()) {
       try {
         await c();
       } catch (err) {

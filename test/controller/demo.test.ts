@@ -5,7 +5,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
@@ -144,6 +144,8 @@ test('ctrlmetrics demo --kubeconfig: exits non-zero with a clear message when th
 test('ctrlmetrics demo: a metrics address in use is a clear error with the flag to change, and a non-zero exit', { timeout: 60_000 }, async () => {
   const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-busy-'));
   dirs.push(stateDir);
+  // a lock left behind by a demo that died (no such pid): taken over
+  await writeFile(join(stateDir, 'demo.pid'), '2147483646\n');
   const blocker = net.createServer();
   await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
   const port = (blocker.address() as net.AddressInfo).port;
@@ -154,6 +156,7 @@ test('ctrlmetrics demo: a metrics address in use is a clear error with the flag 
     const line = `failed to start metrics server: .*127\\.0\\.0\\.1:${port}.*already in use.*--metrics-bind-address`;
     assert.match(run.stderr(), new RegExp(`^error: .*${line}`, 'm'));
     assert.doesNotMatch(run.stdout(), /curl/, 'no instructions printed for an endpoint that does not exist');
+    await assert.rejects(stat(join(stateDir, 'demo.pid')), { code: 'ENOENT' }, 'the stale lock was taken over, then released');
   } finally {
     blocker.close();
   }
@@ -208,4 +211,20 @@ test('ctrlmetrics demo --kubeconfig: runs the example operator against that clus
   } finally {
     await cluster.stop();
   }
+});
+
+test('ctrlmetrics demo: a second demo on the same state directory is refused while the first runs', { timeout: 90_000 }, async () => {
+  const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-lock-'));
+  dirs.push(stateDir);
+  const common = ['--state-dir', stateDir, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+  const first = runDemo([...common, '--duration', '60']);
+  await eventually(() => CURL_LINE.test(first.stdout()) || (first.child.exitCode !== null ? Promise.reject(new Error(`demo exited: ${first.stderr()}`)) : undefined), 'the first demo to run', 45_000, 200);
+  const kubeconfigBefore = await readFile(join(stateDir, 'kubeconfig'), 'utf8');
+  const second = runDemo([...common, '--duration', '60']);
+  assert.equal(await within(second.exited, 30_000, 'the second demo to exit'), 1);
+  assert.match(second.stderr(), new RegExp(`^error: another ctrlmetrics demo \\(pid ${first.child.pid}\\) is using the state directory .*--state-dir`, 'm'));
+  assert.equal(await readFile(join(stateDir, 'kubeconfig'), 'utf8'), kubeconfigBefore, 'the running demo\'s kubeconfig is untouched');
+  first.child.kill('SIGINT');
+  assert.equal(await within(first.exited, 30_000, 'exit after SIGINT'), 0, first.stderr());
+  await assert.rejects(stat(join(stateDir, 'demo.pid')), { code: 'ENOENT' }, 'the lock is released at exit');
 });
