@@ -182,7 +182,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
   }
 
   async collect(): Promise<FamilyView[]> {
-    if (this.collectFn) await this.collectFn();
+    if (this.collectFn) await this.collectFn.call(this);
     return [this.view()];
   }
 
