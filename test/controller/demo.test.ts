@@ -60,7 +60,7 @@ function sh(command: string, timeoutMs = 15_000): Promise<{ code: number; stdout
 
 const CURL_LINE = /^\s*(curl -k -H "Authorization: Bearer \$\(cat (\S+)\)" (https:\/\/127\.0\.0\.1:\d+\/metrics))\s*$/m;
 
-test('ctrlmetrics demo: secure metrics of both controllers with the printed curl line; clean SIGTERM; restart on the same state with plain HTTP', { timeout: 120_000 }, async () => {
+test('ctrlmetrics demo: secure metrics of both controllers with the printed curl line; one demo per state directory; clean SIGTERM; restart on the same state with plain HTTP', { timeout: 120_000 }, async () => {
   const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-'));
   dirs.push(stateDir);
   const common = ['--state-dir', stateDir, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
@@ -106,9 +106,17 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   assert.equal(kc.code, 0, kc.stderr);
   for (const name of ['demo-0', 'demo-0-digest', 'demo-1-digest', 'demo-2-digest']) assert.match(kc.stdout, new RegExp(`configmap/${name}\\b`));
 
+  // a second demo on the same state directory is refused, and leaves the running one's files alone
+  const kubeconfigBefore = await readFile(join(stateDir, 'kubeconfig'), 'utf8');
+  const second = runDemo([...common, '--duration', '60']);
+  assert.equal(await within(second.exited, 30_000, 'the second demo to exit'), 1);
+  assert.match(second.stderr(), new RegExp(`^error: another ctrlmetrics demo \\(pid ${run.child.pid}\\) is using the state directory .*--state-dir`, 'm'));
+  assert.equal(await readFile(join(stateDir, 'kubeconfig'), 'utf8'), kubeconfigBefore);
+
   run.child.kill('SIGTERM');
   assert.equal(await within(run.exited, 30_000, 'exit after SIGTERM'), 0, run.stderr());
   assert.match(run.stdout(), /ctrlmetrics demo stopped/);
+  await assert.rejects(stat(join(stateDir, 'demo.pid')), { code: 'ENOENT' }, 'the state directory lock is released at exit');
 
   // again on the same state directory (RBAC re-applied, objects kept), plain HTTP, stopping by itself after --duration
   const again = runDemo([...common, '--metrics-secure=false', '--duration', '6']);
@@ -206,25 +214,10 @@ test('ctrlmetrics demo --kubeconfig: runs the example operator against that clus
     const res = await httpsGet(m[1]!, reader);
     assert.equal(res.status, 200, res.body.slice(0, 200));
     assert.ok((value(parseExposition(res.body), 'controller_runtime_reconcile_total', { controller: 'configmap', result: 'success' }) ?? 0) >= 1);
-    run.child.kill('SIGTERM');
-    assert.equal(await within(run.exited, 30_000, 'exit after SIGTERM'), 0, run.stderr());
+    run.child.kill('SIGINT');
+    assert.equal(await within(run.exited, 30_000, 'exit after SIGINT (Ctrl-C)'), 0, run.stderr());
   } finally {
     await cluster.stop();
   }
 });
 
-test('ctrlmetrics demo: a second demo on the same state directory is refused while the first runs', { timeout: 90_000 }, async () => {
-  const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-lock-'));
-  dirs.push(stateDir);
-  const common = ['--state-dir', stateDir, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
-  const first = runDemo([...common, '--duration', '60']);
-  await eventually(() => CURL_LINE.test(first.stdout()) || (first.child.exitCode !== null ? Promise.reject(new Error(`demo exited: ${first.stderr()}`)) : undefined), 'the first demo to run', 45_000, 200);
-  const kubeconfigBefore = await readFile(join(stateDir, 'kubeconfig'), 'utf8');
-  const second = runDemo([...common, '--duration', '60']);
-  assert.equal(await within(second.exited, 30_000, 'the second demo to exit'), 1);
-  assert.match(second.stderr(), new RegExp(`^error: another ctrlmetrics demo \\(pid ${first.child.pid}\\) is using the state directory .*--state-dir`, 'm'));
-  assert.equal(await readFile(join(stateDir, 'kubeconfig'), 'utf8'), kubeconfigBefore, 'the running demo\'s kubeconfig is untouched');
-  first.child.kill('SIGINT');
-  assert.equal(await within(first.exited, 30_000, 'exit after SIGINT'), 0, first.stderr());
-  await assert.rejects(stat(join(stateDir, 'demo.pid')), { code: 'ENOENT' }, 'the lock is released at exit');
-});
