@@ -11,6 +11,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject, ResourceRegistry, ResourceType } from './resources.js';
 import { KUBE_VERSION } from './discovery.js';
 
+const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+/** An OpenAPI v2 `Document` message holding only `swagger: "2.0"` (field 1, a length-delimited string). */
+const OPENAPI_V2_DOCUMENT = Buffer.from([0x0a, 0x03, ...Buffer.from('2.0')]);
+
 function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
 }
@@ -77,6 +81,13 @@ export function openapiHandler(registry: ResourceRegistry): (path: string, req: 
     const head = req.method === 'HEAD';
     if (req.method !== 'GET' && !head) return false;
     if (path === '/openapi/v2') {
+      // kubectl asks for the protobuf form (and validates Lists with it); a document without definitions makes it
+      // skip schema checks, leaving validation to the server as with OpenAPI v3.
+      if (/protobuf/.test(String(req.headers.accept ?? ''))) {
+        res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF, 'Content-Length': OPENAPI_V2_DOCUMENT.length, 'Cache-Control': 'no-cache, private' });
+        res.end(head ? undefined : OPENAPI_V2_DOCUMENT);
+        return true;
+      }
       send(res, { swagger: '2.0', info: { title: 'Kubernetes', version: KUBE_VERSION.gitVersion }, paths: {}, definitions: {} }, head);
       return true;
     }

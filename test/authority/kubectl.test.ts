@@ -174,6 +174,12 @@ spec:
       '-f',
       file('sm.yaml', 'apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: controller-manager-metrics-monitor\n  namespace: smon\nspec:\n  endpoints:\n  - port: https\n    scheme: https\n'),
     );
+    // a List on stdin is validated by kubectl against OpenAPI v2 (protobuf)
+    const list = { apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'from-list', namespace: 'smon' }, spec: {} }] };
+    const piped = await run('kubectl', ['--kubeconfig', a.kubeconfig, 'apply', '-f', '-'], { env, timeoutMs: 30_000, input: JSON.stringify(list) });
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.match(piped.stdout, /^servicemonitor.monitoring.coreos.com\/from-list created$/m);
+    await ok('delete', 'servicemonitor', 'from-list', '-n', 'smon');
     const out = await ok('get', 'servicemonitor', '-n', 'smon');
     const lines = out.trim().split('\n');
     assert.match(lines[0]!, /^NAME\s+AGE$/);
