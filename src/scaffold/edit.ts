@@ -213,16 +213,37 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   const isOn = (o: ScaffoldOption): boolean =>
     o === 'metrics-tls' ? hasEntry(d, 'patches', patchIs(CERT_PATCH.path)) : hasEntry(d, 'resources', resourceIs(RESOURCE[o]));
 
-  const setReplacements = (kind: 'Certificate' | 'ServiceMonitor', on: boolean): void => {
+  /** Switches the replacement blocks of one target kind; true when anything changed. */
+  const setReplacements = (kind: 'Certificate' | 'ServiceMonitor', on: boolean): boolean => {
+    let changed = false;
     for (const fp of FIELD_PATHS) {
-      if (on) enableEntry(d, 'replacements', replacementIs(fp, kind), metricsReplacement(fp, kind));
-      else disableEntry(d, 'replacements', replacementIs(fp, kind), indentsSequences(def.original));
+      const c = on
+        ? enableEntry(d, 'replacements', replacementIs(fp, kind), metricsReplacement(fp, kind))
+        : disableEntry(d, 'replacements', replacementIs(fp, kind), indentsSequences(def.original));
+      changed = c || changed;
     }
+    return changed;
+  };
+
+  /** Switches the parts that go with an option's main entry (a hand-edited file may have only some of them on). */
+  const setCompanions = (o: ScaffoldOption, on: boolean): boolean => {
+    if (o === 'certmanager') return setReplacements('Certificate', on);
+    if (o !== 'metrics-tls') return false;
+    const replaced = setReplacements('ServiceMonitor', on);
+    if (!on && !existsSync(join(root, PROMETHEUS_KUSTOMIZATION))) return replaced;
+    const prom = promFile();
+    const patched = on
+      ? enableEntry(prom.doc, 'patches', patchIs(MONITOR_TLS_PATCH.path), MONITOR_TLS_PATCH)
+      : disableEntry(prom.doc, 'patches', patchIs(MONITOR_TLS_PATCH.path), indentsSequences(prom.original));
+    return replaced || patched;
   };
 
   const turnOff = (o: ScaffoldOption, why?: string): void => {
     if (!isOn(o)) {
-      if (!why) messages.push(`${o} is already disabled`);
+      // e.g. a hand-enabled ServiceMonitor TLS patch without the cert patch: Prometheus would expect a CA the
+      // manager does not serve
+      if (setCompanions(o, false)) messages.push(`${o} was partly enabled by hand; disabled the rest of it`);
+      else if (!why) messages.push(`${o} is already disabled`);
       return;
     }
     if ((o === 'prometheus' || o === 'certmanager') && isOn('metrics-tls')) {
@@ -230,12 +251,10 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     }
     if (o === 'metrics-tls') {
       disableEntry(d, 'patches', patchIs(CERT_PATCH.path), indentsSequences(def.original));
-      setReplacements('ServiceMonitor', false);
-      disableEntry(promFile().doc, 'patches', patchIs(MONITOR_TLS_PATCH.path), indentsSequences(promFile().original));
     } else {
       disableEntry(d, 'resources', resourceIs(RESOURCE[o]));
-      if (o === 'certmanager') setReplacements('Certificate', false);
     }
+    setCompanions(o, false);
     messages.push(why ? `disabled ${o} too (${why})` : `disabled ${o}`);
   };
 
@@ -247,16 +266,11 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
       throw new ScaffoldError(`${RESOURCE_DIR[o]}/kustomization.yaml not found: regenerate it with ctrlmetrics init --force in a copy and bring it over`);
     }
     const already = isOn(o);
-    if (o === 'metrics-tls') {
-      enableEntry(d, 'patches', patchIs(CERT_PATCH.path), CERT_PATCH);
-      setReplacements('ServiceMonitor', true);
-      enableEntry(promFile().doc, 'patches', patchIs(MONITOR_TLS_PATCH.path), MONITOR_TLS_PATCH);
-    } else {
-      enableEntry(d, 'resources', resourceIs(RESOURCE[o]), RESOURCE[o]);
-      // The Certificate's DNS names are placeholders until the replacements fill them in.
-      if (o === 'certmanager') setReplacements('Certificate', true);
-    }
-    if (already) messages.push(`${o} is already enabled`);
+    if (o === 'metrics-tls') enableEntry(d, 'patches', patchIs(CERT_PATCH.path), CERT_PATCH);
+    else enableEntry(d, 'resources', resourceIs(RESOURCE[o]), RESOURCE[o]);
+    // e.g. the Certificate's DNS names are placeholders until its replacements fill them in
+    const completed = setCompanions(o, true);
+    if (already) messages.push(completed ? `${o} was partly enabled by hand; enabled the rest of it` : `${o} is already enabled`);
     else messages.push(why ? `enabled ${o} too (${why})` : `enabled ${o}`);
   };
 

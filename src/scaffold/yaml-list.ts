@@ -27,6 +27,13 @@ function setCommentBefore(node: Commentable, text: string | undefined): void {
   node.commentBefore = text ?? null;
 }
 
+function withoutLeadingBlank(text: string): string | undefined {
+  const lines = text.split('\n');
+  let blank = 0;
+  while (blank < lines.length && lines[blank]!.trim() === '') blank++;
+  return blank < lines.length ? lines.slice(blank).join('\n') : undefined;
+}
+
 /** The blank line above a node, as comment text to carry along when the node goes away. */
 const blankAbove = (node: Commentable | undefined): string | undefined => (node?.spaceBefore ? '\n' : undefined);
 
@@ -125,7 +132,8 @@ function commentSlots(doc: Document, key: string): CommentSlot[] {
   slots.push({ get: () => doc.commentBefore ?? undefined, set: (t) => (doc.commentBefore = t ?? null), where: elsewhere });
   slots.push({
     get: () => doc.comment ?? undefined,
-    set: (t) => (doc.comment = t ?? null),
+    // the library always renders a blank line above the document's trailing comment
+    set: (t) => (doc.comment = (t === undefined ? undefined : withoutLeadingBlank(t)) ?? null),
     where: idx >= 0 && idx === map.items.length - 1 ? { kind: 'after-list' } : elsewhere,
   });
   if (isMap(map)) {
@@ -295,7 +303,7 @@ export function disableEntry(doc: Document, key: string, match: EntryMatcher, in
       const blank = blankAbove(next.key as Commentable);
       (next.key as Commentable).spaceBefore = false;
       setCommentBefore(next.key as Commentable, concatComments(text, blank, next.key.commentBefore ?? undefined));
-    } else doc.comment = concatComments(text, doc.comment ?? undefined) ?? null;
+    } else doc.comment = concatComments(withoutLeadingBlank(text), doc.comment ?? undefined) ?? null;
   };
   if (seq.items.length > 0) {
     const next = seq.items[i] as (Node & { commentBefore?: string | null }) | undefined;

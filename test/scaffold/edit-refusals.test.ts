@@ -1,10 +1,12 @@
 /**
- * `ctrlmetrics edit` refuses, with one clear message and without writing anything, when the kustomizations were
- * changed in a way it cannot switch safely; and `init` refuses a non-empty directory without --force.
+ * Hand-edited projects: `ctrlmetrics edit` refuses, with one clear message and without writing anything, when the
+ * kustomizations were changed in a way it cannot switch safely, and completes (or removes) options switched by hand
+ * only in part. `init` refuses a non-empty directory without --force and never replaces an existing directory.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initProject, ScaffoldError } from '../../src/scaffold/init.js';
@@ -22,6 +24,14 @@ before(async () => {
   await initProject({ projectName: 'demo', dir: base, ctrlmetricsVersion: '^0.1.0' });
 });
 after(() => rmSync(work, { recursive: true, force: true }));
+
+function kustomize(dir: string): Promise<string> {
+  return new Promise((res, rej) =>
+    execFile('kubectl', ['kustomize', join(dir, 'config/default')], { timeout: 30_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
+      err ? rej(new Error(`kubectl kustomize failed: ${stderr || err.message}`)) : res(stdout),
+    ),
+  );
+}
 
 /** A copy of the fresh project, changed by `change`. */
 function project(change: (dir: string) => void): string {
@@ -161,4 +171,25 @@ test('a new project directory is readable by others like any directory (not the 
   await initProject({ projectName: 'demo', dir });
   assert.equal(statSync(dir).mode & 0o777, 0o755);
   assert.equal(statSync(join(dir, 'config/default/kustomization.yaml')).mode & 0o777, 0o644);
+});
+
+test('edit completes an option enabled by hand only in part, and removes the rest of one disabled in part', async () => {
+  // kubebuilder's trap: ../certmanager uncommented without the replacements leaves SERVICE_NAME placeholders
+  const cert = project((d) => rewrite(d, DEF, (t) => t.replace('#- ../certmanager\n', '- ../certmanager\n')));
+  const on = await editProject(cert, { enable: ['certmanager'] });
+  assert.deepEqual(on.messages, ['certmanager was partly enabled by hand; enabled the rest of it']);
+  const built = await kustomize(cert);
+  assert.ok(!built.includes('SERVICE_NAME'), 'no placeholders once the replacements are on');
+  assert.match(built, /- demo-controller-manager-metrics-service\.demo-system\.svc\n/);
+
+  // the ServiceMonitor TLS patch switched on by hand without the manager's cert patch: Prometheus would expect a CA
+  // the manager does not serve
+  const tls = project((d) => {
+    rewrite(d, DEF, (t) => t.replace('#- ../prometheus\n', '- ../prometheus\n'));
+    rewrite(d, PROM, (t) => t.replace('#patches:\n#- path: monitor_tls_patch.yaml\n#  target:\n#    kind: ServiceMonitor\n', 'patches:\n- path: monitor_tls_patch.yaml\n  target:\n    kind: ServiceMonitor\n'));
+  });
+  const off = await editProject(tls, { disable: ['metrics-tls'] });
+  assert.deepEqual(off.messages, ['metrics-tls was partly enabled by hand; disabled the rest of it']);
+  assert.deepEqual(off.changed, [PROM]);
+  assert.equal(readFileSync(join(tls, PROM), 'utf8'), readFileSync(join(base, PROM), 'utf8'), 'back to the generated file');
 });

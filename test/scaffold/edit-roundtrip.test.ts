@@ -79,7 +79,7 @@ test('switching options on and all off again restores the user\'s files byte for
         rmSync(dir, { recursive: true, force: true });
       }
     }),
-    { numRuns: 25 },
+    { numRuns: 40 },
   );
 });
 
@@ -105,6 +105,6 @@ test('the text depends only on the options reached, not on the way there', async
         rmSync(dir, { recursive: true, force: true });
       }
     }),
-    { numRuns: 25 },
+    { numRuns: 40 },
   );
 });
