@@ -11,7 +11,18 @@
 import { parseArgs } from 'node:util';
 import { newOperator } from './operator.js';
 
+// Go's flag package accepts `--metrics-secure=false`; node's parseArgs does not for booleans, so take those first
+const BOOLEAN_FLAGS = new Set(['leader-elect', 'metrics-secure', 'enable-http2']);
+const explicit = new Map<string, boolean>();
+const args = process.argv.slice(2).filter((arg) => {
+  const m = /^--([a-z0-9-]+)=(true|false)$/.exec(arg);
+  if (!m || !BOOLEAN_FLAGS.has(m[1]!)) return true;
+  explicit.set(m[1]!, m[2] === 'true');
+  return false;
+});
+
 const { values } = parseArgs({
+  args,
   options: {
     kubeconfig: { type: 'string' },
     namespace: { type: 'string' },
@@ -26,18 +37,20 @@ const { values } = parseArgs({
   },
 });
 
+const flag = (name: 'leader-elect' | 'metrics-secure' | 'enable-http2'): boolean => explicit.get(name) ?? values[name];
+
 const mgr = newOperator({
   kubeconfig: values.kubeconfig,
   watchNamespace: values.namespace,
   healthProbeBindAddress: values['health-probe-bind-address'],
-  leaderElection: values['leader-elect'],
+  leaderElection: flag('leader-elect'),
   metrics: {
     bindAddress: values['metrics-bind-address'],
-    secureServing: values['metrics-secure'],
+    secureServing: flag('metrics-secure'),
     certDir: values['metrics-cert-path'],
     certName: values['metrics-cert-name'],
     keyName: values['metrics-cert-key'],
-    enableHTTP2: values['enable-http2'],
+    enableHTTP2: flag('enable-http2'),
   },
 });
 

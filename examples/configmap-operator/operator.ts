@@ -17,8 +17,9 @@ export function newOperator(opts: OperatorOptions = {}): Manager {
   const mgr = new Manager({
     ...managerOptions,
     metrics: {
-      // protect /metrics like kubebuilder's scaffold: only identities allowed to `get /metrics` may scrape
-      filterProvider: filters.withAuthenticationAndAuthorization,
+      // protect /metrics like kubebuilder's scaffold: with HTTPS (the default), only identities allowed to
+      // `get /metrics` may scrape; --metrics-secure=false serves plain HTTP without authentication
+      ...(managerOptions.metrics?.secureServing === false ? {} : { filterProvider: filters.withAuthenticationAndAuthorization }),
       ...managerOptions.metrics,
     },
     leaderElectionID: managerOptions.leaderElectionID ?? 'a1b2c3d4.ctrlmetrics.dev',

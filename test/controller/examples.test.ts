@@ -22,7 +22,7 @@ test('examples/custom-metrics.ts: a mustRegister-ed counter and a plain prom-cli
   assert.equal(value(f, 'example_widgets_total', {}), 2);
 });
 
-test('examples/configmap-operator/main.ts: runs against a kubeconfig, keeps digests in sync, stops in order on SIGTERM', { timeout: 60_000 }, async () => {
+test('examples/configmap-operator/main.ts: runs against a kubeconfig with Go-style flags, keeps digests in sync, stops in order on SIGTERM', { timeout: 60_000 }, async () => {
   const cluster = await startTestCluster();
   let child: ChildProcess | undefined;
   try {
@@ -35,6 +35,7 @@ test('examples/configmap-operator/main.ts: runs against a kubeconfig, keeps dige
       '--import', 'tsx', 'examples/configmap-operator/main.ts',
       '--kubeconfig', cluster.authority.kubeconfig, '--namespace', ns,
       '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0',
+      '--metrics-secure=false', // Go flag syntax, as in kubebuilder's manifests
     ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -51,6 +52,13 @@ test('examples/configmap-operator/main.ts: runs against a kubeconfig, keeps dige
     // the digest is SHA-256 over sorted "key\0value\0" pairs, computed here independently
     assert.equal(digest.data.digest, createHash('sha256').update('a\x001\x00').digest('hex'));
     assert.deepEqual(digest.metadata.ownerReferences.map((r) => [r.name, r.controller]), [['src', true]]);
+
+    // plain HTTP without authentication, as kubebuilder's main.go does with --metrics-secure=false
+    const serving = err.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; url?: string }).find((l) => l.msg === 'metrics server is serving');
+    assert.match(serving?.url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+    const scrape = await fetch(`${serving!.url}/metrics`);
+    assert.equal(scrape.status, 200);
+    assert.equal(value(parseExposition(await scrape.text()), 'controller_runtime_reconcile_total', { controller: 'configmap', result: 'error' }), 0);
 
     child.kill('SIGTERM');
     let t: NodeJS.Timeout | undefined;
