@@ -72,7 +72,7 @@ export function run(
   file: string,
   args: string[],
   opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
+): Promise<{ code: number; stdout: string; stderr: string; timedOut: boolean }> {
   return new Promise((resolve) => {
     const child = execFile(
       file,
@@ -80,7 +80,7 @@ export function run(
       { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 30_000, killSignal: 'SIGKILL', maxBuffer: 64 << 20 },
       (error, stdout, stderr) => {
         const code = error ? (typeof (error as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? (error as unknown as { code: number }).code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+        resolve({ code, stdout: String(stdout), stderr: String(stderr), timedOut: error?.killed === true });
       },
     );
     if (opts.input !== undefined) child.stdin?.end(opts.input);
