@@ -1,0 +1,177 @@
+/**
+ * `ctrlmetrics doctor` on a scaffolded project applied to the embedded authority (prometheus, network-policy and
+ * metrics-tls enabled; cert-manager's objects replaced by the Secret it would write): all checks pass on the
+ * healthy setup, and breaking one link at a time fails exactly the check for that link.
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { generateCA, issueServingCert } from '../helpers/certs.js';
+import { ROOT, run, runCli } from '../helpers/process.js';
+
+const PROJECT = 'doc';
+const NS = `${PROJECT}-system`;
+const SERVICE = `${PROJECT}-controller-manager-metrics-service`;
+const SCRAPER = 'monitoring:prometheus';
+
+let cluster: TestCluster;
+let tmp: string;
+let goodCert: string;
+let goodKey: string;
+let overlayJson: string;
+
+const kubectl = (args: string[], input?: string) => run('kubectl', ['--kubeconfig', cluster.authority.kubeconfig, ...args], { timeoutMs: 30_000, input });
+
+async function k(args: string[], input?: string): Promise<string> {
+  const r = await kubectl(args, input);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+async function doctor(): Promise<{ code: number; lines: string[]; failed: string[]; stderr: string }> {
+  const r = await runCli(['doctor', '--namespace', NS, '--as', SCRAPER], {
+    env: { ...process.env, KUBECONFIG: cluster.authority.kubeconfig, CTRLMETRICS_LOG_LEVEL: 'warn' },
+    timeoutMs: 60_000,
+  });
+  const lines = r.stdout.trim().split('\n');
+  return { code: r.code, lines, failed: lines.filter((l) => l.startsWith('✗')), stderr: r.stderr };
+}
+
+/** Writes a serving pair for `dnsName` into `tmp/<dnsName>.{crt,key}` and stores it as Secret metrics-server-cert. */
+async function certSecret(dnsName: string): Promise<{ cert: string; key: string }> {
+  const ca = await generateCA('doctor-test-ca');
+  const pair = await issueServingCert(ca, [dnsName, `${dnsName}.cluster.local`]);
+  const files = { cert: join(tmp, `${dnsName}.crt`), key: join(tmp, `${dnsName}.key`) };
+  await writeFile(files.cert, pair.certPem);
+  await writeFile(files.key, pair.keyPem);
+  await kubectl(['delete', 'secret', 'metrics-server-cert', '-n', NS, '--ignore-not-found']);
+  await k(['create', 'secret', 'tls', 'metrics-server-cert', '-n', NS, `--cert=${files.cert}`, `--key=${files.key}`]);
+  return files;
+}
+
+before(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-doctor-'));
+  cluster = await startTestCluster();
+  const proj = join(tmp, 'proj');
+  for (const args of [['init', '--project-name', PROJECT, '--dir', proj], ['edit', '--enable', 'prometheus,network-policy,metrics-tls', '--dir', proj]]) {
+    const r = await runCli(args);
+    assert.equal(r.code, 0, r.stderr);
+  }
+  const built = await run('kubectl', ['kustomize', join(proj, 'config/default')]);
+  assert.equal(built.code, 0, built.stderr);
+  // cert-manager is not installed here: drop its Issuer/Certificate, the Secret it would issue is created below
+  const items = parseAllDocuments(built.stdout)
+    .map((d) => d.toJS() as { apiVersion: string; kind: string })
+    .filter((o) => !o.apiVersion.startsWith('cert-manager.io/'));
+  overlayJson = JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+  await k(['apply', '-f', `${ROOT}test/cli/fixtures/servicemonitor-crd.yaml`]);
+  await k(['apply', '--validate=false', '-f', '-'], overlayJson);
+  await k(['create', 'namespace', 'monitoring']);
+  await k(['create', 'serviceaccount', 'prometheus', '-n', 'monitoring']);
+  await k(['create', 'clusterrolebinding', 'prometheus-metrics', `--clusterrole=${PROJECT}-metrics-reader`, `--serviceaccount=${SCRAPER}`]);
+  await k(['label', 'namespace', 'monitoring', 'metrics=enabled']);
+  ({ cert: goodCert, key: goodKey } = await certSecret(`${SERVICE}.${NS}.svc`));
+});
+
+after(async () => {
+  await cluster?.stop();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+describe('ctrlmetrics doctor', () => {
+  test('a healthy setup: every check passes, in the documented order', async () => {
+    const d = await doctor();
+    assert.equal(d.code, 0, d.stdout ?? d.lines.join('\n'));
+    assert.deepEqual(d.failed, []);
+    const expected = [
+      /^✓ manager Deployment doc-system\/doc-controller-manager exists$/,
+      /^✓ metrics Service doc-system\/doc-controller-manager-metrics-service exists$/,
+      /^✓ metrics Service port https 8443 → 8443$/,
+      /^✓ manager service account doc-system\/doc-controller-manager can create TokenReviews$/,
+      /^✓ manager service account doc-system\/doc-controller-manager can create SubjectAccessReviews$/,
+      /^✓ scraper monitoring:prometheus can get \/metrics$/,
+      /^✓ ServiceMonitor CRD is installed$/,
+      /^✓ ServiceMonitor doc-system\/doc-controller-manager-metrics-monitor exists$/,
+      /^✓ NetworkPolicy doc-allow-metrics-traffic: namespaces with metrics=enabled may scrape: monitoring$/,
+      /^✓ certificate in Secret metrics-server-cert covers doc-controller-manager-metrics-service\.doc-system\.svc$/,
+    ];
+    assert.equal(d.lines.length, expected.length, d.lines.join('\n'));
+    expected.forEach((re, i) => assert.match(d.lines[i]!, re));
+  });
+
+  // each case breaks one link, checks that exactly its check(s) fail with the fix, and repairs it
+  const cases: Array<{ name: string; breakIt: () => Promise<unknown>; fixIt: () => Promise<unknown>; failing: RegExp[] }> = [
+    {
+      name: 'the manager service account is not bound to the metrics-auth-role',
+      breakIt: () => k(['delete', 'clusterrolebinding', `${PROJECT}-metrics-auth-rolebinding`]),
+      fixIt: () => k(['apply', '--validate=false', '-f', '-'], overlayJson),
+      failing: [
+        /^✗ manager service account doc-system\/doc-controller-manager cannot create TokenReviews \(scrapes answer 500\) → fix: bind it to ClusterRole doc-metrics-auth-role/,
+        /^✗ manager service account doc-system\/doc-controller-manager cannot create SubjectAccessReviews \(scrapes answer 500\) → fix: bind it to ClusterRole doc-metrics-auth-role/,
+      ],
+    },
+    {
+      name: 'the scraper is not bound to the metrics-reader role',
+      breakIt: () => k(['delete', 'clusterrolebinding', 'prometheus-metrics']),
+      fixIt: () => k(['create', 'clusterrolebinding', 'prometheus-metrics', `--clusterrole=${PROJECT}-metrics-reader`, `--serviceaccount=${SCRAPER}`]),
+      failing: [/^✗ scraper monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount monitoring:prometheus --clusterrole doc-metrics-reader$/],
+    },
+    {
+      name: 'the scraper namespace lacks metrics=enabled',
+      breakIt: () => k(['label', 'namespace', 'monitoring', 'metrics-']),
+      fixIt: () => k(['label', 'namespace', 'monitoring', 'metrics=enabled']),
+      failing: [/^✗ NetworkPolicy doc-allow-metrics-traffic: the scraper's namespace monitoring lacks metrics=enabled .*→ fix: ctrlmetrics label-namespace monitoring$/],
+    },
+    {
+      name: 'the certificate does not name the Service',
+      breakIt: () => certSecret('some-other-name.example'),
+      fixIt: async () => {
+        await kubectl(['delete', 'secret', 'metrics-server-cert', '-n', NS]);
+        await k(['create', 'secret', 'tls', 'metrics-server-cert', '-n', NS, `--cert=${goodCert}`, `--key=${goodKey}`]);
+      },
+      failing: [/^✗ certificate in Secret metrics-server-cert does not cover doc-controller-manager-metrics-service\.doc-system\.svc \(DNS names: some-other-name\.example, some-other-name\.example\.cluster\.local\).*→ fix: set the Certificate's dnsNames/],
+    },
+    {
+      name: 'the ServiceMonitor is missing',
+      breakIt: () => k(['delete', 'servicemonitor', `${PROJECT}-controller-manager-metrics-monitor`, '-n', NS]),
+      fixIt: () => k(['apply', '--validate=false', '-f', '-'], overlayJson),
+      failing: [/^✗ ServiceMonitor doc-system\/doc-controller-manager-metrics-monitor not found → fix: ctrlmetrics edit --enable prometheus/],
+    },
+    {
+      name: 'the Service exposes another port',
+      breakIt: () => k(['patch', 'service', SERVICE, '-n', NS, '--type=json', '-p', '[{"op":"replace","path":"/spec/ports/0/port","value":8080}]']),
+      fixIt: () => k(['patch', 'service', SERVICE, '-n', NS, '--type=json', '-p', '[{"op":"replace","path":"/spec/ports/0/port","value":8443}]']),
+      failing: [/^✗ metrics Service doc-controller-manager-metrics-service does not expose port 8443 \(ports: 8080\) → fix: set the Service's port to 8443/],
+    },
+  ];
+  for (const c of cases) {
+    test(`one broken link: ${c.name}`, async () => {
+      await c.breakIt();
+      try {
+        const d = await doctor();
+        assert.equal(d.code, 1);
+        assert.equal(d.stderr, `error: ${c.failing.length} of ${d.lines.length} checks failed\n`);
+        assert.equal(d.failed.length, c.failing.length, d.lines.join('\n'));
+        c.failing.forEach((re, i) => assert.match(d.failed[i]!, re));
+      } finally {
+        await c.fixIt();
+      }
+    });
+  }
+
+  test('without the ServiceMonitor CRD and without a Deployment: plain failures, dependent checks marked not applicable', async () => {
+    await k(['delete', 'customresourcedefinition', 'servicemonitors.monitoring.coreos.com']);
+    await k(['delete', 'deployment', `${PROJECT}-controller-manager`, '-n', NS]);
+    const d = await doctor();
+    assert.equal(d.code, 1);
+    assert.equal(d.failed.length, 2, d.lines.join('\n'));
+    assert.match(d.failed[0]!, /^✗ manager Deployment doc-system\/doc-controller-manager not found → fix: deploy the project/);
+    assert.match(d.failed[1]!, /^✗ ServiceMonitor CRD \(servicemonitors\.monitoring\.coreos\.com\) is not installed: no Prometheus operator runs in this cluster → fix: install the Prometheus operator/);
+    assert.ok(d.lines.includes('- ServiceMonitor doc-system/doc-controller-manager-metrics-monitor: not checked (no CRD)'), d.lines.join('\n'));
+    assert.ok(d.lines.includes('- metrics certificate: not checked (no Deployment)'), d.lines.join('\n'));
+  });
+});
