@@ -30,7 +30,7 @@ before(async () => {
   const edited = text
     .replace('namePrefix: demo-\n', 'namePrefix: demo-\n\n# team note: do not rename the prefix\n')
     .replace('- ../manager\n', '- ../manager\n# our own objects\n- extra.yaml\n')
-    .replace('#labels:\n#- includeSelectors: true\n#  pairs:\n#    someName: someValue\n', 'labels:\n- includeSelectors: false\n  pairs:\n    team: shop\n');
+    .replace('#labels:\n#- includeSelectors: true\n#  pairs:\n#    team: platform\n', 'labels:\n- includeSelectors: false\n  pairs:\n    team: shop\n');
   assert.notEqual(edited, text);
   writeFileSync(def, edited);
   const prom = join(userBase, FILES[1]!);

@@ -14,8 +14,8 @@ export function configCertmanager(p: ProjectParams): Record<string, string> {
 configurations:
 - kustomizeconfig.yaml
 `,
-    'config/certmanager/kustomizeconfig.yaml': `# This configuration is for teaching kustomize how to update name ref substitution
-# (the namePrefix must also rewrite the Certificate's issuerRef.name).
+    'config/certmanager/kustomizeconfig.yaml': `# Tells kustomize that a Certificate's spec.issuerRef.name refers to an Issuer, so the namePrefix that renames
+# the Issuer renames the reference too.
 nameReference:
 - kind: Issuer
   group: cert-manager.io
@@ -24,9 +24,8 @@ nameReference:
     group: cert-manager.io
     path: spec/issuerRef/name
 `,
-    'config/certmanager/issuer.yaml': `# The following manifest contains a self-signed issuer CR.
-# More information can be found at https://docs.cert-manager.io
-# WARNING: Targets CertManager v1.0. Check https://cert-manager.io/docs/installation/upgrading/ for breaking changes.
+    'config/certmanager/issuer.yaml': `# A self-signed Issuer (cert-manager.io/v1): enough for Prometheus to pin the certificate it issues. Point
+# certificate-metrics.yaml at your own Issuer or ClusterIssuer to chain to your CA instead.
 apiVersion: cert-manager.io/v1
 kind: Issuer
 metadata:
@@ -37,14 +36,14 @@ ${labels}
 spec:
   selfSigned: {}
 `,
-    'config/certmanager/certificate-metrics.yaml': `# The following manifests contain a self-signed issuer CR and a metrics certificate CR.
-# More document can be found at https://docs.cert-manager.io
+    'config/certmanager/certificate-metrics.yaml': `# The metrics server's certificate. cert-manager writes it (ca.crt, tls.crt, tls.key) to the Secret
+# ${METRICS_SECRET}, which [METRICS-WITH-CERTS] mounts into the manager and [PROMETHEUS-WITH-CERTS] reads.
 apiVersion: cert-manager.io/v1
 kind: Certificate
 metadata:
   labels:
 ${labels}
-  name: metrics-certs  # this name should match the one appeared in kustomizeconfig.yaml
+  name: metrics-certs  # the replacements in config/default select the Certificate by this name
   namespace: system
 spec:
   dnsNames:

@@ -48,18 +48,18 @@ function commentedReplacement(fieldPath: 'metadata.name' | 'metadata.namespace',
 }
 
 export function configDefault(p: ProjectParams): Record<string, string> {
-  const kustomization = `# Adds namespace to all resources.
+  const kustomization = `# Every object of the overlay goes to this namespace.
 namespace: ${p.projectName}-system
 
-# Value of this field is prepended to the names of all resources, e.g. a deployment named
-# "wordpress" becomes "alices-wordpress". It should match the part of the namespace before "-system".
+# Prefix of every object name (the Deployment becomes ${p.projectName}-controller-manager). Keep it equal to the
+# namespace without "-system": docs, commands and dashboards derive one from the other.
 namePrefix: ${p.projectName}-
 
-# Labels to add to all resources and selectors.
+# Extra labels for every object (and, with includeSelectors, every selector).
 #labels:
 #- includeSelectors: true
 #  pairs:
-#    someName: someValue
+#    team: platform
 
 # Switch the optional parts on and off with \`ctrlmetrics edit --enable|--disable <option>\`
 # (prometheus, certmanager, metrics-tls, network-policy, grafana), or by (un)commenting the lines below.
@@ -69,9 +69,9 @@ resources:
 # [CERTMANAGER] Self-signed Issuer and the "metrics-certs" Certificate. Needs cert-manager in the cluster.
 # Enable it together with the [CERTMANAGER] replacements below, which fill in the Certificate's DNS names.
 #- ../certmanager
-# [PROMETHEUS] To enable the Prometheus Operator ServiceMonitor, uncomment all sections with 'PROMETHEUS'.
+# [PROMETHEUS] ServiceMonitor for the Prometheus Operator. Needs its CRDs in the cluster.
 #- ../prometheus
-# [METRICS] Expose the controller manager metrics service.
+# [METRICS] The Service in front of the metrics endpoint (port 8443, named https).
 - metrics_service.yaml
 # [NETWORK POLICY] Protect the /metrics endpoint with a NetworkPolicy: only pods in namespaces labelled
 # "metrics: enabled" may reach it. A NetworkPolicy limits addresses and ports; it authenticates nobody.
@@ -80,8 +80,8 @@ resources:
 #- ../grafana
 
 patches:
-# [METRICS] The following patch will enable the metrics endpoint using HTTPS and the port :${METRICS_PORT}.
-# More info: https://book.kubebuilder.io/reference/metrics
+# [METRICS] Passes --metrics-bind-address=:${METRICS_PORT} to the manager explicitly (its default too), so the
+# Service, the NetworkPolicy and this flag visibly agree on the port.
 - path: manager_metrics_patch.yaml
   target:
     kind: Deployment

@@ -9,10 +9,10 @@ export function configNetworkPolicy(p: ProjectParams): Record<string, string> {
 # [WEBHOOK] Uncomment when the manager serves admission or conversion webhooks.
 #- allow-webhook-traffic.yaml
 `,
-    'config/network-policy/allow-metrics-traffic.yaml': `# This NetworkPolicy allows ingress traffic to the metrics endpoint (TCP ${METRICS_PORT}) only from pods in
-# namespaces labelled "metrics: enabled" (\`ctrlmetrics label-namespace <ns>\` or
-# \`kubectl label namespace <ns> metrics=enabled\`). It limits addresses and ports and authenticates nobody:
-# every scrape still needs a token allowed to GET /metrics (ClusterRole metrics-reader).
+    'config/network-policy/allow-metrics-traffic.yaml': `# Lets only pods of namespaces labelled "metrics: enabled" connect to the manager's metrics port
+# (TCP ${METRICS_PORT}): \`ctrlmetrics label-namespace <ns>\` or \`kubectl label namespace <ns> metrics=enabled\`.
+# It limits addresses and ports and authenticates nobody: every scrape still needs a token allowed to
+# GET /metrics (ClusterRole metrics-reader). Only enforced if the cluster's network plugin supports policies.
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata:
@@ -28,19 +28,18 @@ spec:
   policyTypes:
   - Ingress
   ingress:
-  # This allows ingress traffic from any namespace with the label metrics: enabled
   - from:
     - namespaceSelector:
         matchLabels:
-          metrics: enabled  # Only from namespaces with this label
+          metrics: enabled
     ports:
     - port: ${METRICS_PORT}
       protocol: TCP
 `,
-    'config/network-policy/allow-webhook-traffic.yaml': `# This NetworkPolicy allows ingress traffic to the webhook server on the pod port ${WEBHOOK_PORT} from all
-# sources: the API server reaches it through the webhook Service, and a namespaceSelector cannot match the API
-# server (kubebuilder v4.15's version allowed the Service port 443 from "webhook: enabled" namespaces, which
-# blocks admission under an enforcing CNI; kubebuilder #5906). A namespaceSelector on a webhook configuration
+    'config/network-policy/allow-webhook-traffic.yaml': `# For managers that serve webhooks: lets anything connect to the webhook server's pod port ${WEBHOOK_PORT}.
+# The API server calls webhooks through the webhook Service, and no namespaceSelector matches the API server
+# (kubebuilder v4.15's version allowed the Service port 443 from "webhook: enabled" namespaces, which blocks
+# admission under an enforcing CNI; kubebuilder #5906). A namespaceSelector on a webhook configuration
 # restricts which objects' admission requests are sent, not network traffic.
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy

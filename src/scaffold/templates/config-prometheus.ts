@@ -9,19 +9,20 @@ export function configPrometheus(p: ProjectParams): Record<string, string> {
     'config/prometheus/kustomization.yaml': `resources:
 - monitor.yaml
 
-# [PROMETHEUS-WITH-CERTS] The following patch configures the ServiceMonitor in ../prometheus
-# to securely reference certificates created and managed by cert-manager.
-# Additionally, ensure that you uncomment the [METRICS-WITH-CERTS] patch under config/default/kustomization.yaml
-# to mount the "${METRICS_SECRET}" secret in the Manager Deployment. \`ctrlmetrics edit --enable metrics-tls\` does all of it.
+# [PROMETHEUS-WITH-CERTS] Makes Prometheus verify the manager's certificate (CA and client key pair from the Secret
+# "${METRICS_SECRET}") instead of skipping verification. Only useful together with [METRICS-WITH-CERTS] in
+# config/default, which makes the manager serve that certificate: \`ctrlmetrics edit --enable metrics-tls\` switches both.
 #patches:
 #- path: monitor_tls_patch.yaml
 #  target:
 #    kind: ServiceMonitor
 `,
-    'config/prometheus/monitor.yaml': `# Prometheus Monitor Service (Metrics)
+    'config/prometheus/monitor.yaml': `# How the Prometheus Operator scrapes the manager: HTTPS on the Service port "https", with the Prometheus pod's
+# ServiceAccount token as bearer token.
 # A Prometheus picks ServiceMonitors by label (its serviceMonitorSelector, e.g. release: prometheus with
 # kube-prometheus-stack): add the labels yours expects below. Its ServiceAccount also needs the ClusterRole
-# metrics-reader (\`ctrlmetrics grant --serviceaccount <ns>:<name>\`), and, with ../network-policy, its namespace the label metrics: enabled.
+# metrics-reader (\`ctrlmetrics grant --serviceaccount <ns>:<name>\`) and, with ../network-policy, its
+# namespace the label metrics: enabled.
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata:
@@ -33,23 +34,22 @@ ${commonLabels(p, '    ')}
 spec:
   endpoints:
   - path: /metrics
-    port: https # Ensure this is the name of the port that exposes HTTPS metrics
+    port: https # the name of the metrics Service's port
     scheme: https
     bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
     tlsConfig:
-      # TODO(user): The option insecureSkipVerify: true is not recommended for production since it disables
-      # certificate verification, exposing the system to potential man-in-the-middle attacks.
-      # For production environments, it is recommended to use cert-manager for automatic TLS certificate management.
-      # To apply this configuration, enable cert-manager and use the patch monitor_tls_patch.yaml,
-      # which securely references the certificate from the secret (\`ctrlmetrics edit --enable metrics-tls\`).
+      # The manager's default certificate is self-signed, so nothing can verify it: the token is then sent to
+      # whoever answers on the Service address. For production, serve a cert-manager certificate and verify it
+      # (monitor_tls_patch.yaml, switched on with \`ctrlmetrics edit --enable metrics-tls\`).
       insecureSkipVerify: true
   selector:
     matchLabels:
       control-plane: controller-manager
       app.kubernetes.io/name: ${p.projectName}
 `,
-    'config/prometheus/monitor_tls_patch.yaml': `# Patch for Prometheus ServiceMonitor to enable secure TLS configuration
-# using certificates managed by cert-manager
+    'config/prometheus/monitor_tls_patch.yaml': `# [PROMETHEUS-WITH-CERTS] Replaces only the endpoint's tlsConfig (path, port, scheme and token stay): verify the
+# manager's cert-manager certificate, for the Service's DNS name (Prometheus connects to pod IPs, which the
+# certificate does not name).
 - op: replace
   path: /spec/endpoints/0/tlsConfig
   value:

@@ -5,18 +5,14 @@ export function configRbac(p: ProjectParams): Record<string, string> {
   const labels = commonLabels(p, '    ');
   return {
     'config/rbac/kustomization.yaml': `resources:
-# All RBAC will be applied under this service account in the deployment namespace. You may comment out this
-# resource if your manager will use a service account that exists at runtime. Be sure to update RoleBinding
-# and ClusterRoleBinding subjects if changing service account names.
+# The manager's identity. Every binding below names it; rename it in all of them or in none.
 - service_account.yaml
 - role.yaml
 - role_binding.yaml
 - leader_election_role.yaml
 - leader_election_role_binding.yaml
-# The following RBAC configurations are used to protect the metrics endpoint with authn/authz: the manager
-# checks every scrape's bearer token with a TokenReview and a SubjectAccessReview.
-# Comment the following permissions if you want to disable this protection.
-# More info: https://book.kubebuilder.io/reference/metrics.html
+# The manager checks every scrape's bearer token with a TokenReview and asks a SubjectAccessReview whether its
+# user may GET /metrics; without these two files every scrape fails with 500 (it cannot ask), never 200.
 - metrics_auth_role.yaml
 - metrics_auth_role_binding.yaml
 # "metrics-reader" allows GET /metrics. Nothing binds it on purpose: bind it to your scraper's service account,
@@ -65,7 +61,7 @@ subjects:
   name: controller-manager
   namespace: system
 `,
-    'config/rbac/leader_election_role.yaml': `# permissions to do leader election.
+    'config/rbac/leader_election_role.yaml': `# Leader election: the manager holds a coordination.k8s.io Lease in its namespace and records events.
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
