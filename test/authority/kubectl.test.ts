@@ -226,6 +226,29 @@ spec:
     assert.match(rb[1]!, /^rb\s+ClusterRole\/view\s+\d+s\s+cols\/default$/);
   });
 
+  it('impersonation with --as and --as-group, and subresource permissions (serviceaccounts/token)', async () => {
+    const can = async (...args: string[]) => (await kubectl('auth', 'can-i', ...args)).stdout.trim();
+    assert.equal(await can('get', '/metrics', '--as=jane'), 'no');
+    assert.equal(await can('get', '/metrics', '--as=jane', '--as-group=system:monitoring'), 'yes', 'system:monitoring is bound to /metrics by default');
+    // as in a cluster, the anonymous user may not even ask (system:basic-user is bound to system:authenticated only)
+    const anon = await kubectl('auth', 'can-i', 'get', '/healthz', '--as=system:anonymous', '--as-group=system:unauthenticated');
+    assert.notEqual(anon.code, 0);
+    assert.match(anon.stderr, /selfsubjectaccessreviews\.authorization\.k8s\.io is forbidden: User "system:anonymous" cannot create resource "selfsubjectaccessreviews"/);
+    await ok('create', 'namespace', 'subres');
+    await ok('create', 'serviceaccount', 'deployer', '-n', 'subres');
+    await ok('create', 'rolebinding', 'deployer-edit', '--clusterrole=edit', '--serviceaccount=subres:deployer', '-n', 'subres');
+    const as = '--as=system:serviceaccount:subres:deployer';
+    assert.equal(await can('create', 'serviceaccounts', '--subresource=token', '-n', 'subres', as), 'yes', 'edit grants serviceaccounts/token create');
+    assert.equal(await can('create', 'serviceaccounts', '--subresource=token', '-n', 'default', as), 'no', 'only in its namespace');
+    assert.equal(await can('get', 'serviceaccounts', '--subresource=token', '-n', 'subres', as), 'no', 'the subresource is granted for create only');
+    assert.equal(await can('get', 'serviceaccounts', '-n', 'subres', as), 'yes', 'the resource itself is readable (view)');
+    const token = await kubectl('create', 'token', 'default', '-n', 'subres', as);
+    assert.equal(token.code, 0, token.stderr);
+    assert.equal(token.stdout.trim().split('.').length, 3);
+    const denied = await kubectl('create', 'token', 'default', '-n', 'default', as);
+    assert.match(denied.stderr, /serviceaccounts "default" is forbidden: User "system:serviceaccount:subres:deployer" cannot create resource "serviceaccounts\/token" in API group "" in the namespace "default"/);
+  });
+
   it('auth can-i --list and auth whoami', async () => {
     const list = await ok('auth', 'can-i', '--list', '--as=system:serviceaccount:mon:scraper');
     assert.match(list, /^\s+\[\/metrics\]\s+\[\]\s+\[get\]$/m);
