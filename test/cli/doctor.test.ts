@@ -5,7 +5,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -20,8 +20,7 @@ const SCRAPER = 'monitoring:prometheus';
 
 let cluster: TestCluster;
 let tmp: string;
-let goodCert: string;
-let goodKey: string;
+let goodSecret: Obj;
 let overlayJson: string;
 
 const kubectl = (args: string[], input?: string) => run('kubectl', ['--kubeconfig', cluster.authority.kubeconfig, ...args], { timeoutMs: 30_000, input });
@@ -41,16 +40,41 @@ async function doctor(): Promise<{ code: number; lines: string[]; failed: string
   return { code: r.code, lines, failed: lines.filter((l) => l.startsWith('✗')), stderr: r.stderr };
 }
 
-/** Writes a serving pair for `dnsName` into `tmp/<dnsName>.{crt,key}` and stores it as Secret metrics-server-cert. */
-async function certSecret(dnsName: string): Promise<{ cert: string; key: string }> {
+type Obj = { metadata: Record<string, unknown>; [k: string]: unknown };
+const SECRET_PATH = `/api/v1/namespaces/${NS}/secrets`;
+const RBAC = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings';
+const MONITORS = `/apis/monitoring.coreos.com/v1/namespaces/${NS}/servicemonitors`;
+
+/** Deletes an object through the admin client and returns a copy that can be created again. */
+async function remove(collection: string, name: string): Promise<Obj> {
+  const obj = await cluster.admin.get<Obj>(`${collection}/${name}`);
+  await cluster.admin.delete(`${collection}/${name}`);
+  const { resourceVersion: _rv, uid: _uid, creationTimestamp: _ct, generation: _g, managedFields: _mf, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
+/** A serving certificate Secret (as cert-manager writes it) for `dnsName`, replacing the current one. */
+async function certSecret(dnsName: string): Promise<Obj> {
   const ca = await generateCA('doctor-test-ca');
   const pair = await issueServingCert(ca, [dnsName, `${dnsName}.cluster.local`]);
-  const files = { cert: join(tmp, `${dnsName}.crt`), key: join(tmp, `${dnsName}.key`) };
-  await writeFile(files.cert, pair.certPem);
-  await writeFile(files.key, pair.keyPem);
-  await kubectl(['delete', 'secret', 'metrics-server-cert', '-n', NS, '--ignore-not-found']);
-  await k(['create', 'secret', 'tls', 'metrics-server-cert', '-n', NS, `--cert=${files.cert}`, `--key=${files.key}`]);
-  return files;
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const secret: Obj = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'metrics-server-cert', namespace: NS },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': b64(pair.certPem), 'tls.key': b64(pair.keyPem), 'ca.crt': b64(ca.certPem) },
+  };
+  await cluster.admin.delete(`${SECRET_PATH}/metrics-server-cert`).catch(() => undefined);
+  await cluster.admin.create(SECRET_PATH, secret);
+  return secret;
+}
+
+async function setServicePort(port: number): Promise<void> {
+  const path = `/api/v1/namespaces/${NS}/services/${SERVICE}`;
+  const svc = await cluster.admin.get<{ spec: { ports: Array<{ port: number }> } }>(path);
+  svc.spec.ports[0]!.port = port;
+  await cluster.admin.replace(path, svc);
 }
 
 before(async () => {
@@ -70,11 +94,16 @@ before(async () => {
   overlayJson = JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
   await k(['apply', '-f', `${ROOT}test/cli/fixtures/servicemonitor-crd.yaml`]);
   await k(['apply', '--validate=false', '-f', '-'], overlayJson);
-  await k(['create', 'namespace', 'monitoring']);
-  await k(['create', 'serviceaccount', 'prometheus', '-n', 'monitoring']);
-  await k(['create', 'clusterrolebinding', 'prometheus-metrics', `--clusterrole=${PROJECT}-metrics-reader`, `--serviceaccount=${SCRAPER}`]);
-  await k(['label', 'namespace', 'monitoring', 'metrics=enabled']);
-  ({ cert: goodCert, key: goodKey } = await certSecret(`${SERVICE}.${NS}.svc`));
+  await cluster.serviceAccountToken('monitoring', 'prometheus'); // creates the namespace and the service account
+  await cluster.admin.create(RBAC, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'prometheus-metrics' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${PROJECT}-metrics-reader` },
+    subjects: [{ kind: 'ServiceAccount', name: 'prometheus', namespace: 'monitoring' }],
+  });
+  await cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: 'enabled' } } });
+  goodSecret = await certSecret(`${SERVICE}.${NS}.svc`);
 });
 
 after(async () => {
@@ -104,11 +133,12 @@ describe('ctrlmetrics doctor', () => {
   });
 
   // each case breaks one link, checks that exactly its check(s) fail with the fix, and repairs it
+  let saved: Obj;
   const cases: Array<{ name: string; breakIt: () => Promise<unknown>; fixIt: () => Promise<unknown>; failing: RegExp[] }> = [
     {
       name: 'the manager service account is not bound to the metrics-auth-role',
-      breakIt: () => k(['delete', 'clusterrolebinding', `${PROJECT}-metrics-auth-rolebinding`]),
-      fixIt: () => k(['apply', '--validate=false', '-f', '-'], overlayJson),
+      breakIt: async () => (saved = await remove(RBAC, `${PROJECT}-metrics-auth-rolebinding`)),
+      fixIt: () => cluster.admin.create(RBAC, saved),
       failing: [
         /^✗ manager service account doc-system\/doc-controller-manager cannot create TokenReviews \(scrapes answer 500\) → fix: bind it to ClusterRole doc-metrics-auth-role/,
         /^✗ manager service account doc-system\/doc-controller-manager cannot create SubjectAccessReviews \(scrapes answer 500\) → fix: bind it to ClusterRole doc-metrics-auth-role/,
@@ -116,35 +146,35 @@ describe('ctrlmetrics doctor', () => {
     },
     {
       name: 'the scraper is not bound to the metrics-reader role',
-      breakIt: () => k(['delete', 'clusterrolebinding', 'prometheus-metrics']),
-      fixIt: () => k(['create', 'clusterrolebinding', 'prometheus-metrics', `--clusterrole=${PROJECT}-metrics-reader`, `--serviceaccount=${SCRAPER}`]),
+      breakIt: async () => (saved = await remove(RBAC, 'prometheus-metrics')),
+      fixIt: () => cluster.admin.create(RBAC, saved),
       failing: [/^✗ scraper monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount monitoring:prometheus --clusterrole doc-metrics-reader$/],
     },
     {
       name: 'the scraper namespace lacks metrics=enabled',
-      breakIt: () => k(['label', 'namespace', 'monitoring', 'metrics-']),
-      fixIt: () => k(['label', 'namespace', 'monitoring', 'metrics=enabled']),
+      breakIt: () => cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: null } } }),
+      fixIt: () => cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: 'enabled' } } }),
       failing: [/^✗ NetworkPolicy doc-allow-metrics-traffic: the scraper's namespace monitoring lacks metrics=enabled .*→ fix: ctrlmetrics label-namespace monitoring$/],
     },
     {
       name: 'the certificate does not name the Service',
       breakIt: () => certSecret('some-other-name.example'),
       fixIt: async () => {
-        await kubectl(['delete', 'secret', 'metrics-server-cert', '-n', NS]);
-        await k(['create', 'secret', 'tls', 'metrics-server-cert', '-n', NS, `--cert=${goodCert}`, `--key=${goodKey}`]);
+        await cluster.admin.delete(`${SECRET_PATH}/metrics-server-cert`);
+        await cluster.admin.create(SECRET_PATH, goodSecret);
       },
       failing: [/^✗ certificate in Secret metrics-server-cert does not cover doc-controller-manager-metrics-service\.doc-system\.svc \(DNS names: some-other-name\.example, some-other-name\.example\.cluster\.local\).*→ fix: set the Certificate's dnsNames/],
     },
     {
       name: 'the ServiceMonitor is missing',
-      breakIt: () => k(['delete', 'servicemonitor', `${PROJECT}-controller-manager-metrics-monitor`, '-n', NS]),
-      fixIt: () => k(['apply', '--validate=false', '-f', '-'], overlayJson),
+      breakIt: async () => (saved = await remove(MONITORS, `${PROJECT}-controller-manager-metrics-monitor`)),
+      fixIt: () => cluster.admin.create(MONITORS, saved),
       failing: [/^✗ ServiceMonitor doc-system\/doc-controller-manager-metrics-monitor not found → fix: ctrlmetrics edit --enable prometheus/],
     },
     {
       name: 'the Service exposes another port',
-      breakIt: () => k(['patch', 'service', SERVICE, '-n', NS, '--type=json', '-p', '[{"op":"replace","path":"/spec/ports/0/port","value":8080}]']),
-      fixIt: () => k(['patch', 'service', SERVICE, '-n', NS, '--type=json', '-p', '[{"op":"replace","path":"/spec/ports/0/port","value":8443}]']),
+      breakIt: () => setServicePort(8080),
+      fixIt: () => setServicePort(8443),
       failing: [/^✗ metrics Service doc-controller-manager-metrics-service does not expose port 8443 \(ports: 8080\) → fix: set the Service's port to 8443/],
     },
   ];
@@ -164,8 +194,8 @@ describe('ctrlmetrics doctor', () => {
   }
 
   test('without the ServiceMonitor CRD and without a Deployment: plain failures, dependent checks marked not applicable', async () => {
-    await k(['delete', 'customresourcedefinition', 'servicemonitors.monitoring.coreos.com']);
-    await k(['delete', 'deployment', `${PROJECT}-controller-manager`, '-n', NS]);
+    await cluster.admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/servicemonitors.monitoring.coreos.com');
+    await cluster.admin.delete(`/apis/apps/v1/namespaces/${NS}/deployments/${PROJECT}-controller-manager`);
     const d = await doctor();
     assert.equal(d.code, 1);
     assert.equal(d.failed.length, 2, d.lines.join('\n'));
