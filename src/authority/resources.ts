@@ -89,6 +89,7 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
 /** Subresources listed in discovery (besides `status`). */
 export const SUBRESOURCES: ReadonlyArray<{ parent: string; group: string; version: string; name: string; kind: string; kindGroup: string; verbs: string[] }> = [
   { parent: 'serviceaccounts', group: '', version: 'v1', name: 'token', kind: 'TokenRequest', kindGroup: 'authentication.k8s.io', verbs: ['create'] },
+  { parent: 'deployments', group: 'apps', version: 'v1', name: 'scale', kind: 'Scale', kindGroup: 'autoscaling', verbs: ['get', 'patch', 'update'] },
 ];
 
 /** Storage key of a type: objects are stored once per group/resource, whatever version they are read in. */

@@ -11,7 +11,8 @@ import { serviceAccountGroups, withAuthenticatedGroup } from './authn.js';
 import type { Authorizer } from './authz.js';
 import { forbidden } from './authz.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
-import { ApiError, badRequest, methodNotAllowed, unauthorized, internalError } from './status.js';
+import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError } from './status.js';
+import { applyPatch } from './patch.js';
 import type { ObjectService } from './objects.js';
 import type { Reviews } from './reviews.js';
 import type { WatchHub } from './watch.js';
@@ -250,6 +251,9 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       if (method !== 'POST') throw methodNotAllowed();
       return send(res, 201, d.reviews.tokenRequest(ns!, info.name, await body()));
     }
+    if (t.resource === 'deployments' && t.group === 'apps' && info.subresource === 'scale' && ns) {
+      return send(res, 200, await scale(d, t, ns, info, method, req, body), method === 'HEAD');
+    }
     if (info.subresource !== 'status' || !t.statusSubresource) throw notFoundPath();
   }
   if (t.namespaced && !ns && ['create', 'get', 'update', 'patch', 'delete'].includes(info.verb)) {
@@ -316,6 +320,34 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     default:
       throw methodNotAllowed();
   }
+}
+
+/** The `autoscaling/v1 Scale` view of a Deployment (`kubectl scale`): get, or patch/update `spec.replicas`. */
+async function scale(d: ServerDeps, t: ResourceType, ns: string, info: RequestInfo, method: string, req: IncomingMessage, body: () => Promise<unknown>): Promise<KubeObject> {
+  const view = (o: KubeObject): KubeObject => {
+    const sel = (o.spec?.selector?.matchLabels ?? {}) as Record<string, string>;
+    const m = o.metadata;
+    return {
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp },
+      spec: { replicas: o.spec?.replicas ?? 1 },
+      status: { replicas: o.status?.replicas ?? 0, selector: Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(',') },
+    };
+  };
+  const current = view(d.objects.get(t, ns, info.name));
+  if (method === 'GET' || method === 'HEAD') return current;
+  let wanted: KubeObject;
+  if (method === 'PATCH') wanted = applyPatch(String(req.headers['content-type'] ?? ''), current, await body());
+  else if (method === 'PUT') wanted = ((await body()) ?? {}) as KubeObject;
+  else throw methodNotAllowed();
+  const replicas = wanted?.spec?.replicas;
+  if (!Number.isInteger(replicas) || replicas < 0) {
+    throw invalid('Scale', 'autoscaling', info.name, [{ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0` }]);
+  }
+  const rv = wanted?.metadata?.resourceVersion;
+  const patch: KubeObject = { spec: { replicas }, ...(rv ? { metadata: { resourceVersion: rv } } : {}) };
+  return view(d.objects.patch(t, ns, info.name, 'application/merge-patch+json', patch));
 }
 
 function nonResource(d: ServerDeps, info: RequestInfo, url: URL, req: IncomingMessage, res: ServerResponse, head: boolean): void {

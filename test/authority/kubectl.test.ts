@@ -215,7 +215,14 @@ spec:
     const wide = (await ok('get', 'deploy', '-n', 'cols', '-o', 'wide')).trim().split('\n');
     assert.match(wide[0]!, /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/);
     assert.match(wide[1]!, /^web\s+0\/2\s+0\s+0\s+\d+s\s+nginx\s+nginx:1\.27\s+app=web$/);
-    await ok('create', 'configmap', 'two', '--from-literal=a=1', '--from-literal=b=2', '-n', 'cols');
+    assert.match(await ok('scale', 'deployment', 'web', '--replicas=3', '-n', 'cols'), /^deployment.apps\/web scaled$/m);
+    const scaled = JSON.parse(await ok('get', 'deploy', 'web', '-n', 'cols', '-o', 'json')) as Obj;
+    assert.equal(scaled.spec.replicas, 3);
+    assert.equal(scaled.metadata.generation, 2, 'a spec change bumps the generation');
+    const stale = await kubectl('scale', 'deployment', 'web', '--replicas=1', '--current-replicas=2', '-n', 'cols');
+    assert.notEqual(stale.code, 0);
+    assert.match(stale.stderr, /Expected replicas to be 2, was 3/);
+        await ok('create', 'configmap', 'two', '--from-literal=a=1', '--from-literal=b=2', '-n', 'cols');
     assert.match(await ok('get', 'cm', 'two', '-n', 'cols'), /^two\s+2\s+\d+s$/m);
     await ok('create', 'service', 'clusterip', 'svc', '--tcp=8443:8443', '-n', 'cols');
     assert.match(await ok('get', 'svc', 'svc', '-n', 'cols'), /^svc\s+ClusterIP\s+\d+\.\d+\.\d+\.\d+\s+<none>\s+8443\/TCP\s+\d+s$/m);
