@@ -36,6 +36,9 @@ spec:
   - path: /metrics
     port: https # the name of the metrics Service's port
     scheme: https
+    # The Prometheus pod's own ServiceAccount token. Where the Prometheus resource denies
+    # arbitraryFSAccessThroughSMs, use a token Secret instead:
+    #   authorization: {type: Bearer, credentials: {name: <secret>, key: token}}
     bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
     tlsConfig:
       # The manager's default certificate is self-signed, so nothing can verify it: the token is then sent to
