@@ -9,6 +9,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, stat
 import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseDocument } from 'yaml';
 import { initProject, ScaffoldError } from '../../src/scaffold/init.js';
 import { editProject, type EditRequest } from '../../src/scaffold/edit.js';
 
@@ -192,4 +193,21 @@ test('edit completes an option enabled by hand only in part, and removes the res
   assert.deepEqual(off.messages, ['metrics-tls was partly enabled by hand; disabled the rest of it']);
   assert.deepEqual(off.changed, [PROM]);
   assert.equal(readFileSync(join(tls, PROM), 'utf8'), readFileSync(join(base, PROM), 'utf8'), 'back to the generated file');
+});
+
+test('edit works on a kustomization a formatter re-indented (sequences indented under their key)', async () => {
+  const dir = project((d) => {
+    for (const rel of [DEF, PROM]) rewrite(d, rel, (t) => parseDocument(t).toString({ indentSeq: true, lineWidth: 0 }));
+  });
+  assert.match(readFileSync(join(dir, DEF), 'utf8'), /^resources:\n {2}- \.\.\/rbac$/m, 'the test file uses indented sequences');
+  await editProject(dir, { enable: ['metrics-tls', 'network-policy'] });
+  const text = readFileSync(join(dir, DEF), 'utf8');
+  assert.match(text, /^ {2}- \.\.\/prometheus$/m, 'entries switched on in the file\'s own style');
+  assert.doesNotMatch(text, /^- /m, 'no entry in the other style');
+  const built = await kustomize(dir);
+  assert.match(built, /serverName: demo-controller-manager-metrics-service\.demo-system\.svc\n/);
+  assert.match(built, /- demo-controller-manager-metrics-service\.demo-system\.svc\.cluster\.local\n/);
+  assert.match(built, /kind: NetworkPolicy/);
+  await editProject(dir, { disable: ['metrics-tls', 'prometheus', 'certmanager', 'network-policy'] });
+  assert.doesNotMatch(await kustomize(dir), /kind: (ServiceMonitor|Certificate|NetworkPolicy)/);
 });
