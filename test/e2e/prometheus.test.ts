@@ -7,7 +7,7 @@
  */
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
@@ -22,6 +22,10 @@ const SERVER_NAME = `${SERVICE}.${NAMESPACE}.svc`;
 const procs = new ProcessGroup();
 let tmp = '';
 let prom: Proc | undefined;
+let demo: Proc | undefined;
+let promConfig: { global: unknown; scrape_configs: Array<Record<string, unknown>> };
+let configFile = '';
+let makeJob: (base: Record<string, unknown>, name: string) => Record<string, unknown>;
 let promUrl = '';
 let metricsUrl = '';
 let metricsPort = 0;
@@ -96,7 +100,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
     // the manager: embedded authority + RBAC + example operator, on ephemeral loopback ports
     const stateDir = join(tmp, 'state');
     kubeconfig = join(stateDir, 'kubeconfig');
-    const demo = procs.startCli(
+    demo = procs.startCli(
       'demo',
       [
         'demo', '--state-dir', stateDir,
@@ -132,7 +136,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
       await cli(['prometheus-config', '--from', join(proj, 'config/default'), '--target', target, '--token-file', join(tmp, 'prometheus.token'), '--ca-file', join(tmp, 'ca.crt')]),
     );
 
-    const job = (base: Record<string, unknown>, name: string, edit: (j: Record<string, unknown>) => void = () => undefined) => {
+    const job = (makeJob = (base: Record<string, unknown>, name: string, edit: (j: Record<string, unknown>) => void = () => undefined) => {
       const j = structuredClone(base);
       j.job_name = name;
       j.scrape_interval = '1s';
@@ -143,17 +147,19 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
       for (const s of statics) s.labels = { ...s.labels, e2e_job: name };
       edit(j);
       return j;
-    };
-    const config = {
+    });
+    const config = (promConfig = {
       global: { scrape_interval: '1s', evaluation_interval: '1s' },
       scrape_configs: [
         job(insecureJob, 'manager'),
         job(tlsJob, 'manager-tls'),
         job(insecureJob, 'unbound', (j) => ((j.authorization as Record<string, unknown>).credentials_file = join(tmp, 'unbound.token'))),
         job(insecureJob, 'anonymous', (j) => delete j.authorization),
+        // control: verification is real — the same TLS job with another server name must fail
+        job(tlsJob, 'wrong-server-name', (j) => ((j.tls_config as Record<string, unknown>).server_name = 'wrong.example.svc')),
       ],
-    };
-    const configFile = join(tmp, 'prometheus.yml');
+    });
+    configFile = join(tmp, 'prometheus.yml');
     await writeFile(configFile, toYaml(config));
     const check = await run('promtool', ['check', 'config', configFile]);
     assert.equal(check.code, 0, `promtool check config: ${check.stdout}${check.stderr}`);
@@ -171,6 +177,10 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
 
   after(async () => {
     await procs.stopAll();
+    // no token ever reached a log line of the manager or of Prometheus
+    for (const p of [demo, prom]) {
+      if (p && readerToken) assert.ok(!(p.stdout() + p.stderr()).includes(readerToken), `${p.name} logged the scraper's token`);
+    }
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
@@ -217,7 +227,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
     assert.equal(goobers.length, 1);
   });
 
-  test('an unbound service account is down with 403, no token with 401', async () => {
+  test('an unbound service account is down with 403, no token with 401, a wrong server name fails verification', async () => {
     const unbound = await eventually(async () => {
       const t = await target('unbound');
       return t && t.health === 'down' ? t : undefined;
@@ -228,6 +238,11 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
       return t && t.health === 'down' ? t : undefined;
     }, 'anonymous target down', 20_000, 500);
     assert.match(anon.lastError, /401/);
+    const wrong = await eventually(async () => {
+      const t = await target('wrong-server-name');
+      return t && t.health === 'down' ? t : undefined;
+    }, 'wrong-server-name target down', 20_000, 500);
+    assert.match(wrong.lastError, /x509|certificate/i);
   });
 
   test('promtool check metrics accepts a scrape body', async () => {
@@ -265,5 +280,16 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
     const reads = await query(`certwatcher_read_certificate_total{e2e_job="manager-tls"}`);
     assert.ok(reads.length === 1 && Number(reads[0]!.value[1]) >= 5, `certwatcher reads: ${JSON.stringify(reads)}`);
     assert.equal(await presentedCertificate('127.0.0.1', metricsPort, SERVER_NAME), last);
+
+    // Prometheus keeps its connection alive, so it verified the first certificate only: a job added now (config
+    // reload) opens a new connection and must verify the rotated certificate with ca_file + server_name
+    promConfig.scrape_configs.push(makeJob(tlsJob, 'manager-tls-after-rotation'));
+    await writeFile(configFile, toYaml(promConfig));
+    process.kill(prom!.pid, 'SIGHUP');
+    const late = await eventually(async () => {
+      const t = await target('manager-tls-after-rotation');
+      return t && t.health !== 'unknown' ? t : undefined;
+    }, 'the job added after the rotation is scraped', 20_000, 500);
+    assert.equal(late.health, 'up', `the rotated certificate did not verify: ${late.lastError}`);
   });
 });

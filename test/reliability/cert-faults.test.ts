@@ -7,7 +7,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SecretVolume, fingerprintOf, generateCA, issueServingCert, presentedCertificate, type CertKeyPair } from '../helpers/certs.js';
