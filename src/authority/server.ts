@@ -22,6 +22,7 @@ import { toTable, wantsTable } from './table.js';
 import type { TokenSigner } from './sa-tokens.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { admitRbacWrite, isRbacResource } from './rbac-admission.js';
+import { checkFields } from './fields.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
 const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
@@ -51,6 +52,11 @@ function send(res: ServerResponse, code: number, body: unknown, head = false): v
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Content-Length': Buffer.byteLength(text) });
   res.end(head ? undefined : text);
+}
+
+/** Sets kube-style `Warning` headers (e.g. unknown fields under fieldValidation=Warn). */
+function warn(res: ServerResponse, warnings: string[]): void {
+  if (warnings.length) res.setHeader('Warning', warnings);
 }
 
 function sendError(res: ServerResponse, err: ApiError): void {
@@ -300,14 +306,21 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     case 'create': {
       if (info.name) throw methodNotAllowed();
-      return send(res, 201, d.objects.create(t, ns, (await body()) as KubeObject, { dryRun, admit }));
+      const b = await body();
+      warn(res, checkFields(t, b, q.get('fieldValidation')));
+      return send(res, 201, d.objects.create(t, ns, b as KubeObject, { dryRun, admit }));
     }
-    case 'update':
-      return send(res, 200, d.objects.update(t, ns, info.name, (await body()) as KubeObject, { dryRun, admit, subresource: info.subresource }));
+    case 'update': {
+      const b = await body();
+      warn(res, checkFields(t, b, q.get('fieldValidation')));
+      return send(res, 200, d.objects.update(t, ns, info.name, b as KubeObject, { dryRun, admit, subresource: info.subresource }));
+    }
     case 'patch': {
       const ct = String(req.headers['content-type'] ?? '');
       const existed = !!d.objects.peek(t, ns, info.name);
-      const out = d.objects.patch(t, ns, info.name, ct, await body(), { dryRun, admit, subresource: info.subresource });
+      const b = await body();
+      warn(res, checkFields(t, b, q.get('fieldValidation')));
+      const out = d.objects.patch(t, ns, info.name, ct, b, { dryRun, admit, subresource: info.subresource });
       return send(res, existed ? 200 : 201, out);
     }
     case 'delete': {

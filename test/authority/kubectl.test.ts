@@ -145,6 +145,17 @@ describe('kubectl against the authority', () => {
     assert.match((await kubectl('get', 'cm', 'settings', '-n', 'app')).stderr, /NotFound/);
   });
 
+  it('unknown fields: rejected under kubectl\'s default strict validation, a warning with --validate=warn', async () => {
+    await ok('create', 'namespace', 'typos');
+    const p = file('typo.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n  namespace: typos\n  lables: {a: b}\ndatas:\n  k: v\n');
+    const strict = await kubectl('apply', '-f', p);
+    assert.notEqual(strict.code, 0);
+    assert.match(strict.stderr, /Error from server \(BadRequest\): error when creating ".*typo\.yaml": ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datas", unknown field "metadata\.lables"/);
+    const warned = await kubectl('apply', '-f', p, '--validate=warn');
+    assert.equal(warned.code, 0, warned.stderr);
+    assert.match(warned.stderr, /^Warning: unknown field "datas"$/m);
+  });
+
   it('a CRD, then get servicemonitor -n ns prints NAME and AGE', async () => {
     await ok('create', 'namespace', 'smon');
     await ok(
