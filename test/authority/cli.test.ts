@@ -76,18 +76,23 @@ describe('ctrlmetrics authority (CLI)', () => {
   it('fails with one line when the address is taken, the listen address is malformed, or --apply does not exist', async () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as net.AddressInfo).port;
+    let results;
     try {
-      const port = (blocker.address() as net.AddressInfo).port;
-      const taken = await runCli(['authority', '--listen', `127.0.0.1:${port}`]);
-      assert.notEqual(taken.code, 0);
-      assert.match(taken.stderr, new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use \\(pick another --listen port\\)$`, 'm'));
+      // the three runs are independent: run them side by side to keep the file fast
+      results = await Promise.all([
+        runCli(['authority', '--listen', `127.0.0.1:${port}`]),
+        runCli(['authority', '--listen', 'nonsense']),
+        runCli(['authority', '--listen', '127.0.0.1:0', '--apply', join(dir, 'nope.yaml')]),
+      ]);
     } finally {
       blocker.close();
     }
-    const bad = await runCli(['authority', '--listen', 'nonsense']);
+    const [taken, bad, missing] = results;
+    assert.notEqual(taken.code, 0);
+    assert.match(taken.stderr, new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use \\(pick another --listen port\\)$`, 'm'));
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /^error: invalid listen address "nonsense": expected host:port, e\.g\. 127\.0\.0\.1:6443$/m);
-    const missing = await runCli(['authority', '--listen', '127.0.0.1:0', '--apply', join(dir, 'nope.yaml')]);
     assert.notEqual(missing.code, 0);
     assert.match(missing.stderr, /^error: --apply .*nope\.yaml: no such file or directory$/m);
     for (const r of [bad, missing]) assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
