@@ -4,6 +4,8 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { ROOT, run, runCli } from '../helpers/process.js';
 
@@ -25,9 +27,14 @@ async function ok(p: Promise<{ code: number; stdout: string; stderr: string }>, 
 
 before(async () => {
   cluster = await startTestCluster();
-  await ok(kubectl(['create', 'clusterrole', READER, '--non-resource-url=/metrics', '--verb=get']), 'kubectl create clusterrole');
-  await ok(kubectl(['create', 'namespace', 'monitoring']), 'kubectl create namespace');
-  await ok(kubectl(['create', 'serviceaccount', 'prometheus', '-n', 'monitoring']), 'kubectl create serviceaccount');
+  // setup through the admin client (fast); kubectl is used where its output is the reference
+  await cluster.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: READER },
+    rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+  });
+  await cluster.serviceAccountToken('monitoring', 'prometheus'); // creates the namespace and the service account
 });
 
 after(async () => {
@@ -46,25 +53,37 @@ describe('ctrlmetrics grant', () => {
         assert.equal(ours, theirs, `-o ${o} differs from kubectl`);
       }),
     );
-    const none = await kubectl(['get', 'clusterrolebinding', 'scrape']);
-    assert.notEqual(none.code, 0, 'a client dry run must not create the binding');
+    await assert.rejects(cluster.admin.get('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/scrape'), /not found/, 'a client dry run must not create the binding');
   });
 
   test('creates the binding (role found in the cluster), then accepts it unchanged; kubectl sees the same object', async () => {
     const first = await ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus']), 'grant');
     const name = `${READER}:monitoring:prometheus`;
     assert.equal(first, `clusterrolebinding.rbac.authorization.k8s.io/${name} created\n`);
-    const again = await ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER]), 'grant again');
+    const [again, yaml, kubectlYaml] = await Promise.all([
+      ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER]), 'grant again'),
+      ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus', '-o', 'yaml']), 'grant -o yaml'),
+      ok(kubectl(['get', 'clusterrolebinding', name, '-o', 'yaml']), 'kubectl get -o yaml'),
+    ]);
     assert.equal(again, `clusterrolebinding.rbac.authorization.k8s.io/${name} unchanged\n`);
-    const yaml = await ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus', '-o', 'yaml']), 'grant -o yaml');
-    assert.equal(yaml, await ok(kubectl(['get', 'clusterrolebinding', name, '-o', 'yaml']), 'kubectl get -o yaml'));
+    assert.equal(yaml, kubectlYaml);
     // the grant works: the API now allows this service account to GET /metrics
-    const can = await kubectl(['auth', 'can-i', 'get', '/metrics', '--as', 'system:serviceaccount:monitoring:prometheus']);
-    assert.equal(can.stdout.trim(), 'yes');
+    const sar = await cluster.admin.create<{ status: { allowed: boolean } }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user: 'system:serviceaccount:monitoring:prometheus', groups: ['system:serviceaccounts'], nonResourceAttributes: { path: '/metrics', verb: 'get' } },
+    });
+    assert.equal(sar.status.allowed, true);
   });
 
   test('a conflicting binding of the same name is an error that says what differs', async () => {
-    await ok(kubectl(['create', 'clusterrolebinding', 'taken', '--clusterrole=view', '--serviceaccount=monitoring:other']), 'kubectl create');
+    await cluster.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'taken' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+      subjects: [{ kind: 'ServiceAccount', name: 'other', namespace: 'monitoring' }],
+    });
     const r = await cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER, '--name', 'taken']);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
@@ -88,7 +107,16 @@ describe('ctrlmetrics grant', () => {
 
 describe('ctrlmetrics token', () => {
   test('prints only the token, which the API accepts for that service account with the requested audience and lifetime', async () => {
-    const out = await ok(cli(['token', '--namespace', 'monitoring', 'prometheus', '--duration', '2h', '--audience', 'metrics-test']), 'token');
+    const [out, kubectlOut] = await Promise.all([
+      ok(cli(['token', '--namespace', 'monitoring', 'prometheus', '--duration', '2h', '--audience', 'metrics-test']), 'token'),
+      ok(kubectl(['create', 'token', 'prometheus', '--namespace', 'monitoring', '--duration', '2h', '--audience', 'metrics-test']), 'kubectl create token'),
+    ]);
+    // the same request as kubectl create token: the same claims apart from the times and the token's own id
+    const claimsOf = (t: string) => {
+      const { iat: _i, exp: _e, nbf: _n, jti: _j, ...rest } = JSON.parse(Buffer.from(t.trim().split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+      return rest;
+    };
+    assert.deepEqual(claimsOf(out), claimsOf(kubectlOut));
     assert.match(out, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$/);
     const token = out.trim();
     const review = await cluster.admin.create<{ status: { authenticated?: boolean; user?: { username?: string }; audiences?: string[] } }>(
@@ -119,15 +147,19 @@ describe('ctrlmetrics token', () => {
 
 describe('ctrlmetrics label-namespace', () => {
   test('sets metrics=enabled, reports unchanged namespaces, and fails (after the others) on a missing one', async () => {
-    await ok(kubectl(['create', 'namespace', 'scrapers']), 'kubectl create namespace');
+    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'scrapers' } });
     const r = await cli(['label-namespace', 'scrapers', 'monitoring', 'missing-ns']);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, 'namespace/scrapers labeled\nnamespace/monitoring labeled\n');
     assert.match(r.stderr, /error: namespaces "missing-ns" not found/);
-    const again = await ok(cli(['label-namespace', 'scrapers']), 'label again');
+    const [again, theirs] = await Promise.all([
+      ok(cli(['label-namespace', 'scrapers']), 'label again'),
+      ok(kubectl(['label', 'namespace', 'monitoring', 'metrics=enabled', '--overwrite']), 'kubectl label'),
+    ]);
     assert.equal(again, 'namespace/scrapers not labeled\n');
-    const labels = await ok(kubectl(['get', 'namespace', '-l', 'metrics=enabled', '-o', 'name']), 'kubectl get -l');
-    assert.deepEqual(labels.trim().split('\n').sort(), ['namespace/monitoring', 'namespace/scrapers']);
+    assert.equal(theirs, 'namespace/monitoring not labeled\n', 'kubectl reports an unchanged label the same way');
+    const labelled = await cluster.admin.get<{ items: Array<{ metadata: { name: string } }> }>('/api/v1/namespaces', { query: { labelSelector: 'metrics=enabled' } });
+    assert.deepEqual(labelled.items.map((n) => n.metadata.name).sort(), ['monitoring', 'scrapers']);
   });
 });
 
@@ -141,16 +173,21 @@ describe('ctrlmetrics monitors', () => {
   });
 
   test('lists ServiceMonitors as kubectl get servicemonitors does (NAME, AGE), -A and -o name too', async () => {
-    await ok(kubectl(['apply', '-f', `${ROOT}test/cli/fixtures/servicemonitor-crd.yaml`]), 'apply CRD');
+    const crd = parseYaml(readFileSync(`${ROOT}test/cli/fixtures/servicemonitor-crd.yaml`, 'utf8')) as unknown;
+    await cluster.admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
     const empty = await ok(cli(['monitors', '-n', 'monitoring']).then((r) => {
       assert.equal(r.stderr, 'No resources found in monitoring namespace.\n');
       return r;
     }), 'monitors (empty)');
     assert.equal(empty, '');
-    const docs = [['monitoring', 'a-long-servicemonitor-name'], ['monitoring', 'b'], ['scrapers', 'c']].map(([ns, name]) =>
-      JSON.stringify({ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name, namespace: ns }, spec: { endpoints: [{ port: 'https' }] } }),
-    );
-    await ok(run('kubectl', ['--kubeconfig', cluster.authority.kubeconfig, 'apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d)) }) }), 'apply ServiceMonitors');
+    for (const [ns, name] of [['monitoring', 'a-long-servicemonitor-name'], ['monitoring', 'b'], ['scrapers', 'c']]) {
+      await cluster.admin.create(`/apis/monitoring.coreos.com/v1/namespaces/${ns}/servicemonitors`, {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'ServiceMonitor',
+        metadata: { name, namespace: ns },
+        spec: { endpoints: [{ port: 'https' }] },
+      });
+    }
     // AGE moves while the two commands run: compare the table with the age column normalised
     const norm = (s: string) => s.replace(/\b\d+s\b/g, 'Ns');
     await Promise.all(
