@@ -3,14 +3,14 @@
  * the user's own edits and comments. Idempotent. Never leaves the `SERVICE_NAME.SERVICE_NAMESPACE` placeholders of
  * the Certificate or the ServiceMonitor TLS patch in a build: their replacements are switched together with them.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Document, type Node, type YAMLMap } from 'yaml';
 import { disableEntry, enableEntry, hasEntry, type EntryMatcher } from './yaml-list.js';
 import { metricsReplacement } from './templates/config-default.js';
 import { MONITOR_TLS_PATCH } from './templates/config-prometheus.js';
-import { ScaffoldError } from './init.js';
+import { ScaffoldError, describeFsError } from './init.js';
 
 /** The options `ctrlmetrics edit` switches. */
 export const SCAFFOLD_OPTIONS = ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'] as const;
@@ -146,10 +146,16 @@ function render(file: LoadedFile): string {
   return file.doc.toString({ indentSeq: indentsSequences(file.original), lineWidth: 0 });
 }
 
+/** Replaces the file in one rename (readers see the old or the new text), keeping its permissions. */
 async function writeAtomically(path: string, text: string): Promise<void> {
   const tmp = `${path}.ctrlmetrics-edit-${process.pid}`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, text, { mode: statSync(path).mode & 0o777 });
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Current state of each option, as read from the kustomizations. */
@@ -293,8 +299,16 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     if (parseDocument(text).errors.length > 0) throw new ScaffoldError(`internal error: editing ${rel} produced invalid YAML; nothing written`);
     if (text !== file.original) outputs.push([file, rel, text]);
   }
+  const written: LoadedFile[] = [];
   for (const [file, rel, text] of outputs) {
-    await writeAtomically(file.path, text);
+    try {
+      await writeAtomically(file.path, text);
+    } catch (err) {
+      // the two kustomizations change together or not at all
+      for (const w of written) await writeAtomically(w.path, w.original).catch(() => undefined);
+      throw new ScaffoldError(`cannot write ${rel}: ${describeFsError(err)}; nothing was changed`);
+    }
+    written.push(file);
     changed.push(rel);
   }
   return { messages, changed };

@@ -72,12 +72,14 @@ export function renderProject(params: ProjectParams): Record<string, string> {
   };
 }
 
-function describe(err: unknown): string {
+/** A file-system error in a few words (for one-line CLI errors). */
+export function describeFsError(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   if (e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EROFS') return 'permission denied';
   if (e.code === 'ENOTDIR') return 'a parent path is not a directory';
+  if (e.code === 'EISDIR') return 'a directory is in the way';
   if (e.code === 'ENOSPC') return 'no space left on the device';
-  return e.message;
+  return e.message.split('\n')[0]!;
 }
 
 /** Best-effort cleanup after a failure (the original error is what the user needs to see). */
@@ -146,7 +148,7 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
   } catch (err) {
     await removeQuietly(staging);
     await removeQuietly(firstCreated);
-    throw new ScaffoldError(`cannot write the project to ${target}: ${describe(err)}`);
+    throw new ScaffoldError(`cannot write the project to ${target}: ${describeFsError(err)}`);
   }
 
   const moved: string[] = [];
@@ -169,7 +171,7 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
   } catch (err) {
     // take back what this run added (files overwritten with --force cannot be restored)
     for (const f of moved) await removeQuietly(f);
-    throw new ScaffoldError(`cannot move the project into ${target}: ${describe(err)}`);
+    throw new ScaffoldError(`cannot move the project into ${target}: ${describeFsError(err)}`);
   } finally {
     await removeQuietly(staging);
   }

@@ -211,3 +211,16 @@ test('edit works on a kustomization a formatter re-indented (sequences indented 
   await editProject(dir, { disable: ['metrics-tls', 'prometheus', 'certmanager', 'network-policy'] });
   assert.doesNotMatch(await kustomize(dir), /kind: (ServiceMonitor|Certificate|NetworkPolicy)/);
 });
+
+test('edit changes both kustomizations or neither: a failed write of the second restores the first', async () => {
+  // the temporary file of the second write cannot be created (a directory is in its place)
+  const dir = project((d) => mkdirSync(join(d, `${PROM}.ctrlmetrics-edit-${process.pid}`)));
+  const before = readFileSync(join(dir, DEF), 'utf8');
+  await assert.rejects(editProject(dir, { enable: ['metrics-tls'] }), (err: unknown) => {
+    assert.ok(err instanceof ScaffoldError);
+    assert.equal(err.message, 'cannot write config/prometheus/kustomization.yaml: a directory is in the way; nothing was changed');
+    return true;
+  });
+  assert.equal(readFileSync(join(dir, DEF), 'utf8'), before, 'config/default/kustomization.yaml restored');
+  assert.equal(readFileSync(join(dir, PROM), 'utf8'), readFileSync(join(base, PROM), 'utf8'));
+});
