@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { SecretVolume, fingerprintOf, generateCA, issueServingCert, presentedCertificate, type CertKeyPair } from '../helpers/certs.js';
 import { startSecureEndpoint, scrape, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import { LogCapture } from '../helpers/log-capture.js';
-import { eventually, sleep } from '../helpers/process.js';
+import { eventually } from '../helpers/process.js';
 
 const logs = new LogCapture();
 let tmp = '';
@@ -134,7 +134,6 @@ describe('certificate faults: the last good pair keeps serving', { timeout: 120_
     const t0 = Date.now();
     for (const p of pairs) {
       await volume.write({ 'tls.crt': p.certPem, 'tls.key': p.keyPem });
-      await sleep(20);
     }
     current = pairs[pairs.length - 1]!;
     await eventually(async () => (await served()) === fingerprintOf(current.certPem), 'the last pair served', 15_000, 200);
