@@ -18,7 +18,7 @@ export function register(program: Command): void {
     .command('grant')
     .description('bind the metrics-reader ClusterRole to a service account so it may GET /metrics (idempotent)')
     .requiredOption('--serviceaccount <ns:name>', 'the service account that scrapes, e.g. monitoring:prometheus')
-    .option('--clusterrole <name>', 'the reader ClusterRole (default: the only <prefix>-metrics-reader in the cluster)')
+    .option('--clusterrole <name>', 'the reader ClusterRole (default: <project>-metrics-reader for a service account in <project>-system, else the only *-metrics-reader in the cluster)')
     .option('--name <binding>', 'ClusterRoleBinding name (default: <clusterrole>:<ns>:<name>)')
     .option('--dry-run [strategy]', 'only "client": print the object, create nothing')
     .option('-o, --output <format>', 'yaml, json or name')
@@ -29,8 +29,11 @@ export function register(program: Command): void {
       const output = parseOutput(flags.output);
       const dryRun = parseDryRun(flags.dryRun);
       if (dryRun && !flags.clusterrole) {
-        // kubectl's client dry run never asks the server; neither do we, so the role must be named.
-        throw new CliError('--dry-run=client needs --clusterrole (the role is otherwise looked up in the cluster)', 2);
+        // kubectl's client dry run never asks the server; neither do we: the role comes from the namespace name.
+        if (!sa.namespace.endsWith('-system')) {
+          throw new CliError('--dry-run=client needs --clusterrole when the service account is not in <project>-system (the role is otherwise looked up in the cluster)', 2);
+        }
+        flags.clusterrole = `${sa.namespace.slice(0, -'-system'.length)}-metrics-reader`;
       }
       const print = (obj: unknown, name: string, verb: string) => {
         const ref = resourceName('clusterrolebinding', 'rbac.authorization.k8s.io', name);
