@@ -44,6 +44,8 @@ export interface AuthorityOptions {
   historyLimit?: number;
   /** Bookmark interval of watches with `allowWatchBookmarks` (default 10 s). */
   bookmarkIntervalMs?: number;
+  /** How long a deleted namespace stays `Terminating` before its objects and itself are removed (default 1000 ms). */
+  namespacePurgeDelayMs?: number;
   /** Requests (other than watches) served at once before answering 429 (default 400, as kube-apiserver). */
   maxRequestsInFlight?: number;
   /** Clock (ms since the epoch) for issuing and checking tokens; tests move it to expire tokens. Default `Date.now`. */
@@ -116,7 +118,7 @@ export async function startAuthority(opts: AuthorityOptions = {}): Promise<Autho
   if (snapshot) store.load(snapshot);
   const registry = new ResourceRegistry();
   registry.setCRDs(store.list('customresourcedefinitions.apiextensions.k8s.io'));
-  const objects = new ObjectService(store, registry, { caPem: ca.certPem });
+  const objects = new ObjectService(store, registry, { caPem: ca.certPem, namespacePurgeDelayMs: opts.namespacePurgeDelayMs });
   const signer = new TokenSigner(signingKey);
   const staticTokens = opts.tokenAuthFile ? loadTokenAuthFile(opts.tokenAuthFile) : new Map<string, UserInfo>();
   const authn = new Authenticator({ store, signer, adminToken, staticTokens, apiAudiences: API_AUDIENCES, now: opts.clock });
@@ -231,6 +233,7 @@ export async function startAuthority(opts: AuthorityOptions = {}): Promise<Autho
           for (const s of sockets) s.destroy();
         }, 2000).unref();
       });
+      objects.flushPendingDeletions();
       unsubscribeSave();
       save();
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });

@@ -23,6 +23,8 @@ export interface WriteOptions {
 const NS_KEY = 'namespaces';
 const CRD_KEY = 'customresourcedefinitions.apiextensions.k8s.io';
 const CLUSTER_ROLE_KEY = 'clusterroles.rbac.authorization.k8s.io';
+/** Namespaces kube's NamespaceLifecycle admission refuses to delete. */
+const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** RFC 3339 timestamp with second precision, as Kubernetes serializes `metav1.Time`. */
@@ -53,8 +55,9 @@ export class ObjectService {
   constructor(
     private readonly store: Store,
     private readonly registry: ResourceRegistry,
-    private readonly opts: { caPem: string },
+    private readonly opts: { caPem: string; /** Delay before a terminating namespace is purged (default 1000 ms). */ namespacePurgeDelayMs?: number },
   ) {
+    for (const ns of store.list(NS_KEY)) if (ns.metadata.deletionTimestamp) this.schedulePurge(ns.metadata.name, ns.metadata.uid);
     for (const s of store.list('services')) {
       const ip = String(s.spec?.clusterIP ?? '');
       const m = /^10\.96\.(\d+)\.(\d+)$/.exec(ip);
@@ -303,13 +306,8 @@ export class ObjectService {
     if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(t.resource, t.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(old.metadata.resourceVersion)}`);
     }
+    if (key === NS_KEY) return this.terminateNamespace(t, old, !!opts.dryRun);
     if (opts.dryRun) return this.deleteAnswer(t, old);
-    if (key === NS_KEY) {
-      for (const rt of this.registry.all()) {
-        if (!rt.namespaced || rt.virtual) continue;
-        for (const o of this.store.list(typeKey(rt), name)) this.store.remove(typeKey(rt), name, o.metadata.name);
-      }
-    }
     if (key === CRD_KEY) {
       const crdTypes = this.registry.all().filter((x) => x.crd === name);
       const done = new Set<string>();
@@ -323,6 +321,52 @@ export class ObjectService {
     const gone = this.store.remove(key, nsx, name)!;
     this.afterWrite(t, undefined, old);
     return this.deleteAnswer(t, { ...gone, metadata: { ...gone.metadata, deletionTimestamp: kubeTime() } });
+  }
+
+  private readonly purges = new Map<string, { uid: string; timer: NodeJS.Timeout }>();
+
+  /**
+   * Namespace deletion as in a cluster: the namespace turns `Terminating` at once (new content is refused, existing
+   * objects can still be read and deleted), and shortly after its objects and then the namespace itself are removed.
+   */
+  private terminateNamespace(t: ResourceType, old: KubeObject, dryRun: boolean): KubeObject {
+    const name = String(old.metadata.name);
+    if (IMMORTAL_NAMESPACES.has(name)) throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: 'namespaces' });
+    if (old.metadata.deletionTimestamp) {
+      throw conflict('namespaces', '', name, 'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.');
+    }
+    const next = clone(old);
+    next.metadata.deletionTimestamp = kubeTime();
+    next.status = { ...(next.status ?? {}), phase: 'Terminating' };
+    if (dryRun) return this.present(t, next);
+    const stored = this.store.put(NS_KEY, next);
+    this.schedulePurge(name, String(stored.metadata.uid));
+    return this.present(t, stored);
+  }
+
+  private schedulePurge(name: string, uid: string): void {
+    if (this.purges.has(name)) return;
+    const timer = setTimeout(() => this.purge(name, uid), this.opts.namespacePurgeDelayMs ?? 1000);
+    timer.unref();
+    this.purges.set(name, { uid, timer });
+  }
+
+  private purge(name: string, uid: string): void {
+    const p = this.purges.get(name);
+    if (p) clearTimeout(p.timer);
+    this.purges.delete(name);
+    const ns = this.store.get(NS_KEY, undefined, name);
+    if (!ns || ns.metadata.uid !== uid) return;
+    for (const rt of this.registry.all()) {
+      if (!rt.namespaced || rt.virtual) continue;
+      for (const o of this.store.list(typeKey(rt), name)) this.store.remove(typeKey(rt), name, o.metadata.name);
+    }
+    this.store.remove(NS_KEY, undefined, name);
+  }
+
+  /** Finishes pending namespace deletions now (on shutdown, so the saved state has no half-deleted namespace). */
+  flushPendingDeletions(): void {
+    for (const [name, p] of [...this.purges]) this.purge(name, p.uid);
   }
 
   private deleteAnswer(t: ResourceType, o: KubeObject): KubeObject {

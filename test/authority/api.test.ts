@@ -204,8 +204,22 @@ describe('authority API over HTTPS', () => {
       await admin('POST', '/api/v1/namespaces/short-lived/configmaps', { body: { metadata: { name: 'c' } } });
       const del = await admin('DELETE', '/api/v1/namespaces/short-lived');
       assert.equal(del.status, 200);
-      assert.equal((await admin('GET', '/api/v1/namespaces/short-lived/configmaps/c')).status, 404);
+      assert.equal(del.body.kind, 'Namespace');
+      assert.equal(del.body.status.phase, 'Terminating');
+      assert.ok(del.body.metadata.deletionTimestamp);
+      // while terminating: objects still readable, new content refused, a second delete is a conflict
+      assert.equal((await admin('GET', '/api/v1/namespaces/short-lived/configmaps/c')).status, 200);
+      const refused = await admin('POST', '/api/v1/namespaces/short-lived/configmaps', { body: { metadata: { name: 'late' } } });
+      assert.equal(refused.status, 403);
+      assert.equal(refused.body.message, 'unable to create new content in namespace short-lived because it is being terminated');
+      assert.equal((await admin('DELETE', '/api/v1/namespaces/short-lived')).status, 409);
+      // then the namespace controller's work: contents and namespace are gone (bounded wait)
+      for (let i = 0; i < 50 && (await admin('GET', '/api/v1/namespaces/short-lived')).status !== 404; i++) await new Promise((r) => setTimeout(r, 100));
       assert.equal((await admin('GET', '/api/v1/namespaces/short-lived')).status, 404);
+      assert.equal((await admin('GET', '/api/v1/namespaces/short-lived/configmaps/c')).status, 404);
+      const immortal = await admin('DELETE', '/api/v1/namespaces/default');
+      assert.equal(immortal.status, 403);
+      assert.equal(immortal.body.message, 'namespaces "default" is forbidden: this namespace may not be deleted');
     });
 
     it('serves custom resources once their CRD exists, and stops when it is deleted', async () => {

@@ -212,6 +212,12 @@ spec:
     assert.equal((await kubectl('auth', 'can-i', 'create', 'subjectaccessreviews.authorization.k8s.io', `--as=${sa}`)).stdout.trim(), 'yes');
     // the reader role is scaffolded but not bound, as in kubebuilder
     assert.equal((await kubectl('auth', 'can-i', 'get', '/metrics', `--as=${sa}`)).stdout.trim(), 'no');
+    // delete -k: the namespace terminates while its objects are deleted one by one, as in a cluster
+    const del = await kubectl('delete', '-k', join(project, 'config', 'default'));
+    assert.equal(del.code, 0, del.stderr);
+    assert.match(del.stdout, /^namespace "kdemo-system" deleted$/m);
+    assert.match(del.stdout, /^deployment.apps "kdemo-controller-manager" deleted$/m);
+    assert.match((await kubectl('get', 'namespace', 'kdemo-system')).stderr, /NotFound/, 'kubectl delete waited for the namespace to go');
   });
 
   it('create deployment (protobuf body) and the columns kube prints for built-in kinds', async () => {
