@@ -11,7 +11,7 @@ import { serviceAccountGroups, withAuthenticatedGroup } from './authn.js';
 import type { Authorizer } from './authz.js';
 import { forbidden } from './authz.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
-import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError } from './status.js';
+import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError, unsupportedMediaType } from './status.js';
 import { applyPatch } from './patch.js';
 import type { ObjectService } from './objects.js';
 import type { Reviews } from './reviews.js';
@@ -85,6 +85,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 function decodeBody(buf: Buffer, contentType: string): unknown {
   const ct = contentType.split(';')[0]!.trim().toLowerCase();
   if (ct === PROTOBUF_CONTENT_TYPE) return buf.length ? decodeProtobufObject(buf) : undefined;
+  if (ct && !/(^|[/+])(json|yaml)$/.test(ct) && buf.length) throw unsupportedMediaType(ct);
   const text = buf.toString('utf8');
   if (!text.trim()) return undefined;
   try {

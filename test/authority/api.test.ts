@@ -137,6 +137,11 @@ describe('authority API over HTTPS', () => {
       }
       const patch = await admin('PATCH', '/api/v1/namespaces/api/configmaps/kube-root-ca.crt', { body: { metadata: { labels: { a: true } } }, contentType: 'application/merge-patch+json' });
       assert.equal(patch.status, 400);
+      const text = await admin('POST', '/api/v1/namespaces/api/configmaps', { raw: '{}', contentType: 'text/plain' });
+      assert.equal(text.status, 415);
+      assert.equal(text.body.reason, 'UnsupportedMediaType');
+      const yaml = await admin('POST', '/api/v1/namespaces/api/configmaps', { raw: 'metadata:\n  name: from-yaml\n', contentType: 'application/yaml' });
+      assert.equal(yaml.status, 201, yaml.text);
       const rv = await admin('GET', '/api/v1/namespaces/api/configmaps?watch=1&resourceVersion=abc');
       assert.equal(rv.status, 400);
     });
