@@ -1,11 +1,11 @@
 /** `ctrlmetrics monitors`: lists ServiceMonitors like `kubectl get servicemonitors` (NAME, AGE). */
 import type { Command } from 'commander';
-import { withClient, type KubeFlags } from '../ops/kube.js';
+import { defaultNamespace, withClient, type KubeFlags } from '../ops/kube.js';
 import { listServiceMonitors } from '../ops/monitors.js';
 import { formatObject, formatTable, humanAge, parseOutput, resourceName } from '../ops/output.js';
 
 interface MonitorsFlags extends KubeFlags {
-  namespace: string;
+  namespace?: string;
   allNamespaces?: boolean;
   output?: string;
 }
@@ -14,14 +14,14 @@ export function register(program: Command): void {
   program
     .command('monitors')
     .description('list the ServiceMonitors of a namespace (NAME, AGE); says so when the Prometheus operator\'s CRD is missing')
-    .option('-n, --namespace <ns>', 'namespace', 'default')
+    .option('-n, --namespace <ns>', 'namespace (default: the kubeconfig context\'s, else default)')
     .option('-A, --all-namespaces', 'list across all namespaces')
     .option('-o, --output <format>', 'yaml, json or name')
     .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
     .action(async (flags: MonitorsFlags) => {
       const output = parseOutput(flags.output);
-      const ns = flags.allNamespaces ? undefined : flags.namespace;
+      const ns = flags.allNamespaces ? undefined : (flags.namespace ?? defaultNamespace(flags));
       const items = await withClient(flags, (client) => listServiceMonitors(client, ns));
       if (output === 'yaml' || output === 'json') {
         process.stdout.write(formatObject({ apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } }, output, ''));

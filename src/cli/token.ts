@@ -1,12 +1,12 @@
 /** `ctrlmetrics token`: prints only a service-account token, so `TOKEN=$(ctrlmetrics token -n NS SA)` works. */
 import type { Command } from 'commander';
-import { withClient, type KubeFlags } from '../ops/kube.js';
+import { defaultNamespace, withClient, type KubeFlags } from '../ops/kube.js';
 import { parseDuration } from '../ops/output.js';
 import { requestServiceAccountToken } from '../ops/token.js';
 import { CliError } from './errors.js';
 
 interface TokenFlags extends KubeFlags {
-  namespace: string;
+  namespace?: string;
   duration?: string;
   audience: string[];
 }
@@ -16,7 +16,7 @@ export function register(program: Command): void {
     .command('token')
     .description('request a token for a service account (TokenRequest) and print only the token, like kubectl create token')
     .argument('<serviceaccount>', 'service account name')
-    .option('-n, --namespace <ns>', 'namespace of the service account', 'default')
+    .option('-n, --namespace <ns>', 'namespace of the service account (default: the kubeconfig context\'s, else default)')
     .option('--duration <d>', 'requested lifetime, e.g. 10m, 1h (default: the server\'s, usually 1h)')
     .option('--audience <aud>', 'intended audience (repeatable; default: the API server)', (v: string, p: string[]) => [...p, v], [] as string[])
     .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
@@ -30,7 +30,7 @@ export function register(program: Command): void {
         expirationSeconds = ms === 0 ? undefined : ms / 1000;
       }
       const token = await withClient(flags, (client) =>
-        requestServiceAccountToken(client, { namespace: flags.namespace, serviceAccount, expirationSeconds, audiences: flags.audience }),
+        requestServiceAccountToken(client, { namespace: flags.namespace ?? defaultNamespace(flags), serviceAccount, expirationSeconds, audiences: flags.audience }),
       );
       process.stdout.write(token + '\n');
     });

@@ -2,6 +2,10 @@
  * Connecting the operations commands to the API (`--kubeconfig`, `KUBECONFIG`, in-cluster service account) and
  * turning API failures into one sentence that says what to do.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { KubeConfigError, loadRestConfig } from '../kube/config.js';
 import { CliError } from '../cli/errors.js';
@@ -73,4 +77,27 @@ export function serviceAccountUser(namespace: string, name: string): string {
 /** The groups the API gives every service account of a namespace. */
 export function serviceAccountGroups(namespace: string): string[] {
   return ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'];
+}
+
+const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/**
+ * The namespace a command uses when `-n` is not given, as kubectl picks it: the kubeconfig context's namespace,
+ * else the pod's own namespace in a cluster, else `default`.
+ */
+export function defaultNamespace(flags: KubeFlags): string {
+  const file = flags.kubeconfig ?? process.env.KUBECONFIG?.split(':').find((f) => f && existsSync(f)) ?? join(homedir(), '.kube', 'config');
+  try {
+    if (existsSync(file)) {
+      const kc = parseYaml(readFileSync(file, 'utf8')) as { 'current-context'?: string; contexts?: Array<{ name: string; context?: { namespace?: string } }> };
+      const name = flags.context ?? kc['current-context'];
+      const ns = kc.contexts?.find((c) => c.name === name)?.context?.namespace;
+      if (ns) return ns;
+      return 'default';
+    }
+    if (existsSync(IN_CLUSTER_NAMESPACE)) return readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim() || 'default';
+  } catch {
+    // an unreadable kubeconfig is reported by connect(); the namespace falls back to default
+  }
+  return 'default';
 }

@@ -4,8 +4,8 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { ROOT, run, runCli } from '../helpers/process.js';
 
@@ -199,6 +199,17 @@ describe('ctrlmetrics monitors', () => {
         assert.equal(norm(ours), norm(theirs), `monitors ${args.join(' ')}`);
       }),
     );
+    // without -n: the kubeconfig context's namespace, as kubectl
+    const kc = parseYaml(readFileSync(cluster.authority.kubeconfig, 'utf8')) as { contexts: Array<{ context: Record<string, unknown> }> };
+    for (const c of kc.contexts) c.context.namespace = 'scrapers';
+    const scopedKubeconfig = `${cluster.authority.kubeconfig}.scrapers`;
+    writeFileSync(scopedKubeconfig, stringifyYaml(kc), { mode: 0o600 });
+    const [scopedOurs, scopedTheirs] = await Promise.all([
+      ok(cli(['monitors', '--kubeconfig', scopedKubeconfig]), 'monitors (context namespace)'),
+      ok(run('kubectl', ['--kubeconfig', scopedKubeconfig, 'get', 'servicemonitors']), 'kubectl get servicemonitors (context namespace)'),
+    ]);
+    assert.match(scopedOurs, /^NAME +AGE\nc +\d+s\n$/);
+    assert.equal(norm(scopedOurs), norm(scopedTheirs));
     const yaml = await ok(cli(['monitors', '-n', 'scrapers', '-o', 'yaml']), 'monitors -o yaml');
     assert.match(yaml, /^apiVersion: v1\nitems:\n- apiVersion: monitoring\.coreos\.com\/v1\n  kind: ServiceMonitor\n/);
   });
