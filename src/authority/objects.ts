@@ -10,6 +10,7 @@ import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type 
 import { validateLabels, validateName } from './validation.js';
 import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
 import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
+import { appliedFields, applyEntries, removeUnapplied, type ManagedFieldsEntry } from './managed-fields.js';
 import { applyPatch, strategicMergePatch } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 
@@ -18,6 +19,10 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** Admission of the final object (e.g. RBAC escalation checks for the requesting user); throws to reject. */
   admit?: (next: KubeObject, old: KubeObject | undefined) => void;
+  /** The `fieldManager` query parameter (server-side apply records its fields under it). */
+  fieldManager?: string;
+  /** Internal: the managedFields to store with this write (server-side apply). */
+  managedFields?: ManagedFieldsEntry[];
 }
 
 const NS_KEY = 'namespaces';
@@ -173,7 +178,8 @@ export class ObjectService {
     delete m.resourceVersion;
     delete m.deletionTimestamp;
     delete m.deletionGracePeriodSeconds;
-    delete m.managedFields;
+    if (w.managedFields?.length) m.managedFields = w.managedFields;
+    else delete m.managedFields;
     delete m.selfLink;
     if (t.generation) m.generation = 1;
     else delete m.generation;
@@ -237,7 +243,10 @@ export class ObjectService {
     m.resourceVersion = old.metadata.resourceVersion;
     if (old.metadata.deletionTimestamp) m.deletionTimestamp = old.metadata.deletionTimestamp;
     else delete m.deletionTimestamp;
-    delete m.managedFields;
+    // field ownership is kept across writes; only server-side apply changes it
+    const managed = w.managedFields ?? old.metadata.managedFields;
+    if (managed?.length) m.managedFields = managed;
+    else delete m.managedFields;
     delete m.selfLink;
     this.validateMeta(t, next);
     if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings') && JSON.stringify(old.roleRef) !== JSON.stringify(next.roleRef)) {
@@ -248,7 +257,7 @@ export class ObjectService {
     if (t.generation) m.generation = (old.metadata.generation ?? 1) + (specOf(old) !== specOf(next) ? 1 : 0);
     else delete m.generation;
     w.admit?.(next, old);
-    if (sameContent(old, next)) return this.present(t, old);
+    if (sameContent(old, next) && JSON.stringify(old.metadata.managedFields ?? null) === JSON.stringify(next.metadata.managedFields ?? null)) return this.present(t, old);
     if (w.dryRun) return this.present(t, next);
     const stored = this.store.put(key, next);
     this.afterWrite(t, stored, old);
@@ -287,10 +296,28 @@ export class ObjectService {
     if (body.metadata?.name && body.metadata.name !== name) {
       throw badRequest(`the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`);
     }
-    if (!old) return this.create(t, ns, { ...body, metadata: { ...(body.metadata ?? {}), name } }, w);
-    const merged = strategicMergePatch(this.present(t, old), { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined } }) as KubeObject;
+    if (!w.fieldManager) {
+      throw invalid('PatchOptions', 'meta.k8s.io', '', [{ field: 'fieldManager', message: 'Required value: is required for apply patch', reason: 'FieldValueRequired' }]);
+    }
+    const applied = appliedFields(body);
+    const entries = applyEntries(old).filter((e) => !(e.manager === w.fieldManager && !e.subresource));
+    const previous = applyEntries(old).find((e) => e.manager === w.fieldManager && !e.subresource);
+    const entry: ManagedFieldsEntry = {
+      manager: w.fieldManager,
+      operation: 'Apply',
+      apiVersion: apiVersionOf(t),
+      // an unchanged field set keeps its time, so re-applying the same manifest changes nothing
+      time: previous && JSON.stringify(previous.fieldsV1) === JSON.stringify(applied) ? previous.time : kubeTime(),
+      fieldsType: 'FieldsV1',
+      fieldsV1: applied,
+    };
+    const managedFields = [...entries, entry];
+    if (!old) return this.create(t, ns, { ...body, metadata: { ...(body.metadata ?? {}), name } }, { ...w, managedFields });
+    const base = this.present(t, old);
+    if (previous) removeUnapplied(base, previous.fieldsV1, applied, entries.map((e) => e.fieldsV1));
+    const merged = strategicMergePatch(base, { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } }) as KubeObject;
     if (t.statusSubresource) merged.status = clone(old.status);
-    return this.commit(t, old, merged, w);
+    return this.commit(t, old, merged, { ...w, managedFields });
   }
 
   /** Deletes an object; answers what kube answers (the object for namespaces and CRDs, else a Success Status). */

@@ -40,7 +40,8 @@ const MERGE_KEYS: Record<string, string | ((items: Json[]) => string)> = {
 /** Primitive lists merged as sets. */
 const MERGE_PRIMITIVE = new Set(['finalizers']);
 
-function mergeKeyFor(field: string, items: Json[]): string | undefined {
+/** The merge key of a list field with `patchStrategy: merge` (undefined: the list is atomic). */
+export function mergeKeyFor(field: string, items: Json[]): string | undefined {
   const k = MERGE_KEYS[field];
   return typeof k === 'function' ? k(items) : k;
 }

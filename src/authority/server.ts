@@ -321,7 +321,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const existed = !!d.objects.peek(t, ns, info.name);
       const b = await body();
       warn(res, checkFields(t, b, q.get('fieldValidation')));
-      const out = d.objects.patch(t, ns, info.name, ct, b, { dryRun, admit, subresource: info.subresource });
+      const out = d.objects.patch(t, ns, info.name, ct, b, { dryRun, admit, subresource: info.subresource, fieldManager: q.get('fieldManager') ?? undefined });
       return send(res, existed ? 200 : 201, out);
     }
     case 'delete': {

@@ -139,6 +139,16 @@ describe('kubectl against the authority', () => {
     writeFileSync(p, cm('c'));
     assert.match(await ok('apply', '--server-side', '-f', p), /^configmap\/settings serverside-applied$/m);
     assert.equal((JSON.parse(await ok('get', 'cm', 'settings', '-n', 'app', '-o', 'json')) as Obj).data.mode, 'c');
+    // server-side apply owns what it applied: a key dropped from the manifest goes, a label set by `kubectl label` stays
+    await ok('label', 'cm', 'settings', '-n', 'app', 'owner=someone-else');
+    writeFileSync(p, cm('c', '  extra: "x"\n'));
+    await ok('apply', '--server-side', '-f', p);
+    writeFileSync(p, cm('c'));
+    await ok('apply', '--server-side', '-f', p);
+    const ssa = JSON.parse(await ok('get', 'cm', 'settings', '-n', 'app', '-o', 'json', '--show-managed-fields')) as Obj;
+    assert.deepEqual(ssa.data, { mode: 'c' });
+    assert.equal(ssa.metadata.labels.owner, 'someone-else');
+    assert.ok((ssa.metadata.managedFields as Obj[]).some((e) => e.manager === 'kubectl' && e.operation === 'Apply'));
     const diff = await kubectl('diff', '-f', p);
     assert.equal(diff.code, 0, `no difference expected: ${diff.stdout}${diff.stderr}`);
     assert.match(await ok('delete', '-f', p), /configmap "settings" deleted/);
