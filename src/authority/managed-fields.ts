@@ -83,8 +83,15 @@ export function removeUnapplied(obj: Json, before: FieldSet, after: FieldSet, ot
     const still = after[key];
     const otherSubs = others.map((o) => o[key]).filter((x): x is FieldSet => x !== undefined);
     if (still === undefined) {
-      if (otherSubs.length === 0) c.remove();
-      else if (!isLeaf(sub) && otherSubs.every((o) => !isLeaf(o))) removeUnapplied(c.value, sub, {}, otherSubs);
+      // a list element the manager no longer applies goes as a whole; a leaf too
+      if (key.startsWith('k:') || isLeaf(sub)) {
+        if (otherSubs.length === 0) c.remove();
+        continue;
+      }
+      // an object field: only the fields this manager owned inside it go (others, e.g. set by updates, stay)
+      if (otherSubs.some(isLeaf)) continue;
+      removeUnapplied(c.value, sub, {}, otherSubs);
+      if (isObj(c.value) && Object.keys(c.value).length === 0) c.remove();
       continue;
     }
     if (!isLeaf(sub) && !isLeaf(still)) removeUnapplied(c.value, sub, still, otherSubs.filter((o) => !isLeaf(o)));
