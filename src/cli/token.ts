@@ -8,7 +8,7 @@ import { CliError } from './errors.js';
 interface TokenFlags extends KubeFlags {
   namespace?: string;
   duration?: string;
-  audience: string[];
+  audience?: string[];
 }
 
 export function register(program: Command): void {
@@ -18,7 +18,7 @@ export function register(program: Command): void {
     .argument('<serviceaccount>', 'service account name')
     .option('-n, --namespace <ns>', 'namespace of the service account (default: the kubeconfig context\'s, else default)')
     .option('--duration <d>', 'requested lifetime, e.g. 10m, 1h (default: the server\'s, usually 1h)')
-    .option('--audience <aud>', 'intended audience (repeatable; default: the API server)', (v: string, p: string[]) => [...p, v], [] as string[])
+    .option('--audience <aud>', 'intended audience (repeatable; default: the API server)', (v: string, p: string[] | undefined) => [...(p ?? []), v])
     .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
     .action(async (serviceAccount: string, flags: TokenFlags) => {
