@@ -296,6 +296,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
           fieldSelector: q.get('fieldSelector'),
           resourceVersion: q.get('resourceVersion'),
           allowWatchBookmarks: bool(q.get('allowWatchBookmarks')),
+          sendInitialEvents: bool(q.get('sendInitialEvents')),
           timeoutSeconds: timeout ? Number(timeout) : undefined,
           table,
           includeObject: q.get('includeObject'),

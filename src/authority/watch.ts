@@ -24,6 +24,8 @@ export interface WatchParams {
   includeObject?: string | null;
   /** Bookmark interval (default 10 s). */
   bookmarkIntervalMs?: number;
+  /** Streaming list (`sendInitialEvents=true`): the current state as ADDED events, then a bookmark marking its end. */
+  sendInitialEvents?: boolean;
 }
 
 /** Streams a watch into `res` until the timeout, the client going away, or `closeAll`. */
@@ -84,7 +86,15 @@ export class WatchHub {
     this.open.add(close);
     res.on('close', close);
 
-    if (rvParam === '' || rvParam === '0') {
+    if (p.sendInitialEvents) {
+      for (const o of this.store.list(key, ns)) if (matches(o)) send('ADDED', present(o));
+      send('BOOKMARK', {
+        kind: p.type.kind,
+        apiVersion: apiVersionOf(p.type),
+        metadata: { resourceVersion: String(this.store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } },
+      });
+      unsubscribe = this.store.subscribe(onEvent);
+    } else if (rvParam === '' || rvParam === '0') {
       for (const o of this.store.list(key, ns)) if (matches(o)) send('ADDED', present(o));
       unsubscribe = this.store.subscribe(onEvent);
     } else {

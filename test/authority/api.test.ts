@@ -290,6 +290,19 @@ describe('authority API over HTTPS', () => {
       }
     });
 
+    it('a streaming list (sendInitialEvents=true) sends the current state, then a bookmark marking its end', async () => {
+      await admin('POST', '/api/v1/namespaces', { body: { metadata: { name: 'wl' } } });
+      const w = await watch(a.url, a.caPem, '/api/v1/namespaces/wl/serviceaccounts?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true', a.adminToken);
+      try {
+        const evs = await w.waitFor(2);
+        assert.deepEqual(evs.map((e) => e.type), ['ADDED', 'BOOKMARK']);
+        assert.equal(evs[0]!.object.metadata.name, 'default');
+        assert.equal(evs[1]!.object.metadata.annotations['k8s.io/initial-events-end'], 'true');
+      } finally {
+        w.close();
+      }
+    });
+
     it('ends a watch after timeoutSeconds', async () => {
       const w = await watch(a.url, a.caPem, '/api/v1/namespaces/api/configmaps?watch=1&timeoutSeconds=1', a.adminToken);
       const t0 = Date.now();
