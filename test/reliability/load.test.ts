@@ -15,6 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { ProcessGroup, ROOT, sleep, type Proc } from '../helpers/process.js';
 import { LogCapture } from '../helpers/log-capture.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { Authenticator } from '../../src/metrics/filters/index.js';
 
 const SOAK_SECONDS = Number(process.env.CTRLMETRICS_SOAK_SECONDS ?? 20);
 const FLOOD_TOKENS = 10_000;
@@ -183,5 +185,37 @@ describe('bounded load on loopback', { timeout: 60_000 + SOAK_SECONDS * 2000 + F
     assert.deepEqual([...validStatuses.keys()], [200], `valid callers were not all served: ${JSON.stringify([...validStatuses])}`);
     assert.ok(rssPeak - rssBefore < 128 * 1048576, `RSS grew by ${mb(rssPeak - rssBefore)} MiB during the flood`);
     assert.ok(manager.running(), 'the manager is still up');
+  });
+
+  test('one invalid token repeated 500 times: one TokenReview (negative cache)', async (t) => {
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 20 });
+    const before = await reviewRequests(agent);
+    const token = `repeated.${randomBytes(24).toString('base64url')}`;
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 25; i++) {
+      const rs = await Promise.all(Array.from({ length: 20 }, () => get(agent, token)));
+      for (const r of rs) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    }
+    const reviews = (await reviewRequests(agent)) - before;
+    agent.destroy();
+    t.diagnostic(`500 scrapes with one invalid token: ${JSON.stringify([...statuses])}, ${reviews} review request(s)`);
+    assert.deepEqual([...statuses], [[401, 500]]);
+    assert.ok(reviews <= 2, `${reviews} TokenReviews for one repeated token`);
+  });
+
+  test('the decision caches stay within their size: 2 000 distinct tokens, cache of 500', async () => {
+    const admin = new KubeClient({ ...(await cluster.managerConfig()), qps: 2000, burst: 2000 });
+    try {
+      const auth = new Authenticator(admin, { cacheSize: 500 });
+      for (let i = 0; i < 2000; i += 50) {
+        const results = await Promise.all(Array.from({ length: 50 }, (_, j) => auth.authenticate(`invalid.${i + j}.${randomBytes(8).toString('hex')}`)));
+        assert.ok(results.every((r) => !r.authenticated));
+        assert.ok(auth.authnCache.size <= 500, `authentication cache holds ${auth.authnCache.size} entries`);
+      }
+      assert.equal(auth.authnCache.size, 500);
+      assert.equal(auth.authnCache.pending, 0);
+    } finally {
+      admin.close();
+    }
   });
 });
