@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { request } from 'node:https';
 import { call, watch, type CallOptions, type Obj } from './https.js';
 
 describe('authority API over HTTPS', () => {
@@ -152,6 +153,40 @@ describe('authority API over HTTPS', () => {
       assert.equal(big.body.reason, 'RequestEntityTooLarge');
       const huge = await admin('GET', '/version', { headers: { 'X-Filler': 'x'.repeat(20 * 1024) } });
       assert.equal(huge.status, 431);
+    });
+  });
+
+  describe('load shedding', () => {
+    it('beyond maxRequestsInFlight, requests get 429 TooManyRequests with Retry-After', async () => {
+      const small = await startAuthority({ listen: '127.0.0.1:0', maxRequestsInFlight: 1 });
+      // one request holds the only slot: its body never completes
+      const held = request(
+        { hostname: '127.0.0.1', port: new URL(small.url).port, path: '/api/v1/namespaces/default/configmaps', method: 'POST', ca: small.caPem, agent: false,
+          headers: { Authorization: `Bearer ${small.adminToken}`, 'Content-Type': 'application/json', 'Content-Length': '1000' } },
+        () => undefined,
+      );
+      held.on('error', () => undefined);
+      held.write('{"metadata":');
+      try {
+        let r = await call(small.url, small.caPem, 'GET', '/version', { token: small.adminToken });
+        for (let i = 0; i < 50 && r.status !== 429; i++) {
+          await new Promise((res) => setTimeout(res, 50));
+          r = await call(small.url, small.caPem, 'GET', '/version', { token: small.adminToken });
+        }
+        assert.equal(r.status, 429);
+        assert.equal(r.body.reason, 'TooManyRequests');
+        assert.equal(r.headers['retry-after'], '1');
+        held.destroy();
+        let after = await call(small.url, small.caPem, 'GET', '/version', { token: small.adminToken });
+        for (let i = 0; i < 50 && after.status !== 200; i++) {
+          await new Promise((res) => setTimeout(res, 50));
+          after = await call(small.url, small.caPem, 'GET', '/version', { token: small.adminToken });
+        }
+        assert.equal(after.status, 200, 'the slot is free again once the held request is gone');
+      } finally {
+        held.destroy();
+        await small.stop();
+      }
     });
   });
 
