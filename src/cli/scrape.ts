@@ -87,21 +87,29 @@ async function loop(
     if (o.tty) process.stdout.write(`\r\x1b[2K${text}`);
     else if (o.watch) process.stderr.write(text + '\n');
   };
+  let phase = '';
   const retry = {
     ...DEFAULT_RETRY,
-    onRetry: (f: ScrapeFailure, attempt: number, waitMs: number) =>
-      (o.watch ? status : (t: string) => process.stderr.write(t + '\n'))(`retrying in ${(waitMs / 1000).toFixed(1)}s (attempt ${attempt + 1}/${DEFAULT_RETRY.attempts}): ${f.message}`),
+    onRetry: (f: ScrapeFailure, attempt: number, waitMs: number) => {
+      const text = `retrying in ${(waitMs / 1000).toFixed(1)}s (attempt ${attempt + 1}/${DEFAULT_RETRY.attempts}): ${f.message}`;
+      if (o.tty) phase = text; // shown beside the spinner
+      else process.stderr.write(text + '\n');
+    },
   };
   for (let n = 1; o.count === undefined || n <= o.count; n++) {
     if (signal.aborted) return;
     let res;
+    let frame = 0;
+    phase = `scraping ${target.url.href}`;
+    const spin = o.tty ? setInterval(() => status(`${SPINNER[frame++ % SPINNER.length]} ${phase}`), 100) : undefined;
     try {
-      if (o.tty) status(`${SPINNER[n % SPINNER.length]} scraping ${target.url.href}`);
       res = await scrapeWithRetry(target, retry, signal);
     } catch (err) {
       if (signal.aborted) return;
       if (err instanceof ScrapeFailure) throw new CliError(err.message);
       throw err;
+    } finally {
+      clearInterval(spin);
     }
     if (o.watch) {
       const point = watchPoint(res.body, Date.now());
