@@ -77,8 +77,9 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
       if (fault === 'down') await proxy.down();
       else proxy.setFault(fault);
       try {
-        for (const token of [reader, unbound, logs.secret(`invalid-${what.length}-${Date.now()}-token`)]) {
-          const { value: r, ms } = await timed(() => scrape(ep.port, { token, timeoutMs: 20_000 }));
+        const tokens = [reader, unbound, logs.secret(`invalid-${what.length}-${Date.now()}-token`)];
+        const answers = await Promise.all(tokens.map((token) => timed(() => scrape(ep.port, { token, timeoutMs: 20_000 }))));
+        for (const { value: r, ms } of answers) {
           assert.equal(r.status, 500, `${what}: got ${r.status} ${r.body}`);
           assert.match(r.body, /Authentication failed|Authorization for user .* failed/);
           assert.ok(ms < REVIEW_TIMEOUT_MS + 3_000, `${what}: the 500 took ${ms} ms (deadline ${REVIEW_TIMEOUT_MS} ms)`);
