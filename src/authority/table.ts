@@ -38,12 +38,23 @@ export function wantsTable(accept: string | undefined): boolean {
   return !!accept && /as=Table/.test(accept.split(',')[0] ?? '');
 }
 
-function jsonPathValue(obj: KubeObject, path: string): unknown {
+/**
+ * The value of a printer column's JSONPath: `.a.b`, `.a[0]` and `.a[?(@.type == "Ready")].status` (the first
+ * matching element), the forms CRDs use in additionalPrinterColumns.
+ */
+export function jsonPathValue(obj: KubeObject, path: string): unknown {
+  const tokens = path.replace(/^\./, '').match(/\[\?\(@\.[^)]*\)\]|\[\d+\]|[^.[\]]+/g) ?? [];
   let cur: unknown = obj;
-  for (const p of path.replace(/^\./, '').split('.')) {
-    if (!p) continue;
+  for (const tok of tokens) {
     if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[p];
+    const index = /^\[(\d+)\]$/.exec(tok);
+    const filter = /^\[\?\(@\.([\w.-]+)\s*==\s*(?:"([^"]*)"|'([^']*)'|([^)\s]+))\s*\)\]$/.exec(tok);
+    if (index) cur = Array.isArray(cur) ? cur[Number(index[1])] : undefined;
+    else if (filter) {
+      if (!Array.isArray(cur)) return undefined;
+      const want = filter[2] ?? filter[3] ?? filter[4];
+      cur = cur.find((el) => el && typeof el === 'object' && String(jsonPathValue(el as KubeObject, filter[1]!)) === want);
+    } else cur = (cur as Record<string, unknown>)[tok];
   }
   return cur;
 }

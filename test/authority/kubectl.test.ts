@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { initProject } from '../../src/scaffold/index.js';
-import { run } from '../helpers/process.js';
+import { editProject, initProject } from '../../src/scaffold/index.js';
+import { ROOT, run } from '../helpers/process.js';
 import type { Obj } from './https.js';
 
 describe('kubectl against the authority', () => {
@@ -281,6 +281,30 @@ spec:
     assert.equal(token.stdout.trim().split('.').length, 3);
     const denied = await kubectl('create', 'token', 'default', '-n', 'default', as);
     assert.match(denied.stderr, /serviceaccounts "default" is forbidden: User "system:serviceaccount:subres:deployer" cannot create resource "serviceaccounts\/token" in API group "" in the namespace "default"/);
+  });
+
+  it('apply -k of an overlay with Prometheus, cert-manager, metrics TLS and network policy once their CRDs exist', async () => {
+    const project = join(dir, 'full');
+    await initProject({ projectName: 'kfull', dir: project });
+    await editProject(project, { enable: ['prometheus', 'certmanager', 'metrics-tls', 'network-policy'] });
+    const overlay = join(project, 'config', 'default');
+    const without = await kubectl('apply', '-k', overlay);
+    assert.notEqual(without.code, 0, 'as in a cluster without cert-manager');
+    assert.match(without.stderr, /no matches for kind "Certificate" in version "cert-manager.io\/v1"/);
+    await ok('apply', '-f', join(ROOT, 'test', 'authority', 'fixtures', 'operator-crds.yaml'));
+    const out = await ok('apply', '-k', overlay);
+    for (const line of [
+      /^certificate.cert-manager.io\/kfull-metrics-certs created$/m,
+      /^issuer.cert-manager.io\/kfull-selfsigned-issuer created$/m,
+      /^servicemonitor.monitoring.coreos.com\/kfull-controller-manager-metrics-monitor (created|unchanged)$/m,
+      /^networkpolicy.networking.k8s.io\/kfull-allow-metrics-traffic (created|unchanged)$/m,
+    ]) assert.match(out, line);
+    // the CRD's printer columns, with a JSONPath filter on the status conditions
+    const before = (await ok('get', 'certificates', '-n', 'kfull-system')).trim().split('\n');
+    assert.match(before[0]!, /^NAME\s+READY\s+SECRET\s+AGE$/);
+    assert.match(before[1]!, /^kfull-metrics-certs\s+metrics-server-cert\s+\d+s$/);
+    await ok('patch', 'certificate', 'kfull-metrics-certs', '-n', 'kfull-system', '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"Issuing","status":"False"},{"type":"Ready","status":"True"}]}}');
+    assert.match(await ok('get', 'certificates', '-n', 'kfull-system'), /^kfull-metrics-certs\s+True\s+metrics-server-cert\s+\d+s$/m);
   });
 
   it('auth can-i --list and auth whoami', async () => {
