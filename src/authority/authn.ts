@@ -124,7 +124,34 @@ export class Authenticator {
     return this.authenticateServiceAccount(token, wanted);
   }
 
+  /**
+   * A legacy token from a `kubernetes.io/service-account-token` Secret: valid while that Secret still holds it and
+   * the service account exists with the same uid; audience-agnostic (valid for the API audiences), no expiry.
+   */
+  private authenticateLegacy(token: string, wanted: string[]): AuthnResult | undefined {
+    const c = this.deps.signer.verifyLegacy(token);
+    if (!c) return undefined;
+    const fail = (why: string): AuthnResult => ({ authenticated: false, error: `[invalid bearer token, ${why}]` });
+    const auds = wanted.filter((a) => this.deps.apiAudiences.includes(a));
+    if (!auds.length) return fail(`token audiences ${q(this.deps.apiAudiences)} is invalid for the target audiences ${q(wanted)}`);
+    const ns = c['kubernetes.io/serviceaccount/namespace'];
+    const secretName = c['kubernetes.io/serviceaccount/secret.name'];
+    const saName = c['kubernetes.io/serviceaccount/service-account.name'];
+    const secret = this.deps.store.get('secrets', ns, secretName);
+    if (!secret) return fail(`secrets "${secretName}" not found`);
+    const stored = typeof secret.data?.token === 'string' ? Buffer.from(secret.data.token, 'base64').toString('utf8') : '';
+    if (!safeEqual(stored, token)) return fail("Token does not match server's copy");
+    const sa = this.deps.store.get('serviceaccounts', ns, saName);
+    if (!sa) return fail(`serviceaccounts "${saName}" not found`);
+    const uid = c['kubernetes.io/serviceaccount/service-account.uid'];
+    if (uid && sa.metadata.uid !== uid) return fail(`service account UID (${String(sa.metadata.uid)}) does not match claim (${uid})`);
+    const user: UserInfo = { username: c.sub, uid: String(sa.metadata.uid), groups: [...serviceAccountGroups(ns), SYSTEM_AUTHENTICATED] };
+    return { authenticated: true, user, audiences: auds };
+  }
+
   private authenticateServiceAccount(token: string, wanted: string[]): AuthnResult {
+    const legacy = this.authenticateLegacy(token, wanted);
+    if (legacy) return legacy;
     const claims = this.deps.signer.verifySignature(token);
     if (!claims) return { authenticated: false, error: 'invalid bearer token' };
     const fail = (why: string): AuthnResult => ({ authenticated: false, error: `[invalid bearer token, ${why}]` });

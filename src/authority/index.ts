@@ -118,8 +118,12 @@ export async function startAuthority(opts: AuthorityOptions = {}): Promise<Autho
   if (snapshot) store.load(snapshot);
   const registry = new ResourceRegistry();
   registry.setCRDs(store.list('customresourcedefinitions.apiextensions.k8s.io'));
-  const objects = new ObjectService(store, registry, { caPem: ca.certPem, namespacePurgeDelayMs: opts.namespacePurgeDelayMs });
   const signer = new TokenSigner(signingKey);
+  const objects = new ObjectService(store, registry, {
+    caPem: ca.certPem,
+    namespacePurgeDelayMs: opts.namespacePurgeDelayMs,
+    issueLegacyToken: (p) => signer.issueLegacy(p),
+  });
   const staticTokens = opts.tokenAuthFile ? loadTokenAuthFile(opts.tokenAuthFile) : new Map<string, UserInfo>();
   const authn = new Authenticator({ store, signer, adminToken, staticTokens, apiAudiences: API_AUDIENCES, now: opts.clock });
   const authz = new Authorizer(store);

@@ -28,6 +28,9 @@ export interface WriteOptions {
 const NS_KEY = 'namespaces';
 const CRD_KEY = 'customresourcedefinitions.apiextensions.k8s.io';
 const CLUSTER_ROLE_KEY = 'clusterroles.rbac.authorization.k8s.io';
+const SA_TOKEN_SECRET = 'kubernetes.io/service-account-token';
+const SA_NAME_ANNOTATION = 'kubernetes.io/service-account.name';
+const SA_UID_ANNOTATION = 'kubernetes.io/service-account.uid';
 /** Namespaces kube's NamespaceLifecycle admission refuses to delete. */
 const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -60,7 +63,13 @@ export class ObjectService {
   constructor(
     private readonly store: Store,
     private readonly registry: ResourceRegistry,
-    private readonly opts: { caPem: string; /** Delay before a terminating namespace is purged (default 1000 ms). */ namespacePurgeDelayMs?: number },
+    private readonly opts: {
+      caPem: string;
+      /** Delay before a terminating namespace is purged (default 1000 ms). */
+      namespacePurgeDelayMs?: number;
+      /** Issues the token of a `kubernetes.io/service-account-token` Secret (kube's token controller). */
+      issueLegacyToken?: (p: { namespace: string; name: string; uid: string; secretName: string }) => string;
+    },
   ) {
     for (const ns of store.list(NS_KEY)) if (ns.metadata.deletionTimestamp) this.schedulePurge(ns.metadata.name, ns.metadata.uid);
     for (const s of store.list('services')) {
@@ -447,6 +456,7 @@ export class ObjectService {
             for (const [k, v] of Object.entries(o.stringData)) o.data[k] = Buffer.from(String(v)).toString('base64');
             delete o.stringData;
           }
+          if (o.type === SA_TOKEN_SECRET) this.fillTokenSecret(o);
           break;
         case 'services': {
           const spec = (o.spec = o.spec ?? {});
@@ -497,6 +507,28 @@ export class ObjectService {
         storedVersions: [...new Set([...(old?.status?.storedVersions ?? []), ...(storage ? [storage] : [])])],
       };
     }
+  }
+
+  /**
+   * What kube's token controller does for a `kubernetes.io/service-account-token` Secret: records the service
+   * account's uid and fills in `token`, `ca.crt` and `namespace` (once the service account exists).
+   */
+  private fillTokenSecret(o: KubeObject): void {
+    const m = o.metadata;
+    const saName = m.annotations?.[SA_NAME_ANNOTATION];
+    if (!saName) {
+      throw invalid('Secret', '', m.name, [{ field: `metadata.annotations[${SA_NAME_ANNOTATION}]`, message: 'Required value', reason: 'FieldValueRequired' }]);
+    }
+    const sa = this.store.get('serviceaccounts', m.namespace, saName);
+    if (!sa || !this.opts.issueLegacyToken) return;
+    const uid = String(sa.metadata.uid);
+    const data = (o.data = { ...(o.data ?? {}) });
+    if (m.annotations[SA_UID_ANNOTATION] !== uid || !data.token) {
+      m.annotations = { ...m.annotations, [SA_UID_ANNOTATION]: uid };
+      data.token = Buffer.from(this.opts.issueLegacyToken({ namespace: m.namespace, name: saName, uid, secretName: m.name })).toString('base64');
+    }
+    data['ca.crt'] = Buffer.from(this.opts.caPem).toString('base64');
+    data.namespace = Buffer.from(String(m.namespace)).toString('base64');
   }
 
   private allocateIP(): string {

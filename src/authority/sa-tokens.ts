@@ -60,17 +60,34 @@ export class TokenSigner {
       nbf: now,
       sub: `system:serviceaccount:${params.namespace}:${params.name}`,
     };
-    const header = { alg: 'ES256', kid: this.kid };
-    const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
-    const sig = sign('sha256', Buffer.from(input), { key: this.priv, dsaEncoding: 'ieee-p1363' });
-    return { token: `${input}.${b64url(sig)}`, claims };
+    return { token: this.sign(claims), claims };
   }
 
   /**
-   * Checks the signature and issuer of a token and returns its claims; undefined when the token is not one of
-   * ours (not a JWT, another issuer, bad signature). Time and audience are checked by the caller.
+   * A legacy (Secret-based, non-expiring) service-account token, as kube's token controller puts into Secrets of
+   * type `kubernetes.io/service-account-token`.
    */
-  verifySignature(token: string): SATokenClaims | undefined {
+  issueLegacy(params: { namespace: string; name: string; uid: string; secretName: string }): string {
+    const claims: LegacyTokenClaims = {
+      iss: LEGACY_ISSUER,
+      'kubernetes.io/serviceaccount/namespace': params.namespace,
+      'kubernetes.io/serviceaccount/secret.name': params.secretName,
+      'kubernetes.io/serviceaccount/service-account.name': params.name,
+      'kubernetes.io/serviceaccount/service-account.uid': params.uid,
+      sub: `system:serviceaccount:${params.namespace}:${params.name}`,
+    };
+    return this.sign(claims);
+  }
+
+  private sign(claims: object): string {
+    const header = { alg: 'ES256', kid: this.kid };
+    const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
+    const sig = sign('sha256', Buffer.from(input), { key: this.priv, dsaEncoding: 'ieee-p1363' });
+    return `${input}.${b64url(sig)}`;
+  }
+
+  /** The claims of a token signed by this key (undefined: not a JWT, bad signature). */
+  private verified(token: string): Record<string, unknown> | undefined {
     const parts = token.split('.');
     if (parts.length !== 3) return undefined;
     try {
@@ -78,14 +95,47 @@ export class TokenSigner {
       if (header.alg !== 'ES256') return undefined;
       const ok = verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key: this.pub, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2]!, 'base64url'));
       if (!ok) return undefined;
-      const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as SATokenClaims;
-      if (claims.iss !== this.issuer || !claims['kubernetes.io']?.serviceaccount) return undefined;
-      if (typeof claims.aud === 'string') claims.aud = [claims.aud];
-      return claims;
+      const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as unknown;
+      return claims && typeof claims === 'object' && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
     } catch {
       return undefined;
     }
   }
+
+  /**
+   * Checks the signature and issuer of a token and returns its claims; undefined when the token is not one of
+   * ours (not a JWT, another issuer, bad signature). Time and audience are checked by the caller.
+   */
+  verifySignature(token: string): SATokenClaims | undefined {
+    const claims = this.verified(token) as SATokenClaims | undefined;
+    if (!claims || claims.iss !== this.issuer || !claims['kubernetes.io']?.serviceaccount) return undefined;
+    if (typeof claims.aud === 'string') claims.aud = [claims.aud];
+    if (!Array.isArray(claims.aud)) return undefined;
+    return claims;
+  }
+
+  /** The claims of a legacy Secret-based token signed by this key, or undefined. */
+  verifyLegacy(token: string): LegacyTokenClaims | undefined {
+    const claims = this.verified(token) as LegacyTokenClaims | undefined;
+    if (!claims || claims.iss !== LEGACY_ISSUER) return undefined;
+    for (const k of ['kubernetes.io/serviceaccount/namespace', 'kubernetes.io/serviceaccount/secret.name', 'kubernetes.io/serviceaccount/service-account.name', 'sub'] as const) {
+      if (typeof claims[k] !== 'string' || !claims[k]) return undefined;
+    }
+    return claims;
+  }
+}
+
+/** Issuer of legacy Secret-based service-account tokens. */
+export const LEGACY_ISSUER = 'kubernetes/serviceaccount';
+
+/** Claims of a legacy Secret-based service-account token. */
+export interface LegacyTokenClaims {
+  iss: string;
+  'kubernetes.io/serviceaccount/namespace': string;
+  'kubernetes.io/serviceaccount/secret.name': string;
+  'kubernetes.io/serviceaccount/service-account.name': string;
+  'kubernetes.io/serviceaccount/service-account.uid': string;
+  sub: string;
 }
 
 /** True when the string has the shape of a JWT (three base64url parts). */
