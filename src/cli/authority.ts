@@ -15,12 +15,8 @@ export interface AuthorityCliOptions {
   listen: string;
   stateDir?: string;
   kubeconfigOut?: string;
-  apply: string[];
+  apply?: string[];
   tokenAuthFile?: string;
-}
-
-function collect(v: string, prev: string[]): string[] {
-  return [...prev, v];
 }
 
 /** Runs the authority until a signal arrives (or `signal` aborts, for tests). */
@@ -32,7 +28,7 @@ export async function runAuthority(o: AuthorityCliOptions, signal?: AbortSignal)
       listen: o.listen,
       stateDir: o.stateDir,
       kubeconfigOut: o.kubeconfigOut,
-      apply: o.apply,
+      apply: o.apply ?? [],
       tokenAuthFile: o.tokenAuthFile,
       logger: log,
     });
@@ -64,7 +60,7 @@ export function register(program: Command): void {
     .option('--listen <host:port>', 'address to listen on', '127.0.0.1:6443')
     .option('--state-dir <dir>', 'directory for the CA, keys, admin token and objects (default: in memory)')
     .option('--kubeconfig-out <file>', 'where to write the admin kubeconfig (default: <state-dir>/kubeconfig, or a temp file)')
-    .option('--apply <fileOrDir>', 'YAML file, directory, or kustomize directory to create/update at start (repeatable)', collect, [] as string[])
+    .option('--apply <fileOrDir...>', 'YAML files, directories, or kustomize directories to create/update at start (repeatable)')
     .option('--token-auth-file <file>', 'static tokens, kube-apiserver format: token,user,uid,"group1,group2"')
     .action(async (opts: AuthorityCliOptions) => {
       await runAuthority(opts);

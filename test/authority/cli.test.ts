@@ -35,7 +35,7 @@ describe('ctrlmetrics authority (CLI)', () => {
   it('runs until SIGTERM, says once that it is ready, applies --apply inputs, and never logs the admin token', async () => {
     const stateDir = join(dir, 'state');
     const kubeconfig = join(dir, 'kubeconfig');
-    const p = procs.startCli('authority', ['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', kubeconfig, '--apply', join(dir, 'objects.yaml'), '--apply', join(dir, 'overlay')]);
+    const p = procs.startCli('authority', ['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', kubeconfig, '--apply', join(dir, 'objects.yaml'), join(dir, 'overlay')]);
     const m = await p.waitForOutput(/"msg":"authority ready".*"url":"(https:\/\/127\.0\.0\.1:\d+)"/, 30_000);
     const cm = await kubectl(kubeconfig, 'get', 'configmap', 'from-file', '-n', 'applied', '-o', 'name');
     assert.equal(cm.stdout.trim(), 'configmap/from-file', cm.stderr);
