@@ -142,11 +142,15 @@ function tooManyRequests(): ApiError {
   return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 });
 }
 
+/**
+ * kube's chain: a `Bearer` token must authenticate (else 401); a request without one (no header, another scheme
+ * such as `Basic`, an empty token) is anonymous, and RBAC decides what `system:anonymous` may do.
+ */
 function authenticate(d: ServerDeps, req: IncomingMessage): UserInfo {
   const h = req.headers.authorization;
   if (!h || !h.trim()) return ANONYMOUS;
   const parts = h.trim().split(' ');
-  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer' || !parts[1]) throw unauthorized();
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer' || !parts[1]) return ANONYMOUS;
   const r = d.authn.authenticate(parts[1]);
   if (!r.authenticated) throw unauthorized();
   return r.user;

@@ -65,7 +65,10 @@ describe('authority API over HTTPS', () => {
       assert.deepEqual([r.body.kind, r.body.status, r.body.reason, r.body.code], ['Status', 'Failure', 'Unauthorized', 401]);
     });
 
-    it('403 Forbidden for an anonymous resource request, with kube message', async () => {
+    it('403 Forbidden for an anonymous resource request, with kube message; another scheme than Bearer is anonymous', async () => {
+      const basic = await anon('GET', '/api/v1/namespaces', { headers: { Authorization: 'Basic YWRtaW46YWRtaW4=' } });
+      assert.equal(basic.status, 403);
+      assert.match(basic.body.message, /User "system:anonymous" cannot list/);
       const r = await anon('GET', '/api/v1/namespaces');
       assert.equal(r.status, 403);
       assert.equal(r.body.reason, 'Forbidden');
