@@ -1,0 +1,66 @@
+/**
+ * Checks and defaults of single objects that need no storage: JSON shape of metadata (kube's decoder), the pod
+ * template defaults of Deployments, and CustomResourceDefinition validation.
+ */
+import { badRequest, type FieldCause } from './status.js';
+import type { KubeObject } from './resources.js';
+
+const STRING_META = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'];
+
+/** Rejects metadata of the wrong JSON types with 400, as kube's decoder does (a number as name never reaches storage). */
+export function checkMetadataShape(meta: unknown): void {
+  if (meta === undefined || meta === null) return;
+  const fail = (field: string, want: string) => {
+    throw badRequest(`the request body could not be decoded: metadata${field ? `.${field}` : ''} must be ${want}`);
+  };
+  if (typeof meta !== 'object' || Array.isArray(meta)) fail('', 'an object');
+  const m = meta as KubeObject;
+  for (const f of STRING_META) if (m[f] !== undefined && m[f] !== null && typeof m[f] !== 'string') fail(f, 'a string');
+  for (const f of ['labels', 'annotations']) {
+    const v = m[f];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string')) fail(f, 'a map of strings');
+  }
+  if (m.finalizers != null && (!Array.isArray(m.finalizers) || m.finalizers.some((x: unknown) => typeof x !== 'string'))) fail('finalizers', 'a list of strings');
+  if (m.ownerReferences != null && !Array.isArray(m.ownerReferences)) fail('ownerReferences', 'a list');
+}
+
+/** The pod template defaults kube's API fills in (so stored Deployments look like a cluster's). */
+export function defaultPodSpec(ps: KubeObject | undefined): void {
+  if (!ps || typeof ps !== 'object') return;
+  ps.restartPolicy ??= 'Always';
+  ps.terminationGracePeriodSeconds ??= 30;
+  ps.dnsPolicy ??= 'ClusterFirst';
+  ps.securityContext ??= {};
+  ps.schedulerName ??= 'default-scheduler';
+  for (const c of [...(Array.isArray(ps.containers) ? ps.containers : []), ...(Array.isArray(ps.initContainers) ? ps.initContainers : [])]) {
+    if (!c || typeof c !== 'object') continue;
+    c.terminationMessagePath ??= '/dev/termination-log';
+    c.terminationMessagePolicy ??= 'File';
+    const image = String(c.image ?? '');
+    const tagged = /:[^/:]+$/.test(image.split('@')[0]!);
+    c.imagePullPolicy ??= image.includes('@') ? 'IfNotPresent' : !tagged || image.endsWith(':latest') ? 'Always' : 'IfNotPresent';
+    if (Array.isArray(c.ports)) for (const p of c.ports) if (p && typeof p === 'object') p.protocol ??= 'TCP';
+  }
+}
+
+export function validateCRD(o: KubeObject): FieldCause[] {
+  const causes: FieldCause[] = [];
+  const spec = o.spec ?? {};
+  const names = spec.names ?? {};
+  if (!spec.group) causes.push({ field: 'spec.group', message: 'Required value', reason: 'FieldValueRequired' });
+  if (!names.plural) causes.push({ field: 'spec.names.plural', message: 'Required value', reason: 'FieldValueRequired' });
+  if (!names.kind) causes.push({ field: 'spec.names.kind', message: 'Required value', reason: 'FieldValueRequired' });
+  if (spec.group && names.plural && o.metadata.name !== `${names.plural}.${spec.group}`) {
+    causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(o.metadata.name)}: must be spec.names.plural+"."+spec.group` });
+  }
+  if (spec.scope && spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
+    causes.push({ field: 'spec.scope', message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"`, reason: 'FieldValueNotSupported' });
+  }
+  const versions: KubeObject[] = Array.isArray(spec.versions) ? spec.versions : [];
+  if (!versions.length) causes.push({ field: 'spec.versions', message: 'Invalid value: null: must have exactly one version marked as storage version', reason: 'FieldValueInvalid' });
+  else if (versions.filter((v) => v.storage).length !== 1) {
+    causes.push({ field: 'spec.versions', message: 'Invalid value: must have exactly one version marked as storage version' });
+  }
+  return causes;
+}
