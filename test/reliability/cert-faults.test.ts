@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { SecretVolume, fingerprintOf, generateCA, issueServingCert, presentedCertificate, type CertKeyPair } from '../helpers/certs.js';
 import { startSecureEndpoint, scrape, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import { LogCapture } from '../helpers/log-capture.js';
-import { eventually } from '../helpers/process.js';
+import { eventually, sleep } from '../helpers/process.js';
 
 const logs = new LogCapture();
 let tmp = '';
@@ -134,6 +134,8 @@ describe('certificate faults: the last good pair keeps serving', { timeout: 120_
     const t0 = Date.now();
     for (const p of pairs) {
       await volume.write({ 'tls.crt': p.certPem, 'tls.key': p.keyPem });
+      // a pause longer than the watcher's debounce (100 ms) now and then, so many of the swaps become reloads
+      if (pairs.indexOf(p) % 10 === 9) await sleep(150);
     }
     current = pairs[pairs.length - 1]!;
     await eventually(async () => (await served()) === fingerprintOf(current.certPem), 'the last pair served', 15_000, 200);
@@ -145,6 +147,6 @@ describe('certificate faults: the last good pair keeps serving', { timeout: 120_
     assert.deepEqual(failures.slice(0, 5), [], `${failures.length} scrapes failed`);
     assert.ok(ok > 100 && fresh > 10, `too few scrapes during the rotations: ${ok}/${fresh}`);
     assert.ok(newSockets <= 4, `keep-alive connections were dropped and re-opened: ${newSockets} sockets for 4 loops`);
-    assert.ok(reads >= 2, 'the rotations were read');
+    assert.ok(reads >= 5, `only ${reads} certificate reads for 100 rotations`);
   });
 });
