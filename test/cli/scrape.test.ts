@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
-import { runCli, ProcessGroup } from '../helpers/process.js';
+import { runCli, ProcessGroup, within } from '../helpers/process.js';
 import { RECONCILE_TIME_BUCKETS, reconcileTime, reconcileTotal, workqueueDepth } from '../../src/controller/metrics.js';
 
 let cluster: TestCluster;
@@ -141,7 +141,7 @@ describe('ctrlmetrics scrape', () => {
       const p = procs.startCli('watch', ['scrape', url(endpoint), '--token-file', readerTokenFile, '--insecure', '--watch', '--interval', '1s', '--count', '3'], {
         CTRLMETRICS_LOG_LEVEL: 'warn',
       });
-      const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('timeout'), 60_000))]);
+      const code = await within(p.exited, 60_000, 'scrape --watch --count 3');
       assert.equal(code, 0, p.stderr());
       const frames = p.stdout().trim().split('\n\n');
       assert.equal(frames.length, 3, p.stdout());
@@ -172,7 +172,7 @@ describe('ctrlmetrics scrape', () => {
     const p = procs.startCli('watch-sigint', ['scrape', url(endpoint), '--token-file', readerTokenFile, '--insecure', '--watch', '--interval', '1s'], { CTRLMETRICS_LOG_LEVEL: 'warn' });
     await p.waitForOutput(/scrape #1/, 30_000);
     process.kill(p.pid, 'SIGINT');
-    const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('timeout'), 15_000))]);
+    const code = await within(p.exited, 15_000, 'scrape --watch after SIGINT');
     assert.equal(code, 0, p.stderr());
   });
 });
