@@ -65,6 +65,7 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('', 'v1', 'services', 'Service', true, { shortNames: ['svc'], categories: ['all'], nameRule: 'label1035', statusSubresource: true }),
   builtin('', 'v1', 'configmaps', 'ConfigMap', true, { shortNames: ['cm'] }),
   builtin('', 'v1', 'secrets', 'Secret', true),
+  builtin('', 'v1', 'events', 'Event', true, { shortNames: ['ev'] }),
   builtin('apps', 'v1', 'deployments', 'Deployment', true, { shortNames: ['deploy'], categories: ['all'], generation: true, statusSubresource: true }),
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false, { nameRule: 'path' }),
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false, { nameRule: 'path' }),

@@ -67,6 +67,10 @@ function fieldValue(obj: KubeObject, path: string): string | undefined {
 
 const SUPPORTED_FIELDS: Record<string, string[]> = {
   secrets: ['type'],
+  events: [
+    'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion',
+    'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'type',
+  ],
   '': ['metadata.name', 'metadata.namespace'],
 };
 

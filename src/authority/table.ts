@@ -86,6 +86,10 @@ function subjectsOf(o: KubeObject, kind: string): string {
     .map((s) => (kind === 'ServiceAccount' ? `${String(s.namespace ?? '')}/${String(s.name)}` : String(s.name)))
     .join(', ');
 }
+function sinceText(ts: unknown): string {
+  const t = Date.parse(String(ts ?? ''));
+  return Number.isNaN(t) ? '<unknown>' : humanDuration(Date.now() - t);
+}
 const bindingColumns: Column[] = [
   { name: 'Role', cell: (o) => `${String(o.roleRef?.kind ?? '')}/${String(o.roleRef?.name ?? '')}` },
   { name: 'Users', priority: 1, cell: (o) => subjectsOf(o, 'User') },
@@ -95,7 +99,7 @@ const bindingColumns: Column[] = [
 const createdAt: Column = { name: 'Created At', type: 'date', cell: (o) => o.metadata?.creationTimestamp ?? null };
 
 /** Columns between NAME and AGE per built-in kind; `noAge` kinds print CREATED AT instead of AGE. */
-const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean }> = {
+const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noName?: boolean }> = {
   namespaces: { columns: [{ name: 'Status', cell: (o) => o.status?.phase ?? '' }] },
   configmaps: { columns: [{ name: 'Data', type: 'integer', cell: (o) => count(o.data) + count(o.binaryData) }] },
   secrets: { columns: [{ name: 'Type', cell: (o) => o.type ?? '' }, { name: 'Data', type: 'integer', cell: (o) => count(o.data) }] },
@@ -121,6 +125,18 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean }> = 
   },
   'networkpolicies.networking.k8s.io': { columns: [{ name: 'Pod-Selector', cell: (o) => labelSelectorText(o.spec?.podSelector) }] },
   'leases.coordination.k8s.io': { columns: [{ name: 'Holder', cell: (o) => o.spec?.holderIdentity ?? '' }] },
+  events: {
+    noAge: true,
+    noName: true,
+    columns: [
+      { name: 'Last Seen', cell: (o) => sinceText(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp) },
+      { name: 'Type', cell: (o) => o.type ?? '' },
+      { name: 'Reason', cell: (o) => o.reason ?? '' },
+      { name: 'Object', cell: (o) => `${String(o.involvedObject?.kind ?? '').toLowerCase()}/${String(o.involvedObject?.name ?? '')}` },
+      { name: 'Message', cell: (o) => String(o.message ?? '').trim() },
+      { name: 'Name', priority: 1, cell: (o) => o.metadata?.name },
+    ],
+  },
   'clusterroles.rbac.authorization.k8s.io': { columns: [createdAt], noAge: true },
   'roles.rbac.authorization.k8s.io': { columns: [createdAt], noAge: true },
   'customresourcedefinitions.apiextensions.k8s.io': { columns: [createdAt], noAge: true },
@@ -159,7 +175,7 @@ function rowObject(o: KubeObject, includeObject: string | null | undefined): Kub
 }
 
 function builtinTable(
-  spec: { columns: Column[]; noAge?: boolean },
+  spec: { columns: Column[]; noAge?: boolean; noName?: boolean },
   objects: KubeObject[],
   opts: { includeObject?: string | null; resourceVersion?: string },
   now: number,
@@ -170,12 +186,12 @@ function builtinTable(
   } };
   // kube's order: NAME, the normal columns, AGE, then the `-o wide` ones
   const columns = [
-    { name: 'Name', cell: (o: KubeObject) => o.metadata?.name } as Column,
+    ...(spec.noName ? [] : [{ name: 'Name', cell: (o: KubeObject) => o.metadata?.name } as Column]),
     ...spec.columns.filter((c) => !c.priority),
     ...(spec.noAge ? [] : [age]),
     ...spec.columns.filter((c) => c.priority),
   ];
-  const columnDefinitions = columns.map((c) => ({ name: c.name, type: c.type ?? 'string', format: c.name === 'Name' ? 'name' : '', description: '', priority: c.priority ?? 0 }));
+  const columnDefinitions = columns.map((c) => ({ name: c.name, type: c.type ?? 'string', format: c.name === 'Name' && !c.priority ? 'name' : '', description: '', priority: c.priority ?? 0 }));
   const rows = objects.map((o) => {
     const row: KubeObject = { cells: columns.map((c) => c.cell(o) ?? null) };
     const obj = rowObject(o, opts.includeObject);

@@ -249,7 +249,19 @@ spec:
     const stale = await kubectl('scale', 'deployment', 'web', '--replicas=1', '--current-replicas=2', '-n', 'cols');
     assert.notEqual(stale.code, 0);
     assert.match(stale.stderr, /Expected replicas to be 2, was 3/);
-        await ok('create', 'configmap', 'two', '--from-literal=a=1', '--from-literal=b=2', '-n', 'cols');
+        // events: stored like any object, listed with kube's event columns, and found by describe's field selector
+    const event = {
+      apiVersion: 'v1', kind: 'Event', metadata: { name: 'web.1', namespace: 'cols' },
+      involvedObject: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'cols', uid: dep.metadata.uid },
+      reason: 'ScalingReplicaSet', message: 'Scaled up replica set web-1 to 2', type: 'Normal', lastTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
+    const ev = await run('kubectl', ['--kubeconfig', a.kubeconfig, 'create', '-f', '-'], { env, timeoutMs: 30_000, input: JSON.stringify(event) });
+    assert.equal(ev.code, 0, ev.stderr);
+    const events = (await ok('get', 'events', '-n', 'cols')).trim().split('\n');
+    assert.match(events[0]!, /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+    assert.match(events[1]!, /^\d+s\s+Normal\s+ScalingReplicaSet\s+deployment\/web\s+Scaled up replica set web-1 to 2$/);
+    assert.match(await ok('describe', 'deployment', 'web', '-n', 'cols'), /Normal\s+ScalingReplicaSet\s+\S+\s+Scaled up replica set web-1 to 2/);
+    await ok('create', 'configmap', 'two', '--from-literal=a=1', '--from-literal=b=2', '-n', 'cols');
     assert.match(await ok('get', 'cm', 'two', '-n', 'cols'), /^two\s+2\s+\d+s$/m);
     await ok('create', 'service', 'clusterip', 'svc', '--tcp=8443:8443', '-n', 'cols');
     assert.match(await ok('get', 'svc', 'svc', '-n', 'cols'), /^svc\s+ClusterIP\s+\d+\.\d+\.\d+\.\d+\s+<none>\s+8443\/TCP\s+\d+s$/m);
