@@ -70,8 +70,11 @@ export function scrape(
   });
 }
 
-/** The raw response to bytes written on a fresh TLS connection: status (0 if none) and everything read until close. */
-export function rawRequest(port: number, request: string | Buffer, timeoutMs = 15_000): Promise<{ status: number; text: string; closed: boolean }> {
+/**
+ * The raw response to bytes written on a fresh TLS connection: status (0 if none) and what was read — until the
+ * first response is complete, or with `untilClose` until the server closes (pipelined requests).
+ */
+export function rawRequest(port: number, request: string | Buffer, timeoutMs = 15_000, untilClose = false): Promise<{ status: number; text: string; closed: boolean }> {
   return new Promise((resolve) => {
     let text = '';
     let done = false;
@@ -90,7 +93,7 @@ export function rawRequest(port: number, request: string | Buffer, timeoutMs = 1
       // one response is enough: stop once its body (Content-Length) is complete
       const head = text.indexOf('\r\n\r\n');
       const len = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, head));
-      if (head >= 0 && len && text.length >= head + 4 + Number(len[1])) finish(false);
+      if (!untilClose && head >= 0 && len && text.length >= head + 4 + Number(len[1])) finish(false);
     });
     s.on('error', () => finish(true));
     s.on('close', () => finish(true));

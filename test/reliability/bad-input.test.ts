@@ -209,6 +209,17 @@ describe('bad input: every request is answered as stated and the server keeps se
     await stillServing();
   });
 
+  test('keep-alive: every request is decided on its own (a pipelined request without a token after an allowed one gets 401)', async () => {
+    const one = (lines: string[]) => ['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', ...lines, '', ''].join('\r\n');
+    const r = await rawRequest(ep.port, one([`Authorization: Bearer ${reader}`]) + one([]) + one([`Authorization: Bearer ${unbound}`, 'Connection: close']), 15_000, true);
+    const statuses = [...r.text.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]));
+    assert.deepEqual(statuses, [200, 401, 403]);
+    // request smuggling shapes are refused by the parser
+    const smuggle = await rawRequest(ep.port, ['POST /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Content-Length: 4', 'Transfer-Encoding: chunked', 'Connection: close', '', '0', '', 'GET /metrics HTTP/1.1', 'Host: x', '', ''].join('\r\n'));
+    assert.ok(!isMetricsBody(smuggle.text), 'a smuggled request was served');
+    await stillServing();
+  });
+
   test('plain HTTP to the TLS port is refused', async () => {
     const res = await new Promise<string>((resolve) => {
       let text = '';
