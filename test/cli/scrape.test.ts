@@ -1,7 +1,7 @@
 /**
- * `ctrlmetrics scrape` (a child process) against the secure metrics endpoint as a manager runs it
- * (createMetricsServer + the authentication/authorization filter + the embedded authority): 200, 401, 403, 500,
- * TLS failures, --cacert, --match, and the --watch table from the controller metrics of this process.
+ * `ctrlmetrics scrape` (a child process) against running managers (the Manager with its secure metrics endpoint
+ * and the authentication/authorization filter, on the embedded authority): 200, 401, 403, 500, TLS failures,
+ * --cacert, --match, and the --watch table from the controller metrics of this process.
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,15 +9,43 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
 import { runCli, ProcessGroup, within } from '../helpers/process.js';
+import { Manager } from '../../src/manager/index.js';
+import { withAuthenticationAndAuthorization } from '../../src/metrics/filters/index.js';
+import type { MetricsOptions } from '../../src/metrics/server/types.js';
+import type { RestConfig } from '../../src/kube/config.js';
 import { RECONCILE_TIME_BUCKETS, reconcileTime, reconcileTotal, workqueueDepth } from '../../src/controller/metrics.js';
 
+interface RunningManager {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** A manager with the secure metrics endpoint as the scaffolded main.ts configures it, on an ephemeral port. */
+async function startManager(restConfig: RestConfig, metrics: MetricsOptions = {}): Promise<RunningManager> {
+  const mgr = new Manager({
+    restConfig,
+    handleSignals: false,
+    gracefulShutdownTimeoutMs: 5_000,
+    metrics: { bindAddress: '127.0.0.1:0', filterProvider: withAuthenticationAndAuthorization, ...metrics },
+  });
+  const stop = new AbortController();
+  const running = mgr.start(stop.signal);
+  await within(Promise.race([mgr.ready(), running]), 30_000, 'manager ready');
+  return {
+    port: mgr.metricsServer!.port,
+    async stop() {
+      stop.abort();
+      await within(running, 15_000, 'manager stop');
+    },
+  };
+}
+
 let cluster: TestCluster;
-let endpoint: SecureEndpoint;
-let noRoleEndpoint: SecureEndpoint;
-let certEndpoint: SecureEndpoint;
+let endpoint: RunningManager;
+let noRoleEndpoint: RunningManager;
+let certEndpoint: RunningManager;
 let tmp: string;
 let readerTokenFile: string;
 let unboundToken: string;
@@ -48,9 +76,9 @@ before(async () => {
   otherCaFile = join(tmp, 'other-ca.crt');
   await writeFile(otherCaFile, cluster.authority.caPem);
   [endpoint, noRoleEndpoint, certEndpoint] = await Promise.all([
-    startSecureEndpoint(manager),
-    startSecureEndpoint(noRole, { filter: { timeoutMs: 3_000 } }),
-    startSecureEndpoint(manager, { metrics: { certDir } }),
+    startManager(manager),
+    startManager(noRole),
+    startManager(manager, { certDir }),
   ]);
   reconcileTotal.labels('scrapetest', 'success').inc(5);
 });
@@ -62,7 +90,7 @@ after(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-const url = (e: SecureEndpoint, host = '127.0.0.1') => `https://${host}:${e.port}/metrics`;
+const url = (e: RunningManager, host = '127.0.0.1') => `https://${host}:${e.port}/metrics`;
 
 describe('ctrlmetrics scrape', () => {
   test('200: prints the exposition, filtered by --match (token from a file)', async () => {
