@@ -123,7 +123,10 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
   throw new CliError(`clusterrolebinding "${name}" keeps changing: try again`);
 }
 
-/** Warns (does not fail) when the service account does not exist yet: RBAC allows binding it ahead of time. */
+/**
+ * Whether the service account exists (undefined when the caller may not tell). RBAC allows binding one ahead of
+ * time, so the command only warns about a missing one.
+ */
 export async function serviceAccountExists(client: KubeClient, sa: { namespace: string; name: string }): Promise<boolean | undefined> {
   try {
     await client.get(`/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}`, { timeoutMs: 15_000 });

@@ -243,7 +243,8 @@ export interface RetryOptions {
 
 export const DEFAULT_RETRY: RetryOptions = { attempts: 4, backoffMs: 500, maxBackoffMs: 4000 };
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Sleeps `ms`, or less when `signal` aborts. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(done, ms);
     function done() {
@@ -264,11 +265,10 @@ export async function scrapeWithRetry(target: ScrapeTarget, retry: RetryOptions 
     } catch (err) {
       if (!(err instanceof ScrapeFailure) || !err.retryable || attempt >= retry.attempts || signal?.aborted) throw err;
       retry.onRetry?.(err, attempt, wait);
-      await sleep(wait, signal);
+      await abortableSleep(wait, signal);
       if (signal?.aborted) throw new ScrapeFailure('interrupted', false);
       wait = Math.min(wait * 2, retry.maxBackoffMs);
     }
   }
 }
 
-export { sleep as abortableSleep };
