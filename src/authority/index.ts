@@ -89,9 +89,19 @@ function urlHost(host: string): string {
 
 /** Starts the authority. */
 export async function startAuthority(opts: AuthorityOptions = {}): Promise<Authority> {
-  const log = opts.logger ?? createLogger('authority');
   const { host, port } = parseListen(opts.listen ?? '127.0.0.1:0');
   const state = opts.stateDir ? new StateDir(opts.stateDir) : undefined;
+  const unlock = state?.lock() ?? (() => undefined);
+  try {
+    return await start(opts, host, port, state, unlock);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+async function start(opts: AuthorityOptions, host: string, port: number, state: StateDir | undefined, unlock: () => void): Promise<Authority> {
+  const log = opts.logger ?? createLogger('authority');
 
   let ca: CertKeyPair;
   let signingKey: string;
@@ -223,8 +233,15 @@ export async function startAuthority(opts: AuthorityOptions = {}): Promise<Autho
     tempDir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-authority-'));
     kubeconfig = join(tempDir, 'kubeconfig');
   }
-  mkdirSync(dirname(kubeconfig), { recursive: true });
-  writeFileAtomic(kubeconfig, toYaml(kubeconfigFor({ server: url, caPem: ca.certPem, token: adminToken, clusterName: 'ctrlmetrics-authority', userName: 'admin' })));
+  try {
+    mkdirSync(dirname(kubeconfig), { recursive: true });
+    writeFileAtomic(kubeconfig, toYaml(kubeconfigFor({ server: url, caPem: ca.certPem, token: adminToken, clusterName: 'ctrlmetrics-authority', userName: 'admin' })));
+  } catch (err) {
+    server.close();
+    unsubscribeSave();
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    throw new Error(`cannot write the kubeconfig ${kubeconfig}: ${(err as Error).message}`);
+  }
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
@@ -240,6 +257,7 @@ export async function startAuthority(opts: AuthorityOptions = {}): Promise<Autho
       objects.flushPendingDeletions();
       unsubscribeSave();
       save();
+      unlock();
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     })();
     return stopped;

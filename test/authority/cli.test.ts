@@ -61,6 +61,9 @@ describe('ctrlmetrics authority (CLI)', () => {
     const first = procs.startCli('authority-1', args);
     await first.waitForOutput(/authority ready/, 30_000);
     assert.equal((await kubectl(kubeconfig, 'create', 'namespace', 'survivor')).code, 0);
+    const rival = await runCli(['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir]);
+    assert.notEqual(rival.code, 0);
+    assert.match(rival.stderr, new RegExp(`^error: another authority \\(pid ${first.pid}\\) is using the state directory .*state-port: stop it, or use another --state-dir$`, 'm'));
     const saved = readFileSync(kubeconfig, 'utf8');
     assert.equal(await within(procs.stop(first), 15_000, 'first exit'), 0);
 

@@ -105,6 +105,16 @@ describe('authority state directory', () => {
     await stop(b);
   });
 
+  it('an unwritable kubeconfig path fails the start cleanly (nothing left listening, the state dir unlocked)', async () => {
+    const stateDir = join(dir, 's4');
+    const blocker = join(dir, 'a-file');
+    writeFileSync(blocker, 'not a directory');
+    await assert.rejects(() => start({ stateDir, kubeconfigOut: join(blocker, 'kubeconfig') }), /^Error: cannot write the kubeconfig .*a-file\/kubeconfig/);
+    assert.equal(existsSync(join(stateDir, 'authority.pid')), false, 'the lock is released');
+    const again = await start({ stateDir });
+    await stop(again);
+  });
+
   it('a corrupt state file stops the start with a message that says what to do', async () => {
     const stateDir = join(dir, 's3');
     const a = await start({ stateDir });
