@@ -1,0 +1,61 @@
+// Property: whatever method, path, query and body a client sends (as admin, as a service account, anonymously),
+// the authority answers with a Kubernetes status code below 500 and a JSON body, and keeps serving.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { call } from './https.js';
+
+const SEGMENTS = [
+  'api', 'apis', 'v1', 'v2', 'namespaces', 'default', 'kube-system', 'nope', 'configmaps', 'secrets', 'serviceaccounts', 'token',
+  'services', 'status', 'scale', 'apps', 'deployments', 'rbac.authorization.k8s.io', 'clusterroles', 'rolebindings', 'admin',
+  'authentication.k8s.io', 'tokenreviews', 'authorization.k8s.io', 'subjectaccessreviews', 'selfsubjectrulesreviews', 'version',
+  'openapi', 'healthz', '..', '.', '%2F', '%zz', 'x'.repeat(300), 'Upper_Case', 'events', 'apiextensions.k8s.io', 'customresourcedefinitions',
+];
+const QUERIES = ['', '?labelSelector=a%3Db', '?labelSelector=a%20in%20(', '?fieldSelector=metadata.name%3Dx', '?fieldSelector=bad', '?dryRun=All', '?fieldValidation=Strict', '?fieldValidation=Nope', '?fieldManager=fuzz', '?resourceVersion=abc'];
+const CONTENT_TYPES = ['application/json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/json-patch+json', 'application/apply-patch+yaml', 'application/yaml', 'text/plain', 'application/vnd.kubernetes.protobuf'];
+
+describe('authority HTTP robustness', () => {
+  let a: Authority;
+  let saToken: string;
+
+  before(async () => {
+    a = await startAuthority({ listen: '127.0.0.1:0' });
+    await call(a.url, a.caPem, 'POST', '/api/v1/namespaces/default/serviceaccounts', { token: a.adminToken, body: { metadata: { name: 'fuzzer' } } });
+    saToken = (await call(a.url, a.caPem, 'POST', '/api/v1/namespaces/default/serviceaccounts/fuzzer/token', { token: a.adminToken, body: {} })).body.status.token;
+  });
+  after(async () => {
+    await a?.stop();
+  });
+
+  it('never answers 5xx and always answers JSON, for random requests', async () => {
+    const who = fc.constantFrom<'admin' | 'sa' | 'anonymous'>('admin', 'sa', 'anonymous');
+    const body = fc.oneof(
+      fc.constant(undefined),
+      fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+      fc.record({ apiVersion: fc.constantFrom('v1', 'apps/v1', 'x/y'), kind: fc.constantFrom('ConfigMap', 'Secret', 'Namespace', 'TokenReview', 'Nope'), metadata: fc.jsonValue({ maxDepth: 2 }), spec: fc.jsonValue({ maxDepth: 2 }), data: fc.jsonValue({ maxDepth: 1 }) }).map((v) => JSON.stringify(v)),
+      fc.string({ maxLength: 40 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'),
+        fc.array(fc.constantFrom(...SEGMENTS), { minLength: 0, maxLength: 7 }),
+        fc.constantFrom(...QUERIES),
+        fc.constantFrom(...CONTENT_TYPES),
+        body,
+        who,
+        async (method, segs, query, contentType, raw, as) => {
+          const token = as === 'admin' ? a.adminToken : as === 'sa' ? saToken : undefined;
+          const r = await call(a.url, a.caPem, method, `/${segs.join('/')}${query}`, { token, raw, contentType, timeoutMs: 10_000 });
+          assert.ok(r.status >= 200 && r.status < 500, `${method} /${segs.join('/')}${query} (${as}) → ${r.status} ${r.text.slice(0, 300)}`);
+          const plainText = /^\/(healthz|livez|readyz)$/.test(`/${segs.join('/')}`); // kube answers "ok" as text there
+          if (method !== 'HEAD' && r.text && !plainText) {
+            assert.doesNotThrow(() => JSON.parse(r.text), `${method} /${segs.join('/')}${query}: not JSON: ${r.text.slice(0, 200)}`);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+    assert.equal((await call(a.url, a.caPem, 'GET', '/version')).status, 200, 'still serving');
+  });
+});
