@@ -58,4 +58,34 @@ describe('authority HTTP robustness', () => {
     );
     assert.equal((await call(a.url, a.caPem, 'GET', '/version')).status, 200, 'still serving');
   });
+
+  it('never answers 5xx for random bodies sent to real object endpoints', async () => {
+    const endpoints = [
+      '/api/v1/namespaces', '/api/v1/namespaces/default/configmaps', '/api/v1/namespaces/default/configmaps/c',
+      '/api/v1/namespaces/default/secrets/s', '/api/v1/namespaces/default/serviceaccounts/fuzzer/token', '/api/v1/namespaces/default/services/svc',
+      '/apis/apps/v1/namespaces/default/deployments/d', '/apis/apps/v1/namespaces/default/deployments/d/scale', '/apis/apps/v1/namespaces/default/deployments/d/status',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/r', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/b',
+      '/apis/authentication.k8s.io/v1/tokenreviews', '/apis/authorization.k8s.io/v1/subjectaccessreviews', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews',
+      '/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.example.com',
+    ];
+    const value = fc.jsonValue({ maxDepth: 4 });
+    const objectBody = fc.record(
+      { apiVersion: fc.string(), kind: fc.string(), metadata: fc.oneof(value, fc.record({ name: fc.oneof(fc.constantFrom('c', 's', 'svc', 'd', 'r', 'b'), value), labels: value, annotations: value }, { requiredKeys: [] })), spec: value, data: value, rules: value, subjects: value, roleRef: value, status: value },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('POST', 'PUT', 'PATCH', 'GET', 'DELETE'),
+        fc.constantFrom(...endpoints),
+        fc.constantFrom(...CONTENT_TYPES.filter((c) => !c.includes('protobuf'))),
+        fc.oneof(objectBody, fc.array(fc.record({ op: fc.constantFrom('add', 'remove', 'replace', 'move', 'copy', 'test', 'x'), path: fc.constantFrom('', '/', '/data', '/metadata/name', '/spec/replicas', '/a~1b', 'x'), value, from: fc.constantFrom('/data', '/nope') }, { requiredKeys: ['op'] }), { maxLength: 3 }), value),
+        async (method, path, contentType, b) => {
+          const r = await call(a.url, a.caPem, method, path, { token: a.adminToken, raw: JSON.stringify(b), contentType, timeoutMs: 10_000 });
+          assert.ok(r.status < 500, `${method} ${path} ${contentType} ${JSON.stringify(b).slice(0, 300)} → ${r.status} ${r.text.slice(0, 300)}`);
+        },
+      ),
+      { numRuns: 400 },
+    );
+    assert.equal((await call(a.url, a.caPem, 'GET', '/version')).status, 200, 'still serving');
+  });
 });
