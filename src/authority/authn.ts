@@ -168,6 +168,11 @@ export class Authenticator {
       return fail(`service account UID (${String(sa.metadata.uid)}) does not match claim (${k.serviceaccount.uid})`);
     }
     if (sa.metadata.deletionTimestamp) return fail(`service account ${k.namespace}/${k.serviceaccount.name} is being deleted`);
+    if (k.secret) {
+      const secret = this.deps.store.get('secrets', k.namespace, k.secret.name);
+      if (!secret) return fail(`secret ${k.namespace}/${k.secret.name} has been deleted`);
+      if (secret.metadata.uid !== k.secret.uid) return fail(`secret ${k.namespace}/${k.secret.name} UID (${String(secret.metadata.uid)}) does not match claim (${k.secret.uid})`);
+    }
     const user: UserInfo = {
       username: claims.sub,
       uid: k.serviceaccount.uid,

@@ -7,7 +7,7 @@ import type { Authenticator } from './authn.js';
 import type { Authorizer } from './authz.js';
 import type { TokenSigner } from './sa-tokens.js';
 import type { AuthzAttributes, UserInfo } from './rbac.js';
-import { badRequest, invalid, notFound } from './status.js';
+import { badRequest, conflict, invalid, notFound } from './status.js';
 import { kubeTime } from './objects.js';
 import type { KubeObject } from './resources.js';
 
@@ -42,7 +42,8 @@ export class Reviews {
       throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'spec.expirationSeconds', message: `Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds` }]);
     }
     const audiences: string[] = Array.isArray(spec.audiences) && spec.audiences.length ? spec.audiences.map(String) : this.deps.apiAudiences;
-    const { token, claims } = this.deps.signer.issue({ namespace: ns, name, uid: String(sa.metadata.uid), audiences, expirationSeconds: exp, now: this.deps.now?.() });
+    const boundSecret = this.boundSecret(ns, name, spec.boundObjectRef);
+    const { token, claims } = this.deps.signer.issue({ namespace: ns, name, uid: String(sa.metadata.uid), audiences, expirationSeconds: exp, now: this.deps.now?.(), boundSecret });
     return {
       kind: 'TokenRequest',
       apiVersion: 'authentication.k8s.io/v1',
@@ -50,6 +51,27 @@ export class Reviews {
       spec: { audiences, expirationSeconds: exp, boundObjectRef: spec.boundObjectRef ?? null },
       status: { token, expirationTimestamp: kubeTime(claims.exp * 1000) },
     };
+  }
+
+  /**
+   * The object a TokenRequest binds its token to. Secrets are bound (the token dies with the Secret); Pods and Nodes
+   * are kinds kube binds to but this authority does not store, so they are not found; other kinds are refused.
+   */
+  private boundSecret(ns: string, saName: string, ref: unknown): { name: string; uid: string } | undefined {
+    if (ref === undefined || ref === null) return undefined;
+    const r = (isObj(ref) ? ref : {}) as KubeObject;
+    const kind = String(r.kind ?? '');
+    const refName = String(r.name ?? '');
+    if (kind === 'Secret' && (r.apiVersion ?? 'v1') === 'v1') {
+      const secret = this.deps.store.get('secrets', ns, refName);
+      if (!secret) throw notFound('secrets', '', refName);
+      if (r.uid && r.uid !== secret.metadata.uid) {
+        throw conflict('secrets', '', refName, `the UID in the bound object reference (${String(r.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
+      }
+      return { name: refName, uid: String(secret.metadata.uid) };
+    }
+    if ((kind === 'Pod' || kind === 'Node') && (r.apiVersion ?? 'v1') === 'v1') throw notFound(kind === 'Pod' ? 'pods' : 'nodes', '', refName);
+    throw badRequest(`cannot bind token for serviceaccount "${saName}" to object of type ${r.apiVersion ? `${String(r.apiVersion)}, ` : ''}Kind=${kind}`);
   }
 
   /** `POST /apis/authentication.k8s.io/v1/tokenreviews`. */

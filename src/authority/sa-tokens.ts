@@ -15,7 +15,7 @@ export interface SATokenClaims {
   iss: string;
   jti: string;
   sub: string;
-  'kubernetes.io': { namespace: string; serviceaccount: { name: string; uid: string } };
+  'kubernetes.io': { namespace: string; serviceaccount: { name: string; uid: string }; secret?: { name: string; uid: string } };
 }
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
@@ -48,7 +48,16 @@ export class TokenSigner {
   }
 
   /** Issues a token for a service account. */
-  issue(params: { namespace: string; name: string; uid: string; audiences: string[]; expirationSeconds: number; now?: number }): { token: string; claims: SATokenClaims } {
+  issue(params: {
+    namespace: string;
+    name: string;
+    uid: string;
+    audiences: string[];
+    expirationSeconds: number;
+    now?: number;
+    /** A Secret the token is bound to: the token is valid only while it exists. */
+    boundSecret?: { name: string; uid: string };
+  }): { token: string; claims: SATokenClaims } {
     const now = Math.floor((params.now ?? Date.now()) / 1000);
     const claims: SATokenClaims = {
       aud: params.audiences,
@@ -56,7 +65,11 @@ export class TokenSigner {
       iat: now,
       iss: this.issuer,
       jti: randomUUID(),
-      'kubernetes.io': { namespace: params.namespace, serviceaccount: { name: params.name, uid: params.uid } },
+      'kubernetes.io': {
+        namespace: params.namespace,
+        serviceaccount: { name: params.name, uid: params.uid },
+        ...(params.boundSecret ? { secret: params.boundSecret } : {}),
+      },
       nbf: now,
       sub: `system:serviceaccount:${params.namespace}:${params.name}`,
     };

@@ -92,6 +92,27 @@ describe('authority: tokens and reviews', () => {
     assert.equal((await review(fresh)).status.authenticated, true);
   });
 
+  it('a token bound to a Secret is valid only while that Secret exists; Pods are not found, other kinds refused', async () => {
+    await cluster.serviceAccountToken('bound', 'app');
+    const secret = await cluster.admin.create<Obj>('/api/v1/namespaces/bound/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'anchor' } });
+    const tr = await cluster.admin.create<Obj>('/api/v1/namespaces/bound/serviceaccounts/app/token', {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: 'anchor' } },
+    });
+    const claims = JSON.parse(Buffer.from(tr.status.token.split('.')[1], 'base64url').toString());
+    assert.deepEqual(claims['kubernetes.io'].secret, { name: 'anchor', uid: secret.metadata.uid });
+    assert.equal((await review(tr.status.token)).status.authenticated, true);
+    await cluster.admin.delete('/api/v1/namespaces/bound/secrets/anchor');
+    const after = await review(tr.status.token);
+    assert.equal(after.status.authenticated, undefined);
+    assert.match(after.status.error, /secret bound\/anchor has been deleted/);
+    const pod = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/bound/serviceaccounts/app/token', { body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p' } } } });
+    assert.equal(pod.status, 404);
+    const cm = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/bound/serviceaccounts/app/token', { body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', name: 'c' } } } });
+    assert.equal(cm.status, 400);
+  });
+
   it('rejects garbage and tampered tokens', async () => {
     const garbage = await review('not-a-token');
     assert.notEqual(garbage.status.authenticated, true);
