@@ -26,7 +26,7 @@ const { values } = parseArgs({
   options: {
     kubeconfig: { type: 'string' },
     namespace: { type: 'string' },
-    'metrics-bind-address': { type: 'string', default: '0' },
+    'metrics-bind-address': { type: 'string', default: ':8443' },
     'health-probe-bind-address': { type: 'string', default: ':8081' },
     'leader-elect': { type: 'boolean', default: false },
     'metrics-secure': { type: 'boolean', default: true },
