@@ -76,7 +76,9 @@ export async function loadRestConfig(options: LoadConfigOptions = {}): Promise<R
     if (options.context) kc.setCurrentContext(options.context);
   } catch (err) {
     if (err instanceof KubeConfigError) throw err;
-    throw new KubeConfigError(`cannot load kubeconfig${file ? ` ${file}` : ''}: ${(err as Error).message}`);
+    // YAML parse errors carry a multi-line code frame: one line is enough to say what and where
+    const reason = ((err as Error).message ?? String(err)).split('\n')[0]!.trim();
+    throw new KubeConfigError(`cannot load kubeconfig${file ? ` ${file}` : ''}: ${reason}`);
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster || !cluster.server) {

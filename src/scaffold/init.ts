@@ -127,14 +127,18 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
 
   // Create missing parents (remembering the first one, to remove it again on failure).
   let firstCreated: string | undefined;
+  const missing: string[] = [];
   let probe = target;
   while (!existsSync(probe)) {
     firstCreated = probe;
+    missing.unshift(probe);
     probe = dirname(probe);
   }
   let staging: string | undefined;
   try {
-    await mkdir(target, { recursive: true });
+    // One level at a time: Node 20's recursive mkdir spins forever on file systems that answer ENOENT to every
+    // mkdir (e.g. /proc), instead of failing.
+    for (const dir of missing) await mkdir(dir);
     const prefix = `.${basename(target) || 'project'}.ctrlmetrics-init-`;
     // Next to the target (same file system, so the final renames are atomic); inside it if the parent is read-only.
     staging = await mkdtemp(join(dirname(target), prefix)).catch(() => mkdtemp(join(target, prefix)));
