@@ -5,11 +5,18 @@
  *
  * Known limit (prom-client 15): its label hashing joins `key:value,` without escaping, so two label sets such
  * as `{a:"1,b:2"}` and `{a:"1",b:"2"}` are merged into one series inside prom-client before we see them. Use
- * this project's classes for label values from untrusted input.
+ * this project's classes for label values from untrusted input. What we can do is guard: a stored label value
+ * that contains `,<another label of the family>:` is exactly the shape that collides, so the first time a family
+ * shows one, a warning names the family and the fix ({@link warnAmbiguousLabels}).
  */
 import type { Registry as PromRegistry } from 'prom-client';
 import { counterBaseName, type Collector, type ExpositionFormat, type FamilyView, type MetricType } from './family.js';
 import { escapeLabelValue, formatFloat, formatFloatLabel } from './format.js';
+import { createLogger } from '../util/log.js';
+
+const log = createLogger('metrics');
+/** Families already warned about (bounded: one entry per prom-client family name). */
+const warnedFamilies = new Set<string>();
 
 /** One sample of prom-client's JSON. */
 interface PromValue {
@@ -51,10 +58,38 @@ function labelsOf(labels: Record<string, unknown> | undefined, om: boolean): str
   return s ? '{' + s + '}' : '';
 }
 
+/** `,name:` with a valid label name: the separator prom-client writes between `name:value` pairs of its hash. */
+const HASH_SEPARATOR_SHAPE = /,[a-zA-Z_][a-zA-Z0-9_]*:/;
+
+/**
+ * True when a label value has the shape prom-client's unescaped label hashing confuses with another label set
+ * (it contains `,name:`). The series that absorbed the other keeps only its own labels, so the family's other
+ * label names are not visible here: any valid label name counts.
+ */
+export function hasAmbiguousLabelValue(values: readonly PromValue[]): boolean {
+  for (const v of values) {
+    for (const raw of Object.values(v.labels ?? {})) {
+      if (typeof raw === 'string' && HASH_SEPARATOR_SHAPE.test(raw)) return true;
+    }
+  }
+  return false;
+}
+
+/** Logs once per family that its series may have been merged by prom-client (see the module comment). */
+function warnAmbiguousLabels(family: string, values: readonly PromValue[]): void {
+  if (warnedFamilies.has(family) || !hasAmbiguousLabelValue(values)) return;
+  warnedFamilies.add(family);
+  log.warn(
+    'a prom-client metric has a label value containing ",<label>:"; prom-client 15 merges such a series with the label set it spells, so counts may be wrong. Declare it with metrics.Counter/Gauge/Histogram from ctrlmetrics, which keeps them apart',
+    { family },
+  );
+}
+
 /** A family from prom-client's JSON, rendered line by line. */
 export function viewOfPromFamily(f: PromFamily): FamilyView {
   const type = promType(f.type);
   const values = f.values ?? [];
+  warnAmbiguousLabels(f.name, values);
   const name = f.name;
   const omCounterSample = counterBaseName(name) + '_total';
   return {
