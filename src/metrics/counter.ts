@@ -1,6 +1,6 @@
 /** Counter: a value that only goes up. Text format writes the name as given, OpenMetrics as `<base>_total`. */
 import { counterBaseName, type ExpositionFormat, type MetricType } from './family.js';
-import { closedLabels, formatFloat } from './format.js';
+import { renderScalarLines } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One counter series, pre-bound: `inc()` is a field update. */
@@ -59,13 +59,6 @@ export class Counter extends Metric<CounterChild> {
   }
 
   protected renderChildren(list: readonly CounterChild[], format: ExpositionFormat, from: number, to: number): string {
-    const name = format === 'text' ? this.name : this.omSampleName;
-    const names = this.labelNames;
-    let s = '';
-    for (let i = from; i < to; i++) {
-      const c = list[i]!;
-      s += name + (c.labelText ??= closedLabels(names, c.labelValues)) + formatFloat(c.value) + '\n';
-    }
-    return s;
+    return renderScalarLines(format === 'text' ? this.name : this.omSampleName, this.labelNames, list, from, to);
   }
 }

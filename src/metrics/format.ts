@@ -81,6 +81,23 @@ export function closedLabels(names: readonly string[], values: readonly string[]
   return names.length ? flatten(labelString(names, values) + ' ') : ' ';
 }
 
+/** A series with one value, whose label text is cached on first render (counters and gauges). */
+export interface ScalarSeries {
+  readonly labelValues: readonly string[];
+  labelText?: string;
+  readonly value: number;
+}
+
+/** The sample lines `name{labels} value` of `list[from..to)`, caching each series' label text. */
+export function renderScalarLines(name: string, names: readonly string[], list: readonly ScalarSeries[], from: number, to: number): string {
+  let s = '';
+  for (let i = from; i < to; i++) {
+    const c = list[i]!;
+    s += name + (c.labelText ??= closedLabels(names, c.labelValues)) + formatFloat(c.value) + '\n';
+  }
+  return s;
+}
+
 /** `{a="x",b="y",` or `{`: the cached start of a labelled line whose last label (`le`) is appended per bucket. */
 export function openLabels(names: readonly string[], values: readonly string[]): string {
   return names.length ? flatten(labelString(names, values).slice(0, -1) + ',') : '{';

@@ -1,6 +1,6 @@
 /** Gauge: a value that goes up and down. */
 import type { ExpositionFormat, MetricType } from './family.js';
-import { closedLabels, formatFloat } from './format.js';
+import { renderScalarLines } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One gauge series, pre-bound: updates are field writes. */
@@ -88,13 +88,6 @@ export class Gauge extends Metric<GaugeChild> {
   }
 
   protected renderChildren(list: readonly GaugeChild[], _format: ExpositionFormat, from: number, to: number): string {
-    const name = this.name;
-    const names = this.labelNames;
-    let s = '';
-    for (let i = from; i < to; i++) {
-      const c = list[i]!;
-      s += name + (c.labelText ??= closedLabels(names, c.labelValues)) + formatFloat(c.value) + '\n';
-    }
-    return s;
+    return renderScalarLines(this.name, this.labelNames, list, from, to);
   }
 }

@@ -4,6 +4,7 @@
  * `scrape` (one request on a fresh connection, never verifying the self-signed certificate) and `rawRequest`
  * (bytes written as given, for requests Node's HTTP client refuses to send).
  */
+import http2 from 'node:http2';
 import https from 'node:https';
 import tls from 'node:tls';
 import { KubeClient } from '../../src/kube/client.js';
@@ -12,6 +13,7 @@ import { authenticationAndAuthorization, type AuthFilterOptions } from '../../sr
 import { createMetricsServer } from '../../src/metrics/server/index.js';
 import type { MetricsOptions, MetricsServer } from '../../src/metrics/server/types.js';
 import { createLogger } from '../../src/util/log.js';
+import { within } from './process.js';
 
 export interface SecureEndpoint {
   server: MetricsServer;
@@ -98,4 +100,23 @@ export function rawRequest(port: number, request: string | Buffer, timeoutMs = 1
     s.on('error', () => finish(true));
     s.on('close', () => finish(true));
   });
+}
+
+/** One HTTP/2 request on an open session; resolves with the status and the whole body (bounded in time). */
+export function h2Get(session: http2.ClientHttp2Session, path: string, headers: Record<string, string> = {}, timeoutMs = 15_000): Promise<{ status: number; body: string }> {
+  return within(
+    new Promise((resolve, reject) => {
+      const req = session.request({ ':path': path, ...headers });
+      let status = 0;
+      let body = '';
+      req.on('response', (h) => (status = Number(h[':status'])));
+      req.setEncoding('utf8');
+      req.on('data', (d: string) => (body += d));
+      req.on('end', () => resolve({ status, body }));
+      req.on('error', reject);
+      req.end();
+    }),
+    timeoutMs,
+    `h2 ${path}`,
+  );
 }

@@ -7,9 +7,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { startSecureEndpoint, scrape, type SecureEndpoint } from '../helpers/secure-endpoint.js';
+import { h2Get, startSecureEndpoint, scrape, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import { LogCapture } from '../helpers/log-capture.js';
-import { within } from '../helpers/process.js';
 
 const logs = new LogCapture();
 let cluster: TestCluster;
@@ -26,23 +25,7 @@ function connect(): Promise<http2.ClientHttp2Session> {
 }
 
 function h2get(session: http2.ClientHttp2Session, path: string, token?: string): Promise<{ status: number; body: string }> {
-  return within(
-    new Promise((resolve, reject) => {
-      const headers: http2.OutgoingHttpHeaders = { ':path': path };
-      if (token !== undefined) headers.authorization = `Bearer ${token}`;
-      const req = session.request(headers);
-      let status = 0;
-      let body = '';
-      req.on('response', (h) => (status = Number(h[':status'])));
-      req.setEncoding('utf8');
-      req.on('data', (d: string) => (body += d));
-      req.on('end', () => resolve({ status, body }));
-      req.on('error', reject);
-      req.end();
-    }),
-    15_000,
-    `h2 ${path}`,
-  );
+  return h2Get(session, path, token === undefined ? {} : { authorization: `Bearer ${token}` });
 }
 
 describe('HTTP/2 enabled', { timeout: 60_000 }, () => {

@@ -16,6 +16,7 @@ import { createMetricsServer, type MetricsServer } from '../../src/metrics/serve
 import { setLogLevel, setLogSink } from '../../src/util/log.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { bearer, request } from './helpers.js';
+import { h2Get } from '../helpers/secure-endpoint.js';
 
 const logs: string[] = [];
 setLogSink((line) => logs.push(line));
@@ -169,18 +170,7 @@ describe('HTTP/2', () => {
     );
     await s.start();
     const session = http2.connect(s.url, { rejectUnauthorized: false });
-    const get = (headers: Record<string, string>) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = session.request({ ':path': '/metrics', ...headers });
-        let status = 0;
-        let body = '';
-        req.on('response', (h) => (status = Number(h[':status'])));
-        req.setEncoding('utf8');
-        req.on('data', (c: string) => (body += c));
-        req.on('end', () => resolve({ status, body }));
-        req.on('error', reject);
-        req.end();
-      });
+    const get = (headers: Record<string, string>) => h2Get(session, '/metrics', headers);
     try {
       assert.equal((await get({})).status, 401);
       assert.equal((await get({ authorization: `Bearer ${strangerToken}` })).status, 403);

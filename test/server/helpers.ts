@@ -64,7 +64,7 @@ export interface Handshake {
   ok: boolean;
   /** Error code when the handshake failed. */
   code?: string;
-  alpn?: string | false;
+  alpn?: string | false | null;
   protocol?: string | null;
   fingerprint?: string;
   subjectAltName?: string;

@@ -18,6 +18,7 @@ import { Counter, Registry } from '../../src/metrics/index.js';
 import { createMetricsServer, type MetricsOptions, type MetricsServer, type MetricsServerDeps } from '../../src/metrics/server/index.js';
 import { setLogSink } from '../../src/util/log.js';
 import { handshake, request, SecretDir, waitFor } from './helpers.js';
+import { h2Get } from '../helpers/secure-endpoint.js';
 
 const logs: string[] = [];
 setLogSink((line) => logs.push(line));
@@ -156,18 +157,8 @@ describe('TLS versions and ALPN', () => {
     assert.equal((await handshake(s2.port, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'h2');
     const session = http2.connect(s2.url, { rejectUnauthorized: false });
     try {
-      const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        session.on('error', reject);
-        const req = session.request({ ':path': '/metrics' });
-        let status = 0;
-        let body = '';
-        req.on('response', (h) => (status = Number(h[':status'])));
-        req.setEncoding('utf8');
-        req.on('data', (c: string) => (body += c));
-        req.on('end', () => resolve({ status, body }));
-        req.on('error', reject);
-        req.end();
-      });
+      session.on('error', () => undefined); // a session error fails the request below
+      const { status, body } = await h2Get(session, '/metrics');
       assert.equal(status, 200);
       assert.match(body, /^# (HELP|TYPE) /m);
     } finally {

@@ -7,8 +7,11 @@ import type { RestConfig } from '../../kube/config.js';
 import type { Logger } from '../../util/log.js';
 import type { MetricsSnapshot } from '../index.js';
 
-/** An HTTP handler, for HTTP/1.1 and (when enabled) HTTP/2 requests alike. */
-export type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void | Promise<void>;
+/**
+ * An HTTP handler, for HTTP/1.1 and (when enabled) HTTP/2 requests alike. What it returns is ignored, except that
+ * a returned promise is awaited (a rejection answers 500), so `(req, res) => res.end('ok')` is a handler too.
+ */
+export type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => unknown;
 
 /** Wraps a handler, e.g. with authentication and authorization. */
 export type Filter = (log: Logger, handler: Handler) => Handler;
