@@ -109,6 +109,8 @@ export interface WatchHandle {
 const RETRYABLE_CODES = new Set([429, 500, 502, 503, 504]);
 
 function isRetryable(err: unknown): boolean {
+  // the client-side limiter already waited as long as the caller allows: retrying would only wait longer
+  if (err instanceof KubeApiError && err.reason === 'RateLimited') return false;
   if (err instanceof KubeApiError) return err.status === 0 || RETRYABLE_CODES.has(err.status);
   return true;
 }

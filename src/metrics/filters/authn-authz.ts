@@ -35,6 +35,11 @@ export interface AuthFilterOptions {
   cacheSize?: number;
   /** Deadline of one review including retries (default 10 000 ms). */
   timeoutMs?: number;
+  /**
+   * Longest wait for the API client's rate limiter before a review gives up with 500 (default 1 000 ms). Keeps a
+   * flood of new tokens from queueing scrapes for the whole deadline once the client's QPS is used up.
+   */
+  rateLimitWaitMs?: number;
 }
 
 const DEFAULTS: Required<AuthFilterOptions> = {
@@ -44,6 +49,7 @@ const DEFAULTS: Required<AuthFilterOptions> = {
   denyTTLms: 30_000,
   cacheSize: 4096,
   timeoutMs: 10_000,
+  rateLimitWaitMs: 1_000,
 };
 
 const RBAC_HINT =
@@ -71,15 +77,15 @@ export class Authenticator {
   /** Who the token belongs to (cached; one API call for concurrent identical tokens). Throws if the API cannot tell. */
   authenticate(token: string): Promise<AuthnResult> {
     const key = createHmac('sha256', this.hmacKey).update(token).digest('base64url');
-    return this.authnCache.get(key, () => tokenReview(this.client, token, this.opts.timeoutMs));
+    return this.authnCache.get(key, () => tokenReview(this.client, token, this.opts));
   }
 
   /** Whether the user may use `verb` on `path` (cached). Throws if the API cannot tell. */
   authorize(user: UserInfo, path: string, verb: string): Promise<AuthzDecision> {
     const input = JSON.stringify([user.username, user.uid ?? '', user.groups, user.extra ?? {}, path, verb]);
-    if (input.length >= MAX_AUTHZ_KEY_INPUT) return subjectAccessReview(this.client, user, path, verb, this.opts.timeoutMs);
+    if (input.length >= MAX_AUTHZ_KEY_INPUT) return subjectAccessReview(this.client, user, path, verb, this.opts);
     const key = createHash('sha256').update(input).digest('base64url');
-    return this.authzCache.get(key, () => subjectAccessReview(this.client, user, path, verb, this.opts.timeoutMs));
+    return this.authzCache.get(key, () => subjectAccessReview(this.client, user, path, verb, this.opts));
   }
 }
 
@@ -100,9 +106,32 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * At most one error line per interval, with the number left out since the last one: during an outage or a flood
+ * of new tokens every scrape fails the same way, and the log must not grow with the request rate.
+ */
+class ErrorLogThrottle {
+  private last = -Infinity;
+  private suppressed = 0;
+
+  constructor(private readonly intervalMs = 10_000) {}
+
+  log(log: Logger, msg: string, fields: Record<string, unknown>): void {
+    const now = performance.now();
+    if (now - this.last < this.intervalMs) {
+      this.suppressed++;
+      return;
+    }
+    this.last = now;
+    log.error(msg, this.suppressed ? { ...fields, similarErrorsNotLogged: this.suppressed } : fields);
+    this.suppressed = 0;
+  }
+}
+
 /** Wraps `handler` with bearer-token authentication and authorization through `auth`. */
 export function authFilter(auth: Authenticator): Filter {
   return (log: Logger, handler: Handler): Handler => {
+    const errors = new ErrorLogThrottle();
     return async (req, res) => {
       const token = parseBearerToken(authorizationValues(req.rawHeaders));
       if (token === undefined) {
@@ -114,8 +143,7 @@ export function authFilter(auth: Authenticator): Filter {
       try {
         authn = await auth.authenticate(token);
       } catch (err) {
-        if (err instanceof ReviewForbiddenError) log.error('Authentication failed', { error: errorText(err), hint: RBAC_HINT });
-        else log.error('Authentication failed', { error: errorText(err) });
+        errors.log(log, 'Authentication failed', err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
         sendText(res, 500, 'Authentication failed');
         return;
       }
@@ -132,8 +160,7 @@ export function authFilter(auth: Authenticator): Filter {
         decision = await auth.authorize(user, path, verb);
       } catch (err) {
         const msg = `Authorization for user ${user.username} failed`;
-        if (err instanceof ReviewForbiddenError) log.error(msg, { error: errorText(err), hint: RBAC_HINT });
-        else log.error(msg, { error: errorText(err) });
+        errors.log(log, msg, err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
         sendText(res, 500, msg);
         return;
       }

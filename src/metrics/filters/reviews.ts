@@ -39,10 +39,17 @@ function isStringArray(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((s) => typeof s === 'string');
 }
 
-async function post(client: KubeClient, path: string, kind: string, body: unknown, timeoutMs: number): Promise<Record<string, unknown>> {
+/** How long one review may take, and how long it may queue for the client-side rate limiter within that. */
+export interface ReviewLimits {
+  timeoutMs: number;
+  rateLimitWaitMs: number;
+}
+
+async function post(client: KubeClient, path: string, kind: string, body: unknown, limits: ReviewLimits): Promise<Record<string, unknown>> {
   const res = await client.raw('POST', path, {
     body,
-    timeoutMs,
+    timeoutMs: limits.timeoutMs,
+    maxRateLimitWaitMs: limits.rateLimitWaitMs,
     retry: DEFAULT_RETRY,
   });
   if (res.status === 403) {
@@ -58,13 +65,13 @@ async function post(client: KubeClient, path: string, kind: string, body: unknow
 }
 
 /** Asks the API who a bearer token belongs to (no audiences: the API server's own apply). */
-export async function tokenReview(client: KubeClient, token: string, timeoutMs: number): Promise<AuthnResult> {
+export async function tokenReview(client: KubeClient, token: string, limits: ReviewLimits): Promise<AuthnResult> {
   const status = await post(
     client,
     TOKEN_REVIEWS,
     'TokenReview',
     { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
-    timeoutMs,
+    limits,
   );
   if (status.authenticated !== true) {
     return { authenticated: false, error: typeof status.error === 'string' ? status.error : undefined };
@@ -89,7 +96,7 @@ export async function tokenReview(client: KubeClient, token: string, timeoutMs: 
 }
 
 /** Asks the API whether `user` may use `verb` on the non-resource `path`. */
-export async function subjectAccessReview(client: KubeClient, user: UserInfo, path: string, verb: string, timeoutMs: number): Promise<AuthzDecision> {
+export async function subjectAccessReview(client: KubeClient, user: UserInfo, path: string, verb: string, limits: ReviewLimits): Promise<AuthzDecision> {
   const spec: Record<string, unknown> = {
     user: user.username,
     groups: user.groups,
@@ -102,7 +109,7 @@ export async function subjectAccessReview(client: KubeClient, user: UserInfo, pa
     SUBJECT_ACCESS_REVIEWS,
     'SubjectAccessReview',
     { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
-    timeoutMs,
+    limits,
   );
   const reason = typeof status.reason === 'string' ? status.reason : '';
   if (status.denied === true) return { allowed: false, reason };
