@@ -93,7 +93,7 @@ before(async () => {
     .filter((o) => !o.apiVersion.startsWith('cert-manager.io/'));
   overlayJson = JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
   await k(['apply', '-f', `${ROOT}test/cli/fixtures/servicemonitor-crd.yaml`]);
-  await k(['apply', '--validate=false', '-f', '-'], overlayJson);
+  await k(['apply', '-f', '-'], overlayJson);
   await cluster.serviceAccountToken('monitoring', 'prometheus'); // creates the namespace and the service account
   await cluster.admin.create(RBAC, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
