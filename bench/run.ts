@@ -5,7 +5,8 @@
  * and prints the report. Never a pass/fail test: it measures and reports, the targets are read in docs/benchmarks.md.
  *
  * Flags: --quick (smoke: 1k+10k, 1 repetition, short runs) · --sizes=1k,10k,100k · --conns=8,1 · --reps=N
- * · --c8=S and --c1=S (run seconds) · --warmup=S · --no-micro · --micro-only · --no-pin.
+ * · --c8=S and --c1=S (run seconds) · --warmup=S · --no-micro · --micro-only · --no-pin
+ * · --peers=go,prom-client,ours · --variants=ours,ours-nofilter (measure only these variant keys).
  * Environment: CTRLMETRICS_BENCH_FROM=src (library from src/ via tsx instead of dist/), CTRLMETRICS_BENCH_CPU_PROF=DIR
  * (our server writes a V8 CPU profile there), CTRLMETRICS_BENCH_PEERS (peers directory, default ../shared/bench).
  */
@@ -41,6 +42,8 @@ interface Settings {
   pin: boolean;
   /** Which peers run: go, prom-client, ours (ours = the ours, ours-text and ours-nofilter variants). */
   peers: string[];
+  /** Variant keys to measure (default all of the running peers'). */
+  only: string[] | undefined;
 }
 
 function parseArgs(argv: string[]): Settings {
@@ -50,7 +53,7 @@ function parseArgs(argv: string[]): Settings {
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/run.ts`);
     flags.set(m[1]!, m[2] ?? 'true');
   }
-  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers'];
+  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants'];
   for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
   const quick = flags.has('quick');
   const num = (k: string, d: number) => {
@@ -77,6 +80,7 @@ function parseArgs(argv: string[]): Settings {
     load: !flags.has('micro-only'),
     pin: !flags.has('no-pin'),
     peers: (flags.get('peers') ?? 'go,prom-client,ours').split(','),
+    only: flags.get('variants')?.split(','),
   };
 }
 
@@ -117,8 +121,8 @@ async function stopServers(servers: Servers): Promise<void> {
   await Promise.all(Object.values(servers).map((x) => x.stop()));
 }
 
-function activeVariants(servers: Servers, conns: readonly number[]): Variant[] {
-  return variants(conns).filter((v) => servers[v.server] !== undefined);
+function activeVariants(servers: Servers, conns: readonly number[], only: string[] | undefined): Variant[] {
+  return variants(conns).filter((v) => servers[v.server] !== undefined && (!only || only.includes(v.key)));
 }
 
 /** Run length: at 100k a c8 scrape of the slower peers takes seconds, so those runs are longer (×1.6) to complete enough requests. */
@@ -241,7 +245,7 @@ async function main(): Promise<void> {
           idleRssMb[size] = Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, memoryMb(v.pid).rssMb]));
           progress(`${size}: warm-up`);
           await warmUp(servers, s);
-          const vs = activeVariants(servers, s.conns);
+          const vs = activeVariants(servers, s.conns, s.only);
           for (let rep = 0; rep < s.reps; rep++) {
             for (const enc of s.encodings) {
               for (const conns of s.conns) {
