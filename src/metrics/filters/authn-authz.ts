@@ -57,6 +57,8 @@ const RBAC_HINT =
 
 /** Longest authorization-cache key input; longer requests are decided without caching. */
 const MAX_AUTHZ_KEY_INPUT = 10_000;
+/** Remembered authorization-cache keys per user object (distinct verb and path pairs). */
+const MAX_AUTHZ_KEYS_PER_USER = 16;
 
 /** The authentication and authorization decisions, with their caches. Exposed for tests and reuse. */
 export class Authenticator {
@@ -64,6 +66,7 @@ export class Authenticator {
   private readonly hmacKey = randomBytes(32);
   readonly authnCache: DecisionCache<AuthnResult>;
   readonly authzCache: DecisionCache<AuthzDecision>;
+  private readonly authzKeys = new WeakMap<UserInfo, Map<string, string>>();
 
   constructor(
     private readonly client: KubeClient,
@@ -82,9 +85,18 @@ export class Authenticator {
 
   /** Whether the user may use `verb` on `path` (cached). Throws if the API cannot tell. */
   authorize(user: UserInfo, path: string, verb: string): Promise<AuthzDecision> {
-    const input = JSON.stringify([user.username, user.uid ?? '', user.groups, user.extra ?? {}, path, verb]);
-    if (input.length >= MAX_AUTHZ_KEY_INPUT) return subjectAccessReview(this.client, user, path, verb, this.opts);
-    const key = createHash('sha256').update(input).digest('base64url');
+    // the user object of a cached authentication is reused scrape after scrape: remember its cache keys
+    // (a few per user; the entry goes away with the user object) instead of hashing them on every request
+    const memoKey = `${verb} ${path}`;
+    let keys = this.authzKeys.get(user);
+    let key = keys?.get(memoKey);
+    if (key === undefined) {
+      const input = JSON.stringify([user.username, user.uid ?? '', user.groups, user.extra ?? {}, path, verb]);
+      if (input.length >= MAX_AUTHZ_KEY_INPUT) return subjectAccessReview(this.client, user, path, verb, this.opts);
+      key = createHash('sha256').update(input).digest('base64url');
+      if (!keys) this.authzKeys.set(user, (keys = new Map()));
+      if (keys.size < MAX_AUTHZ_KEYS_PER_USER) keys.set(memoKey, key);
+    }
     return this.authzCache.get(key, () => subjectAccessReview(this.client, user, path, verb, this.opts));
   }
 }
@@ -132,6 +144,8 @@ class ErrorLogThrottle {
 export function authFilter(auth: Authenticator): Filter {
   return (log: Logger, handler: Handler): Handler => {
     const errors = new ErrorLogThrottle();
+    // one group-completed user per cached authentication, so authorize() sees the same object every time
+    const completed = new WeakMap<UserInfo, UserInfo>();
     return async (req, res) => {
       const token = parseBearerToken(authorizationValues(req.rawHeaders));
       if (token === undefined) {
@@ -152,7 +166,8 @@ export function authFilter(auth: Authenticator): Filter {
         sendText(res, 401, 'Unauthorized');
         return;
       }
-      const user = withAuthenticatedGroup(authn.user);
+      let user = completed.get(authn.user);
+      if (!user) completed.set(authn.user, (user = withAuthenticatedGroup(authn.user)));
       const path = pathOf(req.url);
       const verb = (req.method ?? 'GET').toLowerCase();
       let decision: AuthzDecision;
