@@ -61,7 +61,9 @@ export function setDefaultCertWatcherCounters(counters: CertWatcherCounters | un
 
 /** Reads and validates a certificate/key pair. Throws {@link CertificateLoadError} naming the bad file. */
 export async function loadCertificatePair(certPath: string, keyPath: string): Promise<CertificatePair> {
-  const [certPem, keyPem] = await Promise.all([readText(certPath, 'certificate'), readText(keyPath, 'key')]);
+  // one after the other, so that with both files missing the error always names the certificate first
+  const certPem = await readText(certPath, 'certificate');
+  const keyPem = await readText(keyPath, 'key');
   let leaf: X509Certificate;
   try {
     leaf = new X509Certificate(certPem);
