@@ -6,7 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { KubeClient } from '../../src/kube/client.js';
-import { Authenticator, authorizationValues, MAX_TOKEN_LENGTH, parseBearerToken } from '../../src/metrics/filters/index.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createLogger } from '../../src/util/log.js';
+import { authFilter, Authenticator, authorizationValues, MAX_TOKEN_LENGTH, parseBearerToken } from '../../src/metrics/filters/index.js';
 import { DecisionCache } from '../../src/metrics/filters/cache.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
@@ -85,6 +87,18 @@ describe('DecisionCache', () => {
     assert.equal((await cache.get('k', async () => ({ v: 2 }))).v, 2);
   });
 
+  test('a cached value comes back as is, a look-up as a promise', async () => {
+    const cache = new DecisionCache<{ v: number }>(10, () => 60_000);
+    const first = cache.get('k', async () => ({ v: 1 }));
+    assert.ok(first instanceof Promise, 'the first look-up is asynchronous');
+    assert.equal((await first).v, 1);
+    const hit = cache.get('k', async () => {
+      throw new Error('a hit must not look up');
+    });
+    assert.ok(!(hit instanceof Promise), 'a hit is returned without a promise');
+    assert.equal(hit.v, 1);
+  });
+
   test('holds at most max entries', async () => {
     const cache = new DecisionCache<{ v: number }>(50, () => 60_000);
     for (let i = 0; i < 500; i++) await cache.get(`k${i}`, async () => ({ v: i }));
@@ -128,5 +142,26 @@ describe('Authenticator against the embedded authority', () => {
     assert.equal((await auth.authorize(user, '/metrics', 'get')).allowed, true);
     assert.equal((await auth.authorize(user, '/metrics', 'put')).allowed, false);
     assert.equal((await auth.authorize(user, '/debug', 'get')).allowed, false);
+  });
+
+  test('with warm caches the filter runs the handler in the same turn of the event loop', async () => {
+    const auth = new Authenticator(client);
+    const token = await cluster.readerToken();
+    let handled = 0;
+    const filtered = authFilter(auth)(createLogger('test'), () => {
+      handled++;
+    });
+    const request = () =>
+      ({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` }, rawHeaders: ['Authorization', `Bearer ${token}`] }) as unknown as IncomingMessage;
+    const response = {} as ServerResponse;
+    const cold = filtered(request(), response);
+    assert.equal(handled, 0, 'a cold request waits for the TokenReview');
+    await cold;
+    assert.equal(handled, 1);
+    const n = calls.length;
+    const warm = filtered(request(), response);
+    assert.equal(handled, 2, 'a warm request reached the handler before the filter returned');
+    await warm;
+    assert.equal(calls.length, n, 'no review for the warm request');
   });
 });

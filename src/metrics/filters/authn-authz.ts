@@ -77,14 +77,20 @@ export class Authenticator {
     this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms));
   }
 
-  /** Who the token belongs to (cached; one API call for concurrent identical tokens). Throws if the API cannot tell. */
-  authenticate(token: string): Promise<AuthnResult> {
+  /**
+   * Who the token belongs to (cached; one API call for concurrent identical tokens). A cached answer is returned
+   * as is, a look-up as a promise that rejects if the API cannot tell.
+   */
+  authenticate(token: string): AuthnResult | Promise<AuthnResult> {
     const key = createHmac('sha256', this.hmacKey).update(token).digest('base64url');
     return this.authnCache.get(key, () => tokenReview(this.client, token, this.opts));
   }
 
-  /** Whether the user may use `verb` on `path` (cached). Throws if the API cannot tell. */
-  authorize(user: UserInfo, path: string, verb: string): Promise<AuthzDecision> {
+  /**
+   * Whether the user may use `verb` on `path` (cached). A cached answer is returned as is, a look-up as a
+   * promise that rejects if the API cannot tell.
+   */
+  authorize(user: UserInfo, path: string, verb: string): AuthzDecision | Promise<AuthzDecision> {
     // the user object of a cached authentication is reused scrape after scrape: remember its cache keys
     // (a few per user; the entry goes away with the user object) instead of hashing them on every request
     const memoKey = `${verb} ${path}`;
@@ -143,6 +149,8 @@ class ErrorLogThrottle {
 /** Wraps `handler` with bearer-token authentication and authorization through `auth`. */
 export function authFilter(auth: Authenticator): Filter {
   return (log: Logger, handler: Handler): Handler => {
+    // With warm caches nothing below awaits before `handler` runs: the scrape starts in the same turn of the
+    // event loop as without the filter, so concurrent scrapes still share one render.
     const errors = new ErrorLogThrottle();
     // one group-completed user per cached authentication, so authorize() sees the same object every time
     const completed = new WeakMap<UserInfo, UserInfo>();
@@ -155,7 +163,8 @@ export function authFilter(auth: Authenticator): Filter {
       }
       let authn: AuthnResult;
       try {
-        authn = await auth.authenticate(token);
+        const pending = auth.authenticate(token);
+        authn = pending instanceof Promise ? await pending : pending;
       } catch (err) {
         errors.log(log, 'Authentication failed', err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
         sendText(res, 500, 'Authentication failed');
@@ -172,7 +181,8 @@ export function authFilter(auth: Authenticator): Filter {
       const verb = (req.method ?? 'GET').toLowerCase();
       let decision: AuthzDecision;
       try {
-        decision = await auth.authorize(user, path, verb);
+        const pending = auth.authorize(user, path, verb);
+        decision = pending instanceof Promise ? await pending : pending;
       } catch (err) {
         const msg = `Authorization for user ${user.username} failed`;
         errors.log(log, msg, err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });

@@ -30,10 +30,13 @@ export class DecisionCache<V extends {}> {
     return this.inflight.size;
   }
 
-  /** Returns the cached value, or runs `lookup` once for all concurrent callers of this key. */
-  get(key: string, lookup: () => Promise<V>): Promise<V> {
+  /**
+   * Returns the cached value itself (no promise: a warm request takes no extra turn of the event loop), or runs
+   * `lookup` once for all concurrent callers of this key and returns its promise.
+   */
+  get(key: string, lookup: () => Promise<V>): V | Promise<V> {
     const hit = this.lru.get(key);
-    if (hit !== undefined) return Promise.resolve(hit);
+    if (hit !== undefined) return hit;
     const running = this.inflight.get(key);
     if (running) return running;
     const p = lookup().then(
