@@ -6,7 +6,8 @@
  *
  * Flags: --quick (smoke: 1k+10k, 1 repetition, short runs) · --sizes=1k,10k,100k · --conns=8,1 · --reps=N
  * · --c8=S and --c1=S (run seconds) · --warmup=S · --no-micro · --micro-only · --no-pin
- * · --peers=go,prom-client,ours · --variants=ours,ours-nofilter (measure only these variant keys).
+ * · --peers=go,prom-client,ours · --variants=ours,ours-nofilter,ours-control (measure only these variant keys;
+ * ours-control, the A/A control of the filter-cost baseline, runs only when named here).
  * Environment: CTRLMETRICS_BENCH_FROM=src (library from src/ via tsx instead of dist/), CTRLMETRICS_BENCH_CPU_PROF=DIR
  * (our server writes a V8 CPU profile there), CTRLMETRICS_BENCH_PEERS (peers directory, default ../shared/bench).
  */
@@ -40,7 +41,7 @@ interface Settings {
   micro: boolean;
   load: boolean;
   pin: boolean;
-  /** Which peers run: go, prom-client, ours (ours = the ours, ours-text and ours-nofilter variants). */
+  /** Which peers run: go, prom-client, ours (ours = the ours, ours-text, ours-nofilter and ours-control variants). */
   peers: string[];
   /** Variant keys to measure (default all of the running peers'). */
   only: string[] | undefined;
@@ -107,8 +108,10 @@ async function startServers(
     if (goBin) servers.go = await startGo(goBin, shape, cert, cpu);
     if (s.peers.includes('prom-client')) servers['prom-client'] = await startPromClient(lib, shape, cert, cpu);
     if (s.peers.includes('ours')) {
-      servers.ours = await startOurs(lib, 'ours', shape, cert, auth, cpu);
-      servers['ours-nofilter'] = await startOurs(lib, 'ours-nofilter', shape, cert, undefined, cpu);
+      const ours = await startOurs(lib, shape, cert, auth, cpu);
+      servers.ours = ours.ours;
+      servers['ours-nofilter'] = ours.baseline;
+      servers['ours-control'] = ours.control;
     }
     return servers;
   } catch (e) {
@@ -122,7 +125,7 @@ async function stopServers(servers: Servers): Promise<void> {
 }
 
 function activeVariants(servers: Servers, conns: readonly number[], only: string[] | undefined): Variant[] {
-  return variants(conns).filter((v) => servers[v.server] !== undefined && (!only || only.includes(v.key)));
+  return variants(conns).filter((v) => servers[v.server] !== undefined && (only ? only.includes(v.key) : !v.optIn));
 }
 
 /** Run length: at 100k a c8 scrape of the slower peers takes seconds, so those runs are longer (×1.6) to complete enough requests. */
@@ -144,7 +147,7 @@ async function promtool(body: string): Promise<{ rc: number | null; findings: st
 async function checkServers(size: SizeName, servers: Servers, cert: BenchCert, scrapes: ScrapeCheck[], lint: LintCheck[], auth: AuthCheck[]): Promise<void> {
   for (const v of variants([8])) {
     const server = servers[v.server];
-    if (!server) continue;
+    if (!server || v.optIn) continue;
     for (const enc of ['plain', 'gzip'] as Encoding[]) {
       const r = await scrape(server.url, { ...requestHeaders(v, enc), Authorization: server.authorization }, cert.certPem, 120_000);
       scrapes.push({
@@ -177,7 +180,8 @@ async function warmUp(servers: Servers, s: Settings): Promise<void> {
         url: server.url,
         connections: 8,
         durationS: s.warmup,
-        headers: { Accept: PROMETHEUS_ACCEPT, ...(enc === 'gzip' ? { 'Accept-Encoding': 'gzip' } : {}), Authorization: server.authorization },
+        headers: { Accept: PROMETHEUS_ACCEPT, ...(enc === 'gzip' ? { 'Accept-Encoding': 'gzip' } : {}) },
+        script: server.wrkScript,
         cpu: s.pin ? LOAD_CPU : undefined,
       });
     }
@@ -242,7 +246,8 @@ async function main(): Promise<void> {
         const servers = await startServers(lib, goBin, size, cert, { access, readerToken }, s);
         try {
           await checkServers(size, servers, cert, scrapes, lint, authChecks);
-          idleRssMb[size] = Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, memoryMb(v.pid).rssMb]));
+          // ours-nofilter and ours-control are listeners of the ours process: their memory is ours'
+          idleRssMb[size] = Object.fromEntries(Object.entries(servers).filter(([k]) => k !== 'ours-nofilter' && k !== 'ours-control').map(([k, v]) => [k, memoryMb(v.pid).rssMb]));
           progress(`${size}: warm-up`);
           await warmUp(servers, s);
           const vs = activeVariants(servers, s.conns, s.only);

@@ -13,15 +13,17 @@ export const TEXT_ACCEPT = 'text/plain;version=0.0.4';
 
 /** Which server and which request headers. */
 export interface Variant {
-  /** Key in the results: go, prom-client, ours, ours-text, ours-nofilter. */
+  /** Key in the results: go, prom-client, ours, ours-text, ours-nofilter, ours-control. */
   key: string;
   /** The running server it scrapes. */
-  server: 'go' | 'prom-client' | 'ours' | 'ours-nofilter';
+  server: 'go' | 'prom-client' | 'ours' | 'ours-nofilter' | 'ours-control';
   accept: string;
   /** One-line description for the report. */
   label: string;
   /** Connection counts it is measured at. */
   conns: readonly number[];
+  /** Measured only when named with --variants. */
+  optIn?: boolean;
 }
 
 export function variants(conns: readonly number[]): Variant[] {
@@ -30,7 +32,15 @@ export function variants(conns: readonly number[]): Variant[] {
     { key: 'prom-client', server: 'prom-client', accept: PROMETHEUS_ACCEPT, label: 'prom-client 15 + node:https (serves text 0.0.4)', conns },
     { key: 'ours', server: 'ours', accept: PROMETHEUS_ACCEPT, label: 'ours, filter on, Prometheus Accept → OpenMetrics', conns },
     { key: 'ours-text', server: 'ours', accept: TEXT_ACCEPT, label: 'ours, filter on, Accept text/plain 0.0.4', conns },
-    { key: 'ours-nofilter', server: 'ours-nofilter', accept: PROMETHEUS_ACCEPT, label: 'ours, no filter, OpenMetrics (filter-cost baseline)', conns },
+    { key: 'ours-nofilter', server: 'ours-nofilter', accept: PROMETHEUS_ACCEPT, label: 'ours, no filter (a second listener of the same process), OpenMetrics: the filter-cost baseline', conns },
+    {
+      key: 'ours-control',
+      server: 'ours-control',
+      accept: PROMETHEUS_ACCEPT,
+      label: 'ours, no filter (a third listener of the same process), OpenMetrics: A/A control of the baseline, shows the noise floor',
+      conns,
+      optIn: true,
+    },
   ];
 }
 

@@ -45,11 +45,12 @@ export async function measure(server: RunningServer, spec: LoadSpec, tags: Pick<
       url: server.url,
       connections: spec.connections,
       durationS: spec.durationS,
-      headers: { ...spec.headers, Authorization: server.authorization },
+      headers: spec.headers,
+      script: server.wrkScript,
       cpu: spec.cpu,
     });
   } catch (e) {
-    failure = (e as Error).message.replace(server.authorization, 'Bearer <redacted>');
+    failure = (e as Error).message;
   }
   const eld = server.eld ? await server.eld.stop() : undefined;
   const cpu1 = cpuMs(server.pid);

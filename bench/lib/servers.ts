@@ -12,6 +12,7 @@ import { runCapture, spawnTracked, stopChild } from './children.js';
 import type { BenchCert } from './certs.js';
 import { freePort } from './ports.js';
 import { waitReady } from './scrape.js';
+import { authorizationScript } from './wrk.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const PEERS_DIR = process.env.CTRLMETRICS_BENCH_PEERS ?? resolve(REPO_ROOT, '..', 'shared', 'bench');
@@ -29,6 +30,8 @@ export interface EventLoopDelay {
   maxMs: number;
   meanMs: number;
   count: number;
+  /** Our filtered listener only: time spent in the filter per request, over the same window (bench/servers/ours.ts). */
+  filter?: { requests: number; meanUs: number | null; medianUs: number | null; maxUs: number };
 }
 
 /** A running server. */
@@ -38,6 +41,8 @@ export interface RunningServer {
   url: string;
   /** Authorization header value the server accepts. */
   authorization: string;
+  /** wrk Lua script that sends `authorization` (the value stays off wrk's command line). */
+  wrkScript: string;
   child: ChildProcess;
   /** Present for the Node servers: start/stop an event-loop-delay measurement window. */
   eld?: { start(): Promise<void>; stop(): Promise<EventLoopDelay> };
@@ -90,7 +95,8 @@ export async function startGo(bin: string, shape: RegistryShape, cert: BenchCert
   const url = `https://127.0.0.1:${port}/metrics`;
   const authorization = `Bearer ${PEER_TOKEN}`;
   await ready('go', child, url, authorization, cert, stderr);
-  return { key: 'go', pid: child.pid!, url, authorization, child, stop: () => stopChild(child) };
+  const wrkScript = authorizationScript(cert.dir, 'go', authorization);
+  return { key: 'go', pid: child.pid!, url, authorization, wrkScript, child, stop: () => stopChild(child) };
 }
 
 /** Starts the prom-client + node:https peer (with the event-loop probe preloaded), resolving prom-client from this project's node_modules. */
@@ -114,7 +120,8 @@ export async function startPromClient(lib: PreparedLib, shape: RegistryShape, ce
   const url = `https://127.0.0.1:${port}/metrics`;
   const authorization = `Bearer ${PEER_TOKEN}`;
   await ready('prom-client', child, url, authorization, cert, stderr);
-  return { key: 'prom-client', pid: child.pid!, url, authorization, child, eld, stop: () => stopChild(child) };
+  const wrkScript = authorizationScript(cert.dir, 'prom-client', authorization);
+  return { key: 'prom-client', pid: child.pid!, url, authorization, wrkScript, child, eld, stop: () => stopChild(child) };
 }
 
 /** How our server reaches the authority, as the manager identity. */
@@ -172,43 +179,60 @@ export function libEnv(lib: PreparedLib): Record<string, string> {
   return { CTRLMETRICS_LIB_ROOT: lib.root, CTRLMETRICS_LIB_EXT: lib.ext };
 }
 
-/** Starts our endpoint; `access` absent = no filter (the filter-cost baseline). */
-export async function startOurs(
-  lib: PreparedLib,
-  key: string,
-  shape: RegistryShape,
-  cert: BenchCert,
-  auth: { access: ManagerAccess; readerToken: string } | undefined,
-  cpu?: string,
-): Promise<RunningServer> {
+/** Our endpoint with the filter, and the same process's listeners without it (the filter-cost baseline and the A/A control). */
+export interface OursServers {
+  ours: RunningServer;
+  baseline: RunningServer;
+  control: RunningServer;
+}
+
+/**
+ * Starts our endpoint with the real filter against the authority, plus, in the same process, two listeners on the
+ * same registry without the filter (baseline and control). All accept the same reader token, so the A/B requests are
+ * byte for byte the same.
+ */
+export async function startOurs(lib: PreparedLib, shape: RegistryShape, cert: BenchCert, auth: { access: ManagerAccess; readerToken: string }, cpu?: string): Promise<OursServers> {
   const port = await freePort();
-  let accessFile: string | undefined;
-  if (auth) {
-    accessFile = join(cert.dir, `${key}-access.json`);
-    writeFileSync(accessFile, JSON.stringify(auth.access), { mode: 0o600 });
-  }
+  const noFilterPort = await freePort();
+  const controlPort = await freePort();
+  const accessFile = join(cert.dir, 'ours-access.json');
+  writeFileSync(accessFile, JSON.stringify(auth.access), { mode: 0o600 });
   const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
   // one directory per server; Node names each thread's profile CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile
-  const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, `${key}-n${shape.n}`)] : [];
+  const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, `ours-n${shape.n}`)] : [];
   const [cmd, args] = pinned(cpu, process.execPath, [...prof, ...lib.nodeArgs, '--import', lib.probe, lib.script('servers/ours.ts')]);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_OPTIONS: '',
     ...libEnv(lib),
-    CTRLMETRICS_LOG_LEVEL: 'warn',
+    CTRLMETRICS_LOG_LEVEL: 'error', // the baseline listener warns that it has no filter
     PORT: String(port),
+    NOFILTER_PORT: String(noFilterPort),
+    CONTROL_PORT: String(controlPort),
     K: String(shape.k),
     N: String(shape.n),
     CERT_DIR: cert.dir,
-    ...(accessFile ? { MANAGER_ACCESS_FILE: accessFile } : {}),
+    MANAGER_ACCESS_FILE: accessFile,
   };
   const child = spawnTracked(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const stderr = collectStderr(child);
   const eld = eventLoopChannel(child);
+  const authorization = `Bearer ${auth.readerToken}`;
   const url = `https://127.0.0.1:${port}/metrics`;
-  const authorization = `Bearer ${auth ? auth.readerToken : PEER_TOKEN}`;
-  await ready(key, child, url, authorization, cert, stderr);
-  return { key, pid: child.pid!, url, authorization, child, eld, stop: () => stopChild(child) };
+  const baselineUrl = `https://127.0.0.1:${noFilterPort}/metrics`;
+  const controlUrl = `https://127.0.0.1:${controlPort}/metrics`;
+  await ready('ours', child, url, authorization, cert, stderr);
+  await ready('ours-nofilter', child, baselineUrl, authorization, cert, stderr);
+  await ready('ours-control', child, controlUrl, authorization, cert, stderr);
+  const wrkScript = authorizationScript(cert.dir, 'ours', authorization);
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= stopChild(child));
+  const common = { pid: child.pid!, authorization, wrkScript, child, eld, stop };
+  return {
+    ours: { key: 'ours', url, ...common },
+    baseline: { key: 'ours-nofilter', url: baselineUrl, ...common },
+    control: { key: 'ours-control', url: controlUrl, ...common },
+  };
 }
 
 /**
@@ -242,7 +266,16 @@ function eventLoopChannel(child: ChildProcess): NonNullable<RunningServer['eld']
     },
     stop: async () => {
       const m = await toggle('stopped');
-      return { p50Ms: Number(m.p50Ms), p99Ms: Number(m.p99Ms), maxMs: Number(m.maxMs), meanMs: Number(m.meanMs), count: Number(m.count) };
+      const filter =
+        typeof m.filterRequests === 'number' && m.filterRequests > 0
+          ? {
+              requests: m.filterRequests,
+              meanUs: typeof m.filterMeanUs === 'number' ? m.filterMeanUs : null,
+              medianUs: typeof m.filterMedianUs === 'number' ? m.filterMedianUs : null,
+              maxUs: Number(m.filterMaxUs),
+            }
+          : undefined;
+      return { p50Ms: Number(m.p50Ms), p99Ms: Number(m.p99Ms), maxMs: Number(m.maxMs), meanMs: Number(m.meanMs), count: Number(m.count), ...(filter ? { filter } : {}) };
     },
   };
 }

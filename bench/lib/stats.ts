@@ -20,3 +20,19 @@ export function fmt(x: number | undefined, digits = 3): string {
   if (Math.abs(x) >= 10 ** digits) return String(Math.round(x));
   return Number(x.toPrecision(digits)).toString();
 }
+
+/**
+ * Ratios a/b of the repetitions that measured both (the alternated A/B pairs of one cell): machine noise that drifts
+ * over seconds hits both runs of a pair alike, so their ratio is steadier than the ratio of two medians.
+ */
+export function pairedRatios(pairs: ReadonlyArray<readonly [number | undefined, number | undefined]>): number[] {
+  return pairs.map(([a, b]) => ratio(a, b)).filter((r): r is number => r !== undefined);
+}
+
+/** "+1.2% (−3.0…+4.4%, 9 pairs)": the median change of paired ratios with their range; '–' when there are none. */
+export function fmtPaired(ratios: readonly number[]): string {
+  const m = median(ratios);
+  if (m === undefined) return '–';
+  const pct = (r: number) => `${r >= 1 ? '+' : '−'}${Math.abs((r - 1) * 100).toFixed(1)}%`;
+  return `${pct(m)} (${pct(Math.min(...ratios))}…${pct(Math.max(...ratios))}, ${ratios.length} pairs)`;
+}

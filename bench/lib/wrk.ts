@@ -1,4 +1,6 @@
 /** Drives Debian's wrk (HTTP/1.1 keep-alive load generator) pinned to its own core, and parses its report. */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { runCapture } from './children.js';
 
 /** What one wrk run measured. Latencies in milliseconds. */
@@ -57,15 +59,36 @@ export interface WrkRun {
   connections: number;
   durationS: number;
   headers: Record<string, string>;
+  /** wrk Lua script that adds the Authorization header (see authorizationScript); never put on the command line. */
+  script?: string;
   /** CPU to pin wrk to (taskset -c); undefined: not pinned. */
   cpu?: string;
   timeoutS?: number;
 }
 
-/** The wrk command line for a run (also recorded in the results). The Authorization value is not logged by callers. */
+/**
+ * Writes `authorization` to a file readable only by this user, and a wrk Lua script that reads it into the
+ * Authorization header; returns the script's path. A header given with `-H` would be visible in `ps` to every user
+ * of the machine while wrk runs.
+ */
+export function authorizationScript(dir: string, name: string, authorization: string): string {
+  const valueFile = join(dir, `${name}.authorization`);
+  writeFileSync(valueFile, `${authorization}\n`, { mode: 0o600 });
+  const script = join(dir, `${name}-authorization.lua`);
+  // a JSON string of a temporary-directory path is also a valid Lua string literal
+  const lua = `local f = assert(io.open(${JSON.stringify(valueFile)}, "r"))\nwrk.headers["Authorization"] = f:read("*l")\nf:close()\n`;
+  writeFileSync(script, lua, { mode: 0o600 });
+  return script;
+}
+
+/** The wrk command line for a run (also recorded in the results); credentials come only through `script`. */
 export function wrkArgs(run: WrkRun): string[] {
   const args = ['-t1', `-c${run.connections}`, `-d${run.durationS}s`, `--timeout`, `${run.timeoutS ?? 30}s`, '--latency'];
-  for (const [k, v] of Object.entries(run.headers)) args.push('-H', `${k}: ${v}`);
+  if (run.script) args.push('-s', run.script);
+  for (const [k, v] of Object.entries(run.headers)) {
+    if (k.toLowerCase() === 'authorization') throw new Error('pass the Authorization header through a script (authorizationScript), not on the command line');
+    args.push('-H', `${k}: ${v}`);
+  }
   args.push(run.url);
   return run.cpu !== undefined ? ['-c', run.cpu, 'wrk', ...args] : args;
 }

@@ -2,8 +2,23 @@
  * Preloaded (`node --import`) into every Node server under test: measures event-loop delay with
  * `perf_hooks.monitorEventLoopDelay` in windows the driver opens and closes with SIGUSR2, and answers on stdout
  * (`ELD {"state":"started"}`, then `ELD {"state":"stopped","p99Ms":…}`). Nothing runs between windows.
+ *
+ * A server script may add its own figures over the same window by setting `globalThis[WINDOW_EXTRAS]` (see
+ * bench/servers/ours.ts): `start()` runs when a window opens, `stop()`'s object is sent with the stopped message.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+
+/** Where a server script registers figures measured over the same windows. */
+export const WINDOW_EXTRAS = Symbol.for('ctrlmetrics.bench.window-extras');
+
+export interface WindowExtras {
+  start(): void;
+  stop(): Record<string, unknown>;
+}
+
+function extras(): WindowExtras | undefined {
+  return (globalThis as Record<symbol, WindowExtras | undefined>)[WINDOW_EXTRAS];
+}
 
 /** Sampling resolution: 1 ms catches short stalls that the 10 ms default would round away. */
 const RESOLUTION_MS = Number(process.env.CTRLMETRICS_BENCH_ELD_RESOLUTION_MS ?? 1);
@@ -18,6 +33,7 @@ process.on('SIGUSR2', () => {
   if (!window) {
     window = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
     window.enable();
+    extras()?.start();
     report({ state: 'started' });
     return;
   }
@@ -33,5 +49,6 @@ process.on('SIGUSR2', () => {
     maxMs: ms(h.max),
     meanMs: ms(h.mean),
     count: h.count,
+    ...extras()?.stop(),
   });
 });
