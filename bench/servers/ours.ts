@@ -95,7 +95,7 @@ const filterTime = { requests: 0, totalNs: 0, maxNs: 0, samples: new Float64Arra
   },
 };
 
-/** The real filter, with a clock around its part of each request that it passes on in the same turn of the loop. */
+/** The real filter, with a clock around its part of each request that it passes on synchronously (warm caches). */
 const timedFilter: FilterProvider = async (config, client) => {
   const filter = await filters.withAuthenticationAndAuthorization(config, client);
   return (log, handler) => {

@@ -144,7 +144,7 @@ describe('Authenticator against the embedded authority', () => {
     assert.equal((await auth.authorize(user, '/debug', 'get')).allowed, false);
   });
 
-  test('with warm caches the filter runs the handler in the same turn of the event loop', async () => {
+  test('with warm caches the filter calls the handler synchronously, with no promise to wait for', async () => {
     const auth = new Authenticator(client);
     const token = await cluster.readerToken();
     let handled = 0;

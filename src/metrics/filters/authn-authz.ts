@@ -149,8 +149,8 @@ class ErrorLogThrottle {
 /** Wraps `handler` with bearer-token authentication and authorization through `auth`. */
 export function authFilter(auth: Authenticator): Filter {
   return (log: Logger, handler: Handler): Handler => {
-    // With warm caches nothing below awaits before `handler` runs: the scrape starts in the same turn of the
-    // event loop as without the filter, so concurrent scrapes still share one render.
+    // With warm caches nothing below awaits before `handler` runs: a cached request costs no promise and no
+    // microtask hop, and reaches the handler exactly when it would without the filter.
     const errors = new ErrorLogThrottle();
     // one group-completed user per cached authentication, so authorize() sees the same object every time
     const completed = new WeakMap<UserInfo, UserInfo>();
