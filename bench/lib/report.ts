@@ -111,9 +111,14 @@ function cells(res: BenchResults): Array<{ size: SizeName; enc: Encoding; conns:
   return out;
 }
 
+/** The runs of one cell that completed without errors. */
+function validRuns(res: BenchResults, key: string): RunRecord[] {
+  return res.runs.filter((r) => !r.errors && cellKey(r.size as SizeName, r.enc as Encoding, r.conns) === key);
+}
+
 /** CPU-per-scrape ratios a/b of the repetitions of one cell that measured both variants without errors. */
 function pairedCpu(res: BenchResults, key: string, a: string, b: string): number[] {
-  const valid = res.runs.filter((r) => !r.errors && cellKey(r.size as SizeName, r.enc as Encoding, r.conns) === key);
+  const valid = validRuns(res, key);
   const reps = [...new Set(valid.map((r) => r.rep))];
   const cpuOf = (v: string, rep: number) => valid.find((r) => r.variant === v && r.rep === rep)?.cpuMsPerScrape;
   return pairedRatios(reps.map((rep) => [cpuOf(a, rep), cpuOf(b, rep)] as const));
@@ -129,7 +134,7 @@ function inSituFilter(
   res: BenchResults,
   key: string,
 ): { meanUs: number | undefined; medianUs: number | undefined; extra: number | undefined; maxUs: number | undefined } {
-  const runs = res.runs.filter((r) => !r.errors && r.variant === 'ours' && cellKey(r.size as SizeName, r.enc as Encoding, r.conns) === key && r.eld?.filter);
+  const runs = validRuns(res, key).filter((r) => r.variant === 'ours' && r.eld?.filter);
   const extra = runs.map((r) => {
     const f = r.eld!.filter!.meanUs;
     const cpuUs = r.cpuMsPerScrape === undefined ? undefined : r.cpuMsPerScrape * 1000;
@@ -341,7 +346,7 @@ export function renderReport(res: BenchResults): string {
           fmt(off?.reqPerSec),
           fmt(on?.cpuMsPerScrape),
           fmt(off?.cpuMsPerScrape),
-          r === undefined ? '–' : `${((r - 1) * 100).toFixed(1)}%`,
+          pct(r === undefined ? undefined : r - 1),
           fmtPaired(pairedCpu(res, c.key, 'ours', 'ours-nofilter')),
           fmtPaired(pairedCpu(res, c.key, 'ours-control', 'ours-nofilter')),
           `${fmt(inSitu.meanUs)} / ${fmt(inSitu.medianUs)} (${fmt(inSitu.maxUs)})`,
