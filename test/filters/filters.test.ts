@@ -11,6 +11,7 @@ import { createLogger } from '../../src/util/log.js';
 import { authFilter, Authenticator, authorizationValues, MAX_TOKEN_LENGTH, parseBearerToken } from '../../src/metrics/filters/index.js';
 import { DecisionCache } from '../../src/metrics/filters/cache.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { propertyParams } from '../helpers/property.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,10 +31,46 @@ describe('parseBearerToken', () => {
 
   test('every visible-ASCII token round-trips; any other scheme is refused', () => {
     const token = fc.stringMatching(/^[\x21-\x7e]{1,200}$/);
-    fc.assert(fc.property(token, (t) => parseBearerToken([`Bearer ${t}`]) === t));
+    fc.assert(fc.property(token, (t) => parseBearerToken([`Bearer ${t}`]) === t), propertyParams(100));
     fc.assert(
       fc.property(fc.stringMatching(/^[A-Za-z]{1,10}$/).filter((s) => s.toLowerCase() !== 'bearer'), token, (scheme, t) => parseBearerToken([`${scheme} ${t}`]) === undefined),
+      propertyParams(100),
     );
+  });
+
+  // The independent rule (the module comment of bearer.ts, stated on the value as received): exactly one value;
+  // optional whitespace (SP, HTAB only: RFC 9110's OWS, what llhttp strips) around it; the scheme `bearer` in any
+  // case; one or more spaces; 1..MAX_TOKEN_LENGTH visible ASCII characters; nothing after them.
+  function expectedToken(values: readonly string[]): string | undefined {
+    if (values.length !== 1) return undefined;
+    const m = /^[ \t]*([^ ]*) +([\x21-\x7e]+)[ \t]*$/.exec(values[0]!);
+    return m && m[1]!.toLowerCase() === 'bearer' && m[2]!.length <= MAX_TOKEN_LENGTH ? m[2] : undefined;
+  }
+
+  test('property: any values give exactly the token the independent rule finds in them', () => {
+    // whitespace other than SP/HTAB (NBSP, VT, FF, CR, LF, U+2028, BOM) is not optional whitespace in HTTP
+    const space = fc.constantFrom('', ' ', '  ', '\t', ' \t', '\u00a0', '\v', '\f', '\r', '\n', '\u2028', '\ufeff');
+    const scheme = fc.constantFrom('Bearer', 'bearer', 'BEARER', 'bEaReR', 'Basic', 'Bearer:', 'Bearerx', 'Bear', '');
+    const token = fc.oneof(
+      fc.stringMatching(/^[\x21-\x7e]{1,40}$/),
+      fc.string({ unit: fc.constantFrom('a', '.', '-', ' ', '\t', '\u00a0', '\x01', '\x7f', 'é', '"'), maxLength: 12 }),
+      fc.constantFrom('x'.repeat(MAX_TOKEN_LENGTH), 'x'.repeat(MAX_TOKEN_LENGTH + 1)),
+    );
+    const value = fc.tuple(space, scheme, space, token, space).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.oneof({ arbitrary: value.map((v) => [v]), weight: 4 }, { arbitrary: fc.array(value, { maxLength: 3 }), weight: 1 }), (values) => {
+        assert.equal(parseBearerToken(values), expectedToken(values));
+      }),
+      propertyParams(2000),
+    );
+  });
+
+  test('whitespace that is not HTTP\'s optional whitespace is part of the value, not trimmed', () => {
+    for (const ws of ['\u00a0', '\v', '\f', '\r', '\n', '\u2028', '\ufeff']) {
+      assert.equal(parseBearerToken([`Bearer abc${ws}`]), undefined, JSON.stringify(ws));
+      assert.equal(parseBearerToken([`${ws}Bearer abc`]), undefined, JSON.stringify(ws));
+    }
+    assert.equal(parseBearerToken([' \tBearer abc\t ']), 'abc');
   });
 
   test('authorizationValues keeps duplicate headers apart (case-insensitive name)', () => {
