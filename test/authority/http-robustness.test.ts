@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 import { call } from './https.js';
+import { propertyParams } from '../helpers/property.js';
 
 const SEGMENTS = [
   'api', 'apis', 'v1', 'v2', 'namespaces', 'default', 'kube-system', 'nope', 'configmaps', 'secrets', 'serviceaccounts', 'token',
@@ -54,7 +55,7 @@ describe('authority HTTP robustness', () => {
           }
         },
       ),
-      { numRuns: 400 },
+      propertyParams(400),
     );
     assert.equal((await call(a.url, a.caPem, 'GET', '/version')).status, 200, 'still serving');
   });
@@ -84,7 +85,7 @@ describe('authority HTTP robustness', () => {
           assert.ok(r.status < 500, `${method} ${path} ${contentType} ${JSON.stringify(b).slice(0, 300)} → ${r.status} ${r.text.slice(0, 300)}`);
         },
       ),
-      { numRuns: 400 },
+      propertyParams(400),
     );
     assert.equal((await call(a.url, a.caPem, 'GET', '/version')).status, 200, 'still serving');
   });

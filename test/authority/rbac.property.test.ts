@@ -20,10 +20,11 @@ import {
   type UserInfo,
 } from '../../src/authority/rbac.js';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from '../../src/authority/bootstrap.js';
+import { propertyParams } from '../helpers/property.js';
 
 const G = 'rbac.authorization.k8s.io';
-/** FC_RUNS raises the number of runs for a deeper local search (CI uses the default). */
-const RUNS = { numRuns: Number(process.env.FC_RUNS ?? 400) };
+/** FC_RUNS deepens the search, FC_SEED/FC_PATH replay a failure (test/helpers/property.ts). */
+const RUNS = propertyParams(400);
 
 // ---- arbitraries ----
 const VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection', 'post', 'put', 'head', 'impersonate', 'bind', 'escalate'];

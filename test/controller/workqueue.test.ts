@@ -9,6 +9,7 @@ import {
 } from '../../src/controller/index.js';
 import { scrapeRegistry } from './helpers/scrape.js';
 import { value } from './helpers/exposition.js';
+import { propertyParams } from '../helpers/property.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -241,6 +242,6 @@ test('property: the queue matches a model of de-duplication, FIFO order and re-q
       }
       q.shutDown();
     }),
-    { numRuns: 300 },
+    propertyParams(300),
   );
 });

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { Counter, Registry } from '../../src/metrics/index.js';
 import { parseExposition, promtoolCheck } from '../controller/helpers/exposition.js';
 import { parseOpenMetrics } from './openmetrics-parser.js';
+import { propertyParams } from '../helpers/property.js';
 
 const tricky = fc.string({
   unit: fc.oneof(fc.constantFrom('"', '\\', '\n', ',', '=', ':', '{', '}', ' ', 'a', 'b', '1', '2', 'é', '✓', '😀'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 })),
@@ -49,6 +50,6 @@ test('property: label values round-trip through the text and OpenMetrics parsers
         assert.deepEqual(got, expected);
       }
     }),
-    { numRuns: 200 },
+    propertyParams(200),
   );
 });

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { initProject } from '../../src/scaffold/init.js';
 import { SCAFFOLD_OPTIONS, editProject, readOptionState, type ScaffoldOption } from '../../src/scaffold/edit.js';
+import { propertyParams } from '../helpers/property.js';
 
 const FILES = ['config/default/kustomization.yaml', 'config/prometheus/kustomization.yaml'];
 let work: string;
@@ -79,7 +80,7 @@ test('switching options on and all off again restores the user\'s files byte for
         rmSync(dir, { recursive: true, force: true });
       }
     }),
-    { numRuns: 40 },
+    propertyParams(40),
   );
 });
 
@@ -105,6 +106,6 @@ test('the text depends only on the options reached, not on the way there', async
         rmSync(dir, { recursive: true, force: true });
       }
     }),
-    { numRuns: 40 },
+    propertyParams(40),
   );
 });
