@@ -125,7 +125,16 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Client for one API server and one identity. */
+/** Settings of one client's own connection pool. */
+export interface KubeClientOptions {
+  /** Most connections open to the API server at once (default 32); further calls wait for a free one. */
+  maxSockets?: number;
+}
+
+/**
+ * Client for one API server and one identity. Each client has its own connection pool and its own client-side
+ * rate limiter, so traffic through one (e.g. the metrics filter's reviews) never waits for another's.
+ */
 export class KubeClient {
   readonly host: string;
   private readonly base: URL;
@@ -134,17 +143,21 @@ export class KubeClient {
   private cachedAuth?: { headers: Record<string, string>; at: number };
   observer: RequestObserver | undefined;
 
-  constructor(readonly config: RestConfig) {
+  constructor(
+    readonly config: RestConfig,
+    options: KubeClientOptions = {},
+  ) {
     this.base = new URL(config.server);
     this.host = this.base.host;
     this.observer = defaultObserver;
     this.limiter = new TokenBucket(config.qps ?? 20, config.burst ?? 30);
+    const maxSockets = options.maxSockets ?? 32;
     this.agent =
       this.base.protocol === 'http:'
-        ? new http.Agent({ keepAlive: true, maxSockets: 32 })
+        ? new http.Agent({ keepAlive: true, maxSockets })
         : new https.Agent({
             keepAlive: true,
-            maxSockets: 32,
+            maxSockets,
             ca: config.ca,
             cert: config.cert,
             key: config.key,

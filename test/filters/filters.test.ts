@@ -8,7 +8,10 @@ import fc from 'fast-check';
 import { KubeClient } from '../../src/kube/client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createLogger } from '../../src/util/log.js';
-import { authFilter, Authenticator, authorizationValues, MAX_TOKEN_LENGTH, parseBearerToken } from '../../src/metrics/filters/index.js';
+import { randomUUID } from 'node:crypto';
+import { createMetricsServer } from '../../src/metrics/server/index.js';
+import { scrape } from '../helpers/secure-endpoint.js';
+import { authenticationAndAuthorization, authFilter, Authenticator, authorizationValues, MAX_TOKEN_LENGTH, parseBearerToken } from '../../src/metrics/filters/index.js';
 import { DecisionCache } from '../../src/metrics/filters/cache.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { propertyParams } from '../helpers/property.js';
@@ -200,5 +203,31 @@ describe('Authenticator against the embedded authority', () => {
     assert.equal(handled, 2, 'a warm request reached the handler before the filter returned');
     await warm;
     assert.equal(calls.length, n, 'no review for the warm request');
+  });
+
+  test('the filter reviews through its own client: a flood of new tokens leaves the manager\'s client and its rate limit untouched', async () => {
+    const restConfig = await cluster.managerConfig();
+    // a manager client that could make one call a second: any review through it would queue or fail on its limiter
+    const manager = new KubeClient({ ...restConfig, qps: 1, burst: 1 });
+    const managerCalls: string[] = [];
+    manager.observer = (code, method) => managerCalls.push(`${method} ${code}`);
+    const server = createMetricsServer(
+      { bindAddress: '127.0.0.1:0', filterProvider: authenticationAndAuthorization({ rateLimitWaitMs: 100 }), shutdownTimeoutMs: 2_000 },
+      { restConfig, kubeClient: manager, logger: createLogger('isolation-under-test') },
+    );
+    await server.start();
+    try {
+      const garbage = Array.from({ length: 40 }, (_, i) => `garbage-${i}-${randomUUID()}`);
+      const answers = await Promise.all([...garbage.map((token) => scrape(server.port, { token })), scrape(server.port, { token: await cluster.readerToken() })]);
+      assert.deepEqual(answers.slice(0, -1).map((r) => r.status), garbage.map(() => 401), 'every garbage token reviewed and refused');
+      assert.equal(answers.at(-1)!.status, 200, 'the reader is served');
+      assert.deepEqual(managerCalls, [], 'no review went through the manager\'s client');
+      const t0 = performance.now();
+      await manager.get('/version', { maxRateLimitWaitMs: 0 });
+      assert.ok(performance.now() - t0 < 1_000, 'the manager\'s one call a second is still there, not spent by the filter');
+    } finally {
+      await server.stop();
+      manager.close();
+    }
   });
 });

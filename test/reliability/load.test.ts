@@ -3,7 +3,7 @@
  * - 50 concurrent scrapers with valid tokens for CTRLMETRICS_SOAK_SECONDS (default 20; the issue's figure is 60):
  *   zero errors, p50/p99 recorded, RSS of the last window not above the first one's (with GC slack);
  * - a flood of distinct invalid tokens from 100 connections (up to 10 000, for at most 30 s): the TokenReviews the
- *   manager sends are bounded by its client-side rate limit (counted through its own `rest_client_requests_total`),
+ *   filter sends are bounded by its own client's rate limit (counted through the manager's `rest_client_requests_total`),
  *   every answer is 401 or 500 (never 200), memory stays bounded, and valid callers are still served during the
  *   flood. The limiter makes the flooding callers wait, so the flood itself is throttled to about the limit.
  */
@@ -21,9 +21,9 @@ import { Authenticator } from '../../src/metrics/filters/index.js';
 const SOAK_SECONDS = Number(process.env.CTRLMETRICS_SOAK_SECONDS ?? 20);
 const FLOOD_TOKENS = 10_000;
 const FLOOD_MAX_MS = 30_000;
-/** The manager's KubeClient defaults (src/kube/client.ts): 20 requests/s, burst 30. */
-const CLIENT_QPS = 20;
-const CLIENT_BURST = 30;
+/** The filter's own API client (reviewQps / reviewBurst in src/metrics/filters/authn-authz.ts): 100 requests/s, burst 200. */
+const CLIENT_QPS = 100;
+const CLIENT_BURST = 200;
 
 const logs = new LogCapture();
 const procs = new ProcessGroup();

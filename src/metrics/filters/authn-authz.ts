@@ -12,7 +12,7 @@
  * random key; concurrent identical look-ups share one API call. The filter never allows on error.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { KubeClient } from '../../kube/client.js';
+import { KubeClient } from '../../kube/client.js';
 import type { RestConfig } from '../../kube/config.js';
 import type { Logger } from '../../util/log.js';
 import { sendText } from '../server/respond.js';
@@ -40,6 +40,14 @@ export interface AuthFilterOptions {
    * flood of new tokens from queueing scrapes for the whole deadline once the client's QPS is used up.
    */
   rateLimitWaitMs?: number;
+  /**
+   * Client-side rate limit of the filter's own API client (default 100 requests per second, burst 200). The filter
+   * never uses the manager's client: a flood of new tokens must not delay a lease renewal or a reconcile.
+   */
+  reviewQps?: number;
+  reviewBurst?: number;
+  /** Connections the filter's own API client keeps to the API server at most (default 16). */
+  reviewConnections?: number;
 }
 
 const DEFAULTS: Required<AuthFilterOptions> = {
@@ -50,6 +58,9 @@ const DEFAULTS: Required<AuthFilterOptions> = {
   cacheSize: 4096,
   timeoutMs: 10_000,
   rateLimitWaitMs: 1_000,
+  reviewQps: 100,
+  reviewBurst: 200,
+  reviewConnections: 16,
 };
 
 const RBAC_HINT =
@@ -205,9 +216,27 @@ export function authFilter(auth: Authenticator): Filter {
   };
 }
 
-/** A filter provider with custom TTLs, cache size or timeout. */
+/**
+ * The filter's own API client: the manager's identity and server, but its own connection pool and rate limiter
+ * (as controller-runtime gives its TokenReview and SubjectAccessReview clients their own limiters), so reviews
+ * and the manager's calls never wait for each other.
+ */
+export function reviewClient(config: RestConfig, opts: AuthFilterOptions = {}): KubeClient {
+  const o = { ...DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) };
+  const userAgent = `${config.userAgent ?? 'ctrlmetrics'} metrics-filter`;
+  return new KubeClient({ ...config, qps: o.reviewQps, burst: o.reviewBurst, userAgent }, { maxSockets: o.reviewConnections });
+}
+
+/**
+ * A filter provider with custom TTLs, cache size, timeout or API limits. The filter talks to the API through
+ * its own client built from the manager's configuration (not the manager's client); the server closes it on stop.
+ */
 export function authenticationAndAuthorization(opts: AuthFilterOptions = {}): FilterProvider {
-  return (_config: RestConfig, client: KubeClient) => authFilter(new Authenticator(client, opts));
+  return (config: RestConfig) => {
+    const client = reviewClient(config, opts);
+    const filter = authFilter(new Authenticator(client, opts));
+    return Object.assign(filter, { close: () => client.close() });
+  };
 }
 
 /** The filter provider with controller-runtime's settings (and a 10 s negative authentication cache). */

@@ -1,7 +1,7 @@
 /**
  * The two API calls of delegated authentication and authorization: TokenReview and SubjectAccessReview.
- * Both go through the manager's {@link KubeClient} (one keep-alive agent, its client-side rate limit) with a
- * deadline and controller-runtime's retry policy on 429/5xx/connection errors.
+ * Both go through the filter's own {@link KubeClient} (its keep-alive agent and client-side rate limit, never the
+ * manager's) with a deadline and controller-runtime's retry policy on 429/5xx/connection errors.
  *
  * Why not `@kubernetes/client-node`: it opens a new TLS connection for every call (measured ~7 ms each), which
  * is too slow for an uncached review on the scrape path; the project's small `node:https` client reuses one.

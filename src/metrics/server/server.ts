@@ -124,6 +124,7 @@ class HttpMetricsServer implements MetricsServer {
       this.address = server.address() as AddressInfo;
     } catch (err) {
       this.watcher?.stop();
+      this.filter?.close?.();
       this.ownClient?.close();
       throw err;
     }
@@ -234,6 +235,7 @@ class HttpMetricsServer implements MetricsServer {
       this.tracker?.destroyAll();
       await closed;
     }
+    this.filter?.close?.();
     this.ownClient?.close();
   }
 }

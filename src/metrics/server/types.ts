@@ -13,10 +13,17 @@ import type { MetricsSnapshot } from '../index.js';
  */
 export type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => unknown;
 
-/** Wraps a handler, e.g. with authentication and authorization. */
-export type Filter = (log: Logger, handler: Handler) => Handler;
+/**
+ * Wraps a handler, e.g. with authentication and authorization. A filter that holds resources (its own API
+ * client) releases them in `close`, which the server calls when it stops.
+ */
+export type Filter = ((log: Logger, handler: Handler) => Handler) & { close?(): void };
 
-/** Builds the filter once at server start, from the manager's API config and client (shared caches for all paths). */
+/**
+ * Builds the filter once at server start, from the manager's API config and client (shared caches for all paths).
+ * A filter that calls the API often should build its own client from `config` rather than share `client`, whose
+ * rate limit the manager's lease renewals and reconciles depend on.
+ */
 export type FilterProvider = (config: RestConfig, client: KubeClient) => Filter | Promise<Filter>;
 
 /** TLS options a `tlsOpts` function may adjust. */
