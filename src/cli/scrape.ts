@@ -1,6 +1,6 @@
 /**
  * `ctrlmetrics scrape URL`: the polling client of a secure metrics endpoint. Plain mode prints the exposition
- * (filtered by `--match`); `--watch` redraws a per-controller table. Every failure is explained (401, 403, 500,
+ * (filtered by `--match`); `--watch` redraws a per-controller table. Every failure is explained (401, 403, 503, 500,
  * TLS, connection), transient ones retried with bounded backoff; Ctrl-C exits cleanly.
  */
 import type { Command } from 'commander';

@@ -6,13 +6,15 @@ export class TokenBucket {
   constructor(
     readonly qps: number,
     readonly burst: number,
+    /** Monotonic milliseconds (injectable for tests). */
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.tokens = burst;
-    this.last = performance.now();
+    this.last = now();
   }
 
   private refill(): void {
-    const now = performance.now();
+    const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
     this.last = now;
   }
@@ -29,8 +31,13 @@ export class TokenBucket {
 
   /** Milliseconds until a token will be available (0 if one is). */
   waitMs(): number {
+    return this.waitMsFor(1);
+  }
+
+  /** Milliseconds until `n` tokens will have been available, if nobody else takes any (0 if they are now). */
+  waitMsFor(n: number): number {
     this.refill();
-    return this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) / this.qps) * 1000);
+    return this.tokens >= n ? 0 : Math.ceil(((n - this.tokens) / this.qps) * 1000);
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * `ctrlmetrics scrape`: fetches a secure metrics endpoint the way a scraper does (bearer token, verified TLS)
- * and turns every failure into what to do about it: 401, 403, 500, TLS and connection errors.
+ * and turns every failure into what to do about it: 401, 403, 503, 500, TLS and connection errors.
  */
 import https from 'node:https';
 import http from 'node:http';
@@ -172,6 +172,13 @@ export function explainStatus(status: number, body: string, target: ScrapeTarget
       'the manager could not ask the API server whether to allow the request (TokenReview/SubjectAccessReview failed): ' +
       'check that its service account is bound to the metrics-auth-role (ClusterRoleBinding <prefix>-metrics-auth-rolebinding) ' +
       `and that the API server is reachable from the manager (its log says which call failed)${text ? `; it answered: ${text}` : ''}`
+    );
+  }
+  if (status === 503) {
+    const after = /retry in (\d+) s/.exec(text)?.[1];
+    return (
+      'the endpoint is saturated with new tokens to review (many callers it has not seen before at once: a flood of bad tokens, or many scrapers restarting together); ' +
+      `tokens it already knows are still served. Try again${after ? ` in ${after} s` : ' shortly'}; if this persists and the callers are legitimate, widen the filter's admission.new lane`
     );
   }
   if (status === 404) return `the endpoint answered 404 Not Found for ${target.url.pathname}: the metrics path is /metrics`;

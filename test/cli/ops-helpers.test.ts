@@ -104,6 +104,11 @@ describe('explanations', () => {
     assert.match(explainStatus(403, 'Authorization denied for user alice', target, 'x'), /--user=alice$/);
   });
 
+  test('503 says the endpoint is saturated with new tokens and when to come back', () => {
+    assert.match(explainStatus(503, 'Too many new tokens to review: retry in 2 s\n', target, 'x'), /saturated with new tokens .*already knows are still served\. Try again in 2 s;/);
+    assert.match(explainStatus(503, '', target, 'x'), /Try again shortly;/);
+  });
+
   test('binding differences name the role and the subjects', () => {
     const want = buildBinding('b', 'p-metrics-reader', { namespace: 'ns', name: 'sa' });
     assert.deepEqual(bindingDifferences(want, want), []);

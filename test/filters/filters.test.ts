@@ -230,4 +230,33 @@ describe('Authenticator against the embedded authority', () => {
       manager.close();
     }
   });
+
+  test('a saturated new-token lane answers 503 with Retry-After, while a known token whose decision expired is re-validated and served', async () => {
+    const restConfig = await cluster.managerConfig();
+    const server = createMetricsServer(
+      {
+        bindAddress: '127.0.0.1:0',
+        // one review of a never-seen token per second, none waiting longer than 200 ms
+        filterProvider: authenticationAndAuthorization({ authnTTLms: 50, admission: { new: { concurrency: 1, queue: 1, maxWaitMs: 200, qps: 1, burst: 1 } } }),
+        shutdownTimeoutMs: 2_000,
+      },
+      { restConfig, logger: createLogger('lanes-under-test') },
+    );
+    await server.start();
+    try {
+      const reader = await cluster.readerToken();
+      assert.equal((await scrape(server.port, { token: reader })).status, 200, 'first scrape: the reader becomes known (and spends the new lane\'s token)');
+      await sleep(100); // the reader's authentication (50 ms) has expired
+      const garbage = await Promise.all(Array.from({ length: 10 }, () => scrape(server.port, { token: `garbage-${randomUUID()}` })));
+      const statuses = garbage.map((r) => r.status);
+      assert.ok(statuses.every((st) => st === 503 || st === 401), JSON.stringify(statuses));
+      assert.ok(statuses.filter((st) => st === 503).length >= 9, `the new lane is saturated: ${JSON.stringify(statuses)}`);
+      const refused = garbage.find((r) => r.status === 503)!;
+      assert.equal(refused.headers['retry-after'], '1');
+      assert.match(refused.body, /^Too many new tokens to review: retry in 1 s\n$/);
+      assert.equal((await scrape(server.port, { token: reader })).status, 200, 'the known reader is re-validated in its own lane');
+    } finally {
+      await server.stop();
+    }
+  });
 });

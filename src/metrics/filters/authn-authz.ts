@@ -4,12 +4,19 @@
  *
  *   no/invalid Authorization header          → 401 Unauthorized
  *   token not authenticated                  → 401 Unauthorized (controller-runtime answers 500 here)
+ *   review not admitted in time (flood)      → 503 Too many ... with Retry-After (see below)
  *   TokenReview could not be made            → 500 Authentication failed
  *   SubjectAccessReview could not be made    → 500 Authorization for user X failed
  *   not allowed                              → 403 Authorization denied for user X (verb "get" on path "/metrics")
  *
+ * 401 and 403 are the API's answers about the caller; 500 means the API could not be asked (down, slow, or the
+ * manager may not create reviews) and is the server's fault; 503 means the filter itself is saturated by other
+ * callers and the client should come back after Retry-After — nothing is wrong with it or with the API.
+ *
  * Decisions are cached in bounded LRUs keyed by an HMAC of the token (never the token) with a per-process
- * random key; concurrent identical look-ups share one API call. The filter never allows on error.
+ * random key; concurrent identical look-ups share one API call. Reviews that miss the caches are admitted in
+ * lanes (admission.ts): a token that authenticated before is re-validated in the `known` lane, which a flood of
+ * never-seen tokens in the `new` lane cannot fill. The filter never allows on error.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { KubeClient } from '../../kube/client.js';
@@ -19,6 +26,8 @@ import { sendText } from '../server/respond.js';
 import type { Filter, FilterProvider, Handler } from '../server/types.js';
 import { authorizationValues, parseBearerToken } from './bearer.js';
 import { DecisionCache } from './cache.js';
+import { LRUCache } from 'lru-cache';
+import { Admission, AdmissionRejectedError, systemClock, type AdmissionClock, type LaneLimits, type LaneName } from './admission.js';
 import { ReviewForbiddenError, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type UserInfo } from './reviews.js';
 
 /** Tuning of the authentication/authorization filter. */
@@ -48,6 +57,10 @@ export interface AuthFilterOptions {
   reviewBurst?: number;
   /** Connections the filter's own API client keeps to the API server at most (default 16). */
   reviewConnections?: number;
+  /** Limits of the review lanes (defaults: {@link DEFAULT_LANES}). */
+  admission?: Partial<Record<LaneName, Partial<LaneLimits>>>;
+  /** Clock of the review lanes (tests). */
+  admissionClock?: AdmissionClock;
 }
 
 const DEFAULTS: Required<AuthFilterOptions> = {
@@ -61,7 +74,12 @@ const DEFAULTS: Required<AuthFilterOptions> = {
   reviewQps: 100,
   reviewBurst: 200,
   reviewConnections: 16,
+  admission: {},
+  admissionClock: systemClock,
 };
+
+/** How long a token that authenticated is remembered as known (its re-validations use the `known` lane). */
+const KNOWN_TOKEN_TTL_MS = 60 * 60_000;
 
 const RBAC_HINT =
   'the manager\'s service account needs the metrics-auth-role: create on tokenreviews (authentication.k8s.io) and subjectaccessreviews (authorization.k8s.io)';
@@ -77,6 +95,9 @@ export class Authenticator {
   private readonly hmacKey = randomBytes(32);
   readonly authnCache: DecisionCache<AuthnResult>;
   readonly authzCache: DecisionCache<AuthzDecision>;
+  readonly admission: Admission;
+  /** HMAC keys of tokens that authenticated (bounded, forgotten after an hour): their reviews are `known`. */
+  private readonly knownTokens: LRUCache<string, true>;
   private readonly authzKeys = new WeakMap<UserInfo, Map<string, string>>();
 
   constructor(
@@ -86,6 +107,8 @@ export class Authenticator {
     this.opts = { ...DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) };
     this.authnCache = new DecisionCache<AuthnResult>(this.opts.cacheSize, (r) => (r.authenticated ? this.opts.authnTTLms : this.opts.unauthnTTLms));
     this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms));
+    this.admission = new Admission(this.opts.admission, this.opts.admissionClock);
+    this.knownTokens = new LRUCache<string, true>({ max: this.opts.cacheSize, ttl: KNOWN_TOKEN_TTL_MS });
   }
 
   /**
@@ -94,7 +117,12 @@ export class Authenticator {
    */
   authenticate(token: string): AuthnResult | Promise<AuthnResult> {
     const key = createHmac('sha256', this.hmacKey).update(token).digest('base64url');
-    return this.authnCache.get(key, () => tokenReview(this.client, token, this.opts));
+    return this.authnCache.get(key, async () => {
+      const lane = this.knownTokens.has(key) ? 'known' : 'new';
+      const result = await this.admission.run(lane, () => tokenReview(this.client, token, this.opts));
+      if (result.authenticated) this.knownTokens.set(key, true);
+      return result;
+    });
   }
 
   /**
@@ -109,12 +137,13 @@ export class Authenticator {
     let key = keys?.get(memoKey);
     if (key === undefined) {
       const input = JSON.stringify([user.username, user.uid ?? '', user.groups, user.extra ?? {}, path, verb]);
-      if (input.length >= MAX_AUTHZ_KEY_INPUT) return subjectAccessReview(this.client, user, path, verb, this.opts);
+      if (input.length >= MAX_AUTHZ_KEY_INPUT) return this.admission.run('known', () => subjectAccessReview(this.client, user, path, verb, this.opts));
       key = createHash('sha256').update(input).digest('base64url');
       if (!keys) this.authzKeys.set(user, (keys = new Map()));
       if (keys.size < MAX_AUTHZ_KEYS_PER_USER) keys.set(memoKey, key);
     }
-    return this.authzCache.get(key, () => subjectAccessReview(this.client, user, path, verb, this.opts));
+    // only authenticated users get here: their reviews use the `known` lane
+    return this.authzCache.get(key, () => this.admission.run('known', () => subjectAccessReview(this.client, user, path, verb, this.opts)));
   }
 }
 
@@ -143,7 +172,10 @@ class ErrorLogThrottle {
   private last = -Infinity;
   private suppressed = 0;
 
-  constructor(private readonly intervalMs = 10_000) {}
+  constructor(
+    private readonly intervalMs = 10_000,
+    private readonly level: 'error' | 'warn' = 'error',
+  ) {}
 
   log(log: Logger, msg: string, fields: Record<string, unknown>): void {
     const now = performance.now();
@@ -152,7 +184,7 @@ class ErrorLogThrottle {
       return;
     }
     this.last = now;
-    log.error(msg, this.suppressed ? { ...fields, similarErrorsNotLogged: this.suppressed } : fields);
+    log[this.level](msg, this.suppressed ? { ...fields, similarErrorsNotLogged: this.suppressed } : fields);
     this.suppressed = 0;
   }
 }
@@ -163,6 +195,7 @@ export function authFilter(auth: Authenticator): Filter {
     // With warm caches nothing below awaits before `handler` runs: a cached request costs no promise and no
     // microtask hop, and reaches the handler exactly when it would without the filter.
     const errors = new ErrorLogThrottle();
+    const saturated = new ErrorLogThrottle(10_000, 'warn');
     // one group-completed user per cached authentication, so authorize() sees the same object every time
     const completed = new WeakMap<UserInfo, UserInfo>();
     return async (req, res) => {
@@ -177,6 +210,11 @@ export function authFilter(auth: Authenticator): Filter {
         const pending = auth.authenticate(token);
         authn = pending instanceof Promise ? await pending : pending;
       } catch (err) {
+        if (err instanceof AdmissionRejectedError) {
+          saturated.log(log, 'Too many token reviews: answering 503', { lane: err.lane, error: err.message });
+          sendText(res, 503, `Too many new tokens to review: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
+          return;
+        }
         errors.log(log, 'Authentication failed', err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
         sendText(res, 500, 'Authentication failed');
         return;
@@ -195,6 +233,11 @@ export function authFilter(auth: Authenticator): Filter {
         const pending = auth.authorize(user, path, verb);
         decision = pending instanceof Promise ? await pending : pending;
       } catch (err) {
+        if (err instanceof AdmissionRejectedError) {
+          saturated.log(log, 'Too many access reviews: answering 503', { lane: err.lane, error: err.message });
+          sendText(res, 503, `Too many authorization reviews: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
+          return;
+        }
         const msg = `Authorization for user ${user.username} failed`;
         errors.log(log, msg, err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
         sendText(res, 500, msg);
