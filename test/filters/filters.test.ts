@@ -231,7 +231,7 @@ describe('Authenticator against the embedded authority', () => {
     }
   });
 
-  test('a saturated new-token lane answers 503 with Retry-After, while a known token whose decision expired is re-validated and served', async () => {
+  test('a saturated new-token lane answers 503 with Retry-After, while a known token whose decision expired and a new cluster-signed token are served', async () => {
     const restConfig = await cluster.managerConfig();
     const server = createMetricsServer(
       {
@@ -255,6 +255,8 @@ describe('Authenticator against the embedded authority', () => {
       assert.equal(refused.headers['retry-after'], '1');
       assert.match(refused.body, /^Too many new tokens to review: retry in 1 s\n$/);
       assert.equal((await scrape(server.port, { token: reader })).status, 200, 'the known reader is re-validated in its own lane');
+      const newcomer = await cluster.readerToken('monitoring', 'newcomer');
+      assert.equal((await scrape(server.port, { token: newcomer })).status, 200, 'a never-seen token the cluster signed takes the signed lane');
     } finally {
       await server.stop();
     }

@@ -4,7 +4,9 @@
  *
  * - `known`: re-validating a token that authenticated before (its cached decision just expired), and every
  *   SubjectAccessReview (only authenticated users get one);
- * - `new`: the first TokenReview of a token never seen to authenticate — where garbage lands.
+ * - `signed`: the first TokenReview of a token signed by one of the cluster's service-account keys
+ *   (issuer-keys.ts) — a new pod's or a rotated token, which garbage cannot forge;
+ * - `new`: the first TokenReview of any other token — where garbage lands.
  *
  * Each lane has its own slots (reviews in flight), its own rate (a token bucket) and its own bounded FIFO queue
  * with a short wait; a request that cannot be admitted in time is refused at once with a Retry-After hint (the
@@ -16,7 +18,7 @@
 import { TokenBucket } from '../../kube/ratelimit.js';
 
 /** The lanes, most trusted first. */
-export type LaneName = 'known' | 'new';
+export type LaneName = 'known' | 'signed' | 'new';
 
 /** Limits of one lane. */
 export interface LaneLimits {
@@ -34,6 +36,7 @@ export interface LaneLimits {
 /** Defaults: known tokens get more of everything, and a longer wait, than tokens never seen before. */
 export const DEFAULT_LANES: Readonly<Record<LaneName, Readonly<LaneLimits>>> = {
   known: { concurrency: 8, queue: 256, maxWaitMs: 5_000, qps: 50, burst: 100 },
+  signed: { concurrency: 4, queue: 128, maxWaitMs: 2_000, qps: 20, burst: 40 },
   new: { concurrency: 4, queue: 64, maxWaitMs: 1_000, qps: 40, burst: 40 },
 };
 
@@ -188,7 +191,7 @@ export class Admission {
       }
       return new Lane(name, l, clock);
     };
-    this.lanes = { known: lane('known'), new: lane('new') };
+    this.lanes = { known: lane('known'), signed: lane('signed'), new: lane('new') };
   }
 
   /** Runs `fn` once the lane admits it; rejects with {@link AdmissionRejectedError} if it cannot in time. */

@@ -15,8 +15,9 @@
  *
  * Decisions are cached in bounded LRUs keyed by an HMAC of the token (never the token) with a per-process
  * random key; concurrent identical look-ups share one API call. Reviews that miss the caches are admitted in
- * lanes (admission.ts): a token that authenticated before is re-validated in the `known` lane, which a flood of
- * never-seen tokens in the `new` lane cannot fill. The filter never allows on error.
+ * lanes (admission.ts): a token that authenticated before is re-validated in the `known` lane, a never-seen token
+ * signed by the cluster's service-account keys (issuer-keys.ts) goes to the `signed` lane, and only the rest to
+ * the `new` lane, so a flood of garbage tokens cannot crowd out real scrapers. The filter never allows on error.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { KubeClient } from '../../kube/client.js';
@@ -28,6 +29,7 @@ import { authorizationValues, parseBearerToken } from './bearer.js';
 import { DecisionCache } from './cache.js';
 import { LRUCache } from 'lru-cache';
 import { Admission, AdmissionRejectedError, systemClock, type AdmissionClock, type LaneLimits, type LaneName } from './admission.js';
+import { IssuerKeys } from './issuer-keys.js';
 import { ReviewForbiddenError, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type UserInfo } from './reviews.js';
 
 /** Tuning of the authentication/authorization filter. */
@@ -57,6 +59,11 @@ export interface AuthFilterOptions {
   reviewBurst?: number;
   /** Connections the filter's own API client keeps to the API server at most (default 16). */
   reviewConnections?: number;
+  /**
+   * Review a never-seen token whose signature verifies with the cluster's service-account keys (read from
+   * `/openid/v1/jwks`) in the `signed` lane, apart from other never-seen tokens (default true).
+   */
+  preferClusterSignedTokens?: boolean;
   /** Limits of the review lanes (defaults: {@link DEFAULT_LANES}). */
   admission?: Partial<Record<LaneName, Partial<LaneLimits>>>;
   /** Clock of the review lanes (tests). */
@@ -74,6 +81,7 @@ const DEFAULTS: Required<AuthFilterOptions> = {
   reviewQps: 100,
   reviewBurst: 200,
   reviewConnections: 16,
+  preferClusterSignedTokens: true,
   admission: {},
   admissionClock: systemClock,
 };
@@ -96,6 +104,8 @@ export class Authenticator {
   readonly authnCache: DecisionCache<AuthnResult>;
   readonly authzCache: DecisionCache<AuthzDecision>;
   readonly admission: Admission;
+  /** The cluster's token-signing keys, when `preferClusterSignedTokens`. */
+  readonly issuerKeys: IssuerKeys | undefined;
   /** HMAC keys of tokens that authenticated (bounded, forgotten after an hour): their reviews are `known`. */
   private readonly knownTokens: LRUCache<string, true>;
   private readonly authzKeys = new WeakMap<UserInfo, Map<string, string>>();
@@ -109,6 +119,8 @@ export class Authenticator {
     this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms));
     this.admission = new Admission(this.opts.admission, this.opts.admissionClock);
     this.knownTokens = new LRUCache<string, true>({ max: this.opts.cacheSize, ttl: KNOWN_TOKEN_TTL_MS });
+    this.issuerKeys = this.opts.preferClusterSignedTokens ? new IssuerKeys(client) : undefined;
+    void this.issuerKeys?.load();
   }
 
   /**
@@ -118,7 +130,7 @@ export class Authenticator {
   authenticate(token: string): AuthnResult | Promise<AuthnResult> {
     const key = createHmac('sha256', this.hmacKey).update(token).digest('base64url');
     return this.authnCache.get(key, async () => {
-      const lane = this.knownTokens.has(key) ? 'known' : 'new';
+      const lane: LaneName = this.knownTokens.has(key) ? 'known' : (await this.issuerKeys?.signedByCluster(token)) ? 'signed' : 'new';
       const result = await this.admission.run(lane, () => tokenReview(this.client, token, this.opts));
       if (result.authenticated) this.knownTokens.set(key, true);
       return result;
