@@ -24,6 +24,7 @@ import { KubeClient } from '../../kube/client.js';
 import type { RestConfig } from '../../kube/config.js';
 import type { Logger } from '../../util/log.js';
 import { sendText } from '../server/respond.js';
+import { expectsContinue, pathOf } from '../server/request.js';
 import type { Filter, FilterProvider, Handler } from '../server/types.js';
 import { authorizationValues, parseBearerToken } from './bearer.js';
 import { DecisionCache } from './cache.js';
@@ -166,11 +167,6 @@ function withAuthenticatedGroup(user: UserInfo): UserInfo {
   return { ...user, groups: [...user.groups, 'system:authenticated'] };
 }
 
-function pathOf(url: string | undefined): string {
-  const u = url ?? '/';
-  const q = u.indexOf('?');
-  return q >= 0 ? u.slice(0, q) : u;
-}
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -261,6 +257,8 @@ export function authFilter(auth: Authenticator): Filter {
         sendText(res, 403, msg);
         return;
       }
+      // only now may the caller send the body it announced
+      if (expectsContinue(req) && !res.headersSent) res.writeContinue();
       // downstream handlers never see the credential
       delete req.headers.authorization;
       for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {

@@ -2,7 +2,8 @@
  * The metrics server (controller-runtime's `pkg/metrics/server`).
  *
  * A request's path: socket (bounded count, header size and timeouts) → TLS (>= 1.2; ALPN `http/1.1`, or
- * `h2` too when enabled) → route (unknown path: 404 before any auth work) → filter (e.g. TokenReview +
+ * `h2` too when enabled) → target and body (request.ts: origin form; 413 over 4 KiB; a body closes the
+ * connection after the answer; no 100 Continue) → route (unknown path: 404 before any auth work) → filter (e.g. TokenReview +
  * SubjectAccessReview) → handler (`/metrics`: collect, render, gzip; see scrape.ts) → socket.
  */
 import http from 'node:http';
@@ -16,6 +17,7 @@ import { createLogger, type Logger } from '../../util/log.js';
 import { registry } from '../index.js';
 import { ConnectionTracker } from './connections.js';
 import { sendText } from './respond.js';
+import { closeAfterAnswer, declaredBody, MAX_BODY_BYTES, pathOf, toOriginForm } from './request.js';
 import { metricsHandler } from './scrape.js';
 import { resolveServingTls } from './tls.js';
 import type { Filter, Handler, MetricsOptions, MetricsServer, MetricsServerDeps, TlsConfig } from './types.js';
@@ -115,7 +117,10 @@ class HttpMetricsServer implements MetricsServer {
     try {
       this.filter = await this.buildFilter();
       for (const [path, handler] of this.handlers) this.routes.set(path, this.wrap(path, handler));
-      const server = await this.createServer((req, res) => void this.handle(req, res));
+      const listener: Handler = (req, res) => void this.handle(req, res);
+      const server = await this.createServer(listener);
+      // without this listener Node answers `Expect: 100-continue` with `100 Continue` before any authentication
+      server.on('checkContinue', listener);
       server.maxConnections = this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
       this.tracker = new ConnectionTracker(server as NetServer, this.secure);
       await listen(server, host, port, this.bindAddress);
@@ -186,6 +191,15 @@ class HttpMetricsServer implements MetricsServer {
 
   private async handle(req: Parameters<Handler>[0], res: Parameters<Handler>[1]): Promise<void> {
     this.tracker?.track(req, res);
+    if (req.url !== undefined && !req.url.startsWith('/')) req.url = toOriginForm(req.url);
+    const body = declaredBody(req);
+    if (body.present) {
+      closeAfterAnswer(req, res);
+      if (body.length !== undefined && !(body.length <= MAX_BODY_BYTES)) {
+        sendText(res, 413, `Request body too large: the metrics server accepts at most ${MAX_BODY_BYTES} bytes`);
+        return;
+      }
+    }
     const path = pathOf(req.url);
     const handler = this.route(path);
     if (!handler) {
@@ -254,8 +268,3 @@ function listen(server: AnyServer, host: string | undefined, port: number, bindA
   });
 }
 
-function pathOf(url: string | undefined): string {
-  const u = url ?? '/';
-  const q = u.indexOf('?');
-  return q >= 0 ? u.slice(0, q) : u;
-}
