@@ -342,19 +342,35 @@ describe('routing and limits', () => {
     assert.equal(r.status, 431);
   });
 
-  test('connections beyond maxConnections are dropped', async () => {
-    const small = await serve({ maxConnections: 1 });
-    const first = await new Promise<import('node:tls').TLSSocket>((resolve, reject) => {
+  test('at maxConnections a new connection closes the oldest idle one; only when all are busy is it refused', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let holding = false;
+    const hold = async (_req: unknown, res: { end(s: string): void }) => {
+      holding = true;
+      await held;
+      res.end('done');
+    };
+    const small = await serve({ maxConnections: 1, extraHandlers: { '/hold': hold } });
+    const idle = await new Promise<import('node:tls').TLSSocket>((resolve, reject) => {
       const c = tlsConnect({ host: '127.0.0.1', port: small.port, rejectUnauthorized: false }, () => resolve(c));
       c.on('error', reject);
     });
+    const idleClosed = new Promise<void>((resolve) => idle.once('close', () => resolve()));
     try {
       const second = await handshake(small.port);
-      assert.equal(second.ok, false, 'the second connection must not complete a handshake');
+      assert.equal(second.ok, true, 'the new connection is accepted');
+      await idleClosed; // the idle connection made room
+      // a connection busy with a request is never closed for a newcomer
+      const busy = request(`${small.url}/hold`);
+      await waitFor('the held request to start', () => holding, 5_000);
+      assert.equal((await handshake(small.port)).ok, false, 'refused: the only connection is busy');
+      release();
+      assert.equal((await busy).status, 200);
     } finally {
-      first.destroy();
+      release();
+      idle.destroy();
     }
-    await waitFor('a free connection slot', async () => (await handshake(small.port)).ok, 5_000);
   });
 
   test('HEAD /metrics answers like GET without a body', async () => {
@@ -405,6 +421,43 @@ describe('slow clients', () => {
     });
     assert.equal(outcome.first, 'HTTP/1.1 408 Request Timeout');
     assert.ok(outcome.ms >= 9_000, `closed too early (${outcome.ms} ms)`);
+  });
+});
+
+describe('holding connections without a request, HTTP/2 on', () => {
+  test('an idle TLS connection, a slow HTTP/1.1 head on the HTTP/2 server\'s fallback, and an HTTP/2 session without a stream are all closed within 10–14 s', async () => {
+    const s = await serve({ enableHTTP2: true });
+    const t0 = Date.now();
+    const closedAfter = (open: (done: () => void) => void) =>
+      new Promise<number>((resolve) => {
+        const timer = setTimeout(() => resolve(Infinity), 30_000);
+        open(() => {
+          clearTimeout(timer);
+          resolve(Date.now() - t0);
+        });
+      });
+    const idle = closedAfter((done) => {
+      const c = tlsConnect({ host: '127.0.0.1', port: s.port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+      c.on('error', () => undefined);
+      c.on('close', done);
+    });
+    const slowHead = closedAfter((done) => {
+      const c = tlsConnect({ host: '127.0.0.1', port: s.port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => c.write('GET /metrics HTTP/1.1\r\n'));
+      const tick = setInterval(() => c.write('X'), 1_000);
+      c.on('error', () => undefined);
+      c.on('close', () => (clearInterval(tick), done()));
+    });
+    const noStream = closedAfter((done) => {
+      const session = http2.connect(s.url, { rejectUnauthorized: false });
+      session.on('error', () => undefined);
+      session.on('close', done);
+    });
+    const ms = await Promise.all([idle, slowHead, noStream]);
+    for (const [what, t] of [['idle TLS', ms[0]!], ['slow HTTP/1.1 head', ms[1]!], ['HTTP/2 session without a stream', ms[2]!]] as const) {
+      assert.ok(t >= 9_000 && t <= 14_000, `${what} closed after ${t} ms`);
+    }
+    const r = await request(`${s.url}/metrics`);
+    assert.equal(r.status, 200, 'and the server serves');
   });
 });
 

@@ -16,6 +16,7 @@ import { isDisabled, parseBindAddress } from '../../manager/bind.js';
 import { createLogger, type Logger } from '../../util/log.js';
 import { registry } from '../index.js';
 import { ConnectionTracker } from './connections.js';
+import { ConnectionGuard } from './connection-guard.js';
 import { sendText } from './respond.js';
 import { closeAfterAnswer, declaredBody, MAX_BODY_BYTES, pathOf, toOriginForm } from './request.js';
 import { metricsHandler } from './scrape.js';
@@ -35,6 +36,12 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** Idle keep-alive time, longer than common scrape intervals so Prometheus reuses its connection. */
 const KEEP_ALIVE_TIMEOUT_MS = 90_000;
 const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+/**
+ * A connection that has started no request by then is closed whatever the mode (connection-guard.ts). Longer
+ * than the header timeout plus Node's 1 s check, so in HTTP/1.1 mode Node answers a slow head with 408 first;
+ * the guard is what closes HTTP/2 sessions without a stream and the HTTP/2 server's HTTP/1.1 fallback.
+ */
+const IDLE_HOLD_TIMEOUT_MS = HEADERS_TIMEOUT_MS + 2_000;
 const DEFAULT_MAX_CONNECTIONS = 1024;
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 60_000;
 
@@ -73,6 +80,7 @@ class HttpMetricsServer implements MetricsServer {
   private filter: Filter | undefined;
   private server: AnyServer | undefined;
   private tracker: ConnectionTracker | undefined;
+  private guard: ConnectionGuard | undefined;
   private watcher: CertWatcher | undefined;
   private ownClient: KubeClient | undefined;
   private stopping: Promise<void> | undefined;
@@ -121,7 +129,7 @@ class HttpMetricsServer implements MetricsServer {
       const server = await this.createServer(listener);
       // without this listener Node answers `Expect: 100-continue` with `100 Continue` before any authentication
       server.on('checkContinue', listener);
-      server.maxConnections = this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+      this.guard = new ConnectionGuard(server as NetServer, { maxConnections: this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, headTimeoutMs: IDLE_HOLD_TIMEOUT_MS });
       this.tracker = new ConnectionTracker(server as NetServer, this.secure);
       await listen(server, host, port, this.bindAddress);
       server.on('error', (err: Error) => this.log.error('metrics server error', { error: err.message }));
@@ -165,7 +173,7 @@ class HttpMetricsServer implements MetricsServer {
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      connectionsCheckingInterval: 5_000,
+      connectionsCheckingInterval: 1_000,
     };
     if (!this.secure) return http.createServer(limits, listener);
 
@@ -175,7 +183,8 @@ class HttpMetricsServer implements MetricsServer {
     let server: https.Server | http2.Http2SecureServer;
     if (this.opts.enableHTTP2) {
       server = http2.createSecureServer({ ...tlsOptions, allowHTTP1: true, settings: { maxConcurrentStreams: 100, maxHeaderListSize: MAX_HEADER_BYTES } }, listener);
-      // idle sessions (and HTTP/1.1 fallback connections, which do not get the head/request timeouts here) are cut
+      // idle sessions are cut after the keep-alive time; HTTP/1.1 fallback connections do not get Node's head and
+      // request timeouts here: the connection guard closes those that start no request
       server.setTimeout(KEEP_ALIVE_TIMEOUT_MS);
     } else {
       server = https.createServer({ ...tlsOptions, ...limits }, listener);
@@ -191,6 +200,7 @@ class HttpMetricsServer implements MetricsServer {
 
   private async handle(req: Parameters<Handler>[0], res: Parameters<Handler>[1]): Promise<void> {
     this.tracker?.track(req, res);
+    if (this.guard) res.once('close', this.guard.requestStarted(req.socket));
     if (req.url !== undefined && !req.url.startsWith('/')) req.url = toOriginForm(req.url);
     const body = declaredBody(req);
     if (body.present) {

@@ -59,7 +59,10 @@ export interface MetricsOptions {
   extraIPs?: string[];
   /** How long a graceful stop waits for in-flight requests (default 60 000 ms). */
   shutdownTimeoutMs?: number;
-  /** Most connections open at once; more are refused (default 1024). */
+  /**
+   * Most connections open at once (default 1024). At the cap a new connection closes the oldest one with no
+   * request in flight (one that never sent a request first); it is refused only when every connection is busy.
+   */
   maxConnections?: number;
 }
 
