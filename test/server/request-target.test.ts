@@ -6,9 +6,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import tls from 'node:tls';
+import http2 from 'node:http2';
 import type { Readable } from 'node:stream';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { rawRequest, startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
+import { h2Get, rawRequest, startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import { LogCapture } from '../helpers/log-capture.js';
 
 const logs = new LogCapture();
@@ -146,6 +147,44 @@ describe('request bodies and Expect: 100-continue', () => {
     clearTimeout(t);
     assert.match(text, /^HTTP\/1\.1 100 Continue\r\n\r\n\[body sent\]HTTP\/1\.1 200 /);
     assert.match(text, /got 10 bytes$/);
+  });
+
+  test('HTTP/2: a declared body over 4 KiB gets 413; an unauthenticated body of unknown length gets 401 and its stream is cancelled after a few MiB at most', async () => {
+    const h2ep = await startSecureEndpoint(await cluster.managerConfig(), { metrics: { enableHTTP2: true } });
+    const session = http2.connect(h2ep.url, { rejectUnauthorized: false });
+    session.on('error', () => undefined);
+    try {
+      const post = (headers: http2.OutgoingHttpHeaders, bodyBytes: number) =>
+        new Promise<{ status: number; sent: number; reset: number | undefined }>((resolve) => {
+          const stream = session.request({ ':method': 'POST', ':path': '/metrics', ...headers });
+          let status = 0;
+          let sent = 0;
+          const piece = Buffer.alloc(64 * 1024, 0x61);
+          stream.on('response', (h) => (status = Number(h[':status'])));
+          stream.on('data', () => undefined);
+          stream.on('error', () => undefined);
+          stream.on('close', () => resolve({ status, sent, reset: stream.rstCode }));
+          const pump = () => {
+            while (!stream.destroyed && sent < bodyBytes) {
+              sent += piece.length;
+              if (!stream.write(piece)) return void stream.once('drain', pump);
+            }
+            if (!stream.destroyed) stream.end();
+          };
+          pump();
+        });
+      const declared = await post({ 'content-length': String(64 * MiB) }, 64 * MiB);
+      assert.equal(declared.status, 413);
+      assert.ok(declared.sent <= 8 * MiB, `${(declared.sent / MiB).toFixed(1)} MiB taken`);
+      const unknown = await post({}, 64 * MiB);
+      assert.equal(unknown.status, 401);
+      assert.ok(unknown.sent <= 8 * MiB, `${(unknown.sent / MiB).toFixed(1)} MiB taken`);
+      const ok = await h2Get(session, '/metrics', { authorization: `Bearer ${reader}` });
+      assert.equal(ok.status, 200, 'the session still serves');
+    } finally {
+      session.close();
+      await h2ep.stop();
+    }
   });
 
   test('a body over 4 KiB is refused with 413 before authentication, for any path', async () => {
