@@ -4,6 +4,8 @@
  *
  * - A connection that has not started a request (TLS handshake done and a complete request head, or an HTTP/2
  *   stream) within `headTimeoutMs` of opening is closed: idle TLS connections and slow-header clients alike.
+ *   Between requests the same holds with `idleTimeoutMs`, counted from the end of the last one and not reset by
+ *   bytes that do not complete a request (a next head trickled a byte at a time on a keep-alive connection).
  * - At `maxConnections`, a new connection does not get refused: the oldest connection with no request in flight
  *   is closed to make room — first those that never started a request, then idle keep-alive ones. A client
  *   holding many idle connections thus cannot lock out a scraper (Node's own `maxConnections` refuses the
@@ -17,6 +19,7 @@ import type { Server as NetServer, Socket } from 'node:net';
 export interface ConnectionGuardOptions {
   maxConnections: number;
   headTimeoutMs: number;
+  idleTimeoutMs: number;
 }
 
 interface Conn {
@@ -32,6 +35,7 @@ interface Conn {
 export interface ConnectionGuardStats {
   open: number;
   headTimeouts: number;
+  idleTimeouts: number;
   evicted: number;
   refused: number;
 }
@@ -44,6 +48,7 @@ export class ConnectionGuard {
   /** In opening order: the first entries are the oldest. */
   private readonly conns = new Map<string, Conn>();
   private headTimeouts = 0;
+  private idleTimeouts = 0;
   private evicted = 0;
   private refused = 0;
 
@@ -55,7 +60,7 @@ export class ConnectionGuard {
   }
 
   stats(): ConnectionGuardStats {
-    return { open: this.conns.size, headTimeouts: this.headTimeouts, evicted: this.evicted, refused: this.refused };
+    return { open: this.conns.size, headTimeouts: this.headTimeouts, idleTimeouts: this.idleTimeouts, evicted: this.evicted, refused: this.refused };
   }
 
   private opened(socket: Socket): void {
@@ -122,6 +127,13 @@ export class ConnectionGuard {
       if (done) return;
       done = true;
       conn.inFlight--;
+      if (conn.inFlight > 0 || conn.socket.destroyed) return;
+      conn.timer = setTimeout(() => {
+        if (conn.inFlight > 0) return;
+        this.idleTimeouts++;
+        conn.socket.destroy();
+      }, this.o.idleTimeoutMs);
+      conn.timer.unref();
     };
   }
 }

@@ -129,7 +129,7 @@ class HttpMetricsServer implements MetricsServer {
       const server = await this.createServer(listener);
       // without this listener Node answers `Expect: 100-continue` with `100 Continue` before any authentication
       server.on('checkContinue', listener);
-      this.guard = new ConnectionGuard(server as NetServer, { maxConnections: this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, headTimeoutMs: IDLE_HOLD_TIMEOUT_MS });
+      this.guard = new ConnectionGuard(server as NetServer, { maxConnections: this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, headTimeoutMs: IDLE_HOLD_TIMEOUT_MS, idleTimeoutMs: KEEP_ALIVE_TIMEOUT_MS });
       this.tracker = new ConnectionTracker(server as NetServer, this.secure);
       await listen(server, host, port, this.bindAddress);
       server.on('error', (err: Error) => this.log.error('metrics server error', { error: err.message }));
