@@ -1,7 +1,8 @@
 /**
  * With HTTP/2 switched on (`enableHTTP2: true`), the same guarantees over h2 streams: every stream is decided on
- * its own (401 / 403 / 200), path tricks in `:path` are never served without authorization, and a rapid-reset
- * burst (CVE-2023-44487: streams opened and cancelled at once) leaves the server serving.
+ * its own (401 / 403 / 200), path tricks in `:path` are never served without authorization, a rapid-reset
+ * burst (CVE-2023-44487: streams opened and cancelled at once) leaves the server serving, and the session
+ * settings are bounded (100 streams, 16 KiB header lists).
  */
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -91,5 +92,29 @@ describe('HTTP/2 enabled', { timeout: 60_000 }, () => {
       fresh.close();
     }
     assert.equal((await scrape(ep.port, { token: reader })).status, 200, 'HTTP/1.1 still served');
+  });
+
+  test('bounded settings: 100 concurrent streams, header lists up to 16 KiB; a bigger header list is refused, the session serves on', async () => {
+    const s = await connect();
+    s.on('error', () => undefined);
+    try {
+      // the server's SETTINGS frame may arrive after 'connect'
+      await Promise.race([new Promise((r) => s.once('remoteSettings', r)), new Promise((r) => setTimeout(r, 2_000))]);
+      assert.equal(s.remoteSettings.maxConcurrentStreams, 100);
+      assert.equal(s.remoteSettings.maxHeaderListSize, 16 * 1024);
+      const big = await new Promise<string>((resolve) => {
+        const req = s.request({ ':path': '/metrics', authorization: `Bearer ${reader}`, 'x-padding': 'a'.repeat(20 * 1024) });
+        req.on('response', (h) => resolve(`status ${h[':status']}`));
+        req.on('error', (err: NodeJS.ErrnoException) => resolve(`error ${err.code}`));
+        req.on('close', () => resolve(`closed ${req.rstCode}`));
+        req.end();
+      });
+      assert.doesNotMatch(big, /^status 200$/, big);
+      const fresh = s.closed || s.destroyed ? await connect() : s;
+      assert.equal((await h2get(fresh, '/metrics', reader)).status, 200);
+      if (fresh !== s) fresh.close();
+    } finally {
+      s.close();
+    }
   });
 });
