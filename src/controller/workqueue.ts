@@ -10,6 +10,7 @@
  */
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.js';
 import { noopWorkqueueMetrics, workqueueMetricsFor, type WorkqueueMetrics } from './metrics.js';
+import { after, systemTimerClock, type TimerClock } from '../util/timers.js';
 
 /** What {@link Workqueue.get} returns: an item, or `shutdown: true` when the queue is shut down and empty. */
 export type QueueGet<T> = { item: T; shutdown: false } | { item: undefined; shutdown: true };
@@ -24,6 +25,8 @@ export interface WorkqueueOptions<T> {
   metrics?: boolean;
   /** Refresh period of the unfinished/longest-running gauges in ms (default 500). */
   unfinishedWorkUpdatePeriodMs?: number;
+  /** Clock of {@link Workqueue.addAfter}'s delays (tests). */
+  clock?: TimerClock;
 }
 
 const NS_PER_S = 1e9;
@@ -43,7 +46,8 @@ export class Workqueue<T = string> {
   /** When each waiting item was added (ns, for queue duration). */
   private readonly addedAt = new Map<T, bigint>();
   /** Items held back by addAfter: ready time (ms, performance clock) and timer. */
-  private readonly waiting = new Map<T, { readyAt: number; timer: NodeJS.Timeout }>();
+  private readonly waiting = new Map<T, { readyAt: number; cancel: () => void }>();
+  private readonly clock: TimerClock;
   private readonly getters: Array<(r: QueueGet<T>) => void> = [];
   private drainWaiters: Array<() => void> = [];
   private shuttingDown = false;
@@ -53,6 +57,7 @@ export class Workqueue<T = string> {
   constructor(opts: WorkqueueOptions<T>) {
     this.name = opts.name;
     this.limiter = opts.rateLimiter ?? defaultControllerRateLimiter<T>();
+    this.clock = opts.clock ?? systemTimerClock;
     const withMetrics = opts.metrics ?? true;
     this.m = withMetrics ? workqueueMetricsFor(opts.name) : noopWorkqueueMetrics();
     if (withMetrics) {
@@ -89,7 +94,10 @@ export class Workqueue<T = string> {
     this.push(item);
   }
 
-  /** Queues `item` after `delayMs` (at once when ≤ 0). If it is already held back, the earlier time wins. */
+  /**
+   * Queues `item` after `delayMs` (at once when ≤ 0; any length, also beyond Node's 24.8-day timer limit). If it
+   * is already held back, the earlier time wins.
+   */
   addAfter(item: T, delayMs: number): void {
     if (this.shuttingDown) return;
     if (!(delayMs > 0)) {
@@ -97,18 +105,21 @@ export class Workqueue<T = string> {
       return;
     }
     this.m.retries.inc();
-    const readyAt = performance.now() + delayMs;
+    const readyAt = this.clock.now() + delayMs;
     const prev = this.waiting.get(item);
     if (prev) {
       if (prev.readyAt <= readyAt) return;
-      clearTimeout(prev.timer);
+      prev.cancel();
     }
-    const timer = setTimeout(() => {
-      this.waiting.delete(item);
-      this.add(item);
-    }, delayMs);
-    timer.unref();
-    this.waiting.set(item, { readyAt, timer });
+    const cancel = after(
+      delayMs,
+      () => {
+        this.waiting.delete(item);
+        this.add(item);
+      },
+      this.clock,
+    );
+    this.waiting.set(item, { readyAt, cancel });
   }
 
   /** Queues `item` after the rate limiter's backoff for it. */
@@ -216,7 +227,7 @@ export class Workqueue<T = string> {
   }
 
   private stopTimers(): void {
-    for (const w of this.waiting.values()) clearTimeout(w.timer);
+    for (const w of this.waiting.values()) w.cancel();
     this.waiting.clear();
     if (this.gaugeTimer) clearInterval(this.gaugeTimer);
     if (!this.draining) {
