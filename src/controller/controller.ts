@@ -12,6 +12,7 @@ import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './ratelimiter.js';
 import type { CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
 import { Workqueue } from './workqueue.js';
+import { after } from '../util/timers.js';
 
 /** Options of a {@link Controller}. */
 export interface ControllerOptions {
@@ -129,15 +130,12 @@ export class Controller {
     for (const r of this.removeHandlers.splice(0)) r();
     if (!this._queue) return true;
     this._queue.shutDown();
-    let timer: NodeJS.Timeout | undefined;
+    let cancel: (() => void) | undefined;
     const finished = await Promise.race([
       Promise.all(this.workers).then(() => true),
-      new Promise<boolean>((r) => {
-        timer = setTimeout(() => r(false), timeoutMs);
-        timer.unref();
-      }),
+      new Promise<boolean>((r) => (cancel = after(timeoutMs, () => r(false)))),
     ]);
-    clearTimeout(timer);
+    cancel?.();
     return finished;
   }
 

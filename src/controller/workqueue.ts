@@ -182,9 +182,9 @@ export class Workqueue<T = string> {
       return Promise.resolve(true);
     }
     return new Promise((resolve) => {
-      const t = setTimeout(() => resolve(false), timeoutMs);
+      const cancel = after(timeoutMs, () => resolve(false), this.clock, true);
       this.drainWaiters.push(() => {
-        clearTimeout(t);
+        cancel();
         resolve(true);
       });
     });

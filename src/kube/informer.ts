@@ -11,6 +11,7 @@
  */
 import { KubeApiError, type KubeClient, type WatchEvent } from './client.js';
 import type { Logger } from '../util/log.js';
+import { after } from '../util/timers.js';
 
 /** The object metadata an informer needs. */
 export interface InformerObject {
@@ -167,10 +168,9 @@ export class Informer<T extends InformerObject = InformerObject> {
     if (this._synced) return Promise.resolve(true);
     if (this.stopped) return Promise.resolve(false);
     return new Promise((resolve) => {
-      const t = setTimeout(() => resolve(false), timeoutMs);
-      t.unref();
+      const cancel = after(timeoutMs, () => resolve(false));
       this.syncWaiters.push(() => {
-        clearTimeout(t);
+        cancel();
         resolve(this._synced);
       });
     });
@@ -240,11 +240,11 @@ export class Informer<T extends InformerObject = InformerObject> {
     const signal = this.abort.signal;
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(t);
+        cancel();
         signal.removeEventListener('abort', done);
         resolve();
       };
-      const t = setTimeout(done, ms);
+      const cancel = after(ms, done, undefined, true);
       signal.addEventListener('abort', done, { once: true });
     });
   }

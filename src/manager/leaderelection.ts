@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { KubeApiError, type KubeClient } from '../kube/client.js';
 import type { Logger } from '../util/log.js';
 import { leaderElectionMasterStatus } from '../controller/metrics.js';
+import { after } from '../util/timers.js';
 
 /** Options of a {@link LeaderElector}. */
 export interface LeaderElectionOptions {
@@ -45,9 +46,9 @@ function microTime(d = new Date()): string {
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
+    const cancel = after(ms, done, undefined, true);
     function done() {
-      clearTimeout(t);
+      cancel();
       signal.removeEventListener('abort', done);
       resolve();
     }

@@ -12,34 +12,37 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 export interface TimerClock {
   /** Monotonic milliseconds. */
   now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
+  /** `keepAlive`: the pending timer keeps the process running (Node's default); otherwise it is unref'd. */
+  setTimeout(fn: () => void, ms: number, keepAlive?: boolean): unknown;
   clearTimeout(handle: unknown): void;
 }
 
-/** The process's monotonic clock and Node's timers (unref'd: a pending delay never keeps the process alive). */
+/** The process's monotonic clock and Node's timers. */
 export const systemTimerClock: TimerClock = {
   now: () => performance.now(),
-  setTimeout(fn, ms) {
+  setTimeout(fn, ms, keepAlive = false) {
     const t = setTimeout(fn, ms);
-    t.unref();
+    if (!keepAlive) t.unref();
     return t;
   },
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-/** Calls `fn` once `ms` have passed on `clock` (however long `ms` is); returns a function that cancels it. */
-export function after(ms: number, fn: () => void, clock: TimerClock = systemTimerClock): () => void {
+/**
+ * Calls `fn` once `ms` have passed on `clock` (however long `ms` is; never synchronously, even for 0); returns a
+ * function that cancels it. The pending delay does not keep the process running unless `keepAlive`.
+ */
+export function after(ms: number, fn: () => void, clock: TimerClock = systemTimerClock, keepAlive = false): () => void {
   const due = clock.now() + Math.max(0, ms);
   let handle: unknown;
   let cancelled = false;
   const arm = () => {
+    handle = clock.setTimeout(check, Math.min(Math.max(0, Math.ceil(due - clock.now())), MAX_TIMER_MS), keepAlive);
+  };
+  const check = () => {
     if (cancelled) return;
-    const left = due - clock.now();
-    if (left <= 0) {
-      fn();
-      return;
-    }
-    handle = clock.setTimeout(arm, Math.min(Math.ceil(left), MAX_TIMER_MS));
+    if (due - clock.now() <= 0) fn();
+    else arm();
   };
   arm();
   return () => {

@@ -72,6 +72,14 @@ test('after() can be cancelled before and after re-arming', () => {
   assert.equal(fired, 0);
 });
 
+test('after(0) runs on a later turn, never synchronously', async () => {
+  let fired = false;
+  after(0, () => (fired = true));
+  assert.equal(fired, false);
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(fired, true);
+});
+
 test('a 30-day addAfter (a reconciler\'s requeueAfterMs) does not run early', () => {
   const clock = new NodeLikeClock();
   const q = new Workqueue<string>({ name: 'timers_test', metrics: false, clock });
