@@ -37,6 +37,12 @@ export interface ControllerStartDeps {
   logger?: Logger;
   /** Aborted at shutdown; passed to reconcilers. */
   signal: AbortSignal;
+  /**
+   * Fencing (leader election): asked before each reconcile starts. When it answers false the worker starts no
+   * reconcile, stops, and calls `onFenced`.
+   */
+  mayReconcile?: () => boolean;
+  onFenced?: () => void;
 }
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
@@ -143,6 +149,13 @@ export class Controller {
     for (;;) {
       const { item, shutdown } = await queue.get();
       if (shutdown) return;
+      // checked after the wait for an item: a process that wakes from a freeze must not act on a lost lease
+      if (deps.mayReconcile && !deps.mayReconcile()) {
+        queue.done(item);
+        log.error('Not reconciling: the leader lease may have expired by this process\'s clock', { key: item });
+        deps.onFenced?.();
+        return;
+      }
       try {
         await this.reconcileHandler(queue, item, deps, log, cache);
       } finally {

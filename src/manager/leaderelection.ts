@@ -1,7 +1,19 @@
 /**
- * Lease-based leader election (coordination.k8s.io/v1 Lease), with client-go's timing defaults
- * (lease 15 s, renew deadline 10 s, retry 2 s). Sets `leader_election_master_status{name}`: 0 while waiting
- * or after losing the lease, 1 while leading.
+ * Lease-based leader election (coordination.k8s.io/v1 Lease) as client-go's, with its defaults (lease 15 s,
+ * renew deadline 10 s, retry 2 s), plus fencing client-go lacks:
+ *
+ * - Renewal runs in rounds. A round starts with an attempt and retries on a fixed `retryPeriod` tick; it is
+ *   bounded by `renewDeadline` counted from its first attempt, and requests in flight are aborted at it. A
+ *   failed round loses leadership. Between successful rounds the elector waits `retryPeriod`.
+ * - Expiry is judged on this process's monotonic clock (`performance.now()`), from when the lease record was last
+ *   seen to change — never by comparing another process's timestamps with ours.
+ * - The holder renews without a GET while its lease is valid (fast path); otherwise GET, then PUT with the
+ *   record's resourceVersion, so a stale holder's write is refused with a conflict.
+ * - `leaseTransitions` is incremented by every write of a non-holder (takeover of an expired or released lease).
+ * - Fencing: {@link LeaderElector.mayLead} is false once our lease may have expired by our own clock (the start
+ *   of our last successful write plus the lease duration), so a process that wakes from a freeze starts no work.
+ *
+ * `leader_election_master_status{name}`: 0 at construction, 1 on acquire, 0 after a failed round.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -20,29 +32,37 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
-  /** Give the lease up at shutdown so another replica takes over at once (default true). */
+  /** Give the lease up when stopped, so another replica takes over at once (default false, as controller-runtime). */
   releaseOnCancel?: boolean;
   logger?: Logger;
+  /** Monotonic milliseconds (tests). */
+  now?: () => number;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
 }
 
 interface Lease {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace: string; resourceVersion?: string };
-  spec?: {
-    holderIdentity?: string;
-    leaseDurationSeconds?: number;
-    acquireTime?: string;
-    renewTime?: string;
-    leaseTransitions?: number;
-  };
+  metadata: { name: string; namespace: string; resourceVersion?: string; [k: string]: unknown };
+  spec?: LeaseSpec;
 }
+
+/** client-go's JitterFactor for the acquire loop. */
+const ACQUIRE_JITTER = 1.2;
 
 /** Kubernetes MicroTime: RFC 3339 with microseconds. */
 function microTime(d = new Date()): string {
   return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
+/** Waits `ms` (any length), or less if `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
@@ -62,20 +82,33 @@ export class LeaderElector {
   private readonly leaseMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly now: () => number;
   private readonly gauge;
   private leading = false;
-  private observedAt = 0;
-  private observedHolder = '';
-  private observedRenew = '';
+  /** The record last seen (JSON of its spec, to detect change) and when, on our monotonic clock. */
+  private observed: { record: string; lease: Lease } | undefined;
+  private observedAt = -Infinity;
+  /** Our own bound of our lease: the start of our last successful write plus the lease duration. */
+  private validUntil = -Infinity;
 
   constructor(
     private readonly client: KubeClient,
     private readonly opts: LeaderElectionOptions,
   ) {
-    this.identity = opts.identity ?? `${hostname()}_${randomUUID()}`;
     this.leaseMs = opts.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryMs = opts.retryPeriodMs ?? 2_000;
+    if (!(this.leaseMs > 0 && this.renewDeadlineMs > 0 && this.retryMs > 0)) throw new Error('leader election: lease duration, renew deadline and retry period must be greater than 0');
+    if (!(this.leaseMs > this.renewDeadlineMs)) throw new Error(`leader election: the lease duration (${this.leaseMs} ms) must be greater than the renew deadline (${this.renewDeadlineMs} ms)`);
+    if (!(this.renewDeadlineMs > ACQUIRE_JITTER * this.retryMs)) {
+      throw new Error(`leader election: the renew deadline (${this.renewDeadlineMs} ms) must be greater than 1.2 × the retry period (${this.retryMs} ms)`);
+    }
+    this.identity = opts.identity ?? `${hostname()}_${randomUUID()}`;
+    if (!this.identity) throw new Error('leader election: the identity must not be empty');
+    // as controller-runtime's REST config for leader election: max(renewDeadline / 2, 1 s) per request
+    this.requestTimeoutMs = Math.max(this.renewDeadlineMs / 2, 1_000);
+    this.now = opts.now ?? (() => performance.now());
     this.gauge = leaderElectionMasterStatus.labels(opts.id);
     this.gauge.set(0);
   }
@@ -84,8 +117,20 @@ export class LeaderElector {
     return this.leading;
   }
 
+  /**
+   * Whether this replica may still act as the leader: it won the lease and, by its own monotonic clock, the lease
+   * it last wrote has not expired. Check it before starting any work that only the leader may do.
+   */
+  mayLead(): boolean {
+    return this.leading && this.now() < this.validUntil;
+  }
+
   private get path(): string {
     return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.opts.namespace)}/leases`;
+  }
+
+  private get leasePath(): string {
+    return `${this.path}/${encodeURIComponent(this.opts.id)}`;
   }
 
   /** Blocks until this replica holds the lease (true) or `signal` aborts (false). */
@@ -98,90 +143,135 @@ export class LeaderElector {
         this.opts.logger?.info('successfully acquired lease', { lease: `${this.opts.namespace}/${this.opts.id}`, identity: this.identity });
         return true;
       }
-      await sleep(this.retryMs * (1 + Math.random() * 0.2), signal);
+      await sleep(this.retryMs * (1 + Math.random() * ACQUIRE_JITTER), signal);
     }
     return false;
   }
 
   /**
-   * Renews every retry period until `signal` aborts (resolves) or renewal fails for longer than the renew
-   * deadline (resolves with an Error: leadership lost).
+   * Renews in rounds until `signal` aborts (resolves undefined) or a round fails (resolves with an Error:
+   * leadership lost; the gauge drops to 0).
    */
   async renewLoop(signal: AbortSignal): Promise<Error | undefined> {
-    let lastRenew = Date.now();
     while (!signal.aborted) {
-      await sleep(this.retryMs, signal);
-      if (signal.aborted) break;
-      if (await this.tryAcquireOrRenew(signal)) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > this.renewDeadlineMs) {
+      const renewed = await this.renewRound(signal);
+      if (signal.aborted) return undefined;
+      if (!renewed) {
         this.leading = false;
         this.gauge.set(0);
+        this.opts.logger?.error('Failed to renew lease', { lease: `${this.opts.namespace}/${this.opts.id}`, renewDeadlineMs: this.renewDeadlineMs });
         return new Error(`leader election lost: could not renew lease ${this.opts.namespace}/${this.opts.id} within ${this.renewDeadlineMs} ms`);
       }
+      await sleep(this.retryMs, signal);
     }
     return undefined;
   }
 
-  /** Gives the lease up (if held and `releaseOnCancel`), and sets the gauge to 0. */
+  /** One round: attempts on a fixed retry tick from its start, all aborted `renewDeadline` after it. */
+  private async renewRound(signal: AbortSignal): Promise<boolean> {
+    const start = this.now();
+    const deadline = start + this.renewDeadlineMs;
+    const round = new AbortController();
+    const cancelDeadline = after(this.renewDeadlineMs, () => round.abort(), undefined, true);
+    const onAbort = () => round.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (;;) {
+        if (await this.tryAcquireOrRenew(round.signal)) return true;
+        const now = this.now();
+        if (round.signal.aborted || now >= deadline) return false;
+        const nextTick = start + (Math.floor((now - start) / this.retryMs) + 1) * this.retryMs;
+        await sleep(Math.min(nextTick, deadline) - now, round.signal);
+        if (round.signal.aborted || this.now() >= deadline) return false;
+      }
+    } finally {
+      cancelDeadline();
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Gives the lease up when `releaseOnCancel` is set and we hold it (seen locally and in the record just read):
+   * holder empty, duration 1 s, transitions kept, so anyone may take it at once. Leaves the gauge as it is.
+   */
   async release(): Promise<void> {
     const wasLeading = this.leading;
     this.leading = false;
-    this.gauge.set(0);
-    if (!wasLeading || this.opts.releaseOnCancel === false) return;
+    if (!wasLeading || !this.opts.releaseOnCancel) return;
+    if (this.observed?.lease.spec?.holderIdentity !== this.identity) return;
     try {
-      const lease = await this.client.get<Lease>(`${this.path}/${encodeURIComponent(this.opts.id)}`, { timeoutMs: 5_000 });
+      const lease = await this.client.get<Lease>(this.leasePath, { timeoutMs: this.renewDeadlineMs });
       if (lease.spec?.holderIdentity !== this.identity) return;
-      lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() };
-      await this.client.replace(`${this.path}/${encodeURIComponent(this.opts.id)}`, lease, { timeoutMs: 5_000 });
+      const now = microTime();
+      lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
+      await this.client.replace(this.leasePath, lease, { timeoutMs: this.renewDeadlineMs });
+      this.opts.logger?.info('released the leader lease', { lease: `${this.opts.namespace}/${this.opts.id}` });
     } catch (err) {
       this.opts.logger?.warn('failed to release the leader lease', { error: (err as Error).message });
     }
   }
 
+  private observe(lease: Lease): void {
+    const record = JSON.stringify(lease.spec ?? {});
+    if (this.observed?.record !== record) this.observedAt = this.now();
+    this.observed = { record, lease };
+  }
+
+  /** Records a lease we just wrote (started at `sentAt`). */
+  private wrote(lease: Lease, sentAt: number): void {
+    this.observed = { record: JSON.stringify(lease.spec ?? {}), lease };
+    this.observedAt = this.now();
+    this.validUntil = sentAt + this.leaseMs;
+  }
+
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const now = new Date();
-    const name = this.opts.id;
-    const spec = {
+    const nowWall = microTime();
+    const desired: LeaseSpec = {
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.ceil(this.leaseMs / 1000),
-      renewTime: microTime(now),
+      acquireTime: nowWall,
+      renewTime: nowWall,
     };
+    const req = { timeoutMs: this.requestTimeoutMs, signal };
     try {
+      // 1. fast path: we hold a lease that is valid by our clock: PUT the record we have, no GET
+      const seen = this.observed?.lease;
+      if (seen?.spec?.holderIdentity === this.identity && this.now() < this.observedAt + (seen.spec.leaseDurationSeconds ?? 0) * 1000) {
+        const sentAt = this.now();
+        try {
+          const spec = { ...seen.spec, ...desired, acquireTime: seen.spec.acquireTime, leaseTransitions: seen.spec.leaseTransitions };
+          this.wrote(await this.client.replace<Lease>(this.leasePath, { ...seen, spec }, req), sentAt);
+          return true;
+        } catch (err) {
+          if (signal.aborted) return false;
+          this.opts.logger?.debug('fast-path lease renewal failed, reading the lease', { error: (err as Error).message });
+        }
+      }
+      // 2. read the record
       let lease: Lease;
       try {
-        lease = await this.client.get<Lease>(`${this.path}/${encodeURIComponent(name)}`, { timeoutMs: this.renewDeadlineMs, signal });
+        lease = await this.client.get<Lease>(this.leasePath, req);
       } catch (err) {
         if (!(err instanceof KubeApiError) || err.status !== 404) throw err;
-        await this.client.create(this.path, {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace: this.opts.namespace },
-          spec: { ...spec, acquireTime: microTime(now), leaseTransitions: 0 },
-        }, { timeoutMs: this.renewDeadlineMs, signal });
+        const sentAt = this.now();
+        const created = await this.client.create<Lease>(
+          this.path,
+          { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.opts.id, namespace: this.opts.namespace }, spec: { ...desired, leaseTransitions: 0 } },
+          req,
+        );
+        this.wrote(created, sentAt);
         return true;
       }
+      // 3. someone else holds a lease that is valid since we last saw it change: not ours to take
+      this.observe(lease);
       const s = lease.spec ?? {};
       const holder = s.holderIdentity ?? '';
-      // track when the record last changed, by our clock (as client-go does: no clock-skew assumptions)
-      if (holder !== this.observedHolder || (s.renewTime ?? '') !== this.observedRenew) {
-        this.observedHolder = holder;
-        this.observedRenew = s.renewTime ?? '';
-        this.observedAt = Date.now();
-      }
-      const duration = (s.leaseDurationSeconds ?? 15) * 1000;
-      if (holder && holder !== this.identity && Date.now() < this.observedAt + duration) return false;
-      const changed = holder !== this.identity;
-      lease.spec = {
-        ...s,
-        ...spec,
-        acquireTime: changed ? microTime(now) : s.acquireTime ?? microTime(now),
-        leaseTransitions: (s.leaseTransitions ?? 0) + (changed && holder ? 1 : 0),
-      };
-      await this.client.replace(`${this.path}/${encodeURIComponent(name)}`, lease, { timeoutMs: this.renewDeadlineMs, signal });
-      this.observedHolder = this.identity;
-      this.observedRenew = spec.renewTime;
-      this.observedAt = Date.now();
+      if (holder !== '' && holder !== this.identity && this.now() < this.observedAt + (s.leaseDurationSeconds ?? 0) * 1000) return false;
+      // 4. renew (holder: keep acquire time and transitions) or take over (+1 transition)
+      const self = holder === this.identity;
+      const spec: LeaseSpec = { ...s, ...desired, acquireTime: self ? s.acquireTime : desired.acquireTime, leaseTransitions: self ? s.leaseTransitions ?? 0 : (s.leaseTransitions ?? 0) + 1 };
+      const sentAt = this.now();
+      this.wrote(await this.client.replace<Lease>(this.leasePath, { ...lease, spec }, req), sentAt);
       return true;
     } catch (err) {
       if (!signal.aborted) this.opts.logger?.debug('leader lease attempt failed', { error: (err as Error).message });

@@ -34,6 +34,11 @@ export interface ManagerOptions {
   leaderElectionID?: string;
   /** Lease namespace (default: the pod's namespace in a cluster, else `default`). */
   leaderElectionNamespace?: string;
+  /**
+   * Give the lease up when the manager stops, after the controllers have stopped, so another replica takes over
+   * at once (default false, as controller-runtime's `LeaderElectionReleaseOnCancel`).
+   */
+  leaderElectionReleaseOnCancel?: boolean;
   /** Lease timing (client-go defaults 15 s / 10 s / 2 s). */
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
@@ -67,6 +72,9 @@ export class Manager {
   private _health: HealthProbeServer | undefined;
   private informers: InformerSet | undefined;
   private elector: LeaderElector | undefined;
+  private electorStop: AbortController | undefined;
+  private renewing: Promise<void> | undefined;
+  private leaseLost = false;
   private startedFlag = false;
   private running = false;
   /** Up (metrics, probes) and waiting for the Lease: a standby replica, ready so that rolling updates proceed. */
@@ -277,6 +285,7 @@ export class Manager {
         leaseDurationMs: this.opts.leaseDurationMs,
         renewDeadlineMs: this.opts.renewDeadlineMs,
         retryPeriodMs: this.opts.retryPeriodMs,
+        releaseOnCancel: this.opts.leaderElectionReleaseOnCancel ?? false,
         logger: this.log.child('leader-election'),
       });
       this.elector = elector;
@@ -284,13 +293,28 @@ export class Manager {
       const acquired = await elector.acquire(signal);
       this.standby = false;
       if (!acquired) return;
-      void elector.renewLoop(signal).then((lost) => {
-        if (lost) fail(new ManagerError(lost.message));
+      // renewal runs on its own signal: shutdown stops the controllers first, and only then leader election
+      const electorStop = new AbortController();
+      this.electorStop = electorStop;
+      this.renewing = elector.renewLoop(electorStop.signal).then((lost) => {
+        if (!lost) return;
+        this.leaseLost = true;
+        fail(new ManagerError(lost.message));
       });
     }
 
-    // 6. controllers
-    const deps = { client, informers: this.informers, logger: this.log, signal };
+    // 6. controllers (fenced by the lease when leader election is on)
+    const elector = this.elector;
+    const fencing = elector
+      ? {
+          mayReconcile: () => elector.mayLead(),
+          onFenced: () => {
+            this.leaseLost = true;
+            fail(new ManagerError('leader election lost: the lease may have expired by this process\'s clock (paused, or renewals failing); no reconcile was started'));
+          },
+        }
+      : {};
+    const deps = { client, informers: this.informers, logger: this.log, signal, ...fencing };
     await Promise.all(this.controllers.map((c) => c.start(deps)));
   }
 
@@ -317,9 +341,10 @@ export class Manager {
   }
 
   private async stopComponents(): Promise<void> {
-    const budget = this.opts.gracefulShutdownTimeoutMs ?? 30_000;
+    // a lost lease stops at once, as controller-runtime (grace 0): another replica may already be leading
+    const budget = this.leaseLost ? 0 : this.opts.gracefulShutdownTimeoutMs ?? 30_000;
     const deadline = Date.now() + budget;
-    const left = () => Math.max(100, deadline - Date.now());
+    const left = () => (this.leaseLost ? 0 : Math.max(100, deadline - Date.now()));
     this.log.info('Stopping and waiting for controllers');
     const results = await Promise.all(this.controllers.map((c) => c.stop(left())));
     if (results.some((r) => !r)) this.log.warn('some reconciles did not finish within the graceful shutdown timeout');
@@ -327,6 +352,8 @@ export class Manager {
     await this.informers?.stop();
     if (this.elector) {
       this.log.info('Stopping and waiting for leader election runnables');
+      this.electorStop?.abort();
+      await this.renewing;
       await this.elector.release();
     }
     if (this._health) {

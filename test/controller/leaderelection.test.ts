@@ -1,0 +1,109 @@
+/**
+ * The lease elector (src/manager/leaderelection.ts) against the embedded authority, some calls through a
+ * delaying proxy: renewal rounds bounded by the renew deadline from their first attempt, lease transitions on
+ * takeover, release only when asked, fencing by our own monotonic clock, and the timing rules.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeClient } from '../../src/kube/client.js';
+import { LeaderElector } from '../../src/manager/index.js';
+import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { FaultProxy } from '../helpers/fault-proxy.js';
+
+let cluster: TestCluster;
+let proxy: FaultProxy;
+let direct: KubeClient;
+let viaProxy: KubeClient;
+let seq = 0;
+
+before(async () => {
+  cluster = await startTestCluster();
+  proxy = new FaultProxy(cluster.authority.url, cluster.authority.caPem);
+  await proxy.start();
+  direct = new KubeClient(cluster.authority.restConfig);
+  viaProxy = new KubeClient({ ...cluster.authority.restConfig, server: proxy.url, ca: proxy.caPem });
+});
+
+after(async () => {
+  direct?.close();
+  viaProxy?.close();
+  await proxy?.stop();
+  await cluster?.stop();
+});
+
+const lease = (id: string) => direct.get<{ spec: { holderIdentity?: string; leaseTransitions?: number; leaseDurationSeconds?: number } }>(`/apis/coordination.k8s.io/v1/namespaces/default/leases/${id}`);
+const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 500 };
+
+describe('LeaderElector', () => {
+  test('a round whose GET and PUT are slow is abandoned at the renew deadline from its first attempt', async () => {
+    const id = `slow-${++seq}`;
+    const e = new LeaderElector(viaProxy, { id, namespace: 'default', identity: 'a', ...timing });
+    const stop = new AbortController();
+    try {
+      assert.equal(await e.acquire(stop.signal), true);
+      const loop = e.renewLoop(stop.signal);
+      await new Promise((r) => setTimeout(r, 700)); // a successful round or two
+      proxy.setFault({ kind: 'slow', delayMs: 5_000 });
+      const t0 = performance.now();
+      const lost = await loop;
+      const ms = performance.now() - t0;
+      assert.match(String(lost?.message), /leader election lost/);
+      // the next round starts within one retry period; it must end 1 500 ms after its first attempt
+      assert.ok(ms >= 1_400 && ms <= 1_500 + 500 + 400, `lost after ${ms.toFixed(0)} ms`);
+      assert.equal(e.isLeader, false);
+      assert.equal(e.mayLead(), false);
+    } finally {
+      proxy.setFault({ kind: 'pass' });
+      stop.abort();
+    }
+  });
+
+  test('taking over an expired lease, and a released one, each add a transition; release only with releaseOnCancel', async () => {
+    const id = `takeover-${++seq}`;
+    const a = new LeaderElector(direct, { id, namespace: 'default', identity: 'a', ...timing });
+    const stopA = new AbortController();
+    assert.equal(await a.acquire(stopA.signal), true);
+    assert.equal((await lease(id)).spec.leaseTransitions, 0, 'created with 0');
+    stopA.abort();
+    await a.release(); // releaseOnCancel is off by default: nothing is written
+    assert.equal((await lease(id)).spec.holderIdentity, 'a');
+
+    const b = new LeaderElector(direct, { id, namespace: 'default', identity: 'b', ...timing, releaseOnCancel: true });
+    const stopB = new AbortController();
+    const t0 = performance.now();
+    assert.equal(await b.acquire(stopB.signal), true);
+    assert.ok(performance.now() - t0 >= 2_900, 'b waited a full lease duration from first seeing a\'s record');
+    assert.deepEqual({ holder: (await lease(id)).spec.holderIdentity, transitions: (await lease(id)).spec.leaseTransitions }, { holder: 'b', transitions: 1 });
+    stopB.abort();
+    await b.release();
+    const released = (await lease(id)).spec;
+    assert.deepEqual([released.holderIdentity, released.leaseDurationSeconds, released.leaseTransitions], ['', 1, 1], 'released: empty holder, 1 s, transitions kept');
+
+    const c = new LeaderElector(direct, { id, namespace: 'default', identity: 'c', ...timing });
+    const t1 = performance.now();
+    assert.equal(await c.acquire(new AbortController().signal), true);
+    assert.ok(performance.now() - t1 < 1_000, 'a released lease is taken at once');
+    assert.equal((await lease(id)).spec.leaseTransitions, 2);
+  });
+
+  test('fencing: mayLead turns false once our lease may have expired by our own clock, renewals or not', async () => {
+    let now = 0;
+    const id = `fence-${++seq}`;
+    const e = new LeaderElector(direct, { id, namespace: 'default', identity: 'f', ...timing, now: () => now });
+    assert.equal(e.mayLead(), false, 'not before acquiring');
+    assert.equal(await e.acquire(new AbortController().signal), true);
+    assert.equal(e.mayLead(), true);
+    now = 2_999;
+    assert.equal(e.mayLead(), true);
+    now = 3_000; // as after a freeze: the lease duration has passed since our last write started
+    assert.equal(e.mayLead(), false);
+  });
+
+  test('timing rules as client-go: lease > renew deadline > 1.2 × retry, all positive', () => {
+    const make = (t: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number }) => () => new LeaderElector(direct, { id: 'x', namespace: 'default', ...t });
+    assert.throws(make({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }), /lease duration \(10000 ms\) must be greater than the renew deadline/);
+    assert.throws(make({ renewDeadlineMs: 2_400, retryPeriodMs: 2_000 }), /1\.2 × the retry period/);
+    assert.throws(make({ retryPeriodMs: 0 }), /greater than 0/);
+    assert.doesNotThrow(make({}));
+  });
+});
