@@ -6,7 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient } from '../../src/kube/client.js';
-import { LeaderElector } from '../../src/manager/index.js';
+import { LeaderElector, Manager } from '../../src/manager/index.js';
+import { Controller } from '../../src/controller/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 
@@ -105,5 +106,58 @@ describe('LeaderElector', () => {
     assert.throws(make({ renewDeadlineMs: 2_400, retryPeriodMs: 2_000 }), /1\.2 × the retry period/);
     assert.throws(make({ retryPeriodMs: 0 }), /greater than 0/);
     assert.doesNotThrow(make({}));
+  });
+});
+
+describe('the manager\'s shutdown with leader election', () => {
+  test('with releaseOnCancel, a slow reconcile in flight keeps the lease renewed; it is released only after the reconcile returned, and the other replica takes it at once', async () => {
+    const ns = 'release-order';
+    await direct.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const mgr = new Manager({
+      restConfig: cluster.authority.restConfig,
+      handleSignals: false,
+      metrics: { bindAddress: '0' },
+      leaderElection: true,
+      leaderElectionID: 'release-lock',
+      leaderElectionNamespace: ns,
+      leaderElectionReleaseOnCancel: true,
+      ...timing,
+    });
+    let reconcileStarted = false;
+    let reconcileReturnedAt = Infinity;
+    mgr.add(
+      new Controller({
+        name: 'slow-release',
+        reconciler: async () => {
+          reconcileStarted = true;
+          await new Promise((r) => setTimeout(r, 4_000)); // longer than the 3 s lease
+          reconcileReturnedAt = performance.now();
+        },
+        watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'slow=yes' }],
+      }),
+    );
+    const stop = new AbortController();
+    const running = mgr.start(stop.signal);
+    await Promise.race([mgr.ready(), running]);
+    await direct.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 's', namespace: ns, labels: { slow: 'yes' } } });
+    while (!reconcileStarted) await new Promise((r) => setTimeout(r, 20));
+    const transitionsBefore = (await direct.get<{ spec: { leaseTransitions: number } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/release-lock`)).spec.leaseTransitions;
+    stop.abort(); // shutdown begins with the reconcile in flight
+    const other = new LeaderElector(direct, { id: 'release-lock', namespace: ns, identity: 'other', ...timing });
+    const otherStop = new AbortController();
+    const acquiring = other.acquire(otherStop.signal).then((ok) => (ok ? performance.now() : -1));
+    try {
+      const acquiredAt = await acquiring;
+      await running;
+      assert.ok(acquiredAt > reconcileReturnedAt, `the other replica led ${(reconcileReturnedAt - acquiredAt).toFixed(0)} ms before the reconcile returned`);
+      assert.ok(acquiredAt - reconcileReturnedAt < 2_500, `taken ${(acquiredAt - reconcileReturnedAt).toFixed(0)} ms after the release: at its next try, not after a lease duration`);
+      const l = await direct.get<{ spec: { holderIdentity: string; leaseTransitions: number } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/release-lock`);
+      assert.equal(l.spec.holderIdentity, 'other');
+      assert.equal(l.spec.leaseTransitions, transitionsBefore + 1);
+    } finally {
+      otherStop.abort();
+      stop.abort();
+      await running.catch(() => undefined);
+    }
   });
 });
