@@ -12,6 +12,7 @@ import http from 'node:http';
 import { URL } from 'node:url';
 import { TokenBucket } from './ratelimit.js';
 import type { RestConfig } from './config.js';
+import { after, MAX_TIMER_MS } from '../util/timers.js';
 
 /** A Kubernetes `Status` object, as returned with errors. */
 export interface KubeStatus {
@@ -251,20 +252,18 @@ export class KubeClient {
     const groups = this.config.impersonateGroups ?? [];
     const mod = url.protocol === 'http:' ? http : https;
     return new Promise<KubeResponse<T>>((resolve, reject) => {
-      const req = mod.request(url, { method, headers, agent: this.agent, timeout: Math.max(1, Math.min(remaining, deadline - Date.now())) });
+      const req = mod.request(url, { method, headers, agent: this.agent, timeout: Math.max(1, Math.min(remaining, deadline - Date.now(), MAX_TIMER_MS)) });
       for (const g of groups) req.appendHeader('Impersonate-Group', g);
       const fail = (reason: string, message: string) => {
         this.observe('<error>', method);
         reject(new KubeApiError(0, reason, `${method} ${url.pathname}: ${message}`));
       };
-      const timer = setTimeout(() => {
-        req.destroy(new Error('timeout'));
-      }, Math.max(1, deadline - Date.now()));
+      const cancelTimer = after(Math.max(1, deadline - Date.now()), () => req.destroy(new Error('timeout')), undefined, true);
       const onAbort = () => req.destroy(new Error('aborted'));
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       req.on('timeout', () => req.destroy(new Error('timeout')));
       req.on('error', (err: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
+        cancelTimer();
         opts.signal?.removeEventListener('abort', onAbort);
         fail(err.message === 'timeout' ? 'Timeout' : (err.code ?? 'ConnectionError'), err.message);
       });
@@ -273,7 +272,7 @@ export class KubeClient {
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', () => undefined);
         res.on('end', () => {
-          clearTimeout(timer);
+          cancelTimer();
           opts.signal?.removeEventListener('abort', onAbort);
           const status = res.statusCode ?? 0;
           this.observe(String(status), method);

@@ -17,6 +17,7 @@ import { InformerSet, type InformerTuning } from '../controller/informers.js';
 import { isDisabled } from './bind.js';
 import { HealthProbeServer, type HealthCheck } from './health.js';
 import { LeaderElector } from './leaderelection.js';
+import { after } from '../util/timers.js';
 
 /** Options of a {@link Manager} (controller-runtime's `manager.Options`, the parts that matter here). */
 export interface ManagerOptions {
@@ -362,7 +363,7 @@ export class Manager {
     }
     if (this._metricsServer) {
       this.log.info('Stopping and waiting for HTTP servers (metrics)');
-      await Promise.race([this._metricsServer.stop(), new Promise((r) => setTimeout(r, left()).unref())]);
+      await Promise.race([this._metricsServer.stop(), new Promise<void>((r) => after(left(), r))]);
     }
     this._client?.close();
     this.log.info('Wait completed, proceeding to shutdown the manager');

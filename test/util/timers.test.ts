@@ -104,3 +104,23 @@ test('with Node\'s own timers, a 30-day after() has not fired 50 ms later', asyn
   assert.equal(fired, false);
   cancel();
 });
+
+test('an API call with a 30-day timeout is not cut after 1 ms (the socket timeout and the deadline are clamped)', async () => {
+  const { startTestCluster } = await import('../helpers/cluster.js');
+  const { KubeClient } = await import('../../src/kube/client.js');
+  const cluster = await startTestCluster();
+  const client = new KubeClient(cluster.authority.restConfig);
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  try {
+    const v = await client.get<{ major: string }>('/version', { timeoutMs: 30 * DAY });
+    assert.equal(typeof v.major, 'string');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(warnings.filter((w) => w === 'TimeoutOverflowWarning'), []);
+  } finally {
+    process.off('warning', onWarning);
+    client.close();
+    await cluster.stop();
+  }
+});
