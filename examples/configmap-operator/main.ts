@@ -60,6 +60,7 @@ mgr.start().then(
   },
   (err: Error) => {
     process.stderr.write(`error: ${err.message}\n`);
-    process.exitCode = 1;
+    // as kubebuilder's main.go: exit at once (after a lost lease, reconciles may still be running)
+    process.exit(1);
   },
 );
