@@ -88,21 +88,44 @@ export class StateDir {
     throw new Error(`cannot lock the state directory ${this.dir}: remove ${path} if no authority is running`);
   }
 
+  /**
+   * The stored objects, or undefined when there is no state file yet. A state file that is empty, truncated or
+   * not shaped as a snapshot stops the start with an error naming it; the file is left untouched.
+   */
   loadSnapshot(): StoreSnapshot | undefined {
     const text = this.read('state.json');
-    if (!text) return undefined;
+    if (text === undefined) return undefined;
     try {
-      const s = JSON.parse(text) as StoreSnapshot;
-      if (typeof s.resourceVersion !== 'number' || typeof s.objects !== 'object') throw new Error('missing resourceVersion or objects');
-      return s;
+      if (text.length === 0) throw new Error('it is empty (0 bytes)');
+      return checkSnapshot(JSON.parse(text) as unknown);
     } catch (err) {
-      throw new Error(`the authority state file ${this.p('state.json')} is corrupt (${(err as Error).message}); move it away to start fresh`);
+      throw new Error(`the authority state file ${this.p('state.json')} is corrupt (${(err as Error).message}); it was left as it is: move it away to start fresh`);
     }
   }
 
   saveSnapshot(s: StoreSnapshot): void {
     this.write('state.json', JSON.stringify(s));
   }
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Checks the shape a snapshot must have before any of it is loaded; throws saying what is wrong and where. */
+function checkSnapshot(s: unknown): StoreSnapshot {
+  if (!isPlainObject(s)) throw new Error('the top level is not an object');
+  const rv = s['resourceVersion'];
+  if (!(typeof rv === 'number' && Number.isSafeInteger(rv) && rv >= 0)) throw new Error(`resourceVersion is ${JSON.stringify(rv)}, not a non-negative integer`);
+  const objects = s['objects'];
+  if (!isPlainObject(objects)) throw new Error(`objects is ${Array.isArray(objects) ? 'an array' : JSON.stringify(objects)}, not an object of lists`);
+  for (const [key, list] of Object.entries(objects)) {
+    if (!Array.isArray(list)) throw new Error(`objects.${key} is not a list`);
+    list.forEach((o: unknown, i) => {
+      const m = isPlainObject(o) ? o['metadata'] : undefined;
+      if (!isPlainObject(m) || typeof m['name'] !== 'string' || m['name'] === '') throw new Error(`objects.${key}[${i}] has no metadata.name`);
+      if (m['namespace'] !== undefined && typeof m['namespace'] !== 'string') throw new Error(`objects.${key}[${i}] has a metadata.namespace that is not a string`);
+    });
+  }
+  return s as unknown as StoreSnapshot;
 }
 
 export function randomToken(): string {

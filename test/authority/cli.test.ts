@@ -100,4 +100,14 @@ describe('ctrlmetrics authority (CLI)', () => {
     assert.match(missing.stderr, /^error: --apply .*nope\.yaml: no such file or directory$/m);
     for (const r of [bad, missing]) assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   });
+
+  it('exits non-zero with one line naming the file when the state file is empty; the file is left untouched', async () => {
+    const stateDir = join(dir, 'empty-state');
+    mkdirSync(stateDir);
+    writeFileSync(join(stateDir, 'state.json'), '');
+    const r = await runCli(['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /^error: .*state file .*empty-state\/state\.json is corrupt \(it is empty \(0 bytes\)\); it was left as it is: move it away to start fresh$/m);
+    assert.equal(readFileSync(join(stateDir, 'state.json'), 'utf8'), '');
+  });
 });

@@ -122,4 +122,38 @@ describe('authority state directory', () => {
     writeFileSync(join(stateDir, 'state.json'), '{"truncated');
     await assert.rejects(() => start({ stateDir }), /state file .*state\.json is corrupt .*move it away to start fresh/);
   });
+
+  it('an empty, truncated or wrongly shaped state file stops the start naming the file and what is wrong; the file is left untouched', async () => {
+    const stateDir = join(dir, 's5');
+    const a = await start({ stateDir });
+    await stop(a);
+    const file = join(stateDir, 'state.json');
+    const cases: Array<[string, RegExp]> = [
+      ['', /it is empty \(0 bytes\)/],
+      ['{"resourceVersion":5,"objects":{"configmaps":[{"metadata":{"name":"a"', /JSON|Unexpected end|Unterminated/],
+      ['null', /the top level is not an object/],
+      ['[]', /the top level is not an object/],
+      ['{"resourceVersion":1,"objects":null}', /objects is null, not an object of lists/],
+      ['{"resourceVersion":1,"objects":[]}', /objects is an array/],
+      ['{"resourceVersion":1,"objects":{"configmaps":5}}', /objects\.configmaps is not a list/],
+      ['{"resourceVersion":-1,"objects":{}}', /resourceVersion is -1, not a non-negative integer/],
+      ['{"resourceVersion":"7","objects":{}}', /resourceVersion is "7"/],
+      ['{"resourceVersion":3,"objects":{"configmaps":[{"metadata":{}}]}}', /objects\.configmaps\[0\] has no metadata\.name/],
+      ['{"resourceVersion":3,"objects":{"configmaps":[{"metadata":{"name":"a","namespace":7}}]}}', /metadata\.namespace that is not a string/],
+    ];
+    for (const [content, why] of cases) {
+      writeFileSync(file, content);
+      await assert.rejects(
+        () => start({ stateDir }),
+        (err: Error) => {
+          assert.match(err.message, new RegExp(`state file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is corrupt`), content);
+          assert.match(err.message, why, content);
+          assert.match(err.message, /left as it is: move it away to start fresh/);
+          return true;
+        },
+      );
+      assert.equal(readFileSync(file, 'utf8'), content, `the file was changed: ${JSON.stringify(content)}`);
+      assert.equal(existsSync(join(stateDir, 'authority.pid')), false, 'the lock is released');
+    }
+  });
 });
