@@ -18,11 +18,20 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Writes a file atomically with mode 0600. */
+/** Writes a file atomically with mode 0600; a failed write leaves no temporary file behind. */
 export function writeFileAtomic(path: string, data: string): void {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(tmp, data, { mode: 0o600 });
-  renameSync(tmp, path);
+  try {
+    writeFileSync(tmp, data, { mode: 0o600 });
+    renameSync(tmp, path);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never created, or already gone
+    }
+    throw err;
+  }
 }
 
 /** Files of a state directory. */

@@ -2,12 +2,13 @@
 // tokens survive a restart; files are owner-only; without a state dir nothing is kept.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { writeFileAtomic } from '../../src/authority/state.js';
 import { call, watch, type Obj } from './https.js';
 
 describe('authority state directory', () => {
@@ -121,6 +122,15 @@ describe('authority state directory', () => {
     await stop(a);
     writeFileSync(join(stateDir, 'state.json'), '{"truncated');
     await assert.rejects(() => start({ stateDir }), /state file .*state\.json is corrupt .*move it away to start fresh/);
+  });
+
+  it('a write that fails (here: the target is a directory) throws and leaves no temporary file behind', () => {
+    const d = join(dir, 'atomic');
+    mkdirSync(join(d, 'target'), { recursive: true });
+    assert.throws(() => writeFileAtomic(join(d, 'target'), 'data'), /EISDIR|ENOTEMPTY|EEXIST|directory/i);
+    assert.deepEqual(readdirSync(d), ['target'], 'no *.tmp file is left');
+    writeFileAtomic(join(d, 'ok.json'), '{}');
+    assert.deepEqual(readdirSync(d).sort(), ['ok.json', 'target']);
   });
 
   it('an empty, truncated or wrongly shaped state file stops the start naming the file and what is wrong; the file is left untouched', async () => {
