@@ -4,39 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Admission, AdmissionRejectedError, type AdmissionClock, type LaneLimits } from '../../src/metrics/filters/admission.js';
-
-/** A manual clock: timers fire only when the test advances time. */
-class ManualClock implements AdmissionClock {
-  private t = 0;
-  private seq = 0;
-  private readonly timers = new Map<number, { at: number; fn: () => void }>();
-
-  now(): number {
-    return this.t;
-  }
-
-  setTimer(fn: () => void, ms: number): () => void {
-    const id = ++this.seq;
-    this.timers.set(id, { at: this.t + ms, fn });
-    return () => this.timers.delete(id);
-  }
-
-  /** Moves time forward, firing due timers in time order (and letting promise callbacks run in between). */
-  async advance(ms: number): Promise<void> {
-    const end = this.t + ms;
-    for (;;) {
-      const due = [...this.timers.entries()].filter(([, x]) => x.at <= end).sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.t = due[1].at;
-      due[1].fn();
-      await flush();
-    }
-    this.t = end;
-    await flush();
-  }
-}
+import { Admission, AdmissionRejectedError, type LaneLimits } from '../../src/metrics/filters/admission.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 const flush = () => new Promise<void>((r) => setImmediate(r));
 

@@ -13,9 +13,10 @@
  * filter answers 503) instead of hanging. Lanes share nothing, so a full `new` lane never delays a `known` one.
  *
  * Hand-written: the general-purpose limiters on npm (p-limit, bottleneck) have no per-request deadline with a
- * fail-fast estimate, and we need an injectable clock for tests.
+ * fail-fast estimate, and we need an injectable clock (util/timers.ts) for tests.
  */
 import { TokenBucket } from '../../kube/ratelimit.js';
+import { after, systemTimerClock, type TimerClock } from '../../util/timers.js';
 
 /** The lanes, most trusted first. */
 export type LaneName = 'known' | 'signed' | 'new';
@@ -38,23 +39,6 @@ export const DEFAULT_LANES: Readonly<Record<LaneName, Readonly<LaneLimits>>> = {
   known: { concurrency: 8, queue: 256, maxWaitMs: 5_000, qps: 50, burst: 100 },
   signed: { concurrency: 4, queue: 128, maxWaitMs: 2_000, qps: 20, burst: 40 },
   new: { concurrency: 4, queue: 64, maxWaitMs: 1_000, qps: 40, burst: 40 },
-};
-
-/** Time and timers, injectable for tests. */
-export interface AdmissionClock {
-  /** Monotonic milliseconds. */
-  now(): number;
-  /** Calls `fn` after `ms`; returns a function that cancels it. */
-  setTimer(fn: () => void, ms: number): () => void;
-}
-
-export const systemClock: AdmissionClock = {
-  now: () => performance.now(),
-  setTimer(fn, ms) {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return () => clearTimeout(t);
-  },
 };
 
 /** A review could not be admitted in time: the caller should answer 503 with `Retry-After`. */
@@ -94,7 +78,7 @@ class Lane {
   constructor(
     private readonly name: LaneName,
     private readonly limits: LaneLimits,
-    private readonly clock: AdmissionClock,
+    private readonly clock: TimerClock,
   ) {
     this.bucket = new TokenBucket(limits.qps, limits.burst, () => clock.now());
   }
@@ -140,14 +124,14 @@ class Lane {
       }
       const waiter: Waiter = {
         start,
-        cancelTimer: this.clock.setTimer(() => {
+        cancelTimer: after(this.limits.maxWaitMs, () => {
           // a slot or token that became free at this very moment still counts
           this.pump();
           const i = this.waiting.indexOf(waiter);
           if (i < 0) return;
           this.waiting.splice(i, 1);
           refuse(`no slot within ${this.limits.maxWaitMs} ms`, this.limits.maxWaitMs);
-        }, this.limits.maxWaitMs),
+        }, this.clock),
       };
       this.waiting.push(waiter);
       this.pump();
@@ -164,10 +148,14 @@ class Lane {
     this.cancelPump = undefined;
     while (this.waiting.length > 0 && this.inFlight < this.limits.concurrency) {
       if (!this.bucket.tryTake()) {
-        this.cancelPump = this.clock.setTimer(() => {
-          this.cancelPump = undefined;
-          this.pump();
-        }, Math.max(1, this.bucket.waitMs()));
+        this.cancelPump = after(
+          Math.max(1, this.bucket.waitMs()),
+          () => {
+            this.cancelPump = undefined;
+            this.pump();
+          },
+          this.clock,
+        );
         return;
       }
       const w = this.waiting.shift()!;
@@ -181,7 +169,7 @@ class Lane {
 export class Admission {
   private readonly lanes: Record<LaneName, Lane>;
 
-  constructor(limits: Partial<Record<LaneName, Partial<LaneLimits>>> = {}, clock: AdmissionClock = systemClock) {
+  constructor(limits: Partial<Record<LaneName, Partial<LaneLimits>>> = {}, clock: TimerClock = systemTimerClock) {
     const lane = (name: LaneName) => {
       const l = { ...DEFAULT_LANES[name], ...definedOnly(limits[name] ?? {}) };
       for (const [k, v] of Object.entries(l)) {

@@ -29,7 +29,8 @@ import type { Filter, FilterProvider, Handler } from '../server/types.js';
 import { authorizationValues, parseBearerToken } from './bearer.js';
 import { DecisionCache } from './cache.js';
 import { LRUCache } from 'lru-cache';
-import { Admission, AdmissionRejectedError, systemClock, type AdmissionClock, type LaneLimits, type LaneName } from './admission.js';
+import { Admission, AdmissionRejectedError, type LaneLimits, type LaneName } from './admission.js';
+import { systemTimerClock, type TimerClock } from '../../util/timers.js';
 import { IssuerKeys } from './issuer-keys.js';
 import { ReviewForbiddenError, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type UserInfo } from './reviews.js';
 
@@ -68,7 +69,7 @@ export interface AuthFilterOptions {
   /** Limits of the review lanes (defaults: {@link DEFAULT_LANES}). */
   admission?: Partial<Record<LaneName, Partial<LaneLimits>>>;
   /** Clock of the review lanes (tests). */
-  admissionClock?: AdmissionClock;
+  admissionClock?: TimerClock;
 }
 
 const DEFAULTS: Required<AuthFilterOptions> = {
@@ -84,7 +85,7 @@ const DEFAULTS: Required<AuthFilterOptions> = {
   reviewConnections: 16,
   preferClusterSignedTokens: true,
   admission: {},
-  admissionClock: systemClock,
+  admissionClock: systemTimerClock,
 };
 
 /** How long a token that authenticated is remembered as known (its re-validations use the `known` lane). */

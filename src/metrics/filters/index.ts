@@ -6,7 +6,7 @@ export type { AuthFilterOptions } from './authn-authz.js';
 export { parseBearerToken, authorizationValues, MAX_TOKEN_LENGTH } from './bearer.js';
 export type { UserInfo, AuthnResult, AuthzDecision } from './reviews.js';
 export { Admission, AdmissionRejectedError, DEFAULT_LANES } from './admission.js';
-export type { AdmissionClock, LaneLimits, LaneName, LaneStats } from './admission.js';
+export type { LaneLimits, LaneName, LaneStats } from './admission.js';
 
 /** The filters of contract B: `filters.withAuthenticationAndAuthorization` (defaults) and a configurable variant. */
 export const filters = {
