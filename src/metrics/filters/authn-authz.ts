@@ -168,7 +168,6 @@ function withAuthenticatedGroup(user: UserInfo): UserInfo {
   return { ...user, groups: [...user.groups, 'system:authenticated'] };
 }
 
-
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
