@@ -22,6 +22,7 @@ import { WatchHub } from './watch.js';
 import { createHandler } from './server.js';
 import { TokenSigner, generateSigningKey, DEFAULT_ISSUER } from './sa-tokens.js';
 import { StateDir, randomToken, writeFileAtomic } from './state.js';
+import { Persistence } from './persistence.js';
 import { bootstrapPolicy } from './bootstrap.js';
 import { applyObjects, loadManifests } from './apply.js';
 import { openapiHandler } from './openapi.js';
@@ -48,6 +49,8 @@ export interface AuthorityOptions {
   namespacePurgeDelayMs?: number;
   /** Requests (other than watches) served at once before answering 429 (default 400, as kube-apiserver). */
   maxRequestsInFlight?: number;
+  /** Log bytes after which the state directory gets a new snapshot, at least (default 8 MiB). */
+  compactAfterBytes?: number;
   /** Clock (ms since the epoch) for issuing and checking tokens; tests move it to expire tokens. Default `Date.now`. */
   clock?: () => number;
 }
@@ -63,7 +66,10 @@ export interface Authority {
   adminToken: string;
   /** Admin connection settings for {@link KubeClient}. */
   restConfig: RestConfig;
-  /** Stops serving, ends watches, and writes the state. */
+  /**
+   * Stops serving, ends watches, and makes the state durable; rejects when some change could not be written
+   * (the process should then exit non-zero).
+   */
   stop(): Promise<void>;
 }
 
@@ -124,8 +130,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
   }
 
   const store = new Store(opts.historyLimit ?? 2000);
-  const snapshot = state?.loadSnapshot();
-  if (snapshot) store.load(snapshot);
+  const persistence = state ? Persistence.open(state, store, { logger: log, compactAfterBytes: opts.compactAfterBytes }) : undefined;
   const registry = new ResourceRegistry();
   registry.setCRDs(store.list('customresourcedefinitions.apiextensions.k8s.io'));
   const signer = new TokenSigner(signingKey);
@@ -154,23 +159,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     log.info('applied manifests', { objects: n, paths: opts.apply });
   }
 
-  // Persistence: coalesce the writes of one tick into one atomic file write.
-  let saveScheduled = false;
-  const save = () => {
-    saveScheduled = false;
-    if (!state) return;
-    try {
-      state.saveSnapshot(store.snapshot());
-    } catch (err) {
-      log.error('cannot write the authority state', { dir: state.dir, err: (err as Error).message });
-    }
-  };
-  const unsubscribeSave = store.subscribe(() => {
-    if (!state || saveScheduled) return;
-    saveScheduled = true;
-    setImmediate(save);
-  });
-  save();
+  await persistence?.durable();
 
   const sanHosts = [
     'localhost',
@@ -200,6 +189,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     nonResource: openapiHandler(registry),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     maxRequestsInFlight: opts.maxRequestsInFlight,
+    durable: persistence ? () => persistence.durable() : undefined,
     logger: log,
   });
   // Bounded: request headers up to 16 KiB (larger: 431), whole headers within 30 s (slow clients cannot hold sockets).
@@ -238,7 +228,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     writeFileAtomic(kubeconfig, toYaml(kubeconfigFor({ server: url, caPem: ca.certPem, token: adminToken, clusterName: 'ctrlmetrics-authority', userName: 'admin' })));
   } catch (err) {
     server.close();
-    unsubscribeSave();
+    await persistence?.close().catch(() => undefined);
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     throw new Error(`cannot write the kubeconfig ${kubeconfig}: ${(err as Error).message}`);
   }
@@ -255,10 +245,12 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
         }, 2000).unref();
       });
       objects.flushPendingDeletions();
-      unsubscribeSave();
-      save();
-      unlock();
-      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      try {
+        await persistence?.close();
+      } finally {
+        unlock();
+        if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      }
     })();
     return stopped;
   };

@@ -383,9 +383,23 @@ export class ObjectService {
 
   private schedulePurge(name: string, uid: string): void {
     if (this.purges.has(name)) return;
-    const timer = setTimeout(() => this.purge(name, uid), this.opts.namespacePurgeDelayMs ?? 1000);
+    const timer = setTimeout(() => {
+      if (this.tryPurge(name, uid)) return;
+      this.purges.delete(name);
+      this.schedulePurge(name, uid); // the state could not be written: try again later
+    }, this.opts.namespacePurgeDelayMs ?? 1000);
     timer.unref();
     this.purges.set(name, { uid, timer });
+  }
+
+  /** Purges a namespace; false when a change could not be stored (the namespace stays Terminating, and is purged after a restart). */
+  private tryPurge(name: string, uid: string): boolean {
+    try {
+      this.purge(name, uid);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private purge(name: string, uid: string): void {
@@ -403,7 +417,11 @@ export class ObjectService {
 
   /** Finishes pending namespace deletions now (on shutdown, so the saved state has no half-deleted namespace). */
   flushPendingDeletions(): void {
-    for (const [name, p] of [...this.purges]) this.purge(name, p.uid);
+    for (const [name, p] of [...this.purges]) {
+      clearTimeout(p.timer);
+      this.purges.delete(name);
+      this.tryPurge(name, p.uid);
+    }
   }
 
   private deleteAnswer(t: ResourceType, o: KubeObject): KubeObject {

@@ -45,6 +45,8 @@ export interface ServerDeps {
   maxRequestsInFlight?: number;
   /** Watches open at once before answering 429 (default 1000). */
   maxWatches?: number;
+  /** Resolves once every change made so far is on disk (absent: in memory, nothing to wait for). */
+  durable?: () => Promise<void>;
   logger: Logger;
 }
 
@@ -65,6 +67,21 @@ function sendError(res: ServerResponse, err: ApiError): void {
     return;
   }
   send(res, err.code, err.toStatus());
+}
+
+/**
+ * Answers a write once it is on disk, as kube-apiserver answers once etcd has committed it; when it cannot be
+ * made durable the client gets a 500 naming the cause instead.
+ */
+async function sendWritten(d: ServerDeps, res: ServerResponse, code: number, body: unknown, head = false): Promise<void> {
+  if (d.durable) {
+    try {
+      await d.durable();
+    } catch (err) {
+      throw internalError((err as Error).message);
+    }
+  }
+  send(res, code, body, head);
 }
 
 function notFoundPath(): ApiError {
@@ -260,10 +277,10 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   if (info.subresource) {
     if (t.resource === 'serviceaccounts' && !t.group && info.subresource === 'token') {
       if (method !== 'POST') throw methodNotAllowed();
-      return send(res, 201, d.reviews.tokenRequest(ns!, info.name, await body()));
+      return sendWritten(d, res, 201, d.reviews.tokenRequest(ns!, info.name, await body()));
     }
     if (t.resource === 'deployments' && t.group === 'apps' && info.subresource === 'scale' && ns) {
-      return send(res, 200, await scale(d, t, ns, info, method, req, body), method === 'HEAD');
+      return sendWritten(d, res, 200, await scale(d, t, ns, info, method, req, body), method === 'HEAD');
     }
     if (info.subresource !== 'status' || !t.statusSubresource) throw notFoundPath();
   }
@@ -314,12 +331,12 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       if (info.name) throw methodNotAllowed();
       const b = await body();
       warn(res, checkFields(t, b, q.get('fieldValidation')));
-      return send(res, 201, d.objects.create(t, ns, b as KubeObject, { dryRun, admit }));
+      return sendWritten(d, res, 201, d.objects.create(t, ns, b as KubeObject, { dryRun, admit }));
     }
     case 'update': {
       const b = await body();
       warn(res, checkFields(t, b, q.get('fieldValidation')));
-      return send(res, 200, d.objects.update(t, ns, info.name, b as KubeObject, { dryRun, admit, subresource: info.subresource }));
+      return sendWritten(d, res, 200, d.objects.update(t, ns, info.name, b as KubeObject, { dryRun, admit, subresource: info.subresource }));
     }
     case 'patch': {
       const ct = String(req.headers['content-type'] ?? '');
@@ -327,15 +344,15 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const b = await body();
       warn(res, checkFields(t, b, q.get('fieldValidation')));
       const out = d.objects.patch(t, ns, info.name, ct, b, { dryRun, admit, subresource: info.subresource, fieldManager: q.get('fieldManager') ?? undefined });
-      return send(res, existed ? 200 : 201, out);
+      return sendWritten(d, res, existed ? 200 : 201, out);
     }
     case 'delete': {
       const b = (await body()) as KubeObject | undefined;
       const pre = b && typeof b === 'object' ? (b.preconditions as { uid?: string; resourceVersion?: string } | undefined) : undefined;
-      return send(res, 200, d.objects.delete(t, ns, info.name, { dryRun: dryRun || (Array.isArray(b?.dryRun) && b.dryRun.includes('All')), preconditions: pre }));
+      return sendWritten(d, res, 200, d.objects.delete(t, ns, info.name, { dryRun: dryRun || (Array.isArray(b?.dryRun) && b.dryRun.includes('All')), preconditions: pre }));
     }
     case 'deletecollection':
-      return send(res, 200, d.objects.deleteCollection(t, ns, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') }, { dryRun }));
+      return sendWritten(d, res, 200, d.objects.deleteCollection(t, ns, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') }, { dryRun }));
     default:
       throw methodNotAllowed();
   }

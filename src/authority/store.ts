@@ -1,6 +1,7 @@
 /**
- * In-memory object storage with one global resourceVersion counter, a bounded event history for watches,
- * and change listeners (used by watches and by persistence).
+ * In-memory object storage with one global resourceVersion counter, a bounded event history for watches, and
+ * change listeners. With a journal (the state directory's write-ahead log) every change is written to it before
+ * it is applied, and watchers hear of it only once the journal reports it durable.
  */
 import type { KubeObject } from './resources.js';
 
@@ -21,6 +22,14 @@ export interface StoreSnapshot {
   objects: Record<string, KubeObject[]>;
 }
 
+/**
+ * Where changes are recorded before they are applied. `append` throws when the change cannot be recorded; the
+ * store is then left as it was.
+ */
+export interface StoreJournal {
+  append(ev: StoreEvent): void;
+}
+
 function objKey(ns: string | undefined, name: string): string {
   return ns ? `${ns}/${name}` : name;
 }
@@ -34,12 +43,27 @@ export class Store {
   private rv = 0;
   /** Events with a resourceVersion greater than this are all still in the history. */
   private compactedRV = 0;
+  private journal?: StoreJournal;
+  /** Changes applied but not yet reported durable by the journal (in resourceVersion order). */
+  private readonly pending: StoreEvent[] = [];
+  /** Last resourceVersion whose event reached the history and the listeners. */
+  private committedRV = 0;
 
   constructor(private readonly historyLimit = 2000) {}
 
   /** The current (latest) resourceVersion. */
   get resourceVersion(): number {
     return this.rv;
+  }
+
+  /** The last resourceVersion watchers have been told of: with a journal, the last durable one. */
+  get committedResourceVersion(): number {
+    return this.committedRV;
+  }
+
+  /** Records every later change in `journal` before applying it; events wait for {@link Store.commitThrough}. */
+  setJournal(journal: StoreJournal): void {
+    this.journal = journal;
   }
 
   /** Oldest resourceVersion a watch may start from without missing events. */
@@ -79,10 +103,13 @@ export class Store {
     const b = this.bucket(key);
     const prev = b.get(k);
     const type = prev ? 'MODIFIED' : 'ADDED';
-    const rv = ++this.rv;
+    const rv = this.rv + 1;
     obj.metadata.resourceVersion = String(rv);
+    const ev: StoreEvent = prev ? { rv, type, key, object: obj, prev } : { rv, type, key, object: obj };
+    this.journal?.append(ev);
+    this.rv = rv;
     b.set(k, obj);
-    this.record(prev ? { rv, type, key, object: obj, prev } : { rv, type, key, object: obj });
+    this.record(ev);
     return obj;
   }
 
@@ -92,14 +119,30 @@ export class Store {
     const k = objKey(ns, name);
     const old = b?.get(k);
     if (!b || !old) return undefined;
-    b.delete(k);
-    const rv = ++this.rv;
+    const rv = this.rv + 1;
     const gone = { ...old, metadata: { ...old.metadata, resourceVersion: String(rv) } };
-    this.record({ rv, type: 'DELETED', key, object: gone });
+    const ev: StoreEvent = { rv, type: 'DELETED', key, object: gone };
+    this.journal?.append(ev);
+    this.rv = rv;
+    b.delete(k);
+    this.record(ev);
     return gone;
   }
 
   private record(ev: StoreEvent): void {
+    if (this.journal) this.pending.push(ev);
+    else this.commit(ev);
+  }
+
+  /** Tells watchers of every pending change up to `rv` (called by the journal once they are durable). */
+  commitThrough(rv: number): void {
+    let n = 0;
+    while (n < this.pending.length && this.pending[n]!.rv <= rv) n++;
+    for (const ev of this.pending.splice(0, n)) this.commit(ev);
+  }
+
+  private commit(ev: StoreEvent): void {
+    this.committedRV = ev.rv;
     this.history.push(ev);
     if (this.history.length > this.historyLimit) {
       const dropped = this.history.splice(0, this.history.length - this.historyLimit);
@@ -134,6 +177,19 @@ export class Store {
     return { resourceVersion: this.rv, objects };
   }
 
+  /**
+   * Applies a change read back from the journal at start-up (no history, no listeners): an object stored at `rv`,
+   * or, with `deleted`, the object named by it removed.
+   */
+  replay(rv: number, key: string, object: KubeObject, deleted = false): void {
+    const k = objKey(object.metadata?.namespace, object.metadata?.name);
+    if (deleted) this.data.get(key)?.delete(k);
+    else this.bucket(key).set(k, object);
+    this.rv = rv;
+    this.committedRV = rv;
+    this.compactedRV = rv;
+  }
+
   /** Loads a snapshot into an empty store; history starts empty, so older resourceVersions are too old to watch from. */
   load(s: StoreSnapshot): void {
     this.data.clear();
@@ -143,6 +199,7 @@ export class Store {
       for (const o of objs) b.set(objKey(o.metadata?.namespace, o.metadata?.name), o);
     }
     this.rv = s.resourceVersion;
+    this.committedRV = s.resourceVersion;
     this.compactedRV = s.resourceVersion;
   }
 }

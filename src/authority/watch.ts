@@ -60,8 +60,10 @@ export class WatchHub {
     const send = (type: string, object: KubeObject) => {
       if (!res.writableEnded && !res.destroyed) res.write(JSON.stringify({ type, object }) + '\n');
     };
+    // Changes at or below this resourceVersion were already sent (in the initial list or the replayed history).
+    let floor = 0;
     const onEvent = (ev: StoreEvent) => {
-      if (ev.key !== key) return;
+      if (ev.key !== key || ev.rv <= floor) return;
       const now = matches(ev.object);
       if (ev.type === 'MODIFIED') {
         const before = matches(ev.prev);
@@ -87,14 +89,16 @@ export class WatchHub {
     res.on('close', close);
 
     if (p.sendInitialEvents) {
+      floor = this.store.resourceVersion;
       for (const o of this.store.list(key, ns)) if (matches(o)) send('ADDED', present(o));
       send('BOOKMARK', {
         kind: p.type.kind,
         apiVersion: apiVersionOf(p.type),
-        metadata: { resourceVersion: String(this.store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } },
+        metadata: { resourceVersion: String(floor), annotations: { 'k8s.io/initial-events-end': 'true' } },
       });
       unsubscribe = this.store.subscribe(onEvent);
     } else if (rvParam === '' || rvParam === '0') {
+      floor = this.store.resourceVersion;
       for (const o of this.store.list(key, ns)) if (matches(o)) send('ADDED', present(o));
       unsubscribe = this.store.subscribe(onEvent);
     } else {
@@ -109,13 +113,14 @@ export class WatchHub {
         return;
       }
       for (const ev of past) onEvent(ev);
+      floor = this.store.committedResourceVersion;
       unsubscribe = this.store.subscribe(onEvent);
     }
 
     if (p.allowWatchBookmarks) {
       const every = p.bookmarkIntervalMs ?? 10_000;
       const tick = () => {
-        send('BOOKMARK', { kind: p.type.kind, apiVersion: apiVersionOf(p.type), metadata: { resourceVersion: String(this.store.resourceVersion) } });
+        send('BOOKMARK', { kind: p.type.kind, apiVersion: apiVersionOf(p.type), metadata: { resourceVersion: String(Math.max(floor, this.store.committedResourceVersion)) } });
         timers[0] = setTimeout(tick, every);
         timers[0].unref();
       };

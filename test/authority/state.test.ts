@@ -166,4 +166,88 @@ describe('authority state directory', () => {
       assert.equal(existsSync(join(stateDir, 'authority.pid')), false, 'the lock is released');
     }
   });
+
+  const segments = (stateDir: string) => readdirSync(stateDir).filter((f) => /^state\.\d+\.log$/.test(f)).sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]));
+
+  it('each acknowledged write is a line of the log; a restart replays the log; an incomplete last line (a write cut by kill -9) is dropped', async () => {
+    const stateDir = join(dir, 's6');
+    const a = await start({ stateDir });
+    const created = await call(a.url, a.caPem, 'POST', '/api/v1/namespaces/default/configmaps', { token: a.adminToken, body: { metadata: { name: 'logged' }, data: { k: 'v' } } });
+    assert.equal(created.status, 201);
+    const segs = segments(stateDir);
+    const last = join(stateDir, segs.at(-1)!);
+    const lines = readFileSync(last, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Obj);
+    const rec = lines.at(-1)!;
+    assert.equal(rec.key, 'configmaps', 'the write is in the log before it is acknowledged');
+    assert.equal(rec.object.metadata.name, 'logged');
+    assert.equal(rec.rv, Number(created.body.metadata.resourceVersion));
+    await stop(a);
+    writeFileSync(last, readFileSync(last, 'utf8') + '{"rv":999999,"key":"configmaps","object":{"metadata":{"name":"torn"');
+
+    const b = await start({ stateDir });
+    const get = (x: Authority, name: string) => call(x.url, x.caPem, 'GET', `/api/v1/namespaces/default/configmaps/${name}`, { token: x.adminToken });
+    assert.equal((await get(b, 'logged')).status, 200);
+    assert.equal((await get(b, 'torn')).status, 404);
+    assert.equal((await call(b.url, b.caPem, 'POST', '/api/v1/namespaces/default/configmaps', { token: b.adminToken, body: { metadata: { name: 'later' } } })).status, 201);
+    await stop(b);
+    const c = await start({ stateDir });
+    assert.equal((await get(c, 'logged')).status, 200);
+    assert.equal((await get(c, 'later')).status, 200);
+    await stop(c);
+  });
+
+  it('a corrupt line inside the log stops the start naming the file and the line; the file is left untouched', async () => {
+    const stateDir = join(dir, 's7');
+    const a = await start({ stateDir });
+    await stop(a);
+    const file = join(stateDir, segments(stateDir).at(-1)!);
+    const good = readFileSync(file, 'utf8');
+    const cases: Array<[string, RegExp]> = [
+      ['garbage\n', /line (\d+) \(.*JSON/],
+      ['{"rv":"x","key":"configmaps","object":{"metadata":{"name":"a"}}}\n', /rv is "x", not a positive integer/],
+      ['{"rv":999999,"key":"configmaps","object":{"metadata":{}}}\n', /the object has no metadata\.name/],
+    ];
+    for (const [bad, why] of cases) {
+      const content = good + bad + '{"rv":1000000,"key":"configmaps","object":{"metadata":{"name":"after","namespace":"default"}}}\n';
+      writeFileSync(file, content);
+      await assert.rejects(
+        () => start({ stateDir }),
+        (err: Error) => {
+          assert.match(err.message, new RegExp(`state log ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is corrupt at line ${good.split('\n').length}`), bad);
+          assert.match(err.message, why, bad);
+          assert.match(err.message, /left as it is: move the state directory away to start fresh/);
+          return true;
+        },
+      );
+      assert.equal(readFileSync(file, 'utf8'), content, 'the log was changed');
+      assert.equal(existsSync(join(stateDir, 'authority.pid')), false, 'the lock is released');
+    }
+    // resourceVersions that go back are a corrupt log too
+    writeFileSync(file, good + '{"rv":1000001,"key":"configmaps","object":{"metadata":{"name":"a","namespace":"default"}}}\n{"rv":1000000,"key":"configmaps","object":{"metadata":{"name":"b","namespace":"default"}}}\n');
+    await assert.rejects(() => start({ stateDir }), /is corrupt at line \d+ \(rv 1000000 does not follow 1000001\)/);
+  });
+
+  it('once the log outgrows the snapshot a new snapshot is written and the log segments it covers are removed', async () => {
+    const stateDir = join(dir, 's8');
+    const a = await start({ stateDir, compactAfterBytes: 64 * 1024 });
+    const before = segments(stateDir);
+    let lastRv = 0;
+    for (let i = 0; i < 120; i++) {
+      const r = await call(a.url, a.caPem, 'POST', '/api/v1/namespaces/default/configmaps', { token: a.adminToken, body: { metadata: { name: `c${i}` }, data: { payload: 'y'.repeat(2000) } } });
+      assert.equal(r.status, 201, r.text);
+      lastRv = Number(r.body.metadata.resourceVersion);
+    }
+    await stop(a);
+    const after = segments(stateDir);
+    assert.ok(Number(after[0]!.split('.')[1]) > Number(before.at(-1)!.split('.')[1]), `covered segments removed: ${before} → ${after}`);
+    const snap = JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')) as Obj;
+    assert.ok(snap.resourceVersion > 0 && snap.resourceVersion <= lastRv);
+    assert.ok((snap.objects.configmaps as Obj[]).some((o) => o.metadata.name === 'c0'), 'the snapshot holds the early objects');
+    assert.deepEqual(readdirSync(stateDir).filter((f) => f.endsWith('.tmp')), []);
+    const b = await start({ stateDir });
+    const list = await call(b.url, b.caPem, 'GET', '/api/v1/namespaces/default/configmaps', { token: b.adminToken });
+    assert.equal(list.body.items.length, 120);
+    assert.equal(Number(list.body.metadata.resourceVersion), lastRv, 'the resourceVersion carries on');
+    await stop(b);
+  });
 });
