@@ -138,6 +138,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     caPem: ca.certPem,
     namespacePurgeDelayMs: opts.namespacePurgeDelayMs,
     issueLegacyToken: (p) => signer.issueLegacy(p),
+    now: opts.clock,
   });
   const staticTokens = opts.tokenAuthFile ? loadTokenAuthFile(opts.tokenAuthFile) : new Map<string, UserInfo>();
   const authn = new Authenticator({ store, signer, adminToken, staticTokens, apiAudiences: API_AUDIENCES, now: opts.clock });

@@ -14,6 +14,7 @@ import { appliedFields, applyEntries, removeUnapplied, type ManagedFieldsEntry }
 import { checkMetadataShape, defaultPodSpec, validateCRD } from './object-checks.js';
 import { applyPatch, strategicMergePatch } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { ListPages, type PageRequest } from './pagination.js';
 
 /** Options common to writes. */
 export interface WriteOptions {
@@ -60,6 +61,7 @@ function sameContent(a: KubeObject, b: KubeObject): boolean {
 export class ObjectService {
   /** A deterministic-enough pool for Service cluster IPs (10.96.0.0/12). */
   private nextIP = 10;
+  private readonly pages: ListPages;
 
   constructor(
     private readonly store: Store,
@@ -70,8 +72,11 @@ export class ObjectService {
       namespacePurgeDelayMs?: number;
       /** Issues the token of a `kubernetes.io/service-account-token` Secret (kube's token controller). */
       issueLegacyToken?: (p: { namespace: string; name: string; uid: string; secretName: string }) => string;
+      /** Clock in ms for expiring paged lists (default `Date.now`). */
+      now?: () => number;
     },
   ) {
+    this.pages = new ListPages({ now: opts.now });
     for (const ns of store.list(NS_KEY)) if (ns.metadata.deletionTimestamp) this.schedulePurge(ns.metadata.name, ns.metadata.uid);
     for (const s of store.list('services')) {
       const ip = String(s.spec?.clusterIP ?? '');
@@ -128,6 +133,34 @@ export class ObjectService {
       .filter((o) => byLabel(o) && byField(o))
       .map((o) => this.present(t, o));
     return { items, resourceVersion: String(this.store.resourceVersion) };
+  }
+
+  /**
+   * One page of a list (`limit`, `continue`), consistent with the list's first page; without `limit`, all of it.
+   */
+  listPage(
+    t: ResourceType,
+    ns: string | undefined,
+    sel: { labelSelector?: string | null; fieldSelector?: string | null },
+    req: PageRequest,
+  ): { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } {
+    const byLabel = parseLabelSelector(sel.labelSelector);
+    const byField = parseFieldSelector(sel.fieldSelector, t.resource);
+    const key = typeKey(t);
+    const scoped = this.namespaceOf(t, ns);
+    const page = this.pages.page(
+      `${key}/${scoped ?? ''}`,
+      req,
+      () => ({ items: this.store.list(key, scoped), rv: this.store.resourceVersion }),
+      (o) => byLabel(o) && byField(o),
+      !!(sel.labelSelector || sel.fieldSelector),
+    );
+    return {
+      items: page.items.map((o) => this.present(t, o)),
+      resourceVersion: String(page.resourceVersion),
+      ...(page.continue ? { continue: page.continue } : {}),
+      ...(page.remainingItemCount !== undefined ? { remainingItemCount: page.remainingItemCount } : {}),
+    };
   }
 
   private checkKind(t: ResourceType, body: KubeObject): void {

@@ -300,9 +300,19 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       return send(res, 200, table ? toTable(t, [o], { includeObject: q.get('includeObject'), resourceVersion: o.metadata?.resourceVersion }) : o, head);
     }
     case 'list': {
-      const { items, resourceVersion } = d.objects.list(t, ns, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') });
-      if (table) return send(res, 200, toTable(t, items, { includeObject: q.get('includeObject'), resourceVersion }), head);
-      return send(res, 200, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion }, items }, head);
+      const page = d.objects.listPage(
+        t,
+        ns,
+        { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') },
+        { limit: q.get('limit'), continue: q.get('continue'), resourceVersion: q.get('resourceVersion') },
+      );
+      const { items, resourceVersion, ...more } = page;
+      if (table) {
+        const tbl = toTable(t, items, { includeObject: q.get('includeObject'), resourceVersion });
+        tbl.metadata = { ...(tbl.metadata as object), ...more };
+        return send(res, 200, tbl, head);
+      }
+      return send(res, 200, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion, ...more }, items }, head);
     }
     case 'watch': {
       const timeout = q.get('timeoutSeconds');

@@ -17,6 +17,8 @@ export interface StatusBody {
 /** An error the API answers with a `Status` body. */
 export class ApiError extends Error {
   override name = 'ApiError';
+  /** `metadata.continue` of the answer (a 410 to an expired continue token carries one that goes on inconsistently). */
+  listContinue?: string;
   constructor(
     readonly code: number,
     readonly reason: string,
@@ -27,7 +29,7 @@ export class ApiError extends Error {
   }
 
   toStatus(): StatusBody {
-    const s: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
+    const s: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: this.listContinue ? { continue: this.listContinue } : {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
     if (this.details) {
       // Go's omitempty: empty strings are not serialized (core-group errors carry no `group`).
       const d = Object.fromEntries(Object.entries(this.details).filter(([, v]) => v !== '' && v !== undefined));

@@ -91,7 +91,7 @@ export class Informer<T extends InformerObject = InformerObject> {
   private resyncTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   /** Counters, for tests and diagnostics. */
-  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, failures: 0, events: 0, stuckWatches: 0 };
+  readonly stats = { lists: 0, listPages: 0, watches: 0, relistsOnGone: 0, failures: 0, events: 0, stuckWatches: 0 };
 
   constructor(
     private readonly client: KubeClient,
@@ -268,6 +268,7 @@ export class Informer<T extends InformerObject = InformerObject> {
         if (err instanceof KubeApiError && err.status === 410) throw new GoneError(err.message);
         throw err;
       });
+      this.stats.listPages++;
       for (const item of page.items ?? []) fresh.set(objectKey(item), item);
       rv = page.metadata?.resourceVersion ?? rv;
       cont = page.metadata?.continue || undefined;
