@@ -109,6 +109,14 @@ export class ObjectService {
     return out;
   }
 
+  /** As {@link ObjectService.present}, without the deep copy: for serialising at once, never for keeping or changing. */
+  presentShallow(t: ResourceType, o: KubeObject): KubeObject {
+    const out = { ...o };
+    out.apiVersion = apiVersionOf(t);
+    out.kind = t.kind;
+    return out;
+  }
+
   private namespaceOf(t: ResourceType, ns: string | undefined): string | undefined {
     return t.namespaced ? ns : undefined;
   }
@@ -137,6 +145,7 @@ export class ObjectService {
 
   /**
    * One page of a list (`limit`, `continue`), consistent with the list's first page; without `limit`, all of it.
+   * The items are the stored objects (do not mutate; {@link ObjectService.presentShallow} each for the answer).
    */
   listPage(
     t: ResourceType,
@@ -156,7 +165,7 @@ export class ObjectService {
       !!(sel.labelSelector || sel.fieldSelector),
     );
     return {
-      items: page.items.map((o) => this.present(t, o)),
+      items: page.items,
       resourceVersion: String(page.resourceVersion),
       ...(page.continue ? { continue: page.continue } : {}),
       ...(page.remainingItemCount !== undefined ? { remainingItemCount: page.remainingItemCount } : {}),

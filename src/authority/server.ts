@@ -56,6 +56,43 @@ function send(res: ServerResponse, code: number, body: unknown, head = false): v
   res.end(head ? undefined : text);
 }
 
+/** Objects serialised per slice of a large list answer (a few ms of work each). */
+const LIST_SLICE = 500;
+
+/** Resolves when `res` can take more data, or is gone. */
+function writable(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+/**
+ * Answers a list. A large one is written a slice at a time, yielding to other requests between slices and waiting
+ * while the client is behind, so that one big list neither stalls the server nor piles up in memory.
+ */
+async function sendList(res: ServerResponse, envelope: KubeObject, items: KubeObject[], present: (o: KubeObject) => KubeObject, head: boolean): Promise<void> {
+  if (items.length <= LIST_SLICE) return send(res, 200, { ...envelope, items: items.map(present) }, head);
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+  if (head) {
+    res.end();
+    return;
+  }
+  res.write(JSON.stringify({ ...envelope, items: [] }).slice(0, -2)); // up to and with `"items":[`
+  for (let i = 0; i < items.length; i += LIST_SLICE) {
+    if (res.destroyed) return;
+    const slice = items.slice(i, i + LIST_SLICE).map((o) => JSON.stringify(present(o)));
+    if (res.write((i ? ',' : '') + slice.join(','))) await new Promise((r) => setImmediate(r));
+    else await writable(res);
+  }
+  res.end(']}');
+}
+
 /** Sets kube-style `Warning` headers (e.g. unknown fields under fieldValidation=Warn). */
 function warn(res: ServerResponse, warnings: string[]): void {
   if (warnings.length) res.setHeader('Warning', warnings);
@@ -308,11 +345,11 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       );
       const { items, resourceVersion, ...more } = page;
       if (table) {
-        const tbl = toTable(t, items, { includeObject: q.get('includeObject'), resourceVersion });
+        const tbl = toTable(t, items.map((o) => d.objects.present(t, o)), { includeObject: q.get('includeObject'), resourceVersion });
         tbl.metadata = { ...(tbl.metadata as object), ...more };
         return send(res, 200, tbl, head);
       }
-      return send(res, 200, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion, ...more }, items }, head);
+      return sendList(res, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion, ...more } }, items, (o) => d.objects.presentShallow(t, o), head);
     }
     case 'watch': {
       const timeout = q.get('timeoutSeconds');

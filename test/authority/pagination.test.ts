@@ -161,4 +161,28 @@ describe('paginated LIST', () => {
       await inf.stop();
     }
   });
+
+  it('a list larger than one slice is written in slices: one valid document with every object, its kind and apiVersion', async () => {
+    assert.equal((await api('POST', '/api/v1/namespaces', { metadata: { name: 'big' } })).status, 201);
+    const want: string[] = [];
+    for (let i = 0; i < 1234; i++) {
+      const n = `big-${String(i).padStart(4, '0')}`;
+      want.push(n);
+      const r = await api('POST', '/api/v1/namespaces/big/configmaps', { metadata: { name: n }, data: { i: String(i) } });
+      assert.equal(r.status, 201);
+    }
+    want.push('kube-root-ca.crt');
+    const list = await api('GET', '/api/v1/namespaces/big/configmaps');
+    assert.equal(list.status, 200);
+    assert.equal(list.headers['content-type'], 'application/json');
+    assert.equal(list.body.kind, 'ConfigMapList');
+    assert.equal(list.body.apiVersion, 'v1');
+    const items = list.body.items as Obj[];
+    assert.deepEqual(items.map((o) => o.metadata.name), want);
+    assert.ok(items.every((o) => o.kind === 'ConfigMap' && o.apiVersion === 'v1'));
+    assert.equal(items[7]!.data.i, '7');
+    const head = await api('HEAD', '/api/v1/namespaces/big/configmaps');
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+  });
 });
