@@ -110,4 +110,17 @@ describe('ctrlmetrics authority (CLI)', () => {
     assert.match(r.stderr, /^error: .*state file .*empty-state\/state\.json is corrupt \(it is empty \(0 bytes\)\); it was left as it is: move it away to start fresh$/m);
     assert.equal(readFileSync(join(stateDir, 'state.json'), 'utf8'), '');
   });
+
+  it('exits non-zero with one line naming the log and the line when a log line is corrupt; the log is left untouched', async () => {
+    const stateDir = join(dir, 'bad-log');
+    mkdirSync(stateDir);
+    writeFileSync(join(stateDir, 'state.json'), '{"resourceVersion":0,"objects":{}}');
+    const log = '{"rv":1,"key":"namespaces","object":{"metadata":{"name":"a"}}}\n{"rv":2,"key":"namespaces"\n{"rv":3,"key":"namespaces","object":{"metadata":{"name":"b"}}}\n';
+    writeFileSync(join(stateDir, 'state.1.log'), log);
+    const r = await runCli(['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /^error: the authority state log .*bad-log\/state\.1\.log is corrupt at line 2 \(.*\); it was left as it is: move the state directory away to start fresh$/m);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.equal(readFileSync(join(stateDir, 'state.1.log'), 'utf8'), log);
+  });
 });
