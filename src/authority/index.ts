@@ -205,13 +205,18 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     s.on('close', () => sockets.delete(s));
   });
   server.on('tlsClientError', () => undefined);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    await persistence?.close().catch(() => undefined); // nothing may keep writing a state directory it no longer holds
+    throw err;
+  }
   const actualPort = (server.address() as AddressInfo).port;
   address = `${urlHost(host)}:${actualPort}`;
   const url = `https://${address}`;
