@@ -1,0 +1,89 @@
+/**
+ * The package as a user gets it (issue 29): a fresh clone of this repository is packed with `npm pack` (the
+ * `prepare` script builds it); the tarball holds the CLI, the built library, its `.d.ts` and the LICENSE; a new
+ * consumer project installs it, type-checks the README's library snippet with `strict` (and the library's own
+ * declarations: no `skipLibCheck`), and runs it against the packaged `ctrlmetrics authority`.
+ *
+ * The clone is of the committed HEAD: uncommitted changes are not in the package.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProcessGroup, ROOT, run } from '../helpers/process.js';
+import { httpsGet } from '../controller/helpers/exposition.js';
+
+const procs = new ProcessGroup();
+const work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-package-'));
+after(async () => {
+  await procs.stopAll();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const must = async (what: string, p: ReturnType<typeof run>) => {
+  const r = await p;
+  assert.equal(r.code, 0, `${what} failed:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+  return r;
+};
+
+const rootVersion = (pkg: string) => (JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+
+test('a fresh clone packs into a complete package that a strict TypeScript consumer installs, type-checks and runs', { timeout: 600_000 }, async () => {
+  const clone = join(work, 'clone');
+  await must('git clone', run('git', ['clone', '--quiet', ROOT, clone], { timeoutMs: 60_000 }));
+  // the build tools, without the network (a user's clone gets them from `npm ci`)
+  symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
+  await must('npm pack', run('npm', ['pack', '--pack-destination', work, '--loglevel=error'], { cwd: clone, timeoutMs: 240_000 }));
+  const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
+  assert.ok(tarball, 'npm pack wrote a tarball');
+
+  const listing = (await must('tar', run('tar', ['-tzf', join(work, tarball)]))).stdout.split('\n').filter(Boolean);
+  for (const f of ['package/package.json', 'package/README.md', 'package/LICENSE', 'package/dist/cli.js', 'package/dist/src/index.js', 'package/dist/src/index.d.ts', 'package/dist/src/metrics/index.d.ts']) {
+    assert.ok(listing.includes(f), `the package holds ${f}`);
+  }
+  assert.ok(listing.every((f) => f.startsWith('package/dist/') || ['package/package.json', 'package/README.md', 'package/LICENSE'].includes(f)), 'nothing but dist/, the README, the LICENSE and package.json');
+  assert.ok(!listing.some((f) => f.includes('/test/') || f.endsWith('.map') || f.startsWith('package/dist/examples/')), 'no tests, source maps or examples');
+  assert.match(readFileSync(join(clone, 'LICENSE'), 'utf8'), /Apache License\s+Version 2\.0/);
+
+  const consumer = join(work, 'consumer');
+  mkdirSync(join(consumer, 'src'), { recursive: true });
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify({
+      name: 'strict-consumer',
+      private: true,
+      type: 'module',
+      dependencies: { ctrlmetrics: `file:../${tarball}` },
+      devDependencies: { '@types/node': rootVersion('@types/node'), typescript: rootVersion('typescript') },
+    }),
+  );
+  writeFileSync(
+    join(consumer, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: { strict: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', types: ['node'], outDir: 'out', rootDir: 'src', skipLibCheck: false, noEmitOnError: true },
+      include: ['src'],
+    }),
+  );
+  // the README's snippet (examples/quickstart.ts) as a user writes it: importing the package by its name
+  const snippet = readFileSync(join(ROOT, 'examples', 'quickstart.ts'), 'utf8').replace("from '../src/index.js'", "from 'ctrlmetrics'");
+  assert.match(snippet, /from 'ctrlmetrics'/);
+  writeFileSync(join(consumer, 'src', 'index.ts'), snippet);
+  // the declarations are real types, not `any`: a wrong option is a type error
+  writeFileSync(join(consumer, 'src', 'types.ts'), "import { Manager } from 'ctrlmetrics';\n// @ts-expect-error leaderElection is a boolean\nexport const wrong = new Manager({ leaderElection: 'yes' });\n");
+  await must('npm install', run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: consumer, timeoutMs: 300_000 }));
+  await must('tsc (strict, no skipLibCheck)', run(join(consumer, 'node_modules', '.bin', 'tsc'), ['-p', '.'], { cwd: consumer, timeoutMs: 120_000 }));
+
+  const stateDir = join(work, 'state');
+  const kubeconfig = join(work, 'kubeconfig');
+  const authority = procs.start('authority', join(consumer, 'node_modules', '.bin', 'ctrlmetrics'), ['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', kubeconfig], { cwd: consumer });
+  await authority.waitForOutput(/"msg":"authority ready"/, 60_000);
+  const op = procs.start('consumer', process.execPath, [join(consumer, 'out', 'index.js')], {
+    cwd: consumer,
+    env: { ...process.env, KUBECONFIG: kubeconfig, METRICS_BIND_ADDRESS: '127.0.0.1:0', HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0' },
+  });
+  const m = await op.waitForOutput(/"msg":"Serving metrics server"[^\n]*"url":"(https:\/\/127\.0\.0\.1:\d+)"/, 60_000);
+  assert.equal((await httpsGet(`${m[1]}/metrics`)).status, 401, 'the packaged filter guards /metrics');
+  op.child.kill('SIGTERM');
+  assert.equal(await op.exited, 0);
+});
