@@ -18,6 +18,11 @@ import { isDisabled } from './bind.js';
 import { HealthProbeServer, type HealthCheck } from './health.js';
 import { LeaderElector } from './leaderelection.js';
 import { after } from '../util/timers.js';
+import { includePromClientCopies, type PromClientCopy } from '../metrics/prom-client-copies.js';
+
+/** The application's prom-client copies, looked for once per process (see includeApplicationPromClients). */
+let promClientCopies: Promise<PromClientCopy[]> | undefined;
+let promClientCopiesReported = false;
 
 /** Options of a {@link Manager} (controller-runtime's `manager.Options`, the parts that matter here). */
 export interface ManagerOptions {
@@ -219,6 +224,28 @@ export class Manager {
     };
   }
 
+  /**
+   * Includes the default registries of the prom-client copies the application resolves other than ctrlmetrics'
+   * own (once per process), and says which: a copy that cannot be included is a warning naming it, never a silent
+   * loss of the application's metrics.
+   */
+  private async includeApplicationPromClients(log: Logger): Promise<void> {
+    promClientCopies ??= includePromClientCopies();
+    const first = !promClientCopiesReported;
+    promClientCopiesReported = true;
+    for (const c of await promClientCopies) {
+      if (!first) continue;
+      if (c.included) log.info('including the default registry of another prom-client copy', { module: c.module, version: c.version, dir: c.dir });
+      else {
+        log.warn(`metrics of ${c.module} ${c.version} at ${c.dir} will not be served: ${c.reason}; pass its register to metrics.registry.includePromClientRegistry()`, {
+          module: c.module,
+          version: c.version,
+          dir: c.dir,
+        });
+      }
+    }
+  }
+
   private async startComponents(signal: AbortSignal, fail: (e: Error) => void): Promise<void> {
     // 1. API configuration and client
     if (!this._restConfig) {
@@ -241,6 +268,7 @@ export class Manager {
     const m = { ...this.opts.metrics, bindAddress: addr };
     const metricsLog = this.log.child('metrics');
     if (!isDisabled(addr)) {
+      await this.includeApplicationPromClients(metricsLog);
       const server = createMetricsServer(m, { restConfig: this._restConfig, kubeClient: client, logger: metricsLog });
       try {
         await server.start();

@@ -64,6 +64,8 @@ export class Registry implements MetricRegistry {
   private readonly adapters = new WeakMap<object, Collector>();
   private readonly owners = new Map<string, Collector>();
   private readonly includePromDefault: boolean;
+  /** Default registries of other prom-client copies included on every collect, with the label errors name them by. */
+  private readonly promCopies = new Map<PromRegistry, string>();
   private readonly timeoutMs: number;
   private readonly sliceLines: number;
 
@@ -73,10 +75,24 @@ export class Registry implements MetricRegistry {
     this.sliceLines = opts.sliceLines ?? DEFAULT_SLICE_LINES;
   }
 
+  /**
+   * Includes the default registry of another prom-client copy (or of `@prometheus-io/client`) on every collect, as
+   * this registry includes the default registry of the copy ctrlmetrics imports. The same registry twice is a no-op.
+   * `label` names the copy in errors (e.g. its path and version).
+   */
+  includePromClientRegistry(reg: PromRegistry, label = 'a prom-client default registry'): void {
+    if (!isPromRegistry(reg)) throw new TypeError('includePromClientRegistry: expected a prom-client Registry (e.g. `register` from prom-client)');
+    if ((reg === promDefaultRegistry && this.includePromDefault) || this.promCopies.has(reg)) return;
+    for (const e of this.entries.values()) {
+      if (e.collector === this.adapters.get(reg)) throw new DuplicateMetricError(`${label} is already registered in this registry`);
+    }
+    this.promCopies.set(reg, label);
+  }
+
   private adapt(x: Registrable): Collector {
     if (isPromRegistry(x)) {
-      if (x === promDefaultRegistry && this.includePromDefault) {
-        throw new DuplicateMetricError("prom-client's default registry is already included in this registry");
+      if ((x === promDefaultRegistry && this.includePromDefault) || this.promCopies.has(x)) {
+        throw new DuplicateMetricError("this prom-client default registry is already included in this registry");
       }
       let a = this.adapters.get(x);
       if (!a) this.adapters.set(x, (a = new PromRegistryCollector(x)));
@@ -105,6 +121,9 @@ export class Registry implements MetricRegistry {
       if (this.owners.has(n)) throw new DuplicateMetricError(`a metric named ${n} is already registered; metric names must be unique`);
       if (this.includePromDefault && promDefaultRegistry.getSingleMetric(n)) {
         throw new DuplicateMetricError(`a metric named ${n} is already registered in prom-client's default registry, which this registry includes`);
+      }
+      for (const [reg, label] of this.promCopies) {
+        if (reg.getSingleMetric(n)) throw new DuplicateMetricError(`a metric named ${n} is already registered in ${label}, which this registry includes`);
       }
     }
     if (new Set(names).size !== names.length) throw new DuplicateMetricError(`${describe(c)} declares a family name twice`);
@@ -156,10 +175,12 @@ export class Registry implements MetricRegistry {
   async collect(opts: CollectOptions = {}): Promise<MetricsSnapshot> {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const entries = [...this.entries.values()];
-    if (this.includePromDefault) {
-      let a = this.adapters.get(promDefaultRegistry);
-      if (!a) this.adapters.set(promDefaultRegistry, (a = new PromRegistryCollector(promDefaultRegistry)));
-      entries.push({ collector: a, label: "prom-client's default registry", yields: false });
+    const included: Array<[PromRegistry, string]> = this.includePromDefault ? [[promDefaultRegistry, "prom-client's default registry"]] : [];
+    for (const [reg, label] of this.promCopies) included.push([reg, label]);
+    for (const [reg, label] of included) {
+      let a = this.adapters.get(reg);
+      if (!a) this.adapters.set(reg, (a = new PromRegistryCollector(reg)));
+      entries.push({ collector: a, label, yields: false });
     }
     const pending = new Set(entries.map((e) => e.label));
     const results = entries.map((e) =>

@@ -54,7 +54,8 @@ test('a fresh clone packs into a complete package that a strict TypeScript consu
       name: 'strict-consumer',
       private: true,
       type: 'module',
-      dependencies: { ctrlmetrics: `file:../${tarball}` },
+      // the user's own prom-client is 14.x: the peer dependency lets ctrlmetrics use that very copy
+      dependencies: { ctrlmetrics: `file:../${tarball}`, 'prom-client': '^14.2.0' },
       devDependencies: { '@types/node': rootVersion('@types/node'), typescript: rootVersion('typescript') },
     }),
   );
@@ -66,7 +67,10 @@ test('a fresh clone packs into a complete package that a strict TypeScript consu
     }),
   );
   // the README's snippet (examples/quickstart.ts) as a user writes it: importing the package by its name
-  const snippet = readFileSync(join(ROOT, 'examples', 'quickstart.ts'), 'utf8').replace("from '../src/index.js'", "from 'ctrlmetrics'");
+  // plus a metric made with the user's own prom-client
+  const snippet =
+    "import { Counter } from 'prom-client';\nnew Counter({ name: 'consumer_own_jobs_total', help: 'Jobs counted with the consumer’s prom-client.' }).inc(2);\n" +
+    readFileSync(join(ROOT, 'examples', 'quickstart.ts'), 'utf8').replace("from '../src/index.js'", "from 'ctrlmetrics'");
   assert.match(snippet, /from 'ctrlmetrics'/);
   writeFileSync(join(consumer, 'src', 'index.ts'), snippet);
   // the declarations are real types, not `any`: a wrong option is a type error
@@ -84,6 +88,18 @@ test('a fresh clone packs into a complete package that a strict TypeScript consu
   });
   const m = await op.waitForOutput(/"msg":"Serving metrics server"[^\n]*"url":"(https:\/\/127\.0\.0\.1:\d+)"/, 60_000);
   assert.equal((await httpsGet(`${m[1]}/metrics`)).status, 401, 'the packaged filter guards /metrics');
+  // a reader as the README's users make one: a ClusterRole for GET /metrics, a service account, the packaged grant and token
+  const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(work, 'kcache') };
+  await must('kubectl create clusterrole', run('kubectl', ['create', 'clusterrole', 'metrics-reader', '--verb=get', '--non-resource-url=/metrics'], { env }));
+  await must('kubectl create sa', run('kubectl', ['create', 'serviceaccount', 'scraper', '-n', 'default'], { env }));
+  const cli = join(consumer, 'node_modules', '.bin', 'ctrlmetrics');
+  await must('ctrlmetrics grant', run(cli, ['grant', '--serviceaccount', 'default:scraper', '--clusterrole', 'metrics-reader'], { env, cwd: consumer }));
+  const token = (await must('ctrlmetrics token', run(cli, ['token', '--namespace', 'default', 'scraper'], { env, cwd: consumer }))).stdout.trim();
+  const scrape = await httpsGet(`${m[1]}/metrics`, token);
+  assert.equal(scrape.status, 200, scrape.body.slice(0, 500));
+  assert.match(scrape.body, /^consumer_own_jobs_total 2$/m, "the consumer's prom-client 14 metric is served");
+  assert.match(scrape.body, /^controller_runtime_reconcile_total\{/m);
+  assert.match(readFileSync(join(consumer, 'node_modules', 'prom-client', 'package.json'), 'utf8'), /"version": "14\./);
   op.child.kill('SIGTERM');
   assert.equal(await op.exited, 0);
 });
