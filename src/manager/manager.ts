@@ -237,7 +237,7 @@ export class Manager {
       if (!first) continue;
       if (c.included) log.info('including the default registry of another prom-client copy', { module: c.module, version: c.version, dir: c.dir });
       else {
-        log.warn(`metrics of ${c.module} ${c.version} at ${c.dir} will not be served: ${c.reason}; pass its register to metrics.registry.includePromClientRegistry()`, {
+        log.warn(`metrics of ${c.module} ${c.version} at ${c.dir} will not be served: ${c.reason}; pass its register to metrics.registerPromClientRegistry()`, {
           module: c.module,
           version: c.version,
           dir: c.dir,

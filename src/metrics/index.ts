@@ -10,7 +10,9 @@
  * ```
  * Metrics made with prom-client's own API (its default registry) are included in every collect.
  */
-export { registry, register, mustRegister, unregister, Registry, DuplicateMetricError, MetricsCollectError } from './registry.js';
+export { registry, register, mustRegister, unregister, registerPromClientRegistry, Registry, DuplicateMetricError, MetricsCollectError } from './registry.js';
+export { includePromClientCopies, PROM_CLIENT_MODULES } from './prom-client-copies.js';
+export type { PromClientCopy } from './prom-client-copies.js';
 export type { Registrable, RegistryOptions, CollectOptions } from './registry.js';
 export { Counter, CounterChild } from './counter.js';
 export type { CounterOptions } from './counter.js';

@@ -4,7 +4,7 @@
  * default registry, and metrics created with the application's would be missing from `/metrics` without a word.
  * This finds the copies the application resolves — from its entry script and from the working directory, as
  * Node resolves them — and includes their default registries in the global registry. A copy found but not
- * usable is reported, so that the loss is never silent; `includePromClientRegistry` covers copies no resolution
+ * usable is reported, so that the loss is never silent; `registerPromClientRegistry` covers copies no resolution
  * reaches (e.g. one nested inside another package).
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';

@@ -266,6 +266,15 @@ function checkSuffixCollisions(views: readonly FamilyView[], byName: Map<string,
 export const registry = new Registry({ includePromClientDefault: true });
 setDefaultMetricRegistry(registry);
 
+/**
+ * Includes the default registry of another prom-client copy (or of `@prometheus-io/client`) in the global
+ * registry, for a copy the manager cannot find by itself (e.g. one nested inside another package): pass that
+ * copy's `register`. The same registry twice is a no-op.
+ */
+export function registerPromClientRegistry(reg: PromRegistry, label?: string): void {
+  registry.includePromClientRegistry(reg, label);
+}
+
 /** Registers in the global registry; the same collector twice is a no-op, a name clash throws. */
 export function register(...collectors: Registrable[]): void {
   registry.register(...collectors);

@@ -60,7 +60,7 @@ test("the application's other prom-client copy is served and reported once; an u
     const warned = lines.filter((l) => l.includes('will not be served'));
     assert.equal(warned.length, 1, lines.join('\n'));
     assert.match(warned[0]!, /"level":"warn"/);
-    assert.match(warned[0]!, /metrics of @prometheus-io\/client 0\.16\.1 at .*node_modules\/@prometheus-io\/client will not be served: this build needs Node\.js 22; pass its register to metrics\.registry\.includePromClientRegistry\(\)/);
+    assert.match(warned[0]!, /metrics of @prometheus-io\/client 0\.16\.1 at .*node_modules\/@prometheus-io\/client will not be served: this build needs Node\.js 22; pass its register to metrics\.registerPromClientRegistry\(\)/);
   } finally {
     stop.abort();
     await running.catch(() => undefined);

@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, sym
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Registry } from '../../src/metrics/registry.js';
+import { Registry, registerPromClientRegistry, registry as globalRegistry } from '../../src/metrics/registry.js';
 import { includePromClientCopies } from '../../src/metrics/prom-client-copies.js';
 import { ROOT } from '../helpers/process.js';
 
@@ -69,5 +69,17 @@ describe('prom-client copies of the application', () => {
   it("finds nothing to add from a directory that resolves ctrlmetrics' own copy", async () => {
     const copies = await includePromClientCopies({ from: [ROOT], into: new Registry() });
     assert.deepEqual(copies.filter((c) => c.module === 'prom-client'), []);
+  });
+
+  it('metrics.registerPromClientRegistry() includes a registry no resolution reaches in the global registry, once', async () => {
+    const pkg = JSON.parse(readFileSync(join(copyDir, 'package.json'), 'utf8')) as { main?: string };
+    const theirs = (await import(pathToFileURL(join(copyDir, pkg.main ?? 'index.js')).href)) as typeof import('prom-client');
+    const nested = new theirs.Registry();
+    new theirs.Gauge({ name: 'nested_copy_queue_length', help: 'A gauge of a registry nested in another package.', registers: [nested] }).set(7);
+    registerPromClientRegistry(nested, 'a nested registry');
+    registerPromClientRegistry(nested);
+    const text = await (await globalRegistry.collect()).text('text');
+    assert.equal(text.match(/^nested_copy_queue_length 7$/gm)?.length, 1);
+    assert.throws(() => registerPromClientRegistry({} as never), /expected a prom-client Registry/);
   });
 });
