@@ -66,9 +66,17 @@ const FIELD_PATHS = ['metadata.name', 'metadata.namespace'] as const;
 
 interface LoadedFile {
   path: string;
+  /** The file as read (restored as is when a write of the other file fails). */
   original: string;
+  /** `original` with LF line ends: what is parsed and edited, so that no `\r` ever lands in a value. */
+  text: string;
+  /** The file's own line end, written back. */
+  eol: '\n' | '\r\n';
   doc: Document;
 }
+
+/** What an option turns on along with it. */
+const NEEDS: Partial<Record<ScaffoldOption, ScaffoldOption[]>> = { 'metrics-tls': ['prometheus', 'certmanager'] };
 
 const REGENERATE_HINT = 'fix it by hand, or compare with a fresh `ctrlmetrics init` in another directory; nothing was written';
 
@@ -81,7 +89,9 @@ function load(dir: string, rel: string): LoadedFile {
     throw new ScaffoldError(`${rel} not found in ${dir}: ${REGENERATE_HINT}`);
   }
   const original = readFileSync(path, 'utf8');
-  const all = parseAllDocuments(original);
+  const eol = original.includes('\r\n') ? '\r\n' : '\n';
+  const text = original.replace(/\r\n/g, '\n');
+  const all = parseAllDocuments(text);
   if (!Array.isArray(all) || all.length !== 1) throw new ScaffoldError(`${rel} must hold exactly one YAML document: ${REGENERATE_HINT}`);
   const doc = all[0]!;
   if (doc.errors.length > 0) throw new ScaffoldError(`${rel} is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
@@ -92,7 +102,7 @@ function load(dir: string, rel: string): LoadedFile {
       throw new ScaffoldError(`${rel}: "${key}" is not a list, so ctrlmetrics edit cannot switch entries in it: ${REGENERATE_HINT}`);
     }
   }
-  return { path, original, doc };
+  return { path, original, text, eol, doc };
 }
 
 function strings(v: unknown): string[] {
@@ -143,7 +153,8 @@ function indentsSequences(text: string): boolean {
 }
 
 function render(file: LoadedFile): string {
-  return file.doc.toString({ indentSeq: indentsSequences(file.original), lineWidth: 0 });
+  const text = file.doc.toString({ indentSeq: indentsSequences(file.text), lineWidth: 0 });
+  return file.eol === '\n' ? text : text.replace(/\n/g, file.eol);
 }
 
 /** Replaces the file in one rename (readers see the old or the new text), keeping its permissions. */
@@ -189,6 +200,12 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   const disable = [...new Set(req.disable ?? [])];
   const both = enable.filter((o) => disable.includes(o));
   if (both.length > 0) throw new ScaffoldError(`cannot both enable and disable ${both.join(', ')}`);
+  // options turned on along with another contradict disabling them in the same request
+  for (const o of enable) {
+    for (const needed of NEEDS[o] ?? []) {
+      if (disable.includes(needed)) throw new ScaffoldError(`cannot enable ${o} and disable ${needed}: ${o} needs ${needed}; nothing was written`);
+    }
+  }
 
   const def = load(root, DEFAULT_KUSTOMIZATION);
   let prom: LoadedFile | undefined;
@@ -225,7 +242,7 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     for (const fp of FIELD_PATHS) {
       const c = on
         ? enableEntry(d, 'replacements', replacementIs(fp, kind), metricsReplacement(fp, kind))
-        : disableEntry(d, 'replacements', replacementIs(fp, kind), indentsSequences(def.original));
+        : disableEntry(d, 'replacements', replacementIs(fp, kind), indentsSequences(def.text));
       changed = c || changed;
     }
     return changed;
@@ -240,7 +257,7 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     const prom = promFile();
     const patched = on
       ? enableEntry(prom.doc, 'patches', patchIs(MONITOR_TLS_PATCH.path), MONITOR_TLS_PATCH)
-      : disableEntry(prom.doc, 'patches', patchIs(MONITOR_TLS_PATCH.path), indentsSequences(prom.original));
+      : disableEntry(prom.doc, 'patches', patchIs(MONITOR_TLS_PATCH.path), indentsSequences(prom.text));
     return replaced || patched;
   };
 
@@ -256,7 +273,7 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
       turnOff('metrics-tls', `it needs ${o}`);
     }
     if (o === 'metrics-tls') {
-      disableEntry(d, 'patches', patchIs(CERT_PATCH.path), indentsSequences(def.original));
+      disableEntry(d, 'patches', patchIs(CERT_PATCH.path), indentsSequences(def.text));
     } else {
       disableEntry(d, 'resources', resourceIs(RESOURCE[o]));
     }
@@ -296,7 +313,7 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   ] as Array<[LoadedFile | undefined, string]>) {
     if (!file) continue;
     const text = render(file);
-    if (parseDocument(text).errors.length > 0) throw new ScaffoldError(`internal error: editing ${rel} produced invalid YAML; nothing written`);
+    if (parseDocument(text.replace(/\r\n/g, '\n')).errors.length > 0) throw new ScaffoldError(`internal error: editing ${rel} produced invalid YAML; nothing written`);
     if (text !== file.original) outputs.push([file, rel, text]);
   }
   const written: LoadedFile[] = [];

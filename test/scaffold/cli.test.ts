@@ -162,6 +162,13 @@ test('edit: unknown option or missing project fails with one line and changes no
   assertOneErrorLine(await run('edit', '--enable', 'prometheus,webhooks', '--dir', dir), /unknown option "webhooks".*choose from prometheus, certmanager, metrics-tls, network-policy, grafana/);
   assertOneErrorLine(await run('edit', '--dir', dir), /nothing to do/);
   await assert.rejects(editProject(dir, { enable: ['grafana'], disable: ['grafana'] }), /both enable and disable grafana/);
+  // an option turned on along with another one is as contradictory to disable in the same request
+  const promBefore = readFileSync(join(dir, 'config/prometheus/kustomization.yaml'), 'utf8');
+  const implicit = await run('edit', '--enable', 'metrics-tls', '--disable', 'prometheus', '--dir', dir);
+  assert.equal(implicit.code, 1);
+  assertOneErrorLine(implicit, /cannot enable metrics-tls and disable prometheus: metrics-tls needs prometheus; nothing was written/);
+  assertOneErrorLine(await run('edit', '--enable', 'metrics-tls', '--disable', 'certmanager', '--dir', dir), /metrics-tls needs certmanager/);
+  assert.equal(readFileSync(join(dir, 'config/prometheus/kustomization.yaml'), 'utf8'), promBefore);
   assert.equal(readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), before);
   await assert.rejects(editProject(join(work, 'nowhere'), { enable: ['prometheus'] }), /not a ctrlmetrics project/);
 });

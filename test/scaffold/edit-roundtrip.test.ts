@@ -41,9 +41,9 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 const read = (dir: string): string[] => FILES.map((f) => readFileSync(join(dir, f), 'utf8'));
 
-function copy(): string {
+function copy(base = userBase): string {
   const dir = join(work, `p${n++}`);
-  cpSync(userBase, dir, { recursive: true });
+  cpSync(base, dir, { recursive: true });
   return dir;
 }
 
@@ -107,5 +107,34 @@ test('the text depends only on the options reached, not on the way there', async
       }
     }),
     propertyParams(40),
+  );
+});
+
+test('a kustomization with CRLF line ends keeps them: no \\r in any value, and all off again gives the bytes back', async () => {
+  const crlfBase = join(work, 'user-crlf');
+  cpSync(userBase, crlfBase, { recursive: true });
+  for (const f of FILES) {
+    const p = join(crlfBase, f);
+    writeFileSync(p, readFileSync(p, 'utf8').replace(/\n/g, '\r\n'));
+  }
+  const original = read(crlfBase);
+  await fc.assert(
+    fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 6 }), async (ops) => {
+      const dir = copy(crlfBase);
+      try {
+        for (const op of ops) await editProject(dir, op.enable ? { enable: [op.option] } : { disable: [op.option] });
+        assert.deepEqual(new Set(Object.entries(readOptionState(dir)).filter(([, v]) => v).map(([k]) => k)), model(ops), 'options on');
+        for (const text of read(dir)) {
+          assert.doesNotMatch(text, /(^|[^\r])\n/, 'every line ends with CRLF');
+          assert.doesNotMatch(text, /\r(?!\n)/, 'no carriage return other than in a line end');
+          assert.doesNotMatch(text, /\\r/, 'no escaped carriage return in a value');
+        }
+        await editProject(dir, { disable: [...SCAFFOLD_OPTIONS] });
+        assert.deepEqual(read(dir), original);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }),
+    propertyParams(25),
   );
 });
