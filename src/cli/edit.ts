@@ -27,7 +27,7 @@ export function register(program: Command): void {
         throw new CliError(`nothing to do: pass --enable or --disable with one of ${SCAFFOLD_OPTIONS.join(', ')}`, 2);
       }
       try {
-        const result = await editProject(flags.dir, { enable, disable });
+        const result = await editProject(flags.dir, { enable, disable, validate: true });
         for (const m of result.messages) process.stdout.write(m + '\n');
         process.stdout.write(result.changed.length ? `updated ${result.changed.join(', ')}\n` : 'no changes\n');
       } catch (err) {

@@ -3,6 +3,7 @@
  * the user's own edits and comments. Idempotent. Never leaves the `SERVICE_NAME.SERVICE_NAMESPACE` placeholders of
  * the Certificate or the ServiceMonitor TLS patch in a build: their replacements are switched together with them.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -184,6 +185,22 @@ export function readOptionState(dir: string): Record<ScaffoldOption, boolean> {
 export interface EditRequest {
   enable?: ScaffoldOption[];
   disable?: ScaffoldOption[];
+  /**
+   * Build the edited `config/default` with `kubectl kustomize` when kubectl is on PATH, and put the files back
+   * (refusing the edit) when it does not build. The CLI does; default false.
+   */
+  validate?: boolean;
+}
+
+/** Builds `dir` with `kubectl kustomize`: undefined when it builds or kubectl is not installed, else why not. */
+function kustomizeError(dir: string): Promise<string | undefined> {
+  return new Promise((done) => {
+    execFile('kubectl', ['kustomize', dir], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, _stdout, stderr) => {
+      if (!err) return done(undefined);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return done(undefined); // no kubectl: nothing to check with
+      done((stderr || err.message).trim().split('\n')[0]!);
+    });
+  });
 }
 
 export interface EditResult {
@@ -327,6 +344,13 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     }
     written.push(file);
     changed.push(rel);
+  }
+  if (req.validate && written.length > 0) {
+    const why = await kustomizeError(join(root, 'config', 'default'));
+    if (why !== undefined) {
+      for (const w of written) await writeAtomically(w.path, w.original).catch(() => undefined);
+      throw new ScaffoldError(`the edited config/default does not build with kubectl kustomize (${why}); nothing was changed`);
+    }
   }
   return { messages, changed };
 }

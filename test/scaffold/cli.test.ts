@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { initProject, ScaffoldError, type InitOptions } from '../../src/scaffold/init.js';
-import { editProject } from '../../src/scaffold/edit.js';
+import { editProject, readOptionState as readOptionStateOf } from '../../src/scaffold/edit.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'cli.ts');
@@ -171,6 +171,24 @@ test('edit: unknown option or missing project fails with one line and changes no
   assert.equal(readFileSync(join(dir, 'config/prometheus/kustomization.yaml'), 'utf8'), promBefore);
   assert.equal(readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), before);
   await assert.rejects(editProject(join(work, 'nowhere'), { enable: ['prometheus'] }), /not a ctrlmetrics project/);
+});
+
+test('edit refuses a result that kubectl kustomize cannot build, and puts the files back', async () => {
+  const dir = join(work, 'edit-unbuildable');
+  await initProject({ projectName: 'demo', dir });
+  // the user's ServiceMonitor overlay lists a file that is not there: enabling prometheus would break the build
+  const promFile = join(dir, 'config/prometheus/kustomization.yaml');
+  writeFileSync(promFile, readFileSync(promFile, 'utf8').replace('- monitor.yaml\n', '- monitor.yaml\n- missing-monitor.yaml\n'));
+  const before = [readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), readFileSync(promFile, 'utf8')];
+  const r = await run('edit', '--enable', 'prometheus', '--dir', dir);
+  assert.equal(r.code, 1);
+  assertOneErrorLine(r, /the edited config\/default does not build with kubectl kustomize \(.*missing-monitor\.yaml.*\); nothing was changed/);
+  assert.deepEqual([readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), readFileSync(promFile, 'utf8')], before);
+  // once the file exists, the same edit builds and is kept
+  writeFileSync(join(dir, 'config/prometheus/missing-monitor.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra-monitor-settings\n');
+  const ok = await run('edit', '--enable', 'prometheus', '--dir', dir);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(readOptionStateOf(dir).prometheus, true);
 });
 
 test('edit is idempotent and keeps the user\'s comments and entries; metrics-tls says it enabled prometheus', async () => {
