@@ -23,6 +23,7 @@ import type { TokenSigner } from './sa-tokens.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { admitRbacWrite, isRbacResource } from './rbac-admission.js';
 import { checkFields } from './fields.js';
+import { drainOrClose } from '../util/streams.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
 const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
@@ -59,19 +60,6 @@ function send(res: ServerResponse, code: number, body: unknown, head = false): v
 /** Objects serialised per slice of a large list answer (a few ms of work each). */
 const LIST_SLICE = 500;
 
-/** Resolves when `res` can take more data, or is gone. */
-function writable(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
-}
-
 /**
  * Answers a list. A large one is written a slice at a time, yielding to other requests between slices and waiting
  * while the client is behind, so that one big list neither stalls the server nor piles up in memory.
@@ -88,7 +76,7 @@ async function sendList(res: ServerResponse, envelope: KubeObject, items: KubeOb
     if (res.destroyed) return;
     const slice = items.slice(i, i + LIST_SLICE).map((o) => JSON.stringify(present(o)));
     if (res.write((i ? ',' : '') + slice.join(','))) await new Promise((r) => setImmediate(r));
-    else await writable(res);
+    else await drainOrClose(res);
   }
   res.end(']}');
 }

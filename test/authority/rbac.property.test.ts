@@ -172,6 +172,9 @@ describe('RBAC evaluator properties', () => {
     );
     fc.assert(
       fc.property(worldArb, extraArb, attrsArb(), (w, extra, attrs) => {
+        // a Role of a name its namespace already has would replace that Role, not add one (names are unique)
+        const taken = (r: Role) => w.roles.some((x) => x.metadata.name === r.metadata.name && x.metadata.namespace === r.metadata.namespace);
+        fc.pre(!(extra.roles ?? []).some(taken));
         const before = authorize(w, attrs).allowed;
         const bigger: RbacObjects = {
           clusterRoles: w.clusterRoles,

@@ -3,13 +3,13 @@
 // @prometheus-io/client that cannot load is one warning naming its path, version and why.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Manager, filters, setLogSink } from '../../src/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { ROOT } from '../helpers/process.js';
+import { makeAppWithPromClientCopies } from '../helpers/prom-client-copy.js';
 import { httpsGet, parseExposition, value } from './helpers/exposition.js';
 
 let cluster: TestCluster;
@@ -18,14 +18,7 @@ const cwd = process.cwd();
 
 before(async () => {
   app = realpathSync(mkdtempSync(join(tmpdir(), 'mgr-prom-copies-')));
-  cpSync(join(ROOT, 'node_modules', 'prom-client'), join(app, 'node_modules', 'prom-client'), { recursive: true });
-  mkdirSync(join(app, 'node_modules', '@opentelemetry'), { recursive: true });
-  symlinkSync(join(ROOT, 'node_modules', '@opentelemetry', 'api'), join(app, 'node_modules', '@opentelemetry', 'api'));
-  symlinkSync(join(ROOT, 'node_modules', 'tdigest'), join(app, 'node_modules', 'tdigest'));
-  const broken = join(app, 'node_modules', '@prometheus-io', 'client');
-  mkdirSync(broken, { recursive: true });
-  writeFileSync(join(broken, 'package.json'), JSON.stringify({ name: '@prometheus-io/client', version: '0.16.1', main: 'index.js' }));
-  writeFileSync(join(broken, 'index.js'), "throw new Error('this build needs Node.js 22');\n");
+  makeAppWithPromClientCopies(app);
   cluster = await startTestCluster();
 });
 after(async () => {

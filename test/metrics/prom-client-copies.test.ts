@@ -3,13 +3,14 @@
 // that cannot be loaded is reported with its path, version and reason, never skipped silently.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Registry, registerPromClientRegistry, registry as globalRegistry } from '../../src/metrics/registry.js';
 import { includePromClientCopies } from '../../src/metrics/prom-client-copies.js';
 import { ROOT } from '../helpers/process.js';
+import { makeAppWithPromClientCopies } from '../helpers/prom-client-copy.js';
 
 describe('prom-client copies of the application', () => {
   let dir: string;
@@ -19,17 +20,8 @@ describe('prom-client copies of the application', () => {
   before(() => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'prom-copies-')));
     app = join(dir, 'app');
-    copyDir = join(app, 'node_modules', 'prom-client');
-    // a second copy of prom-client (not a symlink: Node would resolve that to ctrlmetrics' own), its dependencies linked
-    cpSync(join(ROOT, 'node_modules', 'prom-client'), copyDir, { recursive: true });
-    mkdirSync(join(app, 'node_modules', '@opentelemetry'), { recursive: true });
-    symlinkSync(join(ROOT, 'node_modules', '@opentelemetry', 'api'), join(app, 'node_modules', '@opentelemetry', 'api'));
-    symlinkSync(join(ROOT, 'node_modules', 'tdigest'), join(app, 'node_modules', 'tdigest'));
-    // and a copy of the successor that cannot load
-    const broken = join(app, 'node_modules', '@prometheus-io', 'client');
-    mkdirSync(broken, { recursive: true });
-    writeFileSync(join(broken, 'package.json'), JSON.stringify({ name: '@prometheus-io/client', version: '0.16.1', main: 'index.js' }));
-    writeFileSync(join(broken, 'index.js'), "throw new Error('this build needs Node.js 22');\n");
+    mkdirSync(app);
+    copyDir = makeAppWithPromClientCopies(app);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

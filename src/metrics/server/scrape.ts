@@ -13,6 +13,7 @@ import { once } from 'node:events';
 import { setImmediate } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import type { Logger } from '../../util/log.js';
+import { drainOrClose } from '../../util/streams.js';
 import { negotiateFormat, type ExpositionFormat, type MetricsSnapshot } from '../index.js';
 import { sendText } from './respond.js';
 import type { Handler, MetricsSource } from './types.js';
@@ -162,18 +163,6 @@ export function acceptsGzip(header: string | undefined): boolean {
   return star ?? false;
 }
 
-function waitDrainOrClose(res: ServerResponse | Http2ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
-
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -211,7 +200,7 @@ export function metricsHandler(source: MetricsSource, log: Logger): Handler {
         for (let off = 0; off < chunk.length; off += WRITE_PIECE_BYTES) {
           if (res.destroyed) return;
           const piece = chunk.length <= WRITE_PIECE_BYTES ? chunk : chunk.subarray(off, off + WRITE_PIECE_BYTES);
-          if (!(res as ServerResponse).write(piece)) await waitDrainOrClose(res);
+          if (!(res as ServerResponse).write(piece)) await drainOrClose(res);
           // TLS encrypts on the main thread inside write(): one piece per turn of the event loop keeps
           // concurrent scrapes (each replaying the same render) from encrypting megabytes in one go
           else await setImmediate();
