@@ -19,7 +19,10 @@ export function register(program: Command): void {
     .option('--domain <domain>', 'domain of the project (leader-election ID)', 'my.domain')
     .option('--dir <dir>', 'directory to generate the project in', '.')
     .option('--force', 'write into a non-empty directory, overwriting the files init generates (other files are left alone)')
-    .option('--ctrlmetrics-version <spec>', `npm spec of the ctrlmetrics dependency (default ^${ctrlmetricsPackageVersion()}; e.g. file:../ctrlmetrics)`)
+    .option(
+      '--ctrlmetrics-version <spec>',
+      `npm spec of the ctrlmetrics dependency, e.g. ^${ctrlmetricsPackageVersion()}, a git URL or file:../ctrlmetrics (default: this ctrlmetrics, packed into vendor/ctrlmetrics-${ctrlmetricsPackageVersion()}.tgz)`,
+    )
     .action(async (flags: InitFlags) => {
       try {
         const { dir, files } = await initProject({
@@ -31,7 +34,7 @@ export function register(program: Command): void {
         });
         process.stdout.write(
           `generated ${files.length} files in ${dir}\n` +
-            `next: cd ${dir} && npm install && npm run build; kubectl kustomize config/default\n` +
+            `next: cd ${dir} && npm install && npm test; npm run build-installer writes dist/install.yaml\n` +
             `optional parts: ctrlmetrics edit --enable prometheus|certmanager|metrics-tls|network-policy|grafana\n`,
         );
       } catch (err) {

@@ -2,10 +2,11 @@
  * `ctrlmetrics init`: renders every template, writes them to a temporary directory next to the target and only
  * then moves them into place, so a failure leaves nothing half-written.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve, basename } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ScaffoldError } from './errors.js';
+import { VENDOR_DIR, ownPackage, packOwnPackage } from './own-package.js';
 import { domainProblem, projectNameProblem } from './names.js';
 import type { ProjectParams } from './templates/params.js';
 import { configDefault } from './templates/config-default.js';
@@ -20,10 +21,7 @@ import { projectFiles, type ToolVersions } from './templates/project.js';
 /** Entries an otherwise empty directory may hold (a fresh `git init`). */
 const IGNORED_ENTRIES = new Set(['.git', '.DS_Store']);
 
-/** Raised for bad input or an unusable target; the message is one line that says what to do. */
-export class ScaffoldError extends Error {
-  override name = 'ScaffoldError';
-}
+export { ScaffoldError };
 
 export interface InitOptions {
   projectName: string;
@@ -33,32 +31,22 @@ export interface InitOptions {
   dir?: string;
   /** overwrite the generated files of an existing project */
   force?: boolean;
-  /** npm spec of the ctrlmetrics dependency (default `^<this package's version>`) */
+  /**
+   * npm spec of the ctrlmetrics dependency: a registry version or range, a git URL, `file:<path>`. Default: the
+   * running ctrlmetrics, packed into `vendor/ctrlmetrics-<version>.tgz` and referenced as `file:vendor/…`, so the
+   * project installs without any registry holding this version.
+   */
   ctrlmetricsVersion?: string;
-}
-
-/** This package's package.json (found upward from this file, in src/ under tsx and in dist/src/ when built). */
-function ownPackageJson(): { version: string; devDependencies?: Record<string, string> } {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const f = join(dir, 'package.json');
-    if (existsSync(f)) {
-      const pkg = JSON.parse(readFileSync(f, 'utf8')) as { name?: string; version: string; devDependencies?: Record<string, string> };
-      if (pkg.name === 'ctrlmetrics') return pkg;
-    }
-    dir = dirname(dir);
-  }
-  return { version: '0.1.0' };
 }
 
 /** The version of this ctrlmetrics package. */
 export function ctrlmetricsPackageVersion(): string {
-  return ownPackageJson().version;
+  return ownPackage().version;
 }
 
 /** Renders every file of a new project (path relative to the project root → content). */
 export function renderProject(params: ProjectParams): Record<string, string> {
-  const dev = ownPackageJson().devDependencies ?? {};
+  const dev = ownPackage().devDependencies;
   const tools: ToolVersions = { typescript: dev.typescript ?? '5.9.3', typesNode: dev['@types/node'] ?? '20.19.25' };
   return {
     ...projectFiles(params, tools),
@@ -104,12 +92,14 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
   if (existsSync(target) && !statSync(target).isDirectory()) {
     throw new ScaffoldError(`cannot write the project to ${target}: it exists and is not a directory`);
   }
+  // The tarball's name is npm pack's for an unscoped package; checked (and fixed) after packing.
+  const vendorFile = opts.ctrlmetricsVersion ? undefined : `${VENDOR_DIR}/ctrlmetrics-${ctrlmetricsPackageVersion()}.tgz`;
   const files = renderProject({
     projectName: opts.projectName,
     domain,
-    ctrlmetricsVersion: opts.ctrlmetricsVersion ?? `^${ctrlmetricsPackageVersion()}`,
+    ctrlmetricsVersion: opts.ctrlmetricsVersion ?? `file:${vendorFile}`,
   });
-  const paths = Object.keys(files).sort();
+  const paths = [...Object.keys(files), ...(vendorFile ? [vendorFile] : [])].sort();
   if (!opts.force) {
     const clash = paths.filter((p) => existsSync(join(target, p)));
     if (clash.length > 0) {
@@ -147,11 +137,18 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
     for (const p of paths) {
       const f = join(staging, p);
       await mkdir(dirname(f), { recursive: true });
-      await writeFile(f, files[p]!, { mode: 0o644 });
+      if (p === vendorFile) {
+        const packed = await packOwnPackage(dirname(f));
+        if (join(dirname(f), packed) !== f) await rename(join(dirname(f), packed), f);
+        await chmod(f, 0o644);
+      } else {
+        await writeFile(f, files[p]!, { mode: 0o644 });
+      }
     }
   } catch (err) {
     await removeQuietly(staging);
     await removeQuietly(firstCreated);
+    if (err instanceof ScaffoldError) throw err;
     throw new ScaffoldError(`cannot write the project to ${target}: ${describeFsError(err)}`);
   }
 

@@ -22,8 +22,12 @@ before(() => {
 after(() => rmSync(work, { recursive: true, force: true }));
 
 function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runWithEnv(process.env, ...args);
+}
+
+function runWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolveRun) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, timeout: 60_000, env }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
       resolveRun({ code, stdout, stderr });
     });
@@ -69,6 +73,49 @@ test('init rejects invalid project names and domains with one error line and wri
   const longest = join(work, 'longest');
   await initProject({ projectName: 'a'.repeat(28), dir: longest });
   assert.ok(existsSync(join(longest, 'config/default/kustomization.yaml')), '28 characters are accepted');
+});
+
+test('init with no --ctrlmetrics-version packs the running ctrlmetrics into vendor/ and depends on it as file:vendor/…', async () => {
+  const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  const dir = join(work, 'vendored');
+  const r = await run('init', '--project-name', 'shop-op', '--dir', dir);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /next: cd .* && npm install && npm test/);
+  const tgz = `vendor/ctrlmetrics-${own.version}.tgz`;
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  assert.equal(pkg.dependencies.ctrlmetrics, `file:${tgz}`);
+  // the tarball is what npm would publish: the built package, its manifest, no sources or tests
+  const listing = await new Promise<string>((res, rej) =>
+    execFile('tar', ['-tzf', join(dir, tgz)], (err, stdout) => (err ? rej(err) : res(stdout))),
+  );
+  const entries = listing.split('\n').filter(Boolean);
+  for (const f of ['package/package.json', 'package/dist/src/index.js', 'package/dist/src/index.d.ts', 'package/dist/cli.js', 'package/LICENSE']) {
+    assert.ok(entries.includes(f), `${f} packed`);
+  }
+  assert.deepEqual(entries.filter((e) => /^package\/(src|test|bench)\//.test(e) || e.endsWith('.map')), [], 'no sources, tests or source maps');
+  const manifest = await new Promise<string>((res, rej) =>
+    execFile('tar', ['-xzOf', join(dir, tgz), 'package/package.json'], (err, stdout) => (err ? rej(err) : res(stdout))),
+  );
+  assert.equal((JSON.parse(manifest) as { version: string }).version, own.version);
+  // npm ci in the image's build stage reads the tarball, so it is copied before npm ci runs
+  const dockerfile = readFileSync(join(dir, 'Dockerfile'), 'utf8');
+  assert.ok(dockerfile.indexOf('COPY vendor ./vendor\n') > 0 && dockerfile.indexOf('COPY vendor ./vendor\n') < dockerfile.indexOf('\nRUN '), dockerfile);
+
+  // a registry or git spec: used as given, nothing vendored
+  const pinned = join(work, 'pinned');
+  assert.equal((await run('init', '--project-name', 'shop-op', '--dir', pinned, '--ctrlmetrics-version', '~0.1.0')).code, 0);
+  assert.equal((JSON.parse(readFileSync(join(pinned, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies.ctrlmetrics, '~0.1.0');
+  assert.equal(existsSync(join(pinned, 'vendor')), false);
+  assert.doesNotMatch(readFileSync(join(pinned, 'Dockerfile'), 'utf8'), /vendor/);
+});
+
+test('init without npm on PATH says to pass --ctrlmetrics-version and writes nothing', async () => {
+  const dir = join(work, 'no-npm');
+  // PATH without npm (node itself is started by its absolute path)
+  const r = await runWithEnv({ ...process.env, PATH: join(work, 'empty-bin') }, 'init', '--project-name', 'demo', '--dir', dir);
+  assertOneErrorLine(r, /npm is not on PATH.*--ctrlmetrics-version <spec>/);
+  assert.equal(existsSync(dir), false);
+  assert.deepEqual(readdirSync(work).filter((n) => n.includes('ctrlmetrics-init')), [], 'no staging directory left behind');
 });
 
 test('init into an unwritable location fails with one clear line and leaves nothing behind', async () => {

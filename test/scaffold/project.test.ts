@@ -185,6 +185,19 @@ test('kubectl apply -k config/default against the embedded authority succeeds', 
   assert.match(again.stdout, new RegExp(`deployment.apps/${P}-controller-manager (unchanged|configured)`));
 });
 
+test('npm run build-installer writes dist/install.yaml on a new project (no dist/ yet)', async () => {
+  const dir = join(work, 'installer-op');
+  await initProject({ projectName: 'installer-op', dir, ctrlmetricsVersion: '^0.1.0' });
+  assert.equal(existsSync(join(dir, 'dist')), false);
+  await sh('npm', ['run', 'build-installer'], { cwd: dir, timeoutMs: 60_000 });
+  const installer = readFileSync(join(dir, 'dist/install.yaml'), 'utf8');
+  const kinds = [...installer.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
+  for (const kind of ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Service', 'Deployment']) {
+    assert.ok(kinds.includes(kind), `install.yaml holds a ${kind}`);
+  }
+  assert.match(installer, /^ {2}name: installer-op-controller-manager$/m);
+});
+
 /** A minimal CRD (schema-less) so the authority serves the kind, as cert-manager's and the Prometheus Operator's do. */
 function crd(group: string, kind: string, plural: string): Record<string, unknown> {
   return {

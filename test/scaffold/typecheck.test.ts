@@ -90,12 +90,13 @@ test('the generated flags default to the issue\'s values and parse like Go flags
   assert.throws(() => parseFlags(['--metrics-cert-path']), /flag needs an argument: --metrics-cert-path/);
 });
 
-test('the Deployment runs what the Dockerfile builds, as a non-root user on Node 20', () => {
+test('the Deployment runs what the Dockerfile builds, as a non-root user on Node 24 LTS', () => {
   const dockerfile = readFileSync(join(app, 'Dockerfile'), 'utf8');
   const froms = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]!);
   assert.equal(froms.length, 2, 'multi-stage');
-  assert.match(froms[0]!, /^node:20[-.]/);
-  assert.match(froms[1]!, /^gcr\.io\/distroless\/nodejs20-debian12:nonroot$/);
+  assert.equal(froms[0], 'node:24-slim');
+  assert.match(dockerfile, /^FROM node:24-slim AS builder$/m);
+  assert.equal(froms[1], 'gcr.io/distroless/nodejs24-debian12:nonroot');
   assert.match(dockerfile, /^USER 65532:65532$/m);
   const entry = JSON.parse(/^ENTRYPOINT (.*)$/m.exec(dockerfile)![1]!) as string[];
   const manager = readFileSync(join(app, 'config/manager/manager.yaml'), 'utf8');

@@ -28,7 +28,7 @@ export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<stri
     scripts: {
       build: 'tsc -p tsconfig.json',
       start: 'node dist/main.js',
-      'build-installer': 'kubectl kustomize config/default > dist/install.yaml',
+      'build-installer': 'mkdir -p dist && kubectl kustomize config/default > dist/install.yaml',
       deploy: 'kubectl apply -k config/default',
       undeploy: 'kubectl delete --ignore-not-found -k config/default',
     },
@@ -241,18 +241,21 @@ export function newConfigMapController(): Controller {
 }
 `;
 
+  // A vendored ctrlmetrics (`file:vendor/…`) is part of what `npm ci` reads, so it is copied before it runs.
+  const vendored = p.ctrlmetricsVersion.startsWith('file:vendor/');
   const dockerfile = `# syntax=docker/dockerfile:1
-# Build the manager with the full Node image, then run it on a distroless, non-root Node 20 image.
-FROM node:20-slim AS builder
+# Build the manager on Node 24 LTS, then run it on a distroless, non-root Node 24 image.
+FROM node:24-slim AS builder
 WORKDIR /app
-COPY package.json package-lock.json* ./
-RUN if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+# Everything npm ci reads: the manifest, the lock file, npm settings${vendored ? ' and the vendored ctrlmetrics' : ''}.
+COPY package.json package-lock.json* .npmrc* ./
+${vendored ? 'COPY vendor ./vendor\n' : ''}RUN if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
 COPY tsconfig.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-# gcr.io/distroless/nodejs20-debian12:nonroot runs as uid 65532 with no shell or package manager.
-FROM gcr.io/distroless/nodejs20-debian12:nonroot
+# gcr.io/distroless/nodejs24-debian12:nonroot runs as uid 65532 with no shell or package manager.
+FROM gcr.io/distroless/nodejs24-debian12:nonroot
 WORKDIR /app
 COPY --from=builder /app/package.json ./
 COPY --from=builder /app/node_modules ./node_modules
