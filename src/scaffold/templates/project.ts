@@ -1,6 +1,7 @@
 /** The TypeScript side of a generated project: package.json, tsconfig.json, src/, Dockerfile, README.md. */
 import { createHash } from 'node:crypto';
 import { HEALTH_PORT, METRICS_CERT_DIR, METRICS_PORT, type ProjectParams } from './params.js';
+import { E2E_TEST, TEST_OUT_DIR, projectTestFiles } from './project-test.js';
 
 /** Versions of the generated project's dev dependencies (kept equal to this package's own). */
 export interface ToolVersions {
@@ -28,6 +29,7 @@ export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<stri
     scripts: {
       build: 'tsc -p tsconfig.json',
       start: 'node dist/main.js',
+      test: `npm run build && tsc -p test/tsconfig.json && node --test ${TEST_OUT_DIR}/e2e/metrics.test.js`,
       'build-installer': 'mkdir -p dist && kubectl kustomize config/default > dist/install.yaml',
       deploy: 'kubectl apply -k config/default',
       undeploy: 'kubectl delete --ignore-not-found -k config/default',
@@ -275,12 +277,23 @@ will look familiar.
 
 \`\`\`sh
 npm install
-npm run build
+npm test                                          # builds, then test/e2e against ctrlmetrics' embedded authority
 node dist/main.js --kubeconfig ~/.kube/config     # metrics on https://localhost:${METRICS_PORT}/metrics
+npm run build-installer                           # dist/install.yaml: config/default in one file
 docker build -t example.com/${p.projectName}:v0.0.1 .
 (cd config/manager && kustomize edit set image controller=example.com/${p.projectName}:v0.0.1)
 kubectl apply -k config/default
 \`\`\`
+
+${vendored ? `\`vendor/\` holds the ctrlmetrics package \`ctrlmetrics init\` ran from (\`${p.ctrlmetricsVersion}\`): commit it, the
+Dockerfile copies it before \`npm ci\`. To take ctrlmetrics from the registry instead, \`npm install ctrlmetrics@<version>\`,
+then delete \`vendor/\` and the Dockerfile's \`COPY vendor\` line.
+
+` : ''}\`npm test\` (\`${E2E_TEST}\`) works like kubebuilder's scaffolded e2e test, with ctrlmetrics' embedded authority
+in place of a cluster: it applies the namespace and RBAC of \`config/\` (without the kustomize name prefix), runs
+\`dist/main.js\` as the manager's service account, grants a scraper the reader role (\`ctrlmetrics grant\`), takes its
+token (\`ctrlmetrics token\`) and scrapes \`/metrics\`: 200 with the reconcile metrics, 401 without a token, 403 without
+the role.
 
 ## Metrics endpoint
 
@@ -331,8 +344,9 @@ Switch them with \`ctrlmetrics edit --enable|--disable <option>\`, which keeps y
     'src/main.ts': main,
     'src/controllers/configmap-controller.ts': controller,
     Dockerfile: dockerfile,
-    '.dockerignore': 'node_modules/\ndist/\n.git/\n',
-    '.gitignore': 'node_modules/\ndist/\n',
+    '.dockerignore': `node_modules/\ndist/\n${TEST_OUT_DIR}/\n.git/\n`,
+    '.gitignore': `node_modules/\ndist/\n${TEST_OUT_DIR}/\n`,
+    ...projectTestFiles(p),
     'README.md': readme,
   };
 }
