@@ -130,7 +130,7 @@ async function runOnce(app: string, s: Settings): Promise<RunResult> {
     const agent = new Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 2 });
     try {
       // only the workload's ConfigMaps (each namespace also holds kube-root-ca.crt)
-      const series = /^mem_op_configmap_keys\{namespace="mem-[abc]",name="cm-\d+"\} 8$/gm;
+      const series = /^mem_op_configmap_keys\{name="cm-\d+",namespace="mem-[abc]"\} 8$/gm;
       const deadline = Date.now() + 60_000;
       let seen = 'no answer';
       for (;;) {

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests use (Prometheus and promtool, curl; wrk, Go and client_golang for the benchmark
-# peers), only when missing. Needs root or sudo; on a machine that already has them it does nothing.
+# Installs the Debian packages the tests use, only when missing: Prometheus and promtool, curl; Go, client_golang and
+# Python's prometheus_client for the differential test against client_golang (test/metrics/client-golang.differential);
+# wrk and openssl for the benchmark. Needs root or sudo; on a machine that already has them it does nothing.
 set -euo pipefail
 need=()
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v go >/dev/null 2>&1 || need+=(golang-go)
+[ -d /usr/share/gocode/src/github.com/prometheus/client_golang ] || need+=(golang-github-prometheus-client-golang-dev)
+/usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1 || need+=(python3-prometheus-client)
 if [ "${CTRLMETRICS_BENCH_DEPS:-0}" = 1 ]; then
   command -v wrk >/dev/null 2>&1 || need+=(wrk)
   command -v openssl >/dev/null 2>&1 || need+=(openssl)
-  command -v go >/dev/null 2>&1 || need+=(golang-go)
-  [ -d /usr/share/gocode/src/github.com/prometheus/client_golang ] || need+=(golang-github-prometheus-client-golang-dev)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""

@@ -1,5 +1,8 @@
-/** Counter: a value that only goes up. Text format writes the name as given, OpenMetrics as `<base>_total`. */
-import { counterBaseName, type ExpositionFormat, type MetricType } from './family.js';
+/**
+ * Counter: a value that only goes up. Both formats write its samples under the name as given; OpenMetrics names
+ * the family without `_total`, or types a counter whose name lacks `_total` as `unknown` (as client_golang does).
+ */
+import type { ExpositionFormat, MetricType } from './family.js';
 import { renderScalarLines } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
@@ -32,11 +35,9 @@ export type CounterOptions = MetricOptions;
 /** A cumulative counter (client_golang `CounterVec`). */
 export class Counter extends Metric<CounterChild> {
   readonly type: MetricType = 'counter';
-  private readonly omSampleName: string;
 
   constructor(opts: CounterOptions) {
     super(opts);
-    this.omSampleName = counterBaseName(this.name) + '_total';
     this.registerIn(opts.registers);
   }
 
@@ -58,7 +59,7 @@ export class Counter extends Metric<CounterChild> {
     return this.self().value;
   }
 
-  protected renderChildren(list: readonly CounterChild[], format: ExpositionFormat, from: number, to: number): string {
-    return renderScalarLines(format === 'text' ? this.name : this.omSampleName, this.labelNames, list, from, to);
+  protected renderChildren(list: readonly CounterChild[], _format: ExpositionFormat, from: number, to: number): string {
+    return renderScalarLines(this.name, this.layout, list, from, to);
   }
 }

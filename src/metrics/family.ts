@@ -28,6 +28,12 @@ export interface FamilyView {
 export interface Collector {
   /** The family names this collector produces (checked for duplicates when registering). */
   familyNames(): readonly string[];
+  /**
+   * The type of each family of {@link familyNames}, in the same order, when known before collecting: then a
+   * family whose samples would collide with another's (a histogram `x` and a gauge `x_count`, a counter
+   * `x_total` and a gauge `x`) is refused when registering, not found at scrape time.
+   */
+  familyTypes?(): readonly (MetricType | undefined)[];
   /** Samples the collector (runs `collect` callbacks) and returns its families at this moment. */
   collect(): FamilyView[] | Promise<FamilyView[]>;
 }
@@ -35,4 +41,21 @@ export interface Collector {
 /** For counters: the OpenMetrics family name (without `_total`). */
 export function counterBaseName(name: string): string {
   return name.endsWith('_total') ? name.slice(0, -6) : name;
+}
+
+/**
+ * Every name a family is known by in either format: its family names (text and OpenMetrics) and the names of its
+ * samples. Two families collide when these sets meet: a scraper could not tell their samples apart.
+ */
+export function claimedNames(name: string, type: MetricType | undefined): string[] {
+  switch (type) {
+    case 'counter':
+      return name.endsWith('_total') ? [name, name.slice(0, -6)] : [name];
+    case 'histogram':
+      return [name, name + '_bucket', name + '_count', name + '_sum'];
+    case 'summary':
+      return [name, name + '_count', name + '_sum'];
+    default:
+      return [name];
+  }
 }

@@ -10,7 +10,7 @@
  * shows one, a warning names the family and the fix ({@link warnAmbiguousLabels}).
  */
 import type { Registry as PromRegistry } from 'prom-client';
-import { counterBaseName, type Collector, type ExpositionFormat, type FamilyView, type MetricType } from './family.js';
+import type { Collector, ExpositionFormat, FamilyView, MetricType } from './family.js';
 import { escapeLabelValue, formatFloat, formatFloatLabel } from './format.js';
 import { createLogger } from '../util/log.js';
 
@@ -43,7 +43,8 @@ function labelsOf(labels: Record<string, unknown> | undefined, om: boolean): str
   if (!labels) return '';
   let s = '';
   let tail = '';
-  for (const k of Object.keys(labels)) {
+  // sorted by name, as client_golang writes labels (prom-client keeps the order they were given in)
+  for (const k of Object.keys(labels).sort()) {
     const v = labels[k];
     if (v === undefined) continue;
     if (FLOAT_LABELS.has(k)) {
@@ -91,7 +92,6 @@ export function viewOfPromFamily(f: PromFamily): FamilyView {
   const values = f.values ?? [];
   warnAmbiguousLabels(f.name, values);
   const name = f.name;
-  const omCounterSample = counterBaseName(name) + '_total';
   return {
     name,
     help: f.help ?? '',
@@ -103,8 +103,8 @@ export function viewOfPromFamily(f: PromFamily): FamilyView {
       let s = '';
       for (let i = from; i < to; i++) {
         const v = values[i]!;
-        let sample = v.metricName ?? name;
-        if (om && type === 'counter' && sample === name) sample = omCounterSample;
+        // samples keep their name in both formats (a counter without `_total` is `unknown` in OpenMetrics)
+        const sample = v.metricName ?? name;
         s += sample + labelsOf(v.labels, om) + ' ' + formatFloat(Number(v.value)) + '\n';
       }
       return s;
@@ -117,6 +117,12 @@ function isMisnamedGauge(f: PromFamily): boolean {
   return f.type !== 'counter' && f.name.endsWith('_total');
 }
 
+/** The type of a prom-client metric object, from its class (prom-client has no type property before collecting). */
+export function promMetricType(m: unknown): MetricType | undefined {
+  const cls = (m as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  return cls === 'Counter' ? 'counter' : cls === 'Gauge' ? 'gauge' : cls === 'Histogram' ? 'histogram' : cls === 'Summary' ? 'summary' : undefined;
+}
+
 /** A whole prom-client registry as a collector. */
 export class PromRegistryCollector implements Collector {
   constructor(
@@ -126,6 +132,10 @@ export class PromRegistryCollector implements Collector {
 
   familyNames(): readonly string[] {
     return this.promRegistry.getMetricsAsArray().map((m) => (m as unknown as { name: string }).name);
+  }
+
+  familyTypes(): readonly (MetricType | undefined)[] {
+    return this.promRegistry.getMetricsAsArray().map(promMetricType);
   }
 
   async collect(): Promise<FamilyView[]> {
@@ -161,6 +171,10 @@ export class PromMetricCollector implements Collector {
 
   familyNames(): readonly string[] {
     return [(this.metric as unknown as { name: string }).name];
+  }
+
+  familyTypes(): readonly (MetricType | undefined)[] {
+    return [promMetricType(this.metric)];
   }
 
   async collect(): Promise<FamilyView[]> {

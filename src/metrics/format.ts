@@ -55,14 +55,60 @@ export function escapeHelp(help: string, openMetrics: boolean): string {
 }
 
 /**
- * `{a="x",b="y"}` for label names and (unescaped) values, with `extra` appended as a last, already formatted pair
- * (`le="0.5"`). Empty when there are no labels at all.
+ * The order labels are written in: sorted by name, as client_golang writes them (bytewise; label names are ASCII),
+ * whatever order they were declared in. `order[i]` is the position among the declared labels of the `i`-th
+ * written one; undefined when the declared order is already sorted (the usual case: no indirection).
  */
-export function labelString(names: readonly string[], values: readonly string[], extra?: string): string {
+export interface LabelLayout {
+  readonly names: readonly string[];
+  readonly order: readonly number[] | undefined;
+}
+
+/** The {@link LabelLayout} of labels declared in this order. */
+export function labelLayout(declared: readonly string[]): LabelLayout {
+  const order = declared.map((_, i) => i).sort((a, b) => (declared[a]! < declared[b]! ? -1 : declared[a]! > declared[b]! ? 1 : 0));
+  if (order.every((d, i) => d === i)) return { names: declared, order: undefined };
+  return { names: order.map((d) => declared[d]!), order };
+}
+
+/**
+ * Compares strings in the order of their UTF-8 bytes, which is Go's string order (JavaScript's `<` compares
+ * UTF-16 code units, which puts U+E000–U+FFFF after the characters beyond U+FFFF). At the first differing unit
+ * the code points decide; the units before it being equal, a low surrogate there follows the same high one.
+ */
+export function compareUtf8(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = a.length < b.length ? a.length : b.length;
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === n) return a.length - b.length;
+  return a.codePointAt(i)! - b.codePointAt(i)!;
+}
+
+/**
+ * Orders series as client_golang writes them within a family: by their label values, compared label by label in
+ * written (name) order. `values` are in declared order.
+ */
+export function compareSeries(layout: LabelLayout, a: readonly string[], b: readonly string[]): number {
+  const { order } = layout;
+  for (let i = 0; i < layout.names.length; i++) {
+    const d = order ? order[i]! : i;
+    const c = compareUtf8(a[d]!, b[d]!);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/**
+ * `{a="x",b="y"}` for a layout and the (unescaped) values in declared order, with `extra` appended as a last,
+ * already formatted pair (`le="0.5"`). Empty when there are no labels at all.
+ */
+export function labelString(layout: LabelLayout, values: readonly string[], extra?: string): string {
+  const { names, order } = layout;
   let s = '';
   for (let i = 0; i < names.length; i++) {
     if (i) s += ',';
-    s += names[i] + '="' + escapeLabelValue(values[i]!) + '"';
+    s += names[i] + '="' + escapeLabelValue(values[order ? order[i]! : i]!) + '"';
   }
   if (extra !== undefined) s += (s ? ',' : '') + extra;
   return s ? '{' + s + '}' : '';
@@ -77,8 +123,8 @@ export function flatten(s: string): string {
 }
 
 /** `{a="x",b="y"} ` (with the trailing space), or `' '` without labels: the cached middle of a sample line. */
-export function closedLabels(names: readonly string[], values: readonly string[]): string {
-  return names.length ? flatten(labelString(names, values) + ' ') : ' ';
+export function closedLabels(layout: LabelLayout, values: readonly string[]): string {
+  return layout.names.length ? flatten(labelString(layout, values) + ' ') : ' ';
 }
 
 /** A series with one value, whose label text is cached on first render (counters and gauges). */
@@ -89,18 +135,18 @@ export interface ScalarSeries {
 }
 
 /** The sample lines `name{labels} value` of `list[from..to)`, caching each series' label text. */
-export function renderScalarLines(name: string, names: readonly string[], list: readonly ScalarSeries[], from: number, to: number): string {
+export function renderScalarLines(name: string, layout: LabelLayout, list: readonly ScalarSeries[], from: number, to: number): string {
   let s = '';
   for (let i = from; i < to; i++) {
     const c = list[i]!;
-    s += name + (c.labelText ??= closedLabels(names, c.labelValues)) + formatFloat(c.value) + '\n';
+    s += name + (c.labelText ??= closedLabels(layout, c.labelValues)) + formatFloat(c.value) + '\n';
   }
   return s;
 }
 
 /** `{a="x",b="y",` or `{`: the cached start of a labelled line whose last label (`le`) is appended per bucket. */
-export function openLabels(names: readonly string[], values: readonly string[]): string {
-  return names.length ? flatten(labelString(names, values).slice(0, -1) + ',') : '{';
+export function openLabels(layout: LabelLayout, values: readonly string[]): string {
+  return layout.names.length ? flatten(labelString(layout, values).slice(0, -1) + ',') : '{';
 }
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;

@@ -88,6 +88,6 @@ export class Gauge extends Metric<GaugeChild> {
   }
 
   protected renderChildren(list: readonly GaugeChild[], _format: ExpositionFormat, from: number, to: number): string {
-    return renderScalarLines(this.name, this.labelNames, list, from, to);
+    return renderScalarLines(this.name, this.layout, list, from, to);
   }
 }

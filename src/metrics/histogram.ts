@@ -90,7 +90,7 @@ export class Histogram extends Metric<HistogramChild> {
 
   protected renderChildren(list: readonly HistogramChild[], format: ExpositionFormat, from: number, to: number): string {
     const le = format === 'openmetrics' ? this.leOm : this.leText;
-    const names = this.labelNames;
+    const layout = this.layout;
     const bucket = this.name + '_bucket';
     const sum = this.name + '_sum';
     const count = this.name + '_count';
@@ -98,8 +98,8 @@ export class Histogram extends Metric<HistogramChild> {
     let s = '';
     for (let i = from; i < to; i++) {
       const c = list[i]!;
-      const open = (c.labelOpen ??= openLabels(names, c.labelValues));
-      const closed = (c.labelText ??= closedLabels(names, c.labelValues));
+      const open = (c.labelOpen ??= openLabels(layout, c.labelValues));
+      const closed = (c.labelText ??= closedLabels(layout, c.labelValues));
       const counts = c.counts;
       let cum = 0;
       for (let b = 0; b < n; b++) {

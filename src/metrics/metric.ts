@@ -4,7 +4,7 @@
  * child holds its own number fields, so updates through it are a plain field write.
  */
 import type { Collector, ExpositionFormat, FamilyView, MetricType } from './family.js';
-import { validateLabelName, validateMetricName } from './format.js';
+import { compareSeries, labelLayout, validateLabelName, validateMetricName, type LabelLayout } from './format.js';
 
 /** Anything our metrics can register in (the global {@link Registry} or one of your own). */
 export interface MetricRegistry {
@@ -12,6 +12,9 @@ export interface MetricRegistry {
 }
 
 let defaultRegistry: MetricRegistry | undefined;
+
+/** With the `u` flag a surrogate pair is one code point, so this matches only unpaired surrogates. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 /** Set once by the registry module: where metrics register when `registers` is not given. */
 export function setDefaultMetricRegistry(r: MetricRegistry): void {
@@ -45,12 +48,18 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
   readonly name: string;
   readonly help: string;
   readonly labelNames: readonly string[];
+  /** The order labels are written in (sorted by name, as client_golang's). */
+  protected readonly layout: LabelLayout;
   abstract readonly type: MetricType;
   /** Series by label values: one Map level per label (no key strings to build and hash on lookup). */
   private readonly children = new Map<string, unknown>();
-  /** Series in creation order; removals are applied lazily (once per collect), so `remove()` stays O(labels). */
-  private ordered: C[] = [];
-  private readonly removed = new Set<C>();
+  /**
+   * Every labelled series, and the same in exposition order (by label values, as client_golang sorts them). The
+   * sorted array is built at the first collect after series were added or removed and is never changed after,
+   * so a collect hands it out as is; a removed series is dropped at once, not kept until a scrape.
+   */
+  private readonly series = new Set<C>();
+  private sorted: readonly C[] | undefined;
   private readonly collectFn: (() => void | Promise<void>) | undefined;
   /** The child of a metric without labels. */
   protected unlabelled: C | undefined;
@@ -65,6 +74,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
     this.name = opts.name;
     this.help = opts.help;
     this.labelNames = labelNames;
+    this.layout = labelLayout(labelNames);
     this.collectFn = opts.collect;
   }
 
@@ -107,11 +117,25 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
     }
     let c = node.get(values[last]!) as C | undefined;
     if (!c) {
+      this.checkUtf8(values);
       c = this.newChild(values);
       node.set(values[last]!, c);
-      this.ordered.push(c);
+      this.series.add(c);
+      this.sorted = undefined;
     }
     return c;
+  }
+
+  /**
+   * Refuses a label value with a lone UTF-16 surrogate: it has no UTF-8 form, and written out as U+FFFD two
+   * different values would become the same series (client_golang refuses invalid UTF-8 label values too).
+   */
+  private checkUtf8(values: readonly string[]): void {
+    for (let i = 0; i < values.length; i++) {
+      if (LONE_SURROGATE.test(values[i]!)) {
+        throw new TypeError(`metric ${this.name}: the value of label ${this.labelNames[i]} is not valid UTF-8 (a lone UTF-16 surrogate in ${JSON.stringify(values[i])})`);
+      }
+    }
   }
 
   private normalize(args: readonly unknown[]): string[] {
@@ -146,7 +170,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
     return this.child(this.normalize(values));
   }
 
-  /** Deletes the series of one label-value combination; returns whether it existed. */
+  /** Deletes the series of one label-value combination (freed at once); returns whether it existed. */
   remove(...values: LabelValue[] | [Record<string, LabelValue>]): boolean {
     const normalized = this.normalize(values);
     if (normalized.length === 0) return false;
@@ -159,15 +183,16 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
       path[i]!.delete(normalized[i]!);
       if (i > 0 && path[i]!.size > 0) break;
     }
-    this.removed.add(c);
+    this.series.delete(c);
+    this.sorted = undefined;
     return true;
   }
 
   /** Deletes every series (a label-less metric is reset to zero). */
   reset(): void {
     this.children.clear();
-    this.ordered = [];
-    this.removed.clear();
+    this.series.clear();
+    this.sorted = undefined;
     if (this.labelNames.length === 0) this.unlabelled = this.newChild([]);
   }
 
@@ -181,6 +206,10 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
     return [this.name];
   }
 
+  familyTypes(): readonly MetricType[] {
+    return [this.type];
+  }
+
   async collect(): Promise<FamilyView[]> {
     if (this.collectFn) await this.collectFn.call(this);
     return [this.view()];
@@ -188,11 +217,13 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
 
   /** The family with the series that exist now (values are read when rendered). */
   view(): FamilyView {
-    if (this.removed.size) {
-      this.ordered = this.ordered.filter((c) => !this.removed.has(c));
-      this.removed.clear();
+    let list: readonly C[];
+    if (this.unlabelled) list = [this.unlabelled];
+    else if (this.sorted) list = this.sorted;
+    else {
+      const layout = this.layout;
+      list = this.sorted = [...this.series].sort((a, b) => compareSeries(layout, a.labelValues, b.labelValues));
     }
-    const list = this.unlabelled ? [this.unlabelled] : this.ordered.slice();
     return {
       name: this.name,
       help: this.help,

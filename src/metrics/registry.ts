@@ -2,19 +2,23 @@
  * The registry: a set of collectors, collected together into one sorted {@link MetricsSnapshot}.
  *
  * The global registry also includes prom-client's default registry on every collect, so metrics users create
- * with prom-client's own API appear with no wiring. Family names never collide silently: registering a second
- * family of a name throws, and a name present both here and in prom-client's default registry fails the collect
- * (the scrape answers 500 naming it) — except for the built-in runtime families, which step aside when the
- * user's prom-client registry already has the same family (e.g. after `collectDefaultMetrics()`).
+ * with prom-client's own API appear with no wiring. Family names never collide silently: registering a family
+ * whose samples would collide with another's (see {@link claimedNames}) throws; a collision only a collect can
+ * show (a prom-client metric created later) leaves the later family out of the exposition and logs it once, and
+ * the scrape goes on. The built-in runtime families step aside when the user's prom-client registry already has
+ * the same family (e.g. after `collectDefaultMetrics()`).
  */
 import { register as promDefaultRegistry, type Registry as PromRegistry } from 'prom-client';
-import { counterBaseName, type Collector, type FamilyView } from './family.js';
-import { isPromMetric, isPromRegistry, PromMetricCollector, PromRegistryCollector, type PromMetricLike } from './foreign.js';
+import { claimedNames, type Collector, type FamilyView, type MetricType } from './family.js';
+import { isPromMetric, isPromRegistry, promMetricType, PromMetricCollector, PromRegistryCollector, type PromMetricLike } from './foreign.js';
+import { createLogger } from '../util/log.js';
 import { setDefaultMetricRegistry, type MetricRegistry } from './metric.js';
 import { DEFAULT_SLICE_LINES, MetricsSnapshot } from './snapshot.js';
 
 /** What `register`/`mustRegister` accept: our metrics, custom collectors, prom-client metrics or registries. */
 export type Registrable = Collector | PromMetricLike | PromRegistry;
+
+const log = createLogger('metrics');
 
 /** A collector was registered twice, or two collectors produce a family of the same name. */
 export class DuplicateMetricError extends Error {
@@ -63,11 +67,18 @@ export class Registry implements MetricRegistry {
   private readonly entries = new Map<Collector, Entry>();
   private readonly adapters = new WeakMap<object, Collector>();
   private readonly owners = new Map<string, Collector>();
+  /** Every name the registered families are known by (see {@link claimedNames}) → the family that claims it. */
+  private readonly claims = new Map<string, { collector: Collector; family: string }>();
   private readonly includePromDefault: boolean;
   /** Default registries of other prom-client copies included on every collect, with the label errors name them by. */
   private readonly promCopies = new Map<PromRegistry, string>();
   private readonly timeoutMs: number;
   private readonly sliceLines: number;
+  /**
+   * Collects still running, shared by the scrapes that overlap them: a collector that hangs is not called again
+   * (piling up one more pending collect per scrape) until its last collect settles.
+   */
+  private readonly inflight = new Map<Collector, Promise<FamilyView[]>>();
 
   constructor(opts: RegistryOptions = {}) {
     this.includePromDefault = opts.includePromClientDefault ?? false;
@@ -117,6 +128,7 @@ export class Registry implements MetricRegistry {
       throw new DuplicateMetricError(`${describe(c)} is already registered`);
     }
     const names = c.familyNames();
+    const types = c.familyTypes?.() ?? [];
     for (const n of names) {
       if (this.owners.has(n)) throw new DuplicateMetricError(`a metric named ${n} is already registered; metric names must be unique`);
       if (this.includePromDefault && promDefaultRegistry.getSingleMetric(n)) {
@@ -127,8 +139,40 @@ export class Registry implements MetricRegistry {
       }
     }
     if (new Set(names).size !== names.length) throw new DuplicateMetricError(`${describe(c)} declares a family name twice`);
+    const claimed = this.checkClaims(names, types);
     for (const n of names) this.owners.set(n, c);
+    for (const [name, family] of claimed) this.claims.set(name, { collector: c, family });
     this.entries.set(c, { collector: c, label: describe(c), yields: opts.yields ?? false });
+  }
+
+  /**
+   * The names the new families claim; throws when one of them is claimed already, here or in an included
+   * prom-client registry: their samples would collide in the exposition (client_golang finds most of these only
+   * when gathering, and some never).
+   */
+  private checkClaims(names: readonly string[], types: readonly (MetricType | undefined)[]): Map<string, string> {
+    const included = new Map<string, string>();
+    const registries: Array<[PromRegistry, string]> = this.includePromDefault ? [[promDefaultRegistry, "prom-client's default registry"]] : [];
+    registries.push(...this.promCopies);
+    for (const [reg, label] of registries) {
+      for (const m of reg.getMetricsAsArray()) {
+        const name = (m as unknown as { name: string }).name;
+        for (const cl of claimedNames(name, promMetricType(m))) included.set(cl, `${name} in ${label}`);
+      }
+    }
+    const claimed = new Map<string, string>();
+    names.forEach((n, i) => {
+      for (const cl of claimedNames(n, types[i])) {
+        const other = this.claims.get(cl)?.family ?? included.get(cl) ?? claimed.get(cl);
+        if (other !== undefined) {
+          throw new DuplicateMetricError(
+            `metric ${n}${types[i] ? ` (${types[i]})` : ''} collides with the registered ${other}: both would write ${cl}; rename one of them`,
+          );
+        }
+        claimed.set(cl, n);
+      }
+    });
+    return claimed;
   }
 
   /**
@@ -159,7 +203,21 @@ export class Registry implements MetricRegistry {
     }
     if (!this.entries.delete(c)) return false;
     for (const [n, owner] of this.owners) if (owner === c) this.owners.delete(n);
+    for (const [n, claim] of this.claims) if (claim.collector === c) this.claims.delete(n);
     return true;
+  }
+
+  private collectOnce(c: Collector): Promise<FamilyView[]> {
+    let p = this.inflight.get(c);
+    if (!p) {
+      const started = Promise.resolve().then(() => c.collect());
+      const done = (): void => {
+        if (this.inflight.get(c) === started) this.inflight.delete(c);
+      };
+      started.then(done, done);
+      this.inflight.set(c, (p = started));
+    }
+    return p;
   }
 
   /** The registered collectors' family names (not including prom-client's default registry). */
@@ -184,8 +242,7 @@ export class Registry implements MetricRegistry {
     }
     const pending = new Set(entries.map((e) => e.label));
     const results = entries.map((e) =>
-      Promise.resolve()
-        .then(() => e.collector.collect())
+      this.collectOnce(e.collector)
         .then(
           (views) => ({ entry: e, views }),
           (err: unknown) => ({ entry: e, error: err }),
@@ -211,52 +268,49 @@ export class Registry implements MetricRegistry {
   }
 }
 
+/** Collisions already logged (bounded: one entry per pair of family names, at most this many). */
+const loggedCollisions = new Set<string>();
+const MAX_LOGGED_COLLISIONS = 1000;
+
+/**
+ * Merges the collectors' families into one list sorted by name. Two families that would write the same name (a
+ * family twice, a histogram `x` and a gauge `x_count`, a counter `x_total` and a gauge `x` — see
+ * {@link claimedNames}) cannot both be exposed: the first one wins (the registered collectors in registration
+ * order, then the included prom-client registries; built-in families step aside for the user's), the other is left
+ * out and logged once, and the scrape goes on, so one bad metric does not take the whole endpoint down.
+ * Registration refuses every collision it can see; what is left here is what only a collect shows (metrics created
+ * through prom-client's own API, custom collectors that do not declare their types).
+ */
 function mergeFamilies(results: Array<{ entry: Entry; views: FamilyView[] }>): FamilyView[] {
-  const byName = new Map<string, { view: FamilyView; entry: Entry }>();
+  const claims = new Map<string, { view: FamilyView; entry: Entry }>();
+  const kept: FamilyView[] = [];
   // the families that step aside go last, so the others win a name
   const ordered = [...results.filter((r) => !r.entry.yields), ...results.filter((r) => r.entry.yields)];
   for (const { entry, views } of ordered) {
     for (const view of views) {
-      const prev = byName.get(view.name);
-      if (!prev) {
-        byName.set(view.name, { view, entry });
+      // a family without series writes nothing, so it collides with nothing
+      if (view.units === 0) continue;
+      const names = claimedNames(view.name, view.type);
+      const clash = names.map((n) => claims.get(n)).find((c) => c !== undefined);
+      if (clash) {
+        if (!entry.yields) logCollision(view, entry, clash.view, clash.entry);
         continue;
       }
-      if (entry.yields) continue;
-      throw new MetricsCollectError(
-        `metric family ${view.name} is produced twice (by ${prev.entry.label} and by ${entry.label}); rename or unregister one of them`,
-      );
+      for (const n of names) claims.set(n, { view, entry });
+      kept.push(view);
     }
   }
-  const views = [...byName.values()].map((v) => v.view).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  checkSuffixCollisions(views, byName);
-  return views;
+  return kept.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/**
- * Families whose sample names would collide: a histogram/summary `x` and a family named `x_count`, `x_sum` or
- * `x_bucket`; or two families with the same OpenMetrics name (a counter `x` or `x_total` beside a family `x`).
- * Either would make the exposition ambiguous, so the collect fails naming both (as client_golang's Gather does).
- */
-function checkSuffixCollisions(views: readonly FamilyView[], byName: Map<string, { view: FamilyView; entry: Entry }>): void {
-  const omNames = new Map<string, string>();
-  for (const v of views) {
-    if (v.units === 0) continue;
-    if (v.type === 'histogram' || v.type === 'summary') {
-      for (const suffix of ['_count', '_sum', '_bucket']) {
-        const other = byName.get(v.name + suffix);
-        if (other && other.view.units > 0) {
-          throw new MetricsCollectError(`metric family ${other.view.name} collides with the ${suffix} samples of ${v.type} ${v.name}; rename one of them`);
-        }
-      }
-    }
-    const om = v.type === 'counter' ? counterBaseName(v.name) : v.name;
-    const prev = omNames.get(om);
-    if (prev !== undefined) {
-      throw new MetricsCollectError(`metric families ${prev} and ${v.name} have the same OpenMetrics name ${om}; rename one of them`);
-    }
-    omNames.set(om, v.name);
-  }
+function logCollision(dropped: FamilyView, by: Entry, kept: FamilyView, keptBy: Entry): void {
+  const key = `${dropped.name}\u0000${kept.name}`;
+  if (loggedCollisions.has(key) || loggedCollisions.size >= MAX_LOGGED_COLLISIONS) return;
+  loggedCollisions.add(key);
+  log.error('metric family left out of /metrics: its samples would collide with another family; rename or unregister one of them', {
+    family: `${dropped.type} ${dropped.name} (${by.label})`,
+    collidesWith: `${kept.type} ${kept.name} (${keptBy.label})`,
+  });
 }
 
 /**

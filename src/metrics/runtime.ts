@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { constants, monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { Counter } from './counter.js';
-import type { Collector, FamilyView } from './family.js';
+import type { Collector, FamilyView, MetricType } from './family.js';
 import { Gauge } from './gauge.js';
 import { Histogram } from './histogram.js';
 import type { Metric, SeriesBase } from './metric.js';
@@ -132,6 +132,10 @@ export class RuntimeCollector implements Collector {
 
   familyNames(): readonly string[] {
     return this.metrics.map((m) => m.name);
+  }
+
+  familyTypes(): readonly MetricType[] {
+    return this.metrics.map((m) => m.type);
   }
 
   /** Stops the event-loop and GC monitors (tests; the global collector lives as long as the process). */

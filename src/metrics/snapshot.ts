@@ -17,8 +17,11 @@ function header(f: FamilyView, om: boolean): string {
     const help = f.help ? `# HELP ${f.name} ${escapeHelp(f.help, false)}\n` : '';
     return `${help}# TYPE ${f.name} ${f.type}\n`;
   }
+  // OpenMetrics: a counter's family name drops `_total`; a counter without `_total` is written as `unknown` with
+  // its samples under its own name (client_golang / prometheus/common v0.67), so the stored series name is the
+  // same whichever format Prometheus negotiated.
   const name = f.type === 'counter' ? counterBaseName(f.name) : f.name;
-  const type = f.type === 'untyped' ? 'unknown' : f.type;
+  const type = f.type === 'untyped' || (f.type === 'counter' && name === f.name) ? 'unknown' : f.type;
   const help = f.help ? `# HELP ${name} ${escapeHelp(f.help, true)}\n` : '';
   return `${help}# TYPE ${name} ${type}\n`;
 }

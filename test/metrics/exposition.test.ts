@@ -5,6 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Counter, Gauge, Histogram, Registry, formatFloat, exponentialBuckets, linearBuckets } from '../../src/metrics/index.js';
+import * as promClient from 'prom-client';
 import { parseExposition, promtoolCheck, value } from '../controller/helpers/exposition.js';
 import { parseOpenMetrics } from './openmetrics-parser.js';
 
@@ -99,7 +100,7 @@ describe('text format 0.0.4', () => {
 });
 
 describe('OpenMetrics 1.0.0', () => {
-  test('valid by the OpenMetrics rules: counters as <base>_total, canonical le, # EOF last, same values as text', async () => {
+  test('valid by the OpenMetrics rules: counters as <base>_total, a counter without _total as unknown, canonical le, # EOF last, same values as text', async () => {
     const { r, c, g, h, plain } = fixture();
     c.labels('a', 'q"1').inc(3);
     g.labels('hall').set(21);
@@ -111,7 +112,11 @@ describe('OpenMetrics 1.0.0', () => {
     assert.equal(fams.get('jobs')!.type, 'counter');
     assert.equal(fams.get('jobs')!.help, 'Jobs "done"\nper kind \\ queue');
     assert.deepEqual(fams.get('jobs')!.samples, [{ name: 'jobs_total', labels: { kind: 'a', queue: 'q"1' }, value: 3 }]);
-    assert.deepEqual(fams.get('restarts')!.samples, [{ name: 'restarts_total', labels: {}, value: 4 }]);
+    // client_golang (prometheus/common v0.67): no `_total` → TYPE unknown, the sample keeps its name, so the series is
+    // `restarts` in both formats
+    assert.equal(fams.get('restarts')!.type, 'unknown');
+    assert.deepEqual(fams.get('restarts')!.samples, [{ name: 'restarts', labels: {}, value: 4 }]);
+    assert.match(om, /^# TYPE restarts unknown\nrestarts 4$/m);
     assert.match(om, /^# HELP jobs Jobs \\"done\\"\\nper kind \\\\ queue$/m);
     assert.match(om, /^latency_seconds_bucket\{op="put",le="1.0"\} 1$/m);
     assert.match(om, /^latency_seconds_bucket\{op="put",le="0.1"\} 0$/m);
@@ -159,6 +164,13 @@ describe('numbers', () => {
   test('bucket helpers', () => {
     assert.deepEqual(linearBuckets(1, 2, 3), [1, 3, 5]);
     assert.deepEqual(exponentialBuckets(1, 10, 4), [1, 10, 100, 1000]);
+    // accumulated as client_golang does (b += width; b *= factor): these are Go's LinearBuckets(0.1, 0.1, 10) and
+    // ExponentialBuckets(0.1, 3, 6), as written out by Go's strconv
+    assert.deepEqual(
+      linearBuckets(0.1, 0.1, 10).map(String),
+      ['0.1', '0.2', '0.30000000000000004', '0.4', '0.5', '0.6', '0.7', '0.7999999999999999', '0.8999999999999999', '0.9999999999999999'],
+    );
+    assert.deepEqual(exponentialBuckets(0.1, 3, 6).map(String), ['0.1', '0.30000000000000004', '0.9000000000000001', '2.7', '8.100000000000001', '24.300000000000004']);
     assert.throws(() => exponentialBuckets(0, 2, 3), RangeError);
     assert.throws(() => linearBuckets(1, 1, 0), RangeError);
   });
@@ -209,5 +221,48 @@ describe('metric classes', () => {
     assert.throws(() => new Histogram({ name: 'h', help: 'x', labelNames: ['le'], registers: [] }), /reserved/);
     assert.throws(() => new Histogram({ name: 'h', help: 'x', buckets: [2, 1], registers: [] }), /strictly increasing/);
     assert.throws(() => new Gauge({ name: 'g', help: '', registers: [] }), /help text is required/);
+  });
+});
+
+describe('client_golang order', () => {
+  test('labels are written sorted by name and series sorted by label values, whatever the declaration and creation order', async () => {
+    const r = new Registry();
+    const g = new Gauge({ name: 'workqueue_depth_x', help: 'x', labelNames: ['name', 'controller'], registers: [r] });
+    g.labels('dq', 'b').set(1);
+    g.labels('dq', 'a').set(2);
+    g.labels('cq', 'b').set(3);
+    const h = new Histogram({ name: 'h_seconds', help: 'x', labelNames: ['z', 'a'], buckets: [1], registers: [r] });
+    h.labels('1', '2').observe(0.5);
+    const text = await (await r.collect()).text();
+    assert.equal(
+      text.split('\n').filter((l) => l.startsWith('workqueue_depth_x')).join('\n'),
+      ['workqueue_depth_x{controller="a",name="dq"} 2', 'workqueue_depth_x{controller="b",name="cq"} 3', 'workqueue_depth_x{controller="b",name="dq"} 1'].join('\n'),
+    );
+    // le stays last, after the sorted labels
+    assert.ok(text.includes('h_seconds_bucket{a="2",z="1",le="1"} 1\n'), text);
+    assert.ok(text.includes('h_seconds_sum{a="2",z="1"} 0.5\n'), text);
+    // a series added later is put in its place at the next collect
+    g.labels('aa', 'a').set(4);
+    const again = await (await r.collect()).text();
+    assert.match(again, /workqueue_depth_x\{controller="a",name="aa"\} 4\nworkqueue_depth_x\{controller="a",name="dq"\} 2\n/);
+  });
+
+  test('a prom-client metric\'s labels are written sorted by name too (prom-client keeps the order given)', async () => {
+    const r = new Registry();
+    const pc = new promClient.Gauge({ name: 'pc_depth', help: 'x', labelNames: ['name', 'controller'], registers: [] });
+    pc.labels({ name: 'dq', controller: 'c' }).set(1);
+    r.register(pc);
+    assert.match(await (await r.collect()).text(), /^pc_depth\{controller="c",name="dq"\} 1$/m);
+  });
+
+  test('series order is UTF-8 byte order (Go\'s), not UTF-16 code-unit order', async () => {
+    const r = new Registry();
+    const g = new Gauge({ name: 'u', help: 'x', labelNames: ['v'], registers: [r] });
+    // U+FF21 (3 UTF-8 bytes, EF BC A1) sorts before U+1F600 (4 bytes, F0 9F 98 80) in Go; JavaScript's < says otherwise
+    g.labels('\u{1F600}').set(1);
+    g.labels('\uFF21').set(2);
+    g.labels('a').set(3);
+    const lines = (await (await r.collect()).text()).split('\n').filter((l) => l.startsWith('u{'));
+    assert.deepEqual(lines, ['u{v="a"} 3', 'u{v="\uFF21"} 2', 'u{v="\u{1F600}"} 1']);
   });
 });

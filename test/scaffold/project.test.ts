@@ -320,7 +320,7 @@ test(
       });
       const after = await secure.until('demo_op_configmap_keys for default/sample', 20_000, async () => {
         const r = await get(url, reader);
-        return /^demo_op_configmap_keys\{namespace="default",name="sample"\} 2$/m.test(r.body) ? r : undefined;
+        return /^demo_op_configmap_keys\{name="sample",namespace="default"\} 2$/m.test(r.body) ? r : undefined;
       });
 
       // every metric family the generated Grafana dashboards query is served by the generated manager

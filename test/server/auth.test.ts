@@ -207,6 +207,8 @@ describe('exposition', () => {
     assert.match(om.text, /^# TYPE auth_test_widgets counter$/m);
     assert.match(om.text, /^auth_test_widgets_total 3$/m);
     assert.ok(om.text.endsWith('# EOF\n'), 'OpenMetrics ends with # EOF');
+    // the body depends on Accept (format) and Accept-Encoding (gzip): a cache must key on both
+    assert.equal(om.headers['vary'], 'Accept, Accept-Encoding');
     const text2 = await request(metricsUrl(), { headers: bearer(readerToken) });
     assert.match(text2.text, /^# TYPE auth_test_widgets_total counter$/m);
     assert.match(text2.text, /^auth_test_widgets_total 3$/m);

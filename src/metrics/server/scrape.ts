@@ -188,7 +188,7 @@ export function metricsHandler(source: MetricsSource, log: Logger): Handler {
       return;
     }
     if (res.destroyed) return;
-    const headers: Record<string, string> = { 'Content-Type': contentType, Vary: 'Accept-Encoding' };
+    const headers: Record<string, string> = { 'Content-Type': contentType, Vary: 'Accept, Accept-Encoding' };
     if (gzip) headers['Content-Encoding'] = 'gzip';
     res.writeHead(200, headers);
     if (!job) {

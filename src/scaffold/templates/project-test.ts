@@ -171,7 +171,7 @@ test('a service account granted metrics-reader scrapes the reconcile metrics', a
   });
   const res = await eventually('the reconcile of default/sample in /metrics', async () => {
     const r = await scrape(token);
-    return r.status === 200 && /^${prefix}_configmap_keys\\{namespace="default",name="sample"\\} 2$/m.test(r.body) ? r : undefined;
+    return r.status === 200 && /^${prefix}_configmap_keys\\{name="sample",namespace="default"\\} 2$/m.test(r.body) ? r : undefined;
   });
   assert.match(res.body, /^controller_runtime_reconcile_total\\{controller="configmap",result="success"\\} [1-9]/m);
   assert.match(res.body, /^# TYPE controller_runtime_reconcile_time_seconds histogram$/m);
