@@ -3,29 +3,39 @@
  * the family without `_total`, or types a counter whose name lacks `_total` as `unknown` (as client_golang does).
  */
 import type { ExpositionFormat, MetricType } from './family.js';
-import { renderScalarLines } from './format.js';
+import { closedLabels, renderScalarLines, type ScalarCell } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One counter series, pre-bound: `inc()` is a field update. */
 export class CounterChild {
-  value = 0;
-  /** `{labels} ` as rendered, built on first render. */
-  labelText: string | undefined;
+  /** @internal Its storage; the metric gives it a new one when the exposition order changes. */
+  cell: ScalarCell;
 
   constructor(
     readonly labelValues: readonly string[],
     private readonly metricName: string,
-  ) {}
+  ) {
+    this.cell = { value: 0, text: labelValues.length ? '' : ' ' };
+  }
 
   /** Adds `v` (default 1); a negative or NaN amount throws. */
   inc(v = 1): void {
     if (!(v >= 0)) throw new RangeError(`counter ${this.metricName}: increment must be a non-negative number, got ${v}`);
-    this.value += v;
+    this.cell.value += v;
   }
 
   /** The current value. */
   get(): number {
-    return this.value;
+    return this.cell.value;
+  }
+
+  /** The current value (writable for collectors that mirror an external total). */
+  get value(): number {
+    return this.cell.value;
+  }
+
+  set value(v: number) {
+    this.cell.value = v;
   }
 }
 
@@ -33,7 +43,7 @@ export class CounterChild {
 export type CounterOptions = MetricOptions;
 
 /** A cumulative counter (client_golang `CounterVec`). */
-export class Counter extends Metric<CounterChild> {
+export class Counter extends Metric<CounterChild, ScalarCell> {
   readonly type: MetricType = 'counter';
 
   constructor(opts: CounterOptions) {
@@ -43,6 +53,15 @@ export class Counter extends Metric<CounterChild> {
 
   protected newChild(labelValues: readonly string[]): CounterChild {
     return new CounterChild(labelValues, this.name);
+  }
+
+  protected cellOf(c: CounterChild): ScalarCell {
+    return c.cell;
+  }
+
+  protected relocate(c: CounterChild): ScalarCell {
+    const old = c.cell;
+    return (c.cell = { value: old.value, text: old.text || closedLabels(this.layout, c.labelValues) });
   }
 
   protected get linesPerChild(): number {
@@ -56,10 +75,10 @@ export class Counter extends Metric<CounterChild> {
 
   /** The value of a counter without labels. */
   get(): number {
-    return this.self().value;
+    return this.self().cell.value;
   }
 
-  protected renderChildren(list: readonly CounterChild[], _format: ExpositionFormat, from: number, to: number): string {
-    return renderScalarLines(this.name, this.layout, list, from, to);
+  protected renderChildren(list: readonly ScalarCell[], _format: ExpositionFormat, from: number, to: number): string {
+    return renderScalarLines(this.name, list, from, to);
   }
 }

@@ -86,10 +86,29 @@ function warnAmbiguousLabels(family: string, values: readonly PromValue[]): void
   );
 }
 
+/** With the `u` flag a surrogate pair is one code point, so this matches only unpaired surrogates. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+const warnedInvalidUtf8 = new Set<string>();
+
+/**
+ * The samples whose label values are valid UTF-8. prom-client accepts a lone UTF-16 surrogate, which has no UTF-8
+ * form: written out as U+FFFD it would merge with another series, so such a series is left out (and the family
+ * named once in a warning), as our own classes refuse the value and client_golang refuses the scrape.
+ */
+function withoutInvalidUtf8(family: string, values: PromValue[]): PromValue[] {
+  const bad = (v: PromValue) => Object.values(v.labels ?? {}).some((l) => typeof l === 'string' && LONE_SURROGATE.test(l));
+  if (!values.some(bad)) return values;
+  if (!warnedInvalidUtf8.has(family) && warnedInvalidUtf8.size < 1000) {
+    warnedInvalidUtf8.add(family);
+    log.warn('a prom-client metric has series with a label value that is not valid UTF-8 (a lone UTF-16 surrogate); they are left out of /metrics', { family });
+  }
+  return values.filter((v) => !bad(v));
+}
+
 /** A family from prom-client's JSON, rendered line by line. */
 export function viewOfPromFamily(f: PromFamily): FamilyView {
   const type = promType(f.type);
-  const values = f.values ?? [];
+  const values = withoutInvalidUtf8(f.name, f.values ?? []);
   warnAmbiguousLabels(f.name, values);
   const name = f.name;
   return {

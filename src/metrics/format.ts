@@ -127,19 +127,23 @@ export function closedLabels(layout: LabelLayout, values: readonly string[]): st
   return layout.names.length ? flatten(labelString(layout, values) + ' ') : ' ';
 }
 
-/** A series with one value, whose label text is cached on first render (counters and gauges). */
-export interface ScalarSeries {
-  readonly labelValues: readonly string[];
-  labelText?: string;
-  readonly value: number;
+/**
+ * The storage of a counter or gauge series: its value and its rendered label text. A metric re-allocates its
+ * series' cells in exposition order whenever that order changes (see `Metric.view`), so a render walks memory in
+ * order instead of hopping between series objects allocated in creation order (~15% of a 100k-line render).
+ */
+export interface ScalarCell {
+  value: number;
+  /** `{labels} ` (with the trailing space), `' '` without labels; empty until the metric first places the cell. */
+  text: string;
 }
 
-/** The sample lines `name{labels} value` of `list[from..to)`, caching each series' label text. */
-export function renderScalarLines(name: string, layout: LabelLayout, list: readonly ScalarSeries[], from: number, to: number): string {
+/** The sample lines `name{labels} value` of `cells[from..to)`. */
+export function renderScalarLines(name: string, cells: readonly ScalarCell[], from: number, to: number): string {
   let s = '';
   for (let i = from; i < to; i++) {
-    const c = list[i]!;
-    s += name + (c.labelText ??= closedLabels(layout, c.labelValues)) + formatFloat(c.value) + '\n';
+    const c = cells[i]!;
+    s += name + c.text + formatFloat(c.value) + '\n';
   }
   return s;
 }

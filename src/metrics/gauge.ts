@@ -1,31 +1,32 @@
 /** Gauge: a value that goes up and down. */
 import type { ExpositionFormat, MetricType } from './family.js';
-import { renderScalarLines } from './format.js';
+import { closedLabels, renderScalarLines, type ScalarCell } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One gauge series, pre-bound: updates are field writes. */
 export class GaugeChild {
-  value = 0;
-  /** `{labels} ` as rendered, built on first render. */
-  labelText: string | undefined;
+  /** @internal Its storage; the metric gives it a new one when the exposition order changes. */
+  cell: ScalarCell;
 
-  constructor(readonly labelValues: readonly string[]) {}
+  constructor(readonly labelValues: readonly string[]) {
+    this.cell = { value: 0, text: labelValues.length ? '' : ' ' };
+  }
 
   set(v: number): void {
-    this.value = v;
+    this.cell.value = v;
   }
 
   inc(v = 1): void {
-    this.value += v;
+    this.cell.value += v;
   }
 
   dec(v = 1): void {
-    this.value -= v;
+    this.cell.value -= v;
   }
 
   /** Sets the gauge to the current Unix time in seconds. */
   setToCurrentTime(): void {
-    this.value = Date.now() / 1000;
+    this.cell.value = Date.now() / 1000;
   }
 
   /** Starts a timer; the returned function sets the gauge to the elapsed seconds and returns them. */
@@ -33,13 +34,22 @@ export class GaugeChild {
     const start = performance.now();
     return () => {
       const s = (performance.now() - start) / 1000;
-      this.value = s;
+      this.cell.value = s;
       return s;
     };
   }
 
   get(): number {
-    return this.value;
+    return this.cell.value;
+  }
+
+  /** The current value (also writable, as `set()`). */
+  get value(): number {
+    return this.cell.value;
+  }
+
+  set value(v: number) {
+    this.cell.value = v;
   }
 }
 
@@ -47,7 +57,7 @@ export class GaugeChild {
 export type GaugeOptions = MetricOptions;
 
 /** A gauge (client_golang `GaugeVec`). */
-export class Gauge extends Metric<GaugeChild> {
+export class Gauge extends Metric<GaugeChild, ScalarCell> {
   readonly type: MetricType = 'gauge';
 
   constructor(opts: GaugeOptions) {
@@ -57,6 +67,15 @@ export class Gauge extends Metric<GaugeChild> {
 
   protected newChild(labelValues: readonly string[]): GaugeChild {
     return new GaugeChild(labelValues);
+  }
+
+  protected cellOf(c: GaugeChild): ScalarCell {
+    return c.cell;
+  }
+
+  protected relocate(c: GaugeChild): ScalarCell {
+    const old = c.cell;
+    return (c.cell = { value: old.value, text: old.text || closedLabels(this.layout, c.labelValues) });
   }
 
   protected get linesPerChild(): number {
@@ -84,10 +103,10 @@ export class Gauge extends Metric<GaugeChild> {
   }
 
   get(): number {
-    return this.self().value;
+    return this.self().cell.value;
   }
 
-  protected renderChildren(list: readonly GaugeChild[], _format: ExpositionFormat, from: number, to: number): string {
-    return renderScalarLines(this.name, this.layout, list, from, to);
+  protected renderChildren(list: readonly ScalarCell[], _format: ExpositionFormat, from: number, to: number): string {
+    return renderScalarLines(this.name, list, from, to);
   }
 }

@@ -4,32 +4,43 @@ import type { ExpositionFormat, MetricType } from './family.js';
 import { closedLabels, formatFloat, formatFloatLabel, openLabels } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
-/** One histogram series, pre-bound: `observe()` finds the bucket and bumps three fields. */
-export class HistogramChild {
+/**
+ * The storage of a histogram series. A histogram re-allocates its series' cells in exposition order whenever
+ * that order changes, so a render walks memory in order (see `Metric.view`).
+ */
+export interface HistogramCell {
   /** Non-cumulative counts per finite bucket (cumulated when rendered). */
   readonly counts: Float64Array;
-  sum = 0;
-  count = 0;
-  /** `{labels,` and `{labels} ` as rendered, built on first render (the same in both formats). */
-  labelOpen: string | undefined;
-  labelText: string | undefined;
+  sum: number;
+  count: number;
+  /** `{labels,` and `{labels} ` as rendered (the same in both formats); empty until the metric first places the cell. */
+  open: string;
+  text: string;
+}
+
+/** One histogram series, pre-bound: `observe()` finds the bucket and bumps three fields. */
+export class HistogramChild {
+  /** @internal Its storage; the metric gives it a new one when the exposition order changes. */
+  cell: HistogramCell;
 
   constructor(
     readonly labelValues: readonly string[],
     private readonly bounds: Float64Array,
   ) {
-    this.counts = new Float64Array(bounds.length);
+    const labelled = labelValues.length > 0;
+    this.cell = { counts: new Float64Array(bounds.length), sum: 0, count: 0, open: labelled ? '' : '{', text: labelled ? '' : ' ' };
   }
 
   observe(v: number): void {
     const b = this.bounds;
     const n = b.length;
+    const cell = this.cell;
     let i = 0;
     // `!(v <= b[i])` sends NaN to +Inf only, like client_golang
     while (i < n && !(v <= b[i]!)) i++;
-    if (i < n) this.counts[i]!++;
-    this.sum += v;
-    this.count++;
+    if (i < n) cell.counts[i]!++;
+    cell.sum += v;
+    cell.count++;
   }
 
   /** Starts a timer; the returned function observes the elapsed seconds and returns them. */
@@ -50,7 +61,7 @@ export interface HistogramOptions extends MetricOptions {
 }
 
 /** A histogram (client_golang `HistogramVec`). */
-export class Histogram extends Metric<HistogramChild> {
+export class Histogram extends Metric<HistogramChild, HistogramCell> {
   readonly type: MetricType = 'histogram';
   readonly buckets: readonly number[];
   private readonly bounds: Float64Array;
@@ -76,6 +87,21 @@ export class Histogram extends Metric<HistogramChild> {
     return new HistogramChild(labelValues, this.bounds);
   }
 
+  protected cellOf(c: HistogramChild): HistogramCell {
+    return c.cell;
+  }
+
+  protected relocate(c: HistogramChild): HistogramCell {
+    const old = c.cell;
+    return (c.cell = {
+      counts: old.counts.slice(),
+      sum: old.sum,
+      count: old.count,
+      open: old.open || openLabels(this.layout, c.labelValues),
+      text: old.text || closedLabels(this.layout, c.labelValues),
+    });
+  }
+
   protected get linesPerChild(): number {
     return this.bounds.length + 3;
   }
@@ -88,9 +114,8 @@ export class Histogram extends Metric<HistogramChild> {
     return this.self().startTimer();
   }
 
-  protected renderChildren(list: readonly HistogramChild[], format: ExpositionFormat, from: number, to: number): string {
+  protected renderChildren(list: readonly HistogramCell[], format: ExpositionFormat, from: number, to: number): string {
     const le = format === 'openmetrics' ? this.leOm : this.leText;
-    const layout = this.layout;
     const bucket = this.name + '_bucket';
     const sum = this.name + '_sum';
     const count = this.name + '_count';
@@ -98,8 +123,8 @@ export class Histogram extends Metric<HistogramChild> {
     let s = '';
     for (let i = from; i < to; i++) {
       const c = list[i]!;
-      const open = (c.labelOpen ??= openLabels(layout, c.labelValues));
-      const closed = (c.labelText ??= closedLabels(layout, c.labelValues));
+      const open = c.open;
+      const closed = c.text;
       const counts = c.counts;
       let cum = 0;
       for (let b = 0; b < n; b++) {

@@ -43,8 +43,11 @@ export interface SeriesBase {
   readonly labelValues: readonly string[];
 }
 
-/** Base class of {@link Counter}, {@link Gauge}, {@link Histogram}. */
-export abstract class Metric<C extends SeriesBase> implements Collector {
+/**
+ * Base class of {@link Counter}, {@link Gauge}, {@link Histogram}. `C` is the series object users hold, `K` its
+ * storage cell, which the metric moves (see {@link Metric.view}).
+ */
+export abstract class Metric<C extends SeriesBase, K = unknown> implements Collector {
   readonly name: string;
   readonly help: string;
   readonly labelNames: readonly string[];
@@ -54,12 +57,13 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
   /** Series by label values: one Map level per label (no key strings to build and hash on lookup). */
   private readonly children = new Map<string, unknown>();
   /**
-   * Every labelled series, and the same in exposition order (by label values, as client_golang sorts them). The
-   * sorted array is built at the first collect after series were added or removed and is never changed after,
-   * so a collect hands it out as is; a removed series is dropped at once, not kept until a scrape.
+   * Every labelled series, and their cells in exposition order (by label values, as client_golang sorts them).
+   * The cell array is rebuilt at the first collect after series were added or removed, with new cells allocated
+   * in that order (see {@link relocate}), and never changed after, so a collect hands it out as is; a removed
+   * series is dropped at once, not kept until a scrape.
    */
   private readonly series = new Set<C>();
-  private sorted: readonly C[] | undefined;
+  private cells: readonly K[] | undefined;
   private readonly collectFn: (() => void | Promise<void>) | undefined;
   /** The child of a metric without labels. */
   protected unlabelled: C | undefined;
@@ -87,8 +91,14 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
 
   protected abstract newChild(labelValues: readonly string[]): C;
 
+  /** The series' current cell. */
+  protected abstract cellOf(c: C): K;
+
+  /** Gives the series a new cell holding the same values (and its rendered labels), and returns it. */
+  protected abstract relocate(c: C): K;
+
   /** Renders units `[from, to)` of `list`. */
-  protected abstract renderChildren(list: readonly C[], format: ExpositionFormat, from: number, to: number): string;
+  protected abstract renderChildren(list: readonly K[], format: ExpositionFormat, from: number, to: number): string;
 
   protected abstract get linesPerChild(): number;
 
@@ -121,7 +131,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
       c = this.newChild(values);
       node.set(values[last]!, c);
       this.series.add(c);
-      this.sorted = undefined;
+      this.cells = undefined;
     }
     return c;
   }
@@ -184,7 +194,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
       if (i > 0 && path[i]!.size > 0) break;
     }
     this.series.delete(c);
-    this.sorted = undefined;
+    this.cells = undefined;
     return true;
   }
 
@@ -192,7 +202,7 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
   reset(): void {
     this.children.clear();
     this.series.clear();
-    this.sorted = undefined;
+    this.cells = undefined;
     if (this.labelNames.length === 0) this.unlabelled = this.newChild([]);
   }
 
@@ -217,12 +227,13 @@ export abstract class Metric<C extends SeriesBase> implements Collector {
 
   /** The family with the series that exist now (values are read when rendered). */
   view(): FamilyView {
-    let list: readonly C[];
-    if (this.unlabelled) list = [this.unlabelled];
-    else if (this.sorted) list = this.sorted;
+    let list: readonly K[];
+    if (this.unlabelled) list = [this.cellOf(this.unlabelled)];
+    else if (this.cells) list = this.cells;
     else {
       const layout = this.layout;
-      list = this.sorted = [...this.series].sort((a, b) => compareSeries(layout, a.labelValues, b.labelValues));
+      const sorted = [...this.series].sort((a, b) => compareSeries(layout, a.labelValues, b.labelValues));
+      list = this.cells = sorted.map((c) => this.relocate(c));
     }
     return {
       name: this.name,

@@ -6,6 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import * as promClient from 'prom-client';
+import { LogCapture } from '../helpers/log-capture.js';
 import { Counter, Registry } from '../../src/metrics/index.js';
 import { parseExposition, promtoolCheck } from '../controller/helpers/exposition.js';
 import { parseOpenMetrics } from './openmetrics-parser.js';
@@ -83,4 +85,24 @@ test('property: labels() accepts exactly the well-formed strings', () => {
     }),
     propertyParams(500),
   );
+});
+
+test('a prom-client series with a lone-surrogate label value is left out (it would merge with U+FFFD), the family warned once', async () => {
+  const logs = new LogCapture();
+  try {
+    const pr = new promClient.Registry();
+    const g = new promClient.Gauge({ name: 'pc_utf8', help: 'x', labelNames: ['v'], registers: [pr] });
+    g.labels('\uD800').set(1);
+    g.labels('\uDC00').set(2);
+    g.labels('ok').set(3);
+    const r = new Registry();
+    r.register(pr);
+    for (let i = 0; i < 2; i++) {
+      const text = await (await r.collect()).text();
+      assert.deepEqual(parseExposition(text).get('pc_utf8')!.samples.map((s) => [s.labels, s.value]), [[{ v: 'ok' }, 3]]);
+    }
+    assert.equal(logs.lines.filter((l) => l.includes('not valid UTF-8') && l.includes('pc_utf8')).length, 1);
+  } finally {
+    logs.restore();
+  }
 });

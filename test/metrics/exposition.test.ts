@@ -255,6 +255,31 @@ describe('client_golang order', () => {
     assert.match(await (await r.collect()).text(), /^pc_depth\{controller="c",name="dq"\} 1$/m);
   });
 
+  test('a bound series keeps counting across re-orderings (its storage moves when series are added or removed)', async () => {
+    const r = new Registry();
+    const c = new Counter({ name: 'moves_total', help: 'x', labelNames: ['k'], registers: [r] });
+    const h = new Histogram({ name: 'moves_seconds', help: 'x', labelNames: ['k'], buckets: [1], registers: [r] });
+    const bound = c.labels('m');
+    const boundH = h.labels('m');
+    for (let round = 0; round < 5; round++) {
+      bound.inc();
+      boundH.observe(0.5);
+      c.labels(`a${round}`).inc(); // sorts before m: the order changes at the next collect
+      h.labels(`z${round}`).observe(2);
+      if (round === 2) c.remove('a0');
+      await r.collect();
+    }
+    bound.inc(10);
+    boundH.observe(3);
+    const fams = parseExposition(await (await r.collect()).text());
+    assert.equal(value(fams, 'moves_total', { k: 'm' }), 15);
+    assert.equal(bound.get(), 15);
+    assert.equal(value(fams, 'moves_seconds_count', { k: 'm' }), 6);
+    assert.equal(value(fams, 'moves_seconds_bucket', { k: 'm', le: '1' }), 5);
+    assert.equal(value(fams, 'moves_seconds_sum', { k: 'm' }), 5.5);
+    assert.deepEqual(fams.get('moves_total')!.samples.map((x) => x.labels['k']), ['a1', 'a2', 'a3', 'a4', 'm']);
+  });
+
   test('series order is UTF-8 byte order (Go\'s), not UTF-16 code-unit order', async () => {
     const r = new Registry();
     const g = new Gauge({ name: 'u', help: 'x', labelNames: ['v'], registers: [r] });
