@@ -75,10 +75,12 @@ export class Registry implements MetricRegistry {
   private readonly timeoutMs: number;
   private readonly sliceLines: number;
   /**
-   * Collects still running, shared by the scrapes that overlap them: a collector that hangs is not called again
-   * (piling up one more pending collect per scrape) until its last collect settles.
+   * Collects still running, shared by the scrapes that overlap them, so a slow collector is not called once more
+   * per scrape. One that outlives a collect's deadline (its scrapes have answered 500 already) is abandoned and
+   * the next scrape calls the collector anew: a collector that hung once recovers at the next scrape, and one that
+   * always hangs leaves one pending call per deadline, not one per scrape.
    */
-  private readonly inflight = new Map<Collector, Promise<FamilyView[]>>();
+  private readonly inflight = new Map<Collector, { promise: Promise<FamilyView[]>; startedAt: number }>();
 
   constructor(opts: RegistryOptions = {}) {
     this.includePromDefault = opts.includePromClientDefault ?? false;
@@ -207,17 +209,17 @@ export class Registry implements MetricRegistry {
     return true;
   }
 
-  private collectOnce(c: Collector): Promise<FamilyView[]> {
-    let p = this.inflight.get(c);
-    if (!p) {
-      const started = Promise.resolve().then(() => c.collect());
-      const done = (): void => {
-        if (this.inflight.get(c) === started) this.inflight.delete(c);
-      };
-      started.then(done, done);
-      this.inflight.set(c, (p = started));
-    }
-    return p;
+  private collectOnce(c: Collector, deadlineMs: number): Promise<FamilyView[]> {
+    const now = performance.now();
+    const pending = this.inflight.get(c);
+    if (pending && now - pending.startedAt < deadlineMs) return pending.promise;
+    const promise = Promise.resolve().then(() => c.collect());
+    const done = (): void => {
+      if (this.inflight.get(c)?.promise === promise) this.inflight.delete(c);
+    };
+    promise.then(done, done);
+    this.inflight.set(c, { promise, startedAt: now });
+    return promise;
   }
 
   /** The registered collectors' family names (not including prom-client's default registry). */
@@ -242,7 +244,7 @@ export class Registry implements MetricRegistry {
     }
     const pending = new Set(entries.map((e) => e.label));
     const results = entries.map((e) =>
-      this.collectOnce(e.collector)
+      this.collectOnce(e.collector, timeoutMs)
         .then(
           (views) => ({ entry: e, views }),
           (err: unknown) => ({ entry: e, error: err }),

@@ -139,7 +139,7 @@ describe('collect errors', () => {
     assert.match(await (await r.collect({ timeoutMs: 50 })).text(), /^ok_total 1$/m);
   });
 
-  test('a hanging collector is not called again while its collect is pending; once it settles the next scrape calls it anew', async () => {
+  test('scrapes that overlap a pending collect share it; one that outlived the deadline is abandoned and the collector called anew', async () => {
     const r = new Registry();
     let calls = 0;
     let release: (() => void) | undefined;
@@ -151,15 +151,22 @@ describe('collect errors', () => {
       },
     };
     r.mustRegister(slow);
-    for (let i = 0; i < 5; i++) await assert.rejects(r.collect({ timeoutMs: 20 }), /still running: metric slow/);
-    assert.equal(calls, 1, 'five scrapes, one pending collect');
-    release!();
+    const overlapping = Array.from({ length: 5 }, () => assert.rejects(r.collect({ timeoutMs: 100 }), /still running: metric slow/));
+    await Promise.all(overlapping);
+    assert.equal(calls, 1, 'five overlapping scrapes, one call');
+    // the pending call is older than this collect's deadline: abandoned, the collector is called again
+    await new Promise((res) => setTimeout(res, 30));
+    const next = r.collect({ timeoutMs: 100 });
     await new Promise((res) => setImmediate(res));
-    const next = r.collect({ timeoutMs: 1000 });
-    await new Promise((res) => setImmediate(res));
+    assert.equal(calls, 2);
     release!();
     await next;
-    assert.equal(calls, 2, 'a new collect once the last one settled');
+    // a collect within the deadline of a settled one calls anew too (nothing is pending)
+    const third = r.collect({ timeoutMs: 1000 });
+    await new Promise((res) => setImmediate(res));
+    release!();
+    await third;
+    assert.equal(calls, 3);
   });
 
   test('remove() drops the series at once: nothing of it stays reachable until a scrape', async () => {
