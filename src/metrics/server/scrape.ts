@@ -23,8 +23,12 @@ export type { MetricsSource };
 /** Largest piece written to a socket in one turn of the event loop. */
 const WRITE_PIECE_BYTES = 64 * 1024;
 
-/** zlib level: 1-3 costs far less CPU than the default 6 for a few percent more bytes. */
-const GZIP_LEVEL = 2;
+/**
+ * zlib level: 1-3 cost far less CPU than the default 6 for a few percent more bytes. Level 1 because on
+ * exposition bodies in client_golang's order it is the fastest and, at 100k lines, no larger than 2
+ * (docs/benchmarks.md, "gzip level 1").
+ */
+const GZIP_LEVEL = 1;
 
 /** One render of a snapshot in one format/encoding, replayable by any number of readers. */
 class RenderJob {
