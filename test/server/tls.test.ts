@@ -382,7 +382,7 @@ describe('routing and limits', () => {
 });
 
 describe('scrapes', () => {
-  test('concurrent scrapes share one collect', async () => {
+  test('concurrent scrapes share collects: the first starts one, those arriving while it runs share the next', async () => {
     const reg = new Registry();
     const scrapes = new Counter({ name: 'shared_render_collects_total', help: 'Collects seen by the test collector.', registers: [] });
     let collects = 0;
@@ -400,7 +400,7 @@ describe('scrapes', () => {
     const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => request(`${s.url}/metrics`, { headers: i % 2 ? { 'Accept-Encoding': 'gzip' } : {} })));
     assert.deepEqual(replies.map((r) => r.status), Array(10).fill(200));
     assert.ok(replies.every((r) => /^shared_render_collects_total 7$/m.test(r.text)));
-    assert.equal(collects, 1, 'one collect for ten concurrent scrapes');
+    assert.ok(collects <= 2, `at most two collects for ten concurrent scrapes (${collects})`);
   });
 });
 

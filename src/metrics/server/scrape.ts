@@ -4,8 +4,10 @@
  *
  * Concurrent scrapes share a "generation": one `registry.collect()`, and per (format, gzip) one render whose
  * chunks are kept and replayed to every scrape of that generation, each at its own pace (a slow client never
- * stalls the render or the others). A generation ends when its collect failed or its renders are done; the
- * next scrape starts a new one. A collector error gives every waiting scrape a 500 before any body is sent.
+ * stalls the render or the others). A scrape joins only a generation that has not started, so it always sees
+ * the updates made before its request: scrapes arriving while one runs wait for the next, which starts when the
+ * running one's collect failed or its renders are done. A collector error gives every waiting scrape a 500
+ * before any body is sent.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
@@ -90,22 +92,37 @@ class RenderJob {
 }
 
 interface Generation {
+  /** Resolves once the generation has started and its collect is done. */
   snapshot: Promise<MetricsSnapshot>;
+  /** Starts the collect (a generation waiting behind another is created unstarted). */
+  start: () => void;
   settled: boolean;
   renders: Map<string, RenderJob>;
   running: number;
 }
 
-/** Shares one in-flight collect and one render per format/encoding among concurrent scrapes. */
+/**
+ * Shares one collect and one render per format/encoding among concurrent scrapes, without ever serving an
+ * update late: a scrape joins only a generation that has not started yet, because values are read while
+ * collecting and rendering. At most one generation runs; scrapes that arrive meanwhile join the next one,
+ * which starts as soon as the running one has collected and rendered (its bodies still stream to slow readers).
+ */
 export class ScrapeCoalescer {
-  private current: Generation | undefined;
+  private running: Generation | undefined;
+  private next: Generation | undefined;
 
   constructor(private readonly source: MetricsSource) {}
 
-  private generation(): Generation {
-    if (this.current) return this.current;
-    const gen: Generation = { snapshot: this.source.collect(), settled: false, renders: new Map(), running: 0 };
-    this.current = gen;
+  private create(): Generation {
+    let start!: () => void;
+    const started = new Promise<void>((resolve) => (start = resolve));
+    const gen: Generation = {
+      snapshot: started.then(() => this.source.collect()),
+      start,
+      settled: false,
+      renders: new Map(),
+      running: 0,
+    };
     const settle = () => {
       gen.settled = true;
       this.maybeEnd(gen);
@@ -114,11 +131,27 @@ export class ScrapeCoalescer {
     return gen;
   }
 
-  private maybeEnd(gen: Generation): void {
-    if (gen.settled && gen.running === 0 && this.current === gen) this.current = undefined;
+  /** The generation a scrape arriving now joins: the waiting one, or a new one started at once when none runs. */
+  private generation(): Generation {
+    if (this.next) return this.next;
+    const gen = this.create();
+    if (this.running) {
+      this.next = gen;
+    } else {
+      this.running = gen;
+      gen.start();
+    }
+    return gen;
   }
 
-  /** The snapshot of the current generation (starts a collect if none is in flight). */
+  private maybeEnd(gen: Generation): void {
+    if (!gen.settled || gen.running !== 0 || this.running !== gen) return;
+    this.running = this.next;
+    this.next = undefined;
+    this.running?.start();
+  }
+
+  /** The snapshot of a generation this scrape may join (starts a collect if none is in flight). */
   snapshot(): Promise<MetricsSnapshot> {
     return this.generation().snapshot;
   }
