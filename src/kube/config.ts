@@ -1,92 +1,68 @@
 /**
- * Loading how to reach the Kubernetes API: an explicit kubeconfig file, `KUBECONFIG`, `~/.kube/config`,
- * or the in-cluster service account — the same order as controller-runtime's `ctrl.GetConfig()`.
+ * Loading how to reach the Kubernetes API: an explicit kubeconfig file, `KUBECONFIG`, the in-cluster service
+ * account, `~/.kube/config` — the order of controller-runtime's `ctrl.GetConfig()`.
  *
- * Parsing kubeconfig files (contexts, exec credential plugins, auth providers, in-cluster token files) is
- * delegated to `@kubernetes/client-node`, the field-standard implementation; it is imported lazily because
- * it costs ~0.5 s to load. Requests themselves go through {@link KubeClient}, not through client-node,
+ * Static identities (token, token file, client certificate, in-cluster) are read by the light reader in
+ * `kubeconfig.ts`. Identities whose credentials come from running code (exec plugins, auth providers) are
+ * delegated to `@kubernetes/client-node`, the field-standard implementation, imported only then because it
+ * costs ≈0.4 s and ≈70 MB to load. Requests themselves go through {@link KubeClient}, not through client-node,
  * because client-node opens a new TLS connection per call.
  */
 import { existsSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfigError, type LoadConfigOptions, type RestConfig } from './config-types.js';
+import { inClusterConfig, needsCredentialPlugin, readKubeconfig, restConfigOf, selectContext } from './kubeconfig.js';
 
-/** Everything needed to open authenticated HTTPS connections to one API server. */
-export interface RestConfig {
-  /** API server base URL, e.g. `https://10.96.0.1:443`. */
-  server: string;
-  /** PEM CA bundle that signs the API server's certificate (absent: the system roots). */
-  ca?: string | Buffer;
-  /** Client certificate and key (PEM) when the identity is an X.509 user. */
-  cert?: string | Buffer;
-  key?: string | Buffer;
-  /** Skip verifying the API server's certificate (kubeconfig `insecure-skip-tls-verify`). */
-  insecureSkipTLSVerify?: boolean;
-  /** Static bearer token. */
-  token?: string;
-  /**
-   * Returns the current request headers (e.g. `Authorization`) for identities whose credentials rotate
-   * (in-cluster token files, exec plugins). Called at most once a minute.
-   */
-  authHeaders?: () => Promise<Record<string, string>>;
-  /** Client-side rate limit (requests per second) and burst, as client-go's QPS/Burst (default 20/30). */
-  qps?: number;
-  burst?: number;
-  /** User agent sent with every request. */
-  userAgent?: string;
-  /** Impersonation, as `kubectl --as` / `--as-group`. */
-  impersonateUser?: string;
-  impersonateGroups?: string[];
-}
+export type { RestConfig, LoadConfigOptions } from './config-types.js';
+export { KubeConfigError } from './config-types.js';
 
-/** Where to load the configuration from. */
-export interface LoadConfigOptions {
-  /** Path to a kubeconfig file; wins over `KUBECONFIG` and the in-cluster config. */
-  kubeconfig?: string;
-  /** Context name inside the kubeconfig (default: its current context). */
-  context?: string;
-}
-
-const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** True when running inside a pod (the service-account token is mounted and the API host is known). */
 export function inCluster(): boolean {
-  return !!process.env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN);
+  return !!process.env.KUBERNETES_SERVICE_HOST && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'));
 }
 
-/** Error raised when no usable configuration can be found or the file is malformed. */
-export class KubeConfigError extends Error {
-  override name = 'KubeConfigError';
-}
+const NOTHING_CONFIGURED =
+  'no Kubernetes API configured: pass --kubeconfig FILE, set KUBECONFIG, or run inside a cluster ' +
+  '(for a local API run `ctrlmetrics authority --kubeconfig-out FILE`)';
 
 /**
- * Loads a {@link RestConfig}. Order: `options.kubeconfig`, `$KUBECONFIG`, in-cluster, `~/.kube/config`.
- * Throws {@link KubeConfigError} with a message that says what to do when nothing usable is found.
+ * Loads a {@link RestConfig}. Order: `options.kubeconfig`, the first existing file of `$KUBECONFIG`,
+ * in-cluster, `~/.kube/config`. Throws {@link KubeConfigError} with a message that says what to do when
+ * nothing usable is found.
  */
 export async function loadRestConfig(options: LoadConfigOptions = {}): Promise<RestConfig> {
+  if (options.kubeconfig && !existsSync(options.kubeconfig)) {
+    throw new KubeConfigError(`kubeconfig ${options.kubeconfig} does not exist`);
+  }
+  const home = join(homedir(), '.kube', 'config');
+  let file = options.kubeconfig ?? process.env.KUBECONFIG?.split(':').find((f) => f && existsSync(f));
+  if (!file && inCluster() && !options.context) return inClusterConfig(process.env, SERVICE_ACCOUNT_DIR);
+  if (!file && existsSync(home)) file = home;
+  if (!file) throw new KubeConfigError(NOTHING_CONFIGURED);
+  const kc = readKubeconfig(file);
+  const { cluster, user } = selectContext(kc, options.context);
+  if (needsCredentialPlugin(user)) return loadWithClientNode(file, options.context);
+  return restConfigOf(kc, cluster, user);
+}
+
+/** Exec plugins and auth providers: client-node runs them (and re-runs them when their credentials expire). */
+async function loadWithClientNode(file: string, context: string | undefined): Promise<RestConfig> {
   const k8s = await import('@kubernetes/client-node');
   const kc = new k8s.KubeConfig();
-  const file = options.kubeconfig ?? process.env.KUBECONFIG?.split(':').find((f) => f && existsSync(f));
   try {
-    if (options.kubeconfig && !existsSync(options.kubeconfig)) {
-      throw new KubeConfigError(`kubeconfig ${options.kubeconfig} does not exist`);
-    }
-    if (file) kc.loadFromFile(file);
-    else if (inCluster()) kc.loadFromCluster();
-    else kc.loadFromDefault();
-    if (options.context) kc.setCurrentContext(options.context);
+    kc.loadFromFile(file);
+    if (context) kc.setCurrentContext(context);
   } catch (err) {
-    if (err instanceof KubeConfigError) throw err;
     // YAML parse errors carry a multi-line code frame: one line is enough to say what and where
     const reason = ((err as Error).message ?? String(err)).split('\n')[0]!.trim();
-    throw new KubeConfigError(`cannot load kubeconfig${file ? ` ${file}` : ''}: ${reason}`);
+    throw new KubeConfigError(`cannot load kubeconfig ${file}: ${reason}`);
   }
   const cluster = kc.getCurrentCluster();
-  if (!cluster || !cluster.server) {
-    throw new KubeConfigError(
-      'no Kubernetes API configured: pass --kubeconfig FILE, set KUBECONFIG, or run inside a cluster ' +
-        '(for a local API run `ctrlmetrics authority --kubeconfig-out FILE`)',
-    );
-  }
+  if (!cluster || !cluster.server) throw new KubeConfigError(NOTHING_CONFIGURED);
   const opts: RequestOptions = {};
   try {
     await kc.applyToHTTPSOptions(opts);
@@ -103,15 +79,12 @@ export async function loadRestConfig(options: LoadConfigOptions = {}): Promise<R
   };
   const auth = headers.Authorization ?? headers.authorization;
   if (auth?.startsWith('Bearer ')) config.token = auth.slice(7);
-  // Tokens from files (in-cluster) and exec plugins rotate: re-apply the kubeconfig to get fresh headers.
-  const user = kc.getCurrentUser();
-  if (user && (user.exec || user.authProvider || (user as { tokenFile?: string }).tokenFile || inCluster())) {
-    config.authHeaders = async () => {
-      const o: RequestOptions = {};
-      await kc.applyToHTTPSOptions(o);
-      return (o.headers ?? {}) as Record<string, string>;
-    };
-  }
+  // exec plugins and auth providers rotate: re-apply the kubeconfig to get fresh headers
+  config.authHeaders = async () => {
+    const o: RequestOptions = {};
+    await kc.applyToHTTPSOptions(o);
+    return (o.headers ?? {}) as Record<string, string>;
+  };
   return config;
 }
 
