@@ -200,7 +200,9 @@ export async function startOurs(lib: PreparedLib, shape: RegistryShape, cert: Be
   const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
   // one directory per server; Node names each thread's profile CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile
   const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, `ours-n${shape.n}`)] : [];
-  const [cmd, args] = pinned(cpu, process.execPath, [...prof, ...lib.nodeArgs, '--import', lib.probe, lib.script('servers/ours.ts')]);
+  // extra V8/Node flags for ours only, e.g. CTRLMETRICS_BENCH_OURS_NODE_ARGS="--max-semi-space-size=2"
+  const extra = (process.env.CTRLMETRICS_BENCH_OURS_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const [cmd, args] = pinned(cpu, process.execPath, [...prof, ...extra, ...lib.nodeArgs, '--import', lib.probe, lib.script('servers/ours.ts')]);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_OPTIONS: '',

@@ -4,15 +4,13 @@
  * A tiny CA plus a leaf signed by it (both ECDSA P-256 / SHA-256), so a scraper can pin the CA. Unlike
  * controller-runtime's helper (SANs `localhost` and `127.0.0.1` only), the leaf also names `::1`, the host
  * name and any extra DNS names / IPs given (e.g. the Service's `<svc>.<ns>.svc` names).
+ *
+ * The certificate is built in a short-lived worker thread: `@peculiar/x509` (with its ASN.1 and DI layers) adds
+ * ≈14 MB of resident memory once loaded, which a manager would otherwise carry for its whole life to use once
+ * at start; a worker's isolate is freed when it exits (docs/benchmarks.md, "Memory (issue 32)").
  */
-import 'reflect-metadata'; // @peculiar/x509 2.x (tsyringe) needs a Reflect polyfill loaded first
-import * as x509 from '@peculiar/x509';
-import { KeyObject, randomBytes, webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';
-import os from 'node:os';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
-type KeyPair = Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'];
+import { Worker } from 'node:worker_threads';
 
 /** Options of {@link generateSelfSignedCertificate}. */
 export interface SelfSignedOptions {
@@ -37,74 +35,31 @@ export interface SelfSignedCertificate {
   ipAddresses: string[];
 }
 
-const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
-
-function serial(): string {
-  const b = randomBytes(16);
-  b[0] = b[0]! & 0x7f; // positive
-  if (b[0] === 0) b[0] = 1;
-  return b.toString('hex');
-}
-
-function uniq(values: string[]): string[] {
-  return [...new Set(values.filter((v) => v.length > 0))];
-}
-
 /** Generates a CA and a leaf certificate for serving, in memory (nothing is written to disk). */
 export async function generateSelfSignedCertificate(opts: SelfSignedOptions = {}): Promise<SelfSignedCertificate> {
-  const subtle = webcrypto.subtle;
-  const ipAddresses = uniq(['127.0.0.1', '::1', ...(opts.extraIPs ?? [])]);
-  for (const ip of ipAddresses) {
-    if (!isIP(ip)) throw new Error(`self-signed certificate: "${ip}" in extraIPs is not an IP address`);
+  for (const ip of opts.extraIPs ?? []) {
+    if (ip && !isIP(ip)) throw new Error(`self-signed certificate: "${ip}" in extraIPs is not an IP address`);
   }
-  const dnsNames = uniq(['localhost', os.hostname().toLowerCase(), ...(opts.extraDNSNames ?? [])]);
-  const now = Date.now();
-  const notBefore = new Date(now - 60 * 60 * 1000); // tolerate clock skew, like client-go
-  const notAfter = new Date(now + (opts.validityDays ?? 365) * 24 * 60 * 60 * 1000);
-  const stamp = Math.floor(now / 1000);
-
-  const caKeys = (await subtle.generateKey(ALG, true, ['sign', 'verify'])) as unknown as KeyPair;
-  const ca = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial(),
-    name: `CN=ctrlmetrics-ca@${stamp}`,
-    notBefore,
-    notAfter,
-    keys: caKeys,
-    signingAlgorithm: ALG,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
-      await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
-    ],
+  const workerData: SelfSignedOptions = { extraDNSNames: opts.extraDNSNames, extraIPs: opts.extraIPs, validityDays: opts.validityDays };
+  // the worker's own heap is small; a cap keeps a bug in it from growing the process
+  const resourceLimits = { maxOldGenerationSizeMb: 64 };
+  const worker = import.meta.url.endsWith('.ts')
+    ? // run from source (this repository's tests): Node 20 workers do not inherit the tsx loader, so register it first
+      new Worker(
+        `import('tsx/esm/api').then((t) => t.register()).then(() => import(${JSON.stringify(new URL('./selfsigned-worker.ts', import.meta.url).href)}))`,
+        { eval: true, workerData, resourceLimits },
+      )
+    : new Worker(new URL('./selfsigned-worker.js', import.meta.url), { workerData, resourceLimits });
+  return new Promise<SelfSignedCertificate>((resolve, reject) => {
+    let result: SelfSignedCertificate | undefined;
+    worker.once('message', (m: { cert?: SelfSignedCertificate; error?: string }) => {
+      if (m.cert) result = m.cert;
+      else reject(new Error(m.error ?? 'self-signed certificate: the worker failed'));
+    });
+    worker.once('error', (err) => reject(err));
+    worker.once('exit', (code) => {
+      if (result) resolve(result);
+      else reject(new Error(`self-signed certificate: the worker exited with code ${code} before answering`));
+    });
   });
-
-  const leafKeys = (await subtle.generateKey(ALG, true, ['sign', 'verify'])) as unknown as KeyPair;
-  const leaf = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
-    subject: `CN=localhost@${stamp}`,
-    issuer: ca.subject,
-    notBefore,
-    notAfter,
-    publicKey: leafKeys.publicKey,
-    signingKey: caKeys.privateKey,
-    signingAlgorithm: ALG,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension([
-        ...dnsNames.map((value) => ({ type: 'dns' as const, value })),
-        ...ipAddresses.map((value) => ({ type: 'ip' as const, value })),
-      ]),
-      await x509.AuthorityKeyIdentifierExtension.create(caKeys.publicKey),
-      await x509.SubjectKeyIdentifierExtension.create(leafKeys.publicKey),
-    ],
-  });
-
-  const keyPem = KeyObject.from(leafKeys.privateKey as unknown as webcrypto.CryptoKey)
-    .export({ format: 'pem', type: 'pkcs8' })
-    .toString();
-  const leafPem = leaf.toString('pem');
-  const caPem = ca.toString('pem');
-  return { certPem: `${leafPem}\n${caPem}\n`, keyPem, caPem: `${caPem}\n`, dnsNames, ipAddresses };
 }
