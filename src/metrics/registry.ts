@@ -8,7 +8,8 @@
  * the scrape goes on. The built-in runtime families step aside when the user's prom-client registry already has
  * the same family (e.g. after `collectDefaultMetrics()`).
  */
-import { register as promDefaultRegistry, type Registry as PromRegistry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Registry as PromRegistry } from 'prom-client';
 import { claimedNames, type Collector, type FamilyView, type MetricType } from './family.js';
 import { isPromMetric, isPromRegistry, promMetricType, PromMetricCollector, PromRegistryCollector, type PromMetricLike } from './foreign.js';
 import { createLogger } from '../util/log.js';
@@ -58,6 +59,28 @@ function describe(c: Collector): string {
   return names.length === 1 ? `metric ${names[0]}` : `collector of ${names.length ? names.join(', ') : 'no declared families'}`;
 }
 
+const requireHere = createRequire(import.meta.url);
+let promClientEntry: string | null | undefined;
+
+/**
+ * prom-client's default registry, once the application has loaded prom-client (the copy this package resolves);
+ * undefined before, when it cannot hold any metric. Looked up in the CommonJS module cache, which `import` of
+ * prom-client (a CommonJS package) fills too, so a manager that never uses prom-client never loads it (≈11 MB of
+ * resident memory; docs/benchmarks.md, "Memory (issue 32)").
+ */
+function promDefaultRegistry(): PromRegistry | undefined {
+  if (promClientEntry === undefined) {
+    try {
+      promClientEntry = requireHere.resolve('prom-client');
+    } catch {
+      promClientEntry = null;
+    }
+  }
+  if (!promClientEntry) return undefined;
+  const exports = requireHere.cache[promClientEntry]?.exports as { register?: PromRegistry } | undefined;
+  return exports?.register;
+}
+
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -95,7 +118,7 @@ export class Registry implements MetricRegistry {
    */
   includePromClientRegistry(reg: PromRegistry, label = 'a prom-client default registry'): void {
     if (!isPromRegistry(reg)) throw new TypeError('includePromClientRegistry: expected a prom-client Registry (e.g. `register` from prom-client)');
-    if ((reg === promDefaultRegistry && this.includePromDefault) || this.promCopies.has(reg)) return;
+    if ((reg === promDefaultRegistry() && this.includePromDefault) || this.promCopies.has(reg)) return;
     for (const e of this.entries.values()) {
       if (e.collector === this.adapters.get(reg)) throw new DuplicateMetricError(`${label} is already registered in this registry`);
     }
@@ -104,7 +127,7 @@ export class Registry implements MetricRegistry {
 
   private adapt(x: Registrable): Collector {
     if (isPromRegistry(x)) {
-      if ((x === promDefaultRegistry && this.includePromDefault) || this.promCopies.has(x)) {
+      if ((x === promDefaultRegistry() && this.includePromDefault) || this.promCopies.has(x)) {
         throw new DuplicateMetricError("this prom-client default registry is already included in this registry");
       }
       let a = this.adapters.get(x);
@@ -133,7 +156,7 @@ export class Registry implements MetricRegistry {
     const types = c.familyTypes?.() ?? [];
     for (const n of names) {
       if (this.owners.has(n)) throw new DuplicateMetricError(`a metric named ${n} is already registered; metric names must be unique`);
-      if (this.includePromDefault && promDefaultRegistry.getSingleMetric(n)) {
+      if (this.includePromDefault && promDefaultRegistry()?.getSingleMetric(n)) {
         throw new DuplicateMetricError(`a metric named ${n} is already registered in prom-client's default registry, which this registry includes`);
       }
       for (const [reg, label] of this.promCopies) {
@@ -154,8 +177,7 @@ export class Registry implements MetricRegistry {
    */
   private checkClaims(names: readonly string[], types: readonly (MetricType | undefined)[]): Map<string, string> {
     const included = new Map<string, string>();
-    const registries: Array<[PromRegistry, string]> = this.includePromDefault ? [[promDefaultRegistry, "prom-client's default registry"]] : [];
-    registries.push(...this.promCopies);
+    const registries = this.includedPromRegistries();
     for (const [reg, label] of registries) {
       for (const m of reg.getMetricsAsArray()) {
         const name = (m as unknown as { name: string }).name;
@@ -222,6 +244,15 @@ export class Registry implements MetricRegistry {
     return promise;
   }
 
+  /** prom-client's default registry (when included and loaded) and the included copies, with their labels. */
+  private includedPromRegistries(): Array<[PromRegistry, string]> {
+    const out: Array<[PromRegistry, string]> = [];
+    const def = this.includePromDefault ? promDefaultRegistry() : undefined;
+    if (def) out.push([def, "prom-client's default registry"]);
+    out.push(...this.promCopies);
+    return out;
+  }
+
   /** The registered collectors' family names (not including prom-client's default registry). */
   familyNames(): string[] {
     return [...this.owners.keys()].sort();
@@ -235,8 +266,7 @@ export class Registry implements MetricRegistry {
   async collect(opts: CollectOptions = {}): Promise<MetricsSnapshot> {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const entries = [...this.entries.values()];
-    const included: Array<[PromRegistry, string]> = this.includePromDefault ? [[promDefaultRegistry, "prom-client's default registry"]] : [];
-    for (const [reg, label] of this.promCopies) included.push([reg, label]);
+    const included = this.includedPromRegistries();
     for (const [reg, label] of included) {
       let a = this.adapters.get(reg);
       if (!a) this.adapters.set(reg, (a = new PromRegistryCollector(reg)));
