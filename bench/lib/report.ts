@@ -205,6 +205,29 @@ export function targets(res: BenchResults, agg = aggregate(res.runs)): TargetRow
     const r = ratio(ours, go);
     rows.push({ target: 'peak RSS at 100k (c8, worst encoding) ≤ 1.5× Go', measured: `${fmt(ours)} vs ${fmt(go)} MB = ${fmt(r, 2)}×`, met: r === undefined ? undefined : r <= 1.5 });
   }
+  // issue 32: memory beside Go's at 1 connection, and what must not get worse for it
+  if (res.settings.conns.includes(1)) {
+    for (const size of ['10k', '100k'] as SizeName[]) {
+      if (!res.settings.sizes.includes(size)) continue;
+      const ours = Math.max(...res.settings.encodings.map((e) => get(size, e, 1, 'ours')?.peakRssMb ?? NaN));
+      const go = Math.max(...res.settings.encodings.map((e) => get(size, e, 1, 'go')?.peakRssMb ?? NaN));
+      const target = size === '10k' ? `≤ Go + 50 MB` : '≤ 1.2× Go';
+      const met = Number.isNaN(ours) || Number.isNaN(go) ? undefined : size === '10k' ? ours <= go + 50 : ours <= 1.2 * go;
+      rows.push({ target: `peak RSS at ${size} (c1, worst encoding) ${target}`, measured: `${fmt(ours)} vs ${fmt(go)} MB (+${fmt(ours - go)} MB, ${fmt(ratio(ours, go), 2)}×)`, met });
+      for (const enc of res.settings.encodings) {
+        const o = get(size, enc, 1, 'ours');
+        const g = get(size, enc, 1, 'go');
+        const thr = ratio(o?.reqPerSec, g?.reqPerSec);
+        const cpu = ratio(o?.cpuMsPerScrape, g?.cpuMsPerScrape);
+        rows.push({ target: `throughput ${size} ${enc} c1 ≥ 2.0× Go`, measured: `${fmt(o?.reqPerSec)} vs ${fmt(g?.reqPerSec)} req/s = ${fmt(thr, 2)}×`, met: thr === undefined ? undefined : thr >= 2.0 });
+        rows.push({ target: `CPU per scrape ${size} ${enc} c1 ≤ 0.5× Go`, measured: `${fmt(o?.cpuMsPerScrape)} vs ${fmt(g?.cpuMsPerScrape)} ms = ${fmt(cpu, 2)}×`, met: cpu === undefined ? undefined : cpu <= 0.5 });
+      }
+    }
+  }
+  const idle10k = res.idleRssMb['10k'];
+  if (idle10k?.ours !== undefined && idle10k.go !== undefined) {
+    rows.push({ target: 'idle RSS with 10k series ≤ Go + 45 MB', measured: `${fmt(idle10k.ours)} vs ${fmt(idle10k.go)} MB (+${fmt(idle10k.ours - idle10k.go)} MB)`, met: idle10k.ours <= idle10k.go + 45 });
+  }
   if (res.micro) {
     const inc = res.micro.nsPerOp['ours counter pre-bound child inc'];
     const obs = res.micro.nsPerOp['ours histogram pre-bound child observe'];

@@ -8,6 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
+import tls from 'node:tls';
 import { Counter, Histogram, Registry } from '../../src/metrics/index.js';
 import { createMetricsServer, type MetricsServer } from '../../src/metrics/server/index.js';
 import { setLogSink } from '../../src/util/log.js';
@@ -74,5 +75,32 @@ describe('a scrape includes every update made before its request was sent', { ti
     await Promise.all(Array.from({ length: CONNECTIONS }, (_, c) => connection(c)));
     assert.equal(scrapes, CONNECTIONS * REQUESTS_PER_CONNECTION);
     assert.deepEqual(stale, [], `${stale.length} of ${scrapes} scrapes missed an update made before their request`);
+  });
+});
+
+describe('a client that stops reading does not hold the other scrapes back', { timeout: 120_000 }, () => {
+  test('3 scrapes, one after the other, complete and are fresh while a stalled reader holds its answer open', async () => {
+    const port = new URL(server.url).port;
+    const stalled = tls.connect({ host: '127.0.0.1', port: Number(port), rejectUnauthorized: false });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        stalled.once('error', reject);
+        stalled.once('secureConnect', () => stalled.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'));
+        // the first bytes of the answer prove the render is shared with this reader; then it reads no more
+        stalled.once('data', () => {
+          stalled.pause();
+          resolve();
+        });
+      });
+      for (let r = 0; r < 3; r++) {
+        fresh.inc();
+        const expected = fresh.get();
+        const reply = await request(`${server.url}/metrics`, { timeoutMs: 30_000 });
+        assert.equal(reply.status, 200);
+        assert.ok(freshValue(reply.text) >= expected, `scrape ${r} includes the update made before it`);
+      }
+    } finally {
+      stalled.destroy();
+    }
   });
 });

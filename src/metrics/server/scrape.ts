@@ -32,12 +32,26 @@ const WRITE_PIECE_BYTES = 64 * 1024;
  */
 const GZIP_LEVEL = 1;
 
+/**
+ * How many render times a waiting generation defers to the running one's readers. 1 shared too little under 8
+ * back-to-back scrapers (10k lines: 324 req/s, 3 scrapes per render); 4 gives 542 req/s, 4 per render.
+ */
+const READER_GRACE = 4;
+
+/** Who is told when a render's readers come and go (its generation). */
+interface ReaderTracker {
+  readers: number;
+  readersDone(): void;
+}
+
 /** One render of a snapshot in one format/encoding, replayable by any number of readers. */
 class RenderJob {
   private readonly chunks: Buffer[] = [];
   private finished = false;
   private error: Error | undefined;
   private waiters: Array<() => void> = [];
+
+  constructor(private readonly tracker: ReaderTracker) {}
 
   push(chunk: Buffer): void {
     this.chunks.push(chunk);
@@ -58,14 +72,19 @@ class RenderJob {
 
   /** Every chunk from the first, waiting for more until the render is done; throws if the render failed. */
   async *read(): AsyncGenerator<Buffer> {
-    let i = 0;
-    for (;;) {
-      while (i < this.chunks.length) yield this.chunks[i++]!;
-      if (this.finished) {
-        if (this.error) throw this.error;
-        return;
+    this.tracker.readers++;
+    try {
+      let i = 0;
+      for (;;) {
+        while (i < this.chunks.length) yield this.chunks[i++]!;
+        if (this.finished) {
+          if (this.error) throw this.error;
+          return;
+        }
+        await new Promise<void>((resolve) => this.waiters.push(resolve));
       }
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    } finally {
+      if (--this.tracker.readers === 0) this.tracker.readersDone();
     }
   }
 
@@ -91,21 +110,33 @@ class RenderJob {
   }
 }
 
-interface Generation {
+interface Generation extends ReaderTracker {
   /** Resolves once the generation has started and its collect is done. */
   snapshot: Promise<MetricsSnapshot>;
   /** Starts the collect (a generation waiting behind another is created unstarted). */
   start: () => void;
   settled: boolean;
   renders: Map<string, RenderJob>;
+  /** Renders still producing chunks. */
   running: number;
+  startedAt: number;
+  /** ms from start to the last render done: the next generation waits for this one's readers at most READER_GRACE× that. */
+  renderMs: number | undefined;
+  /** Set once this generation's readers have held the next one back for `renderMs`. */
+  graceOver: boolean;
+  graceTimer: NodeJS.Timeout | undefined;
 }
 
 /**
  * Shares one collect and one render per format/encoding among concurrent scrapes, without ever serving an
  * update late: a scrape joins only a generation that has not started yet, because values are read while
- * collecting and rendering. At most one generation runs; scrapes that arrive meanwhile join the next one,
- * which starts as soon as the running one has collected and rendered (its bodies still stream to slow readers).
+ * collecting and rendering. At most one generation runs; scrapes that arrive meanwhile join the next one.
+ *
+ * The next one starts when the running one has rendered and its answers have been written, so that scrapes
+ * arriving during those writes share one render (under 8 back-to-back scrapers, starting it as soon as the
+ * running one had rendered left each scrape alone in its generation: 3× the CPU). Readers hold it back for at
+ * most {@link READER_GRACE} times as long as the running render took, so a slow or stalled client delays the
+ * others by a few renders at most, far below any scrape timeout.
  */
 export class ScrapeCoalescer {
   private running: Generation | undefined;
@@ -117,11 +148,20 @@ export class ScrapeCoalescer {
     let start!: () => void;
     const started = new Promise<void>((resolve) => (start = resolve));
     const gen: Generation = {
-      snapshot: started.then(() => this.source.collect()),
+      snapshot: started.then(() => {
+        gen.startedAt = performance.now();
+        return this.source.collect();
+      }),
       start,
       settled: false,
       renders: new Map(),
       running: 0,
+      startedAt: 0,
+      renderMs: undefined,
+      graceOver: false,
+      graceTimer: undefined,
+      readers: 0,
+      readersDone: () => this.maybeEnd(gen),
     };
     const settle = () => {
       gen.settled = true;
@@ -137,6 +177,7 @@ export class ScrapeCoalescer {
     const gen = this.create();
     if (this.running) {
       this.next = gen;
+      this.maybeEnd(this.running);
     } else {
       this.running = gen;
       gen.start();
@@ -146,6 +187,15 @@ export class ScrapeCoalescer {
 
   private maybeEnd(gen: Generation): void {
     if (!gen.settled || gen.running !== 0 || this.running !== gen) return;
+    gen.renderMs ??= performance.now() - gen.startedAt;
+    if (this.next && gen.readers > 0 && !gen.graceOver) {
+      gen.graceTimer ??= setTimeout(() => {
+        gen.graceOver = true;
+        this.maybeEnd(gen);
+      }, Math.ceil(READER_GRACE * gen.renderMs));
+      return;
+    }
+    if (gen.graceTimer) clearTimeout(gen.graceTimer);
     this.running = this.next;
     this.next = undefined;
     this.running?.start();
@@ -162,7 +212,7 @@ export class ScrapeCoalescer {
     const key = `${format}|${gzip ? 'gzip' : 'identity'}`;
     let job = gen.renders.get(key);
     if (!job) {
-      const created = new RenderJob();
+      const created = new RenderJob(gen);
       job = created;
       gen.renders.set(key, created);
       gen.running++;
