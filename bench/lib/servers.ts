@@ -13,6 +13,8 @@ import type { BenchCert } from './certs.js';
 import { freePort } from './ports.js';
 import { waitReady } from './scrape.js';
 import { authorizationScript } from './wrk.js';
+import { stringify as toYaml } from 'yaml';
+import { kubeconfigFor } from '../../src/kube/config.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const PEERS_DIR = process.env.CTRLMETRICS_BENCH_PEERS ?? resolve(REPO_ROOT, '..', 'shared', 'bench');
@@ -195,12 +197,13 @@ export async function startOurs(lib: PreparedLib, shape: RegistryShape, cert: Be
   const port = await freePort();
   const noFilterPort = await freePort();
   const controlPort = await freePort();
-  const accessFile = join(cert.dir, 'ours-access.json');
-  writeFileSync(accessFile, JSON.stringify(auth.access), { mode: 0o600 });
+  const kubeconfig = join(cert.dir, 'ours-kubeconfig.yaml');
+  writeFileSync(kubeconfig, toYaml(kubeconfigFor({ server: auth.access.server, caPem: auth.access.caPem, token: auth.access.token })), { mode: 0o600 });
   const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
   // one directory per server; Node names each thread's profile CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile
   const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, `ours-n${shape.n}`)] : [];
-  // extra V8/Node flags for ours only, e.g. CTRLMETRICS_BENCH_OURS_NODE_ARGS="--max-semi-space-size=2"
+  // extra V8/Node flags for ours only, e.g. CTRLMETRICS_BENCH_OURS_NODE_ARGS="--max-old-space-size=160" (the
+  // generated manager.yaml's NODE_OPTIONS); Node's defaults otherwise
   const extra = (process.env.CTRLMETRICS_BENCH_OURS_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const [cmd, args] = pinned(cpu, process.execPath, [...prof, ...extra, ...lib.nodeArgs, '--import', lib.probe, lib.script('servers/ours.ts')]);
   const env: NodeJS.ProcessEnv = {
@@ -214,7 +217,7 @@ export async function startOurs(lib: PreparedLib, shape: RegistryShape, cert: Be
     K: String(shape.k),
     N: String(shape.n),
     CERT_DIR: cert.dir,
-    MANAGER_ACCESS_FILE: accessFile,
+    MANAGER_KUBECONFIG: kubeconfig,
   };
   const child = spawnTracked(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const stderr = collectStderr(child);

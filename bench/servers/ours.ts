@@ -1,6 +1,6 @@
 /**
  * This project's endpoint as a benchmark server: the real `createMetricsServer` (HTTPS, certificate from CERT_DIR)
- * with the real authentication/authorization filter against the authority named in MANAGER_ACCESS_FILE, serving
+ * with the real authentication/authorization filter against the authority named in the kubeconfig MANAGER_KUBECONFIG, serving
  * the synthetic registry of the peers built with our own metric classes in the global registry (so the built-in
  * process_/nodejs_ families are served too, as in production).
  *
@@ -15,14 +15,14 @@
  *
  * Run by bench/lib/servers.ts as transpiled JavaScript; the library is imported from CTRLMETRICS_LIB_ROOT
  * (dist/src/ or src/). Environment: PORT, NOFILTER_PORT, CONTROL_PORT, K, N, CERT_DIR (cert.pem, key.pem),
- * MANAGER_ACCESS_FILE.
+ * MANAGER_KUBECONFIG.
  */
-import { readFileSync } from 'node:fs';
 import type * as MetricsModule from '../../src/metrics/index.js';
 import type * as ServerModule from '../../src/metrics/server/index.js';
 import type * as FiltersModule from '../../src/metrics/filters/index.js';
 import type * as ClientModule from '../../src/kube/client.js';
 import type * as LogModule from '../../src/util/log.js';
+import type * as ConfigModule from '../../src/kube/config.js';
 import type { RestConfig } from '../../src/kube/config.js';
 import type { FilterProvider, Handler } from '../../src/metrics/server/types.js';
 
@@ -36,6 +36,7 @@ const { createMetricsServer } = await lib<typeof ServerModule>('metrics/server/i
 const { filters } = await lib<typeof FiltersModule>('metrics/filters/index');
 const { KubeClient } = await lib<typeof ClientModule>('kube/client');
 const { createLogger } = await lib<typeof LogModule>('util/log');
+const { loadRestConfig } = await lib<typeof ConfigModule>('kube/config');
 
 const port = Number(process.env.PORT);
 const unfilteredPorts = [process.env.NOFILTER_PORT, process.env.CONTROL_PORT].filter((p): p is string => !!p).map(Number);
@@ -65,12 +66,9 @@ for (let v = 0; v < K; v++) {
   }
 }
 
-const accessFile = process.env.MANAGER_ACCESS_FILE;
-let restConfig: RestConfig = { server: 'https://127.0.0.1:1' };
-if (accessFile) {
-  const access = JSON.parse(readFileSync(accessFile, 'utf8')) as { server: string; caPem: string; token: string };
-  restConfig = { server: access.server, ca: access.caPem, token: access.token };
-}
+// loaded as a manager loads it (issue 32 measures memory with the manager's real API config loading)
+const kubeconfig = process.env.MANAGER_KUBECONFIG;
+const restConfig: RestConfig = kubeconfig ? await loadRestConfig({ kubeconfig }) : { server: 'https://127.0.0.1:1' };
 /**
  * Time spent inside the filter before it hands a request to the handler, over the current window. The mean also
  * counts garbage collections that happen to start inside the filter (mostly the render's garbage), the median not.
@@ -129,13 +127,13 @@ const deps = { restConfig, kubeClient, logger: createLogger('bench-metrics') };
 const tls = { certDir, certName: 'cert.pem', keyName: 'key.pem' };
 const servers = [
   createMetricsServer(
-    { bindAddress: `127.0.0.1:${port}`, ...tls, ...(accessFile ? { filterProvider: timedFilter } : {}) },
+    { bindAddress: `127.0.0.1:${port}`, ...tls, ...(kubeconfig ? { filterProvider: timedFilter } : {}) },
     deps,
   ),
   ...unfilteredPorts.map((p) => createMetricsServer({ bindAddress: `127.0.0.1:${p}`, ...tls }, deps)),
 ];
 for (const s of servers) await s.start();
-process.stderr.write(`ours pid=${process.pid} ports=${servers.map((s) => s.port).join(',')} k=${K} n=${N} filter=${accessFile ? 'on' : 'off'}\n`);
+process.stderr.write(`ours pid=${process.pid} ports=${servers.map((s) => s.port).join(',')} k=${K} n=${N} filter=${kubeconfig ? 'on' : 'off'}\n`);
 
 // A clean exit on SIGTERM so that `--cpu-prof` writes its profile.
 process.once('SIGTERM', () => {
