@@ -43,7 +43,7 @@ export async function loadRestConfig(options: LoadConfigOptions = {}): Promise<R
   if (!file && inCluster() && !options.context) return inClusterConfig(process.env, SERVICE_ACCOUNT_DIR);
   if (!file && existsSync(home)) file = home;
   if (!file) throw new KubeConfigError(NOTHING_CONFIGURED);
-  const kc = readKubeconfig(file);
+  const kc = await readKubeconfig(file);
   const { cluster, user } = selectContext(kc, options.context);
   if (needsCredentialPlugin(user)) return loadWithClientNode(file, options.context);
   return restConfigOf(kc, cluster, user);
