@@ -46,7 +46,8 @@ export async function generateSelfSignedCertificate(opts: SelfSignedOptions = {}
   const worker = import.meta.url.endsWith('.ts')
     ? // run from source (this repository's tests): Node 20 workers do not inherit the tsx loader, so register it first
       new Worker(
-        `import('tsx/esm/api').then((t) => t.register()).then(() => import(${JSON.stringify(new URL('./selfsigned-worker.ts', import.meta.url).href)}))`,
+        // tsx's API resolved from here: the eval'd worker resolves bare names from the process's cwd
+        `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((t) => t.register()).then(() => import(${JSON.stringify(new URL('./selfsigned-worker.ts', import.meta.url).href)}))`,
         { eval: true, workerData, resourceLimits },
       )
     : new Worker(new URL('./selfsigned-worker.js', import.meta.url), { workerData, resourceLimits });
