@@ -8,16 +8,14 @@
  * not verify and take the `new` lane, as they would without this. If the keys cannot be read (the manager may
  * not get `/openid/v1/jwks`, an old API server), every never-seen token takes the `new` lane.
  *
- * Verification is jose's (the field-standard JOSE implementation); only the fetching and refreshing is ours,
- * because the keys come through the API client (the manager's identity and CA), not a plain URL.
+ * Verification is `node:crypto`'s (see `jws.ts` for why not jose); the keys come through the API client (the
+ * manager's identity and CA), not a plain URL.
  */
-import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
+import { decodeHeader, importKeys, verifyCompact, type VerificationKey } from './jws.js';
 import type { KubeClient } from '../../kube/client.js';
 import { createLogger, type Logger } from '../../util/log.js';
 
 const JWKS_PATH = '/openid/v1/jwks';
-/** Signature algorithms kube-apiserver signs service-account tokens with. */
-const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512'];
 /** More keys than this in a key set is not a cluster's signing set: refuse it rather than try each. */
 const MAX_KEYS = 32;
 
@@ -32,7 +30,7 @@ export interface IssuerKeysTiming {
 const DEFAULT_TIMING: IssuerKeysTiming = { refreshMs: 5 * 60_000, minIntervalMs: 30_000 };
 
 export class IssuerKeys {
-  private keySet: ReturnType<typeof createLocalJWKSet> | undefined;
+  private keySet: VerificationKey[] | undefined;
   private kids = new Set<string>();
   private loadedAt = -Infinity;
   private triedAt = -Infinity;
@@ -69,23 +67,15 @@ export class IssuerKeys {
   async signedByCluster(token: string): Promise<boolean> {
     const t = this.now();
     if (t - this.loadedAt >= this.timing.refreshMs) this.loadIfAllowed(t);
-    let kid: unknown;
-    try {
-      kid = decodeProtectedHeader(token).kid;
-    } catch {
-      return false;
-    }
+    const header = decodeHeader(token);
+    if (!header) return false;
+    const kid = header.kid;
     if (!this.keySet) return false;
     if (typeof kid === 'string' && !this.kids.has(kid)) {
       this.loadIfAllowed(t); // maybe the cluster rotated its key
       return false;
     }
-    try {
-      await compactVerify(token, this.keySet, { algorithms: ALGORITHMS });
-      return true;
-    } catch {
-      return false;
-    }
+    return verifyCompact(token, this.keySet);
   }
 
   private loadIfAllowed(t: number): void {
@@ -96,12 +86,13 @@ export class IssuerKeys {
   private async read(): Promise<void> {
     this.triedAt = this.now();
     try {
-      const jwks = await this.client.get<JSONWebKeySet>(JWKS_PATH, { timeoutMs: 5_000 });
+      const jwks = await this.client.get<{ keys?: unknown }>(JWKS_PATH, { timeoutMs: 5_000 });
       if (!jwks || !Array.isArray(jwks.keys) || jwks.keys.length === 0) throw new Error(`${JWKS_PATH} holds no keys`);
       if (jwks.keys.length > MAX_KEYS) throw new Error(`${JWKS_PATH} holds ${jwks.keys.length} keys (more than ${MAX_KEYS})`);
-      const keySet = createLocalJWKSet(jwks);
+      const keySet = importKeys(jwks.keys);
+      if (keySet.length === 0) throw new Error(`${JWKS_PATH} holds no RSA or EC signature key`);
       this.keySet = keySet;
-      this.kids = new Set(jwks.keys.map((k) => k.kid).filter((k): k is string => typeof k === 'string'));
+      this.kids = new Set(keySet.map((k) => k.kid).filter((k): k is string => k !== undefined));
       this.loadedAt = this.now();
       if (this.lastProblem) this.log.info('Read the service-account issuer keys', { keys: jwks.keys.length });
       this.lastProblem = '';
