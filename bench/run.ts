@@ -219,6 +219,7 @@ async function main(): Promise<void> {
   const lint: LintCheck[] = [];
   const authChecks: AuthCheck[] = [];
   const idleRssMb: Record<string, Record<string, number>> = {};
+  const startRssMb: Record<string, Record<string, number>> = {};
   const cleanup: Array<() => Promise<void> | void> = [];
   let micro: MicroResult | undefined;
   try {
@@ -244,10 +245,14 @@ async function main(): Promise<void> {
       for (const size of s.sizes) {
         progress(`${size}: starting servers (K=10, N=${SIZES[size]})`);
         const servers = await startServers(lib, goBin, size, cert, { access, readerToken }, s);
+        // ours-nofilter and ours-control are listeners of the ours process: their memory is ours'
+        const rssOfEach = () => Object.fromEntries(Object.entries(servers).filter(([k]) => k !== 'ours-nofilter' && k !== 'ours-control').map(([k, v]) => [k, memoryMb(v.pid).rssMb]));
         try {
+          // the issue-32 idle figure: registry filled, listening, no scrape yet (settled for a second)
+          await new Promise((r) => setTimeout(r, 1000));
+          startRssMb[size] = rssOfEach();
           await checkServers(size, servers, cert, scrapes, lint, authChecks);
-          // ours-nofilter and ours-control are listeners of the ours process: their memory is ours'
-          idleRssMb[size] = Object.fromEntries(Object.entries(servers).filter(([k]) => k !== 'ours-nofilter' && k !== 'ours-control').map(([k, v]) => [k, memoryMb(v.pid).rssMb]));
+          idleRssMb[size] = rssOfEach();
           progress(`${size}: warm-up`);
           await warmUp(servers, s);
           const vs = activeVariants(servers, s.conns, s.only);
@@ -296,6 +301,7 @@ async function main(): Promise<void> {
     settings: { sizes: s.load ? s.sizes : [], conns: s.conns, encodings: s.encodings, reps: s.reps, c8DurationS: s.c8, c1DurationS: s.c1, warmupS: s.warmup, pinned: s.pin },
     runs,
     idleRssMb,
+    startRssMb,
     scrapes,
     lint,
     auth: authChecks,
