@@ -1,5 +1,6 @@
 /** One scrape over HTTPS on loopback: response headers, wire bytes, decoded body. */
 import { request } from 'node:https';
+import { connect } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 
 export interface ScrapeResult {
@@ -45,20 +46,31 @@ export function countSampleLines(body: string): number {
   return n;
 }
 
-/** Polls until a scrape answers 200 or the deadline passes. */
-export async function waitReady(url: string, headers: Record<string, string>, ca: string, timeoutMs: number, isAlive: () => boolean): Promise<void> {
+/**
+ * Polls until the server behind `url` accepts a TCP connection (closed at once, no TLS handshake, no request), or
+ * the deadline passes. Readiness without a scrape, so that the RSS read next is the idle figure (issue 32: "registry
+ * with 10k series, no scrape"); the one-off checks scrape each server afterwards and fail the run on a non-200.
+ */
+export async function waitListening(url: string, timeoutMs: number, isAlive: () => boolean): Promise<void> {
+  const { hostname, port } = new URL(url);
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
-    if (!isAlive()) throw new Error(`server for ${url} exited before becoming ready${last ? ` (${last})` : ''}`);
+    if (!isAlive()) throw new Error(`server for ${url} exited before listening${last ? ` (${last})` : ''}`);
     try {
-      const r = await scrape(url, headers, ca, 10_000);
-      if (r.status === 200) return;
-      last = `HTTP ${r.status}: ${r.body.slice(0, 200)}`;
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect({ host: hostname, port: Number(port) }, () => {
+          socket.destroy();
+          resolve();
+        });
+        socket.setTimeout(5_000, () => socket.destroy(new Error('connect timed out')));
+        socket.on('error', reject);
+      });
+      return;
     } catch (e) {
       last = (e as Error).message;
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`server for ${url} not ready within ${timeoutMs} ms: ${last}`);
+  throw new Error(`server for ${url} not listening within ${timeoutMs} ms: ${last}`);
 }

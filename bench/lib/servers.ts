@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { runCapture, spawnTracked, stopChild } from './children.js';
 import type { BenchCert } from './certs.js';
 import { freePort } from './ports.js';
-import { waitReady } from './scrape.js';
+import { waitListening } from './scrape.js';
 import { authorizationScript } from './wrk.js';
 import { stringify as toYaml } from 'yaml';
 import { kubeconfigFor } from '../../src/kube/config.js';
@@ -65,9 +65,9 @@ function collectStderr(child: ChildProcess): () => string {
   return () => buf;
 }
 
-async function ready(key: string, child: ChildProcess, url: string, authorization: string, cert: BenchCert, stderr: () => string): Promise<void> {
+async function ready(key: string, child: ChildProcess, url: string, stderr: () => string): Promise<void> {
   try {
-    await waitReady(url, { Authorization: authorization }, cert.certPem, READY_TIMEOUT_MS, () => child.exitCode === null && child.signalCode === null);
+    await waitListening(url, READY_TIMEOUT_MS, () => child.exitCode === null && child.signalCode === null);
   } catch (e) {
     await stopChild(child);
     throw new Error(`${key}: ${(e as Error).message}\n--- stderr ---\n${stderr()}`);
@@ -96,7 +96,7 @@ export async function startGo(bin: string, shape: RegistryShape, cert: BenchCert
   const stderr = collectStderr(child);
   const url = `https://127.0.0.1:${port}/metrics`;
   const authorization = `Bearer ${PEER_TOKEN}`;
-  await ready('go', child, url, authorization, cert, stderr);
+  await ready('go', child, url, stderr);
   const wrkScript = authorizationScript(cert.dir, 'go', authorization);
   return { key: 'go', pid: child.pid!, url, authorization, wrkScript, child, stop: () => stopChild(child) };
 }
@@ -121,7 +121,7 @@ export async function startPromClient(lib: PreparedLib, shape: RegistryShape, ce
   const eld = eventLoopChannel(child);
   const url = `https://127.0.0.1:${port}/metrics`;
   const authorization = `Bearer ${PEER_TOKEN}`;
-  await ready('prom-client', child, url, authorization, cert, stderr);
+  await ready('prom-client', child, url, stderr);
   const wrkScript = authorizationScript(cert.dir, 'prom-client', authorization);
   return { key: 'prom-client', pid: child.pid!, url, authorization, wrkScript, child, eld, stop: () => stopChild(child) };
 }
@@ -226,9 +226,9 @@ export async function startOurs(lib: PreparedLib, shape: RegistryShape, cert: Be
   const url = `https://127.0.0.1:${port}/metrics`;
   const baselineUrl = `https://127.0.0.1:${noFilterPort}/metrics`;
   const controlUrl = `https://127.0.0.1:${controlPort}/metrics`;
-  await ready('ours', child, url, authorization, cert, stderr);
-  await ready('ours-nofilter', child, baselineUrl, authorization, cert, stderr);
-  await ready('ours-control', child, controlUrl, authorization, cert, stderr);
+  await ready('ours', child, url, stderr);
+  await ready('ours-nofilter', child, baselineUrl, stderr);
+  await ready('ours-control', child, controlUrl, stderr);
   const wrkScript = authorizationScript(cert.dir, 'ours', authorization);
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= stopChild(child));
