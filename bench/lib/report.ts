@@ -49,6 +49,8 @@ export interface BenchResults {
   idleRssMb: Record<string, Record<string, number>>;
   /** RSS after the servers filled their registries and started listening, before any scrape (absent in older results). */
   startRssMb?: Record<string, Record<string, number>>;
+  /** The same after 15 s without a scrape, once V8's memory reducer has run (absent in older results). */
+  settledRssMb?: Record<string, Record<string, number>>;
   scrapes: ScrapeCheck[];
   lint: LintCheck[];
   auth: AuthCheck[];
@@ -228,9 +230,9 @@ export function targets(res: BenchResults, agg = aggregate(res.runs)): TargetRow
     }
   }
   // issue 32: "idle RSS of the server process (registry with 10k series, no scrape)"
-  const idle10k = res.startRssMb?.['10k'];
+  const idle10k = (res.settledRssMb ?? res.startRssMb)?.['10k'];
   if (idle10k?.ours !== undefined && idle10k.go !== undefined) {
-    rows.push({ target: 'idle RSS with 10k series ≤ Go + 45 MB', measured: `${fmt(idle10k.ours)} vs ${fmt(idle10k.go)} MB (+${fmt(idle10k.ours - idle10k.go)} MB)`, met: idle10k.ours <= idle10k.go + 45 });
+    rows.push({ target: 'idle RSS with 10k series ≤ Go + 45 MB', measured: `${res.settledRssMb ? '15 s after start, no scrape: ' : ''}${fmt(idle10k.ours)} vs ${fmt(idle10k.go)} MB (+${fmt(idle10k.ours - idle10k.go)} MB)`, met: idle10k.ours <= idle10k.go + 45 });
   }
   if (res.micro) {
     const inc = res.micro.nsPerOp['ours counter pre-bound child inc'];
@@ -395,10 +397,16 @@ export function renderReport(res: BenchResults): string {
   out.push('### Idle RSS after start (no scrape yet) and after the checks, MB; promtool; the filter answers');
   out.push('');
   if (res.startRssMb) {
-    out.push('After start, before any scrape:');
+    out.push('Before any scrape, 1 s after start:');
     out.push('');
     out.push(table(['size', ...Object.keys(Object.values(res.startRssMb)[0] ?? {})], Object.entries(res.startRssMb).map(([size, v]) => [size, ...Object.values(v).map((x) => fmt(x))])));
     out.push('');
+    if (res.settledRssMb) {
+      out.push('Before any scrape, 15 s after start (settled: V8 has run its memory reducer):');
+      out.push('');
+      out.push(table(['size', ...Object.keys(Object.values(res.settledRssMb)[0] ?? {})], Object.entries(res.settledRssMb).map(([size, v]) => [size, ...Object.values(v).map((x) => fmt(x))])));
+      out.push('');
+    }
     out.push('After the checks (one scrape per variant and encoding):');
     out.push('');
   }
