@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { authorizationScript, parseWrkOutput, wrkArgs } from '../../bench/lib/wrk.js';
 import { fmtPaired, pairedRatios } from '../../bench/lib/stats.js';
+import { isYoungGc, parseGcLine } from '../../bench/lib/gc-trace.js';
+import { execFileSync } from 'node:child_process';
 
 describe('bench harness: wrk', () => {
   test('the Authorization value goes to a private file read by a Lua script, never to the command line', () => {
@@ -73,5 +75,25 @@ describe('bench harness: paired ratios', () => {
     assert.deepEqual(ratios.map((r) => Math.round(r * 100) / 100), [1.1, 0.98, 1.02]);
     assert.equal(fmtPaired(ratios), '+2.0% (−2.0%…+10.0%, 3 pairs)');
     assert.equal(fmtPaired([]), '–');
+  });
+});
+
+describe('bench harness: --trace-gc lines', () => {
+  test("reads this Node's own trace of young and full collections", () => {
+    // a real trace: allocation enough for scavenges, then two full collections forced with gc()
+    const code = 'let keep = []; for (let i = 0; i < 200000; i++) { keep.push({ i }); if (keep.length > 1000) keep = []; } gc(); gc();';
+    const out = execFileSync(process.execPath, ['--trace-gc', '--expose-gc', '--max-semi-space-size=1', '-e', code], { encoding: 'utf8', timeout: 30_000 });
+    const lines = out.split('\n').filter((l) => l.includes(' ms: '));
+    const events = lines.map(parseGcLine);
+    assert.ok(lines.length >= 3, out);
+    assert.deepEqual(events.filter((e) => e === undefined), [], `every GC line is read:\n${out}`);
+    const young = events.filter((e) => e && isYoungGc(e));
+    const full = events.filter((e) => e && !isYoungGc(e));
+    assert.ok(young.length >= 1, out);
+    assert.ok(full.length >= 2, out);
+    for (const e of events) {
+      assert.ok(e!.beforeMb > 0 && e!.afterMb > 0 && e!.committedAfterMb >= e!.afterMb, JSON.stringify(e));
+    }
+    assert.equal(parseGcLine('ELD {"state":"started"}'), undefined);
   });
 });
