@@ -43,7 +43,8 @@ export { Manager, ManagerError } from './manager/index.js';
 export type { ManagerOptions, HealthCheck } from './manager/index.js';
 
 // Embedded authority (the no-cluster Kubernetes API; the test cluster of this project)
-export { startAuthority, API_AUDIENCES } from './authority/index.js';
+export { startAuthority } from './authority/start.js';
+export { API_AUDIENCES } from './authority/audiences.js';
 export type { Authority, AuthorityOptions } from './authority/index.js';
 
 // ---- metrics core: global registry, Counter/Gauge/Histogram, exposition ----

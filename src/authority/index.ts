@@ -20,7 +20,8 @@ import { Authorizer } from './authz.js';
 import { Reviews } from './reviews.js';
 import { WatchHub } from './watch.js';
 import { createHandler } from './server.js';
-import { TokenSigner, generateSigningKey, DEFAULT_ISSUER } from './sa-tokens.js';
+import { TokenSigner, generateSigningKey } from './sa-tokens.js';
+import { API_AUDIENCES } from './audiences.js';
 import { StateDir, randomToken, writeFileAtomic } from './state.js';
 import { Persistence } from './persistence.js';
 import { bootstrapPolicy } from './bootstrap.js';
@@ -73,8 +74,7 @@ export interface Authority {
   stop(): Promise<void>;
 }
 
-/** The audiences tokens are valid for when a TokenRequest/TokenReview names none (kube's `--api-audiences`). */
-export const API_AUDIENCES = [DEFAULT_ISSUER];
+export { API_AUDIENCES };
 
 const MAX_HEADER_BYTES = 16 * 1024;
 

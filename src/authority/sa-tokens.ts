@@ -2,9 +2,9 @@
  * Service-account tokens: ES256 JWTs with the claims kube-apiserver's TokenRequest issues, and their verification.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, verify, type KeyObject } from 'node:crypto';
+import { DEFAULT_ISSUER } from './audiences.js';
 
-/** The issuer the authority puts into tokens (kube-apiserver's default `--service-account-issuer`). */
-export const DEFAULT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+export { DEFAULT_ISSUER };
 
 /** Claims of a service-account token. */
 export interface SATokenClaims {

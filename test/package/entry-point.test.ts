@@ -1,0 +1,81 @@
+/**
+ * What a manager loads by importing the package (issue 33): `import('ctrlmetrics')` in a fresh process, resolved
+ * through package.json's `exports` as an application resolves it, loads the runtime, the metrics and the client —
+ * never the embedded authority, the scaffolder, the CLI, X.509 generation or client-node. Those come from their
+ * own subpaths (`ctrlmetrics/authority`, `ctrlmetrics/scaffold`) or on first use. Checked on the built package
+ * (`npm run build`; `npm test` builds first).
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadedModules, relativeTo, type LoadedModules } from '../helpers/loaded-modules.js';
+import { startAuthority as startFromMain, API_AUDIENCES } from '../../src/index.js';
+import { KubeClient } from '../../src/kube/client.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** Packages the main entry point may load at import (today: the filter's token cache). */
+const ALLOWED_PACKAGES = ['lru-cache'];
+
+function packageOf(rel: string): string {
+  const parts = rel.split('/');
+  return parts[1]!.startsWith('@') ? `${parts[1]}/${parts[2]}` : parts[1]!;
+}
+
+describe('import("ctrlmetrics") in a fresh process', () => {
+  let loaded: LoadedModules;
+  let files: string[];
+  before(async () => {
+    assert.ok(existsSync(join(ROOT, 'dist/src/index.js')), 'dist/src/index.js is missing: run `npm run build` first');
+    // a bare specifier, resolved from the repository (a package may import itself by name through its exports)
+    loaded = await loadedModules('ctrlmetrics', [], ROOT);
+    files = [...relativeTo(ROOT, loaded.esm), ...relativeTo(ROOT, loaded.cjs)];
+  });
+
+  test('loads the library from dist/ through the exports map', () => {
+    assert.ok(files.includes('dist/src/index.js'), files.join('\n'));
+    assert.ok(files.includes('dist/src/metrics/registry.js'), 'the global registry is loaded');
+    assert.ok(files.includes('dist/src/manager/manager.js') || files.some((f) => f.startsWith('dist/src/manager/')), 'the manager is loaded');
+  });
+
+  test('nothing of the authority beyond its constants and its lazy starter', () => {
+    const authority = files.filter((f) => f.startsWith('dist/src/authority/'));
+    assert.deepEqual(authority.sort(), ['dist/src/authority/audiences.js', 'dist/src/authority/start.js']);
+  });
+
+  test('no scaffolder, CLI or operations code', () => {
+    const offending = files.filter((f) => /^dist\/(src\/(scaffold|cli|ops)\/|cli\.js)/.test(f));
+    assert.deepEqual(offending, []);
+  });
+
+  test('no package beyond the allowed ones (no client-node, X.509, yaml, jose or prom-client)', () => {
+    const packages = [...new Set(files.filter((f) => f.startsWith('node_modules/')).map(packageOf))].sort();
+    assert.deepEqual(packages, ALLOWED_PACKAGES, `packages loaded at import: ${packages.join(', ')}`);
+  });
+});
+
+describe('subpath exports', () => {
+  test('ctrlmetrics/authority is the authority itself, ctrlmetrics/scaffold the scaffolder', async () => {
+    const authority = await loadedModules('ctrlmetrics/authority', [], ROOT);
+    assert.ok(relativeTo(ROOT, authority.esm).includes('dist/src/authority/index.js'));
+    const scaffold = await loadedModules('ctrlmetrics/scaffold', [], ROOT);
+    assert.ok(relativeTo(ROOT, scaffold.esm).includes('dist/src/scaffold/index.js'));
+  });
+
+  test('the main entry point still starts an authority, loading it on first use', async () => {
+    const a = await startFromMain({});
+    try {
+      const client = new KubeClient(a.restConfig);
+      try {
+        const ns = await client.get<{ metadata: { name: string } }>('/api/v1/namespaces/default');
+        assert.equal(ns.metadata.name, 'default');
+      } finally {
+        client.close();
+      }
+    } finally {
+      await a.stop();
+    }
+    assert.deepEqual(API_AUDIENCES, ['https://kubernetes.default.svc.cluster.local']);
+  });
+});
