@@ -4,6 +4,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { createServer, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -136,5 +141,51 @@ describe('generateSelfSignedCertificate', () => {
     assert.ok(Math.abs(to - from - 3600_000 - 365 * 86_400_000) < 120_000, `validTo ${leaf.validTo}`);
     for (const san of ['DNS:localhost', 'DNS:svc.ns.svc', 'IP Address:127.0.0.1', 'IP Address:10.0.0.1']) assert.ok(leaf.subjectAltName?.includes(san), san);
     assert.equal(self.certPem.match(/BEGIN CERTIFICATE/g)?.length, 2, 'the chain is leaf + CA');
+  });
+
+  test('openssl verifies the leaf strictly for TLS servers, and @peculiar/x509 reads the extensions back', async () => {
+    const self = await generateSelfSignedCertificate({ extraIPs: ['fd00::10'] });
+    const [leafPem] = self.certPem.split(/(?<=-----END CERTIFICATE-----\n)/);
+    await writeFile(join(dir, 'ss-ca.pem'), self.caPem);
+    await writeFile(join(dir, 'ss-leaf.pem'), leafPem!);
+    const out = execFileSync('openssl', ['verify', '-x509_strict', '-purpose', 'sslserver', '-CAfile', join(dir, 'ss-ca.pem'), join(dir, 'ss-leaf.pem')], { encoding: 'utf8' });
+    assert.match(out, /ss-leaf\.pem: OK/);
+
+    const ca = new x509.X509Certificate(self.caPem);
+    const leaf = new x509.X509Certificate(leafPem!);
+    const caBasic = ca.getExtension(x509.BasicConstraintsExtension)!;
+    assert.deepEqual([caBasic.ca, caBasic.pathLength, caBasic.critical], [true, 0, true]);
+    assert.equal(ca.getExtension(x509.KeyUsagesExtension)!.usages, x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign);
+    const leafBasic = leaf.getExtension(x509.BasicConstraintsExtension)!;
+    assert.deepEqual([leafBasic.ca, leafBasic.critical], [false, true]);
+    assert.equal(leaf.getExtension(x509.KeyUsagesExtension)!.usages, x509.KeyUsageFlags.digitalSignature);
+    assert.deepEqual([...leaf.getExtension(x509.ExtendedKeyUsageExtension)!.usages].map(String), [x509.ExtendedKeyUsage.serverAuth]);
+    const sans = leaf.getExtension(x509.SubjectAlternativeNameExtension)!.names.toJSON().map((n) => `${n.type}:${n.value}`);
+    for (const want of ['dns:localhost', `dns:${os.hostname().toLowerCase()}`, 'ip:127.0.0.1', 'ip:::1', 'ip:fd00::10']) assert.ok(sans.includes(want), `${want} in ${sans.join(', ')}`);
+    assert.equal(leaf.getExtension(x509.AuthorityKeyIdentifierExtension)!.keyId, ca.getExtension(x509.SubjectKeyIdentifierExtension)!.keyId);
+    assert.equal(leaf.issuer, ca.subject);
+    assert.ok(await leaf.verify({ publicKey: ca.publicKey, signatureOnly: true }), 'signed by the CA');
+  });
+
+  test('a TLS client that trusts only the CA connects by name and by IP', async () => {
+    const self = await generateSelfSignedCertificate();
+    const server = createServer({ cert: self.certPem, key: self.keyPem }, (_req, res) => res.end('ok'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      for (const servername of ['localhost', '127.0.0.1']) {
+        const body = await new Promise<string>((resolveBody, reject) => {
+          const req = httpsRequest({ host: '127.0.0.1', port, path: '/', ca: self.caPem, servername: servername === '127.0.0.1' ? undefined : servername, agent: false }, (res) => {
+            let b = '';
+            res.setEncoding('utf8').on('data', (d: string) => (b += d)).on('end', () => resolveBody(b));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+        assert.equal(body, 'ok', servername);
+      }
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });
