@@ -1,0 +1,154 @@
+/**
+ * `npm run bench:operator-memory [-- --minutes=10 --objects=200 --interval-s=15]`: the example operator's memory
+ * over time (issue 33): `dist/examples/configmap-operator/main.js` against the embedded authority (running in this
+ * process), `--objects` managed ConfigMaps to keep digests of, scraped every `--interval-s` seconds by a reader
+ * with Prometheus' Accept header and gzip, for `--minutes`. RSS is sampled every second from /proc; reported: RSS
+ * once every digest exists, the steady RSS (median of the second half of the run, and its range), and the peak
+ * (VmHWM over the whole life of the process). `--node-options=…` passes NODE_OPTIONS to the operator.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { request } from 'node:https';
+import { join, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { KubeClient } from '../src/kube/client.js';
+import { freePort } from './lib/ports.js';
+import { memoryMb } from './lib/proc.js';
+import { PROMETHEUS_ACCEPT } from './lib/matrix.js';
+import { startTestCluster } from '../test/helpers/cluster.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const NS = 'operator-memory';
+const MANAGED = 'ctrlmetrics.dev/managed';
+
+interface Settings {
+  minutes: number;
+  objects: number;
+  intervalS: number;
+  nodeOptions: string;
+}
+
+function parseArgs(argv: string[]): Settings {
+  const s: Settings = { minutes: 10, objects: 200, intervalS: 15, nodeOptions: '' };
+  for (const a of argv) {
+    const m = /^--([a-z-]+)=(.*)$/.exec(a);
+    if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/operator-memory.ts`);
+    const [, k, v] = m as unknown as [string, string, string];
+    if (k === 'minutes') s.minutes = Number(v);
+    else if (k === 'objects') s.objects = Number(v);
+    else if (k === 'interval-s') s.intervalS = Number(v);
+    else if (k === 'node-options') s.nodeOptions = v;
+    else throw new Error(`unknown flag --${k}`);
+  }
+  if (!(s.minutes > 0 && s.minutes <= 120)) throw new Error('--minutes: more than 0, at most 120');
+  if (!(Number.isInteger(s.objects) && s.objects >= 1 && s.objects <= 10_000)) throw new Error('--objects: 1 to 10000');
+  if (!(s.intervalS >= 1 && s.intervalS <= 300)) throw new Error('--interval-s: 1 to 300');
+  return s;
+}
+
+function scrape(port: number, token: string): Promise<{ status: number; body: string }> {
+  return new Promise((res, rej) => {
+    const headers = { Authorization: `Bearer ${token}`, Accept: PROMETHEUS_ACCEPT, 'Accept-Encoding': 'gzip' };
+    // the operator serves its self-signed certificate here; this measures memory, not verification
+    const req = request({ host: '127.0.0.1', port, path: '/metrics', headers, rejectUnauthorized: false, agent: false, timeout: 10_000 }, (r) => {
+      const parts: Buffer[] = [];
+      r.on('data', (c: Buffer) => parts.push(c));
+      r.on('end', () => {
+        const raw = Buffer.concat(parts);
+        res({ status: r.statusCode ?? 0, body: (r.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8') });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('scrape timed out')));
+    req.on('error', rej);
+    req.end();
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
+async function main(): Promise<void> {
+  const s = parseArgs(process.argv.slice(2));
+  const entry = join(ROOT, 'dist/examples/configmap-operator/main.js');
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` (npm run bench:operator-memory does)`);
+  const cluster = await startTestCluster();
+  const admin = new KubeClient({ ...cluster.authority.restConfig, qps: 200, burst: 200 });
+  let operator: ChildProcess | undefined;
+  try {
+    const token = await cluster.readerToken();
+    await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    for (let i = 0; i < s.objects; i++) {
+      await admin.create(`/api/v1/namespaces/${NS}/configmaps`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `cm-${i}`, namespace: NS, labels: { [MANAGED]: 'true' } },
+        data: { a: `value-${i}`, b: 'x'.repeat(200) },
+      });
+    }
+    const port = await freePort();
+    const started = Date.now();
+    operator = spawn(process.execPath, [entry, '--kubeconfig', cluster.authority.kubeconfig, '--metrics-bind-address', `127.0.0.1:${port}`, '--health-probe-bind-address', '127.0.0.1:0'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, KUBECONFIG: '', NODE_OPTIONS: s.nodeOptions, CTRLMETRICS_LOG_LEVEL: 'error' },
+    });
+    let stderr = '';
+    operator.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    const pid = operator.pid!;
+
+    // synced: every source has its digest ConfigMap
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (operator.exitCode !== null) throw new Error(`the operator exited with ${operator.exitCode}:\n${stderr}`);
+      if (Date.now() > deadline) throw new Error(`the operator did not write ${s.objects} digests within 120 s:\n${stderr}`);
+      const list = await admin.get<{ items: Array<{ metadata: { name: string } }> }>(`/api/v1/namespaces/${NS}/configmaps`);
+      if (list.items.filter((c) => c.metadata.name.endsWith('-digest')).length >= s.objects) break;
+      await sleep(250);
+    }
+    const syncedMs = Date.now() - started;
+    const syncedMb = memoryMb(pid).rssMb;
+
+    const samples: Array<{ t: number; rssMb: number }> = [];
+    let scrapes = 0;
+    let lastBody = 0;
+    const end = Date.now() + s.minutes * 60_000;
+    let nextScrape = Date.now();
+    while (Date.now() < end) {
+      if (operator.exitCode !== null) throw new Error(`the operator exited with ${operator.exitCode}:\n${stderr}`);
+      if (Date.now() >= nextScrape) {
+        const r = await scrape(port, token);
+        if (r.status !== 200) throw new Error(`scrape answered ${r.status}: ${r.body.slice(0, 300)}`);
+        scrapes++;
+        lastBody = r.body.length;
+        nextScrape += s.intervalS * 1000;
+      }
+      samples.push({ t: Date.now() - started, rssMb: memoryMb(pid).rssMb });
+      await sleep(1000);
+    }
+    const peakMb = memoryMb(pid).peakMb;
+    const second = samples.slice(samples.length >> 1).map((x) => x.rssMb);
+    const out: string[] = [];
+    out.push(`## The example operator's memory (issue 33): Node ${process.version}, ${s.objects} ConfigMaps, a scrape every ${s.intervalS} s (OpenMetrics + gzip), ${s.minutes} min${s.nodeOptions ? `, NODE_OPTIONS=${s.nodeOptions}` : ''}`);
+    out.push('');
+    out.push(`    npm run bench:operator-memory${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`);
+    out.push('');
+    out.push('| | MB | target |');
+    out.push('|---|---|---|');
+    out.push(`| RSS once every digest exists (${(syncedMs / 1000).toFixed(1)} s after spawn) | ${syncedMb.toFixed(1)} | |`);
+    out.push(`| steady RSS: median (min–max) of the second half | ${median(second).toFixed(1)} (${Math.min(...second).toFixed(1)}–${Math.max(...second).toFixed(1)}) | ≤ 64 |`);
+    out.push(`| peak RSS (VmHWM) over the process's life | ${peakMb.toFixed(1)} | ≤ 80 |`);
+    out.push('');
+    out.push(`${scrapes} scrapes, the last ${(lastBody / 1024).toFixed(1)} KB decoded.`);
+    process.stdout.write(`${out.join('\n')}\n`);
+  } finally {
+    if (operator && operator.exitCode === null) {
+      const exited = new Promise((r) => operator!.once('exit', r));
+      operator.kill('SIGTERM');
+      await exited;
+    }
+    admin.close();
+    await cluster.stop();
+  }
+}
+
+await main();
