@@ -7,13 +7,16 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join, resolve } from 'node:path';
 import { loadedModules, relativeTo, type LoadedModules } from '../helpers/loaded-modules.js';
 import { startAuthority as startFromMain, API_AUDIENCES } from '../../src/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+const execFileAsync = promisify(execFile);
 
 /** Packages the main entry point may load at import (today: the filter's token cache). */
 const ALLOWED_PACKAGES = ['lru-cache'];
@@ -77,5 +80,30 @@ describe('subpath exports', () => {
       await a.stop();
     }
     assert.deepEqual(API_AUDIENCES, ['https://kubernetes.default.svc.cluster.local']);
+  });
+});
+
+describe('no import-time side effects', () => {
+  const probe = (withImport: boolean) =>
+    execFileAsync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `${withImport ? "await import('ctrlmetrics');" : ''}
+const events = ['SIGTERM', 'SIGINT', 'SIGHUP', 'exit', 'beforeExit', 'uncaughtException', 'unhandledRejection', 'warning'];
+process.stdout.write(JSON.stringify({ resources: process.getActiveResourcesInfo(), listeners: Object.fromEntries(events.map((e) => [e, process.listenerCount(e)])), globals: Object.keys(globalThis).sort() }));`,
+      ],
+      { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, timeout: 30_000 },
+    ).then((r) => JSON.parse(r.stdout) as { resources: string[]; listeners: Record<string, number>; globals: string[] });
+
+  test('importing the package starts no timer, socket or handle, adds no process listener and no global', async () => {
+    const [bare, imported] = await Promise.all([probe(false), probe(true)]);
+    // not ours: Node opens the stderr stream when some builtins load (internal/util/colors), and the ESM loader's
+    // last source file may still be closing; every other kind (Timeout, Immediate, TCP, worker…) must be absent
+    const ours = (r: string[]) => r.filter((k) => !['PipeWrap', 'TTYWrap', 'CloseReq', 'FSReqCallback'].includes(k));
+    assert.deepEqual(ours(imported.resources), ours(bare.resources));
+    assert.deepEqual(imported.listeners, bare.listeners);
+    assert.deepEqual(imported.globals, bare.globals);
   });
 });
