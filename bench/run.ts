@@ -7,7 +7,9 @@
  * Flags: --quick (smoke: 1k+10k, 1 repetition, short runs) · --sizes=1k,10k,100k · --conns=8,1 · --reps=N
  * · --c8=S and --c1=S (run seconds) · --warmup=S · --no-micro · --micro-only · --no-pin
  * · --peers=go,prom-client,ours · --variants=ours,ours-nofilter,ours-control (measure only these variant keys;
- * ours-control, the A/A control of the filter-cost baseline, runs only when named here).
+ * ours-control, the A/A control of the filter-cost baseline, runs only when named here) · --no-footprint (skip
+ * issue 33's start-up cells: import time and RSS, the quick-start manager's time to its first scrape; see
+ * bench/lib/footprint.ts).
  * Environment: CTRLMETRICS_BENCH_FROM=src (library from src/ via tsx instead of dist/), CTRLMETRICS_BENCH_CPU_PROF=DIR
  * (our server writes a V8 CPU profile there), CTRLMETRICS_BENCH_PEERS (peers directory, default ../shared/bench).
  */
@@ -24,6 +26,7 @@ import { renderReport, type AuthCheck, type BenchResults, type LintCheck, type M
 import { countSampleLines, scrape } from './lib/scrape.js';
 import { buildGoPeer, libEnv, prepareLib, REPO_ROOT, startGo, startOurs, startPromClient, type ManagerAccess, type PreparedLib, type RunningServer } from './lib/servers.js';
 import { runWrk } from './lib/wrk.js';
+import { measureFootprint, type FootprintResult } from './lib/footprint.js';
 import { startTestCluster, type TestCluster } from '../test/helpers/cluster.js';
 
 const SERVER_CPU = '0';
@@ -40,6 +43,8 @@ interface Settings {
   warmup: number;
   micro: boolean;
   load: boolean;
+  /** Issue 33's start-up cells (fresh processes). */
+  footprint: boolean;
   pin: boolean;
   /** Which peers run: go, prom-client, ours (ours = the ours, ours-text, ours-nofilter and ours-control variants). */
   peers: string[];
@@ -54,7 +59,7 @@ function parseArgs(argv: string[]): Settings {
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/run.ts`);
     flags.set(m[1]!, m[2] ?? 'true');
   }
-  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants'];
+  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants', 'no-footprint'];
   for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
   const quick = flags.has('quick');
   const num = (k: string, d: number) => {
@@ -79,6 +84,7 @@ function parseArgs(argv: string[]): Settings {
     warmup: num('warmup', quick ? 1 : 2),
     micro: !flags.has('no-micro'),
     load: !flags.has('micro-only'),
+    footprint: !flags.has('micro-only') && !flags.has('no-footprint'),
     pin: !flags.has('no-pin'),
     peers: (flags.get('peers') ?? 'go,prom-client,ours').split(','),
     only: flags.get('variants')?.split(','),
@@ -226,6 +232,7 @@ async function main(): Promise<void> {
   const settledRssMb: Record<string, Record<string, number>> = {};
   const cleanup: Array<() => Promise<void> | void> = [];
   let micro: MicroResult | undefined;
+  let footprint: FootprintResult | undefined;
   try {
     const lib = await prepareLib();
     cleanup.push(() => rmSync(dirname(lib.script('servers/eld-probe.ts')), { recursive: true, force: true }));
@@ -287,6 +294,11 @@ async function main(): Promise<void> {
         }
       }
     }
+    if (s.footprint) {
+      const reps = s.quick ? 3 : 10;
+      progress(`footprint: ${reps} fresh processes of each kind`);
+      footprint = await measureFootprint(cluster, reps, s.pin);
+    }
     if (s.micro) {
       progress('micro-benchmarks');
       micro = await runMicro(lib, s, accessFile, tokenFile);
@@ -311,6 +323,7 @@ async function main(): Promise<void> {
     idleRssMb,
     startRssMb,
     settledRssMb,
+    footprint,
     scrapes,
     lint,
     auth: authChecks,

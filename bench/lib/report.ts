@@ -3,6 +3,7 @@ import type { MachineInfo } from './machine.js';
 import type { RunRecord } from './measure.js';
 import { cellKey, type Encoding, type SizeName } from './matrix.js';
 import { fmt, fmtPaired, median, pairedRatios, ratio } from './stats.js';
+import { footprintMedian, footprintTable, type FootprintResult } from './footprint.js';
 
 /** The one-off checks of a server at one size: what a single scrape returns, and promtool's verdict. */
 export interface ScrapeCheck {
@@ -51,6 +52,8 @@ export interface BenchResults {
   startRssMb?: Record<string, Record<string, number>>;
   /** The same after 15 s without a scrape, once V8's memory reducer has run (absent in older results). */
   settledRssMb?: Record<string, Record<string, number>>;
+  /** Issue 33's start-up cells (absent with --no-footprint and in older results). */
+  footprint?: FootprintResult;
   scrapes: ScrapeCheck[];
   lint: LintCheck[];
   auth: AuthCheck[];
@@ -234,6 +237,14 @@ export function targets(res: BenchResults, agg = aggregate(res.runs)): TargetRow
   if (idle10k?.ours !== undefined && idle10k.go !== undefined) {
     rows.push({ target: 'idle RSS with 10k series ≤ Go + 45 MB', measured: `${res.settledRssMb ? '15 s after start, no scrape: ' : ''}${fmt(idle10k.ours)} vs ${fmt(idle10k.go)} MB (+${fmt(idle10k.ours - idle10k.go)} MB)`, met: idle10k.ours <= idle10k.go + 45 });
   }
+  if (res.footprint) {
+    const f = res.footprint;
+    const importMs = footprintMedian(f.importMs);
+    const overBare = footprintMedian(f.importRssMb) - footprintMedian(f.bareRssMb);
+    const startMs = footprintMedian(f.startMs);
+    rows.push({ target: "`import('ctrlmetrics')` ≤ 150 ms and ≤ 15 MB over bare Node (issue 33)", measured: `${fmt(importMs)} ms, +${fmt(overBare)} MB`, met: importMs <= 150 && overBare <= 15 });
+    rows.push({ target: 'quick-start manager: spawn → first `/metrics` 200 ≤ 500 ms (issue 33)', measured: `${fmt(startMs)} ms`, met: startMs <= 500 });
+  }
   if (res.micro) {
     const inc = res.micro.nsPerOp['ours counter pre-bound child inc'];
     const obs = res.micro.nsPerOp['ours histogram pre-bound child observe'];
@@ -416,6 +427,12 @@ export function renderReport(res: BenchResults): string {
   out.push('');
   out.push(table(['size', 'no token', 'wrong token', 'reader token'], res.auth.map((a) => [a.size, String(a.noToken), String(a.wrongToken), String(a.reader)])));
   out.push('');
+  if (res.footprint) {
+    out.push(`### Start-up footprint (${res.footprint.reps} fresh processes of each kind, medians (min–max)${res.footprint.pinned ? ', pinned to CPU 0' : ''})`);
+    out.push('');
+    out.push(...footprintTable(res.footprint));
+    out.push('');
+  }
   if (res.micro) {
     const mi = res.micro;
     out.push(`### Micro-benchmarks (own process pinned to CPU 0; ${mi.opsPerTrial} ops per trial, median of ${mi.trials} trials, ours and prom-client alternated)`);
