@@ -139,6 +139,14 @@ async function main(): Promise<void> {
     out.push(`| peak RSS (VmHWM) over the process's life | ${peakMb.toFixed(1)} | ≤ 80 |`);
     out.push('');
     out.push(`${scrapes} scrapes, the last ${(lastBody / 1024).toFixed(1)} KB decoded.`);
+    out.push('');
+    // the trend: a steady process levels off, a leak keeps climbing
+    const perMinute: string[] = [];
+    for (let m = 1; m <= Math.floor(s.minutes); m++) {
+      const inMinute = samples.filter((x) => x.t - syncedMs > (m - 1) * 60_000 && x.t - syncedMs <= m * 60_000).map((x) => x.rssMb);
+      if (inMinute.length) perMinute.push(`${m}: ${median(inMinute).toFixed(1)}`);
+    }
+    out.push(`Median RSS per minute after sync, MB: ${perMinute.join(' · ')}`);
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {
     if (operator && operator.exitCode === null) {
