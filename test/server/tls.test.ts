@@ -10,6 +10,8 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import http2 from 'node:http2';
 import https from 'node:https';
 import net from 'node:net';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { connect as tlsConnect } from 'node:tls';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -458,6 +460,43 @@ describe('holding connections without a request, HTTP/2 on', () => {
     }
     const r = await request(`${s.url}/metrics`);
     assert.equal(r.status, 200, 'and the server serves');
+  });
+});
+
+describe('a plain-HTTP request on the HTTPS port', () => {
+  const GO_ANSWER = 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n';
+
+  /** Writes `bytes` on a raw TCP connection and returns everything read until the server closes it. */
+  function raw(port: number, bytes: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host: '127.0.0.1', port }, () => socket.write(bytes));
+      let got = '';
+      socket.setEncoding('latin1').on('data', (d: string) => (got += d));
+      socket.setTimeout(10_000, () => socket.destroy(new Error('no close within 10 s')));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(got));
+    });
+  }
+
+  for (const enableHTTP2 of [false, true]) {
+    test(`gets Go's 400 answer, byte for byte, and the connection closed${enableHTTP2 ? ' (HTTP/2 enabled)' : ''}`, async () => {
+      const s = await serve({ enableHTTP2 });
+      assert.equal(await raw(s.port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'), GO_ANSWER);
+      // and the port still serves TLS
+      assert.equal((await request(`${s.url}/metrics`, { ca: s.caPem })).status, 200);
+    });
+  }
+
+  test('curl http:// on the HTTPS port shows the status and the reason', async () => {
+    const s = await serve();
+    // async: the server runs in this process
+    const { stdout: out } = await promisify(execFile)('curl', ['-s', '-w', '\n%{http_code}', `http://127.0.0.1:${s.port}/metrics`], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(out, 'Client sent an HTTP request to an HTTPS server.\n\n400');
+  });
+
+  test('other garbage still just closes the connection, with no answer', async () => {
+    const s = await serve();
+    assert.equal(await raw(s.port, '\x00\x01\x02 not tls, not http\r\n\r\n'), '');
   });
 });
 

@@ -17,6 +17,7 @@ import { createLogger, type Logger } from '../../util/log.js';
 import { registry } from '../index.js';
 import { ConnectionTracker } from './connections.js';
 import { ConnectionGuard } from './connection-guard.js';
+import { answerPlainHttp } from './plain-http.js';
 import { sendText } from './respond.js';
 import { closeAfterAnswer, declaredBody, MAX_BODY_BYTES, pathOf, toOriginForm } from './request.js';
 import { metricsHandler } from './scrape.js';
@@ -189,6 +190,7 @@ class HttpMetricsServer implements MetricsServer {
     } else {
       server = https.createServer({ ...tlsOptions, ...limits }, listener);
     }
+    server.on('tlsClientError', answerPlainHttp);
     if (tls.watcher) {
       this.watcher = tls.watcher;
       // new connections get the new pair; open ones keep theirs. Throwing here makes the watcher keep the last good pair.
