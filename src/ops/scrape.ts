@@ -181,9 +181,30 @@ export function explainStatus(status: number, body: string, target: ScrapeTarget
       `tokens it already knows are still served. Try again${after ? ` in ${after} s` : ' shortly'}; if this persists and the callers are legitimate, widen the filter's admission.new lane`
     );
   }
-  if (status === 404) return `the endpoint answered 404 Not Found for ${target.url.pathname}: the metrics path is /metrics`;
+  if (status === 400 && /HTTP request to an HTTPS server/i.test(text)) {
+    return `${target.url.host} serves HTTPS (the metrics endpoint's default, --metrics-secure=true): use ${httpsUrl(target.url)}`;
+  }
+  if (status === 404) {
+    if (target.url.pathname !== '/metrics') return `the endpoint answered 404 Not Found for ${target.url.pathname}: the metrics path is /metrics (${withPath(target.url, '/metrics')})`;
+    return (
+      `nothing is served at /metrics on ${target.url.host}: is this the metrics port? The health probe port (--health-probe-bind-address, :8081) ` +
+      'serves only /healthz and /readyz; metrics are on --metrics-bind-address (:8443 by default, HTTPS)'
+    );
+  }
   if (status === 429) return `the endpoint answered 429 Too Many Requests: scrape less often (--interval)`;
   return `the endpoint answered ${status}${text ? `: ${text}` : ''}`;
+}
+
+function httpsUrl(url: URL): string {
+  const u = new URL(url.href);
+  u.protocol = 'https:';
+  return u.href;
+}
+
+function withPath(url: URL, path: string): string {
+  const u = new URL(url.href);
+  u.pathname = path;
+  return u.href;
 }
 
 /** One GET of the endpoint; throws {@link ScrapeFailure} with the explanation on any failure. */
@@ -228,6 +249,10 @@ export function scrapeOnce(target: ScrapeTarget, signal?: AbortSignal): Promise<
       const code = err.code ?? '';
       if (signal?.aborted) return reject(new ScrapeFailure('interrupted', false));
       if (TLS_CODES.has(code) || /certificate|SSL|TLS/i.test(err.message)) return reject(new ScrapeFailure(explainTls(code || 'TLS', err.message, target), false));
+      if (target.url.protocol === 'http:' && (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(err.message))) {
+        // a TLS-only server closes a plain-HTTP request without answering: no point retrying
+        return reject(new ScrapeFailure(`${target.url.host} closed the connection without answering (${code || err.message}): if it serves HTTPS (the metrics endpoint's default), use ${httpsUrl(target.url)}`, false));
+      }
       if (CONNECT_CODES.has(code)) {
         return reject(new ScrapeFailure(`cannot connect to ${target.url.host} (${code}: ${err.message}): is the manager running and listening there (--metrics-bind-address)?`, true));
       }

@@ -19,6 +19,8 @@ import { RECONCILE_TIME_BUCKETS, reconcileTime, reconcileTotal, workqueueDepth }
 
 interface RunningManager {
   port: number;
+  /** The health probe server's port. */
+  healthPort: number;
   stop(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ async function startManager(restConfig: RestConfig, metrics: MetricsOptions = {}
     restConfig,
     handleSignals: false,
     gracefulShutdownTimeoutMs: 5_000,
+    healthProbeBindAddress: '127.0.0.1:0',
     metrics: { bindAddress: '127.0.0.1:0', filterProvider: withAuthenticationAndAuthorization, ...metrics },
   });
   const stop = new AbortController();
@@ -35,6 +38,7 @@ async function startManager(restConfig: RestConfig, metrics: MetricsOptions = {}
   await within(Promise.race([mgr.ready(), running]), 30_000, 'manager ready');
   return {
     port: mgr.metricsServer!.port,
+    healthPort: mgr.healthProbeServer!.port,
     async stop() {
       stop.abort();
       await within(running, 15_000, 'manager stop');
@@ -144,6 +148,25 @@ describe('ctrlmetrics scrape', () => {
     assert.equal(r.code, 1);
     assert.equal((r.stderr.match(/retrying in/g) ?? []).length, 3);
     assert.match(r.stderr, /error: cannot connect to 127\.0\.0\.1:1 \(ECONNREFUSED.*is the manager running/);
+  });
+
+  test('wrong scheme, port or path: each says which URL to use, without retrying', async () => {
+    const [plainToTls, healthPort, wrongPath, closing] = await Promise.all([
+      scrape([`http://127.0.0.1:${endpoint.port}/metrics`, '--token-file', readerTokenFile]),
+      scrape([`http://127.0.0.1:${endpoint.healthPort}/metrics`, '--token-file', readerTokenFile]),
+      scrape([`https://127.0.0.1:${endpoint.port}/metricz`, '--token-file', readerTokenFile, '--insecure']),
+      // a TLS server that closes plain HTTP without answering (the embedded authority)
+      scrape([cluster.authority.url.replace('https:', 'http:') + '/metrics']),
+    ]);
+    for (const r of [plainToTls, healthPort, wrongPath, closing]) {
+      assert.equal(r.code, 1, r.stderr);
+      assert.doesNotMatch(r.stderr, /retrying/);
+    }
+    assert.equal(plainToTls.stderr, `error: 127.0.0.1:${endpoint.port} serves HTTPS (the metrics endpoint's default, --metrics-secure=true): use https://127.0.0.1:${endpoint.port}/metrics\n`);
+    assert.match(healthPort.stderr, new RegExp(`^error: nothing is served at /metrics on 127\\.0\\.0\\.1:${endpoint.healthPort}: is this the metrics port\\? The health probe port .* serves only /healthz and /readyz; metrics are on --metrics-bind-address`));
+    assert.equal(wrongPath.stderr, `error: the endpoint answered 404 Not Found for /metricz: the metrics path is /metrics (https://127.0.0.1:${endpoint.port}/metrics)\n`);
+    const authority = new URL(cluster.authority.url);
+    assert.match(closing.stderr, new RegExp(`^error: ${authority.host.replace(/[.]/g, '\\.')} closed the connection without answering .*use https://${authority.host.replace(/[.]/g, '\\.')}/metrics`));
   });
 
   test('usage errors exit 2', async () => {
