@@ -47,6 +47,26 @@ export class ScrapeFailure extends Error {
   }
 }
 
+const TOKEN_HINT = 'a token is one line of base64url characters, e.g. the output of ctrlmetrics token -n NAMESPACE SERVICEACCOUNT';
+
+/**
+ * The token as read from `source` (`--token` or `token file F`), or a {@link CliError} saying what the value holds
+ * instead and what it should hold: a kubeconfig or other multi-line file, a value with the `Bearer ` scheme, or
+ * characters an HTTP header cannot carry.
+ */
+export function checkToken(value: string, source: string): string {
+  const t = value.trim();
+  if (!t) return t;
+  if (/^apiVersion:|^kind:\s*Config|^clusters:|^\{\s*"(apiVersion|kind|clusters)"/m.test(t)) {
+    throw new CliError(`${source} holds a kubeconfig, not a token: ${TOKEN_HINT}`, 2);
+  }
+  if (/[\r\n]/.test(t)) throw new CliError(`${source} holds ${t.split(/\r?\n/).length} lines, not a token: ${TOKEN_HINT}`, 2);
+  if (/^bearer\s/i.test(t)) throw new CliError(`${source} starts with "${t.split(/\s/)[0]} ": give the token alone, without the scheme (${TOKEN_HINT})`, 2);
+  // visible ASCII only: what a header value can carry and what every Kubernetes token is made of
+  if (!/^[\x21-\x7e]+$/.test(t)) throw new CliError(`${source} holds spaces or characters a bearer token cannot have: ${TOKEN_HINT}`, 2);
+  return t;
+}
+
 /** Builds the target from the command's flags (token, token file or the pod's, CA or insecure). */
 export function resolveTarget(flags: { url: string; token?: string; tokenFile?: string; insecure?: boolean; cacert?: string; timeoutMs: number }): ScrapeTarget {
   let url: URL;
@@ -60,7 +80,7 @@ export function resolveTarget(flags: { url: string; token?: string; tokenFile?: 
   if (flags.insecure && flags.cacert) throw new CliError('pass either --insecure or --cacert, not both', 2);
   const target: ScrapeTarget = { url, insecure: !!flags.insecure, timeoutMs: flags.timeoutMs };
   if (flags.token !== undefined) {
-    const t = flags.token.trim();
+    const t = checkToken(flags.token, '--token');
     if (!t) throw new CliError('--token is empty', 2);
     target.token = () => t;
     target.tokenSource = '--token';
@@ -69,7 +89,7 @@ export function resolveTarget(flags: { url: string; token?: string; tokenFile?: 
     if (file) {
       const read = () => {
         try {
-          const t = readFileSync(file, 'utf8').trim();
+          const t = checkToken(readFileSync(file, 'utf8'), `token file ${file}`);
           if (!t) throw new CliError(`token file ${file} is empty`);
           return t;
         } catch (err) {

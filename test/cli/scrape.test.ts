@@ -169,6 +169,27 @@ describe('ctrlmetrics scrape', () => {
     assert.match(closing.stderr, new RegExp(`^error: ${authority.host.replace(/[.]/g, '\\.')} closed the connection without answering .*use https://${authority.host.replace(/[.]/g, '\\.')}/metrics`));
   });
 
+  test('token mistakes say what the file or flag holds and what a token looks like (exit 2)', async () => {
+    const bearerFile = join(tmp, 'bearer.token');
+    await writeFile(bearerFile, `Bearer ${await cluster.readerToken()}\n`, { mode: 0o600 });
+    const [kubeconfig, bearer, bearerFlag, spaced] = await Promise.all([
+      scrape([url(endpoint), '--insecure', '--token-file', cluster.authority.kubeconfig]),
+      scrape([url(endpoint), '--insecure', '--token-file', bearerFile]),
+      scrape([url(endpoint), '--insecure', '--token', 'Bearer abc.def.ghi']),
+      scrape([url(endpoint), '--insecure', '--token', 'abc def']),
+    ]);
+    const hint = 'a token is one line of base64url characters, e.g. the output of ctrlmetrics token -n NAMESPACE SERVICEACCOUNT';
+    assert.equal(kubeconfig.code, 2);
+    assert.equal(kubeconfig.stderr, `error: token file ${cluster.authority.kubeconfig} holds a kubeconfig, not a token: ${hint}\n`);
+    assert.equal(bearer.code, 2);
+    assert.equal(bearer.stderr, `error: token file ${bearerFile} starts with "Bearer ": give the token alone, without the scheme (${hint})\n`);
+    assert.equal(bearerFlag.code, 2);
+    assert.match(bearerFlag.stderr, /^error: --token starts with "Bearer ": give the token alone/);
+    assert.equal(spaced.code, 2);
+    assert.match(spaced.stderr, /^error: --token holds spaces or characters a bearer token cannot have/);
+    for (const r of [kubeconfig, bearer, bearerFlag, spaced]) assert.doesNotMatch(r.stderr, /eyJ[A-Za-z0-9_-]{10,}|Invalid character/);
+  });
+
   test('usage errors exit 2', async () => {
     const [both, bad] = await Promise.all([
       scrape([url(endpoint), '--insecure', '--cacert', caFile]),
