@@ -13,6 +13,17 @@ interface GrantFlags extends KubeFlags {
   output?: string;
 }
 
+/**
+ * What a user sees right after a grant: a manager keeps a denial for a token it already checked (the filter's
+ * deny cache, 30 s as controller-runtime's), while a new token is reviewed at once.
+ */
+export function denyCacheNote(sa: { namespace: string; name: string }): string {
+  return (
+    `note: a manager that already answered 403 to a token of ${sa.namespace}:${sa.name} keeps answering 403 to that token for up to 30 s ` +
+    `(it caches denials, as controller-runtime does); a new token is allowed at once: ctrlmetrics token -n ${sa.namespace} ${sa.name}\n`
+  );
+}
+
 export function register(program: Command): void {
   program
     .command('grant')
@@ -53,6 +64,7 @@ export function register(program: Command): void {
         }
         const result = await applyGrant(client, binding);
         print(result.binding, binding.metadata.name, result.status);
+        if (result.status !== 'unchanged') process.stderr.write(denyCacheNote(sa));
       });
     });
 }

@@ -185,7 +185,10 @@ export function explainStatus(status: number, body: string, target: ScrapeTarget
     const fix = sa
       ? `run ctrlmetrics grant --serviceaccount ${sa}`
       : `bind it with kubectl create clusterrolebinding NAME --clusterrole=<prefix>-metrics-reader --user=${user ?? 'USER'}`;
-    return `identity ${user ?? '(unknown)'} is not bound to the metrics-reader ClusterRole (get on /metrics): ${fix}`;
+    return (
+      `identity ${user ?? '(unknown)'} is not bound to the metrics-reader ClusterRole (get on /metrics): ${fix}. ` +
+      'Just granted? The manager keeps a denial for the same token for up to 30 s (as controller-runtime); a new token is allowed at once'
+    );
   }
   if (status === 500) {
     return (

@@ -119,7 +119,7 @@ describe('ctrlmetrics scrape', () => {
     assert.equal(invalid.code, 1);
     assert.match(invalid.stderr, /^error: no or invalid token: the API server did not accept the token from --token/);
     assert.equal(denied.code, 1);
-    assert.match(denied.stderr, /error: identity system:serviceaccount:monitoring:unbound is not bound to the metrics-reader ClusterRole \(get on \/metrics\): run ctrlmetrics grant --serviceaccount monitoring:unbound\n$/);
+    assert.match(denied.stderr, /error: identity system:serviceaccount:monitoring:unbound is not bound to the metrics-reader ClusterRole \(get on \/metrics\): run ctrlmetrics grant --serviceaccount monitoring:unbound\. Just granted\? The manager keeps a denial for the same token for up to 30 s \(as controller-runtime\); a new token is allowed at once\n$/);
     assert.equal(broken.code, 1);
     assert.match(broken.stderr, /retrying in .*\(attempt 2\/4\)/, 'a 500 is retried with backoff');
     assert.match(broken.stderr, /error: the manager could not ask the API server .*check that its service account is bound to the metrics-auth-role/);
@@ -167,6 +167,22 @@ describe('ctrlmetrics scrape', () => {
     assert.equal(wrongPath.stderr, `error: the endpoint answered 404 Not Found for /metricz: the metrics path is /metrics (https://127.0.0.1:${endpoint.port}/metrics)\n`);
     const authority = new URL(cluster.authority.url);
     assert.match(closing.stderr, new RegExp(`^error: ${authority.host.replace(/[.]/g, '\\.')} closed the connection without answering .*use https://${authority.host.replace(/[.]/g, '\\.')}/metrics`));
+  });
+
+  test('after grant, the token already denied stays denied (cached) and a new token is allowed at once, as the note says', async () => {
+    const before = await cluster.serviceAccountToken('monitoring', 'late-grant');
+    const denied = await scrape([url(endpoint), '--insecure', '--token', before]);
+    assert.equal(denied.code, 1);
+    assert.match(denied.stderr, /is not bound to the metrics-reader ClusterRole/);
+    const grant = await runCli(['grant', '--serviceaccount', 'monitoring:late-grant', '--clusterrole', 'metrics-reader', '--kubeconfig', cluster.authority.kubeconfig], { timeoutMs: 30_000 });
+    assert.equal(grant.code, 0, grant.stderr);
+    assert.match(grant.stderr, /keeps answering 403 to that token for up to 30 s .*a new token is allowed at once: ctrlmetrics token -n monitoring late-grant/);
+    const [stillDenied, fresh] = await Promise.all([
+      scrape([url(endpoint), '--insecure', '--token', before]),
+      cluster.serviceAccountToken('monitoring', 'late-grant').then((t) => scrape([url(endpoint), '--insecure', '--token', t, '--match', '^controller_runtime_reconcile_total$'])),
+    ]);
+    assert.equal(stillDenied.code, 1, 'the cached denial holds');
+    assert.equal(fresh.code, 0, fresh.stderr);
   });
 
   test('token mistakes say what the file or flag holds and what a token looks like (exit 2)', async () => {
