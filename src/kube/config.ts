@@ -25,9 +25,22 @@ export function inCluster(): boolean {
   return !!process.env.KUBERNETES_SERVICE_HOST && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'));
 }
 
-const NOTHING_CONFIGURED =
-  'no Kubernetes API configured: pass --kubeconfig FILE, set KUBECONFIG, or run inside a cluster ' +
-  '(for a local API run `ctrlmetrics authority --kubeconfig-out FILE`)';
+/**
+ * No configuration anywhere: what was looked for and why each place gave nothing, then what to pass. The same
+ * for every command, a Manager and `loadRestConfig()`.
+ */
+function nothingConfigured(home: string): string {
+  const env = process.env.KUBECONFIG;
+  const kubeconfigEnv = env ? `KUBECONFIG names no existing file (${env})` : 'KUBECONFIG is not set';
+  const inPod = process.env.KUBERNETES_SERVICE_HOST
+    ? `no service-account token at ${SERVICE_ACCOUNT_DIR}/token`
+    : 'not in a pod (KUBERNETES_SERVICE_HOST is not set)';
+  return (
+    `no Kubernetes API configured: no kubeconfig was given, ${kubeconfigEnv}, ${inPod}, and ${home} does not exist. ` +
+    'Pass a kubeconfig (--kubeconfig FILE on the command line, the kubeconfig option of Manager and loadRestConfig) or set KUBECONFIG; ' +
+    'for a local API without a cluster, run `ctrlmetrics authority --kubeconfig-out FILE` and pass that FILE'
+  );
+}
 
 /**
  * Loads a {@link RestConfig}. Order: `options.kubeconfig`, the first existing file of `$KUBECONFIG`,
@@ -42,7 +55,7 @@ export async function loadRestConfig(options: LoadConfigOptions = {}): Promise<R
   let file = options.kubeconfig ?? process.env.KUBECONFIG?.split(':').find((f) => f && existsSync(f));
   if (!file && inCluster() && !options.context) return inClusterConfig(process.env, SERVICE_ACCOUNT_DIR);
   if (!file && existsSync(home)) file = home;
-  if (!file) throw new KubeConfigError(NOTHING_CONFIGURED);
+  if (!file) throw new KubeConfigError(nothingConfigured(home));
   const kc = await readKubeconfig(file);
   const { cluster, user } = selectContext(kc, options.context);
   if (needsCredentialPlugin(user)) return loadWithClientNode(file, options.context);
@@ -62,7 +75,7 @@ async function loadWithClientNode(file: string, context: string | undefined): Pr
     throw new KubeConfigError(`cannot load kubeconfig ${file}: ${reason}`);
   }
   const cluster = kc.getCurrentCluster();
-  if (!cluster || !cluster.server) throw new KubeConfigError(NOTHING_CONFIGURED);
+  if (!cluster || !cluster.server) throw new KubeConfigError(`kubeconfig ${file}: its current context names no cluster with a server: pick a context with --context, or fix the file`);
   const opts: RequestOptions = {};
   try {
     await kc.applyToHTTPSOptions(opts);
