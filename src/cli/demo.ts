@@ -208,7 +208,15 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
     await load.start().catch((err: Error) => log.warn('cannot create the demo objects', { error: err.message }));
     cleanups.push(() => load.stop());
 
-    printBanner(o, { apiUrl, kubeconfigPath, readerTokenPath, metricsUrl: mgr.metricsServer?.url, healthUrl: mgr.healthProbeServer?.url });
+    // the self-signed serving CA, so a scraper can verify the endpoint (the state dir's ca.crt is the API's CA)
+    let metricsCaPath: string | undefined;
+    const metricsCa = o.metricsSecure ? mgr.metricsServer?.caPem : undefined;
+    if (metricsCa) {
+      await mkdir(o.stateDir, { recursive: true, mode: 0o700 });
+      metricsCaPath = join(o.stateDir, 'metrics-ca.crt');
+      await writeFile(metricsCaPath, metricsCa);
+    }
+    printBanner(o, { apiUrl, kubeconfigPath, readerTokenPath, metricsUrl: mgr.metricsServer?.url, healthUrl: mgr.healthProbeServer?.url, metricsCaPath });
     // stop the load as soon as we are told to stop, before the manager drains
     stop.signal.addEventListener('abort', () => load.stop(), { once: true });
     try {
@@ -244,7 +252,7 @@ function withHint(message: string, o: DemoOptions): string {
 
 function printBanner(
   o: DemoOptions,
-  p: { apiUrl: string; kubeconfigPath: string; readerTokenPath?: string; metricsUrl?: string; healthUrl?: string },
+  p: { apiUrl: string; kubeconfigPath: string; readerTokenPath?: string; metricsUrl?: string; healthUrl?: string; metricsCaPath?: string },
 ): void {
   const lines = [
     '',
@@ -254,10 +262,18 @@ function printBanner(
   if (p.healthUrl) lines.push(`  health probes:  ${p.healthUrl}/healthz  ${p.healthUrl}/readyz`);
   if (p.metricsUrl) {
     lines.push(`  metrics:        ${p.metricsUrl}/metrics`);
+    if (p.metricsCaPath) lines.push(`  metrics CA:     ${p.metricsCaPath} (the serving certificate's CA; the API's CA is another)`);
     if (!o.metricsSecure) {
       lines.push('', 'Try (plain HTTP, no authentication: --metrics-secure=false):', `  curl ${p.metricsUrl}/metrics`);
     } else if (p.readerTokenPath) {
       lines.push('', 'Try (a token of a service account bound to the metrics-reader role):', `  curl -k -H "Authorization: Bearer $(cat ${p.readerTokenPath})" ${p.metricsUrl}/metrics`);
+      if (p.metricsCaPath) {
+        lines.push(
+          'The same with the certificate verified:',
+          `  curl --cacert ${p.metricsCaPath} -H "Authorization: Bearer $(cat ${p.readerTokenPath})" ${p.metricsUrl}/metrics`,
+          `  ctrlmetrics scrape ${p.metricsUrl}/metrics --token-file ${p.readerTokenPath} --cacert ${p.metricsCaPath}`,
+        );
+      }
     } else {
       lines.push('', 'Scrape with a token of an identity allowed to "get /metrics", e.g.:', `  curl -k -H "Authorization: Bearer $(kubectl create token SERVICE_ACCOUNT -n NAMESPACE)" ${p.metricsUrl}/metrics`);
     }

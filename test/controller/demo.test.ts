@@ -96,6 +96,22 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
     return successes(f) > successes(families) && adds(f) > adds(families);
   }, 'the reconcile and queue counters to rise', 20_000, 300);
 
+  // the serving CA is written beside the API's and printed: the verified commands of the banner work as printed
+  const caPath = join(stateDir, 'metrics-ca.crt');
+  assert.match(run.stdout(), new RegExp(`^  metrics CA:     ${caPath.replace(/[.]/g, '\\.')} `, 'm'));
+  const verifiedCurl = new RegExp(`^  (curl --cacert ${caPath.replace(/[.]/g, '\\.')} -H "Authorization: Bearer \\$\\(cat \\S+\\)" https://127\\.0\\.0\\.1:\\d+/metrics)$`, 'm').exec(run.stdout());
+  assert.ok(verifiedCurl, run.stdout());
+  assert.match((await sh(`${verifiedCurl[1]} -s -o /dev/null -w '%{http_code}'`)).stdout, /^200$/);
+  const scrapeLine = /^  ctrlmetrics scrape (.+)$/m.exec(run.stdout());
+  assert.ok(scrapeLine, run.stdout());
+  const verified = await sh(`node dist/cli.js scrape ${scrapeLine[1]} --match '^goobers_total$'`, 30_000);
+  assert.equal(verified.code, 0, verified.stderr);
+  assert.match(verified.stdout, /^goobers_total \d+/m);
+  // the API's CA does not verify the metrics endpoint, and scrape says which CA to pass
+  const wrongCa = await sh(`node dist/cli.js scrape ${url} --token-file ${tokenPath} --cacert ${join(stateDir, 'ca.crt')}`, 30_000);
+  assert.equal(wrongCa.code, 1);
+  assert.match(wrongCa.stderr, /is not signed by the CA in --cacert .*ca\.crt/);
+
   // no token: 401, as controller-runtime's filter answers
   const anon = await sh(`curl -k -s -o /dev/null -w '%{http_code}' ${url}`);
   assert.equal(anon.stdout, '401');
