@@ -158,7 +158,12 @@ export class PromRegistryCollector implements Collector {
   }
 
   async collect(): Promise<FamilyView[]> {
-    const json = (await this.promRegistry.getMetricsAsJSON()) as unknown as PromFamily[];
+    let json: PromFamily[];
+    try {
+      json = (await this.promRegistry.getMetricsAsJSON()) as unknown as PromFamily[];
+    } catch (err) {
+      throw await this.nameFailingMetric(err);
+    }
     const out: FamilyView[] = [];
     for (const f of json) {
       if (this.opts.dropMisnamedGauges && isMisnamedGauge(f)) continue;
@@ -166,6 +171,26 @@ export class PromRegistryCollector implements Collector {
     }
     return out;
   }
+
+  /**
+   * prom-client rejects the whole registry when one metric's `collect()` throws, without saying which: ask each
+   * metric again (only on this failure path) and name the first that fails, e.g. `metric app_queue_depth: boom`.
+   */
+  private async nameFailingMetric(err: unknown): Promise<Error> {
+    for (const m of this.promRegistry.getMetricsAsArray()) {
+      try {
+        await (m as unknown as PromMetricLike).get();
+      } catch (e) {
+        return new Error(`metric ${(m as unknown as { name: string }).name}: ${reason(e)}`);
+      }
+    }
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+/** prom-client's own message, or the thrown value as text. */
+function reason(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** One prom-client metric object (created with `registers: []`) as a collector. */

@@ -190,6 +190,14 @@ export function explainStatus(status: number, body: string, target: ScrapeTarget
       'Just granted? The manager keeps a denial for the same token for up to 30 s (as controller-runtime); a new token is allowed at once'
     );
   }
+  if (status === 500 && /^An error has occurred while serving metrics/.test(text)) {
+    // a collector failed: authentication and authorization had passed, so this is not an RBAC problem
+    const what = text.replace(/^An error has occurred while serving metrics:\s*/, '').split('\n')[0];
+    return (
+      `a metrics collector in the manager failed while gathering (authentication and authorization passed): ${what}; ` +
+      'fix or unregister the collector it names (the manager logs the same error as "error gathering metrics")'
+    );
+  }
   if (status === 500) {
     return (
       'the manager could not ask the API server whether to allow the request (TokenReview/SubjectAccessReview failed): ' +

@@ -6,6 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import promClient from 'prom-client';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
@@ -183,6 +184,28 @@ describe('ctrlmetrics scrape', () => {
     ]);
     assert.equal(stillDenied.code, 1, 'the cached denial holds');
     assert.equal(fresh.code, 0, fresh.stderr);
+  });
+
+  test('500 from a failing collector names the metric and is told apart from the filter\'s 500', async () => {
+    // registered in prom-client's default registry, which the manager serves
+    new promClient.Gauge({
+      name: 'app_broken_depth',
+      help: 'A gauge whose collect() throws.',
+      collect() {
+        throw new Error('queue backend unreachable');
+      },
+    });
+    try {
+      const r = await scrape([url(endpoint), '--insecure', '--token-file', readerTokenFile], 60_000);
+      assert.equal(r.code, 1);
+      assert.match(
+        r.stderr,
+        /error: a metrics collector in the manager failed while gathering \(authentication and authorization passed\): collecting prom-client's default registry: metric app_broken_depth: queue backend unreachable; fix or unregister the collector it names/,
+      );
+      assert.doesNotMatch(r.stderr, /metrics-auth-role|TokenReview/);
+    } finally {
+      promClient.register.removeSingleMetric('app_broken_depth');
+    }
   });
 
   test('token mistakes say what the file or flag holds and what a token looks like (exit 2)', async () => {
