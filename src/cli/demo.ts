@@ -23,6 +23,7 @@ import { applyObject, checkApiReachable, requestToken } from './demo/apply.js';
 import { MANAGER_SA, SCRAPER_SA, SYSTEM_NAMESPACE, WORKLOAD_NAMESPACE, demoRbac } from './demo/rbac.js';
 import { DemoLoad } from './demo/load.js';
 import { lockStateDir } from './demo/lock.js';
+import { demoConflicts } from './demo/preflight.js';
 
 /** Options of `ctrlmetrics demo` (the flags, parsed). */
 export interface DemoOptions {
@@ -107,6 +108,9 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
 
   const cleanups: Array<() => Promise<void> | void> = [];
   try {
+    const conflicts = await demoConflicts(o);
+    if (conflicts.length === 1) throw new CliError(conflicts[0]!);
+    if (conflicts.length > 1) throw new CliError(`the demo cannot start:\n  - ${conflicts.join('\n  - ')}`);
     const stateDir = o.stateDir;
     let managerConfig: RestConfig;
     let admin: KubeClient;

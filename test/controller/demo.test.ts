@@ -165,24 +165,39 @@ test('ctrlmetrics demo --kubeconfig: exits non-zero with a clear message when th
   assert.match(run.stderr(), /^error: cannot reach the Kubernetes API at https:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED.*\(check --kubeconfig and that the cluster is running\)$/m);
 });
 
-test('ctrlmetrics demo: a metrics address in use is a clear error with the flag to change, and a non-zero exit', { timeout: 60_000 }, async () => {
+test('ctrlmetrics demo: every conflict (another demo on the state directory, addresses in use) is reported at once with its flag, before anything starts', { timeout: 60_000 }, async () => {
   const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-busy-'));
   dirs.push(stateDir);
-  // a lock left behind by a demo that died (no such pid): taken over
-  await writeFile(join(stateDir, 'demo.pid'), '2147483646\n');
-  const blocker = net.createServer();
-  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
-  const port = (blocker.address() as net.AddressInfo).port;
+  // another live process holds the lock
+  const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
+  await writeFile(join(stateDir, 'demo.pid'), `${holder.pid}\n`);
+  const blockers = [net.createServer(), net.createServer()];
+  await Promise.all(blockers.map((b) => new Promise<void>((r) => b.listen(0, '127.0.0.1', r))));
+  const [metricsPort, healthPort] = blockers.map((b) => (b.address() as net.AddressInfo).port);
   try {
-    const run = runDemo(['--state-dir', stateDir, '--metrics-bind-address', `127.0.0.1:${port}`, '--health-probe-bind-address', '127.0.0.1:0']);
+    const run = runDemo(['--state-dir', stateDir, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${healthPort}`]);
     const code = await within(run.exited, 45_000, 'exit');
     assert.equal(code, 1, run.stderr());
-    const line = `failed to start metrics server: .*127\\.0\\.0\\.1:${port}.*already in use.*--metrics-bind-address`;
-    assert.match(run.stderr(), new RegExp(`^error: .*${line}`, 'm'));
+    assert.equal(
+      run.stderr(),
+      'error: the demo cannot start:\n' +
+        `  - another ctrlmetrics demo (pid ${holder.pid}) is using the state directory ${stateDir}: stop it, or pass --state-dir DIR\n` +
+        `  - the metrics address 127.0.0.1:${metricsPort} is already in use: stop the process using it, or pick another with --metrics-bind-address\n` +
+        `  - the health probe address 127.0.0.1:${healthPort} is already in use: stop the process using it, or pick another with --health-probe-bind-address\n`,
+    );
     assert.doesNotMatch(run.stdout(), /curl/, 'no instructions printed for an endpoint that does not exist');
-    await assert.rejects(stat(join(stateDir, 'demo.pid')), { code: 'ENOENT' }, 'the stale lock was taken over, then released');
+    await assert.rejects(stat(join(stateDir, 'kubeconfig')), { code: 'ENOENT' }, 'the embedded API was never started');
+    assert.equal((await readFile(join(stateDir, 'demo.pid'), 'utf8')).trim(), String(holder.pid), 'the other demo keeps its lock');
+
+    // one conflict alone is one line; a lock left by a process that is gone is no conflict
+    holder.kill();
+    await new Promise((r) => holder.once('exit', r));
+    const alone = runDemo(['--state-dir', stateDir, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', '127.0.0.1:0']);
+    assert.equal(await within(alone.exited, 45_000, 'exit'), 1, alone.stderr());
+    assert.equal(alone.stderr(), `error: the metrics address 127.0.0.1:${metricsPort} is already in use: stop the process using it, or pick another with --metrics-bind-address\n`);
   } finally {
-    blocker.close();
+    holder.kill();
+    for (const b of blockers) b.close();
   }
 });
 

@@ -17,6 +17,17 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pid of another live demo holding `stateDir`'s lock, if any (a lock left by a dead process is none). */
+export async function lockHolder(stateDir: string): Promise<number | undefined> {
+  const owner = Number((await readFile(join(stateDir, LOCK_FILE), 'utf8').catch(() => '')).trim());
+  return Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner) ? owner : undefined;
+}
+
+/** What to do when another demo holds the directory. */
+export function lockedMessage(stateDir: string, pid: number): string {
+  return `another ctrlmetrics demo (pid ${pid}) is using the state directory ${stateDir}: stop it, or pass --state-dir DIR`;
+}
+
 /**
  * Takes the lock of `stateDir` (which must exist); returns the release function. Throws a message saying what to
  * do when another live process holds it; a lock left by a dead process is taken over.
@@ -37,7 +48,7 @@ export async function lockStateDir(stateDir: string): Promise<() => Promise<void
     }
     const owner = Number((await readFile(path, 'utf8').catch(() => '')).trim());
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
-      throw new Error(`another ctrlmetrics demo (pid ${owner}) is using the state directory ${stateDir}: stop it, or pass --state-dir DIR`);
+      throw new Error(lockedMessage(stateDir, owner));
     }
     await unlink(path).catch(() => undefined); // stale: its process is gone
   }
