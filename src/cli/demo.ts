@@ -14,7 +14,7 @@
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { CliError } from './errors.js';
 import { KubeClient } from '../kube/client.js';
 import { loadRestConfig, type RestConfig } from '../kube/config.js';
@@ -74,7 +74,13 @@ export function register(program: Command): void {
     .option('--duration <seconds>', 'exit after this many seconds (0: run until SIGINT/SIGTERM)', parseSeconds, 0)
     .option('--load-interval <seconds>', 'seconds between updates of the demo objects', parseSeconds, 3)
     .option('--api-listen <addr>', 'address of the embedded API', '127.0.0.1:0')
-    .action(async (o: DemoOptions) => {
+    // used by `npm start` before it builds: report what would stop the demo without the build's wait
+    .addOption(new Option('--preflight', 'only check for conflicts (state directory, addresses) and exit').hideHelp())
+    .action(async (o: DemoOptions & { preflight?: boolean }) => {
+      if (o.preflight) {
+        throwConflicts(await demoConflicts(o));
+        return;
+      }
       await runDemo(o);
     });
 }
@@ -86,6 +92,12 @@ function rotatingToken(admin: KubeClient, first: { token: string; expiresAt: num
     if (current.expiresAt - Date.now() < 10 * 60_000) current = await requestToken(admin, SYSTEM_NAMESPACE, MANAGER_SA, 3600);
     return { Authorization: `Bearer ${current.token}` };
   };
+}
+
+/** One conflict: its line; several: a list; none: nothing. */
+function throwConflicts(conflicts: string[]): void {
+  if (conflicts.length === 1) throw new CliError(conflicts[0]!);
+  if (conflicts.length > 1) throw new CliError(`the demo cannot start:\n  - ${conflicts.join('\n  - ')}`);
 }
 
 /** Runs the demo until `signal` aborts, SIGINT/SIGTERM, or `--duration`. */
@@ -108,9 +120,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
 
   const cleanups: Array<() => Promise<void> | void> = [];
   try {
-    const conflicts = await demoConflicts(o);
-    if (conflicts.length === 1) throw new CliError(conflicts[0]!);
-    if (conflicts.length > 1) throw new CliError(`the demo cannot start:\n  - ${conflicts.join('\n  - ')}`);
+    throwConflicts(await demoConflicts(o));
     const stateDir = o.stateDir;
     let managerConfig: RestConfig;
     let admin: KubeClient;

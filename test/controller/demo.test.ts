@@ -252,3 +252,18 @@ test('ctrlmetrics demo --kubeconfig: runs the example operator against that clus
   }
 });
 
+
+test('npm start: another demo on the state directory is reported before the build, which then does not run', { timeout: 60_000 }, async () => {
+  const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-npmstart-'));
+  dirs.push(stateDir);
+  const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
+  try {
+    await writeFile(join(stateDir, 'demo.pid'), `${holder.pid}\n`);
+    const r = await sh(`npm start --silent -- --state-dir ${stateDir} --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0`, 45_000);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.equal(r.stderr, `error: another ctrlmetrics demo (pid ${holder.pid}) is using the state directory ${stateDir}: stop it, or pass --state-dir DIR\n`);
+    assert.doesNotMatch(r.stdout, /building/, 'no build before the conflict is reported');
+  } finally {
+    holder.kill();
+  }
+});
