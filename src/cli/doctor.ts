@@ -1,6 +1,6 @@
 /** `ctrlmetrics doctor`: checks every link between a scraper and the secure metrics endpoint, with the fix for each. */
 import type { Command } from 'commander';
-import { formatReport, runDoctor } from '../ops/doctor.js';
+import { assertApiReachable, formatReport, runDoctor } from '../ops/doctor.js';
 import { parseServiceAccountRef, withClient, type KubeFlags } from '../ops/kube.js';
 import { CliError } from './errors.js';
 
@@ -21,7 +21,12 @@ export function register(program: Command): void {
     .option('--context <name>', 'kubeconfig context')
     .action(async (flags: DoctorFlags) => {
       const as = flags.as ? parseServiceAccountRef(flags.as, '--as') : undefined;
-      const checks = await withClient(flags, (client) => runDoctor(client, { namespace: flags.namespace, project: flags.project, as }));
+      const checks = await withClient(flags, async (client) => {
+        await assertApiReachable(client).catch((err: Error) => {
+          throw new CliError(err.message);
+        });
+        return runDoctor(client, { namespace: flags.namespace, project: flags.project, as });
+      });
       process.stdout.write(formatReport(checks));
       const failed = checks.filter((c) => c.status === 'fail').length;
       if (failed > 0) throw new CliError(`${failed} of ${checks.length} checks failed`);

@@ -5,7 +5,7 @@
  * the NetworkPolicy's namespace label, and the serving certificate's DNS names.
  */
 import { X509Certificate } from 'node:crypto';
-import type { KubeClient } from '../kube/client.js';
+import { KubeApiError, type KubeClient } from '../kube/client.js';
 import { isStatus, serviceAccountGroups, serviceAccountUser } from './kube.js';
 import { serviceMonitorCrdInstalled } from './monitors.js';
 import { METRICS_NAMESPACE_LABEL } from './label-namespace.js';
@@ -95,6 +95,22 @@ async function mayServiceAccount(client: KubeClient, sa: { namespace: string; na
 
 function matches(labels: Record<string, string> | undefined, selector: Record<string, string> | undefined): boolean {
   return Object.entries(selector ?? {}).every(([k, v]) => labels?.[k] === v);
+}
+
+/**
+ * One quick request before the checks: when the API server cannot be reached at all, every check would fail the
+ * same way after its own timeout. Rejects with the one sentence to print; resolves when the API answers anything.
+ */
+export async function assertApiReachable(client: KubeClient, timeoutMs = 5_000): Promise<void> {
+  try {
+    await client.get('/version', { timeoutMs, retry: false });
+  } catch (err) {
+    // any HTTP answer (even 401/403) means the server is there; the checks report what it refuses
+    if (err instanceof KubeApiError && err.status !== 0) return;
+    throw new Error(
+      `the Kubernetes API at ${client.config.server} is unreachable (${reason(err)}): start the API server or fix --kubeconfig / --context; nothing else was checked`,
+    );
+  }
 }
 
 /** Runs every check in order; never throws for an API failure (it becomes a failed check). */

@@ -205,3 +205,18 @@ describe('ctrlmetrics doctor', () => {
     assert.ok(d.lines.includes('- metrics certificate: not checked (no Deployment)'), d.lines.join('\n'));
   });
 });
+
+describe('ctrlmetrics doctor with the API down', () => {
+  test('one line saying the API is unreachable, at once, instead of a failed line per check', async () => {
+    // a kubeconfig pointing at a port where nothing listens
+    const kubeconfig = join(tmp, 'down.kubeconfig');
+    await (await import('node:fs/promises')).writeFile(
+      kubeconfig,
+      ['apiVersion: v1', 'kind: Config', 'clusters:', '- name: down', '  cluster:', '    server: https://127.0.0.1:1', 'users:', '- name: u', '  user:', '    token: abc', 'contexts:', '- name: down', '  context: {cluster: down, user: u}', 'current-context: down', ''].join('\n'),
+    );
+    const r = await runCli(['doctor', '--namespace', NS, '--kubeconfig', kubeconfig], { env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' }, timeoutMs: 30_000 });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '', 'no per-check report');
+    assert.match(r.stderr, /^error: the Kubernetes API at https:\/\/127\.0\.0\.1:1 is unreachable \(.*ECONNREFUSED.*\): start the API server or fix --kubeconfig \/ --context; nothing else was checked\n$/);
+  });
+});
