@@ -64,6 +64,8 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', true, { shortNames: ['sa'] }),
   builtin('', 'v1', 'services', 'Service', true, { shortNames: ['svc'], categories: ['all'], nameRule: 'label1035', statusSubresource: true }),
   builtin('', 'v1', 'configmaps', 'ConfigMap', true, { shortNames: ['cm'] }),
+  // stored only (nothing runs them): what a kubelet would report is written through pods/status, e.g. by tests of doctor
+  builtin('', 'v1', 'pods', 'Pod', true, { shortNames: ['po'], categories: ['all'], statusSubresource: true }),
   builtin('', 'v1', 'secrets', 'Secret', true),
   builtin('', 'v1', 'events', 'Event', true, { shortNames: ['ev'] }),
   builtin('apps', 'v1', 'deployments', 'Deployment', true, { shortNames: ['deploy'], categories: ['all'], generation: true, statusSubresource: true }),

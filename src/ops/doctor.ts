@@ -38,7 +38,10 @@ interface Meta {
 }
 interface Deployment {
   metadata: Meta;
+  status?: { replicas?: number; readyReplicas?: number };
   spec?: {
+    replicas?: number;
+    selector?: { matchLabels?: Record<string, string> };
     template?: {
       metadata?: { labels?: Record<string, string> };
       spec?: {
@@ -47,6 +50,13 @@ interface Deployment {
         volumes?: Array<{ name: string; secret?: { secretName?: string } }>;
       };
     };
+  };
+}
+interface Pod {
+  metadata: Meta;
+  status?: {
+    phase?: string;
+    containerStatuses?: Array<{ name: string; ready?: boolean; state?: { waiting?: { reason?: string }; terminated?: { reason?: string } } }>;
   };
 }
 interface Service {
@@ -113,6 +123,25 @@ export async function assertApiReachable(client: KubeClient, timeoutMs = 5_000):
   }
 }
 
+function selectorOf(d: Deployment): string {
+  const labels = d.spec?.selector?.matchLabels ?? d.spec?.template?.metadata?.labels ?? {};
+  return Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
+}
+
+/** Why the manager's pods are not ready, in a few words each (`; pods: NAME CrashLoopBackOff, …`), or that there are none. */
+async function podsSummary(client: KubeClient, ns: string, d: Deployment): Promise<string> {
+  const selector = selectorOf(d);
+  if (!selector) return '';
+  const pods = await client.get<{ items: Pod[] }>(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, { query: { labelSelector: selector }, timeoutMs: 15_000 });
+  if (pods.items.length === 0) return '; no pod exists (quota, admission or the ReplicaSet: kubectl describe replicaset)';
+  const why = pods.items.slice(0, 5).map((p) => {
+    const c = p.status?.containerStatuses?.find((x) => !x.ready);
+    const state = c?.state?.waiting?.reason ?? c?.state?.terminated?.reason ?? (c ? 'not ready' : (p.status?.phase ?? 'Pending'));
+    return `${p.metadata.name} ${state}`;
+  });
+  return `; pods: ${why.join(', ')}`;
+}
+
 /** Runs every check in order; never throws for an API failure (it becomes a failed check). */
 export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<Check[]> {
   const ns = o.namespace;
@@ -137,9 +166,12 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
   let deployment: Deployment | undefined;
   await guard(`manager Deployment ${ns}/${deployName}`, async () => {
     deployment = await getOrUndefined<Deployment>(client, `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/deployments/${encodeURIComponent(deployName)}`);
-    return deployment
-      ? ok(`manager Deployment ${ns}/${deployName} exists`)
-      : fail(`manager Deployment ${ns}/${deployName} not found`, `deploy the project (${apply}), or pass --namespace/--project of the right project`);
+    if (!deployment) return fail(`manager Deployment ${ns}/${deployName} not found`, `deploy the project (${apply}), or pass --namespace/--project of the right project`);
+    const desired = deployment.spec?.replicas ?? 1;
+    const ready = deployment.status?.readyReplicas ?? 0;
+    if (desired === 0) return fail(`manager Deployment ${ns}/${deployName} is scaled to 0: nothing serves /metrics`, `kubectl scale -n ${ns} deployment/${deployName} --replicas=1`);
+    if (ready >= desired) return ok(`manager Deployment ${ns}/${deployName}: ${ready} of ${desired} replicas ready`);
+    return fail(`manager Deployment ${ns}/${deployName}: ${ready} of ${desired} replicas ready${await podsSummary(client, ns, deployment)}`, `kubectl describe pods -n ${ns} -l ${selectorOf(deployment)} and kubectl logs -n ${ns} deployment/${deployName}`);
   });
 
   // 2. the metrics Service and its port

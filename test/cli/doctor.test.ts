@@ -104,7 +104,14 @@ before(async () => {
   });
   await cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: 'enabled' } } });
   goodSecret = await certSecret(`${SERVICE}.${NS}.svc`);
+  // no kubelet or Deployment controller here: say what they would once the manager pod is up
+  await setReady(1);
 });
+
+const DEPLOYMENT = `/apis/apps/v1/namespaces/${NS}/deployments/${PROJECT}-controller-manager`;
+function setReady(ready: number): Promise<unknown> {
+  return cluster.admin.mergePatch(`${DEPLOYMENT}/status`, { status: { replicas: 1, readyReplicas: ready, availableReplicas: ready } });
+}
 
 after(async () => {
   await cluster?.stop();
@@ -117,7 +124,7 @@ describe('ctrlmetrics doctor', () => {
     assert.equal(d.code, 0, d.lines.join('\n'));
     assert.deepEqual(d.failed, []);
     const expected = [
-      /^✓ manager Deployment doc-system\/doc-controller-manager exists$/,
+      /^✓ manager Deployment doc-system\/doc-controller-manager: 1 of 1 replicas ready$/,
       /^✓ metrics Service doc-system\/doc-controller-manager-metrics-service exists$/,
       /^✓ metrics Service port https 8443 → 8443$/,
       /^✓ manager service account doc-system\/doc-controller-manager can create TokenReviews$/,
@@ -164,6 +171,36 @@ describe('ctrlmetrics doctor', () => {
         await cluster.admin.create(SECRET_PATH, goodSecret);
       },
       failing: [/^✗ certificate in Secret metrics-server-cert does not cover doc-controller-manager-metrics-service\.doc-system\.svc \(DNS names: some-other-name\.example, some-other-name\.example\.cluster\.local\).*→ fix: set the Certificate's dnsNames/],
+    },
+    {
+      name: 'the manager pod crash-loops: 0 of 1 ready, with the pod and its reason',
+      breakIt: async () => {
+        await setReady(0);
+        const d = await cluster.admin.get<{ spec: { selector: { matchLabels: Record<string, string> } } }>(DEPLOYMENT);
+        const pods = `/api/v1/namespaces/${NS}/pods`;
+        await cluster.admin.create(pods, {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'doc-controller-manager-7d9f-x2x', namespace: NS, labels: d.spec.selector.matchLabels },
+          spec: { containers: [{ name: 'manager', image: 'controller:latest' }] },
+        });
+        await cluster.admin.mergePatch(`${pods}/doc-controller-manager-7d9f-x2x/status`, {
+          status: { phase: 'Running', containerStatuses: [{ name: 'manager', ready: false, restartCount: 5, image: 'controller:latest', imageID: '', state: { waiting: { reason: 'CrashLoopBackOff' } } }] },
+        });
+      },
+      fixIt: async () => {
+        await cluster.admin.delete(`/api/v1/namespaces/${NS}/pods/doc-controller-manager-7d9f-x2x`);
+        await setReady(1);
+      },
+      failing: [
+        /^✗ manager Deployment doc-system\/doc-controller-manager: 0 of 1 replicas ready; pods: doc-controller-manager-7d9f-x2x CrashLoopBackOff → fix: kubectl describe pods -n doc-system -l \S*control-plane=controller-manager\S* and kubectl logs -n doc-system deployment\/doc-controller-manager$/,
+      ],
+    },
+    {
+      name: 'the manager is scaled to 0',
+      breakIt: () => cluster.admin.mergePatch(DEPLOYMENT, { spec: { replicas: 0 } }),
+      fixIt: () => cluster.admin.mergePatch(DEPLOYMENT, { spec: { replicas: 1 } }),
+      failing: [/^✗ manager Deployment doc-system\/doc-controller-manager is scaled to 0: nothing serves \/metrics → fix: kubectl scale -n doc-system deployment\/doc-controller-manager --replicas=1$/],
     },
     {
       name: 'the ServiceMonitor is missing',
