@@ -4,7 +4,8 @@
  * process), `--objects` managed ConfigMaps to keep digests of, scraped every `--interval-s` seconds by a reader
  * with Prometheus' Accept header and gzip, for `--minutes`. RSS is sampled every second from /proc; reported: RSS
  * once every digest exists, the steady RSS (median of the second half of the run, and its range), and the peak
- * (VmHWM over the whole life of the process). `--node-options=…` passes NODE_OPTIONS to the operator.
+ * (VmHWM over the whole life of the process). `--node-options=…` passes NODE_OPTIONS to the operator; with
+ * `--node-options=--trace-gc` the report adds the live heap after full collections, minute by minute.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { KubeClient } from '../src/kube/client.js';
 import { freePort } from './lib/ports.js';
 import { memoryMb } from './lib/proc.js';
 import { PROMETHEUS_ACCEPT } from './lib/matrix.js';
+import { isYoungGc, parseGcLine } from './lib/gc-trace.js';
 import { startTestCluster } from '../test/helpers/cluster.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -89,8 +91,20 @@ async function main(): Promise<void> {
     const started = Date.now();
     operator = spawn(process.execPath, [entry, '--kubeconfig', cluster.authority.kubeconfig, '--metrics-bind-address', `127.0.0.1:${port}`, '--health-probe-bind-address', '127.0.0.1:0'], {
       cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, KUBECONFIG: '', NODE_OPTIONS: s.nodeOptions, CTRLMETRICS_LOG_LEVEL: 'error' },
+    });
+    // with --node-options=--trace-gc: the live heap after each full collection, to tell a leak from heap growth
+    const fullGcs: Array<{ t: number; afterMb: number }> = [];
+    let gcBuf = '';
+    operator.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      gcBuf += d;
+      let nl: number;
+      while ((nl = gcBuf.indexOf('\n')) >= 0) {
+        const ev = parseGcLine(gcBuf.slice(0, nl));
+        gcBuf = gcBuf.slice(nl + 1);
+        if (ev && !isYoungGc(ev)) fullGcs.push({ t: Date.now() - started, afterMb: ev.afterMb });
+      }
     });
     let stderr = '';
     operator.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
@@ -147,6 +161,15 @@ async function main(): Promise<void> {
       if (inMinute.length) perMinute.push(`${m}: ${median(inMinute).toFixed(1)}`);
     }
     out.push(`Median RSS per minute after sync, MB: ${perMinute.join(' · ')}`);
+    if (fullGcs.length) {
+      const heapPerMinute: string[] = [];
+      for (let m = 1; m <= Math.floor(s.minutes); m++) {
+        const inMinute = fullGcs.filter((x) => x.t - syncedMs > (m - 1) * 60_000 && x.t - syncedMs <= m * 60_000).map((x) => x.afterMb);
+        if (inMinute.length) heapPerMinute.push(`${m}: ${Math.min(...inMinute).toFixed(1)}`);
+      }
+      out.push('');
+      out.push(`Live heap after full GCs (--trace-gc), lowest per minute after sync, MB: ${heapPerMinute.join(' · ') || 'no full GC after sync'} (${fullGcs.length} full GCs in all)`);
+    }
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {
     if (operator && operator.exitCode === null) {
