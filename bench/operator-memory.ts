@@ -4,8 +4,9 @@
  * process), `--objects` managed ConfigMaps to keep digests of, scraped every `--interval-s` seconds by a reader
  * with Prometheus' Accept header and gzip, for `--minutes`. RSS is sampled every second from /proc; reported: RSS
  * once every digest exists, the steady RSS (median of the second half of the run, and its range), and the peak
- * (VmHWM over the whole life of the process). `--node-options=…` passes NODE_OPTIONS to the operator; with
- * `--node-options=--trace-gc` the report adds the live heap after full collections, minute by minute.
+ * (VmHWM over the whole life of the process). `--node-options=…` passes NODE_OPTIONS to the operator and
+ * `--node-args=…` command-line flags; with `--node-args=--trace-gc` (not allowed in NODE_OPTIONS) the report adds the
+ * live heap after full collections, minute by minute.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -28,10 +29,11 @@ interface Settings {
   objects: number;
   intervalS: number;
   nodeOptions: string;
+  nodeArgs: string[];
 }
 
 function parseArgs(argv: string[]): Settings {
-  const s: Settings = { minutes: 10, objects: 200, intervalS: 15, nodeOptions: '' };
+  const s: Settings = { minutes: 10, objects: 200, intervalS: 15, nodeOptions: '', nodeArgs: [] };
   for (const a of argv) {
     const m = /^--([a-z-]+)=(.*)$/.exec(a);
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/operator-memory.ts`);
@@ -40,6 +42,7 @@ function parseArgs(argv: string[]): Settings {
     else if (k === 'objects') s.objects = Number(v);
     else if (k === 'interval-s') s.intervalS = Number(v);
     else if (k === 'node-options') s.nodeOptions = v;
+    else if (k === 'node-args') s.nodeArgs = v.split(/\s+/).filter(Boolean);
     else throw new Error(`unknown flag --${k}`);
   }
   if (!(s.minutes > 0 && s.minutes <= 120)) throw new Error('--minutes: more than 0, at most 120');
@@ -89,12 +92,12 @@ async function main(): Promise<void> {
     }
     const port = await freePort();
     const started = Date.now();
-    operator = spawn(process.execPath, [entry, '--kubeconfig', cluster.authority.kubeconfig, '--metrics-bind-address', `127.0.0.1:${port}`, '--health-probe-bind-address', '127.0.0.1:0'], {
+    operator = spawn(process.execPath, [...s.nodeArgs, entry, '--kubeconfig', cluster.authority.kubeconfig, '--metrics-bind-address', `127.0.0.1:${port}`, '--health-probe-bind-address', '127.0.0.1:0'], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, KUBECONFIG: '', NODE_OPTIONS: s.nodeOptions, CTRLMETRICS_LOG_LEVEL: 'error' },
     });
-    // with --node-options=--trace-gc: the live heap after each full collection, to tell a leak from heap growth
+    // with --node-args=--trace-gc: the live heap after each full collection, to tell a leak from heap growth
     const fullGcs: Array<{ t: number; afterMb: number }> = [];
     let gcBuf = '';
     operator.stdout!.setEncoding('utf8').on('data', (d: string) => {
