@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import { stringify as toYaml } from 'yaml';
 import { createLogger, type Logger } from '../util/log.js';
+import { answerPlainHttp } from '../util/plain-http.js';
 import { kubeconfigFor, type RestConfig } from '../kube/config.js';
 import { generateCA, issueServingCert, type CertKeyPair } from './pki.js';
 import { Store } from './store.js';
@@ -204,7 +205,8 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  server.on('tlsClientError', () => undefined);
+  // a plain-HTTP request gets kube-apiserver's (Go's) 400; other handshake failures just close
+  server.on('tlsClientError', answerPlainHttp);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

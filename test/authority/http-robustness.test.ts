@@ -3,6 +3,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import net from 'node:net';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 import { call } from './https.js';
 import { propertyParams } from '../helpers/property.js';
@@ -89,5 +90,19 @@ describe('authority HTTP robustness', () => {
       propertyParams(400),
     );
     assert.equal((await call(a.url, a.caPem, 'GET', '/version')).status, 200, 'still serving');
+  });
+
+  it("answers a plain-HTTP request with kube-apiserver's (Go's) 400, word for word, and keeps serving HTTPS", async () => {
+    const { hostname, port } = new URL(a.url);
+    const got = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port) }, () => socket.write('GET /api HTTP/1.1\r\nHost: x\r\n\r\n'));
+      let out = '';
+      socket.setEncoding('latin1').on('data', (d: string) => (out += d));
+      socket.setTimeout(10_000, () => socket.destroy(new Error('no close within 10 s')));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(out));
+    });
+    assert.equal(got, 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
+    assert.equal((await call(a.url, a.caPem, 'GET', '/api', { token: a.adminToken })).status, 200);
   });
 });

@@ -17,7 +17,7 @@ import { createLogger, type Logger } from '../../util/log.js';
 import { registry } from '../index.js';
 import { ConnectionTracker } from './connections.js';
 import { ConnectionGuard } from './connection-guard.js';
-import { answerPlainHttp } from './plain-http.js';
+import { answerPlainHttp } from '../../util/plain-http.js';
 import { sendText } from './respond.js';
 import { closeAfterAnswer, declaredBody, MAX_BODY_BYTES, pathOf, toOriginForm } from './request.js';
 import { metricsHandler } from './scrape.js';

@@ -1,7 +1,7 @@
 /**
- * A plain-HTTP request on the HTTPS port gets Go's answer (net/http: `400 Bad Request`, "Client sent an HTTP
- * request to an HTTPS server.") instead of a silently closed connection, so `curl http://…:8443/metrics` says what
- * is wrong.
+ * A plain-HTTP request on an HTTPS port gets Go's answer (net/http: `400 Bad Request`, "Client sent an HTTP
+ * request to an HTTPS server.", as the Go metrics endpoint and kube-apiserver give) instead of a silently closed
+ * connection, so `curl http://…:8443/metrics` says what is wrong. Used by the metrics server and the authority.
  */
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
