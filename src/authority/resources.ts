@@ -68,6 +68,8 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('', 'v1', 'pods', 'Pod', true, { shortNames: ['po'], categories: ['all'], statusSubresource: true }),
   builtin('', 'v1', 'secrets', 'Secret', true),
   builtin('', 'v1', 'events', 'Event', true, { shortNames: ['ev'] }),
+  // stored only, as pods: what the EndpointSlice controller would write is written by tests of doctor
+  builtin('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
   builtin('apps', 'v1', 'deployments', 'Deployment', true, { shortNames: ['deploy'], categories: ['all'], generation: true, statusSubresource: true }),
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false, { nameRule: 'path' }),
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false, { nameRule: 'path' }),

@@ -90,6 +90,12 @@ function sinceText(ts: unknown): string {
   const t = Date.parse(String(ts ?? ''));
   return Number.isNaN(t) ? '<unknown>' : humanDuration(Date.now() - t);
 }
+/** kubectl's ENDPOINTS cell: the first three addresses, then how many more. */
+function endpointsText(addresses: string[]): string {
+  if (addresses.length === 0) return '<unset>';
+  const shown = addresses.slice(0, 3).join(',');
+  return addresses.length > 3 ? `${shown} + ${addresses.length - 3} more...` : shown;
+}
 const bindingColumns: Column[] = [
   { name: 'Role', cell: (o) => `${String(o.roleRef?.kind ?? '')}/${String(o.roleRef?.name ?? '')}` },
   { name: 'Users', priority: 1, cell: (o) => subjectsOf(o, 'User') },
@@ -124,6 +130,13 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
     ],
   },
   'networkpolicies.networking.k8s.io': { columns: [{ name: 'Pod-Selector', cell: (o) => labelSelectorText(o.spec?.podSelector) }] },
+  'endpointslices.discovery.k8s.io': {
+    columns: [
+      { name: 'AddressType', cell: (o) => o.addressType ?? '' },
+      { name: 'Ports', cell: (o) => joinOr(list(o.ports).map((p) => String(p.port ?? '')), '<unset>') },
+      { name: 'Endpoints', cell: (o) => endpointsText(list(o.endpoints).flatMap((e) => list(e.addresses).map(String))) },
+    ],
+  },
   'leases.coordination.k8s.io': { columns: [{ name: 'Holder', cell: (o) => o.spec?.holderIdentity ?? '' }] },
   events: {
     noAge: true,

@@ -1,6 +1,6 @@
 /**
  * `ctrlmetrics doctor`: walks the chain a scrape depends on, in order, and says for each link whether it holds
- * and how to fix it: manager Deployment, metrics Service and its port, the manager's right to create
+ * and how to fix it: manager Deployment, metrics Service, its port and its ready endpoints, the manager's right to create
  * TokenReviews and SubjectAccessReviews, the scraper's right to GET /metrics, the ServiceMonitor (and its CRD),
  * the NetworkPolicy's namespace label, and the serving certificate's DNS names.
  */
@@ -59,9 +59,19 @@ interface Pod {
     containerStatuses?: Array<{ name: string; ready?: boolean; state?: { waiting?: { reason?: string }; terminated?: { reason?: string } } }>;
   };
 }
+interface ServicePort {
+  name?: string;
+  port: number;
+  targetPort?: number | string;
+}
 interface Service {
   metadata: Meta;
-  spec?: { ports?: Array<{ name?: string; port: number; targetPort?: number | string }> };
+  spec?: { ports?: ServicePort[]; selector?: Record<string, string> };
+}
+interface EndpointSlice {
+  metadata: Meta;
+  ports?: Array<{ name?: string; port?: number }> | null;
+  endpoints?: Array<{ addresses: string[]; conditions?: { ready?: boolean }; targetRef?: { name?: string } }> | null;
 }
 interface NetworkPolicy {
   metadata: Meta;
@@ -80,9 +90,9 @@ function reason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-async function getOrUndefined<T>(client: KubeClient, path: string): Promise<T | undefined> {
+async function getOrUndefined<T>(client: KubeClient, path: string, query?: Record<string, string>): Promise<T | undefined> {
   try {
-    return await client.get<T>(path, { timeoutMs: 15_000 });
+    return await client.get<T>(path, { timeoutMs: 15_000, query });
   } catch (err) {
     if (isStatus(err, 404)) return undefined;
     throw err;
@@ -142,6 +152,42 @@ async function podsSummary(client: KubeClient, ns: string, d: Deployment): Promi
   return `; pods: ${why.join(', ')}`;
 }
 
+/**
+ * The Service's EndpointSlices (label `kubernetes.io/service-name`): at least one ready address carrying the
+ * metrics port. A Service whose selector matches no pod, or only unready ones, has the right port and still
+ * serves nothing.
+ */
+async function endpointsCheck(client: KubeClient, ns: string, name: string, svc: Service | undefined, port: ServicePort | undefined): Promise<Check> {
+  if (!svc || !port) return skip(`metrics Service endpoints: not checked (no Service port ${METRICS_PORT})`);
+  const slices = await getOrUndefined<{ items: EndpointSlice[] }>(client, `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/endpointslices`, {
+    labelSelector: `kubernetes.io/service-name=${name}`,
+  });
+  if (!slices) return skip('metrics Service endpoints: not checked (this API server does not serve discovery.k8s.io/v1 EndpointSlices)');
+  const selector = Object.entries(svc.spec?.selector ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+  const withPort = slices.items.filter((s) => (s.ports ?? []).some((p) => (p.name ?? '') === (port.name ?? '')));
+  const all = slices.items.flatMap((s) => s.endpoints ?? []);
+  if (all.length === 0) {
+    return fail(
+      `metrics Service ${ns}/${name} has no endpoints: its selector ${selector || '(none)'} matches no running pod`,
+      `compare it with the manager pod's labels (kubectl get pods -n ${ns} --show-labels); a Deployment with no ready pod leaves it empty too`,
+    );
+  }
+  const ready = withPort.flatMap((s) => {
+    const p = (s.ports ?? []).find((x) => (x.name ?? '') === (port.name ?? ''));
+    return (s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).flatMap((e) => e.addresses.map((a) => `${a}:${p?.port ?? '?'}`));
+  });
+  if (withPort.length === 0) {
+    return fail(`metrics Service ${ns}/${name}: its endpoints carry no port ${port.name ?? METRICS_PORT}`, `name the container port ${port.targetPort ?? METRICS_PORT} as the Service's targetPort (kubectl describe service -n ${ns} ${name})`);
+  }
+  if (ready.length === 0) {
+    return fail(
+      `metrics Service ${ns}/${name}: ${all.length} endpoint${all.length === 1 ? '' : 's'}, none ready (the manager's readiness probe fails)`,
+      `kubectl describe pods -n ${ns} ${selector ? `-l ${selector} ` : ''}(Readiness) and kubectl logs -n ${ns} -l ${selector || 'control-plane=controller-manager'}`,
+    );
+  }
+  return ok(`metrics Service ${ns}/${name} endpoints: ${ready.length} ready (${ready.slice(0, 3).join(', ')}${ready.length > 3 ? ', …' : ''})`);
+}
+
 /** Runs every check in order; never throws for an API failure (it becomes a failed check). */
 export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<Check[]> {
   const ns = o.namespace;
@@ -175,15 +221,17 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
   });
 
   // 2. the metrics Service and its port
+  let svc: Service | undefined;
+  let svcPort: ServicePort | undefined;
   await guard(`metrics Service ${ns}/${serviceName}`, async () => {
-    const svc = await getOrUndefined<Service>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/services/${encodeURIComponent(serviceName)}`);
+    svc = await getOrUndefined<Service>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/services/${encodeURIComponent(serviceName)}`);
     if (!svc) {
       return [
         fail(`metrics Service ${ns}/${serviceName} not found`, `enable "- metrics_service.yaml" in config/default/kustomization.yaml and run ${apply}`),
         skip('metrics Service port: not checked (no Service)'),
       ];
     }
-    const port = (svc.spec?.ports ?? []).find((p) => p.port === METRICS_PORT);
+    const port = (svcPort = (svc.spec?.ports ?? []).find((p) => p.port === METRICS_PORT));
     const portCheck = port
       ? ok(`metrics Service port ${port.name ?? ''}${port.name ? ' ' : ''}${METRICS_PORT} → ${port.targetPort ?? METRICS_PORT}`)
       : fail(
@@ -192,6 +240,9 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
         );
     return [ok(`metrics Service ${ns}/${serviceName} exists`), portCheck];
   });
+
+  // 2b. ready manager pods behind the Service's port (what the EndpointSlice controller found)
+  await guard(`metrics Service ${ns}/${serviceName} endpoints`, () => endpointsCheck(client, ns, serviceName, svc, svcPort));
 
   // 3. the manager's service account may create TokenReviews and SubjectAccessReviews
   const saName = deployment?.spec?.template?.spec?.serviceAccountName ?? deployName;

@@ -104,9 +104,24 @@ before(async () => {
   });
   await cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: 'enabled' } } });
   goodSecret = await certSecret(`${SERVICE}.${NS}.svc`);
-  // no kubelet or Deployment controller here: say what they would once the manager pod is up
+  // no kubelet, Deployment or EndpointSlice controller here: say what they would once the manager pod is up
   await setReady(1);
+  await setEndpoints([{ addresses: ['10.244.0.7'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'doc-controller-manager-7d9f-abcde', namespace: NS } }]);
 });
+
+const SLICES = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`;
+/** Writes the Service's EndpointSlice as the EndpointSlice controller would (port named https, target 8443). */
+async function setEndpoints(endpoints: unknown[]): Promise<void> {
+  await cluster.admin.delete(`${SLICES}/${SERVICE}-x7k2p`).catch(() => undefined);
+  await cluster.admin.create(SLICES, {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${SERVICE}-x7k2p`, namespace: NS, labels: { 'kubernetes.io/service-name': SERVICE, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
+    addressType: 'IPv4',
+    ports: [{ name: 'https', port: 8443, protocol: 'TCP' }],
+    endpoints,
+  });
+}
 
 const DEPLOYMENT = `/apis/apps/v1/namespaces/${NS}/deployments/${PROJECT}-controller-manager`;
 function setReady(ready: number): Promise<unknown> {
@@ -127,6 +142,7 @@ describe('ctrlmetrics doctor', () => {
       /^✓ manager Deployment doc-system\/doc-controller-manager: 1 of 1 replicas ready$/,
       /^✓ metrics Service doc-system\/doc-controller-manager-metrics-service exists$/,
       /^✓ metrics Service port https 8443 → 8443$/,
+      /^✓ metrics Service doc-system\/doc-controller-manager-metrics-service endpoints: 1 ready \(10\.244\.0\.7:8443\)$/,
       /^✓ manager service account doc-system\/doc-controller-manager can create TokenReviews$/,
       /^✓ manager service account doc-system\/doc-controller-manager can create SubjectAccessReviews$/,
       /^✓ scraper monitoring:prometheus can get \/metrics$/,
@@ -197,6 +213,20 @@ describe('ctrlmetrics doctor', () => {
       ],
     },
     {
+      name: 'the Service selects no pod: no endpoints',
+      breakIt: () => setEndpoints([]),
+      fixIt: () => setEndpoints([{ addresses: ['10.244.0.7'], conditions: { ready: true } }]),
+      failing: [
+        /^✗ metrics Service doc-system\/doc-controller-manager-metrics-service has no endpoints: its selector app\.kubernetes\.io\/name=doc,control-plane=controller-manager matches no running pod → fix: compare it with the manager pod's labels \(kubectl get pods -n doc-system --show-labels\)/,
+      ],
+    },
+    {
+      name: 'the manager pod runs but is not ready: its endpoint is not ready',
+      breakIt: () => setEndpoints([{ addresses: ['10.244.0.7'], conditions: { ready: false } }]),
+      fixIt: () => setEndpoints([{ addresses: ['10.244.0.7'], conditions: { ready: true } }]),
+      failing: [/^✗ metrics Service doc-system\/doc-controller-manager-metrics-service: 1 endpoint, none ready \(the manager's readiness probe fails\) → fix: kubectl describe pods -n doc-system -l /],
+    },
+    {
       name: 'the manager is scaled to 0',
       breakIt: () => cluster.admin.mergePatch(DEPLOYMENT, { spec: { replicas: 0 } }),
       fixIt: () => cluster.admin.mergePatch(DEPLOYMENT, { spec: { replicas: 1 } }),
@@ -229,6 +259,13 @@ describe('ctrlmetrics doctor', () => {
       }
     });
   }
+
+  test('kubectl lists the EndpointSlice with kube-apiserver\'s columns', async () => {
+    const out = await k(['get', 'endpointslices', '-n', NS]);
+    const [header, row] = out.trim().split('\n');
+    assert.match(header!, /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE$/);
+    assert.match(row!, new RegExp(`^${SERVICE}-x7k2p\\s+IPv4\\s+8443\\s+10\\.244\\.0\\.7\\s+\\d+s$`));
+  });
 
   test('without the ServiceMonitor CRD and without a Deployment: plain failures, dependent checks marked not applicable', async () => {
     await cluster.admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/servicemonitors.monitoring.coreos.com');
