@@ -2,13 +2,15 @@
  * `ctrlmetrics doctor`: walks the chain a scrape depends on, in order, and says for each link whether it holds
  * and how to fix it: manager Deployment, metrics Service, its port and its ready endpoints, the manager's right to create
  * TokenReviews and SubjectAccessReviews, the scraper's right to GET /metrics, the ServiceMonitor (and its CRD),
- * the NetworkPolicy's namespace label, and the serving certificate's DNS names.
+ * the NetworkPolicy's namespace label, the serving certificate's DNS names, and a real scrape as the scraper.
  */
 import { X509Certificate } from 'node:crypto';
 import { KubeApiError, type KubeClient } from '../kube/client.js';
 import { isStatus, serviceAccountGroups, serviceAccountUser } from './kube.js';
 import { serviceMonitorCrdInstalled } from './monitors.js';
 import { METRICS_NAMESPACE_LABEL } from './label-namespace.js';
+import { scrapeOnce, type ScrapeTarget } from './scrape.js';
+import { requestServiceAccountToken } from './token.js';
 
 /** The metrics port the scaffolded Service and NetworkPolicy use. */
 export const METRICS_PORT = 8443;
@@ -28,6 +30,13 @@ export interface DoctorOptions {
   project?: string;
   /** The scraper identity to check (`NS:NAME` of a service account). */
   as?: { namespace: string; name: string };
+  /**
+   * Where to scrape `/metrics` from, e.g. `https://127.0.0.1:8443/metrics` through `kubectl port-forward`.
+   * Absent: the Service's DNS name when `inCluster`, else the scrape is not tried.
+   */
+  url?: string;
+  /** doctor runs in a pod: the Service's DNS name resolves. */
+  inCluster?: boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -263,6 +272,7 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
   }
 
   // 4. the scraper may GET /metrics
+  let scraper = o.as;
   await guard('scraper access to /metrics', async () => {
     if (o.as) {
       const as = o.as;
@@ -277,9 +287,10 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
       '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
       { timeoutMs: 15_000 },
     );
-    const subjects = list.items
-      .filter((b) => b.roleRef.kind === 'ClusterRole' && b.roleRef.name === readerRole)
-      .flatMap((b) => b.subjects ?? [])
+    const bound = list.items.filter((b) => b.roleRef.kind === 'ClusterRole' && b.roleRef.name === readerRole).flatMap((b) => b.subjects ?? []);
+    const sa = bound.find((s) => s.kind === 'ServiceAccount' && s.namespace);
+    if (sa) scraper = { namespace: sa.namespace!, name: sa.name };
+    const subjects = bound
       .map((s) => (s.kind === 'ServiceAccount' ? `${s.namespace}:${s.name}` : `${s.kind} ${s.name}`));
     return subjects.length
       ? ok(`${readerRole} is bound to ${subjects.join(', ')} (check one with --as NS:NAME)`)
@@ -333,6 +344,7 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
   });
 
   // 7. a serving certificate from a Secret: its DNS names must cover the Service
+  let servingCa: { secretName: string; pem: Buffer } | undefined;
   await guard('metrics certificate', async () => {
     const pod = deployment?.spec?.template?.spec;
     const container = pod?.containers?.[0];
@@ -345,6 +357,8 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
     if (!secretName) return fail(`--metrics-cert-path=${dir} is not a mounted Secret volume`, 'mount the certificate Secret there (cert_metrics_manager_patch.yaml)');
     const secret = await getOrUndefined<{ data?: Record<string, string> }>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets/${encodeURIComponent(secretName)}`);
     if (!secret) return fail(`certificate Secret ${ns}/${secretName} not found (the pod cannot start)`, `check that cert-manager issued the Certificate ${project}-metrics-certs (kubectl describe certificate -n ${ns})`);
+    const caPem = secret.data?.['ca.crt'];
+    if (caPem) servingCa = { secretName, pem: Buffer.from(caPem, 'base64') };
     const pem = secret.data?.['tls.crt'];
     if (!pem) return fail(`certificate Secret ${ns}/${secretName} has no tls.crt`, 'the Secret must hold tls.crt, tls.key and ca.crt');
     let cert: X509Certificate;
@@ -362,7 +376,63 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
     );
   });
 
+  // 8. a real scrape, as the scraper: through the Service from inside the cluster, or the URL given
+  await guard('scrape', () => scrapeCheck(client, { ns, serviceName, url: o.url ?? (o.inCluster ? `https://${serviceName}.${ns}.svc:${METRICS_PORT}/metrics` : undefined), scraper, servingCa }));
+
   return checks;
+}
+
+/**
+ * One GET of /metrics with a fresh token of the scraper's service account, verifying TLS against the CA of the
+ * certificate Secret (cert-manager's `ca.crt`) for the Service's DNS name when there is one. A failure says which
+ * link broke as `ctrlmetrics scrape` does: token (401), RBAC (403), the manager's reviews or a collector (500), TLS.
+ */
+async function scrapeCheck(
+  client: KubeClient,
+  c: { ns: string; serviceName: string; url?: string; scraper?: { namespace: string; name: string }; servingCa?: { secretName: string; pem: Buffer } },
+): Promise<Check> {
+  if (!c.url) {
+    return skip(
+      `scrape: not tried from outside the cluster; to scrape through the Service run kubectl port-forward -n ${c.ns} service/${c.serviceName} ${METRICS_PORT} ` +
+        `and pass --url https://127.0.0.1:${METRICS_PORT}/metrics`,
+    );
+  }
+  if (!c.scraper) return skip('scrape: not tried (no service account is bound to the metrics-reader role; pass --as NS:NAME)');
+  const who = `${c.scraper.namespace}:${c.scraper.name}`;
+  let url: URL;
+  try {
+    url = new URL(c.url);
+  } catch {
+    return fail(`scrape: --url ${JSON.stringify(c.url)} is not a URL`, `e.g. --url https://127.0.0.1:${METRICS_PORT}/metrics`);
+  }
+  let token: string;
+  try {
+    token = await requestServiceAccountToken(client, { namespace: c.scraper.namespace, serviceAccount: c.scraper.name, expirationSeconds: 600 });
+  } catch (err) {
+    return fail(`scrape: cannot get a token for ${who} (${reason(err)})`, `the identity running doctor needs create on serviceaccounts/token in ${c.scraper.namespace}`);
+  }
+  const serverName = `${c.serviceName}.${c.ns}.svc`;
+  const target: ScrapeTarget = c.servingCa
+    ? {
+        url,
+        token: () => token,
+        tokenSource: `a token of ${who}`,
+        insecure: false,
+        ca: c.servingCa.pem,
+        caFile: `ca.crt of Secret ${c.servingCa.secretName}`,
+        serverName,
+        tlsHint: `the manager must serve the certificate issued into Secret ${c.servingCa.secretName} (mounted at --metrics-cert-path) for ${serverName}, as the ServiceMonitor's tlsConfig expects`,
+        timeoutMs: 10_000,
+      }
+    : { url, token: () => token, tokenSource: `a token of ${who}`, insecure: true, timeoutMs: 10_000 };
+  const tls = c.servingCa ? `TLS verified for ${serverName} against ca.crt of Secret ${c.servingCa.secretName}` : 'TLS not verified: the manager serves a self-signed certificate';
+  try {
+    const res = await scrapeOnce(target);
+    const families = res.body.split('\n').filter((l) => l.startsWith('# TYPE ')).length;
+    return ok(`scrape of ${url.href} as ${who}: 200, ${families} metric families (${tls})`);
+  } catch (err) {
+    return fail(`scrape of ${url.href} as ${who} failed: ${reason(err)}`);
+  }
 }
 
 /** The report: one line per check, `✓`, `✗` (with the fix) or `-` (not applicable). */

@@ -24,6 +24,10 @@ export interface ScrapeTarget {
   /** PEM CA bundle (from `--cacert`). */
   ca?: Buffer;
   caFile?: string;
+  /** Says what to do about a TLS failure instead of naming scrape's --cacert/--insecure flags (e.g. for doctor). */
+  tlsHint?: string;
+  /** The name the certificate must carry (SNI and verification) when it differs from the URL's host, e.g. the Service's DNS name behind a port-forward. */
+  serverName?: string;
   /** Per-request deadline. */
   timeoutMs: number;
 }
@@ -131,17 +135,19 @@ const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'EN
 
 /** The sentence for a TLS failure: what is wrong with the certificate and which flag fixes it. */
 export function explainTls(code: string, message: string, target: ScrapeTarget): string {
-  const host = target.url.hostname;
+  const host = target.serverName ?? target.url.hostname;
   const skip = 'or --insecure to skip verification (testing only)';
+  const hint = target.tlsHint;
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-    return `TLS: the server's certificate does not name ${host} (${message}); connect by a name the certificate lists (e.g. <service>.<namespace>.svc), ${skip}`;
+    return `TLS: the server's certificate does not name ${host} (${message}); ${hint ?? `connect by a name the certificate lists (e.g. <service>.<namespace>.svc), ${skip}`}`;
   }
-  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `TLS: the server's certificate is not valid now (${code}); renew it (the manager reloads it from --metrics-cert-path), ${skip}`;
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `TLS: the server's certificate is not valid now (${code}); renew it (the manager reloads it from --metrics-cert-path)${hint ? '' : `, ${skip}`}`;
   if (code === 'EPROTO' || code === 'ERR_SSL_WRONG_VERSION_NUMBER') {
     return `TLS handshake with ${target.url.host} failed (${message}); if the endpoint serves plain HTTP (--metrics-secure=false) use http://`;
   }
-  const why = target.caFile ? `is not signed by the CA in --cacert ${target.caFile}` : 'is not signed by a CA this machine trusts (the manager serves a self-signed certificate unless --metrics-cert-path is set)';
-  return `TLS: the server's certificate ${why} (${code}); pass --cacert FILE with the CA that signed it, ${skip}`;
+  const ca = hint ? target.caFile : `--cacert ${target.caFile}`;
+  const why = target.caFile ? `is not signed by the CA in ${ca}` : 'is not signed by a CA this machine trusts (the manager serves a self-signed certificate unless --metrics-cert-path is set)';
+  return `TLS: the server's certificate ${why} (${code}); ${hint ?? `pass --cacert FILE with the CA that signed it, ${skip}`}`;
 }
 
 /** The user a 403 body names (`Authorization denied for user X`), if any. */
@@ -248,6 +254,7 @@ export function scrapeOnce(target: ScrapeTarget, signal?: AbortSignal): Promise<
   if (target.url.protocol === 'https:') {
     options.rejectUnauthorized = !target.insecure;
     if (target.ca) options.ca = target.ca;
+    if (target.serverName) options.servername = target.serverName;
     options.ALPNProtocols = ['http/1.1'];
   }
   return new Promise<ScrapeResponse>((resolve, reject) => {

@@ -5,13 +5,15 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
 import { ROOT, run, runCli } from '../helpers/process.js';
+import { startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
+import promClient from 'prom-client';
 
 const PROJECT = 'doc';
 const NS = `${PROJECT}-system`;
@@ -22,6 +24,8 @@ let cluster: TestCluster;
 let tmp: string;
 let goodSecret: Obj;
 let overlayJson: string;
+/** The manager's secure endpoint: its service account's token, the certificate of the Secret cert-manager would write. */
+let endpoint: SecureEndpoint;
 
 const kubectl = (args: string[], input?: string) => run('kubectl', ['--kubeconfig', cluster.authority.kubeconfig, ...args], { timeoutMs: 30_000, input });
 
@@ -31,8 +35,8 @@ async function k(args: string[], input?: string): Promise<string> {
   return r.stdout;
 }
 
-async function doctor(): Promise<{ code: number; lines: string[]; failed: string[]; stderr: string }> {
-  const r = await runCli(['doctor', '--namespace', NS, '--as', SCRAPER], {
+async function doctor(extra: string[] = ['--url', `${endpoint.url}/metrics`]): Promise<{ code: number; lines: string[]; failed: string[]; stderr: string }> {
+  const r = await runCli(['doctor', '--namespace', NS, '--as', SCRAPER, ...extra], {
     env: { ...process.env, KUBECONFIG: cluster.authority.kubeconfig, CTRLMETRICS_LOG_LEVEL: 'warn' },
     timeoutMs: 60_000,
   });
@@ -104,6 +108,12 @@ before(async () => {
   });
   await cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: 'enabled' } } });
   goodSecret = await certSecret(`${SERVICE}.${NS}.svc`);
+  const certDir = join(tmp, 'metrics-certs');
+  await mkdir(certDir);
+  const data = goodSecret.data as Record<string, string>;
+  for (const f of ['tls.crt', 'tls.key']) await writeFile(join(certDir, f), Buffer.from(data[f]!, 'base64'), { mode: 0o600 });
+  const managerToken = await cluster.serviceAccountToken(NS, `${PROJECT}-controller-manager`, { expirationSeconds: 86_400 });
+  endpoint = await startSecureEndpoint({ server: cluster.authority.url, ca: cluster.authority.caPem, token: managerToken }, { metrics: { certDir } });
   // no kubelet, Deployment or EndpointSlice controller here: say what they would once the manager pod is up
   await setReady(1);
   await setEndpoints([{ addresses: ['10.244.0.7'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'doc-controller-manager-7d9f-abcde', namespace: NS } }]);
@@ -129,6 +139,7 @@ function setReady(ready: number): Promise<unknown> {
 }
 
 after(async () => {
+  await endpoint?.stop();
   await cluster?.stop();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
@@ -150,6 +161,7 @@ describe('ctrlmetrics doctor', () => {
       /^✓ ServiceMonitor doc-system\/doc-controller-manager-metrics-monitor exists$/,
       /^✓ NetworkPolicy doc-allow-metrics-traffic: namespaces with metrics=enabled may scrape: monitoring$/,
       /^✓ certificate in Secret metrics-server-cert covers doc-controller-manager-metrics-service\.doc-system\.svc$/,
+      /^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as monitoring:prometheus: 200, \d+ metric families \(TLS verified for doc-controller-manager-metrics-service\.doc-system\.svc against ca\.crt of Secret metrics-server-cert\)$/,
     ];
     assert.equal(d.lines.length, expected.length, d.lines.join('\n'));
     expected.forEach((re, i) => assert.match(d.lines[i]!, re));
@@ -165,13 +177,17 @@ describe('ctrlmetrics doctor', () => {
       failing: [
         /^✗ manager service account doc-system\/doc-controller-manager cannot create TokenReviews \(scrapes answer 500\) → fix: bind it to ClusterRole doc-metrics-auth-role/,
         /^✗ manager service account doc-system\/doc-controller-manager cannot create SubjectAccessReviews \(scrapes answer 500\) → fix: bind it to ClusterRole doc-metrics-auth-role/,
+        /^✗ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as monitoring:prometheus failed: the manager could not ask the API server whether to allow the request \(TokenReview\/SubjectAccessReview failed\)/,
       ],
     },
     {
       name: 'the scraper is not bound to the metrics-reader role',
       breakIt: async () => (saved = await remove(RBAC, 'prometheus-metrics')),
       fixIt: () => cluster.admin.create(RBAC, saved),
-      failing: [/^✗ scraper monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount monitoring:prometheus --clusterrole doc-metrics-reader$/],
+      failing: [
+        /^✗ scraper monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount monitoring:prometheus --clusterrole doc-metrics-reader$/,
+        /^✗ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as monitoring:prometheus failed: identity system:serviceaccount:monitoring:prometheus is not bound to the metrics-reader ClusterRole/,
+      ],
     },
     {
       name: 'the scraper namespace lacks metrics=enabled',
@@ -186,7 +202,11 @@ describe('ctrlmetrics doctor', () => {
         await cluster.admin.delete(`${SECRET_PATH}/metrics-server-cert`);
         await cluster.admin.create(SECRET_PATH, goodSecret);
       },
-      failing: [/^✗ certificate in Secret metrics-server-cert does not cover doc-controller-manager-metrics-service\.doc-system\.svc \(DNS names: some-other-name\.example, some-other-name\.example\.cluster\.local\).*→ fix: set the Certificate's dnsNames/],
+      failing: [
+        /^✗ certificate in Secret metrics-server-cert does not cover doc-controller-manager-metrics-service\.doc-system\.svc \(DNS names: some-other-name\.example, some-other-name\.example\.cluster\.local\).*→ fix: set the Certificate's dnsNames/,
+        // the Secret now holds another CA than the one that signed the certificate the manager serves
+        /^✗ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as monitoring:prometheus failed: TLS: the server's certificate is not signed by the CA in ca\.crt of Secret metrics-server-cert \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\); the manager must serve the certificate issued into Secret metrics-server-cert \(mounted at --metrics-cert-path\) for doc-controller-manager-metrics-service\.doc-system\.svc, as the ServiceMonitor's tlsConfig expects$/,
+      ],
     },
     {
       name: 'the manager pod crash-loops: 0 of 1 ready, with the pod and its reason',
@@ -210,6 +230,22 @@ describe('ctrlmetrics doctor', () => {
       },
       failing: [
         /^✗ manager Deployment doc-system\/doc-controller-manager: 0 of 1 replicas ready; pods: doc-controller-manager-7d9f-x2x CrashLoopBackOff → fix: kubectl describe pods -n doc-system -l \S*control-plane=controller-manager\S* and kubectl logs -n doc-system deployment\/doc-controller-manager$/,
+      ],
+    },
+    {
+      name: 'a collector of the manager fails: the scrape says so, not RBAC',
+      breakIt: async () =>
+        // prom-client's default registry, which the endpoint serves
+        new promClient.Gauge({
+          name: 'app_broken_depth',
+          help: 'A gauge whose collect() throws.',
+          collect() {
+            throw new Error('queue backend unreachable');
+          },
+        }),
+      fixIt: async () => promClient.register.removeSingleMetric('app_broken_depth'),
+      failing: [
+        /^✗ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as monitoring:prometheus failed: a metrics collector in the manager failed while gathering \(authentication and authorization passed\): collecting prom-client's default registry: metric app_broken_depth: queue backend unreachable/,
       ],
     },
     {
@@ -267,6 +303,21 @@ describe('ctrlmetrics doctor', () => {
     assert.match(row!, new RegExp(`^${SERVICE}-x7k2p\\s+IPv4\\s+8443\\s+10\\.244\\.0\\.7\\s+\\d+s$`));
   });
 
+  test('from outside the cluster without --url: the scrape is not tried, the line says how to port-forward', async () => {
+    const d = await doctor([]);
+    assert.equal(d.code, 0, d.lines.join('\n'));
+    assert.equal(
+      d.lines.at(-1),
+      `- scrape: not tried from outside the cluster; to scrape through the Service run kubectl port-forward -n ${NS} service/${SERVICE} 8443 and pass --url https://127.0.0.1:8443/metrics`,
+    );
+  });
+
+  test('--url that is not an http(s) URL is a usage error (exit 2)', async () => {
+    const r = await runCli(['doctor', '--namespace', NS, '--url', '127.0.0.1:8443/metrics'], { env: { ...process.env, KUBECONFIG: cluster.authority.kubeconfig }, timeoutMs: 30_000 });
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, 'error: --url "127.0.0.1:8443/metrics" is not an http(s) URL: e.g. --url https://127.0.0.1:8443/metrics\n');
+  });
+
   test('without the ServiceMonitor CRD and without a Deployment: plain failures, dependent checks marked not applicable', async () => {
     await cluster.admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/servicemonitors.monitoring.coreos.com');
     await cluster.admin.delete(`/apis/apps/v1/namespaces/${NS}/deployments/${PROJECT}-controller-manager`);
@@ -284,7 +335,7 @@ describe('ctrlmetrics doctor with the API down', () => {
   test('one line saying the API is unreachable, at once, instead of a failed line per check', async () => {
     // a kubeconfig pointing at a port where nothing listens
     const kubeconfig = join(tmp, 'down.kubeconfig');
-    await (await import('node:fs/promises')).writeFile(
+    await writeFile(
       kubeconfig,
       ['apiVersion: v1', 'kind: Config', 'clusters:', '- name: down', '  cluster:', '    server: https://127.0.0.1:1', 'users:', '- name: u', '  user:', '    token: abc', 'contexts:', '- name: down', '  context: {cluster: down, user: u}', 'current-context: down', ''].join('\n'),
     );
