@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject, ResourceRegistry } from './resources.js';
 import type { ObjectService } from './objects.js';
+import { crdSetForGroup } from './crds.js';
 
 const KUSTOMIZATION = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
@@ -61,7 +62,11 @@ export function applyObjects(objects: KubeObject[], registry: ResourceRegistry, 
   for (const o of sorted) {
     const id = `${String(o.kind)} ${o.metadata?.namespace ? `${String(o.metadata.namespace)}/` : ''}${String(o.metadata?.name)}`;
     const t = registry.forKind(String(o.apiVersion ?? ''), String(o.kind ?? ''));
-    if (!t || t.virtual) throw new Error(`cannot apply ${id}: the authority does not serve ${String(o.apiVersion)} ${String(o.kind)}`);
+    if (!t || t.virtual) {
+      const set = crdSetForGroup(String(o.apiVersion ?? '').split('/')[0]!);
+      const hint = set ? `: start it with --crds ${set} (the ${set} CRDs ship with ctrlmetrics), or apply the CRD first` : '';
+      throw new Error(`cannot apply ${id}: the authority does not serve ${String(o.apiVersion)} ${String(o.kind)}${hint}`);
+    }
     try {
       svc.createOrUpdate(t, o);
     } catch (err) {

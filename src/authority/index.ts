@@ -27,6 +27,7 @@ import { StateDir, randomToken, writeFileAtomic } from './state.js';
 import { Persistence } from './persistence.js';
 import { bootstrapPolicy } from './bootstrap.js';
 import { applyObjects, loadManifests } from './apply.js';
+import { CRD_SETS } from './crds.js';
 import { openapiHandler } from './openapi.js';
 import type { UserInfo } from './rbac.js';
 
@@ -40,6 +41,11 @@ export interface AuthorityOptions {
   kubeconfigOut?: string;
   /** YAML files or directories (kustomize directories are built with `kubectl kustomize`) applied at start. */
   apply?: string[];
+  /**
+   * CRD sets installed at start, before `apply` (names of {@link CRD_SETS}: `prometheus-operator`, `cert-manager`),
+   * so overlays with a ServiceMonitor or cert-manager's objects apply.
+   */
+  crds?: string[];
   /** kube-apiserver `--token-auth-file` (`token,user,uid,"group1,group2"`). */
   tokenAuthFile?: string;
   logger?: Logger;
@@ -76,6 +82,7 @@ export interface Authority {
 }
 
 export { API_AUDIENCES };
+export { CRD_SETS, type CrdSet } from './crds.js';
 
 const MAX_HEADER_BYTES = 16 * 1024;
 
@@ -155,6 +162,15 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     const t = registry.forKind(String(o.apiVersion), String(o.kind));
     const meta = o.metadata as { name: string };
     if (t && !store.get(typeKey(t), undefined, meta.name)) objects.create(t, undefined, o);
+  }
+  if (opts.crds?.length) {
+    const sets = opts.crds.map((name) => {
+      const set = CRD_SETS[name];
+      if (!set) throw new Error(`unknown CRD set ${JSON.stringify(name)}; known: ${Object.keys(CRD_SETS).join(', ')}`);
+      return set;
+    });
+    applyObjects(sets.flatMap((s) => s.crds), registry, objects);
+    log.info('installed CRDs', { sets: opts.crds, sources: sets.map((s) => s.source) });
   }
   if (opts.apply?.length) {
     const n = applyObjects(loadManifests(opts.apply), registry, objects);

@@ -2,6 +2,7 @@
  * `ctrlmetrics authority`: runs the embedded Kubernetes-API-compatible authority in the foreground until
  * SIGTERM/SIGINT, and writes an admin kubeconfig that works with kubectl and @kubernetes/client-node.
  *
+ * `--crds prometheus-operator,cert-manager` installs those projects' CRDs first (see `src/authority/crds.ts`).
  * `--apply` takes YAML files, directories of YAML files, and kustomize directories (built with `kubectl kustomize`).
  * Overlays can also be applied once it runs: `kubectl --kubeconfig FILE apply -k DIR`.
  */
@@ -9,6 +10,8 @@ import type { Command } from 'commander';
 import { CliError } from './errors.js';
 import { startAuthority } from '../authority/index.js';
 import { createLogger } from '../util/log.js';
+import { CRD_SETS } from '../authority/crds.js';
+import { crdsOption } from './crds-option.js';
 
 /** Parsed flags of `ctrlmetrics authority`. */
 export interface AuthorityCliOptions {
@@ -17,7 +20,10 @@ export interface AuthorityCliOptions {
   kubeconfigOut?: string;
   apply?: string[];
   tokenAuthFile?: string;
+  /** CRD sets to install at start (`prometheus-operator`, `cert-manager`). */
+  crds?: string[];
 }
+
 
 /** Runs the authority until a signal arrives (or `signal` aborts, for tests). */
 export async function runAuthority(o: AuthorityCliOptions, signal?: AbortSignal): Promise<void> {
@@ -30,6 +36,7 @@ export async function runAuthority(o: AuthorityCliOptions, signal?: AbortSignal)
       kubeconfigOut: o.kubeconfigOut,
       apply: o.apply ?? [],
       tokenAuthFile: o.tokenAuthFile,
+      crds: o.crds,
       logger: log,
     });
   } catch (err) {
@@ -61,6 +68,7 @@ export function register(program: Command): void {
     .option('--state-dir <dir>', 'directory for the CA, keys, admin token and objects (default: in memory)')
     .option('--kubeconfig-out <file>', 'where to write the admin kubeconfig (default: <state-dir>/kubeconfig, or a temp file)')
     .option('--apply <fileOrDir...>', 'YAML files, directories, or kustomize directories to create/update at start (repeatable)')
+    .option('--crds <sets>', `install upstream APIs' CRDs at start, comma-separated: ${Object.keys(CRD_SETS).join(', ')} (for overlays with a ServiceMonitor or cert-manager)`, crdsOption)
     .option('--token-auth-file <file>', 'static tokens, kube-apiserver format: token,user,uid,"group1,group2"')
     .action(async (opts: AuthorityCliOptions) => {
       await runAuthority(opts);

@@ -24,6 +24,7 @@ import { MANAGER_SA, SCRAPER_SA, SYSTEM_NAMESPACE, WORKLOAD_NAMESPACE, demoRbac 
 import { DemoLoad } from './demo/load.js';
 import { lockStateDir } from './demo/lock.js';
 import { demoConflicts } from './demo/preflight.js';
+import { crdsOption } from './crds-option.js';
 
 /** Options of `ctrlmetrics demo` (the flags, parsed). */
 export interface DemoOptions {
@@ -43,6 +44,8 @@ export interface DemoOptions {
   loadInterval: number;
   /** Address of the embedded API. */
   apiListen: string;
+  /** CRD sets the embedded API installs at start. */
+  crds?: string[];
 }
 
 function parseBool(v: string | undefined): boolean {
@@ -74,6 +77,7 @@ export function register(program: Command): void {
     .option('--duration <seconds>', 'exit after this many seconds (0: run until SIGINT/SIGTERM)', parseSeconds, 0)
     .option('--load-interval <seconds>', 'seconds between updates of the demo objects', parseSeconds, 3)
     .option('--api-listen <addr>', 'address of the embedded API', '127.0.0.1:0')
+    .option('--crds <sets>', 'CRDs the embedded API installs at start, comma-separated: prometheus-operator, cert-manager', crdsOption)
     // used by `npm start` before it builds: report what would stop the demo without the build's wait
     .addOption(new Option('--preflight', 'only check for conflicts (state directory, addresses) and exit').hideHelp())
     .action(async (o: DemoOptions & { preflight?: boolean }) => {
@@ -128,6 +132,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
     let apiUrl: string;
     let kubeconfigPath: string;
 
+    if (o.kubeconfig && o.crds) throw new CliError('--crds installs CRDs into the embedded API; with --kubeconfig install the Prometheus operator or cert-manager in that cluster', 2);
     if (o.kubeconfig) {
       try {
         managerConfig = await loadRestConfig({ kubeconfig: o.kubeconfig });
@@ -157,6 +162,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
           listen: o.apiListen,
           stateDir: resolve(stateDir),
           kubeconfigOut: join(stateDir, 'kubeconfig'),
+          crds: o.crds,
           logger: log.child('authority'),
         });
       } catch (err) {

@@ -303,7 +303,7 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
       return [
         fail(
           'ServiceMonitor CRD (servicemonitors.monitoring.coreos.com) is not installed: no Prometheus operator runs in this cluster',
-          'install the Prometheus operator (e.g. kube-prometheus), or run Prometheus without it: ctrlmetrics prometheus-config --from config/default',
+          "install the Prometheus operator (e.g. kube-prometheus), or run Prometheus without it: ctrlmetrics prometheus-config --from config/default; on ctrlmetrics' embedded API, start it with --crds prometheus-operator",
         ),
         skip(`ServiceMonitor ${ns}/${monitorName}: not checked (no CRD)`),
       ];

@@ -17,7 +17,8 @@ export interface ServiceMonitor {
 /** The message for a cluster without the ServiceMonitor CRD. */
 export const CRD_MISSING =
   'the ServiceMonitor CRD (servicemonitors.monitoring.coreos.com) is not installed: no Prometheus operator runs in this cluster. ' +
-  'Install one (e.g. kube-prometheus), or point a plain Prometheus at the endpoint with: ctrlmetrics prometheus-config --from config/default';
+  'Install one (e.g. kube-prometheus), or point a plain Prometheus at the endpoint with: ctrlmetrics prometheus-config --from config/default; ' +
+  "on ctrlmetrics' embedded API, start it with --crds prometheus-operator (ctrlmetrics authority or demo)";
 
 /** True when the API serves `monitoring.coreos.com/v1` servicemonitors (i.e. the CRD is installed). */
 export async function serviceMonitorCrdInstalled(client: KubeClient): Promise<boolean> {

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { ROOT, run, runCli } from '../helpers/process.js';
+import { run, runCli } from '../helpers/process.js';
+import { CRD_SETS } from '../../src/authority/crds.js';
 
 let cluster: TestCluster;
 const PROJECT = 'cmdtest';
@@ -176,11 +177,12 @@ describe('ctrlmetrics monitors', () => {
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /^error: the ServiceMonitor CRD \(servicemonitors\.monitoring\.coreos\.com\) is not installed: no Prometheus operator runs in this cluster/);
+    assert.match(r.stderr, /on ctrlmetrics' embedded API, start it with --crds prometheus-operator \(ctrlmetrics authority or demo\)\n$/);
     assert.doesNotMatch(r.stderr, /404|NotFound/);
   });
 
   test('lists ServiceMonitors as kubectl get servicemonitors does (NAME, AGE), -A and -o name too', async () => {
-    const crd = parseYaml(readFileSync(`${ROOT}test/cli/fixtures/servicemonitor-crd.yaml`, 'utf8')) as unknown;
+    const crd = CRD_SETS['prometheus-operator']!.crds[0]; // the CRD `authority --crds prometheus-operator` installs
     await cluster.admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
     const empty = await ok(cli(['monitors', '-n', 'monitoring']).then((r) => {
       assert.equal(r.stderr, 'No resources found in monitoring namespace.\n');

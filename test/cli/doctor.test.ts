@@ -1,6 +1,6 @@
 /**
- * `ctrlmetrics doctor` on a scaffolded project applied to the embedded authority (prometheus, network-policy and
- * metrics-tls enabled; cert-manager's objects replaced by the Secret it would write): all checks pass on the
+ * `ctrlmetrics doctor` on a scaffolded project applied to the embedded authority with the shipped CRDs (prometheus,
+ * network-policy and metrics-tls enabled; the Secret cert-manager would write is created by the test): all checks pass on the
  * healthy setup, and breaking one link at a time fails exactly the check for that link.
  */
 import { test, describe, before, after } from 'node:test';
@@ -8,10 +8,9 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
-import { ROOT, run, runCli } from '../helpers/process.js';
+import { runCli, run } from '../helpers/process.js';
 import { startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import promClient from 'prom-client';
 
@@ -23,7 +22,6 @@ const SCRAPER = 'monitoring:prometheus';
 let cluster: TestCluster;
 let tmp: string;
 let goodSecret: Obj;
-let overlayJson: string;
 /** The manager's secure endpoint: its service account's token, the certificate of the Secret cert-manager would write. */
 let endpoint: SecureEndpoint;
 
@@ -83,21 +81,15 @@ async function setServicePort(port: number): Promise<void> {
 
 before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-doctor-'));
-  cluster = await startTestCluster();
+  cluster = await startTestCluster({ crds: ['prometheus-operator', 'cert-manager'] });
   const proj = join(tmp, 'proj');
   for (const args of [['init', '--project-name', PROJECT, '--dir', proj], ['edit', '--enable', 'prometheus,network-policy,metrics-tls', '--dir', proj]]) {
     const r = await runCli(args);
     assert.equal(r.code, 0, r.stderr);
   }
-  const built = await run('kubectl', ['kustomize', join(proj, 'config/default')]);
-  assert.equal(built.code, 0, built.stderr);
-  // cert-manager is not installed here: drop its Issuer/Certificate, the Secret it would issue is created below
-  const items = parseAllDocuments(built.stdout)
-    .map((d) => d.toJS() as { apiVersion: string; kind: string })
-    .filter((o) => !o.apiVersion.startsWith('cert-manager.io/'));
-  overlayJson = JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
-  await k(['apply', '-f', `${ROOT}test/cli/fixtures/servicemonitor-crd.yaml`]);
-  await k(['apply', '-f', '-'], overlayJson);
+  // the shipped CRDs serve the overlay's ServiceMonitor, Issuer and Certificate; no cert-manager runs here, so the
+  // Secret it would issue is created below
+  await k(['apply', '-k', join(proj, 'config/default')]);
   await cluster.serviceAccountToken('monitoring', 'prometheus'); // creates the namespace and the service account
   await cluster.admin.create(RBAC, {
     apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -37,8 +37,8 @@ async function createIfMissing(c: KubeClient, path: string, body: unknown): Prom
 }
 
 /** Starts the authority (in memory, or on `stateDir`) and returns the helpers. Always `stop()` it in `after`. */
-export async function startTestCluster(opts: { stateDir?: string; clock?: () => number } = {}): Promise<TestCluster> {
-  const authority = await startAuthority({ listen: '127.0.0.1:0', stateDir: opts.stateDir, clock: opts.clock });
+export async function startTestCluster(opts: { stateDir?: string; clock?: () => number; crds?: string[] } = {}): Promise<TestCluster> {
+  const authority = await startAuthority({ listen: '127.0.0.1:0', stateDir: opts.stateDir, clock: opts.clock, crds: opts.crds });
   const admin = new KubeClient({ ...authority.restConfig, qps: 1000, burst: 1000 });
 
   const ensureSA = async (ns: string, name: string) => {
