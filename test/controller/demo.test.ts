@@ -134,9 +134,12 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   assert.match(run.stdout(), /ctrlmetrics demo stopped/);
   await assert.rejects(stat(join(stateDir, 'demo.pid')), { code: 'ENOENT' }, 'the state directory lock is released at exit');
 
-  // again on the same state directory (RBAC re-applied, objects kept), plain HTTP, stopping by itself after --duration
-  const again = runDemo([...common, '--metrics-secure=false', '--duration', '6']);
+  // again on the same state directory (RBAC re-applied, objects kept), plain HTTP, with the ServiceMonitor CRD,
+  // stopping by itself after --duration
+  const again = runDemo([...common, '--metrics-secure=false', '--crds', 'prometheus-operator', '--duration', '6']);
   const plain = await eventually(() => /^\s*curl (http:\/\/127\.0\.0\.1:\d+\/metrics)\s*$/m.exec(again.stdout()) ?? undefined, 'the plain curl line', 45_000, 200);
+  const crd = await sh(`kubectl --kubeconfig ${join(stateDir, 'kubeconfig')} get crd servicemonitors.monitoring.coreos.com -o name`);
+  assert.equal(crd.stdout.trim(), 'customresourcedefinition.apiextensions.k8s.io/servicemonitors.monitoring.coreos.com', crd.stderr);
   assert.doesNotMatch(again.stdout(), /Bearer/, 'no token needed, none suggested');
   const r = await sh(`curl -s -w '\\n%{http_code}' ${plain[1]}`);
   assert.match(r.stdout, /\n200$/);
