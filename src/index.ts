@@ -4,8 +4,10 @@
  * Public API entry point. Everything users need is exported from here.
  * @packageDocumentation
  */
-export { createLogger, setLogSink, setLogLevel } from './util/log.js';
-export type { Logger, LogLevel, LogSink } from './util/log.js';
+export { createLogger, setLogSink, setLogLevel, configureLogging } from './util/log.js';
+export type { Logger, LogLevel, LogSink, LogOptions, LogEncoder, LogThreshold, TimeEncoding } from './util/log.js';
+export { ZAP_FLAGS, setZapFlag, type ZapFlag } from './util/log-flags.js';
+export { parseGoBool } from './util/go-bool.js';
 export { KubeClient, KubeApiError, DEFAULT_RETRY, setDefaultRequestObserver } from './kube/client.js';
 export type { KubeResponse, KubeStatus, RequestOptions, RetryPolicy, WatchEvent, WatchHandle } from './kube/client.js';
 export { loadRestConfig, inCluster, kubeconfigFor, KubeConfigError } from './kube/config.js';

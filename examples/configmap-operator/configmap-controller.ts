@@ -39,7 +39,7 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
       await ctx.client.delete(cmPath(ns, name), { signal: ctx.signal }).catch((err: unknown) => {
         if (!(err instanceof KubeApiError && err.status === 404)) throw err;
       });
-      ctx.log.info('removed digest of an unmanaged ConfigMap', { digest: name });
+      ctx.log.debug('removed digest of an unmanaged ConfigMap', { digest: name });
     }
     return;
   }
@@ -67,7 +67,7 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
       data: { digest, source: req.name },
     }, { signal: ctx.signal });
     goobers.inc();
-    ctx.log.info('created digest', { digest: name });
+    ctx.log.debug('created digest', { digest: name });
     return;
   }
   const upToDate =
@@ -82,7 +82,7 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
     data: { ...derived.data, digest, source: req.name },
   }, { signal: ctx.signal });
   goobers.inc();
-  ctx.log.info('updated digest', { digest: name });
+  ctx.log.debug('updated digest', { digest: name });
 }
 
 /** The `configmap` controller. */

@@ -30,7 +30,7 @@ export async function reconcileSecret(req: Request, ctx: ReconcileContext): Prom
     if (err instanceof KubeApiError && err.status === 404) return;
     throw err;
   }
-  ctx.log.info('annotated secret keys', { keys: keys.split(',').length });
+  ctx.log.debug('annotated secret keys', { keys: keys.split(',').length });
 }
 
 /** The `secret` controller. */

@@ -18,7 +18,10 @@ import { Option, type Command } from 'commander';
 import { CliError } from './errors.js';
 import { KubeClient } from '../kube/client.js';
 import { loadRestConfig, type RestConfig } from '../kube/config.js';
-import { createLogger } from '../util/log.js';
+import { configureLogging, createLogger, type LogOptions } from '../util/log.js';
+import { parseGoBool } from '../util/go-bool.js';
+import { parseDuration } from '../ops/output.js';
+import { addZapOptions } from './zap-options.js';
 import { applyObject, checkApiReachable, requestToken } from './demo/apply.js';
 import { MANAGER_SA, SCRAPER_SA, SYSTEM_NAMESPACE, WORKLOAD_NAMESPACE, demoRbac } from './demo/rbac.js';
 import { DemoLoad } from './demo/load.js';
@@ -46,22 +49,23 @@ export interface DemoOptions {
   apiListen: string;
   /** CRD sets the embedded API installs at start. */
   crds?: string[];
+  /** `--zap-*` logging flags (zap's production defaults when absent: JSON, or console on a terminal). */
+  zap?: LogOptions;
 }
 
+/** Go's boolean forms, as the generated manager's flags take them (`--leader-elect=True`). */
 function parseBool(v: string | undefined): boolean {
-  if (v === undefined || v === '' || v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw new CliError(`expected true or false, got ${JSON.stringify(v)}`, 2);
+  if (v === undefined || v === '') return true;
+  const b = parseGoBool(v);
+  if (b === undefined) throw new CliError(`expected a boolean (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False), got ${JSON.stringify(v)}`, 2);
+  return b;
 }
 
-function parseSeconds(v: string): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new CliError(`expected a number of seconds, got ${JSON.stringify(v)}`, 2);
-  return n;
-}
+/** A duration in seconds: `90`, `90s`, `1m30s`, `500ms` (as the other commands take them). */
+const seconds = (flag: string) => (v: string): number => parseDuration(v, flag) / 1000;
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('demo')
     .description('run the example operator with its secure /metrics endpoint on an embedded API (or --kubeconfig cluster)')
     .option('--state-dir <dir>', 'state of the embedded API, kubeconfig and reader token', '.ctrlmetrics')
@@ -74,10 +78,12 @@ export function register(program: Command): void {
     .option('--enable-http2 [bool]', 'offer HTTP/2 on the metrics endpoint', parseBool, false)
     .option('--health-probe-bind-address <addr>', 'address of /healthz and /readyz', '127.0.0.1:8081')
     .option('--leader-elect [bool]', 'enable Lease-based leader election', parseBool, false)
-    .option('--duration <seconds>', 'exit after this many seconds (0: run until SIGINT/SIGTERM)', parseSeconds, 0)
-    .option('--load-interval <seconds>', 'seconds between updates of the demo objects', parseSeconds, 3)
+    .option('--duration <duration>', 'exit after this long, e.g. 90s or 5m (0: run until SIGINT/SIGTERM)', seconds('--duration'), 0)
+    .option('--load-interval <duration>', 'time between updates of the demo objects, e.g. 3s or 500ms', seconds('--load-interval'), 3)
     .option('--api-listen <addr>', 'address of the embedded API', '127.0.0.1:0')
-    .option('--crds <sets>', 'CRDs the embedded API installs at start, comma-separated: prometheus-operator, cert-manager', crdsOption)
+    .option('--crds <sets>', 'CRDs the embedded API installs at start, comma-separated: prometheus-operator, cert-manager', crdsOption);
+  addZapOptions(cmd);
+  cmd
     // used by `npm start` before it builds: report what would stop the demo without the build's wait
     .addOption(new Option('--preflight', 'only check for conflicts (state directory, addresses) and exit').hideHelp())
     .action(async (o: DemoOptions & { preflight?: boolean }) => {
@@ -106,6 +112,7 @@ function throwConflicts(conflicts: string[]): void {
 
 /** Runs the demo until `signal` aborts, SIGINT/SIGTERM, or `--duration`. */
 export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<void> {
+  configureLogging(o.zap ?? {});
   const log = createLogger('demo');
   const stop = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {

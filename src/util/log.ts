@@ -1,5 +1,7 @@
 /**
- * Structured JSON logging (one object per line, like controller-runtime's zap JSON encoder).
+ * Structured logging, one entry per line: JSON objects (like controller-runtime's zap JSON encoder, the default) or
+ * zap's development console layout (time, LEVEL, logger, message, fields as JSON), chosen with
+ * {@link configureLogging} (see `log-flags.ts` for the `--zap-*` flags).
  *
  * Secrets never reach the output: fields whose name suggests a credential are replaced with `[REDACTED]`,
  * and string values that look like a bearer token or a PEM private key are masked as well.
@@ -29,7 +31,73 @@ const PEM_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIV
 const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g;
 
 let sink: LogSink = (line) => process.stderr.write(line + '\n');
-let threshold = LEVELS[(process.env.CTRLMETRICS_LOG_LEVEL as LogLevel | undefined) ?? 'info'] ?? LEVELS.info;
+/** `CTRLMETRICS_LOG_LEVEL`, when it names a level: the level until {@link configureLogging} is given another. */
+const ENV_LEVEL = Object.hasOwn(LEVELS, process.env.CTRLMETRICS_LOG_LEVEL ?? '') ? (process.env.CTRLMETRICS_LOG_LEVEL as LogLevel) : undefined;
+let threshold = LEVELS[ENV_LEVEL ?? 'info'];
+/** Entries at or above this level carry a stack trace (zap's stacktrace level); Infinity: none. */
+let stackThreshold = Infinity;
+let encoder: LogEncoder = 'json';
+let timeEncoding: TimeEncoding = 'iso8601';
+
+/** How entries are written: JSON objects, or zap's human-readable console layout. */
+export type LogEncoder = 'json' | 'console';
+/** zap's time encodings: seconds, milliseconds or nanoseconds since the epoch (numbers), or formatted UTC text. */
+export type TimeEncoding = 'epoch' | 'millis' | 'nano' | 'iso8601' | 'rfc3339' | 'rfc3339nano';
+/** A level to log at, or `panic`: above every level ctrlmetrics writes (zap's panic level), i.e. silence. */
+export type LogThreshold = LogLevel | 'panic';
+
+/** What {@link configureLogging} sets; each field absent takes zap's default for the mode. */
+export interface LogOptions {
+  /**
+   * zap's development mode: console encoder, debug level, stack traces from warn. Otherwise production: JSON
+   * (console on a terminal), info level, stack traces from error.
+   */
+  development?: boolean;
+  encoder?: LogEncoder;
+  level?: LogThreshold;
+  stacktraceLevel?: LogThreshold;
+  timeEncoding?: TimeEncoding;
+}
+
+const rank = (l: LogThreshold): number => (l === 'panic' ? 50 : LEVELS[l]);
+
+/**
+ * Configures every logger of the process, as controller-runtime's `zap.New(zap.UseFlagOptions(&opts))` does.
+ * `tty`: whether stderr is a terminal (defaults to it); it makes the console encoder the default.
+ */
+export function configureLogging(o: LogOptions = {}, tty: boolean = process.stderr.isTTY === true): void {
+  const dev = o.development === true;
+  encoder = o.encoder ?? (dev || tty ? 'console' : 'json');
+  threshold = rank(o.level ?? (dev ? 'debug' : ENV_LEVEL ?? 'info'));
+  stackThreshold = rank(o.stacktraceLevel ?? (dev ? 'warn' : 'error'));
+  timeEncoding = o.timeEncoding ?? 'iso8601';
+}
+
+/** The time as the configured encoding writes it. */
+function encodeTime(ms: number): string | number {
+  switch (timeEncoding) {
+    case 'epoch':
+      return ms / 1000;
+    case 'millis':
+      return ms;
+    case 'nano':
+      return ms * 1e6;
+    case 'rfc3339':
+      return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    case 'rfc3339nano':
+      // Go's RFC3339Nano drops trailing zeros of the fraction (and the dot when none is left)
+      return new Date(ms).toISOString().replace(/\.?0+Z$/, 'Z');
+    default:
+      return new Date(ms).toISOString();
+  }
+}
+
+/** The caller's stack without the logger's own frames. */
+function stackTrace(): string {
+  const lines = (new Error().stack ?? '').split('\n').slice(1);
+  const own = lines.findLastIndex((l) => /util[\\/]log\.[jt]s/.test(l));
+  return lines.slice(own + 1).map((l) => l.trim()).join('\n');
+}
 
 /** Replaces the output of every logger (returns the previous sink). */
 export function setLogSink(next: LogSink): LogSink {
@@ -68,7 +136,15 @@ class JsonLogger implements Logger {
 
   private write(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
     if (LEVELS[level] < threshold) return;
-    const entry = redact({ ts: new Date().toISOString(), level, logger: this.name, msg, ...this.fields, ...fields });
+    const ts = encodeTime(Date.now());
+    const stack = LEVELS[level] >= stackThreshold ? stackTrace() : undefined;
+    if (encoder === 'console') {
+      const extra = redact({ ...this.fields, ...fields }) as Record<string, unknown>;
+      const tail = Object.keys(extra).length ? `\t${JSON.stringify(extra)}` : '';
+      sink(`${ts}\t${level.toUpperCase()}\t${this.name}\t${redactString(msg)}${tail}${stack ? `\n${stack}` : ''}`);
+      return;
+    }
+    const entry = redact({ ts, level, logger: this.name, msg, ...this.fields, ...fields, ...(stack ? { stacktrace: stack } : {}) });
     sink(JSON.stringify(entry));
   }
 

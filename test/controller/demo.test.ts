@@ -134,9 +134,21 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   assert.match(run.stdout(), /ctrlmetrics demo stopped/);
   await assert.rejects(stat(join(stateDir, 'demo.pid')), { code: 'ENOENT' }, 'the state directory lock is released at exit');
 
-  // again on the same state directory (RBAC re-applied, objects kept), plain HTTP, with the ServiceMonitor CRD,
-  // stopping by itself after --duration
-  const again = runDemo([...common, '--metrics-secure=false', '--crds', 'prometheus-operator', '--duration', '6']);
+  // again on the same state directory (RBAC re-applied, objects kept), plain HTTP (a Go boolean form), with the
+  // ServiceMonitor CRD and debug logs in zap's console layout, stopping by itself after --duration (a Go duration)
+  const again = runDemo([
+    ...common,
+    '--metrics-secure=False',
+    '--crds',
+    'prometheus-operator',
+    '--zap-log-level=debug',
+    '--zap-encoder',
+    'console',
+    '--load-interval',
+    '300ms',
+    '--duration',
+    '6s',
+  ]);
   const plain = await eventually(() => /^\s*curl (http:\/\/127\.0\.0\.1:\d+\/metrics)\s*$/m.exec(again.stdout()) ?? undefined, 'the plain curl line', 45_000, 200);
   const crd = await sh(`kubectl --kubeconfig ${join(stateDir, 'kubeconfig')} get crd servicemonitors.monitoring.coreos.com -o name`);
   assert.equal(crd.stdout.trim(), 'customresourcedefinition.apiextensions.k8s.io/servicemonitors.monitoring.coreos.com', crd.stderr);
@@ -145,6 +157,23 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   assert.match(r.stdout, /\n200$/);
   assert.ok(parseExposition(r.stdout.slice(0, r.stdout.lastIndexOf('\n'))).has('controller_runtime_reconcile_total'));
   assert.equal(await within(again.exited, 45_000, 'exit after --duration'), 0, again.stderr());
+  // reconcile chatter is debug: shown here, in the console layout, and absent from the first run's info-level output
+  assert.match(again.stderr(), /^\d{4}-\d\d-\d\dT\S+\tDEBUG\t\S+\t(created|updated) digest\t\{/m);
+  assert.doesNotMatch(run.stderr(), /digest/);
+});
+
+test('ctrlmetrics demo: a bad flag value is a usage error (exit 2) saying what the flag takes', { timeout: 60_000 }, async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['--zap-log-level=loud'], /^error: --zap-log-level: invalid log level "loud": one of 'debug', 'info', 'error', 'panic', or an integer > 0\n$/],
+    [['--zap-encoder', 'text'], /^error: --zap-encoder: invalid encoder "text": 'json' or 'console'\n$/],
+    [['--leader-elect=yes'], /^error: .*expected a boolean \(1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False\), got "yes"/],
+    [['--duration', '5x'], /^error: --duration: invalid duration "5x" \(use e\.g\. 30s, 10m, 1h\)\n$/],
+  ];
+  for (const [args, re] of cases) {
+    const r = runDemo(['--state-dir', join(tmpdir(), 'ctrlmetrics-demo-never-created'), ...args]);
+    assert.equal(await within(r.exited, 30_000, `demo ${args.join(' ')}`), 2, r.stderr());
+    assert.match(r.stderr(), re);
+  }
 });
 
 test('ctrlmetrics demo --kubeconfig: exits non-zero with a clear message when the API cannot be reached', { timeout: 60_000 }, async () => {

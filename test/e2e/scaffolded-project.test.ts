@@ -123,4 +123,22 @@ test('the Dockerfile\'s steps, run without Docker, build the image\'s files, and
   // the image's node is distroless Node 24's; this machine's node runs the same files
   const help = await must('the entrypoint', run(process.execPath, [entrypoint[1]!.replace(/^\/app\//, `${image}/`), '--help'], { cwd: image, timeoutMs: 60_000 }));
   assert.match(help.stdout, /--metrics-bind-address/);
+  assert.match(help.stdout, /--zap-log-level\n/);
+
+  // controller-runtime's logging flags and Go's booleans: a bad value exits 2 naming it; good ones reach the logger
+  const main = entrypoint[1]!.replace(/^\/app\//, `${image}/`);
+  const bad = await run(process.execPath, [main, '--zap-log-level=verbose'], { cwd: image, timeoutMs: 60_000 });
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stderr, `invalid log level "verbose": one of 'debug', 'info', 'error', 'panic', or an integer > 0\n`);
+  const missing = join(work, 'no-such.kubeconfig');
+  const consoleRun = await run(process.execPath, [main, '--leader-elect=True', '--zap-log-level=debug', '--zap-encoder=console', '--zap-time-encoding=rfc3339', `--kubeconfig=${missing}`], { cwd: image, timeoutMs: 60_000 });
+  assert.equal(consoleRun.code, 1, consoleRun.stderr);
+  assert.match(consoleRun.stderr, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\tERROR\tsetup\tproblem running manager\t\{"error":".*no-such\.kubeconfig.*"\}$/m);
+  assert.match(consoleRun.stderr, /^\s*at /m, 'errors carry a stack trace (zap\'s production stacktrace level)');
+  const jsonRun = await run(process.execPath, [main, '--zap-encoder=json', '--zap-stacktrace-level=panic', `--kubeconfig=${missing}`], { cwd: image, timeoutMs: 60_000 });
+  assert.equal(jsonRun.code, 1);
+  const entry = JSON.parse(jsonRun.stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
+  assert.equal(entry.level, 'error');
+  assert.equal(entry.msg, 'problem running manager');
+  assert.equal(entry.stacktrace, undefined, '--zap-stacktrace-level=panic: no stack trace');
 });

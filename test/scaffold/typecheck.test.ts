@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -65,8 +65,13 @@ test('the generated src/ type-checks against this repository\'s src/index.ts (ts
 });
 
 test('the generated flags default to the issue\'s values and parse like Go flags', async () => {
+  // src/flags.ts imports ctrlmetrics: resolve it to this repository's sources (tsx compiles them)
+  const shim = join(app, 'node_modules/ctrlmetrics');
+  mkdirSync(shim, { recursive: true });
+  writeFileSync(join(shim, 'package.json'), JSON.stringify({ name: 'ctrlmetrics', type: 'module', exports: { '.': './index.ts' } }));
+  writeFileSync(join(shim, 'index.ts'), `export * from ${JSON.stringify(join(ROOT, 'src/index.ts'))};\n`);
   const { parseFlags } = (await import(pathToFileURL(join(app, 'src/flags.ts')).href)) as {
-    parseFlags: (argv: string[]) => Record<string, string | boolean>;
+    parseFlags: (argv: string[]) => Record<string, unknown>;
   };
   assert.deepEqual(parseFlags([]), {
     metricsBindAddress: ':8443',
@@ -78,6 +83,7 @@ test('the generated flags default to the issue\'s values and parse like Go flags
     healthProbeBindAddress: ':8081',
     leaderElect: false,
     kubeconfig: '',
+    log: {},
   });
   // the args config/default renders (manager_metrics_patch.yaml inserts --metrics-bind-address first)
   const deployed = parseFlags(['--metrics-bind-address=:8443', '--leader-elect', '--health-probe-bind-address=:8081', '--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs']);
@@ -88,6 +94,24 @@ test('the generated flags default to the issue\'s values and parse like Go flags
   assert.equal(off.metricsSecure, false);
   assert.equal(off.enableHTTP2, true);
   assert.throws(() => parseFlags(['--metrics-secure=maybe']), /invalid boolean value "maybe" for --metrics-secure/);
+  // Go's strconv.ParseBool forms
+  for (const t of ['1', 't', 'T', 'TRUE', 'true', 'True']) assert.equal(parseFlags([`--leader-elect=${t}`]).leaderElect, true, t);
+  for (const f of ['0', 'f', 'F', 'FALSE', 'false', 'False']) assert.equal(parseFlags([`--leader-elect=${f}`, '--metrics-secure=' + f]).metricsSecure, false, f);
+  assert.throws(() => parseFlags(['--leader-elect=tRuE']), /invalid boolean value "tRuE" for --leader-elect/);
+  // controller-runtime's zap flags, in both Go forms
+  assert.deepEqual(parseFlags(['--zap-log-level=debug', '--zap-devel', '--zap-encoder', 'console', '--zap-stacktrace-level=panic', '--zap-time-encoding', 'rfc3339nano']).log, {
+    level: 'debug',
+    development: true,
+    encoder: 'console',
+    stacktraceLevel: 'panic',
+    timeEncoding: 'rfc3339nano',
+  });
+  assert.deepEqual(parseFlags(['--zap-log-level', '3', '--zap-devel=false']).log, { level: 'debug', development: false });
+  assert.throws(() => parseFlags(['--zap-log-level=0']), /invalid log level "0": one of 'debug', 'info', 'error', 'panic', or an integer > 0/);
+  assert.throws(() => parseFlags(['--zap-encoder=text']), /invalid encoder "text": 'json' or 'console'/);
+  assert.throws(() => parseFlags(['--zap-time-encoding=unix']), /invalid time encoding "unix"/);
+  assert.throws(() => parseFlags(['--zap-stacktrace-level=debug']), /invalid stacktrace level "debug": one of 'info', 'error', 'panic'/);
+  assert.throws(() => parseFlags(['--zap-log-level']), /flag needs an argument: --zap-log-level/);
   assert.throws(() => parseFlags(['--metrics-bind']), /unknown flag --metrics-bind/);
   assert.throws(() => parseFlags(['--metrics-cert-path']), /flag needs an argument: --metrics-cert-path/);
 });

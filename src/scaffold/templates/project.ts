@@ -56,8 +56,11 @@ export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<stri
 
   const flags = `/**
  * Command-line flags of the manager, parsed like Go's flag package (\`--name=value\`, \`--name value\`, and
- * \`--bool\` / \`--bool=false\`), so the kustomize patches written for kubebuilder projects apply unchanged.
+ * \`--bool\` / \`--bool=false\` with Go's boolean forms), so the kustomize patches written for kubebuilder projects
+ * apply unchanged; controller-runtime's \`--zap-*\` logging flags included.
  */
+import { ZAP_FLAGS, parseGoBool, setZapFlag, type LogOptions } from 'ctrlmetrics';
+
 export interface Flags {
   metricsBindAddress: string;
   metricsSecure: boolean;
@@ -68,9 +71,11 @@ export interface Flags {
   healthProbeBindAddress: string;
   leaderElect: boolean;
   kubeconfig: string;
+  /** \`--zap-devel\`, \`--zap-encoder\`, \`--zap-log-level\`, \`--zap-stacktrace-level\`, \`--zap-time-encoding\`. */
+  log: LogOptions;
 }
 
-const DEFAULTS: Flags = {
+const DEFAULTS: Omit<Flags, 'log'> = {
   // On by default (kubebuilder's binary defaults to "0" and only its kustomize patch turns it on: kubebuilder #4229).
   metricsBindAddress: ':${METRICS_PORT}',
   metricsSecure: true,
@@ -95,7 +100,7 @@ const HELP: Record<string, string> = {
   kubeconfig: 'Path to a kubeconfig file (default: $KUBECONFIG, the in-cluster config, then ~/.kube/config).',
 };
 
-const KEYS: Record<string, keyof Flags> = {
+const KEYS: Record<string, keyof Omit<Flags, 'log'>> = {
   'metrics-bind-address': 'metricsBindAddress',
   'metrics-secure': 'metricsSecure',
   'metrics-cert-path': 'metricsCertPath',
@@ -109,21 +114,29 @@ const KEYS: Record<string, keyof Flags> = {
 
 /** Parses argv (without node and the script); throws an Error with a usable message on bad input. */
 export function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { ...DEFAULTS };
+  const flags: Flags = { ...DEFAULTS, log: {} };
   const set = flags as unknown as Record<string, string | boolean>;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '-h' || arg === '--help') {
-      for (const [name, help] of Object.entries(HELP)) process.stdout.write(\`  --\${name}\\n      \${help}\\n\`);
+      for (const [name, help] of [...Object.entries(HELP), ...Object.entries(ZAP_FLAGS).map(([n, f]) => [n, f.help] as const)]) {
+        process.stdout.write(\`  --\${name}\\n      \${help}\\n\`);
+      }
       process.exit(0);
     }
     const m = /^--?([a-z0-9-]+)(?:=(.*))?$/.exec(arg);
+    const zap = m ? ZAP_FLAGS[m[1]!] : undefined;
+    if (m && zap) {
+      setZapFlag(flags.log, m[1]!, zap.boolean ? m[2] : (m[2] ?? argv[++i]));
+      continue;
+    }
     const key = m ? KEYS[m[1]!] : undefined;
     if (!m || !key) throw new Error(\`unknown flag \${arg} (run with --help for the list)\`);
     if (typeof DEFAULTS[key] === 'boolean') {
-      const v = m[2] ?? 'true';
-      if (!/^(true|false|1|0)$/.test(v)) throw new Error(\`invalid boolean value "\${v}" for --\${m[1]}\`);
-      set[key] = v === 'true' || v === '1';
+      // Go's flag package: a boolean takes its value only as --name=value (1, t, T, TRUE, true, True, 0, f, F, …)
+      const v = parseGoBool(m[2] ?? 'true');
+      if (v === undefined) throw new Error(\`invalid boolean value "\${m[2]}" for --\${m[1]}\`);
+      set[key] = v;
     } else {
       const v = m[2] ?? argv[++i];
       if (v === undefined) throw new Error(\`flag needs an argument: --\${m[1]}\`);
@@ -140,7 +153,7 @@ export function parseFlags(argv: string[]): Flags {
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Manager, createLogger, filters, type MetricsOptions } from 'ctrlmetrics';
+import { Manager, configureLogging, createLogger, filters, type MetricsOptions } from 'ctrlmetrics';
 import { parseFlags, type Flags } from './flags.js';
 import { newConfigMapController } from './controllers/configmap-controller.js';
 
@@ -182,8 +195,20 @@ export function metricsOptions(flags: Flags): MetricsOptions {
   return options;
 }
 
+/** The flags, or exit 2 with the problem on stderr, as Go's flag package does. */
+function flagsOrExit(): Flags {
+  try {
+    return parseFlags(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(\`\${err instanceof Error ? err.message : String(err)}\\n\`);
+    process.exit(2);
+  }
+}
+
 async function run(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
+  const flags = flagsOrExit();
+  // zap's defaults as controller-runtime applies them: JSON at info level, console on a terminal or with --zap-devel
+  configureLogging(flags.log);
   const mgr = new Manager({
     metrics: metricsOptions(flags),
     healthProbeBindAddress: flags.healthProbeBindAddress,
@@ -308,7 +333,10 @@ its user may \`get\` the non-resource URL \`/metrics\`. Missing or invalid token
 
 Flags: \`--metrics-bind-address\` (\`:${METRICS_PORT}\`), \`--metrics-secure\` (true), \`--metrics-cert-path\`, \`--metrics-cert-name\`
 (\`tls.crt\`), \`--metrics-cert-key\` (\`tls.key\`), \`--enable-http2\` (false), \`--health-probe-bind-address\` (\`:${HEALTH_PORT}\`),
-\`--leader-elect\`. When \`--metrics-cert-path\` is given but the files are missing, the manager exits with an error
+\`--leader-elect\`, and controller-runtime's logging flags \`--zap-log-level\` (\`debug\`, \`info\`, \`error\`, \`panic\` or an
+integer > 0), \`--zap-devel\`, \`--zap-encoder\` (\`json\` | \`console\`; console is the default on a terminal),
+\`--zap-stacktrace-level\`, \`--zap-time-encoding\`. Booleans take Go's forms (\`--leader-elect=True\`). A bad flag exits 2
+with the problem on stderr. When \`--metrics-cert-path\` is given but the files are missing, the manager exits with an error
 instead of silently serving a self-signed certificate. \`--metrics-secure=false\` serves plain HTTP with no
 authentication on the same port: set the ServiceMonitor's \`scheme: http\` (and drop its \`tlsConfig\`) if you do that.
 
