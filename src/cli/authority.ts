@@ -63,7 +63,7 @@ export async function runAuthority(o: AuthorityCliOptions, signal?: AbortSignal)
 export function register(program: Command): void {
   program
     .command('authority')
-    .description('run the embedded Kubernetes-API-compatible authority (TokenReview, SubjectAccessReview, RBAC, objects) until SIGTERM/SIGINT')
+    .description('Run the embedded Kubernetes-API-compatible authority (TokenReview, SubjectAccessReview, RBAC, objects) until SIGTERM/SIGINT')
     .option('--listen <host:port>', 'address to listen on', '127.0.0.1:6443')
     .option('--state-dir <dir>', 'directory for the CA, keys, admin token and objects (default: in memory)')
     .option('--kubeconfig-out <file>', 'where to write the admin kubeconfig (default: <state-dir>/kubeconfig, or a temp file)')

@@ -15,7 +15,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { CliError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
 import { KubeClient } from '../kube/client.js';
 import { loadRestConfig, type RestConfig } from '../kube/config.js';
 import { configureLogging, createLogger, type LogOptions } from '../util/log.js';
@@ -57,7 +57,7 @@ export interface DemoOptions {
 function parseBool(v: string | undefined): boolean {
   if (v === undefined || v === '') return true;
   const b = parseGoBool(v);
-  if (b === undefined) throw new CliError(`expected a boolean (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False), got ${JSON.stringify(v)}`, 2);
+  if (b === undefined) throw new UsageError(`expected a boolean (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False), got ${JSON.stringify(v)}`);
   return b;
 }
 
@@ -67,7 +67,7 @@ const seconds = (flag: string) => (v: string): number => parseDuration(v, flag) 
 export function register(program: Command): void {
   const cmd = program
     .command('demo')
-    .description('run the example operator with its secure /metrics endpoint on an embedded API (or --kubeconfig cluster)')
+    .description('Run the example operator with its secure /metrics endpoint on an embedded API (or --kubeconfig cluster)')
     .option('--state-dir <dir>', 'state of the embedded API, kubeconfig and reader token', '.ctrlmetrics')
     .option('--kubeconfig <file>', 'run against this cluster instead of the embedded API')
     .option('--metrics-bind-address <addr>', 'metrics endpoint address (":8443" all interfaces, "0" disables)', '127.0.0.1:8443')
@@ -139,7 +139,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
     let apiUrl: string;
     let kubeconfigPath: string;
 
-    if (o.kubeconfig && o.crds) throw new CliError('--crds installs CRDs into the embedded API; with --kubeconfig install the Prometheus operator or cert-manager in that cluster', 2);
+    if (o.kubeconfig && o.crds) throw new UsageError('--crds installs CRDs into the embedded API; with --kubeconfig install the Prometheus operator or cert-manager in that cluster');
     if (o.kubeconfig) {
       try {
         managerConfig = await loadRestConfig({ kubeconfig: o.kubeconfig });

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { assertApiReachable, formatReport, runDoctor } from '../ops/doctor.js';
 import { parseServiceAccountRef, withClient, type KubeFlags } from '../ops/kube.js';
-import { CliError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
 
 interface DoctorFlags extends KubeFlags {
   namespace: string;
@@ -14,8 +14,8 @@ interface DoctorFlags extends KubeFlags {
 export function register(program: Command): void {
   program
     .command('doctor')
-    .description('check the whole metrics chain (Deployment, Service and endpoints, RBAC, ServiceMonitor, NetworkPolicy, certificate, a real scrape), one line per check with the fix')
-    .requiredOption('-n, --namespace <ns>', 'the manager\'s namespace, <project>-system')
+    .description('Check the whole metrics chain (Deployment, Service and endpoints, RBAC, ServiceMonitor, NetworkPolicy, certificate, a real scrape), one line per check with the fix')
+    .requiredOption('-n, --namespace <ns>', 'the manager\'s namespace, <project>-system (required)')
     .option('--project <name>', 'project name (name prefix; default: the namespace without -system)')
     .option('--as <ns:name>', 'the scraper service account to check (e.g. monitoring:prometheus)')
     .option('--url <url>', 'scrape this URL as the scraper, e.g. https://127.0.0.1:8443/metrics through kubectl port-forward (default in a pod: the Service)')
@@ -24,7 +24,7 @@ export function register(program: Command): void {
     .action(async (flags: DoctorFlags) => {
       const as = flags.as ? parseServiceAccountRef(flags.as, '--as') : undefined;
       if (flags.url !== undefined && !/^https?:\/\/[^/]/.test(flags.url)) {
-        throw new CliError(`--url ${JSON.stringify(flags.url)} is not an http(s) URL: e.g. --url https://127.0.0.1:8443/metrics`, 2);
+        throw new UsageError(`--url ${JSON.stringify(flags.url)} is not an http(s) URL: e.g. --url https://127.0.0.1:8443/metrics`);
       }
       const checks = await withClient(flags, async (client) => {
         await assertApiReachable(client).catch((err: Error) => {

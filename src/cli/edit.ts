@@ -1,6 +1,6 @@
 /** `ctrlmetrics edit`: switches optional parts of a generated project on and off in its kustomizations. */
 import type { Command } from 'commander';
-import { CliError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
 import { SCAFFOLD_OPTIONS, ScaffoldError, editProject, isScaffoldOption, type ScaffoldOption } from '../scaffold/index.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
@@ -8,7 +8,7 @@ const collect = (value: string, previous: string[]): string[] => [...previous, .
 function options(values: string[], flag: string): ScaffoldOption[] {
   const bad = values.filter((v) => !isScaffoldOption(v));
   if (bad.length > 0) {
-    throw new CliError(`unknown option "${bad[0]}" for ${flag}: choose from ${SCAFFOLD_OPTIONS.join(', ')}`, 2);
+    throw new UsageError(`unknown option "${bad[0]}" for ${flag}: choose from ${SCAFFOLD_OPTIONS.join(', ')}`);
   }
   return values as ScaffoldOption[];
 }
@@ -24,7 +24,7 @@ export function register(program: Command): void {
       const enable = options(flags.enable, '--enable');
       const disable = options(flags.disable, '--disable');
       if (enable.length === 0 && disable.length === 0) {
-        throw new CliError(`nothing to do: pass --enable or --disable with one of ${SCAFFOLD_OPTIONS.join(', ')}`, 2);
+        throw new UsageError(`nothing to do: pass --enable or --disable with one of ${SCAFFOLD_OPTIONS.join(', ')}`);
       }
       try {
         const result = await editProject(flags.dir, { enable, disable, validate: true });

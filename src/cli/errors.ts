@@ -8,3 +8,14 @@ export class CliError extends Error {
     super(message);
   }
 }
+
+/**
+ * A bad flag or argument: `error: …` and kubectl's `See 'ctrlmetrics <command> --help' for usage.`, exit 1 as
+ * kubectl exits for every error, usage errors included.
+ */
+export class UsageError extends CliError {
+  override name = 'UsageError';
+  constructor(message: string) {
+    super(message, 1);
+  }
+}

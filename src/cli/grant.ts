@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { applyGrant, buildBinding, defaultBindingName, findReaderRole, serviceAccountExists } from '../ops/grant.js';
 import { parseServiceAccountRef, withClient, type KubeFlags } from '../ops/kube.js';
 import { formatObject, parseDryRun, parseOutput, resourceName } from '../ops/output.js';
-import { CliError } from './errors.js';
+import { UsageError } from './errors.js';
 
 interface GrantFlags extends KubeFlags {
   serviceaccount?: string;
@@ -27,7 +27,7 @@ export function denyCacheNote(sa: { namespace: string; name: string }): string {
 export function register(program: Command): void {
   program
     .command('grant')
-    .description('bind the metrics-reader ClusterRole to a service account so it may GET /metrics (idempotent)')
+    .description('Bind the metrics-reader ClusterRole to a service account so it may GET /metrics (idempotent)')
     .requiredOption('--serviceaccount <ns:name>', 'the service account that scrapes, e.g. monitoring:prometheus')
     .option('--clusterrole <name>', 'the reader ClusterRole (default: <project>-metrics-reader for a service account in <project>-system, else the only *-metrics-reader in the cluster)')
     .option('--name <binding>', 'ClusterRoleBinding name (default: <clusterrole>:<ns>:<name>)')
@@ -42,7 +42,7 @@ export function register(program: Command): void {
       if (dryRun && !flags.clusterrole) {
         // kubectl's client dry run never asks the server; neither do we: the role comes from the namespace name.
         if (!sa.namespace.endsWith('-system')) {
-          throw new CliError('--dry-run=client needs --clusterrole when the service account is not in <project>-system (the role is otherwise looked up in the cluster)', 2);
+          throw new UsageError('--dry-run=client needs --clusterrole when the service account is not in <project>-system (the role is otherwise looked up in the cluster)');
         }
         flags.clusterrole = `${sa.namespace.slice(0, -'-system'.length)}-metrics-reader`;
       }

@@ -2,7 +2,8 @@
  * The `ctrlmetrics` command line: one file per command in this folder, each exporting `register(program)`.
  */
 import { Command, CommanderError } from 'commander';
-import { CliError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
+import * as version from './version.js';
 import * as authority from './authority.js';
 import * as demo from './demo.js';
 import * as init from './init.js';
@@ -15,29 +16,74 @@ import * as scrape from './scrape.js';
 import * as doctor from './doctor.js';
 import * as prometheusConfig from './prometheus-config.js';
 
-const COMMANDS = [demo, authority, init, edit, grant, token, monitors, labelNamespace, scrape, doctor, prometheusConfig];
+const COMMANDS = [demo, authority, init, edit, grant, token, monitors, labelNamespace, scrape, doctor, prometheusConfig, version];
 
 /** Builds the program with every command registered. */
 export function buildProgram(): Command {
   const program = new Command('ctrlmetrics')
     .description('Secure metrics endpoint for TypeScript Kubernetes controller managers')
-    .version('0.1.0')
-    .showHelpAfterError('(run ctrlmetrics --help for usage)')
+    .version(version.packageVersion(), '-V, --version', 'Print the version number')
+    .helpOption('-h, --help', 'Show help for the command')
+    .helpCommand('help [command]', 'Help about any command')
     .exitOverride();
   for (const c of COMMANDS) c.register(program);
   return program;
 }
 
+/** The subcommand argv names, if any (the first argument that is one). */
+function subcommandOf(program: Command, args: string[]): string | undefined {
+  const names = new Set(program.commands.map((c) => c.name()));
+  return args.find((a) => names.has(a));
+}
+
+/**
+ * A commander usage error in kubectl's words: `unknown flag: --x`, `required flag(s) "namespace" not set`,
+ * `unknown command "x" for "ctrlmetrics"`; other messages as commander words them.
+ */
+function usageMessage(err: CommanderError): string {
+  const text = err.message.replace(/^error: /, '');
+  switch (err.code) {
+    case 'commander.unknownOption':
+      return `unknown flag: ${/'([^']+)'/.exec(text)?.[1] ?? text}`;
+    case 'commander.missingMandatoryOptionValue':
+      return `required flag(s) "${/--([a-z0-9-]+)/.exec(text)?.[1] ?? text}" not set`;
+    case 'commander.unknownCommand':
+      return `unknown command "${/'([^']+)'/.exec(text)?.[1] ?? text}" for "ctrlmetrics"`;
+    default:
+      return text;
+  }
+}
+
+/** kubectl's last line of a usage error: which help to read. */
+function usageHint(sub: string | undefined): string {
+  return sub ? `See 'ctrlmetrics ${sub} --help' for usage.` : "Run 'ctrlmetrics --help' for usage.";
+}
+
 /** Runs the CLI; resolves to the process exit code. Errors are one clear line on stderr. */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
-  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  const args = argv.slice(2);
+  // commander's own error text is replaced by kubectl's wording below
+  program.configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: () => undefined });
+  for (const c of program.commands) c.configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: () => undefined });
+  if (args.length === 0) {
+    // bare, as kubectl: the help on stdout, exit 0
+    process.stdout.write(program.helpInformation());
+    return 0;
+  }
+  const sub = subcommandOf(program, args);
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      // help and version exit with 0; usage errors were already printed by commander
+      // --help and --version end here with exit code 0
+      if (err.exitCode === 0) return 0;
+      process.stderr.write(`error: ${usageMessage(err)}\n${usageHint(err.code === 'commander.unknownCommand' ? undefined : sub)}\n`);
+      return 1;
+    }
+    if (err instanceof UsageError) {
+      process.stderr.write(`error: ${err.message}\n${usageHint(sub)}\n`);
       return err.exitCode;
     }
     if (err instanceof CliError) {

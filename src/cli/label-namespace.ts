@@ -7,7 +7,7 @@ import { CliError } from './errors.js';
 export function register(program: Command): void {
   program
     .command('label-namespace')
-    .description('set metrics=enabled on each namespace whose pods scrape the metrics endpoint (for the allow-metrics-traffic NetworkPolicy)')
+    .description('Set metrics=enabled on each namespace whose pods scrape the metrics endpoint (for the allow-metrics-traffic NetworkPolicy)')
     .argument('<namespace...>', 'namespaces to label')
     .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')

@@ -13,7 +13,7 @@ interface MonitorsFlags extends KubeFlags {
 export function register(program: Command): void {
   program
     .command('monitors')
-    .description('list the ServiceMonitors of a namespace (NAME, AGE); says so when the Prometheus operator\'s CRD is missing')
+    .description('List the ServiceMonitors of a namespace (NAME, AGE); says so when the Prometheus operator\'s CRD is missing')
     .option('-n, --namespace <ns>', 'namespace (default: the kubeconfig context\'s, else default)')
     .option('-A, --all-namespaces', 'list across all namespaces')
     .option('-o, --output <format>', 'yaml, json or name')

@@ -9,7 +9,7 @@ interface PrometheusConfigFlags extends PrometheusConfigOptions {
 export function register(program: Command): void {
   program
     .command('prometheus-config')
-    .description('print the Prometheus scrape_configs job equivalent to the project\'s ServiceMonitor (for Prometheus without the operator)')
+    .description('Print the Prometheus scrape_configs job equivalent to the project\'s ServiceMonitor (for Prometheus without the operator)')
     .option('--from <dirOrFile>', 'kustomize overlay to build (kubectl kustomize) or a YAML file with the ServiceMonitor', 'config/default')
     .option('--target <host:port>', 'scrape this address directly (static target with the operator\'s labels) instead of discovering the Service endpoints')
     .option('--token-file <file>', 'bearer token file Prometheus reads (default: the ServiceMonitor\'s bearerTokenFile)')

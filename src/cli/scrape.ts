@@ -8,7 +8,7 @@ import { filterExposition } from '../ops/exposition.js';
 import { parseDuration } from '../ops/output.js';
 import { DEFAULT_RETRY, ScrapeFailure, abortableSleep, resolveTarget, scrapeWithRetry, type ScrapeTarget } from '../ops/scrape.js';
 import { renderWatchFrame, watchPoint, type WatchPoint } from '../ops/scrape-watch.js';
-import { CliError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
 
 interface ScrapeFlags {
   token?: string;
@@ -27,7 +27,7 @@ const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', 
 export function register(program: Command): void {
   program
     .command('scrape')
-    .description('scrape a secure metrics endpoint with a bearer token, explaining 401/403/500/TLS failures; --watch shows a live per-controller table')
+    .description('Scrape a secure metrics endpoint with a bearer token, explaining 401/403/500/TLS failures; --watch shows a live per-controller table')
     .argument('<url>', 'metrics URL, e.g. https://127.0.0.1:8443/metrics')
     .option('--token <token>', 'bearer token')
     .option('--token-file <file>', 'file holding the bearer token, re-read on every scrape (default in a pod: the service account token)')
@@ -45,19 +45,19 @@ export function register(program: Command): void {
 
 async function runScrape(url: string, flags: ScrapeFlags): Promise<void> {
   const intervalMs = parseDuration(flags.interval, '--interval');
-  if (intervalMs < 100) throw new CliError('--interval must be at least 100ms', 2);
+  if (intervalMs < 100) throw new UsageError('--interval must be at least 100ms');
   const timeoutMs = parseDuration(flags.requestTimeout, '--request-timeout');
   let count: number | undefined;
   if (flags.count !== undefined) {
     count = Number(flags.count);
-    if (!Number.isInteger(count) || count < 1) throw new CliError(`--count must be a positive integer, got ${JSON.stringify(flags.count)}`, 2);
+    if (!Number.isInteger(count) || count < 1) throw new UsageError(`--count must be a positive integer, got ${JSON.stringify(flags.count)}`);
   } else if (!flags.watch) count = 1;
   let match: RegExp | undefined;
   if (flags.match !== undefined) {
     try {
       match = new RegExp(flags.match);
     } catch (err) {
-      throw new CliError(`--match: invalid regular expression: ${(err as Error).message}`, 2);
+      throw new UsageError(`--match: invalid regular expression: ${(err as Error).message}`);
     }
   }
   const target = resolveTarget({ url, token: flags.token, tokenFile: flags.tokenFile, insecure: flags.insecure, cacert: flags.cacert, timeoutMs });

@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { ZAP_FLAGS, setZapFlag } from '../util/log-flags.js';
 import type { LogOptions } from '../util/log.js';
-import { CliError } from './errors.js';
+import { UsageError } from './errors.js';
 
 /** The options as commander stores them: one LogOptions object filled by every `--zap-*` flag given. */
 export interface ZapCliOptions {
@@ -20,7 +20,7 @@ export function addZapOptions(cmd: Command): Command {
       try {
         setZapFlag(o, name, value);
       } catch (err) {
-        throw new CliError(`--${name}: ${(err as Error).message}`, 2);
+        throw new UsageError(`--${name}: ${(err as Error).message}`);
       }
       return o;
     });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { KubeConfigError, loadRestConfig } from '../kube/config.js';
-import { CliError } from '../cli/errors.js';
+import { CliError, UsageError } from '../cli/errors.js';
 
 /** Flags every cluster command accepts. */
 export interface KubeFlags {
@@ -65,7 +65,7 @@ export function apiError(err: unknown, what: string, client?: KubeClient): CliEr
 /** Parses `NS:NAME` (a service account reference, as `kubectl --serviceaccount`). */
 export function parseServiceAccountRef(value: string, flag: string): { namespace: string; name: string } {
   const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(value);
-  if (!m) throw new CliError(`${flag} must be NAMESPACE:NAME (e.g. monitoring:prometheus), got ${JSON.stringify(value)}`, 2);
+  if (!m) throw new UsageError(`${flag} must be NAMESPACE:NAME (e.g. monitoring:prometheus), got ${JSON.stringify(value)}`);
   return { namespace: m[1]!, name: m[3]! };
 }
 

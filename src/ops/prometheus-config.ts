@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { CliError } from '../cli/errors.js';
+import { CliError, UsageError } from '../cli/errors.js';
 
 /** Inputs of {@link renderScrapeConfigs}. */
 export interface PrometheusConfigOptions {
@@ -139,7 +139,7 @@ export function buildScrapeConfigs(manifests: Manifest[], opts: PrometheusConfig
     throw new CliError('no ServiceMonitor in the input: enable it with `ctrlmetrics edit --enable prometheus` (config/default lists ../prometheus), or pass its YAML file with --from');
   }
   if (opts.target !== undefined && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(opts.target)) {
-    throw new CliError(`--target must be HOST:PORT (e.g. 127.0.0.1:8443), got ${JSON.stringify(opts.target)}`, 2);
+    throw new UsageError(`--target must be HOST:PORT (e.g. 127.0.0.1:8443), got ${JSON.stringify(opts.target)}`);
   }
   const jobs: Obj[] = [];
   for (const sm of monitors) {
@@ -201,7 +201,7 @@ function buildJob(
     } else if ((tls?.cert || tls?.keySecret) && isStatic) {
       warn(`${where} also presents a client certificate from a Secret; it is left out (the metrics endpoint authenticates the bearer token). Pass --cert-file and --key-file to include it.`);
     } else if (cert || key) {
-      throw new CliError('--cert-file and --key-file go together: pass both or neither', 2);
+      throw new UsageError('--cert-file and --key-file go together: pass both or neither');
     }
     if (tls?.serverName) {
       if (/SERVICE_NAME|SERVICE_NAMESPACE/.test(tls.serverName)) {

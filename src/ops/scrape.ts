@@ -5,7 +5,7 @@
 import https from 'node:https';
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
-import { CliError } from '../cli/errors.js';
+import { CliError, UsageError } from '../cli/errors.js';
 
 /** Where a pod's service-account token is mounted; the default token file when it exists. */
 export const POD_TOKEN_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -62,12 +62,12 @@ export function checkToken(value: string, source: string): string {
   const t = value.trim();
   if (!t) return t;
   if (/^apiVersion:|^kind:\s*Config|^clusters:|^\{\s*"(apiVersion|kind|clusters)"/m.test(t)) {
-    throw new CliError(`${source} holds a kubeconfig, not a token: ${TOKEN_HINT}`, 2);
+    throw new UsageError(`${source} holds a kubeconfig, not a token: ${TOKEN_HINT}`);
   }
-  if (/[\r\n]/.test(t)) throw new CliError(`${source} holds ${t.split(/\r?\n/).length} lines, not a token: ${TOKEN_HINT}`, 2);
-  if (/^bearer\s/i.test(t)) throw new CliError(`${source} starts with "${t.split(/\s/)[0]} ": give the token alone, without the scheme (${TOKEN_HINT})`, 2);
+  if (/[\r\n]/.test(t)) throw new UsageError(`${source} holds ${t.split(/\r?\n/).length} lines, not a token: ${TOKEN_HINT}`);
+  if (/^bearer\s/i.test(t)) throw new UsageError(`${source} starts with "${t.split(/\s/)[0]} ": give the token alone, without the scheme (${TOKEN_HINT})`);
   // visible ASCII only: what a header value can carry and what every Kubernetes token is made of
-  if (!/^[\x21-\x7e]+$/.test(t)) throw new CliError(`${source} holds spaces or characters a bearer token cannot have: ${TOKEN_HINT}`, 2);
+  if (!/^[\x21-\x7e]+$/.test(t)) throw new UsageError(`${source} holds spaces or characters a bearer token cannot have: ${TOKEN_HINT}`);
   return t;
 }
 
@@ -77,15 +77,15 @@ export function resolveTarget(flags: { url: string; token?: string; tokenFile?: 
   try {
     url = new URL(flags.url);
   } catch {
-    throw new CliError(`invalid URL ${JSON.stringify(flags.url)}: expected e.g. https://127.0.0.1:8443/metrics`, 2);
+    throw new UsageError(`invalid URL ${JSON.stringify(flags.url)}: expected e.g. https://127.0.0.1:8443/metrics`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new CliError(`unsupported scheme ${url.protocol} in ${flags.url}: use https:// (or http://)`, 2);
-  if (flags.token !== undefined && flags.tokenFile !== undefined) throw new CliError('pass either --token or --token-file, not both', 2);
-  if (flags.insecure && flags.cacert) throw new CliError('pass either --insecure or --cacert, not both', 2);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`unsupported scheme ${url.protocol} in ${flags.url}: use https:// (or http://)`);
+  if (flags.token !== undefined && flags.tokenFile !== undefined) throw new UsageError('pass either --token or --token-file, not both');
+  if (flags.insecure && flags.cacert) throw new UsageError('pass either --insecure or --cacert, not both');
   const target: ScrapeTarget = { url, insecure: !!flags.insecure, timeoutMs: flags.timeoutMs };
   if (flags.token !== undefined) {
     const t = checkToken(flags.token, '--token');
-    if (!t) throw new CliError('--token is empty', 2);
+    if (!t) throw new UsageError('--token is empty');
     target.token = () => t;
     target.tokenSource = '--token';
   } else {

@@ -59,13 +59,13 @@ describe('ctrlmetrics authority --crds', () => {
     );
   });
 
-  test('an unknown set is a usage error listing the known ones (exit 2)', async () => {
+  test('an unknown set is a usage error listing the known ones (exit 1 and the help hint, as kubectl)', async () => {
     const r = await runCli(['authority', '--crds', 'prometheus-operator,istio'], { env, timeoutMs: 30_000 });
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /^error: --crds "prometheus-operator,istio": unknown CRD set "istio"; known: prometheus-operator, cert-manager\n/);
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, 'error: --crds "prometheus-operator,istio": unknown CRD set "istio"; known: prometheus-operator, cert-manager\nSee \'ctrlmetrics authority --help\' for usage.\n');
     const demo = await runCli(['demo', '--kubeconfig', join(tmp, 'none.kubeconfig'), '--crds', 'cert-manager', '--state-dir', join(tmp, 'demo-state')], { env, timeoutMs: 30_000 });
-    assert.equal(demo.code, 2, demo.stderr);
-    assert.match(demo.stderr, /^error: --crds installs CRDs into the embedded API; with --kubeconfig install the Prometheus operator or cert-manager in that cluster\n$/);
+    assert.equal(demo.code, 1, demo.stderr);
+    assert.match(demo.stderr, /^error: --crds installs CRDs into the embedded API; with --kubeconfig install the Prometheus operator or cert-manager in that cluster\nSee 'ctrlmetrics demo --help' for usage\.\n$/);
   });
 
   test('with both sets the whole overlay applies, also again with kubectl apply -k, and lists with upstream columns', async () => {

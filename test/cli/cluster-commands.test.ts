@@ -104,12 +104,12 @@ describe('ctrlmetrics grant', () => {
       cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', 'nope-metrics-reader']),
       cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER, '--dry-run=client', '-o', 'wide']),
     ]);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /--serviceaccount must be NAMESPACE:NAME/);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /--serviceaccount must be NAMESPACE:NAME.*\nSee 'ctrlmetrics grant --help' for usage\.\n$/);
     assert.equal(role.code, 1);
     assert.match(role.stderr, /clusterrole "nope-metrics-reader" not found/);
-    assert.equal(out.code, 2);
-    assert.match(out.stderr, /allowed formats are: yaml,json,name/);
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /allowed formats are: yaml,json,name\nSee 'ctrlmetrics grant --help' for usage\.\n$/);
   });
 });
 
@@ -142,8 +142,8 @@ describe('ctrlmetrics token', () => {
     assert.equal(missing.code, 1);
     assert.equal(missing.stdout, '');
     assert.match(missing.stderr, /^error: serviceaccount "ghost" not found in namespace "monitoring": create it with kubectl create serviceaccount ghost -n monitoring\n$/);
-    assert.equal(short.code, 2);
-    assert.match(short.stderr, /at least 10m/);
+    assert.equal(short.code, 1);
+    assert.match(short.stderr, /at least 10m.*\nSee 'ctrlmetrics token --help' for usage\.\n$/);
   });
 
   test('a kubeconfig that does not exist is one clear line', async () => {

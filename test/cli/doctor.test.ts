@@ -304,10 +304,10 @@ describe('ctrlmetrics doctor', () => {
     );
   });
 
-  test('--url that is not an http(s) URL is a usage error (exit 2)', async () => {
+  test('--url that is not an http(s) URL is a usage error (exit 1 and the help hint, as kubectl)', async () => {
     const r = await runCli(['doctor', '--namespace', NS, '--url', '127.0.0.1:8443/metrics'], { env: { ...process.env, KUBECONFIG: cluster.authority.kubeconfig }, timeoutMs: 30_000 });
-    assert.equal(r.code, 2);
-    assert.equal(r.stderr, 'error: --url "127.0.0.1:8443/metrics" is not an http(s) URL: e.g. --url https://127.0.0.1:8443/metrics\n');
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, 'error: --url "127.0.0.1:8443/metrics" is not an http(s) URL: e.g. --url https://127.0.0.1:8443/metrics\nSee \'ctrlmetrics doctor --help\' for usage.\n');
   });
 
   test('without the ServiceMonitor CRD and without a Deployment: plain failures, dependent checks marked not applicable', async () => {

@@ -133,8 +133,8 @@ describe('ctrlmetrics prometheus-config', () => {
     assert.match(noMonitor.stderr, /no ServiceMonitor in the input: enable it with `ctrlmetrics edit --enable prometheus`/);
     assert.equal(noCa.code, 1);
     assert.match(noCa.stderr, /verifies the server with the CA in Secret metrics-server-cert key ca\.crt: pass --ca-file/);
-    assert.equal(noTarget.code, 2);
-    assert.match(noTarget.stderr, /^error: --target must be HOST:PORT/);
+    assert.equal(noTarget.code, 1);
+    assert.match(noTarget.stderr, /^error: --target must be HOST:PORT.*\nSee 'ctrlmetrics prometheus-config --help' for usage\.\n$/);
     // a file without the placeholder: interval carried over, token path kept from the ServiceMonitor
     await writeFile(sm, (await import('node:fs')).readFileSync(sm, 'utf8').replace('SERVICE_NAME.SERVICE_NAMESPACE.svc', 's.ns1.svc'));
     const out = await ok(['prometheus-config', '--from', sm]);

@@ -216,7 +216,7 @@ describe('ctrlmetrics scrape', () => {
     }
   });
 
-  test('token mistakes say what the file or flag holds and what a token looks like (exit 2)', async () => {
+  test('token mistakes say what the file or flag holds and what a token looks like (usage errors: exit 1 and the help hint, as kubectl)', async () => {
     const bearerFile = join(tmp, 'bearer.token');
     await writeFile(bearerFile, `Bearer ${await cluster.readerToken()}\n`, { mode: 0o600 });
     const [kubeconfig, bearer, bearerFlag, spaced] = await Promise.all([
@@ -226,26 +226,27 @@ describe('ctrlmetrics scrape', () => {
       scrape([url(endpoint), '--insecure', '--token', 'abc def']),
     ]);
     const hint = 'a token is one line of base64url characters, e.g. the output of ctrlmetrics token -n NAMESPACE SERVICEACCOUNT';
-    assert.equal(kubeconfig.code, 2);
-    assert.equal(kubeconfig.stderr, `error: token file ${cluster.authority.kubeconfig} holds a kubeconfig, not a token: ${hint}\n`);
-    assert.equal(bearer.code, 2);
-    assert.equal(bearer.stderr, `error: token file ${bearerFile} starts with "Bearer ": give the token alone, without the scheme (${hint})\n`);
-    assert.equal(bearerFlag.code, 2);
+    const see = "See 'ctrlmetrics scrape --help' for usage.\n";
+    assert.equal(kubeconfig.code, 1);
+    assert.equal(kubeconfig.stderr, `error: token file ${cluster.authority.kubeconfig} holds a kubeconfig, not a token: ${hint}\n${see}`);
+    assert.equal(bearer.code, 1);
+    assert.equal(bearer.stderr, `error: token file ${bearerFile} starts with "Bearer ": give the token alone, without the scheme (${hint})\n${see}`);
+    assert.equal(bearerFlag.code, 1);
     assert.match(bearerFlag.stderr, /^error: --token starts with "Bearer ": give the token alone/);
-    assert.equal(spaced.code, 2);
+    assert.equal(spaced.code, 1);
     assert.match(spaced.stderr, /^error: --token holds spaces or characters a bearer token cannot have/);
     for (const r of [kubeconfig, bearer, bearerFlag, spaced]) assert.doesNotMatch(r.stderr, /eyJ[A-Za-z0-9_-]{10,}|Invalid character/);
   });
 
-  test('usage errors exit 2', async () => {
+  test('usage errors exit 1 with kubectl\'s help hint', async () => {
     const [both, bad] = await Promise.all([
       scrape([url(endpoint), '--insecure', '--cacert', caFile]),
       scrape([url(endpoint), '--count', '0']),
     ]);
-    assert.equal(both.code, 2);
-    assert.match(both.stderr, /either --insecure or --cacert/);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /--count must be a positive integer/);
+    assert.equal(both.code, 1);
+    assert.match(both.stderr, /either --insecure or --cacert, not both\nSee 'ctrlmetrics scrape --help' for usage\.\n$/);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /--count must be a positive integer.*\nSee 'ctrlmetrics scrape --help' for usage\.\n$/);
   });
 
   test('--watch: a table per controller with reconciles/s, p50/p99 from histogram deltas, and workqueue depth', async () => {

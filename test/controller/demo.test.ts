@@ -162,16 +162,16 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   assert.doesNotMatch(run.stderr(), /digest/);
 });
 
-test('ctrlmetrics demo: a bad flag value is a usage error (exit 2) saying what the flag takes', { timeout: 60_000 }, async () => {
+test('ctrlmetrics demo: a bad flag value is a usage error saying what the flag takes (exit 1 and the help hint, as kubectl)', { timeout: 60_000 }, async () => {
   const cases: Array<[string[], RegExp]> = [
-    [['--zap-log-level=loud'], /^error: --zap-log-level: invalid log level "loud": one of 'debug', 'info', 'error', 'panic', or an integer > 0\n$/],
-    [['--zap-encoder', 'text'], /^error: --zap-encoder: invalid encoder "text": 'json' or 'console'\n$/],
+    [['--zap-log-level=loud'], /^error: --zap-log-level: invalid log level "loud": one of 'debug', 'info', 'error', 'panic', or an integer > 0\nSee 'ctrlmetrics demo --help' for usage\.\n$/],
+    [['--zap-encoder', 'text'], /^error: --zap-encoder: invalid encoder "text": 'json' or 'console'\nSee 'ctrlmetrics demo --help' for usage\.\n$/],
     [['--leader-elect=yes'], /^error: .*expected a boolean \(1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False\), got "yes"/],
-    [['--duration', '5x'], /^error: --duration: invalid duration "5x" \(use e\.g\. 30s, 10m, 1h\)\n$/],
+    [['--duration', '5x'], /^error: --duration: invalid duration "5x" \(use e\.g\. 30s, 10m, 1h\)\nSee 'ctrlmetrics demo --help' for usage\.\n$/],
   ];
   for (const [args, re] of cases) {
     const r = runDemo(['--state-dir', join(tmpdir(), 'ctrlmetrics-demo-never-created'), ...args]);
-    assert.equal(await within(r.exited, 30_000, `demo ${args.join(' ')}`), 2, r.stderr());
+    assert.equal(await within(r.exited, 30_000, `demo ${args.join(' ')}`), 1, r.stderr());
     assert.match(r.stderr(), re);
   }
 });

@@ -1,7 +1,7 @@
 /**
  * CLI and scaffolder bad input, swept over every command (issue 9): unknown flags, malformed kubeconfigs, invalid
  * project names, unwritable directories, bad addresses. Each must end with a non-zero exit code, one clear
- * `error: ...` line on stderr (commander may add its "(run ctrlmetrics --help for usage)" hint), no stack
+ * `error: ...` line on stderr (usage errors add kubectl's "See 'ctrlmetrics CMD --help' for usage." hint), no stack
  * trace, and nothing half-written.
  */
 import { test, before, after, describe } from 'node:test';
@@ -27,14 +27,15 @@ interface Case {
   timeoutMs?: number;
 }
 
-const HINT = '(run ctrlmetrics --help for usage)';
+/** kubectl's last line of a usage error. */
+const HINT = /^(See 'ctrlmetrics [a-z-]+ --help' for usage\.|Run 'ctrlmetrics --help' for usage\.)$/;
 
 async function check(c: Case): Promise<void> {
   const r = await runCli(c.args, { env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn', KUBECONFIG: '', ...c.env }, timeoutMs: c.timeoutMs ?? 30_000 });
   assert.ok(!r.timedOut, `${c.name}: still running after ${c.timeoutMs ?? 30_000} ms (killed); stderr: ${r.stderr.slice(0, 300)}`);
   // structured log lines (JSON, e.g. the manager's "problem running manager") are logs, not the user-facing error
   const isLog = (l: string) => l.startsWith('{"ts"');
-  const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && l.trim() !== HINT && !isLog(l));
+  const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !HINT.test(l.trim()) && !isLog(l));
   assert.notEqual(r.code, 0, `${c.name}: exit code 0\n${r.stdout}\n${r.stderr}`);
   assert.equal(lines.length, 1, `${c.name}: want one error line, got ${lines.length}:\n${r.stderr}`);
   assert.match(lines[0]!, /^error: \S/, `${c.name}: ${lines[0]}`);

@@ -36,7 +36,8 @@ function runWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: 
 
 function assertOneErrorLine(r: { code: number; stderr: string }, pattern: RegExp): void {
   assert.notEqual(r.code, 0, 'non-zero exit');
-  const lines = r.stderr.trimEnd().split('\n');
+  // usage errors end with kubectl's hint line
+  const lines = r.stderr.trimEnd().split('\n').filter((l) => !/^See 'ctrlmetrics [a-z-]+ --help' for usage\.$/.test(l));
   assert.equal(lines.length, 1, `one error line, got: ${r.stderr}`);
   assert.match(lines[0]!, /^error: /);
   assert.match(lines[0]!, pattern);
