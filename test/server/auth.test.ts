@@ -100,6 +100,7 @@ describe('authentication and authorization', () => {
       assert.equal(r.status, 401, JSON.stringify(headers));
       assert.equal(r.text, 'Unauthorized\n');
       assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.equal(r.headers['www-authenticate'], 'Bearer', 'RFC 6750: the endpoint asks for a bearer token');
     }
   });
 
@@ -110,6 +111,7 @@ describe('authentication and authorization', () => {
       const r = await request(metricsUrl(), { headers: bearer(bad) });
       assert.equal(r.status, 401);
       assert.equal(r.text, 'Unauthorized\n');
+      assert.equal(r.headers['www-authenticate'], 'Bearer error="invalid_token"', 'RFC 6750: the token sent was not accepted');
     }
     assert.equal(apiCalls() - calls, 1, 'one TokenReview for three requests with the same bad token');
   });

@@ -197,6 +197,13 @@ class ErrorLogThrottle {
   }
 }
 
+/**
+ * RFC 6750's challenge on a 401, which controller-runtime leaves out: says the endpoint wants a bearer token, and
+ * (with a token) that the one sent was not accepted. No realm or error description: nothing about the cluster leaks.
+ */
+const NO_TOKEN_CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
+const INVALID_TOKEN_CHALLENGE = { 'WWW-Authenticate': 'Bearer error="invalid_token"' };
+
 /** Wraps `handler` with bearer-token authentication and authorization through `auth`. */
 export function authFilter(auth: Authenticator): Filter {
   return (log: Logger, handler: Handler): Handler => {
@@ -210,7 +217,7 @@ export function authFilter(auth: Authenticator): Filter {
       const token = parseBearerToken(authorizationValues(req.rawHeaders));
       if (token === undefined) {
         log.debug('Authentication failed: no bearer token');
-        sendText(res, 401, 'Unauthorized');
+        sendText(res, 401, 'Unauthorized', NO_TOKEN_CHALLENGE);
         return;
       }
       let authn: AuthnResult;
@@ -229,7 +236,7 @@ export function authFilter(auth: Authenticator): Filter {
       }
       if (!authn.authenticated) {
         log.debug('Authentication failed: token not authenticated', { reason: authn.error ?? '' });
-        sendText(res, 401, 'Unauthorized');
+        sendText(res, 401, 'Unauthorized', INVALID_TOKEN_CHALLENGE);
         return;
       }
       let user = completed.get(authn.user);
