@@ -5,15 +5,16 @@
  * Embedded: starts the authority with state in `--state-dir`, applies the project's RBAC, runs the manager AS the
  * `ctrlmetrics-demo-controller-manager` service account (a TokenRequest token, so the authority enforces the
  * metrics auth role exactly as a cluster would), creates a small steady load of ConfigMaps, writes
- * `STATE_DIR/kubeconfig` (admin) and `STATE_DIR/reader.token` (a service account bound to the metrics-reader
- * role), prints the curl line to try, and runs until SIGINT/SIGTERM (or `--duration`).
+ * `STATE_DIR/kubeconfig` (admin), `STATE_DIR/reader.token` (a service account bound to the metrics-reader role) and
+ * `STATE_DIR/reader.header` (the same as an `Authorization` header line for `curl -H @FILE`), prints the curl line
+ * to try, and runs until SIGINT/SIGTERM (or `--duration`).
  *
  * Real cluster (`--kubeconfig FILE`): no authority; the manager runs as the kubeconfig's identity, which needs
  * the RBAC listed in `examples/configmap-operator/main.ts` plus create on namespaces/configmaps/secrets in the
  * `ctrlmetrics-demo` namespace for the load.
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { CliError, UsageError } from './errors.js';
 import { KubeClient } from '../kube/client.js';
@@ -190,10 +191,14 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
         userAgent: 'ctrlmetrics-demo-manager',
       };
       readerTokenPath = join(stateDir, 'reader.token');
+      // the same token as a header line for `curl -H @FILE`: it never appears on a command line (ps, shell history)
+      const headerPath = join(stateDir, 'reader.header');
       const writeReaderToken = async () => {
         const { token } = await requestToken(admin, SYSTEM_NAMESPACE, SCRAPER_SA, 24 * 3600);
-        await writeFile(readerTokenPath!, token + '\n', { mode: 0o600 });
-        await chmod(readerTokenPath!, 0o600);
+        for (const [path, text] of [[readerTokenPath!, `${token}\n`], [headerPath, `Authorization: Bearer ${token}\n`]] as const) {
+          await writeFile(path, text, { mode: 0o600 });
+          await chmod(path, 0o600);
+        }
       };
       await writeReaderToken();
       const renew = setInterval(() => void writeReaderToken().catch((err: Error) => log.warn('cannot renew the reader token', { error: err.message })), 12 * 3600_000);
@@ -293,16 +298,22 @@ function printBanner(
     if (!o.metricsSecure) {
       lines.push('', 'Try (plain HTTP, no authentication: --metrics-secure=false):', `  curl ${p.metricsUrl}/metrics`);
     } else if (p.readerTokenPath) {
-      lines.push('', 'Try (a token of a service account bound to the metrics-reader role):', `  curl -k -H "Authorization: Bearer $(cat ${p.readerTokenPath})" ${p.metricsUrl}/metrics`);
+      // -H @FILE: curl reads the header line from the file, so the token stays off the command line
+      const header = join(dirname(p.readerTokenPath), 'reader.header');
+      lines.push('', 'Try (a token of a service account bound to the metrics-reader role):', `  curl -k -H @${header} ${p.metricsUrl}/metrics`);
       if (p.metricsCaPath) {
         lines.push(
           'The same with the certificate verified:',
-          `  curl --cacert ${p.metricsCaPath} -H "Authorization: Bearer $(cat ${p.readerTokenPath})" ${p.metricsUrl}/metrics`,
+          `  curl --cacert ${p.metricsCaPath} -H @${header} ${p.metricsUrl}/metrics`,
           `  ctrlmetrics scrape ${p.metricsUrl}/metrics --token-file ${p.readerTokenPath} --cacert ${p.metricsCaPath}`,
         );
       }
     } else {
-      lines.push('', 'Scrape with a token of an identity allowed to "get /metrics", e.g.:', `  curl -k -H "Authorization: Bearer $(kubectl create token SERVICE_ACCOUNT -n NAMESPACE)" ${p.metricsUrl}/metrics`);
+      lines.push(
+        '',
+        'Scrape with a token of an identity allowed to "get /metrics", e.g. (the header goes through stdin, not the command line):',
+        `  kubectl create token SERVICE_ACCOUNT -n NAMESPACE | sed 's/^/Authorization: Bearer /' | curl -k -H @- ${p.metricsUrl}/metrics`,
+      );
     }
   } else {
     lines.push('  metrics:        disabled (--metrics-bind-address 0)');

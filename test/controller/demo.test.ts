@@ -58,7 +58,7 @@ function sh(command: string, timeoutMs = 15_000): Promise<{ code: number; stdout
   });
 }
 
-const CURL_LINE = /^\s*(curl -k -H "Authorization: Bearer \$\(cat (\S+)\)" (https:\/\/127\.0\.0\.1:\d+\/metrics))\s*$/m;
+const CURL_LINE = /^\s*(curl -k -H @(\S+) (https:\/\/127\.0\.0\.1:\d+\/metrics))\s*$/m;
 
 test('ctrlmetrics demo: secure metrics of both controllers with the printed curl line; one demo per state directory; clean SIGTERM; restart on the same state with plain HTTP', { timeout: 120_000 }, async () => {
   const stateDir = await mkdtemp(join(tmpdir(), 'ctrlmetrics-demo-'));
@@ -66,9 +66,13 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   const common = ['--state-dir', stateDir, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
   const run = runDemo([...common, '--load-interval', '0.3', '--duration', '90']);
   const m = await eventually(() => CURL_LINE.exec(run.stdout()) ?? (run.child.exitCode !== null ? Promise.reject(new Error(`demo exited: ${run.stderr()}`)) : undefined), 'the curl line', 45_000, 200);
-  const [, curlLine, tokenPath, url] = m as unknown as [string, string, string, string];
-  assert.equal(tokenPath, join(stateDir, 'reader.token'));
+  const [, curlLine, headerPath, url] = m as unknown as [string, string, string, string];
+  const tokenPath = join(stateDir, 'reader.token');
+  assert.equal(headerPath, join(stateDir, 'reader.header'), 'the token is read from a file, never put on the command line');
   assert.equal((await stat(tokenPath)).mode & 0o777, 0o600, 'the reader token is private');
+  assert.equal((await stat(headerPath)).mode & 0o777, 0o600, 'the header file is private');
+  assert.equal(await readFile(headerPath, 'utf8'), `Authorization: Bearer ${(await readFile(tokenPath, 'utf8')).trim()}\n`);
+  assert.doesNotMatch(run.stdout(), /Bearer|\$\(/, 'no token and no command substitution in the banner');
   await stat(join(stateDir, 'kubeconfig'));
 
   // the exact printed command, through a shell, until both controllers have reconciled
@@ -99,7 +103,7 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   // the serving CA is written beside the API's and printed: the verified commands of the banner work as printed
   const caPath = join(stateDir, 'metrics-ca.crt');
   assert.match(run.stdout(), new RegExp(`^  metrics CA:     ${caPath.replace(/[.]/g, '\\.')} `, 'm'));
-  const verifiedCurl = new RegExp(`^  (curl --cacert ${caPath.replace(/[.]/g, '\\.')} -H "Authorization: Bearer \\$\\(cat \\S+\\)" https://127\\.0\\.0\\.1:\\d+/metrics)$`, 'm').exec(run.stdout());
+  const verifiedCurl = new RegExp(`^  (curl --cacert ${caPath.replace(/[.]/g, '\\.')} -H @\\S+ https://127\\.0\\.0\\.1:\\d+/metrics)$`, 'm').exec(run.stdout());
   assert.ok(verifiedCurl, run.stdout());
   assert.match((await sh(`${verifiedCurl[1]} -s -o /dev/null -w '%{http_code}'`)).stdout, /^200$/);
   const scrapeLine = /^  ctrlmetrics scrape (.+)$/m.exec(run.stdout());
@@ -262,7 +266,7 @@ test('ctrlmetrics demo --kubeconfig: runs the example operator against that clus
     ]);
     const m = await eventually(() => /^\s*metrics:\s+(https:\/\/127\.0\.0\.1:\d+\/metrics)\s*$/m.exec(run.stdout()) ?? (run.child.exitCode !== null ? Promise.reject(new Error(`demo exited: ${run.stderr()}`)) : undefined), 'the metrics line', 45_000, 200);
     assert.match(run.stdout(), new RegExp(`Kubernetes API: ${cluster.authority.url.replace(/[.]/g, '\\.')} \\(kubeconfig `));
-    assert.match(run.stdout(), /kubectl create token/, 'no reader token is made on a real cluster: the banner says how to get one');
+    assert.match(run.stdout(), /kubectl create token SERVICE_ACCOUNT -n NAMESPACE \| sed 's\/\^\/Authorization: Bearer \/' \| curl -k -H @- https:/, 'no reader token is made on a real cluster: the banner says how to get one, off the command line');
     // the load and the derived objects land in the given cluster
     await eventually(async () => {
       try {
