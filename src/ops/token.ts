@@ -12,8 +12,23 @@ export interface TokenRequestSpec {
   audiences?: string[];
 }
 
+/** A TokenRequest as the API server answers it (what `kubectl create token -o json` prints). */
+export interface TokenRequest {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Record<string, unknown>;
+  spec?: Record<string, unknown>;
+  status?: { token?: string; expirationTimestamp?: string };
+}
+
 /** Requests the token; errors say whether the service account is missing or the caller may not ask. */
 export async function requestServiceAccountToken(client: KubeClient, spec: TokenRequestSpec): Promise<string> {
+  const res = await requestTokenRequest(client, spec);
+  return res.status!.token!;
+}
+
+/** Like {@link requestServiceAccountToken}, returning the whole TokenRequest the server answered (with a token). */
+export async function requestTokenRequest(client: KubeClient, spec: TokenRequestSpec): Promise<TokenRequest> {
   const ns = spec.namespace;
   const name = spec.serviceAccount;
   const body = {
@@ -26,14 +41,13 @@ export async function requestServiceAccountToken(client: KubeClient, spec: Token
     },
   };
   try {
-    const res = await client.create<{ status?: { token?: string } }>(
+    const res = await client.create<TokenRequest>(
       `/api/v1/namespaces/${encodeURIComponent(ns)}/serviceaccounts/${encodeURIComponent(name)}/token`,
       body,
       { timeoutMs: 15_000 },
     );
-    const token = res.status?.token;
-    if (!token) throw new CliError(`the API returned no token for serviceaccount ${ns}/${name}`);
-    return token;
+    if (!res.status?.token) throw new CliError(`the API returned no token for serviceaccount ${ns}/${name}`);
+    return res;
   } catch (err) {
     if (isStatus(err, 404)) {
       throw new CliError(`serviceaccount "${name}" not found in namespace "${ns}": create it with kubectl create serviceaccount ${name} -n ${ns}`);

@@ -137,6 +137,29 @@ describe('ctrlmetrics token', () => {
     assert.equal(claims.exp - claims.iat, 7200);
   });
 
+  test('-o json and -o yaml print the TokenRequest as kubectl create token -o does', async () => {
+    const args = ['--namespace', 'monitoring', '--duration', '1h', '--audience', 'metrics-test'];
+    const [json, kubectlJson, yaml] = await Promise.all([
+      ok(cli(['token', 'prometheus', ...args, '-o', 'json']), 'token -o json'),
+      ok(kubectl(['create', 'token', 'prometheus', ...args, '-o', 'json']), 'kubectl create token -o json'),
+      ok(cli(['token', 'prometheus', ...args, '-o', 'yaml']), 'token -o yaml'),
+    ]);
+    // the token and its expiry differ per request; the rest is the same object, in the same layout
+    const mask = (text: string) => text.replace(/"token": "[^"]+"/, '"token": "T"').replace(/"expirationTimestamp": "[^"]+"/, '"expirationTimestamp": "E"');
+    assert.equal(mask(json), mask(kubectlJson));
+    const parsed = JSON.parse(json) as { kind: string; status: { token: string; expirationTimestamp: string } };
+    assert.equal(parsed.kind, 'TokenRequest');
+    assert.match(parsed.status.token, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    assert.ok(Date.parse(parsed.status.expirationTimestamp) > Date.now());
+    const fromYaml = parseYaml(yaml) as { kind: string; spec: { audiences: string[]; expirationSeconds: number } };
+    assert.equal(fromYaml.kind, 'TokenRequest');
+    assert.deepEqual(fromYaml.spec.audiences, ['metrics-test']);
+    assert.equal(fromYaml.spec.expirationSeconds, 3600);
+    const wide = await cli(['token', 'prometheus', '-n', 'monitoring', '-o', 'wide']);
+    assert.equal(wide.code, 1);
+    assert.match(wide.stderr, /allowed formats are: json,yaml\nSee 'ctrlmetrics token --help' for usage\.\n$/);
+  });
+
   test('a missing service account and a too short duration are clear errors', async () => {
     const [missing, short] = await Promise.all([cli(['token', '-n', 'monitoring', 'ghost']), cli(['token', '-n', 'monitoring', 'prometheus', '--duration', '1m'])]);
     assert.equal(missing.code, 1);
