@@ -1,7 +1,7 @@
-/** `ctrlmetrics monitors`: lists ServiceMonitors like `kubectl get servicemonitors` (NAME, AGE). */
+/** `ctrlmetrics monitors`: lists ServiceMonitors like `kubectl get servicemonitors` (NAME, AGE; `-o wide` says more). */
 import type { Command } from 'commander';
 import { defaultNamespace, withClient, type KubeFlags } from '../ops/kube.js';
-import { listServiceMonitors } from '../ops/monitors.js';
+import { listServiceMonitors, type ServiceMonitor } from '../ops/monitors.js';
 import { formatObject, formatTable, humanAge, parseOutput, resourceName } from '../ops/output.js';
 
 interface MonitorsFlags extends KubeFlags {
@@ -10,17 +10,38 @@ interface MonitorsFlags extends KubeFlags {
   output?: string;
 }
 
+interface Endpoint {
+  port?: string;
+  targetPort?: string | number;
+  scheme?: string;
+  path?: string;
+  tlsConfig?: { insecureSkipVerify?: boolean; serverName?: string };
+}
+
+/**
+ * `-o wide`'s extra cells (after AGE, as kubectl appends wide columns): where each endpoint is scraped
+ * (`https:https/metrics` = scheme, Service port, path), how TLS is checked, and which Services are selected.
+ */
+function wideColumns(m: ServiceMonitor): string[] {
+  const spec = (m.spec ?? {}) as { endpoints?: Endpoint[]; selector?: { matchLabels?: Record<string, string> } };
+  const endpoints = spec.endpoints ?? [];
+  const where = endpoints.map((e) => `${e.scheme ?? 'http'}:${e.port ?? e.targetPort ?? '?'}${e.path ?? '/metrics'}`);
+  const tls = endpoints.map((e) => (e.scheme !== 'https' && !e.tlsConfig ? '-' : e.tlsConfig?.insecureSkipVerify ? 'insecure' : `verify${e.tlsConfig?.serverName ? ` ${e.tlsConfig.serverName}` : ''}`));
+  const selector = Object.entries(spec.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+  return [where.join(',') || '<none>', tls.join(',') || '<none>', selector.join(',') || '<none>'];
+}
+
 export function register(program: Command): void {
   program
     .command('monitors')
     .description('List the ServiceMonitors of a namespace (NAME, AGE); says so when the Prometheus operator\'s CRD is missing')
     .option('-n, --namespace <ns>', 'namespace (default: the kubeconfig context\'s, else default)')
     .option('-A, --all-namespaces', 'list across all namespaces')
-    .option('-o, --output <format>', 'yaml, json or name')
+    .option('-o, --output <format>', 'wide (adds ENDPOINTS, TLS, SELECTOR), yaml, json or name')
     .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
     .action(async (flags: MonitorsFlags) => {
-      const output = parseOutput(flags.output);
+      const output = parseOutput(flags.output, ['wide', 'yaml', 'json', 'name']);
       const ns = flags.allNamespaces ? undefined : (flags.namespace ?? defaultNamespace(flags));
       const items = await withClient(flags, (client) => listServiceMonitors(client, ns));
       if (output === 'yaml' || output === 'json') {
@@ -40,7 +61,8 @@ export function register(program: Command): void {
       const rows = items
         .slice()
         .sort((a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name))
-        .map((m) => (ns ? [m.metadata.name, age(m)] : [m.metadata.namespace ?? '', m.metadata.name, age(m)]));
-      process.stdout.write(formatTable(ns ? ['NAME', 'AGE'] : ['NAMESPACE', 'NAME', 'AGE'], rows));
+        .map((m) => [...(ns ? [] : [m.metadata.namespace ?? '']), m.metadata.name, age(m), ...(output === 'wide' ? wideColumns(m) : [])]);
+      const headers = [...(ns ? [] : ['NAMESPACE']), 'NAME', 'AGE', ...(output === 'wide' ? ['ENDPOINTS', 'TLS', 'SELECTOR'] : [])];
+      process.stdout.write(formatTable(headers, rows));
     });
 }

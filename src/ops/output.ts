@@ -3,7 +3,7 @@ import { stringify } from 'yaml';
 import { UsageError } from '../cli/errors.js';
 
 /** The `-o` formats the operations commands accept. */
-export type OutputFormat = 'yaml' | 'json' | 'name';
+export type OutputFormat = 'yaml' | 'json' | 'name' | 'wide';
 
 /** Validates an `-o` value. */
 export function parseOutput(value: string | undefined, allowed: readonly OutputFormat[] = ['yaml', 'json', 'name']): OutputFormat | undefined {

@@ -144,8 +144,9 @@ describe('ctrlmetrics token', () => {
       ok(kubectl(['create', 'token', 'prometheus', ...args, '-o', 'json']), 'kubectl create token -o json'),
       ok(cli(['token', 'prometheus', ...args, '-o', 'yaml']), 'token -o yaml'),
     ]);
-    // the token and its expiry differ per request; the rest is the same object, in the same layout
-    const mask = (text: string) => text.replace(/"token": "[^"]+"/, '"token": "T"').replace(/"expirationTimestamp": "[^"]+"/, '"expirationTimestamp": "E"');
+    // the token and the times differ per request; the rest is the same object, in the same layout
+    const mask = (text: string) =>
+      text.replace(/"token": "[^"]+"/, '"token": "T"').replace(/"(expirationTimestamp|creationTimestamp)": "[^"]+"/g, '"$1": "TIME"');
     assert.equal(mask(json), mask(kubectlJson));
     const parsed = JSON.parse(json) as { kind: string; status: { token: string; expirationTimestamp: string } };
     assert.equal(parsed.kind, 'TokenRequest');
@@ -244,5 +245,26 @@ describe('ctrlmetrics monitors', () => {
     assert.equal(norm(scopedOurs), norm(scopedTheirs));
     const yaml = await ok(cli(['monitors', '-n', 'scrapers', '-o', 'yaml']), 'monitors -o yaml');
     assert.match(yaml, /^apiVersion: v1\nitems:\n- apiVersion: monitoring\.coreos\.com\/v1\n  kind: ServiceMonitor\n/);
+  });
+
+  test('-o wide adds where each endpoint is scraped, how TLS is checked and which Services are selected', async () => {
+    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'wide' } });
+    const monitors = '/apis/monitoring.coreos.com/v1/namespaces/wide/servicemonitors';
+    // kubebuilder's monitor.yaml, before and after monitor_tls_patch.yaml
+    const endpoint = { path: '/metrics', port: 'https', scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' };
+    const selector = { matchLabels: { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': 'p' } };
+    await cluster.admin.create(monitors, { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'insecure' }, spec: { endpoints: [{ ...endpoint, tlsConfig: { insecureSkipVerify: true } }], selector } });
+    await cluster.admin.create(monitors, {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: { name: 'verified' },
+      spec: { endpoints: [{ ...endpoint, tlsConfig: { insecureSkipVerify: false, serverName: 'p-svc.p-system.svc' } }], selector },
+    });
+    const out = await ok(cli(['monitors', '-n', 'wide', '-o', 'wide']), 'monitors -o wide');
+    const lines = out.trimEnd().split('\n');
+    assert.match(lines[0]!, /^NAME +AGE +ENDPOINTS +TLS +SELECTOR$/);
+    assert.match(lines[1]!, /^insecure +\d+s +https:https\/metrics +insecure +control-plane=controller-manager,app\.kubernetes\.io\/name=p$/);
+    assert.match(lines[2]!, /^verified +\d+s +https:https\/metrics +verify p-svc\.p-system\.svc +control-plane=controller-manager,app\.kubernetes\.io\/name=p$/);
+    assert.equal(lines.length, 3);
   });
 });
