@@ -193,6 +193,32 @@ describe('ctrlmetrics label-namespace', () => {
     const labelled = await cluster.admin.get<{ items: Array<{ metadata: { name: string } }> }>('/api/v1/namespaces', { query: { labelSelector: 'metrics=enabled' } });
     assert.deepEqual(labelled.items.map((n) => n.metadata.name).sort(), ['monitoring', 'scrapers']);
   });
+
+  test('another value of the label is kept without --overwrite (kubectl\'s error), replaced with it; --dry-run changes nothing', async () => {
+    for (const name of ['taken', 'theirs']) {
+      await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { metrics: 'disabled' } } });
+    }
+    const [refused, kubectlRefused] = await Promise.all([cli(['label-namespace', 'taken']), kubectl(['label', 'namespace', 'theirs', 'metrics=enabled'])]);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stdout, '');
+    assert.equal(kubectlRefused.code, 1);
+    assert.equal(refused.stderr.split('\n')[0], kubectlRefused.stderr.trim(), 'the same words as kubectl label');
+    assert.equal(kubectlRefused.stderr.trim(), "error: 'metrics' already has a value (disabled), and --overwrite is false");
+
+    const [dry, kubectlDry] = await Promise.all([
+      ok(cli(['label-namespace', 'taken', '--overwrite', '--dry-run=client']), 'label --dry-run'),
+      ok(kubectl(['label', 'namespace', 'theirs', 'metrics=enabled', '--overwrite', '--dry-run=client']), 'kubectl label --dry-run'),
+    ]);
+    assert.equal(dry, 'namespace/taken labeled (dry run)\n');
+    assert.equal(dry.replace('taken', 'theirs'), kubectlDry);
+    const label = async () => (await cluster.admin.get<{ metadata: { labels: Record<string, string> } }>('/api/v1/namespaces/taken')).metadata.labels.metrics;
+    assert.equal(await label(), 'disabled', 'a dry run changes nothing');
+    assert.equal(await ok(cli(['label-namespace', 'taken', '--overwrite']), 'label --overwrite'), 'namespace/taken labeled\n');
+    assert.equal(await label(), 'enabled');
+    const server = await cli(['label-namespace', 'taken', '--dry-run=server']);
+    assert.equal(server.code, 1);
+    assert.match(server.stderr, /^error: --dry-run=server is not supported: use --dry-run=client\nSee 'ctrlmetrics label-namespace --help' for usage\.\n$/);
+  });
 });
 
 describe('ctrlmetrics monitors', () => {
