@@ -64,6 +64,7 @@ export function register(program: Command): void {
         }
         const result = await applyGrant(client, binding);
         print(result.binding, binding.metadata.name, result.status);
+        if (result.warning) process.stderr.write(`warning: ${result.warning}\n`);
         if (result.status !== 'unchanged') process.stderr.write(denyCacheNote(sa));
       });
     });

@@ -76,19 +76,57 @@ export function bindingDifferences(existing: ClusterRoleBinding, wanted: Cluster
   return diffs;
 }
 
+/** A ClusterRole's rules (the fields {@link grantsMetricsGet} reads). */
+export interface ClusterRole {
+  rules?: Array<{ verbs?: string[]; nonResourceURLs?: string[]; resources?: string[]; apiGroups?: string[] }> | null;
+  aggregationRule?: unknown;
+}
+
+/**
+ * Whether a rule of the role allows `get` on the non-resource URL `/metrics`, as RBAC matches them: the verb `get`
+ * or `*`, and the URL `/metrics`, `*`, or a prefix ending in `*` (`/metrics*`, `/met*`).
+ */
+export function grantsMetricsGet(role: ClusterRole): boolean {
+  return (role.rules ?? []).some(
+    (r) =>
+      (r.verbs ?? []).some((v) => v === 'get' || v === '*') &&
+      (r.nonResourceURLs ?? []).some((u) => u === '/metrics' || u === '*' || (u.endsWith('*') && '/metrics'.startsWith(u.slice(0, -1)))),
+  );
+}
+
+function describeRules(role: ClusterRole): string {
+  const rules = (role.rules ?? []).map((r) => `${(r.verbs ?? []).join(',')} ${(r.nonResourceURLs ?? r.resources ?? []).join(',')}`.trim());
+  return rules.length ? rules.join('; ') : 'none';
+}
+
 /** Result of {@link applyGrant}. */
 export interface GrantResult {
   status: 'created' | 'unchanged';
   binding: ClusterRoleBinding;
+  /** Something to tell the user although the binding was made (e.g. an aggregated role that does not grant it yet). */
+  warning?: string;
 }
 
 /** Creates the binding, or accepts an identical existing one; a conflicting one is an error that says what differs. */
 export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding): Promise<GrantResult> {
   const name = wanted.metadata.name;
   const roleName = wanted.roleRef.name;
+  let warning: string | undefined;
   try {
-    await client.get(`${CR_PATH}/${encodeURIComponent(roleName)}`, { timeoutMs: 15_000 });
+    const role = await client.get<ClusterRole>(`${CR_PATH}/${encodeURIComponent(roleName)}`, { timeoutMs: 15_000 });
+    if (!grantsMetricsGet(role)) {
+      const what = `clusterrole "${roleName}" does not allow get on /metrics (its rules: ${describeRules(role)})`;
+      // an aggregated role's rules are filled in by the controller: they may come later
+      if (role.aggregationRule) warning = `${what}; it aggregates other roles, so a scraper bound to it gets 403 until one of them grants it`;
+      else {
+        throw new CliError(
+          `${what}: a scraper bound to it would get 403. Bind the project's metrics-reader role (--clusterrole <prefix>-metrics-reader), ` +
+            'or add the rule {nonResourceURLs: ["/metrics"], verbs: ["get"]} to it',
+        );
+      }
+    }
   } catch (err) {
+    if (err instanceof CliError) throw err;
     if (isStatus(err, 404)) {
       throw new CliError(`clusterrole "${roleName}" not found: apply the project's RBAC (kubectl apply -k config/default) or pass the right --clusterrole`);
     }
@@ -101,7 +139,7 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
     try {
       const existing = await client.get<ClusterRoleBinding>(path, { timeoutMs: 15_000 });
       const diffs = bindingDifferences(existing, wanted);
-      if (diffs.length === 0) return { status: 'unchanged', binding: existing };
+      if (diffs.length === 0) return { status: 'unchanged', binding: existing, warning };
       throw new CliError(
         `clusterrolebinding "${name}" already exists and differs: ${diffs.join('; ')}. ` +
           `Choose another --name, or delete it first (kubectl delete clusterrolebinding ${name})`,
@@ -111,7 +149,7 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
     }
     try {
       const created = await client.create<ClusterRoleBinding>(CRB_PATH, body, { timeoutMs: 15_000 });
-      return { status: 'created', binding: created };
+      return { status: 'created', binding: created, warning };
     } catch (err) {
       if (isStatus(err, 409)) continue; // created concurrently: compare with it
       if (err instanceof KubeApiError && err.status === 403) {

@@ -113,6 +113,43 @@ describe('ctrlmetrics grant', () => {
   });
 });
 
+describe('ctrlmetrics grant checks the role it binds', () => {
+  const ROLES = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
+  const BINDINGS = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings';
+
+  test('a role without get on /metrics is refused (nothing bound); a wildcard one is bound; an aggregated one is bound with a warning', async () => {
+    await cluster.admin.create(ROLES, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'pod-reader' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }, { nonResourceURLs: ['/healthz'], verbs: ['get'] }] });
+    await cluster.admin.create(ROLES, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'prefix-reader' }, rules: [{ nonResourceURLs: ['/met*'], verbs: ['*'] }] });
+    await cluster.admin.create(ROLES, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'aggregated-reader' }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/aggregate-to-metrics': 'true' } }] }, rules: [] });
+    await cluster.serviceAccountToken('monitoring', 'checked');
+
+    const refused = await cli(['grant', '--serviceaccount', 'monitoring:checked', '--clusterrole', 'pod-reader']);
+    assert.equal(refused.code, 1);
+    assert.equal(
+      refused.stderr,
+      'error: clusterrole "pod-reader" does not allow get on /metrics (its rules: get,list pods; get /healthz): a scraper bound to it would get 403. ' +
+        'Bind the project\'s metrics-reader role (--clusterrole <prefix>-metrics-reader), or add the rule {nonResourceURLs: ["/metrics"], verbs: ["get"]} to it\n',
+    );
+    await assert.rejects(cluster.admin.get(`${BINDINGS}/pod-reader:monitoring:checked`), /not found/, 'nothing was bound');
+
+    const prefix = await cli(['grant', '--serviceaccount', 'monitoring:checked', '--clusterrole', 'prefix-reader']);
+    assert.equal(prefix.code, 0, prefix.stderr);
+    assert.doesNotMatch(prefix.stderr, /warning/);
+    // the authority's own RBAC agrees: the identity may now get /metrics
+    const sar = await cluster.admin.create<{ status: { allowed: boolean } }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user: 'system:serviceaccount:monitoring:checked', groups: ['system:serviceaccounts', 'system:serviceaccounts:monitoring'], nonResourceAttributes: { path: '/metrics', verb: 'get' } },
+    });
+    assert.equal(sar.status.allowed, true);
+
+    const aggregated = await cli(['grant', '--serviceaccount', 'monitoring:checked', '--clusterrole', 'aggregated-reader']);
+    assert.equal(aggregated.code, 0, aggregated.stderr);
+    assert.match(aggregated.stdout, /^clusterrolebinding\.rbac\.authorization\.k8s\.io\/aggregated-reader:monitoring:checked created\n$/);
+    assert.match(aggregated.stderr, /^warning: clusterrole "aggregated-reader" does not allow get on \/metrics \(its rules: none\); it aggregates other roles, so a scraper bound to it gets 403 until one of them grants it\n/m);
+  });
+});
+
 describe('ctrlmetrics token', () => {
   test('prints only the token, which the API accepts for that service account with the requested audience and lifetime', async () => {
     const [out, kubectlOut] = await Promise.all([
