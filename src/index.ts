@@ -18,6 +18,7 @@ export {
   Controller,
   TerminalError,
   PanicError,
+  ReconcileTimeoutError,
   Workqueue,
   ItemExponentialFailureRateLimiter,
   BucketRateLimiter,

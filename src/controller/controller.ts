@@ -5,14 +5,14 @@
 import type { KubeClient } from '../kube/client.js';
 import { objectKey } from '../kube/informer.js';
 import { createLogger, type Logger } from '../util/log.js';
-import { isPanic, isTerminal } from './errors.js';
+import { ReconcileTimeoutError, isPanic, isTerminal } from './errors.js';
 import { keyRequest, requestKey, requestsFor } from './handlers.js';
 import type { InformerSet } from './informers.js';
 import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './ratelimiter.js';
 import type { CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
 import { Workqueue } from './workqueue.js';
-import { after } from '../util/timers.js';
+import { after, type TimerClock } from '../util/timers.js';
 
 /** Options of a {@link Controller}. */
 export interface ControllerOptions {
@@ -28,6 +28,14 @@ export interface ControllerOptions {
   rateLimiter?: RateLimiter<string>;
   /** How long to wait for the watches' first list before failing to start (default 2 min). */
   cacheSyncTimeoutMs?: number;
+  /**
+   * controller-runtime's `ReconciliationTimeout`: after this long a reconcile's `ctx.signal` aborts (reason: a
+   * {@link ReconcileTimeoutError}) and, once it returns, `controller_runtime_reconcile_timeouts_total` counts it.
+   * The reconcile is not cut short; its result is handled as usual. 0 or absent: no timeout.
+   */
+  reconciliationTimeoutMs?: number;
+  /** Clock of the reconciliation timeout and the queue's delays (tests). */
+  clock?: TimerClock;
 }
 
 /** What the manager hands a controller at start. */
@@ -55,6 +63,8 @@ export class Controller {
   private readonly watches: WatchSpec[];
   private readonly rateLimiter: RateLimiter<string> | undefined;
   private readonly cacheSyncTimeoutMs: number;
+  private readonly reconciliationTimeoutMs: number;
+  private readonly clock: TimerClock | undefined;
   private _queue: Workqueue<string> | undefined;
   private metrics: ControllerMetrics | undefined;
   private workers: Promise<void>[] = [];
@@ -72,6 +82,8 @@ export class Controller {
     this.watches = opts.watches;
     this.rateLimiter = opts.rateLimiter;
     this.cacheSyncTimeoutMs = opts.cacheSyncTimeoutMs ?? 120_000;
+    this.reconciliationTimeoutMs = Math.max(0, opts.reconciliationTimeoutMs ?? 0);
+    this.clock = opts.clock;
   }
 
   /** The controller's queue (exists once started). */
@@ -89,7 +101,7 @@ export class Controller {
     this.started = true;
     const log = (deps.logger ?? createLogger('controller')).child(this.name, { controller: this.name });
     this.metrics = controllerMetricsFor(this.name, this.maxConcurrentReconciles);
-    const queue = new Workqueue<string>({ name: this.name, rateLimiter: this.rateLimiter });
+    const queue = new Workqueue<string>({ name: this.name, rateLimiter: this.rateLimiter, clock: this.clock });
     this._queue = queue;
 
     const byKind = new Map<string, ReturnType<InformerSet['informerFor']>>();
@@ -170,13 +182,21 @@ export class Controller {
     // the request's logger is built only if something logs (keeps the hot path free of allocations)
     let reqLog: Logger | undefined;
     const getLog = () => (reqLog ??= log.child('reconcile', req.namespace ? { namespace: req.namespace, name: req.name } : { name: req.name }));
+    // controller-runtime's context.WithTimeoutCause: the reconcile's own signal, aborted by the timeout or shutdown
+    let timeout: AbortController | undefined;
+    let cancelTimer: (() => void) | undefined;
+    if (this.reconciliationTimeoutMs > 0) {
+      const t = (timeout = new AbortController());
+      const ms = this.reconciliationTimeoutMs;
+      cancelTimer = after(ms, () => t.abort(new ReconcileTimeoutError(`reconcile of ${key} exceeded the reconciliation timeout of ${ms} ms`)), this.clock);
+    }
     const ctx: ReconcileContext = {
       controller: this.name,
       client: deps.client,
       get log() {
         return getLog();
       },
-      signal: deps.signal,
+      signal: timeout ? AbortSignal.any([deps.signal, timeout.signal]) : deps.signal,
       cache,
     };
     m.activeWorkers.inc();
@@ -192,27 +212,32 @@ export class Controller {
     }
     m.observeReconcileTime((performance.now() - start) / 1000);
     m.activeWorkers.dec();
+    cancelTimer?.();
+    // counted only when the reconcile's own timeout fired, not when shutdown aborted the signal
+    if (timeout?.signal.aborted) m.timeouts.inc();
 
     if (failed) {
+      let text = describe(err);
       if (isPanic(err)) {
         m.panics.inc();
-        getLog().error('Observed a panic in reconciler', { panic: describe(err) });
+        getLog().error('Observed a panic in reconciler', { panic: text, ...(err instanceof Error && err.stack ? { stacktrace: err.stack } : {}) });
+        text = `panic: ${text} [recovered]`;
       }
       m.errors.inc();
       m.total.error.inc();
       if (isTerminal(err)) {
+        // as controller-runtime: neither requeued nor forgotten (the backoff count is kept for the next failure)
         m.terminalErrors.inc();
-        queue.forget(key);
       } else {
         queue.addRateLimited(key);
       }
-      getLog().error('Reconciler error', { error: describe(err) });
+      getLog().error('Reconciler error', { error: text });
       return;
     }
-    const after = result?.requeueAfterMs ?? 0;
-    if (after > 0) {
+    const requeueAfterMs = result?.requeueAfterMs ?? 0;
+    if (requeueAfterMs > 0) {
       queue.forget(key);
-      queue.addAfter(key, after);
+      queue.addAfter(key, requeueAfterMs);
       m.total.requeue_after.inc();
     } else if (result?.requeue) {
       queue.addRateLimited(key);

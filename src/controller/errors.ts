@@ -31,7 +31,19 @@ export function isTerminal(err: unknown): boolean {
   return false;
 }
 
-/** True when `err` is a panic: a thrown non-Error value, or a {@link PanicError}. */
+/**
+ * True when `err` is a panic: a thrown non-Error value, a {@link PanicError}, or what the engine throws for a bug
+ * — a `TypeError` (reading a property of undefined, calling a non-function), `ReferenceError` or `RangeError`
+ * (stack overflow, invalid array length) — the equivalents of the Go runtime panics controller-runtime recovers
+ * (nil dereference, index out of range). One of those with a `cause` was built by a library to report a failure
+ * (undici's `fetch failed`), not thrown by the engine: an ordinary error.
+ */
 export function isPanic(err: unknown): boolean {
-  return !(err instanceof Error) || err instanceof PanicError;
+  if (!(err instanceof Error) || err instanceof PanicError) return true;
+  return (err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError) && err.cause === undefined;
+}
+
+/** The reason of a reconcile's `signal` when the controller's reconciliation timeout fired. */
+export class ReconcileTimeoutError extends Error {
+  override name = 'ReconcileTimeoutError';
 }

@@ -47,6 +47,11 @@ export const reconcilePanics = new Counter({
   help: 'Total number of reconciliation panics per controller',
   labelNames: ['controller'],
 });
+export const reconcileTimeouts = new Counter({
+  name: 'controller_runtime_reconcile_timeouts_total',
+  help: 'Total number of reconciliation timeouts per controller',
+  labelNames: ['controller'],
+});
 export const reconcileTime = new Histogram({
   name: 'controller_runtime_reconcile_time_seconds',
   help: 'Length of time per reconciliation per controller',
@@ -130,6 +135,7 @@ export interface ControllerMetrics {
   readonly errors: CounterChild;
   readonly terminalErrors: CounterChild;
   readonly panics: CounterChild;
+  readonly timeouts: CounterChild;
   readonly maxConcurrent: GaugeChild;
   readonly activeWorkers: GaugeChild;
   /** Bound on the first observation, so the family appears after the first reconcile as in controller-runtime. */
@@ -138,7 +144,7 @@ export interface ControllerMetrics {
 
 /**
  * Binds (and zero-initialises, as controller-runtime does at controller start) the children of one controller:
- * the four `result` series, errors, terminal errors, panics, `active_workers` = 0, `max_concurrent_reconciles`.
+ * the four `result` series, errors, terminal errors, panics, timeouts, `active_workers` = 0, `max_concurrent_reconciles`.
  */
 export function controllerMetricsFor(controller: string, maxConcurrentReconciles: number): ControllerMetrics {
   const total = {
@@ -151,9 +157,11 @@ export function controllerMetricsFor(controller: string, maxConcurrentReconciles
   const errors = reconcileErrors.labels(controller);
   const terminalErrors = terminalReconcileErrors.labels(controller);
   const panics = reconcilePanics.labels(controller);
+  const timeouts = reconcileTimeouts.labels(controller);
   errors.inc(0);
   terminalErrors.inc(0);
   panics.inc(0);
+  timeouts.inc(0);
   const active = activeWorkers.labels(controller);
   active.set(0);
   const maxConcurrent = workerCount.labels(controller);
@@ -164,6 +172,7 @@ export function controllerMetricsFor(controller: string, maxConcurrentReconciles
     errors,
     terminalErrors,
     panics,
+    timeouts,
     maxConcurrent,
     activeWorkers: active,
     observeReconcileTime(seconds: number) {

@@ -54,7 +54,10 @@ export interface ReconcileContext {
   client: KubeClient;
   /** A logger carrying the controller name and the request. */
   log: Logger;
-  /** Aborted when the manager shuts down. */
+  /**
+   * Aborted when the manager shuts down, or when the controller's `reconciliationTimeoutMs` has passed (its
+   * reason then is a {@link ReconcileTimeoutError}). The reconcile is not cut short: honour the signal.
+   */
   signal: AbortSignal;
   /** The cached objects of this controller's watches. */
   cache: CacheReader;

@@ -4,7 +4,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller, Manager, PanicError, TerminalError, filters, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import { Controller, Manager, PanicError, ReconcileTimeoutError, TerminalError, filters, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually, httpsGet, parseExposition, promtoolCheck, samples, value, type Family } from './helpers/exposition.js';
 
@@ -27,6 +28,17 @@ let running: Promise<void>;
 let readerToken: string;
 /** Reconciles seen per object name, and which "mode" each should play. */
 const calls = new Map<string, number>();
+let behaviour: Controller;
+/** The "slow" controller's clock: its reconciliation timeout fires when the test advances it. */
+const slowClock = new ManualClock();
+/** A promise and its resolve (Promise.withResolvers is not in Node 20). */
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+const slowStarted = deferred<void>();
+const slowReason = deferred<unknown>();
 /** Requests the `owners` controller reconciled, in order. */
 const ownerRequests: string[] = [];
 
@@ -53,6 +65,16 @@ async function behave(req: Request, ctx: ReconcileContext): Promise<Result | voi
       return;
     case 'terminal':
       throw new TerminalError('cannot ever work');
+    case 'then-terminal':
+      // a failure (backoff count 1), then a terminal error: controller-runtime keeps the count (no Forget)
+      if (first) throw new Error('transient failure');
+      throw new TerminalError('cannot ever work after all');
+    case 'typeerror': {
+      // a bug: reading a property of undefined, Go's nil dereference
+      const missing = (obj as unknown as { spec?: { replicas: number } }).spec;
+      if (first) return void missing!.replicas;
+      return;
+    }
     default:
       return;
   }
@@ -74,11 +96,25 @@ before(async () => {
     healthProbeBindAddress: '127.0.0.1:0',
     metrics: { bindAddress: '127.0.0.1:0', filterProvider: filters.withAuthenticationAndAuthorization },
   });
-  mgr.add(new Controller({
+  behaviour = new Controller({
     name: 'behaviour',
     maxConcurrentReconciles: 1, // one worker: a panic that killed it would stop everything after it
     reconciler: behave,
     watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, labelSelector: 'test=ctl' }],
+  });
+  mgr.add(behaviour);
+  mgr.add(new Controller({
+    name: 'slow',
+    reconciliationTimeoutMs: 1000,
+    clock: slowClock,
+    reconciler: async (req, ctx) => {
+      if (req.name !== 'cm-slow') return;
+      slowStarted.resolve();
+      // an honest reconciler: it stops when its signal says so
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+      slowReason.resolve(ctx.signal.reason);
+    },
+    watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, labelSelector: 'test=slow' }],
   }));
   mgr.add(new Controller({
     name: 'quiet',
@@ -114,6 +150,7 @@ test('at start every controller series is zero-initialised, before any reconcile
     assert.equal(value(f, 'controller_runtime_reconcile_errors_total', { controller }), 0);
     assert.equal(value(f, 'controller_runtime_terminal_reconcile_errors_total', { controller }), 0);
     assert.equal(value(f, 'controller_runtime_reconcile_panics_total', { controller }), 0);
+    assert.equal(value(f, 'controller_runtime_reconcile_timeouts_total', { controller }), 0);
     assert.equal(value(f, 'controller_runtime_active_workers', { controller }), 0);
     assert.equal(value(f, 'workqueue_depth', { name: controller, controller, priority: '' }), 0);
   }
@@ -123,7 +160,7 @@ test('at start every controller series is zero-initialised, before any reconcile
 });
 
 test('counters move as reconciles succeed, fail, requeue, panic and hit terminal errors; the worker survives panics', async () => {
-  const modes = ['ok', 'requeue', 'after', 'error', 'panic', 'panicerr', 'terminal'];
+  const modes = ['ok', 'requeue', 'after', 'error', 'panic', 'panicerr', 'terminal', 'then-terminal', 'typeerror'];
   for (const mode of modes) {
     await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, {
       apiVersion: 'v1',
@@ -132,26 +169,35 @@ test('counters move as reconciles succeed, fail, requeue, panic and hit terminal
       data: { mode },
     });
   }
-  // expected from the modes: 6 successes (all but terminal), errors from error/panic/panicerr/terminal
+  // expected from the modes (calls: 1 for ok and terminal, 2 for the others):
+  // 7 successes (all but terminal and then-terminal); errors: error, panic, panicerr, terminal, typeerror once,
+  // then-terminal twice; panics: panic, panicerr, typeerror
   const f = await eventually(async () => {
     const fams = await scrape();
-    return value(fams, 'controller_runtime_reconcile_total', { controller: 'behaviour', result: 'success' }) === 6 ? fams : undefined;
-  }, 'six successful reconciles', 20_000);
+    const done =
+      value(fams, 'controller_runtime_reconcile_total', { controller: 'behaviour', result: 'success' }) === 7 &&
+      value(fams, 'controller_runtime_terminal_reconcile_errors_total', { controller: 'behaviour' }) === 2;
+    return done ? fams : undefined;
+  }, 'seven successful reconciles and two terminal errors', 20_000);
   const c = { controller: 'behaviour' };
-  assert.equal(value(f, 'controller_runtime_reconcile_total', { ...c, result: 'error' }), 4);
+  assert.equal(value(f, 'controller_runtime_reconcile_total', { ...c, result: 'error' }), 7);
   assert.equal(value(f, 'controller_runtime_reconcile_total', { ...c, result: 'requeue' }), 1);
   assert.equal(value(f, 'controller_runtime_reconcile_total', { ...c, result: 'requeue_after' }), 1);
-  assert.equal(value(f, 'controller_runtime_reconcile_errors_total', c), 4);
-  assert.equal(value(f, 'controller_runtime_terminal_reconcile_errors_total', c), 1);
-  assert.equal(value(f, 'controller_runtime_reconcile_panics_total', c), 2);
-  assert.equal(value(f, 'controller_runtime_reconcile_time_seconds_count', c), 12);
+  assert.equal(value(f, 'controller_runtime_reconcile_errors_total', c), 7);
+  assert.equal(value(f, 'controller_runtime_terminal_reconcile_errors_total', c), 2);
+  assert.equal(value(f, 'controller_runtime_reconcile_panics_total', c), 3, 'a TypeError from a bug counts as a panic, as Go\'s nil dereference does');
+  assert.equal(value(f, 'controller_runtime_reconcile_time_seconds_count', c), 16);
   assert.equal(value(f, 'controller_runtime_active_workers', c), 0);
   assert.equal(calls.get('cm-terminal'), 1, 'a terminal error is not retried');
+  assert.equal(calls.get('cm-then-terminal'), 2, 'a terminal error after a failure is not retried');
+  assert.equal(behaviour.queue.numRequeues(`${NS}/cm-then-terminal`), 1, 'a terminal error keeps the backoff count (no Forget), as controller-runtime');
+  assert.equal(behaviour.queue.numRequeues(`${NS}/cm-error`), 0, 'a success forgets it');
   assert.equal(calls.get('cm-panic'), 2, 'a panic is retried with backoff, by the surviving worker');
-  // requeue, requeue_after, error, panic, panicerr: 5 delayed re-adds
-  assert.equal(value(f, 'workqueue_retries_total', { name: 'behaviour', controller: 'behaviour' }), 5);
-  assert.equal(value(f, 'workqueue_adds_total', { name: 'behaviour', controller: 'behaviour' }), 12);
-  assert.equal(value(f, 'workqueue_work_duration_seconds_count', { name: 'behaviour', controller: 'behaviour' }), 12);
+  assert.equal(calls.get('cm-typeerror'), 2);
+  // requeue, requeue_after, error, panic, panicerr, then-terminal, typeerror: 7 delayed re-adds
+  assert.equal(value(f, 'workqueue_retries_total', { name: 'behaviour', controller: 'behaviour' }), 7);
+  assert.equal(value(f, 'workqueue_adds_total', { name: 'behaviour', controller: 'behaviour' }), 16);
+  assert.equal(value(f, 'workqueue_work_duration_seconds_count', { name: 'behaviour', controller: 'behaviour' }), 16);
   // the other controller is untouched
   assert.equal(value(f, 'controller_runtime_reconcile_total', { controller: 'quiet', result: 'success' }), 0);
   // every API call of the manager is counted, including the TokenReview/SubjectAccessReview of this scrape
@@ -159,6 +205,30 @@ test('counters move as reconciles succeed, fail, requeue, panic and hit terminal
   const posts = value(f, 'rest_client_requests_total', { code: '201', method: 'POST', host });
   assert.ok((posts ?? 0) >= 2, `TokenReview + SubjectAccessReview counted (${posts})`);
   assert.ok((value(f, 'rest_client_requests_total', { code: '200', method: 'GET', host }) ?? 0) >= 2, 'lists and watches counted');
+});
+
+test('reconciliationTimeoutMs: the reconcile\'s signal aborts with a ReconcileTimeoutError and the timeout is counted once it returns', async () => {
+  const before = await scrape();
+  assert.equal(value(before, 'controller_runtime_reconcile_timeouts_total', { controller: 'slow' }), 0);
+  await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm-slow', namespace: NS, labels: { test: 'slow' } },
+  });
+  await slowStarted.promise;
+  await slowClock.advance(999);
+  assert.equal(value(await scrape(), 'controller_runtime_reconcile_timeouts_total', { controller: 'slow' }), 0, 'not before the timeout');
+  await slowClock.advance(1);
+  const reason = await slowReason.promise;
+  assert.ok(reason instanceof ReconcileTimeoutError, String(reason));
+  assert.match(reason.message, /reconcile of ctl-test\/cm-slow exceeded the reconciliation timeout of 1000 ms/);
+  const f = await eventually(async () => {
+    const fams = await scrape();
+    return value(fams, 'controller_runtime_reconcile_timeouts_total', { controller: 'slow' }) === 1 ? fams : undefined;
+  }, 'the timeout counted', 10_000);
+  // the result is handled as usual: it returned normally, so it is a success
+  assert.equal(value(f, 'controller_runtime_reconcile_total', { controller: 'slow', result: 'success' }), 1);
+  assert.equal(value(f, 'controller_runtime_reconcile_timeouts_total', { controller: 'behaviour' }), 0, 'no timeout configured: never counted');
 });
 
 test('every family has controller-runtime\'s type, labels and buckets, and promtool accepts the exposition', async () => {
@@ -170,6 +240,7 @@ test('every family has controller-runtime\'s type, labels and buckets, and promt
     ['controller_runtime_reconcile_errors_total', 'counter', ['controller']],
     ['controller_runtime_terminal_reconcile_errors_total', 'counter', ['controller']],
     ['controller_runtime_reconcile_panics_total', 'counter', ['controller']],
+    ['controller_runtime_reconcile_timeouts_total', 'counter', ['controller']],
     ['controller_runtime_reconcile_time_seconds', 'histogram', ['controller']],
     ['controller_runtime_max_concurrent_reconciles', 'gauge', ['controller']],
     ['controller_runtime_active_workers', 'gauge', ['controller']],
