@@ -116,6 +116,37 @@ describe('authentication and authorization', () => {
     assert.equal(apiCalls() - calls, 1, 'one TokenReview for three requests with the same bad token');
   });
 
+  test('token TTLs are controller-runtime\'s: a rejected token (the API sets status.error) is cached 1 min, an accepted one 1 min', async () => {
+    let now = 1_000_000;
+    const clock = { now: () => now };
+    const own = new FaultProxy(cluster.authority.url, cluster.authority.caPem);
+    await own.start();
+    const ep = createMetricsServer(
+      { bindAddress: '127.0.0.1:0', filterProvider: filters.authenticationAndAuthorization({ cacheClock: clock }), shutdownTimeoutMs: 2_000 },
+      { restConfig: { ...managerConfig, server: own.url, ca: own.caPem } },
+    );
+    await ep.start();
+    try {
+      const reviews = () => own.count('/apis/authentication.k8s.io/');
+      const bad = 'not-a-real-token-ttl-' + Date.now();
+      const get = async (token: string) => (await request(`${ep.url}/metrics`, { headers: bearer(token) })).status;
+      assert.equal(await get(bad), 401);
+      assert.equal(await get(readerToken), 200);
+      assert.equal(reviews(), 2);
+      now += 59_999;
+      assert.equal(await get(bad), 401);
+      assert.equal(await get(readerToken), 200);
+      assert.equal(reviews(), 2, 'both answers still cached just before 1 min (the API answered the bad token with status.error)');
+      now += 2;
+      assert.equal(await get(bad), 401);
+      assert.equal(await get(readerToken), 200);
+      assert.equal(reviews(), 4, 'both reviewed again after 1 min');
+    } finally {
+      await ep.stop();
+      await own.stop();
+    }
+  });
+
   test('403 for an authenticated service account without the reader role, naming user, verb and path', async () => {
     const r = await request(metricsUrl(), { headers: bearer(strangerToken) });
     assert.equal(r.status, 403);

@@ -12,12 +12,21 @@ export class DecisionCache<V extends {}> {
   private readonly lru: LRUCache<string, V>;
   private readonly inflight = new Map<string, Promise<V>>();
 
+  /** `clock`: the time entries expire by (tests; default `performance.now`). */
   constructor(
     max: number,
     private readonly ttlFor: TtlFor<V>,
+    clock?: { now(): number },
   ) {
     // ttlAutopurge off: expired entries are dropped lazily on access or evicted by LRU order
-    this.lru = new LRUCache<string, V>({ max, ttl: 1, allowStale: false, updateAgeOnGet: false });
+    this.lru = new LRUCache<string, V>({
+      max,
+      ttl: 1,
+      allowStale: false,
+      updateAgeOnGet: false,
+      // an injected clock is read on every check (lru-cache otherwise reuses a reading for 1 ms of real time)
+      ...(clock ? { perf: clock, ttlResolution: 0 } : {}),
+    });
   }
 
   /** Number of cached entries (including expired ones not yet evicted). */
