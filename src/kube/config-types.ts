@@ -17,7 +17,12 @@ export interface RestConfig {
    * (in-cluster token files, exec plugins). Called at most once a minute.
    */
   authHeaders?: () => Promise<Record<string, string>>;
-  /** Client-side rate limit (requests per second) and burst, as client-go's QPS/Burst (default 20/30). */
+  /**
+   * Client-side rate limit (requests per second) and burst, as client-go's QPS/Burst; a negative `qps` turns the
+   * limit off (what controller-runtime's `GetConfig` does, leaving it to the API server's Priority and Fairness).
+   * Default 20/30, kube-controller-manager's `--kube-api-qps`/`--kube-api-burst`: not client-go's 5/10 (too slow
+   * for a controller's start-up lists) and not off, so a runaway reconcile loop stays bounded on the client side.
+   */
   qps?: number;
   burst?: number;
   /** User agent sent with every request. */

@@ -19,8 +19,9 @@ export class TokenBucket {
     this.last = now;
   }
 
-  /** Takes a token if one is available now. */
+  /** Takes a token if one is available now. A negative `qps` means no limit (client-go's QPS < 0). */
   tryTake(): boolean {
+    if (this.qps < 0) return true;
     this.refill();
     if (this.tokens >= 1) {
       this.tokens -= 1;
