@@ -12,6 +12,7 @@ import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './ratelimiter.js';
 import type { CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
 import { Workqueue } from './workqueue.js';
+import { cachedReadClient } from './cached-client.js';
 import { after, type TimerClock } from '../util/timers.js';
 
 /** Options of a {@link Controller}. */
@@ -52,6 +53,9 @@ export interface ControllerStartDeps {
   mayReconcile?: () => boolean;
   onFenced?: () => void;
 }
+
+/** What the workers use: the start deps plus the reconcile context's cache-reading client. */
+type WorkerDeps = ControllerStartDeps & { readClient: KubeClient };
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
 
@@ -129,6 +133,7 @@ export class Controller {
       throw new Error(`controller ${this.name}: timed out after ${this.cacheSyncTimeoutMs} ms waiting for the watch caches to sync (can the manager list and watch ${this.watches.map((w) => w.kind).join(', ')}?)`);
     }
 
+    const readClient = cachedReadClient(deps.client, deps.informers);
     const cache: CacheReader = {
       get: <T extends KubeObject>(kind: string, namespace: string | undefined, name: string) =>
         byKind.get(kind)?.get(namespace ? `${namespace}/${name}` : name) as T | undefined,
@@ -136,7 +141,7 @@ export class Controller {
     };
     log.info('Starting workers', { 'worker count': this.maxConcurrentReconciles });
     for (let i = 0; i < this.maxConcurrentReconciles; i++) {
-      this.workers.push(this.worker(queue, deps, log, cache));
+      this.workers.push(this.worker(queue, { ...deps, readClient }, log, cache));
     }
   }
 
@@ -157,7 +162,7 @@ export class Controller {
     return finished;
   }
 
-  private async worker(queue: Workqueue<string>, deps: ControllerStartDeps, log: Logger, cache: CacheReader): Promise<void> {
+  private async worker(queue: Workqueue<string>, deps: WorkerDeps, log: Logger, cache: CacheReader): Promise<void> {
     for (;;) {
       const { item, shutdown } = await queue.get();
       if (shutdown) return;
@@ -176,7 +181,7 @@ export class Controller {
     }
   }
 
-  private async reconcileHandler(queue: Workqueue<string>, key: string, deps: ControllerStartDeps, log: Logger, cache: CacheReader): Promise<void> {
+  private async reconcileHandler(queue: Workqueue<string>, key: string, deps: WorkerDeps, log: Logger, cache: CacheReader): Promise<void> {
     const m = this.metrics!;
     const req: Request = keyRequest(key);
     // the request's logger is built only if something logs (keeps the hot path free of allocations)
@@ -192,7 +197,8 @@ export class Controller {
     }
     const ctx: ReconcileContext = {
       controller: this.name,
-      client: deps.client,
+      client: deps.readClient,
+      apiReader: deps.client,
       get log() {
         return getLog();
       },

@@ -14,6 +14,8 @@ export type InformerTuning = Omit<InformerOptions, 'path' | 'labelSelector' | 'f
 /** Creates and shares informers; starts each on first use. */
 export class InformerSet {
   private readonly informers = new Map<string, Informer<KubeObject>>();
+  /** The informers that cache a whole collection (no label or field selector), by collection path. */
+  private readonly whole = new Map<string, Informer<KubeObject>>();
 
   constructor(
     private readonly client: KubeClient,
@@ -35,9 +37,21 @@ export class InformerSet {
         logger: this.logger,
       });
       this.informers.set(key, inf);
+      if (!spec.labelSelector && !spec.fieldSelector) this.whole.set(path, inf);
       inf.start();
     }
     return inf;
+  }
+
+  /**
+   * The synced informer that caches every object of a collection path (e.g. `/api/v1/namespaces/ns/configmaps`):
+   * one for exactly that path, or for the same resource in all namespaces. None when only selector-filtered
+   * informers (or none) watch it: a cache miss there would not mean "not found".
+   */
+  wholeCollection(path: string, namespace: string | undefined): Informer<KubeObject> | undefined {
+    const candidates = [this.whole.get(path)];
+    if (namespace !== undefined) candidates.push(this.whole.get(path.replace(`/namespaces/${encodeURIComponent(namespace)}/`, '/')));
+    return candidates.find((i) => i?.synced);
   }
 
   /** Every informer created so far. */

@@ -50,8 +50,14 @@ export interface CacheReader {
 export interface ReconcileContext {
   /** The controller's name. */
   controller: string;
-  /** An API client acting as the manager's identity. */
+  /**
+   * An API client acting as the manager's identity, as controller-runtime's: `get` of an object (or a whole
+   * collection) that the manager's informers cache without a selector is answered from the cache, as a copy (a
+   * missing one as a 404); everything else goes to the API server.
+   */
   client: KubeClient;
+  /** The same client without the cache: reads straight from the API server (controller-runtime's `GetAPIReader`). */
+  apiReader: KubeClient;
   /** A logger carrying the controller name and the request. */
   log: Logger;
   /**

@@ -1,0 +1,54 @@
+/**
+ * The reconcile context's client, as controller-runtime's delegating client: reads of objects the manager's
+ * informers already cache come from the cache (no API call, so a reconcile loop is not held to the client's
+ * rate limit); writes, subresources, selector-filtered lists and kinds no informer caches whole go to the API.
+ *
+ * Unlike controller-runtime, a read of a kind nobody watches does not start a new informer: it goes to the API
+ * server (an informer per looked-up kind would cache every object of that kind in memory, a common trap).
+ */
+import { KubeApiError, type KubeClient, type RequestOptions } from '../kube/client.js';
+import type { InformerSet } from './informers.js';
+
+/** `/api/v1[/namespaces/NS]/RESOURCE[/NAME]` or `/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE[/NAME]`. */
+const OBJECT_PATH = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?$/;
+
+/** A read the cache can answer: the collection path, the namespace and the name (none for a list). */
+function cacheable(path: string, opts: RequestOptions | undefined): { collection: string; namespace?: string; name?: string } | undefined {
+  // a query (selectors, resourceVersion, pagination) asks for something the cache does not answer as the API would
+  if (opts?.query && Object.values(opts.query).some((v) => v !== undefined)) return undefined;
+  const m = OBJECT_PATH.exec(path);
+  if (!m) return undefined;
+  const [, prefix, ns, resource, name] = m as unknown as [string, string, string | undefined, string, string | undefined];
+  const namespace = ns === undefined ? undefined : decodeURIComponent(ns);
+  const collection = `${prefix}${ns === undefined ? '' : `/namespaces/${ns}`}/${resource}`;
+  return { collection, namespace, name: name === undefined ? undefined : decodeURIComponent(name) };
+}
+
+/**
+ * `client` with `get` answered from `informers` where they cache the whole collection: an object as a deep copy
+ * (reconcilers may change what they read), a missing one as the API's 404, a collection as a List.
+ */
+export function cachedReadClient(client: KubeClient, informers: InformerSet): KubeClient {
+  const get = <T>(path: string, opts?: RequestOptions): Promise<T> => {
+    const read = cacheable(path, opts);
+    const inf = read && informers.wholeCollection(read.collection, read.namespace);
+    if (!read || !inf) return client.get<T>(path, opts);
+    if (read.name === undefined) {
+      const items = inf.list().filter((o) => read.namespace === undefined || o.metadata?.namespace === read.namespace);
+      return Promise.resolve({ kind: 'List', apiVersion: 'v1', metadata: {}, items: structuredClone(items) } as T);
+    }
+    const obj = inf.get(read.namespace ? `${read.namespace}/${read.name}` : read.name);
+    if (!obj) {
+      const resource = read.collection.slice(read.collection.lastIndexOf('/') + 1);
+      return Promise.reject(new KubeApiError(404, 'NotFound', `${resource} "${read.name}" not found`));
+    }
+    return Promise.resolve(structuredClone(obj) as T);
+  };
+  return new Proxy(client, {
+    get(target, prop) {
+      if (prop === 'get') return get;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}

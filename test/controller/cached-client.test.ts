@@ -1,0 +1,95 @@
+/**
+ * The reconcile context's client (cachedReadClient), as controller-runtime's delegating client: against the embedded
+ * authority behind a counting proxy, reads of what a whole-collection informer caches make no API call and answer as
+ * the API does (the object, a copy; a 404 with the API's words); queries, selector-filtered informers, other kinds
+ * and writes go to the API.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeApiError, KubeClient } from '../../src/kube/client.js';
+import { InformerSet } from '../../src/controller/informers.js';
+import { cachedReadClient } from '../../src/controller/cached-client.js';
+import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { FaultProxy } from '../helpers/fault-proxy.js';
+
+const NS = 'cached-reads';
+let cluster: TestCluster;
+let proxy: FaultProxy;
+let live: KubeClient;
+let informers: InformerSet;
+let cached: KubeClient;
+
+type CM = { metadata: { name: string; namespace?: string; labels?: Record<string, string> }; data?: Record<string, string> };
+
+before(async () => {
+  cluster = await startTestCluster();
+  await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  for (const name of ['cm-a', 'cm-b']) {
+    await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels: { app: 'x' } }, data: { k: name } });
+  }
+  await cluster.admin.create(`/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: NS } });
+  proxy = new FaultProxy(cluster.authority.url, cluster.authority.caPem);
+  await proxy.start();
+  live = new KubeClient({ ...cluster.authority.restConfig, server: proxy.url, ca: proxy.caPem });
+  informers = new InformerSet(live);
+  const whole = informers.informerFor({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS });
+  // a selector-filtered informer of Secrets: its cache cannot say "not found"
+  const filtered = informers.informerFor({ apiVersion: 'v1', kind: 'Secret', namespace: NS, labelSelector: 'app=x' });
+  assert.ok(await whole.waitForSync(20_000));
+  assert.ok(await filtered.waitForSync(20_000));
+  cached = cachedReadClient(live, informers);
+});
+
+after(async () => {
+  await informers?.stop();
+  live?.close();
+  await proxy?.stop();
+  await cluster?.stop();
+});
+
+test('a get of a cached object makes no API call and returns a copy the reconciler may change', async () => {
+  const before = proxy.count('/configmaps/cm-a');
+  const a = await cached.get<CM>(`/api/v1/namespaces/${NS}/configmaps/cm-a`);
+  assert.equal(a.data?.k, 'cm-a');
+  a.data!.k = 'changed by the reconciler';
+  const again = await cached.get<CM>(`/api/v1/namespaces/${NS}/configmaps/cm-a`);
+  assert.equal(again.data?.k, 'cm-a', 'the cache was not changed through the copy');
+  assert.equal(proxy.count('/configmaps/cm-a'), before, 'no API call');
+  assert.deepEqual(again, await live.get<CM>(`/api/v1/namespaces/${NS}/configmaps/cm-a`), 'the same object as the API returns');
+});
+
+test('a missing object is the API\'s 404, in its words, without an API call', async () => {
+  const path = `/api/v1/namespaces/${NS}/configmaps/nope`;
+  const fromCache = await cached.get(path).then(() => undefined, (e: unknown) => e);
+  assert.equal(proxy.count('/configmaps/nope'), 0);
+  const fromApi = await live.get(path).then(() => undefined, (e: unknown) => e);
+  assert.ok(fromCache instanceof KubeApiError && fromApi instanceof KubeApiError);
+  assert.equal(fromCache.status, 404);
+  assert.equal(fromCache.reason, fromApi.reason);
+  assert.equal(fromCache.message, fromApi.message);
+});
+
+test('a list of the whole collection comes from the cache; a list with a query goes to the API', async () => {
+  const lists = () => proxy.count(`/namespaces/${NS}/configmaps`) - proxy.count(`/namespaces/${NS}/configmaps/`);
+  const before = lists();
+  const list = await cached.get<{ items: CM[] }>(`/api/v1/namespaces/${NS}/configmaps`);
+  assert.equal(lists(), before, 'no API call');
+  const fromApi = await live.get<{ items: CM[] }>(`/api/v1/namespaces/${NS}/configmaps`);
+  const names = (l: { items: CM[] }) => l.items.map((i) => i.metadata.name).sort();
+  assert.deepEqual(names(list), names(fromApi), 'the same objects as the API lists');
+  assert.ok(names(list).includes('cm-a'));
+  const before2 = lists();
+  const selected = await cached.get<{ items: CM[] }>(`/api/v1/namespaces/${NS}/configmaps`, { query: { labelSelector: 'app=x' } });
+  assert.equal(selected.items.length, 2);
+  assert.equal(lists(), before2 + 1, 'a selector is asked of the API');
+});
+
+test('kinds cached only through a selector, or not at all, and subresources are read from the API; writes go to the API', async () => {
+  const s = await cached.get<CM>(`/api/v1/namespaces/${NS}/secrets/s`);
+  assert.equal(s.metadata.name, 's');
+  assert.equal(proxy.count('/secrets/s'), 1, 'the filtered informer does not answer');
+  await cached.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`).catch(() => undefined);
+  assert.equal(proxy.count('/serviceaccounts/default'), 1, 'no informer: the API');
+  await cached.mergePatch(`/api/v1/namespaces/${NS}/configmaps/cm-b`, { data: { k: 'patched' } });
+  assert.equal(proxy.count('/configmaps/cm-b'), 1, 'the write went to the API');
+});
