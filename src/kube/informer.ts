@@ -1,11 +1,17 @@
 /**
  * A list/watch informer over {@link KubeClient.watch}, written for robustness (the `@kubernetes/client-node`
  * informer stops silently on errors):
- * - lists (paginated), then watches from the list's resourceVersion with bookmarks;
- * - re-opens a watch that ended (server timeout) from the last resourceVersion seen;
- * - re-lists on `410 Gone` (HTTP status or ERROR event) and periodically (`relistMs`), diffing against the cache;
+ * - lists, then watches from the list's resourceVersion with bookmarks, as client-go's reflector: the first list
+ *   with `resourceVersion=0` (served from the API server's watch cache), a re-list from the last synced
+ *   resourceVersion (unpaginated), or a consistent list (`""`, paginated) after the watch expired;
+ * - re-opens a watch that ended (server timeout, dropped stream) from the last resourceVersion seen, after backoff
+ *   when it failed with 429 or could not connect;
+ * - re-lists only when it must: `410 Gone` (HTTP status or ERROR event) or another error answer of the watch
+ *   (client-go's rules); a periodic re-list (`relistMs`) is off by default;
+ * - a re-list hands every object that did not change to the handlers as an update (client-go's sync events);
  * - reconnects after any failure with full-jitter exponential backoff;
- * - re-delivers every cached object as an update every `resyncMs` (controller-runtime's SyncPeriod);
+ * - re-delivers every cached object as an update every `resyncMs`, with no API call (controller-runtime's
+ *   SyncPeriod: 10 h, jittered ±10 % per informer);
  * - exposes `synced` (first list done) and a health signal: unhealthy when no list or watch has succeeded for
  *   `stuckAfterMs`, or when a watch stays open past its own timeout (a half-open connection is then cut).
  */
@@ -36,9 +42,12 @@ export interface InformerOptions {
   pageSize?: number;
   /** Server-side watch timeout in s; a random value in [t, 2t) is used per watch like client-go (default 300). */
   watchTimeoutSeconds?: number;
-  /** Full re-list period in ms (default 10 min; 0 = never). */
+  /** Full re-list period in ms (default 0 = never, as client-go: re-lists happen on 410 Gone and watch errors). */
   relistMs?: number;
-  /** Resync period in ms: every cached object is re-delivered as an update (default 10 h; 0 = never). */
+  /**
+   * Resync period in ms: every cached object is re-delivered as an update, from the cache (default: 10 h × a random
+   * factor in [0.9, 1.1), controller-runtime's SyncPeriod; 0 = never).
+   */
   resyncMs?: number;
   /** Backoff after failures: first ceiling and cap in ms (defaults 800 and 30 000), full jitter. */
   backoffBaseMs?: number;
@@ -91,7 +100,9 @@ export class Informer<T extends InformerObject = InformerObject> {
   private resyncTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   /** Counters, for tests and diagnostics. */
-  readonly stats = { lists: 0, listPages: 0, watches: 0, relistsOnGone: 0, failures: 0, events: 0, stuckWatches: 0 };
+  readonly stats = { lists: 0, listPages: 0, watches: 0, relistsOnGone: 0, relistsOnError: 0, failures: 0, events: 0, stuckWatches: 0 };
+  /** The resourceVersion of the last list cannot be listed from (the watch expired): re-list with `""`. */
+  private lastSyncUnavailable = false;
 
   constructor(
     private readonly client: KubeClient,
@@ -102,8 +113,8 @@ export class Informer<T extends InformerObject = InformerObject> {
     this.opts = {
       pageSize: options.pageSize ?? 500,
       watchTimeoutSeconds,
-      relistMs: options.relistMs ?? 10 * 60_000,
-      resyncMs: options.resyncMs ?? 10 * 3600_000,
+      relistMs: options.relistMs ?? 0,
+      resyncMs: options.resyncMs ?? Math.round(10 * 3600_000 * (0.9 + 0.2 * Math.random())),
       backoffBaseMs: options.backoffBaseMs ?? 800,
       backoffMaxMs: options.backoffMaxMs ?? 30_000,
       watchGraceMs: options.watchGraceMs ?? 30_000,
@@ -211,12 +222,19 @@ export class Informer<T extends InformerObject = InformerObject> {
             failures++;
             this.noteFailure(err);
             await this.backoff(failures);
+            // client-go: an error answer to the watch (other than 429) ends ListAndWatch, so the next round
+            // re-lists; a stream that could not connect or dropped is re-watched from the last resourceVersion
+            if (err instanceof KubeApiError && err.status >= 400 && err.status !== 429) {
+              this.stats.relistsOnError++;
+              break;
+            }
           }
         }
       } catch (err) {
         if (this.stopped) return;
         if (err instanceof GoneError) {
           this.stats.relistsOnGone++;
+          this.lastSyncUnavailable = true;
           this.log?.info('watch expired (410 Gone): re-listing', { resourceVersion: this.resourceVersion });
           continue;
         }
@@ -249,22 +267,48 @@ export class Informer<T extends InformerObject = InformerObject> {
     });
   }
 
+  /**
+   * The resourceVersion to list from, as client-go's reflector: "0" the first time (the API server's watch cache,
+   * possibly a little stale), then the last synced one, or "" (a consistent read) once that one is unavailable.
+   */
+  private listResourceVersion(): string {
+    if (this.lastSyncUnavailable) return '';
+    return this.resourceVersion || '0';
+  }
+
   private async relist(): Promise<void> {
+    try {
+      await this.listFrom(this.listResourceVersion());
+    } catch (err) {
+      // 410 Expired, or a resourceVersion the server has not reached: at once again, as a consistent read
+      const tooOld = err instanceof GoneError;
+      const tooLarge = err instanceof KubeApiError && err.status === 504 && /too large resource version/i.test(err.message);
+      if (!(tooOld || tooLarge) || this.listResourceVersion() === '') throw err;
+      this.lastSyncUnavailable = true;
+      await this.listFrom('');
+    }
+  }
+
+  private async listFrom(resourceVersion: string): Promise<void> {
     const fresh = new Map<string, T>();
     let cont: string | undefined;
     let rv = '';
+    // client-go pages only the lists the watch cache would not serve whole ("" and "0")
+    const paged = resourceVersion === '' || resourceVersion === '0';
+    const first = !this._synced;
     do {
       const page = await this.client.get<{ metadata?: { resourceVersion?: string; continue?: string }; items?: T[] }>(this.path, {
         query: {
           labelSelector: this.options.labelSelector,
           fieldSelector: this.options.fieldSelector,
-          limit: this.opts.pageSize,
+          resourceVersion: cont ? undefined : resourceVersion || undefined,
+          limit: paged ? this.opts.pageSize : undefined,
           continue: cont,
         },
         timeoutMs: this.opts.listTimeoutMs,
         signal: this.abort.signal,
       }).catch((err: unknown) => {
-        // an expired continue token: start over
+        // an expired continue token or resourceVersion: start over
         if (err instanceof KubeApiError && err.status === 410) throw new GoneError(err.message);
         throw err;
       });
@@ -276,6 +320,7 @@ export class Informer<T extends InformerObject = InformerObject> {
     if (this.stopped) return;
     this.stats.lists++;
     this.resourceVersion = rv;
+    this.lastSyncUnavailable = false;
     this.lastSuccess = Date.now();
     // replace the cache, emitting the differences
     for (const [key, old] of this.store) {
@@ -288,7 +333,8 @@ export class Informer<T extends InformerObject = InformerObject> {
       const old = this.store.get(key);
       this.store.set(key, obj);
       if (!old) this.emit('add', obj);
-      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('update', obj, old);
+      // an unchanged object is a sync event on a re-list (client-go's Replace): an update with the same version
+      else if (!first || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('update', obj, old);
     }
     if (!this._synced) {
       this._synced = true;

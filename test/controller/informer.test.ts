@@ -10,6 +10,7 @@ import type { KubeObject } from '../../src/controller/types.js';
 import { startAuthority } from '../../src/authority/index.js';
 import { startTestCluster } from '../helpers/cluster.js';
 import { eventually } from './helpers/exposition.js';
+import { FaultProxy } from '../helpers/fault-proxy.js';
 
 const FAST = { backoffBaseMs: 50, backoffMaxMs: 400, watchTimeoutSeconds: 30 };
 
@@ -121,6 +122,67 @@ test('after the API restarts (same state, same port): reconnects with backoff, r
   } finally {
     await inf.stop();
     await authority.stop();
+  }
+});
+
+test('as client-go\'s reflector: watch cache first, re-list only on an error answer or 410 (from the last version, then a consistent list), re-watch on 429, sync events', async () => {
+  const cluster = await startTestCluster();
+  const proxy = new FaultProxy(cluster.authority.url, cluster.authority.caPem);
+  await proxy.start();
+  const client = new KubeClient({ ...cluster.authority.restConfig, server: proxy.url, ca: proxy.caPem });
+  // watches end every 1–2 s, so a fault set for the next watch is met soon
+  const inf = new Informer<KubeObject>(client, { path: '/api/v1/namespaces/inf-r/configmaps', ...FAST, watchTimeoutSeconds: 1 });
+  const lists = () => proxy.requests.filter((r) => r.startsWith('GET /api/v1/namespaces/inf-r/configmaps?') && !r.includes('watch=1'));
+  const query = (r: string) => new URL(r.split(' ')[1]!, 'https://x').searchParams;
+  try {
+    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-r' } });
+    await cluster.admin.create('/api/v1/namespaces/inf-r/configmaps', cm('inf-r', 'a'));
+    const syncs: string[] = [];
+    inf.addHandler({ onUpdate: (o, n) => o.metadata?.resourceVersion === n.metadata?.resourceVersion && syncs.push(n.metadata!.name!) });
+    inf.start();
+    assert.equal(await inf.waitForSync(10_000), true);
+    assert.equal(lists().length, 1);
+    assert.equal(query(lists()[0]!).get('resourceVersion'), '0', 'the first list is served from the watch cache');
+    assert.equal(query(lists()[0]!).get('limit'), '500');
+
+    // 429 on the watch: backoff and re-watch, no re-list
+    proxy.setFault({ kind: 'status', status: 429 }, 'watch=1');
+    await eventually(() => inf.stats.failures >= 2, 'two refused watches', 15_000, 20);
+    proxy.setFault({ kind: 'pass' });
+    await eventually(() => inf.stats.watches >= inf.stats.failures + 2, 'watching again', 15_000, 20);
+    assert.equal(lists().length, 1, 'no re-list after 429');
+    assert.equal(inf.stats.relistsOnError, 0);
+
+    // 500 on the watch: a re-list from the last synced version, unpaginated; unchanged objects are sync events
+    const rv = (await cluster.admin.get<{ metadata: { resourceVersion: string } }>('/api/v1/namespaces/inf-r/configmaps')).metadata.resourceVersion;
+    proxy.setFault({ kind: 'status', status: 500 }, 'watch=1');
+    await eventually(() => inf.stats.relistsOnError >= 1, 'a re-list after an error answer', 15_000, 20);
+    proxy.setFault({ kind: 'pass' });
+    await eventually(() => lists().length >= 2, 'the re-list', 15_000, 20);
+    const relist = query(lists()[1]!);
+    assert.notEqual(relist.get('resourceVersion'), '0');
+    assert.ok(Number(relist.get('resourceVersion')) >= Number(rv), `from the last synced version (${relist.get('resourceVersion')} ≥ ${rv})`);
+    assert.equal(relist.get('limit'), null, 'not paginated: served from the watch cache');
+    await eventually(() => syncs.includes('a'), 'a sync event for the unchanged object', 5_000, 20);
+
+    // 410 on the watch: a consistent list ("")
+    const before = lists().length;
+    proxy.setFault({ kind: 'status', status: 410 }, 'watch=1');
+    await eventually(() => inf.stats.relistsOnGone >= 1, 'a re-list after 410', 15_000, 20);
+    proxy.setFault({ kind: 'pass' });
+    // (a re-list still due to the 500 may come first, from the last version)
+    const consistent = await eventually(
+      () => lists().slice(before).map(query).find((q) => q.get('resourceVersion') === null),
+      'a consistent list (resourceVersion "") after the 410',
+      15_000,
+      20,
+    );
+    assert.equal(consistent.get('limit'), '500', 'paginated, as client-go lists "" ');
+  } finally {
+    await inf.stop();
+    client.close();
+    await proxy.stop();
+    await cluster.stop();
   }
 });
 

@@ -27,6 +27,10 @@ export class FaultProxy {
   private upstreamAgent: https.Agent;
   /** Requests received, by path. */
   readonly counts = new Map<string, number>();
+  /** Every request's method and URL (path and query), in order. */
+  readonly requests: string[] = [];
+  /** When set, the fault applies only to requests whose URL contains this; others pass. */
+  private faultOnly: string | undefined;
   port = 0;
   caPem = '';
   private cert = { certPem: '', keyPem: '' };
@@ -49,8 +53,10 @@ export class FaultProxy {
     return n;
   }
 
-  setFault(f: Fault): void {
+  /** The fault for the next requests; `onlyUrlsContaining` limits it to those (e.g. `watch=1`). */
+  setFault(f: Fault, onlyUrlsContaining?: string): void {
     this.fault = f;
+    this.faultOnly = onlyUrlsContaining;
     this.seq = 0;
   }
 
@@ -107,7 +113,8 @@ export class FaultProxy {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0]!;
     this.counts.set(path, (this.counts.get(path) ?? 0) + 1);
-    const f = this.fault;
+    if (this.requests.length < 10_000) this.requests.push(`${req.method} ${req.url ?? '/'}`);
+    const f: Fault = this.faultOnly === undefined || (req.url ?? '').includes(this.faultOnly) ? this.fault : { kind: 'pass' };
     const n = ++this.seq;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
