@@ -20,6 +20,8 @@ export {
   PanicError,
   ReconcileTimeoutError,
   Workqueue,
+  PriorityQueue,
+  LOW_PRIORITY,
   ItemExponentialFailureRateLimiter,
   BucketRateLimiter,
   MaxOfRateLimiter,

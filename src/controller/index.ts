@@ -4,6 +4,8 @@ export type { ControllerOptions, ControllerStartDeps } from './controller.js';
 export { TerminalError, PanicError, ReconcileTimeoutError, isTerminal, isPanic } from './errors.js';
 export { Workqueue } from './workqueue.js';
 export type { WorkqueueOptions, QueueGet } from './workqueue.js';
+export { PriorityQueue, LOW_PRIORITY } from './priorityqueue.js';
+export type { PriorityQueueOptions, PriorityGet } from './priorityqueue.js';
 export {
   ItemExponentialFailureRateLimiter,
   BucketRateLimiter,

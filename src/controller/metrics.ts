@@ -192,10 +192,14 @@ export interface WorkqueueMetrics {
   readonly retries: CounterChild;
 }
 
-/** Binds the workqueue children of queue `name` (label `controller` = `name`, as controller-runtime does). */
-export function workqueueMetricsFor(name: string): WorkqueueMetrics {
+/**
+ * Binds the workqueue children of queue `name` (label `controller` = `name`, as controller-runtime does). `depth`
+ * is the `priority=""` series of a legacy queue; a priority queue (`legacyDepth` false) binds its depth per
+ * priority itself, and has no `""` series.
+ */
+export function workqueueMetricsFor(name: string, legacyDepth = true): WorkqueueMetrics {
   const m: WorkqueueMetrics = {
-    depth: workqueueDepth.labels(name, name, ''),
+    depth: legacyDepth ? workqueueDepth.labels(name, name, '') : noopWorkqueueMetrics().depth,
     adds: workqueueAdds.labels(name, name),
     queueDuration: workqueueQueueDuration.labels(name, name),
     workDuration: workqueueWorkDuration.labels(name, name),
