@@ -12,6 +12,7 @@ import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './ratelimiter.js';
 import type { CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
 import { Workqueue } from './workqueue.js';
+import { LOW_PRIORITY, PriorityQueue } from './priorityqueue.js';
 import { cachedReadClient } from './cached-client.js';
 import { after, type TimerClock } from '../util/timers.js';
 
@@ -25,7 +26,16 @@ export interface ControllerOptions {
   reconciler: Reconciler;
   /** The watched collections and how their events map to requests. */
   watches: WatchSpec[];
-  /** Rate limiter of the queue (default: controller-runtime's). */
+  /**
+   * controller-runtime's `UsePriorityQueue` (default true, as since v0.23): the {@link PriorityQueue}, where objects
+   * of the initial list and resync updates wait behind everything else (`LOW_PRIORITY`). false: the legacy
+   * client-go queue.
+   */
+  usePriorityQueue?: boolean;
+  /**
+   * Rate limiter of the queue (default controller-runtime's: per-item 5 ms → 1000 s; the legacy queue adds an
+   * overall 10 qps / burst 100 bucket).
+   */
   rateLimiter?: RateLimiter<string>;
   /** How long to wait for the watches' first list before failing to start (default 2 min). */
   cacheSyncTimeoutMs?: number;
@@ -54,6 +64,19 @@ export interface ControllerStartDeps {
   onFenced?: () => void;
 }
 
+/** What a controller needs of its queue: the priority queue's methods (the legacy queue ignores priorities). */
+export interface ControllerQueue {
+  add(item: string, priority?: number): void;
+  addAfter(item: string, delayMs: number, priority?: number): void;
+  addRateLimited(item: string, priority?: number): void;
+  forget(item: string): void;
+  numRequeues(item: string): number;
+  get(): Promise<{ item: string; priority?: number; shutdown: false } | { item: undefined; shutdown: true }>;
+  done(item: string): void;
+  shutDown(): void;
+  len(): number;
+}
+
 /** What the workers use: the start deps plus the reconcile context's cache-reading client. */
 type WorkerDeps = ControllerStartDeps & { readClient: KubeClient };
 
@@ -69,7 +92,8 @@ export class Controller {
   private readonly cacheSyncTimeoutMs: number;
   private readonly reconciliationTimeoutMs: number;
   private readonly clock: TimerClock | undefined;
-  private _queue: Workqueue<string> | undefined;
+  private readonly usePriorityQueue: boolean;
+  private _queue: ControllerQueue | undefined;
   private metrics: ControllerMetrics | undefined;
   private workers: Promise<void>[] = [];
   private removeHandlers: Array<() => void> = [];
@@ -85,13 +109,14 @@ export class Controller {
     this.reconciler = opts.reconciler;
     this.watches = opts.watches;
     this.rateLimiter = opts.rateLimiter;
+    this.usePriorityQueue = opts.usePriorityQueue ?? true;
     this.cacheSyncTimeoutMs = opts.cacheSyncTimeoutMs ?? 120_000;
     this.reconciliationTimeoutMs = Math.max(0, opts.reconciliationTimeoutMs ?? 0);
     this.clock = opts.clock;
   }
 
   /** The controller's queue (exists once started). */
-  get queue(): Workqueue<string> {
+  get queue(): ControllerQueue {
     if (!this._queue) throw new Error(`controller ${this.name} is not started`);
     return this._queue;
   }
@@ -105,7 +130,9 @@ export class Controller {
     this.started = true;
     const log = (deps.logger ?? createLogger('controller')).child(this.name, { controller: this.name });
     this.metrics = controllerMetricsFor(this.name, this.maxConcurrentReconciles);
-    const queue = new Workqueue<string>({ name: this.name, rateLimiter: this.rateLimiter, clock: this.clock });
+    const queueOptions = { name: this.name, rateLimiter: this.rateLimiter, clock: this.clock };
+    const queue: ControllerQueue = this.usePriorityQueue ? new PriorityQueue<string>(queueOptions) : new Workqueue<string>(queueOptions);
+    const lowPriority = this.usePriorityQueue ? LOW_PRIORITY : 0;
     this._queue = queue;
 
     const byKind = new Map<string, ReturnType<InformerSet['informerFor']>>();
@@ -114,15 +141,18 @@ export class Controller {
       const inf = deps.informers.informerFor(spec);
       used.add(inf);
       if (!byKind.has(spec.kind)) byKind.set(spec.kind, inf);
-      const enqueue = (obj: KubeObject, ev: EventType, old?: KubeObject) => {
+      const enqueue = (obj: KubeObject, ev: EventType, old: KubeObject | undefined, priority: number) => {
         if (spec.predicate && !spec.predicate(obj, ev, old)) return;
-        for (const r of requestsFor(spec.enqueue, obj, ev)) queue.add(requestKey(r));
+        for (const r of requestsFor(spec.enqueue, obj, ev)) queue.add(requestKey(r), priority);
       };
+      // controller-runtime's LowPriority: objects of the initial list, and updates that change nothing (resync,
+      // re-list) wait behind real changes
+      const unchanged = (o: KubeObject, n: KubeObject) => o.metadata?.resourceVersion !== undefined && o.metadata.resourceVersion === n.metadata?.resourceVersion;
       this.removeHandlers.push(
         inf.addHandler({
-          onAdd: (o) => enqueue(o, 'add'),
-          onUpdate: (o, n) => enqueue(n, 'update', o),
-          onDelete: (o) => enqueue(o, 'delete'),
+          onAdd: (o, initial) => enqueue(o, 'add', undefined, initial ? lowPriority : 0),
+          onUpdate: (o, n) => enqueue(n, 'update', o, unchanged(o, n) ? lowPriority : 0),
+          onDelete: (o) => enqueue(o, 'delete', undefined, 0),
         }),
       );
     }
@@ -162,10 +192,11 @@ export class Controller {
     return finished;
   }
 
-  private async worker(queue: Workqueue<string>, deps: WorkerDeps, log: Logger, cache: CacheReader): Promise<void> {
+  private async worker(queue: ControllerQueue, deps: WorkerDeps, log: Logger, cache: CacheReader): Promise<void> {
     for (;;) {
-      const { item, shutdown } = await queue.get();
-      if (shutdown) return;
+      const got = await queue.get();
+      if (got.shutdown) return;
+      const item = got.item;
       // checked after the wait for an item: a process that wakes from a freeze must not act on a lost lease
       if (deps.mayReconcile && !deps.mayReconcile()) {
         queue.done(item);
@@ -174,14 +205,14 @@ export class Controller {
         return;
       }
       try {
-        await this.reconcileHandler(queue, item, deps, log, cache);
+        await this.reconcileHandler(queue, item, got.priority ?? 0, deps, log, cache);
       } finally {
         queue.done(item);
       }
     }
   }
 
-  private async reconcileHandler(queue: Workqueue<string>, key: string, deps: WorkerDeps, log: Logger, cache: CacheReader): Promise<void> {
+  private async reconcileHandler(queue: ControllerQueue, key: string, priority: number, deps: WorkerDeps, log: Logger, cache: CacheReader): Promise<void> {
     const m = this.metrics!;
     const req: Request = keyRequest(key);
     // the request's logger is built only if something logs (keeps the hot path free of allocations)
@@ -235,18 +266,20 @@ export class Controller {
         // as controller-runtime: neither requeued nor forgotten (the backoff count is kept for the next failure)
         m.terminalErrors.inc();
       } else {
-        queue.addRateLimited(key);
+        queue.addRateLimited(key, priority);
       }
       getLog().error('Reconciler error', { error: text });
       return;
     }
     const requeueAfterMs = result?.requeueAfterMs ?? 0;
+    // a requeue keeps the priority the request was handed out with unless the result sets one
+    const next = result?.priority ?? priority;
     if (requeueAfterMs > 0) {
       queue.forget(key);
-      queue.addAfter(key, requeueAfterMs);
+      queue.addAfter(key, requeueAfterMs, next);
       m.total.requeue_after.inc();
     } else if (result?.requeue) {
-      queue.addRateLimited(key);
+      queue.addRateLimited(key, next);
       m.total.requeue.inc();
     } else {
       queue.forget(key);

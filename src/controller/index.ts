@@ -1,6 +1,6 @@
 /** The controller runtime: controllers, workqueue, rate limiters, their metrics. */
 export { Controller } from './controller.js';
-export type { ControllerOptions, ControllerStartDeps } from './controller.js';
+export type { ControllerOptions, ControllerStartDeps, ControllerQueue } from './controller.js';
 export { TerminalError, PanicError, ReconcileTimeoutError, isTerminal, isPanic } from './errors.js';
 export { Workqueue } from './workqueue.js';
 export type { WorkqueueOptions, QueueGet } from './workqueue.js';

@@ -16,6 +16,8 @@ export interface Result {
   requeue?: boolean;
   /** Re-queue after this many ms (wins over `requeue`). */
   requeueAfterMs?: number;
+  /** The priority of the re-queue (priority queue only; default: the priority the request was handed out with). */
+  priority?: number;
 }
 
 /** A Kubernetes object as plain JSON, with the metadata the runtime reads. */

@@ -27,7 +27,8 @@ export interface InformerObject {
 
 /** Callbacks of one event handler. */
 export interface InformerHandler<T> {
-  onAdd?(obj: T): void;
+  /** `isInInitialList`: the object came with the informer's first list (or was cached when the handler was added). */
+  onAdd?(obj: T, isInInitialList: boolean): void;
   onUpdate?(oldObj: T, newObj: T): void;
   onDelete?(obj: T): void;
 }
@@ -132,7 +133,7 @@ export class Informer<T extends InformerObject = InformerObject> {
   /** Adds a handler; objects already cached are delivered to it as adds. Returns a function removing it. */
   addHandler(h: InformerHandler<T>): () => void {
     this.handlers.add(h);
-    if (h.onAdd) for (const obj of this.store.values()) this.safe(() => h.onAdd!(obj));
+    if (h.onAdd) for (const obj of this.store.values()) this.safe(() => h.onAdd!(obj, true));
     return () => this.handlers.delete(h);
   }
 
@@ -332,7 +333,7 @@ export class Informer<T extends InformerObject = InformerObject> {
     for (const [key, obj] of fresh) {
       const old = this.store.get(key);
       this.store.set(key, obj);
-      if (!old) this.emit('add', obj);
+      if (!old) this.emit('add', obj, undefined, first);
       // an unchanged object is a sync event on a re-list (client-go's Replace): an update with the same version
       else if (!first || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('update', obj, old);
     }
@@ -425,10 +426,10 @@ export class Informer<T extends InformerObject = InformerObject> {
     for (const obj of this.store.values()) this.emit('update', obj, obj);
   }
 
-  private emit(type: 'add' | 'update' | 'delete', obj: T, old?: T): void {
+  private emit(type: 'add' | 'update' | 'delete', obj: T, old?: T, initial = false): void {
     for (const h of this.handlers) {
       this.safe(() => {
-        if (type === 'add') h.onAdd?.(obj);
+        if (type === 'add') h.onAdd?.(obj, initial);
         else if (type === 'update') h.onUpdate?.(old ?? obj, obj);
         else h.onDelete?.(obj);
       });

@@ -152,7 +152,9 @@ test('at start every controller series is zero-initialised, before any reconcile
     assert.equal(value(f, 'controller_runtime_reconcile_panics_total', { controller }), 0);
     assert.equal(value(f, 'controller_runtime_reconcile_timeouts_total', { controller }), 0);
     assert.equal(value(f, 'controller_runtime_active_workers', { controller }), 0);
-    assert.equal(value(f, 'workqueue_depth', { name: controller, controller, priority: '' }), 0);
+    // the priority queue (the default) has a depth series per priority once an item is ready, none before
+    assert.equal(value(f, 'workqueue_depth', { name: controller, controller, priority: '' }), undefined);
+    assert.equal(value(f, 'workqueue_adds_total', { name: controller, controller }), 0);
   }
   assert.equal(value(f, 'controller_runtime_max_concurrent_reconciles', { controller: 'behaviour' }), 1);
   assert.equal(value(f, 'controller_runtime_max_concurrent_reconciles', { controller: 'quiet' }), 3);
