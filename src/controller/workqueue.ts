@@ -85,10 +85,16 @@ export class Workqueue<T = string> {
     return this.shuttingDown;
   }
 
-  /** Queues `item` unless it is already waiting; ignored after shutdown. */
+  /**
+   * Queues `item` unless it is already waiting; ignored after shutdown. As client-go's queue, an add counts in
+   * `workqueue_depth` and starts the queue-duration clock at once, even while the item is being processed (it is
+   * then handed out again after `done`).
+   */
   add(item: T): void {
     if (this.shuttingDown || this.dirty.has(item)) return;
     this.m.adds.inc();
+    this.m.depth.inc();
+    if (!this.addedAt.has(item)) this.addedAt.set(item, process.hrtime.bigint());
     this.dirty.add(item);
     if (this.processing.has(item)) return; // re-queued by done()
     this.push(item);
@@ -100,11 +106,12 @@ export class Workqueue<T = string> {
    */
   addAfter(item: T, delayMs: number): void {
     if (this.shuttingDown) return;
+    // client-go counts a retry for every AddAfter, a delay ≤ 0 included
+    this.m.retries.inc();
     if (!(delayMs > 0)) {
       this.add(item);
       return;
     }
-    this.m.retries.inc();
     const readyAt = this.clock.now() + delayMs;
     const prev = this.waiting.get(item);
     if (prev) {
@@ -138,11 +145,12 @@ export class Workqueue<T = string> {
   }
 
   /**
-   * Hands out the next item, waiting while the queue is empty. Resolves `{shutdown: true}` once the queue is
-   * shut down (after a drain: once it is also empty). Every item handed out must be given back with {@link done}.
+   * Hands out the next item, waiting while the queue is empty. After a shutdown the items already queued are still
+   * handed out (client-go), then it resolves `{shutdown: true}`. Every item handed out must be given back with
+   * {@link done}.
    */
   get(): Promise<QueueGet<T>> {
-    if (this.len() > 0 && (!this.shuttingDown || this.draining)) return Promise.resolve(this.pop());
+    if (this.len() > 0) return Promise.resolve(this.pop());
     if (this.shuttingDown) return Promise.resolve({ item: undefined, shutdown: true });
     return new Promise((resolve) => this.getters.push(resolve));
   }
@@ -153,15 +161,20 @@ export class Workqueue<T = string> {
     if (started === undefined) return;
     this.m.workDuration.observe(Number(process.hrtime.bigint() - started) / NS_PER_S);
     this.processing.delete(item);
-    if (this.dirty.has(item) && !(this.shuttingDown && !this.draining)) this.push(item);
+    // re-added while processed: queued again (after a shutdown too, as client-go's Done)
+    if (this.dirty.has(item)) this.push(item);
     if (this.processing.size === 0 && this.shuttingDown) this.finishDrain();
   }
 
-  /** Stops accepting items; waiting getters (and later ones) get `shutdown: true`. Items still queued are dropped. */
+  /**
+   * Stops accepting items and drops the delayed ones; the items already queued are still handed out (client-go),
+   * then getters get `shutdown: true`.
+   */
   shutDown(): void {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     this.stopTimers();
+    // waiting getters exist only while the queue is empty
     for (const g of this.getters.splice(0)) g({ item: undefined, shutdown: true });
     if (this.processing.size === 0) this.finishDrain();
   }
@@ -190,9 +203,8 @@ export class Workqueue<T = string> {
     });
   }
 
+  /** Puts `item` in line (its depth and queue time were counted when it was added). */
   private push(item: T): void {
-    this.m.depth.inc();
-    this.addedAt.set(item, process.hrtime.bigint());
     const g = this.getters.shift();
     if (g) {
       this.queue.push(item);
@@ -219,7 +231,7 @@ export class Workqueue<T = string> {
     }
     this.processing.set(item, now);
     this.dirty.delete(item);
-    if (this.draining && this.len() === 0) {
+    if (this.shuttingDown && this.len() === 0) {
       // the last queued item is out: idle getters will never get another one
       for (const g of this.getters.splice(0)) g({ item: undefined, shutdown: true });
     }
@@ -230,13 +242,6 @@ export class Workqueue<T = string> {
     for (const w of this.waiting.values()) w.cancel();
     this.waiting.clear();
     if (this.gaugeTimer) clearInterval(this.gaugeTimer);
-    if (!this.draining) {
-      // items never handed out: drop them and their depth
-      for (let i = this.head; i < this.queue.length; i++) this.m.depth.dec();
-      this.queue = [];
-      this.head = 0;
-      this.addedAt.clear();
-    }
     this.updateUnfinishedWork();
   }
 

@@ -83,6 +83,10 @@ test('an item added while it is processed is queued again when done, not handed 
   q.add('a');
   q.add('a');
   assert.equal(q.len(), 0, 'not handed out twice at the same time');
+  // client-go: the re-add counts at once (depth 1, a second add), though it is handed out only after done
+  const during = await scrapeRegistry();
+  assert.equal(value(during, 'workqueue_depth', { name: 'wq_reprocess', controller: 'wq_reprocess', priority: '' }), 1);
+  assert.equal(value(during, 'workqueue_adds_total', { name: 'wq_reprocess', controller: 'wq_reprocess' }), 2);
   const second = q.get();
   let got = false;
   void second.then(() => (got = true));
@@ -114,6 +118,7 @@ test('addAfter holds an item back; the earliest pending time wins; retries are c
   assert.equal(value(fams, 'workqueue_retries_total', { name: 'wq_delay' }), 3);
   q.addAfter('b', 0);
   assert.equal(q.len(), 1, 'no delay: queued at once');
+  assert.equal(value(await scrapeRegistry(), 'workqueue_retries_total', { name: 'wq_delay' }), 4, 'client-go counts AddAfter with no delay as a retry too');
   q.shutDown();
 });
 
@@ -166,7 +171,7 @@ test('queue and work durations are observed, unfinished work and the longest pro
   q.shutDown();
 });
 
-test('shutdown wakes waiting workers, refuses new items and drops queued ones', async () => {
+test('shutdown wakes waiting workers and refuses new items; queued items are still handed out (client-go), delayed ones dropped', async () => {
   const q = new Workqueue<string>({ name: 'wq_shutdown' });
   const waiting = q.get();
   q.shutDown();
@@ -175,6 +180,17 @@ test('shutdown wakes waiting workers, refuses new items and drops queued ones', 
   q.addAfter('b', 10);
   assert.equal(q.len(), 0);
   assert.equal((await getWithin(q)).shutdown, true);
+
+  const r = new Workqueue<string>({ name: 'wq_shutdown_queued' });
+  r.add('x');
+  r.add('y');
+  r.addAfter('z', 10);
+  r.shutDown();
+  assert.equal((await getWithin(r)).item, 'x');
+  assert.equal((await getWithin(r)).item, 'y');
+  assert.equal((await getWithin(r)).shutdown, true, 'then shutdown; z, still delayed, was dropped');
+  await sleep(30);
+  assert.equal(r.len(), 0);
 });
 
 test('shutDownWithDrain hands out the queued items and resolves once every item is done', async () => {
