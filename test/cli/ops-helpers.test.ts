@@ -79,6 +79,11 @@ describe('exposition', () => {
     assert.deepEqual([...t.buckets.entries()], [[0.1, 4], [0.2, 8], [Infinity, 10]]);
   });
 
+  test('the depth of a priority queue is the sum of its per-priority series (scrape --watch\'s DEPTH)', () => {
+    const pq = ['workqueue_depth{controller="b",name="b",priority="0"} 2', 'workqueue_depth{controller="b",name="b",priority="-100"} 5'].join('\n');
+    assert.equal(controllerTotals(parseExposition(pq)).get('b')!.depth, 7);
+  });
+
   test('--match keeps the matching families with their HELP/TYPE lines', () => {
     assert.equal(filterExposition(text, /^controller_runtime_reconcile_total$/).split('\n').length, 5);
     assert.equal(filterExposition(text, /^untyped$/), 'untyped 42 1700000000000\n');
