@@ -90,6 +90,9 @@ export function newConfigMapController(opts: { namespace?: string; maxConcurrent
   return new Controller({
     name: 'configmap',
     maxConcurrentReconciles: opts.maxConcurrentReconciles ?? 2,
+    // controller-runtime's ReconciliationTimeout: ctx.signal aborts after 30 s (the API calls below honour it), and
+    // controller_runtime_reconcile_timeouts_total counts it
+    reconciliationTimeoutMs: 30_000,
     reconciler: reconcileConfigMap,
     watches: [
       { apiVersion: 'v1', kind: 'ConfigMap', namespace: opts.namespace, labelSelector: `${MANAGED_LABEL}=true` },

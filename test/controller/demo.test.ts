@@ -90,6 +90,11 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
     const goobers = value(f, 'goobers_total', {}) ?? 0;
     return cm >= 3 && secret >= 1 && goobers >= 3 ? f : undefined;
   }, 'reconciles of both controllers on /metrics', 40_000, 500);
+  // controller-runtime v0.24's metric set: the timeouts counter, and the priority queue's depth by priority
+  assert.equal(value(families, 'controller_runtime_reconcile_timeouts_total', { controller: 'configmap' }), 0);
+  const depthPriorities = new Set(families.get('workqueue_depth')!.samples.filter((x) => x.labels.controller === 'configmap').map((x) => x.labels.priority));
+  assert.ok(!depthPriorities.has(''), `no legacy-queue series: ${[...depthPriorities].join(', ')}`);
+  assert.ok(depthPriorities.has('-100') || depthPriorities.has('0'), `per-priority series: ${[...depthPriorities].join(', ')}`);
   assert.equal(families.get('goobers_total')?.help, 'Number of goobers processed');
   assert.equal(families.get('goobers_total')?.type, 'counter');
   // the steady load keeps them reconciling: the counters rise between scrapes
