@@ -3,6 +3,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { CliError, UsageError } from './errors.js';
+import { OpsError, OpsUsageError } from '../ops/errors.js';
 import * as version from './version.js';
 import * as authority from './authority.js';
 import * as demo from './demo.js';
@@ -82,13 +83,17 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${usageMessage(err)}\n${usageHint(err.code === 'commander.unknownCommand' ? undefined : sub)}\n`);
       return 1;
     }
-    if (err instanceof UsageError) {
+    if (err instanceof UsageError || err instanceof OpsUsageError) {
       process.stderr.write(`error: ${err.message}\n${usageHint(sub)}\n`);
-      return err.exitCode;
+      return 1;
     }
     if (err instanceof CliError) {
       process.stderr.write(`error: ${err.message}\n`);
       return err.exitCode;
+    }
+    if (err instanceof OpsError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      return 1;
     }
     process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;

@@ -4,6 +4,7 @@ import { labelNamespace } from '../ops/label-namespace.js';
 import { withClient, type KubeFlags } from '../ops/kube.js';
 import { parseDryRun } from '../ops/output.js';
 import { CliError } from './errors.js';
+import { OpsError } from '../ops/errors.js';
 
 export function register(program: Command): void {
   program
@@ -22,7 +23,7 @@ export function register(program: Command): void {
           try {
             process.stdout.write(`namespace/${ns} ${await labelNamespace(client, ns, { overwrite: flags.overwrite, dryRun })}\n`);
           } catch (err) {
-            if (!(err instanceof CliError)) throw err;
+            if (!(err instanceof OpsError)) throw err;
             failed++;
             process.stderr.write(`error: ${err.message}\n`);
           }

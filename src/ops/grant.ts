@@ -3,7 +3,7 @@
  * the same object `kubectl create clusterrolebinding NAME --clusterrole=R --serviceaccount=NS:SA` builds.
  */
 import { KubeApiError, type KubeClient } from '../kube/client.js';
-import { CliError } from '../cli/errors.js';
+import { OpsError } from './errors.js';
 import { apiError, isStatus } from './kube.js';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -54,9 +54,9 @@ export async function findReaderRole(client: KubeClient, saNamespace: string): P
   }
   if (names.length === 1) return names[0]!;
   if (names.length === 0) {
-    throw new CliError('no ClusterRole named *-metrics-reader exists: apply the project\'s RBAC (kubectl apply -k config/default) or pass --clusterrole');
+    throw new OpsError('no ClusterRole named *-metrics-reader exists: apply the project\'s RBAC (kubectl apply -k config/default) or pass --clusterrole');
   }
-  throw new CliError(`several metrics-reader ClusterRoles exist (${names.sort().join(', ')}): pass --clusterrole <prefix>-metrics-reader`);
+  throw new OpsError(`several metrics-reader ClusterRoles exist (${names.sort().join(', ')}): pass --clusterrole <prefix>-metrics-reader`);
 }
 
 /** What differs between an existing binding and the wanted one (empty when they are the same grant). */
@@ -119,16 +119,16 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
       // an aggregated role's rules are filled in by the controller: they may come later
       if (role.aggregationRule) warning = `${what}; it aggregates other roles, so a scraper bound to it gets 403 until one of them grants it`;
       else {
-        throw new CliError(
+        throw new OpsError(
           `${what}: a scraper bound to it would get 403. Bind the project's metrics-reader role (--clusterrole <prefix>-metrics-reader), ` +
             'or add the rule {nonResourceURLs: ["/metrics"], verbs: ["get"]} to it',
         );
       }
     }
   } catch (err) {
-    if (err instanceof CliError) throw err;
+    if (err instanceof OpsError) throw err;
     if (isStatus(err, 404)) {
-      throw new CliError(`clusterrole "${roleName}" not found: apply the project's RBAC (kubectl apply -k config/default) or pass the right --clusterrole`);
+      throw new OpsError(`clusterrole "${roleName}" not found: apply the project's RBAC (kubectl apply -k config/default) or pass the right --clusterrole`);
     }
     if (!isStatus(err, 403)) throw apiError(err, `cannot read clusterrole ${roleName}`, client);
     // may bind without being allowed to read roles: let the create decide
@@ -140,7 +140,7 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
       const existing = await client.get<ClusterRoleBinding>(path, { timeoutMs: 15_000 });
       const diffs = bindingDifferences(existing, wanted);
       if (diffs.length === 0) return { status: 'unchanged', binding: existing, warning };
-      throw new CliError(
+      throw new OpsError(
         `clusterrolebinding "${name}" already exists and differs: ${diffs.join('; ')}. ` +
           `Choose another --name, or delete it first (kubectl delete clusterrolebinding ${name})`,
       );
@@ -153,12 +153,12 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
     } catch (err) {
       if (isStatus(err, 409)) continue; // created concurrently: compare with it
       if (err instanceof KubeApiError && err.status === 403) {
-        throw new CliError(`cannot create clusterrolebinding ${name}: forbidden (${err.message}); binding a ClusterRole needs create on clusterrolebindings and either the role's permissions or "bind" on it`);
+        throw new OpsError(`cannot create clusterrolebinding ${name}: forbidden (${err.message}); binding a ClusterRole needs create on clusterrolebindings and either the role's permissions or "bind" on it`);
       }
       throw apiError(err, `cannot create clusterrolebinding ${name}`, client);
     }
   }
-  throw new CliError(`clusterrolebinding "${name}" keeps changing: try again`);
+  throw new OpsError(`clusterrolebinding "${name}" keeps changing: try again`);
 }
 
 /**

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { KubeConfigError, loadRestConfig } from '../kube/config.js';
-import { CliError, UsageError } from '../cli/errors.js';
+import { OpsError, OpsUsageError } from './errors.js';
 
 /** Flags every cluster command accepts. */
 export interface KubeFlags {
@@ -16,13 +16,13 @@ export interface KubeFlags {
   context?: string;
 }
 
-/** A client for the configured API; configuration problems become a {@link CliError}. */
+/** A client for the configured API; configuration problems become a {@link OpsError}. */
 export async function connect(flags: KubeFlags): Promise<KubeClient> {
   try {
     const config = await loadRestConfig({ kubeconfig: flags.kubeconfig, context: flags.context });
     return new KubeClient({ ...config, userAgent: 'ctrlmetrics-cli' });
   } catch (err) {
-    if (err instanceof KubeConfigError) throw new CliError(err.message);
+    if (err instanceof KubeConfigError) throw new OpsError(err.message);
     throw err;
   }
 }
@@ -43,29 +43,29 @@ export function isStatus(err: unknown, status: number): err is KubeApiError {
 }
 
 /**
- * A {@link CliError} for a failed API call: `what` names the operation ("create clusterrolebinding x"); the
+ * A {@link OpsError} for a failed API call: `what` names the operation ("create clusterrolebinding x"); the
  * message adds the API's own words and, for the usual causes, the fix.
  */
-export function apiError(err: unknown, what: string, client?: KubeClient): CliError {
-  if (err instanceof CliError) return err;
-  if (!(err instanceof KubeApiError)) return new CliError(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+export function apiError(err: unknown, what: string, client?: KubeClient): OpsError {
+  if (err instanceof OpsError) return err;
+  if (!(err instanceof KubeApiError)) return new OpsError(`${what}: ${err instanceof Error ? err.message : String(err)}`);
   const server = client ? ` at ${client.config.server}` : '';
   switch (err.status) {
     case 0:
-      return new CliError(`${what}: cannot reach the API server${server} (${err.message}); check --kubeconfig / KUBECONFIG and that the server runs`);
+      return new OpsError(`${what}: cannot reach the API server${server} (${err.message}); check --kubeconfig / KUBECONFIG and that the server runs`);
     case 401:
-      return new CliError(`${what}: the API server${server} rejected the credentials (401 Unauthorized); the kubeconfig's token or certificate is invalid or expired`);
+      return new OpsError(`${what}: the API server${server} rejected the credentials (401 Unauthorized); the kubeconfig's token or certificate is invalid or expired`);
     case 403:
-      return new CliError(`${what}: forbidden: ${err.message}`);
+      return new OpsError(`${what}: forbidden: ${err.message}`);
     default:
-      return new CliError(`${what}: ${err.message}`);
+      return new OpsError(`${what}: ${err.message}`);
   }
 }
 
 /** Parses `NS:NAME` (a service account reference, as `kubectl --serviceaccount`). */
 export function parseServiceAccountRef(value: string, flag: string): { namespace: string; name: string } {
   const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(value);
-  if (!m) throw new UsageError(`${flag} must be NAMESPACE:NAME (e.g. monitoring:prometheus), got ${JSON.stringify(value)}`);
+  if (!m) throw new OpsUsageError(`${flag} must be NAMESPACE:NAME (e.g. monitoring:prometheus), got ${JSON.stringify(value)}`);
   return { namespace: m[1]!, name: m[3]! };
 }
 

@@ -1,6 +1,6 @@
 /** `ctrlmetrics label-namespace`: `metrics=enabled` on the namespaces whose pods may scrape through the NetworkPolicy. */
 import type { KubeClient } from '../kube/client.js';
-import { CliError } from '../cli/errors.js';
+import { OpsError } from './errors.js';
 import { apiError, isStatus } from './kube.js';
 
 /** The label the scaffolded `allow-metrics-traffic` NetworkPolicy selects scraping namespaces by. */
@@ -25,14 +25,14 @@ export async function labelNamespace(client: KubeClient, namespace: string, o: L
     const ns = await client.get<{ metadata: { labels?: Record<string, string>; resourceVersion?: string } }>(path, { timeoutMs: 15_000 });
     const current = ns.metadata.labels?.[key];
     if (current === value) return `not labeled${suffix}`;
-    if (current !== undefined && !o.overwrite) throw new CliError(`'${key}' already has a value (${current}), and --overwrite is false`);
+    if (current !== undefined && !o.overwrite) throw new OpsError(`'${key}' already has a value (${current}), and --overwrite is false`);
     if (o.dryRun) return `labeled${suffix}`;
     // the resourceVersion read above: a concurrent change of the labels fails (409) instead of being overwritten
     await client.mergePatch(path, { metadata: { labels: { [key]: value }, resourceVersion: ns.metadata.resourceVersion } }, { timeoutMs: 15_000 });
     return 'labeled';
   } catch (err) {
-    if (err instanceof CliError) throw err;
-    if (isStatus(err, 404)) throw new CliError(`namespaces "${namespace}" not found`);
+    if (err instanceof OpsError) throw err;
+    if (isStatus(err, 404)) throw new OpsError(`namespaces "${namespace}" not found`);
     throw apiError(err, `cannot label namespace ${namespace}`, client);
   }
 }

@@ -1,6 +1,6 @@
 /** `ctrlmetrics monitors`: the ServiceMonitors of a namespace, and a plain answer when the CRD is missing. */
 import type { KubeClient } from '../kube/client.js';
-import { CliError } from '../cli/errors.js';
+import { OpsError } from './errors.js';
 import { apiError, isStatus } from './kube.js';
 
 export const MONITORING_GROUP_VERSION = 'monitoring.coreos.com/v1';
@@ -31,7 +31,7 @@ export async function serviceMonitorCrdInstalled(client: KubeClient): Promise<bo
   }
 }
 
-/** Lists the ServiceMonitors of `namespace` (all namespaces when undefined); a missing CRD is a {@link CliError} saying so. */
+/** Lists the ServiceMonitors of `namespace` (all namespaces when undefined); a missing CRD is a {@link OpsError} saying so. */
 export async function listServiceMonitors(client: KubeClient, namespace: string | undefined): Promise<ServiceMonitor[]> {
   const path = namespace
     ? `/apis/${MONITORING_GROUP_VERSION}/namespaces/${encodeURIComponent(namespace)}/servicemonitors`
@@ -40,7 +40,7 @@ export async function listServiceMonitors(client: KubeClient, namespace: string 
     const list = await client.get<{ items?: ServiceMonitor[] }>(path, { timeoutMs: 15_000 });
     return (list.items ?? []).map((i) => ({ apiVersion: MONITORING_GROUP_VERSION, kind: 'ServiceMonitor', ...i }));
   } catch (err) {
-    if (isStatus(err, 404) && !(await serviceMonitorCrdInstalled(client))) throw new CliError(CRD_MISSING);
+    if (isStatus(err, 404) && !(await serviceMonitorCrdInstalled(client))) throw new OpsError(CRD_MISSING);
     throw apiError(err, `cannot list servicemonitors${namespace ? ` in ${namespace}` : ''}`, client);
   }
 }

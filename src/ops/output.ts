@@ -1,6 +1,6 @@
 /** kubectl's output conventions: `-o yaml|json|name`, tables padded like its tabwriter, and the AGE column. */
 import { stringify } from 'yaml';
-import { UsageError } from '../cli/errors.js';
+import { OpsUsageError } from './errors.js';
 
 /** The `-o` formats the operations commands accept. */
 export type OutputFormat = 'yaml' | 'json' | 'name' | 'wide';
@@ -9,15 +9,15 @@ export type OutputFormat = 'yaml' | 'json' | 'name' | 'wide';
 export function parseOutput(value: string | undefined, allowed: readonly OutputFormat[] = ['yaml', 'json', 'name']): OutputFormat | undefined {
   if (value === undefined || value === '') return undefined;
   if ((allowed as readonly string[]).includes(value)) return value as OutputFormat;
-  throw new UsageError(`unable to match a printer suitable for the output format "${value}", allowed formats are: ${allowed.join(',')}`);
+  throw new OpsUsageError(`unable to match a printer suitable for the output format "${value}", allowed formats are: ${allowed.join(',')}`);
 }
 
 /** Validates `--dry-run`: only `client` (and `none`) are supported; true when it is a client dry run. */
 export function parseDryRun(value: string | boolean | undefined): boolean {
   if (value === undefined || value === false || value === 'none') return false;
   if (value === true || value === 'client') return true;
-  if (value === 'server') throw new UsageError('--dry-run=server is not supported: use --dry-run=client');
-  throw new UsageError(`invalid --dry-run value ${JSON.stringify(value)}: must be "none" or "client"`);
+  if (value === 'server') throw new OpsUsageError('--dry-run=server is not supported: use --dry-run=client');
+  throw new OpsUsageError(`invalid --dry-run value ${JSON.stringify(value)}: must be "none" or "client"`);
 }
 
 function sortKeys(value: unknown): unknown {
@@ -91,10 +91,10 @@ export function parseDuration(value: string, flag: string): number {
   let total = 0;
   let rest = v;
   const re = /^(\d+(?:\.\d+)?)(ms|s|m|h)/;
-  if (!rest) throw new UsageError(`${flag}: empty duration`);
+  if (!rest) throw new OpsUsageError(`${flag}: empty duration`);
   while (rest) {
     const m = re.exec(rest);
-    if (!m) throw new UsageError(`${flag}: invalid duration ${JSON.stringify(value)} (use e.g. 30s, 10m, 1h)`);
+    if (!m) throw new OpsUsageError(`${flag}: invalid duration ${JSON.stringify(value)} (use e.g. 30s, 10m, 1h)`);
     total += Number(m[1]) * unit[m[2]!]!;
     rest = rest.slice(m[0].length);
   }

@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { CliError, UsageError } from '../cli/errors.js';
+import { OpsError, OpsUsageError } from './errors.js';
 
 /** Inputs of {@link renderScrapeConfigs}. */
 export interface PrometheusConfigOptions {
@@ -93,11 +93,11 @@ function escapeRegex(s: string): string {
 
 /** Reads manifests from a kustomize directory (`kubectl kustomize`), a directory of YAML files, or one YAML file. */
 export async function loadManifests(from: string): Promise<Manifest[]> {
-  if (!existsSync(from)) throw new CliError(`--from ${from}: no such file or directory`);
+  if (!existsSync(from)) throw new OpsError(`--from ${from}: no such file or directory`);
   let text: string;
   if (statSync(from).isDirectory()) {
     const isKustomization = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].some((f) => existsSync(join(from, f)));
-    if (!isKustomization) throw new CliError(`--from ${from}: not a kustomize directory (no kustomization.yaml); pass the overlay (config/default) or a ServiceMonitor YAML file`);
+    if (!isKustomization) throw new OpsError(`--from ${from}: not a kustomize directory (no kustomization.yaml); pass the overlay (config/default) or a ServiceMonitor YAML file`);
     text = await kustomize(from);
   } else {
     text = readFileSync(from, 'utf8');
@@ -105,7 +105,7 @@ export async function loadManifests(from: string): Promise<Manifest[]> {
   const docs = parseAllDocuments(text);
   const out: Manifest[] = [];
   for (const d of Array.isArray(docs) ? docs : [docs]) {
-    if (d.errors.length > 0) throw new CliError(`--from ${from}: invalid YAML: ${d.errors[0]!.message}`);
+    if (d.errors.length > 0) throw new OpsError(`--from ${from}: invalid YAML: ${d.errors[0]!.message}`);
     const v = d.toJS() as unknown;
     if (v && typeof v === 'object') {
       const m = v as Manifest & { items?: Manifest[] };
@@ -121,8 +121,8 @@ function kustomize(dir: string): Promise<string> {
     execFile('kubectl', ['kustomize', dir], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (!err) return resolve(stdout);
       const e = err as NodeJS.ErrnoException;
-      if (e.code === 'ENOENT') return reject(new CliError('kubectl is not installed: it builds the kustomize overlay (or pass a ServiceMonitor YAML file with --from)'));
-      reject(new CliError(`kubectl kustomize ${dir} failed: ${(stderr || e.message).trim()}`));
+      if (e.code === 'ENOENT') return reject(new OpsError('kubectl is not installed: it builds the kustomize overlay (or pass a ServiceMonitor YAML file with --from)'));
+      reject(new OpsError(`kubectl kustomize ${dir} failed: ${(stderr || e.message).trim()}`));
     });
   });
 }
@@ -136,10 +136,10 @@ function matchesSelector(labels: Record<string, string> | undefined, selector: {
 export function buildScrapeConfigs(manifests: Manifest[], opts: PrometheusConfigOptions, warn: (msg: string) => void = () => undefined): Obj[] {
   const monitors = manifests.filter((m) => m.kind === 'ServiceMonitor' && String(m.apiVersion ?? '').startsWith('monitoring.coreos.com/'));
   if (monitors.length === 0) {
-    throw new CliError('no ServiceMonitor in the input: enable it with `ctrlmetrics edit --enable prometheus` (config/default lists ../prometheus), or pass its YAML file with --from');
+    throw new OpsError('no ServiceMonitor in the input: enable it with `ctrlmetrics edit --enable prometheus` (config/default lists ../prometheus), or pass its YAML file with --from');
   }
   if (opts.target !== undefined && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(opts.target)) {
-    throw new UsageError(`--target must be HOST:PORT (e.g. 127.0.0.1:8443), got ${JSON.stringify(opts.target)}`);
+    throw new OpsUsageError(`--target must be HOST:PORT (e.g. 127.0.0.1:8443), got ${JSON.stringify(opts.target)}`);
   }
   const jobs: Obj[] = [];
   for (const sm of monitors) {
@@ -179,7 +179,7 @@ function buildJob(
   const tokenFile = opts.tokenFile ?? ep.bearerTokenFile;
   if (opts.tokenFile === undefined && (ep.bearerTokenSecret || ep.authorization?.credentials)) {
     const ref = ep.bearerTokenSecret ?? ep.authorization!.credentials!;
-    if (isStatic) throw new CliError(`${where} takes its token from Secret ${ref.name} key ${ref.key}: pass --token-file with a file holding that token`);
+    if (isStatic) throw new OpsError(`${where} takes its token from Secret ${ref.name} key ${ref.key}: pass --token-file with a file holding that token`);
     job.authorization = { type: ep.authorization?.type ?? 'Bearer', credentials_file: operatorMountPath(sm.ns, { secret: ref }) };
   } else if (tokenFile) {
     job.authorization = { type: 'Bearer', credentials_file: tokenFile };
@@ -190,7 +190,7 @@ function buildJob(
     const t: Obj = {};
     const ca = opts.caFile ?? tls?.caFile ?? (tls?.ca ? (isStatic ? undefined : operatorMountPath(sm.ns, tls.ca)) : undefined);
     if (tls?.ca && ca === undefined) {
-      throw new CliError(`${where} verifies the server with the CA in ${describeRef(tls.ca)}: pass --ca-file with that CA certificate (e.g. kubectl get secret ${tls.ca.secret?.name ?? ''} -n ${sm.ns} -o jsonpath='{.data.ca\\.crt}' | base64 -d > ca.crt)`);
+      throw new OpsError(`${where} verifies the server with the CA in ${describeRef(tls.ca)}: pass --ca-file with that CA certificate (e.g. kubectl get secret ${tls.ca.secret?.name ?? ''} -n ${sm.ns} -o jsonpath='{.data.ca\\.crt}' | base64 -d > ca.crt)`);
     }
     if (ca) t.ca_file = ca;
     const cert = opts.certFile ?? tls?.certFile ?? (tls?.cert && !isStatic ? operatorMountPath(sm.ns, tls.cert) : undefined);
@@ -201,11 +201,11 @@ function buildJob(
     } else if ((tls?.cert || tls?.keySecret) && isStatic) {
       warn(`${where} also presents a client certificate from a Secret; it is left out (the metrics endpoint authenticates the bearer token). Pass --cert-file and --key-file to include it.`);
     } else if (cert || key) {
-      throw new UsageError('--cert-file and --key-file go together: pass both or neither');
+      throw new OpsUsageError('--cert-file and --key-file go together: pass both or neither');
     }
     if (tls?.serverName) {
       if (/SERVICE_NAME|SERVICE_NAMESPACE/.test(tls.serverName)) {
-        throw new CliError(`${where} has the placeholder serverName ${tls.serverName}: enable the [PROMETHEUS-WITH-CERTS] replacements in config/default/kustomization.yaml (ctrlmetrics edit --enable metrics-tls)`);
+        throw new OpsError(`${where} has the placeholder serverName ${tls.serverName}: enable the [PROMETHEUS-WITH-CERTS] replacements in config/default/kustomization.yaml (ctrlmetrics edit --enable metrics-tls)`);
       }
       t.server_name = tls.serverName;
     }

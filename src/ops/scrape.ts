@@ -5,7 +5,7 @@
 import https from 'node:https';
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
-import { CliError, UsageError } from '../cli/errors.js';
+import { OpsError, OpsUsageError } from './errors.js';
 
 /** Where a pod's service-account token is mounted; the default token file when it exists. */
 export const POD_TOKEN_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -54,7 +54,7 @@ export class ScrapeFailure extends Error {
 const TOKEN_HINT = 'a token is one line of base64url characters, e.g. the output of ctrlmetrics token -n NAMESPACE SERVICEACCOUNT';
 
 /**
- * The token as read from `source` (`--token` or `token file F`), or a {@link CliError} saying what the value holds
+ * The token as read from `source` (`--token` or `token file F`), or a {@link OpsError} saying what the value holds
  * instead and what it should hold: a kubeconfig or other multi-line file, a value with the `Bearer ` scheme, or
  * characters an HTTP header cannot carry.
  */
@@ -62,12 +62,12 @@ export function checkToken(value: string, source: string): string {
   const t = value.trim();
   if (!t) return t;
   if (/^apiVersion:|^kind:\s*Config|^clusters:|^\{\s*"(apiVersion|kind|clusters)"/m.test(t)) {
-    throw new UsageError(`${source} holds a kubeconfig, not a token: ${TOKEN_HINT}`);
+    throw new OpsUsageError(`${source} holds a kubeconfig, not a token: ${TOKEN_HINT}`);
   }
-  if (/[\r\n]/.test(t)) throw new UsageError(`${source} holds ${t.split(/\r?\n/).length} lines, not a token: ${TOKEN_HINT}`);
-  if (/^bearer\s/i.test(t)) throw new UsageError(`${source} starts with "${t.split(/\s/)[0]} ": give the token alone, without the scheme (${TOKEN_HINT})`);
+  if (/[\r\n]/.test(t)) throw new OpsUsageError(`${source} holds ${t.split(/\r?\n/).length} lines, not a token: ${TOKEN_HINT}`);
+  if (/^bearer\s/i.test(t)) throw new OpsUsageError(`${source} starts with "${t.split(/\s/)[0]} ": give the token alone, without the scheme (${TOKEN_HINT})`);
   // visible ASCII only: what a header value can carry and what every Kubernetes token is made of
-  if (!/^[\x21-\x7e]+$/.test(t)) throw new UsageError(`${source} holds spaces or characters a bearer token cannot have: ${TOKEN_HINT}`);
+  if (!/^[\x21-\x7e]+$/.test(t)) throw new OpsUsageError(`${source} holds spaces or characters a bearer token cannot have: ${TOKEN_HINT}`);
   return t;
 }
 
@@ -77,15 +77,15 @@ export function resolveTarget(flags: { url: string; token?: string; tokenFile?: 
   try {
     url = new URL(flags.url);
   } catch {
-    throw new UsageError(`invalid URL ${JSON.stringify(flags.url)}: expected e.g. https://127.0.0.1:8443/metrics`);
+    throw new OpsUsageError(`invalid URL ${JSON.stringify(flags.url)}: expected e.g. https://127.0.0.1:8443/metrics`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`unsupported scheme ${url.protocol} in ${flags.url}: use https:// (or http://)`);
-  if (flags.token !== undefined && flags.tokenFile !== undefined) throw new UsageError('pass either --token or --token-file, not both');
-  if (flags.insecure && flags.cacert) throw new UsageError('pass either --insecure or --cacert, not both');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OpsUsageError(`unsupported scheme ${url.protocol} in ${flags.url}: use https:// (or http://)`);
+  if (flags.token !== undefined && flags.tokenFile !== undefined) throw new OpsUsageError('pass either --token or --token-file, not both');
+  if (flags.insecure && flags.cacert) throw new OpsUsageError('pass either --insecure or --cacert, not both');
   const target: ScrapeTarget = { url, insecure: !!flags.insecure, timeoutMs: flags.timeoutMs };
   if (flags.token !== undefined) {
     const t = checkToken(flags.token, '--token');
-    if (!t) throw new UsageError('--token is empty');
+    if (!t) throw new OpsUsageError('--token is empty');
     target.token = () => t;
     target.tokenSource = '--token';
   } else {
@@ -94,11 +94,11 @@ export function resolveTarget(flags: { url: string; token?: string; tokenFile?: 
       const read = () => {
         try {
           const t = checkToken(readFileSync(file, 'utf8'), `token file ${file}`);
-          if (!t) throw new CliError(`token file ${file} is empty`);
+          if (!t) throw new OpsError(`token file ${file} is empty`);
           return t;
         } catch (err) {
-          if (err instanceof CliError) throw err;
-          throw new CliError(`cannot read token file ${file}: ${(err as Error).message}`);
+          if (err instanceof OpsError) throw err;
+          throw new OpsError(`cannot read token file ${file}: ${(err as Error).message}`);
         }
       };
       read();
@@ -111,7 +111,7 @@ export function resolveTarget(flags: { url: string; token?: string; tokenFile?: 
       target.ca = readFileSync(flags.cacert);
       target.caFile = flags.cacert;
     } catch (err) {
-      throw new CliError(`cannot read --cacert ${flags.cacert}: ${(err as Error).message}`);
+      throw new OpsError(`cannot read --cacert ${flags.cacert}: ${(err as Error).message}`);
     }
   }
   return target;

@@ -1,6 +1,6 @@
 /** `ctrlmetrics token`: a TokenRequest for a service account (what `kubectl create token` does). */
 import type { KubeClient } from '../kube/client.js';
-import { CliError } from '../cli/errors.js';
+import { OpsError } from './errors.js';
 import { apiError, isStatus } from './kube.js';
 
 /** What to ask for. */
@@ -46,14 +46,14 @@ export async function requestTokenRequest(client: KubeClient, spec: TokenRequest
       body,
       { timeoutMs: 15_000 },
     );
-    if (!res.status?.token) throw new CliError(`the API returned no token for serviceaccount ${ns}/${name}`);
+    if (!res.status?.token) throw new OpsError(`the API returned no token for serviceaccount ${ns}/${name}`);
     return res;
   } catch (err) {
     if (isStatus(err, 404)) {
-      throw new CliError(`serviceaccount "${name}" not found in namespace "${ns}": create it with kubectl create serviceaccount ${name} -n ${ns}`);
+      throw new OpsError(`serviceaccount "${name}" not found in namespace "${ns}": create it with kubectl create serviceaccount ${name} -n ${ns}`);
     }
     if (isStatus(err, 403)) {
-      throw new CliError(`cannot create a token for serviceaccount ${ns}/${name}: forbidden (${err.message}); the caller needs create on serviceaccounts/token in ${ns}`);
+      throw new OpsError(`cannot create a token for serviceaccount ${ns}/${name}: forbidden (${err.message}); the caller needs create on serviceaccounts/token in ${ns}`);
     }
     throw apiError(err, `cannot create a token for serviceaccount ${ns}/${name}`, client);
   }
