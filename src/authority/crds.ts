@@ -142,26 +142,19 @@ export const CRD_SETS: Readonly<Record<string, CrdSet>> = {
   'cert-manager': {
     source: CERT_MANAGER,
     crds: [
-      crd({
-        group: 'cert-manager.io',
-        kind: 'Issuer',
-        plural: 'issuers',
-        categories: ['cert-manager'],
-        scope: 'Namespaced',
-        source: 'cert-manager v1.20.2',
-        printerColumns: issuerColumns,
-        schema: open({ spec: issuerSpec, status: open() }, { required: ['spec'] }),
-      }),
-      crd({
-        group: 'cert-manager.io',
-        kind: 'ClusterIssuer',
-        plural: 'clusterissuers',
-        categories: ['cert-manager'],
-        scope: 'Cluster',
-        source: 'cert-manager v1.20.2',
-        printerColumns: issuerColumns,
-        schema: open({ spec: issuerSpec, status: open() }, { required: ['spec'] }),
-      }),
+      // Issuer and ClusterIssuer: the same API, namespaced and cluster-wide
+      ...([['Issuer', 'issuers', 'Namespaced'], ['ClusterIssuer', 'clusterissuers', 'Cluster']] as const).map(([kind, plural, scope]) =>
+        crd({
+          group: 'cert-manager.io',
+          kind,
+          plural,
+          categories: ['cert-manager'],
+          scope,
+          source: 'cert-manager v1.20.2',
+          printerColumns: issuerColumns,
+          schema: open({ spec: issuerSpec, status: open() }, { required: ['spec'] }),
+        }),
+      ),
       crd({
         group: 'cert-manager.io',
         kind: 'Certificate',

@@ -215,6 +215,23 @@ export function workqueueMetricsFor(name: string, legacyDepth = true): Workqueue
   return m;
 }
 
+/**
+ * Sets `workqueue_unfinished_work_seconds` (the sum of the ages of the items being processed) and
+ * `workqueue_longest_running_processor_seconds` (the largest), from their start times (ns).
+ */
+export function reportUnfinishedWork(starts: Iterable<bigint>, m: WorkqueueMetrics): void {
+  const now = process.hrtime.bigint();
+  let total = 0;
+  let longest = 0;
+  for (const started of starts) {
+    const s = Number(now - started) / 1e9;
+    total += s;
+    if (s > longest) longest = s;
+  }
+  m.unfinishedWork.set(total);
+  m.longestRunning.set(longest);
+}
+
 /** Workqueue metrics that go nowhere (queues created outside a controller with `metrics: false`). */
 export function noopWorkqueueMetrics(): WorkqueueMetrics {
   const c = { inc: () => undefined } as unknown as CounterChild;

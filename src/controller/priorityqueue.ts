@@ -11,7 +11,7 @@
  * - `shutDown` drops what is queued: `get` answers `shutdown` at once, later adds are ignored.
  */
 import { ItemExponentialFailureRateLimiter, type RateLimiter } from './ratelimiter.js';
-import { workqueueDepth, workqueueMetricsFor, noopWorkqueueMetrics, type WorkqueueMetrics } from './metrics.js';
+import { noopWorkqueueMetrics, reportUnfinishedWork, workqueueDepth, workqueueMetricsFor, type WorkqueueMetrics } from './metrics.js';
 import { after, systemTimerClock, type TimerClock } from '../util/timers.js';
 
 /** controller-runtime's `handler.LowPriority`: objects of the initial list and resync updates. */
@@ -60,7 +60,11 @@ export class PriorityQueue<T = string> {
   /** Handed out and not yet done, with the start (ns). */
   private readonly locked = new Map<T, bigint>();
   private readonly getters: Array<(r: PriorityGet<T>) => void> = [];
+  /** The depth child per priority, bound once (a label look-up per add and get is measurable on the reconcile path). */
+  private readonly depthChildren = new Map<number, WorkqueueMetrics['depth']>();
   private readonly depthLabels = new Set<string>();
+  /** The priorities that have ready items, highest first; rebuilt only when a line appears or empties. */
+  private priorities: number[] = [];
   private shuttingDown = false;
   private readonly gaugeTimer: NodeJS.Timeout | undefined;
 
@@ -170,7 +174,10 @@ export class PriorityQueue<T = string> {
 
   private insertReady(item: T, priority: number): void {
     let line = this.ready.get(priority);
-    if (!line) this.ready.set(priority, (line = new Set()));
+    if (!line) {
+      this.ready.set(priority, (line = new Set()));
+      this.priorities = [...this.ready.keys()].sort((a, b) => b - a);
+    }
     line.add(item);
     this.readyCount++;
     this.depth(priority).inc();
@@ -179,7 +186,10 @@ export class PriorityQueue<T = string> {
   private removeReady(item: T, priority: number, observe: boolean): void {
     const line = this.ready.get(priority);
     if (!line?.delete(item)) return;
-    if (line.size === 0) this.ready.delete(priority);
+    if (line.size === 0) {
+      this.ready.delete(priority);
+      this.priorities = this.priorities.filter((p) => p !== priority);
+    }
     this.readyCount--;
     this.depth(priority).dec();
     if (observe) {
@@ -191,18 +201,21 @@ export class PriorityQueue<T = string> {
   /** The depth child for a priority (`exceeded_cardinality_limit` past 25 distinct values, as controller-runtime). */
   private depth(priority: number): WorkqueueMetrics['depth'] {
     if (!this.withMetrics) return this.m.depth;
+    const bound = this.depthChildren.get(priority);
+    if (bound) return bound;
     let label = String(priority);
     if (!this.depthLabels.has(label)) {
       if (this.depthLabels.size >= MAX_PRIORITY_LABELS) label = 'exceeded_cardinality_limit';
       else this.depthLabels.add(label);
     }
-    return workqueueDepth.labels(this.name, this.name, label);
+    const child = workqueueDepth.labels(this.name, this.name, label);
+    if (this.depthChildren.size < 64) this.depthChildren.set(priority, child);
+    return child;
   }
 
   /** The next ready, unlocked item: highest priority first, then the order it became ready. */
   private next(): { item: T; priority: number } | undefined {
-    const priorities = [...this.ready.keys()].sort((a, b) => b - a);
-    for (const p of priorities) {
+    for (const p of this.priorities) {
       for (const item of this.ready.get(p)!) if (!this.locked.has(item)) return { item, priority: p };
     }
     return undefined;
@@ -262,15 +275,6 @@ export class PriorityQueue<T = string> {
 
   /** Refreshes `workqueue_unfinished_work_seconds` and `workqueue_longest_running_processor_seconds`. */
   updateUnfinishedWork(): void {
-    const now = process.hrtime.bigint();
-    let total = 0;
-    let longest = 0;
-    for (const started of this.locked.values()) {
-      const s = Number(now - started) / NS_PER_S;
-      total += s;
-      if (s > longest) longest = s;
-    }
-    this.m.unfinishedWork.set(total);
-    this.m.longestRunning.set(longest);
+    reportUnfinishedWork(this.locked.values(), this.m);
   }
 }

@@ -9,7 +9,7 @@
  * It reports the `workqueue_*` metrics; unfinished-work and longest-running gauges are refreshed every 500 ms.
  */
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.js';
-import { noopWorkqueueMetrics, workqueueMetricsFor, type WorkqueueMetrics } from './metrics.js';
+import { noopWorkqueueMetrics, reportUnfinishedWork, workqueueMetricsFor, type WorkqueueMetrics } from './metrics.js';
 import { after, systemTimerClock, type TimerClock } from '../util/timers.js';
 
 /** What {@link Workqueue.get} returns: an item, or `shutdown: true` when the queue is shut down and empty. */
@@ -253,15 +253,6 @@ export class Workqueue<T = string> {
 
   /** Refreshes `workqueue_unfinished_work_seconds` and `workqueue_longest_running_processor_seconds`. */
   updateUnfinishedWork(): void {
-    const now = process.hrtime.bigint();
-    let total = 0;
-    let longest = 0;
-    for (const started of this.processing.values()) {
-      const s = Number(now - started) / NS_PER_S;
-      total += s;
-      if (s > longest) longest = s;
-    }
-    this.m.unfinishedWork.set(total);
-    this.m.longestRunning.set(longest);
+    reportUnfinishedWork(this.processing.values(), this.m);
   }
 }

@@ -2,15 +2,21 @@ import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { configureLogging, createLogger, setLogSink, redactString, type TimeEncoding } from '../../src/util/log.js';
 
-function capture(fn: () => void): Record<string, unknown>[] {
-  const lines: string[] = [];
-  const prev = setLogSink((l) => lines.push(l));
+/** The lines `fn` logs. */
+function lines(fn: () => void): string[] {
+  const out: string[] = [];
+  const prev = setLogSink((l) => out.push(l));
   try {
     fn();
   } finally {
     setLogSink(prev);
   }
-  return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  return out;
+}
+
+/** The entries `fn` logs, as JSON objects. */
+function capture(fn: () => void): Record<string, unknown>[] {
+  return lines(fn).map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 test('log lines are JSON objects with level, logger, msg and fields', () => {
@@ -50,16 +56,6 @@ test('child loggers carry the parent name and fields', () => {
 });
 
 describe('configureLogging (controller-runtime\'s zap options)', () => {
-  function lines(fn: () => void): string[] {
-    const out: string[] = [];
-    const prev = setLogSink((l) => out.push(l));
-    try {
-      fn();
-    } finally {
-      setLogSink(prev);
-    }
-    return out;
-  }
   afterEach(() => configureLogging({ encoder: 'json', level: 'info', stacktraceLevel: 'panic' }, false));
 
   test('console encoder: time, LEVEL, logger, message, then the fields as JSON (redacted)', () => {
