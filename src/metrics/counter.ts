@@ -2,8 +2,8 @@
  * Counter: a value that only goes up. Both formats write its samples under the name as given; OpenMetrics names
  * the family without `_total`, or types a counter whose name lacks `_total` as `unknown` (as client_golang does).
  */
-import type { ExpositionFormat, MetricType } from './family.js';
-import { closedLabels, renderScalarLines, type ScalarCell } from './format.js';
+import type { MetricType, ProtoSink, TextFormat } from './family.js';
+import { movedScalarCell, renderScalarLines, scalarCell, type ScalarCell } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One counter series, pre-bound: `inc()` is a field update. */
@@ -15,7 +15,7 @@ export class CounterChild {
     readonly labelValues: readonly string[],
     private readonly metricName: string,
   ) {
-    this.cell = { value: 0, text: labelValues.length ? '' : ' ' };
+    this.cell = scalarCell(labelValues, Date.now());
   }
 
   /** Adds `v` (default 1); a negative or NaN amount throws. */
@@ -60,8 +60,7 @@ export class Counter extends Metric<CounterChild, ScalarCell> {
   }
 
   protected relocate(c: CounterChild): ScalarCell {
-    const old = c.cell;
-    return (c.cell = { value: old.value, text: old.text || closedLabels(this.layout, c.labelValues) });
+    return (c.cell = movedScalarCell(c.cell, this.layout));
   }
 
   protected get linesPerChild(): number {
@@ -78,7 +77,15 @@ export class Counter extends Metric<CounterChild, ScalarCell> {
     return this.self().cell.value;
   }
 
-  protected renderChildren(list: readonly ScalarCell[], _format: ExpositionFormat, from: number, to: number): string {
+  protected renderChildren(list: readonly ScalarCell[], _format: TextFormat, from: number, to: number): string {
     return renderScalarLines(this.name, list, from, to);
+  }
+
+  protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number): void {
+    const layout = this.layout;
+    for (let i = from; i < to; i++) {
+      const c = list[i]!;
+      out.counter(layout, c, c.value, c.created);
+    }
   }
 }

@@ -4,8 +4,11 @@
  * set for histograms).
  */
 
-/** The two exposition formats: Prometheus text 0.0.4 and OpenMetrics 1.0.0. */
-export type ExpositionFormat = 'text' | 'openmetrics';
+/** The two text formats: Prometheus text 0.0.4 and OpenMetrics 1.0.0. */
+export type TextFormat = 'text' | 'openmetrics';
+
+/** Every exposition format: the two text formats and length-delimited protobuf `MetricFamily` messages. */
+export type ExpositionFormat = TextFormat | 'protobuf';
 
 /** Metric types as written on the `# TYPE` line (OpenMetrics writes `untyped` as `unknown`). */
 export type MetricType = 'counter' | 'gauge' | 'histogram' | 'summary' | 'untyped';
@@ -21,7 +24,37 @@ export interface FamilyView {
   /** Approximate lines per unit, to size render slices. */
   readonly linesPerUnit: number;
   /** The sample lines of units `[from, to)`, each ending in `\n`. */
-  render(format: ExpositionFormat, from: number, to: number): string;
+  render(format: TextFormat, from: number, to: number): string;
+  /** Writes units `[from, to)` to `out` as protobuf `Metric` messages (see {@link ProtoSink}). */
+  encode(out: ProtoSink, from: number, to: number): void;
+}
+
+/** A family's label names in written (sorted) order; `order[i]` is the declared position of the `i`-th (as `LabelLayout`). */
+export interface ProtoLabelNames {
+  readonly names: readonly string[];
+  readonly order: readonly number[] | undefined;
+}
+
+/** One series' label values (declared order), and its label pairs once encoded, kept for the next scrape. */
+export interface ProtoLabels {
+  readonly values: readonly string[];
+  pb: Uint8Array | undefined;
+}
+
+/**
+ * Where families write their series for the protobuf exposition, one `Metric` message per call. Times are Unix
+ * milliseconds; a created time of 0 is not sent.
+ */
+export interface ProtoSink {
+  counter(names: ProtoLabelNames, labels: ProtoLabels, value: number, createdMs: number): void;
+  gauge(names: ProtoLabelNames, labels: ProtoLabels, value: number): void;
+  untyped(names: ProtoLabelNames, labels: ProtoLabels, value: number): void;
+  /**
+   * A classic histogram: finite upper `bounds` ascending (`+Inf` implied and not written, as client_golang), and
+   * their counts, per bucket (`cumulative` false) or already cumulative.
+   */
+  histogram(names: ProtoLabelNames, labels: ProtoLabels, bounds: ArrayLike<number>, counts: ArrayLike<number>, cumulative: boolean, sum: number, count: number, createdMs: number): void;
+  summary(names: ProtoLabelNames, labels: ProtoLabels, quantiles: ArrayLike<number>, values: ArrayLike<number>, sum: number, count: number, createdMs: number): void;
 }
 
 /** Something that yields metric families on every collect: our metrics, prom-client adapters, custom collectors. */

@@ -10,7 +10,7 @@
  * shows one, a warning names the family and the fix ({@link warnAmbiguousLabels}).
  */
 import type { Registry as PromRegistry } from 'prom-client';
-import type { Collector, ExpositionFormat, FamilyView, MetricType } from './family.js';
+import type { Collector, FamilyView, MetricType, ProtoLabelNames, ProtoLabels, ProtoSink, TextFormat } from './family.js';
 import { escapeLabelValue, formatFloat, formatFloatLabel } from './format.js';
 import { createLogger } from '../util/log.js';
 
@@ -105,19 +105,98 @@ function withoutInvalidUtf8(family: string, values: PromValue[]): PromValue[] {
   return values.filter((v) => !bad(v));
 }
 
+/** One series of a prom-client family for protobuf: its samples grouped, with the index of its first sample. */
+interface ProtoSeries {
+  first: number;
+  names: ProtoLabelNames;
+  labels: ProtoLabels;
+  value: number;
+  /** Histogram upper bounds and cumulative counts, or summary quantiles and values. */
+  keys: number[];
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+/** The series' labels without `le`/`quantile`, as protobuf label names (sorted) and values. */
+function seriesLabels(labels: Record<string, unknown> | undefined): { names: ProtoLabelNames; labels: ProtoLabels; key: string } {
+  const names: string[] = [];
+  const values: string[] = [];
+  for (const k of Object.keys(labels ?? {}).sort()) {
+    const v = labels![k];
+    if (v === undefined || FLOAT_LABELS.has(k)) continue;
+    names.push(k);
+    values.push(String(v));
+  }
+  return { names: { names, order: undefined }, labels: { values, pb: undefined }, key: JSON.stringify([names, values]) };
+}
+
+/** A number from a prom-client `le`/`quantile` label (`+Inf` as Infinity). */
+function floatLabel(v: unknown): number {
+  return typeof v === 'number' ? v : v === '+Inf' ? Infinity : Number(v);
+}
+
+/**
+ * prom-client's samples as protobuf series: one per sample for counters, gauges and untyped; histogram and summary
+ * samples (`_bucket`/quantiles, `_sum`, `_count`) grouped by their other labels, in the order they first appear.
+ */
+function protoSeries(type: MetricType, name: string, values: readonly PromValue[]): ProtoSeries[] {
+  const grouped = type === 'histogram' || type === 'summary';
+  const byKey = new Map<string, ProtoSeries>();
+  const out: ProtoSeries[] = [];
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    const { names, labels, key } = seriesLabels(v.labels);
+    let s = grouped ? byKey.get(key) : undefined;
+    if (!s) {
+      s = { first: i, names, labels, value: Number(v.value), keys: [], counts: [], sum: 0, count: 0 };
+      out.push(s);
+      if (grouped) byKey.set(key, s);
+    }
+    if (!grouped) continue;
+    const sample = v.metricName ?? name;
+    if (sample === name + '_sum') s.sum = Number(v.value);
+    else if (sample === name + '_count') s.count = Number(v.value);
+    else if (type === 'histogram' && sample === name + '_bucket') {
+      const le = floatLabel(v.labels?.['le']);
+      // client_golang writes no +Inf bucket (its count is the sample count)
+      if (le !== Infinity) {
+        s.keys.push(le);
+        s.counts.push(Number(v.value));
+      }
+    } else if (type === 'summary' && sample === name) {
+      s.keys.push(floatLabel(v.labels?.['quantile']));
+      s.counts.push(Number(v.value));
+    }
+  }
+  return out;
+}
+
 /** A family from prom-client's JSON, rendered line by line. */
 export function viewOfPromFamily(f: PromFamily): FamilyView {
   const type = promType(f.type);
   const values = withoutInvalidUtf8(f.name, f.values ?? []);
   warnAmbiguousLabels(f.name, values);
   const name = f.name;
+  let series: ProtoSeries[] | undefined;
   return {
     name,
     help: f.help ?? '',
     type,
     units: values.length,
     linesPerUnit: 1,
-    render(format: ExpositionFormat, from: number, to: number): string {
+    encode(out: ProtoSink, from: number, to: number): void {
+      series ??= protoSeries(type, name, values);
+      for (const s of series) {
+        if (s.first < from || s.first >= to) continue;
+        if (type === 'counter') out.counter(s.names, s.labels, s.value, 0);
+        else if (type === 'gauge') out.gauge(s.names, s.labels, s.value);
+        else if (type === 'histogram') out.histogram(s.names, s.labels, s.keys, s.counts, true, s.sum, s.count, 0);
+        else if (type === 'summary') out.summary(s.names, s.labels, s.keys, s.counts, s.sum, s.count, 0);
+        else out.untyped(s.names, s.labels, s.value);
+      }
+    },
+    render(format: TextFormat, from: number, to: number): string {
       const om = format === 'openmetrics';
       let s = '';
       for (let i = from; i < to; i++) {

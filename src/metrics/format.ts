@@ -136,6 +136,22 @@ export interface ScalarCell {
   value: number;
   /** `{labels} ` (with the trailing space), `' '` without labels; empty until the metric first places the cell. */
   text: string;
+  /** The label values in declared order (the series' own array). */
+  readonly values: readonly string[];
+  /** The label pairs as protobuf bytes, once a protobuf scrape has encoded them. */
+  pb: Uint8Array | undefined;
+  /** Unix ms when the series was created (counters: sent as the protobuf created timestamp); 0 for gauges. */
+  readonly created: number;
+}
+
+/** A new scalar cell; `created` 0 leaves the created timestamp out. */
+export function scalarCell(values: readonly string[], created: number): ScalarCell {
+  return { value: 0, text: values.length ? '' : ' ', values, pb: undefined, created };
+}
+
+/** The same series in a new cell, its label text rendered (see `Metric.view` for why cells move). */
+export function movedScalarCell(old: ScalarCell, layout: LabelLayout): ScalarCell {
+  return { value: old.value, text: old.text || closedLabels(layout, old.values), values: old.values, pb: old.pb, created: old.created };
 }
 
 /** The sample lines `name{labels} value` of `cells[from..to)`. */

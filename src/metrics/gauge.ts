@@ -1,6 +1,6 @@
 /** Gauge: a value that goes up and down. */
-import type { ExpositionFormat, MetricType } from './family.js';
-import { closedLabels, renderScalarLines, type ScalarCell } from './format.js';
+import type { MetricType, ProtoSink, TextFormat } from './family.js';
+import { movedScalarCell, renderScalarLines, scalarCell, type ScalarCell } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One gauge series, pre-bound: updates are field writes. */
@@ -9,7 +9,7 @@ export class GaugeChild {
   cell: ScalarCell;
 
   constructor(readonly labelValues: readonly string[]) {
-    this.cell = { value: 0, text: labelValues.length ? '' : ' ' };
+    this.cell = scalarCell(labelValues, 0);
   }
 
   set(v: number): void {
@@ -74,8 +74,7 @@ export class Gauge extends Metric<GaugeChild, ScalarCell> {
   }
 
   protected relocate(c: GaugeChild): ScalarCell {
-    const old = c.cell;
-    return (c.cell = { value: old.value, text: old.text || closedLabels(this.layout, c.labelValues) });
+    return (c.cell = movedScalarCell(c.cell, this.layout));
   }
 
   protected get linesPerChild(): number {
@@ -106,7 +105,15 @@ export class Gauge extends Metric<GaugeChild, ScalarCell> {
     return this.self().cell.value;
   }
 
-  protected renderChildren(list: readonly ScalarCell[], _format: ExpositionFormat, from: number, to: number): string {
+  protected renderChildren(list: readonly ScalarCell[], _format: TextFormat, from: number, to: number): string {
     return renderScalarLines(this.name, list, from, to);
+  }
+
+  protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number): void {
+    const layout = this.layout;
+    for (let i = from; i < to; i++) {
+      const c = list[i]!;
+      out.gauge(layout, c, c.value);
+    }
   }
 }

@@ -1,6 +1,6 @@
 /** Histogram: observations counted in cumulative buckets, plus their sum and count. */
 import { DEFAULT_BUCKETS } from './buckets.js';
-import type { ExpositionFormat, MetricType } from './family.js';
+import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { closedLabels, formatFloat, formatFloatLabel, openLabels } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
 
@@ -16,6 +16,12 @@ export interface HistogramCell {
   /** `{labels,` and `{labels} ` as rendered (the same in both formats); empty until the metric first places the cell. */
   open: string;
   text: string;
+  /** The label values in declared order (the series' own array). */
+  readonly values: readonly string[];
+  /** The label pairs as protobuf bytes, once a protobuf scrape has encoded them. */
+  pb: Uint8Array | undefined;
+  /** Unix ms of the series' creation (its last reset): the protobuf created timestamp. */
+  readonly created: number;
 }
 
 /** One histogram series, pre-bound: `observe()` finds the bucket and bumps three fields. */
@@ -28,7 +34,7 @@ export class HistogramChild {
     private readonly bounds: Float64Array,
   ) {
     const labelled = labelValues.length > 0;
-    this.cell = { counts: new Float64Array(bounds.length), sum: 0, count: 0, open: labelled ? '' : '{', text: labelled ? '' : ' ' };
+    this.cell = { counts: new Float64Array(bounds.length), sum: 0, count: 0, open: labelled ? '' : '{', text: labelled ? '' : ' ', values: labelValues, pb: undefined, created: Date.now() };
   }
 
   observe(v: number): void {
@@ -99,6 +105,9 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
       count: old.count,
       open: old.open || openLabels(this.layout, c.labelValues),
       text: old.text || closedLabels(this.layout, c.labelValues),
+      values: old.values,
+      pb: old.pb,
+      created: old.created,
     });
   }
 
@@ -114,7 +123,16 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
     return this.self().startTimer();
   }
 
-  protected renderChildren(list: readonly HistogramCell[], format: ExpositionFormat, from: number, to: number): string {
+  protected encodeChildren(list: readonly HistogramCell[], out: ProtoSink, from: number, to: number): void {
+    const layout = this.layout;
+    const bounds = this.bounds;
+    for (let i = from; i < to; i++) {
+      const c = list[i]!;
+      out.histogram(layout, c, bounds, c.counts, false, c.sum, c.count, c.created);
+    }
+  }
+
+  protected renderChildren(list: readonly HistogramCell[], format: TextFormat, from: number, to: number): string {
     const le = format === 'openmetrics' ? this.leOm : this.leText;
     const bucket = this.name + '_bucket';
     const sum = this.name + '_sum';

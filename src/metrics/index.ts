@@ -1,6 +1,6 @@
 /**
  * The metrics core: the global registry, fast metric classes with pre-bound children, and the Prometheus text
- * 0.0.4 / OpenMetrics 1.0.0 exposition (rendered in slices, streamed as Buffers).
+ * 0.0.4 / OpenMetrics 1.0.0 / protobuf exposition (rendered in slices, streamed as Buffers).
  *
  * ```ts
  * import { metrics } from 'ctrlmetrics';
@@ -24,8 +24,8 @@ export { Metric } from './metric.js';
 export type { MetricOptions, MetricRegistry, LabelValue } from './metric.js';
 export { DEFAULT_BUCKETS, exponentialBuckets, linearBuckets } from './buckets.js';
 export { MetricsSnapshot, DEFAULT_SLICE_LINES } from './snapshot.js';
-export type { Collector, FamilyView, ExpositionFormat, MetricType } from './family.js';
-export { negotiateFormat, TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE } from './negotiate.js';
-export type { NegotiatedFormat } from './negotiate.js';
+export type { Collector, FamilyView, ExpositionFormat, TextFormat, MetricType, ProtoSink, ProtoLabels, ProtoLabelNames } from './family.js';
+export { negotiateFormat, TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE, OPENMETRICS_0_0_1_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE } from './negotiate.js';
+export type { NegotiatedFormat, EscapingScheme } from './negotiate.js';
 export { formatFloat, escapeLabelValue, escapeHelp, validateMetricName, validateLabelName } from './format.js';
 export { restClientRequests, certwatcherReadCertificate, certwatcherReadCertificateErrors, runtimeCollector } from './builtin.js';

@@ -3,7 +3,7 @@
  * combination), registration, and the `collect` view. Label hashing happens only in `labels()`: the returned
  * child holds its own number fields, so updates through it are a plain field write.
  */
-import type { Collector, ExpositionFormat, FamilyView, MetricType } from './family.js';
+import type { Collector, FamilyView, MetricType, ProtoSink, TextFormat } from './family.js';
 import { compareSeries, labelLayout, validateLabelName, validateMetricName, type LabelLayout } from './format.js';
 
 /** Anything our metrics can register in (the global {@link Registry} or one of your own). */
@@ -98,7 +98,10 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
   protected abstract relocate(c: C): K;
 
   /** Renders units `[from, to)` of `list`. */
-  protected abstract renderChildren(list: readonly K[], format: ExpositionFormat, from: number, to: number): string;
+  protected abstract renderChildren(list: readonly K[], format: TextFormat, from: number, to: number): string;
+
+  /** Writes units `[from, to)` of `list` as protobuf `Metric` messages. */
+  protected abstract encodeChildren(list: readonly K[], out: ProtoSink, from: number, to: number): void;
 
   protected abstract get linesPerChild(): number;
 
@@ -242,6 +245,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
       units: list.length,
       linesPerUnit: this.linesPerChild,
       render: (format, from, to) => this.renderChildren(list, format, from, to),
+      encode: (out, from, to) => this.encodeChildren(list, out, from, to),
     };
   }
 }

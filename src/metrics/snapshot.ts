@@ -1,10 +1,10 @@
 /**
- * A collected set of families and its rendering to Prometheus text 0.0.4 or OpenMetrics 1.0.0.
+ * A collected set of families and its rendering to Prometheus text 0.0.4, OpenMetrics 1.0.0 or protobuf.
  *
  * Rendering never builds the whole body: it produces Buffers of about `sliceLines` lines and yields to the event
  * loop (`setImmediate`) between them, so a 100k-series scrape does not block reconciles for its full duration.
  */
-import { counterBaseName, type ExpositionFormat, type FamilyView } from './family.js';
+import { counterBaseName, type ExpositionFormat, type FamilyView, type TextFormat } from './family.js';
 import { escapeHelp } from './format.js';
 
 /** Lines per rendered chunk: ~1 ms of CPU, a few hundred KB. */
@@ -43,9 +43,15 @@ export class MetricsSnapshot {
 
   /**
    * The exposition as UTF-8 chunks, rendered slice by slice with a turn of the event loop between slices.
-   * Values are read while rendering. OpenMetrics ends with `# EOF`.
+   * Values are read while rendering. OpenMetrics ends with `# EOF`; protobuf is length-delimited `MetricFamily`
+   * messages (its encoder is loaded on the first protobuf render).
    */
   async *chunks(format: ExpositionFormat): AsyncGenerator<Buffer> {
+    if (format === 'protobuf') {
+      const { protobufChunks } = await import('./protobuf.js');
+      yield* protobufChunks(this.families, this.sliceLines);
+      return;
+    }
     const om = format === 'openmetrics';
     const budget = this.sliceLines;
     let buf = '';
@@ -74,10 +80,15 @@ export class MetricsSnapshot {
     if (buf) yield Buffer.from(buf, 'utf8');
   }
 
-  /** The whole exposition as one string (tests, examples, small registries). */
-  async text(format: ExpositionFormat = 'text'): Promise<string> {
+  /** The whole exposition in a text format as one string (tests, examples, small registries). */
+  async text(format: TextFormat = 'text'): Promise<string> {
+    return (await this.bytes(format)).toString('utf8');
+  }
+
+  /** The whole exposition in any format as one Buffer. */
+  async bytes(format: ExpositionFormat): Promise<Buffer> {
     const parts: Buffer[] = [];
     for await (const c of this.chunks(format)) parts.push(c);
-    return Buffer.concat(parts).toString('utf8');
+    return Buffer.concat(parts);
   }
 }

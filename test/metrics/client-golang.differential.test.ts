@@ -8,7 +8,10 @@
  * - OpenMetrics: line for line, with numbers compared as numbers (`3` and `3.0` are one value: client_golang writes
  *   `.0` on integers, we do not);
  * - both renderings, ours and Go's, parsed by Python's prometheus_client (Debian's python3-prometheus-client), a
- *   parser that shares no code with either, give the same families, samples and values.
+ *   parser that shares no code with either, give the same families, samples and values;
+ * - protobuf (issue 37): ours read back by expfmt's own decoder gives our text 0.0.4 byte for byte; ours equals
+ *   client_golang's bytes once the created timestamps (which Debian's client_golang 1.14 does not send yet, and
+ *   v1.23 does) are taken out; the created timestamps, read by Go's protowire, are the series' creation times.
  *
  * Debian 12 has client_golang 1.14 with prometheus/common 0.39; the rules compared here are the same in
  * v1.23.2 / v0.67.5 (../shared/reference/client-golang-exposition.md §1–2).
@@ -16,13 +19,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { metrics } from '../../src/index.js';
+import { clientGolang, clientGolangBinary } from '../helpers/client-golang.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const GO_SRC = join(ROOT, 'test/differential/client_golang');
 const PYTHON = '/usr/bin/python3';
 let work: string;
 let goBin: string;
@@ -38,11 +41,7 @@ function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.Pro
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-differential-'));
-  if (!existsSync('/usr/share/gocode/src/github.com/prometheus/client_golang')) {
-    assert.fail('client_golang is missing: run scripts/install-test-deps.sh (Debian golang-go, golang-github-prometheus-client-golang-dev)');
-  }
-  goBin = join(work, 'client_golang');
-  await run('go', ['build', '-o', goBin, 'main.go'], { cwd: GO_SRC, env: { ...process.env, GOPATH: '/usr/share/gocode', GO111MODULE: 'off', GOFLAGS: '' } });
+  goBin = await clientGolangBinary();
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
@@ -180,4 +179,73 @@ test('Python\'s prometheus_client parses ours and Go\'s renderings into the same
     assert.ok(tsParsed.length >= 10, `${format}: parsed ${tsParsed.length} families`);
     assert.deepEqual(tsParsed, goParsed, format);
   }
+});
+
+/**
+ * The delimited stream with each Counter's field 3 and Histogram's field 15 (created_timestamp) taken out, walked
+ * with @bufbuild/protobuf's reader (not our encoder's code): MetricFamily.metric (4) → Metric.counter (3) /
+ * Metric.histogram (7) → the timestamp field.
+ */
+function withoutCreated(stream: Buffer): Buffer {
+  const copy = (msg: Uint8Array, drop: (field: number) => boolean, nested: Record<number, (m: Uint8Array) => Uint8Array>): Uint8Array => {
+    const r = new BinaryReader(msg);
+    const w = new BinaryWriter();
+    while (r.pos < r.len) {
+      const [field, wire] = r.tag();
+      const start = r.pos;
+      if (wire === WireType.LengthDelimited) {
+        const body = r.bytes();
+        if (drop(field)) continue;
+        w.tag(field, wire).bytes(nested[field] ? nested[field](body) : body);
+      } else {
+        r.skip(wire, field);
+        if (!drop(field)) w.tag(field, wire).raw(msg.subarray(start, r.pos));
+      }
+    }
+    return w.finish();
+  };
+  const counter = (m: Uint8Array) => copy(m, (f) => f === 3, {});
+  const histogram = (m: Uint8Array) => copy(m, (f) => f === 15, {});
+  const metric = (m: Uint8Array) => copy(m, () => false, { 3: counter, 7: histogram });
+  const family = (m: Uint8Array) => copy(m, () => false, { 4: metric });
+  const r = new BinaryReader(stream);
+  const out = new BinaryWriter();
+  while (r.pos < r.len) out.bytes(family(r.bytes()));
+  return Buffer.from(out.finish());
+}
+
+test('protobuf: client_golang\'s decoder reads ours back into our text 0.0.4, byte for byte', async () => {
+  const r = ours();
+  const snap = await r.collect();
+  const pb = await snap.bytes('protobuf');
+  const decoded = (await clientGolang(['decode'], pb)).toString('utf8');
+  const text = await snap.text('text');
+  assert.ok(families(text).size >= 10);
+  assert.equal(decoded, text);
+});
+
+test('protobuf: the same bytes as client_golang\'s, created timestamps aside', async () => {
+  const go = await clientGolang(['protobuf'], Buffer.alloc(0));
+  const ts = await (await ours().collect()).bytes('protobuf');
+  assert.ok(go.length > 1000, `Go wrote ${go.length} bytes`);
+  const stripped = withoutCreated(ts);
+  const at = stripped.findIndex((b, i) => b !== go[i]);
+  assert.ok(at < 0 && stripped.length === go.length, `ours (${stripped.length} bytes) differs from Go's (${go.length}) at byte ${at}: ours …${stripped.subarray(Math.max(0, at - 16), at + 16).toString('hex')}…, Go's …${go.subarray(Math.max(0, at - 16), at + 16).toString('hex')}…`);
+  assert.ok(ts.length > go.length, 'ours carries created timestamps');
+});
+
+test('protobuf: counters and histograms carry their creation time as created_timestamp', async () => {
+  const before = Date.now();
+  const r = ours();
+  const after = Date.now();
+  const lines = (await clientGolang(['created'], await (await r.collect()).bytes('protobuf'))).toString('utf8').trim().split('\n');
+  const names = new Set(lines.map((l) => l.slice(0, l.indexOf('{'))));
+  assert.deepEqual([...names].sort(), ['diff_default_seconds', 'diff_events', 'diff_exponential', 'diff_linear', 'diff_requests_total', 'diff_restarts', 'diff_unordered_seconds']);
+  assert.equal(lines.length, 4 + 1 + 2 + 2 + 1 + 1 + 1, 'one per counter and histogram series, none for gauges');
+  for (const l of lines) {
+    const [, sec, nanos] = /\} (\d+) (\d+)$/.exec(l)!;
+    const ms = Number(sec) * 1000 + Number(nanos) / 1e6;
+    assert.ok(ms >= before && ms <= after, `${l}: ${ms} within ${before}–${after}`);
+  }
+  assert.match(lines.find((l) => l.startsWith('diff_requests_total'))!, /^diff_requests_total\{code="200",method="GET"\} \d+ \d+$/);
 });

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import http2 from 'node:http2';
+import { gunzipSync } from 'node:zlib';
 import { Counter as PromCounter } from 'prom-client';
 import { KubeClient } from '../../src/kube/client.js';
 import type { RestConfig } from '../../src/kube/config.js';
@@ -18,6 +19,7 @@ import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { bearer, request } from './helpers.js';
 import { h2Get } from '../helpers/secure-endpoint.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
+import { decodeProtobufWithGo } from '../helpers/client-golang.js';
 
 const logs: string[] = [];
 setLogSink((line) => logs.push(line));
@@ -78,7 +80,7 @@ describe('authentication and authorization', () => {
   test('200 with the reader token; the body passes promtool', async () => {
     const r = await request(metricsUrl(), { headers: bearer(readerToken) });
     assert.equal(r.status, 200);
-    assert.equal(r.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+    assert.equal(r.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8; escaping=underscores');
     const check = spawnSync('promtool', ['check', 'metrics'], { input: r.text, encoding: 'utf8', timeout: 10_000 });
     assert.equal(check.error, undefined, 'promtool runs');
     // exit 0 = clean, 3 = lint remarks only (naming advice); 1 = the exposition could not be parsed
@@ -245,6 +247,18 @@ describe('exposition', () => {
     const text2 = await request(metricsUrl(), { headers: bearer(readerToken) });
     assert.match(text2.text, /^# TYPE auth_test_widgets_total counter$/m);
     assert.match(text2.text, /^auth_test_widgets_total 3$/m);
+  });
+
+  test('protobuf for Prometheus with native histograms on, gzipped, read back by client_golang\'s decoder', async () => {
+    // Prometheus 2.42's Accept header with --enable-feature=native-histograms (read from its binary)
+    const accept = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+    const pb = await request(metricsUrl(), { headers: { ...bearer(readerToken), Accept: accept, 'Accept-Encoding': 'gzip' } });
+    assert.equal(pb.status, 200);
+    assert.equal(pb.headers['content-type'], 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=underscores');
+    assert.equal(pb.headers['content-encoding'], 'gzip');
+    const text = await decodeProtobufWithGo(gunzipSync(pb.body));
+    assert.match(text, /^# TYPE auth_test_widgets_total counter$/m);
+    assert.match(text, /^auth_test_widgets_total 3$/m);
   });
 
   test('gzip when Accept-Encoding allows it, identity otherwise', async () => {

@@ -2,15 +2,29 @@
 // OpenMetrics 1.0.0: the reference side of test/metrics/client-golang.differential.test.ts, which builds the same
 // registry with ctrlmetrics' classes and compares the two renderings.
 //
-// Usage: client_golang text|openmetrics (OpenMetrics 1.0.0 text; prometheus/common 0.39 calls the format FmtOpenMetrics)
+// Usage:
+//
+//	client_golang text|openmetrics|protobuf   the registry in text 0.0.4, OpenMetrics 1.0.0 (prometheus/common 0.39
+//	                                          calls it FmtOpenMetrics) or length-delimited protobuf
+//	client_golang decode < delimited.pb       reads length-delimited MetricFamily messages with expfmt's decoder
+//	                                          and writes them in text 0.0.4
+//	client_golang created < delimited.pb      the created timestamps in them, one "family{labels} seconds nanos"
+//	                                          line per series (client_model 0.3 predates the field, so it is read
+//	                                          from the unknown fields with protowire)
 //
 // Built in GOPATH mode against Debian's golang-github-prometheus-client-golang-dev (no module download).
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -79,33 +93,136 @@ func build(reg *prometheus.Registry) {
 	reg.MustRegister(requests, restarts, events, escapes, special, ratio, def, linear, exponential, unordered)
 }
 
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+}
+
+// readAll decodes length-delimited MetricFamily messages from stdin as Prometheus' own code does.
+func readAll() []*dto.MetricFamily {
+	dec := expfmt.NewDecoder(bufio.NewReader(os.Stdin), expfmt.FmtProtoDelim)
+	var out []*dto.MetricFamily
+	for {
+		mf := &dto.MetricFamily{}
+		if err := dec.Decode(mf); err == io.EOF {
+			return out
+		} else if err != nil {
+			fail(err)
+		}
+		out = append(out, mf)
+	}
+}
+
+// createdIn reads a google.protobuf.Timestamp at field number `field` from a message's unknown fields.
+func createdIn(unknown []byte, field protowire.Number) (int64, int32, bool) {
+	for len(unknown) > 0 {
+		num, typ, n := protowire.ConsumeTag(unknown)
+		if n < 0 {
+			fail(protowire.ParseError(n))
+		}
+		unknown = unknown[n:]
+		if num == field && typ == protowire.BytesType {
+			ts, n := protowire.ConsumeBytes(unknown)
+			if n < 0 {
+				fail(protowire.ParseError(n))
+			}
+			var sec int64
+			var nanos int32
+			for len(ts) > 0 {
+				f, t, m := protowire.ConsumeTag(ts)
+				if m < 0 || t != protowire.VarintType {
+					fail(fmt.Errorf("a Timestamp field %d of wire type %d", f, t))
+				}
+				ts = ts[m:]
+				v, m := protowire.ConsumeVarint(ts)
+				if m < 0 {
+					fail(protowire.ParseError(m))
+				}
+				ts = ts[m:]
+				if f == 1 {
+					sec = int64(v)
+				} else if f == 2 {
+					nanos = int32(v)
+				}
+			}
+			return sec, nanos, true
+		}
+		n = protowire.ConsumeFieldValue(num, typ, unknown)
+		if n < 0 {
+			fail(protowire.ParseError(n))
+		}
+		unknown = unknown[n:]
+	}
+	return 0, 0, false
+}
+
+func printCreated(families []*dto.MetricFamily) {
+	for _, mf := range families {
+		for _, m := range mf.GetMetric() {
+			var unknown []byte
+			var field protowire.Number
+			switch {
+			case m.Counter != nil:
+				unknown, field = m.Counter.XXX_unrecognized, 3
+			case m.Histogram != nil:
+				unknown, field = m.Histogram.XXX_unrecognized, 15
+			case m.Summary != nil:
+				unknown, field = m.Summary.XXX_unrecognized, 4
+			default:
+				continue
+			}
+			sec, nanos, ok := createdIn(unknown, field)
+			if !ok {
+				continue
+			}
+			labels := make([]string, 0, len(m.GetLabel()))
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			fmt.Printf("%s{%s} %d %d\n", mf.GetName(), strings.Join(labels, ","), sec, nanos)
+		}
+	}
+}
+
 func main() {
-	if len(os.Args) != 2 || (os.Args[1] != "text" && os.Args[1] != "openmetrics") {
-		fmt.Fprintln(os.Stderr, "usage: client_golang text|openmetrics")
+	if len(os.Args) == 2 && os.Args[1] == "decode" {
+		for _, mf := range readAll() {
+			if _, err := expfmt.MetricFamilyToText(os.Stdout, mf); err != nil {
+				fail(err)
+			}
+		}
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "created" {
+		printCreated(readAll())
+		return
+	}
+	if len(os.Args) != 2 || (os.Args[1] != "text" && os.Args[1] != "openmetrics" && os.Args[1] != "protobuf") {
+		fmt.Fprintln(os.Stderr, "usage: client_golang text|openmetrics|protobuf|decode|created")
 		os.Exit(2)
 	}
 	reg := prometheus.NewRegistry()
 	build(reg)
 	families, err := reg.Gather()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fail(err)
 	}
 	format := expfmt.FmtText
-	if os.Args[1] == "openmetrics" {
+	switch os.Args[1] {
+	case "openmetrics":
 		format = expfmt.FmtOpenMetrics
+	case "protobuf":
+		format = expfmt.FmtProtoDelim
 	}
 	enc := expfmt.NewEncoder(os.Stdout, format)
 	for _, mf := range families {
 		if err := enc.Encode(mf); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			fail(err)
 		}
 	}
 	if closer, ok := enc.(expfmt.Closer); ok {
 		if err := closer.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			fail(err)
 		}
 	}
 }

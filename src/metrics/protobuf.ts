@@ -1,0 +1,182 @@
+/**
+ * The protobuf exposition: length-delimited `io.prometheus.client.MetricFamily` messages (Prometheus' client_model
+ * `metrics.proto`, proto2), as client_golang's `expfmt` writes them: fields in field-number order, every field it
+ * sets written even when zero, repeated fields unpacked, classic buckets cumulative without the `+Inf` bucket, and
+ * a created timestamp on counters and histograms.
+ *
+ * The messages are laid out here field by field on `@bufbuild/protobuf`'s wire writer rather than built as
+ * generated message objects and serialised: a scrape then allocates no object per series, and each series' label
+ * pairs are encoded once and kept in its cell for the scrapes after. This module is loaded on the first protobuf
+ * scrape only.
+ */
+import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import type { FamilyView, MetricType, ProtoLabelNames, ProtoLabels, ProtoSink } from './family.js';
+
+/** `MetricFamily.type` (client_model `MetricType`). */
+const TYPE_NUMBER: Record<MetricType, number> = { counter: 0, gauge: 1, summary: 2, untyped: 3, histogram: 4 };
+
+/** Go's `math.NaN()` (0x7FF8000000000001, little-endian): client_golang's NaN, where V8 writes 0x7FF8000000000000. */
+const GO_NAN = new Uint8Array([1, 0, 0, 0, 0, 0, 0xf8, 0x7f]);
+
+/** A double field; NaN with Go's bits, so a NaN sample is the same bytes as a Go manager's. */
+function double(w: BinaryWriter, field: number, v: number): void {
+  w.tag(field, WireType.Bit64);
+  if (v === v) w.double(v);
+  else w.raw(GO_NAN);
+}
+
+/** A non-negative integer count as a uint64 varint (values beyond 2^32 take the 64-bit path). */
+function uvarint(w: BinaryWriter, n: number): void {
+  if (n >= 0 && n <= 0xffffffff) w.uint32(n >>> 0 === n ? n : Math.trunc(n));
+  else w.uint64(n > 0 && Number.isFinite(n) ? BigInt(Math.min(Math.trunc(n), Number.MAX_SAFE_INTEGER)) : 0n);
+}
+
+/** `google.protobuf.Timestamp` (proto3: zero fields are left out) of a Unix ms time, as field `field`. */
+function timestamp(w: BinaryWriter, field: number, ms: number): void {
+  const seconds = Math.floor(ms / 1000);
+  const nanos = Math.round((ms - seconds * 1000) * 1e6);
+  w.tag(field, WireType.LengthDelimited).fork();
+  if (seconds !== 0) w.tag(1, WireType.Varint).int64(seconds);
+  if (nanos !== 0) w.tag(2, WireType.Varint).int32(nanos);
+  w.join();
+}
+
+/** Writes each series as a `Metric` (field 4 of the open `MetricFamily`) on one writer. */
+class MetricEncoder implements ProtoSink {
+  private readonly pairs = new BinaryWriter();
+
+  constructor(private readonly w: BinaryWriter) {}
+
+  /** The series' `LabelPair`s (field 1 of `Metric`), encoded on first use and kept in `labels.pb`. */
+  private labels(names: ProtoLabelNames, labels: ProtoLabels): Uint8Array {
+    let pb = labels.pb;
+    if (pb) return pb;
+    const p = this.pairs;
+    const { order } = names;
+    for (let i = 0; i < names.names.length; i++) {
+      p.tag(1, WireType.LengthDelimited).fork();
+      p.tag(1, WireType.LengthDelimited).string(names.names[i]!);
+      p.tag(2, WireType.LengthDelimited).string(labels.values[order ? order[i]! : i]!);
+      p.join();
+    }
+    pb = p.finish();
+    labels.pb = pb;
+    return pb;
+  }
+
+  private open(names: ProtoLabelNames, labels: ProtoLabels): BinaryWriter {
+    const w = this.w;
+    w.tag(4, WireType.LengthDelimited).fork();
+    if (names.names.length) w.raw(this.labels(names, labels));
+    return w;
+  }
+
+  private scalar(field: number, names: ProtoLabelNames, labels: ProtoLabels, value: number): void {
+    const w = this.open(names, labels);
+    w.tag(field, WireType.LengthDelimited).fork();
+    double(w, 1, value);
+    w.join();
+    w.join();
+  }
+
+  counter(names: ProtoLabelNames, labels: ProtoLabels, value: number, createdMs: number): void {
+    const w = this.open(names, labels);
+    w.tag(3, WireType.LengthDelimited).fork();
+    double(w, 1, value);
+    if (createdMs) timestamp(w, 3, createdMs);
+    w.join();
+    w.join();
+  }
+
+  gauge(names: ProtoLabelNames, labels: ProtoLabels, value: number): void {
+    this.scalar(2, names, labels, value);
+  }
+
+  untyped(names: ProtoLabelNames, labels: ProtoLabels, value: number): void {
+    this.scalar(5, names, labels, value);
+  }
+
+  histogram(names: ProtoLabelNames, labels: ProtoLabels, bounds: ArrayLike<number>, counts: ArrayLike<number>, cumulative: boolean, sum: number, count: number, createdMs: number): void {
+    const w = this.open(names, labels);
+    w.tag(7, WireType.LengthDelimited).fork();
+    w.tag(1, WireType.Varint);
+    uvarint(w, count);
+    double(w, 2, sum);
+    let cum = 0;
+    for (let b = 0; b < bounds.length; b++) {
+      cum = cumulative ? counts[b]! : cum + counts[b]!;
+      w.tag(3, WireType.LengthDelimited).fork().tag(1, WireType.Varint);
+      uvarint(w, cum);
+      double(w, 2, bounds[b]!);
+      w.join();
+    }
+    if (createdMs) timestamp(w, 15, createdMs);
+    w.join();
+    w.join();
+  }
+
+  summary(names: ProtoLabelNames, labels: ProtoLabels, quantiles: ArrayLike<number>, values: ArrayLike<number>, sum: number, count: number, createdMs: number): void {
+    const w = this.open(names, labels);
+    w.tag(4, WireType.LengthDelimited).fork();
+    w.tag(1, WireType.Varint);
+    uvarint(w, count);
+    double(w, 2, sum);
+    for (let i = 0; i < quantiles.length; i++) {
+      w.tag(3, WireType.LengthDelimited).fork();
+      double(w, 1, quantiles[i]!);
+      double(w, 2, values[i]!);
+      w.join();
+    }
+    if (createdMs) timestamp(w, 4, createdMs);
+    w.join();
+    w.join();
+  }
+}
+
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * The families (sorted, as the text formats) as delimited `MetricFamily` messages, in Buffers of about
+ * `sliceLines` lines with a turn of the event loop between slices. A message's length comes before it, so a
+ * family larger than a slice is held until it is whole (the loop still turns between its slices).
+ */
+export async function* protobufChunks(families: readonly FamilyView[], sliceLines: number): AsyncGenerator<Buffer> {
+  for (const f of families) {
+    if (typeof f.encode !== 'function') throw new TypeError(`metric family ${f.name}: its collector's FamilyView has no encode(), which the protobuf format needs`);
+  }
+  const w = new BinaryWriter();
+  const out = new MetricEncoder(w);
+  let lines = 0;
+  for (const f of families) {
+    if (f.units === 0) continue;
+    w.fork();
+    w.tag(1, WireType.LengthDelimited).string(f.name);
+    w.tag(2, WireType.LengthDelimited).string(f.help);
+    w.tag(3, WireType.Varint).uint32(TYPE_NUMBER[f.type]);
+    const per = Math.max(1, f.linesPerUnit);
+    let i = 0;
+    while (i < f.units) {
+      const room = Math.max(1, Math.ceil((sliceLines - lines) / per));
+      const to = Math.min(f.units, i + room);
+      f.encode(out, i, to);
+      lines += (to - i) * per;
+      i = to;
+      if (lines >= sliceLines && i < f.units) {
+        lines = 0;
+        await yieldToLoop();
+      }
+    }
+    w.join();
+    if (lines >= sliceLines) {
+      yield bufferOf(w.finish());
+      lines = 0;
+      await yieldToLoop();
+    }
+  }
+  const rest = w.finish();
+  if (rest.length) yield bufferOf(rest);
+}
+
+function bufferOf(u: Uint8Array): Buffer {
+  return Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+}
