@@ -73,7 +73,7 @@ const rows: string[] = [];
 for (const n of quick ? [67, 667] : [7, 67, 667]) {
   const r = ours(n);
   const p = theirs(n);
-  for (const format of ['text', 'openmetrics'] as const) {
+  for (const format of ['text', 'openmetrics', 'protobuf'] as const) {
     await renderOurs(r, format); // warm: builds the cached label strings
     const runs = [];
     for (let i = 0; i < REPS; i++) runs.push(await renderOurs(r, format));

@@ -10,6 +10,9 @@ import { escapeHelp } from './format.js';
 /** Lines per rendered chunk: ~1 ms of CPU, a few hundred KB. */
 export const DEFAULT_SLICE_LINES = 4096;
 
+/** The protobuf encoder, imported on the first protobuf render (a manager that is never asked for it never loads it). */
+let protobufModule: Promise<typeof import('./protobuf.js')> | undefined;
+
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function header(f: FamilyView, om: boolean): string {
@@ -48,7 +51,7 @@ export class MetricsSnapshot {
    */
   async *chunks(format: ExpositionFormat): AsyncGenerator<Buffer> {
     if (format === 'protobuf') {
-      const { protobufChunks } = await import('./protobuf.js');
+      const { protobufChunks } = await (protobufModule ??= import('./protobuf.js'));
       yield* protobufChunks(this.families, this.sliceLines);
       return;
     }

@@ -294,6 +294,7 @@ export function metricsHandler(source: MetricsSource, log: Logger): Handler {
         }
       }
       res.end();
+      log.debug('Served metrics', { format, contentEncoding: gzip ? 'gzip' : 'identity' });
     } catch (err) {
       // the status line is gone: cut the body short rather than send a truncated exposition as complete
       log.error('error rendering metrics', { error: message(err) });
