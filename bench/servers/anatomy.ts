@@ -90,25 +90,11 @@ process.stdout.write(`READY ${JSON.stringify({ port: server.port })}\n`);
 async function heapSummary(): Promise<Record<string, unknown>> {
   const parts: Buffer[] = [];
   for await (const c of getHeapSnapshot()) parts.push(c as Buffer);
-  const snap = JSON.parse(Buffer.concat(parts).toString('utf8')) as {
-    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
-    nodes: number[];
-    strings: string[];
-  };
-  const fields = snap.snapshot.meta.node_fields;
-  const types = snap.snapshot.meta.node_types[0];
-  const [iType, iName, iSize] = [fields.indexOf('type'), fields.indexOf('name'), fields.indexOf('self_size')];
-  const byKind = new Map<string, number>();
-  let total = 0;
-  for (let i = 0; i < snap.nodes.length; i += fields.length) {
-    const type = types[snap.nodes[i + iType]!]!;
-    const size = snap.nodes[i + iSize]!;
-    const kind = type.includes('string') ? 'strings (incl. module sources)' : type === 'code' ? 'code (bytecode, compiled)' : type === 'object' ? `object ${snap.strings[snap.nodes[i + iName]!]}` : type;
-    byKind.set(kind, (byKind.get(kind) ?? 0) + size);
-    total += size;
-  }
-  const top = [...byKind].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([kind, bytes]) => ({ kind, kb: Math.round(bytes / 1024) }));
-  return { totalMb: Math.round((total / 1048576) * 100) / 100, top };
+  // imported here so that the start-up readings above do not include it
+  const { summarizeHeapSnapshot } = await import('../lib/heap-snapshot.js');
+  const sum = summarizeHeapSnapshot(Buffer.concat(parts));
+  const top = [...sum.kinds.values()].sort((a, b) => b.bytes - a.bytes).slice(0, 12).map((k) => ({ kind: k.kind, kb: Math.round(k.bytes / 1024) }));
+  return { totalMb: Math.round(sum.totalMb * 100) / 100, top };
 }
 
 process.once('SIGUSR2', () => {
