@@ -19,7 +19,7 @@ import { dirname, join } from 'node:path';
 import { makeCert, removeDir, type BenchCert } from './lib/certs.js';
 import { runCapture, stopAll } from './lib/children.js';
 import { machineInfo } from './lib/machine.js';
-import { cellKey, orderFor, requestHeaders, SIZES, TEXT_ACCEPT, PROMETHEUS_ACCEPT, variants, type Encoding, type SizeName, type Variant } from './lib/matrix.js';
+import { cellKey, orderFor, requestHeaders, SIZES, TEXT_ACCEPT, PROMETHEUS_ACCEPT, PROTOBUF_ACCEPT, variants, type Encoding, type SizeName, type Variant } from './lib/matrix.js';
 import { measure, type RunRecord } from './lib/measure.js';
 import { memoryMb } from './lib/proc.js';
 import { renderReport, type AuthCheck, type BenchResults, type LintCheck, type MicroResult, type ScrapeCheck } from './lib/report.js';
@@ -171,6 +171,9 @@ async function checkServers(size: SizeName, servers: Servers, cert: BenchCert, s
         ms: r.ms,
       });
       if (r.status !== 200) throw new Error(`${v.key} answered ${r.status} at ${size} ${enc}: ${r.body.slice(0, 300)}`);
+      if (v.accept === PROTOBUF_ACCEPT && !String(r.headers['content-type']).startsWith('application/vnd.google.protobuf')) {
+        throw new Error(`${v.key} answered ${String(r.headers['content-type'])} to the protobuf Accept header`);
+      }
       if (enc === 'plain' && v.accept === TEXT_ACCEPT) lint.push({ size, variant: v.key, ...(await promtool(r.body)) });
       if (enc === 'plain' && (v.key === 'go' || v.key === 'prom-client')) lint.push({ size, variant: v.key, ...(await promtool(r.body)) });
     }

@@ -10,10 +10,13 @@ export type Encoding = 'plain' | 'gzip';
 export const PROMETHEUS_ACCEPT =
   'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 export const TEXT_ACCEPT = 'text/plain;version=0.0.4';
+/** Prometheus 2.42's scrape Accept header with `--enable-feature=native-histograms` (protobuf preferred; read from its binary). */
+export const PROTOBUF_ACCEPT =
+  'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 
 /** Which server and which request headers. */
 export interface Variant {
-  /** Key in the results: go, prom-client, ours, ours-text, ours-nofilter, ours-control. */
+  /** Key in the results: go, go-protobuf, prom-client, ours, ours-text, ours-protobuf, ours-nofilter, ours-control. */
   key: string;
   /** The running server it scrapes. */
   server: 'go' | 'prom-client' | 'ours' | 'ours-nofilter' | 'ours-control';
@@ -32,6 +35,8 @@ export function variants(conns: readonly number[]): Variant[] {
     { key: 'prom-client', server: 'prom-client', accept: PROMETHEUS_ACCEPT, label: 'prom-client 15 + node:https (serves text 0.0.4)', conns },
     { key: 'ours', server: 'ours', accept: PROMETHEUS_ACCEPT, label: 'ours, filter on, Prometheus Accept → OpenMetrics', conns },
     { key: 'ours-text', server: 'ours', accept: TEXT_ACCEPT, label: 'ours, filter on, Accept text/plain 0.0.4', conns },
+    { key: 'go-protobuf', server: 'go', accept: PROTOBUF_ACCEPT, label: 'Go client_golang promhttp, Prometheus native-histogram Accept → protobuf', conns },
+    { key: 'ours-protobuf', server: 'ours', accept: PROTOBUF_ACCEPT, label: 'ours, filter on, Prometheus native-histogram Accept → protobuf', conns },
     { key: 'ours-nofilter', server: 'ours-nofilter', accept: PROMETHEUS_ACCEPT, label: 'ours, no filter (a second listener of the same process), OpenMetrics: the filter-cost baseline', conns },
     {
       key: 'ours-control',

@@ -319,6 +319,21 @@ export function renderReport(res: BenchResults): string {
     ),
   );
   out.push('');
+  out.push('### Protobuf: Prometheus 2.42\'s Accept header with native histograms on (both answer length-delimited MetricFamily messages)');
+  out.push('');
+  out.push(
+    table(
+      ['size', 'enc', 'conns', 'Go req/s', 'ours req/s', 'ours/Go', 'Go CPU ms/scrape', 'ours CPU ms/scrape', 'ours/Go CPU', 'ours OpenMetrics CPU ms/scrape', 'Go peak MB', 'ours peak MB'],
+      cells(res).map((c) => {
+        const [go, o, om] = ['go-protobuf', 'ours-protobuf', 'ours'].map((v) => get(c.key, v));
+        return [
+          c.size, c.enc, `c${c.conns}`, fmt(go?.reqPerSec), fmt(o?.reqPerSec), fmt(ratio(o?.reqPerSec, go?.reqPerSec), 2),
+          fmt(go?.cpuMsPerScrape), fmt(o?.cpuMsPerScrape), fmt(ratio(o?.cpuMsPerScrape, go?.cpuMsPerScrape), 2), fmt(om?.cpuMsPerScrape), fmt(go?.peakRssMb), fmt(o?.peakRssMb),
+        ];
+      }),
+    ),
+  );
+  out.push('');
   out.push('### Latency, ms (wrk p50 / p99)');
   out.push('');
   out.push(
@@ -459,7 +474,7 @@ export function renderReport(res: BenchResults): string {
   }
   out.push('### Per-run req/s (each repetition, in run order) — the spread');
   out.push('');
-  const vs = ['go', 'prom-client', 'ours', 'ours-text', 'ours-nofilter', 'ours-control'];
+  const vs = ['go', 'go-protobuf', 'prom-client', 'ours', 'ours-text', 'ours-protobuf', 'ours-nofilter', 'ours-control'];
   out.push(table(['size', 'enc', 'conns', ...vs], cells(res).map((c) => [c.size, c.enc, `c${c.conns}`, ...vs.map((v) => (get(c.key, v)?.reqs ?? []).map((x) => fmt(x)).join(', ') || '–')])));
   const invalid = res.runs.filter((r) => r.errors);
   if (invalid.length) {

@@ -25,10 +25,15 @@ function double(w: BinaryWriter, field: number, v: number): void {
   else w.raw(GO_NAN);
 }
 
-/** A non-negative integer count as a uint64 varint (values beyond 2^32 take the 64-bit path). */
+/** A count as the uint64 it is written as: an integer in [0, 2^53) (NaN and negatives, which no count is, as 0). */
+function countOf(n: number): number {
+  return n >= 0 ? Math.min(Math.trunc(n), Number.MAX_SAFE_INTEGER) : 0;
+}
+
+/** A {@link countOf} value as a uint64 varint (values beyond 2^32 take the 64-bit path). */
 function uvarint(w: BinaryWriter, n: number): void {
-  if (n >= 0 && n <= 0xffffffff) w.uint32(n >>> 0 === n ? n : Math.trunc(n));
-  else w.uint64(n > 0 && Number.isFinite(n) ? BigInt(Math.min(Math.trunc(n), Number.MAX_SAFE_INTEGER)) : 0n);
+  if (n <= 0xffffffff) w.uint32(n);
+  else w.uint64(BigInt(n));
 }
 
 /** `google.protobuf.Timestamp` (proto3: zero fields are left out) of a Unix ms time, as field `field`. */
@@ -36,10 +41,41 @@ function timestamp(w: BinaryWriter, field: number, ms: number): void {
   const seconds = Math.floor(ms / 1000);
   const nanos = Math.round((ms - seconds * 1000) * 1e6);
   w.tag(field, WireType.LengthDelimited).fork();
-  if (seconds !== 0) w.tag(1, WireType.Varint).int64(seconds);
+  // int64 and uint32 varints are the same bytes for 0 ≤ v < 2^32 (until 2106), and uint32 skips the 64-bit path
+  if (seconds !== 0) w.tag(1, WireType.Varint)[seconds > 0 && seconds <= 0xffffffff ? 'uint32' : 'int64'](seconds);
   if (nanos !== 0) w.tag(2, WireType.Varint).int32(nanos);
   w.join();
 }
+
+/** Bytes of a varint holding `n` (0 ≤ n < 2^53). */
+function varintSize(n: number): number {
+  let size = 1;
+  while (n >= 128) {
+    n = Math.floor(n / 128);
+    size++;
+  }
+  return size;
+}
+
+/** Per bucket bound, `upper_bound` as written (its tag and the double), the same for every series of a family. */
+const boundBytesCache = new WeakMap<ArrayLike<number>, Uint8Array[]>();
+
+function boundBytes(bounds: ArrayLike<number>): Uint8Array[] {
+  let out = boundBytesCache.get(bounds);
+  if (!out) {
+    out = [];
+    for (let b = 0; b < bounds.length; b++) {
+      const w = new BinaryWriter();
+      double(w, 2, bounds[b]!);
+      out.push(w.finish());
+    }
+    boundBytesCache.set(bounds, out);
+  }
+  return out;
+}
+
+/** Writers kept between renders, so a render does not grow a buffer from empty (concurrent renders take one each). */
+const idleWriters: BinaryWriter[] = [];
 
 /** Writes each series as a `Metric` (field 4 of the open `MetricFamily`) on one writer. */
 class MetricEncoder implements ProtoSink {
@@ -100,15 +136,18 @@ class MetricEncoder implements ProtoSink {
     const w = this.open(names, labels);
     w.tag(7, WireType.LengthDelimited).fork();
     w.tag(1, WireType.Varint);
-    uvarint(w, count);
+    uvarint(w, countOf(count));
     double(w, 2, sum);
+    const bb = boundBytes(bounds);
     let cum = 0;
     for (let b = 0; b < bounds.length; b++) {
       cum = cumulative ? counts[b]! : cum + counts[b]!;
-      w.tag(3, WireType.LengthDelimited).fork().tag(1, WireType.Varint);
-      uvarint(w, cum);
-      double(w, 2, bounds[b]!);
-      w.join();
+      // Bucket {cumulative_count = 1, upper_bound = 2}: at most 1+8+9 bytes, so its length is one byte
+      const c = countOf(cum);
+      const bound = bb[b]!;
+      w.uint32(0x1a).uint32(1 + varintSize(c) + bound.length).uint32(0x08);
+      uvarint(w, c);
+      w.raw(bound);
     }
     if (createdMs) timestamp(w, 15, createdMs);
     w.join();
@@ -119,7 +158,7 @@ class MetricEncoder implements ProtoSink {
     const w = this.open(names, labels);
     w.tag(4, WireType.LengthDelimited).fork();
     w.tag(1, WireType.Varint);
-    uvarint(w, count);
+    uvarint(w, countOf(count));
     double(w, 2, sum);
     for (let i = 0; i < quantiles.length; i++) {
       w.tag(3, WireType.LengthDelimited).fork();
@@ -144,7 +183,16 @@ export async function* protobufChunks(families: readonly FamilyView[], sliceLine
   for (const f of families) {
     if (typeof f.encode !== 'function') throw new TypeError(`metric family ${f.name}: its collector's FamilyView has no encode(), which the protobuf format needs`);
   }
-  const w = new BinaryWriter();
+  const w = idleWriters.pop() ?? new BinaryWriter();
+  try {
+    yield* encodeFamilies(w, families, sliceLines);
+  } finally {
+    w.finish();
+    if (idleWriters.length < 2) idleWriters.push(w);
+  }
+}
+
+async function* encodeFamilies(w: BinaryWriter, families: readonly FamilyView[], sliceLines: number): AsyncGenerator<Buffer> {
   const out = new MetricEncoder(w);
   let lines = 0;
   for (const f of families) {

@@ -78,3 +78,19 @@ test('label pairs are encoded once per series and follow values that change betw
   assert.equal(second.decoded, second.text);
   assert.match(second.decoded, /^changing_total\{a="1",b="2"\} 5$/m);
 });
+
+test('counts beyond 2^32 are written as 64-bit varints', async () => {
+  const r = new Registry();
+  const h = new Histogram({ name: 'huge_seconds', help: 'Huge counts', buckets: [1, 2], registers: [r] });
+  h.observe(0.5);
+  // a long-lived histogram's counts, set directly: observing 5 billion times would take minutes
+  const cell = h.labels().cell;
+  cell.counts[0] = 4_294_967_296;
+  cell.counts[1] = 5_000_000_000;
+  cell.count = 9_294_967_297;
+  cell.sum = 1e10;
+  const { decoded, text } = await roundTrip(r);
+  assert.match(decoded, /^huge_seconds_bucket\{le="1"\} 4\.294967296e\+09$/m);
+  assert.match(decoded, /^huge_seconds_count 9\.294967297e\+09$/m);
+  assert.equal(decoded, text);
+});
