@@ -41,6 +41,15 @@ export interface ProtoLabels {
   pb: Uint8Array | undefined;
 }
 
+/** A series' native buckets for a {@link ProtoSink}: bucket key → count, per sign. */
+export interface ProtoNativeBuckets {
+  readonly schema: number;
+  readonly zeroThreshold: number;
+  readonly zeroCount: number;
+  readonly positive: ReadonlyMap<number, number>;
+  readonly negative: ReadonlyMap<number, number>;
+}
+
 /**
  * Where families write their series for the protobuf exposition, one `Metric` message per call. Times are Unix
  * milliseconds; a created time of 0 is not sent.
@@ -53,7 +62,17 @@ export interface ProtoSink {
    * A classic histogram: finite upper `bounds` ascending (`+Inf` implied and not written, as client_golang), and
    * their counts, per bucket (`cumulative` false) or already cumulative.
    */
-  histogram(names: ProtoLabelNames, labels: ProtoLabels, bounds: ArrayLike<number>, counts: ArrayLike<number>, cumulative: boolean, sum: number, count: number, createdMs: number): void;
+  histogram(
+    names: ProtoLabelNames,
+    labels: ProtoLabels,
+    bounds: ArrayLike<number>,
+    counts: ArrayLike<number>,
+    cumulative: boolean,
+    sum: number,
+    count: number,
+    createdMs: number,
+    native?: ProtoNativeBuckets,
+  ): void;
   summary(names: ProtoLabelNames, labels: ProtoLabels, quantiles: ArrayLike<number>, values: ArrayLike<number>, sum: number, count: number, createdMs: number): void;
 }
 

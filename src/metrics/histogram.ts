@@ -3,6 +3,8 @@ import { DEFAULT_BUCKETS } from './buckets.js';
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { closedLabels, formatFloat, formatFloatLabel, openLabels } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
+import { applyDueReset, nativeConfig, newNativeState, observeNative, type NativeConfig, type NativeOptions, type NativeState } from './native-histogram.js';
+import type { DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD, NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO } from './native-histogram.js';
 
 /**
  * The storage of a histogram series. A histogram re-allocates its series' cells in exposition order whenever
@@ -21,7 +23,9 @@ export interface HistogramCell {
   /** The label pairs as protobuf bytes, once a protobuf scrape has encoded them. */
   pb: Uint8Array | undefined;
   /** Unix ms of the series' creation (its last reset): the protobuf created timestamp. */
-  readonly created: number;
+  created: number;
+  /** The native buckets, for a histogram with a native bucket factor. */
+  native: NativeState | undefined;
 }
 
 /** One histogram series, pre-bound: `observe()` finds the bucket and bumps three fields. */
@@ -29,15 +33,41 @@ export class HistogramChild {
   /** @internal Its storage; the metric gives it a new one when the exposition order changes. */
   cell: HistogramCell;
 
+  private readonly observeClassicFn: ((v: number) => void) | undefined;
+
   constructor(
     readonly labelValues: readonly string[],
     private readonly bounds: Float64Array,
+    private readonly nativeCfg?: NativeConfig,
   ) {
     const labelled = labelValues.length > 0;
-    this.cell = { counts: new Float64Array(bounds.length), sum: 0, count: 0, open: labelled ? '' : '{', text: labelled ? '' : ' ', values: labelValues, pb: undefined, created: Date.now() };
+    const now = nativeCfg ? nativeCfg.now() : Date.now();
+    this.cell = {
+      counts: new Float64Array(bounds.length),
+      sum: 0,
+      count: 0,
+      open: labelled ? '' : '{',
+      text: labelled ? '' : ' ',
+      values: labelValues,
+      pb: undefined,
+      created: now,
+      native: nativeCfg ? newNativeState(nativeCfg, now) : undefined,
+    };
+    if (nativeCfg) this.observeClassicFn = (v) => this.observeClassic(v);
   }
 
   observe(v: number): void {
+    const native = this.nativeCfg;
+    if (native === undefined) {
+      this.observeClassic(v);
+      return;
+    }
+    if (this.cell.native!.resetAt !== 0) applyDueReset(this.cell, native);
+    this.observeClassic(v);
+    observeNative(this.cell, native, v, this.observeClassicFn!);
+  }
+
+  private observeClassic(v: number): void {
     const b = this.bounds;
     const n = b.length;
     const cell = this.cell;
@@ -60,10 +90,40 @@ export class HistogramChild {
   }
 }
 
-/** Options of {@link Histogram}. */
+/**
+ * Options of {@link Histogram}. The `nativeHistogram*` options are client_golang's `HistogramOpts` fields of the
+ * same names (durations in milliseconds): a bucket factor above 1 adds native (sparse, exponential) buckets, sent
+ * in the protobuf format, which Prometheus with native histograms on asks for; the text formats show the classic
+ * buckets only.
+ */
 export interface HistogramOptions extends MetricOptions {
-  /** Upper bounds, strictly increasing (`+Inf` is implied). Default: {@link DEFAULT_BUCKETS}. */
+  /**
+   * Classic upper bounds, strictly increasing (`+Inf` is implied). Default: {@link DEFAULT_BUCKETS}, or none
+   * when a native bucket factor is set (as client_golang: give both to keep classic buckets beside native ones).
+   */
   buckets?: readonly number[];
+  /**
+   * Native buckets: each bucket's upper bound at most this factor times its lower bound (> 1; the resolution is
+   * the largest power-of-two schema within it: 1.1 gives schema 3, 8 buckets per power of 2). Default: off.
+   */
+  nativeHistogramBucketFactor?: number;
+  /**
+   * Observations of absolute value at most this go to the zero bucket. 0 (the default): 2^-128
+   * ({@link DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD}); {@link NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO} (-1): exactly 0.
+   */
+  nativeHistogramZeroThreshold?: number;
+  /**
+   * Most native buckets (positive and negative) a series keeps; beyond it, one step per observation: a reset if
+   * `nativeHistogramMinResetDuration` has passed since the last, a wider zero bucket up to
+   * `nativeHistogramMaxZeroThreshold`, else half the resolution. 0 (the default): no limit.
+   */
+  nativeHistogramMaxBucketNumber?: number;
+  /** Milliseconds a series must exist (since creation or its last reset) before the bucket limit may reset it. 0: never. */
+  nativeHistogramMinResetDuration?: number;
+  /** How wide the zero bucket may grow to stay within the bucket limit. 0 (the default): it does not grow. */
+  nativeHistogramMaxZeroThreshold?: number;
+  /** The clock of the native buckets' resets, Unix ms (for tests). Default: `Date.now`. */
+  now?: () => number;
 }
 
 /** A histogram (client_golang `HistogramVec`). */
@@ -74,10 +134,12 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
   /** `le="0.1"} ` per bucket, then `le="+Inf"} `, per format. */
   private readonly leText: string[];
   private readonly leOm: string[];
+  private readonly native: NativeConfig | undefined;
 
   constructor(opts: HistogramOptions) {
     super(opts, ['le']);
-    const buckets = [...(opts.buckets ?? DEFAULT_BUCKETS)].filter((b) => b !== Infinity);
+    this.native = nativeConfig(this.name, opts as NativeOptions);
+    const buckets = [...(opts.buckets ?? (this.native ? [] : DEFAULT_BUCKETS))].filter((b) => b !== Infinity);
     for (let i = 0; i < buckets.length; i++) {
       if (typeof buckets[i] !== 'number' || Number.isNaN(buckets[i])) throw new TypeError(`histogram ${this.name}: bucket bounds must be numbers`);
       if (i > 0 && !(buckets[i]! > buckets[i - 1]!)) throw new TypeError(`histogram ${this.name}: bucket bounds must be strictly increasing`);
@@ -90,7 +152,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
   }
 
   protected newChild(labelValues: readonly string[]): HistogramChild {
-    return new HistogramChild(labelValues, this.bounds);
+    return new HistogramChild(labelValues, this.bounds, this.native);
   }
 
   protected cellOf(c: HistogramChild): HistogramCell {
@@ -108,6 +170,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
       values: old.values,
       pb: old.pb,
       created: old.created,
+      native: old.native,
     });
   }
 
@@ -126,9 +189,11 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
   protected encodeChildren(list: readonly HistogramCell[], out: ProtoSink, from: number, to: number): void {
     const layout = this.layout;
     const bounds = this.bounds;
+    const native = this.native;
     for (let i = from; i < to; i++) {
       const c = list[i]!;
-      out.histogram(layout, c, bounds, c.counts, false, c.sum, c.count, c.created);
+      if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
+      out.histogram(layout, c, bounds, c.counts, false, c.sum, c.count, c.created, c.native);
     }
   }
 
@@ -138,9 +203,11 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
     const sum = this.name + '_sum';
     const count = this.name + '_count';
     const n = this.bounds.length;
+    const native = this.native;
     let s = '';
     for (let i = from; i < to; i++) {
       const c = list[i]!;
+      if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
       const open = c.open;
       const closed = c.text;
       const counts = c.counts;

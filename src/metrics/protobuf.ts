@@ -10,7 +10,8 @@
  * scrape only.
  */
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
-import type { FamilyView, MetricType, ProtoLabelNames, ProtoLabels, ProtoSink } from './family.js';
+import type { FamilyView, MetricType, ProtoLabelNames, ProtoLabels, ProtoNativeBuckets, ProtoSink } from './family.js';
+import { spansAndDeltas, type BucketSpan } from './native-buckets.js';
 
 /** `MetricFamily.type` (client_model `MetricType`). */
 const TYPE_NUMBER: Record<MetricType, number> = { counter: 0, gauge: 1, summary: 2, untyped: 3, histogram: 4 };
@@ -77,6 +78,34 @@ function boundBytes(bounds: ArrayLike<number>): Uint8Array[] {
 /** Writers kept between renders, so a render does not grow a buffer from empty (concurrent renders take one each). */
 const idleWriters: BinaryWriter[] = [];
 
+/** `BucketSpan`s and their deltas as fields `spanField` and `spanField + 1`. */
+function spansFields(w: BinaryWriter, spanField: number, spans: readonly BucketSpan[], deltas: readonly number[]): void {
+  for (const s of spans) {
+    w.tag(spanField, WireType.LengthDelimited).fork();
+    w.tag(1, WireType.Varint).sint32(s.offset);
+    w.tag(2, WireType.Varint).uint32(s.length);
+    w.join();
+  }
+  for (const d of deltas) w.tag(spanField + 1, WireType.Varint).sint64(d);
+}
+
+/**
+ * The native part of a `Histogram` message (fields 5–13), as client_golang writes it: schema, zero threshold and
+ * zero count always, then negative and positive spans and deltas; with a zero threshold of 0, no observation in
+ * the zero bucket and no bucket at all, a no-op positive span `{0, 0}` keeps it recognisable as native.
+ */
+function nativeFields(w: BinaryWriter, n: ProtoNativeBuckets): void {
+  w.tag(5, WireType.Varint).sint32(n.schema);
+  double(w, 6, n.zeroThreshold);
+  w.tag(7, WireType.Varint);
+  uvarint(w, countOf(n.zeroCount));
+  const neg = spansAndDeltas(n.negative);
+  const pos = spansAndDeltas(n.positive);
+  spansFields(w, 9, neg.spans, neg.deltas);
+  if (n.zeroThreshold === 0 && n.zeroCount === 0 && pos.spans.length === 0 && neg.spans.length === 0) pos.spans.push({ offset: 0, length: 0 });
+  spansFields(w, 12, pos.spans, pos.deltas);
+}
+
 /** Writes each series as a `Metric` (field 4 of the open `MetricFamily`) on one writer. */
 class MetricEncoder implements ProtoSink {
   private readonly pairs = new BinaryWriter();
@@ -132,7 +161,17 @@ class MetricEncoder implements ProtoSink {
     this.scalar(5, names, labels, value);
   }
 
-  histogram(names: ProtoLabelNames, labels: ProtoLabels, bounds: ArrayLike<number>, counts: ArrayLike<number>, cumulative: boolean, sum: number, count: number, createdMs: number): void {
+  histogram(
+    names: ProtoLabelNames,
+    labels: ProtoLabels,
+    bounds: ArrayLike<number>,
+    counts: ArrayLike<number>,
+    cumulative: boolean,
+    sum: number,
+    count: number,
+    createdMs: number,
+    native?: ProtoNativeBuckets,
+  ): void {
     const w = this.open(names, labels);
     w.tag(7, WireType.LengthDelimited).fork();
     w.tag(1, WireType.Varint);
@@ -149,6 +188,7 @@ class MetricEncoder implements ProtoSink {
       uvarint(w, c);
       w.raw(bound);
     }
+    if (native) nativeFields(w, native);
     if (createdMs) timestamp(w, 15, createdMs);
     w.join();
     w.join();

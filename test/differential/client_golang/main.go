@@ -11,17 +11,25 @@
 //	client_golang created < delimited.pb      the created timestamps in them, one "family{labels} seconds nanos"
 //	                                          line per series (client_model 0.3 predates the field, so it is read
 //	                                          from the unknown fields with protowire)
+//	client_golang native-bounds               client_golang's table of native bucket bounds, one
+//	                                          "schema index bits" line per entry (bits as 16 hex digits)
+//	client_golang native < spec.json          a native histogram fed the spec's observations: the JSON of what
+//	                                          Write() returns (schema, zero bucket, spans, deltas, count, sum)
+//	client_golang native-decode < pb          the same JSON for the first histogram in a delimited protobuf stream
 //
 // Built in GOPATH mode against Debian's golang-github-prometheus-client-golang-dev (no module download).
 package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
+	_ "unsafe"
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -91,6 +99,94 @@ func build(reg *prometheus.Registry) {
 	def.WithLabelValues("put").Observe(0.2)
 
 	reg.MustRegister(requests, restarts, events, escapes, special, ratio, def, linear, exponential, unordered)
+}
+
+// client_golang's bounds for positive schemas (unexported): the reference ctrlmetrics' computed table is checked against.
+//
+//go:linkname nativeHistogramBounds github.com/prometheus/client_golang/prometheus.nativeHistogramBounds
+var nativeHistogramBounds [][]float64
+
+// nativeSpec is the input of the "native" mode; zero values leave client_golang's defaults.
+type nativeSpec struct {
+	Factor           float64   `json:"factor"`
+	ZeroThreshold    float64   `json:"zeroThreshold"`
+	MaxBucketNumber  uint32    `json:"maxBucketNumber"`
+	MaxZeroThreshold float64   `json:"maxZeroThreshold"`
+	Buckets          []float64 `json:"buckets"`
+	Observations     []string  `json:"observations"` // strconv.ParseFloat syntax: JSON has no Inf or NaN
+}
+
+type span struct {
+	Offset int32  `json:"offset"`
+	Length uint32 `json:"length"`
+}
+
+type nativeOut struct {
+	Schema        int32     `json:"schema"`
+	ZeroThreshold float64   `json:"zeroThreshold"`
+	ZeroCount     uint64    `json:"zeroCount"`
+	Count         uint64    `json:"count"`
+	Sum           string    `json:"sum"`
+	PositiveSpans []span    `json:"positiveSpans"`
+	PositiveDelta []int64   `json:"positiveDeltas"`
+	NegativeSpans []span    `json:"negativeSpans"`
+	NegativeDelta []int64   `json:"negativeDeltas"`
+	Buckets       []float64 `json:"classicBounds"`
+	Cumulative    []uint64  `json:"classicCounts"`
+}
+
+func spans(in []*dto.BucketSpan) []span {
+	out := []span{}
+	for _, s := range in {
+		out = append(out, span{s.GetOffset(), s.GetLength()})
+	}
+	return out
+}
+
+func native() {
+	var spec nativeSpec
+	if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
+		fail(err)
+	}
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:                            "native",
+		Help:                            "native",
+		Buckets:                         spec.Buckets,
+		NativeHistogramBucketFactor:     spec.Factor,
+		NativeHistogramZeroThreshold:    spec.ZeroThreshold,
+		NativeHistogramMaxBucketNumber:  spec.MaxBucketNumber,
+		NativeHistogramMaxZeroThreshold: spec.MaxZeroThreshold,
+	})
+	for _, s := range spec.Observations {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			fail(err)
+		}
+		h.Observe(v)
+	}
+	m := &dto.Metric{}
+	if err := h.Write(m); err != nil {
+		fail(err)
+	}
+	printNative(m.GetHistogram())
+}
+
+// printNative writes a histogram's native part (and classic buckets) as the JSON the test compares.
+func printNative(x *dto.Histogram) {
+	out := nativeOut{
+		Schema: x.GetSchema(), ZeroThreshold: x.GetZeroThreshold(), ZeroCount: x.GetZeroCount(), Count: x.GetSampleCount(),
+		Sum:           fmt.Sprint(x.GetSampleSum()),
+		PositiveSpans: spans(x.GetPositiveSpan()), PositiveDelta: append([]int64{}, x.GetPositiveDelta()...),
+		NegativeSpans: spans(x.GetNegativeSpan()), NegativeDelta: append([]int64{}, x.GetNegativeDelta()...),
+		Buckets: []float64{}, Cumulative: []uint64{},
+	}
+	for _, b := range x.GetBucket() {
+		out.Buckets = append(out.Buckets, b.GetUpperBound())
+		out.Cumulative = append(out.Cumulative, b.GetCumulativeCount())
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fail(err)
+	}
 }
 
 func fail(err error) {
@@ -193,12 +289,35 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) == 2 && os.Args[1] == "native-bounds" {
+		for s, bounds := range nativeHistogramBounds {
+			for i, b := range bounds {
+				fmt.Printf("%d %d %016x\n", s, i, math.Float64bits(b))
+			}
+		}
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "native" {
+		native()
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "native-decode" {
+		for _, mf := range readAll() {
+			for _, m := range mf.GetMetric() {
+				if m.GetHistogram() != nil {
+					printNative(m.GetHistogram())
+					return
+				}
+			}
+		}
+		fail(fmt.Errorf("no histogram in the stream"))
+	}
 	if len(os.Args) == 2 && os.Args[1] == "created" {
 		printCreated(readAll())
 		return
 	}
 	if len(os.Args) != 2 || (os.Args[1] != "text" && os.Args[1] != "openmetrics" && os.Args[1] != "protobuf") {
-		fmt.Fprintln(os.Stderr, "usage: client_golang text|openmetrics|protobuf|decode|created")
+		fmt.Fprintln(os.Stderr, "usage: client_golang text|openmetrics|protobuf|decode|created|native-bounds|native")
 		os.Exit(2)
 	}
 	reg := prometheus.NewRegistry()
