@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Controller, Manager, PanicError, ReconcileTimeoutError, TerminalError, filters, type ReconcileContext, type Request, type Result } from '../../src/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { reconcileTime } from '../../src/controller/metrics.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually, httpsGet, parseExposition, promtoolCheck, samples, value, type Family } from './helpers/exposition.js';
 
@@ -189,6 +190,10 @@ test('counters move as reconciles succeed, fail, requeue, panic and hit terminal
   assert.equal(value(f, 'controller_runtime_terminal_reconcile_errors_total', c), 2);
   assert.equal(value(f, 'controller_runtime_reconcile_panics_total', c), 3, 'a TypeError from a bug counts as a panic, as Go\'s nil dereference does');
   assert.equal(value(f, 'controller_runtime_reconcile_time_seconds_count', c), 16);
+  // controller-runtime v0.24's native buckets beside the classic ones: schema 3, every reconcile counted
+  const native = reconcileTime.labels('behaviour').cell.native!;
+  assert.equal(native.schema, 3);
+  assert.equal(native.zeroCount + [...native.positive.values()].reduce((a, b) => a + b, 0), 16);
   assert.equal(value(f, 'controller_runtime_active_workers', c), 0);
   assert.equal(calls.get('cm-terminal'), 1, 'a terminal error is not retried');
   assert.equal(calls.get('cm-then-terminal'), 2, 'a terminal error after a failure is not retried');

@@ -263,7 +263,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
     assert.equal((check.stdout + check.stderr).trim(), '');
   });
 
-  test('Prometheus with native histograms on asks for protobuf, gets it, and the reconcile series are queryable (issue 37)', async () => {
+  test('Prometheus with native histograms on asks for protobuf, gets it, and reads the reconcile latency as a native histogram (issues 37, 38)', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const file = join(tmp, 'prometheus-nh.yml');
@@ -288,13 +288,26 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
         return (by.get('configmap') ?? 0) > 0 && (by.get('secret') ?? 0) > 0 ? by : undefined;
       }, 'reconcile totals over protobuf', 30_000, 500);
       assert.ok(totals.get('configmap')! > 0);
-      // classic buckets of the reconcile latency histogram, one series per bucket with the +Inf bucket Prometheus
-      // derives from the sample count (client_golang's protobuf leaves it out)
-      const buckets = await vector(`controller_runtime_reconcile_time_seconds_bucket{e2e_job="manager-protobuf",controller="configmap"}`);
-      assert.ok(buckets.some((b) => b.metric.le === '+Inf' && Number(b.value[1]) > 0), `buckets: ${JSON.stringify(buckets.map((b) => b.metric.le))}`);
-      const inf = Number(buckets.find((b) => b.metric.le === '+Inf')!.value[1]);
-      const [count] = await vector(`controller_runtime_reconcile_time_seconds_count{e2e_job="manager-protobuf",controller="configmap"}`);
-      assert.ok(count && Math.abs(Number(count.value[1]) - inf) <= inf, 'count and +Inf bucket agree in magnitude');
+      // the reconcile latency as a native histogram (issue 38): Prometheus stores one series of histogram samples
+      // (and, with the feature on, not the classic _bucket series), and quantiles come from its native buckets
+      const sel = `controller_runtime_reconcile_time_seconds{e2e_job="manager-protobuf",controller="configmap"}`;
+      const stored = await eventually(async () => {
+        const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(sel)}`, { signal: AbortSignal.timeout(5000) });
+        const body = (await res.json()) as { data: { result: Array<{ histogram?: [number, { count: string; buckets?: unknown[] }] }> } };
+        const h = body.data.result[0]?.histogram;
+        return h && Number(h[1].count) > 0 && (h[1].buckets?.length ?? 0) > 0 ? h[1] : undefined;
+      }, 'a native histogram sample of the reconcile latency', 30_000, 500);
+      assert.ok(stored.buckets!.length > 0);
+      assert.deepEqual(await vector(`controller_runtime_reconcile_time_seconds_bucket{e2e_job="manager-protobuf"}`), [], 'no classic _bucket series next to the native one');
+      const p90 = await eventually(async () => {
+        const v = await vector(`histogram_quantile(0.9, rate(${sel}[1m]))`);
+        const x = Number(v[0]?.value[1]);
+        return Number.isFinite(x) && x > 0 ? x : undefined;
+      }, 'histogram_quantile over the native histogram', 30_000, 1000);
+      assert.ok(p90 > 0 && p90 < 60, `p90 reconcile latency ${p90} s`);
+      // the Prometheus without the feature scraped the same endpoint: it has the classic buckets
+      const classic = await query(`controller_runtime_reconcile_time_seconds_bucket{e2e_job="manager",controller="configmap"}`);
+      assert.equal(classic.length, 41, `controller-runtime's 40 classic buckets and +Inf: ${classic.length}`);
       // the manager served those scrapes as protobuf (its debug log names the format of every scrape it answers)
       assert.ok(protobufScrapes() > servedBefore, 'the manager logged no protobuf scrape');
       assert.equal((nh.stdout() + nh.stderr()).match(/level=error/g), null, `prometheus errors:\n${nh.stderr().slice(-2000)}`);
