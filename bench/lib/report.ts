@@ -459,6 +459,7 @@ export function renderReport(res: BenchResults): string {
       ['counter with label lookup', 'ours counter labels(route, code).inc()', 'prom-client counter inc({route, code})'],
       ['counter lookup over 300 series', 'ours counter labels() cycling 300 series', 'prom-client counter inc(labels) cycling 300 series'],
       ['histogram pre-bound child', 'ours histogram pre-bound child observe', 'prom-client histogram pre-bound child observe'],
+      ['histogram pre-bound child, ours with native buckets', 'ours histogram pre-bound child observe, with native buckets', 'prom-client histogram pre-bound child observe'],
       ['histogram with label lookup', 'ours histogram labels(route, code).observe()', 'prom-client histogram observe({route, code}, v)'],
     ];
     out.push(table(['operation', 'ours ns', 'prom-client ns', 'ours/prom-client'], pairs.map(([n, a, b]) => [n, fmt(mi.nsPerOp[a]), fmt(mi.nsPerOp[b]), fmt(ratio(mi.nsPerOp[a], mi.nsPerOp[b]), 2)])));

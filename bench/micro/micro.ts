@@ -76,6 +76,18 @@ for (const r of ROUTES) for (const c of CODES) {
   pc.labels(r, c).inc(0);
   ph.labels(r, c).observe(0.1);
 }
+// controller-runtime's reconcile-time settings: classic buckets plus native ones (schema 3, 100 buckets, hourly reset)
+const onh = new metrics.Histogram({
+  name: 'bench_ours_native_seconds',
+  help: 'bench',
+  labelNames: ['route', 'code'],
+  buckets: BUCKETS,
+  nativeHistogramBucketFactor: 1.1,
+  nativeHistogramMaxBucketNumber: 100,
+  nativeHistogramMinResetDuration: 3_600_000,
+  registers: [],
+});
+const onhChild = onh.labels(ROUTE, CODE);
 const ocChild = oc.labels(ROUTE, CODE);
 const ohChild = oh.labels(ROUTE, CODE);
 const pcChild = pc.labels(ROUTE, CODE);
@@ -107,6 +119,9 @@ const updates = alternate(
     },
     'prom-client histogram pre-bound child observe': (n) => {
       for (let i = 0; i < n; i++) phChild.observe(value(i));
+    },
+    'ours histogram pre-bound child observe, with native buckets': (n) => {
+      for (let i = 0; i < n; i++) onhChild.observe(value(i));
     },
     'ours histogram labels(route, code).observe()': (n) => {
       for (let i = 0; i < n; i++) oh.labels(ROUTE, CODE).observe(value(i));
