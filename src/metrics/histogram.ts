@@ -3,7 +3,7 @@ import { DEFAULT_BUCKETS } from './buckets.js';
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { closedLabels, formatFloat, formatFloatLabel, openLabels } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
-import { applyDueReset, nativeConfig, newNativeState, observeNative, type NativeConfig, type NativeOptions, type NativeState } from './native-histogram.js';
+import { applyDueReset, nativeConfig, newNativeState, observeNative, type NativeConfig, type NativeState } from './native-histogram.js';
 import type { DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD, NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO } from './native-histogram.js';
 
 /**
@@ -138,7 +138,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
 
   constructor(opts: HistogramOptions) {
     super(opts, ['le']);
-    this.native = nativeConfig(this.name, opts as NativeOptions);
+    this.native = nativeConfig(this.name, opts);
     const buckets = [...(opts.buckets ?? (this.native ? [] : DEFAULT_BUCKETS))].filter((b) => b !== Infinity);
     for (let i = 0; i < buckets.length; i++) {
       if (typeof buckets[i] !== 'number' || Number.isNaN(buckets[i])) throw new TypeError(`histogram ${this.name}: bucket bounds must be numbers`);
