@@ -4,6 +4,7 @@
  */
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { movedScalarCell, renderScalarLines, scalarCell, type ScalarCell } from './format.js';
+import { renderExposedScalarLines, type ExposedFamily } from './names.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One counter series, pre-bound: `inc()` is a field update. */
@@ -77,15 +78,16 @@ export class Counter extends Metric<CounterChild, ScalarCell> {
     return this.self().cell.value;
   }
 
-  protected renderChildren(list: readonly ScalarCell[], _format: TextFormat, from: number, to: number): string {
-    return renderScalarLines(this.name, list, from, to);
+  protected renderChildren(list: readonly ScalarCell[], _format: TextFormat, from: number, to: number, x?: ExposedFamily): string {
+    return x ? renderExposedScalarLines(x, list, from, to) : renderScalarLines(this.name, list, from, to);
   }
 
-  protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number): void {
-    const layout = this.layout;
+  protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {
+    const names = x ? x.proto : this.layout;
     for (let i = from; i < to; i++) {
       const c = list[i]!;
-      out.counter(layout, c, c.value, c.created);
+      // escaped names are encoded afresh: the cell caches only the label bytes of its names as registered
+      out.counter(names, x ? { values: c.values, pb: undefined } : c, c.value, c.created);
     }
   }
 }

@@ -3,6 +3,8 @@
  * time, rendered in slices of `units` (a unit is one series: one line for counters and gauges, a whole bucket
  * set for histograms).
  */
+import { escapeName, isLegacyName } from './names.js';
+import type { EscapingScheme } from './negotiate.js';
 
 /** The two text formats: Prometheus text 0.0.4 and OpenMetrics 1.0.0. */
 export type TextFormat = 'text' | 'openmetrics';
@@ -23,10 +25,13 @@ export interface FamilyView {
   readonly units: number;
   /** Approximate lines per unit, to size render slices. */
   readonly linesPerUnit: number;
-  /** The sample lines of units `[from, to)`, each ending in `\n`. */
-  render(format: TextFormat, from: number, to: number): string;
-  /** Writes units `[from, to)` to `out` as protobuf `Metric` messages (see {@link ProtoSink}). */
-  encode(out: ProtoSink, from: number, to: number): void;
+  /**
+   * The sample lines of units `[from, to)`, each ending in `\n`, with names written as `escaping` says (a family
+   * whose names are all legacy ignores it; default `underscores`, client_golang's).
+   */
+  render(format: TextFormat, from: number, to: number, escaping?: EscapingScheme): string;
+  /** Writes units `[from, to)` to `out` as protobuf `Metric` messages (see {@link ProtoSink}), label names as `escaping` says. */
+  encode(out: ProtoSink, from: number, to: number, escaping?: EscapingScheme): void;
 }
 
 /** A family's label names in written (sorted) order; `order[i]` is the declared position of the `i`-th (as `LabelLayout`). */
@@ -97,9 +102,15 @@ export function counterBaseName(name: string): string {
 
 /**
  * Every name a family is known by in either format: its family names (text and OpenMetrics) and the names of its
- * samples. Two families collide when these sets meet: a scraper could not tell their samples apart.
+ * samples, and for a name that is not legacy also those names as the `underscores` escaping writes them (what
+ * Prometheus 2 scrapes). Two families collide when these sets meet: a scraper could not tell their samples apart.
  */
 export function claimedNames(name: string, type: MetricType | undefined): string[] {
+  const own = ownNames(name, type);
+  return isLegacyName(name) ? own : [...own, ...own.map((n) => escapeName(n, 'underscores'))];
+}
+
+function ownNames(name: string, type: MetricType | undefined): string[] {
   switch (type) {
     case 'counter':
       return name.endsWith('_total') ? [name, name.slice(0, -6)] : [name];

@@ -169,18 +169,24 @@ export function openLabels(layout: LabelLayout, values: readonly string[]): stri
   return layout.names.length ? flatten(labelString(layout, values).slice(0, -1) + ',') : '{';
 }
 
-const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
-const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+/** With the `u` flag a surrogate pair is one code point, so this matches only unpaired surrogates. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
-/** Throws unless `name` is a valid metric name. */
+/**
+ * Throws unless `name` is a valid metric name: any non-empty text with a UTF-8 form (no lone UTF-16 surrogate),
+ * as client_golang's UTF-8 validation. Names beyond `[a-zA-Z_:][a-zA-Z0-9_:]*` are written quoted to scrapers that
+ * negotiate `escaping=allow-utf-8` (Prometheus 3) and escaped for the others (see `names.ts`).
+ */
 export function validateMetricName(name: string): void {
-  if (!METRIC_NAME.test(name)) throw new TypeError(`invalid metric name ${JSON.stringify(name)}: use [a-zA-Z_:][a-zA-Z0-9_:]*`);
+  if (typeof name !== 'string' || name === '' || LONE_SURROGATE.test(name)) {
+    throw new TypeError(`invalid metric name ${JSON.stringify(name)}: use non-empty UTF-8 text, best [a-zA-Z_:][a-zA-Z0-9_:]*`);
+  }
 }
 
-/** Throws unless `name` is a valid, non-reserved label name. */
+/** Throws unless `name` is a valid, non-reserved label name: non-empty UTF-8 text not starting with `__`. */
 export function validateLabelName(name: string, reserved: readonly string[] = []): void {
-  if (!LABEL_NAME.test(name) || name.startsWith('__')) {
-    throw new TypeError(`invalid label name ${JSON.stringify(name)}: use [a-zA-Z_][a-zA-Z0-9_]* not starting with "__"`);
+  if (typeof name !== 'string' || name === '' || LONE_SURROGATE.test(name) || name.startsWith('__')) {
+    throw new TypeError(`invalid label name ${JSON.stringify(name)}: use non-empty UTF-8 text not starting with "__", best [a-zA-Z_][a-zA-Z0-9_]*`);
   }
   if (reserved.includes(name)) throw new TypeError(`label name ${JSON.stringify(name)} is reserved for this metric type`);
 }

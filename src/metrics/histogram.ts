@@ -3,6 +3,7 @@ import { DEFAULT_BUCKETS } from './buckets.js';
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { closedLabels, formatFloat, formatFloatLabel, openLabels } from './format.js';
 import { Metric, type MetricOptions } from './metric.js';
+import { labelPairs, sampleOpen, sampleStart, type ExposedFamily } from './names.js';
 import { applyDueReset, nativeConfig, newNativeState, observeNative, type NativeConfig, type NativeState } from './native-histogram.js';
 import type { DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD, NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO } from './native-histogram.js';
 
@@ -186,30 +187,40 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
     return this.self().startTimer();
   }
 
-  protected encodeChildren(list: readonly HistogramCell[], out: ProtoSink, from: number, to: number): void {
-    const layout = this.layout;
+  protected encodeChildren(list: readonly HistogramCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {
+    const names = x ? x.proto : this.layout;
     const bounds = this.bounds;
     const native = this.native;
     for (let i = from; i < to; i++) {
       const c = list[i]!;
       if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
-      out.histogram(layout, c, bounds, c.counts, false, c.sum, c.count, c.created, c.native);
+      // escaped names are encoded afresh: the cell caches only the label bytes of its names as registered
+      out.histogram(names, x ? { values: c.values, pb: undefined } : c, bounds, c.counts, false, c.sum, c.count, c.created, c.native);
     }
   }
 
-  protected renderChildren(list: readonly HistogramCell[], format: TextFormat, from: number, to: number): string {
+  protected renderChildren(list: readonly HistogramCell[], format: TextFormat, from: number, to: number, x?: ExposedFamily): string {
     const le = format === 'openmetrics' ? this.leOm : this.leText;
-    const bucket = this.name + '_bucket';
-    const sum = this.name + '_sum';
-    const count = this.name + '_count';
+    const name = x ? x.name : this.name;
+    // with names to escape or quote, a sample's name may go inside the braces: each line start is built whole
+    const bucket = x ? '' : name + '_bucket';
+    const sum = x ? '' : name + '_sum';
+    const count = x ? '' : name + '_count';
     const n = this.bounds.length;
     const native = this.native;
     let s = '';
     for (let i = from; i < to; i++) {
       const c = list[i]!;
       if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
-      const open = c.open;
-      const closed = c.text;
+      let open = c.open;
+      let closedSum = c.text;
+      let closedCount = c.text;
+      if (x) {
+        const pairs = labelPairs(x, c.values);
+        open = sampleOpen(name + '_bucket', pairs);
+        closedSum = sampleStart(name + '_sum', pairs);
+        closedCount = sampleStart(name + '_count', pairs);
+      }
       const counts = c.counts;
       let cum = 0;
       for (let b = 0; b < n; b++) {
@@ -217,7 +228,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
         s += bucket + open + le[b] + formatFloat(cum) + '\n';
       }
       const total = formatFloat(c.count);
-      s += bucket + open + le[n] + total + '\n' + sum + closed + formatFloat(c.sum) + '\n' + count + closed + total + '\n';
+      s += bucket + open + le[n] + total + '\n' + sum + closedSum + formatFloat(c.sum) + '\n' + count + closedCount + total + '\n';
     }
     return s;
   }

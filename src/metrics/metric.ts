@@ -5,6 +5,8 @@
  */
 import type { Collector, FamilyView, MetricType, ProtoSink, TextFormat } from './family.js';
 import { compareSeries, labelLayout, validateLabelName, validateMetricName, type LabelLayout } from './format.js';
+import { escapeName, exposeFamily, needsEscaping, type ExposedFamily } from './names.js';
+import type { EscapingScheme } from './negotiate.js';
 
 /** Anything our metrics can register in (the global {@link Registry} or one of your own). */
 export interface MetricRegistry {
@@ -16,6 +18,8 @@ let defaultRegistry: MetricRegistry | undefined;
 /** With the `u` flag a surrogate pair is one code point, so this matches only unpaired surrogates. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
+const ESCAPING_SCHEMES: readonly EscapingScheme[] = ['allow-utf-8', 'underscores', 'dots', 'values'];
+
 /** Set once by the registry module: where metrics register when `registers` is not given. */
 export function setDefaultMetricRegistry(r: MetricRegistry): void {
   defaultRegistry = r;
@@ -23,11 +27,15 @@ export function setDefaultMetricRegistry(r: MetricRegistry): void {
 
 /** Options common to all our metric classes. */
 export interface MetricOptions {
-  /** Family name, `[a-zA-Z_:][a-zA-Z0-9_:]*`. Counters should end in `_total`. */
+  /**
+   * Family name: non-empty UTF-8 text, best `[a-zA-Z_:][a-zA-Z0-9_:]*`. Other names (`my.metric`) are written
+   * quoted to scrapers that negotiate `escaping=allow-utf-8` and escaped for the others. Counters should end in
+   * `_total`.
+   */
   name: string;
   /** Description written on the `# HELP` line. */
   help: string;
-  /** Label names, in the order `labels(...)` takes their values. */
+  /** Label names, in the order `labels(...)` takes their values: UTF-8 text not starting with `__`, best `[a-zA-Z_][a-zA-Z0-9_]*`. */
   labelNames?: readonly string[];
   /** Registries to register in; default the global registry; `[]` registers nowhere (use `mustRegister`). */
   registers?: readonly MetricRegistry[];
@@ -67,6 +75,8 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
   private readonly collectFn: (() => void | Promise<void>) | undefined;
   /** The child of a metric without labels. */
   protected unlabelled: C | undefined;
+  /** The family's names per escaping scheme, when some name is not legacy (else undefined: the fast path). */
+  private readonly exposed: ReadonlyMap<EscapingScheme, ExposedFamily> | undefined;
 
   protected constructor(opts: MetricOptions, reservedLabels: readonly string[] = []) {
     if (!opts || typeof opts !== 'object') throw new TypeError('metric options are required: {name, help, labelNames?}');
@@ -80,6 +90,15 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
     this.labelNames = labelNames;
     this.layout = labelLayout(labelNames);
     this.collectFn = opts.collect;
+    if (needsEscaping(this.name, labelNames)) {
+      const escaped = labelNames.map((l) => escapeName(l, 'underscores', 'label'));
+      const clash = escaped.findIndex((e, i) => escaped.indexOf(e) !== i);
+      if (clash >= 0) {
+        const first = labelNames[escaped.indexOf(escaped[clash]!)]!;
+        throw new TypeError(`metric ${opts.name}: label names ${JSON.stringify(first)} and ${JSON.stringify(labelNames[clash])} are both written ${JSON.stringify(escaped[clash])} to scrapers without UTF-8 names (escaping=underscores, Prometheus 2): rename one`);
+      }
+      this.exposed = new Map(ESCAPING_SCHEMES.map((s) => [s, exposeFamily(this.name, this.layout, s)]));
+    }
   }
 
   /** Registers in `opts.registers` (default: the global registry). Called by subclasses once fully built. */
@@ -97,11 +116,14 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
   /** Gives the series a new cell holding the same values (and its rendered labels), and returns it. */
   protected abstract relocate(c: C): K;
 
-  /** Renders units `[from, to)` of `list`. */
-  protected abstract renderChildren(list: readonly K[], format: TextFormat, from: number, to: number): string;
+  /**
+   * Renders units `[from, to)` of `list`; `x` is given when some name is not legacy: the names to write (the cells'
+   * cached label text is then not used).
+   */
+  protected abstract renderChildren(list: readonly K[], format: TextFormat, from: number, to: number, x?: ExposedFamily): string;
 
-  /** Writes units `[from, to)` of `list` as protobuf `Metric` messages. */
-  protected abstract encodeChildren(list: readonly K[], out: ProtoSink, from: number, to: number): void;
+  /** Writes units `[from, to)` of `list` as protobuf `Metric` messages; `x` as in {@link renderChildren} (no cached label bytes then). */
+  protected abstract encodeChildren(list: readonly K[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void;
 
   protected abstract get linesPerChild(): number;
 
@@ -228,6 +250,11 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
     return [this.view()];
   }
 
+  /** The names to write under `escaping` (client_golang's default `underscores` when not given), or undefined when all are legacy. */
+  private exposedAs(escaping: EscapingScheme | undefined): ExposedFamily | undefined {
+    return this.exposed && (this.exposed.get(escaping ?? 'underscores') ?? this.exposed.get('underscores'));
+  }
+
   /** The family with the series that exist now (values are read when rendered). */
   view(): FamilyView {
     let list: readonly K[];
@@ -244,8 +271,8 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
       type: this.type,
       units: list.length,
       linesPerUnit: this.linesPerChild,
-      render: (format, from, to) => this.renderChildren(list, format, from, to),
-      encode: (out, from, to) => this.encodeChildren(list, out, from, to),
+      render: (format, from, to, escaping) => this.renderChildren(list, format, from, to, this.exposedAs(escaping)),
+      encode: (out, from, to, escaping) => this.encodeChildren(list, out, from, to, this.exposedAs(escaping)),
     };
   }
 }

@@ -9,8 +9,8 @@
  *   0.0.1 (`version=0.0.1` or none) match; anything else is skipped (`text/plain; version=1.0.0` included:
  *   client_golang writes no text 1.0.0), and when nothing matches the answer is text 0.0.4;
  * - the Content-Type always ends with `; escaping=<scheme>`: the last known `escaping=` value among the entries
- *   walked up to the match (even on entries that did not match), else `underscores`. Every name this library
- *   accepts is a legacy name, which no scheme changes, so echoing the scheme is exact.
+ *   walked up to the match (even on entries that did not match), else `underscores`; names that are not legacy
+ *   are then written as the scheme says (quoted under `allow-utf-8`, else escaped: see `names.ts`).
  *
  * Deliberate differences from client_golang, none of which changes the outcome for an Accept header any
  * Prometheus release sends:

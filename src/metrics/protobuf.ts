@@ -10,6 +10,8 @@
  * scrape only.
  */
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { sentName } from './names.js';
+import type { EscapingScheme } from './negotiate.js';
 import type { FamilyView, MetricType, ProtoLabelNames, ProtoLabels, ProtoNativeBuckets, ProtoSink } from './family.js';
 import { spansAndDeltas, type BucketSpan } from './native-buckets.js';
 
@@ -219,26 +221,26 @@ const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(r
  * `sliceLines` lines with a turn of the event loop between slices. A message's length comes before it, so a
  * family larger than a slice is held until it is whole (the loop still turns between its slices).
  */
-export async function* protobufChunks(families: readonly FamilyView[], sliceLines: number): AsyncGenerator<Buffer> {
+export async function* protobufChunks(families: readonly FamilyView[], sliceLines: number, escaping: EscapingScheme = 'underscores'): AsyncGenerator<Buffer> {
   for (const f of families) {
     if (typeof f.encode !== 'function') throw new TypeError(`metric family ${f.name}: its collector's FamilyView has no encode(), which the protobuf format needs`);
   }
   const w = idleWriters.pop() ?? new BinaryWriter();
   try {
-    yield* encodeFamilies(w, families, sliceLines);
+    yield* encodeFamilies(w, families, sliceLines, escaping);
   } finally {
     w.finish();
     if (idleWriters.length < 2) idleWriters.push(w);
   }
 }
 
-async function* encodeFamilies(w: BinaryWriter, families: readonly FamilyView[], sliceLines: number): AsyncGenerator<Buffer> {
+async function* encodeFamilies(w: BinaryWriter, families: readonly FamilyView[], sliceLines: number, escaping: EscapingScheme): AsyncGenerator<Buffer> {
   const out = new MetricEncoder(w);
   let lines = 0;
   for (const f of families) {
     if (f.units === 0) continue;
     w.fork();
-    w.tag(1, WireType.LengthDelimited).string(f.name);
+    w.tag(1, WireType.LengthDelimited).string(sentName(f.name, escaping));
     w.tag(2, WireType.LengthDelimited).string(f.help);
     w.tag(3, WireType.Varint).uint32(TYPE_NUMBER[f.type]);
     const per = Math.max(1, f.linesPerUnit);
@@ -246,7 +248,7 @@ async function* encodeFamilies(w: BinaryWriter, families: readonly FamilyView[],
     while (i < f.units) {
       const room = Math.max(1, Math.ceil((sliceLines - lines) / per));
       const to = Math.min(f.units, i + room);
-      f.encode(out, i, to);
+      f.encode(out, i, to, escaping);
       lines += (to - i) * per;
       i = to;
       if (lines >= sliceLines && i < f.units) {

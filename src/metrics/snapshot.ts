@@ -6,6 +6,8 @@
  */
 import { counterBaseName, type ExpositionFormat, type FamilyView, type TextFormat } from './family.js';
 import { escapeHelp } from './format.js';
+import { sentName, writtenName } from './names.js';
+import type { EscapingScheme } from './negotiate.js';
 
 /** Lines per rendered chunk: ~1 ms of CPU, a few hundred KB. */
 export const DEFAULT_SLICE_LINES = 4096;
@@ -15,16 +17,19 @@ let protobufModule: Promise<typeof import('./protobuf.js')> | undefined;
 
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function header(f: FamilyView, om: boolean): string {
+/** `# HELP` and `# TYPE` of a family whose name as sent (escaped, or as registered under `allow-utf-8`) is `sent`. */
+function header(f: FamilyView, sent: string, om: boolean): string {
   if (!om) {
-    const help = f.help ? `# HELP ${f.name} ${escapeHelp(f.help, false)}\n` : '';
-    return `${help}# TYPE ${f.name} ${f.type}\n`;
+    const name = writtenName(sent);
+    const help = f.help ? `# HELP ${name} ${escapeHelp(f.help, false)}\n` : '';
+    return `${help}# TYPE ${name} ${f.type}\n`;
   }
   // OpenMetrics: a counter's family name drops `_total`; a counter without `_total` is written as `unknown` with
   // its samples under its own name (client_golang / prometheus/common v0.67), so the stored series name is the
   // same whichever format Prometheus negotiated.
-  const name = f.type === 'counter' ? counterBaseName(f.name) : f.name;
-  const type = f.type === 'untyped' || (f.type === 'counter' && name === f.name) ? 'unknown' : f.type;
+  const base = f.type === 'counter' ? counterBaseName(sent) : sent;
+  const type = f.type === 'untyped' || (f.type === 'counter' && base === sent) ? 'unknown' : f.type;
+  const name = writtenName(base);
   const help = f.help ? `# HELP ${name} ${escapeHelp(f.help, true)}\n` : '';
   return `${help}# TYPE ${name} ${type}\n`;
 }
@@ -47,12 +52,13 @@ export class MetricsSnapshot {
   /**
    * The exposition as UTF-8 chunks, rendered slice by slice with a turn of the event loop between slices.
    * Values are read while rendering. OpenMetrics ends with `# EOF`; protobuf is length-delimited `MetricFamily`
-   * messages (its encoder is loaded on the first protobuf render).
+   * messages (its encoder is loaded on the first protobuf render). Names that are not legacy are written as
+   * `escaping` says: quoted under `allow-utf-8`, else escaped (default `underscores`, client_golang's).
    */
-  async *chunks(format: ExpositionFormat): AsyncGenerator<Buffer> {
+  async *chunks(format: ExpositionFormat, escaping: EscapingScheme = 'underscores'): AsyncGenerator<Buffer> {
     if (format === 'protobuf') {
       const { protobufChunks } = await (protobufModule ??= import('./protobuf.js'));
-      yield* protobufChunks(this.families, this.sliceLines);
+      yield* protobufChunks(this.families, this.sliceLines, escaping);
       return;
     }
     const om = format === 'openmetrics';
@@ -61,14 +67,14 @@ export class MetricsSnapshot {
     let lines = 0;
     for (const f of this.families) {
       if (f.units === 0) continue;
-      buf += header(f, om);
+      buf += header(f, sentName(f.name, escaping), om);
       lines += 2;
       const per = Math.max(1, f.linesPerUnit);
       let i = 0;
       while (i < f.units) {
         const room = Math.max(1, Math.ceil((budget - lines) / per));
         const to = Math.min(f.units, i + room);
-        buf += f.render(format, i, to);
+        buf += f.render(format, i, to, escaping);
         lines += (to - i) * per;
         i = to;
         if (lines >= budget) {
@@ -84,14 +90,14 @@ export class MetricsSnapshot {
   }
 
   /** The whole exposition in a text format as one string (tests, examples, small registries). */
-  async text(format: TextFormat = 'text'): Promise<string> {
-    return (await this.bytes(format)).toString('utf8');
+  async text(format: TextFormat = 'text', escaping: EscapingScheme = 'underscores'): Promise<string> {
+    return (await this.bytes(format, escaping)).toString('utf8');
   }
 
   /** The whole exposition in any format as one Buffer. */
-  async bytes(format: ExpositionFormat): Promise<Buffer> {
+  async bytes(format: ExpositionFormat, escaping: EscapingScheme = 'underscores'): Promise<Buffer> {
     const parts: Buffer[] = [];
-    for await (const c of this.chunks(format)) parts.push(c);
+    for await (const c of this.chunks(format, escaping)) parts.push(c);
     return Buffer.concat(parts);
   }
 }

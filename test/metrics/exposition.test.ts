@@ -216,8 +216,12 @@ describe('metric classes', () => {
   });
 
   test('invalid names, reserved labels and bad buckets are refused at construction', () => {
-    assert.throws(() => new Counter({ name: 'bad-name', help: 'x', registers: [] }), /invalid metric name/);
+    // any non-empty UTF-8 text is a name (client_golang's UTF-8 validation); empty and lone surrogates are not
+    assert.throws(() => new Counter({ name: '', help: 'x', registers: [] }), /invalid metric name/);
+    assert.throws(() => new Counter({ name: 'bad\uD800name', help: 'x', registers: [] }), /invalid metric name/);
     assert.throws(() => new Counter({ name: 'ok', help: 'x', labelNames: ['__x'], registers: [] }), /invalid label name/);
+    assert.throws(() => new Counter({ name: 'ok', help: 'x', labelNames: [''], registers: [] }), /invalid label name/);
+    assert.throws(() => new Counter({ name: 'ok', help: 'x', labelNames: ['a.b', 'a-b'], registers: [] }), /"a\.b" and "a-b" are both written "a_b"/);
     assert.throws(() => new Histogram({ name: 'h', help: 'x', labelNames: ['le'], registers: [] }), /reserved/);
     assert.throws(() => new Histogram({ name: 'h', help: 'x', buckets: [2, 1], registers: [] }), /strictly increasing/);
     assert.throws(() => new Gauge({ name: 'g', help: '', registers: [] }), /help text is required/);

@@ -2,7 +2,7 @@
  * The `/metrics` handler: content negotiation, one shared collect + render for concurrent scrapes, gzip,
  * and a streamed body.
  *
- * Concurrent scrapes share a "generation": one `registry.collect()`, and per (format, gzip) one render whose
+ * Concurrent scrapes share a "generation": one `registry.collect()`, and per (format, escaping, gzip) one render whose
  * chunks are kept and replayed to every scrape of that generation, each at its own pace (a slow client never
  * stalls the render or the others). A scrape joins only a generation that has not started, so it always sees
  * the updates made before its request: scrapes arriving while one runs wait for the next, which starts when the
@@ -16,7 +16,7 @@ import { setImmediate } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import type { Logger } from '../../util/log.js';
 import { drainOrClose } from '../../util/streams.js';
-import { negotiateFormat, type ExpositionFormat, type MetricsSnapshot } from '../index.js';
+import { negotiateFormat, type EscapingScheme, type ExpositionFormat, type MetricsSnapshot } from '../index.js';
 import { sendText } from './respond.js';
 import type { Handler, MetricsSource } from './types.js';
 
@@ -88,16 +88,16 @@ class RenderJob {
     }
   }
 
-  async run(snapshot: MetricsSnapshot, format: ExpositionFormat, gzip: boolean): Promise<void> {
+  async run(snapshot: MetricsSnapshot, format: ExpositionFormat, escaping: EscapingScheme, gzip: boolean): Promise<void> {
     try {
       if (!gzip) {
-        for await (const chunk of snapshot.chunks(format)) this.push(chunk);
+        for await (const chunk of snapshot.chunks(format, escaping)) this.push(chunk);
       } else {
         // zlib streams compress on the libuv thread pool, off the main thread
         const gz = createGzip({ level: GZIP_LEVEL });
         gz.on('data', (c: Buffer) => this.push(c));
         const ended = once(gz, 'end');
-        for await (const chunk of snapshot.chunks(format)) {
+        for await (const chunk of snapshot.chunks(format, escaping)) {
           if (!gz.write(chunk)) await once(gz, 'drain');
         }
         gz.end();
@@ -206,10 +206,10 @@ export class ScrapeCoalescer {
     return this.generation().snapshot;
   }
 
-  /** Waits for the snapshot, then returns the shared render for this format/encoding. Rejects if collect failed. */
-  async render(format: ExpositionFormat, gzip: boolean): Promise<RenderJob> {
+  /** Waits for the snapshot, then returns the shared render for this format/escaping/encoding. Rejects if collect failed. */
+  async render(format: ExpositionFormat, escaping: EscapingScheme, gzip: boolean): Promise<RenderJob> {
     const gen = this.generation();
-    const key = `${format}|${gzip ? 'gzip' : 'identity'}`;
+    const key = `${format}|${escaping}|${gzip ? 'gzip' : 'identity'}`;
     let job = gen.renders.get(key);
     if (!job) {
       const created = new RenderJob(gen);
@@ -217,7 +217,7 @@ export class ScrapeCoalescer {
       gen.renders.set(key, created);
       gen.running++;
       gen.snapshot
-        .then((snap) => created.run(snap, format, gzip))
+        .then((snap) => created.run(snap, format, escaping, gzip))
         .catch(() => undefined) // a failed collect is reported through `await gen.snapshot` below
         .finally(() => {
           gen.running--;
@@ -263,12 +263,12 @@ export function metricsHandler(source: MetricsSource, log: Logger): Handler {
       sendText(res, 405, 'Method Not Allowed', { Allow: 'GET, HEAD' });
       return;
     }
-    const { format, contentType } = negotiateFormat(req.headers.accept);
+    const { format, contentType, escaping } = negotiateFormat(req.headers.accept);
     const gzip = method === 'GET' && acceptsGzip(req.headers['accept-encoding']);
     let job: RenderJob | undefined;
     try {
       if (method === 'HEAD') await coalescer.snapshot();
-      else job = await coalescer.render(format, gzip);
+      else job = await coalescer.render(format, escaping, gzip);
     } catch (err) {
       log.error('error gathering metrics', { error: message(err) });
       sendText(res, 500, `An error has occurred while serving metrics:\n\n${message(err)}`);
@@ -294,7 +294,7 @@ export function metricsHandler(source: MetricsSource, log: Logger): Handler {
         }
       }
       res.end();
-      log.debug('Served metrics', { format, contentEncoding: gzip ? 'gzip' : 'identity' });
+      log.debug('Served metrics', { format, escaping, contentEncoding: gzip ? 'gzip' : 'identity' });
     } catch (err) {
       // the status line is gone: cut the body short rather than send a truncated exposition as complete
       log.error('error rendering metrics', { error: message(err) });
