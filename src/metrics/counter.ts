@@ -4,7 +4,8 @@
  */
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { movedScalarCell, renderScalarLines, scalarCell, type ScalarCell } from './format.js';
-import { renderExposedScalarLines, type ExposedFamily } from './names.js';
+import { newExemplar, renderScalarLinesSlow, type ExemplarLabels, type ExemplarsUsed } from './exemplar.js';
+import { labelPairs, sampleStart, type ExposedFamily } from './names.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One counter series, pre-bound: `inc()` is a field update. */
@@ -15,14 +16,29 @@ export class CounterChild {
   constructor(
     readonly labelValues: readonly string[],
     private readonly metricName: string,
+    private readonly exemplars: ExemplarsUsed = { on: false },
+    private readonly now: () => number = Date.now,
   ) {
-    this.cell = scalarCell(labelValues, Date.now());
+    this.cell = scalarCell(labelValues, now());
   }
 
   /** Adds `v` (default 1); a negative or NaN amount throws. */
   inc(v = 1): void {
     if (!(v >= 0)) throw new RangeError(`counter ${this.metricName}: increment must be a non-negative number, got ${v}`);
     this.cell.value += v;
+  }
+
+  /**
+   * Adds `v` and keeps an exemplar of it (client_golang's `AddWithExemplar`): `labels` such as
+   * `{ trace_id: '…' }`, at most 128 runes of names and values together, written in OpenMetrics and protobuf
+   * with `v` and the time. The latest exemplar replaces the one before. Invalid labels throw and add nothing.
+   */
+  addWithExemplar(v: number, labels: ExemplarLabels): void {
+    if (!(v >= 0)) throw new RangeError(`counter ${this.metricName}: increment must be a non-negative number, got ${v}`);
+    const e = newExemplar(labels, v, this.now(), this.metricName);
+    this.cell.value += v;
+    this.cell.exemplar = e;
+    this.exemplars.on = true;
   }
 
   /** The current value. */
@@ -41,19 +57,25 @@ export class CounterChild {
 }
 
 /** Options of {@link Counter}. */
-export type CounterOptions = MetricOptions;
+export interface CounterOptions extends MetricOptions {
+  /** The clock of series' created timestamps and exemplars' timestamps, Unix ms (for tests). Default: `Date.now`. */
+  now?: () => number;
+}
 
 /** A cumulative counter (client_golang `CounterVec`). */
 export class Counter extends Metric<CounterChild, ScalarCell> {
   readonly type: MetricType = 'counter';
+  private readonly exemplars: ExemplarsUsed = { on: false };
+  private readonly now: () => number;
 
   constructor(opts: CounterOptions) {
     super(opts);
+    this.now = opts.now ?? Date.now;
     this.registerIn(opts.registers);
   }
 
   protected newChild(labelValues: readonly string[]): CounterChild {
-    return new CounterChild(labelValues, this.name);
+    return new CounterChild(labelValues, this.name, this.exemplars, this.now);
   }
 
   protected cellOf(c: CounterChild): ScalarCell {
@@ -73,13 +95,21 @@ export class Counter extends Metric<CounterChild, ScalarCell> {
     this.self().inc(v);
   }
 
+  /** {@link CounterChild.addWithExemplar} on a counter without labels. */
+  addWithExemplar(v: number, labels: ExemplarLabels): void {
+    this.self().addWithExemplar(v, labels);
+  }
+
   /** The value of a counter without labels. */
   get(): number {
     return this.self().cell.value;
   }
 
-  protected renderChildren(list: readonly ScalarCell[], _format: TextFormat, from: number, to: number, x?: ExposedFamily): string {
-    return x ? renderExposedScalarLines(x, list, from, to) : renderScalarLines(this.name, list, from, to);
+  protected renderChildren(list: readonly ScalarCell[], format: TextFormat, from: number, to: number, x?: ExposedFamily): string {
+    const om = format === 'openmetrics' && this.exemplars.on;
+    if (x === undefined && !om) return renderScalarLines(this.name, list, from, to);
+    const name = this.name;
+    return renderScalarLinesSlow(list, from, to, x ? (c) => sampleStart(x.name, labelPairs(x, c.values)) : (c) => name + c.text, om);
   }
 
   protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {
@@ -87,7 +117,7 @@ export class Counter extends Metric<CounterChild, ScalarCell> {
     for (let i = from; i < to; i++) {
       const c = list[i]!;
       // escaped names are encoded afresh: the cell caches only the label bytes of its names as registered
-      out.counter(names, x ? { values: c.values, pb: undefined } : c, c.value, c.created);
+      out.counter(names, x ? { values: c.values, pb: undefined } : c, c.value, c.created, c.exemplar);
     }
   }
 }

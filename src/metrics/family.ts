@@ -3,6 +3,7 @@
  * time, rendered in slices of `units` (a unit is one series: one line for counters and gauges, a whole bucket
  * set for histograms).
  */
+import type { Exemplar } from './exemplar.js';
 import { escapeName, isLegacyName } from './names.js';
 import type { EscapingScheme } from './negotiate.js';
 
@@ -60,12 +61,13 @@ export interface ProtoNativeBuckets {
  * milliseconds; a created time of 0 is not sent.
  */
 export interface ProtoSink {
-  counter(names: ProtoLabelNames, labels: ProtoLabels, value: number, createdMs: number): void;
+  counter(names: ProtoLabelNames, labels: ProtoLabels, value: number, createdMs: number, exemplar?: Exemplar): void;
   gauge(names: ProtoLabelNames, labels: ProtoLabels, value: number): void;
   untyped(names: ProtoLabelNames, labels: ProtoLabels, value: number): void;
   /**
-   * A classic histogram: finite upper `bounds` ascending (`+Inf` implied and not written, as client_golang), and
-   * their counts, per bucket (`cumulative` false) or already cumulative.
+   * A classic histogram: finite upper `bounds` ascending (`+Inf` implied and not written, as client_golang, unless
+   * it has an exemplar), and their counts, per bucket (`cumulative` false) or already cumulative; `exemplars` per
+   * bucket, the last for `+Inf`.
    */
   histogram(
     names: ProtoLabelNames,
@@ -77,6 +79,7 @@ export interface ProtoSink {
     count: number,
     createdMs: number,
     native?: ProtoNativeBuckets,
+    exemplars?: ArrayLike<Exemplar | undefined>,
   ): void;
   summary(names: ProtoLabelNames, labels: ProtoLabels, quantiles: ArrayLike<number>, values: ArrayLike<number>, sum: number, count: number, createdMs: number): void;
 }

@@ -11,6 +11,7 @@
  */
 import type { Registry as PromRegistry } from 'prom-client';
 import type { Collector, FamilyView, MetricType, ProtoLabelNames, ProtoLabels, ProtoSink, TextFormat } from './family.js';
+import { newExemplar, openMetricsExemplar, type Exemplar } from './exemplar.js';
 import { escapeLabelValue, formatFloat, formatFloatLabel } from './format.js';
 import { createLogger } from '../util/log.js';
 
@@ -23,6 +24,8 @@ interface PromValue {
   value: number;
   labels?: Record<string, string | number | undefined>;
   metricName?: string;
+  /** Set by prom-client with `enableExemplars` (counters and histogram buckets); timestamp in Unix seconds. */
+  exemplar?: { labelSet?: unknown; value?: unknown; timestamp?: unknown } | null;
 }
 
 /** One family of prom-client's JSON (`getMetricsAsJSON()`, `metric.get()`). */
@@ -105,6 +108,23 @@ function withoutInvalidUtf8(family: string, values: PromValue[]): PromValue[] {
   return values.filter((v) => !bad(v));
 }
 
+/**
+ * A prom-client exemplar as ours: label values as strings, its seconds as ms. One that fails our checks (prom-client
+ * checks only the length) is left out rather than failing the scrape.
+ */
+function exemplarOf(family: string, v: PromValue): Exemplar | undefined {
+  const e = v.exemplar;
+  if (!e || typeof e !== 'object' || !e.labelSet || typeof e.labelSet !== 'object') return undefined;
+  const labels: Record<string, string> = {};
+  for (const [k, x] of Object.entries(e.labelSet as Record<string, unknown>)) labels[k] = String(x);
+  if (Object.keys(labels).length === 0) return undefined;
+  try {
+    return newExemplar(labels, Number(e.value), Number(e.timestamp) * 1000, family);
+  } catch {
+    return undefined;
+  }
+}
+
 /** One series of a prom-client family for protobuf: its samples grouped, with the index of its first sample. */
 interface ProtoSeries {
   first: number;
@@ -116,6 +136,8 @@ interface ProtoSeries {
   counts: number[];
   sum: number;
   count: number;
+  /** A counter's exemplar; a histogram's per bucket of `keys`, then `+Inf`'s. */
+  exemplars: (Exemplar | undefined)[];
 }
 
 /** The series' labels without `le`/`quantile`, as protobuf label names (sorted) and values. */
@@ -144,31 +166,37 @@ function protoSeries(type: MetricType, name: string, values: readonly PromValue[
   const grouped = type === 'histogram' || type === 'summary';
   const byKey = new Map<string, ProtoSeries>();
   const out: ProtoSeries[] = [];
+  const inf = new Map<ProtoSeries, Exemplar | undefined>();
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
     const { names, labels, key } = seriesLabels(v.labels);
     let s = grouped ? byKey.get(key) : undefined;
     if (!s) {
-      s = { first: i, names, labels, value: Number(v.value), keys: [], counts: [], sum: 0, count: 0 };
+      s = { first: i, names, labels, value: Number(v.value), keys: [], counts: [], sum: 0, count: 0, exemplars: [] };
       out.push(s);
       if (grouped) byKey.set(key, s);
     }
-    if (!grouped) continue;
+    if (!grouped) {
+      if (type === 'counter') s.exemplars.push(exemplarOf(name, v));
+      continue;
+    }
     const sample = v.metricName ?? name;
     if (sample === name + '_sum') s.sum = Number(v.value);
     else if (sample === name + '_count') s.count = Number(v.value);
     else if (type === 'histogram' && sample === name + '_bucket') {
       const le = floatLabel(v.labels?.['le']);
-      // client_golang writes no +Inf bucket (its count is the sample count)
+      // client_golang writes no +Inf bucket (its count is the sample count) unless it carries an exemplar
       if (le !== Infinity) {
         s.keys.push(le);
         s.counts.push(Number(v.value));
-      }
+        s.exemplars.push(exemplarOf(name, v));
+      } else inf.set(s, exemplarOf(name, v));
     } else if (type === 'summary' && sample === name) {
       s.keys.push(floatLabel(v.labels?.['quantile']));
       s.counts.push(Number(v.value));
     }
   }
+  for (const [s, e] of inf) s.exemplars[s.keys.length] = e;
   return out;
 }
 
@@ -189,9 +217,9 @@ export function viewOfPromFamily(f: PromFamily): FamilyView {
       series ??= protoSeries(type, name, values);
       for (const s of series) {
         if (s.first < from || s.first >= to) continue;
-        if (type === 'counter') out.counter(s.names, s.labels, s.value, 0);
+        if (type === 'counter') out.counter(s.names, s.labels, s.value, 0, s.exemplars[0]);
         else if (type === 'gauge') out.gauge(s.names, s.labels, s.value);
-        else if (type === 'histogram') out.histogram(s.names, s.labels, s.keys, s.counts, true, s.sum, s.count, 0);
+        else if (type === 'histogram') out.histogram(s.names, s.labels, s.keys, s.counts, true, s.sum, s.count, 0, undefined, s.exemplars.some((e) => e) ? s.exemplars : undefined);
         else if (type === 'summary') out.summary(s.names, s.labels, s.keys, s.counts, s.sum, s.count, 0);
         else out.untyped(s.names, s.labels, s.value);
       }
@@ -203,7 +231,7 @@ export function viewOfPromFamily(f: PromFamily): FamilyView {
         const v = values[i]!;
         // samples keep their name in both formats (a counter without `_total` is `unknown` in OpenMetrics)
         const sample = v.metricName ?? name;
-        s += sample + labelsOf(v.labels, om) + ' ' + formatFloat(Number(v.value)) + '\n';
+        s += sample + labelsOf(v.labels, om) + ' ' + formatFloat(Number(v.value)) + (om && v.exemplar ? openMetricsExemplar(exemplarOf(name, v)) : '') + '\n';
       }
       return s;
     },

@@ -2,6 +2,7 @@
  * Text helpers shared by both exposition formats: float formatting as Go's `strconv.FormatFloat(v, 'g', -1, 64)`
  * (what client_golang writes), and the escaping rules of label values and HELP text.
  */
+import type { Exemplar } from './exemplar.js';
 
 /**
  * Formats a sample value as Go's expfmt does: `+Inf`, `-Inf`, `NaN`; integers without decimals; the shortest
@@ -142,16 +143,18 @@ export interface ScalarCell {
   pb: Uint8Array | undefined;
   /** Unix ms when the series was created (counters: sent as the protobuf created timestamp); 0 for gauges. */
   readonly created: number;
+  /** A counter's latest exemplar (`addWithExemplar`). */
+  exemplar: Exemplar | undefined;
 }
 
 /** A new scalar cell; `created` 0 leaves the created timestamp out. */
 export function scalarCell(values: readonly string[], created: number): ScalarCell {
-  return { value: 0, text: values.length ? '' : ' ', values, pb: undefined, created };
+  return { value: 0, text: values.length ? '' : ' ', values, pb: undefined, created, exemplar: undefined };
 }
 
 /** The same series in a new cell, its label text rendered (see `Metric.view` for why cells move). */
 export function movedScalarCell(old: ScalarCell, layout: LabelLayout): ScalarCell {
-  return { value: old.value, text: old.text || closedLabels(layout, old.values), values: old.values, pb: old.pb, created: old.created };
+  return { value: old.value, text: old.text || closedLabels(layout, old.values), values: old.values, pb: old.pb, created: old.created, exemplar: old.exemplar };
 }
 
 /** The sample lines `name{labels} value` of `cells[from..to)`. */

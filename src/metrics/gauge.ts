@@ -1,7 +1,8 @@
 /** Gauge: a value that goes up and down. */
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { movedScalarCell, renderScalarLines, scalarCell, type ScalarCell } from './format.js';
-import { renderExposedScalarLines, type ExposedFamily } from './names.js';
+import { renderScalarLinesSlow } from './exemplar.js';
+import { labelPairs, sampleStart, type ExposedFamily } from './names.js';
 import { Metric, type MetricOptions } from './metric.js';
 
 /** One gauge series, pre-bound: updates are field writes. */
@@ -107,7 +108,7 @@ export class Gauge extends Metric<GaugeChild, ScalarCell> {
   }
 
   protected renderChildren(list: readonly ScalarCell[], _format: TextFormat, from: number, to: number, x?: ExposedFamily): string {
-    return x ? renderExposedScalarLines(x, list, from, to) : renderScalarLines(this.name, list, from, to);
+    return x ? renderScalarLinesSlow(list, from, to, (c) => sampleStart(x.name, labelPairs(x, c.values)), false) : renderScalarLines(this.name, list, from, to);
   }
 
   protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {

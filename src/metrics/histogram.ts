@@ -2,6 +2,7 @@
 import { DEFAULT_BUCKETS } from './buckets.js';
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { closedLabels, formatFloat, formatFloatLabel, openLabels } from './format.js';
+import { bucketOf, newExemplar, openMetricsExemplar, type Exemplar, type ExemplarLabels, type ExemplarsUsed } from './exemplar.js';
 import { Metric, type MetricOptions } from './metric.js';
 import { labelPairs, sampleOpen, sampleStart, type ExposedFamily } from './names.js';
 import { applyDueReset, nativeConfig, newNativeState, observeNative, type NativeConfig, type NativeState } from './native-histogram.js';
@@ -27,6 +28,8 @@ export interface HistogramCell {
   created: number;
   /** The native buckets, for a histogram with a native bucket factor. */
   native: NativeState | undefined;
+  /** The latest exemplar per classic bucket, the last for `+Inf` (`observeWithExemplar`); allocated on the first. */
+  exemplars: (Exemplar | undefined)[] | undefined;
 }
 
 /** One histogram series, pre-bound: `observe()` finds the bucket and bumps three fields. */
@@ -40,9 +43,12 @@ export class HistogramChild {
     readonly labelValues: readonly string[],
     private readonly bounds: Float64Array,
     private readonly nativeCfg?: NativeConfig,
+    private readonly metricName = '',
+    private readonly exemplarsUsed: ExemplarsUsed = { on: false },
+    private readonly now: () => number = Date.now,
   ) {
     const labelled = labelValues.length > 0;
-    const now = nativeCfg ? nativeCfg.now() : Date.now();
+    const created = now();
     this.cell = {
       counts: new Float64Array(bounds.length),
       sum: 0,
@@ -51,8 +57,9 @@ export class HistogramChild {
       text: labelled ? '' : ' ',
       values: labelValues,
       pb: undefined,
-      created: now,
-      native: nativeCfg ? newNativeState(nativeCfg, now) : undefined,
+      created,
+      native: nativeCfg ? newNativeState(nativeCfg, created) : undefined,
+      exemplars: undefined,
     };
     if (nativeCfg) this.observeClassicFn = (v) => this.observeClassic(v);
   }
@@ -78,6 +85,20 @@ export class HistogramChild {
     if (i < n) cell.counts[i]!++;
     cell.sum += v;
     cell.count++;
+  }
+
+  /**
+   * Observes `v` and keeps an exemplar of it in the classic bucket it counts in (client_golang's
+   * `ObserveWithExemplar`): `labels` such as `{ trace_id: '…' }`, at most 128 runes of names and values together,
+   * written in OpenMetrics and protobuf with `v` and the time. The latest exemplar of a bucket replaces the one
+   * before. Invalid labels throw and observe nothing.
+   */
+  observeWithExemplar(v: number, labels: ExemplarLabels): void {
+    const e = newExemplar(labels, v, this.now(), this.metricName);
+    this.observe(v);
+    const cell = this.cell;
+    (cell.exemplars ??= new Array<Exemplar | undefined>(this.bounds.length + 1).fill(undefined))[bucketOf(this.bounds, v)] = e;
+    this.exemplarsUsed.on = true;
   }
 
   /** Starts a timer; the returned function observes the elapsed seconds and returns them. */
@@ -123,7 +144,7 @@ export interface HistogramOptions extends MetricOptions {
   nativeHistogramMinResetDuration?: number;
   /** How wide the zero bucket may grow to stay within the bucket limit. 0 (the default): it does not grow. */
   nativeHistogramMaxZeroThreshold?: number;
-  /** The clock of the native buckets' resets, Unix ms (for tests). Default: `Date.now`. */
+  /** The clock of the native buckets' resets and of exemplars' timestamps, Unix ms (for tests). Default: `Date.now`. */
   now?: () => number;
 }
 
@@ -136,9 +157,12 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
   private readonly leText: string[];
   private readonly leOm: string[];
   private readonly native: NativeConfig | undefined;
+  private readonly exemplars: ExemplarsUsed = { on: false };
+  private readonly now: () => number;
 
   constructor(opts: HistogramOptions) {
     super(opts, ['le']);
+    this.now = opts.now ?? Date.now;
     this.native = nativeConfig(this.name, opts);
     const buckets = [...(opts.buckets ?? (this.native ? [] : DEFAULT_BUCKETS))].filter((b) => b !== Infinity);
     for (let i = 0; i < buckets.length; i++) {
@@ -153,7 +177,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
   }
 
   protected newChild(labelValues: readonly string[]): HistogramChild {
-    return new HistogramChild(labelValues, this.bounds, this.native);
+    return new HistogramChild(labelValues, this.bounds, this.native, this.name, this.exemplars, this.now);
   }
 
   protected cellOf(c: HistogramChild): HistogramCell {
@@ -172,6 +196,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
       pb: old.pb,
       created: old.created,
       native: old.native,
+      exemplars: old.exemplars,
     });
   }
 
@@ -181,6 +206,11 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
 
   observe(v: number): void {
     this.self().observe(v);
+  }
+
+  /** {@link HistogramChild.observeWithExemplar} on a histogram without labels. */
+  observeWithExemplar(v: number, labels: ExemplarLabels): void {
+    this.self().observeWithExemplar(v, labels);
   }
 
   startTimer(): () => number {
@@ -195,7 +225,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
       const c = list[i]!;
       if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
       // escaped names are encoded afresh: the cell caches only the label bytes of its names as registered
-      out.histogram(names, x ? { values: c.values, pb: undefined } : c, bounds, c.counts, false, c.sum, c.count, c.created, c.native);
+      out.histogram(names, x ? { values: c.values, pb: undefined } : c, bounds, c.counts, false, c.sum, c.count, c.created, c.native, c.exemplars);
     }
   }
 
@@ -208,6 +238,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
     const count = x ? '' : name + '_count';
     const n = this.bounds.length;
     const native = this.native;
+    const withExemplars = format === 'openmetrics' && this.exemplars.on;
     let s = '';
     for (let i = from; i < to; i++) {
       const c = list[i]!;
@@ -222,13 +253,14 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
         closedCount = sampleStart(name + '_count', pairs);
       }
       const counts = c.counts;
+      const ex = withExemplars ? c.exemplars : undefined;
       let cum = 0;
       for (let b = 0; b < n; b++) {
         cum += counts[b]!;
-        s += bucket + open + le[b] + formatFloat(cum) + '\n';
+        s += bucket + open + le[b] + formatFloat(cum) + (ex === undefined ? '\n' : openMetricsExemplar(ex[b]) + '\n');
       }
       const total = formatFloat(c.count);
-      s += bucket + open + le[n] + total + '\n' + sum + closedSum + formatFloat(c.sum) + '\n' + count + closedCount + total + '\n';
+      s += bucket + open + le[n] + total + (ex === undefined ? '\n' : openMetricsExemplar(ex[n]) + '\n') + sum + closedSum + formatFloat(c.sum) + '\n' + count + closedCount + total + '\n';
     }
     return s;
   }

@@ -7,6 +7,7 @@
  * const jobs = new metrics.Counter({ name: 'myapp_jobs_total', help: 'Jobs done', labelNames: ['kind'] });
  * const nightly = jobs.labels('nightly'); // bind once
  * nightly.inc();                          // hot path: a field update
+ * jobs.labels('adhoc').addWithExemplar(1, { trace_id: 'abc' }); // an exemplar, shown in OpenMetrics and protobuf
  * ```
  * Metrics made with prom-client's own API (its default registry) are included in every collect.
  */
@@ -20,6 +21,8 @@ export { Gauge, GaugeChild } from './gauge.js';
 export type { GaugeOptions } from './gauge.js';
 export { Histogram, HistogramChild } from './histogram.js';
 export type { HistogramOptions } from './histogram.js';
+export { EXEMPLAR_MAX_RUNES } from './exemplar.js';
+export type { Exemplar, ExemplarLabels } from './exemplar.js';
 export { DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD, NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO } from './native-histogram.js';
 export { Metric } from './metric.js';
 export type { MetricOptions, MetricRegistry, LabelValue } from './metric.js';

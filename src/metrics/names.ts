@@ -12,7 +12,7 @@
  * (`[a-zA-Z_][a-zA-Z0-9_]*`): `a:b` is quoted under `allow-utf-8` and escaped (`a_b`) otherwise.
  */
 import type { ProtoLabelNames } from './family.js';
-import { formatFloat, type LabelLayout, type ScalarCell } from './format.js';
+import type { LabelLayout } from './format.js';
 import type { EscapingScheme } from './negotiate.js';
 
 const LEGACY_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -140,12 +140,3 @@ export function sampleOpen(sample: string, pairs: string): string {
   return LEGACY_NAME.test(sample) ? `${sample}{${rest}` : `{${quoteName(sample)},${rest}`;
 }
 
-/** The sample lines of counters' or gauges' `cells[from..to)` under these names (the slow path of `renderScalarLines`). */
-export function renderExposedScalarLines(x: ExposedFamily, cells: readonly ScalarCell[], from: number, to: number): string {
-  let s = '';
-  for (let i = from; i < to; i++) {
-    const c = cells[i]!;
-    s += sampleStart(x.name, labelPairs(x, c.values)) + formatFloat(c.value) + '\n';
-  }
-  return s;
-}

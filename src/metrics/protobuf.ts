@@ -10,6 +10,7 @@
  * scrape only.
  */
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import type { Exemplar } from './exemplar.js';
 import { sentName } from './names.js';
 import type { EscapingScheme } from './negotiate.js';
 import type { FamilyView, MetricType, ProtoLabelNames, ProtoLabels, ProtoNativeBuckets, ProtoSink } from './family.js';
@@ -50,6 +51,20 @@ function timestamp(w: BinaryWriter, field: number, ms: number): void {
   w.join();
 }
 
+/** An `Exemplar` message as field `field`: its label pairs, value and timestamp. */
+function exemplarField(w: BinaryWriter, field: number, e: Exemplar): void {
+  w.tag(field, WireType.LengthDelimited).fork();
+  for (const [k, v] of e.labels) {
+    w.tag(1, WireType.LengthDelimited).fork();
+    w.tag(1, WireType.LengthDelimited).string(k);
+    w.tag(2, WireType.LengthDelimited).string(v);
+    w.join();
+  }
+  double(w, 2, e.value);
+  timestamp(w, 3, e.timestampMs);
+  w.join();
+}
+
 /** Bytes of a varint holding `n` (0 ≤ n < 2^53). */
 function varintSize(n: number): number {
   let size = 1;
@@ -75,6 +90,23 @@ function boundBytes(bounds: ArrayLike<number>): Uint8Array[] {
     boundBytesCache.set(bounds, out);
   }
   return out;
+}
+
+/** `upper_bound` = +Inf as written. */
+const INF_BOUND = (() => {
+  const w = new BinaryWriter();
+  double(w, 2, Infinity);
+  return w.finish();
+})();
+
+/** A `Bucket` (field 3 of `Histogram`) with an exemplar: cumulative count, upper bound (its bytes), exemplar. */
+function bucketWithExemplar(w: BinaryWriter, count: number, bound: Uint8Array, e: Exemplar): void {
+  w.tag(3, WireType.LengthDelimited).fork();
+  w.tag(1, WireType.Varint);
+  uvarint(w, count);
+  w.raw(bound);
+  exemplarField(w, 3, e);
+  w.join();
 }
 
 /** Writers kept between renders, so a render does not grow a buffer from empty (concurrent renders take one each). */
@@ -146,10 +178,11 @@ class MetricEncoder implements ProtoSink {
     w.join();
   }
 
-  counter(names: ProtoLabelNames, labels: ProtoLabels, value: number, createdMs: number): void {
+  counter(names: ProtoLabelNames, labels: ProtoLabels, value: number, createdMs: number, exemplar?: Exemplar): void {
     const w = this.open(names, labels);
     w.tag(3, WireType.LengthDelimited).fork();
     double(w, 1, value);
+    if (exemplar) exemplarField(w, 2, exemplar);
     if (createdMs) timestamp(w, 3, createdMs);
     w.join();
     w.join();
@@ -173,6 +206,7 @@ class MetricEncoder implements ProtoSink {
     count: number,
     createdMs: number,
     native?: ProtoNativeBuckets,
+    exemplars?: ArrayLike<Exemplar | undefined>,
   ): void {
     const w = this.open(names, labels);
     w.tag(7, WireType.LengthDelimited).fork();
@@ -186,10 +220,16 @@ class MetricEncoder implements ProtoSink {
       // Bucket {cumulative_count = 1, upper_bound = 2}: at most 1+8+9 bytes, so its length is one byte
       const c = countOf(cum);
       const bound = bb[b]!;
-      w.uint32(0x1a).uint32(1 + varintSize(c) + bound.length).uint32(0x08);
-      uvarint(w, c);
-      w.raw(bound);
+      const e = exemplars?.[b];
+      if (e === undefined) {
+        w.uint32(0x1a).uint32(1 + varintSize(c) + bound.length).uint32(0x08);
+        uvarint(w, c);
+        w.raw(bound);
+      } else bucketWithExemplar(w, c, bound, e);
     }
+    // the +Inf bucket is written only to carry its exemplar (its count is the sample count)
+    const inf = exemplars?.[bounds.length];
+    if (inf !== undefined) bucketWithExemplar(w, countOf(count), INF_BOUND, inf);
     if (native) nativeFields(w, native);
     if (createdMs) timestamp(w, 15, createdMs);
     w.join();

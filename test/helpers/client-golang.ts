@@ -47,3 +47,8 @@ export async function clientGolang(args: string[], input: Buffer = Buffer.alloc(
 export async function decodeProtobufWithGo(pb: Buffer): Promise<string> {
   return (await clientGolang(['decode'], pb)).toString('utf8');
 }
+
+/** Length-delimited protobuf read by expfmt's decoder and written back in OpenMetrics by client_golang (exemplars included). */
+export async function decodeProtobufToOpenMetricsWithGo(pb: Buffer): Promise<string> {
+  return (await clientGolang(['decode-openmetrics'], pb)).toString('utf8');
+}

@@ -289,6 +289,15 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) == 2 && os.Args[1] == "decode-openmetrics" {
+		for _, mf := range readAll() {
+			if _, err := expfmt.MetricFamilyToOpenMetrics(os.Stdout, mf); err != nil {
+				fail(err)
+			}
+		}
+		fmt.Print("# EOF\n")
+		return
+	}
 	if len(os.Args) == 2 && os.Args[1] == "native-bounds" {
 		for s, bounds := range nativeHistogramBounds {
 			for i, b := range bounds {
@@ -317,7 +326,7 @@ func main() {
 		return
 	}
 	if len(os.Args) != 2 || (os.Args[1] != "text" && os.Args[1] != "openmetrics" && os.Args[1] != "protobuf") {
-		fmt.Fprintln(os.Stderr, "usage: client_golang text|openmetrics|protobuf|decode|created|native-bounds|native")
+		fmt.Fprintln(os.Stderr, "usage: client_golang text|openmetrics|protobuf|decode|decode-openmetrics|created|native-bounds|native")
 		os.Exit(2)
 	}
 	reg := prometheus.NewRegistry()
