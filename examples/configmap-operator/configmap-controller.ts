@@ -66,7 +66,8 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
       metadata: { name, namespace: ns, labels: { [DIGEST_OF_LABEL]: req.name }, ownerReferences },
       data: { digest, source: req.name },
     }, { signal: ctx.signal });
-    goobers.inc();
+    // the exemplar links the count to this reconcile's log lines (OpenMetrics and protobuf scrapes show it)
+    goobers.addWithExemplar(1, { reconcile_id: ctx.reconcileID });
     ctx.log.debug('created digest', { digest: name });
     return;
   }
@@ -81,7 +82,7 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
     metadata: { ...derived.metadata, labels: { ...derived.metadata?.labels, [DIGEST_OF_LABEL]: req.name }, ownerReferences },
     data: { ...derived.data, digest, source: req.name },
   }, { signal: ctx.signal });
-  goobers.inc();
+  goobers.addWithExemplar(1, { reconcile_id: ctx.reconcileID });
   ctx.log.debug('updated digest', { digest: name });
 }
 

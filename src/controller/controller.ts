@@ -2,6 +2,7 @@
  * A controller: watches, a workqueue and `maxConcurrentReconciles` workers running a reconciler, instrumented
  * with controller-runtime's `controller_runtime_*` and `workqueue_*` metrics.
  */
+import { randomUUID } from 'node:crypto';
 import type { KubeClient } from '../kube/client.js';
 import { objectKey } from '../kube/informer.js';
 import { createLogger, type Logger } from '../util/log.js';
@@ -217,7 +218,11 @@ export class Controller {
     const req: Request = keyRequest(key);
     // the request's logger is built only if something logs (keeps the hot path free of allocations)
     let reqLog: Logger | undefined;
-    const getLog = () => (reqLog ??= log.child('reconcile', req.namespace ? { namespace: req.namespace, name: req.name } : { name: req.name }));
+    // controller-runtime's reconcileID: a UUID per reconcile, in its log lines; made only when asked for
+    let reconcileID: string | undefined;
+    const getID = () => (reconcileID ??= randomUUID());
+    const getLog = () =>
+      (reqLog ??= log.child('reconcile', req.namespace ? { namespace: req.namespace, name: req.name, reconcileID: getID() } : { name: req.name, reconcileID: getID() }));
     // controller-runtime's context.WithTimeoutCause: the reconcile's own signal, aborted by the timeout or shutdown
     let timeout: AbortController | undefined;
     let cancelTimer: (() => void) | undefined;
@@ -232,6 +237,9 @@ export class Controller {
       apiReader: deps.client,
       get log() {
         return getLog();
+      },
+      get reconcileID() {
+        return getID();
       },
       signal: timeout ? AbortSignal.any([deps.signal, timeout.signal]) : deps.signal,
       cache,

@@ -60,8 +60,13 @@ export interface ReconcileContext {
   client: KubeClient;
   /** The same client without the cache: reads straight from the API server (controller-runtime's `GetAPIReader`). */
   apiReader: KubeClient;
-  /** A logger carrying the controller name and the request. */
+  /** A logger carrying the controller name, the request and the reconcile ID. */
   log: Logger;
+  /**
+   * This reconcile's ID, a random UUID as controller-runtime's `ReconcileIDFromContext`: in every line of `log`,
+   * and a handy exemplar label (`counter.addWithExemplar(1, { reconcile_id: ctx.reconcileID })`).
+   */
+  readonly reconcileID: string;
   /**
    * Aborted when the manager shuts down, or when the controller's `reconciliationTimeoutMs` has passed (its
    * reason then is a {@link ReconcileTimeoutError}). The reconcile is not cut short: honour the signal.

@@ -15,16 +15,14 @@ export class CounterChild {
 
   constructor(
     readonly labelValues: readonly string[],
-    private readonly metricName: string,
-    private readonly exemplars: ExemplarsUsed = { on: false },
-    private readonly now: () => number = Date.now,
+    private readonly shared: ExemplarsUsed,
   ) {
-    this.cell = scalarCell(labelValues, now());
+    this.cell = scalarCell(labelValues, shared.now());
   }
 
   /** Adds `v` (default 1); a negative or NaN amount throws. */
   inc(v = 1): void {
-    if (!(v >= 0)) throw new RangeError(`counter ${this.metricName}: increment must be a non-negative number, got ${v}`);
+    if (!(v >= 0)) throw new RangeError(`counter ${this.shared.metric}: increment must be a non-negative number, got ${v}`);
     this.cell.value += v;
   }
 
@@ -34,11 +32,12 @@ export class CounterChild {
    * with `v` and the time. The latest exemplar replaces the one before. Invalid labels throw and add nothing.
    */
   addWithExemplar(v: number, labels: ExemplarLabels): void {
-    if (!(v >= 0)) throw new RangeError(`counter ${this.metricName}: increment must be a non-negative number, got ${v}`);
-    const e = newExemplar(labels, v, this.now(), this.metricName);
+    const shared = this.shared;
+    if (!(v >= 0)) throw new RangeError(`counter ${shared.metric}: increment must be a non-negative number, got ${v}`);
+    const e = newExemplar(labels, v, shared.now(), shared.metric);
     this.cell.value += v;
     this.cell.exemplar = e;
-    this.exemplars.on = true;
+    shared.on = true;
   }
 
   /** The current value. */
@@ -65,17 +64,16 @@ export interface CounterOptions extends MetricOptions {
 /** A cumulative counter (client_golang `CounterVec`). */
 export class Counter extends Metric<CounterChild, ScalarCell> {
   readonly type: MetricType = 'counter';
-  private readonly exemplars: ExemplarsUsed = { on: false };
-  private readonly now: () => number;
+  private readonly exemplars: ExemplarsUsed;
 
   constructor(opts: CounterOptions) {
     super(opts);
-    this.now = opts.now ?? Date.now;
+    this.exemplars = { metric: this.name, now: opts.now ?? Date.now, on: false };
     this.registerIn(opts.registers);
   }
 
   protected newChild(labelValues: readonly string[]): CounterChild {
-    return new CounterChild(labelValues, this.name, this.exemplars, this.now);
+    return new CounterChild(labelValues, this.exemplars);
   }
 
   protected cellOf(c: CounterChild): ScalarCell {

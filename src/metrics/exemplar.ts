@@ -20,8 +20,13 @@ export interface Exemplar {
   readonly timestampMs: number;
 }
 
-/** Set once any series of a metric has an exemplar: until then OpenMetrics renders take the path without them. */
+/**
+ * What a metric's series share for their exemplars (one reference per series): the metric's name for errors, its
+ * clock, and `on`, set once any series has an exemplar: until then OpenMetrics renders take the path without them.
+ */
 export interface ExemplarsUsed {
+  readonly metric: string;
+  readonly now: () => number;
   on: boolean;
 }
 

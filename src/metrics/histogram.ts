@@ -43,12 +43,10 @@ export class HistogramChild {
     readonly labelValues: readonly string[],
     private readonly bounds: Float64Array,
     private readonly nativeCfg?: NativeConfig,
-    private readonly metricName = '',
-    private readonly exemplarsUsed: ExemplarsUsed = { on: false },
-    private readonly now: () => number = Date.now,
+    private readonly shared: ExemplarsUsed = { metric: '', now: Date.now, on: false },
   ) {
     const labelled = labelValues.length > 0;
-    const created = now();
+    const created = shared.now();
     this.cell = {
       counts: new Float64Array(bounds.length),
       sum: 0,
@@ -94,11 +92,12 @@ export class HistogramChild {
    * before. Invalid labels throw and observe nothing.
    */
   observeWithExemplar(v: number, labels: ExemplarLabels): void {
-    const e = newExemplar(labels, v, this.now(), this.metricName);
+    const shared = this.shared;
+    const e = newExemplar(labels, v, shared.now(), shared.metric);
     this.observe(v);
     const cell = this.cell;
     (cell.exemplars ??= new Array<Exemplar | undefined>(this.bounds.length + 1).fill(undefined))[bucketOf(this.bounds, v)] = e;
-    this.exemplarsUsed.on = true;
+    shared.on = true;
   }
 
   /** Starts a timer; the returned function observes the elapsed seconds and returns them. */
@@ -157,12 +156,11 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
   private readonly leText: string[];
   private readonly leOm: string[];
   private readonly native: NativeConfig | undefined;
-  private readonly exemplars: ExemplarsUsed = { on: false };
-  private readonly now: () => number;
+  private readonly exemplars: ExemplarsUsed;
 
   constructor(opts: HistogramOptions) {
     super(opts, ['le']);
-    this.now = opts.now ?? Date.now;
+    this.exemplars = { metric: this.name, now: opts.now ?? Date.now, on: false };
     this.native = nativeConfig(this.name, opts);
     const buckets = [...(opts.buckets ?? (this.native ? [] : DEFAULT_BUCKETS))].filter((b) => b !== Infinity);
     for (let i = 0; i < buckets.length; i++) {
@@ -177,7 +175,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
   }
 
   protected newChild(labelValues: readonly string[]): HistogramChild {
-    return new HistogramChild(labelValues, this.bounds, this.native, this.name, this.exemplars, this.now);
+    return new HistogramChild(labelValues, this.bounds, this.native, this.exemplars);
   }
 
   protected cellOf(c: HistogramChild): HistogramCell {

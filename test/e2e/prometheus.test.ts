@@ -177,6 +177,8 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
       `--config.file=${configFile}`,
       `--storage.tsdb.path=${join(tmp, 'tsdb')}`,
       `--web.listen-address=127.0.0.1:${port}`,
+      // exemplars from the OpenMetrics scrapes are kept and answered by /api/v1/query_exemplars (issue 39)
+      '--enable-feature=exemplar-storage',
       '--log.level=warn',
     ]);
     await eventually(async () => (await fetch(`${promUrl}/-/ready`, { signal: AbortSignal.timeout(2000) })).ok, 'prometheus ready', 30_000, 250);
@@ -234,6 +236,23 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
       return v.length === 1 && Number(v[0]!.value[1]) > 0 ? v : undefined;
     }, 'the custom counter goobers_total', 15_000, 500);
     assert.equal(goobers.length, 1);
+  });
+
+  test('an exemplar the example operator attaches (its reconcile ID) is stored by Prometheus from the OpenMetrics scrape (issue 39)', async () => {
+    type Exemplars = Array<{ seriesLabels: Record<string, string>; exemplars: Array<{ labels: Record<string, string>; value: string; timestamp: number }> }>;
+    const q = `goobers_total{namespace="${NAMESPACE}",e2e_job="manager"}`;
+    const found = await eventually(async () => {
+      const now = Date.now() / 1000;
+      const r = await promGet<Exemplars>(`/api/v1/query_exemplars?query=${encodeURIComponent(q)}&start=${now - 600}&end=${now + 60}`);
+      const e = r[0]?.exemplars.at(-1);
+      return e ? { series: r[0]!.seriesLabels, e } : undefined;
+    }, 'an exemplar of goobers_total', 30_000, 500);
+    assert.equal(found.series.__name__, 'goobers_total');
+    assert.match(found.e.labels.reconcile_id ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, JSON.stringify(found.e));
+    assert.equal(Number(found.e.value), 1);
+    assert.ok(Math.abs(found.e.timestamp - Date.now() / 1000) < 600, `exemplar timestamp ${found.e.timestamp}`);
+    // the same ID is in the manager's log lines of that reconcile: the exemplar leads to them
+    assert.ok((demo!.stdout() + demo!.stderr()).includes(found.e.labels.reconcile_id!), 'the reconcile ID is in the manager\'s log');
   });
 
   test('an unbound service account is down with 403, no token with 401, a wrong server name fails verification', async () => {
