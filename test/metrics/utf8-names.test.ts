@@ -184,6 +184,12 @@ describe('served: each Prometheus Accept header gets client_golang\'s Content-Ty
       '{"my.metric_total",code="200","my.label"="v"} 3',
     ],
     [
+      '3.0–3.3',
+      'application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;escaping=allow-utf-8;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;escaping=allow-utf-8;q=0.3,*/*;q=0.2',
+      'application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=allow-utf-8',
+      '{"my.metric_total",code="200","my.label"="v"} 3',
+    ],
+    [
       '3.4–3.14, legacy name validation',
       'application/openmetrics-text;version=1.0.0;escaping=underscores;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=underscores;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2',
       'application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores',
@@ -221,6 +227,13 @@ describe('served: each Prometheus Accept header gets client_golang\'s Content-Ty
       }
     });
   }
+
+  test('3.0–3.3 native histograms: protobuf with escaping=allow-utf-8, the names as registered', async () => {
+    const accept = `${PROTO};escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;escaping=allow-utf-8;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;escaping=allow-utf-8;q=0.2,*/*;q=0.1`;
+    const reply = await request(`${server.url}/metrics`, { headers: { Accept: accept } });
+    assert.equal(reply.headers['content-type'], 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=allow-utf-8');
+    for (const name of ['my.metric_total', 'my.label', 'zone.name']) assert.ok(reply.body.includes(Buffer.from([name.length, ...Buffer.from(name)])), name);
+  });
 
   test('3.4–3.14 proto first: protobuf with escaping=underscores (the proto entry carries none)', async () => {
     const reply = await request(`${server.url}/metrics`, { headers: { Accept: `${PROTO};q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,*/*;q=0.1` } });
