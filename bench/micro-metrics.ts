@@ -8,22 +8,35 @@
  * Prints one markdown table. Warm figures: the first render of a series also builds its cached label string.
  */
 import * as promClient from 'prom-client';
-import { Counter, Histogram, Registry, type ExpositionFormat } from '../src/metrics/index.js';
+import { Counter, Histogram, Registry, type EscapingScheme, type ExpositionFormat } from '../src/metrics/index.js';
 
 const quick = process.argv.includes('--quick');
 const K = 10;
 const CODES = ['200', '404', '500'];
 const REPS = quick ? 3 : 7;
 
-function ours(n: number): Registry {
+/**
+ * Our registry of that shape; `variant` `utf8` gives every family a name with dots (the slow path that builds its
+ * lines per escaping scheme), `exemplars` attaches one exemplar to each counter series and histogram bucket used.
+ */
+function ours(n: number, variant: 'plain' | 'utf8' | 'exemplars' = 'plain'): Registry {
   const r = new Registry();
+  const sep = variant === 'utf8' ? '.' : '_';
   for (let k = 0; k < K; k++) {
-    const c = new Counter({ name: `app_requests_${k}_total`, help: 'Requests', labelNames: ['route', 'code'], registers: [r] });
-    const h = new Histogram({ name: `app_request_duration_${k}_seconds`, help: 'Duration', labelNames: ['route', 'code'], registers: [r] });
+    const c = new Counter({ name: `app${sep}requests_${k}_total`, help: 'Requests', labelNames: ['route', 'code'], registers: [r] });
+    const h = new Histogram({ name: `app${sep}request_duration_${k}_seconds`, help: 'Duration', labelNames: ['route', 'code'], registers: [r] });
     for (let i = 0; i < n; i++) {
       const route = `/api/v1/resource/${i}`;
-      c.labels(route, CODES[i % 3]!).inc(i + 1);
       const ch = h.labels(route, CODES[i % 3]!);
+      if (variant === 'exemplars') {
+        const trace_id = `4bf92f3577b34da6a3ce929d0e0e${String(i).padStart(4, '0')}`;
+        c.labels(route, CODES[i % 3]!).addWithExemplar(i + 1, { trace_id });
+        ch.observeWithExemplar(0.01, { trace_id });
+        ch.observeWithExemplar(0.3, { trace_id });
+        ch.observeWithExemplar(2, { trace_id });
+        continue;
+      }
+      c.labels(route, CODES[i % 3]!).inc(i + 1);
       ch.observe(0.01);
       ch.observe(0.3);
       ch.observe(2);
@@ -54,13 +67,13 @@ const cpuUs = () => {
   return u.user + u.system;
 };
 
-async function renderOurs(r: Registry, format: ExpositionFormat): Promise<{ us: number; lines: number; maxSliceMs: number; bytes: number }> {
+async function renderOurs(r: Registry, format: ExpositionFormat, escaping: EscapingScheme = 'underscores'): Promise<{ us: number; lines: number; maxSliceMs: number; bytes: number }> {
   const c0 = cpuUs();
   const snap = await r.collect();
   let bytes = 0;
   let maxSliceMs = 0;
   let t = performance.now();
-  for await (const chunk of snap.chunks(format)) {
+  for await (const chunk of snap.chunks(format, escaping)) {
     bytes += chunk.length;
     const now = performance.now();
     maxSliceMs = Math.max(maxSliceMs, now - t);
@@ -98,6 +111,22 @@ for (const n of quick ? [67, 667] : [7, 67, 667]) {
   }
 }
 
+// the slow paths, at 100k lines: names to quote or escape, exemplars to append (OpenMetrics) or encode (protobuf)
+const slowRows: string[] = [];
+for (const [what, r, format, escaping] of [
+  ['dotted names, allow-utf-8 (quoted)', ours(667, 'utf8'), 'text', 'allow-utf-8'],
+  ['dotted names, underscores (escaped)', ours(667, 'utf8'), 'text', 'underscores'],
+  ['dotted names, protobuf, underscores', ours(667, 'utf8'), 'protobuf', 'underscores'],
+  ['every series and bucket with an exemplar', ours(667, 'exemplars'), 'openmetrics', 'underscores'],
+  ['every series and bucket with an exemplar', ours(667, 'exemplars'), 'protobuf', 'underscores'],
+] as const) {
+  for (let i = 0; i < 20; i++) await renderOurs(r, format, escaping);
+  const runs = [];
+  for (let i = 0; i < REPS; i++) runs.push(await renderOurs(r, format, escaping));
+  const us = median(runs.map((x) => x.us));
+  slowRows.push(`| ${what} | ${format} | ${(us / 1000).toFixed(2)} | ${(us / runs[0]!.lines).toFixed(3)} | ${(runs[0]!.bytes / 1e6).toFixed(2)} |`);
+}
+
 // pre-bound updates and label lookups
 const oc = new Counter({ name: 'u_total', help: 'x', labelNames: ['route', 'code'], registers: [] });
 const oh = new Histogram({ name: 'u_seconds', help: 'x', labelNames: ['route', 'code'], registers: [] });
@@ -118,6 +147,8 @@ const v = (i: number) => (i % 1000) / 100;
 const updates = {
   'counter child inc': nsPerOp((n) => { for (let i = 0; i < n; i++) child.inc(); }),
   'histogram child observe': nsPerOp((n) => { for (let i = 0; i < n; i++) hchild.observe(v(i)); }),
+  'counter child addWithExemplar': nsPerOp((n) => { for (let i = 0; i < n; i++) child.addWithExemplar(1, { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' }); }),
+  'histogram child observeWithExemplar': nsPerOp((n) => { for (let i = 0; i < n; i++) hchild.observeWithExemplar(v(i), { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' }); }),
   'counter labels(route, code).inc()': nsPerOp((n) => { for (let i = 0; i < n; i++) oc.labels('/api/v1/resource/1', '200').inc(); }),
   'histogram labels(route, code).observe()': nsPerOp((n) => { for (let i = 0; i < n; i++) oh.labels('/api/v1/resource/1', '200').observe(v(i)); }),
 };
@@ -126,5 +157,7 @@ console.log(`metrics core micro-benchmark, node ${process.version}, ${new Date()
 console.log('| lines | format | ours CPU ms | ours µs/line | ours longest slice ms | MB | prom-client CPU ms | prom-client µs/line |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(row);
+console.log('\n| 100k lines, slow path (issue 39) | format | ours CPU ms | ours µs/line | MB |\n|---|---|---|---|---|');
+for (const row of slowRows) console.log(row);
 console.log('\n| update | ns/op |\n|---|---|');
 for (const [k, ns] of Object.entries(updates)) console.log(`| ${k} | ${ns} |`);

@@ -32,8 +32,13 @@ export interface ExemplarsUsed {
 
 /** With the `u` flag a surrogate pair is one code point, so this matches only unpaired surrogates. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/** Any UTF-16 surrogate: without one, a string's runes are its length. */
+const SURROGATE = /[\uD800-\uDFFF]/;
 
+/** Code points (Go's runes) of `s`; -1 when it has a lone surrogate (no UTF-8 form). */
 function runes(s: string): number {
+  if (!SURROGATE.test(s)) return s.length;
+  if (LONE_SURROGATE.test(s)) return -1;
   let n = 0;
   for (const _ of s) n++;
   return n;
@@ -44,20 +49,25 @@ export function newExemplar(labels: ExemplarLabels, value: number, timestampMs: 
   if (labels === null || typeof labels !== 'object') throw new TypeError(`metric ${metric}: exemplar labels must be an object of label name → value`);
   const pairs: Array<[string, string]> = [];
   let total = 0;
-  for (const [k, v] of Object.entries(labels)) {
-    try {
-      validateLabelName(k);
-    } catch (err) {
-      throw new TypeError(`metric ${metric}: exemplar ${(err as Error).message}`);
+  for (const k in labels) {
+    if (!Object.hasOwn(labels, k)) continue;
+    const v = labels[k];
+    if (!isLegacyLabelName(k) || k.startsWith('__')) {
+      try {
+        validateLabelName(k);
+      } catch (err) {
+        throw new TypeError(`metric ${metric}: exemplar ${(err as Error).message}`);
+      }
     }
-    if (typeof v !== 'string' || LONE_SURROGATE.test(v)) throw new TypeError(`metric ${metric}: exemplar label ${k} needs a UTF-8 string value, got ${JSON.stringify(v)}`);
-    total += runes(k) + runes(v);
-    pairs.push([k, v]);
+    const n = typeof v === 'string' ? runes(v) : -1;
+    if (n < 0) throw new TypeError(`metric ${metric}: exemplar label ${k} needs a UTF-8 string value, got ${JSON.stringify(v)}`);
+    total += runes(k) + n;
+    pairs.push([k, v as string]);
   }
   if (total > EXEMPLAR_MAX_RUNES) throw new RangeError(`metric ${metric}: exemplar labels have ${total} runes, exceeding the limit of ${EXEMPLAR_MAX_RUNES}`);
   if (typeof value !== 'number') throw new TypeError(`metric ${metric}: exemplar value must be a number`);
   // Go iterates its label map in random order; sorted here, so the same exemplar is always the same bytes
-  pairs.sort((a, b) => compareUtf8(a[0], b[0]));
+  if (pairs.length > 1) pairs.sort((a, b) => compareUtf8(a[0], b[0]));
   return { labels: pairs, value, timestampMs };
 }
 
