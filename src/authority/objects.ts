@@ -12,6 +12,7 @@ import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admi
 import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
 import { appliedFields, applyEntries, removeUnapplied, type ManagedFieldsEntry } from './managed-fields.js';
 import { checkMetadataShape, defaultPodSpec, validateCRD } from './object-checks.js';
+import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
 import { applyPatch, strategicMergePatch } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { ListPages, type PageRequest } from './pagination.js';
@@ -184,14 +185,22 @@ export class ObjectService {
     checkMetadataShape(body.metadata);
   }
 
-  private validateMeta(t: ResourceType, o: KubeObject): void {
+  /** Validates an object to be stored; `old` is the stored one on an update. Every problem goes into one 422. */
+  private validateMeta(t: ResourceType, o: KubeObject, old?: KubeObject): void {
     const name = String(o.metadata.name ?? '');
     const causes: FieldCause[] = [];
+    const data = t.group === '' && (t.resource === 'configmaps' || t.resource === 'secrets') ? (t.kind as 'ConfigMap' | 'Secret') : undefined;
+    // as kube, a Secret's stringData is merged into data before it is validated
+    if (data === 'Secret') mergeStringData(o);
+    // kube validates an update's immutability before the object itself
+    if (data && old) causes.push(...immutabilityCauses(data, old, o));
     if (!name) causes.push({ field: 'metadata.name', message: 'Required value: name or generateName is required', reason: 'FieldValueRequired' });
     else for (const e of validateName(name, t.nameRule)) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
     causes.push(...validateLabels(o.metadata.labels));
     if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') causes.push(...validateCRD(o));
     if (isRbacResource(t.group, t.resource)) causes.push(...validateRbacObject(t.resource, o));
+    if (data === 'ConfigMap') causes.push(...configMapCauses(o));
+    else if (data === 'Secret') causes.push(...secretCauses(o));
     if (causes.length) throw invalid(t.kind, t.group, name, causes);
   }
 
@@ -300,7 +309,7 @@ export class ObjectService {
     if (managed?.length) m.managedFields = managed;
     else delete m.managedFields;
     delete m.selfLink;
-    this.validateMeta(t, next);
+    this.validateMeta(t, next, old);
     if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings') && JSON.stringify(old.roleRef) !== JSON.stringify(next.roleRef)) {
       throw invalid(t.kind, t.group, m.name, [{ field: 'roleRef', message: `Invalid value: ${JSON.stringify(next.roleRef ?? null)}: cannot change roleRef` }]);
     }
@@ -512,11 +521,7 @@ export class ObjectService {
           break;
         case 'secrets':
           if (!o.type) o.type = old?.type ?? 'Opaque';
-          if (o.stringData && typeof o.stringData === 'object') {
-            o.data = { ...(o.data ?? {}) };
-            for (const [k, v] of Object.entries(o.stringData)) o.data[k] = Buffer.from(String(v)).toString('base64');
-            delete o.stringData;
-          }
+          mergeStringData(o);
           if (o.type === SA_TOKEN_SECRET) this.fillTokenSecret(o);
           break;
         case 'services': {
