@@ -35,6 +35,8 @@ export function defaultPodSpec(ps: KubeObject | undefined): void {
   ps.schedulerName ??= 'default-scheduler';
   for (const c of [...(Array.isArray(ps.containers) ? ps.containers : []), ...(Array.isArray(ps.initContainers) ? ps.initContainers : [])]) {
     if (!c || typeof c !== 'object') continue;
+    // a struct, not a pointer, in kube's types: always written, `{}` when empty
+    c.resources ??= {};
     c.terminationMessagePath ??= '/dev/termination-log';
     c.terminationMessagePolicy ??= 'File';
     const image = String(c.image ?? '');

@@ -13,7 +13,7 @@ import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
 import { appliedFields, applyEntries, removeUnapplied, type ManagedFieldsEntry } from './managed-fields.js';
 import { checkMetadataShape, defaultPodSpec, validateCRD } from './object-checks.js';
 import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
-import { applyPatch, strategicMergePatch } from './patch.js';
+import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, strategicMergePatch, unsupportedPatchType } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { ListPages, type PageRequest } from './pagination.js';
 
@@ -331,6 +331,8 @@ export class ObjectService {
     const nsx = this.namespaceOf(t, ns);
     const old = this.store.get(key, nsx, name);
     const ct = contentType.split(';')[0]!.trim();
+    // custom resources have no patch strategies: kube refuses a strategic merge patch before looking the object up
+    if (t.crd && ct === 'application/strategic-merge-patch+json') throw unsupportedPatchType(CUSTOM_RESOURCE_PATCH_TYPES);
     if (ct === 'application/apply-patch+yaml') return this.serverSideApply(t, ns, name, old, patchBody as KubeObject, w);
     if (!old) throw notFound(t.resource, t.group, name);
     const current = this.present(t, old);

@@ -69,7 +69,11 @@ export function strategicMergePatch(target: Json, patch: Json): Json {
     if (v === null) {
       delete out[k];
     } else if (Array.isArray(v)) {
-      out[k] = mergeList(k, out[k], v);
+      const merged = mergeList(k, out[k], v);
+      // kube stores built-in objects typed, and their lists are `omitempty` (but `containers`): a list a
+      // `$patch: delete` emptied is absent from the result, not `[]`
+      if (merged.length === 0 && k !== 'containers' && v.some((p) => isObj(p) && p.$patch === 'delete')) delete out[k];
+      else out[k] = merged;
     } else if (isObj(v)) {
       const merged = strategicMergePatch(out[k], v);
       if (merged === undefined) delete out[k];
@@ -211,6 +215,16 @@ export function jsonPatch(doc: Json, ops: Json): Json {
   return root;
 }
 
+/** The patch types of built-in resources, in the order kube-apiserver lists them when refusing another. */
+export const BUILTIN_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/strategic-merge-patch+json'];
+/** The patch types of custom resources: no strategic merge patch (they have no patch strategies). */
+export const CUSTOM_RESOURCE_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+
+/** 415 for a patch type the resource does not take, listing those it does. */
+export function unsupportedPatchType(accepted: readonly string[]): ApiError {
+  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
+}
+
 /** Applies a patch of the given content type to an object. */
 export function applyPatch(contentType: string, current: KubeObject, patch: Json): KubeObject {
   const ct = contentType.split(';')[0]!.trim();
@@ -222,6 +236,6 @@ export function applyPatch(contentType: string, current: KubeObject, patch: Json
     case 'application/json-patch+json':
       return jsonPatch(current, patch);
     default:
-      throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+      throw unsupportedPatchType(BUILTIN_PATCH_TYPES);
   }
 }

@@ -28,18 +28,27 @@ export class Reviews {
   tokenRequest(ns: string, name: string, body: unknown): KubeObject {
     const req: KubeObject = isObj(body) ? body : {};
     if (req.kind !== undefined && req.kind !== 'TokenRequest') throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (TokenRequest)`);
+    // kube-apiserver 1.32's order: the body's name and namespace against the URL's, then the service account, then
+    // the spec (validated after the name is filled in from the service account, but reported with an empty name)
+    const meta = isObj(req.metadata) ? req.metadata : {};
+    if (typeof meta.name === 'string' && meta.name !== '' && meta.name !== name) {
+      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(meta.name)}: must match the service account name if specified` }]);
+    }
+    if (typeof meta.namespace === 'string' && meta.namespace !== '' && meta.namespace !== ns) {
+      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'metadata.namespace', message: `Invalid value: ${JSON.stringify(meta.namespace)}: must match the service account namespace if specified` }]);
+    }
     const sa = this.deps.store.get('serviceaccounts', ns, name);
     if (!sa) throw notFound('serviceaccounts', '', name);
     const spec = isObj(req.spec) ? req.spec : {};
     const exp = spec.expirationSeconds ?? 3600;
     if (typeof exp !== 'number' || !Number.isInteger(exp)) {
-      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'spec.expirationSeconds', message: `Invalid value: ${JSON.stringify(exp)}: must be an integer` }]);
+      throw invalid('TokenRequest', 'authentication.k8s.io', '', [{ field: 'spec.expirationSeconds', message: `Invalid value: ${JSON.stringify(exp)}: must be an integer` }]);
     }
     if (exp < MIN_EXPIRATION) {
-      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'spec.expirationSeconds', message: `Invalid value: ${exp}: may not specify a duration less than 10 minutes` }]);
+      throw invalid('TokenRequest', 'authentication.k8s.io', '', [{ field: 'spec.expirationSeconds', message: `Invalid value: ${exp}: may not specify a duration less than 10 minutes` }]);
     }
     if (exp > MAX_EXPIRATION) {
-      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'spec.expirationSeconds', message: `Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds` }]);
+      throw invalid('TokenRequest', 'authentication.k8s.io', '', [{ field: 'spec.expirationSeconds', message: `Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds` }]);
     }
     const audiences: string[] = Array.isArray(spec.audiences) && spec.audiences.length ? spec.audiences.map(String) : this.deps.apiAudiences;
     const boundSecret = this.boundSecret(ns, name, spec.boundObjectRef);
