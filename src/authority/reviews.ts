@@ -7,7 +7,7 @@ import type { Authenticator } from './authn.js';
 import type { Authorizer } from './authz.js';
 import type { TokenSigner } from './sa-tokens.js';
 import type { AuthzAttributes, UserInfo } from './rbac.js';
-import { badRequest, conflict, invalid, notFound } from './status.js';
+import { badRequest, conflict, invalid, notFound, type FieldCause } from './status.js';
 import { kubeTime } from './objects.js';
 import type { KubeObject } from './resources.js';
 
@@ -156,28 +156,28 @@ export class Reviews {
     const spec: KubeObject = isObj(req.spec) ? req.spec : {};
     const ra = isObj(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
     const nra = isObj(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
-    const name = String(req.metadata?.name ?? '');
-    if (!!ra === !!nra) {
-      throw invalid(kind, 'authorization.k8s.io', name, [
-        { field: 'spec.resourceAttributes', message: `Invalid value: ${ra ? 'object' : 'null'}: exactly one of nonResourceAttributes or resourceAttributes must be specified` },
-      ]);
+    const groups = Array.isArray(spec.groups) ? spec.groups.map(String) : [];
+    // kube-apiserver 1.32's checks, all reported together; the error names no kind (the internal object's Kind is
+    // empty when it is validated), hence `.authorization.k8s.io "" is invalid: …`
+    const causes: FieldCause[] = [];
+    if (ra && nra) {
+      causes.push({ field: 'spec.nonResourceAttributes', message: `Invalid value: ${goNonResourceAttributes(nra)}: cannot be specified in combination with resourceAttributes` });
     }
-    let user: UserInfo;
-    if (kind === 'SelfSubjectAccessReview') user = caller;
-    else {
-      const groups = Array.isArray(spec.groups) ? spec.groups.map(String) : [];
-      if (!spec.user && groups.length === 0) {
-        throw invalid(kind, 'authorization.k8s.io', name, [{ field: 'spec.user', message: 'Invalid value: "": at least one of user or group must be specified' }]);
-      }
-      user = { username: String(spec.user ?? ''), uid: spec.uid, groups, extra: isObj(spec.extra) ? (spec.extra as Record<string, string[]>) : undefined };
+    if (!ra && !nra) causes.push({ field: 'spec.resourceAttributes', message: 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified' });
+    if (kind !== 'SelfSubjectAccessReview' && !spec.user && groups.length === 0) {
+      causes.push({ field: 'spec.user', message: 'Invalid value: "": at least one of user or group must be specified' });
     }
     if (kind === 'LocalSubjectAccessReview') {
-      if (!ra || (ra.namespace ?? '') !== ns) {
-        throw invalid(kind, 'authorization.k8s.io', name, [
-          { field: 'spec.resourceAttributes.namespace', message: `Invalid value: ${JSON.stringify(ra?.namespace ?? '')}: must match metadata.namespace` },
-        ]);
+      if (ra && String(ra.namespace ?? '') !== ns) {
+        causes.push({ field: 'spec.resourceAttributes.namespace', message: `Invalid value: ${JSON.stringify(String(ra.namespace ?? ''))}: must match metadata.namespace` });
       }
+      if (nra) causes.push({ field: 'spec.nonResourceAttributes', message: `Invalid value: ${goNonResourceAttributes(nra)}: disallowed on this kind of request` });
     }
+    if (causes.length) throw invalid('', 'authorization.k8s.io', '', causes);
+    const user: UserInfo =
+      kind === 'SelfSubjectAccessReview'
+        ? caller
+        : { username: String(spec.user ?? ''), uid: spec.uid, groups, extra: isObj(spec.extra) ? (spec.extra as Record<string, string[]>) : undefined };
     const attrs: AuthzAttributes = ra
       ? {
           user,
@@ -201,6 +201,11 @@ export class Reviews {
       status,
     };
   }
+}
+
+/** `%#v` of kube's internal `authorization.NonResourceAttributes`, the value its validation errors show. */
+function goNonResourceAttributes(nra: KubeObject): string {
+  return `authorization.NonResourceAttributes{Path:${JSON.stringify(String(nra.path ?? ''))}, Verb:${JSON.stringify(String(nra.verb ?? ''))}}`;
 }
 
 function userOut(u: UserInfo): KubeObject {
