@@ -75,7 +75,8 @@ export class Authorizer {
 /** kube's Forbidden message: `<res> "<name>" is forbidden: User "<u>" cannot <verb> resource "<res>" in API group "<g>" ...`. */
 export function forbidden(user: UserInfo, info: RequestInfo, reason: string): ApiError {
   let msg: string;
-  let details: ApiError['details'];
+  // kube's NewForbidden always sets details; without a resource all its members are empty: `"details": {}`
+  let details: ApiError['details'] = {};
   if (!info.isResourceRequest) {
     msg = `forbidden: User "${user.username}" cannot ${info.verb} path "${info.path}"`;
   } else {

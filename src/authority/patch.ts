@@ -139,9 +139,17 @@ function getAt(doc: Json, parts: string[]): Json {
 function parentOf(doc: Json, parts: string[], op: string): { parent: Json; key: string } {
   const parent = getAt(doc, parts.slice(0, -1));
   if (!Array.isArray(parent) && !isObj(parent)) {
-    throw new ApiError(422, 'Invalid', `jsonpatch ${op} operation does not apply: doc is missing path: "/${parts.join('/')}"`);
+    throw patchFailed(`jsonpatch ${op} operation does not apply: doc is missing path: "/${parts.join('/')}"`);
   }
   return { parent, key: parts[parts.length - 1]! };
+}
+
+/**
+ * A JSON patch that does not apply (a failed `test`, a missing path): kube-apiserver answers its generic 422 with
+ * neither causes nor the patch library's own text (what failed is `_detail`, kept for the reader of this code).
+ */
+function patchFailed(_detail: string): ApiError {
+  return new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request');
 }
 
 /** RFC 6902 JSON patch. */
@@ -159,11 +167,11 @@ export function jsonPatch(doc: Json, ops: Json): Json {
       const { parent, key } = parentOf(root, parts, op.op);
       if (Array.isArray(parent)) {
         const i = key === '-' ? parent.length : Number(key);
-        if (!Number.isInteger(i) || i < 0 || i > parent.length) throw new ApiError(422, 'Invalid', `jsonpatch ${op.op}: index ${key} out of range`);
+        if (!Number.isInteger(i) || i < 0 || i > parent.length) throw patchFailed(`jsonpatch ${op.op}: index ${key} out of range`);
         if (insert) parent.splice(i, 0, value);
         else parent[i] = value;
       } else {
-        if (!insert && !(key in parent)) throw new ApiError(422, 'Invalid', `jsonpatch replace operation does not apply: doc is missing key: ${op.path}`);
+        if (!insert && !(key in parent)) throw patchFailed(`jsonpatch replace operation does not apply: doc is missing key: ${op.path}`);
         parent[key] = value;
       }
     };
@@ -171,10 +179,10 @@ export function jsonPatch(doc: Json, ops: Json): Json {
       const { parent, key } = parentOf(root, parts, op.op);
       if (Array.isArray(parent)) {
         const i = Number(key);
-        if (!Number.isInteger(i) || i < 0 || i >= parent.length) throw new ApiError(422, 'Invalid', `jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
+        if (!Number.isInteger(i) || i < 0 || i >= parent.length) throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
         return parent.splice(i, 1)[0];
       }
-      if (!(key in parent)) throw new ApiError(422, 'Invalid', `jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
+      if (!(key in parent)) throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
       const v = parent[key];
       delete parent[key];
       return v;
@@ -190,7 +198,7 @@ export function jsonPatch(doc: Json, ops: Json): Json {
         remove();
         break;
       case 'test':
-        if (JSON.stringify(getAt(root, parts)) !== JSON.stringify(op.value)) throw new ApiError(422, 'Invalid', `the json patch test operation failed at ${op.path}`);
+        if (JSON.stringify(getAt(root, parts)) !== JSON.stringify(op.value)) throw patchFailed(`testing value ${op.path} failed: test failed`);
         break;
       case 'move':
       case 'copy': {

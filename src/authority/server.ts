@@ -51,8 +51,17 @@ export interface ServerDeps {
   logger: Logger;
 }
 
+/** Answers kube-apiserver indents: for `?pretty=true` and for curl, wget and probes (by User-Agent). */
+const prettyResponses = new WeakSet<ServerResponse>();
+
+function wantsPretty(req: IncomingMessage): boolean {
+  const q = req.url?.includes('?') ? new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1)).get('pretty') : null;
+  if (q !== null) return q === 'true' || q === '1';
+  return /^(curl|Wget|kube-probe)/.test(req.headers['user-agent'] ?? '');
+}
+
 function send(res: ServerResponse, code: number, body: unknown, head = false): void {
-  const text = JSON.stringify(body);
+  const text = prettyResponses.has(res) ? JSON.stringify(body, null, 2) : JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Content-Length': Buffer.byteLength(text) });
   res.end(head ? undefined : text);
 }
@@ -166,6 +175,7 @@ export function createHandler(d: ServerDeps): (req: IncomingMessage, res: Server
     };
     res.once('close', finished);
     res.once('finish', finished);
+    if (wantsPretty(req)) prettyResponses.add(res);
     handle(d, req, res).catch((err: unknown) => {
       if (err instanceof ApiError) return sendError(res, err);
       d.logger.error('request failed', { method: req.method, path: req.url?.split('?')[0], err: err instanceof Error ? err.message : String(err) });

@@ -29,13 +29,11 @@ export class ApiError extends Error {
   }
 
   toStatus(): StatusBody {
-    const s: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: this.listContinue ? { continue: this.listContinue } : {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
-    if (this.details) {
-      // Go's omitempty: empty strings are not serialized (core-group errors carry no `group`).
-      const d = Object.fromEntries(Object.entries(this.details).filter(([, v]) => v !== '' && v !== undefined));
-      s.details = d as StatusBody['details'];
-    }
-    return s;
+    // in the order of Go's metav1.Status fields (pretty-printed answers show it), `details` before `code`
+    // Go's omitempty: empty strings are not serialized (core-group errors carry no `group`)
+    const details = this.details && (Object.fromEntries(Object.entries(this.details).filter(([, v]) => v !== '' && v !== undefined)) as StatusBody['details']);
+    const metadata = this.listContinue ? { continue: this.listContinue } : {};
+    return { kind: 'Status', apiVersion: 'v1', metadata, status: 'Failure', message: this.message, reason: this.reason, ...(details ? { details } : {}), code: this.code };
   }
 }
 
