@@ -67,16 +67,6 @@ export function quoteName(name: string): string {
   return '"' + name.replace(/[\\\n"]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : '\\"')) + '"';
 }
 
-/**
- * How a name is written under a scheme: bare if legacy; else quoted (`allow-utf-8`) or escaped. `quoted` tells
- * whether the result must go inside the braces (a metric name) or may stand as is.
- */
-export function exposedName(name: string, scheme: EscapingScheme, kind: NameKind = 'metric'): { text: string; quoted: boolean } {
-  if (isLegacy(name, kind)) return { text: name, quoted: false };
-  if (scheme === 'allow-utf-8') return { text: quoteName(name), quoted: true };
-  return { text: escapeName(name, scheme, kind), quoted: false };
-}
-
 /** The name a scheme sends without quoting (protobuf, and the text formats before they quote): escaped or as is. */
 export function sentName(name: string, scheme: EscapingScheme, kind: NameKind = 'metric'): string {
   return scheme === 'allow-utf-8' || isLegacy(name, kind) ? name : escapeName(name, scheme, kind);

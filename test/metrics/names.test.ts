@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { escapeName, exposedName, isLegacyName, quoteName } from '../../src/metrics/names.js';
+import { escapeName, isLegacyName, quoteName, sentName, writtenName } from '../../src/metrics/names.js';
 
 test('legacy names: written bare under every scheme but dots, which escapes underscores', () => {
   assert.ok(isLegacyName('controller_runtime_reconcile_total'));
@@ -14,7 +14,7 @@ test('legacy names: written bare under every scheme but dots, which escapes unde
   assert.equal(escapeName('a_b', 'underscores'), 'a_b');
   assert.equal(escapeName('a_b', 'values'), 'a_b');
   assert.equal(escapeName('a_b', 'dots'), 'a__b');
-  for (const s of ['allow-utf-8', 'underscores', 'dots', 'values'] as const) assert.deepEqual(exposedName('a_b', s), { text: 'a_b', quoted: false });
+  for (const s of ['allow-utf-8', 'underscores', 'dots', 'values'] as const) assert.equal(writtenName(sentName('a_b', s)), 'a_b');
 });
 
 test('underscores: each rune that is not a legacy rune becomes one _', () => {
@@ -39,6 +39,6 @@ test('values: U__ and hex code points', () => {
 test('allow-utf-8: quoted, with \\, newline and " escaped', () => {
   assert.equal(quoteName('my.metric'), '"my.metric"');
   assert.equal(quoteName('say "hi"\\\n'), '"say \\"hi\\"\\\\\\n"');
-  assert.deepEqual(exposedName('my.metric', 'allow-utf-8'), { text: '"my.metric"', quoted: true });
-  assert.deepEqual(exposedName('my.metric', 'underscores'), { text: 'my_metric', quoted: false });
+  assert.equal(writtenName(sentName('my.metric', 'allow-utf-8')), '"my.metric"');
+  assert.equal(writtenName(sentName('my.metric', 'underscores')), 'my_metric');
 });
