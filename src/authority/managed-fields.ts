@@ -1,104 +1,46 @@
 /**
- * Field ownership for server-side apply, simplified: each apply manager's last applied field set is kept in
- * `metadata.managedFields` (`operation: Apply`, `fieldsType: FieldsV1`), and when a manager applies again, the
- * fields it applied before but no longer applies are removed from the object unless another apply manager also
- * applies them. That is what makes `kubectl apply --server-side` drop a key deleted from the manifest, as in a
- * cluster. Not modelled: conflicts with other managers (every apply behaves as `--force-conflicts`) and ownership
- * by non-apply (update) managers.
+ * Field ownership as kube-apiserver tracks it in `metadata.managedFields` (server-side apply):
  *
- * Field sets use the FieldsV1 key shapes: `f:<field>` for object fields, `k:{"<mergeKey>":<value>}` for elements of
- * lists merged by key; any other list is one atomic field. A leaf is `{}`.
+ * - an apply records the fields its configuration sets under `(manager, Apply)`; a field another manager owns with a
+ *   different value is a conflict (409) unless the apply is forced, which moves the field to the applier; an equal
+ *   value is co-owned; a field the manager applied before and omits now is removed unless someone else owns it;
+ * - every other write (create, update, patches) takes the fields it adds or changes into `(manager, apiVersion,
+ *   Update)` and out of every other manager's set, and removed fields leave every set.
+ *
+ * Field sets are sets of paths whose elements are FieldsV1 keys: `f:<field>`, `k:<JSON of the key fields>` (lists
+ * merged by key), `v:<JSON value>` (lists of sets), `i:<n>`; any other list is one atomic field. Which lists are
+ * keyed or sets comes from a {@link ListShapes} resolver: the built-in kinds' merge keys, or a CRD's schema.
  */
 import { mergeKeyFor } from './patch.js';
 import type { KubeObject } from './resources.js';
 
-/** A FieldsV1 set. */
+/** A FieldsV1 trie as stored in `managedFields[].fieldsV1`. */
 export type FieldSet = { [key: string]: FieldSet };
+
+/** One path: FieldsV1 keys from the object's root. */
+export type FieldPath = string[];
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const isObj = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function setOf(v: Record<string, Json>): FieldSet {
-  const out: FieldSet = {};
-  for (const [k, x] of Object.entries(v)) {
-    if (k.startsWith('$')) continue;
-    if (isObj(x)) out[`f:${k}`] = setOf(x);
-    else if (Array.isArray(x)) {
-      const key = x.length && x.every(isObj) ? mergeKeyFor(k, x) : undefined;
-      if (!key) out[`f:${k}`] = {};
-      else {
-        const els: FieldSet = {};
-        for (const el of x) els[`k:${JSON.stringify({ [key]: el[key] })}`] = setOf(el);
-        out[`f:${k}`] = els;
-      }
-    } else out[`f:${k}`] = {};
-  }
-  return out;
-}
+/** How the elements of a list are told apart. */
+export type ListShape = { type: 'map'; keys: string[] } | { type: 'set' } | { type: 'atomic' };
 
-/** The fields an applied configuration sets (metadata: labels and annotations only; never status). */
-export function appliedFields(config: KubeObject): FieldSet {
-  const { apiVersion: _a, kind: _k, metadata, status: _s, ...rest } = config;
-  const out = setOf(rest);
-  const meta: Record<string, Json> = {};
-  if (isObj(metadata)) {
-    if (isObj(metadata.labels)) meta.labels = metadata.labels;
-    if (isObj(metadata.annotations)) meta.annotations = metadata.annotations;
-  }
-  if (Object.keys(meta).length) out['f:metadata'] = setOf(meta);
-  return out;
-}
+/** Resolves the shape of the list at `path` (its FieldsV1 keys; the last one is `f:<field>`). */
+export type ListShapes = (path: FieldPath, items: Json[]) => ListShape;
 
-function child(container: Json, key: string): { value: Json; remove: () => void } | undefined {
-  if (key.startsWith('f:') && isObj(container)) {
-    const f = key.slice(2);
-    if (!(f in container)) return undefined;
-    return { value: container[f], remove: () => delete container[f] };
-  }
-  if (key.startsWith('k:') && Array.isArray(container)) {
-    let want: Record<string, Json>;
-    try {
-      want = JSON.parse(key.slice(2)) as Record<string, Json>;
-    } catch {
-      return undefined;
-    }
-    const i = container.findIndex((el) => isObj(el) && Object.entries(want).every(([k, v]) => el[k] === v));
-    if (i < 0) return undefined;
-    return { value: container[i], remove: () => container.splice(i, 1) };
-  }
-  return undefined;
-}
+/** The built-in kinds' lists: keyed by their strategic merge key, `finalizers` a set, any other list atomic. */
+export const builtinListShapes: ListShapes = (path, items) => {
+  const last = path[path.length - 1] ?? '';
+  const field = last.startsWith('f:') ? last.slice(2) : '';
+  if (field === 'finalizers' && path.length === 2 && path[0] === 'f:metadata') return { type: 'set' };
+  if (!items.length || !items.every(isObj)) return { type: 'atomic' };
+  const key = mergeKeyFor(field, items);
+  return key ? { type: 'map', keys: [key] } : { type: 'atomic' };
+};
 
-const isLeaf = (s: FieldSet | undefined) => !s || Object.keys(s).length === 0;
-
-/**
- * Removes from `obj` (in place) the fields in `before` that are not in `after`, except those in one of `others`.
- * Where both sets go deeper, it recurses.
- */
-export function removeUnapplied(obj: Json, before: FieldSet, after: FieldSet, others: FieldSet[]): void {
-  for (const [key, sub] of Object.entries(before)) {
-    const c = child(obj, key);
-    if (!c) continue;
-    const still = after[key];
-    const otherSubs = others.map((o) => o[key]).filter((x): x is FieldSet => x !== undefined);
-    if (still === undefined) {
-      // a list element the manager no longer applies goes as a whole; a leaf too
-      if (key.startsWith('k:') || isLeaf(sub)) {
-        if (otherSubs.length === 0) c.remove();
-        continue;
-      }
-      // an object field: only the fields this manager owned inside it go (others, e.g. set by updates, stay)
-      if (otherSubs.some(isLeaf)) continue;
-      removeUnapplied(c.value, sub, {}, otherSubs);
-      if (isObj(c.value) && Object.keys(c.value).length === 0) c.remove();
-      continue;
-    }
-    if (!isLeaf(sub) && !isLeaf(still)) removeUnapplied(c.value, sub, still, otherSubs.filter((o) => !isLeaf(o)));
-  }
-}
-
-/** One `metadata.managedFields` entry of an apply. */
+/** One `metadata.managedFields` entry. */
 export interface ManagedFieldsEntry {
   manager: string;
   operation: 'Apply' | 'Update';
@@ -109,8 +51,372 @@ export interface ManagedFieldsEntry {
   subresource?: string;
 }
 
-/** The apply entries of an object (others are ignored). */
-export function applyEntries(o: KubeObject | undefined): ManagedFieldsEntry[] {
+// ---- paths ----
+
+const SEP = '\u0000';
+const encode = (p: FieldPath) => p.join(SEP);
+const decode = (s: string): FieldPath => (s === '' ? [] : s.split(SEP));
+
+/** A set of field paths. */
+export class PathSet {
+  private readonly paths = new Set<string>();
+
+  constructor(paths: Iterable<FieldPath> = []) {
+    for (const p of paths) this.add(p);
+  }
+
+  add(p: FieldPath): void {
+    this.paths.add(encode(p));
+  }
+  has(p: FieldPath): boolean {
+    return this.paths.has(encode(p));
+  }
+  delete(p: FieldPath): void {
+    this.paths.delete(encode(p));
+  }
+  get size(): number {
+    return this.paths.size;
+  }
+  *[Symbol.iterator](): IterableIterator<FieldPath> {
+    for (const s of this.paths) yield decode(s);
+  }
+  /** A copy without the paths in `other`. */
+  minus(other: PathSet): PathSet {
+    return new PathSet([...this].filter((p) => !other.has(p)));
+  }
+
+  /** Parses a FieldsV1 trie (`".": {}` marks the node itself; an empty node is a leaf). */
+  static fromFieldsV1(v: unknown): PathSet {
+    const out = new PathSet();
+    const walk = (node: Json, prefix: FieldPath) => {
+      if (!isObj(node)) return;
+      for (const [k, sub] of Object.entries(node)) {
+        if (k === '.') out.add(prefix);
+        else if (!isObj(sub) || Object.keys(sub).length === 0) out.add([...prefix, k]);
+        else walk(sub, [...prefix, k]);
+      }
+    };
+    walk(v, []);
+    return out;
+  }
+
+  /** The FieldsV1 trie: a member with members below it gets `".": {}`; keys in FieldsV1's order. */
+  toFieldsV1(): FieldSet {
+    const root: FieldSet = {};
+    const members = new Set<string>();
+    for (const p of this) {
+      let node = root;
+      for (const k of p) node = node[k] ??= {};
+      members.add(encode(p));
+    }
+    const order = (k: string) => (k === '.' ? 0 : 'fkvi'.indexOf(k[0]!) + 1);
+    const finish = (node: FieldSet, prefix: FieldPath): FieldSet => {
+      const keys = Object.keys(node);
+      if (keys.length && members.has(encode(prefix)) && prefix.length) node['.'] = {};
+      const out: FieldSet = {};
+      for (const k of Object.keys(node).sort((a, b) => order(a) - order(b) || (a < b ? -1 : a > b ? 1 : 0))) {
+        out[k] = k === '.' ? {} : finish(node[k]!, [...prefix, k]);
+      }
+      return out;
+    };
+    return finish(root, []);
+  }
+}
+
+/** The key of a list element: `k:{…}` for keyed lists, `v:…` for sets, else `i:<n>`. */
+function elementKey(shape: ListShape, el: Json, i: number): string {
+  if (shape.type === 'map' && isObj(el)) {
+    const key: Record<string, Json> = {};
+    for (const k of [...shape.keys].sort()) if (k in el) key[k] = el[k];
+    return `k:${JSON.stringify(key)}`;
+  }
+  if (shape.type === 'set') return `v:${JSON.stringify(el)}`;
+  return `i:${i}`;
+}
+
+/** The value at a path (undefined when absent). */
+export function valueAt(obj: Json, path: FieldPath, shapes: ListShapes = builtinListShapes): Json {
+  let cur = obj;
+  const at: FieldPath = [];
+  for (const k of path) {
+    if (k.startsWith('f:')) {
+      if (!isObj(cur) || !(k.slice(2) in cur)) return undefined;
+      cur = cur[k.slice(2)];
+    } else {
+      if (!Array.isArray(cur)) return undefined;
+      const shape = shapes(at, cur);
+      const list: Json[] = cur;
+      const i = list.findIndex((el, n) => elementKey(shape, el, n) === k);
+      if (i < 0) return undefined;
+      cur = list[i];
+    }
+    at.push(k);
+  }
+  return cur;
+}
+
+/** Removes the value at a path; an object left empty by it goes too (up to, not including, the root). */
+function removeAt(obj: Json, path: FieldPath, shapes: ListShapes): void {
+  // chain[i] is the value at path[0..i)
+  const chain: Json[] = [obj];
+  for (let i = 0; i < path.length; i++) {
+    const v = valueAt(chain[i], [path[i]!], (q, items) => shapes([...path.slice(0, i), ...q], items));
+    if (v === undefined) return;
+    chain.push(v);
+  }
+  for (let n = path.length - 1; n >= 0; n--) {
+    const container = chain[n];
+    const key = path[n]!;
+    if (key.startsWith('f:')) delete container[key.slice(2)];
+    else {
+      const shape = shapes(path.slice(0, n), container);
+      const i = (container as Json[]).findIndex((el, j) => elementKey(shape, el, j) === key);
+      if (i >= 0) container.splice(i, 1);
+    }
+    if (n === 0 || !(isObj(container) && Object.keys(container).length === 0)) break;
+  }
+}
+
+/**
+ * The paths an object sets: every leaf (scalar, atomic list, empty object) and every element of a keyed or set
+ * list. `apiVersion`, `kind` and `metadata` (but for labels, annotations, finalizers and ownerReferences) are never
+ * tracked.
+ */
+export function fieldsOf(o: KubeObject, shapes: ListShapes = builtinListShapes, only?: 'status' | 'no-status'): PathSet {
+  const out = new PathSet();
+  const walk = (v: Json, path: FieldPath) => {
+    if (isObj(v)) {
+      const keys = Object.keys(v).filter((k) => !k.startsWith('$'));
+      if (!keys.length && path.length) out.add(path);
+      for (const k of keys) walk(v[k], [...path, `f:${k}`]);
+      return;
+    }
+    if (Array.isArray(v)) {
+      const shape = shapes(path, v);
+      if (shape.type === 'atomic') out.add(path);
+      else
+        v.forEach((el, i) => {
+          const p = [...path, elementKey(shape, el, i)];
+          out.add(p);
+          if (shape.type === 'map' && isObj(el)) for (const k of Object.keys(el)) walk(el[k], [...p, `f:${k}`]);
+        });
+      return;
+    }
+    out.add(path);
+  };
+  if (!isObj(o)) return out;
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'apiVersion' || k === 'kind' || k.startsWith('$')) continue;
+    if (only === 'status' && k !== 'status') continue;
+    if (only === 'no-status' && k === 'status') continue;
+    if (k === 'metadata') {
+      if (!isObj(v)) continue;
+      for (const m of ['labels', 'annotations', 'finalizers', 'ownerReferences']) if (m in v && v[m] !== null) walk(v[m], ['f:metadata', `f:${m}`]);
+      continue;
+    }
+    walk(v, [`f:${k}`]);
+  }
+  return out;
+}
+
+const same = (a: Json, b: Json) => JSON.stringify(a) === JSON.stringify(b);
+const isElement = (p: FieldPath) => /^[kvi]:/.test(p[p.length - 1] ?? '');
+
+/** Whether the value at `p` differs between two objects (a list element: whether it is present in both). */
+function differs(a: Json, b: Json, p: FieldPath, shapes: ListShapes): boolean {
+  const x = valueAt(a, p, shapes);
+  const y = valueAt(b, p, shapes);
+  if (isElement(p)) return (x === undefined) !== (y === undefined);
+  return !same(x, y);
+}
+
+/** The SMD text of a path, as conflict messages print it: `.spec.containers[name="c"].image`. */
+export function pathText(p: FieldPath): string {
+  return p
+    .map((k) => {
+      if (k.startsWith('f:')) return `.${k.slice(2)}`;
+      if (k.startsWith('i:')) return `[${k.slice(2)}]`;
+      if (k.startsWith('v:')) return `[=${k.slice(2)}]`;
+      const key = JSON.parse(k.slice(2)) as Record<string, Json>;
+      return `[${Object.keys(key).sort().map((n) => `${n}=${JSON.stringify(key[n])}`).join(',')}]`;
+    })
+    .join('');
+}
+
+/** The entries of an object's `metadata.managedFields` that are well-formed. */
+export function entriesOf(o: KubeObject | undefined): ManagedFieldsEntry[] {
   const mf = o?.metadata?.managedFields;
-  return Array.isArray(mf) ? (mf.filter((e) => isObj(e) && e.operation === 'Apply' && typeof e.manager === 'string' && isObj(e.fieldsV1)) as ManagedFieldsEntry[]) : [];
+  if (!Array.isArray(mf)) return [];
+  return mf.filter((e) => isObj(e) && (e.operation === 'Apply' || e.operation === 'Update') && typeof e.manager === 'string') as ManagedFieldsEntry[];
+}
+
+/** kube's order: Apply before Update, then by time, manager, apiVersion, subresource. */
+function sortEntries(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
+  const cmp = (a?: string, b?: string) => ((a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0);
+  return [...entries].sort(
+    (a, b) =>
+      (a.operation === b.operation ? 0 : a.operation === 'Apply' ? -1 : 1) ||
+      cmp(a.time, b.time) ||
+      cmp(a.manager, b.manager) ||
+      cmp(a.apiVersion, b.apiVersion) ||
+      cmp(a.subresource, b.subresource),
+  );
+}
+
+/** At most this many Update entries are kept; the oldest are merged per apiVersion into `ancient-changes`. */
+const MAX_UPDATE_ENTRIES = 10;
+
+function capUpdates(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
+  const updates = entries.filter((e) => e.operation === 'Update');
+  if (updates.length <= MAX_UPDATE_ENTRIES) return entries;
+  const oldest = sortEntries(updates).slice(0, updates.length - MAX_UPDATE_ENTRIES + 1);
+  const merged = new Map<string, ManagedFieldsEntry>();
+  for (const e of oldest) {
+    const m = merged.get(e.apiVersion);
+    const set = PathSet.fromFieldsV1(e.fieldsV1);
+    if (m) for (const p of PathSet.fromFieldsV1(m.fieldsV1)) set.add(p);
+    merged.set(e.apiVersion, { ...e, manager: 'ancient-changes', time: m && m.time > e.time ? m.time : e.time, fieldsV1: set.toFieldsV1() });
+  }
+  return [...entries.filter((e) => !oldest.includes(e)), ...merged.values()];
+}
+
+/** Working state: the entries with their parsed sets. */
+interface Owned {
+  entry: ManagedFieldsEntry;
+  set: PathSet;
+}
+
+function finish(owned: Owned[]): ManagedFieldsEntry[] {
+  const out = owned.filter((o) => o.set.size > 0).map((o) => ({ ...o.entry, fieldsV1: o.set.toFieldsV1() }));
+  return sortEntries(capUpdates(out));
+}
+
+/** Which part of an object a write owns: the status subresource, or the main resource of a kind with one. */
+export type Scope = 'status' | 'no-status' | undefined;
+
+/**
+ * The managed fields after a non-apply write: what it added or changed moves to `(manager, apiVersion, Update)`;
+ * what it removed leaves every set. `time` is the write's; the entry keeps its old time when it took nothing.
+ */
+export function afterUpdate(p: {
+  old: KubeObject | undefined;
+  next: KubeObject;
+  entries: ManagedFieldsEntry[];
+  manager: string;
+  apiVersion: string;
+  subresource?: string;
+  scope: Scope;
+  time: string;
+  shapes?: ListShapes;
+}): ManagedFieldsEntry[] {
+  const shapes = p.shapes ?? builtinListShapes;
+  const now = fieldsOf(p.next, shapes, p.scope);
+  const changed = new PathSet([...now].filter((path) => !p.old || differs(p.old, p.next, path, shapes)));
+  const owned: Owned[] = p.entries.map((entry) => ({ entry, set: PathSet.fromFieldsV1(entry.fieldsV1) }));
+  const mine = (e: ManagedFieldsEntry) => e.operation === 'Update' && e.manager === p.manager && e.apiVersion === p.apiVersion && (e.subresource ?? '') === (p.subresource ?? '');
+  let self = owned.find((o) => mine(o.entry));
+  for (const o of owned) {
+    if (o === self) continue;
+    for (const path of [...o.set]) if (changed.has(path) || valueAt(p.next, path, shapes) === undefined) o.set.delete(path);
+  }
+  if (self) for (const path of [...self.set]) if (valueAt(p.next, path, shapes) === undefined) self.set.delete(path);
+  if (changed.size) {
+    if (!self) {
+      self = { entry: { manager: p.manager, operation: 'Update', apiVersion: p.apiVersion, time: p.time, fieldsType: 'FieldsV1', fieldsV1: {}, ...(p.subresource ? { subresource: p.subresource } : {}) }, set: new PathSet() };
+      owned.push(self);
+    }
+    self.entry = { ...self.entry, time: p.time };
+    for (const path of changed) self.set.add(path);
+  }
+  return finish(owned);
+}
+
+/** One conflict of an apply: a path and the manager that owns it with another value. */
+export interface FieldConflict {
+  path: FieldPath;
+  entry: ManagedFieldsEntry;
+}
+
+/** The conflict text of a manager: `"name"` for an applier, `"name" using <apiVersion>` for an updater. */
+export function managerText(e: ManagedFieldsEntry): string {
+  const sub = e.subresource ? ` with subresource ${JSON.stringify(e.subresource)}` : '';
+  return e.operation === 'Apply' ? `${JSON.stringify(e.manager)}${sub}` : `${JSON.stringify(e.manager)}${sub} using ${e.apiVersion}`;
+}
+
+/** kube's message for a failed apply. */
+export function conflictMessage(conflicts: FieldConflict[]): string {
+  if (conflicts.length === 1) return `Apply failed with 1 conflict: conflict with ${managerText(conflicts[0]!.entry)}: ${pathText(conflicts[0]!.path)}`;
+  const by = new Map<string, string[]>();
+  for (const c of conflicts) {
+    const m = managerText(c.entry);
+    by.set(m, [...(by.get(m) ?? []), pathText(c.path)]);
+  }
+  const parts = [...by.keys()].sort().map((m) => [`conflicts with ${m}:`, ...by.get(m)!.map((p) => `- ${p}`)].join('\n'));
+  return `Apply failed with ${conflicts.length} conflicts: ${parts.join('\n')}`;
+}
+
+/** What an apply computes: the paths to prune from the live object, the conflicts, and the managed fields after it. */
+export interface ApplyPlan {
+  conflicts: FieldConflict[];
+  /** Paths the manager applied before and no longer applies, owned by no one else: remove them from the object. */
+  prune: FieldPath[];
+  /** The managed fields once the apply is done (with `force`, or when there are no conflicts). */
+  entries: ManagedFieldsEntry[];
+}
+
+/**
+ * Plans an apply of `config` by `manager` over `live` (undefined: the apply creates the object). The entries are
+ * those of a forced apply: the caller fails with the conflicts unless the apply is forced.
+ */
+export function planApply(p: {
+  live: KubeObject | undefined;
+  config: KubeObject;
+  entries: ManagedFieldsEntry[];
+  manager: string;
+  apiVersion: string;
+  subresource?: string;
+  scope: Scope;
+  time: string;
+  shapes?: ListShapes;
+}): ApplyPlan {
+  const shapes = p.shapes ?? builtinListShapes;
+  const applied = fieldsOf(p.config, shapes, p.scope);
+  const owned: Owned[] = p.entries.map((entry) => ({ entry, set: PathSet.fromFieldsV1(entry.fieldsV1) }));
+  const isSelf = (e: ManagedFieldsEntry) => e.operation === 'Apply' && e.manager === p.manager && (e.subresource ?? '') === (p.subresource ?? '');
+  const selfIndex = owned.findIndex((o) => isSelf(o.entry));
+  const previous = selfIndex >= 0 ? owned.splice(selfIndex, 1)[0] : undefined;
+  const conflicts: FieldConflict[] = [];
+  if (p.live) {
+    for (const o of owned) {
+      for (const path of applied) if (o.set.has(path) && differs(p.live, p.config, path, shapes)) conflicts.push({ path, entry: o.entry });
+    }
+  }
+  // a forced apply takes the conflicting fields from their owners
+  for (const c of conflicts) owned.find((o) => o.entry === c.entry)!.set.delete(c.path);
+  const prune: FieldPath[] = [];
+  if (previous && p.live) {
+    for (const path of previous.set) {
+      if (applied.has(path) || owned.some((o) => o.set.has(path))) continue;
+      // an element that goes takes its fields with it: skip paths below another pruned path
+      if (prune.some((q) => q.length < path.length && q.every((k, i) => path[i] === k))) continue;
+      prune.push(path);
+    }
+  }
+  const sameSet = previous && previous.set.size === applied.size && [...applied].every((x) => previous.set.has(x));
+  const entry: ManagedFieldsEntry = {
+    manager: p.manager,
+    operation: 'Apply',
+    apiVersion: p.apiVersion,
+    time: sameSet && previous ? previous.entry.time : p.time,
+    fieldsType: 'FieldsV1',
+    fieldsV1: {},
+    ...(p.subresource ? { subresource: p.subresource } : {}),
+  };
+  owned.push({ entry, set: applied });
+  return { conflicts, prune: prune.sort((a, b) => b.length - a.length), entries: finish(owned) };
+}
+
+/** Removes the planned paths from an object (in place). */
+export function prunePaths(obj: KubeObject, paths: FieldPath[], shapes: ListShapes = builtinListShapes): void {
+  for (const p of paths) removeAt(obj, p, shapes);
 }

@@ -10,7 +10,7 @@ import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type 
 import { validateLabels, validateName } from './validation.js';
 import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
 import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
-import { appliedFields, applyEntries, removeUnapplied, type ManagedFieldsEntry } from './managed-fields.js';
+import { afterUpdate, conflictMessage, entriesOf, fieldsOf, managerText, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ManagedFieldsEntry, type Scope } from './managed-fields.js';
 import { checkMetadataShape, defaultPodSpec, validateCRD } from './object-checks.js';
 import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
 import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, strategicMergePatch, unsupportedPatchType } from './patch.js';
@@ -24,8 +24,24 @@ export interface WriteOptions {
   admit?: (next: KubeObject, old: KubeObject | undefined) => void;
   /** The `fieldManager` query parameter (server-side apply records its fields under it). */
   fieldManager?: string;
+  /**
+   * Who writes, for field ownership: the `fieldManager` parameter, else the client's User-Agent up to its first `/`.
+   * Writes without one (the authority's own) leave managedFields as they are.
+   */
+  manager?: string;
+  /** Server-side apply: take the fields other managers own (`--force-conflicts`). */
+  force?: boolean;
   /** Internal: the managedFields to store with this write (server-side apply). */
   managedFields?: ManagedFieldsEntry[];
+}
+
+/** kubectl's client-side apply annotation (an apply by `kubectl` may take the fields it set: kube's upgrade path). */
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** Which fields a write on the main resource or a subresource owns. */
+function scopeOf(t: ResourceType, subresource: string | undefined): Scope {
+  if (subresource === 'status') return 'status';
+  return t.statusSubresource ? 'no-status' : undefined;
 }
 
 const NS_KEY = 'namespaces';
@@ -56,6 +72,13 @@ function specOf(o: KubeObject): string {
 function sameContent(a: KubeObject, b: KubeObject): boolean {
   const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
   return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}
+
+/** The 409 of an apply that would change fields other managers own. */
+function applyConflict(conflicts: FieldConflict[]): ApiError {
+  return new ApiError(409, 'Conflict', conflictMessage(conflicts), {
+    causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${managerText(c.entry)}`, field: pathText(c.path) })),
+  });
 }
 
 /** The object operations of the API, independent of HTTP. */
@@ -239,8 +262,8 @@ export class ObjectService {
     delete m.resourceVersion;
     delete m.deletionTimestamp;
     delete m.deletionGracePeriodSeconds;
-    if (w.managedFields?.length) m.managedFields = w.managedFields;
-    else delete m.managedFields;
+    const incoming = m.managedFields;
+    delete m.managedFields;
     delete m.selfLink;
     if (t.generation) m.generation = 1;
     else delete m.generation;
@@ -249,6 +272,7 @@ export class ObjectService {
       else o.status = {};
     }
     this.defaults(t, o, undefined);
+    this.track(t, undefined, o, w, incoming);
     w.admit?.(o, undefined);
     if (w.dryRun) return this.present(t, o);
     const stored = this.store.put(key, o);
@@ -291,7 +315,26 @@ export class ObjectService {
     return this.commit(t, old, next, w);
   }
 
-  private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions): KubeObject {
+  /**
+   * Sets `metadata.managedFields` of an object about to be stored: an apply's planned entries, or the writer's
+   * Update entry (see managed-fields.ts). `incoming` is what the request sent (a `[]` or `[{}]` resets tracking).
+   */
+  private track(t: ResourceType, old: KubeObject | undefined, next: KubeObject, w: WriteOptions & { subresource?: string }, incoming: unknown): void {
+    const m = next.metadata;
+    let entries: ManagedFieldsEntry[];
+    if (w.managedFields) entries = w.managedFields;
+    else {
+      const reset = Array.isArray(incoming) && (incoming.length === 0 || (incoming.length === 1 && JSON.stringify(incoming[0]) === '{}'));
+      const base = reset ? [] : entriesOf({ metadata: { managedFields: incoming } });
+      entries = w.manager
+        ? afterUpdate({ old, next, entries: base, manager: w.manager, apiVersion: apiVersionOf(t), subresource: w.subresource, scope: scopeOf(t, w.subresource), time: kubeTime() })
+        : base;
+    }
+    if (entries.length) m.managedFields = entries;
+    else delete m.managedFields;
+  }
+
+  private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions & { subresource?: string }): KubeObject {
     const key = typeKey(t);
     next.apiVersion = apiVersionOf(t);
     next.kind = t.kind;
@@ -304,10 +347,8 @@ export class ObjectService {
     m.resourceVersion = old.metadata.resourceVersion;
     if (old.metadata.deletionTimestamp) m.deletionTimestamp = old.metadata.deletionTimestamp;
     else delete m.deletionTimestamp;
-    // field ownership is kept across writes; only server-side apply changes it
-    const managed = w.managedFields ?? old.metadata.managedFields;
-    if (managed?.length) m.managedFields = managed;
-    else delete m.managedFields;
+    const incoming = m.managedFields === undefined ? old.metadata.managedFields : m.managedFields;
+    delete m.managedFields;
     delete m.selfLink;
     this.validateMeta(t, next, old);
     if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings') && JSON.stringify(old.roleRef) !== JSON.stringify(next.roleRef)) {
@@ -317,6 +358,7 @@ export class ObjectService {
     // after defaulting, so that fields the server fills in do not count as a spec change
     if (t.generation) m.generation = (old.metadata.generation ?? 1) + (specOf(old) !== specOf(next) ? 1 : 0);
     else delete m.generation;
+    this.track(t, old, next, w, incoming);
     w.admit?.(next, old);
     if (sameContent(old, next) && JSON.stringify(old.metadata.managedFields ?? null) === JSON.stringify(next.metadata.managedFields ?? null)) return this.present(t, old);
     if (w.dryRun) return this.present(t, next);
@@ -334,6 +376,7 @@ export class ObjectService {
     // custom resources have no patch strategies: kube refuses a strategic merge patch before looking the object up
     if (t.crd && ct === 'application/strategic-merge-patch+json') throw unsupportedPatchType(CUSTOM_RESOURCE_PATCH_TYPES);
     if (ct === 'application/apply-patch+yaml') return this.serverSideApply(t, ns, name, old, patchBody as KubeObject, w);
+    if (w.force) throw invalid('PatchOptions', 'meta.k8s.io', '', [{ field: 'force', message: 'Forbidden: may not be specified for non-apply patch', reason: 'FieldValueForbidden' }]);
     if (!old) throw notFound(t.resource, t.group, name);
     const current = this.present(t, old);
     let patched = applyPatch(ct, current, patchBody) as KubeObject;
@@ -353,8 +396,11 @@ export class ObjectService {
     return this.commit(t, old, patched, w);
   }
 
-  /** Server-side apply, simplified: creates the object, or merges the applied configuration into it. */
-  private serverSideApply(t: ResourceType, ns: string | undefined, name: string, old: KubeObject | undefined, body: KubeObject, w: WriteOptions): KubeObject {
+  /**
+   * Server-side apply: creates the object, or merges the applied configuration into it, with field ownership as
+   * kube-apiserver keeps it (conflicts, `force`, removal of fields the manager no longer applies).
+   */
+  private serverSideApply(t: ResourceType, ns: string | undefined, name: string, old: KubeObject | undefined, body: KubeObject, w: WriteOptions & { subresource?: string }): KubeObject {
     this.checkKind(t, body);
     if (body.metadata?.name && body.metadata.name !== name) {
       throw badRequest(`the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`);
@@ -362,25 +408,49 @@ export class ObjectService {
     if (!w.fieldManager) {
       throw invalid('PatchOptions', 'meta.k8s.io', '', [{ field: 'fieldManager', message: 'Required value: is required for apply patch', reason: 'FieldValueRequired' }]);
     }
-    const applied = appliedFields(body);
-    const entries = applyEntries(old).filter((e) => !(e.manager === w.fieldManager && !e.subresource));
-    const previous = applyEntries(old).find((e) => e.manager === w.fieldManager && !e.subresource);
-    const entry: ManagedFieldsEntry = {
+    if (body.metadata?.managedFields !== undefined && body.metadata.managedFields !== null) throw badRequest('metadata.managedFields must be nil');
+    const live = old ? this.present(t, old) : undefined;
+    const plan = planApply({
+      live,
+      config: body,
+      entries: entriesOf(old),
       manager: w.fieldManager,
-      operation: 'Apply',
       apiVersion: apiVersionOf(t),
-      // an unchanged field set keeps its time, so re-applying the same manifest changes nothing
-      time: previous && JSON.stringify(previous.fieldsV1) === JSON.stringify(applied) ? previous.time : kubeTime(),
-      fieldsType: 'FieldsV1',
-      fieldsV1: applied,
-    };
-    const managedFields = [...entries, entry];
-    if (!old) return this.create(t, ns, { ...body, metadata: { ...(body.metadata ?? {}), name } }, { ...w, managedFields });
-    const base = this.present(t, old);
-    if (previous) removeUnapplied(base, previous.fieldsV1, applied, entries.map((e) => e.fieldsV1));
-    const merged = strategicMergePatch(base, { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } }) as KubeObject;
-    if (t.statusSubresource) merged.status = clone(old.status);
-    return this.commit(t, old, merged, { ...w, managedFields });
+      subresource: w.subresource,
+      scope: scopeOf(t, w.subresource),
+      time: kubeTime(),
+    });
+    if (plan.conflicts.length && !w.force) {
+      const left = w.fieldManager === 'kubectl' && live ? this.notUpgradable(t, live, plan.conflicts) : plan.conflicts;
+      if (left.length) throw applyConflict(left);
+    }
+    if (!old || !live) return this.create(t, ns, { ...body, metadata: { ...(body.metadata ?? {}), name } }, { ...w, managedFields: plan.entries });
+    const base = clone(live);
+    prunePaths(base, plan.prune);
+    let merged = strategicMergePatch(base, { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } }) as KubeObject;
+    if (w.subresource === 'status') merged = { ...clone(old), status: merged.status };
+    else if (t.statusSubresource) {
+      if (old.status === undefined) delete merged.status;
+      else merged.status = clone(old.status);
+    }
+    return this.commit(t, old, merged, { ...w, managedFields: plan.entries });
+  }
+
+  /**
+   * kube's upgrade from client-side apply: an apply by the manager `kubectl` may take the fields its last-applied
+   * annotation set to the value they still have. Returns the conflicts that remain.
+   */
+  private notUpgradable(t: ResourceType, live: KubeObject, conflicts: FieldConflict[]): FieldConflict[] {
+    let last: KubeObject;
+    try {
+      last = JSON.parse(String(live.metadata?.annotations?.[LAST_APPLIED] ?? '')) as KubeObject;
+    } catch {
+      return conflicts;
+    }
+    if (!last || typeof last !== 'object' || last.apiVersion !== apiVersionOf(t)) return conflicts;
+    const set = fieldsOf(last);
+    const same = (p: string[]) => JSON.stringify(valueAt(last, p)) === JSON.stringify(valueAt(live, p));
+    return conflicts.filter((c) => !(set.has(c.path) && same(c.path)));
   }
 
   /** Deletes an object; answers what kube answers (the object for namespaces and CRDs, else a Success Status). */

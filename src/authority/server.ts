@@ -147,6 +147,17 @@ function decodeBody(buf: Buffer, contentType: string): unknown {
   }
 }
 
+/**
+ * The manager a write's fields are recorded under: the `fieldManager` parameter, else the User-Agent up to its first
+ * `/` (kubectl sends `kubectl-client-side-apply/v1.32…` for `kubectl apply`), else `unknown`; as kube-apiserver.
+ */
+function writeManager(fieldManager: string | null, userAgent: string | undefined): string {
+  if (fieldManager) return fieldManager;
+  const prefix = (userAgent ?? '').split('/')[0]!;
+  // eslint-disable-next-line no-control-regex
+  return prefix && prefix.length <= 128 && !/[\x00-\x1f\x7f]/.test(prefix) ? prefix : 'unknown';
+}
+
 function bool(v: string | null): boolean {
   return v === 'true' || v === '1';
 }
@@ -277,6 +288,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   const ns = t.namespaced ? info.namespace || undefined : undefined;
   const q = url.searchParams;
   const dryRun = q.getAll('dryRun').includes('All');
+  const manager = writeManager(q.get('fieldManager'), req.headers['user-agent']);
   const body = async () => decodeBody(await readBody(req), String(req.headers['content-type'] ?? 'application/json'));
 
   if (t.virtual) {
@@ -376,19 +388,19 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       if (info.name) throw methodNotAllowed();
       const b = await body();
       warn(res, checkFields(t, b, q.get('fieldValidation')));
-      return sendWritten(d, res, 201, d.objects.create(t, ns, b as KubeObject, { dryRun, admit }));
+      return sendWritten(d, res, 201, d.objects.create(t, ns, b as KubeObject, { dryRun, admit, manager }));
     }
     case 'update': {
       const b = await body();
       warn(res, checkFields(t, b, q.get('fieldValidation')));
-      return sendWritten(d, res, 200, d.objects.update(t, ns, info.name, b as KubeObject, { dryRun, admit, subresource: info.subresource }));
+      return sendWritten(d, res, 200, d.objects.update(t, ns, info.name, b as KubeObject, { dryRun, admit, subresource: info.subresource, manager }));
     }
     case 'patch': {
       const ct = String(req.headers['content-type'] ?? '');
       const existed = !!d.objects.peek(t, ns, info.name);
       const b = await body();
       warn(res, checkFields(t, b, q.get('fieldValidation')));
-      const out = d.objects.patch(t, ns, info.name, ct, b, { dryRun, admit, subresource: info.subresource, fieldManager: q.get('fieldManager') ?? undefined });
+      const out = d.objects.patch(t, ns, info.name, ct, b, { dryRun, admit, subresource: info.subresource, fieldManager: q.get('fieldManager') ?? undefined, manager, force: q.get('force') === 'true' });
       return sendWritten(d, res, existed ? 200 : 201, out);
     }
     case 'delete': {

@@ -45,10 +45,20 @@ export function resourceName(resource: string, group: string, name: string): str
   return `${resource}${group ? '.' + group : ''}/${name}`;
 }
 
-/** Prints an object in the requested format. */
+/** The object without `metadata.managedFields`, which kubectl hides unless asked (`--show-managed-fields`). */
+function withoutManagedFields(obj: unknown): unknown {
+  const items = obj && typeof obj === 'object' ? (obj as { items?: unknown }).items : undefined;
+  if (Array.isArray(items)) return { ...(obj as object), items: items.map(withoutManagedFields) };
+  const meta = obj && typeof obj === 'object' ? (obj as { metadata?: unknown }).metadata : undefined;
+  if (!meta || typeof meta !== 'object' || !('managedFields' in meta)) return obj;
+  const { managedFields: _mf, ...rest } = meta as Record<string, unknown>;
+  return { ...(obj as object), metadata: rest };
+}
+
+/** Prints an object in the requested format, as kubectl does (managed fields hidden). */
 export function formatObject(obj: unknown, format: OutputFormat, name: string): string {
-  if (format === 'yaml') return toKubectlYaml(obj);
-  if (format === 'json') return toKubectlJson(obj);
+  if (format === 'yaml') return toKubectlYaml(withoutManagedFields(obj));
+  if (format === 'json') return toKubectlJson(withoutManagedFields(obj));
   return name + '\n';
 }
 

@@ -32,8 +32,6 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
   K30: "kubectl's client-side validation reads the CRD's schema: the authority's ServiceMonitor CRD has a reduced schema (no required fields, no enums)",
   K71: 'server-side CRD schema validation (enums, required fields) is not implemented, and the bundled schema is reduced',
   K72: 'the bundled ServiceMonitor schema keeps unknown fields (x-kubernetes-preserve-unknown-fields), so nothing is pruned',
-  K37: 'server-side apply conflicts are not detected (issue 41)',
-  K38: "server-side apply with --force-conflicts does not take the field from the other manager's managedFields (issue 41)",
   K58: 'the authority serves no /metrics of its own',
   K67: 'version: the 1.32 bootstrap policy adds selfsubjectreviews and the trailing-slash discovery URLs',
   K81: 'kube-apiserver caches a successful token authentication for 10 s; the authority checks the Secret at once',
