@@ -420,3 +420,32 @@ export function planApply(p: {
 export function prunePaths(obj: KubeObject, paths: FieldPath[], shapes: ListShapes = builtinListShapes): void {
   for (const p of paths) removeAt(obj, p, shapes);
 }
+
+/**
+ * An applied configuration merged into the live object: objects field by field, keyed lists element by element (new
+ * elements appended), sets as a union, atomic lists and scalars replaced; a null removes the field.
+ */
+export function mergeApplied(live: Json, config: Json, shapes: ListShapes = builtinListShapes, path: FieldPath = []): Json {
+  if (isObj(config)) {
+    const out: Record<string, Json> = isObj(live) ? { ...live } : {};
+    for (const [k, v] of Object.entries(config)) {
+      if (v === undefined) continue;
+      if (v === null) delete out[k];
+      else out[k] = mergeApplied(out[k], v, shapes, [...path, `f:${k}`]);
+    }
+    return out;
+  }
+  if (Array.isArray(config)) {
+    const shape = shapes(path, config);
+    if (shape.type === 'atomic' || !Array.isArray(live)) return structuredClone(config);
+    const out: Json[] = [...live];
+    config.forEach((el, i) => {
+      const key = elementKey(shape, el, i);
+      const j = out.findIndex((x, n) => elementKey(shape, x, n) === key);
+      if (j < 0) out.push(structuredClone(el));
+      else if (shape.type === 'map') out[j] = mergeApplied(out[j], el, shapes, [...path, key]);
+    });
+    return out;
+  }
+  return config;
+}

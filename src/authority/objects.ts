@@ -10,10 +10,11 @@ import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type 
 import { validateLabels, validateName } from './validation.js';
 import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
 import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
-import { afterUpdate, conflictMessage, entriesOf, fieldsOf, managerText, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ManagedFieldsEntry, type Scope } from './managed-fields.js';
+import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, managerText, mergeApplied, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ListShapes, type ManagedFieldsEntry, type Scope } from './managed-fields.js';
+import { defaultCustomResource, pruneCustomResource, schemaListShapes, validateCustomResource } from './crd-schema.js';
 import { checkMetadataShape, defaultPodSpec, validateCRD } from './object-checks.js';
 import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
-import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, strategicMergePatch, unsupportedPatchType } from './patch.js';
+import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, unsupportedPatchType } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { ListPages, type PageRequest } from './pagination.js';
 
@@ -33,6 +34,26 @@ export interface WriteOptions {
   force?: boolean;
   /** Internal: the managedFields to store with this write (server-side apply). */
   managedFields?: ManagedFieldsEntry[];
+  /** The `fieldValidation` parameter for custom resources' unknown fields: `Strict`, `Warn` (the default) or `Ignore`. */
+  fieldValidation?: string | null;
+  /** Receives the `Warning` header values of the write (unknown fields under `Warn`). */
+  warnings?: string[];
+}
+
+/** How a write's object arrived, which decides how a strict unknown field is reported. */
+type Via = 'body' | 'patch' | 'apply';
+
+/** Field ownership's list shapes for a type: a custom resource's from its schema (metadata as built-in). */
+function shapesFor(t: ResourceType): ListShapes {
+  if (!t.schema) return builtinListShapes;
+  const bySchema = schemaListShapes(t.schema);
+  return (path, items) => (path[0] === 'f:metadata' ? builtinListShapes(path, items) : bySchema(path, items));
+}
+
+function sortedKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortedKeys);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortedKeys((v as Record<string, unknown>)[k])]));
+  return v;
 }
 
 /** kubectl's client-side apply annotation (an apply by `kubectl` may take the fields it set: kube's upgrade path). */
@@ -221,6 +242,7 @@ export class ObjectService {
     else for (const e of validateName(name, t.nameRule)) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
     causes.push(...validateLabels(o.metadata.labels));
     if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') causes.push(...validateCRD(o));
+    if (t.schema) causes.push(...validateCustomResource(o, t.schema, old));
     if (isRbacResource(t.group, t.resource)) causes.push(...validateRbacObject(t.resource, o));
     if (data === 'ConfigMap') causes.push(...configMapCauses(o));
     else if (data === 'Secret') causes.push(...secretCauses(o));
@@ -236,9 +258,10 @@ export class ObjectService {
   }
 
   /** Creates an object (POST). */
-  create(t: ResourceType, ns: string | undefined, body: KubeObject, w: WriteOptions = {}): KubeObject {
+  create(t: ResourceType, ns: string | undefined, body: KubeObject, w: WriteOptions & { via?: Via } = {}): KubeObject {
     this.checkKind(t, body);
     const o = clone(body);
+    this.decodeCustom(t, o, w, w.via ?? 'body');
     o.apiVersion = apiVersionOf(t);
     o.kind = t.kind;
     o.metadata = o.metadata && typeof o.metadata === 'object' ? o.metadata : {};
@@ -316,6 +339,30 @@ export class ObjectService {
   }
 
   /**
+   * A custom resource as kube decodes it: fields its schema does not declare are pruned (reported as
+   * `fieldValidation` asks: `Strict` fails, `Warn` adds a warning per field), nulls the schema does not allow are
+   * dropped, and the schema's defaults are filled in.
+   */
+  private decodeCustom(t: ResourceType, o: KubeObject, w: WriteOptions, via: Via): void {
+    if (!t.schema || !o || typeof o !== 'object') return;
+    const before = via === 'patch' ? JSON.stringify(sortedKeys(o)) : '';
+    const unknown = pruneCustomResource(o, t.schema);
+    const mode = w.fieldValidation ?? 'Warn';
+    if (unknown.length && mode !== 'Ignore') {
+      const list = unknown.map((f) => `unknown field ${JSON.stringify(f)}`);
+      if (mode === 'Strict') {
+        if (via === 'patch') {
+          const message = `Invalid value: ${JSON.stringify(before)}: strict decoding error: ${list.join(', ')}`;
+          throw new ApiError(422, 'Invalid', ` "" is invalid: patch: ${message}`, { causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }] });
+        }
+        throw badRequest(`${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: strict decoding error: ${list.join(', ')}`);
+      }
+      w.warnings?.push(...list.map((x) => `299 - ${JSON.stringify(x)}`));
+    }
+    defaultCustomResource(o, t.schema);
+  }
+
+  /**
    * Sets `metadata.managedFields` of an object about to be stored: an apply's planned entries, or the writer's
    * Update entry (see managed-fields.ts). `incoming` is what the request sent (a `[]` or `[{}]` resets tracking).
    */
@@ -327,15 +374,16 @@ export class ObjectService {
       const reset = Array.isArray(incoming) && (incoming.length === 0 || (incoming.length === 1 && JSON.stringify(incoming[0]) === '{}'));
       const base = reset ? [] : entriesOf({ metadata: { managedFields: incoming } });
       entries = w.manager
-        ? afterUpdate({ old, next, entries: base, manager: w.manager, apiVersion: apiVersionOf(t), subresource: w.subresource, scope: scopeOf(t, w.subresource), time: kubeTime() })
+        ? afterUpdate({ old, next, entries: base, manager: w.manager, apiVersion: apiVersionOf(t), subresource: w.subresource, scope: scopeOf(t, w.subresource), time: kubeTime(), shapes: shapesFor(t) })
         : base;
     }
     if (entries.length) m.managedFields = entries;
     else delete m.managedFields;
   }
 
-  private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions & { subresource?: string }): KubeObject {
+  private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions & { subresource?: string; via?: Via }): KubeObject {
     const key = typeKey(t);
+    this.decodeCustom(t, next, w, w.via ?? 'body');
     next.apiVersion = apiVersionOf(t);
     next.kind = t.kind;
     const m = next.metadata;
@@ -393,7 +441,7 @@ export class ObjectService {
       if (old.status === undefined) delete patched.status;
       else patched.status = clone(old.status);
     }
-    return this.commit(t, old, patched, w);
+    return this.commit(t, old, patched, { ...w, via: 'patch' });
   }
 
   /**
@@ -409,6 +457,14 @@ export class ObjectService {
       throw invalid('PatchOptions', 'meta.k8s.io', '', [{ field: 'fieldManager', message: 'Required value: is required for apply patch', reason: 'FieldValueRequired' }]);
     }
     if (body.metadata?.managedFields !== undefined && body.metadata.managedFields !== null) throw badRequest('metadata.managedFields must be nil');
+    if (t.schema) {
+      // kube turns the configuration into a typed object first: a field its schema does not declare fails the apply
+      const undeclared = pruneCustomResource(clone(body), t.schema).filter((p) => !p.startsWith('metadata.'));
+      if (undeclared.length) {
+        throw new ApiError(500, '', `failed to create typed patch object (${ns ? `${ns}/` : ''}${name}; ${apiVersionOf(t)}, Kind=${t.kind}): .${undeclared[0]!}: field not declared in schema`);
+      }
+    }
+    const shapes = shapesFor(t);
     const live = old ? this.present(t, old) : undefined;
     const plan = planApply({
       live,
@@ -419,21 +475,22 @@ export class ObjectService {
       subresource: w.subresource,
       scope: scopeOf(t, w.subresource),
       time: kubeTime(),
+      shapes,
     });
     if (plan.conflicts.length && !w.force) {
       const left = w.fieldManager === 'kubectl' && live ? this.notUpgradable(t, live, plan.conflicts) : plan.conflicts;
       if (left.length) throw applyConflict(left);
     }
-    if (!old || !live) return this.create(t, ns, { ...body, metadata: { ...(body.metadata ?? {}), name } }, { ...w, managedFields: plan.entries });
+    if (!old || !live) return this.create(t, ns, { ...body, metadata: { ...(body.metadata ?? {}), name } }, { ...w, managedFields: plan.entries, via: 'apply' });
     const base = clone(live);
-    prunePaths(base, plan.prune);
-    let merged = strategicMergePatch(base, { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } }) as KubeObject;
+    prunePaths(base, plan.prune, shapes);
+    let merged = mergeApplied(base, { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } }, shapes) as KubeObject;
     if (w.subresource === 'status') merged = { ...clone(old), status: merged.status };
     else if (t.statusSubresource) {
       if (old.status === undefined) delete merged.status;
       else merged.status = clone(old.status);
     }
-    return this.commit(t, old, merged, { ...w, managedFields: plan.entries });
+    return this.commit(t, old, merged, { ...w, managedFields: plan.entries, via: 'apply' });
   }
 
   /**

@@ -1,6 +1,7 @@
 /**
  * The resource types the authority serves: built-in kinds plus the custom resources of established CRDs.
  */
+import type { StructuralSchema } from './crd-schema.js';
 
 /** A Kubernetes object as plain JSON. */
 export type KubeObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -32,6 +33,8 @@ export interface ResourceType {
   printerColumns?: Array<{ name: string; type: string; jsonPath: string; description?: string; priority?: number; format?: string }>;
   /** Set for custom resources. */
   crd?: string;
+  /** For custom resources: the version's structural schema (`schema.openAPIV3Schema`). */
+  schema?: StructuralSchema;
 }
 
 const CRUD = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -176,5 +179,6 @@ export function typesOfCRD(crd: KubeObject): ResourceType[] {
       statusSubresource: !!v.subresources?.status,
       printerColumns: v.additionalPrinterColumns,
       crd: crd.metadata?.name,
+      ...(v.schema?.openAPIV3Schema && typeof v.schema.openAPIV3Schema === 'object' ? { schema: v.schema.openAPIV3Schema as StructuralSchema } : {}),
     }));
 }

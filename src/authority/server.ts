@@ -387,20 +387,34 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     case 'create': {
       if (info.name) throw methodNotAllowed();
       const b = await body();
-      warn(res, checkFields(t, b, q.get('fieldValidation')));
-      return sendWritten(d, res, 201, d.objects.create(t, ns, b as KubeObject, { dryRun, admit, manager }));
+      const warnings = checkFields(t, b, q.get('fieldValidation'));
+      const out = d.objects.create(t, ns, b as KubeObject, { dryRun, admit, manager, fieldValidation: q.get('fieldValidation'), warnings });
+      warn(res, warnings);
+      return sendWritten(d, res, 201, out);
     }
     case 'update': {
       const b = await body();
-      warn(res, checkFields(t, b, q.get('fieldValidation')));
-      return sendWritten(d, res, 200, d.objects.update(t, ns, info.name, b as KubeObject, { dryRun, admit, subresource: info.subresource, manager }));
+      const warnings = checkFields(t, b, q.get('fieldValidation'));
+      const out = d.objects.update(t, ns, info.name, b as KubeObject, { dryRun, admit, subresource: info.subresource, manager, fieldValidation: q.get('fieldValidation'), warnings });
+      warn(res, warnings);
+      return sendWritten(d, res, 200, out);
     }
     case 'patch': {
       const ct = String(req.headers['content-type'] ?? '');
       const existed = !!d.objects.peek(t, ns, info.name);
       const b = await body();
-      warn(res, checkFields(t, b, q.get('fieldValidation')));
-      const out = d.objects.patch(t, ns, info.name, ct, b, { dryRun, admit, subresource: info.subresource, fieldManager: q.get('fieldManager') ?? undefined, manager, force: q.get('force') === 'true' });
+      const warnings = checkFields(t, b, q.get('fieldValidation'));
+      const out = d.objects.patch(t, ns, info.name, ct, b, {
+        dryRun,
+        admit,
+        subresource: info.subresource,
+        fieldManager: q.get('fieldManager') ?? undefined,
+        manager,
+        force: q.get('force') === 'true',
+        fieldValidation: q.get('fieldValidation'),
+        warnings,
+      });
+      warn(res, warnings);
       return sendWritten(d, res, existed ? 200 : 201, out);
     }
     case 'delete': {

@@ -33,7 +33,8 @@ export class ApiError extends Error {
     // Go's omitempty: empty strings are not serialized (core-group errors carry no `group`)
     const details = this.details && (Object.fromEntries(Object.entries(this.details).filter(([, v]) => v !== '' && v !== undefined)) as StatusBody['details']);
     const metadata = this.listContinue ? { continue: this.listContinue } : {};
-    return { kind: 'Status', apiVersion: 'v1', metadata, status: 'Failure', message: this.message, reason: this.reason, ...(details ? { details } : {}), code: this.code };
+    const reason = this.reason ? { reason: this.reason } : {};
+    return { kind: 'Status', apiVersion: 'v1', metadata, status: 'Failure', message: this.message, ...reason, ...(details ? { details } : {}), code: this.code } as StatusBody;
   }
 }
 

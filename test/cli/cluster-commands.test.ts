@@ -281,7 +281,8 @@ describe('ctrlmetrics monitors', () => {
         apiVersion: 'monitoring.coreos.com/v1',
         kind: 'ServiceMonitor',
         metadata: { name, namespace: ns },
-        spec: { endpoints: [{ port: 'https' }] },
+        // the CRD requires a selector, as upstream's does
+        spec: { endpoints: [{ port: 'https' }], selector: {} },
       });
     }
     // AGE moves while the two commands run: compare the table with the age column normalised

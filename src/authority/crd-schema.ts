@@ -1,0 +1,346 @@
+/**
+ * Custom resources against their CRD's structural schema, as kube-apiserver 1.32 treats them: pruning of unknown
+ * fields (reported under `fieldValidation`), the dropping of nulls, defaulting, and validation with kube-openapi's
+ * error texts and paths (`spec.items[0].name`, no leading dot).
+ *
+ * Hand-written rather than built on a JSON Schema validator: the structural subset is small, and what matters here
+ * is kube's own semantics around it (nullable, int-or-string, list types, embedded resources, pruning, defaulting,
+ * ratcheting) and its exact messages, which a generic validator's error objects do not carry.
+ * CEL rules (`x-kubernetes-validations`) are not evaluated.
+ */
+import { isIPv4, isIPv6 } from 'node:net';
+import type { FieldCause } from './status.js';
+import type { ListShape, ListShapes } from './managed-fields.js';
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** An OpenAPI v3 schema node of a CRD (`openAPIV3Schema` and below). */
+export interface StructuralSchema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  properties?: Record<string, StructuralSchema>;
+  additionalProperties?: StructuralSchema | boolean;
+  items?: StructuralSchema;
+  required?: string[];
+  enum?: Json[];
+  pattern?: string;
+  format?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  multipleOf?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  minProperties?: number;
+  maxProperties?: number;
+  nullable?: boolean;
+  default?: Json;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-embedded-resource'?: boolean;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
+}
+
+const isObj = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const same = (a: Json, b: Json) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The fields of ObjectMeta: anything else under a `metadata` is pruned. */
+const OBJECT_META = new Set([
+  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+]);
+
+const child = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+function additional(s: StructuralSchema): StructuralSchema | undefined {
+  return isObj(s.additionalProperties) ? (s.additionalProperties as StructuralSchema) : undefined;
+}
+
+// ---- pruning and nulls ----
+
+/**
+ * Removes, in place, what the schema does not declare (and non-nullable nulls without a default, silently).
+ * Returns the removed paths, sorted, as `fieldValidation` reports them (`spec.foo`, `metadata.bar`).
+ */
+export function pruneCustomResource(o: Json, schema: StructuralSchema): string[] {
+  const out: string[] = [];
+  if (!isObj(o)) return out;
+  pruneObject(o, schema, '', out, true);
+  return out.sort();
+}
+
+function pruneMeta(meta: Json, path: string, out: string[]): void {
+  if (!isObj(meta)) return;
+  for (const k of Object.keys(meta)) {
+    if (!OBJECT_META.has(k)) {
+      delete meta[k];
+      out.push(child(path, k));
+    }
+  }
+}
+
+function pruneObject(o: Record<string, Json>, s: StructuralSchema, path: string, out: string[], resource: boolean): void {
+  const props = s.properties ?? {};
+  const extra = additional(s);
+  const keep = s['x-kubernetes-preserve-unknown-fields'] === true;
+  for (const k of Object.keys(o)) {
+    const v = o[k];
+    if (resource && (k === 'apiVersion' || k === 'kind')) continue;
+    if (resource && k === 'metadata') {
+      pruneMeta(v, child(path, k), out);
+      continue;
+    }
+    const ps = props[k] ?? extra;
+    if (!ps) {
+      if (!keep) {
+        delete o[k];
+        out.push(child(path, k));
+      }
+      continue;
+    }
+    if (v === null) {
+      if (!ps.nullable && ps.default === undefined) delete o[k];
+      continue;
+    }
+    pruneValue(v, ps, child(path, k), out);
+  }
+}
+
+function pruneValue(v: Json, s: StructuralSchema, path: string, out: string[]): void {
+  if (Array.isArray(v)) {
+    if (s.items) v.forEach((x, i) => x !== null && pruneValue(x, s.items!, `${path}[${i}]`, out));
+    return;
+  }
+  if (isObj(v) && (s.properties || additional(s) || s['x-kubernetes-embedded-resource'] || s.type === 'object')) {
+    pruneObject(v, s, path, out, s['x-kubernetes-embedded-resource'] === true);
+  }
+}
+
+// ---- defaulting ----
+
+/** Applies the schema's defaults, in place: absent keys, and nulls of non-nullable fields, in objects that exist. */
+export function defaultCustomResource(o: Json, schema: StructuralSchema): void {
+  defaultValue(o, schema);
+}
+
+function defaultValue(v: Json, s: StructuralSchema): void {
+  if (Array.isArray(v)) {
+    if (s.items) for (const x of v) defaultValue(x, s.items);
+    return;
+  }
+  if (!isObj(v)) return;
+  for (const [k, ps] of Object.entries(s.properties ?? {})) {
+    if (ps.default !== undefined && (!(k in v) || (v[k] === null && !ps.nullable))) v[k] = structuredClone(ps.default);
+    if (k in v) defaultValue(v[k], ps);
+  }
+  const extra = additional(s);
+  if (extra) for (const k of Object.keys(v)) if (!(k in (s.properties ?? {}))) defaultValue(v[k], extra);
+}
+
+// ---- validation ----
+
+/** Go's rendering of a value in a field error: strings quoted, numbers and booleans bare. */
+function shown(v: Json): string {
+  if (v === null || v === undefined) return '"null"';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return goValue(v);
+}
+
+/** Go's `%#v` of a decoded JSON value (`map[string]interface {}{"name":"a"}`). */
+function goValue(v: Json): string {
+  if (v === null) return '<nil>';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v !== 'object') return String(v);
+  if (Array.isArray(v)) return `[]interface {}{${v.map(goValue).join(', ')}}`;
+  return `map[string]interface {}{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${goValue(v[k])}`).join(', ')}}`;
+}
+
+function typeName(v: Json): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+function typeMatches(v: Json, s: StructuralSchema): boolean {
+  const t = typeName(v);
+  if (s['x-kubernetes-int-or-string']) return t === 'integer' || t === 'string';
+  if (!s.type) return true;
+  if (s.type === 'number') return t === 'integer' || t === 'number';
+  return t === s.type;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const FORMATS: Record<string, (v: string) => boolean> = {
+  ipv4: (v) => isIPv4(v),
+  ipv6: (v) => isIPv6(v),
+  cidr: (v) => {
+    const [ip, bits, ...rest] = v.split('/');
+    if (rest.length || bits === undefined || !/^\d{1,3}$/.test(bits)) return false;
+    return (isIPv4(ip!) && Number(bits) <= 32) || (isIPv6(ip!) && Number(bits) <= 128);
+  },
+  hostname: (v) => v.length <= 255 && /^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$/.test(v),
+  email: (v) => /^[^\s@]+@[^\s@]+$/.test(v),
+  uri: (v) => {
+    try {
+      return !!new URL(v).protocol;
+    } catch {
+      return v.startsWith('/');
+    }
+  },
+  mac: (v) => /^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/.test(v),
+  uuid: (v) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(v),
+  uuid3: (v) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(v),
+  uuid4: (v) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i.test(v),
+  uuid5: (v) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i.test(v),
+  date: (v) => DATE.test(v) && !Number.isNaN(Date.parse(v)),
+  'date-time': (v) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))),
+  duration: (v) => /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h|d|w))+$/.test(v.replace(/\s+/g, '')) || /^\d+\s*(nanoseconds?|microseconds?|milliseconds?|seconds?|minutes?|hours?|days?|weeks?)$/.test(v),
+  byte: (v) => /^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(v),
+};
+
+interface Ctx {
+  causes: FieldCause[];
+}
+
+function push(ctx: Ctx, field: string, message: string, reason = 'FieldValueInvalid'): void {
+  ctx.causes.push({ field, message, reason });
+}
+
+/**
+ * The schema errors of a custom resource, as kube-apiserver reports them (its 422 causes). `old` is the stored
+ * object on an update: errors in values it already had are not reported (kube's validation ratcheting).
+ */
+export function validateCustomResource(o: Json, schema: StructuralSchema, old?: Json): FieldCause[] {
+  const ctx: Ctx = { causes: [] };
+  if (!isObj(o)) return ctx.causes;
+  validateObject(o, schema, '', ctx, old, true);
+  return ctx.causes;
+}
+
+function validateValue(v: Json, s: StructuralSchema, path: string, ctx: Ctx, old: Json): void {
+  if (old !== undefined && same(v, old)) return;
+  if (v === null) {
+    if (s.nullable) return;
+    const want = s['x-kubernetes-int-or-string'] ? 'integer,string' : s.type;
+    if (want) push(ctx, path, `Invalid value: "null": ${path} in body must be of type ${want}: "null"`, 'FieldValueTypeInvalid');
+    return;
+  }
+  if (!typeMatches(v, s)) {
+    const want = s['x-kubernetes-int-or-string'] ? 'integer,string' : s.type;
+    push(ctx, path, `Invalid value: "${typeName(v)}": ${path} in body must be of type ${want}: "${typeName(v)}"`, 'FieldValueTypeInvalid');
+    return;
+  }
+  if (s.enum && !s.enum.some((e) => same(e, v))) {
+    push(ctx, path, `Unsupported value: ${shown(v)}: supported values: ${s.enum.map(shown).join(', ')}`, 'FieldValueNotSupported');
+  }
+  if (typeof v === 'string') validateString(v, s, path, ctx);
+  else if (typeof v === 'number') validateNumber(v, s, path, ctx);
+  else if (Array.isArray(v)) validateArray(v, s, path, ctx, Array.isArray(old) ? old : undefined);
+  else if (isObj(v)) validateObject(v, s, path, ctx, isObj(old) ? old : undefined, s['x-kubernetes-embedded-resource'] === true);
+}
+
+function validateString(v: string, s: StructuralSchema, path: string, ctx: Ctx): void {
+  const chars = [...v].length;
+  if (s.maxLength !== undefined && chars > s.maxLength) push(ctx, path, `Too long: may not be more than ${s.maxLength} bytes`, 'FieldValueTooLong');
+  if (s.minLength !== undefined && chars < s.minLength) push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body should be at least ${s.minLength} chars long`);
+  if (s.pattern !== undefined) {
+    let re: RegExp | undefined;
+    try {
+      re = new RegExp(s.pattern, 'u');
+    } catch {
+      re = undefined;
+    }
+    if (re && !re.test(v)) push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body should match '${s.pattern}'`);
+  }
+  const check = s.format ? FORMATS[s.format] : undefined;
+  if (check && !check(v)) push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body must be of type ${s.format}: ${shown(v)}`);
+}
+
+function validateNumber(v: number, s: StructuralSchema, path: string, ctx: Ctx): void {
+  const bad = (why: string) => push(ctx, path, `Invalid value: ${v}: ${path} in body ${why}`);
+  if (s.minimum !== undefined) {
+    if (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum) bad(`should be greater than ${s.exclusiveMinimum ? '' : 'or equal to '}${s.minimum}`);
+  }
+  if (s.maximum !== undefined) {
+    if (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum) bad(`should be less than ${s.exclusiveMaximum ? '' : 'or equal to '}${s.maximum}`);
+  }
+  if (s.multipleOf !== undefined && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf)) bad(`should be a multiple of ${s.multipleOf}`);
+}
+
+function validateArray(v: Json[], s: StructuralSchema, path: string, ctx: Ctx, old: Json[] | undefined): void {
+  if (s.maxItems !== undefined && v.length > s.maxItems) push(ctx, path, `Too many: ${v.length}: must have at most ${s.maxItems} items`, 'FieldValueTooMany');
+  if (s.minItems !== undefined && v.length < s.minItems) push(ctx, path, `Invalid value: ${v.length}: ${path} in body should have at least ${s.minItems} items`);
+  if (s.items) v.forEach((x, i) => validateValue(x, s.items!, `${path}[${i}]`, ctx, old?.[i]));
+  const listType = s['x-kubernetes-list-type'];
+  if (listType === 'set') {
+    const seen = new Set<string>();
+    v.forEach((x, i) => {
+      const k = JSON.stringify(x);
+      if (seen.has(k)) push(ctx, `${path}[${i}]`, `Duplicate value: ${shown(x)}`, 'FieldValueDuplicate');
+      seen.add(k);
+    });
+  } else if (listType === 'map') {
+    const keys = s['x-kubernetes-list-map-keys'] ?? [];
+    const seen = new Set<string>();
+    v.forEach((x, i) => {
+      if (!isObj(x)) {
+        push(ctx, `${path}[${i}]`, `Invalid value: ${shown(x)}: must be an object for an array of list-type map`);
+        return;
+      }
+      const key: Record<string, Json> = {};
+      for (const k of keys) if (k in x) key[k] = x[k];
+      const id = JSON.stringify(key);
+      if (seen.has(id)) push(ctx, `${path}[${i}]`, `Duplicate value: ${goValue(key)}`, 'FieldValueDuplicate');
+      seen.add(id);
+    });
+  }
+}
+
+function validateObject(v: Record<string, Json>, s: StructuralSchema, path: string, ctx: Ctx, old: Record<string, Json> | undefined, resource: boolean): void {
+  const props = s.properties ?? {};
+  const extra = additional(s);
+  for (const [k, x] of Object.entries(v)) {
+    if (path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
+    const ps = props[k] ?? extra;
+    if (ps) validateValue(x, ps, child(path, k), ctx, old?.[k]);
+  }
+  for (const r of s.required ?? []) if (!(r in v) || v[r] === undefined) push(ctx, child(path, r), 'Required value', 'FieldValueRequired');
+  const n = Object.keys(v).length;
+  if (s.maxProperties !== undefined && n > s.maxProperties) push(ctx, path, `Too many: ${n}: must have at most ${s.maxProperties} items`, 'FieldValueTooMany');
+  if (s.minProperties !== undefined && n < s.minProperties) push(ctx, path, `Invalid value: ${n}: ${path} in body should have at least ${s.minProperties} properties`);
+  if (resource && path !== '') {
+    for (const k of ['apiVersion', 'kind']) {
+      if (v[k] === undefined || v[k] === '') push(ctx, child(path, k), 'Required value: must not be empty', 'FieldValueRequired');
+      else if (typeof v[k] !== 'string') push(ctx, child(path, k), `Invalid value: ${shown(v[k])}: must be a string`);
+    }
+  }
+}
+
+// ---- list shapes for field ownership ----
+
+/** The schema node at a FieldsV1 path (undefined where the schema does not say). */
+function schemaAt(schema: StructuralSchema, path: string[]): StructuralSchema | undefined {
+  let s: StructuralSchema | undefined = schema;
+  for (const k of path) {
+    if (!s) return undefined;
+    if (k.startsWith('f:')) s = s.properties?.[k.slice(2)] ?? additional(s);
+    else s = s.items;
+  }
+  return s;
+}
+
+/** How a custom resource's lists are keyed for field ownership: their `x-kubernetes-list-type` (atomic if unset). */
+export function schemaListShapes(schema: StructuralSchema): ListShapes {
+  return (path): ListShape => {
+    const s = schemaAt(schema, path);
+    const type = s?.['x-kubernetes-list-type'];
+    if (type === 'map') return { type: 'map', keys: s?.['x-kubernetes-list-map-keys'] ?? [] };
+    if (type === 'set') return { type: 'set' };
+    return { type: 'atomic' };
+  };
+}
