@@ -205,19 +205,27 @@ const FORMATS: Record<string, (v: string) => boolean> = {
 
 interface Ctx {
   causes: FieldCause[];
+  /** Put before each field path (a /status write validates `status` alone: its texts' paths are relative to it). */
+  prefix: string;
 }
 
 function push(ctx: Ctx, field: string, message: string, reason = 'FieldValueInvalid'): void {
-  ctx.causes.push({ field, message, reason });
+  ctx.causes.push({ field: `${ctx.prefix}${field}`, message, reason });
 }
 
 /**
  * The schema errors of a custom resource, as kube-apiserver reports them (its 422 causes). `old` is the stored
- * object on an update: errors in values it already had are not reported (kube's validation ratcheting).
+ * object on an update: errors in values it already had are not reported (kube's validation ratcheting). A write to
+ * the status subresource validates `status` against its own schema: fields read `status.x`, texts `x in body`.
  */
-export function validateCustomResource(o: Json, schema: StructuralSchema, old?: Json): FieldCause[] {
-  const ctx: Ctx = { causes: [] };
+export function validateCustomResource(o: Json, schema: StructuralSchema, old?: Json, statusOnly = false): FieldCause[] {
+  const ctx: Ctx = { causes: [], prefix: '' };
   if (!isObj(o)) return ctx.causes;
+  const statusSchema = schema.properties?.status;
+  if (statusOnly && statusSchema) {
+    if (o.status !== undefined && isObj(o.status)) validateObject(o.status, statusSchema, '', { ...ctx, prefix: 'status.' }, isObj(old?.status) ? old.status : undefined, false);
+    return ctx.causes;
+  }
   validateObject(o, schema, '', ctx, old, true);
   return ctx.causes;
 }
@@ -305,7 +313,7 @@ function validateObject(v: Record<string, Json>, s: StructuralSchema, path: stri
   const props = s.properties ?? {};
   const extra = additional(s);
   for (const [k, x] of Object.entries(v)) {
-    if (path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
+    if (resource && path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
     const ps = props[k] ?? extra;
     if (ps) validateValue(x, ps, child(path, k), ctx, old?.[k]);
   }

@@ -87,7 +87,7 @@ const endpoint = open({
   port: str,
   targetPort: { 'x-kubernetes-int-or-string': true },
   path: str,
-  scheme: str,
+  scheme: { type: 'string', enum: ['http', 'https', 'HTTP', 'HTTPS'] },
   interval: { type: 'string', pattern: PROMETHEUS_DURATION },
   scrapeTimeout: { type: 'string', pattern: PROMETHEUS_DURATION },
   bearerTokenFile: str,

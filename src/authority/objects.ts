@@ -230,7 +230,7 @@ export class ObjectService {
   }
 
   /** Validates an object to be stored; `old` is the stored one on an update. Every problem goes into one 422. */
-  private validateMeta(t: ResourceType, o: KubeObject, old?: KubeObject): void {
+  private validateMeta(t: ResourceType, o: KubeObject, old?: KubeObject, subresource?: string): void {
     const name = String(o.metadata.name ?? '');
     const causes: FieldCause[] = [];
     const data = t.group === '' && (t.resource === 'configmaps' || t.resource === 'secrets') ? (t.kind as 'ConfigMap' | 'Secret') : undefined;
@@ -242,7 +242,7 @@ export class ObjectService {
     else for (const e of validateName(name, t.nameRule)) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
     causes.push(...validateLabels(o.metadata.labels));
     if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') causes.push(...validateCRD(o));
-    if (t.schema) causes.push(...validateCustomResource(o, t.schema, old));
+    if (t.schema) causes.push(...validateCustomResource(o, t.schema, old, subresource === 'status'));
     if (isRbacResource(t.group, t.resource)) causes.push(...validateRbacObject(t.resource, o));
     if (data === 'ConfigMap') causes.push(...configMapCauses(o));
     else if (data === 'Secret') causes.push(...secretCauses(o));
@@ -398,7 +398,7 @@ export class ObjectService {
     const incoming = m.managedFields === undefined ? old.metadata.managedFields : m.managedFields;
     delete m.managedFields;
     delete m.selfLink;
-    this.validateMeta(t, next, old);
+    this.validateMeta(t, next, old, w.subresource);
     if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings') && JSON.stringify(old.roleRef) !== JSON.stringify(next.roleRef)) {
       throw invalid(t.kind, t.group, m.name, [{ field: 'roleRef', message: `Invalid value: ${JSON.stringify(next.roleRef ?? null)}: cannot change roleRef` }]);
     }
