@@ -6,11 +6,12 @@
  * Hand-written rather than built on a JSON Schema validator: the structural subset is small, and what matters here
  * is kube's own semantics around it (nullable, int-or-string, list types, embedded resources, pruning, defaulting,
  * ratcheting) and its exact messages, which a generic validator's error objects do not carry.
- * CEL rules (`x-kubernetes-validations`) are not evaluated.
+ * CEL rules (`x-kubernetes-validations`) are evaluated in crd-cel.ts once the rest of the schema holds.
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import type { FieldCause } from './status.js';
 import type { ListShape, ListShapes } from './managed-fields.js';
+import { evaluateRules, type ValidationRule } from './crd-cel.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -42,6 +43,7 @@ export interface StructuralSchema {
   'x-kubernetes-embedded-resource'?: boolean;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-validations'?: ValidationRule[];
 }
 
 const isObj = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -203,8 +205,20 @@ const FORMATS: Record<string, (v: string) => boolean> = {
   byte: (v) => /^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(v),
 };
 
+/** Rules to evaluate once the structural checks are done: where, on what, with which old value. */
+interface PendingRules {
+  value: Json;
+  schema: StructuralSchema;
+  field: string;
+  old: Json;
+}
+
+/** Errors after which kube does not evaluate CEL rules. */
+const CEL_BLOCKERS = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+
 interface Ctx {
   causes: FieldCause[];
+  rules: PendingRules[];
   /** Put before each field path (a /status write validates `status` alone: its texts' paths are relative to it). */
   prefix: string;
 }
@@ -219,14 +233,25 @@ function push(ctx: Ctx, field: string, message: string, reason = 'FieldValueInva
  * the status subresource validates `status` against its own schema: fields read `status.x`, texts `x in body`.
  */
 export function validateCustomResource(o: Json, schema: StructuralSchema, old?: Json, statusOnly = false): FieldCause[] {
-  const ctx: Ctx = { causes: [], prefix: '' };
+  const ctx: Ctx = { causes: [], rules: [], prefix: '' };
   if (!isObj(o)) return ctx.causes;
   const statusSchema = schema.properties?.status;
   if (statusOnly && statusSchema) {
-    if (o.status !== undefined && isObj(o.status)) validateObject(o.status, statusSchema, '', { ...ctx, prefix: 'status.' }, isObj(old?.status) ? old.status : undefined, false);
-    return ctx.causes;
+    if (o.status !== undefined && isObj(o.status)) {
+      const sub: Ctx = { ...ctx, prefix: 'status.' };
+      const oldStatus = isObj(old?.status) ? old.status : undefined;
+      if (statusSchema['x-kubernetes-validations']?.length) ctx.rules.push({ value: o.status, schema: statusSchema, field: 'status', old: oldStatus });
+      validateObject(o.status, statusSchema, '', sub, oldStatus, false);
+    }
+  } else {
+    if (schema['x-kubernetes-validations']?.length) ctx.rules.push({ value: o, schema, field: '', old });
+    validateObject(o, schema, '', ctx, old, true);
   }
-  validateObject(o, schema, '', ctx, old, true);
+  if (ctx.rules.length) {
+    if (ctx.causes.some((c) => CEL_BLOCKERS.has(c.reason ?? ''))) {
+      push(ctx, '<nil>', 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation');
+    } else for (const r of ctx.rules) ctx.causes.push(...evaluateRules(r.value, r.schema, r.field, r.old));
+  }
   return ctx.causes;
 }
 
@@ -243,6 +268,7 @@ function validateValue(v: Json, s: StructuralSchema, path: string, ctx: Ctx, old
     push(ctx, path, `Invalid value: "${typeName(v)}": ${path} in body must be of type ${want}: "${typeName(v)}"`, 'FieldValueTypeInvalid');
     return;
   }
+  if (s['x-kubernetes-validations']?.length) ctx.rules.push({ value: v, schema: s, field: `${ctx.prefix}${path}`, old });
   if (s.enum && !s.enum.some((e) => same(e, v))) {
     push(ctx, path, `Unsupported value: ${shown(v)}: supported values: ${s.enum.map(shown).join(', ')}`, 'FieldValueNotSupported');
   }

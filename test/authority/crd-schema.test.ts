@@ -198,6 +198,72 @@ describe('custom resources against their structural schema', () => {
     assert.equal(bad.body.message, 'Widget.example.com "st" is invalid: status.ready: Invalid value: "string": ready in body must be of type integer: "string"');
   });
 
+  it('CEL rules (x-kubernetes-validations): message, reason, fieldPath, messageExpression, transition rules, root rules', async () => {
+    const gadgets = '/apis/example.com/v1/namespaces/w/gadgets';
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Gadget', plural: 'gadgets' },
+        scope: 'Namespaced',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                'x-kubernetes-validations': [{ rule: "self.metadata.name.startsWith('g')", message: 'names start with g' }],
+                properties: {
+                  spec: {
+                    type: 'object',
+                    'x-kubernetes-validations': [
+                      { rule: 'self.minReplicas <= self.maxReplicas' },
+                      { rule: 'self.maxReplicas <= 100', reason: 'FieldValueForbidden', fieldPath: '.maxReplicas', message: 'at most 100' },
+                      { rule: "!has(self.label) || self.label.matches('^[a-z]+$')", messageExpression: "'label ' + self.label + ' is not lower case'" },
+                    ],
+                    properties: {
+                      minReplicas: { type: 'integer' },
+                      maxReplicas: { type: 'integer' },
+                      label: { type: 'string' },
+                      mode: { type: 'string', enum: ['a'] },
+                      class: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'class is immutable' }] },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    };
+    assert.equal((await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status, 201);
+    const gadget = (name: string, spec: Obj) => ({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name }, spec });
+    const refused = async (name: string, spec: Obj) => {
+      const r = await admin('POST', gadgets, { body: gadget(name, spec) });
+      assert.equal(r.status, 422, r.text);
+      return r.body.message as string;
+    };
+    assert.equal(await refused('g1', { minReplicas: 3, maxReplicas: 2 }), 'Gadget.example.com "g1" is invalid: spec: Invalid value: "object": failed rule: self.minReplicas <= self.maxReplicas');
+    assert.equal(await refused('g2', { minReplicas: 1, maxReplicas: 200 }), 'Gadget.example.com "g2" is invalid: spec.maxReplicas: Forbidden: at most 100');
+    assert.equal(await refused('g3', { minReplicas: 1, maxReplicas: 2, label: 'ABC' }), 'Gadget.example.com "g3" is invalid: spec: Invalid value: "object": label ABC is not lower case');
+    assert.equal(await refused('x1', { minReplicas: 1, maxReplicas: 2 }), 'Gadget.example.com "x1" is invalid: <nil>: Invalid value: "object": names start with g');
+    // a structural error first: the rules are not evaluated, and kube says so
+    assert.equal(
+      await refused('g4', { minReplicas: 3, maxReplicas: 2, mode: 'b' }),
+      'Gadget.example.com "g4" is invalid: [spec.mode: Unsupported value: "b": supported values: "a", <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
+    );
+    // a transition rule: nothing to compare on create, enforced on update
+    assert.equal((await admin('POST', gadgets, { body: gadget('g5', { minReplicas: 1, maxReplicas: 2, class: 'gold' }) })).status, 201);
+    const changed = await admin('PATCH', `${gadgets}/g5`, { body: { spec: { class: 'silver' } }, contentType: 'application/merge-patch+json' });
+    assert.equal(changed.status, 422);
+    assert.equal(changed.body.message, 'Gadget.example.com "g5" is invalid: spec.class: Invalid value: "string": class is immutable');
+    assert.equal((await admin('PATCH', `${gadgets}/g5`, { body: { spec: { maxReplicas: 3 } }, contentType: 'application/merge-patch+json' })).status, 200);
+  });
+
   it('server-side apply: keyed list elements are owned per key; an undeclared field fails as kube\'s typed conversion does', async () => {
     const applyAs = (manager: string, spec: Obj, force = false) =>
       admin('PATCH', `${widgets}/ssa?fieldManager=${manager}${force ? '&force=true' : ''}`, { raw: JSON.stringify(widget('ssa', spec)), contentType: 'application/apply-patch+yaml' });
