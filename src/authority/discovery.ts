@@ -49,6 +49,7 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
     if (t.categories?.length) r.categories = t.categories;
     resources.push(r);
     if (t.statusSubresource) resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
+    if (t.scale) resources.push({ name: `${t.resource}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
     for (const s of SUBRESOURCES) {
       if (s.parent === t.resource && s.group === group && s.version === version) {
         resources.push({ name: `${t.resource}/${s.name}`, singularName: '', namespaced: t.namespaced, group: s.kindGroup, version: 'v1', kind: s.kind, verbs: s.verbs });

@@ -9,6 +9,13 @@ export type KubeObject = Record<string, any>; // eslint-disable-line @typescript
 /** How object names of a type are validated. */
 export type NameRule = 'subdomain' | 'label' | 'label1035' | 'path';
 
+/** A CRD's `subresources.scale`: simple JSON paths such as `.spec.replicas`. */
+export interface ScalePaths {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
 /** One served resource (group/version/resource) and what it supports. */
 export interface ResourceType {
   group: string;
@@ -33,6 +40,8 @@ export interface ResourceType {
   printerColumns?: Array<{ name: string; type: string; jsonPath: string; description?: string; priority?: number; format?: string }>;
   /** Set for custom resources. */
   crd?: string;
+  /** For custom resources with a scale subresource: where the replicas and the selector are. */
+  scale?: ScalePaths;
   /** For custom resources: the version's structural schema (`schema.openAPIV3Schema`). */
   schema?: StructuralSchema;
 }
@@ -180,5 +189,14 @@ export function typesOfCRD(crd: KubeObject): ResourceType[] {
       printerColumns: v.additionalPrinterColumns,
       crd: crd.metadata?.name,
       ...(v.schema?.openAPIV3Schema && typeof v.schema.openAPIV3Schema === 'object' ? { schema: v.schema.openAPIV3Schema as StructuralSchema } : {}),
+      ...(typeof v.subresources?.scale?.specReplicasPath === 'string' && typeof v.subresources.scale.statusReplicasPath === 'string'
+        ? {
+            scale: {
+              specReplicasPath: v.subresources.scale.specReplicasPath,
+              statusReplicasPath: v.subresources.scale.statusReplicasPath,
+              ...(typeof v.subresources.scale.labelSelectorPath === 'string' ? { labelSelectorPath: v.subresources.scale.labelSelectorPath } : {}),
+            },
+          }
+        : {}),
     }));
 }

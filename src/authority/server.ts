@@ -326,7 +326,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       if (method !== 'POST') throw methodNotAllowed();
       return sendWritten(d, res, 201, d.reviews.tokenRequest(ns!, info.name, await body()));
     }
-    if (t.resource === 'deployments' && t.group === 'apps' && info.subresource === 'scale' && ns) {
+    if (info.subresource === 'scale' && (t.scale || (t.resource === 'deployments' && t.group === 'apps')) && (ns || !t.namespaced)) {
       return sendWritten(d, res, 200, await scale(d, t, ns, info, method, req, body), method === 'HEAD');
     }
     if (info.subresource !== 'status' || !t.statusSubresource) throw notFoundPath();
@@ -430,14 +430,37 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
 }
 
 /** The `autoscaling/v1 Scale` view of a Deployment (`kubectl scale`): get, or patch/update `spec.replicas`. */
-async function scale(d: ServerDeps, t: ResourceType, ns: string, info: RequestInfo, method: string, req: IncomingMessage, body: () => Promise<unknown>): Promise<KubeObject> {
+/** The value at a CRD scale path (`.spec.replicas`). */
+function atPath(o: KubeObject, path: string): unknown {
+  return path.split('.').filter(Boolean).reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as KubeObject)[k] : undefined), o);
+}
+
+/** A merge patch that sets a CRD scale path. */
+function patchAt(path: string, value: unknown): KubeObject {
+  return path.split('.').filter(Boolean).reduceRight<unknown>((v, k) => ({ [k]: v }), value) as KubeObject;
+}
+
+/** `/scale` of a Deployment, or of a custom resource through its CRD's scale paths. */
+async function scale(d: ServerDeps, t: ResourceType, ns: string | undefined, info: RequestInfo, method: string, req: IncomingMessage, body: () => Promise<unknown>): Promise<KubeObject> {
+  const paths = t.scale;
   const view = (o: KubeObject): KubeObject => {
-    const sel = (o.spec?.selector?.matchLabels ?? {}) as Record<string, string>;
     const m = o.metadata;
+    const metadata = { name: m.name, ...(m.namespace ? { namespace: m.namespace } : {}), uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp };
+    if (paths) {
+      const selector = paths.labelSelectorPath ? atPath(o, paths.labelSelectorPath) : undefined;
+      return {
+        kind: 'Scale',
+        apiVersion: 'autoscaling/v1',
+        metadata,
+        spec: { replicas: Number(atPath(o, paths.specReplicasPath) ?? 0) },
+        status: { replicas: Number(atPath(o, paths.statusReplicasPath) ?? 0), ...(typeof selector === 'string' && selector ? { selector } : {}) },
+      };
+    }
+    const sel = (o.spec?.selector?.matchLabels ?? {}) as Record<string, string>;
     return {
       kind: 'Scale',
       apiVersion: 'autoscaling/v1',
-      metadata: { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp },
+      metadata,
       spec: { replicas: o.spec?.replicas ?? 1 },
       status: { replicas: o.status?.replicas ?? 0, selector: Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(',') },
     };
@@ -453,7 +476,7 @@ async function scale(d: ServerDeps, t: ResourceType, ns: string, info: RequestIn
     throw invalid('Scale', 'autoscaling', info.name, [{ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0` }]);
   }
   const rv = wanted?.metadata?.resourceVersion;
-  const patch: KubeObject = { spec: { replicas }, ...(rv ? { metadata: { resourceVersion: rv } } : {}) };
+  const patch: KubeObject = { ...(paths ? patchAt(paths.specReplicasPath, replicas) : { spec: { replicas } }), ...(rv ? { metadata: { resourceVersion: rv } } : {}) };
   return view(d.objects.patch(t, ns, info.name, 'application/merge-patch+json', patch));
 }
 

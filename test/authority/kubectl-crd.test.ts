@@ -88,6 +88,18 @@ describe('kubectl with a kubebuilder-style CRD on the authority', () => {
     assert.equal(await ok('get', 'memcached', 'm1', '-n', 'cache', '-o', 'jsonpath={.status.conditions[0].status}'), 'True');
   });
 
+  it('kubectl scale goes through the CRD\'s scale subresource, and the schema still holds', async () => {
+    assert.match(await ok('api-resources', '--api-group=cache.example.com', '-o', 'wide'), /^memcacheds\s+cache\.example\.com\/v1alpha1\s+true\s+Memcached\s+/m);
+    await ok('patch', 'memcached', 'm1', '-n', 'cache', '--subresource=status', '--type=merge', '-p', '{"status":{"replicas":1,"selector":"app=memcached"}}');
+    assert.match(await ok('scale', 'memcached', 'm1', '-n', 'cache', '--replicas=2'), /^memcached\.cache\.example\.com\/m1 scaled$/m);
+    assert.equal(await ok('get', 'memcached', 'm1', '-n', 'cache', '-o', 'jsonpath={.spec.size}'), '2');
+    const scale = JSON.parse(await ok('get', '--raw', '/apis/cache.example.com/v1alpha1/namespaces/cache/memcacheds/m1/scale')) as Obj;
+    assert.deepEqual([scale.kind, scale.apiVersion, scale.spec, scale.status], ['Scale', 'autoscaling/v1', { replicas: 2 }, { replicas: 1, selector: 'app=memcached' }]);
+    const tooMany = await kubectl('scale', 'memcached', 'm1', '-n', 'cache', '--replicas=5');
+    assert.equal(tooMany.code, 1);
+    assert.match(tooMany.stderr, /spec\.size: Invalid value: 5: spec\.size in body should be less than or equal to 3/);
+  });
+
   it('server-side apply: two managers own their own elements of a keyed list; changing another\'s is a conflict', async () => {
     const p1 = manifest('shared', '  image: memcached:1.6\n  tolerations:\n  - {key: a, value: "1"}\n');
     await ok('apply', '--server-side', '--field-manager=team-a', '-f', p1);
