@@ -47,7 +47,7 @@ export function unknownFields(t: ResourceType, body: unknown): string[] {
  * `Warning` header values to send; `Ignore` → nothing. An unknown directive is a 400, as in kube.
  */
 export function checkFields(t: ResourceType, body: unknown, directive: string | null): string[] {
-  const mode = directive ?? 'Warn';
+  const mode = directive || 'Warn';
   if (!['Strict', 'Warn', 'Ignore'].includes(mode)) {
     throw badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got ${JSON.stringify(mode)}`);
   }

@@ -347,7 +347,7 @@ export class ObjectService {
     if (!t.schema || !o || typeof o !== 'object') return;
     const before = via === 'patch' ? JSON.stringify(sortedKeys(o)) : '';
     const unknown = pruneCustomResource(o, t.schema);
-    const mode = w.fieldValidation ?? 'Warn';
+    const mode = w.fieldValidation || 'Warn';
     if (unknown.length && mode !== 'Ignore') {
       const list = unknown.map((f) => `unknown field ${JSON.stringify(f)}`);
       if (mode === 'Strict') {
@@ -449,6 +449,12 @@ export class ObjectService {
    * kube-apiserver keeps it (conflicts, `force`, removal of fields the manager no longer applies).
    */
   private serverSideApply(t: ResourceType, ns: string | undefined, name: string, old: KubeObject | undefined, body: KubeObject, w: WriteOptions & { subresource?: string }): KubeObject {
+    if (body && typeof body === 'object' && !Array.isArray(body)) {
+      // an applied configuration names its type exactly: the endpoint's group, version and kind
+      const gv = apiVersionOf(t);
+      if (String(body.apiVersion ?? '') !== gv) throw badRequest(`Incorrect version specified in apply patch. Specified patch version: ${String(body.apiVersion ?? '')}, expected: ${gv}`);
+      if (body.kind !== t.kind) throw badRequest(`invalid object type: ${t.group}/${t.version}, Kind=${String(body.kind ?? '')}`);
+    }
     this.checkKind(t, body);
     if (body.metadata?.name && body.metadata.name !== name) {
       throw badRequest(`the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`);

@@ -13,6 +13,7 @@ import { forbidden } from './authz.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
 import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError, unsupportedMediaType } from './status.js';
 import { applyPatch } from './patch.js';
+import { writeOptionsError } from './write-options.js';
 import type { ObjectService } from './objects.js';
 import type { Reviews } from './reviews.js';
 import type { WatchHub } from './watch.js';
@@ -156,6 +157,12 @@ function writeManager(fieldManager: string | null, userAgent: string | undefined
   const prefix = (userAgent ?? '').split('/')[0]!;
   // eslint-disable-next-line no-control-regex
   return prefix && prefix.length <= 128 && !/[\x00-\x1f\x7f]/.test(prefix) ? prefix : 'unknown';
+}
+
+/** Validates a write's query options as kube does, before the body is read. */
+function checkWriteOptions(kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', q: URLSearchParams, apply: boolean): void {
+  const err = writeOptionsError({ kind, dryRun: q.getAll('dryRun'), fieldManager: q.get('fieldManager'), fieldValidation: q.get('fieldValidation'), force: q.has('force'), apply });
+  if (err) throw err;
 }
 
 function bool(v: string | null): boolean {
@@ -386,6 +393,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     case 'create': {
       if (info.name) throw methodNotAllowed();
+      checkWriteOptions('CreateOptions', q, false);
       const b = await body();
       const warnings = checkFields(t, b, q.get('fieldValidation'));
       const out = d.objects.create(t, ns, b as KubeObject, { dryRun, admit, manager, fieldValidation: q.get('fieldValidation'), warnings });
@@ -393,6 +401,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       return sendWritten(d, res, 201, out);
     }
     case 'update': {
+      checkWriteOptions('UpdateOptions', q, false);
       const b = await body();
       const warnings = checkFields(t, b, q.get('fieldValidation'));
       const out = d.objects.update(t, ns, info.name, b as KubeObject, { dryRun, admit, subresource: info.subresource, manager, fieldValidation: q.get('fieldValidation'), warnings });
@@ -401,6 +410,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     case 'patch': {
       const ct = String(req.headers['content-type'] ?? '');
+      checkWriteOptions('PatchOptions', q, ct.split(';')[0]!.trim() === 'application/apply-patch+yaml');
       const existed = !!d.objects.peek(t, ns, info.name);
       const b = await body();
       const warnings = checkFields(t, b, q.get('fieldValidation'));
