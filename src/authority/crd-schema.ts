@@ -378,3 +378,16 @@ export function schemaListShapes(schema: StructuralSchema): ListShapes {
     return { type: 'atomic' };
   };
 }
+
+/**
+ * A stored custom resource as a read returns it: kube decodes what it reads from storage as it decodes requests, so
+ * a schema changed after the object was written prunes and defaults it on the way out. Returns `o` itself when the
+ * schema changes nothing, else a changed copy.
+ */
+export function readCustomResource(o: Json, schema: StructuralSchema | undefined): Json {
+  if (!schema || !isObj(o)) return o;
+  const out = structuredClone(o);
+  pruneCustomResource(out, schema);
+  defaultCustomResource(out, schema);
+  return same(out, o) ? o : out;
+}

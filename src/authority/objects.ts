@@ -11,7 +11,7 @@ import { validateLabels, validateName } from './validation.js';
 import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
 import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
 import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, managerText, mergeApplied, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ListShapes, type ManagedFieldsEntry, type Scope } from './managed-fields.js';
-import { defaultCustomResource, pruneCustomResource, schemaListShapes, validateCustomResource } from './crd-schema.js';
+import { defaultCustomResource, pruneCustomResource, readCustomResource, schemaListShapes, validateCustomResource } from './crd-schema.js';
 import { checkMetadataShape, defaultPodSpec, validateCRD } from './object-checks.js';
 import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
 import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, unsupportedPatchType } from './patch.js';
@@ -148,7 +148,7 @@ export class ObjectService {
 
   /** The object as served in a given version. */
   present(t: ResourceType, o: KubeObject): KubeObject {
-    const out = clone(o);
+    const out = clone(readCustomResource(o, t.schema));
     out.apiVersion = apiVersionOf(t);
     out.kind = t.kind;
     return out;
@@ -156,7 +156,7 @@ export class ObjectService {
 
   /** As {@link ObjectService.present}, without the deep copy: for serialising at once, never for keeping or changing. */
   presentShallow(t: ResourceType, o: KubeObject): KubeObject {
-    const out = { ...o };
+    const out = { ...readCustomResource(o, t.schema) };
     out.apiVersion = apiVersionOf(t);
     out.kind = t.kind;
     return out;

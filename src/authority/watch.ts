@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Store, StoreEvent } from './store.js';
 import { apiVersionOf, typeKey, type KubeObject, type ResourceType } from './resources.js';
+import { readCustomResource } from './crd-schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { expired } from './status.js';
 import { toTable } from './table.js';
@@ -51,7 +52,7 @@ export class WatchHub {
     const byField = parseFieldSelector(p.fieldSelector, p.type.resource);
     const matches = (o: KubeObject | undefined) => !!o && (!ns || o.metadata?.namespace === ns) && byLabel(o) && byField(o);
     const present = (o: KubeObject): KubeObject => {
-      const out = { ...o, apiVersion: apiVersionOf(p.type), kind: p.type.kind };
+      const out = { ...readCustomResource(o, p.type.schema), apiVersion: apiVersionOf(p.type), kind: p.type.kind };
       return p.table ? toTable(p.type, [out], { includeObject: p.includeObject, resourceVersion: o.metadata?.resourceVersion }) : out;
     };
 

@@ -186,6 +186,26 @@ describe('custom resources against their structural schema', () => {
     }
   });
 
+  it('reads decode as writes do: a schema changed after a write prunes and defaults the stored object on the way out', async () => {
+    await admin('POST', widgets, { body: widget('reread', { mode: 'a', note: 'kept until the schema drops it' }) });
+    const changed = structuredClone(CRD) as Obj;
+    const props = changed.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
+    delete props.note;
+    props.color = { type: 'string', default: 'blue' };
+    const crd = (await admin('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com')).body;
+    assert.equal((await admin('PUT', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com', { body: { ...changed, metadata: crd.metadata } })).status, 200);
+    try {
+      const got = (await admin('GET', `${widgets}/reread`)).body;
+      assert.equal(got.spec.color, 'blue');
+      assert.equal(got.spec.note, undefined);
+      const listed = (await admin('GET', widgets)).body.items.find((o: Obj) => o.metadata.name === 'reread');
+      assert.deepEqual(listed.spec, got.spec);
+    } finally {
+      const now = (await admin('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com')).body;
+      await admin('PUT', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com', { body: { ...CRD, metadata: now.metadata } });
+    }
+  });
+
   it('status subresource: create drops status, main writes keep it, /status writes only it; both validated', async () => {
     const c = await admin('POST', widgets, { body: { ...widget('st', { mode: 'a' }), status: { ready: 1 } } });
     assert.equal(c.body.status, undefined);
