@@ -178,6 +178,45 @@ function removeAt(obj: Json, path: FieldPath, shapes: ListShapes): void {
 }
 
 /**
+ * The paths of the non-empty objects an object holds (not the root, not `metadata` itself): the maps an Update
+ * that adds them owns as such (`".": {}`).
+ */
+function objectsOf(o: KubeObject, shapes: ListShapes, only: Scope): FieldPath[] {
+  const out: FieldPath[] = [];
+  const walk = (v: Json, path: FieldPath) => {
+    if (isObj(v)) {
+      const keys = Object.keys(v).filter((k) => !k.startsWith('$'));
+      if (keys.length && path.length) out.push(path);
+      for (const k of keys) walk(v[k], [...path, `f:${k}`]);
+    } else if (Array.isArray(v)) {
+      const shape = shapes(path, v);
+      if (shape.type === 'map') v.forEach((el, i) => isObj(el) && Object.keys(el).forEach((k) => walk(el[k], [...path, elementKey(shape, el, i), `f:${k}`])));
+    }
+  };
+  if (!isObj(o)) return out;
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'apiVersion' || k === 'kind' || k.startsWith('$')) continue;
+    if (only === 'status' && k !== 'status') continue;
+    if (only === 'no-status' && k === 'status') continue;
+    if (k === 'metadata') {
+      if (isObj(v)) for (const m of ['labels', 'annotations']) if (isObj(v[m])) walk(v[m], ['f:metadata', `f:${m}`]);
+      continue;
+    }
+    walk(v, [`f:${k}`]);
+  }
+  return out;
+}
+
+/**
+ * Fields of the built-in kinds that are Go structs (not pointers, not maps): the zero object kube compares a create
+ * with already has them, so an Update never owns them as such. Custom resources have none (they are unstructured).
+ */
+const BUILTIN_STRUCTS = new Set(['f:spec', 'f:status', 'f:template', 'f:strategy', 'f:metadata', 'f:resources']);
+
+/** Whether the object at a path is a Go struct of a built-in kind (see {@link BUILTIN_STRUCTS}). */
+export const builtinStructs = (path: FieldPath): boolean => BUILTIN_STRUCTS.has(path[path.length - 1] ?? '');
+
+/**
  * The paths an object sets: every leaf (scalar, atomic list, empty object) and every element of a keyed or set
  * list. `apiVersion`, `kind` and `metadata` (but for labels, annotations, finalizers and ownerReferences) are never
  * tracked.
@@ -308,10 +347,17 @@ export function afterUpdate(p: {
   scope: Scope;
   time: string;
   shapes?: ListShapes;
+  /** Which objects are structs rather than maps (default: the built-in kinds'); `() => false` for custom resources. */
+  structs?: (path: FieldPath) => boolean;
 }): ManagedFieldsEntry[] {
   const shapes = p.shapes ?? builtinListShapes;
+  const structs = p.structs ?? builtinStructs;
   const now = fieldsOf(p.next, shapes, p.scope);
   const changed = new PathSet([...now].filter((path) => !p.old || differs(p.old, p.next, path, shapes)));
+  // a map the write added is owned as such too (FieldsV1 `".": {}`), as kube compares against the old object
+  for (const path of objectsOf(p.next, shapes, p.scope)) {
+    if (!structs(path) && (!p.old || valueAt(p.old, path, shapes) === undefined)) changed.add(path);
+  }
   const owned: Owned[] = p.entries.map((entry) => ({ entry, set: PathSet.fromFieldsV1(entry.fieldsV1) }));
   const mine = (e: ManagedFieldsEntry) => e.operation === 'Update' && e.manager === p.manager && e.apiVersion === p.apiVersion && (e.subresource ?? '') === (p.subresource ?? '');
   let self = owned.find((o) => mine(o.entry));
@@ -395,8 +441,13 @@ export function planApply(p: {
   for (const c of conflicts) owned.find((o) => o.entry === c.entry)!.set.delete(c.path);
   const prune: FieldPath[] = [];
   if (previous && p.live) {
+    // what someone still owns stays, and so does everything above it (kube removes the previous set, then adds back
+    // what any manager owns)
+    const kept = [...applied, ...owned.flatMap((o) => [...o.set])];
+    const above = (q: FieldPath, p: FieldPath) => q.length < p.length && q.every((k, i) => p[i] === k);
     for (const path of previous.set) {
       if (applied.has(path) || owned.some((o) => o.set.has(path))) continue;
+      if (kept.some((k) => above(path, k))) continue;
       // an element that goes takes its fields with it: skip paths below another pruned path
       if (prune.some((q) => q.length < path.length && q.every((k, i) => path[i] === k))) continue;
       prune.push(path);

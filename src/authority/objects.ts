@@ -374,7 +374,18 @@ export class ObjectService {
       const reset = Array.isArray(incoming) && (incoming.length === 0 || (incoming.length === 1 && JSON.stringify(incoming[0]) === '{}'));
       const base = reset ? [] : entriesOf({ metadata: { managedFields: incoming } });
       entries = w.manager
-        ? afterUpdate({ old, next, entries: base, manager: w.manager, apiVersion: apiVersionOf(t), subresource: w.subresource, scope: scopeOf(t, w.subresource), time: kubeTime(), shapes: shapesFor(t) })
+        ? afterUpdate({
+            old,
+            next,
+            entries: base,
+            manager: w.manager,
+            apiVersion: apiVersionOf(t),
+            subresource: w.subresource,
+            scope: scopeOf(t, w.subresource),
+            time: kubeTime(),
+            shapes: shapesFor(t),
+            ...(t.crd ? { structs: () => false } : {}),
+          })
         : base;
     }
     if (entries.length) m.managedFields = entries;

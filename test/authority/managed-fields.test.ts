@@ -86,6 +86,19 @@ describe('server-side apply conflicts and ownership', () => {
     assert.deepEqual(obj, { data: { a: '1', c: '3' }, spec: { containers: [{ name: 'x', image: 'i' }] } });
   });
 
+  it('a map the manager applied before stays while another manager owns something in it', () => {
+    const live = { metadata: { annotations: { mine: '1', theirs: '2' } }, data: { a: '1' } };
+    const plan = planApply({
+      ...base,
+      live,
+      config: { data: { a: '1' } },
+      entries: [apply('other', { 'f:metadata': { 'f:annotations': { '.': {}, 'f:mine': {} } }, 'f:data': { 'f:a': {} } }), apply('x', { 'f:metadata': { 'f:annotations': { 'f:theirs': {} } } })],
+    });
+    const obj = structuredClone(live);
+    prunePaths(obj, plan.prune);
+    assert.deepEqual(obj, { metadata: { annotations: { theirs: '2' } }, data: { a: '1' } });
+  });
+
   it('an update takes what it adds or changes from every other manager; what it removes leaves every set', () => {
     const entries = [apply('kubectl', { 'f:data': { 'f:a': {}, 'f:b': {} } })];
     const next = afterUpdate({ old: cm({ a: '1', b: '2' }), next: cm({ a: '5', c: '3' }), entries, manager: 'kubectl-edit', apiVersion: 'v1', scope: undefined, time: T2 });
@@ -95,6 +108,35 @@ describe('server-side apply conflicts and ownership', () => {
     // an update that changes nothing takes nothing and keeps the entries as they were
     const mine = [apply('kubectl', { 'f:data': { 'f:a': {} } })];
     assert.deepEqual(afterUpdate({ old: cm({ a: '1' }), next: cm({ a: '1' }), entries: mine, manager: 'kubectl-edit', apiVersion: 'v1', scope: undefined, time: T2 }), mine);
+  });
+
+  it('a create owns the maps it adds as such (".") but not the structs of the built-in kinds; custom resources have no structs', () => {
+    const create = (next: object, structs?: (p: string[]) => boolean) =>
+      afterUpdate({ old: undefined, next, entries: [], manager: 'kubectl-create', apiVersion: 'v1', scope: undefined, time: T2, ...(structs ? { structs } : {}) })[0]!.fieldsV1;
+    // as `kubectl create configmap` and `kubectl create deployment` are recorded by kube
+    assert.deepEqual(create(cm({ a: '1' })), { 'f:data': { '.': {}, 'f:a': {} } });
+    const deploy = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'd', labels: { app: 'd' } },
+      spec: {
+        replicas: 1,
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
+        template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'nginx', image: 'nginx', resources: {} }] } },
+      },
+    };
+    assert.deepEqual(create(deploy), {
+      'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
+      'f:spec': {
+        'f:replicas': {},
+        'f:strategy': { 'f:rollingUpdate': { '.': {}, 'f:maxSurge': {}, 'f:maxUnavailable': {} }, 'f:type': {} },
+        'f:template': {
+          'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
+          'f:spec': { 'f:containers': { 'k:{"name":"nginx"}': { '.': {}, 'f:image': {}, 'f:name': {}, 'f:resources': {} } } },
+        },
+      },
+    });
+    assert.deepEqual(create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { size: 1 } }, () => false), { 'f:spec': { '.': {}, 'f:size': {} } });
   });
 
   it('kube\'s order: Apply entries first, then by time', () => {
