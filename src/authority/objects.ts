@@ -84,10 +84,13 @@ function clone<T>(v: T): T {
   return structuredClone(v);
 }
 
-/** Everything but metadata and status: a change here bumps `metadata.generation`. */
-function specOf(o: KubeObject): string {
-  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
-  return JSON.stringify(rest);
+/**
+ * What a change of bumps `metadata.generation`: everything but metadata, and but status where the status has its own
+ * subresource (a custom resource without one counts its status changes too, as kube does).
+ */
+function specOf(o: KubeObject, withStatus = false): string {
+  const { metadata: _m, status, apiVersion: _a, kind: _k, ...rest } = o;
+  return JSON.stringify(withStatus ? { ...rest, status } : rest);
 }
 
 function sameContent(a: KubeObject, b: KubeObject): boolean {
@@ -415,7 +418,8 @@ export class ObjectService {
     }
     this.defaults(t, next, old);
     // after defaulting, so that fields the server fills in do not count as a spec change
-    if (t.generation) m.generation = (old.metadata.generation ?? 1) + (specOf(old) !== specOf(next) ? 1 : 0);
+    const withStatus = !!t.crd && !t.statusSubresource;
+    if (t.generation) m.generation = (old.metadata.generation ?? 1) + (specOf(old, withStatus) !== specOf(next, withStatus) ? 1 : 0);
     else delete m.generation;
     this.track(t, old, next, w, incoming);
     w.admit?.(next, old);

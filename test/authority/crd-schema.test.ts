@@ -284,6 +284,25 @@ describe('custom resources against their structural schema', () => {
     assert.equal((await admin('PATCH', `${gadgets}/g5`, { body: { spec: { maxReplicas: 3 } }, contentType: 'application/merge-patch+json' })).status, 200);
   });
 
+  it('metadata.generation: 1 on create, +1 on content changes; status counts only without a status subresource', async () => {
+    const plain = structuredClone(CRD) as Obj;
+    plain.metadata.name = 'plains.example.com';
+    plain.spec.names = { kind: 'Plain', plural: 'plains' };
+    delete plain.spec.versions[0].subresources;
+    assert.equal((await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: plain })).status, 201);
+    const plains = '/apis/example.com/v1/namespaces/w/plains';
+    const c = await admin('POST', plains, { body: { apiVersion: 'example.com/v1', kind: 'Plain', metadata: { name: 'p' }, spec: { mode: 'a' }, status: { ready: 1 } } });
+    assert.equal(c.status, 201, c.text);
+    assert.deepEqual([c.body.metadata.generation, c.body.status], [1, { ready: 1 }], 'without a status subresource, create keeps the status');
+    const merge = (path: string, body: Obj) => admin('PATCH', path, { body, contentType: 'application/merge-patch+json' });
+    assert.equal((await merge(`${plains}/p`, { status: { ready: 2 } })).body.metadata.generation, 2);
+    assert.equal((await merge(`${plains}/p`, { metadata: { labels: { a: 'b' } } })).body.metadata.generation, 2, 'metadata changes do not count');
+    // with a status subresource (widgets), /status writes do not count, spec writes do
+    await admin('POST', widgets, { body: widget('gen', { mode: 'a' }) });
+    assert.equal((await merge(`${widgets}/gen/status`, { status: { ready: 3 } })).body.metadata.generation, 1);
+    assert.equal((await merge(`${widgets}/gen`, { spec: { mode: 'b' } })).body.metadata.generation, 2);
+  });
+
   it('server-side apply: keyed list elements are owned per key; an undeclared field fails as kube\'s typed conversion does', async () => {
     const applyAs = (manager: string, spec: Obj, force = false) =>
       admin('PATCH', `${widgets}/ssa?fieldManager=${manager}${force ? '&force=true' : ''}`, { raw: JSON.stringify(widget('ssa', spec)), contentType: 'application/apply-patch+yaml' });
