@@ -86,14 +86,14 @@ describe('the authority answers as a real kube-apiserver (recorded kubectl cases
     // the cases run in `tmp` with the recording's relative scratch directory, which the normaliser knows by its shape
     await mkdir(join(tmp, 'run-fidelity', 'auth'), { recursive: true });
     for (const f of ['prelude.sh', 'jwt.cjs']) await copyFile(join(FIXTURES, f), join(tmp, f));
-    await copyFile(join(DOCUMENTED, 'widget-crd.yaml'), join(tmp, 'widget-crd.yaml'));
+    for (const f of ['widget-crd.yaml', 'gadget-crd.yaml']) await copyFile(join(DOCUMENTED, f), join(tmp, f));
     const ca = join(tmp, 'ca.crt');
     await writeFile(ca, authority.caPem);
     env = { ...process.env, KC: authority.kubeconfig, SERVER: authority.url, CA: ca, D: 'run-fidelity/auth', NS, SAKEY: join(stateDir, 'sa.key'), KUBECONFIG: '' };
     const recordedCases = parseCases(await readFile(join(FIXTURES, 'cases.sh'), 'utf8'));
     assert.equal(recordedCases.length, 83);
     const documentedCases = parseCases(await readFile(join(DOCUMENTED, 'cases.sh'), 'utf8'));
-    assert.equal(documentedCases.length, 13);
+    assert.equal(documentedCases.length, 14);
     for (const c of [...recordedCases, ...documentedCases]) {
       const recorded = await readFile(join(c.id.startsWith('D') ? DOCUMENTED : FIXTURES, `${c.id}.out`), 'utf8');
       let ours = await runCase(c);
