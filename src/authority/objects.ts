@@ -85,8 +85,8 @@ function clone<T>(v: T): T {
 }
 
 /**
- * What a change of bumps `metadata.generation`: everything but metadata, and but status where the status has its own
- * subresource (a custom resource without one counts its status changes too, as kube does).
+ * The content whose change bumps `metadata.generation`: everything but metadata, and but status unless a custom
+ * resource has no status subresource (then its status changes count too, as in kube).
  */
 function specOf(o: KubeObject, withStatus = false): string {
   const { metadata: _m, status, apiVersion: _a, kind: _k, ...rest } = o;
