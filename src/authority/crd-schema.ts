@@ -391,3 +391,45 @@ export function readCustomResource(o: Json, schema: StructuralSchema | undefined
   defaultCustomResource(out, schema);
   return same(out, o) ? o : out;
 }
+
+// ---- the CRD's own schema ----
+
+type Level = 'root' | 'field' | 'item';
+
+const EMPTY_TYPE: Record<Level, string> = {
+  root: 'must not be empty at the root',
+  field: 'must not be empty for specified object fields',
+  item: 'must not be empty for specified array items',
+};
+
+/**
+ * Why a CRD version's `openAPIV3Schema` is not structural, as kube-apiserver refuses a v1 CRD: every node typed
+ * (unless int-or-string or preserving unknown fields), `object` at the root and for embedded resources, no
+ * `properties` beside `additionalProperties`, no `uniqueItems`. `path` is the schema's field path.
+ */
+export function structuralSchemaCauses(schema: unknown, path: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  const walk = (s: unknown, at: string, level: Level) => {
+    if (!isObj(s)) return;
+    const node = s as StructuralSchema & { uniqueItems?: boolean };
+    const type = typeof node.type === 'string' ? node.type : '';
+    if (node['x-kubernetes-embedded-resource'] && type !== 'object') {
+      if (!type) out.push({ field: `${at}.type`, message: 'Required value: must be object if x-kubernetes-embedded-resource is true', reason: 'FieldValueRequired' });
+      else out.push({ field: `${at}.type`, message: `Invalid value: ${JSON.stringify(type)}: must be object if x-kubernetes-embedded-resource is true` });
+    } else if (!type && !node['x-kubernetes-int-or-string'] && !node['x-kubernetes-preserve-unknown-fields']) {
+      out.push({ field: `${at}.type`, message: `Required value: ${EMPTY_TYPE[level]}`, reason: 'FieldValueRequired' });
+    }
+    if (level === 'root' && type && type !== 'object') out.push({ field: `${at}.type`, message: `Invalid value: ${JSON.stringify(type)}: must be object at the root` });
+    if (node.properties && node.additionalProperties !== undefined) {
+      out.push({ field: `${at}.additionalProperties`, message: 'Forbidden: additionalProperties and properties are mutual exclusive', reason: 'FieldValueForbidden' });
+    }
+    if (node.uniqueItems === true) {
+      out.push({ field: `${at}.uniqueItems`, message: 'Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic', reason: 'FieldValueForbidden' });
+    }
+    if (isObj(node.properties)) for (const [k, v] of Object.entries(node.properties)) walk(v, `${at}.properties[${k}]`, 'field');
+    if (isObj(node.additionalProperties)) walk(node.additionalProperties, `${at}.additionalProperties`, 'field');
+    if (isObj(node.items)) walk(node.items, `${at}.items`, 'item');
+  };
+  walk(schema, path, 'root');
+  return out;
+}

@@ -4,6 +4,7 @@
  */
 import { badRequest, type FieldCause } from './status.js';
 import type { KubeObject } from './resources.js';
+import { structuralSchemaCauses } from './crd-schema.js';
 
 const STRING_META = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'];
 
@@ -64,5 +65,9 @@ export function validateCRD(o: KubeObject): FieldCause[] {
   else if (versions.filter((v) => v.storage).length !== 1) {
     causes.push({ field: 'spec.versions', message: 'Invalid value: must have exactly one version marked as storage version' });
   }
+  versions.forEach((v, i) => {
+    const schema = v?.schema?.openAPIV3Schema;
+    if (schema !== undefined) causes.push(...structuralSchemaCauses(schema, `spec.versions[${i}].schema.openAPIV3Schema`));
+  });
   return causes;
 }

@@ -303,6 +303,36 @@ describe('custom resources against their structural schema', () => {
     assert.equal((await merge(`${widgets}/gen`, { spec: { mode: 'b' } })).body.metadata.generation, 2);
   });
 
+  it('a CRD whose schema is not structural is refused, with kube\'s paths and texts', async () => {
+    const bad = structuredClone(CRD) as Obj;
+    bad.metadata.name = 'things.example.com';
+    bad.spec.names = { kind: 'Thing', plural: 'things' };
+    bad.spec.versions[0].schema.openAPIV3Schema = {
+      type: 'object',
+      properties: {
+        spec: { type: 'object', properties: { values: { description: 'no type' }, list: { type: 'array', items: {}, uniqueItems: true } } },
+        mixed: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'string' } },
+        embedded: { type: 'string', 'x-kubernetes-embedded-resource': true },
+      },
+    };
+    const r = await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: bad });
+    assert.equal(r.status, 422);
+    const at = 'spec.versions[0].schema.openAPIV3Schema';
+    assert.deepEqual(
+      new Set(r.body.details.causes.map((c: Obj) => `${c.field}: ${c.message}`)),
+      new Set([
+        `${at}.properties[spec].properties[values].type: Required value: must not be empty for specified object fields`,
+        `${at}.properties[spec].properties[list].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic`,
+        `${at}.properties[spec].properties[list].items.type: Required value: must not be empty for specified array items`,
+        `${at}.properties[mixed].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive`,
+        `${at}.properties[embedded].type: Invalid value: "string": must be object if x-kubernetes-embedded-resource is true`,
+      ]),
+    );
+    bad.spec.versions[0].schema.openAPIV3Schema = { type: 'string' };
+    const root = await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: bad });
+    assert.equal(root.body.message, `CustomResourceDefinition.apiextensions.k8s.io "things.example.com" is invalid: ${at}.type: Invalid value: "string": must be object at the root`);
+  });
+
   it('server-side apply: keyed list elements are owned per key; an undeclared field fails as kube\'s typed conversion does', async () => {
     const applyAs = (manager: string, spec: Obj, force = false) =>
       admin('PATCH', `${widgets}/ssa?fieldManager=${manager}${force ? '&force=true' : ''}`, { raw: JSON.stringify(widget('ssa', spec)), contentType: 'application/apply-patch+yaml' });
