@@ -12,6 +12,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import type { FieldCause } from './status.js';
 import type { ListShape, ListShapes } from './managed-fields.js';
 import { evaluateRules, type ValidationRule } from './crd-cel.js';
+import { validateLabels } from './validation.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -352,6 +353,8 @@ function validateObject(v: Record<string, Json>, s: StructuralSchema, path: stri
       if (v[k] === undefined || v[k] === '') push(ctx, child(path, k), 'Required value: must not be empty', 'FieldValueRequired');
       else if (typeof v[k] !== 'string') push(ctx, child(path, k), `Invalid value: ${shown(v[k])}: must be a string`);
     }
+    // an embedded object's metadata is an ObjectMeta: its labels follow the label rules
+    if (isObj(v.metadata)) for (const e of validateLabels(v.metadata.labels)) push(ctx, child(path, e.field), e.message);
   }
 }
 

@@ -129,9 +129,11 @@ describe('custom resources against their structural schema', () => {
     for (const [spec, want] of cases) assert.equal((await invalid({ mode: 'a', ...spec })).message, `Widget.example.com "bad" is invalid: ${want}`);
   });
 
-  it('embedded resources need apiVersion and kind', async () => {
+  it('embedded resources need apiVersion and kind, and their metadata follows ObjectMeta\'s label rules', async () => {
     const b = await invalid({ mode: 'a', template: { metadata: { name: 'x' } } });
     assert.equal(b.message, 'Widget.example.com "bad" is invalid: [spec.template.apiVersion: Required value: must not be empty, spec.template.kind: Required value: must not be empty]');
+    const labels = await invalid({ mode: 'a', template: { apiVersion: 'v1', kind: 'Pod', metadata: { labels: { ok: 'not ok!' } } } });
+    assert.match(labels.message, /^Widget\.example\.com "bad" is invalid: spec\.template\.metadata\.labels: Invalid value: "not ok!": a valid label must be an empty string/);
   });
 
   it('unknown fields: 400 under Strict (kubectl\'s default), a warning each under Warn (the default), silence under Ignore; pruned always', async () => {
