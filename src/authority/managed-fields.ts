@@ -178,6 +178,21 @@ function removeAt(obj: Json, path: FieldPath, shapes: ListShapes): void {
 }
 
 /**
+ * Calls `visit` with each top-level field ownership tracks (within `only`) and its path: not `apiVersion` or `kind`,
+ * and of `metadata` only the given fields.
+ */
+function forEachTracked(o: KubeObject, only: Scope, metadataFields: string[], visit: (v: Json, path: FieldPath) => void): void {
+  if (!isObj(o)) return;
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'apiVersion' || k === 'kind' || k.startsWith('$')) continue;
+    if (only === 'status' && k !== 'status') continue;
+    if (only === 'no-status' && k === 'status') continue;
+    if (k !== 'metadata') visit(v, [`f:${k}`]);
+    else if (isObj(v)) for (const m of metadataFields) if (m in v && v[m] !== null && v[m] !== undefined) visit(v[m], ['f:metadata', `f:${m}`]);
+  }
+}
+
+/**
  * The paths of the non-empty objects an object holds (not the root, not `metadata` itself): the maps an Update
  * that adds them owns as such (`".": {}`).
  */
@@ -193,17 +208,7 @@ function objectsOf(o: KubeObject, shapes: ListShapes, only: Scope): FieldPath[] 
       if (shape.type === 'map') v.forEach((el, i) => isObj(el) && Object.keys(el).forEach((k) => walk(el[k], [...path, elementKey(shape, el, i), `f:${k}`])));
     }
   };
-  if (!isObj(o)) return out;
-  for (const [k, v] of Object.entries(o)) {
-    if (k === 'apiVersion' || k === 'kind' || k.startsWith('$')) continue;
-    if (only === 'status' && k !== 'status') continue;
-    if (only === 'no-status' && k === 'status') continue;
-    if (k === 'metadata') {
-      if (isObj(v)) for (const m of ['labels', 'annotations']) if (isObj(v[m])) walk(v[m], ['f:metadata', `f:${m}`]);
-      continue;
-    }
-    walk(v, [`f:${k}`]);
-  }
+  forEachTracked(o, only, ['labels', 'annotations'], walk);
   return out;
 }
 
@@ -243,18 +248,7 @@ export function fieldsOf(o: KubeObject, shapes: ListShapes = builtinListShapes, 
     }
     out.add(path);
   };
-  if (!isObj(o)) return out;
-  for (const [k, v] of Object.entries(o)) {
-    if (k === 'apiVersion' || k === 'kind' || k.startsWith('$')) continue;
-    if (only === 'status' && k !== 'status') continue;
-    if (only === 'no-status' && k === 'status') continue;
-    if (k === 'metadata') {
-      if (!isObj(v)) continue;
-      for (const m of ['labels', 'annotations', 'finalizers', 'ownerReferences']) if (m in v && v[m] !== null) walk(v[m], ['f:metadata', `f:${m}`]);
-      continue;
-    }
-    walk(v, [`f:${k}`]);
-  }
+  forEachTracked(o, only, ['labels', 'annotations', 'finalizers', 'ownerReferences'], walk);
   return out;
 }
 

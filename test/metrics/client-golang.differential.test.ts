@@ -35,6 +35,8 @@ function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.Pro
     const child = execFile(cmd, args, { cwd: opts.cwd, env: opts.env, timeout: 300_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
       err ? rej(new Error(`${cmd} ${args.join(' ')} failed: ${stderr || err.message}`)) : res(stdout),
     );
+    // a program that exits before reading all its input closes the pipe: its exit status tells, not an EPIPE
+    child.stdin!.on('error', () => {});
     if (opts.input !== undefined) child.stdin!.end(opts.input);
   });
 }

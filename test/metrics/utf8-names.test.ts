@@ -72,6 +72,7 @@ function pythonSamples(text: string): Promise<string[]> {
   ].join('\n');
   return new Promise((res, rej) => {
     const child = execFile('/usr/bin/python3', ['-c', script], { timeout: 60_000 }, (err, stdout, stderr) => (err ? rej(new Error(stderr || err.message)) : res(stdout.trim().split('\n'))));
+    child.stdin!.on('error', () => {}); // an early exit closes the pipe: the exit status tells
     child.stdin!.end(text);
   });
 }

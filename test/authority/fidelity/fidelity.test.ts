@@ -63,6 +63,7 @@ function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.Pro
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
       resolve({ out: stdout, code });
     });
+    child.stdin!.on('error', () => {}); // an early exit closes the pipe: the exit status tells
     if (opts.input !== undefined) child.stdin!.end(opts.input);
   });
 }

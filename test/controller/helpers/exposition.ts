@@ -139,6 +139,7 @@ export function promtoolCheck(text: string, timeoutMs = 20_000): Promise<{ code:
       clearTimeout(t);
       resolve({ code, output: out });
     });
+    p.stdin.on('error', () => {}); // an early exit closes the pipe: the exit status tells
     p.stdin.end(text);
   });
 }
