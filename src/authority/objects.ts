@@ -7,7 +7,7 @@ import { randomUUID, randomInt } from 'node:crypto';
 import type { Store } from './store.js';
 import { apiVersionOf, typeKey, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
-import { validateLabels, validateName } from './validation.js';
+import { validateFinalizers, validateLabels, validateName } from './validation.js';
 import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
 import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
 import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, managerText, mergeApplied, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ListShapes, type ManagedFieldsEntry, type Scope } from './managed-fields.js';
@@ -91,6 +91,10 @@ function clone<T>(v: T): T {
 function specOf(o: KubeObject, withStatus = false): string {
   const { metadata: _m, status, apiVersion: _a, kind: _k, ...rest } = o;
   return JSON.stringify(withStatus ? { ...rest, status } : rest);
+}
+
+function hasFinalizers(o: KubeObject): boolean {
+  return Array.isArray(o.metadata?.finalizers) && o.metadata.finalizers.length > 0;
 }
 
 function sameContent(a: KubeObject, b: KubeObject): boolean {
@@ -244,6 +248,7 @@ export class ObjectService {
     if (!name) causes.push({ field: 'metadata.name', message: 'Required value: name or generateName is required', reason: 'FieldValueRequired' });
     else for (const e of validateName(name, t.nameRule)) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
     causes.push(...validateLabels(o.metadata.labels));
+    causes.push(...validateFinalizers(o.metadata.finalizers, old?.metadata));
     if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') causes.push(...validateCRD(o));
     if (t.schema) causes.push(...validateCustomResource(o, t.schema, old, subresource === 'status'));
     if (isRbacResource(t.group, t.resource)) causes.push(...validateRbacObject(t.resource, o));
@@ -407,8 +412,11 @@ export class ObjectService {
     m.uid = old.metadata.uid;
     m.creationTimestamp = old.metadata.creationTimestamp;
     m.resourceVersion = old.metadata.resourceVersion;
+    // an update never sets, moves or clears a deletion (only DELETE does)
     if (old.metadata.deletionTimestamp) m.deletionTimestamp = old.metadata.deletionTimestamp;
     else delete m.deletionTimestamp;
+    if (old.metadata.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+    else delete m.deletionGracePeriodSeconds;
     const incoming = m.managedFields === undefined ? old.metadata.managedFields : m.managedFields;
     delete m.managedFields;
     delete m.selfLink;
@@ -423,6 +431,12 @@ export class ObjectService {
     else delete m.generation;
     this.track(t, old, next, w, incoming);
     w.admit?.(next, old);
+    // the write that empties a deleting object's finalizers deletes it (answered with the object, as kube does)
+    if (m.deletionTimestamp && !hasFinalizers(next)) {
+      if (w.dryRun) return this.present(t, next);
+      this.removeNow(t, old);
+      return this.present(t, next);
+    }
     if (sameContent(old, next) && JSON.stringify(old.metadata.managedFields ?? null) === JSON.stringify(next.metadata.managedFields ?? null)) return this.present(t, old);
     if (w.dryRun) return this.present(t, next);
     const stored = this.store.put(key, next);
@@ -545,20 +559,44 @@ export class ObjectService {
       throw conflict(t.resource, t.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(old.metadata.resourceVersion)}`);
     }
     if (key === NS_KEY) return this.terminateNamespace(t, old, !!opts.dryRun);
+    if (hasFinalizers(old)) return this.markDeleting(t, old, !!opts.dryRun);
     if (opts.dryRun) return this.deleteAnswer(t, old);
+    const gone = this.removeNow(t, old);
+    return this.deleteAnswer(t, { ...gone, metadata: { ...gone.metadata, deletionTimestamp: kubeTime() } });
+  }
+
+  /**
+   * kube's deletion of an object with finalizers: it stays, with `deletionTimestamp` (now, kept from an earlier
+   * delete), `deletionGracePeriodSeconds: 0` and its generation bumped once, until a write empties its finalizers.
+   * Answered with the object.
+   */
+  private markDeleting(t: ResourceType, old: KubeObject, dryRun: boolean): KubeObject {
+    const next = clone(old);
+    const m = next.metadata;
+    if (!m.deletionTimestamp) {
+      m.deletionTimestamp = kubeTime();
+      if (typeof m.generation === 'number' && m.generation > 0) m.generation += 1;
+    }
+    m.deletionGracePeriodSeconds = 0;
+    if (dryRun || sameContent(old, next)) return this.present(t, dryRun ? next : old);
+    return this.present(t, this.store.put(typeKey(t), next));
+  }
+
+  /** Removes an object from the store now (a CRD with its custom resources). */
+  private removeNow(t: ResourceType, old: KubeObject): KubeObject {
+    const key = typeKey(t);
     if (key === CRD_KEY) {
-      const crdTypes = this.registry.all().filter((x) => x.crd === name);
       const done = new Set<string>();
-      for (const rt of crdTypes) {
+      for (const rt of this.registry.all().filter((x) => x.crd === old.metadata.name)) {
         const k = typeKey(rt);
         if (done.has(k)) continue;
         done.add(k);
         for (const o of this.store.list(k)) this.store.remove(k, o.metadata.namespace, o.metadata.name);
       }
     }
-    const gone = this.store.remove(key, nsx, name)!;
+    const gone = this.store.remove(key, old.metadata.namespace, old.metadata.name)!;
     this.afterWrite(t, undefined, old);
-    return this.deleteAnswer(t, { ...gone, metadata: { ...gone.metadata, deletionTimestamp: kubeTime() } });
+    return gone;
   }
 
   private readonly purges = new Map<string, { uid: string; timer: NodeJS.Timeout }>();

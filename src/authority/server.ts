@@ -13,7 +13,7 @@ import { forbidden } from './authz.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
 import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError, unsupportedMediaType } from './status.js';
 import { applyPatch } from './patch.js';
-import { writeOptionsError } from './write-options.js';
+import { deleteOptionsError, writeOptionsError } from './write-options.js';
 import type { ObjectService } from './objects.js';
 import type { Reviews } from './reviews.js';
 import type { WatchHub } from './watch.js';
@@ -429,8 +429,16 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     case 'delete': {
       const b = (await body()) as KubeObject | undefined;
-      const pre = b && typeof b === 'object' ? (b.preconditions as { uid?: string; resourceVersion?: string } | undefined) : undefined;
-      return sendWritten(d, res, 200, d.objects.delete(t, ns, info.name, { dryRun: dryRun || (Array.isArray(b?.dryRun) && b.dryRun.includes('All')), preconditions: pre }));
+      const opts = b && typeof b === 'object' ? b : {};
+      const fromQuery = (k: string) => q.get(k) ?? undefined;
+      const bad = deleteOptionsError({
+        propagationPolicy: opts.propagationPolicy ?? fromQuery('propagationPolicy'),
+        orphanDependents: opts.orphanDependents ?? fromQuery('orphanDependents'),
+        dryRun: Array.isArray(opts.dryRun) ? opts.dryRun : q.getAll('dryRun'),
+      });
+      if (bad) throw bad;
+      const pre = opts.preconditions as { uid?: string; resourceVersion?: string } | undefined;
+      return sendWritten(d, res, 200, d.objects.delete(t, ns, info.name, { dryRun: dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All')), preconditions: pre }));
     }
     case 'deletecollection':
       return sendWritten(d, res, 200, d.objects.deleteCollection(t, ns, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') }, { dryRun }));

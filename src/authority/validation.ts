@@ -62,3 +62,51 @@ export function validateLabels(labels: unknown): Array<{ field: string; message:
   }
   return out;
 }
+
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const QUALIFIED_NAME_MSG =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+/** Problems with a qualified name (`[prefix/]name`, as finalizers and label keys), in kube's words. */
+export function qualifiedNameErrors(value: string): string[] {
+  const parts = value.split('/');
+  if (parts.length > 2) return [`a qualified name ${QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+  const errs: string[] = [];
+  const name = parts.length === 2 ? parts[1]! : parts[0]!;
+  if (parts.length === 2) {
+    const prefix = parts[0]!;
+    if (prefix.length === 0) errs.push('prefix part must be non-empty');
+    else for (const e of validateName(prefix, 'subdomain')) errs.push(`prefix part ${e}`);
+  }
+  if (name.length === 0) errs.push('name part must be non-empty');
+  else if (name.length > 63) errs.push('name part must be no more than 63 bytes');
+  if (name.length > 0 && !QUALIFIED_NAME.test(name)) errs.push(`name part ${QUALIFIED_NAME_MSG}`);
+  return errs;
+}
+
+/** The finalizers kube's garbage collector sets for the `Orphan` and `Foreground` propagation policies. */
+const ORPHAN_FINALIZER = 'orphan';
+const FOREGROUND_FINALIZER = 'foregroundDeletion';
+
+/** Problems with `metadata.finalizers`, as kube's ObjectMeta validation reports them; `old` on an update. */
+export function validateFinalizers(finalizers: unknown, old: { finalizers?: unknown; deletionTimestamp?: unknown } | undefined): Array<{ field: string; message: string; reason?: string }> {
+  if (finalizers === undefined || finalizers === null) return [];
+  if (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== 'string')) return [{ field: 'metadata.finalizers', message: 'Invalid value: must be a list of strings' }];
+  const out: Array<{ field: string; message: string; reason?: string }> = [];
+  for (const f of finalizers as string[]) for (const e of qualifiedNameErrors(f)) out.push({ field: 'metadata.finalizers', message: `Invalid value: ${JSON.stringify(f)}: ${e}` });
+  if (finalizers.includes(ORPHAN_FINALIZER) && finalizers.includes(FOREGROUND_FINALIZER)) {
+    out.push({ field: 'metadata.finalizers', message: `Invalid value: []string{${(finalizers as string[]).map((f) => JSON.stringify(f)).join(', ')}}: finalizer ${ORPHAN_FINALIZER} and ${FOREGROUND_FINALIZER} cannot be both set` });
+  }
+  if (old?.deletionTimestamp) {
+    const before = new Set(Array.isArray(old.finalizers) ? (old.finalizers as string[]) : []);
+    const added = [...new Set(finalizers as string[])].filter((f) => !before.has(f)).sort();
+    if (added.length) {
+      out.push({
+        field: 'metadata.finalizers',
+        reason: 'FieldValueForbidden',
+        message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+      });
+    }
+  }
+  return out;
+}

@@ -53,3 +53,31 @@ export function writeOptionsError(q: WriteQuery): ApiError | undefined {
   }
   return causes.length ? invalid(q.kind, 'meta.k8s.io', '', causes) : undefined;
 }
+
+const PROPAGATION_POLICIES = ['Foreground', 'Background', 'Orphan'];
+
+/**
+ * The 422 for invalid `DeleteOptions` (from the body or the query), or undefined. The authority runs no garbage
+ * collector (as envtest), so a valid `propagationPolicy` is accepted and changes nothing.
+ */
+export function deleteOptionsError(o: { propagationPolicy?: unknown; orphanDependents?: unknown; dryRun?: unknown }): ApiError | undefined {
+  const causes: FieldCause[] = [];
+  const policy = o.propagationPolicy;
+  if (policy !== undefined && policy !== null) {
+    if (o.orphanDependents !== undefined && o.orphanDependents !== null) {
+      causes.push({ field: 'propagationPolicy', message: `Invalid value: ${JSON.stringify(policy)}: orphanDependents and deletionPropagation cannot be both set` });
+    }
+    if (!PROPAGATION_POLICIES.includes(String(policy))) {
+      causes.push({
+        field: 'propagationPolicy',
+        message: `Unsupported value: ${JSON.stringify(policy)}: supported values: ${[...PROPAGATION_POLICIES, 'nil'].map((v) => JSON.stringify(v)).join(', ')}`,
+        reason: 'FieldValueNotSupported',
+      });
+    }
+  }
+  const dryRun = Array.isArray(o.dryRun) ? (o.dryRun as unknown[]).map(String) : [];
+  if (dryRun.some((v) => v !== 'All')) {
+    causes.push({ field: 'dryRun', message: `Unsupported value: []string{${dryRun.map((v) => JSON.stringify(v)).join(', ')}}: supported values: "All"`, reason: 'FieldValueNotSupported' });
+  }
+  return causes.length ? invalid('DeleteOptions', 'meta.k8s.io', '', causes) : undefined;
+}
