@@ -158,10 +158,15 @@ export class Controller {
       );
     }
     log.info('Starting Controller');
-    const synced = await Promise.all([...used].map((i) => i.waitForSync(this.cacheSyncTimeoutMs)));
+    // the manager's abort ends the wait at once (a test's after() must not wait for the sync timeout)
+    const synced = await Promise.all([...used].map((i) => i.waitForSync(this.cacheSyncTimeoutMs, deps.signal)));
     if (deps.signal.aborted) return;
     if (!synced.every(Boolean)) {
-      throw new Error(`controller ${this.name}: timed out after ${this.cacheSyncTimeoutMs} ms waiting for the watch caches to sync (can the manager list and watch ${this.watches.map((w) => w.kind).join(', ')}?)`);
+      const pending = [...used].filter((i) => !i.synced);
+      const why = pending.map((i) => `${i.path}: ${i.lastFailure ?? 'no list answered yet'}`).join('; ');
+      throw new Error(
+        `controller ${this.name}: timed out after ${this.cacheSyncTimeoutMs} ms waiting for the watch caches to sync (can the manager list and watch ${this.watches.map((w) => w.kind).join(', ')}?): ${why}`,
+      );
     }
 
     const readClient = cachedReadClient(deps.client, deps.informers);

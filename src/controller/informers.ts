@@ -5,11 +5,22 @@
 import { Informer, type InformerOptions } from '../kube/informer.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../util/log.js';
-import { collectionPath } from './handlers.js';
+import { collectionPath, resourceOf } from './handlers.js';
 import type { KubeObject, WatchSpec } from './types.js';
 
 /** Tuning shared by every informer of a manager (see {@link InformerOptions}). */
-export type InformerTuning = Omit<InformerOptions, 'path' | 'labelSelector' | 'fieldSelector' | 'logger'>;
+export type InformerTuning = Omit<InformerOptions, 'path' | 'labelSelector' | 'fieldSelector' | 'logger' | 'notFoundHint'>;
+
+/** What to do when the API does not serve a watched kind (controller-runtime: install a CRD before Start). */
+export function notFoundHint(spec: Pick<WatchSpec, 'apiVersion' | 'kind' | 'resource'>): string {
+  const what = `${spec.kind} (${spec.apiVersion}, resource ${resourceOf(spec)})`;
+  return spec.apiVersion.includes('/') && !BUILTIN_GROUP.test(spec.apiVersion)
+    ? `the API server does not serve ${what}: install the CRD of ${spec.kind} before starting the manager (e.g. make install, or kubectl apply -f config/crd/bases), or correct the watch's apiVersion, kind or resource`
+    : `the API server does not serve ${what}: correct the watch's apiVersion, kind or resource (if ${spec.kind} is a custom resource, install its CRD first)`;
+}
+
+/** API groups of Kubernetes itself (`apps/v1`, `rbac.authorization.k8s.io/v1`, …): no CRD to install there. */
+const BUILTIN_GROUP = /^([a-z0-9-]+|[a-z0-9.-]+\.k8s\.io)\//;
 
 /** Creates and shares informers; starts each on first use. */
 export class InformerSet {
@@ -34,6 +45,7 @@ export class InformerSet {
         path,
         labelSelector: spec.labelSelector,
         fieldSelector: spec.fieldSelector,
+        notFoundHint: notFoundHint(spec),
         logger: this.logger,
       });
       this.informers.set(key, inf);

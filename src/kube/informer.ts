@@ -59,6 +59,11 @@ export interface InformerOptions {
   stuckAfterMs?: number;
   /** Timeout of one list page request (default 60 s). */
   listTimeoutMs?: number;
+  /**
+   * Said after the error when the API answers 404 for the collection (the resource is not served), e.g. "install
+   * the CRD of Memcached (cache.example.com/v1alpha1) before starting the manager".
+   */
+  notFoundHint?: string;
   logger?: Logger;
 }
 
@@ -83,7 +88,7 @@ export class Informer<T extends InformerObject = InformerObject> {
   readonly path: string;
   private readonly store = new Map<string, T>();
   private readonly handlers = new Set<InformerHandler<T>>();
-  private readonly opts: Required<Omit<InformerOptions, 'labelSelector' | 'fieldSelector' | 'logger' | 'path'>>;
+  private readonly opts: Required<Omit<InformerOptions, 'labelSelector' | 'fieldSelector' | 'logger' | 'path' | 'notFoundHint'>>;
   private readonly log: Logger | undefined;
   private resourceVersion = '';
   private _synced = false;
@@ -175,17 +180,27 @@ export class Informer<T extends InformerObject = InformerObject> {
     await this.loop;
   }
 
-  /** Resolves true once synced, false after `timeoutMs` or when stopped first. */
-  waitForSync(timeoutMs: number): Promise<boolean> {
+  /** Resolves true once synced, false after `timeoutMs`, when `signal` aborts or when stopped first. */
+  waitForSync(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     if (this._synced) return Promise.resolve(true);
-    if (this.stopped) return Promise.resolve(false);
+    if (this.stopped || signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
-      const cancel = after(timeoutMs, () => resolve(false));
-      this.syncWaiters.push(() => {
+      const settle = () => {
         cancel();
+        signal?.removeEventListener('abort', settle);
+        const i = this.syncWaiters.indexOf(settle);
+        if (i >= 0) this.syncWaiters.splice(i, 1);
         resolve(this._synced);
-      });
+      };
+      const cancel = after(timeoutMs, settle);
+      signal?.addEventListener('abort', settle, { once: true });
+      this.syncWaiters.push(settle);
     });
+  }
+
+  /** The last list or watch error (with the not-found hint when the resource is not served), or undefined. */
+  get lastFailure(): string | undefined {
+    return this.lastError;
   }
 
   /** Healthy unless the loop has not managed a list or watch for `stuckAfterMs`, or a watch outlived its timeout. */
@@ -249,6 +264,7 @@ export class Informer<T extends InformerObject = InformerObject> {
   private noteFailure(err: unknown): void {
     this.stats.failures++;
     this.lastError = err instanceof Error ? err.message : String(err);
+    if (err instanceof KubeApiError && err.status === 404 && this.options.notFoundHint) this.lastError += `: ${this.options.notFoundHint}`;
     this.log?.warn('list/watch failed; retrying with backoff', { error: this.lastError });
   }
 

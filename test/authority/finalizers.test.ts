@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 import { run } from '../helpers/process.js';
-import { call, watch, type CallOptions, type Obj } from './https.js';
+import { call, watch, type CallOptions } from './https.js';
 
 const CRD = join(import.meta.dirname, 'fixtures', 'memcached-crd.yaml');
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;

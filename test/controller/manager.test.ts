@@ -123,6 +123,50 @@ test('start fails clearly when the API rejects the credentials', async () => {
   await assert.rejects(mgr.start(), /rejected the manager's credentials \(401 Unauthorized\)/);
 });
 
+test('aborting start() during the cache sync returns within 1 s, not after the sync timeout (issue 42)', async () => {
+  const lines: string[] = [];
+  const prevSink = setLogSink((l) => lines.push(l));
+  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '127.0.0.1:0' } });
+  // a kind the API does not serve: its cache never syncs (the default sync timeout is 120 s)
+  mgr.add(new Controller({ name: 'never-synced', reconciler: async () => undefined, watches: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' }] }));
+  const stop = new AbortController();
+  const running = mgr.start(stop.signal);
+  try {
+    await eventually(() => lines.some((l) => l.includes('Starting Controller')), 'the controller to wait for its caches', 10_000, 20);
+    const t0 = performance.now();
+    stop.abort();
+    await running;
+    const ms = performance.now() - t0;
+    assert.ok(ms < 1_000, `start() returned ${Math.round(ms)} ms after the abort`);
+    await assert.rejects(mgr.ready(), /stopped while starting/);
+  } finally {
+    stop.abort();
+    await running.catch(() => undefined);
+    setLogSink(prevSink);
+  }
+});
+
+test('a watched kind the API does not serve: the log and the start-up error name it and say to install its CRD (issue 42)', async () => {
+  const lines: string[] = [];
+  const prevSink = setLogSink((l) => lines.push(l));
+  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, informers: { backoffBaseMs: 20, backoffMaxMs: 50 } });
+  mgr.add(new Controller({ name: 'missing-crd', cacheSyncTimeoutMs: 500, reconciler: async () => undefined, watches: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default' }] }));
+  try {
+    await assert.rejects(mgr.start(), (err: Error) => {
+      assert.ok(err instanceof ManagerError);
+      assert.match(err.message, /^controller missing-crd: timed out after 500 ms waiting for the watch caches to sync/);
+      assert.match(
+        err.message,
+        /\/apis\/cache\.example\.com\/v1alpha1\/namespaces\/default\/memcacheds: .*: the API server does not serve Memcached \(cache\.example\.com\/v1alpha1, resource memcacheds\): install the CRD of Memcached before starting the manager/,
+      );
+      return true;
+    });
+    assert.ok(lines.some((l) => l.includes('list/watch failed') && l.includes('install the CRD of Memcached')), 'the retry log line names the kind and the fix');
+  } finally {
+    setLogSink(prevSink);
+  }
+});
+
 test('health probes: /readyz and /healthz pass once running; /healthz fails while a watch cannot make progress', async () => {
   const { startAuthority } = await import('../../src/authority/index.js');
   const authority = await startAuthority({ listen: '127.0.0.1:0' });
