@@ -11,6 +11,14 @@ export { parseGoBool } from './util/go-bool.js';
 export { KubeClient, KubeApiError, DEFAULT_RETRY, setDefaultRequestObserver } from './kube/client.js';
 export type { KubeResponse, KubeStatus, RequestOptions, RetryPolicy, WatchEvent, WatchHandle } from './kube/client.js';
 export { loadRestConfig, inCluster, kubeconfigFor, KubeConfigError } from './kube/config.js';
+export type { KubeObject, ObjectLike, ObjectMeta, OwnerReference } from './kube/objects.js';
+export { isNotFound, isConflict, isAlreadyExists, isForbidden, isInvalid, isUnauthorized, ignoreNotFound, ignoreAlreadyExists } from './kube/errors.js';
+export { RESTMapper, NoKindMatchError } from './kube/restmapper.js';
+export type { ResourceMapping, RESTMapperOptions } from './kube/restmapper.js';
+export { ObjectClient } from './kube/object-client.js';
+export type { ObjectKey, ObjectType, WriteOptions, ApplyOptions, PatchOptions, PatchType, DeleteOptions, ListOptions, SubResourceClient } from './kube/object-client.js';
+export { EventBroadcaster } from './kube/events.js';
+export type { EventRecorder, KubeEventType, EventBroadcasterOptions } from './kube/events.js';
 export type { RestConfig, LoadConfigOptions } from './kube/config.js';
 
 // ---- controller runtime (controllers, workqueue, informers, manager) ----
@@ -35,13 +43,30 @@ export type {
   Reconciler,
   ReconcileContext,
   CacheReader,
-  KubeObject,
   WatchSpec,
   EnqueueMode,
   EventType,
   RateLimiter,
   WorkqueueOptions,
 } from './controller/index.js';
+export {
+  setControllerReference,
+  setOwnerReference,
+  removeOwnerReference,
+  hasOwnerReference,
+  hasControllerReference,
+  addFinalizer,
+  removeFinalizer,
+  containsFinalizer,
+  isBeingDeleted,
+  createOrUpdate,
+  AlreadyOwnedError,
+} from './controller/controllerutil.js';
+export type { OperationResult } from './controller/controllerutil.js';
+export { setStatusCondition, findStatusCondition, removeStatusCondition, isStatusConditionTrue, isStatusConditionFalse } from './controller/conditions.js';
+export type { Condition, NewCondition } from './controller/conditions.js';
+export * as predicates from './controller/predicates.js';
+export type { Predicate } from './controller/predicates.js';
 export { Informer, objectKey } from './kube/informer.js';
 export type { InformerOptions, InformerHandler, InformerHealth } from './kube/informer.js';
 export { Manager, ManagerError } from './manager/index.js';

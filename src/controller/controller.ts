@@ -15,6 +15,9 @@ import type { CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, 
 import { Workqueue } from './workqueue.js';
 import { LOW_PRIORITY, PriorityQueue } from './priorityqueue.js';
 import { cachedReadClient } from './cached-client.js';
+import { ObjectClient } from '../kube/object-client.js';
+import { RESTMapper } from '../kube/restmapper.js';
+import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { after, type TimerClock } from '../util/timers.js';
 
 /** Options of a {@link Controller}. */
@@ -57,6 +60,10 @@ export interface ControllerStartDeps {
   logger?: Logger;
   /** Aborted at shutdown; passed to reconcilers. */
   signal: AbortSignal;
+  /** The manager's kind → resource mapper (default: one of the controller's own). */
+  mapper?: RESTMapper;
+  /** The manager's event writer (default: one of the controller's own, shut down with it). */
+  events?: EventBroadcaster;
   /**
    * Fencing (leader election): asked before each reconcile starts. When it answers false the worker starts no
    * reconcile, stops, and calls `onFenced`.
@@ -78,8 +85,8 @@ export interface ControllerQueue {
   len(): number;
 }
 
-/** What the workers use: the start deps plus the reconcile context's cache-reading client. */
-type WorkerDeps = ControllerStartDeps & { readClient: KubeClient };
+/** What the workers use: the start deps plus the reconcile context's cache-reading clients and recorder. */
+type WorkerDeps = ControllerStartDeps & { readClient: KubeClient; objects: ObjectClient; recorder: EventRecorder };
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
 
@@ -99,6 +106,8 @@ export class Controller {
   private workers: Promise<void>[] = [];
   private removeHandlers: Array<() => void> = [];
   private started = false;
+  /** The event writer this controller made itself (no manager's was given). */
+  private ownEvents: EventBroadcaster | undefined;
 
   constructor(opts: ControllerOptions) {
     if (!opts.name || !NAME_RE.test(opts.name)) {
@@ -170,14 +179,17 @@ export class Controller {
     }
 
     const readClient = cachedReadClient(deps.client, deps.informers);
+    const objects = new ObjectClient(readClient, deps.mapper ?? new RESTMapper(deps.client));
+    const events = deps.events ?? (this.ownEvents = new EventBroadcaster(deps.client, { logger: log.child('events') }));
+    const recorder = events.recorderFor(this.name);
     const cache: CacheReader = {
-      get: <T extends KubeObject>(kind: string, namespace: string | undefined, name: string) =>
+      get: <T extends object>(kind: string, namespace: string | undefined, name: string) =>
         byKind.get(kind)?.get(namespace ? `${namespace}/${name}` : name) as T | undefined,
-      list: <T extends KubeObject>(kind: string) => (byKind.get(kind)?.list() ?? []) as T[],
+      list: <T extends object>(kind: string) => (byKind.get(kind)?.list() ?? []) as unknown as T[],
     };
     log.info('Starting workers', { 'worker count': this.maxConcurrentReconciles });
     for (let i = 0; i < this.maxConcurrentReconciles; i++) {
-      this.workers.push(this.worker(queue, { ...deps, readClient }, log, cache));
+      this.workers.push(this.worker(queue, { ...deps, readClient, objects, recorder }, log, cache));
     }
   }
 
@@ -195,6 +207,7 @@ export class Controller {
       new Promise<boolean>((r) => (cancel = after(timeoutMs, () => r(false)))),
     ]);
     cancel?.();
+    await this.ownEvents?.shutdown();
     return finished;
   }
 
@@ -240,6 +253,8 @@ export class Controller {
       controller: this.name,
       client: deps.readClient,
       apiReader: deps.client,
+      objects: deps.objects,
+      recorder: deps.recorder,
       get log() {
         return getLog();
       },

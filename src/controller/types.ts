@@ -3,6 +3,11 @@
  */
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../util/log.js';
+import type { KubeObject } from '../kube/objects.js';
+import type { ObjectClient } from '../kube/object-client.js';
+import type { EventRecorder } from '../kube/events.js';
+
+export type { KubeObject, ObjectLike, ObjectMeta, OwnerReference } from '../kube/objects.js';
 
 /** A request to reconcile one object, identified by namespace (absent for cluster-scoped objects) and name. */
 export interface Request {
@@ -20,32 +25,15 @@ export interface Result {
   priority?: number;
 }
 
-/** A Kubernetes object as plain JSON, with the metadata the runtime reads. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }>;
-    [k: string]: unknown;
-  };
-  [k: string]: unknown;
-}
-
 /** The kinds of event an informer delivers. */
 export type EventType = 'add' | 'update' | 'delete';
 
 /** Read access to the objects a controller watches, from its informers' caches (no API call). */
 export interface CacheReader {
   /** The cached object of `kind` (as named in a watch), or undefined. */
-  get<T extends KubeObject = KubeObject>(kind: string, namespace: string | undefined, name: string): T | undefined;
+  get<T extends object = KubeObject>(kind: string, namespace: string | undefined, name: string): T | undefined;
   /** Every cached object of `kind`. */
-  list<T extends KubeObject = KubeObject>(kind: string): T[];
+  list<T extends object = KubeObject>(kind: string): T[];
 }
 
 /** What a reconciler gets besides the request. */
@@ -60,6 +48,14 @@ export interface ReconcileContext {
   client: KubeClient;
   /** The same client without the cache: reads straight from the API server (controller-runtime's `GetAPIReader`). */
   apiReader: KubeClient;
+  /**
+   * `client` taking objects instead of paths (controller-runtime's `client.Client`): `get`, `list`, `create`,
+   * `update`, `patch`, `apply` (server-side, with a field manager), `delete`, and `status()` for the status
+   * subresource. Paths come from discovery; reads are cached as `client`'s.
+   */
+  objects: ObjectClient;
+  /** Records core/v1 Events about objects with this controller as their source (`kubectl describe` shows them). */
+  recorder: EventRecorder;
   /** A logger carrying the controller name, the request and the reconcile ID. */
   log: Logger;
   /**

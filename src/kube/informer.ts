@@ -21,8 +21,7 @@ import { after } from '../util/timers.js';
 
 /** The object metadata an informer needs. */
 export interface InformerObject {
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string; [k: string]: unknown };
-  [k: string]: unknown;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
 }
 
 /** Callbacks of one event handler. */

@@ -14,6 +14,8 @@ import { createMetricsServer, DEFAULT_BIND_ADDRESS } from '../metrics/server/ind
 import type { MetricsOptions, MetricsServer } from '../metrics/server/types.js';
 import type { Controller } from '../controller/controller.js';
 import { InformerSet, type InformerTuning } from '../controller/informers.js';
+import { RESTMapper } from '../kube/restmapper.js';
+import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { isDisabled } from './bind.js';
 import { HealthProbeServer, type HealthCheck } from './health.js';
 import { LeaderElector } from './leaderelection.js';
@@ -77,6 +79,7 @@ export class Manager {
   private _metricsServer: MetricsServer | undefined;
   private _health: HealthProbeServer | undefined;
   private informers: InformerSet | undefined;
+  private events: EventBroadcaster | undefined;
   private elector: LeaderElector | undefined;
   private electorStop: AbortController | undefined;
   private renewing: Promise<void> | undefined;
@@ -149,6 +152,24 @@ export class Manager {
   /** The health probe server, once started (undefined when disabled). */
   get healthProbeServer(): HealthProbeServer | undefined {
     return this._health;
+  }
+
+  /**
+   * A recorder of core/v1 Events naming `name` as their source (controller-runtime's `GetEventRecorderFor`);
+   * reconcilers have theirs as `ctx.recorder`. Needs the manager's API client: at once with `restConfig`, else once
+   * start() has loaded the configuration (events before that are dropped with a warning).
+   */
+  getEventRecorderFor(name: string): EventRecorder {
+    return {
+      event: (obj, type, reason, message) => {
+        if (this._client) this.eventBroadcaster().recorderFor(name).event(obj, type, reason, message);
+        else this.log.warn('event dropped: the manager has no API client yet (pass restConfig, or record after start())', { reason });
+      },
+    };
+  }
+
+  private eventBroadcaster(): EventBroadcaster {
+    return (this.events ??= new EventBroadcaster(this.client, { logger: this.log.child('events') }));
   }
 
   /** Resolves once every component runs; rejects if start fails. */
@@ -343,7 +364,7 @@ export class Manager {
           },
         }
       : {};
-    const deps = { client, informers: this.informers, logger: this.log, signal, ...fencing };
+    const deps = { client, informers: this.informers, logger: this.log, signal, mapper: new RESTMapper(client), events: this.eventBroadcaster(), ...fencing };
     await Promise.all(this.controllers.map((c) => c.start(deps)));
   }
 
@@ -377,6 +398,8 @@ export class Manager {
     this.log.info('Stopping and waiting for controllers');
     const results = await Promise.all(this.controllers.map((c) => c.stop(left())));
     if (results.some((r) => !r)) this.log.warn('some reconciles did not finish within the graceful shutdown timeout');
+    // events the controllers recorded last are still written (bounded), as controller-runtime's broadcaster drains
+    await this.events?.shutdown(Math.min(2000, left()));
     this.log.info('Stopping and waiting for caches');
     await this.informers?.stop();
     if (this.elector) {

@@ -1,0 +1,226 @@
+/**
+ * An object-based client, as controller-runtime's `client.Client`: calls take objects (or a type and a key) and find
+ * their paths through a {@link RESTMapper}, so a reconciler never builds a URL. Writes to the `status` subresource
+ * go through {@link ObjectClient.status}; server-side apply through {@link ObjectClient.apply}.
+ *
+ * Answers are plain JSON typed as the caller says (`T`); with `@kubernetes/client-node` models that means the
+ * fields, not the class methods, and timestamps as RFC 3339 strings.
+ */
+import type { KubeClient, RequestOptions } from './client.js';
+import type { KubeObject, ObjectLike } from './objects.js';
+import { RESTMapper, type ResourceMapping } from './restmapper.js';
+
+/** Which object: its namespace (none for cluster-scoped kinds) and name. */
+export interface ObjectKey {
+  namespace?: string;
+  name: string;
+}
+
+/** A kind: `{ apiVersion: 'apps/v1', kind: 'Deployment' }`. */
+export interface ObjectType {
+  apiVersion: string;
+  kind: string;
+}
+
+/** Options of every write. */
+export interface WriteOptions {
+  /** Names the writer in `managedFields` (default: the client's User-Agent, as the API server does). */
+  fieldManager?: string;
+  /** Validate and answer, but store nothing. */
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Options of a server-side apply. */
+export interface ApplyOptions extends WriteOptions {
+  /** Required by the API server for an apply: who owns the applied fields. */
+  fieldManager: string;
+  /** Take fields another manager owns instead of failing with 409 Conflict (`kubectl apply --server-side --force-conflicts`). */
+  force?: boolean;
+}
+
+/** How a patch is read: JSON merge patch (default), JSON patch, or strategic merge patch (built-in kinds only). */
+export type PatchType = 'merge' | 'json' | 'strategic';
+
+/** Options of a patch. */
+export interface PatchOptions extends WriteOptions {
+  /** Default `merge`. */
+  type?: PatchType;
+}
+
+/** Options of a delete. */
+export interface DeleteOptions {
+  /** What happens to dependents (the API server's garbage collector acts on it; the embedded authority runs none). */
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  /** Delete only if the object still has this uid / resourceVersion (else 409 Conflict). */
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Options of a list. */
+export interface ListOptions {
+  /** One namespace (default: all, or the cluster for cluster-scoped kinds). */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  signal?: AbortSignal;
+}
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+};
+
+/** Writes to one subresource of objects (`status`). */
+export interface SubResourceClient {
+  /** PUT of the subresource: the object's `resourceVersion` must be current (else 409 Conflict). */
+  update<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T>;
+  /** PATCH of the subresource. */
+  patch<T extends ObjectLike>(obj: T, patch: unknown, opts?: PatchOptions): Promise<T>;
+  /** Server-side apply of the subresource. */
+  apply<T extends ObjectLike>(obj: T, opts: ApplyOptions): Promise<T>;
+}
+
+function writeQuery(o: WriteOptions | undefined, extra: Record<string, string | undefined> = {}): RequestOptions['query'] {
+  return { fieldManager: o?.fieldManager, dryRun: o?.dryRun ? 'All' : undefined, ...extra };
+}
+
+/** The object's API type, required to find its path. */
+function typeOf(obj: ObjectLike): ObjectType {
+  if (!obj || typeof obj !== 'object' || !obj.apiVersion || !obj.kind) {
+    throw new TypeError(`the object ${obj?.metadata?.name ?? ''} needs apiVersion and kind (plain JSON from a list or a client-node model without them does not carry its type)`);
+  }
+  return { apiVersion: obj.apiVersion, kind: obj.kind };
+}
+
+function keyOf(obj: ObjectLike): ObjectKey {
+  const name = obj.metadata?.name;
+  if (!name) throw new TypeError(`the ${obj.kind ?? 'object'} has no metadata.name`);
+  return obj.metadata?.namespace ? { namespace: obj.metadata.namespace, name } : { name };
+}
+
+/** A JSON body without what the API server refuses or ignores in an apply configuration. */
+function applyBody(obj: ObjectLike): unknown {
+  const { managedFields: _m, ...metadata } = obj.metadata ?? {};
+  return { ...obj, metadata };
+}
+
+/** controller-runtime's client: objects in, objects out, paths from discovery. */
+export class ObjectClient {
+  /** The kind → resource mapper in use (shared by every client of a manager). */
+  readonly mapper: RESTMapper;
+
+  constructor(
+    /** The path-based client the calls go through (a reconcile's `ctx.client` reads from the informers' caches). */
+    readonly client: KubeClient,
+    mapper?: RESTMapper,
+  ) {
+    this.mapper = mapper ?? new RESTMapper(client);
+  }
+
+  /** The collection path of a kind (in a namespace when given and the kind is namespaced). */
+  async collectionPath(type: ObjectType, namespace?: string): Promise<string> {
+    return collection(await this.mapper.mappingFor(type.apiVersion, type.kind), namespace);
+  }
+
+  /** The path of one object (and subresource), e.g. `/apis/apps/v1/namespaces/ns/deployments/web/status`. */
+  async objectPath(type: ObjectType, key: ObjectKey, subresource?: string): Promise<string> {
+    const m = await this.mapper.mappingFor(type.apiVersion, type.kind);
+    if (m.namespaced && !key.namespace) throw new TypeError(`${type.kind} ${key.name}: a namespace is required (${type.kind} is namespaced)`);
+    return `${collection(m, key.namespace)}/${encodeURIComponent(key.name)}${subresource ? `/${subresource}` : ''}`;
+  }
+
+  /** Reads one object; a missing one throws a 404 {@link KubeApiError} (see `isNotFound`, `ignoreNotFound`). */
+  async get<T extends ObjectLike = KubeObject>(type: ObjectType, key: ObjectKey, opts: { signal?: AbortSignal } = {}): Promise<T> {
+    return this.client.get<T>(await this.objectPath(type, key), { signal: opts.signal });
+  }
+
+  /** Lists objects of a kind; each item carries `apiVersion` and `kind` (the API leaves them out of list items). */
+  async list<T extends ObjectLike = KubeObject>(type: ObjectType, opts: ListOptions = {}): Promise<T[]> {
+    const path = await this.collectionPath(type, opts.namespace);
+    const list = await this.client.get<{ items?: T[] }>(path, {
+      query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
+      signal: opts.signal,
+    });
+    return (list.items ?? []).map((o) => ({ ...o, apiVersion: type.apiVersion, kind: type.kind }));
+  }
+
+  /** Creates the object (POST); answers it as stored. */
+  async create<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T> {
+    const ns = obj.metadata?.namespace;
+    return this.client.create<T>(await this.collectionPath(typeOf(obj), ns), obj, { query: writeQuery(opts), signal: opts?.signal });
+  }
+
+  /** Replaces the object (PUT); its `resourceVersion` must be current (else 409 Conflict: re-read and retry). */
+  async update<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T> {
+    return this.client.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj)), obj, { query: writeQuery(opts), signal: opts?.signal });
+  }
+
+  /** Patches the object named by `obj` with `patch`. */
+  async patch<T extends ObjectLike>(obj: T, patch: unknown, opts?: PatchOptions): Promise<T> {
+    return this.patchAt<T>(await this.objectPath(typeOf(obj), keyOf(obj)), patch, opts);
+  }
+
+  /**
+   * Server-side apply: `obj` is the configuration (only the fields this manager wants to own, with apiVersion,
+   * kind, name and namespace); creates the object when missing. Fields another manager owns fail with 409
+   * Conflict unless `force`.
+   */
+  async apply<T extends ObjectLike>(obj: T, opts: ApplyOptions): Promise<T> {
+    return this.applyAt<T>(await this.objectPath(typeOf(obj), keyOf(obj)), obj, opts);
+  }
+
+  /** Deletes the object. An object with finalizers stays, marked deleting, until they are removed. */
+  async delete(obj: ObjectLike, opts: DeleteOptions = {}): Promise<void> {
+    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+    if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
+    if (opts.preconditions) body.preconditions = opts.preconditions;
+    if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+    if (opts.dryRun) body.dryRun = ['All'];
+    await this.client.delete(await this.objectPath(typeOf(obj), keyOf(obj)), { body, signal: opts.signal });
+  }
+
+  /** Writes to the `status` subresource (a CRD needs `subresources: {status: {}}`). */
+  status(): SubResourceClient {
+    return this.subResource('status');
+  }
+
+  /** Writes to a named subresource (`status`, `scale`, …). */
+  subResource(name: string): SubResourceClient {
+    return {
+      update: async <T extends ObjectLike>(obj: T, opts?: WriteOptions) =>
+        this.client.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, { query: writeQuery(opts), signal: opts?.signal }),
+      patch: async <T extends ObjectLike>(obj: T, patch: unknown, opts?: PatchOptions) => this.patchAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), patch, opts),
+      apply: async <T extends ObjectLike>(obj: T, opts: ApplyOptions) => this.applyAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, opts),
+    };
+  }
+
+  private patchAt<T>(path: string, patch: unknown, opts?: PatchOptions): Promise<T> {
+    return this.client.request<T>('PATCH', path, {
+      body: patch,
+      contentType: PATCH_CONTENT_TYPES[opts?.type ?? 'merge'],
+      query: writeQuery(opts),
+      signal: opts?.signal,
+    });
+  }
+
+  private applyAt<T>(path: string, obj: ObjectLike, opts: ApplyOptions): Promise<T> {
+    if (!opts?.fieldManager) return Promise.reject(new TypeError('apply needs a fieldManager: the name this controller owns the applied fields under'));
+    return this.client.request<T>('PATCH', path, {
+      // JSON is YAML: the apply content type takes it as is
+      body: applyBody(obj),
+      contentType: 'application/apply-patch+yaml',
+      query: writeQuery(opts, { force: opts.force ? 'true' : undefined }),
+      signal: opts.signal,
+    });
+  }
+}
+
+function collection(m: ResourceMapping, namespace: string | undefined): string {
+  const base = m.group ? `/apis/${m.group}/${m.version}` : `/api/${m.version}`;
+  const ns = m.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${base}${ns}/${m.resource}`;
+}
