@@ -1,0 +1,111 @@
+/**
+ * The Memcached controller of kubebuilder's tutorial in TypeScript: it keeps a Deployment of `spec.size` memcached
+ * pods for each Memcached, reports `Available`/`Degraded` conditions, records events, and cleans up through a
+ * finalizer before the Memcached goes.
+ */
+import {
+  Controller,
+  addFinalizer,
+  containsFinalizer,
+  createOrUpdate,
+  ignoreNotFound,
+  isBeingDeleted,
+  predicates,
+  removeFinalizer,
+  setControllerReference,
+  setStatusCondition,
+  type NewCondition,
+  type ReconcileContext,
+  type Request,
+  type Result,
+} from '../../src/index.js';
+import { MEMCACHED, type Memcached } from './api.js';
+
+export const FINALIZER = 'cache.example.com/finalizer';
+
+/** The controller; add it to a manager. */
+export function newMemcachedController(): Controller {
+  return new Controller({
+    name: 'memcached',
+    watches: [
+      // spec changes (and the deletion mark, which bumps the generation), not our own status writes
+      { ...MEMCACHED, predicate: predicates.generationChanged },
+      // a change to an owned Deployment reconciles its Memcached
+      { apiVersion: 'apps/v1', kind: 'Deployment', enqueue: { ownerKind: 'Memcached', ownerApiVersion: MEMCACHED.apiVersion } },
+    ],
+    reconciler: reconcile,
+  });
+}
+
+async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
+  let m = await ctx.objects.get<Memcached>(MEMCACHED, req).catch(ignoreNotFound);
+  if (!m) return; // deleted: its Deployment goes with it (garbage collection of owned objects)
+
+  if (isBeingDeleted(m)) {
+    if (!containsFinalizer(m, FINALIZER)) return;
+    m = await setCondition(ctx, m, { type: 'Degraded', status: 'Unknown', reason: 'Finalizing', message: `Performing finalizer operations for ${m.metadata.name}` });
+    // the clean-up a real operator does before its resource goes (backups, external resources, …)
+    ctx.recorder.event(m, 'Warning', 'Deleting', `Custom Resource ${m.metadata.name} is being deleted from the namespace ${m.metadata.namespace}`);
+    m = await setCondition(ctx, m, { type: 'Degraded', status: 'True', reason: 'Finalizing', message: `Finalizer operations for ${m.metadata.name} were successfully accomplished` });
+    removeFinalizer(m, FINALIZER);
+    await ctx.objects.update(m); // the last finalizer gone, the API server deletes the Memcached
+    return;
+  }
+
+  if (!m.status?.conditions?.length) {
+    m = await setCondition(ctx, m, { type: 'Available', status: 'Unknown', reason: 'Reconciling', message: 'Starting reconciliation' });
+  }
+  if (addFinalizer(m, FINALIZER)) m = await ctx.objects.update(m);
+
+  const owner = m;
+  const size = m.spec.size ?? 1;
+  const { operation } = await createOrUpdate(ctx.objects, deploymentFor(m), (d) => {
+    setControllerReference(owner, d);
+    // the pod template is written once; afterwards only the size is kept (the API server defaults the template)
+    d.spec ??= { selector: { matchLabels: labels(owner) }, template: podTemplate(owner) };
+    d.spec.replicas = size;
+  });
+  if (operation === 'created') ctx.recorder.event(m, 'Normal', 'Created', `Created Deployment ${m.metadata.name} with ${size} replicas`);
+  await setCondition(ctx, m, { type: 'Available', status: 'True', reason: 'Reconciling', message: `Deployment for custom resource (${m.metadata.name}) with ${size} replicas created successfully` });
+}
+
+/** Sets a condition and writes the status when it changed; answers the object as stored. */
+async function setCondition(ctx: ReconcileContext, m: Memcached, c: Omit<NewCondition, 'observedGeneration'>): Promise<Memcached> {
+  const conditions = [...(m.status?.conditions ?? [])].map((x) => ({ ...x }));
+  if (!setStatusCondition(conditions, { ...c, observedGeneration: m.metadata.generation })) return m;
+  return ctx.objects.status().update({ ...m, status: { ...m.status, conditions } });
+}
+
+function labels(m: Memcached): Record<string, string> {
+  return { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': m.metadata.name ?? '', 'app.kubernetes.io/managed-by': 'memcached-operator' };
+}
+
+interface Deployment {
+  apiVersion: 'apps/v1';
+  kind: 'Deployment';
+  metadata: Memcached['metadata'];
+  spec?: Record<string, unknown>;
+}
+
+function deploymentFor(m: Memcached): Deployment {
+  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: m.metadata.name, namespace: m.metadata.namespace } };
+}
+
+function podTemplate(m: Memcached): Record<string, unknown> {
+  return {
+    metadata: { labels: labels(m) },
+    spec: {
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: 'memcached',
+          image: m.spec.image,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['memcached', '--memory-limit=64', '-o', 'modern', '-v'],
+          ports: [{ containerPort: 11211, name: 'memcached' }],
+          securityContext: { runAsNonRoot: true, runAsUser: 1001, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        },
+      ],
+    },
+  };
+}
