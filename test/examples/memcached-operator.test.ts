@@ -131,3 +131,21 @@ test('the controller\'s metrics are served to a metrics-reader token, and refuse
   assert.equal((await scrape(mgr.metricsServer!.url, 'not-a-token')).status, 401);
   assert.ok(logs.some((l) => l.includes('"msg":"Starting Controller"') && l.includes('memcached')), 'the manager logged to the sink');
 });
+
+test('the README shows this operator\'s controller and this test as they are', async () => {
+  const { readFileSync } = await import('node:fs');
+  const root = join(import.meta.dirname, '../..');
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  // the README imports from the package, and the example's modules from beside the test
+  const asInReadme = (text: string) =>
+    text
+      .replaceAll("'../../src/index.js'", "'ctrlmetrics'")
+      .replaceAll("'../../src/authority/index.js'", "'ctrlmetrics/authority'")
+      .replaceAll("'../../examples/memcached-operator/controller.js'", "'./controller.js'")
+      .replaceAll("'../../examples/memcached-operator/api.js'", "'./api.js'");
+  const controller = asInReadme(readFileSync(join(root, 'examples/memcached-operator/controller.ts'), 'utf8'));
+  assert.ok(readme.includes('```ts\n' + controller + '```\n'), 'README: the controller as in examples/memcached-operator/controller.ts');
+  const self = readFileSync(join(import.meta.dirname, 'memcached-operator.test.ts'), 'utf8');
+  const head = self.slice(self.indexOf('import { after, before, test }'), self.indexOf("test('a new size reaches the Deployment'")).trimEnd() + '\n';
+  assert.ok(readme.includes('```ts\n' + asInReadme(head) + '```\n'), 'README: this test up to its first case');
+});
