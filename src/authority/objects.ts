@@ -631,27 +631,45 @@ export class ObjectService {
     this.purges.set(name, { uid, timer });
   }
 
-  /** Purges a namespace; false when a change could not be stored (the namespace stays Terminating, and is purged after a restart). */
+  /**
+   * Purges a namespace; false while it cannot be finished yet (objects with finalizers remain) or a change could not
+   * be stored (the namespace stays Terminating, and the purge is tried again, also after a restart).
+   */
   private tryPurge(name: string, uid: string): boolean {
     try {
-      this.purge(name, uid);
-      return true;
+      return this.purge(name, uid);
     } catch {
       return false;
     }
   }
 
-  private purge(name: string, uid: string): void {
+  /**
+   * kube's namespace controller: deletes every object in the namespace, then the namespace. An object with
+   * finalizers is marked deleting instead, and the namespace waits until it is gone.
+   */
+  private purge(name: string, uid: string): boolean {
     const p = this.purges.get(name);
     if (p) clearTimeout(p.timer);
     this.purges.delete(name);
     const ns = this.store.get(NS_KEY, undefined, name);
-    if (!ns || ns.metadata.uid !== uid) return;
+    if (!ns || ns.metadata.uid !== uid) return true;
+    let waiting = 0;
+    const done = new Set<string>();
     for (const rt of this.registry.all()) {
-      if (!rt.namespaced || rt.virtual) continue;
-      for (const o of this.store.list(typeKey(rt), name)) this.store.remove(typeKey(rt), name, o.metadata.name);
+      const key = typeKey(rt);
+      if (!rt.namespaced || rt.virtual || done.has(key)) continue;
+      done.add(key);
+      for (const o of this.store.list(key, name)) {
+        if (!hasFinalizers(o)) this.store.remove(key, name, o.metadata.name);
+        else {
+          waiting++;
+          if (!o.metadata.deletionTimestamp) this.markDeleting(rt, o, false);
+        }
+      }
     }
+    if (waiting) return false;
     this.store.remove(NS_KEY, undefined, name);
+    return true;
   }
 
   /** Finishes pending namespace deletions now (on shutdown, so the saved state has no half-deleted namespace). */

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { run } from '../helpers/process.js';
+import { eventually, run } from '../helpers/process.js';
 import { call, watch, type CallOptions } from './https.js';
 
 const CRD = join(import.meta.dirname, 'fixtures', 'memcached-crd.yaml');
@@ -145,6 +145,26 @@ describe('finalizers and deletion on the authority', () => {
     assert.equal(both.status, 422);
     assert.equal(both.body.message, 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set');
     assert.equal((await admin('GET', `${cms}/p-bad`)).status, 200, 'a refused DELETE deletes nothing');
+  });
+
+  it('deleting a namespace marks its objects with finalizers deleting and waits for them, as the namespace controller', async () => {
+    assert.equal((await admin('POST', '/api/v1/namespaces', { body: { metadata: { name: 'fin-ns' } } })).status, 201);
+    const nscms = '/api/v1/namespaces/fin-ns/configmaps';
+    assert.equal((await admin('POST', nscms, { body: { metadata: { name: 'held', finalizers: ['example.com/hold'] } } })).status, 201);
+    assert.equal((await admin('POST', nscms, { body: { metadata: { name: 'free' } } })).status, 201);
+    assert.equal((await admin('DELETE', '/api/v1/namespaces/fin-ns')).status, 200);
+    await eventually(async () => (await admin('GET', `${nscms}/free`)).status === 404, 'the object without finalizers to go', 10_000, 100);
+    const held = await eventually(async () => {
+      const r = await admin('GET', `${nscms}/held`);
+      return r.body.metadata?.deletionTimestamp ? r.body : undefined;
+    }, 'the held object to be marked deleting', 10_000, 100);
+    assert.deepEqual(held.metadata.finalizers, ['example.com/hold']);
+    const ns = await admin('GET', '/api/v1/namespaces/fin-ns');
+    assert.equal(ns.status, 200, 'the namespace waits for the object');
+    assert.equal(ns.body.status.phase, 'Terminating');
+    assert.equal((await merge(`${nscms}/held`, { metadata: { finalizers: [] } })).status, 200);
+    assert.equal((await admin('GET', `${nscms}/held`)).status, 404);
+    await eventually(async () => (await admin('GET', '/api/v1/namespaces/fin-ns')).status === 404, 'the namespace to go', 10_000, 100);
   });
 
   it('with kubectl: delete leaves a Memcached deleting until its finalizer is patched away', async () => {
