@@ -4,6 +4,7 @@
  * side effects the authority needs (namespaces, services, secrets, CRDs).
  */
 import { randomUUID, randomInt } from 'node:crypto';
+import { kubeTime } from '../util/kube-time.js';
 import type { Store } from './store.js';
 import { apiVersionOf, typeKey, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
@@ -75,10 +76,7 @@ const SA_UID_ANNOTATION = 'kubernetes.io/service-account.uid';
 const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
-/** RFC 3339 timestamp with second precision, as Kubernetes serializes `metav1.Time`. */
-export function kubeTime(ms = Date.now()): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
+export { kubeTime };
 
 function clone<T>(v: T): T {
   return structuredClone(v);

@@ -2,6 +2,7 @@
  * Status conditions (`metav1.Condition`), as apimachinery's `meta` helpers keep them: one entry per type, and
  * `lastTransitionTime` moves only when the status changes, so it says since when a condition holds.
  */
+import { kubeTime } from '../util/kube-time.js';
 
 /** `metav1.Condition`, the shape kubebuilder's CRDs give `status.conditions`. */
 export interface Condition {
@@ -20,10 +21,6 @@ export interface Condition {
 /** A condition to set: `lastTransitionTime` is filled in when absent. */
 export type NewCondition = Omit<Condition, 'lastTransitionTime'> & { lastTransitionTime?: string };
 
-/** RFC 3339 with second precision, as `metav1.Time` serialises. */
-function kubeTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 /** The condition of `type`, or undefined. */
 export function findStatusCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {

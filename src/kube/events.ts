@@ -14,6 +14,8 @@ import { LRUCache } from 'lru-cache';
 import { KubeApiError, type KubeClient } from './client.js';
 import type { ObjectLike } from './objects.js';
 import type { Logger } from '../util/log.js';
+import { kubeTime } from '../util/kube-time.js';
+import { after } from '../util/timers.js';
 
 /** `Normal` for what is expected, `Warning` for what needs a look. */
 export type KubeEventType = 'Normal' | 'Warning';
@@ -46,10 +48,6 @@ const MAX_TRACKED = 4096;
 /** Kubernetes' limit on an event message (longer ones are truncated, as client-go does). */
 const MAX_MESSAGE_BYTES = 1024;
 
-/** RFC 3339 with second precision, as `metav1.Time`. */
-function kubeTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 function truncate(message: string): string {
   if (Buffer.byteLength(message) <= MAX_MESSAGE_BYTES) return message;
@@ -105,9 +103,9 @@ export class EventBroadcaster {
 
   /** Drops what is still queued after `timeoutMs` and records nothing more. */
   async shutdown(timeoutMs = 2000): Promise<void> {
-    let t: NodeJS.Timeout | undefined;
-    await Promise.race([this.flush(), new Promise<void>((r) => (t = setTimeout(r, timeoutMs)))]);
-    clearTimeout(t);
+    let cancel: (() => void) | undefined;
+    await Promise.race([this.flush(), new Promise<void>((r) => (cancel = after(timeoutMs, r)))]);
+    cancel?.();
     this.stopped = true;
     this.queue.length = 0;
   }
