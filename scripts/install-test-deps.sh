@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, only when missing: Prometheus and promtool, curl; Go, client_golang and
 # Python's prometheus_client for the differential test against client_golang (test/metrics/client-golang.differential);
+# tmux for the terminal test of `scrape --watch`;
 # wrk and openssl for the benchmark. Needs root or sudo; on a machine that already has them it does nothing.
 set -euo pipefail
 need=()
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 [ -d /usr/share/gocode/src/github.com/prometheus/client_golang ] || need+=(golang-github-prometheus-client-golang-dev)
 /usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1 || need+=(python3-prometheus-client)

@@ -1,13 +1,15 @@
 /**
  * `ctrlmetrics scrape URL`: the polling client of a secure metrics endpoint. Plain mode prints the exposition
- * (filtered by `--match`); `--watch` redraws a per-controller table. Every failure is explained (401, 403, 503, 500,
- * TLS, connection), transient ones retried with bounded backoff; Ctrl-C exits cleanly.
+ * (filtered by `--match`); `--watch` is a live per-controller view that rides out restarts. Every failure is explained
+ * (401, 403, 503, 500, TLS, connection), transient ones retried with backoff (bounded, except under `--watch`); Ctrl-C
+ * exits cleanly.
  */
 import type { Command } from 'commander';
 import { filterExposition } from '../ops/exposition.js';
 import { parseDuration } from '../ops/output.js';
-import { DEFAULT_RETRY, ScrapeFailure, abortableSleep, resolveTarget, scrapeWithRetry, type ScrapeTarget } from '../ops/scrape.js';
-import { renderWatchFrame, watchPoint, type WatchPoint } from '../ops/scrape-watch.js';
+import { DEFAULT_RETRY, ScrapeFailure, abortableSleep, resolveTarget, scrapeOnce, scrapeWithRetry, type ScrapeTarget } from '../ops/scrape.js';
+import { WatchHistory, renderLines, renderScreen, watchPoint } from '../ops/scrape-watch.js';
+import { TerminalScreen } from './terminal-screen.js';
 import { CliError, UsageError } from './errors.js';
 
 interface ScrapeFlags {
@@ -22,7 +24,6 @@ interface ScrapeFlags {
   requestTimeout: string;
 }
 
-const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 export function register(program: Command): void {
   program
@@ -36,7 +37,7 @@ export function register(program: Command): void {
     .option('--interval <duration>', 'time between scrapes', '5s')
     .option('--count <n>', 'number of scrapes (default: 1, or until Ctrl-C with --watch)')
     .option('--match <regex>', 'print only metrics whose name matches')
-    .option('--watch', 'redraw a table per controller: reconciles/s, errors/s, p50/p99 reconcile latency, workqueue depth')
+    .option('--watch', 'a live view per controller: reconciles/s, error ratio, p50/p90 reconcile latency, queue depth, the last minute as a sparkline; keeps retrying across restarts until Ctrl-C (one line per controller per scrape when not a terminal)')
     .option('--request-timeout <duration>', 'deadline of each request', '10s')
     .action(async (url: string, flags: ScrapeFlags) => {
       await runScrape(url, flags);
@@ -63,73 +64,105 @@ async function runScrape(url: string, flags: ScrapeFlags): Promise<void> {
   const target = resolveTarget({ url, token: flags.token, tokenFile: flags.tokenFile, insecure: flags.insecure, cacert: flags.cacert, timeoutMs });
 
   const abort = new AbortController();
-  const onSignal = () => abort.abort();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (abort.signal.aborted) process.exit(sig === 'SIGINT' ? 130 : 143);
+    abort.abort();
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const tty = !!process.stdout.isTTY && !!flags.watch;
-  if (tty) process.stdout.write('\x1b[?25l'); // hide the cursor while redrawing
   try {
-    await loop(target, { intervalMs, count, match, watch: !!flags.watch, tty }, abort.signal);
+    if (flags.watch) await watch(target, { intervalMs, count, tty: !!process.stdout.isTTY }, abort.signal);
+    else await scrapeLoop(target, { intervalMs, count: count!, match }, abort.signal);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    if (tty) process.stdout.write('\x1b[?25h\n');
   }
 }
 
-async function loop(
-  target: ScrapeTarget,
-  o: { intervalMs: number; count?: number; match?: RegExp; watch: boolean; tty: boolean },
-  signal: AbortSignal,
-): Promise<void> {
-  let previous: WatchPoint | undefined;
-  const status = (text: string) => {
-    if (o.tty) process.stdout.write(`\r\x1b[2K${text}`);
-    else if (o.watch) process.stderr.write(text + '\n');
-  };
-  let phase = '';
-  const retry = {
-    ...DEFAULT_RETRY,
-    onRetry: (f: ScrapeFailure, attempt: number, waitMs: number) => {
-      const text = `retrying in ${(waitMs / 1000).toFixed(1)}s (attempt ${attempt + 1}/${DEFAULT_RETRY.attempts}): ${f.message}`;
-      if (o.tty) phase = text; // shown beside the spinner
-      else process.stderr.write(text + '\n');
-    },
-  };
-  for (let n = 1; o.count === undefined || n <= o.count; n++) {
+/** Plain scrapes: the exposition (or the lines `--match` keeps), `count` times. */
+async function scrapeLoop(target: ScrapeTarget, o: { intervalMs: number; count: number; match?: RegExp }, signal: AbortSignal): Promise<void> {
+  const retry = { ...DEFAULT_RETRY, onRetry: (f: ScrapeFailure, attempt: number, waitMs: number) => process.stderr.write(`retrying in ${(waitMs / 1000).toFixed(1)}s (attempt ${attempt + 1}/${DEFAULT_RETRY.attempts}): ${f.message}\n`) };
+  for (let n = 1; n <= o.count; n++) {
     if (signal.aborted) return;
     let res;
-    let frame = 0;
-    phase = `scraping ${target.url.href}`;
-    const spin = o.tty ? setInterval(() => status(`${SPINNER[frame++ % SPINNER.length]} ${phase}`), 100) : undefined;
     try {
       res = await scrapeWithRetry(target, retry, signal);
     } catch (err) {
       if (signal.aborted) return;
       if (err instanceof ScrapeFailure) throw new CliError(err.message);
       throw err;
-    } finally {
-      clearInterval(spin);
     }
-    if (o.watch) {
-      const point = watchPoint(res.body, Date.now());
-      const frame = renderWatchFrame(target.url.href, point, previous, n);
-      process.stdout.write(o.tty ? `\x1b[H\x1b[2J${frame}` : `${frame}\n`);
-      previous = point;
-    } else {
-      process.stdout.write(o.match ? filterExposition(res.body, o.match) : res.body);
-    }
-    if (o.count !== undefined && n >= o.count) return;
-    await waitWithSpinner(o.intervalMs, o.tty, status, signal);
+    process.stdout.write(o.match ? filterExposition(res.body, o.match) : res.body);
+    if (n < o.count) await abortableSleep(o.intervalMs, signal);
   }
 }
 
-async function waitWithSpinner(ms: number, tty: boolean, status: (t: string) => void, signal: AbortSignal): Promise<void> {
-  if (!tty) return abortableSleep(ms, signal);
-  const end = Date.now() + ms;
-  for (let i = 0; Date.now() < end && !signal.aborted; i++) {
-    status(`${SPINNER[i % SPINNER.length]} next scrape in ${Math.ceil((end - Date.now()) / 1000)}s (Ctrl-C to stop)`);
-    await abortableSleep(Math.min(100, end - Date.now()), signal);
+/** The watch's wait after a failed scrape: 0.5 s doubling, up to the interval or 5 s, whichever is longer. */
+function retryDelay(failures: number, intervalMs: number): number {
+  return Math.min(500 * 2 ** Math.min(failures - 1, 10), Math.max(intervalMs, 5000));
+}
+
+function clock(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 19)}Z`;
+}
+
+/**
+ * `--watch`: scrapes every interval until Ctrl-C (or `count` scrapes). Retryable failures (the manager restarting,
+ * a rollout, a 5xx) are retried with backoff for as long as it takes, the last table kept on screen; a failure that
+ * retrying cannot fix (401, 403, TLS) ends the watch with its explanation.
+ */
+async function watch(target: ScrapeTarget, o: { intervalMs: number; count?: number; tty: boolean }, signal: AbortSignal): Promise<void> {
+  const history = new WatchHistory();
+  const screen = o.tty ? new TerminalScreen(process.stdout) : undefined;
+  let scrapes = 0;
+  let failures = 0;
+  let downSince: number | undefined;
+  let lastError = '';
+  const draw = () =>
+    screen?.draw(renderScreen(history, { url: target.url.href, intervalMs: o.intervalMs, columns: screen.columns, rows: screen.rows - 1, staleSince: downSince }));
+  screen?.onResize(draw);
+  screen?.enter();
+  draw();
+  try {
+    while (!signal.aborted) {
+      screen?.status(() => 'scraping…');
+      let wait: number;
+      try {
+        const res = await scrapeOnce(target, signal);
+        failures = 0;
+        downSince = undefined;
+        scrapes++;
+        const at = Date.now();
+        const stats = history.add(watchPoint(res.body, at));
+        if (screen) draw();
+        else process.stdout.write(renderLines(at, stats).join('\n') + '\n');
+        if (o.count !== undefined && scrapes >= o.count) return;
+        wait = o.intervalMs;
+      } catch (err) {
+        if (signal.aborted) return;
+        if (!(err instanceof ScrapeFailure)) throw err;
+        if (!err.retryable) throw new CliError(err.message);
+        failures++;
+        lastError = err.message;
+        if (downSince === undefined) {
+          downSince = Date.now();
+          draw();
+        }
+        wait = retryDelay(failures, o.intervalMs);
+        if (!screen) process.stderr.write(`${clock(Date.now())} not answering (attempt ${failures}): ${lastError}; retrying in ${(wait / 1000).toFixed(1)}s\n`);
+      }
+      const until = Date.now() + wait;
+      const left = () => `${Math.max(0, Math.ceil((until - Date.now()) / 1000))}s`;
+      screen?.status(() =>
+        downSince === undefined
+          ? `next scrape in ${left()} · Ctrl-C to stop`
+          : // what fits first: the reason, often long, is cut on a narrow terminal
+            `not answering since ${clock(downSince)} · attempt ${failures}, next in ${left()} · Ctrl-C to stop · ${lastError}`,
+      );
+      await abortableSleep(wait, signal);
+    }
+  } finally {
+    // the last screen stays in the terminal's scrollback once the view closes
+    screen?.leave(renderScreen(history, { url: target.url.href, intervalMs: o.intervalMs, columns: screen.columns, rows: Number.MAX_SAFE_INTEGER, staleSince: downSince }));
   }
-  status('');
 }

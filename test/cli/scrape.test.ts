@@ -19,7 +19,7 @@ import { Manager } from '../../src/manager/index.js';
 import { withAuthenticationAndAuthorization } from '../../src/metrics/filters/index.js';
 import type { MetricsOptions } from '../../src/metrics/server/types.js';
 import type { RestConfig } from '../../src/kube/config.js';
-import { RECONCILE_TIME_BUCKETS, reconcileTime, reconcileTotal, workqueueDepth } from '../../src/controller/metrics.js';
+import { RECONCILE_TIME_BUCKETS, reconcileErrors, reconcileTime, reconcileTotal, workqueueDepth } from '../../src/controller/metrics.js';
 
 interface RunningManager {
   port: number;
@@ -249,12 +249,14 @@ describe('ctrlmetrics scrape', () => {
     assert.match(bad.stderr, /--count must be a positive integer.*\nSee 'ctrlmetrics scrape --help' for usage\.\n$/);
   });
 
-  test('--watch: a table per controller with reconciles/s, p50/p99 from histogram deltas, and workqueue depth', async () => {
-    // a steady load on controller "watchtest": each reconcile takes 20 ms, the queue holds 7 items
+  test('--watch, not on a terminal: a line per controller per scrape with reconciles/s, error ratio, p50/p90 from histogram deltas, and depth', async () => {
+    // a steady load on controller "watchtest": each reconcile takes 20 ms, one in four fails, the queue holds 7 items
     const observed = 0.02;
     workqueueDepth.labels('watchtest', 'watchtest', '').set(7);
+    let n = 0;
     const load = setInterval(() => {
-      reconcileTotal.labels('watchtest', 'success').inc();
+      reconcileTotal.labels('watchtest', n++ % 4 === 0 ? 'error' : 'success').inc();
+      if ((n - 1) % 4 === 0) reconcileErrors.labels('watchtest').inc();
       reconcileTime.labels('watchtest').observe(observed);
     }, 10);
     try {
@@ -263,21 +265,20 @@ describe('ctrlmetrics scrape', () => {
       });
       const code = await within(p.exited, 60_000, 'scrape --watch --count 3');
       assert.equal(code, 0, p.stderr());
-      const frames = p.stdout().trim().split('\n\n');
-      assert.equal(frames.length, 3, p.stdout());
-      assert.match(frames[0]!, /scrape #1 .*\(rates after the next scrape\)/);
-      const header = frames[2]!.split('\n')[1]!;
-      assert.match(header, /^CONTROLLER +RECONCILES\/S +ERRORS\/S +P50 +P99 +QUEUE DEPTH +TOTAL$/);
-      const row = frames[2]!.split('\n').find((l) => l.startsWith('watchtest '));
-      assert.ok(row, frames[2]);
-      const [, rate, errors, p50, p99, depth] = row.split(/ +/);
-      assert.ok(Number(rate) > 5, `reconciles/s ${rate}`);
-      assert.equal(errors, '0.00');
-      assert.equal(depth, '7');
+      assert.doesNotMatch(p.stdout(), /\x1b\[/, 'no terminal control sequences in a pipe');
+      const lines = p.stdout().trim().split('\n').filter((l) => / watchtest /.test(l));
+      assert.equal(lines.length, 3, p.stdout());
+      const fields = (line: string) => Object.fromEntries(line.split(' ').slice(2).map((kv) => kv.split('=') as [string, string]));
+      assert.match(lines[0]!, /^\d\d:\d\d:\d\dZ watchtest reconciles\/s=- errors=- p50=- p90=- depth=7 total=\d+$/);
+      const last = fields(lines[2]!);
+      assert.ok(Number(last['reconciles/s']) > 5, `reconciles/s ${last['reconciles/s']}`);
+      const ratio = Number(last.errors!.replace('%', ''));
+      assert.ok(ratio > 15 && ratio < 35, `error ratio ${last.errors} (one in four fails)`);
+      assert.equal(last.depth, '7');
       // every observation is 20 ms: both quantiles lie in the bucket that holds 0.02 s
       const upper = RECONCILE_TIME_BUCKETS.find((b) => b >= observed)!;
       const lower = [...RECONCILE_TIME_BUCKETS].reverse().find((b) => b < observed) ?? 0;
-      for (const cell of [p50!, p99!]) {
+      for (const cell of [last.p50!, last.p90!]) {
         const m = /^([\d.]+)(µs|ms|s)$/.exec(cell);
         assert.ok(m, `latency cell ${cell}`);
         const seconds = Number(m[1]) / (m[2] === 'ms' ? 1000 : m[2] === 'µs' ? 1e6 : 1);
@@ -290,7 +291,7 @@ describe('ctrlmetrics scrape', () => {
 
   test('--watch exits cleanly on SIGINT', async () => {
     const p = procs.startCli('watch-sigint', ['scrape', url(endpoint), '--token-file', readerTokenFile, '--insecure', '--watch', '--interval', '1s'], { CTRLMETRICS_LOG_LEVEL: 'warn' });
-    await p.waitForOutput(/scrape #1/, 30_000);
+    await p.waitForOutput(/\d\dZ /, 30_000);
     process.kill(p.pid, 'SIGINT');
     const code = await within(p.exited, 15_000, 'scrape --watch after SIGINT');
     assert.equal(code, 0, p.stderr());
