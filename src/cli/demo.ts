@@ -29,6 +29,8 @@ import { DemoLoad } from './demo/load.js';
 import { lockStateDir } from './demo/lock.js';
 import { demoConflicts } from './demo/preflight.js';
 import { crdsOption } from './crds-option.js';
+import { demoScrapeJob, findPrometheus, startDemoPrometheus, type DemoPrometheus } from './demo/prometheus.js';
+import { isDisabled } from '../manager/bind.js';
 
 /** Options of `ctrlmetrics demo` (the flags, parsed). */
 export interface DemoOptions {
@@ -50,6 +52,10 @@ export interface DemoOptions {
   apiListen: string;
   /** CRD sets the embedded API installs at start. */
   crds?: string[];
+  /** Start Prometheus beside the demo, scraping it (`--prometheus`). */
+  prometheus?: boolean;
+  /** Where that Prometheus listens. */
+  prometheusAddress: string;
   /** `--zap-*` logging flags (zap's production defaults when absent: JSON, or console on a terminal). */
   zap?: LogOptions;
 }
@@ -82,7 +88,9 @@ export function register(program: Command): void {
     .option('--duration <duration>', 'exit after this long, e.g. 90s or 5m (0: run until SIGINT/SIGTERM)', seconds('--duration'), 0)
     .option('--load-interval <duration>', 'time between updates of the demo objects, e.g. 3s or 500ms', seconds('--load-interval'), 3)
     .option('--api-listen <addr>', 'address of the embedded API', '127.0.0.1:0')
-    .option('--crds <sets>', 'CRDs the embedded API installs at start, comma-separated: prometheus-operator, cert-manager', crdsOption);
+    .option('--crds <sets>', 'CRDs the embedded API installs at start, comma-separated: prometheus-operator, cert-manager', crdsOption)
+    .option('--prometheus [bool]', 'start the prometheus binary on PATH beside the demo, scraping its endpoint, and print graph links', parseBool, false)
+    .option('--prometheus-address <addr>', 'address of that Prometheus', '127.0.0.1:9090');
   addZapOptions(cmd);
   cmd
     // used by `npm start` before it builds: report what would stop the demo without the build's wait
@@ -140,6 +148,13 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
     let apiUrl: string;
     let kubeconfigPath: string;
 
+    let prometheusBinary: string | undefined;
+    if (o.prometheus) {
+      if (o.kubeconfig) throw new UsageError('--prometheus runs with the embedded API (it scrapes with the demo\'s reader token); against a cluster, render a scrape job with `ctrlmetrics prometheus-config`');
+      if (isDisabled(o.metricsBindAddress)) throw new UsageError('--prometheus needs the metrics endpoint: drop --metrics-bind-address 0');
+      prometheusBinary = await findPrometheus();
+      if (!prometheusBinary) throw new CliError('--prometheus needs a prometheus binary on PATH (Debian/Ubuntu: apt-get install prometheus; or a release from prometheus.io)');
+    }
     if (o.kubeconfig && o.crds) throw new UsageError('--crds installs CRDs into the embedded API; with --kubeconfig install the Prometheus operator or cert-manager in that cluster');
     if (o.kubeconfig) {
       try {
@@ -248,7 +263,13 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
       metricsCaPath = join(o.stateDir, 'metrics-ca.crt');
       await writeFile(metricsCaPath, metricsCa);
     }
-    printBanner(o, { apiUrl, kubeconfigPath, readerTokenPath, metricsUrl: mgr.metricsServer?.url, healthUrl: mgr.healthProbeServer?.url, metricsCaPath });
+    let prometheus: DemoPrometheus | undefined;
+    if (prometheusBinary && mgr.metricsServer) {
+      const job = demoScrapeJob({ metricsUrl: mgr.metricsServer.url, secure: o.metricsSecure, tokenFile: readerTokenPath && resolve(readerTokenPath), caFile: metricsCaPath && resolve(metricsCaPath), intervalSeconds: 5 });
+      prometheus = await startDemoPrometheus({ binary: prometheusBinary, stateDir: resolve(o.stateDir), listen: o.prometheusAddress, job, intervalSeconds: 5, log: log.child('prometheus'), signal: stop.signal });
+      cleanups.push(() => prometheus!.stop());
+    }
+    printBanner(o, { apiUrl, kubeconfigPath, readerTokenPath, metricsUrl: mgr.metricsServer?.url, healthUrl: mgr.healthProbeServer?.url, metricsCaPath, prometheus });
     // stop the load as soon as we are told to stop, before the manager drains
     stop.signal.addEventListener('abort', () => load.stop(), { once: true });
     try {
@@ -284,7 +305,7 @@ function withHint(message: string, o: DemoOptions): string {
 
 function printBanner(
   o: DemoOptions,
-  p: { apiUrl: string; kubeconfigPath: string; readerTokenPath?: string; metricsUrl?: string; healthUrl?: string; metricsCaPath?: string },
+  p: { apiUrl: string; kubeconfigPath: string; readerTokenPath?: string; metricsUrl?: string; healthUrl?: string; metricsCaPath?: string; prometheus?: DemoPrometheus },
 ): void {
   const lines = [
     '',
@@ -317,6 +338,10 @@ function printBanner(
     }
   } else {
     lines.push('  metrics:        disabled (--metrics-bind-address 0)');
+  }
+  if (p.prometheus) {
+    lines.push('', `Prometheus scrapes it every 5s: ${p.prometheus.url} (configuration, data and log in ${p.prometheus.dir})`);
+    for (const l of p.prometheus.links) lines.push(`  ${l.title}:`, `    ${l.url}`);
   }
   if (!o.kubeconfig) lines.push('', 'Look at the objects:', `  kubectl --kubeconfig ${p.kubeconfigPath} get configmaps,secrets -n ${WORKLOAD_NAMESPACE}`);
   lines.push('', o.duration > 0 ? `Stopping after ${o.duration}s (or Ctrl-C).` : 'Press Ctrl-C to stop.', '');

@@ -7,7 +7,7 @@
  */
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
@@ -34,6 +34,9 @@ let ca: CertKeyPair;
 let volume: SecretVolume;
 let readerToken = '';
 let unboundToken = '';
+/** The Prometheus `demo --prometheus` started (issue 43). */
+let demoPromUrl = '';
+let stateDir = '';
 
 interface Target {
   labels: Record<string, string>;
@@ -104,19 +107,24 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
     await writeFile(join(tmp, 'ca.crt'), ca.certPem);
 
     // the manager: embedded authority + RBAC + example operator, on ephemeral loopback ports
-    const stateDir = join(tmp, 'state');
+    stateDir = join(tmp, 'state');
     kubeconfig = join(stateDir, 'kubeconfig');
+    const demoPromPort = await freePort();
     demo = procs.startCli(
       'demo',
       [
         'demo', '--state-dir', stateDir,
         '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0',
         '--metrics-cert-path', volume.dir, '--load-interval', '0.3', '--duration', '175',
+        // issue 43: the demo starts its own Prometheus too
+        '--prometheus', '--prometheus-address', `127.0.0.1:${demoPromPort}`,
       ],
       // debug: the log check in `after` covers every level
       { CTRLMETRICS_LOG_LEVEL: 'debug' },
     );
     const m = await demo.waitForOutput(/(https:\/\/127\.0\.0\.1:(\d+))\/metrics/, 60_000);
+    demoPromUrl = (await demo.waitForOutput(/Prometheus scrapes it every 5s: (http:\/\/127\.0\.0\.1:\d+) /, 60_000))[1]!;
+    assert.equal(demoPromUrl, `http://127.0.0.1:${demoPromPort}`);
     metricsUrl = `${m[1]}/metrics`;
     metricsPort = Number(m[2]);
 
@@ -186,6 +194,8 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
 
   after(async () => {
     await procs.stopAll();
+    // the demo's Prometheus stopped with the demo
+    if (demoPromUrl) await assert.rejects(fetch(`${demoPromUrl}/-/ready`, { signal: AbortSignal.timeout(2000) }), 'the demo\'s Prometheus is gone');
     // no token ever reached a log line of the manager or of Prometheus
     for (const p of [demo, prom]) {
       for (const token of [readerToken, unboundToken]) {
@@ -217,6 +227,30 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
       assert.equal(t.labels.namespace, NAMESPACE);
       assert.equal(t.labels.service, SERVICE);
     }
+  });
+
+  test('demo --prometheus: its Prometheus scrapes the demo with prometheus-config\'s job and answers the reconcile series of both controllers (issue 43)', async () => {
+    const config = parseYaml(await readFile(join(stateDir, 'prometheus', 'prometheus.yml'), 'utf8')) as { scrape_configs: Array<Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const job = config.scrape_configs[0]!;
+    assert.equal(job.job_name, 'serviceMonitor/ctrlmetrics-demo-system/ctrlmetrics-demo-controller-manager-metrics-monitor/0');
+    assert.equal(job.scheme, 'https');
+    assert.deepEqual(job.authorization, { type: 'Bearer', credentials_file: join(stateDir, 'reader.token') });
+    // a certificate of its own (--metrics-cert-path): the demo has no CA to verify it with, so the ServiceMonitor's default
+    assert.deepEqual(job.tls_config, { insecure_skip_verify: true });
+    const series = await eventually(async () => {
+      const res = await fetch(`${demoPromUrl}/api/v1/query?query=${encodeURIComponent('controller_runtime_reconcile_total{result="success"}')}`, { signal: AbortSignal.timeout(5000) });
+      const body = (await res.json()) as { data: { result: Vector } };
+      const controllers = new Set(body.data.result.map((r) => r.metric.controller));
+      return controllers.has('configmap') && controllers.has('secret') ? body.data.result : undefined;
+    }, 'the reconcile series of both controllers in the demo\'s Prometheus', 60_000, 1000);
+    for (const s of series) assert.equal(s.metric.namespace, 'ctrlmetrics-demo-system', 'the labels the operator would attach');
+    // the printed graph links open Prometheus' graph page with the PromQL of the README
+    const links = [...demo!.stdout().matchAll(/^ {4}(http:\/\/\S+\/graph\?g0\.expr=\S+)$/gm)].map((x) => x[1]!);
+    assert.deepEqual(links.map((l) => new URL(l).searchParams.get('g0.expr')), [
+      'sum by (controller) (rate(controller_runtime_reconcile_total[1m]))',
+      'histogram_quantile(0.9, sum by (controller, le) (rate(controller_runtime_reconcile_time_seconds_bucket[1m])))',
+    ]);
+    for (const l of links) assert.equal((await fetch(l, { signal: AbortSignal.timeout(5000) })).status, 200);
   });
 
   test('reconcile totals per controller rise, the custom counter is there', async () => {

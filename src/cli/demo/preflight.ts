@@ -14,6 +14,9 @@ export interface PreflightOptions {
   metricsBindAddress: string;
   healthProbeBindAddress: string;
   apiListen: string;
+  /** `--prometheus`: its address must be free too. */
+  prometheus?: boolean;
+  prometheusAddress?: string;
 }
 
 /** Whether `host:port` can be listened on now (port 0 always can). */
@@ -42,5 +45,6 @@ export async function demoConflicts(o: PreflightOptions): Promise<string[]> {
   if (!isDisabled(o.metricsBindAddress)) checks.push(address(o.metricsBindAddress, 'metrics', '--metrics-bind-address'));
   if (!isDisabled(o.healthProbeBindAddress)) checks.push(address(o.healthProbeBindAddress, 'health probe', '--health-probe-bind-address'));
   if (!o.kubeconfig) checks.push(address(o.apiListen, 'embedded API', '--api-listen'));
+  if (o.prometheus && o.prometheusAddress) checks.push(address(o.prometheusAddress, 'Prometheus', '--prometheus-address'));
   return (await Promise.all(checks)).filter((c): c is string => c !== undefined);
 }
