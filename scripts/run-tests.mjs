@@ -26,9 +26,10 @@ const groups = {
   reliability: all.filter(isRel),
 };
 const order = suite === 'all' ? ['unit', 'e2e', 'reliability'] : [suite];
-// Test files run one at a time unless CTRLMETRICS_TEST_CONCURRENCY says otherwise (CI's second Node major runs two
-// at once: each file starts its own process and transpiles its imports, time the two cores can overlap).
-const concurrency = Math.max(1, Number(process.env.CTRLMETRICS_TEST_CONCURRENCY) || 1);
+// Unit test files run one at a time unless CTRLMETRICS_TEST_CONCURRENCY says otherwise (CI runs two at once: each
+// file starts its own process and transpiles its imports, time the two cores can overlap). The e2e and reliability
+// files always run one at a time: their load, fault and timing cases must not share the machine with another file.
+const unitConcurrency = Math.max(1, Number(process.env.CTRLMETRICS_TEST_CONCURRENCY) || 1);
 let failed = false;
 for (const name of order) {
   let files = groups[name];
@@ -41,7 +42,7 @@ for (const name of order) {
   console.log(`\n# suite ${name}: ${files.length} file(s)`);
   const r = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+    ['--import', 'tsx', '--test', `--test-concurrency=${name === 'unit' ? unitConcurrency : 1}`, '--test-reporter=spec', ...files],
     { stdio: 'inherit', env: { ...process.env, CTRLMETRICS_TEST: '1' } },
   );
   if (r.status !== 0) failed = true;

@@ -211,6 +211,13 @@ export function explainStatus(status: number, body: string, target: ScrapeTarget
       `and that the API server is reachable from the manager (its log says which call failed)${text ? `; it answered: ${text}` : ''}`
     );
   }
+  if (status === 503 && /cannot be reached/.test(text)) {
+    const after = /retry in (\d+) s/.exec(text)?.[1];
+    return (
+      'the manager cannot reach the Kubernetes API server to review the token, and has no cached decision for it (decisions it already made keep answering for a while): ' +
+      `check the API server and the manager's connection to it (the manager logs when the outage began). Try again${after ? ` in ${after} s` : ' shortly'}`
+    );
+  }
   if (status === 503) {
     const after = /retry in (\d+) s/.exec(text)?.[1];
     return (

@@ -139,6 +139,40 @@ describe('DecisionCache', () => {
     assert.equal(hit.v, 1);
   });
 
+  test('a stale policy: an expired allow answers only when its refresh fails for an accepted reason, and only within its window', async () => {
+    let t = 0;
+    const clock = { now: () => t };
+    const served: number[] = [];
+    const cache = new DecisionCache<{ ok: boolean; n: number }>(10, () => 1_000, clock, {
+      staleFor: (v) => (v.ok ? 5_000 : 0),
+      usable: (err) => (err as Error).message === 'outage',
+      onStale: (v) => served.push(v.n),
+    });
+    const fail = (message: string) => async () => {
+      throw new Error(message);
+    };
+    const stands: boolean[] = [];
+    assert.equal((await cache.get('allow', async (s) => (stands.push(s), { ok: true, n: 1 }))).n, 1);
+    await cache.get('deny', async () => ({ ok: false, n: 2 }));
+    t = 1_500; // past the TTL
+    assert.equal((await cache.get('allow', async (s) => (stands.push(s), Promise.reject(new Error('outage'))))).n, 1, 'served stale');
+    assert.deepEqual(stands, [false, true], 'the refresh learns that a stale value stands by');
+    await assert.rejects(Promise.resolve(cache.get('allow', fail('malformed answer'))), /malformed answer/, 'only accepted failures fall back');
+    await assert.rejects(Promise.resolve(cache.get('deny', fail('outage'))), /outage/, 'a deny is never served stale');
+    t = 5_900; // within TTL + stale window
+    assert.equal((await cache.get('allow', fail('outage'))).n, 1);
+    t = 6_100; // past it
+    await assert.rejects(Promise.resolve(cache.get('allow', fail('outage'))), /outage/);
+    assert.deepEqual(served, [1, 1]);
+    // while the API answers, an expired entry is simply looked up again
+    t = 10_000;
+    assert.equal((await cache.get('allow', async () => ({ ok: true, n: 3 }))).n, 3);
+    t = 10_500;
+    const hit = cache.get('allow', fail('must not look up'));
+    assert.ok(!(hit instanceof Promise), 'fresh again: answered from the cache');
+    assert.equal(hit.n, 3);
+  });
+
   test('holds at most max entries', async () => {
     const cache = new DecisionCache<{ v: number }>(50, () => 60_000);
     for (let i = 0; i < 500; i++) await cache.get(`k${i}`, async () => ({ v: i }));

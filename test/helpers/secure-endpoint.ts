@@ -9,7 +9,8 @@ import https from 'node:https';
 import tls from 'node:tls';
 import { KubeClient } from '../../src/kube/client.js';
 import type { RestConfig } from '../../src/kube/config.js';
-import { authenticationAndAuthorization, type AuthFilterOptions } from '../../src/metrics/filters/index.js';
+import { Authenticator, authFilter, type AuthFilterOptions } from '../../src/metrics/filters/index.js';
+import { reviewClient } from '../../src/metrics/filters/authn-authz.js';
 import { createMetricsServer } from '../../src/metrics/server/index.js';
 import type { MetricsOptions, MetricsServer } from '../../src/metrics/server/types.js';
 import { createLogger } from '../../src/util/log.js';
@@ -20,14 +21,20 @@ export interface SecureEndpoint {
   client: KubeClient;
   port: number;
   url: string;
+  /** The filter's decisions and their caches. */
+  auth: Authenticator;
   stop(): Promise<void>;
 }
 
 /** Starts the endpoint; the manager identity is `restConfig` (e.g. through a {@link FaultProxy}). */
 export async function startSecureEndpoint(restConfig: RestConfig, o: { filter?: AuthFilterOptions; metrics?: MetricsOptions } = {}): Promise<SecureEndpoint> {
   const client = new KubeClient(restConfig);
+  // what filters.authenticationAndAuthorization(o.filter) builds, with the Authenticator kept for the tests
+  const reviews = reviewClient(restConfig, o.filter ?? {});
+  const auth = new Authenticator(reviews, o.filter ?? {});
+  const filterProvider = () => Object.assign(authFilter(auth), { close: () => reviews.close() });
   const server = createMetricsServer(
-    { bindAddress: '127.0.0.1:0', filterProvider: authenticationAndAuthorization(o.filter ?? {}), shutdownTimeoutMs: 5_000, ...o.metrics },
+    { bindAddress: '127.0.0.1:0', filterProvider, shutdownTimeoutMs: 5_000, ...o.metrics },
     { restConfig, kubeClient: client, logger: createLogger('metrics-under-test') },
   );
   await server.start();
@@ -36,6 +43,7 @@ export async function startSecureEndpoint(restConfig: RestConfig, o: { filter?: 
     client,
     port: server.port,
     url: server.url,
+    auth,
     async stop() {
       await server.stop();
       client.close();

@@ -1,8 +1,11 @@
 /**
  * Faults of the API server behind the filter (issue 9): a fault-injecting HTTPS proxy sits between the endpoint's
- * client and the embedded authority. Down, slow past the review deadline, 500, 429, malformed JSON, resets and
- * flapping: scrapes get 500 (never 200 or 403 without a decision), the server stays up, and it recovers as soon
- * as the authority answers again (failed look-ups are not cached), well within one cache TTL.
+ * client and the embedded authority. Down, slow past the review deadline, 5xx and resets (an outage): scrapes
+ * without a cached allow get 503 with Retry-After (issue 44); 429 and malformed JSON: 500; flapping: a real decision
+ * or one of those; never 200 or 403 without a decision. The server stays up, and it recovers as soon as the
+ * authority answers again (failed look-ups are not cached), well within one cache TTL. During an outage a cached
+ * allow keeps answering up to `staleDecisionMaxMs` past its TTL (issue 44), a deny never; the outage is logged
+ * once, not per request.
  */
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +14,7 @@ import { FaultProxy, type Fault } from '../helpers/fault-proxy.js';
 import { startSecureEndpoint, scrape, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import { LogCapture } from '../helpers/log-capture.js';
 import { eventually } from '../helpers/process.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import type { RestConfig } from '../../src/kube/config.js';
 
 const TTL_MS = 3_000;
@@ -39,7 +43,7 @@ async function timed<T>(f: () => Promise<T>): Promise<{ value: T; ms: number }> 
   return { value, ms: Date.now() - t0 };
 }
 
-describe('authority faults: 500, never an allow without a decision; recovery at once', { timeout: 120_000 }, () => {
+describe('authority faults: 503 or 500, never an allow without a decision; recovery at once', { timeout: 120_000 }, () => {
   before(async () => {
     cluster = await startTestCluster();
     const cfg = await cluster.managerConfig();
@@ -47,8 +51,9 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
     proxy = new FaultProxy(cluster.authority.url, cluster.authority.caPem);
     await proxy.start();
     viaProxy = { server: proxy.url, ca: proxy.caPem, token: cfg.token };
+    // no stale allows here: these cases are about decisions that are not cached (the stale ones have their own)
     ep = await startSecureEndpoint(viaProxy, {
-      filter: { timeoutMs: REVIEW_TIMEOUT_MS, authnTTLms: TTL_MS, unauthnTTLms: TTL_MS, allowTTLms: TTL_MS, denyTTLms: TTL_MS },
+      filter: { timeoutMs: REVIEW_TIMEOUT_MS, authnTTLms: TTL_MS, unauthnTTLms: TTL_MS, allowTTLms: TTL_MS, denyTTLms: TTL_MS, staleDecisionMaxMs: 0 },
     });
     assert.equal((await scrape(ep.port, { token: await freshReader() })).status, 200);
   });
@@ -61,17 +66,18 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
     assert.deepEqual(logs.leaks(), [], 'a secret reached a log line');
   });
 
-  const faults: Array<[string, Fault | 'down']> = [
-    ['authority down (connection refused)', 'down'],
-    ['slow beyond the review deadline', { kind: 'slow', delayMs: REVIEW_TIMEOUT_MS * 3 }],
-    ['500 Internal Server Error', { kind: 'status', status: 500 }],
-    ['429 Too Many Requests with Retry-After', { kind: 'status', status: 429, retryAfter: 1 }],
-    ['malformed JSON', { kind: 'malformed' }],
-    ['connection reset mid-request', { kind: 'reset' }],
+  // an outage (no answer, or a 5xx) is a 503 with Retry-After; an answer the filter cannot use is a 500
+  const faults: Array<[string, Fault | 'down', 503 | 500]> = [
+    ['authority down (connection refused)', 'down', 503],
+    ['slow beyond the review deadline', { kind: 'slow', delayMs: REVIEW_TIMEOUT_MS * 3 }, 503],
+    ['500 Internal Server Error', { kind: 'status', status: 500 }, 503],
+    ['429 Too Many Requests with Retry-After', { kind: 'status', status: 429, retryAfter: 1 }, 500],
+    ['malformed JSON', { kind: 'malformed' }, 500],
+    ['connection reset mid-request', { kind: 'reset' }, 503],
   ];
 
-  for (const [what, fault] of faults) {
-    test(`${what}: 500 for new callers, server up, recovery within one TTL`, async () => {
+  for (const [what, fault, expected] of faults) {
+    test(`${what}: ${expected} for new callers, server up, recovery within one TTL`, async () => {
       const reader = await freshReader();
       const unbound = await freshUnbound();
       if (fault === 'down') await proxy.down();
@@ -80,9 +86,12 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
         const tokens = [reader, unbound, logs.secret(`invalid-${what.length}-${Date.now()}-token`)];
         const answers = await Promise.all(tokens.map((token) => timed(() => scrape(ep.port, { token, timeoutMs: 20_000 }))));
         for (const { value: r, ms } of answers) {
-          assert.equal(r.status, 500, `${what}: got ${r.status} ${r.body}`);
-          assert.match(r.body, /Authentication failed|Authorization for user .* failed/);
-          assert.ok(ms < REVIEW_TIMEOUT_MS + 3_000, `${what}: the 500 took ${ms} ms (deadline ${REVIEW_TIMEOUT_MS} ms)`);
+          assert.equal(r.status, expected, `${what}: got ${r.status} ${r.body}`);
+          if (expected === 503) {
+            assert.equal(r.body, 'The Kubernetes API server cannot be reached to review the request: retry in 5 s\n');
+            assert.equal(r.headers['retry-after'], '5');
+          } else assert.match(r.body, /Authentication failed|Authorization for user .* failed/);
+          assert.ok(ms < REVIEW_TIMEOUT_MS + 3_000, `${what}: the ${expected} took ${ms} ms (deadline ${REVIEW_TIMEOUT_MS} ms)`);
         }
         // the server itself is up: unknown paths answer 404 without asking the API
         assert.equal((await scrape(ep.port, { path: '/nope' })).status, 404);
@@ -97,7 +106,7 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
     });
   }
 
-  test('flapping authority: every answer is a real decision (200 reader, 403 unbound, 401 invalid) or a 500', async () => {
+  test('flapping authority: every answer is a real decision (200 reader, 403 unbound, 401 invalid) or a 503', async () => {
     proxy.setFault({ kind: 'flap', status: 500 });
     const seen = new Map<string, number>();
     try {
@@ -107,7 +116,7 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
         const unbound = await freshUnbound();
         const rs = await Promise.all([scrape(ep.port, { token: reader }), scrape(ep.port, { token: unbound }), scrape(ep.port, { token: invalid })]);
         const [a, b, c] = rs.map((r) => r.status);
-        for (const [who, got, allowed] of [['reader', a, [200, 500]], ['unbound', b, [403, 500]], ['invalid', c, [401, 500]]] as Array<[string, number, number[]]>) {
+        for (const [who, got, allowed] of [['reader', a, [200, 503]], ['unbound', b, [403, 503]], ['invalid', c, [401, 503]]] as Array<[string, number, number[]]>) {
           assert.ok(allowed.includes(got!), `flap ${i}: ${who} got ${got}`);
           seen.set(`${who}:${got}`, (seen.get(`${who}:${got}`) ?? 0) + 1);
         }
@@ -119,17 +128,66 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
     assert.ok((seen.get('reader:200') ?? 0) > 0, `no reader scrape got through the flapping: ${JSON.stringify([...seen])}`);
   });
 
-  test('a cached allow keeps serving during an outage only until its TTL, then 500', async () => {
+  test('without stale allows (staleDecisionMaxMs: 0), a cached allow serves during an outage only until its TTL, then 503', async () => {
     const reader = await freshReader();
-    assert.equal((await scrape(ep.port, { token: reader })).status, 200);
+    // right after an outage (the flapping case) reviews are probed at most every 2 s: until then, 503
+    await eventually(async () => (await scrape(ep.port, { token: reader })).status === 200, 'a first decision', 5_000, 100);
     await proxy.down();
     try {
       assert.equal((await scrape(ep.port, { token: reader })).status, 200, 'decided a moment ago: cached');
-      await eventually(async () => (await scrape(ep.port, { token: reader, timeoutMs: 20_000 })).status === 500, 'the cached allow expires', TTL_MS + REVIEW_TIMEOUT_MS + 3_000, 250);
+      await eventually(async () => (await scrape(ep.port, { token: reader, timeoutMs: 20_000 })).status === 503, 'the cached allow expires', TTL_MS + REVIEW_TIMEOUT_MS + 3_000, 250);
     } finally {
       await proxy.up();
     }
     await eventually(async () => (await scrape(ep.port, { token: reader })).status === 200, 'recovery', TTL_MS, 100);
+  });
+
+  test('the API server stopped mid-run: a cached allow answers past its TTL within the staleness bound, then 503; a new token gets 503 with Retry-After; a deny is never stale; one log line per outage edge', async () => {
+    const clock = new ManualClock();
+    const STALE_MS = 60_000;
+    const stale = await startSecureEndpoint(viaProxy, {
+      filter: { timeoutMs: REVIEW_TIMEOUT_MS, authnTTLms: TTL_MS, unauthnTTLms: TTL_MS, allowTTLms: TTL_MS, denyTTLms: TTL_MS, staleDecisionMaxMs: STALE_MS, cacheClock: clock },
+    });
+    const reader = await freshReader();
+    const unbound = await freshUnbound();
+    const newcomer = await freshReader();
+    const outageLines = () => logs.lines.filter((l) => /review|API server/i.test(l) && /"level":"(error|warn|info)"/.test(l) && /Cannot reach the API server|answers reviews again|Authentication failed|Authorization for user/.test(l));
+    try {
+      assert.equal((await scrape(stale.port, { token: reader })).status, 200);
+      assert.equal((await scrape(stale.port, { token: unbound })).status, 403);
+      const before = outageLines().length;
+      await proxy.down();
+      // past the TTL: the review fails, the allow answers stale; the deny does not
+      await clock.advance(TTL_MS + 1);
+      for (let i = 0; i < 5; i++) {
+        const r = await scrape(stale.port, { token: reader, timeoutMs: 20_000 });
+        assert.equal(r.status, 200, `stale allow, scrape ${i}: ${r.status} ${r.body}`);
+      }
+      const denied = await scrape(stale.port, { token: unbound, timeoutMs: 20_000 });
+      assert.equal(denied.status, 503, 'an expired deny is not served stale');
+      const fresh = await scrape(stale.port, { token: newcomer, timeoutMs: 20_000 });
+      assert.equal(fresh.status, 503);
+      assert.equal(fresh.headers['retry-after'], '5');
+      // near the end of the bound: still served; past it: 503
+      await clock.advance(STALE_MS - 2_000);
+      assert.equal((await scrape(stale.port, { token: reader, timeoutMs: 20_000 })).status, 200, 'within the staleness bound');
+      await clock.advance(3_000);
+      const expired = await scrape(stale.port, { token: reader, timeoutMs: 20_000 });
+      assert.equal(expired.status, 503, 'past TTL + staleness');
+      await proxy.up();
+      // the API answers again: a review is tried once the probe interval has passed, and decisions are fresh again
+      await clock.advance(2_001);
+      await eventually(async () => (await scrape(stale.port, { token: reader })).status === 200, 'recovery', 10_000, 100);
+      assert.equal((await scrape(stale.port, { token: unbound })).status, 403);
+      const edges = outageLines().slice(before);
+      assert.equal(edges.length, 2, `one line when the outage began, one when it ended:\n${edges.join('\n')}`);
+      assert.match(edges[0]!, /Cannot reach the API server to review tokens: cached allows answer for up to 60 s past their TTL/);
+      assert.match(edges[1]!, /The API server answers reviews again.*"staleDecisionsServed":(\d+)/);
+      assert.ok(stale.auth.staleServed >= 7, `stale decisions counted: ${stale.auth.staleServed}`);
+    } finally {
+      await proxy.up();
+      await stale.stop();
+    }
   });
 
   test('the default review deadline (10 s) bounds a hanging authority', async () => {
@@ -138,7 +196,7 @@ describe('authority faults: 500, never an allow without a decision; recovery at 
       const reader = await freshReader();
       proxy.setFault({ kind: 'slow', delayMs: 14_000 });
       const { value: r, ms } = await timed(() => scrape(def.port, { token: reader, timeoutMs: 30_000 }));
-      assert.equal(r.status, 500);
+      assert.equal(r.status, 503);
       assert.ok(ms >= 9_000 && ms < 13_000, `answered after ${ms} ms, want about 10 000`);
     } finally {
       proxy.setFault({ kind: 'pass' });

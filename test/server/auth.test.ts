@@ -317,17 +317,18 @@ describe('the manager lacks the metrics-auth-role', () => {
 });
 
 describe('the API is down: fail closed', () => {
-  test('500 for a token not yet reviewed, 500 for an authorization not yet decided, never 200 without a decision', async () => {
+  test('503 with Retry-After for a token not yet reviewed and for an authorization not yet decided, never 200 without a decision', async () => {
     const fresh = await cluster.serviceAccountToken('monitoring', 'late-comer');
     secrets.push(fresh);
     await cluster.authority.stop();
     const r = await request(metricsUrl(), { headers: bearer(fresh) });
-    assert.equal(r.status, 500);
-    assert.equal(r.text, 'Authentication failed\n');
+    assert.equal(r.status, 503);
+    assert.equal(r.text, 'The Kubernetes API server cannot be reached to review the request: retry in 5 s\n');
+    assert.equal(r.headers['retry-after'], '5');
     // admin is authenticated (cached) but was never authorized for this path
     const z = await request(`${server.url}/debug/never-asked`, { headers: bearer(adminToken) });
-    assert.equal(z.status, 500);
-    assert.equal(z.text, 'Authorization for user admin failed\n');
+    assert.equal(z.status, 503);
+    assert.equal(z.headers['retry-after'], '5');
   });
 });
 

@@ -5,6 +5,8 @@
  *   no/invalid Authorization header          → 401 Unauthorized
  *   token not authenticated                  → 401 Unauthorized (controller-runtime answers 500 here)
  *   review not admitted in time (flood)      → 503 Too many ... with Retry-After (see below)
+ *   API server unreachable (down, 5xx, slow) → a cached allow up to `staleDecisionMaxMs` past its TTL, else 503
+ *                                              with Retry-After (the outage is logged once, not per request)
  *   TokenReview could not be made            → 500 Authentication failed
  *   SubjectAccessReview could not be made    → 500 Authorization for user X failed
  *   not allowed                              → 403 Authorization denied for user X (verb "get" on path "/metrics")
@@ -20,7 +22,7 @@
  * the `new` lane, so a flood of garbage tokens cannot crowd out real scrapers. The filter never allows on error.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { KubeClient } from '../../kube/client.js';
+import { KubeApiError, KubeClient } from '../../kube/client.js';
 import type { RestConfig } from '../../kube/config.js';
 import type { Logger } from '../../util/log.js';
 import { sendText } from '../server/respond.js';
@@ -32,7 +34,7 @@ import { LRUCache } from 'lru-cache';
 import { Admission, AdmissionRejectedError, type LaneLimits, type LaneName } from './admission.js';
 import { systemTimerClock, type TimerClock } from '../../util/timers.js';
 import { IssuerKeys } from './issuer-keys.js';
-import { ReviewForbiddenError, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type UserInfo } from './reviews.js';
+import { ReviewForbiddenError, isApiOutage, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type ReviewLimits, type UserInfo } from './reviews.js';
 
 /** Tuning of the authentication/authorization filter. */
 export interface AuthFilterOptions {
@@ -47,6 +49,13 @@ export interface AuthFilterOptions {
   allowTTLms?: number;
   /** How long a deny decision is cached (default 30 000 ms). */
   denyTTLms?: number;
+  /**
+   * How long past its TTL a cached allow (an authenticated token, an allowed path) still answers while the API
+   * server cannot be reached (down, 5xx, past the deadline), so that scrapes survive an API outage (default
+   * 600 000 ms; 0: never). A deny is never served stale, and a stale allow is used only when the review that should
+   * replace it failed: while the API answers, every decision is as fresh as the TTLs say.
+   */
+  staleDecisionMaxMs?: number;
   /** Entries per cache (default 4096 each for authentication and authorization). */
   cacheSize?: number;
   /** Deadline of one review including retries (default 10 000 ms). */
@@ -85,6 +94,7 @@ const DEFAULTS: Required<AuthFilterOptions> = {
   unauthnTTLms: 60_000,
   allowTTLms: 300_000,
   denyTTLms: 30_000,
+  staleDecisionMaxMs: 600_000,
   cacheSize: 4096,
   timeoutMs: 10_000,
   rateLimitWaitMs: 1_000,
@@ -96,6 +106,19 @@ const DEFAULTS: Required<AuthFilterOptions> = {
   admissionClock: systemTimerClock,
   cacheClock: SYSTEM_CACHE_CLOCK,
 };
+
+/**
+ * While the API server cannot be reached, reviews are tried again at most this often; in between, look-ups fail at
+ * once (stale allows answer, the rest get 503), instead of each waiting out the review's retries.
+ */
+const OUTAGE_PROBE_MS = 2_000;
+/** Retry-After of a 503 during an outage. */
+export const OUTAGE_RETRY_AFTER_S = 5;
+/** Deadline of a review that a stale allow stands behind: one quick attempt, no retries. */
+const STALE_REFRESH_TIMEOUT_MS = 2_000;
+
+/** What the filter learns about the API server's reachability (logged once per outage). */
+export type ApiStateListener = (state: { reachable: false; error: string } | { reachable: true; outageMs: number; staleServed: number }) => void;
 
 /** How long a token that authenticated is remembered as known (its re-validations use the `known` lane). */
 const KNOWN_TOKEN_TTL_MS = 60 * 60_000;
@@ -120,6 +143,16 @@ export class Authenticator {
   /** HMAC keys of tokens that authenticated (bounded, forgotten after an hour): their reviews are `known`. */
   private readonly knownTokens: LRUCache<string, true>;
   private readonly authzKeys = new WeakMap<UserInfo, Map<string, string>>();
+  /** Clock reading when the API server stopped answering (undefined while it answers). */
+  private outageSince: number | undefined;
+  /** No review is tried before this reading during an outage. */
+  private nextProbe = 0;
+  private lastOutageError = '';
+  /** Stale allows that answered, in all and since the current outage began. */
+  staleServed = 0;
+  private staleServedInOutage = 0;
+  /** Told when the API server stops or starts answering reviews. */
+  onApiState: ApiStateListener | undefined;
 
   constructor(
     private readonly client: KubeClient,
@@ -132,8 +165,11 @@ export class Authenticator {
     // repeated bad token would cost a TokenReview per request. Any answer of the API is cached here; only failed
     // calls (no answer) are not.
     const cacheClock = this.opts.cacheClock === SYSTEM_CACHE_CLOCK ? undefined : this.opts.cacheClock;
-    this.authnCache = new DecisionCache<AuthnResult>(this.opts.cacheSize, (r) => (r.authenticated ? this.opts.authnTTLms : this.opts.unauthnTTLms), cacheClock);
-    this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms), cacheClock);
+    const staleMs = Math.max(0, this.opts.staleDecisionMaxMs);
+    const stale = <V extends {}>(allows: (v: V) => boolean) =>
+      staleMs > 0 ? { staleFor: (v: V) => (allows(v) ? staleMs : 0), usable: isApiOutage, onStale: () => this.noteStale() } : undefined;
+    this.authnCache = new DecisionCache<AuthnResult>(this.opts.cacheSize, (r) => (r.authenticated ? this.opts.authnTTLms : this.opts.unauthnTTLms), cacheClock, stale((r: AuthnResult) => r.authenticated));
+    this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms), cacheClock, stale((d: AuthzDecision) => d.allowed));
     this.admission = new Admission(this.opts.admission, this.opts.admissionClock);
     this.knownTokens = new LRUCache<string, true>({ max: this.opts.cacheSize, ttl: KNOWN_TOKEN_TTL_MS });
     this.issuerKeys = this.opts.preferClusterSignedTokens ? new IssuerKeys(client) : undefined;
@@ -146,12 +182,14 @@ export class Authenticator {
    */
   authenticate(token: string): AuthnResult | Promise<AuthnResult> {
     const key = createHmac('sha256', this.hmacKey).update(token).digest('base64url');
-    return this.authnCache.get(key, async () => {
-      const lane: LaneName = this.knownTokens.has(key) ? 'known' : (await this.issuerKeys?.signedByCluster(token)) ? 'signed' : 'new';
-      const result = await this.admission.run(lane, () => tokenReview(this.client, token, this.opts));
-      if (result.authenticated) this.knownTokens.set(key, true);
-      return result;
-    });
+    return this.authnCache.get(key, (staleStandsBy) =>
+      this.review(staleStandsBy, async (limits) => {
+        const lane: LaneName = this.knownTokens.has(key) ? 'known' : (await this.issuerKeys?.signedByCluster(token)) ? 'signed' : 'new';
+        const result = await this.admission.run(lane, () => tokenReview(this.client, token, limits));
+        if (result.authenticated) this.knownTokens.set(key, true);
+        return result;
+      }),
+    );
   }
 
   /**
@@ -172,7 +210,54 @@ export class Authenticator {
       if (keys.size < MAX_AUTHZ_KEYS_PER_USER) keys.set(memoKey, key);
     }
     // only authenticated users get here: their reviews use the `known` lane
-    return this.authzCache.get(key, () => this.admission.run('known', () => subjectAccessReview(this.client, user, path, verb, this.opts)));
+    return this.authzCache.get(key, (staleStandsBy) =>
+      this.review(staleStandsBy, (limits) => this.admission.run('known', () => subjectAccessReview(this.client, user, path, verb, limits))),
+    );
+  }
+
+  /** True while the API server is not answering reviews. */
+  get apiUnreachable(): boolean {
+    return this.outageSince !== undefined;
+  }
+
+  /**
+   * Runs one review, keeping track of the API server's reachability: during an outage reviews are tried at most
+   * every OUTAGE_PROBE_MS (in between they fail at once), and a review a stale allow stands behind gets one quick
+   * attempt instead of the full retries.
+   */
+  private async review<V>(staleStandsBy: boolean, call: (limits: ReviewLimits) => Promise<V>): Promise<V> {
+    const now = this.opts.cacheClock.now();
+    if (this.outageSince !== undefined && now < this.nextProbe) {
+      throw new KubeApiError(0, 'Unreachable', `the API server could not be reached a moment ago: ${this.lastOutageError}`);
+    }
+    const limits: ReviewLimits = staleStandsBy
+      ? { timeoutMs: Math.min(this.opts.timeoutMs, STALE_REFRESH_TIMEOUT_MS), rateLimitWaitMs: this.opts.rateLimitWaitMs, retry: false }
+      : this.opts;
+    try {
+      const value = await call(limits);
+      if (this.outageSince !== undefined) {
+        const outageMs = this.opts.cacheClock.now() - this.outageSince;
+        this.outageSince = undefined;
+        this.onApiState?.({ reachable: true, outageMs, staleServed: this.staleServedInOutage });
+      }
+      return value;
+    } catch (err) {
+      if (isApiOutage(err)) {
+        this.lastOutageError = errorText(err);
+        this.nextProbe = this.opts.cacheClock.now() + OUTAGE_PROBE_MS;
+        if (this.outageSince === undefined) {
+          this.outageSince = this.opts.cacheClock.now();
+          this.staleServedInOutage = 0;
+          this.onApiState?.({ reachable: false, error: this.lastOutageError });
+        }
+      }
+      throw err;
+    }
+  }
+
+  private noteStale(): void {
+    this.staleServed++;
+    this.staleServedInOutage++;
   }
 }
 
@@ -228,6 +313,14 @@ export function authFilter(auth: Authenticator): Filter {
     const saturated = new ErrorLogThrottle(10_000, 'warn');
     // one group-completed user per cached authentication, so authorize() sees the same object every time
     const completed = new WeakMap<UserInfo, UserInfo>();
+    // an outage is logged when it starts and when it ends, never per request
+    const staleNote = auth.opts.staleDecisionMaxMs > 0 ? `cached allows answer for up to ${Math.round(auth.opts.staleDecisionMaxMs / 1000)} s past their TTL, ` : '';
+    auth.onApiState = (state) => {
+      if (!state.reachable) log.error(`Cannot reach the API server to review tokens: ${staleNote}other requests get 503 with Retry-After`, { error: state.error });
+      else log.info('The API server answers reviews again', { outageSeconds: Math.round(state.outageMs / 1000), staleDecisionsServed: state.staleServed });
+    };
+    const unreachable = (res: Parameters<Handler>[1]) =>
+      sendText(res, 503, `The Kubernetes API server cannot be reached to review the request: retry in ${OUTAGE_RETRY_AFTER_S} s`, { 'Retry-After': String(OUTAGE_RETRY_AFTER_S) });
     return async (req, res) => {
       const token = parseBearerToken(authorizationValues(req.rawHeaders));
       if (token === undefined) {
@@ -245,6 +338,7 @@ export function authFilter(auth: Authenticator): Filter {
           sendText(res, 503, `Too many new tokens to review: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
           return;
         }
+        if (isApiOutage(err)) return unreachable(res);
         errors.log(log, 'Authentication failed', err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
         sendText(res, 500, 'Authentication failed');
         return;
@@ -268,6 +362,7 @@ export function authFilter(auth: Authenticator): Filter {
           sendText(res, 503, `Too many authorization reviews: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
           return;
         }
+        if (isApiOutage(err)) return unreachable(res);
         const msg = `Authorization for user ${user.username} failed`;
         errors.log(log, msg, err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
         sendText(res, 500, msg);

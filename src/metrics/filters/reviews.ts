@@ -6,7 +6,7 @@
  * Why not `@kubernetes/client-node`: it opens a new TLS connection for every call (measured ~7 ms each), which
  * is too slow for an uncached review on the scrape path; the project's small `node:https` client reuses one.
  */
-import { DEFAULT_RETRY, KubeApiError, type KubeClient } from '../../kube/client.js';
+import { DEFAULT_RETRY, KubeApiError, type KubeClient, type RetryPolicy } from '../../kube/client.js';
 
 /** An authenticated identity, as a TokenReview reports it. */
 export interface UserInfo {
@@ -43,6 +43,16 @@ function isStringArray(v: unknown): v is string[] {
 export interface ReviewLimits {
   timeoutMs: number;
   rateLimitWaitMs: number;
+  /** Retries on 429/5xx/connection errors (default controller-runtime's backoff; false: one attempt). */
+  retry?: RetryPolicy | false;
+}
+
+/**
+ * The API server could not be asked: no answer (down, reset, past the deadline) or a 5xx. Not a refusal (403), a
+ * rate limit on either side, or a malformed answer.
+ */
+export function isApiOutage(err: unknown): boolean {
+  return err instanceof KubeApiError && (err.status === 0 ? err.reason !== 'RateLimited' : err.status >= 500);
 }
 
 async function post(client: KubeClient, path: string, kind: string, body: unknown, limits: ReviewLimits): Promise<Record<string, unknown>> {
@@ -50,7 +60,7 @@ async function post(client: KubeClient, path: string, kind: string, body: unknow
     body,
     timeoutMs: limits.timeoutMs,
     maxRateLimitWaitMs: limits.rateLimitWaitMs,
-    retry: DEFAULT_RETRY,
+    retry: limits.retry ?? DEFAULT_RETRY,
   });
   if (res.status === 403) {
     throw new ReviewForbiddenError(`the API server refused to create the ${kind} (403 Forbidden)`);
