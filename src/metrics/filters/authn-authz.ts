@@ -34,6 +34,7 @@ import { LRUCache } from 'lru-cache';
 import { Admission, AdmissionRejectedError, type LaneLimits, type LaneName } from './admission.js';
 import { systemTimerClock, type TimerClock } from '../../util/timers.js';
 import { IssuerKeys } from './issuer-keys.js';
+import { filterMetrics, type FilterMetrics } from './metrics.js';
 import { ReviewForbiddenError, isApiOutage, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type ReviewLimits, type UserInfo } from './reviews.js';
 
 /** Tuning of the authentication/authorization filter. */
@@ -153,6 +154,8 @@ export class Authenticator {
   private staleServedInOutage = 0;
   /** Told when the API server stops or starts answering reviews. */
   onApiState: ApiStateListener | undefined;
+  /** The filter's metrics (global registry). */
+  readonly metrics: FilterMetrics;
 
   constructor(
     private readonly client: KubeClient,
@@ -168,8 +171,9 @@ export class Authenticator {
     const staleMs = Math.max(0, this.opts.staleDecisionMaxMs);
     const stale = <V extends {}>(allows: (v: V) => boolean) =>
       staleMs > 0 ? { staleFor: (v: V) => (allows(v) ? staleMs : 0), usable: isApiOutage, onStale: () => this.noteStale() } : undefined;
-    this.authnCache = new DecisionCache<AuthnResult>(this.opts.cacheSize, (r) => (r.authenticated ? this.opts.authnTTLms : this.opts.unauthnTTLms), cacheClock, stale((r: AuthnResult) => r.authenticated));
-    this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms), cacheClock, stale((d: AuthzDecision) => d.allowed));
+    this.metrics = filterMetrics();
+    this.authnCache = new DecisionCache<AuthnResult>(this.opts.cacheSize, (r) => (r.authenticated ? this.opts.authnTTLms : this.opts.unauthnTTLms), cacheClock, stale((r: AuthnResult) => r.authenticated), this.metrics.cache.authentication);
+    this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms), cacheClock, stale((d: AuthzDecision) => d.allowed), this.metrics.cache.authorization);
     this.admission = new Admission(this.opts.admission, this.opts.admissionClock);
     this.knownTokens = new LRUCache<string, true>({ max: this.opts.cacheSize, ttl: KNOWN_TOKEN_TTL_MS });
     this.issuerKeys = this.opts.preferClusterSignedTokens ? new IssuerKeys(client) : undefined;
@@ -185,7 +189,7 @@ export class Authenticator {
     return this.authnCache.get(key, (staleStandsBy) =>
       this.review(staleStandsBy, async (limits) => {
         const lane: LaneName = this.knownTokens.has(key) ? 'known' : (await this.issuerKeys?.signedByCluster(token)) ? 'signed' : 'new';
-        const result = await this.admission.run(lane, () => tokenReview(this.client, token, limits));
+        const result = await this.admission.run(lane, () => timed(this.metrics.startReview('TokenReview'), tokenReview(this.client, token, limits)));
         if (result.authenticated) this.knownTokens.set(key, true);
         return result;
       }),
@@ -211,7 +215,9 @@ export class Authenticator {
     }
     // only authenticated users get here: their reviews use the `known` lane
     return this.authzCache.get(key, (staleStandsBy) =>
-      this.review(staleStandsBy, (limits) => this.admission.run('known', () => subjectAccessReview(this.client, user, path, verb, limits))),
+      this.review(staleStandsBy, (limits) =>
+        this.admission.run('known', () => timed(this.metrics.startReview('SubjectAccessReview'), subjectAccessReview(this.client, user, path, verb, limits))),
+      ),
     );
   }
 
@@ -259,6 +265,20 @@ export class Authenticator {
     this.staleServed++;
     this.staleServedInOutage++;
   }
+}
+
+/** Ends a review's timing with its outcome. */
+function timed<T>(end: (ok: boolean) => void, p: Promise<T>): Promise<T> {
+  return p.then(
+    (v) => {
+      end(true);
+      return v;
+    },
+    (err: unknown) => {
+      end(false);
+      throw err;
+    },
+  );
 }
 
 /** Adds `system:authenticated` like the API server's group adder does. */
@@ -313,18 +333,22 @@ export function authFilter(auth: Authenticator): Filter {
     const saturated = new ErrorLogThrottle(10_000, 'warn');
     // one group-completed user per cached authentication, so authorize() sees the same object every time
     const completed = new WeakMap<UserInfo, UserInfo>();
+    const counted = auth.metrics.requests;
     // an outage is logged when it starts and when it ends, never per request
     const staleNote = auth.opts.staleDecisionMaxMs > 0 ? `cached allows answer for up to ${Math.round(auth.opts.staleDecisionMaxMs / 1000)} s past their TTL, ` : '';
     auth.onApiState = (state) => {
       if (!state.reachable) log.error(`Cannot reach the API server to review tokens: ${staleNote}other requests get 503 with Retry-After`, { error: state.error });
       else log.info('The API server answers reviews again', { outageSeconds: Math.round(state.outageMs / 1000), staleDecisionsServed: state.staleServed });
     };
-    const unreachable = (res: Parameters<Handler>[1]) =>
+    const unreachable = (res: Parameters<Handler>[1]) => {
+      counted['503'].inc();
       sendText(res, 503, `The Kubernetes API server cannot be reached to review the request: retry in ${OUTAGE_RETRY_AFTER_S} s`, { 'Retry-After': String(OUTAGE_RETRY_AFTER_S) });
+    };
     return async (req, res) => {
       const token = parseBearerToken(authorizationValues(req.rawHeaders));
       if (token === undefined) {
         log.debug('Authentication failed: no bearer token');
+        counted['401'].inc();
         sendText(res, 401, 'Unauthorized', NO_TOKEN_CHALLENGE);
         return;
       }
@@ -335,16 +359,19 @@ export function authFilter(auth: Authenticator): Filter {
       } catch (err) {
         if (err instanceof AdmissionRejectedError) {
           saturated.log(log, 'Too many token reviews: answering 503', { lane: err.lane, error: err.message });
+          counted['503'].inc();
           sendText(res, 503, `Too many new tokens to review: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
           return;
         }
         if (isApiOutage(err)) return unreachable(res);
         errors.log(log, 'Authentication failed', err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
+        counted['500'].inc();
         sendText(res, 500, 'Authentication failed');
         return;
       }
       if (!authn.authenticated) {
         log.debug('Authentication failed: token not authenticated', { reason: authn.error ?? '' });
+        counted['401'].inc();
         sendText(res, 401, 'Unauthorized', INVALID_TOKEN_CHALLENGE);
         return;
       }
@@ -359,23 +386,27 @@ export function authFilter(auth: Authenticator): Filter {
       } catch (err) {
         if (err instanceof AdmissionRejectedError) {
           saturated.log(log, 'Too many access reviews: answering 503', { lane: err.lane, error: err.message });
+          counted['503'].inc();
           sendText(res, 503, `Too many authorization reviews: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
           return;
         }
         if (isApiOutage(err)) return unreachable(res);
         const msg = `Authorization for user ${user.username} failed`;
         errors.log(log, msg, err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
+        counted['500'].inc();
         sendText(res, 500, msg);
         return;
       }
       if (!decision.allowed) {
         const msg = `Authorization denied for user ${user.username} (verb "${verb}" on path "${path}")`;
         log.debug('Authorization denied', { user: user.username, reason: decision.reason, path, verb });
+        counted['403'].inc();
         sendText(res, 403, msg);
         return;
       }
       // only now may the caller send the body it announced
       if (expectsContinue(req) && !res.headersSent) res.writeContinue();
+      counted['200'].inc();
       // downstream handlers never see the credential
       delete req.headers.authorization;
       for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {

@@ -22,6 +22,13 @@ export interface StalePolicy<V> {
   onStale?: (value: V, err: unknown) => void;
 }
 
+/** Counters of a cache's answers (a miss is any request the cache did not answer fresh; a stale one is a subset). */
+export interface CacheCounters {
+  hit: { inc(): void };
+  miss: { inc(): void };
+  stale: { inc(): void };
+}
+
 interface Entry<V> {
   value: V;
   /** Clock reading after which the value is stale. */
@@ -43,6 +50,7 @@ export class DecisionCache<V extends {}> {
     private readonly ttlFor: TtlFor<V>,
     clock?: { now(): number },
     private readonly stale?: StalePolicy<V>,
+    private readonly counters?: CacheCounters,
   ) {
     this.clock = clock ?? SYSTEM_CLOCK;
     // ttlAutopurge off: expired entries are dropped lazily on access or evicted by LRU order
@@ -77,9 +85,13 @@ export class DecisionCache<V extends {}> {
     let hit = this.lru.get(key);
     if (hit !== undefined) {
       const now = this.clock.now();
-      if (now < hit.freshUntil) return hit.value;
+      if (now < hit.freshUntil) {
+        this.counters?.hit.inc();
+        return hit.value;
+      }
       if (now >= hit.expiresAt) hit = undefined;
     }
+    this.counters?.miss.inc();
     const running = this.inflight.get(key);
     if (running) return running;
     const p = lookup(hit !== undefined).then(
@@ -96,6 +108,7 @@ export class DecisionCache<V extends {}> {
       (err: unknown) => {
         this.inflight.delete(key);
         if (hit !== undefined && this.stale?.usable(err)) {
+          this.counters?.stale.inc();
           this.stale.onStale?.(hit.value, err);
           return hit.value;
         }
