@@ -83,7 +83,7 @@ export * as metrics from './metrics/index.js';
 // ---- metrics server, filters, certificates ----
 export { createMetricsServer, DEFAULT_BIND_ADDRESS } from './metrics/server/index.js';
 export type { MetricsOptions, MetricsServer, MetricsServerDeps, MetricsSource, Handler, Filter, FilterProvider, TlsConfig } from './metrics/server/index.js';
-export { filters, Authenticator, authFilter, parseBearerToken } from './metrics/filters/index.js';
-export type { AuthFilterOptions, UserInfo, AuthnResult, AuthzDecision } from './metrics/filters/index.js';
+export { filters, Authenticator, authFilter, parseBearerToken, loadStaticAuthorizationFile, StaticAuthorizationError } from './metrics/filters/index.js';
+export type { AuthFilterOptions, UserInfo, AuthnResult, AuthzDecision, StaticAuthorizationRule } from './metrics/filters/index.js';
 export { CertWatcher, CertificateLoadError, loadCertificatePair, generateSelfSignedCertificate } from './certwatcher/index.js';
 export type { CertificatePair, CertWatcherOptions, CertificateListener, SelfSignedCertificate, SelfSignedOptions } from './certwatcher/index.js';

@@ -35,6 +35,7 @@ import { Admission, AdmissionRejectedError, type LaneLimits, type LaneName } fro
 import { systemTimerClock, type TimerClock } from '../../util/timers.js';
 import { IssuerKeys } from './issuer-keys.js';
 import { filterMetrics, type FilterMetrics } from './metrics.js';
+import { staticallyAllowed, validateStaticRules, type StaticAuthorizationRule } from './static-authorization.js';
 import { ReviewForbiddenError, isApiOutage, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type ReviewLimits, type UserInfo } from './reviews.js';
 
 /** Tuning of the authentication/authorization filter. */
@@ -57,6 +58,13 @@ export interface AuthFilterOptions {
    * replace it failed: while the API answers, every decision is as fresh as the TTLs say.
    */
   staleDecisionMaxMs?: number;
+  /**
+   * Rules that allow a user (by name or group) a verb on a path without a SubjectAccessReview (kube-rbac-proxy's
+   * static authorization; default none). Authentication still happens; what no rule matches is reviewed as usual.
+   * Trade-off: such access follows this configuration, not the cluster's RBAC (revoking a binding does not revoke
+   * it). See {@link loadStaticAuthorizationFile} for the file format.
+   */
+  staticAuthorization?: StaticAuthorizationRule[];
   /** Entries per cache (default 4096 each for authentication and authorization). */
   cacheSize?: number;
   /** Deadline of one review including retries (default 10 000 ms). */
@@ -96,6 +104,7 @@ const DEFAULTS: Required<AuthFilterOptions> = {
   allowTTLms: 300_000,
   denyTTLms: 30_000,
   staleDecisionMaxMs: 600_000,
+  staticAuthorization: [],
   cacheSize: 4096,
   timeoutMs: 10_000,
   rateLimitWaitMs: 1_000,
@@ -156,6 +165,8 @@ export class Authenticator {
   onApiState: ApiStateListener | undefined;
   /** The filter's metrics (global registry). */
   readonly metrics: FilterMetrics;
+  /** Static authorization rules, checked before a SubjectAccessReview. */
+  readonly staticRules: readonly StaticAuthorizationRule[];
 
   constructor(
     private readonly client: KubeClient,
@@ -171,6 +182,7 @@ export class Authenticator {
     const staleMs = Math.max(0, this.opts.staleDecisionMaxMs);
     const stale = <V extends {}>(allows: (v: V) => boolean) =>
       staleMs > 0 ? { staleFor: (v: V) => (allows(v) ? staleMs : 0), usable: isApiOutage, onStale: () => this.noteStale() } : undefined;
+    this.staticRules = validateStaticRules(this.opts.staticAuthorization);
     this.metrics = filterMetrics();
     this.authnCache = new DecisionCache<AuthnResult>(this.opts.cacheSize, (r) => (r.authenticated ? this.opts.authnTTLms : this.opts.unauthnTTLms), cacheClock, stale((r: AuthnResult) => r.authenticated), this.metrics.cache.authentication);
     this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms), cacheClock, stale((d: AuthzDecision) => d.allowed), this.metrics.cache.authorization);
@@ -201,6 +213,7 @@ export class Authenticator {
    * promise that rejects if the API cannot tell.
    */
   authorize(user: UserInfo, path: string, verb: string): AuthzDecision | Promise<AuthzDecision> {
+    if (this.staticRules.length > 0 && staticallyAllowed(this.staticRules, user, path, verb)) return STATIC_ALLOW;
     // the user object of a cached authentication is reused scrape after scrape: remember its cache keys
     // (a few per user; the entry goes away with the user object) instead of hashing them on every request
     const memoKey = `${verb} ${path}`;
@@ -266,6 +279,9 @@ export class Authenticator {
     this.staleServedInOutage++;
   }
 }
+
+/** The decision of a static authorization rule. */
+const STATIC_ALLOW: AuthzDecision = Object.freeze({ allowed: true, reason: 'allowed by a static authorization rule' });
 
 /** Ends a review's timing with its outcome. */
 function timed<T>(end: (ok: boolean) => void, p: Promise<T>): Promise<T> {
@@ -340,6 +356,7 @@ export function authFilter(auth: Authenticator): Filter {
       if (!state.reachable) log.error(`Cannot reach the API server to review tokens: ${staleNote}other requests get 503 with Retry-After`, { error: state.error });
       else log.info('The API server answers reviews again', { outageSeconds: Math.round(state.outageMs / 1000), staleDecisionsServed: state.staleServed });
     };
+    if (auth.staticRules.length > 0) log.info('Static authorization: these users are allowed without a SubjectAccessReview', { rules: auth.staticRules.map((r) => ({ ...r.user, path: r.path, verb: r.verb })) });
     const unreachable = (res: Parameters<Handler>[1]) => {
       counted['503'].inc();
       sendText(res, 503, `The Kubernetes API server cannot be reached to review the request: retry in ${OUTAGE_RETRY_AFTER_S} s`, { 'Retry-After': String(OUTAGE_RETRY_AFTER_S) });
