@@ -67,6 +67,8 @@ export interface Flags {
   metricsCertPath: string;
   metricsCertName: string;
   metricsCertKey: string;
+  /** Static authorization rules file (kube-rbac-proxy's layout); empty: every scrape gets a SubjectAccessReview. */
+  metricsStaticAuthConfig: string;
   enableHTTP2: boolean;
   healthProbeBindAddress: string;
   leaderElect: boolean;
@@ -82,6 +84,7 @@ const DEFAULTS: Omit<Flags, 'log'> = {
   metricsCertPath: '',
   metricsCertName: 'tls.crt',
   metricsCertKey: 'tls.key',
+  metricsStaticAuthConfig: '',
   enableHTTP2: false,
   healthProbeBindAddress: ':${HEALTH_PORT}',
   leaderElect: false,
@@ -94,6 +97,7 @@ const HELP: Record<string, string> = {
   'metrics-cert-path': 'Directory with the metrics server certificate (e.g. the cert-manager Secret mounted by cert_metrics_manager_patch.yaml). Empty: a self-signed certificate.',
   'metrics-cert-name': 'Certificate file name in --metrics-cert-path.',
   'metrics-cert-key': 'Private key file name in --metrics-cert-path.',
+  'metrics-static-auth-config': 'File of static authorization rules (kube-rbac-proxy layout: authorization.static) allowing named users or groups without a SubjectAccessReview. Empty: none. Such access follows the file, not RBAC.',
   'enable-http2': 'Enable HTTP/2 for the metrics server (off by default: HTTP/2 Rapid Reset and Stream Cancellation CVEs).',
   'health-probe-bind-address': 'The address the health probe endpoint (/healthz, /readyz) binds to.',
   'leader-elect': 'Enable leader election, so only one replica is active.',
@@ -106,6 +110,7 @@ const KEYS: Record<string, keyof Omit<Flags, 'log'>> = {
   'metrics-cert-path': 'metricsCertPath',
   'metrics-cert-name': 'metricsCertName',
   'metrics-cert-key': 'metricsCertKey',
+  'metrics-static-auth-config': 'metricsStaticAuthConfig',
   'enable-http2': 'enableHTTP2',
   'health-probe-bind-address': 'healthProbeBindAddress',
   'leader-elect': 'leaderElect',
@@ -153,7 +158,7 @@ export function parseFlags(argv: string[]): Flags {
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Manager, configureLogging, createLogger, filters, type MetricsOptions } from 'ctrlmetrics';
+import { Manager, configureLogging, createLogger, filters, loadStaticAuthorizationFile, type MetricsOptions } from 'ctrlmetrics';
 import { parseFlags, type Flags } from './flags.js';
 import { newConfigMapController } from './controllers/configmap-controller.js';
 
@@ -172,7 +177,10 @@ export function metricsOptions(flags: Flags): MetricsOptions {
   // Authentication (TokenReview) and authorization (SubjectAccessReview) of every scrape. The manager's
   // ServiceAccount needs config/rbac/metrics_auth_role.yaml; scrapers need the ClusterRole metrics-reader.
   if (flags.metricsSecure) {
-    options.filterProvider = filters.withAuthenticationAndAuthorization;
+    options.filterProvider = flags.metricsStaticAuthConfig
+      ? // rules that allow their users without a SubjectAccessReview (the token is still reviewed)
+        filters.authenticationAndAuthorization({ staticAuthorization: loadStaticAuthorizationFile(flags.metricsStaticAuthConfig) })
+      : filters.withAuthenticationAndAuthorization;
   }
   // Without --metrics-cert-path a self-signed certificate is generated: fine for development, not for production,
   // where Prometheus should verify the server ([METRICS-WITH-CERTS] and [PROMETHEUS-WITH-CERTS] in config/,
@@ -332,7 +340,9 @@ its user may \`get\` the non-resource URL \`/metrics\`. Missing or invalid token
   (or \`ctrlmetrics grant --serviceaccount <ns>:<sa>\`).
 
 Flags: \`--metrics-bind-address\` (\`:${METRICS_PORT}\`), \`--metrics-secure\` (true), \`--metrics-cert-path\`, \`--metrics-cert-name\`
-(\`tls.crt\`), \`--metrics-cert-key\` (\`tls.key\`), \`--enable-http2\` (false), \`--health-probe-bind-address\` (\`:${HEALTH_PORT}\`),
+(\`tls.crt\`), \`--metrics-cert-key\` (\`tls.key\`), \`--metrics-static-auth-config\` (a file of static authorization rules,
+kube-rbac-proxy's layout: the users it names are allowed without a SubjectAccessReview), \`--enable-http2\` (false),
+\`--health-probe-bind-address\` (\`:${HEALTH_PORT}\`),
 \`--leader-elect\`, and controller-runtime's logging flags \`--zap-log-level\` (\`debug\`, \`info\`, \`error\`, \`panic\` or an
 integer > 0), \`--zap-devel\`, \`--zap-encoder\` (\`json\` | \`console\`; console is the default on a terminal),
 \`--zap-stacktrace-level\`, \`--zap-time-encoding\`. Booleans take Go's forms (\`--leader-elect=True\`). A bad flag exits 2
