@@ -63,3 +63,34 @@ export function presentedCertificate(host: string, port: number, servername?: st
     s.on('error', reject);
   });
 }
+
+/** A client certificate signed by `ca`: subject CN = `user`, one O per group (as Kubernetes reads client certificates). */
+export async function issueClientCert(ca: CertKeyPair, user: string, groups: string[] = []): Promise<CertKeyPair> {
+  const x509 = await import('@peculiar/x509');
+  const { webcrypto, createPrivateKey } = await import('node:crypto');
+  x509.cryptoProvider.set(webcrypto as never);
+  const EC = { name: 'ECDSA', namedCurve: 'P-256' } as const;
+  const caCert = new x509.X509Certificate(ca.certPem);
+  const caKey = await webcrypto.subtle.importKey('pkcs8', createPrivateKey(ca.keyPem).export({ format: 'der', type: 'pkcs8' }), EC, true, ['sign']);
+  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as { publicKey: unknown; privateKey: Parameters<typeof webcrypto.subtle.exportKey>[1] };
+  const esc = (s: string) => s.replace(/([,+"\\<>;=])/g, '\\$1');
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: '01' + Date.now().toString(16),
+    subject: [`CN=${esc(user)}`, ...groups.map((g) => `O=${esc(g)}`)].join(', '),
+    issuer: caCert.subject,
+    notBefore: new Date(now - 3600_000),
+    notAfter: new Date(now + 86_400_000),
+    signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    publicKey: keys.publicKey as never,
+    signingKey: caKey as never,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert, false),
+    ],
+  });
+  const keyDer = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return { certPem: cert.toString('pem'), keyPem: x509.PemConverter.encode(keyDer, 'PRIVATE KEY') };
+}

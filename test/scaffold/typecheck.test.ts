@@ -80,6 +80,7 @@ test('the generated flags default to the issue\'s values and parse like Go flags
     metricsCertName: 'tls.crt',
     metricsCertKey: 'tls.key',
     metricsStaticAuthConfig: '',
+    metricsClientCa: '',
     enableHTTP2: false,
     healthProbeBindAddress: ':8081',
     leaderElect: false,
@@ -92,6 +93,7 @@ test('the generated flags default to the issue\'s values and parse like Go flags
   assert.equal(deployed.metricsCertPath, '/tmp/k8s-metrics-server/metrics-certs');
   // issue 44: static authorization rules for the filter, from a file
   assert.equal(parseFlags(['--metrics-static-auth-config', '/etc/metrics/static.yaml']).metricsStaticAuthConfig, '/etc/metrics/static.yaml');
+  assert.equal(parseFlags(['--metrics-client-ca=/etc/metrics/client-ca.crt']).metricsClientCa, '/etc/metrics/client-ca.crt');
   const off = parseFlags(['--metrics-bind-address', '0', '--metrics-secure=false', '--enable-http2']);
   assert.equal(off.metricsBindAddress, '0');
   assert.equal(off.metricsSecure, false);

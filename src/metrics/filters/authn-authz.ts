@@ -35,6 +35,7 @@ import { Admission, AdmissionRejectedError, type LaneLimits, type LaneName } fro
 import { systemTimerClock, type TimerClock } from '../../util/timers.js';
 import { IssuerKeys } from './issuer-keys.js';
 import { filterMetrics, type FilterMetrics } from './metrics.js';
+import { certificateIdentity, type CertificateIdentity } from './client-cert.js';
 import { staticallyAllowed, validateStaticRules, type StaticAuthorizationRule } from './static-authorization.js';
 import { ReviewForbiddenError, isApiOutage, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type ReviewLimits, type UserInfo } from './reviews.js';
 
@@ -361,39 +362,60 @@ export function authFilter(auth: Authenticator): Filter {
       counted['503'].inc();
       sendText(res, 503, `The Kubernetes API server cannot be reached to review the request: retry in ${OUTAGE_RETRY_AFTER_S} s`, { 'Retry-After': String(OUTAGE_RETRY_AFTER_S) });
     };
+    // a connection's client certificate is read once (a scraper keeps its connection open across scrapes)
+    const certificates = new WeakMap<object, CertificateIdentity>();
+    const certificateOf = (socket: object): CertificateIdentity => {
+      let id = certificates.get(socket);
+      if (id === undefined) certificates.set(socket, (id = certificateIdentity(socket)));
+      return id;
+    };
     return async (req, res) => {
-      const token = parseBearerToken(authorizationValues(req.rawHeaders));
-      if (token === undefined) {
-        log.debug('Authentication failed: no bearer token');
+      let user: UserInfo | undefined;
+      const cert = req.socket ? certificateOf(req.socket) : undefined;
+      if (cert?.kind === 'rejected') {
+        log.debug('Authentication failed: client certificate refused', { reason: cert.reason });
         counted['401'].inc();
-        sendText(res, 401, 'Unauthorized', NO_TOKEN_CHALLENGE);
+        sendText(res, 401, 'Unauthorized');
         return;
       }
-      let authn: AuthnResult;
-      try {
-        const pending = auth.authenticate(token);
-        authn = pending instanceof Promise ? await pending : pending;
-      } catch (err) {
-        if (err instanceof AdmissionRejectedError) {
-          saturated.log(log, 'Too many token reviews: answering 503', { lane: err.lane, error: err.message });
-          counted['503'].inc();
-          sendText(res, 503, `Too many new tokens to review: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
+      if (cert?.kind === 'user') {
+        // verified against the client CA: the certificate is the authentication (no TokenReview)
+        user = completed.get(cert.user);
+        if (!user) completed.set(cert.user, (user = withAuthenticatedGroup(cert.user)));
+      } else {
+        const token = parseBearerToken(authorizationValues(req.rawHeaders));
+        if (token === undefined) {
+          log.debug('Authentication failed: no bearer token');
+          counted['401'].inc();
+          sendText(res, 401, 'Unauthorized', NO_TOKEN_CHALLENGE);
           return;
         }
-        if (isApiOutage(err)) return unreachable(res);
-        errors.log(log, 'Authentication failed', err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
-        counted['500'].inc();
-        sendText(res, 500, 'Authentication failed');
-        return;
+        let authn: AuthnResult;
+        try {
+          const pending = auth.authenticate(token);
+          authn = pending instanceof Promise ? await pending : pending;
+        } catch (err) {
+          if (err instanceof AdmissionRejectedError) {
+            saturated.log(log, 'Too many token reviews: answering 503', { lane: err.lane, error: err.message });
+            counted['503'].inc();
+            sendText(res, 503, `Too many new tokens to review: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
+            return;
+          }
+          if (isApiOutage(err)) return unreachable(res);
+          errors.log(log, 'Authentication failed', err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
+          counted['500'].inc();
+          sendText(res, 500, 'Authentication failed');
+          return;
+        }
+        if (!authn.authenticated) {
+          log.debug('Authentication failed: token not authenticated', { reason: authn.error ?? '' });
+          counted['401'].inc();
+          sendText(res, 401, 'Unauthorized', INVALID_TOKEN_CHALLENGE);
+          return;
+        }
+        user = completed.get(authn.user);
+        if (!user) completed.set(authn.user, (user = withAuthenticatedGroup(authn.user)));
       }
-      if (!authn.authenticated) {
-        log.debug('Authentication failed: token not authenticated', { reason: authn.error ?? '' });
-        counted['401'].inc();
-        sendText(res, 401, 'Unauthorized', INVALID_TOKEN_CHALLENGE);
-        return;
-      }
-      let user = completed.get(authn.user);
-      if (!user) completed.set(authn.user, (user = withAuthenticatedGroup(authn.user)));
       const path = pathOf(req.url);
       const verb = (req.method ?? 'GET').toLowerCase();
       let decision: AuthzDecision;

@@ -7,6 +7,7 @@
  *   4. the certificate: as set by `tlsOpts` (cert/key, pfx or SNICallback), else the files in `certDir`
  *      (watched and hot-reloaded), else a self-signed certificate generated in memory.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CertWatcher, CertificateLoadError } from '../../certwatcher/certwatcher.js';
 import { generateSelfSignedCertificate } from '../../certwatcher/selfsigned.js';
@@ -40,6 +41,21 @@ function applyGuardRails(o: TlsConfig, opts: MetricsOptions, log: Logger): void 
   }
 }
 
+/**
+ * Asks clients for a certificate verified against `caFile`, without requiring one (a scraper without a certificate
+ * uses its bearer token); the filter decides what a presented certificate means.
+ */
+function clientCertificateOptions(caFile: string): TlsConfig {
+  let pem: string;
+  try {
+    pem = readFileSync(caFile, 'utf8');
+  } catch (err) {
+    throw new CertificateLoadError(`clientCAFile ${caFile}: ${(err as Error).message}`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new CertificateLoadError(`clientCAFile ${caFile}: no PEM certificate in it (expected the CA that signs the clients' certificates)`);
+  return { requestCert: true, rejectUnauthorized: false, ca: pem };
+}
+
 /** True when a `tlsOpts` function supplied its own certificate. */
 function hasOwnCertificate(o: TlsConfig): boolean {
   return (o.cert !== undefined && o.key !== undefined) || o.pfx !== undefined || o.SNICallback !== undefined;
@@ -50,6 +66,7 @@ export async function resolveServingTls(opts: MetricsOptions, log: Logger): Prom
   const options = baseOptions(opts);
   for (const adjust of opts.tlsOpts ?? []) adjust(options);
   applyGuardRails(options, opts, log);
+  if (opts.clientCAFile) Object.assign(options, clientCertificateOptions(opts.clientCAFile));
 
   if (hasOwnCertificate(options)) return { options, source: 'tlsOpts' };
 

@@ -47,6 +47,14 @@ export interface MetricsOptions {
    * certificate is used. `minVersion` below TLSv1.2 is raised to TLSv1.2.
    */
   tlsOpts?: Array<(o: TlsConfig) => void>;
+  /**
+   * PEM file of the CAs whose client certificates identify a caller (absent: no client certificates). The server
+   * then asks every client for a certificate without requiring one; the authentication filter takes a verified
+   * certificate's CN as the user and its O values as groups (as kube-apiserver does), answers 401 to a certificate
+   * from another CA, and falls back to the bearer token when none is presented. The certificate's user still needs
+   * a static authorization rule or RBAC (a SubjectAccessReview) for the path. Read once at start.
+   */
+  clientCAFile?: string;
   /** Offer HTTP/2 (default false: ALPN offers only `http/1.1`, against CVE-2023-44487). */
   enableHTTP2?: boolean;
   /** Builds the filter every path is wrapped with (e.g. `filters.withAuthenticationAndAuthorization`). */

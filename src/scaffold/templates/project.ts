@@ -69,6 +69,8 @@ export interface Flags {
   metricsCertKey: string;
   /** Static authorization rules file (kube-rbac-proxy's layout); empty: every scrape gets a SubjectAccessReview. */
   metricsStaticAuthConfig: string;
+  /** CA file whose client certificates identify scrapers (CN user, O groups); empty: bearer tokens only. */
+  metricsClientCa: string;
   enableHTTP2: boolean;
   healthProbeBindAddress: string;
   leaderElect: boolean;
@@ -85,6 +87,7 @@ const DEFAULTS: Omit<Flags, 'log'> = {
   metricsCertName: 'tls.crt',
   metricsCertKey: 'tls.key',
   metricsStaticAuthConfig: '',
+  metricsClientCa: '',
   enableHTTP2: false,
   healthProbeBindAddress: ':${HEALTH_PORT}',
   leaderElect: false,
@@ -98,6 +101,7 @@ const HELP: Record<string, string> = {
   'metrics-cert-name': 'Certificate file name in --metrics-cert-path.',
   'metrics-cert-key': 'Private key file name in --metrics-cert-path.',
   'metrics-static-auth-config': 'File of static authorization rules (kube-rbac-proxy layout: authorization.static) allowing named users or groups without a SubjectAccessReview. Empty: none. Such access follows the file, not RBAC.',
+  'metrics-client-ca': 'CA file whose client certificates identify a scraper (CN = user, O = groups) instead of a bearer token; a static rule or RBAC still decides. Empty: bearer tokens only.',
   'enable-http2': 'Enable HTTP/2 for the metrics server (off by default: HTTP/2 Rapid Reset and Stream Cancellation CVEs).',
   'health-probe-bind-address': 'The address the health probe endpoint (/healthz, /readyz) binds to.',
   'leader-elect': 'Enable leader election, so only one replica is active.',
@@ -111,6 +115,7 @@ const KEYS: Record<string, keyof Omit<Flags, 'log'>> = {
   'metrics-cert-name': 'metricsCertName',
   'metrics-cert-key': 'metricsCertKey',
   'metrics-static-auth-config': 'metricsStaticAuthConfig',
+  'metrics-client-ca': 'metricsClientCa',
   'enable-http2': 'enableHTTP2',
   'health-probe-bind-address': 'healthProbeBindAddress',
   'leader-elect': 'leaderElect',
@@ -176,6 +181,10 @@ export function metricsOptions(flags: Flags): MetricsOptions {
   };
   // Authentication (TokenReview) and authorization (SubjectAccessReview) of every scrape. The manager's
   // ServiceAccount needs config/rbac/metrics_auth_role.yaml; scrapers need the ClusterRole metrics-reader.
+  if (flags.metricsSecure && flags.metricsClientCa) {
+    // scrapers without a service-account token (a sidecar, another cluster's Prometheus) present a certificate
+    options.clientCAFile = flags.metricsClientCa;
+  }
   if (flags.metricsSecure) {
     options.filterProvider = flags.metricsStaticAuthConfig
       ? // rules that allow their users without a SubjectAccessReview (the token is still reviewed)
@@ -341,7 +350,8 @@ its user may \`get\` the non-resource URL \`/metrics\`. Missing or invalid token
 
 Flags: \`--metrics-bind-address\` (\`:${METRICS_PORT}\`), \`--metrics-secure\` (true), \`--metrics-cert-path\`, \`--metrics-cert-name\`
 (\`tls.crt\`), \`--metrics-cert-key\` (\`tls.key\`), \`--metrics-static-auth-config\` (a file of static authorization rules,
-kube-rbac-proxy's layout: the users it names are allowed without a SubjectAccessReview), \`--enable-http2\` (false),
+kube-rbac-proxy's layout: the users it names are allowed without a SubjectAccessReview), \`--metrics-client-ca\` (a CA
+file: client certificates it signed identify scrapers by CN and O), \`--enable-http2\` (false),
 \`--health-probe-bind-address\` (\`:${HEALTH_PORT}\`),
 \`--leader-elect\`, and controller-runtime's logging flags \`--zap-log-level\` (\`debug\`, \`info\`, \`error\`, \`panic\` or an
 integer > 0), \`--zap-devel\`, \`--zap-encoder\` (\`json\` | \`console\`; console is the default on a terminal),
