@@ -21,6 +21,13 @@ export const RECONCILE_TIME_BUCKETS: readonly number[] = [
 /** client-go's workqueue latency buckets: `ExponentialBuckets(10e-9, 10, 12)` = 1e-8 … 1e3. */
 export const WORKQUEUE_BUCKETS: readonly number[] = exponentialBuckets(10e-9, 10, 12);
 
+/**
+ * The series limit of the controller and workqueue families: their labels carry controller and queue names, which
+ * users choose (a controller per tenant, a queue named after input) — 10 000 is far above any real manager, and
+ * far below a scrape that grew without bound (controller-runtime #3396: 810 000 series of one family).
+ */
+export const BUILTIN_MAX_SERIES = 10_000;
+
 /** The four values of the `result` label of `controller_runtime_reconcile_total`. */
 export const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;
 export type ReconcileResultLabel = (typeof RECONCILE_RESULTS)[number];
@@ -31,26 +38,31 @@ export const reconcileTotal = new Counter({
   name: 'controller_runtime_reconcile_total',
   help: 'Total number of reconciliations per controller',
   labelNames: ['controller', 'result'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 export const reconcileErrors = new Counter({
   name: 'controller_runtime_reconcile_errors_total',
   help: 'Total number of reconciliation errors per controller',
   labelNames: ['controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 export const terminalReconcileErrors = new Counter({
   name: 'controller_runtime_terminal_reconcile_errors_total',
   help: 'Total number of terminal reconciliation errors per controller',
   labelNames: ['controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 export const reconcilePanics = new Counter({
   name: 'controller_runtime_reconcile_panics_total',
   help: 'Total number of reconciliation panics per controller',
   labelNames: ['controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 export const reconcileTimeouts = new Counter({
   name: 'controller_runtime_reconcile_timeouts_total',
   help: 'Total number of reconciliation timeouts per controller',
   labelNames: ['controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 /**
  * controller-runtime v0.24's native-histogram settings of `controller_runtime_reconcile_time_seconds`, beside its
@@ -66,6 +78,7 @@ export const reconcileTime = new Histogram({
   name: 'controller_runtime_reconcile_time_seconds',
   help: 'Length of time per reconciliation per controller',
   labelNames: ['controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
   buckets: [...RECONCILE_TIME_BUCKETS],
   ...RECONCILE_TIME_NATIVE,
 });
@@ -73,11 +86,13 @@ export const workerCount = new Gauge({
   name: 'controller_runtime_max_concurrent_reconciles',
   help: 'Maximum number of concurrent reconciles per controller',
   labelNames: ['controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 export const activeWorkers = new Gauge({
   name: 'controller_runtime_active_workers',
   help: 'Number of currently used workers per controller',
   labelNames: ['controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 
 // ---- workqueue_* ----
@@ -86,22 +101,26 @@ export const workqueueDepth = new Gauge({
   name: 'workqueue_depth',
   help: 'Current depth of workqueue by workqueue and priority',
   labelNames: ['name', 'controller', 'priority'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 export const workqueueAdds = new Counter({
   name: 'workqueue_adds_total',
   help: 'Total number of adds handled by workqueue',
   labelNames: ['name', 'controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 export const workqueueQueueDuration = new Histogram({
   name: 'workqueue_queue_duration_seconds',
   help: 'How long in seconds an item stays in workqueue before being requested',
   labelNames: ['name', 'controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
   buckets: [...WORKQUEUE_BUCKETS],
 });
 export const workqueueWorkDuration = new Histogram({
   name: 'workqueue_work_duration_seconds',
   help: 'How long in seconds processing an item from workqueue takes.',
   labelNames: ['name', 'controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
   buckets: [...WORKQUEUE_BUCKETS],
 });
 export const workqueueUnfinishedWork = new Gauge({
@@ -110,11 +129,13 @@ export const workqueueUnfinishedWork = new Gauge({
     'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. ' +
     'Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
   labelNames: ['name', 'controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 export const workqueueLongestRunning = new Gauge({
   name: 'workqueue_longest_running_processor_seconds',
   help: 'How many seconds has the longest running processor for workqueue been running.',
   labelNames: ['name', 'controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 export const workqueueRetries = new Counter({
   name: 'workqueue_retries_total',
@@ -122,6 +143,7 @@ export const workqueueRetries = new Counter({
     'Total number of items added to the workqueue with a non-zero delay ' +
     '(rate-limited requeues, explicit RequeueAfter or AddAfter calls)',
   labelNames: ['name', 'controller'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 
 // ---- leader election ----
@@ -132,6 +154,7 @@ export const leaderElectionMasterStatus = new Gauge({
     "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. " +
     "'name' is the string used to identify the lease. Please make sure to group by name.",
   labelNames: ['name'],
+  maxSeries: BUILTIN_MAX_SERIES,
 });
 
 // ---- pre-bound children ----

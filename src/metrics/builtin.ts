@@ -5,6 +5,8 @@
 import { setDefaultCertWatcherCounters } from '../certwatcher/certwatcher.js';
 import { setDefaultRequestObserver } from '../kube/client.js';
 import { Counter } from './counter.js';
+import { setSeriesRefusedHandler } from './metric.js';
+import { createLogger } from '../util/log.js';
 import { registry } from './registry.js';
 import { RuntimeCollector } from './runtime.js';
 
@@ -16,6 +18,8 @@ export const restClientRequests = new Counter({
   name: 'rest_client_requests_total',
   help: 'Number of HTTP requests, partitioned by status code, method, and host.',
   labelNames: ['code', 'host', 'method'],
+  // the host is the API server's address as configured: bounded in practice, capped in case of a client per host
+  maxSeries: 1000,
 });
 
 /** `certwatcher_read_certificate_total`: certificate reads by the certificate watcher. */
@@ -28,6 +32,23 @@ export const certwatcherReadCertificate = new Counter({
 export const certwatcherReadCertificateErrors = new Counter({
   name: 'certwatcher_read_certificate_errors_total',
   help: 'Total number of certificate read errors',
+});
+
+/**
+ * `ctrlmetrics_series_refused_total{metric}`: new series a family refused for its `maxSeries` (made at the first
+ * refusal; a first refusal per family is also logged, never each one).
+ */
+let seriesRefused: Counter | undefined;
+setSeriesRefusedHandler((metric, maxSeries, first) => {
+  seriesRefused ??= new Counter({
+    name: 'ctrlmetrics_series_refused_total',
+    help: 'New label-value combinations a metric family refused because it already had maxSeries series',
+    labelNames: ['metric'],
+  });
+  seriesRefused.labels(metric).inc();
+  if (first) {
+    createLogger('metrics').warn(`metric ${metric} reached its limit of ${maxSeries} series: new label values are dropped (a label fed by unbounded input?)`, { metric, maxSeries });
+  }
 });
 
 setDefaultRequestObserver((code, method, host) => {

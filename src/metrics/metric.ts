@@ -41,6 +41,21 @@ export interface MetricOptions {
   registers?: readonly MetricRegistry[];
   /** Called on every collect before the values are read (sample gauges here). May be async; throwing fails the scrape. */
   collect?: () => void | Promise<void>;
+  /**
+   * Most label-value combinations (series) this family keeps (default: no limit). A new combination past it is
+   * refused: `labels()` returns a series that is never exposed (updates to it are dropped), the refusal is counted
+   * in `ctrlmetrics_series_refused_total{metric}` and logged once. Guards a scrape against a label fed by
+   * unbounded input (user names, paths, ids).
+   */
+  maxSeries?: number;
+}
+
+/** Called when a family refuses a new series for its `maxSeries` (set once by the built-in metrics module). */
+let onSeriesRefused: ((metric: string, maxSeries: number, first: boolean) => void) | undefined;
+
+/** Sets what happens when a family refuses a series (counted and logged by src/metrics/builtin.ts). */
+export function setSeriesRefusedHandler(h: typeof onSeriesRefused): void {
+  onSeriesRefused = h;
 }
 
 /** A label value as accepted by `labels()`. */
@@ -77,6 +92,10 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
   protected unlabelled: C | undefined;
   /** The family's names per escaping scheme, when some name is not legacy (else undefined: the fast path). */
   private readonly exposed: ReadonlyMap<EscapingScheme, ExposedFamily> | undefined;
+  /** The family's series limit (Infinity: none). */
+  readonly maxSeries: number;
+  /** New series refused for the limit since the family was made. */
+  refusedSeries = 0;
 
   protected constructor(opts: MetricOptions, reservedLabels: readonly string[] = []) {
     if (!opts || typeof opts !== 'object') throw new TypeError('metric options are required: {name, help, labelNames?}');
@@ -90,6 +109,8 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
     this.labelNames = labelNames;
     this.layout = labelLayout(labelNames);
     this.collectFn = opts.collect;
+    if (opts.maxSeries !== undefined && !(Number.isInteger(opts.maxSeries) && opts.maxSeries >= 1)) throw new TypeError(`metric ${opts.name}: maxSeries must be a positive integer`);
+    this.maxSeries = opts.maxSeries ?? Infinity;
     if (needsEscaping(this.name, labelNames)) {
       const escaped = labelNames.map((l) => escapeName(l, 'underscores', 'label'));
       const clash = escaped.findIndex((e, i) => escaped.indexOf(e) !== i);
@@ -143,6 +164,9 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
 
   private child(values: readonly string[]): C {
     if (values.length === 0) return (this.unlabelled ??= this.newChild(values));
+    // at the limit, a new combination gets a series of its own that is never stored or exposed (no Map level is
+    // made for it either, so refused values cost no memory once dropped)
+    if (this.series.size >= this.maxSeries && this.find(values) === undefined) return this.refuse(values);
     let node = this.children;
     const last = values.length - 1;
     for (let i = 0; i < last; i++) {
@@ -159,6 +183,13 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
       this.cells = undefined;
     }
     return c;
+  }
+
+  private refuse(values: readonly string[]): C {
+    this.checkUtf8(values);
+    this.refusedSeries++;
+    onSeriesRefused?.(this.name, this.maxSeries, this.refusedSeries === 1);
+    return this.newChild(values);
   }
 
   /**
