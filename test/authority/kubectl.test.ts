@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 import { editProject, initProject } from '../../src/scaffold/index.js';
 import { ROOT, run } from '../helpers/process.js';
+import { SECOND_NODE_SKIP } from '../helpers/second-node.js';
 import type { Obj } from './https.js';
 
-describe('kubectl against the authority', () => {
+describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
   let a: Authority;
   let dir: string;
   let env: NodeJS.ProcessEnv;

@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { SECOND_NODE_SKIP } from '../helpers/second-node.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
 import { runCli, run } from '../helpers/process.js';
 import { startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
@@ -80,6 +81,7 @@ async function setServicePort(port: number): Promise<void> {
 }
 
 before(async () => {
+  if (SECOND_NODE_SKIP) return;
   tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-doctor-'));
   cluster = await startTestCluster({ crds: ['prometheus-operator', 'cert-manager'] });
   const proj = join(tmp, 'proj');
@@ -136,7 +138,7 @@ after(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-describe('ctrlmetrics doctor', () => {
+describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
   test('a healthy setup: every check passes, in the documented order', async () => {
     const d = await doctor();
     assert.equal(d.code, 0, d.lines.join('\n'));
@@ -323,7 +325,7 @@ describe('ctrlmetrics doctor', () => {
   });
 });
 
-describe('ctrlmetrics doctor with the API down', () => {
+describe('ctrlmetrics doctor with the API down', { skip: SECOND_NODE_SKIP }, () => {
   test('one line saying the API is unreachable, at once, instead of a failed line per check', async () => {
     // a kubeconfig pointing at a port where nothing listens
     const kubeconfig = join(tmp, 'down.kubeconfig');
