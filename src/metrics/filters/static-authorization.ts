@@ -7,8 +7,13 @@
  * (a user name and/or groups) and what (a path), so a half-written rule cannot open the endpoint to everyone.
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import type { UserInfo } from './reviews.js';
+
+/** The `yaml` package, loaded only when a rules file is read (importing ctrlmetrics loads no YAML parser). */
+function parseYaml(text: string): unknown {
+  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
+}
 
 /** A rule: `user` (by name, by any of `groups`, or both) may use `verb` on `path` without a SubjectAccessReview. */
 export interface StaticAuthorizationRule {
