@@ -3,10 +3,11 @@
  * the family without `_total`, or types a counter whose name lacks `_total` as `unknown` (as client_golang does).
  */
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
-import { movedScalarCell, renderScalarLines, scalarCell, type ScalarCell } from './format.js';
+import { movedScalarCell, renderScalarLines, scalarCell, writeScalarLines, type ScalarCell } from './format.js';
 import { newExemplar, renderScalarLinesSlow, type ExemplarLabels, type ExemplarsUsed } from './exemplar.js';
 import { labelPairs, sampleStart, type ExposedFamily } from './names.js';
 import { Metric, type MetricOptions } from './metric.js';
+import type { TextSink } from './text-sink.js';
 
 /** One counter series, pre-bound: `inc()` is a field update. */
 export class CounterChild {
@@ -108,6 +109,11 @@ export class Counter extends Metric<CounterChild, ScalarCell> {
     if (x === undefined && !om) return renderScalarLines(this.name, list, from, to);
     const name = this.name;
     return renderScalarLinesSlow(list, from, to, x ? (c) => sampleStart(x.name, labelPairs(x, c.values)) : (c) => name + c.text, om);
+  }
+
+  protected override writeChildren(list: readonly ScalarCell[], out: TextSink, format: TextFormat, from: number, to: number, x?: ExposedFamily): void {
+    if (x === undefined && !(format === 'openmetrics' && this.exemplars.on)) writeScalarLines(out, this.nameBytes, list, from, to);
+    else super.writeChildren(list, out, format, from, to, x);
   }
 
   protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {

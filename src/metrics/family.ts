@@ -4,6 +4,7 @@
  * set for histograms).
  */
 import type { Exemplar } from './exemplar.js';
+import type { TextSink } from './text-sink.js';
 import { escapeName, isLegacyName } from './names.js';
 import type { EscapingScheme } from './negotiate.js';
 
@@ -31,6 +32,11 @@ export interface FamilyView {
    * whose names are all legacy ignores it; default `underscores`, client_golang's).
    */
   render(format: TextFormat, from: number, to: number, escaping?: EscapingScheme): string;
+  /**
+   * The same lines as {@link render}, appended to `out` as bytes. Optional: a family without it is rendered
+   * through `render`. Our metrics write their usual lines here without building strings (see `text-sink.ts`).
+   */
+  write?(out: TextSink, format: TextFormat, from: number, to: number, escaping?: EscapingScheme): void;
   /** Writes units `[from, to)` to `out` as protobuf `Metric` messages (see {@link ProtoSink}), label names as `escaping` says. */
   encode(out: ProtoSink, from: number, to: number, escaping?: EscapingScheme): void;
 }

@@ -3,6 +3,7 @@
  * (what client_golang writes), and the escaping rules of label values and HELP text.
  */
 import type { Exemplar } from './exemplar.js';
+import type { TextSink } from './text-sink.js';
 
 /**
  * Formats a sample value as Go's expfmt does: `+Inf`, `-Inf`, `NaN`; integers without decimals; the shortest
@@ -165,6 +166,17 @@ export function renderScalarLines(name: string, cells: readonly ScalarCell[], fr
     s += name + c.text + formatFloat(c.value) + '\n';
   }
   return s;
+}
+
+/** {@link renderScalarLines} written to `out` as bytes. */
+export function writeScalarLines(out: TextSink, name: Uint8Array, cells: readonly ScalarCell[], from: number, to: number): void {
+  for (let i = from; i < to; i++) {
+    const c = cells[i]!;
+    out.bytes(name);
+    out.text(c.text);
+    out.number(c.value);
+    out.byte(0x0a);
+  }
 }
 
 /** `{a="x",b="y",` or `{`: the cached start of a labelled line whose last label (`le`) is appended per bucket. */

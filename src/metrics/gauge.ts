@@ -1,9 +1,10 @@
 /** Gauge: a value that goes up and down. */
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
-import { movedScalarCell, renderScalarLines, scalarCell, type ScalarCell } from './format.js';
+import { movedScalarCell, renderScalarLines, scalarCell, writeScalarLines, type ScalarCell } from './format.js';
 import { renderScalarLinesSlow } from './exemplar.js';
 import { labelPairs, sampleStart, type ExposedFamily } from './names.js';
 import { Metric, type MetricOptions } from './metric.js';
+import type { TextSink } from './text-sink.js';
 
 /** One gauge series, pre-bound: updates are field writes. */
 export class GaugeChild {
@@ -109,6 +110,11 @@ export class Gauge extends Metric<GaugeChild, ScalarCell> {
 
   protected renderChildren(list: readonly ScalarCell[], _format: TextFormat, from: number, to: number, x?: ExposedFamily): string {
     return x ? renderScalarLinesSlow(list, from, to, (c) => sampleStart(x.name, labelPairs(x, c.values)), false) : renderScalarLines(this.name, list, from, to);
+  }
+
+  protected override writeChildren(list: readonly ScalarCell[], out: TextSink, format: TextFormat, from: number, to: number, x?: ExposedFamily): void {
+    if (x === undefined) writeScalarLines(out, this.nameBytes, list, from, to);
+    else super.writeChildren(list, out, format, from, to, x);
   }
 
   protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {

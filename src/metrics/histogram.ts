@@ -4,6 +4,7 @@ import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { closedLabels, formatFloat, formatFloatLabel, openLabels } from './format.js';
 import { bucketOf, newExemplar, openMetricsExemplar, type Exemplar, type ExemplarLabels, type ExemplarsUsed } from './exemplar.js';
 import { Metric, type MetricOptions } from './metric.js';
+import type { TextSink } from './text-sink.js';
 import { labelPairs, sampleOpen, sampleStart, type ExposedFamily } from './names.js';
 import { applyDueReset, nativeConfig, newNativeState, observeNative, type NativeConfig, type NativeState } from './native-histogram.js';
 import type { DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD, NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO } from './native-histogram.js';
@@ -155,6 +156,12 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
   /** `le="0.1"} ` per bucket, then `le="+Inf"} `, per format. */
   private readonly leText: string[];
   private readonly leOm: string[];
+  /** The same as UTF-8, and the sample names' bytes, for the byte renderer. */
+  private readonly leTextBytes: Uint8Array[];
+  private readonly leOmBytes: Uint8Array[];
+  private readonly bucketBytes: Uint8Array;
+  private readonly sumBytes: Uint8Array;
+  private readonly countBytes: Uint8Array;
   private readonly native: NativeConfig | undefined;
   private readonly exemplars: ExemplarsUsed;
 
@@ -171,6 +178,11 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
     this.bounds = Float64Array.from(buckets);
     this.leText = [...buckets.map((b) => `le="${formatFloatLabel(b, false)}"} `), 'le="+Inf"} '];
     this.leOm = [...buckets.map((b) => `le="${formatFloatLabel(b, true)}"} `), 'le="+Inf"} '];
+    this.leTextBytes = this.leText.map((t) => Buffer.from(t));
+    this.leOmBytes = this.leOm.map((t) => Buffer.from(t));
+    this.bucketBytes = Buffer.from(this.name + '_bucket');
+    this.sumBytes = Buffer.from(this.name + '_sum');
+    this.countBytes = Buffer.from(this.name + '_count');
     this.registerIn(opts.registers);
   }
 
@@ -224,6 +236,45 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
       if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
       // escaped names are encoded afresh: the cell caches only the label bytes of its names as registered
       out.histogram(names, x ? { values: c.values, pb: undefined } : c, bounds, c.counts, false, c.sum, c.count, c.created, c.native, c.exemplars);
+    }
+  }
+
+  protected override writeChildren(list: readonly HistogramCell[], out: TextSink, format: TextFormat, from: number, to: number, x?: ExposedFamily): void {
+    if (x !== undefined || (format === 'openmetrics' && this.exemplars.on)) {
+      super.writeChildren(list, out, format, from, to, x);
+      return;
+    }
+    const le = format === 'openmetrics' ? this.leOmBytes : this.leTextBytes;
+    const bucket = this.bucketBytes;
+    const n = this.bounds.length;
+    const native = this.native;
+    for (let i = from; i < to; i++) {
+      const c = list[i]!;
+      if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
+      const open = c.open;
+      const counts = c.counts;
+      let cum = 0;
+      for (let b = 0; b < n; b++) {
+        cum += counts[b]!;
+        out.bytes(bucket);
+        out.text(open);
+        out.bytes(le[b]!);
+        out.number(cum);
+        out.byte(0x0a);
+      }
+      out.bytes(bucket);
+      out.text(open);
+      out.bytes(le[n]!);
+      out.number(c.count);
+      out.byte(0x0a);
+      out.bytes(this.sumBytes);
+      out.text(c.text);
+      out.number(c.sum);
+      out.byte(0x0a);
+      out.bytes(this.countBytes);
+      out.text(c.text);
+      out.number(c.count);
+      out.byte(0x0a);
     }
   }
 

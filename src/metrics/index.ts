@@ -28,6 +28,7 @@ export { Metric } from './metric.js';
 export type { MetricOptions, MetricRegistry, LabelValue } from './metric.js';
 export { DEFAULT_BUCKETS, exponentialBuckets, linearBuckets } from './buckets.js';
 export { MetricsSnapshot, DEFAULT_SLICE_LINES } from './snapshot.js';
+export { TextSink, BlockPool, BlockLease } from './text-sink.js';
 export type { Collector, FamilyView, ExpositionFormat, TextFormat, MetricType, ProtoSink, ProtoLabels, ProtoLabelNames, ProtoNativeBuckets } from './family.js';
 export { negotiateFormat, TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE, OPENMETRICS_0_0_1_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE } from './negotiate.js';
 export type { NegotiatedFormat, EscapingScheme } from './negotiate.js';

@@ -7,6 +7,7 @@ import type { Collector, FamilyView, MetricType, ProtoSink, TextFormat } from '.
 import { compareSeries, labelLayout, validateLabelName, validateMetricName, type LabelLayout } from './format.js';
 import { escapeName, exposeFamily, needsEscaping, type ExposedFamily } from './names.js';
 import type { EscapingScheme } from './negotiate.js';
+import type { TextSink } from './text-sink.js';
 
 /** Anything our metrics can register in (the global {@link Registry} or one of your own). */
 export interface MetricRegistry {
@@ -92,6 +93,8 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
   protected unlabelled: C | undefined;
   /** The family's names per escaping scheme, when some name is not legacy (else undefined: the fast path). */
   private readonly exposed: ReadonlyMap<EscapingScheme, ExposedFamily> | undefined;
+  /** The name as UTF-8, written at the start of each sample line. */
+  protected readonly nameBytes: Uint8Array;
   /** The family's series limit (Infinity: none). */
   readonly maxSeries: number;
   /** New series refused for the limit since the family was made. */
@@ -105,6 +108,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
     for (const l of labelNames) validateLabelName(l, reservedLabels);
     if (new Set(labelNames).size !== labelNames.length) throw new TypeError(`metric ${opts.name}: duplicate label names`);
     this.name = opts.name;
+    this.nameBytes = Buffer.from(opts.name, 'utf8');
     this.help = opts.help;
     this.labelNames = labelNames;
     this.layout = labelLayout(labelNames);
@@ -142,6 +146,14 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
    * cached label text is then not used).
    */
   protected abstract renderChildren(list: readonly K[], format: TextFormat, from: number, to: number, x?: ExposedFamily): string;
+
+  /**
+   * Appends units `[from, to)` of `list` to `out`: the lines {@link renderChildren} makes. Subclasses write their
+   * common lines without building strings; this default (names to escape, exemplars) writes the rendered text.
+   */
+  protected writeChildren(list: readonly K[], out: TextSink, format: TextFormat, from: number, to: number, x?: ExposedFamily): void {
+    out.text(this.renderChildren(list, format, from, to, x));
+  }
 
   /** Writes units `[from, to)` of `list` as protobuf `Metric` messages; `x` as in {@link renderChildren} (no cached label bytes then). */
   protected abstract encodeChildren(list: readonly K[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void;
@@ -303,6 +315,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
       units: list.length,
       linesPerUnit: this.linesPerChild,
       render: (format, from, to, escaping) => this.renderChildren(list, format, from, to, this.exposedAs(escaping)),
+      write: (out, format, from, to, escaping) => this.writeChildren(list, out, format, from, to, this.exposedAs(escaping)),
       encode: (out, from, to, escaping) => this.encodeChildren(list, out, from, to, this.exposedAs(escaping)),
     };
   }

@@ -1,13 +1,15 @@
 /**
  * A collected set of families and its rendering to Prometheus text 0.0.4, OpenMetrics 1.0.0 or protobuf.
  *
- * Rendering never builds the whole body: it produces Buffers of about `sliceLines` lines and yields to the event
- * loop (`setImmediate`) between them, so a 100k-series scrape does not block reconciles for its full duration.
+ * Rendering never builds the whole body: it writes about `sliceLines` lines at a time as bytes (`text-sink.ts`) and
+ * yields to the event loop (`setImmediate`) between slices, so a 100k-series scrape does not block reconciles for
+ * its full duration.
  */
 import { counterBaseName, type ExpositionFormat, type FamilyView, type TextFormat } from './family.js';
 import { escapeHelp } from './format.js';
 import { sentName, writtenName } from './names.js';
 import type { EscapingScheme } from './negotiate.js';
+import { TextSink, type BlockLease } from './text-sink.js';
 
 /** Lines per rendered chunk: ~1 ms of CPU, a few hundred KB. */
 export const DEFAULT_SLICE_LINES = 4096;
@@ -54,8 +56,10 @@ export class MetricsSnapshot {
    * Values are read while rendering. OpenMetrics ends with `# EOF`; protobuf is length-delimited `MetricFamily`
    * messages (its encoder is loaded on the first protobuf render). Names that are not legacy are written as
    * `escaping` says: quoted under `allow-utf-8`, else escaped (default `underscores`, client_golang's).
+   * Text is written into blocks from `lease` when given (the chunks are views of them: release the lease only once
+   * nothing reads them any longer), else into blocks of its own.
    */
-  async *chunks(format: ExpositionFormat, escaping: EscapingScheme = 'underscores'): AsyncGenerator<Buffer> {
+  async *chunks(format: ExpositionFormat, escaping: EscapingScheme = 'underscores', lease?: BlockLease): AsyncGenerator<Buffer> {
     if (format === 'protobuf') {
       const { protobufChunks } = await (protobufModule ??= import('./protobuf.js'));
       yield* protobufChunks(this.families, this.sliceLines, escaping);
@@ -63,30 +67,31 @@ export class MetricsSnapshot {
     }
     const om = format === 'openmetrics';
     const budget = this.sliceLines;
-    let buf = '';
+    // a small exposition gets a first block its size (≈ 100 bytes a line), not a whole one
+    const out = new TextSink(this.lineCount * 100 + 1024, lease);
     let lines = 0;
     for (const f of this.families) {
       if (f.units === 0) continue;
-      buf += header(f, sentName(f.name, escaping), om);
+      out.text(header(f, sentName(f.name, escaping), om));
       lines += 2;
       const per = Math.max(1, f.linesPerUnit);
       let i = 0;
       while (i < f.units) {
         const room = Math.max(1, Math.ceil((budget - lines) / per));
         const to = Math.min(f.units, i + room);
-        buf += f.render(format, i, to, escaping);
+        if (f.write) f.write(out, format, i, to, escaping);
+        else out.text(f.render(format, i, to, escaping));
         lines += (to - i) * per;
         i = to;
         if (lines >= budget) {
-          yield Buffer.from(buf, 'utf8');
-          buf = '';
+          yield* out.take();
           lines = 0;
           await yieldToLoop();
         }
       }
     }
-    if (om) buf += '# EOF\n';
-    if (buf) yield Buffer.from(buf, 'utf8');
+    if (om) out.text('# EOF\n');
+    yield* out.take();
   }
 
   /** The whole exposition in a text format as one string (tests, examples, small registries). */

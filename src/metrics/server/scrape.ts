@@ -16,7 +16,7 @@ import { setImmediate } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import type { Logger } from '../../util/log.js';
 import { drainOrClose } from '../../util/streams.js';
-import { negotiateFormat, type EscapingScheme, type ExpositionFormat, type MetricsSnapshot } from '../index.js';
+import { BlockPool, negotiateFormat, type BlockLease, type EscapingScheme, type ExpositionFormat, type MetricsSnapshot } from '../index.js';
 import { sendText } from './respond.js';
 import type { Handler, MetricsSource } from './types.js';
 
@@ -44,14 +44,44 @@ interface ReaderTracker {
   readersDone(): void;
 }
 
-/** One render of a snapshot in one format/encoding, replayable by any number of readers. */
+/**
+ * One render of a snapshot in one format/encoding, replayable by any number of readers. Text is rendered into
+ * blocks lent by the handler's {@link BlockPool}; they go back once the render is done and every scrape holding the
+ * job has had its answer written out ({@link done}), never while a socket may still hold a view of them.
+ */
 class RenderJob {
   private readonly chunks: Buffer[] = [];
   private finished = false;
   private error: Error | undefined;
   private waiters: Array<() => void> = [];
+  /** Scrapes that were handed this job and have not called {@link done}. */
+  private holders = 0;
+  /** Set when an answer was cut short: its socket may still reference the blocks, so they are left to the GC. */
+  private tainted = false;
+  private lease: BlockLease | undefined;
 
-  constructor(private readonly tracker: ReaderTracker) {}
+  constructor(
+    private readonly tracker: ReaderTracker,
+    private readonly pool: BlockPool,
+  ) {}
+
+  /** Counts a scrape that will read this job; it must call {@link done} once its answer is written or abandoned. */
+  hold(): void {
+    this.holders++;
+  }
+
+  /** The scrape's answer is written out (`written`) or was abandoned, and it reads no more. */
+  done(written: boolean): void {
+    this.holders--;
+    if (!written) this.tainted = true;
+    this.maybeRelease();
+  }
+
+  private maybeRelease(): void {
+    if (!this.finished || this.holders > 0 || !this.lease) return;
+    if (!this.tainted) this.lease.release();
+    this.lease = undefined;
+  }
 
   push(chunk: Buffer): void {
     this.chunks.push(chunk);
@@ -61,7 +91,9 @@ class RenderJob {
   finish(err?: Error): void {
     this.finished = true;
     this.error = err;
+    if (err) this.tainted = true;
     this.wake();
+    this.maybeRelease();
   }
 
   private wake(): void {
@@ -89,19 +121,24 @@ class RenderJob {
   }
 
   async run(snapshot: MetricsSnapshot, format: ExpositionFormat, escaping: EscapingScheme, gzip: boolean): Promise<void> {
+    // protobuf has pooled writers of its own
+    const lease = format === 'protobuf' ? undefined : this.pool.lease();
     try {
       if (!gzip) {
-        for await (const chunk of snapshot.chunks(format, escaping)) this.push(chunk);
+        this.lease = lease;
+        for await (const chunk of snapshot.chunks(format, escaping, lease)) this.push(chunk);
       } else {
         // zlib streams compress on the libuv thread pool, off the main thread
         const gz = createGzip({ level: GZIP_LEVEL });
         gz.on('data', (c: Buffer) => this.push(c));
         const ended = once(gz, 'end');
-        for await (const chunk of snapshot.chunks(format, escaping)) {
+        for await (const chunk of snapshot.chunks(format, escaping, lease)) {
           if (!gz.write(chunk)) await once(gz, 'drain');
         }
         gz.end();
         await ended;
+        // zlib has read every block; readers get its own output
+        lease?.release();
       }
       this.finish();
     } catch (err) {
@@ -141,6 +178,7 @@ interface Generation extends ReaderTracker {
 export class ScrapeCoalescer {
   private running: Generation | undefined;
   private next: Generation | undefined;
+  private readonly pool = new BlockPool();
 
   constructor(private readonly source: MetricsSource) {}
 
@@ -206,13 +244,16 @@ export class ScrapeCoalescer {
     return this.generation().snapshot;
   }
 
-  /** Waits for the snapshot, then returns the shared render for this format/escaping/encoding. Rejects if collect failed. */
+  /**
+   * Waits for the snapshot, then returns the shared render for this format/escaping/encoding, held for the caller
+   * (call `done` on it once the answer is written). Rejects if collect failed.
+   */
   async render(format: ExpositionFormat, escaping: EscapingScheme, gzip: boolean): Promise<RenderJob> {
     const gen = this.generation();
     const key = `${format}|${escaping}|${gzip ? 'gzip' : 'identity'}`;
     let job = gen.renders.get(key);
     if (!job) {
-      const created = new RenderJob(gen);
+      const created = new RenderJob(gen, this.pool);
       job = created;
       gen.renders.set(key, created);
       gen.running++;
@@ -224,7 +265,13 @@ export class ScrapeCoalescer {
           this.maybeEnd(gen);
         });
     }
-    await gen.snapshot;
+    job.hold();
+    try {
+      await gen.snapshot;
+    } catch (err) {
+      job.done(false);
+      throw err;
+    }
     return job;
   }
 }
@@ -248,6 +295,24 @@ export function acceptsGzip(header: string | undefined): boolean {
     if (name === '*') star = q > 0;
   }
   return star ?? false;
+}
+
+/** Resolves true once the response has been handed to the OS in full ('finish'), false if it closed first. */
+function writtenOut(res: ServerResponse | Http2ServerResponse): Promise<boolean> {
+  if ((res as { writableFinished?: boolean }).writableFinished === true) return Promise.resolve(true);
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onFinish = () => {
+      res.off('close', onClose);
+      resolve(true);
+    };
+    const onClose = () => {
+      res.off('finish', onFinish);
+      resolve((res as { writableFinished?: boolean }).writableFinished === true);
+    };
+    res.once('finish', onFinish);
+    res.once('close', onClose);
+  });
 }
 
 function message(err: unknown): string {
@@ -274,31 +339,38 @@ export function metricsHandler(source: MetricsSource, log: Logger): Handler {
       sendText(res, 500, `An error has occurred while serving metrics:\n\n${message(err)}`);
       return;
     }
-    if (res.destroyed) return;
-    const headers: Record<string, string> = { 'Content-Type': contentType, Vary: 'Accept, Accept-Encoding' };
-    if (gzip) headers['Content-Encoding'] = 'gzip';
-    res.writeHead(200, headers);
-    if (!job) {
-      res.end();
-      return;
-    }
+    let written = false;
     try {
-      for await (const chunk of job.read()) {
-        for (let off = 0; off < chunk.length; off += WRITE_PIECE_BYTES) {
-          if (res.destroyed) return;
-          const piece = chunk.length <= WRITE_PIECE_BYTES ? chunk : chunk.subarray(off, off + WRITE_PIECE_BYTES);
-          if (!(res as ServerResponse).write(piece)) await drainOrClose(res);
-          // TLS encrypts on the main thread inside write(): one piece per turn of the event loop keeps
-          // concurrent scrapes (each replaying the same render) from encrypting megabytes in one go
-          else await setImmediate();
-        }
+      if (res.destroyed) return;
+      const headers: Record<string, string> = { 'Content-Type': contentType, Vary: 'Accept, Accept-Encoding' };
+      if (gzip) headers['Content-Encoding'] = 'gzip';
+      res.writeHead(200, headers);
+      if (!job) {
+        res.end();
+        return;
       }
-      res.end();
-      log.debug('Served metrics', { format, escaping, contentEncoding: gzip ? 'gzip' : 'identity' });
-    } catch (err) {
-      // the status line is gone: cut the body short rather than send a truncated exposition as complete
-      log.error('error rendering metrics', { error: message(err) });
-      res.destroy();
+      try {
+        for await (const chunk of job.read()) {
+          for (let off = 0; off < chunk.length; off += WRITE_PIECE_BYTES) {
+            if (res.destroyed) return;
+            const piece = chunk.length <= WRITE_PIECE_BYTES ? chunk : chunk.subarray(off, off + WRITE_PIECE_BYTES);
+            if (!(res as ServerResponse).write(piece)) await drainOrClose(res);
+            // TLS encrypts on the main thread inside write(): one piece per turn of the event loop keeps
+            // concurrent scrapes (each replaying the same render) from encrypting megabytes in one go
+            else await setImmediate();
+          }
+        }
+        res.end();
+        // the render's blocks may be reused only once the socket has taken every byte written from them
+        written = await writtenOut(res);
+        log.debug('Served metrics', { format, escaping, contentEncoding: gzip ? 'gzip' : 'identity' });
+      } catch (err) {
+        // the status line is gone: cut the body short rather than send a truncated exposition as complete
+        log.error('error rendering metrics', { error: message(err) });
+        res.destroy();
+      }
+    } finally {
+      job?.done(written);
     }
   };
 }
