@@ -4,6 +4,7 @@ import type { RunRecord } from './measure.js';
 import { cellKey, type Encoding, type SizeName } from './matrix.js';
 import { fmt, fmtPaired, median, pairedRatios, ratio } from './stats.js';
 import { footprintMedian, footprintTable, type FootprintResult } from './footprint.js';
+import { OURS_NODE_ARGS } from './servers.js';
 
 /** The one-off checks of a server at one size: what a single scrape returns, and promtool's verdict. */
 export interface ScrapeCheck {
@@ -296,7 +297,8 @@ export function renderReport(res: BenchResults): string {
   out.push(
     `- Method: ${s.pinned ? 'servers pinned to CPU 0 (`taskset -c 0`, Go with GOMAXPROCS=1), wrk pinned to CPU 1 (`taskset -c 1 wrk -t1`)' : 'not pinned'}; ` +
       `${s.reps} repetition(s), variants alternated (order reversed and rotated every repetition); c8 runs ${s.c8DurationS} s, c1 runs ${s.c1DurationS} s (×1.6 at 100k), ` +
-      `${s.warmupS} s warm-up per server and encoding. Cells show medians over the repetitions.`,
+      `${s.warmupS} s warm-up per server and encoding. Cells show medians over the repetitions. ` +
+      `Our servers run with ${OURS_NODE_ARGS.length ? `\`${OURS_NODE_ARGS.join(' ')}\`` : "Node's default V8 flags"}${process.env.CTRLMETRICS_BENCH_OURS_NODE_ARGS === undefined ? " (the generated manager.yaml's NODE_OPTIONS)" : ' (CTRLMETRICS_BENCH_OURS_NODE_ARGS)'}.`,
   );
   out.push('');
   out.push('### Targets (issue 8)');

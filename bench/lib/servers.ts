@@ -15,6 +15,13 @@ import { waitListening } from './scrape.js';
 import { authorizationScript } from './wrk.js';
 import { stringify as toYaml } from 'yaml';
 import { kubeconfigFor } from '../../src/kube/config.js';
+import { MANAGER_NODE_OPTIONS } from '../../src/scaffold/templates/config-manager.js';
+
+/**
+ * V8/Node flags of our servers: the generated manager.yaml's `NODE_OPTIONS` (ours as a scaffolded project runs it),
+ * or CTRLMETRICS_BENCH_OURS_NODE_ARGS when set (empty: Node's defaults).
+ */
+export const OURS_NODE_ARGS: readonly string[] = (process.env.CTRLMETRICS_BENCH_OURS_NODE_ARGS ?? MANAGER_NODE_OPTIONS).split(/\s+/).filter(Boolean);
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const PEERS_DIR = process.env.CTRLMETRICS_BENCH_PEERS ?? resolve(REPO_ROOT, '..', 'shared', 'bench');
@@ -202,9 +209,7 @@ export async function startOurs(lib: PreparedLib, shape: RegistryShape, cert: Be
   const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
   // one directory per server; Node names each thread's profile CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile
   const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, `ours-n${shape.n}`)] : [];
-  // extra V8/Node flags for ours only, e.g. CTRLMETRICS_BENCH_OURS_NODE_ARGS="--max-old-space-size=160" (the
-  // generated manager.yaml's NODE_OPTIONS); Node's defaults otherwise
-  const extra = (process.env.CTRLMETRICS_BENCH_OURS_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const extra = OURS_NODE_ARGS;
   const [cmd, args] = pinned(cpu, process.execPath, [...prof, ...extra, ...lib.nodeArgs, '--import', lib.probe, lib.script('servers/ours.ts')]);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
