@@ -88,6 +88,9 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
    */
   private readonly series = new Set<C>();
   private cells: readonly K[] | undefined;
+  /** The last view handed out, and the cells it renders (see {@link view}). */
+  private viewed: FamilyView | undefined;
+  private viewedList: readonly K[] = [];
   private readonly collectFn: (() => void | Promise<void>) | undefined;
   /** The child of a metric without labels. */
   protected unlabelled: C | undefined;
@@ -288,8 +291,10 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
     return [this.type];
   }
 
-  async collect(): Promise<FamilyView[]> {
-    if (this.collectFn) await this.collectFn.call(this);
+  /** The family now; a promise only when the `collect` callback returns one (a scrape then waits for it). */
+  collect(): FamilyView[] | Promise<FamilyView[]> {
+    const sampled = this.collectFn?.call(this);
+    if (sampled && typeof (sampled as Promise<void>).then === 'function') return Promise.resolve(sampled).then(() => [this.view()]);
     return [this.view()];
   }
 
@@ -298,17 +303,26 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
     return this.exposed && (this.exposed.get(escaping ?? 'underscores') ?? this.exposed.get('underscores'));
   }
 
-  /** The family with the series that exist now (values are read when rendered). */
+  /**
+   * The family with the series that exist now (values are read when rendered). The same object is handed out
+   * until series are added or removed, so a scrape builds no new view per family.
+   */
   view(): FamilyView {
     let list: readonly K[];
-    if (this.unlabelled) list = [this.cellOf(this.unlabelled)];
-    else if (this.cells) list = this.cells;
-    else {
+    if (this.unlabelled) {
+      const cell = this.cellOf(this.unlabelled);
+      if (this.viewed && this.viewedList[0] === cell) return this.viewed;
+      list = [cell];
+    } else if (this.cells) {
+      if (this.viewed && this.viewedList === this.cells) return this.viewed;
+      list = this.cells;
+    } else {
       const layout = this.layout;
       const sorted = [...this.series].sort((a, b) => compareSeries(layout, a.labelValues, b.labelValues));
       list = this.cells = sorted.map((c) => this.relocate(c));
     }
-    return {
+    this.viewedList = list;
+    return (this.viewed = {
       name: this.name,
       help: this.help,
       type: this.type,
@@ -317,6 +331,6 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
       render: (format, from, to, escaping) => this.renderChildren(list, format, from, to, this.exposedAs(escaping)),
       write: (out, format, from, to, escaping) => this.writeChildren(list, out, format, from, to, this.exposedAs(escaping)),
       encode: (out, from, to, escaping) => this.encodeChildren(list, out, from, to, this.exposedAs(escaping)),
-    };
+    });
   }
 }

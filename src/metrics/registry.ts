@@ -104,6 +104,9 @@ export class Registry implements MetricRegistry {
    * always hangs leaves one pending call per deadline, not one per scrape.
    */
   private readonly inflight = new Map<Collector, { promise: Promise<FamilyView[]>; startedAt: number }>();
+  /** The views the last collect merged, in merge order, and what they merged into (see {@link merge}). */
+  private lastViews: FamilyView[] = [];
+  private lastMerged: FamilyView[] | undefined;
 
   constructor(opts: RegistryOptions = {}) {
     this.includePromDefault = opts.includePromClientDefault ?? false;
@@ -231,11 +234,22 @@ export class Registry implements MetricRegistry {
     return true;
   }
 
-  private collectOnce(c: Collector, deadlineMs: number): Promise<FamilyView[]> {
-    const now = performance.now();
+  /**
+   * Starts one collector: its families at once when it answers synchronously (our metrics without a `collect`
+   * callback: no promise per family per scrape), else a promise, shared with a collect of it still in flight
+   * (started less than `deadlineMs` ago). A synchronous throw is returned as the error.
+   */
+  private collectOne(c: Collector, deadlineMs: number, now: number): { views: FamilyView[] } | { error: unknown } | Promise<FamilyView[]> {
     const pending = this.inflight.get(c);
     if (pending && now - pending.startedAt < deadlineMs) return pending.promise;
-    const promise = Promise.resolve().then(() => c.collect());
+    let result: FamilyView[] | Promise<FamilyView[]>;
+    try {
+      result = c.collect();
+    } catch (error) {
+      return { error };
+    }
+    if (!isThenable(result)) return { views: result };
+    const promise = Promise.resolve(result);
     const done = (): void => {
       if (this.inflight.get(c)?.promise === promise) this.inflight.delete(c);
     };
@@ -272,31 +286,63 @@ export class Registry implements MetricRegistry {
       if (!a) this.adapters.set(reg, (a = new PromRegistryCollector(reg)));
       entries.push({ collector: a, label, yields: false });
     }
-    const pending = new Set(entries.map((e) => e.label));
-    const results = entries.map((e) =>
-      this.collectOnce(e.collector, timeoutMs)
-        .then(
-          (views) => ({ entry: e, views }),
-          (err: unknown) => ({ entry: e, error: err }),
-        )
-        .finally(() => pending.delete(e.label)),
-    );
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(new MetricsCollectError(`collecting metrics timed out after ${timeoutMs} ms; still running: ${[...pending].join('; ')}`));
-      }, timeoutMs);
-    });
-    let settled: Array<{ entry: Entry; views?: FamilyView[]; error?: unknown }>;
-    try {
-      settled = await Promise.race([Promise.all(results), deadline]);
-    } finally {
-      clearTimeout(timer);
+    const now = performance.now();
+    const settled: Array<{ entry: Entry; views?: FamilyView[]; error?: unknown }> = new Array(entries.length);
+    const waiting: Array<Promise<void>> = [];
+    const pending = new Set<string>();
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
+      const r = this.collectOne(entry.collector, timeoutMs, now);
+      if (!(r instanceof Promise)) {
+        settled[i] = { entry, ...r };
+        continue;
+      }
+      pending.add(entry.label);
+      waiting.push(
+        r.then(
+          (views) => void (settled[i] = { entry, views }),
+          (error: unknown) => void (settled[i] = { entry, error }),
+        ).finally(() => pending.delete(entry.label)),
+      );
+    }
+    if (waiting.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new MetricsCollectError(`collecting metrics timed out after ${timeoutMs} ms; still running: ${[...pending].join('; ')}`));
+        }, timeoutMs);
+      });
+      try {
+        await Promise.race([Promise.all(waiting), deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
     }
     const errors = settled.filter((r) => 'error' in r).map((r) => `${r.entry.label}: ${messageOf(r.error)}`);
     if (errors.length === 1) throw new MetricsCollectError(`collecting ${errors[0]}`);
     if (errors.length > 1) throw new MetricsCollectError(`${errors.length} errors occurred while collecting metrics:\n* ${errors.join('\n* ')}`);
-    return new MetricsSnapshot(mergeFamilies(settled as Array<{ entry: Entry; views: FamilyView[] }>), this.sliceLines);
+    return new MetricsSnapshot(this.merge(settled as Array<{ entry: Entry; views: FamilyView[] }>), this.sliceLines);
+  }
+
+  /**
+   * {@link mergeFamilies}, skipped when the collectors handed out the very same views as last time (our metrics
+   * keep their view until series change): then the result is the same too, and a scrape builds no claims map.
+   */
+  private merge(results: Array<{ entry: Entry; views: FamilyView[] }>): FamilyView[] {
+    const last = this.lastViews;
+    let same = this.lastMerged !== undefined;
+    let k = 0;
+    for (let pass = 0; pass < 2 && same; pass++) {
+      for (const { entry, views } of results) {
+        if (!!entry.yields !== (pass === 1)) continue;
+        for (let j = 0; j < views.length && same; j++) same = last[k++] === views[j];
+      }
+    }
+    if (same && k === last.length) return this.lastMerged!;
+    const ordered: FamilyView[] = [];
+    for (const pass of [false, true]) for (const { entry, views } of results) if (!!entry.yields === pass) ordered.push(...views);
+    this.lastViews = ordered;
+    return (this.lastMerged = mergeFamilies(results));
   }
 }
 
@@ -322,8 +368,9 @@ function mergeFamilies(results: Array<{ entry: Entry; views: FamilyView[] }>): F
     for (const view of views) {
       // a family without series writes nothing, so it collides with nothing
       if (view.units === 0) continue;
-      const names = claimedNames(view.name, view.type);
-      const clash = names.map((n) => claims.get(n)).find((c) => c !== undefined);
+      const names = claimedNamesOf(view.name, view.type);
+      let clash: { view: FamilyView; entry: Entry } | undefined;
+      for (let i = 0; i < names.length && !clash; i++) clash = claims.get(names[i]!);
       if (clash) {
         if (!entry.yields) logCollision(view, entry, clash.view, clash.entry);
         continue;
@@ -333,6 +380,28 @@ function mergeFamilies(results: Array<{ entry: Entry; views: FamilyView[] }>): F
     }
   }
   return kept.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** {@link claimedNames} by family name and type, kept: a scrape would otherwise build them for every family. */
+const claimedNamesCache = new Map<string, Map<MetricType | undefined, readonly string[]>>();
+/** Families whose claimed names are kept; past it (a collector inventing names) they are built per collect. */
+const MAX_CLAIMED_NAMES_CACHED = 10_000;
+
+function claimedNamesOf(name: string, type: MetricType | undefined): readonly string[] {
+  let byType = claimedNamesCache.get(name);
+  const hit = byType?.get(type);
+  if (hit) return hit;
+  const names = claimedNames(name, type);
+  if (!byType) {
+    if (claimedNamesCache.size >= MAX_CLAIMED_NAMES_CACHED) return names;
+    claimedNamesCache.set(name, (byType = new Map()));
+  }
+  byType.set(type, names);
+  return names;
+}
+
+function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
 function logCollision(dropped: FamilyView, by: Entry, kept: FamilyView, keptBy: Entry): void {

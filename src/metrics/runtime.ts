@@ -12,7 +12,7 @@ import { constants, monitorEventLoopDelay, PerformanceObserver, type IntervalHis
 import v8 from 'node:v8';
 import { Counter } from './counter.js';
 import type { Collector, FamilyView, MetricType } from './family.js';
-import { Gauge } from './gauge.js';
+import { Gauge, type GaugeChild } from './gauge.js';
 import { Histogram } from './histogram.js';
 import type { Metric, SeriesBase } from './metric.js';
 
@@ -85,6 +85,7 @@ export class RuntimeCollector implements Collector {
     p90: new Gauge({ name: 'nodejs_eventloop_lag_p90_seconds', help: 'The 90th percentile of the recorded event loop delays.', ...this.none }),
     p99: new Gauge({ name: 'nodejs_eventloop_lag_p99_seconds', help: 'The 99th percentile of the recorded event loop delays.', ...this.none }),
   };
+  private readonly resourceSeries = new Map<string, GaugeChild>();
   private readonly resources = new Gauge({
     name: 'nodejs_active_resources',
     help: 'Number of active resources that are currently keeping the event loop alive, grouped by async resource type.',
@@ -188,10 +189,16 @@ export class RuntimeCollector implements Collector {
     const queued = performance.now();
     setImmediate(() => this.lag.set((performance.now() - queued) / 1000)).unref();
 
-    this.resources.reset();
+    // a type seen once stays, at 0 when none is active (Node has a few dozen resource types): resetting the gauge
+    // would change its series on most scrapes, and with them the family's cached view (Metric.view)
     const counts = new Map<string, number>();
     for (const t of process.getActiveResourcesInfo()) counts.set(t, (counts.get(t) ?? 0) + 1);
-    for (const [t, n] of counts) this.resources.labels(t).set(n);
+    for (const [t, child] of this.resourceSeries) if (!counts.has(t)) child.set(0);
+    for (const [t, n] of counts) {
+      let child = this.resourceSeries.get(t);
+      if (!child) this.resourceSeries.set(t, (child = this.resources.labels(t)));
+      child.set(n);
+    }
   }
 
   private sampleHeap(): void {

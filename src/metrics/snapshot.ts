@@ -36,6 +36,24 @@ function header(f: FamilyView, sent: string, om: boolean): string {
   return `${help}# TYPE ${name} ${type}\n`;
 }
 
+/**
+ * Header bytes of families whose names need no escaping, per view: our metrics hand out the same view from scrape
+ * to scrape (see `Metric.view`), so their headers are encoded once, not per scrape.
+ */
+const headerCache = new WeakMap<FamilyView, { text?: Uint8Array; om?: Uint8Array }>();
+
+function writeHeader(out: TextSink, f: FamilyView, escaping: EscapingScheme, om: boolean): void {
+  const sent = sentName(f.name, escaping);
+  if (sent !== f.name) {
+    out.text(header(f, sent, om));
+    return;
+  }
+  let cached = headerCache.get(f);
+  if (!cached) headerCache.set(f, (cached = {}));
+  const bytes = om ? (cached.om ??= Buffer.from(header(f, sent, true))) : (cached.text ??= Buffer.from(header(f, sent, false)));
+  out.bytes(bytes);
+}
+
 /** The families of one collect, sorted by name; render them with {@link MetricsSnapshot.chunks}. */
 export class MetricsSnapshot {
   constructor(
@@ -72,7 +90,7 @@ export class MetricsSnapshot {
     let lines = 0;
     for (const f of this.families) {
       if (f.units === 0) continue;
-      out.text(header(f, sentName(f.name, escaping), om));
+      writeHeader(out, f, escaping, om);
       lines += 2;
       const per = Math.max(1, f.linesPerUnit);
       let i = 0;

@@ -41,6 +41,18 @@ test('process and Node.js runtime families are present with plausible values', a
   assert.equal(value(fams, 'nodejs_version_info', { version: process.version }), 1);
 });
 
+test('nodejs_active_resources counts active resources by type; a type no longer active stays, at 0', async () => {
+  const server = http.createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const listening = value(await scrape(), 'nodejs_active_resources', { type: 'TCPServerWrap' });
+  assert.ok(listening !== undefined && listening >= 1, `TCPServerWrap while listening: ${listening}`);
+  server.close();
+  await once(server, 'close');
+  const active = process.getActiveResourcesInfo().filter((t) => t === 'TCPServerWrap').length;
+  assert.equal(value(await scrape(), 'nodejs_active_resources', { type: 'TCPServerWrap' }), active, 'the series stays with the count now');
+});
+
 test('garbage collections are observed in nodejs_gc_duration_seconds by kind', async () => {
   let fams = await scrape();
   for (let round = 0; round < 50 && !fams.has('nodejs_gc_duration_seconds'); round++) {

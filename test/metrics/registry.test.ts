@@ -246,3 +246,45 @@ describe('collect errors', () => {
     assert.equal(value(fams, 'lone_seconds_bucket', { le: '1' }), 1);
   });
 });
+
+describe('scrape after scrape (views and merges are kept while nothing changes)', () => {
+  const lines = async (r: Registry) => (await (await r.collect()).text()).split('\n').filter((l) => l && !l.startsWith('#'));
+
+  test('series added, removed and reset, and families registered and unregistered, show in the very next collect', async () => {
+    const r = new Registry();
+    const c = new Counter({ name: 'steps_total', help: 'x', labelNames: ['k'], registers: [r] });
+    const g = new Gauge({ name: 'level', help: 'x', registers: [r] });
+    c.labels('a').inc();
+    g.set(1);
+    assert.deepEqual(await lines(r), ['level 1', 'steps_total{k="a"} 1']);
+    assert.deepEqual(await lines(r), ['level 1', 'steps_total{k="a"} 1'], 'unchanged');
+    c.labels('b').inc(2);
+    g.set(5);
+    assert.deepEqual(await lines(r), ['level 5', 'steps_total{k="a"} 1', 'steps_total{k="b"} 2'], 'a series added, a value changed');
+    c.remove('a');
+    assert.deepEqual(await lines(r), ['level 5', 'steps_total{k="b"} 2'], 'a series removed');
+    g.reset();
+    c.reset();
+    assert.deepEqual(await lines(r), ['level 0'], 'both reset');
+    const h = new Histogram({ name: 'latency_seconds', help: 'x', buckets: [1], registers: [r] });
+    h.observe(0.5);
+    assert.deepEqual(await lines(r), ['latency_seconds_bucket{le="1"} 1', 'latency_seconds_bucket{le="+Inf"} 1', 'latency_seconds_sum 0.5', 'latency_seconds_count 1', 'level 0'], 'a family registered');
+    r.unregister(g);
+    assert.deepEqual(await lines(r), ['latency_seconds_bucket{le="1"} 1', 'latency_seconds_bucket{le="+Inf"} 1', 'latency_seconds_sum 0.5', 'latency_seconds_count 1'], 'a family unregistered');
+  });
+
+  test('a synchronous collect callback that throws rejects that collect only; an async collector is still awaited', async () => {
+    const r = new Registry();
+    let fail = false;
+    const g = new Gauge({ name: 'sampled', help: 'x', registers: [r], collect: () => { if (fail) throw new Error('sensor gone'); g.set(3); } });
+    const inner = new Gauge({ name: 'slow', help: 'x', registers: [] });
+    inner.set(3);
+    const slow: Collector = { familyNames: () => ['slow'], collect: async () => (await new Promise((ok) => setTimeout(ok, 5)), [inner.view()]) };
+    r.register(slow);
+    assert.deepEqual(await lines(r), ['sampled 3', 'slow 3']);
+    fail = true;
+    await assert.rejects(r.collect(), /sampled: sensor gone/);
+    fail = false;
+    assert.deepEqual(await lines(r), ['sampled 3', 'slow 3']);
+  });
+});
