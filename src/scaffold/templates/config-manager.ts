@@ -8,7 +8,7 @@ export const MEMORY = { requestMi: 160, limitMi: 320, maxOldSpaceMb: 160, maxSem
  * The manager container's `NODE_OPTIONS`: V8's heap sized for a small, long-running process (see the comment in
  * manager.yaml). `npm run bench` runs our server with these flags too.
  */
-export const MANAGER_NODE_OPTIONS = `--max-old-space-size=${MEMORY.maxOldSpaceMb} --max-semi-space-size=${MEMORY.maxSemiSpaceMb}`;
+export const MANAGER_NODE_OPTIONS = `--max-old-space-size=${MEMORY.maxOldSpaceMb} --max-semi-space-size=${MEMORY.maxSemiSpaceMb} --v8-pool-size=1`;
 
 export function configManager(p: ProjectParams): Record<string, string> {
   const labels = commonLabels(p, '    ');
@@ -109,7 +109,8 @@ spec:
         # V8's old generation capped well below the limit (the rest of the RSS is code, the young generation and
         # buffers, ~100Mi), so the heap is collected harder before the container is OOM-killed; its young
         # generation kept at its 1Mi starting size instead of growing to 16Mi twice over under steady work such as
-        # scrapes (-15Mi of peak RSS in the measurement above).
+        # scrapes (-15Mi of peak RSS in the measurement above); one V8 helper thread, not four, as the container
+        # has at most half a CPU (-5Mi more).
         - name: NODE_OPTIONS
           value: ${MANAGER_NODE_OPTIONS}
         volumeMounts: []
