@@ -1,6 +1,7 @@
 /**
  * The light kubeconfig path: the fields a kubeconfig or an in-cluster pod uses to reach the API with a static
- * identity (server, CA, client certificate, token, token file, impersonation), read with the `yaml` package.
+ * identity (server, CA, client certificate, token, token file, impersonation), read with `js-yaml`: the parser
+ * client-node's own `KubeConfig.loadFromFile` uses, so both read a file the same way.
  *
  * Why not always `@kubernetes/client-node`'s `KubeConfig`: importing it loads the whole generated API client
  * (≈0.4 s and ≈70 MB of resident memory, measured in docs/benchmarks.md), which a manager would carry for its
@@ -41,15 +42,16 @@ function named(doc: Record<string, unknown>, key: string, inner: string, file: s
 }
 
 /**
- * Reads one kubeconfig file; throws {@link KubeConfigError} saying what is wrong and where. The `yaml` package is
- * imported here, on first use, because it adds ≈8 MB of resident memory and a manager running in its cluster
- * (the in-cluster config) never reads a kubeconfig.
+ * Reads one kubeconfig file; throws {@link KubeConfigError} saying what is wrong and where. `js-yaml` is imported
+ * here, on first use, since a manager running in its cluster (the in-cluster config) never reads a kubeconfig.
+ * Not the `yaml` package the authority and scaffolder use: importing it and parsing a kubeconfig leaves ≈ 7.5 MB
+ * more resident memory for the life of the process than `js-yaml` does (docs/benchmarks.md, issue 32).
  */
 export async function readKubeconfig(file: string): Promise<ParsedKubeconfig> {
   let doc: unknown;
   try {
-    const { parse: parseYaml } = await import('yaml');
-    doc = parseYaml(readFileSync(file, 'utf8'));
+    const { load } = await import('js-yaml');
+    doc = load(readFileSync(file, 'utf8'));
   } catch (err) {
     // YAML errors carry a multi-line code frame: one line is enough to say what and where
     throw new KubeConfigError(`cannot load kubeconfig ${file}: ${((err as Error).message ?? String(err)).split('\n')[0]!.trim()}`);

@@ -30,9 +30,9 @@ const KEY = '-----BEGIN PRIVATE KEY-----\na2V5\n-----END PRIVATE KEY-----\n';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 let n = 0;
-async function kubeconfig(doc: Record<string, unknown>): Promise<string> {
+async function kubeconfig(doc: Record<string, unknown> | string): Promise<string> {
   const file = join(dir, `config-${++n}`);
-  await writeFile(file, stringify(doc));
+  await writeFile(file, typeof doc === 'string' ? doc : stringify(doc));
   return file;
 }
 
@@ -78,7 +78,7 @@ function fields(c: RestConfig): Record<string, unknown> {
 }
 
 describe('static identities: the same answer as client-node, without loading it', () => {
-  const cases: Array<[string, () => Promise<Record<string, unknown>>]> = [
+  const cases: Array<[string, () => Promise<Record<string, unknown> | string>]> = [
     ['a token and CA data', async () => doc({ server: 'https://10.0.0.1:6443', 'certificate-authority-data': b64(CA) }, { token: 'tok-1' })],
     ['client certificate and key data', async () => doc({ server: 'https://api.example:443/', 'certificate-authority-data': b64(CA) }, { 'client-certificate-data': b64(CERT), 'client-key-data': b64(KEY) })],
     [
@@ -99,6 +99,32 @@ describe('static identities: the same answer as client-node, without loading it'
     ],
     ['insecure-skip-tls-verify', async () => doc({ server: 'https://10.0.0.4:6443', 'insecure-skip-tls-verify': true }, { token: 'tok-2' })],
     ['no user', async () => doc({ server: 'https://10.0.0.5:6443' }, undefined)],
+    // written as text: YAML 1.1 merge keys and aliases, which kubectl's parser and client-node's (js-yaml) resolve
+    [
+      'anchors, aliases and a merge key',
+      async () =>
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          'clusters:',
+          '- name: c1',
+          '  cluster: &base',
+          '    server: https://10.0.0.6:6443',
+          `    certificate-authority-data: ${b64(CA)}`,
+          '- name: c2',
+          '  cluster:',
+          '    <<: *base',
+          '    server: https://10.0.0.7:6443',
+          'users:',
+          '- name: u1',
+          '  user: {token: tok-3}',
+          'contexts:',
+          '- {name: ctx, context: {cluster: c2, user: u1}}',
+          'current-context: ctx',
+          '',
+        ].join('\n'),
+    ],
+    ['a JSON kubeconfig', async () => JSON.stringify(doc({ server: 'https://10.0.0.8:6443', 'certificate-authority-data': b64(CA) }, { token: 'tok-4' }))],
   ];
   for (const [name, make] of cases) {
     test(name, async () => {
