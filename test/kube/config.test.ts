@@ -168,7 +168,7 @@ describe('static identities: the same answer as client-node, without loading it'
     assert.deepEqual(await c.authHeaders!(), { Authorization: 'Bearer second' });
   });
 
-  test('a manager-style load of a static kubeconfig never imports @kubernetes/client-node; an exec plugin does', async () => {
+  test('a manager-style load of a static kubeconfig never imports @kubernetes/client-node or the yaml package; an exec plugin loads client-node', async () => {
     const fixture = join(import.meta.dirname, 'fixtures', 'load-config.ts');
     const child = (file: string) => run(process.execPath, ['--import', 'tsx', fixture, file], { timeout: 60_000 });
     const token = await kubeconfig(doc({ server: 'https://10.0.0.7:6443' }, { token: 'static' }));
