@@ -84,6 +84,9 @@ describe('static authorization', () => {
     writeFileSync(bad, 'authorization:\n  rules: []\n');
     assert.throws(() => loadStaticAuthorizationFile(bad), /expected authorization\.static: \[rules\]/);
     assert.throws(() => loadStaticAuthorizationFile(join(dir, 'missing.yaml')), /cannot read the static authorization file/);
+    const malformed = join(dir, 'malformed.yaml');
+    writeFileSync(malformed, 'authorization:\n  static: [{user: {name: u}, path: /metrics\n');
+    assert.throws(() => loadStaticAuthorizationFile(malformed), /^StaticAuthorizationError: cannot read the static authorization file .*malformed\.yaml: [^\n]*\(\d+:\d+\)$/, 'one line: what and where');
     assert.deepEqual(validateStaticRules([{ user: { groups: ['g'] }, path: '/metrics' }]), [{ user: { groups: ['g'] }, path: '/metrics', verb: 'get' }], 'verb defaults to get');
   });
 });

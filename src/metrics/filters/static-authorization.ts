@@ -10,9 +10,12 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { UserInfo } from './reviews.js';
 
-/** The `yaml` package, loaded only when a rules file is read (importing ctrlmetrics loads no YAML parser). */
+/**
+ * `js-yaml`, loaded only when a rules file is read (importing ctrlmetrics loads no YAML parser); the same parser
+ * the kubeconfig reader uses, and far lighter in a long-running process than the `yaml` package (issue 32).
+ */
 function parseYaml(text: string): unknown {
-  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
+  return (createRequire(import.meta.url)('js-yaml') as typeof import('js-yaml')).load(text);
 }
 
 /** A rule: `user` (by name, by any of `groups`, or both) may use `verb` on `path` without a SubjectAccessReview. */
@@ -74,7 +77,8 @@ export function loadStaticAuthorizationFile(file: string): StaticAuthorizationRu
   try {
     doc = parseYaml(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new StaticAuthorizationError(`cannot read the static authorization file ${file}: ${(err as Error).message}`);
+    // a YAML error carries a code frame after its first line: the first line says what and where
+    throw new StaticAuthorizationError(`cannot read the static authorization file ${file}: ${String((err as Error).message).split('\n')[0]!.trim()}`);
   }
   const rules = Array.isArray(doc) ? doc : isObject(doc) && isObject(doc.authorization) ? doc.authorization.static : undefined;
   if (rules === undefined) throw new StaticAuthorizationError(`${file}: expected authorization.static: [rules] (kube-rbac-proxy's layout) or a list of rules`);
