@@ -4,8 +4,9 @@
  * process), `--objects` managed ConfigMaps to keep digests of, scraped every `--interval-s` seconds by a reader
  * with Prometheus' Accept header and gzip, for `--minutes`. RSS is sampled every second from /proc; reported: RSS
  * once every digest exists, the steady RSS (median of the second half of the run, and its range), and the peak
- * (VmHWM over the whole life of the process). `--node-options=…` passes NODE_OPTIONS to the operator and
- * `--node-args=…` command-line flags; with `--node-args=--trace-gc` (not allowed in NODE_OPTIONS) the report adds the
+ * (VmHWM over the whole life of the process). The operator runs with the NODE_OPTIONS the generated manager.yaml
+ * sets (MANAGER_NODE_OPTIONS: how a kubebuilder-style deployment of it runs); `--node-options=…` replaces them
+ * (`--node-options=` for Node's defaults) and `--node-args=…` adds command-line flags; with `--node-args=--trace-gc` (not allowed in NODE_OPTIONS) the report adds the
  * live heap after full collections, minute by minute. `--snapshots-at=5,20` has the operator write a heap snapshot
  * (`--heapsnapshot-signal`; V8 collects all garbage first) that many minutes after sync: the report gives RSS just
  * before and a minute after each (a full GC's effect: garbage not yet collected, or memory that stays), the live
@@ -25,6 +26,7 @@ import { PROMETHEUS_ACCEPT } from './lib/matrix.js';
 import { isYoungGc, parseGcLine } from './lib/gc-trace.js';
 import { heapGrowth, summarizeHeapSnapshot, type HeapSummary } from './lib/heap-snapshot.js';
 import { startTestCluster } from '../test/helpers/cluster.js';
+import { MANAGER_NODE_OPTIONS } from '../src/scaffold/templates/config-manager.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const NS = 'operator-memory';
@@ -40,7 +42,7 @@ interface Settings {
 }
 
 function parseArgs(argv: string[]): Settings {
-  const s: Settings = { minutes: 10, objects: 200, intervalS: 15, nodeOptions: '', nodeArgs: [], snapshotsAt: [] };
+  const s: Settings = { minutes: 10, objects: 200, intervalS: 15, nodeOptions: MANAGER_NODE_OPTIONS, nodeArgs: [], snapshotsAt: [] };
   for (const a of argv) {
     const m = /^--([a-z-]+)=(.*)$/.exec(a);
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/operator-memory.ts`);
@@ -189,7 +191,7 @@ async function main(): Promise<void> {
     const peakMb = memoryMb(pid).peakMb;
     const second = samples.slice(samples.length >> 1).map((x) => x.rssMb);
     const out: string[] = [];
-    out.push(`## The example operator's memory (issue 33): Node ${process.version}, ${s.objects} ConfigMaps, a scrape every ${s.intervalS} s (OpenMetrics + gzip), ${s.minutes} min${s.nodeOptions ? `, NODE_OPTIONS=${s.nodeOptions}` : ''}`);
+    out.push(`## The example operator's memory (issue 33): Node ${process.version}, ${s.objects} ConfigMaps, a scrape every ${s.intervalS} s (OpenMetrics + gzip), ${s.minutes} min, ${s.nodeOptions ? `NODE_OPTIONS=${s.nodeOptions}${s.nodeOptions === MANAGER_NODE_OPTIONS ? " (the generated manager.yaml's)" : ''}` : "Node's default flags"}`);
     out.push('');
     out.push(`    npm run bench:operator-memory${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`);
     out.push('');
