@@ -12,7 +12,7 @@
  *   filter sends `100 Continue` only to an authorized caller.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 
 /** Largest request body the server accepts (a scrape has none; extra handlers get a few KiB). */
 export const MAX_BODY_BYTES = 4 * 1024;
@@ -53,12 +53,15 @@ export function declaredBody(req: Req): { present: boolean; length?: number } {
   return { present: false };
 }
 
+/** HTTP/2's CANCEL error code (RFC 9113 §7); a literal so that HTTP/1-only servers never load `node:http2` (≈1.8 MB). */
+const HTTP2_CANCEL = 0x8;
+
 /** Closes the connection (HTTP/1) or cancels the stream (HTTP/2) once the answer is sent, instead of reading the rest of the body. */
 export function closeAfterAnswer(req: Req, res: Res): void {
   if (req.httpVersionMajor >= 2) {
     res.once('finish', () => {
       const stream = (req as Http2ServerRequest).stream;
-      if (stream && !stream.destroyed && !stream.readableEnded) stream.close(h2.NGHTTP2_CANCEL);
+      if (stream && !stream.destroyed && !stream.readableEnded) stream.close(HTTP2_CANCEL);
     });
     return;
   }
