@@ -87,7 +87,7 @@ export class TextSink {
    */
   constructor(
     firstBlock = BLOCK_BYTES,
-    readonly lease?: BlockLease,
+    private readonly lease?: BlockLease,
   ) {
     this.buf = lease ? lease.block(0) : Buffer.allocUnsafe(Math.max(64, Math.min(BLOCK_BYTES, firstBlock)));
   }

@@ -132,8 +132,8 @@ class RenderJob {
         // their own lease at once: zlib's own 16 KB buffers then die with the stream, instead of living as long as
         // the slowest reader and being promoted to the old generation, where V8 frees an ArrayBuffer only at a
         // mark-compact (they held up to 7.5 MB of a 10k server's heap under gzip scrapes; docs/benchmarks.md)
-        const out = new TextSink(undefined, this.pool.lease());
-        this.lease = out.lease;
+        this.lease = this.pool.lease();
+        const out = new TextSink(undefined, this.lease);
         const gz = createGzip({ level: GZIP_LEVEL });
         gz.on('data', (c: Buffer) => {
           out.bytes(c);
