@@ -53,7 +53,7 @@ export function declaredBody(req: Req): { present: boolean; length?: number } {
   return { present: false };
 }
 
-/** HTTP/2's CANCEL error code (RFC 9113 §7); a literal so that HTTP/1-only servers never load `node:http2` (≈1.8 MB). */
+/** HTTP/2's CANCEL error code (RFC 9113 §7); a literal so that HTTP/1-only servers do not load `node:http2` (≈1.8 MB on Node 20). */
 const HTTP2_CANCEL = 0x8;
 
 /** Closes the connection (HTTP/1) or cancels the stream (HTTP/2) once the answer is sent, instead of reading the rest of the body. */
