@@ -1,8 +1,15 @@
 // Runs node:test over a suite's files. Node 20's `--test` does not expand globs, so the file list is built here.
-// Suites: unit (test/*.test.ts and test/<area>/*.test.ts, except e2e and reliability), e2e, reliability, all.
+// Suites: unit (test/*.test.ts and test/<area>/*.test.ts, except e2e, reliability and real-api), e2e, reliability,
+// real-api, all.
+//
+// The real-api suite (test/real-api) runs against a real kube-apiserver: one control plane for the whole suite,
+// started here with ../shared/kube/start.sh (CTRLMETRICS_SHARED_KUBE overrides where) and passed to the test files
+// as CTRLMETRICS_REAL_KUBE_DIR (test/helpers/real-kube.ts); stopped and removed when the suite ends. Without it (a
+// clone without ../shared) the suite's tests skip, and this says why once.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 const suite = process.argv[2] ?? 'all';
 const only = process.argv.slice(3);
@@ -20,31 +27,71 @@ function walk(dir) {
 const all = walk('test');
 const isE2e = (f) => f.startsWith(join('test', 'e2e'));
 const isRel = (f) => f.startsWith(join('test', 'reliability'));
+const isReal = (f) => f.startsWith(join('test', 'real-api'));
 const groups = {
-  unit: all.filter((f) => !isE2e(f) && !isRel(f)),
+  unit: all.filter((f) => !isE2e(f) && !isRel(f) && !isReal(f)),
   e2e: all.filter(isE2e),
   reliability: all.filter(isRel),
+  'real-api': all.filter(isReal),
 };
-const order = suite === 'all' ? ['unit', 'e2e', 'reliability'] : [suite];
+const order = suite === 'all' ? ['unit', 'e2e', 'reliability', 'real-api'] : [suite];
+const sharedKube = resolve(process.env.CTRLMETRICS_SHARED_KUBE ?? join('..', 'shared', 'kube'));
+
+/** Starts the real-api suite's control plane; returns its directory, or undefined (with the reason printed). */
+function startControlPlane() {
+  if (!existsSync(join(sharedKube, 'start.sh'))) {
+    console.log(`# real-api: skipped, no real control plane (${sharedKube}/start.sh is absent: a clone without ../shared)`);
+    return undefined;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-kube-'));
+  const r = spawnSync('bash', [join(sharedKube, 'start.sh'), dir], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 180_000 });
+  if (r.status !== 0) {
+    stopControlPlane(dir);
+    throw new Error(`${sharedKube}/start.sh failed (exit ${r.status}); its output is above`);
+  }
+  return dir;
+}
+
+function stopControlPlane(dir) {
+  spawnSync('bash', [join(sharedKube, 'stop.sh'), dir], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 });
+  rmSync(dir, { recursive: true, force: true });
+}
+
 // Unit test files run one at a time unless CTRLMETRICS_TEST_CONCURRENCY says otherwise (CI runs two at once: each
 // file starts its own process and transpiles its imports, time the two cores can overlap). The e2e and reliability
 // files always run one at a time: their load, fault and timing cases must not share the machine with another file.
 const unitConcurrency = Math.max(1, Number(process.env.CTRLMETRICS_TEST_CONCURRENCY) || 1);
 let failed = false;
+// Ctrl-C reaches the test runner too; this process lives on to stop the control plane (its processes are in their
+// own sessions), then stops running suites.
+let interrupted = false;
+process.on('SIGINT', () => {}).on('SIGTERM', () => {});
 for (const name of order) {
   let files = groups[name];
   if (!files) {
-    console.error(`unknown suite ${name}: use unit, e2e, reliability or all`);
+    console.error(`unknown suite ${name}: use unit, e2e, reliability, real-api or all`);
     process.exit(2);
   }
   if (only.length) files = files.filter((f) => only.some((o) => f.includes(o)));
   if (files.length === 0) continue;
   console.log(`\n# suite ${name}: ${files.length} file(s)`);
-  const r = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${name === 'unit' ? unitConcurrency : 1}`, '--test-reporter=spec', ...files],
-    { stdio: 'inherit', env: { ...process.env, CTRLMETRICS_TEST: '1' } },
-  );
-  if (r.status !== 0) failed = true;
+  const env = { ...process.env, CTRLMETRICS_TEST: '1' };
+  let kubeDir;
+  if (name === 'real-api') {
+    kubeDir = startControlPlane();
+    if (kubeDir) env.CTRLMETRICS_REAL_KUBE_DIR = kubeDir;
+  }
+  try {
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--test', `--test-concurrency=${name === 'unit' ? unitConcurrency : 1}`, '--test-reporter=spec', ...files],
+      { stdio: 'inherit', env },
+    );
+    if (r.status !== 0) failed = true;
+    if (r.signal) interrupted = true;
+  } finally {
+    if (kubeDir) stopControlPlane(kubeDir);
+  }
+  if (interrupted) break;
 }
 process.exit(failed ? 1 : 0);

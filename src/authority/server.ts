@@ -25,6 +25,7 @@ import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { admitRbacWrite, isRbacResource } from './rbac-admission.js';
 import { checkFields } from './fields.js';
 import { drainOrClose } from '../util/streams.js';
+import { serveIssuerDiscovery } from './issuer-discovery.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
 const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
@@ -511,16 +512,7 @@ function nonResource(d: ServerDeps, info: RequestInfo, url: URL, req: IncomingMe
   }
   if (path === '/api') return send(res, 200, coreVersions(d.serverAddress()), head);
   if (path === '/apis') return send(res, 200, apiGroupList(d.registry), head);
-  if (path === '/.well-known/openid-configuration') {
-    return send(res, 200, {
-      issuer: d.signer.issuer,
-      jwks_uri: `https://${d.serverAddress()}/openid/v1/jwks`,
-      response_types_supported: ['id_token'],
-      subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['ES256'],
-    }, head);
-  }
-  if (path === '/openid/v1/jwks') return send(res, 200, { keys: [d.signer.jwk()] }, head);
+  if (serveIssuerDiscovery({ issuer: d.signer.issuer, serverAddress: () => d.serverAddress(), keys: () => [d.signer.jwk()], algorithm: 'ES256' }, path, req, res)) return;
   // discovery of one group (`/apis/<g>`) or one group version (`/api/v1`, `/apis/<g>/<v>`)
   const m = /^\/(?:api\/(v1)|apis\/([^/]+)(?:\/([^/]+))?)$/.exec(path);
   if (m) {

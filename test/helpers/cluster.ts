@@ -11,9 +11,12 @@ import { startAuthority, type Authority } from '../../src/authority/index.js';
 import { KubeApiError, KubeClient } from '../../src/kube/client.js';
 import type { RestConfig } from '../../src/kube/config.js';
 
-/** A running test cluster. */
-export interface TestCluster {
-  authority: Authority;
+/** An API server to test against, the authority or a real one, with an admin client and identity helpers. */
+export interface ApiCluster {
+  /** The API server's URL. */
+  url: string;
+  /** PEM CA that signs its serving certificate. */
+  caPem: string;
   /** Client acting as `admin` (group `system:masters`). */
   admin: KubeClient;
   /** Creates the namespace (if needed) and the ServiceAccount (if needed); returns a TokenRequest token for it. */
@@ -28,6 +31,11 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
+/** A running embedded authority with the {@link ApiCluster} helpers. */
+export interface TestCluster extends ApiCluster {
+  authority: Authority;
+}
+
 async function createIfMissing(c: KubeClient, path: string, body: unknown): Promise<void> {
   try {
     await c.create(path, body);
@@ -40,7 +48,18 @@ async function createIfMissing(c: KubeClient, path: string, body: unknown): Prom
 export async function startTestCluster(opts: { stateDir?: string; clock?: () => number; crds?: string[] } = {}): Promise<TestCluster> {
   const authority = await startAuthority({ listen: '127.0.0.1:0', stateDir: opts.stateDir, clock: opts.clock, crds: opts.crds });
   const admin = new KubeClient({ ...authority.restConfig, qps: 1000, burst: 1000 });
+  const helpers = clusterHelpers(admin, authority.url, authority.caPem, async () => {
+    admin.close();
+    await authority.stop();
+  });
+  return { ...helpers, authority };
+}
 
+/**
+ * The {@link ApiCluster} helpers over any API server reached as `admin` (a cluster-admin client); `stop` is what
+ * `stop()` does after closing nothing else.
+ */
+export function clusterHelpers(admin: KubeClient, url: string, caPem: string, stop: () => Promise<void>): ApiCluster {
   const ensureSA = async (ns: string, name: string) => {
     await createIfMissing(admin, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     await createIfMissing(admin, `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } });
@@ -80,7 +99,7 @@ export async function startTestCluster(opts: { stateDir?: string; clock?: () => 
     });
     const token = await serviceAccountToken(ns, name, { expirationSeconds: 86_400 });
     await bind('metrics-auth-role', ns, name);
-    return { server: authority.url, ca: authority.caPem, token };
+    return { server: url, ca: caPem, token };
   };
 
   const readerToken: TestCluster['readerToken'] = async (ns = 'monitoring', name = 'prometheus') => {
@@ -95,15 +114,5 @@ export async function startTestCluster(opts: { stateDir?: string; clock?: () => 
     return token;
   };
 
-  return {
-    authority,
-    admin,
-    serviceAccountToken,
-    managerConfig,
-    readerToken,
-    async stop() {
-      admin.close();
-      await authority.stop();
-    },
-  };
+  return { url, caPem, admin, serviceAccountToken, managerConfig, readerToken, stop };
 }

@@ -16,6 +16,11 @@ import type { KubeClient } from '../../kube/client.js';
 import { createLogger, type Logger } from '../../util/log.js';
 
 const JWKS_PATH = '/openid/v1/jwks';
+/**
+ * kube-apiserver serves the key set only as `application/jwk-set+json` and answers a bare `application/json` with
+ * 406; `application/json` stays second for servers that label the set as plain JSON.
+ */
+const JWKS_ACCEPT = 'application/jwk-set+json, application/json;q=0.9';
 /** More keys than this in a key set is not a cluster's signing set: refuse it rather than try each. */
 const MAX_KEYS = 32;
 
@@ -86,7 +91,7 @@ export class IssuerKeys {
   private async read(): Promise<void> {
     this.triedAt = this.now();
     try {
-      const jwks = await this.client.get<{ keys?: unknown }>(JWKS_PATH, { timeoutMs: 5_000 });
+      const jwks = await this.client.get<{ keys?: unknown }>(JWKS_PATH, { timeoutMs: 5_000, headers: { Accept: JWKS_ACCEPT } });
       if (!jwks || !Array.isArray(jwks.keys) || jwks.keys.length === 0) throw new Error(`${JWKS_PATH} holds no keys`);
       if (jwks.keys.length > MAX_KEYS) throw new Error(`${JWKS_PATH} holds ${jwks.keys.length} keys (more than ${MAX_KEYS})`);
       const keySet = importKeys(jwks.keys);
