@@ -1,149 +1,17 @@
-// The object-based client, the REST mapper and the API error helpers (issue 42) against the real authority over
-// HTTPS: paths come from discovery, status writes go to the status subresource, server-side apply conflicts and
-// force, deletion with finalizers, and the apierrors-style predicates on real answers.
-import { after, before, describe, it } from 'node:test';
-import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
-import {
-  KubeClient,
-  ObjectClient,
-  RESTMapper,
-  NoKindMatchError,
-  isNotFound,
-  isConflict,
-  isAlreadyExists,
-  isInvalid,
-  isForbidden,
-  ignoreNotFound,
-  KubeApiError,
-  type KubeObject,
-} from '../../src/index.js';
+// The object-based client, the REST mapper and the API error helpers (issue 42) against the embedded authority
+// (the suite is test/kube/object-client.suite.ts; test/real-api/object-client.test.ts runs it on a real API server).
+import { startAuthority } from '../../src/authority/index.js';
+import { KubeClient } from '../../src/index.js';
+import { objectClientSuite } from './object-client.suite.js';
 
-const CRD = join(import.meta.dirname, '..', 'authority', 'fixtures', 'memcached-crd.yaml');
-const MEMCACHED = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' };
-
-interface Memcached extends KubeObject {
-  spec: { image: string; size?: number };
-  status?: { replicas?: number; conditions?: unknown[] };
-}
-
-describe('ObjectClient and RESTMapper on the authority', () => {
-  let a: Authority;
-  let admin: KubeClient;
-  let objects: ObjectClient;
-  let clock = 0;
-
-  before(async () => {
-    a = await startAuthority({ listen: '127.0.0.1:0' });
-    admin = new KubeClient({ ...a.restConfig, qps: 1000, burst: 1000 });
-    objects = new ObjectClient(admin, new RESTMapper(admin, { now: () => clock }));
-    await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'oc' } });
-  });
-  after(async () => {
-    admin?.close();
-    await a?.stop();
-  });
-
-  it('maps built-in kinds from discovery, and finds a CRD installed after a miss once the refresh interval has passed', async () => {
-    assert.deepEqual(await objects.mapper.mappingFor('apps/v1', 'Deployment'), { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true });
-    assert.deepEqual(await objects.mapper.mappingFor('v1', 'Namespace'), { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false });
-    assert.equal(await objects.objectPath({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' }, { namespace: 'ignored', name: 'view' }), '/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
-    await assert.rejects(objects.mapper.mappingFor(MEMCACHED.apiVersion, MEMCACHED.kind), (err: Error) => {
-      assert.ok(err instanceof NoKindMatchError);
-      assert.equal(err.message, 'no matches for kind "Memcached" in version "cache.example.com/v1alpha1": if it is a custom resource, install its CRD first');
-      return true;
-    });
-    await assert.rejects(objects.mapper.mappingFor('v1', 'Gadget'), /no matches for kind "Gadget" in version "v1"/);
-    for (const doc of readFileSync(CRD, 'utf8').split(/^---$/m)) {
-      const crd = parseYaml(doc) as KubeObject | null;
-      if (crd) await admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-    }
-    // within the refresh interval the miss is remembered (no discovery call per lookup)...
-    await assert.rejects(objects.mapper.mappingFor(MEMCACHED.apiVersion, MEMCACHED.kind), NoKindMatchError);
-    clock += 1000;
-    // ...after it, the group version is fetched again
-    assert.equal((await objects.mapper.mappingFor(MEMCACHED.apiVersion, MEMCACHED.kind)).resource, 'memcacheds');
-  });
-
-  it('create, get, list, update, patch and delete by object; the error helpers read the real answers', async () => {
-    const m: Memcached = { ...MEMCACHED, metadata: { name: 'm1', namespace: 'oc', labels: { app: 'cache' } }, spec: { image: 'memcached:1.6' } };
-    const created = await objects.create(m);
-    assert.equal(created.metadata?.generation, 1);
-    assert.equal(created.spec.size, 1, 'the schema default is filled in');
-    await assert.rejects(objects.create(m), (err) => isAlreadyExists(err) && !isConflict(err) && !isNotFound(err));
-
-    const got = await objects.get<Memcached>(MEMCACHED, { namespace: 'oc', name: 'm1' });
-    assert.equal(got.metadata?.uid, created.metadata?.uid);
-    const listed = await objects.list<Memcached>(MEMCACHED, { namespace: 'oc', labelSelector: 'app=cache' });
-    assert.deepEqual(listed.map((o) => [o.apiVersion, o.kind, o.metadata?.name]), [[MEMCACHED.apiVersion, 'Memcached', 'm1']]);
-
-    const updated = await objects.update({ ...got, spec: { ...got.spec, size: 2 } });
-    assert.equal(updated.metadata?.generation, 2);
-    // the same resourceVersion again is stale now
-    await assert.rejects(objects.update({ ...got, spec: { ...got.spec, size: 3 } }), (err) => isConflict(err));
-    await assert.rejects(objects.update({ ...updated, spec: { ...updated.spec, size: 7 } }), (err) => {
-      assert.ok(isInvalid(err));
-      assert.match((err as KubeApiError).message, /spec\.size: Invalid value: 7: spec\.size in body should be less than or equal to 3/);
-      return true;
-    });
-    const patched = await objects.patch<Memcached>(updated, { metadata: { labels: { tier: 'cache' } } });
-    assert.deepEqual(patched.metadata?.labels, { app: 'cache', tier: 'cache' });
-    const jsonPatched = await objects.patch<Memcached>(updated, [{ op: 'replace', path: '/spec/size', value: 3 }], { type: 'json' });
-    assert.equal(jsonPatched.spec.size, 3);
-
-    assert.equal(await objects.get(MEMCACHED, { namespace: 'oc', name: 'nope' }).catch(ignoreNotFound), undefined);
-    await assert.rejects(objects.get(MEMCACHED, { name: 'm1' }), /Memcached m1: a namespace is required/);
-    await objects.delete(patched);
-    await assert.rejects(objects.get(MEMCACHED, { namespace: 'oc', name: 'm1' }), (err) => isNotFound(err));
-    // a transport failure is none of them
-    const down = new KubeApiError(0, 'ECONNREFUSED', 'connect ECONNREFUSED');
-    assert.equal(isNotFound(down) || isConflict(down) || isForbidden(down), false);
-    // an answer without a known reason is judged by its code, as apierrors does
-    assert.equal(isNotFound(new KubeApiError(404, 'Unknown', 'the API answered 404')), true);
-  });
-
-  it('status() writes only the status subresource', async () => {
-    const m = await objects.create<Memcached>({ ...MEMCACHED, metadata: { name: 'st', namespace: 'oc' }, spec: { image: 'memcached:1.6' } });
-    const withStatus = await objects.status().update<Memcached>({ ...m, spec: { image: 'ignored:0' }, status: { replicas: 1 } });
-    assert.deepEqual(withStatus.status, { replicas: 1 });
-    assert.equal(withStatus.spec.image, 'memcached:1.6', 'a status write does not change the spec');
-    assert.equal(withStatus.metadata?.generation, 1);
-    const patched = await objects.status().patch<Memcached>(m, { status: { replicas: 2 } });
-    assert.deepEqual(patched.status, { replicas: 2 });
-    // an update of the main resource leaves the status as it is
-    const main = await objects.update<Memcached>({ ...patched, status: { replicas: 9 } });
-    assert.deepEqual(main.status, { replicas: 2 });
-    const applied = await objects.status().apply<Memcached>({ ...MEMCACHED, metadata: { name: 'st', namespace: 'oc' }, status: { replicas: 3 } } as Memcached, { fieldManager: 'status-writer', force: true });
-    assert.deepEqual(applied.status, { replicas: 3 });
-  });
-
-  it('apply: creates, owns its fields, conflicts with another manager unless forced', async () => {
-    const config = (image: string): Memcached => ({ ...MEMCACHED, metadata: { name: 'ap', namespace: 'oc' }, spec: { image } });
-    const first = await objects.apply(config('memcached:1.6'), { fieldManager: 'operator-a' });
-    assert.equal(first.spec.image, 'memcached:1.6');
-    assert.ok((first.metadata?.managedFields as Array<{ manager: string; operation: string }>).some((e) => e.manager === 'operator-a' && e.operation === 'Apply'));
-    await assert.rejects(objects.apply(config('memcached:1.7'), { fieldManager: 'operator-b' }), (err) => {
-      assert.ok(isConflict(err));
-      assert.match((err as Error).message, /Apply failed with 1 conflict: conflict with "operator-a": \.spec\.image/);
-      return true;
-    });
-    const forced = await objects.apply(config('memcached:1.7'), { fieldManager: 'operator-b', force: true });
-    assert.equal(forced.spec.image, 'memcached:1.7');
-    // an object as read (with managedFields) can be applied back: the client leaves managedFields out
-    assert.equal((await objects.apply(forced, { fieldManager: 'operator-b' })).spec.image, 'memcached:1.7');
-    await assert.rejects(objects.apply(config('x'), { fieldManager: '' }), /apply needs a fieldManager/);
-  });
-
-  it('delete of an object with finalizers leaves it deleting until update removes them', async () => {
-    const cm = await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fin', namespace: 'oc', finalizers: ['example.com/cleanup'] } });
-    await objects.delete(cm, { propagationPolicy: 'Background' });
-    const deleting = await objects.get({ apiVersion: 'v1', kind: 'ConfigMap' }, { namespace: 'oc', name: 'fin' });
-    assert.ok(deleting.metadata?.deletionTimestamp);
-    await objects.update({ ...deleting, apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...deleting.metadata, finalizers: [] } });
-    assert.equal(await objects.get({ apiVersion: 'v1', kind: 'ConfigMap' }, { namespace: 'oc', name: 'fin' }).catch(ignoreNotFound), undefined);
-    await assert.rejects(objects.delete(cm, { preconditions: { uid: 'other' } }), (err) => isNotFound(err));
-  });
+objectClientSuite('ObjectClient and RESTMapper on the authority', async () => {
+  const a = await startAuthority({ listen: '127.0.0.1:0' });
+  const admin = new KubeClient({ ...a.restConfig, qps: 1000, burst: 1000 });
+  return {
+    admin,
+    async stop() {
+      admin.close();
+      await a.stop();
+    },
+  };
 });
