@@ -36,7 +36,7 @@ export class FaultProxy {
   private cert = { certPem: '', keyPem: '' };
 
   constructor(
-    private readonly upstream: string,
+    private upstream: string,
     upstreamCa: string,
   ) {
     this.upstreamAgent = new https.Agent({ keepAlive: true, ca: upstreamCa, maxSockets: 64 });
@@ -98,6 +98,11 @@ export class FaultProxy {
       s.close(() => resolve());
       for (const sock of this.sockets) sock.destroy();
     });
+  }
+
+  /** Forwards to another upstream from now on (an API server restarted on another port, same CA). */
+  retarget(upstream: string): void {
+    this.upstream = upstream;
   }
 
   /** Listens again on the same port. */

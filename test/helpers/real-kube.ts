@@ -48,6 +48,11 @@ export interface RealKube extends ApiCluster {
   adminConfig: RestConfig;
   /** Path of the service-account signing key (PEM, RS256), to forge expired tokens as the cluster would sign them. */
   saKeyFile: string;
+  /**
+   * Stops the control plane and starts it again on the same data (etcd, PKI, keys), on new ports: returns the
+   * restarted one (this one's `admin` is closed). Only for a control plane started with `fresh`.
+   */
+  restart(): Promise<RealKube>;
 }
 
 /** Starts a control plane in `dir` through `start.sh` (about 7–10 s); throws with its log tail when it fails. */
@@ -81,6 +86,11 @@ export async function startRealKube(opts: { fresh?: boolean } = {}): Promise<Rea
       throw err;
     }
   }
+  return attach(dir, !shared);
+}
+
+/** A {@link RealKube} for the running control plane of `dir`; `owned`: stop() stops and removes it. */
+async function attach(dir: string, owned: boolean): Promise<RealKube> {
   const env = Object.fromEntries(
     (await readFile(join(dir, 'env'), 'utf8')).split('\n').filter(Boolean).map((l) => {
       const i = l.indexOf('=');
@@ -94,10 +104,23 @@ export async function startRealKube(opts: { fresh?: boolean } = {}): Promise<Rea
   const admin = new KubeClient(adminConfig);
   const helpers = clusterHelpers(admin, server, caPem!, async () => {
     admin.close();
-    if (!shared) {
+    if (owned) {
       await stopControlPlane(dir);
       await rm(dir, { recursive: true, force: true });
     }
   });
-  return { ...helpers, dir, kubeconfig: join(dir, 'admin.kubeconfig'), adminConfig, saKeyFile: join(pki, 'sa.key') };
+  return {
+    ...helpers,
+    dir,
+    kubeconfig: join(dir, 'admin.kubeconfig'),
+    adminConfig,
+    saKeyFile: join(pki, 'sa.key'),
+    async restart() {
+      if (!owned) throw new Error('restart() needs a control plane of its own: startRealKube({ fresh: true })');
+      admin.close();
+      await stopControlPlane(dir);
+      await startControlPlane(dir);
+      return attach(dir, owned);
+    },
+  };
 }
