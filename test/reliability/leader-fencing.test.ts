@@ -1,85 +1,9 @@
-/**
- * Fencing (issue 27): two managers in their own processes on one authority, leader election on (lease 2 s,
- * renew deadline 1.5 s, retry 0.5 s). The leader is frozen with SIGSTOP past its lease; the other takes over and
- * reconciles a change that the frozen one's watch also buffered. Continued with SIGCONT, the old leader must start
- * no reconcile and exit non-zero ("leader election lost").
- */
-import { test, before, after } from 'node:test';
-import assert from 'node:assert/strict';
-import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { ProcessGroup, ROOT, within, type Proc } from '../helpers/process.js';
-import { LogCapture } from '../helpers/log-capture.js';
+// Fencing on the embedded authority (the test is test/reliability/leader-fencing.suite.ts; it runs on a real
+// kube-apiserver in test/real-api/leader-election.test.ts).
+import { startTestCluster } from '../helpers/cluster.js';
+import { leaderFencingTest } from './leader-fencing.suite.js';
 
-const NS = 'fencing';
-const logs = new LogCapture();
-const procs = new ProcessGroup();
-let cluster: TestCluster;
-
-before(async () => {
-  cluster = await startTestCluster();
-  await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-});
-
-after(async () => {
-  await procs.stopAll();
-  await cluster?.stop();
-  logs.restore();
-  assert.deepEqual(logs.leaks().slice(0, 3), [], 'a secret reached a log line');
-});
-
-async function startManager(name: string): Promise<Proc> {
-  // the admin identity: the managers need leases and a watch on ConfigMaps, not only the metrics reviews
-  const restConfig = cluster.authority.restConfig;
-  if (restConfig.token) logs.secret(restConfig.token);
-  return procs.start(name, process.execPath, ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`], {
-    env: {
-      ...process.env,
-      CTRLMETRICS_LOG_LEVEL: 'info',
-      FIXTURE_CONFIG: JSON.stringify({
-        restConfig,
-        leaderElection: { id: 'fencing-lock', namespace: NS, leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 500 },
-        reconcile: { namespace: NS, labelSelector: 'fencing=on' },
-      }),
-    },
-  });
-}
-
-const configMap = (name: string, v: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels: { fencing: 'on' } }, data: { v } });
-
-test('a leader frozen past its lease starts no reconcile after it continues, and exits non-zero; the other took over', { timeout: 90_000 }, async (t) => {
-  const a = await startManager('manager-a');
-  await a.waitForOutput(/^READY \d+$/m, 60_000);
-  const b = await startManager('manager-b');
-  await b.waitForOutput(/attempting to acquire leader lease/, 60_000);
-  assert.doesNotMatch(b.stdout(), /READY/, 'b waits while a leads');
-
-  await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, configMap('one', '1'));
-  await a.waitForOutput(/RECONCILE fencing\/one/, 20_000);
-
-  process.kill(a.pid, 'SIGSTOP');
-  const frozenAt = Date.now();
-  try {
-    await b.waitForOutput(/^READY \d+$/m, 30_000);
-    const takeoverMs = Date.now() - frozenAt;
-    // a change both watches see: b reconciles it, a has it buffered
-    await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, configMap('two', '2'));
-    await b.waitForOutput(/RECONCILE fencing\/two/, 20_000);
-    const lease = await cluster.admin.get<{ spec: { holderIdentity: string; leaseTransitions: number } }>(`/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/fencing-lock`);
-    assert.equal(lease.spec.leaseTransitions, 1, 'one takeover');
-    const before = a.stdout().length;
-    process.kill(a.pid, 'SIGCONT');
-    const code = await within(a.exited, 20_000, 'the old leader to exit');
-    const afterContinue = a.stdout().slice(before);
-    t.diagnostic(`b took over ${takeoverMs} ms after a froze; a exited with ${code}; a after continuing: ${JSON.stringify(afterContinue.slice(0, 200))}`);
-    assert.doesNotMatch(afterContinue, /RECONCILE/, 'the old leader reconciled after continuing');
-    assert.notEqual(code, 0, 'the old leader must exit non-zero');
-    assert.match(a.stderr() + a.stdout(), /leader election lost/);
-    assert.ok(b.running(), 'the new leader keeps running');
-  } finally {
-    try {
-      process.kill(a.pid, 'SIGCONT');
-    } catch {
-      // already gone
-    }
-  }
+leaderFencingTest(async () => {
+  const cluster = await startTestCluster();
+  return { admin: cluster.admin, restConfig: cluster.authority.restConfig, stop: () => cluster.stop() };
 });
