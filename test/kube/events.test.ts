@@ -1,111 +1,20 @@
-// Events (issue 42): the EventBroadcaster writes core/v1 Events as client-go's recorder does — involvedObject,
-// source, counts bumped for a repeat, the per-object spam filter — against the real authority, and kubectl
-// describe shows them under the object.
-import { after, before, describe, it } from 'node:test';
-import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Events on the embedded authority (the suite is test/kube/events.suite.ts; test/real-api/events.test.ts runs it on
+// a real kube-apiserver).
 import { join } from 'node:path';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { EventBroadcaster, KubeClient, type KubeObject } from '../../src/index.js';
-import { run } from '../helpers/process.js';
+import { startAuthority } from '../../src/authority/index.js';
+import { KubeClient } from '../../src/index.js';
+import { eventsSuite } from './events.suite.js';
 
-interface Event extends KubeObject {
-  involvedObject: Record<string, string>;
-  reason: string;
-  message: string;
-  type: string;
-  count: number;
-  firstTimestamp: string;
-  lastTimestamp: string;
-  source: { component: string };
-}
-
-describe('EventBroadcaster on the authority', () => {
-  let a: Authority;
-  let client: KubeClient;
-  let dir: string;
-  let cm: KubeObject;
-  let clock = Date.parse('2026-11-27T08:00:00Z');
-  const events = async (ns = 'default') => (await client.get<{ items: Event[] }>(`/api/v1/namespaces/${ns}/events`)).items;
-
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'events-'));
-    a = await startAuthority({ listen: '127.0.0.1:0', kubeconfigOut: join(dir, 'kubeconfig') });
-    client = new KubeClient({ ...a.restConfig, qps: 1000, burst: 1000 });
-    cm = await client.create<KubeObject>('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'subject' } });
-    cm = { ...cm, apiVersion: 'v1', kind: 'ConfigMap' };
-  });
-  after(async () => {
-    client?.close();
-    await a?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('an event names the object, the source and the type; a repeat bumps count and lastTimestamp of the same event', async () => {
-    const b = new EventBroadcaster(client, { now: () => clock });
-    const rec = b.recorderFor('memcached');
-    rec.event(cm, 'Normal', 'Created', 'created the deployment');
-    await b.flush();
-    const [first, ...rest] = await events();
-    assert.equal(rest.length, 0);
-    assert.equal(first!.metadata?.namespace, 'default');
-    assert.match(first!.metadata?.name ?? '', /^subject\.[0-9a-f]+$/);
-    assert.deepEqual(first!.involvedObject, { apiVersion: 'v1', kind: 'ConfigMap', name: 'subject', namespace: 'default', uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion });
-    assert.deepEqual([first!.type, first!.reason, first!.message, first!.count, first!.source], ['Normal', 'Created', 'created the deployment', 1, { component: 'memcached' }]);
-    assert.equal(first!.firstTimestamp, '2026-11-27T08:00:00Z');
-    clock += 30_000;
-    rec.event(cm, 'Normal', 'Created', 'created the deployment');
-    rec.event(cm, 'Warning', 'FailedCleanup', 'could not reach the backup service');
-    await b.flush();
-    const after = await events();
-    assert.equal(after.length, 2);
-    const same = after.find((e) => e.metadata?.name === first!.metadata?.name)!;
-    assert.equal(same.count, 2);
-    assert.equal(same.lastTimestamp, '2026-11-27T08:00:30Z');
-    assert.equal(same.firstTimestamp, '2026-11-27T08:00:00Z');
-    assert.equal(after.find((e) => e.reason === 'FailedCleanup')?.type, 'Warning');
-  });
-
-  it('kubectl describe shows the events under the object', async () => {
-    const r = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), 'describe', 'configmap', 'subject', '-n', 'default'], { env: { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, 'cache') } });
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message/);
-    assert.match(r.stdout, /Normal\s+Created\s+.*\s+memcached\s+created the deployment/);
-    assert.match(r.stdout, /Warning\s+FailedCleanup\s+.*\s+memcached\s+could not reach the backup service/);
-  });
-
-  it('the spam filter: a burst per object, then one event per refill interval; other objects are not held back', async () => {
-    const b = new EventBroadcaster(client, { now: () => clock, spamBurst: 3, spamRefillMs: 60_000 });
-    const rec = b.recorderFor('spammy');
-    const target = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u-${name}` } });
-    for (let i = 0; i < 10; i++) rec.event(target('loud'), 'Normal', 'Tick', `tick ${i}`);
-    rec.event(target('quiet'), 'Normal', 'Tick', 'tick 0');
-    await b.flush();
-    const ticks = (await events()).filter((e) => e.reason === 'Tick');
-    assert.deepEqual(ticks.filter((e) => e.involvedObject.name === 'loud').map((e) => e.message).sort(), ['tick 0', 'tick 1', 'tick 2']);
-    assert.equal(ticks.filter((e) => e.involvedObject.name === 'quiet').length, 1);
-    clock += 60_000;
-    rec.event(target('loud'), 'Normal', 'Tick', 'tick 10');
-    rec.event(target('loud'), 'Normal', 'Tick', 'tick 11');
-    await b.flush();
-    const loud = (await events()).filter((e) => e.reason === 'Tick' && e.involvedObject.name === 'loud');
-    assert.deepEqual(loud.map((e) => e.message).sort(), ['tick 0', 'tick 1', 'tick 10', 'tick 2']);
-  });
-
-  it('recording never throws: bad input is dropped, a cluster-scoped object\'s events go to default, a failed write is logged', async () => {
-    const lines: string[] = [];
-    const logger = { error: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), debug: () => undefined } as unknown as import('../../src/index.js').Logger;
-    const b = new EventBroadcaster(client, { now: () => clock, logger });
-    const rec = b.recorderFor('odd');
-    rec.event({ metadata: { name: 'x' } }, 'Normal', 'NoType', 'm');
-    rec.event(cm, 'Info' as 'Normal', 'BadType', 'm');
-    rec.event({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-public', uid: 'u' } }, 'Normal', 'Seen', 'a cluster-scoped object');
-    rec.event({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'no-such-namespace' } }, 'Normal', 'Lost', 'its namespace does not exist');
-    await b.flush();
-    assert.ok(lines.includes('cannot record an event about an object without apiVersion, kind and metadata.name'));
-    assert.ok(lines.includes('unsupported event type: use Normal or Warning'));
-    assert.ok(lines.includes('could not write an event'));
-    assert.equal((await events()).find((e) => e.reason === 'Seen')?.involvedObject.name, 'kube-public');
-  });
+eventsSuite('EventBroadcaster on the authority', async (dir) => {
+  const kubeconfig = join(dir, 'kubeconfig');
+  const a = await startAuthority({ listen: '127.0.0.1:0', kubeconfigOut: kubeconfig });
+  const client = new KubeClient({ ...a.restConfig, qps: 1000, burst: 1000 });
+  return {
+    client,
+    kubeconfig,
+    async stop() {
+      client.close();
+      await a.stop();
+    },
+  };
 });
