@@ -27,7 +27,8 @@ function wideColumns(m: ServiceMonitor): string[] {
   const endpoints = spec.endpoints ?? [];
   const where = endpoints.map((e) => `${e.scheme ?? 'http'}:${e.port ?? e.targetPort ?? '?'}${e.path ?? '/metrics'}`);
   const tls = endpoints.map((e) => (e.scheme !== 'https' && !e.tlsConfig ? '-' : e.tlsConfig?.insecureSkipVerify ? 'insecure' : `verify${e.tlsConfig?.serverName ? ` ${e.tlsConfig.serverName}` : ''}`));
-  const selector = Object.entries(spec.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+  // sorted by key, as kubectl formats a label selector (and whatever order the server stored the map in)
+  const selector = Object.entries(spec.selector?.matchLabels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`);
   return [where.join(',') || '<none>', tls.join(',') || '<none>', selector.join(',') || '<none>'];
 }
 

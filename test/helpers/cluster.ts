@@ -17,6 +17,8 @@ export interface ApiCluster {
   url: string;
   /** PEM CA that signs its serving certificate. */
   caPem: string;
+  /** Path of a cluster-admin kubeconfig (for kubectl and the CLI). */
+  kubeconfig: string;
   /** Client acting as `admin` (group `system:masters`). */
   admin: KubeClient;
   /** Creates the namespace (if needed) and the ServiceAccount (if needed); returns a TokenRequest token for it. */
@@ -48,7 +50,7 @@ async function createIfMissing(c: KubeClient, path: string, body: unknown): Prom
 export async function startTestCluster(opts: { stateDir?: string; clock?: () => number; crds?: string[] } = {}): Promise<TestCluster> {
   const authority = await startAuthority({ listen: '127.0.0.1:0', stateDir: opts.stateDir, clock: opts.clock, crds: opts.crds });
   const admin = new KubeClient({ ...authority.restConfig, qps: 1000, burst: 1000 });
-  const helpers = clusterHelpers(admin, authority.url, authority.caPem, async () => {
+  const helpers = clusterHelpers(admin, authority.url, authority.caPem, authority.kubeconfig, async () => {
     admin.close();
     await authority.stop();
   });
@@ -59,7 +61,7 @@ export async function startTestCluster(opts: { stateDir?: string; clock?: () => 
  * The {@link ApiCluster} helpers over any API server reached as `admin` (a cluster-admin client); `stop` is what
  * `stop()` does after closing nothing else.
  */
-export function clusterHelpers(admin: KubeClient, url: string, caPem: string, stop: () => Promise<void>): ApiCluster {
+export function clusterHelpers(admin: KubeClient, url: string, caPem: string, kubeconfig: string, stop: () => Promise<void>): ApiCluster {
   const ensureSA = async (ns: string, name: string) => {
     await createIfMissing(admin, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     await createIfMissing(admin, `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } });
@@ -114,5 +116,5 @@ export function clusterHelpers(admin: KubeClient, url: string, caPem: string, st
     return token;
   };
 
-  return { url, caPem, admin, serviceAccountToken, managerConfig, readerToken, stop };
+  return { url, caPem, kubeconfig, admin, serviceAccountToken, managerConfig, readerToken, stop };
 }

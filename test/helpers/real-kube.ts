@@ -42,8 +42,6 @@ export const REAL_KUBE_SKIP: string | false = skipReason();
 export interface RealKube extends ApiCluster {
   /** The control plane's directory (`admin.kubeconfig`, `pki/`, `logs/`). */
   dir: string;
-  /** Path of the cluster-admin kubeconfig. */
-  kubeconfig: string;
   /** The cluster-admin RestConfig (client certificate). */
   adminConfig: RestConfig;
   /** Path of the service-account signing key (PEM, RS256), to forge expired tokens as the cluster would sign them. */
@@ -102,7 +100,7 @@ async function attach(dir: string, owned: boolean): Promise<RealKube> {
   const [caPem, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
   const adminConfig: RestConfig = { server, ca: caPem, cert, key, qps: 1000, burst: 1000 };
   const admin = new KubeClient(adminConfig);
-  const helpers = clusterHelpers(admin, server, caPem!, async () => {
+  const helpers = clusterHelpers(admin, server, caPem!, join(dir, 'admin.kubeconfig'), async () => {
     admin.close();
     if (owned) {
       await stopControlPlane(dir);
@@ -112,7 +110,6 @@ async function attach(dir: string, owned: boolean): Promise<RealKube> {
   return {
     ...helpers,
     dir,
-    kubeconfig: join(dir, 'admin.kubeconfig'),
     adminConfig,
     saKeyFile: join(pki, 'sa.key'),
     async restart() {
