@@ -38,6 +38,25 @@ export interface TestCluster extends ApiCluster {
   authority: Authority;
 }
 
+/**
+ * Waits (up to 10 s) until the CRD `name` is Established: a real API server serves a new kind only then (the
+ * authority at once).
+ */
+export async function waitForCrd(c: KubeClient, name: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const crd = await c.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    if (crd.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True')) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`CRD ${name} was not Established within 10 s`);
+}
+
+/** Creates the CRD unless it exists, and waits until it is Established. */
+export async function installCrd(c: KubeClient, crd: { metadata?: { name?: string } }): Promise<void> {
+  await createIfMissing(c, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+  await waitForCrd(c, crd.metadata!.name!);
+}
+
 async function createIfMissing(c: KubeClient, path: string, body: unknown): Promise<void> {
   try {
     await c.create(path, body);

@@ -23,7 +23,7 @@ import {
   KubeApiError,
   type KubeObject,
 } from '../../src/index.js';
-import { sleep } from '../helpers/process.js';
+import { waitForCrd } from '../helpers/cluster.js';
 
 const CRD = join(import.meta.dirname, '..', 'authority', 'fixtures', 'memcached-crd.yaml');
 
@@ -77,12 +77,7 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
         const crd = parseYaml(doc) as KubeObject | null;
         if (crd) crdName = (await admin.create<KubeObject>('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).metadata!.name!;
       }
-      // a real API server serves the new kind once the CRD is Established (the authority at once)
-      for (let i = 0; i < 100; i++) {
-        const crd = await admin.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName}`);
-        if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-        await sleep(100);
-      }
+      await waitForCrd(admin, crdName);
       // within the refresh interval the miss is remembered (no discovery call per lookup)...
       await assert.rejects(objects.mapper.mappingFor(MEMCACHED.apiVersion, MEMCACHED.kind), NoKindMatchError);
       clock += 1000;

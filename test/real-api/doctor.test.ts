@@ -14,9 +14,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CRD_SETS } from '../../src/authority/crds.js';
-import { KubeApiError } from '../../src/kube/client.js';
 import { eventually } from '../controller/helpers/exposition.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
+import { installCrd } from '../helpers/cluster.js';
 import { run, runCli } from '../helpers/process.js';
 import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
 import { startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
@@ -54,15 +54,7 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
     tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-real-doctor-'));
     kube = await startRealKube();
     for (const set of ['prometheus-operator', 'cert-manager']) {
-      for (const crd of CRD_SETS[set]!.crds) {
-        await kube.admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd).catch((err: unknown) => {
-          if (!(err instanceof KubeApiError && err.status === 409)) throw err;
-        });
-        await eventually(async () => {
-          const got = await kube.admin.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`);
-          return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-        }, `CRD ${crd.metadata!.name} Established`);
-      }
+      for (const crd of CRD_SETS[set]!.crds) await installCrd(kube.admin, crd);
     }
     const proj = join(tmp, 'proj');
     for (const args of [['init', '--project-name', PROJECT, '--dir', proj], ['edit', '--enable', 'prometheus,network-policy,metrics-tls', '--dir', proj]]) {

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 import { CRD_SETS } from '../../src/authority/crds.js';
-import { eventually } from '../controller/helpers/exposition.js';
+import { installCrd } from '../helpers/cluster.js';
 import { CaseRunner, KNOWN_DIFFERENCES, TIMED, expectedAnswer, recordedCases, type Case } from '../authority/fidelity/cases.js';
 import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
@@ -44,13 +44,7 @@ describe('the authority and a real kube-apiserver answer the recorded kubectl ca
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-fidelity-live-'));
     kube = await startRealKube({ fresh: true });
-    for (const crd of CRD_SETS['prometheus-operator']!.crds) {
-      await kube.admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-      await eventually(async () => {
-        const got = await kube.admin.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`);
-        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-      }, `CRD ${crd.metadata!.name} Established`);
-    }
+    for (const crd of CRD_SETS['prometheus-operator']!.crds) await installCrd(kube.admin, crd);
     const stateDir = join(tmp, 'state');
     authority = await startAuthority({ stateDir, crds: ['prometheus-operator'] });
     await Promise.all(['real', 'authority'].map((d) => mkdir(join(tmp, d))));

@@ -15,6 +15,7 @@ import { FINALIZER, newMemcachedController } from '../../examples/memcached-oper
 import { MEMCACHED, type Memcached } from '../../examples/memcached-operator/api.js';
 import { eventually } from '../controller/helpers/exposition.js';
 import { scrape } from '../helpers/secure-endpoint.js';
+import { installCrd } from '../helpers/cluster.js';
 import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
 const CRDS = join(import.meta.dirname, '../../examples/memcached-operator/config/crd/bases');
@@ -44,14 +45,7 @@ describe('the example Memcached operator on a real cluster', { skip: REAL_KUBE_S
     previousSink = setLogSink((line) => logs.push(line));
     kube = await startRealKube();
     for (const f of readdirSync(CRDS)) {
-      const crd = parseYaml(readFileSync(join(CRDS, f), 'utf8')) as KubeObject;
-      await kube.admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd).catch((err: { status?: number }) => {
-        if (err.status !== 409) throw err;
-      });
-      await eventually(async () => {
-        const got = await kube.admin.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`);
-        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-      }, 'the CRD to be Established');
+      await installCrd(kube.admin, parseYaml(readFileSync(join(CRDS, f), 'utf8')) as KubeObject);
     }
     await kube.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     objects = new ObjectClient(kube.admin);
