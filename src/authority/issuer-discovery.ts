@@ -12,12 +12,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, methodNotAllowed } from './status.js';
 
-/** Where a document is served, and as what. */
-interface DiscoveryDocument {
-  contentType: string;
-  body: () => unknown;
-}
-
 /** What the discovery documents are made of. */
 export interface IssuerDiscoverySource {
   /** The `iss` claim of the tokens. */
@@ -32,8 +26,6 @@ export interface IssuerDiscoverySource {
 
 const CONFIGURATION_PATH = '/.well-known/openid-configuration';
 const JWKS_PATH = '/openid/v1/jwks';
-/** The paths served here (without a trailing slash, which the server ignores). */
-export const ISSUER_DISCOVERY_PATHS: readonly string[] = [CONFIGURATION_PATH, JWKS_PATH];
 
 /**
  * Whether `accept` admits `type`: an absent or empty header admits anything; otherwise one of its media ranges,
@@ -57,28 +49,27 @@ export function notAcceptable(type: string): ApiError {
  * path. Throws {@link ApiError} (405, 406) for a request the real server refuses.
  */
 export function serveIssuerDiscovery(src: IssuerDiscoverySource, path: string, req: IncomingMessage, res: ServerResponse): boolean {
-  const doc = documents(src).get(path);
-  if (!doc) return false;
+  let contentType: string;
+  let body: () => unknown;
+  if (path === CONFIGURATION_PATH) {
+    contentType = 'application/json';
+    body = () => ({
+      issuer: src.issuer,
+      jwks_uri: `https://${src.serverAddress()}${JWKS_PATH}`,
+      response_types_supported: ['id_token'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: [src.algorithm],
+    });
+  } else if (path === JWKS_PATH) {
+    contentType = 'application/jwk-set+json';
+    body = () => ({ keys: src.keys() });
+  } else {
+    return false;
+  }
   if (req.method !== 'GET') throw methodNotAllowed();
-  if (!admits(req.headers.accept, doc.contentType)) throw notAcceptable(doc.contentType);
-  const text = JSON.stringify(doc.body());
-  res.writeHead(200, { 'Content-Type': doc.contentType, 'Cache-Control': 'public, max-age=3600', 'Content-Length': Buffer.byteLength(text) });
+  if (!admits(req.headers.accept, contentType)) throw notAcceptable(contentType);
+  const text = JSON.stringify(body());
+  res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'public, max-age=3600', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
   return true;
-}
-
-function documents(src: IssuerDiscoverySource): Map<string, DiscoveryDocument> {
-  return new Map([
-    [CONFIGURATION_PATH, {
-      contentType: 'application/json',
-      body: () => ({
-        issuer: src.issuer,
-        jwks_uri: `https://${src.serverAddress()}${JWKS_PATH}`,
-        response_types_supported: ['id_token'],
-        subject_types_supported: ['public'],
-        id_token_signing_alg_values_supported: [src.algorithm],
-      }),
-    }],
-    [JWKS_PATH, { contentType: 'application/jwk-set+json', body: () => ({ keys: src.keys() }) }],
-  ]);
 }
