@@ -2,11 +2,12 @@
  * The example operator's entry point, with the flags of kubebuilder's `cmd/main.go`:
  *
  *   node dist/examples/configmap-operator/main.js --kubeconfig ~/.kube/config \
- *     --metrics-bind-address :8443 --health-probe-bind-address :8081 [--leader-elect]
+ *     --metrics-bind-address :8443 --health-probe-bind-address :8081 [--leader-elect --leader-election-namespace NS]
  *
  * The identity in the kubeconfig needs: configmaps get/list/watch/create/update/delete and secrets
  * get/list/watch/patch (all namespaces or --namespace), tokenreviews and subjectaccessreviews create (the metrics
- * auth role), and with --leader-elect leases get/create/update in the lease namespace.
+ * auth role), and with --leader-elect leases get/create/update in the lease namespace (--leader-election-namespace;
+ * in a pod, the pod's namespace by default).
  */
 import { parseArgs } from 'node:util';
 import { newOperator } from './operator.js';
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     'metrics-bind-address': { type: 'string', default: ':8443' },
     'health-probe-bind-address': { type: 'string', default: ':8081' },
     'leader-elect': { type: 'boolean', default: false },
+    'leader-election-namespace': { type: 'string' },
     'metrics-secure': { type: 'boolean', default: true },
     'metrics-cert-path': { type: 'string' },
     'metrics-cert-name': { type: 'string', default: 'tls.crt' },
@@ -44,6 +46,7 @@ const mgr = newOperator({
   watchNamespace: values.namespace,
   healthProbeBindAddress: values['health-probe-bind-address'],
   leaderElection: flag('leader-elect'),
+  leaderElectionNamespace: values['leader-election-namespace'],
   metrics: {
     bindAddress: values['metrics-bind-address'],
     secureServing: flag('metrics-secure'),

@@ -44,6 +44,7 @@ export interface DemoOptions {
   enableHttp2: boolean;
   healthProbeBindAddress: string;
   leaderElect: boolean;
+  leaderElectionNamespace?: string;
   /** Seconds to run (0 = until a signal). */
   duration: number;
   /** Seconds between load updates. */
@@ -85,6 +86,7 @@ export function register(program: Command): void {
     .option('--enable-http2 [bool]', 'offer HTTP/2 on the metrics endpoint', parseBool, false)
     .option('--health-probe-bind-address <addr>', 'address of /healthz and /readyz', '127.0.0.1:8081')
     .option('--leader-elect [bool]', 'enable Lease-based leader election', parseBool, false)
+    .option('--leader-election-namespace <ns>', `namespace of the leader-election Lease (default: ${SYSTEM_NAMESPACE}; with --kubeconfig, ${WORKLOAD_NAMESPACE})`)
     .option('--duration <duration>', 'exit after this long, e.g. 90s or 5m (0: run until SIGINT/SIGTERM)', seconds('--duration'), 0)
     .option('--load-interval <duration>', 'time between updates of the demo objects, e.g. 3s or 500ms', seconds('--load-interval'), 3)
     .option('--api-listen <addr>', 'address of the embedded API', '127.0.0.1:0')
@@ -228,7 +230,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
       handleSignals: false,
       healthProbeBindAddress: o.healthProbeBindAddress,
       leaderElection: o.leaderElect,
-      leaderElectionNamespace: o.kubeconfig ? WORKLOAD_NAMESPACE : SYSTEM_NAMESPACE,
+      leaderElectionNamespace: o.leaderElectionNamespace ?? (o.kubeconfig ? WORKLOAD_NAMESPACE : SYSTEM_NAMESPACE),
       logger: log.child('manager'),
       metrics: {
         bindAddress: o.metricsBindAddress,

@@ -40,7 +40,11 @@ export interface ManagerOptions {
   leaderElection?: boolean;
   /** Lease name (required with leader election). */
   leaderElectionID?: string;
-  /** Lease namespace (default: the pod's namespace in a cluster, else `default`). */
+  /**
+   * Lease namespace. Default: the pod's namespace (the service-account namespace file); outside a pod there is no
+   * default and start() rejects, as controller-runtime does: a Lease in a namespace the leader-election Role does
+   * not reach would only be refused, attempt after attempt.
+   */
   leaderElectionNamespace?: string;
   /**
    * Give the lease up when the manager stops, after the controllers have stopped, so another replica takes over
@@ -278,6 +282,8 @@ export class Manager {
       this._client = new KubeClient(this._restConfig);
     }
     const client = this._client!;
+    // leader election's configuration, before anything runs (controller-runtime builds its elector first)
+    const leaseNamespace = this.opts.leaderElection ? await leaderElectionNamespace(this.opts.leaderElectionNamespace) : '';
 
     // 2. is the API there?
     await this.checkApi(client, signal);
@@ -331,7 +337,7 @@ export class Manager {
     if (this.opts.leaderElection) {
       const elector = new LeaderElector(client, {
         id: this.opts.leaderElectionID!,
-        namespace: this.opts.leaderElectionNamespace ?? (await defaultLeaseNamespace()),
+        namespace: leaseNamespace,
         leaseDurationMs: this.opts.leaseDurationMs,
         renewDeadlineMs: this.opts.renewDeadlineMs,
         retryPeriodMs: this.opts.retryPeriodMs,
@@ -421,11 +427,22 @@ export class Manager {
   }
 }
 
-async function defaultLeaseNamespace(): Promise<string> {
+/**
+ * The Lease namespace as controller-runtime decides it: the option when given, else the namespace of the pod's
+ * service account (`namespaceFile`), else a {@link ManagerError} with controller-runtime's message.
+ */
+export async function leaderElectionNamespace(option: string | undefined, namespaceFile = IN_CLUSTER_NAMESPACE_FILE): Promise<string> {
+  if (option) return option;
+  let fromPod = '';
   try {
     const { readFile } = await import('node:fs/promises');
-    return (await readFile(IN_CLUSTER_NAMESPACE_FILE, 'utf8')).trim() || 'default';
+    fromPod = (await readFile(namespaceFile, 'utf8')).trim();
   } catch {
-    return 'default';
+    // not in a pod
   }
+  if (fromPod) return fromPod;
+  throw new ManagerError(
+    'unable to find leader election namespace: not running in-cluster, please specify LeaderElectionNamespace ' +
+      '(the leaderElectionNamespace option; --leader-election-namespace in the generated manager)',
+  );
 }

@@ -6,7 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient } from '../../src/kube/client.js';
-import { LeaderElector, Manager } from '../../src/manager/index.js';
+import { LeaderElector, Manager, ManagerError } from '../../src/manager/index.js';
+import { leaderElectionNamespace } from '../../src/manager/manager.js';
 import { Controller } from '../../src/controller/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
@@ -159,5 +160,43 @@ describe('the manager\'s shutdown with leader election', () => {
       stop.abort();
       await running.catch(() => undefined);
     }
+  });
+});
+
+describe('the Lease namespace, as controller-runtime decides it', () => {
+  const REFUSED = /unable to find leader election namespace: not running in-cluster, please specify LeaderElectionNamespace/;
+
+  test('the option; else the pod\'s service-account namespace file; else refused with controller-runtime\'s message', async () => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = await mkdtemp(join(tmpdir(), 'lease-ns-'));
+    try {
+      const file = join(dir, 'namespace');
+      await writeFile(file, 'from-pod\n');
+      assert.equal(await leaderElectionNamespace('given', file), 'given');
+      assert.equal(await leaderElectionNamespace(undefined, file), 'from-pod');
+      await assert.rejects(leaderElectionNamespace(undefined, join(dir, 'absent')), (err: Error) => err instanceof ManagerError && REFUSED.test(err.message));
+      await writeFile(file, '\n');
+      await assert.rejects(leaderElectionNamespace(undefined, file), REFUSED, 'an empty file is no namespace');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('outside a pod without the namespace, start() rejects before anything listens or any Lease call', async () => {
+    const before = proxy.count('/leases');
+    const mgr = new Manager({
+      restConfig: { ...cluster.authority.restConfig, server: proxy.url, ca: proxy.caPem },
+      handleSignals: false,
+      healthProbeBindAddress: '127.0.0.1:0',
+      metrics: { bindAddress: '127.0.0.1:0' },
+      leaderElection: true,
+      leaderElectionID: 'no-namespace',
+    });
+    await assert.rejects(mgr.start(), REFUSED);
+    await assert.rejects(mgr.ready(), REFUSED);
+    assert.equal(mgr.metricsServer, undefined, 'the metrics server was never started');
+    assert.equal(proxy.count('/leases'), before);
   });
 });

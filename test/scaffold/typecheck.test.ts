@@ -84,9 +84,13 @@ test('the generated flags default to the issue\'s values and parse like Go flags
     enableHTTP2: false,
     healthProbeBindAddress: ':8081',
     leaderElect: false,
+    leaderElectionNamespace: '',
     kubeconfig: '',
     log: {},
   });
+  // outside a pod the Lease namespace has no default: the flag names it
+  assert.equal(parseFlags(['--leader-elect', '--leader-election-namespace', 'p-system']).leaderElectionNamespace, 'p-system');
+  assert.equal(parseFlags(['--leader-election-namespace=p-system']).leaderElectionNamespace, 'p-system');
   // the args config/default renders (manager_metrics_patch.yaml inserts --metrics-bind-address first)
   const deployed = parseFlags(['--metrics-bind-address=:8443', '--leader-elect', '--health-probe-bind-address=:8081', '--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs']);
   assert.equal(deployed.leaderElect, true);

@@ -74,6 +74,8 @@ export interface Flags {
   enableHTTP2: boolean;
   healthProbeBindAddress: string;
   leaderElect: boolean;
+  /** Namespace of the leader-election Lease; empty: the pod's namespace (required outside a pod). */
+  leaderElectionNamespace: string;
   kubeconfig: string;
   /** \`--zap-devel\`, \`--zap-encoder\`, \`--zap-log-level\`, \`--zap-stacktrace-level\`, \`--zap-time-encoding\`. */
   log: LogOptions;
@@ -91,6 +93,7 @@ const DEFAULTS: Omit<Flags, 'log'> = {
   enableHTTP2: false,
   healthProbeBindAddress: ':${HEALTH_PORT}',
   leaderElect: false,
+  leaderElectionNamespace: '',
   kubeconfig: '',
 };
 
@@ -105,6 +108,7 @@ const HELP: Record<string, string> = {
   'enable-http2': 'Enable HTTP/2 for the metrics server (off by default: HTTP/2 Rapid Reset and Stream Cancellation CVEs).',
   'health-probe-bind-address': 'The address the health probe endpoint (/healthz, /readyz) binds to.',
   'leader-elect': 'Enable leader election, so only one replica is active.',
+  'leader-election-namespace': "Namespace of the leader-election Lease. Empty: the pod's namespace; outside a pod (running from a terminal) it is required with --leader-elect, e.g. ${p.projectName}-system, where config/rbac/leader_election_role.yaml grants the Lease.",
   kubeconfig: 'Path to a kubeconfig file (default: $KUBECONFIG, the in-cluster config, then ~/.kube/config).',
 };
 
@@ -119,6 +123,7 @@ const KEYS: Record<string, keyof Omit<Flags, 'log'>> = {
   'enable-http2': 'enableHTTP2',
   'health-probe-bind-address': 'healthProbeBindAddress',
   'leader-elect': 'leaderElect',
+  'leader-election-namespace': 'leaderElectionNamespace',
   kubeconfig: 'kubeconfig',
 };
 
@@ -231,6 +236,7 @@ async function run(): Promise<void> {
     healthProbeBindAddress: flags.healthProbeBindAddress,
     leaderElection: flags.leaderElect,
     leaderElectionID: '${leaderElectionID(p)}',
+    ...(flags.leaderElectionNamespace ? { leaderElectionNamespace: flags.leaderElectionNamespace } : {}),
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     logger: createLogger('manager'),
   });
@@ -353,7 +359,8 @@ Flags: \`--metrics-bind-address\` (\`:${METRICS_PORT}\`), \`--metrics-secure\` (
 kube-rbac-proxy's layout: the users it names are allowed without a SubjectAccessReview), \`--metrics-client-ca\` (a CA
 file: client certificates it signed identify scrapers by CN and O), \`--enable-http2\` (false),
 \`--health-probe-bind-address\` (\`:${HEALTH_PORT}\`),
-\`--leader-elect\`, and controller-runtime's logging flags \`--zap-log-level\` (\`debug\`, \`info\`, \`error\`, \`panic\` or an
+\`--leader-elect\`, \`--leader-election-namespace\` (the pod's namespace; outside a pod it is required with
+\`--leader-elect\`: \`${p.projectName}-system\`), and controller-runtime's logging flags \`--zap-log-level\` (\`debug\`, \`info\`, \`error\`, \`panic\` or an
 integer > 0), \`--zap-devel\`, \`--zap-encoder\` (\`json\` | \`console\`; console is the default on a terminal),
 \`--zap-stacktrace-level\`, \`--zap-time-encoding\`. Booleans take Go's forms (\`--leader-elect=True\`). A bad flag exits 2
 with the problem on stderr. When \`--metrics-cert-path\` is given but the files are missing, the manager exits with an error
