@@ -14,6 +14,10 @@
  *   of our last successful write plus the lease duration), so a process that wakes from a freeze starts no work.
  *
  * `leader_election_master_status{name}`: 0 at construction, 1 on acquire, 0 after a failed round.
+ *
+ * A failed Lease read, create or update is logged at error level in client-go's words, with the API's reason and
+ * message (which names the user a 403 refused): a candidate that can never take the lease says why at every try
+ * instead of waiting in silence. The same error again within one retry period is not repeated.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -91,6 +95,8 @@ export class LeaderElector {
   private observedAt = -Infinity;
   /** Our own bound of our lease: the start of our last successful write plus the lease duration. */
   private validUntil = -Infinity;
+  /** The last failed-call line logged and when (monotonic), to log an identical one at most once per retry period. */
+  private lastFailure: { line: string; at: number } | undefined;
 
   constructor(
     private readonly client: KubeClient,
@@ -224,6 +230,22 @@ export class LeaderElector {
     this.validUntil = sentAt + this.leaseMs;
   }
 
+  /** Logs a failed Lease call at error level as client-go words it (`what: <the API's message>`), rate-limited. */
+  private failed(what: string, err: unknown, signal: AbortSignal): void {
+    if (signal.aborted) return; // a round's deadline or a stop cut the call: not the API's answer
+    const message = err instanceof Error ? err.message : String(err);
+    const line = `${what}: ${message}`;
+    const now = this.now();
+    if (this.lastFailure?.line === line && now - this.lastFailure.at < this.retryMs) return;
+    this.lastFailure = { line, at: now };
+    const fields: Record<string, unknown> = { lease: `${this.opts.namespace}/${this.opts.id}` };
+    if (err instanceof KubeApiError) {
+      fields.reason = err.reason;
+      if (err.status) fields.code = err.status;
+    }
+    this.opts.logger?.error(line, fields);
+  }
+
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const nowWall = microTime();
     const desired: LeaseSpec = {
@@ -252,13 +274,22 @@ export class LeaderElector {
       try {
         lease = await this.client.get<Lease>(this.leasePath, req);
       } catch (err) {
-        if (!(err instanceof KubeApiError) || err.status !== 404) throw err;
+        if (!(err instanceof KubeApiError) || err.status !== 404) {
+          this.failed(`error retrieving resource lock ${this.opts.namespace}/${this.opts.id}`, err, signal);
+          return false;
+        }
         const sentAt = this.now();
-        const created = await this.client.create<Lease>(
-          this.path,
-          { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.opts.id, namespace: this.opts.namespace }, spec: { ...desired, leaseTransitions: 0 } },
-          req,
-        );
+        let created: Lease;
+        try {
+          created = await this.client.create<Lease>(
+            this.path,
+            { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.opts.id, namespace: this.opts.namespace }, spec: { ...desired, leaseTransitions: 0 } },
+            req,
+          );
+        } catch (createErr) {
+          this.failed('error initially creating leader election record', createErr, signal);
+          return false;
+        }
         this.wrote(created, sentAt);
         return true;
       }
@@ -271,7 +302,12 @@ export class LeaderElector {
       const self = holder === this.identity;
       const spec: LeaseSpec = { ...s, ...desired, acquireTime: self ? s.acquireTime : desired.acquireTime, leaseTransitions: self ? s.leaseTransitions ?? 0 : (s.leaseTransitions ?? 0) + 1 };
       const sentAt = this.now();
-      this.wrote(await this.client.replace<Lease>(this.leasePath, { ...lease, spec }, req), sentAt);
+      try {
+        this.wrote(await this.client.replace<Lease>(this.leasePath, { ...lease, spec }, req), sentAt);
+      } catch (err) {
+        this.failed('Failed to update lock', err, signal);
+        return false;
+      }
       return true;
     } catch (err) {
       if (!signal.aborted) this.opts.logger?.debug('leader lease attempt failed', { error: (err as Error).message });

@@ -200,3 +200,89 @@ describe('the Lease namespace, as controller-runtime decides it', () => {
     assert.equal(proxy.count('/leases'), before);
   });
 });
+
+describe('failed Lease calls are logged as client-go logs them', () => {
+  /** A logger that keeps the error lines. */
+  function errorLog() {
+    const lines: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, fields }),
+      child: () => logger,
+    } as unknown as import('../../src/util/log.js').Logger;
+    return { lines, logger };
+  }
+
+  /** A client acting as a service account whose Role in `ns` has these rules (by default: ConfigMaps, no Leases). */
+  async function withoutLeaseRights(ns: string, rules: unknown[] = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }]): Promise<KubeClient> {
+    const token = await cluster.serviceAccountToken(ns, 'manager');
+    await direct.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'no-leases', namespace: ns },
+      rules,
+    });
+    await direct.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'no-leases', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'no-leases' },
+      subjects: [{ kind: 'ServiceAccount', name: 'manager', namespace: ns }],
+    });
+    return new KubeClient({ server: cluster.url, ca: cluster.caPem, token });
+  }
+
+  test('a 403 on the Lease read is an error line naming the lease, the service account and the reason; an identical one is repeated at most once per retry period', async () => {
+    const ns = 'le-forbidden';
+    const client = await withoutLeaseRights(ns);
+    const { lines, logger } = errorLog();
+    let now = 0;
+    const e = new LeaderElector(client, { id: 'locked-out', namespace: ns, identity: 'x', leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 100, logger, now: () => now });
+    const stop = new AbortController();
+    const acquiring = e.acquire(stop.signal);
+    try {
+      // several attempts within one retry period of the (frozen) clock: one line
+      await new Promise((r) => setTimeout(r, 700));
+      assert.equal(lines.length, 1, JSON.stringify(lines));
+      assert.equal(
+        lines[0]!.msg,
+        `error retrieving resource lock ${ns}/locked-out: leases.coordination.k8s.io "locked-out" is forbidden: User "system:serviceaccount:${ns}:manager" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "${ns}"`,
+      );
+      assert.deepEqual(lines[0]!.fields, { lease: `${ns}/locked-out`, reason: 'Forbidden', code: 403 });
+      // a retry period later the same error is logged again
+      now += 100;
+      const deadline = Date.now() + 3_000;
+      while (lines.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(lines.length, 2);
+      assert.equal(lines[1]!.msg, lines[0]!.msg);
+    } finally {
+      stop.abort();
+      assert.equal(await acquiring, false);
+      client.close();
+    }
+  });
+
+  test('a Lease that may be read but not created: "error initially creating leader election record" with the API\'s message', async () => {
+    const ns = 'le-no-create';
+    const client = await withoutLeaseRights(ns, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] }]);
+    const { lines, logger } = errorLog();
+    const e = new LeaderElector(client, { id: 'cannot-create', namespace: ns, identity: 'x', leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 100, logger });
+    const stop = new AbortController();
+    const acquiring = e.acquire(stop.signal);
+    try {
+      const deadline = Date.now() + 3_000;
+      while (lines.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(
+        lines[0]?.msg,
+        `error initially creating leader election record: leases.coordination.k8s.io is forbidden: User "system:serviceaccount:${ns}:manager" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "${ns}"`,
+      );
+      assert.deepEqual(lines[0]!.fields, { lease: `${ns}/cannot-create`, reason: 'Forbidden', code: 403 });
+    } finally {
+      stop.abort();
+      assert.equal(await acquiring, false);
+      client.close();
+    }
+  });
+});
