@@ -1,7 +1,8 @@
 /**
  * `ctrlmetrics doctor`: walks the chain a scrape depends on, in order, and says for each link whether it holds
  * and how to fix it: manager Deployment, metrics Service, its port and its ready endpoints, the manager's right to create
- * TokenReviews and SubjectAccessReviews, the scraper's right to GET /metrics, the ServiceMonitor (and its CRD),
+ * TokenReviews and SubjectAccessReviews and to hold its leader-election Lease, the scraper's right to GET /metrics,
+ * the ServiceMonitor (and its CRD),
  * the NetworkPolicy's namespace label, the serving certificate's DNS names, and a real scrape as the scraper.
  */
 import { X509Certificate } from 'node:crypto';
@@ -271,6 +272,9 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
     });
   }
 
+  // 3b. with --leader-elect, the manager's service account may hold its Lease (else it waits for it forever)
+  await guard(`manager service account ${ns}/${saName} holding its Lease`, () => leaseRightsCheck(client, managerSa, deployment, project, apply));
+
   // 4. the scraper may GET /metrics
   let scraper = o.as;
   await guard('scraper access to /metrics', async () => {
@@ -387,6 +391,40 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
  * certificate Secret (cert-manager's `ca.crt`) for the Service's DNS name when there is one. A failure says which
  * link broke as `ctrlmetrics scrape` does: token (401), RBAC (403), the manager's reviews or a collector (500), TLS.
  */
+/** The verbs client-go's leader election uses on its Lease. */
+const LEASE_VERBS = ['get', 'create', 'update'] as const;
+
+/**
+ * Whether the manager's service account may get, create and update Leases where its leader election keeps one:
+ * the namespace of `--leader-election-namespace` in the Deployment's args, else the pod's (the Deployment's).
+ * Not applicable when the Deployment runs without `--leader-elect`.
+ */
+async function leaseRightsCheck(client: KubeClient, sa: { namespace: string; name: string }, d: Deployment | undefined, project: string, apply: string): Promise<Check> {
+  const args = d?.spec?.template?.spec?.containers?.flatMap((c) => c.args ?? []) ?? ['--leader-elect'];
+  // Go's flag syntax: a boolean is --name or --name=value, a string --name value or --name=value
+  const flag = (name: string, boolean: boolean) => {
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i]!.replace(/^--?/, '--');
+      if (a === `--${name}`) return boolean ? 'true' : args[i + 1];
+      if (a.startsWith(`--${name}=`)) return a.slice(name.length + 3);
+    }
+    return undefined;
+  };
+  const elect = flag('leader-elect', true);
+  if (elect === undefined || /^(0|f|false)$/i.test(elect)) return skip('leader election: not checked (the manager runs without --leader-elect)');
+  const leaseNs = flag('leader-election-namespace', false) || sa.namespace;
+  const missing: string[] = [];
+  for (const verb of LEASE_VERBS) {
+    const r = await mayServiceAccount(client, sa, { resourceAttributes: { namespace: leaseNs, group: 'coordination.k8s.io', resource: 'leases', verb } });
+    if (!r.allowed) missing.push(verb);
+  }
+  if (missing.length === 0) return ok(`manager service account ${sa.namespace}/${sa.name} can get, create and update Leases in ${leaseNs}`);
+  return fail(
+    `manager service account ${sa.namespace}/${sa.name} cannot ${missing.join(', ')} Leases in ${leaseNs} (leader election never acquires: the manager reconciles nothing)`,
+    `bind it to Role ${project}-leader-election-role in ${leaseNs}: the RoleBinding ${project}-leader-election-rolebinding of config/rbac (${apply})`,
+  );
+}
+
 async function scrapeCheck(
   client: KubeClient,
   c: { ns: string; serviceName: string; url?: string; scraper?: { namespace: string; name: string }; servingCa?: { secretName: string; pem: Buffer } },

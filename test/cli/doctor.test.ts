@@ -150,6 +150,7 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
       /^✓ metrics Service doc-system\/doc-controller-manager-metrics-service endpoints: 1 ready \(10\.244\.0\.7:8443\)$/,
       /^✓ manager service account doc-system\/doc-controller-manager can create TokenReviews$/,
       /^✓ manager service account doc-system\/doc-controller-manager can create SubjectAccessReviews$/,
+      /^✓ manager service account doc-system\/doc-controller-manager can get, create and update Leases in doc-system$/,
       /^✓ scraper monitoring:prometheus can get \/metrics$/,
       /^✓ ServiceMonitor CRD is installed$/,
       /^✓ ServiceMonitor doc-system\/doc-controller-manager-metrics-monitor exists$/,
@@ -172,6 +173,14 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
         /^✗ manager service account doc-system\/doc-controller-manager cannot create TokenReviews \(scrapes answer 500\) → fix: bind it to ClusterRole doc-metrics-auth-role/,
         /^✗ manager service account doc-system\/doc-controller-manager cannot create SubjectAccessReviews \(scrapes answer 500\) → fix: bind it to ClusterRole doc-metrics-auth-role/,
         /^✗ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as monitoring:prometheus failed: the manager could not ask the API server whether to allow the request \(TokenReview\/SubjectAccessReview failed\)/,
+      ],
+    },
+    {
+      name: 'the manager service account is not bound to the leader-election Role',
+      breakIt: async () => (saved = await remove(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, `${PROJECT}-leader-election-rolebinding`)),
+      fixIt: () => cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, saved),
+      failing: [
+        /^✗ manager service account doc-system\/doc-controller-manager cannot get, create, update Leases in doc-system \(leader election never acquires: the manager reconciles nothing\) → fix: bind it to Role doc-leader-election-role in doc-system: the RoleBinding doc-leader-election-rolebinding of config\/rbac \(kubectl apply -k config\/default\)$/,
       ],
     },
     {
@@ -289,6 +298,25 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
       }
     });
   }
+
+  test('the Lease is checked where the Deployment\'s args put it, and not at all without --leader-elect', async () => {
+    const d = await cluster.admin.get<{ spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>(DEPLOYMENT);
+    const args = d.spec.template.spec.containers[0]!.args;
+    const setArgs = (a: string[]) => cluster.admin.request('PATCH', DEPLOYMENT, { body: [{ op: 'replace', path: '/spec/template/spec/containers/0/args', value: a }], contentType: 'application/json-patch+json' });
+    try {
+      await setArgs([...args, '--leader-election-namespace', 'elsewhere']);
+      const other = await doctor();
+      assert.deepEqual(other.failed, [
+        '✗ manager service account doc-system/doc-controller-manager cannot get, create, update Leases in elsewhere (leader election never acquires: the manager reconciles nothing) → fix: bind it to Role doc-leader-election-role in elsewhere: the RoleBinding doc-leader-election-rolebinding of config/rbac (kubectl apply -k config/default)',
+      ]);
+      await setArgs(args.filter((a) => !a.startsWith('--leader-elect')));
+      const off = await doctor();
+      assert.deepEqual(off.failed, []);
+      assert.ok(off.lines.includes('- leader election: not checked (the manager runs without --leader-elect)'), off.lines.join('\n'));
+    } finally {
+      await setArgs(args);
+    }
+  });
 
   test('kubectl lists the EndpointSlice with kube-apiserver\'s columns', async () => {
     const out = await k(['get', 'endpointslices', '-n', NS]);

@@ -105,6 +105,7 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
       /^✗ metrics Service rdoc-system\/rdoc-controller-manager-metrics-service has no endpoints: its selector app\.kubernetes\.io\/name=rdoc,control-plane=controller-manager matches no running pod → fix: /,
       /^✓ manager service account rdoc-system\/rdoc-controller-manager can create TokenReviews$/,
       /^✓ manager service account rdoc-system\/rdoc-controller-manager can create SubjectAccessReviews$/,
+      /^✓ manager service account rdoc-system\/rdoc-controller-manager can get, create and update Leases in rdoc-system$/,
       /^✓ scraper rdoc-monitoring:prometheus can get \/metrics$/,
       /^✓ ServiceMonitor CRD is installed$/,
       /^✓ ServiceMonitor rdoc-system\/rdoc-controller-manager-metrics-monitor exists$/,
