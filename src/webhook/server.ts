@@ -1,0 +1,317 @@
+/**
+ * The webhook server (controller-runtime's `pkg/webhook` Server): HTTPS on `:9443` by default with the serving
+ * certificate from a directory (`<tmpdir>/k8s-webhook-server/serving-certs`, `tls.crt`/`tls.key`, hot-reloaded),
+ * TLS >= 1.2, HTTP/2 only when asked, client certificates verified against `clientCAName` in that directory when
+ * set. Admission handlers are registered by path, each instrumented with the webhook metrics; a request's path:
+ * socket (bounded count, head size and timeouts, as the metrics server) → TLS → exact path (else Go's 404) →
+ * body (at most 7 MiB read) → AdmissionReview (admission.ts) → handler → a JSON answer, HTTP 200.
+ */
+import https from 'node:https';
+import type http2 from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:tls';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo, Server as NetServer } from 'node:net';
+import type { CertWatcher } from '../certwatcher/certwatcher.js';
+import { parseBindAddress } from '../manager/bind.js';
+import { ConnectionGuard } from '../metrics/server/connection-guard.js';
+import { ConnectionTracker } from '../metrics/server/connections.js';
+import { resolveServingTls } from '../metrics/server/tls.js';
+import type { TlsConfig } from '../metrics/server/types.js';
+import { answerPlainHttp } from '../util/plain-http.js';
+import { createLogger, type Logger } from '../util/log.js';
+import { answerAdmission, MAX_ADMISSION_BODY_BYTES, type AdmissionHandler } from './admission.js';
+import { webhookMetricsFor, webhookPanics, type WebhookPathMetrics } from './metrics.js';
+
+/** Options of the webhook server (controller-runtime's `webhook.Options`). */
+export interface WebhookServerOptions {
+  /** `host:port` to listen on (default `:9443`; `127.0.0.1:0` picks a free port). */
+  bindAddress?: string;
+  /** Directory of the serving certificate (default `<os.tmpdir()>/k8s-webhook-server/serving-certs`). */
+  certDir?: string;
+  /** Certificate file in `certDir` (default `tls.crt`). */
+  certName?: string;
+  /** Key file in `certDir` (default `tls.key`). */
+  keyName?: string;
+  /** CA file in `certDir`: when set, every client must present a certificate it signed. */
+  clientCAName?: string;
+  /** Offer HTTP/2 (default false: the HTTP/2 Rapid Reset and Stream Cancellation CVEs). */
+  enableHTTP2?: boolean;
+  /** Adjust the TLS options, in order (a function may set its own certificate). */
+  tlsOpts?: Array<(options: TlsConfig) => void>;
+  /** Open connections at most (default 1024). */
+  maxConnections?: number;
+  /** How long stopping waits for requests in flight (default 60 000 ms, controller-runtime's 1 minute). */
+  shutdownTimeoutMs?: number;
+}
+
+/** Default listen address, as controller-runtime's DefaultPort. */
+export const DEFAULT_WEBHOOK_BIND_ADDRESS = ':9443';
+/** Default certificate directory, as controller-runtime's. */
+export const DEFAULT_WEBHOOK_CERT_DIR = join(tmpdir(), 'k8s-webhook-server', 'serving-certs');
+
+/** Request head limit (controller-runtime: 1 MiB). */
+const MAX_HEADER_BYTES = 1024 * 1024;
+/** controller-runtime's ReadHeaderTimeout. */
+const HEADERS_TIMEOUT_MS = 32_000;
+/** The caller's deadline is at most 30 s; a body still arriving after a minute is not coming. */
+const REQUEST_TIMEOUT_MS = 60_000;
+/** controller-runtime's IdleTimeout. */
+const KEEP_ALIVE_TIMEOUT_MS = 90_000;
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_CONNECTIONS = 1024;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 60_000;
+
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+
+interface Route {
+  handler: AdmissionHandler;
+  metrics: WebhookPathMetrics;
+}
+
+/** Serves admission webhooks; {@link WebhookServer.register} paths, then {@link WebhookServer.start}. */
+export class WebhookServer {
+  private readonly routes = new Map<string, Route>();
+  private readonly log: Logger;
+  private server: https.Server | http2.Http2SecureServer | undefined;
+  private guard: ConnectionGuard | undefined;
+  private tracker: ConnectionTracker | undefined;
+  private watcher: CertWatcher | undefined;
+  private address: AddressInfo | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly opts: WebhookServerOptions = {},
+    logger?: Logger,
+  ) {
+    this.log = logger ?? createLogger('controller-runtime.webhook');
+  }
+
+  /** The bound port (0 before start). */
+  get port(): number {
+    return this.address?.port ?? 0;
+  }
+
+  /** `https://host:port` of the bound address ('' before start). */
+  get url(): string {
+    const a = this.address;
+    if (!a) return '';
+    const host = a.family === 'IPv6' ? `[${a.address === '::' ? '::1' : a.address}]` : a.address === '0.0.0.0' ? '127.0.0.1' : a.address;
+    return `https://${host}:${a.port}`;
+  }
+
+  /** The registered paths. */
+  get paths(): string[] {
+    return [...this.routes.keys()];
+  }
+
+  /**
+   * Serves `handler` at exactly `path` (before or after start). Throws on a second handler for the same path, as
+   * controller-runtime panics.
+   */
+  register(path: string, handler: AdmissionHandler): void {
+    if (!/^((\/[a-zA-Z0-9_.-]+)+|\/)$/.test(path)) throw new Error(`webhook path ${JSON.stringify(path)} must be "/" or "/"-separated segments of letters, digits, "-", "_" and "."`);
+    if (this.routes.has(path)) throw new Error(`can't register duplicate path: ${path}`);
+    this.routes.set(path, { handler, metrics: webhookMetricsFor(path) });
+    this.log.info('Registering webhook', { path });
+  }
+
+  /** Listens. Rejects (naming the file) when the certificate cannot be read, or naming the address when taken. */
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.server) throw new Error('the webhook server is already started');
+    const bindAddress = this.opts.bindAddress || DEFAULT_WEBHOOK_BIND_ADDRESS;
+    const { host, port } = parseBindAddress(bindAddress);
+    const certDir = this.opts.certDir || DEFAULT_WEBHOOK_CERT_DIR;
+    this.log.info('Starting webhook server');
+    const tls = await resolveServingTls(
+      { certDir, certName: this.opts.certName, keyName: this.opts.keyName, enableHTTP2: this.opts.enableHTTP2, tlsOpts: this.opts.tlsOpts },
+      this.log,
+    );
+    const options: TlsConfig = { ...tls.options, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS };
+    if (this.opts.clientCAName) {
+      const caFile = join(certDir, this.opts.clientCAName);
+      let ca: string;
+      try {
+        ca = readFileSync(caFile, 'utf8');
+      } catch (err) {
+        tls.watcher?.stop();
+        throw new Error(`failed to read client CA cert: ${caFile}: ${(err as Error).message}`);
+      }
+      if (!ca.includes('-----BEGIN CERTIFICATE-----')) {
+        tls.watcher?.stop();
+        throw new Error(`failed to append client CA cert to CA pool: ${caFile} holds no PEM certificate`);
+      }
+      Object.assign(options, { ca, requestCert: true, rejectUnauthorized: true });
+    }
+    const listener = (req: Req, res: Res) => void this.handle(req, res);
+    let server: https.Server | http2.Http2SecureServer;
+    if (this.opts.enableHTTP2) {
+      const { createSecureServer } = await import('node:http2');
+      server = createSecureServer({ ...options, allowHTTP1: true, settings: { maxConcurrentStreams: 100, maxHeaderListSize: MAX_HEADER_BYTES } }, listener);
+      server.setTimeout(KEEP_ALIVE_TIMEOUT_MS);
+    } else {
+      server = https.createServer(
+        { ...options, maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+        listener,
+      );
+    }
+    server.on('tlsClientError', answerPlainHttp);
+    if (tls.watcher) {
+      this.watcher = tls.watcher;
+      tls.watcher.onChange((pair) => server.setSecureContext({ ...options, cert: pair.certPem, key: pair.keyPem }));
+    }
+    this.guard = new ConnectionGuard(server as NetServer, { maxConnections: this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, headTimeoutMs: HEADERS_TIMEOUT_MS + 2_000, idleTimeoutMs: KEEP_ALIVE_TIMEOUT_MS });
+    this.tracker = new ConnectionTracker(server as NetServer, true);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onError = (err: NodeJS.ErrnoException) =>
+          reject(new Error(`cannot listen on ${bindAddress}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : (err.code ?? err.message)}`));
+        server.once('error', onError);
+        server.listen({ host, port }, () => {
+          server.off('error', onError);
+          resolve();
+        });
+      });
+    } catch (err) {
+      this.watcher?.stop();
+      throw err;
+    }
+    server.on('error', (err: Error) => this.log.error('webhook server error', { error: err.message }));
+    this.server = server;
+    this.address = server.address() as AddressInfo;
+    this.log.info('Serving webhook server', { host: host ?? '', port: this.port, url: this.url });
+    signal?.addEventListener('abort', () => void this.stop(), { once: true });
+  }
+
+  /**
+   * A readiness check: an error until the server listens, then one when a TLS connection to it fails (as
+   * controller-runtime's StartedChecker).
+   */
+  startedCheck(): () => Promise<Error | undefined> {
+    return () => {
+      if (!this.address) return Promise.resolve(new Error('webhook server has not been started yet'));
+      const host = this.url.replace(/^https:\/\/\[?/, '').replace(/\]?:\d+$/, '');
+      return new Promise((resolve) => {
+        const socket = connect({ host, port: this.port, rejectUnauthorized: false, timeout: 10_000 }, () => {
+          socket.destroy();
+          resolve(undefined);
+        });
+        socket.on('timeout', () => socket.destroy(new Error('timeout')));
+        socket.on('error', (err) => resolve(new Error(`webhook server is not reachable: ${err.message}`)));
+      });
+    };
+  }
+
+  private async handle(req: Req, res: Res): Promise<void> {
+    this.tracker?.track(req, res);
+    if (this.guard) res.once('close', this.guard.requestStarted(req.socket));
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const route = this.routes.get(path);
+    if (!route) {
+      req.resume();
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+      res.end('404 page not found\n');
+      return;
+    }
+    const m = route.metrics;
+    const started = performance.now();
+    m.inFlight.inc();
+    try {
+      const { body, truncated } = await readBody(req, MAX_ADMISSION_BODY_BYTES);
+      if (truncated) {
+        // the rest of the body is not read: the connection cannot be reused
+        (res as ServerResponse).shouldKeepAlive = false;
+      }
+      const contentType = header(req, 'content-type');
+      const answer = await answerAdmission(body, truncated, contentType, route.handler);
+      if (answer.panicked) {
+        webhookPanics.inc();
+        this.log.error('Observed a panic in webhook', { webhook: path, uid: answer.uid });
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(answer.body) });
+      res.end(answer.body);
+      m.requests(200);
+    } catch (err) {
+      // the request went away while its body was read: nothing to answer
+      this.log.debug('admission request failed before an answer', { webhook: path, error: (err as Error).message });
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('Internal Server Error\n');
+        m.requests(500);
+      }
+    } finally {
+      m.inFlight.dec();
+      m.latency.observe((performance.now() - started) / 1000);
+    }
+  }
+
+  /** Stops listening, waits for requests in flight (up to the shutdown timeout), then closes what is left. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    const timeoutMs = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    this.log.info('Shutting down webhook server', { timeoutMs });
+    this.watcher?.stop();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    this.tracker?.drain();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([closed.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
+    clearTimeout(timer);
+    if (timedOut) {
+      this.tracker?.destroyAll();
+      await closed;
+    }
+  }
+}
+
+function header(req: Req, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * Reads the body up to `limit` bytes. `truncated` when the limit was reached (a body of exactly the limit included,
+ * as controller-runtime's reader counts it); the rest is left unread.
+ */
+function readBody(req: Req, limit: number): Promise<{ body: Buffer | undefined; truncated: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (truncated: boolean) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (truncated) req.pause();
+      resolve({ body: size === 0 ? undefined : Buffer.concat(chunks, Math.min(size, limit)), truncated });
+    };
+    const onData = (c: Buffer) => {
+      size += c.length;
+      chunks.push(c);
+      if (size >= limit) finish(true);
+    };
+    const onEnd = () => finish(false);
+    const onError = (err: Error) => {
+      if (done) return;
+      done = true;
+      reject(err);
+    };
+    const onAborted = () => onError(new Error('the client went away'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
