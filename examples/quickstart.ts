@@ -17,6 +17,7 @@ const mgr = new Manager({
   healthProbeBindAddress: process.env.HEALTH_PROBE_BIND_ADDRESS ?? ':8081',
   leaderElection: true,
   leaderElectionID: 'my-operator.example.com',
+  leaderElectionNamespace: 'default', // where the Lease lives; in a pod it defaults to the pod's namespace
   metrics: {
     bindAddress: process.env.METRICS_BIND_ADDRESS ?? ':8443', // "0" disables the endpoint
     filterProvider: filters.withAuthenticationAndAuthorization, // TokenReview + SubjectAccessReview
