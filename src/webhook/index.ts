@@ -3,3 +3,5 @@ export { WebhookServer, DEFAULT_WEBHOOK_BIND_ADDRESS, DEFAULT_WEBHOOK_CERT_DIR }
 export type { WebhookServerOptions } from './server.js';
 export { allowed, denied, errored, patched, MAX_ADMISSION_BODY_BYTES } from './admission.js';
 export type { AdmissionHandler, AdmissionRequest, AdmissionResponse, AdmissionStatus, AdmissionUserInfo } from './admission.js';
+export { Webhook, AdmissionDeniedError, webhookPath, defaultingHandler, validatingHandler } from './for-kind.js';
+export type { Defaulter, Validator, Warnings, WebhookOptions, KubeJson } from './for-kind.js';
