@@ -70,6 +70,30 @@ export type { Predicate } from './controller/predicates.js';
 export { Informer, objectKey } from './kube/informer.js';
 export type { InformerOptions, InformerHandler, InformerHealth } from './kube/informer.js';
 export { Manager, ManagerError } from './manager/index.js';
+export {
+  WebhookServer,
+  Webhook,
+  AdmissionDeniedError,
+  webhookPath,
+  allowed,
+  denied,
+  errored,
+  patched,
+  DEFAULT_WEBHOOK_BIND_ADDRESS,
+  DEFAULT_WEBHOOK_CERT_DIR,
+} from './webhook/index.js';
+export type {
+  WebhookServerOptions,
+  WebhookOptions,
+  Defaulter,
+  Validator,
+  Warnings,
+  AdmissionHandler,
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionStatus,
+  AdmissionUserInfo,
+} from './webhook/index.js';
 export type { ManagerOptions, HealthCheck } from './manager/index.js';
 
 // Embedded authority (the no-cluster Kubernetes API; the test cluster of this project)

@@ -19,6 +19,8 @@ import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { isDisabled } from './bind.js';
 import { HealthProbeServer, type HealthCheck } from './health.js';
 import { LeaderElector } from './leaderelection.js';
+import { WebhookServer, type WebhookServerOptions } from '../webhook/server.js';
+import { Webhook } from '../webhook/for-kind.js';
 import { after } from '../util/timers.js';
 import { includePromClientCopies, type PromClientCopy } from '../metrics/prom-client-copies.js';
 
@@ -30,6 +32,11 @@ let promClientCopiesReported = false;
 export interface ManagerOptions {
   /** The metrics server (contract B). Default: `:8443`, HTTPS, self-signed; `bindAddress: '0'` disables it. */
   metrics?: MetricsOptions;
+  /**
+   * The webhook server: default `:9443`, the certificate from `<os.tmpdir()>/k8s-webhook-server/serving-certs`. It
+   * starts only when a webhook is added (or a path registered on {@link Manager.webhookServer}).
+   */
+  webhook?: WebhookServerOptions;
   /** Address of `/healthz` and `/readyz` (plain HTTP), e.g. `:8081`. Absent, empty or `0`: no probe server. */
   healthProbeBindAddress?: string;
   /** kubeconfig file to load when `restConfig` is not given (else `KUBECONFIG`, in-cluster, `~/.kube/config`). */
@@ -82,6 +89,7 @@ export class Manager {
   private _restConfig: RestConfig | undefined;
   private _metricsServer: MetricsServer | undefined;
   private _health: HealthProbeServer | undefined;
+  private _webhookServer: WebhookServer | undefined;
   private informers: InformerSet | undefined;
   private events: EventBroadcaster | undefined;
   private elector: LeaderElector | undefined;
@@ -115,14 +123,37 @@ export class Manager {
     this.readyPromise.catch(() => undefined);
   }
 
-  /** Adds a controller; controllers must be added before {@link start}. */
-  add(controller: Controller): this {
+  /**
+   * Adds a controller, or a {@link Webhook} (its paths are registered on {@link webhookServer}); both before
+   * {@link start}.
+   */
+  add(controller: Controller | Webhook<object>): this {
+    if (controller instanceof Webhook) return this.addWebhook(controller);
     if (this.startedFlag) throw new ManagerError(`cannot add controller ${controller.name}: the manager is already started`);
     if (this.controllers.some((c) => c.name === controller.name)) {
       throw new ManagerError(`a controller named ${controller.name} was already added: controller names must be unique (they label the metrics)`);
     }
     this.controllers.push(controller);
     return this;
+  }
+
+  private addWebhook(webhook: Webhook<object>): this {
+    if (this.startedFlag) throw new ManagerError(`cannot add the webhook for ${webhook.opts.for.kind}: the manager is already started`);
+    const server = this.webhookServer;
+    const handlers = webhook.handlers();
+    const taken = handlers.map(([path]) => path).filter((path) => server.paths.includes(path));
+    if (taken.length) throw new ManagerError(`a webhook is already registered at ${taken.join(' and ')}: one defaulter and one validator per kind (or give custom paths)`);
+    for (const [path, handler] of handlers) server.register(path, handler);
+    return this;
+  }
+
+  /**
+   * The webhook server (made on first use, as controller-runtime's `GetWebhookServer`). Register raw admission
+   * handlers on it; it starts with the manager once it has a path. `url` is its bound address once started.
+   */
+  get webhookServer(): WebhookServer {
+    this._webhookServer ??= new WebhookServer(this.opts.webhook, this.log.child('webhook'));
+    return this._webhookServer;
   }
 
   /** Adds a liveness check served on `/healthz` (the informer check is built in). */
@@ -324,6 +355,8 @@ export class Manager {
         const pending = informers.all().filter((i) => !i.synced).map((i) => i.path);
         if (pending.length) return new Error(`caches not synced: ${pending.join(', ')}`);
       });
+      const webhooks = this._webhookServer;
+      if (webhooks && webhooks.paths.length > 0) health.readyz.add('webhook', webhooks.startedCheck());
       for (const [n, c] of this.extraHealthz) health.healthz.add(n, c);
       for (const [n, c] of this.extraReadyz) health.readyz.add(n, c);
       await health.start().catch((err: Error) => {
@@ -331,6 +364,17 @@ export class Manager {
       });
       this._health = health;
       this.log.info('health probes are serving', { url: health.url });
+    }
+
+    // 4b. webhooks (every replica serves them, leader or not), before the caches: a conversion webhook may be
+    // needed by the manager's own first list
+    const webhooks = this._webhookServer;
+    if (webhooks && webhooks.paths.length > 0) {
+      try {
+        await webhooks.start();
+      } catch (err) {
+        throw new ManagerError(`failed to start webhook server: ${(err as Error).message}`);
+      }
     }
 
     // 5. leader election
@@ -413,6 +457,10 @@ export class Manager {
       this.electorStop?.abort();
       await this.renewing;
       await this.elector.release();
+    }
+    if (this._webhookServer?.port) {
+      this.log.info('Stopping and waiting for webhooks');
+      await Promise.race([this._webhookServer.stop(), new Promise<void>((r) => after(left(), r))]);
     }
     if (this._health) {
       this.log.info('Stopping health probe server');

@@ -9,7 +9,6 @@
  * as a reconciler's panic) is recovered: 500 `panic: … [recovered]`, counted in
  * `controller_runtime_webhook_panics_total`.
  */
-import jsonpatch from 'fast-json-patch';
 import { isPanic } from '../controller/errors.js';
 import { allowed, denied, errored, type AdmissionHandler, type AdmissionRequest, type AdmissionResponse, type AdmissionStatus } from './admission.js';
 
@@ -101,6 +100,16 @@ function denialOf(err: unknown, warnings: string[] = []): AdmissionResponse {
   return warnings.length ? { ...r, warnings } : r;
 }
 
+/** fast-json-patch, loaded on the first defaulting request (a manager without webhooks never loads it). */
+let jsonPatch: Promise<typeof import('fast-json-patch')> | undefined;
+async function compare(from: object, to: object): Promise<unknown[]> {
+  jsonPatch ??= import('fast-json-patch');
+  const mod = await jsonPatch;
+  // a CommonJS package: its functions are on the default export under ESM
+  const compareFn = (mod as unknown as { default?: typeof mod }).default?.compare ?? mod.compare;
+  return compareFn(from, to);
+}
+
 /** A deep copy of JSON (the object the defaulter may change; the request's stays as sent). */
 function copy<T>(v: T): T {
   return structuredClone(v);
@@ -130,7 +139,7 @@ export function defaultingHandler<T extends object>(defaulter: Defaulter<T>): Ad
     } catch (err) {
       return denialOf(err);
     }
-    const patches = jsonpatch.compare(sent, obj);
+    const patches = await compare(sent, obj);
     return patches.length ? { ...allowed(), patches } : allowed();
   };
 }
