@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { metrics } from '../../src/index.js';
 import { clientGolang, clientGolangBinary } from '../helpers/client-golang.js';
+import { webhookLatency } from '../../src/webhook/metrics.js';
 
 const PYTHON = '/usr/bin/python3';
 let work: string;
@@ -88,6 +89,9 @@ function ours(): metrics.Registry {
   const linear = new metrics.Histogram({ name: 'diff_linear', help: 'Linear buckets', buckets: metrics.linearBuckets(0.1, 0.1, 10), registers });
   const exponential = new metrics.Histogram({ name: 'diff_exponential', help: 'Exponential buckets', buckets: metrics.exponentialBuckets(0.001, 2.5, 8), registers });
   const unordered = new metrics.Histogram({ name: 'diff_unordered_seconds', help: 'Labels declared z, a', labelNames: ['z', 'a'], buckets: [0.5, 1], registers });
+  // the buckets controller_runtime_webhook_latency_seconds uses (src/webhook/metrics.ts)
+  const webhook = new metrics.Histogram({ name: 'diff_webhook_latency_seconds', help: 'Histogram of the latency of processing admission requests', labelNames: ['webhook'], buckets: webhookLatency.buckets, registers });
+  webhook.labels('/mutate-cache-example-com-v1alpha1-memcached').observe(0.00042);
   for (const v of observations) {
     def.labels('get').observe(v);
     linear.observe(v);
@@ -242,8 +246,8 @@ test('protobuf: counters and histograms carry their creation time as created_tim
   const after = Date.now();
   const lines = (await clientGolang(['created'], await (await r.collect()).bytes('protobuf'))).toString('utf8').trim().split('\n');
   const names = new Set(lines.map((l) => l.slice(0, l.indexOf('{'))));
-  assert.deepEqual([...names].sort(), ['diff_default_seconds', 'diff_events', 'diff_exponential', 'diff_linear', 'diff_requests_total', 'diff_restarts', 'diff_unordered_seconds']);
-  assert.equal(lines.length, 4 + 1 + 2 + 2 + 1 + 1 + 1, 'one per counter and histogram series, none for gauges');
+  assert.deepEqual([...names].sort(), ['diff_default_seconds', 'diff_events', 'diff_exponential', 'diff_linear', 'diff_requests_total', 'diff_restarts', 'diff_unordered_seconds', 'diff_webhook_latency_seconds']);
+  assert.equal(lines.length, 4 + 1 + 2 + 2 + 1 + 1 + 1 + 1, 'one per counter and histogram series, none for gauges');
   for (const l of lines) {
     const [, sec, nanos] = /\} (\d+) (\d+)$/.exec(l)!;
     const ms = Number(sec) * 1000 + Number(nanos) / 1e6;

@@ -6,12 +6,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdmissionDeniedError, Webhook, WebhookServer, webhookPath } from '../../src/webhook/index.js';
 import { generateCA, issueServingCert, type CertKeyPair } from '../helpers/certs.js';
+import { admit } from '../helpers/admission.js';
 
 interface Memcached {
   apiVersion: string;
@@ -22,26 +22,6 @@ interface Memcached {
 
 const MEMCACHED = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' };
 const m = (spec: Memcached['spec'], name = 'm1'): Memcached => ({ ...MEMCACHED, metadata: { name, namespace: 'default' }, spec });
-
-function admit(url: string, path: string, req: Record<string, unknown>, ca: string): Promise<{ allowed: boolean; status: Record<string, unknown>; patch?: unknown[]; warnings?: string[]; uid: string }> {
-  const body = JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: { uid: 'u-1', kind: { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached' }, resource: { group: 'cache.example.com', version: 'v1alpha1', resource: 'memcacheds' }, operation: 'CREATE', userInfo: { username: 'alice' }, ...req },
-  });
-  return new Promise((resolve, reject) => {
-    const r = request(`${url}${path}`, { method: 'POST', ca, agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-      res.on('end', () => {
-        const response = JSON.parse(text).response;
-        resolve({ ...response, patch: response.patch ? JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) : undefined });
-      });
-    });
-    r.on('error', reject);
-    r.end(body);
-  });
-}
 
 describe("controller-runtime's paths for a kind", () => {
   test('group dots become dashes, the kind is lower-cased, the core group leaves a double dash', () => {

@@ -6,7 +6,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { request } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,27 +13,11 @@ import { Manager, Webhook } from '../../src/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { generateCA, issueServingCert, type CertKeyPair } from '../helpers/certs.js';
 import { httpsGet } from '../controller/helpers/exposition.js';
+import { admit } from '../helpers/admission.js';
 
 interface Memcached {
   metadata: { name: string };
   spec: { image?: string; size?: number };
-}
-
-function admit(url: string, path: string, object: unknown, ca: string): Promise<{ allowed: boolean; patch?: string; warnings?: string[] }> {
-  const body = JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: { uid: 'u-9', kind: { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached' }, operation: 'CREATE', userInfo: {}, object },
-  });
-  return new Promise((resolve, reject) => {
-    const r = request(`${url}${path}`, { method: 'POST', ca, agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-      res.on('end', () => resolve(JSON.parse(text).response));
-    });
-    r.on('error', reject);
-    r.end(body);
-  });
 }
 
 function readyz(url: string): Promise<{ status: number; text: string }> {
@@ -88,9 +71,9 @@ describe('webhooks in the manager', () => {
       await mgr.ready();
       const url = mgr.webhookServer.url;
       assert.match(url, /^https:\/\/127\.0\.0\.1:\d+$/);
-      const mutated = await admit(url, '/mutate-cache-example-com-v1alpha1-memcached', { metadata: { name: 'm' }, spec: {} }, ca.certPem);
-      assert.deepEqual(JSON.parse(Buffer.from(mutated.patch!, 'base64').toString('utf8')), [{ op: 'add', path: '/spec/image', value: 'memcached:1.6.26-alpine3.19' }]);
-      const warned = await admit(url, '/validate-cache-example-com-v1alpha1-memcached', { metadata: { name: 'm' }, spec: { size: 3 } }, ca.certPem);
+      const mutated = await admit(url, '/mutate-cache-example-com-v1alpha1-memcached', { object: { metadata: { name: 'm' }, spec: {} } }, ca.certPem);
+      assert.deepEqual(mutated.patch, [{ op: 'add', path: '/spec/image', value: 'memcached:1.6.26-alpine3.19' }]);
+      const warned = await admit(url, '/validate-cache-example-com-v1alpha1-memcached', { object: { metadata: { name: 'm' }, spec: { size: 3 } } }, ca.certPem);
       assert.deepEqual(warned.warnings, ['spec.size is at its maximum (3)']);
       const ready = await readyz(mgr.healthProbeServer!.url);
       assert.equal(ready.status, 200, ready.text);
@@ -102,7 +85,7 @@ describe('webhooks in the manager', () => {
       stop.abort();
       await running;
     }
-    await assert.rejects(admit(mgr.webhookServer.url, '/validate-cache-example-com-v1alpha1-memcached', {}, ca.certPem), 'stopped with the manager');
+    await assert.rejects(admit(mgr.webhookServer.url, '/validate-cache-example-com-v1alpha1-memcached', { object: {} }, ca.certPem), 'stopped with the manager');
   });
 
   test('no webhook: no webhook port is opened and no certificate is needed', async () => {
