@@ -9,7 +9,8 @@
  * · --peers=go,prom-client,ours · --variants=ours,ours-nofilter,ours-control (measure only these variant keys;
  * ours-control, the A/A control of the filter-cost baseline, runs only when named here) · --no-footprint (skip
  * issue 33's start-up cells: import time and RSS, the quick-start manager's time to its first scrape; see
- * bench/lib/footprint.ts).
+ * bench/lib/footprint.ts) · --no-admission / --admission-only (the example defaulter's admission requests/s and
+ * latency at 1 and 8 connections; bench/lib/admission.ts).
  * Environment: CTRLMETRICS_BENCH_FROM=src (library from src/ via tsx instead of dist/), CTRLMETRICS_BENCH_CPU_PROF=DIR
  * (our server writes a V8 CPU profile there), CTRLMETRICS_BENCH_PEERS (peers directory, default ../shared/bench).
  */
@@ -27,6 +28,7 @@ import { countSampleLines, scrape } from './lib/scrape.js';
 import { buildGoPeer, libEnv, prepareLib, REPO_ROOT, startGo, startOurs, startPromClient, type ManagerAccess, type PreparedLib, type RunningServer } from './lib/servers.js';
 import { runWrk } from './lib/wrk.js';
 import { measureFootprint, type FootprintResult } from './lib/footprint.js';
+import { measureAdmission, type AdmissionResult } from './lib/admission.js';
 import { startTestCluster, type TestCluster } from '../test/helpers/cluster.js';
 
 const SERVER_CPU = '0';
@@ -45,6 +47,8 @@ interface Settings {
   load: boolean;
   /** Issue 33's start-up cells (fresh processes). */
   footprint: boolean;
+  /** The example defaulter's admission throughput and latency. */
+  admission: boolean;
   pin: boolean;
   /** Which peers run: go, prom-client, ours (ours = the ours, ours-text, ours-nofilter and ours-control variants). */
   peers: string[];
@@ -59,7 +63,7 @@ function parseArgs(argv: string[]): Settings {
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/run.ts`);
     flags.set(m[1]!, m[2] ?? 'true');
   }
-  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants', 'no-footprint'];
+  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants', 'no-footprint', 'no-admission', 'admission-only'];
   for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
   const quick = flags.has('quick');
   const num = (k: string, d: number) => {
@@ -82,9 +86,10 @@ function parseArgs(argv: string[]): Settings {
     c8: num('c8', quick ? 2 : 5),
     c1: num('c1', quick ? 1 : 3),
     warmup: num('warmup', quick ? 1 : 2),
-    micro: !flags.has('no-micro'),
-    load: !flags.has('micro-only'),
-    footprint: !flags.has('micro-only') && !flags.has('no-footprint'),
+    micro: !flags.has('no-micro') && !flags.has('admission-only'),
+    load: !flags.has('micro-only') && !flags.has('admission-only'),
+    footprint: !flags.has('micro-only') && !flags.has('no-footprint') && !flags.has('admission-only'),
+    admission: !flags.has('micro-only') && !flags.has('no-admission'),
     pin: !flags.has('no-pin'),
     peers: (flags.get('peers') ?? 'go,prom-client,ours').split(','),
     only: flags.get('variants')?.split(','),
@@ -236,6 +241,7 @@ async function main(): Promise<void> {
   const cleanup: Array<() => Promise<void> | void> = [];
   let micro: MicroResult | undefined;
   let footprint: FootprintResult | undefined;
+  let admission: AdmissionResult | undefined;
   try {
     const lib = await prepareLib();
     cleanup.push(() => rmSync(dirname(lib.script('servers/eld-probe.ts')), { recursive: true, force: true }));
@@ -302,6 +308,11 @@ async function main(): Promise<void> {
       progress(`footprint: ${reps} fresh processes of each kind`);
       footprint = await measureFootprint(cluster, reps, s.pin);
     }
+    if (s.admission) {
+      const seconds = s.quick ? 2 : 10;
+      progress(`admission: the example defaulter at 1 and 8 connections, ${s.reps} rep(s) of ${seconds} s`);
+      admission = await measureAdmission(cluster, [1, 8], s.reps, seconds, s.pin);
+    }
     if (s.micro) {
       progress('micro-benchmarks');
       micro = await runMicro(lib, s, accessFile, tokenFile);
@@ -327,6 +338,7 @@ async function main(): Promise<void> {
     startRssMb,
     settledRssMb,
     footprint,
+    ...(admission ? { admission } : {}),
     scrapes,
     lint,
     auth: authChecks,

@@ -4,6 +4,7 @@ import type { RunRecord } from './measure.js';
 import { cellKey, type Encoding, type SizeName } from './matrix.js';
 import { fmt, fmtPaired, median, pairedRatios, ratio } from './stats.js';
 import { footprintMedian, footprintTable, type FootprintResult } from './footprint.js';
+import { admissionTable, type AdmissionResult } from './admission.js';
 import { OURS_NODE_ARGS } from './servers.js';
 
 /** The one-off checks of a server at one size: what a single scrape returns, and promtool's verdict. */
@@ -55,6 +56,8 @@ export interface BenchResults {
   settledRssMb?: Record<string, Record<string, number>>;
   /** Issue 33's start-up cells (absent with --no-footprint and in older results). */
   footprint?: FootprintResult;
+  /** The example defaulter's admission cells (absent with --no-admission and in older results). */
+  admission?: AdmissionResult;
   scrapes: ScrapeCheck[];
   lint: LintCheck[];
   auth: AuthCheck[];
@@ -448,6 +451,12 @@ export function renderReport(res: BenchResults): string {
     out.push(`### Start-up footprint (${res.footprint.reps} fresh processes of each kind, medians (min–max)${res.footprint.pinned ? ', pinned to CPU 0' : ''})`);
     out.push('');
     out.push(...footprintTable(res.footprint));
+    out.push('');
+  }
+  if (res.admission) {
+    out.push(`### Admission (the example's defaulter, ${res.admission.path}; ${res.admission.durationS} s per run, medians (min–max) of ${res.admission.cells[0]?.reqPerSec.length ?? 0})`);
+    out.push('');
+    out.push(...admissionTable(res.admission));
     out.push('');
   }
   if (res.micro) {
