@@ -18,7 +18,7 @@ import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { CertWatcher } from '../certwatcher/certwatcher.js';
 import { parseBindAddress } from '../manager/bind.js';
 import { ConnectionGuard } from '../metrics/server/connection-guard.js';
-import { ConnectionTracker } from '../metrics/server/connections.js';
+import { ConnectionTracker, boundUrl, closeGracefully } from '../metrics/server/connections.js';
 import { resolveServingTls } from '../metrics/server/tls.js';
 import type { TlsConfig } from '../metrics/server/types.js';
 import { answerPlainHttp } from '../util/plain-http.js';
@@ -98,10 +98,7 @@ export class WebhookServer {
 
   /** `https://host:port` of the bound address ('' before start). */
   get url(): string {
-    const a = this.address;
-    if (!a) return '';
-    const host = a.family === 'IPv6' ? `[${a.address === '::' ? '::1' : a.address}]` : a.address === '0.0.0.0' ? '127.0.0.1' : a.address;
-    return `https://${host}:${a.port}`;
+    return this.address ? boundUrl(this.address, 'https') : '';
   }
 
   /** The registered paths. */
@@ -261,14 +258,8 @@ export class WebhookServer {
     const timeoutMs = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
     this.log.info('Shutting down webhook server', { timeoutMs });
     this.watcher?.stop();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    this.tracker?.drain();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([closed.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
-    clearTimeout(timer);
-    if (timedOut) {
-      this.tracker?.destroyAll();
-      await closed;
+    if (await closeGracefully(server as NetServer, this.tracker, timeoutMs)) {
+      this.log.warn('in-flight admission requests did not finish in time: their connections were closed', { timeoutMs });
     }
   }
 }

@@ -11,6 +11,7 @@ import { leaderElectionNamespace } from '../../src/manager/manager.js';
 import { Controller } from '../../src/controller/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
+import { errorLines } from '../helpers/log-capture.js';
 
 let cluster: TestCluster;
 let proxy: FaultProxy;
@@ -202,19 +203,6 @@ describe('the Lease namespace, as controller-runtime decides it', () => {
 });
 
 describe('failed Lease calls are logged as client-go logs them', () => {
-  /** A logger that keeps the error lines. */
-  function errorLog() {
-    const lines: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
-    const logger = {
-      debug: () => undefined,
-      info: () => undefined,
-      warn: () => undefined,
-      error: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, fields }),
-      child: () => logger,
-    } as unknown as import('../../src/util/log.js').Logger;
-    return { lines, logger };
-  }
-
   /** A client acting as a service account whose Role in `ns` has these rules (by default: ConfigMaps, no Leases). */
   async function withoutLeaseRights(ns: string, rules: unknown[] = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }]): Promise<KubeClient> {
     const token = await cluster.serviceAccountToken(ns, 'manager');
@@ -237,7 +225,7 @@ describe('failed Lease calls are logged as client-go logs them', () => {
   test('a 403 on the Lease read is an error line naming the lease, the service account and the reason; an identical one is repeated at most once per retry period', async () => {
     const ns = 'le-forbidden';
     const client = await withoutLeaseRights(ns);
-    const { lines, logger } = errorLog();
+    const { lines, logger } = errorLines();
     let now = 0;
     const e = new LeaderElector(client, { id: 'locked-out', namespace: ns, identity: 'x', leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 100, logger, now: () => now });
     const stop = new AbortController();
@@ -267,7 +255,7 @@ describe('failed Lease calls are logged as client-go logs them', () => {
   test('a Lease that may be read but not created: "error initially creating leader election record" with the API\'s message', async () => {
     const ns = 'le-no-create';
     const client = await withoutLeaseRights(ns, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] }]);
-    const { lines, logger } = errorLog();
+    const { lines, logger } = errorLines();
     const e = new LeaderElector(client, { id: 'cannot-create', namespace: ns, identity: 'x', leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 100, logger });
     const stop = new AbortController();
     const acquiring = e.acquire(stop.signal);

@@ -2,7 +2,20 @@
  * Captures every log line of the process at debug level, so a suite can assert that no secret it used (bearer
  * tokens, private keys, raw Authorization values) ever reached a log line, at any level.
  */
-import { setLogLevel, setLogSink } from '../../src/util/log.js';
+import { setLogLevel, setLogSink, type Logger } from '../../src/util/log.js';
+
+/** A logger that keeps only its error lines (and its children's), for a component given a logger of its own. */
+export function errorLines(): { lines: Array<{ msg: string; fields?: Record<string, unknown> }>; logger: Logger } {
+  const lines: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
+  const logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: () => undefined,
+    error: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, fields }),
+    child: () => logger,
+  } as unknown as Logger;
+  return { lines, logger };
+}
 
 export class LogCapture {
   readonly lines: string[] = [];

@@ -15,25 +15,13 @@ import type { RestConfig } from '../../src/kube/config.js';
 import type { Logger } from '../../src/util/log.js';
 import { run, runCli } from '../helpers/process.js';
 import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { errorLines } from '../helpers/log-capture.js';
 
 const PROJECT = 'rle';
 const NS = `${PROJECT}-system`;
 const SA = `${PROJECT}-controller-manager`;
 const LEASE_ID = 'rle-lock.my.domain';
 const TIMING = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 1_000 };
-
-/** A logger that keeps error lines (the manager's and its children's). */
-function errorLog(): { lines: Array<{ msg: string; fields?: Record<string, unknown> }>; logger: Logger } {
-  const lines: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
-  const logger = {
-    debug: () => undefined,
-    info: () => undefined,
-    warn: () => undefined,
-    error: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, fields }),
-    child: () => logger,
-  } as unknown as Logger;
-  return { lines, logger };
-}
 
 describe('leader election of a scaffolded project on a real cluster', { skip: REAL_KUBE_SKIP, timeout: 120_000 }, () => {
   let kube: RealKube;
@@ -65,7 +53,7 @@ describe('leader election of a scaffolded project on a real cluster', { skip: RE
   });
 
   test('with the project\'s namespace: the scaffold\'s leader-election Role lets the service account take the Lease', async () => {
-    const { lines, logger } = errorLog();
+    const { lines, logger } = errorLines();
     const mgr = newManager({ leaderElectionNamespace: NS, logger });
     const stop = new AbortController();
     const running = mgr.start(stop.signal);
@@ -81,7 +69,7 @@ describe('leader election of a scaffolded project on a real cluster', { skip: RE
   });
 
   test('in a namespace the Role does not reach: the 403 is an error line within one retry period, naming the service account', async () => {
-    const { lines, logger } = errorLog();
+    const { lines, logger } = errorLines();
     const mgr = newManager({ leaderElectionNamespace: 'default', logger });
     const stop = new AbortController();
     const running = mgr.start(stop.signal);

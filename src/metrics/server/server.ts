@@ -15,7 +15,7 @@ import { KubeClient } from '../../kube/client.js';
 import { isDisabled, parseBindAddress } from '../../manager/bind.js';
 import { createLogger, type Logger } from '../../util/log.js';
 import { registry } from '../index.js';
-import { ConnectionTracker } from './connections.js';
+import { ConnectionTracker, boundUrl, closeGracefully } from './connections.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { answerPlainHttp } from '../../util/plain-http.js';
 import { sendText } from './respond.js';
@@ -105,10 +105,7 @@ class HttpMetricsServer implements MetricsServer {
   }
 
   get url(): string {
-    const a = this.address;
-    if (!a) return '';
-    const host = a.family === 'IPv6' ? `[${a.address === '::' ? '::1' : a.address}]` : a.address === '0.0.0.0' ? '127.0.0.1' : a.address;
-    return `${this.secure ? 'https' : 'http'}://${host}:${a.port}`;
+    return this.address ? boundUrl(this.address, this.secure ? 'https' : 'http') : '';
   }
 
   addExtraHandler(path: string, handler: Handler): void {
@@ -250,18 +247,8 @@ class HttpMetricsServer implements MetricsServer {
     const timeoutMs = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
     this.log.info('Shutting down metrics server', { timeoutMs });
     this.watcher?.stop();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    this.tracker?.drain();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      closed.then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    if (timedOut) {
-      this.log.warn('in-flight metrics requests did not finish in time: closing their connections', { timeoutMs });
-      this.tracker?.destroyAll();
-      await closed;
+    if (await closeGracefully(server as NetServer, this.tracker, timeoutMs)) {
+      this.log.warn('in-flight metrics requests did not finish in time: their connections were closed', { timeoutMs });
     }
     this.filter?.close?.();
     this.ownClient?.close();
