@@ -26,6 +26,8 @@ const TOP_LEVEL: Record<string, string[]> = {
   'rolebindings.rbac.authorization.k8s.io': ['subjects', 'roleRef'],
   'networkpolicies.networking.k8s.io': ['spec'],
   'leases.coordination.k8s.io': ['spec'],
+  'mutatingwebhookconfigurations.admissionregistration.k8s.io': ['webhooks'],
+  'validatingwebhookconfigurations.admissionregistration.k8s.io': ['webhooks'],
   'customresourcedefinitions.apiextensions.k8s.io': ['spec', 'status'],
 };
 

@@ -14,6 +14,7 @@ import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
 import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, managerText, mergeApplied, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ListShapes, type ManagedFieldsEntry, type Scope } from './managed-fields.js';
 import { defaultCustomResource, pruneCustomResource, readCustomResource, schemaListShapes, validateCustomResource } from './crd-schema.js';
 import { checkMetadataShape, defaultPodSpec, validateCRD } from './object-checks.js';
+import { defaultWebhookConfiguration, validateWebhookConfiguration } from './webhook-configurations.js';
 import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
 import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, unsupportedPatchType } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
@@ -248,6 +249,11 @@ export class ObjectService {
     causes.push(...validateLabels(o.metadata.labels));
     causes.push(...validateFinalizers(o.metadata.finalizers, old?.metadata));
     if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') causes.push(...validateCRD(o));
+    if (t.group === 'admissionregistration.k8s.io') {
+      // kube defaults these at decoding, before validation (and the defaults step below finds nothing left to fill)
+      defaultWebhookConfiguration(o, t.resource === 'mutatingwebhookconfigurations');
+      causes.push(...validateWebhookConfiguration(o, t.resource === 'mutatingwebhookconfigurations'));
+    }
     if (t.schema) causes.push(...validateCustomResource(o, t.schema, old, subresource === 'status'));
     if (isRbacResource(t.group, t.resource)) causes.push(...validateRbacObject(t.resource, o));
     if (data === 'ConfigMap') causes.push(...configMapCauses(o));
@@ -751,6 +757,8 @@ export class ObjectService {
           break;
         }
       }
+    } else if (t.group === 'admissionregistration.k8s.io') {
+      defaultWebhookConfiguration(o, t.resource === 'mutatingwebhookconfigurations');
     } else if (t.group === 'apps' && t.resource === 'deployments') {
       const spec = (o.spec = o.spec ?? {});
       spec.replicas = spec.replicas ?? 1;

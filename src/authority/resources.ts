@@ -89,6 +89,9 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true, { nameRule: 'path' }),
   builtin('networking.k8s.io', 'v1', 'networkpolicies', 'NetworkPolicy', true, { shortNames: ['netpol'], generation: true }),
   builtin('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
+  // stored, defaulted and validated; the authority does not call them yet
+  builtin('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false, { categories: ['api-extensions'], generation: true }),
+  builtin('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false, { categories: ['api-extensions'], generation: true }),
   builtin('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, {
     shortNames: ['crd', 'crds'],
     categories: ['api-extensions'],

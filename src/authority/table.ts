@@ -138,6 +138,8 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
     ],
   },
   'leases.coordination.k8s.io': { columns: [{ name: 'Holder', cell: (o) => o.spec?.holderIdentity ?? '' }] },
+  'mutatingwebhookconfigurations.admissionregistration.k8s.io': { columns: [{ name: 'Webhooks', type: 'integer', cell: (o) => list(o.webhooks).length }] },
+  'validatingwebhookconfigurations.admissionregistration.k8s.io': { columns: [{ name: 'Webhooks', type: 'integer', cell: (o) => list(o.webhooks).length }] },
   events: {
     noAge: true,
     noName: true,
