@@ -30,6 +30,8 @@ import { applyObjects, loadManifests } from './apply.js';
 import { CRD_SETS } from './crds.js';
 import { openapiHandler } from './openapi.js';
 import type { UserInfo } from './rbac.js';
+import { WebhookAdmission } from './webhook-admission.js';
+import type { ServiceResolver } from './webhook-call.js';
 
 /** Options of {@link startAuthority}. */
 export interface AuthorityOptions {
@@ -61,6 +63,13 @@ export interface AuthorityOptions {
   compactAfterBytes?: number;
   /** Clock (ms since the epoch) for issuing and checking tokens; tests move it to expire tokens. Default `Date.now`. */
   clock?: () => number;
+  /**
+   * Where admission webhooks referenced by `clientConfig.service` are served: `<namespace>/<name>:<port>` →
+   * `host:port` (e.g. `{'system/webhook-service:443': '127.0.0.1:9443'}`). The call still verifies the certificate
+   * for `<name>.<namespace>.svc`, as kube-apiserver does. A service not listed fails the call (under the webhook's
+   * `failurePolicy`).
+   */
+  webhookServices?: Record<string, string>;
 }
 
 /** A running authority. */
@@ -99,6 +108,18 @@ function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '') return '127.0.0.1';
   if (host === '::') return '[::1]';
   return host.includes(':') ? `[${host}]` : host;
+}
+
+/** The resolver of {@link AuthorityOptions.webhookServices}; a malformed entry fails the start. */
+function serviceResolver(map: Record<string, string>): ServiceResolver {
+  const table = new Map<string, { host: string; port: number }>();
+  for (const [ref, address] of Object.entries(map)) {
+    if (!/^[^/\s]+\/[^/:\s]+:\d+$/.test(ref)) throw new Error(`invalid webhook service ${JSON.stringify(ref)}: expected <namespace>/<name>:<port>`);
+    const { host, port } = parseListen(address);
+    if (!port) throw new Error(`invalid address ${JSON.stringify(address)} of webhook service ${ref}: expected host:port`);
+    table.set(ref, { host: host === '0.0.0.0' ? '127.0.0.1' : host, port });
+  }
+  return (namespace, name, port) => table.get(`${namespace}/${name}:${port}`);
 }
 
 /** Starts the authority. */
@@ -153,6 +174,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
   const authz = new Authorizer(store);
   const reviews = new Reviews({ store, authn, authz, signer, apiAudiences: API_AUDIENCES, now: opts.clock });
   const hub = new WatchHub(store);
+  const webhooks = new WebhookAdmission(store, registry, { resolveService: serviceResolver(opts.webhookServices ?? {}), logger: log });
 
   // A fresh cluster's namespaces and bootstrap RBAC policy; missing bootstrap objects are re-created on every start.
   for (const ns of INITIAL_NAMESPACES) {
@@ -208,6 +230,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     maxRequestsInFlight: opts.maxRequestsInFlight,
     durable: persistence ? () => persistence.durable() : undefined,
+    webhooks,
     logger: log,
   });
   // Bounded: request headers up to 16 KiB (larger: 431), whole headers within 30 s (slow clients cannot hold sockets).

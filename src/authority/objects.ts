@@ -40,6 +40,26 @@ export interface WriteOptions {
   fieldValidation?: string | null;
   /** Receives the `Warning` header values of the write (unknown fields under `Warn`). */
   warnings?: string[];
+  /**
+   * Internal, for admission webhooks: stop where kube-apiserver runs mutating admission and answer the object as
+   * it stands there (decoded and defaulted, a patch applied; not yet validated, no name generated).
+   */
+  untilAdmission?: boolean;
+  /**
+   * Internal, for admission webhooks: the object as mutating admission left it, taken in place of the request's
+   * object at that point; a write whose stored object has changed since fails with a conflict (see
+   * {@link isStaleAdmission}).
+   */
+  admitted?: KubeObject;
+  /** Internal: the name, uid and creation time a create keeps (those validating admission saw). */
+  identity?: { name: string; uid: string; creationTimestamp: string };
+}
+
+const STALE = Symbol('stale admission');
+
+/** Whether an error is the conflict of an admitted write whose object changed while webhooks were called. */
+export function isStaleAdmission(err: unknown): boolean {
+  return err instanceof ApiError && (err as ApiError & { [STALE]?: boolean })[STALE] === true;
 }
 
 /** How a write's object arrived, which decides how a strict unknown field is reported. */
@@ -272,8 +292,13 @@ export class ObjectService {
   /** Creates an object (POST). */
   create(t: ResourceType, ns: string | undefined, body: KubeObject, w: WriteOptions & { via?: Via } = {}): KubeObject {
     this.checkKind(t, body);
-    const o = clone(body);
+    let o = clone(body);
     this.decodeCustom(t, o, w, w.via ?? 'body');
+    if (w.admitted) {
+      o = clone(w.admitted);
+      // fields a webhook added that the schema does not declare are dropped, as kube's decoding drops them
+      this.decodeCustom(t, o, { fieldValidation: 'Ignore' }, 'body');
+    }
     o.apiVersion = apiVersionOf(t);
     o.kind = t.kind;
     o.metadata = o.metadata && typeof o.metadata === 'object' ? o.metadata : {};
@@ -283,6 +308,8 @@ export class ObjectService {
       m.namespace = ns ?? m.namespace;
       if (!m.namespace) throw badRequest('a namespace is required for a namespaced resource');
     } else delete m.namespace;
+    if (w.untilAdmission) return this.present(t, o);
+    if (w.identity) m.name = w.identity.name;
     if (!m.name && m.generateName) {
       let suffix = '';
       for (let i = 0; i < 5; i++) suffix += NAME_CHARS[randomInt(NAME_CHARS.length)];
@@ -292,8 +319,8 @@ export class ObjectService {
     if (t.namespaced) this.requireNamespace(m.namespace);
     const key = typeKey(t);
     if (this.store.get(key, m.namespace, m.name)) throw alreadyExists(t.resource, t.group, m.name);
-    m.uid = randomUUID();
-    m.creationTimestamp = kubeTime();
+    m.uid = w.identity?.uid ?? randomUUID();
+    m.creationTimestamp = w.identity?.creationTimestamp ?? kubeTime();
     delete m.resourceVersion;
     delete m.deletionTimestamp;
     delete m.deletionGracePeriodSeconds;
@@ -407,6 +434,20 @@ export class ObjectService {
   private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions & { subresource?: string; via?: Via }): KubeObject {
     const key = typeKey(t);
     this.decodeCustom(t, next, w, w.via ?? 'body');
+    if (w.admitted) {
+      if (w.admitted.metadata?.resourceVersion !== old.metadata.resourceVersion) {
+        const err = conflict(t.resource, t.group, String(old.metadata.name), 'the object has been modified; please apply your changes to the latest version and try again');
+        throw Object.assign(err, { [STALE]: true });
+      }
+      next = clone(w.admitted);
+      next.metadata = next.metadata && typeof next.metadata === 'object' ? next.metadata : {};
+      this.decodeCustom(t, next, { fieldValidation: 'Ignore' }, 'body');
+      if (w.subresource === 'status') next = { ...clone(old), status: next.status };
+      else if (t.statusSubresource) {
+        if (old.status === undefined) delete next.status;
+        else next.status = clone(old.status);
+      }
+    }
     next.apiVersion = apiVersionOf(t);
     next.kind = t.kind;
     const m = next.metadata;
@@ -422,6 +463,7 @@ export class ObjectService {
     if (old.metadata.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
     else delete m.deletionGracePeriodSeconds;
     const incoming = m.managedFields === undefined ? old.metadata.managedFields : m.managedFields;
+    if (w.untilAdmission) return this.present(t, next);
     delete m.managedFields;
     delete m.selfLink;
     this.validateMeta(t, next, old, w.subresource);

@@ -148,8 +148,9 @@ function parentOf(doc: Json, parts: string[], op: string): { parent: Json; key: 
  * A JSON patch that does not apply (a failed `test`, a missing path): kube-apiserver answers its generic 422 with
  * neither causes nor the patch library's own text (what failed is `_detail`, kept for the reader of this code).
  */
-function patchFailed(_detail: string): ApiError {
-  return new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request');
+/** A JSON patch that does not apply; `detail` says why (what kube-apiserver shows when a webhook's patch fails). */
+function patchFailed(detail: string): ApiError {
+  return Object.assign(new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request'), { detail });
 }
 
 /** RFC 6902 JSON patch. */

@@ -26,6 +26,8 @@ import { admitRbacWrite, isRbacResource } from './rbac-admission.js';
 import { checkFields } from './fields.js';
 import { drainOrClose } from '../util/streams.js';
 import { serveIssuerDiscovery } from './issuer-discovery.js';
+import type { WebhookAdmission } from './webhook-admission.js';
+import { admittedDelete, admittedWrite, type AdmittedWriteRequest } from './admitted-writes.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
 const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
@@ -50,6 +52,8 @@ export interface ServerDeps {
   maxWatches?: number;
   /** Resolves once every change made so far is on disk (absent: in memory, nothing to wait for). */
   durable?: () => Promise<void>;
+  /** Admission webhooks called on writes (absent: none). */
+  webhooks?: WebhookAdmission;
   logger: Logger;
 }
 
@@ -349,6 +353,19 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     ? (next: KubeObject, old: KubeObject | undefined) => admitRbacWrite(d.authz, user, t.resource, next, old)
     : undefined;
   const table = wantsTable(req.headers.accept);
+  const webhooks = d.webhooks?.applies(t) ? d.webhooks : undefined;
+  const admission = (name: string, warnings: string[], isDryRun = dryRun): AdmittedWriteRequest | undefined =>
+    webhooks && { webhooks, objects: d.objects, type: t, namespace: ns, name, subresource: info.subresource ?? '', user, dryRun: isDryRun, warnings };
+  const writeQuery = { fieldManager: q.get('fieldManager'), fieldValidation: q.get('fieldValidation') };
+  // warnings reach the client also when admission refuses the write (kube sends them as they are recorded)
+  const keepingWarnings = async <T>(warnings: string[], write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (err) {
+      warn(res, warnings);
+      throw err;
+    }
+  };
   switch (info.verb) {
     case 'get': {
       const o = d.objects.get(t, ns, info.name);
@@ -397,7 +414,11 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       checkWriteOptions('CreateOptions', q, false);
       const b = await body();
       const warnings = checkFields(t, b, q.get('fieldValidation'));
-      const out = d.objects.create(t, ns, b as KubeObject, { dryRun, admit, manager, fieldValidation: q.get('fieldValidation'), warnings });
+      const w = { dryRun, admit, manager, fieldValidation: q.get('fieldValidation'), warnings };
+      const a = admission('', warnings);
+      const out = a
+        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'CREATE', ...writeQuery }, (extra) => d.objects.create(t, ns, b as KubeObject, { ...w, ...extra })))
+        : d.objects.create(t, ns, b as KubeObject, w);
       warn(res, warnings);
       return sendWritten(d, res, 201, out);
     }
@@ -405,7 +426,11 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       checkWriteOptions('UpdateOptions', q, false);
       const b = await body();
       const warnings = checkFields(t, b, q.get('fieldValidation'));
-      const out = d.objects.update(t, ns, info.name, b as KubeObject, { dryRun, admit, subresource: info.subresource, manager, fieldValidation: q.get('fieldValidation'), warnings });
+      const w = { dryRun, admit, subresource: info.subresource, manager, fieldValidation: q.get('fieldValidation'), warnings };
+      const a = admission(info.name, warnings);
+      const out = a
+        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'UPDATE', ...writeQuery }, (extra) => d.objects.update(t, ns, info.name, b as KubeObject, { ...w, ...extra })))
+        : d.objects.update(t, ns, info.name, b as KubeObject, w);
       warn(res, warnings);
       return sendWritten(d, res, 200, out);
     }
@@ -415,7 +440,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const existed = !!d.objects.peek(t, ns, info.name);
       const b = await body();
       const warnings = checkFields(t, b, q.get('fieldValidation'));
-      const out = d.objects.patch(t, ns, info.name, ct, b, {
+      const w = {
         dryRun,
         admit,
         subresource: info.subresource,
@@ -424,7 +449,11 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
         force: q.get('force') === 'true',
         fieldValidation: q.get('fieldValidation'),
         warnings,
-      });
+      };
+      const a = admission(info.name, warnings);
+      const out = a
+        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: existed ? 'UPDATE' : 'CREATE', ...writeQuery }, (extra) => d.objects.patch(t, ns, info.name, ct, b, { ...w, ...extra })))
+        : d.objects.patch(t, ns, info.name, ct, b, w);
       warn(res, warnings);
       return sendWritten(d, res, existed ? 200 : 201, out);
     }
@@ -439,10 +468,27 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       });
       if (bad) throw bad;
       const pre = opts.preconditions as { uid?: string; resourceVersion?: string } | undefined;
-      return sendWritten(d, res, 200, d.objects.delete(t, ns, info.name, { dryRun: dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All')), preconditions: pre }));
+      const isDryRun = dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All'));
+      const remove = () => d.objects.delete(t, ns, info.name, { dryRun: isDryRun, preconditions: pre });
+      const warnings: string[] = [];
+      const a = admission(info.name, warnings, isDryRun);
+      const out = a ? await keepingWarnings(warnings, () => admittedDelete({ ...a, deleteOptions: { ...opts, ...(isDryRun ? { dryRun: ['All'] } : {}) } }, remove)) : remove();
+      warn(res, warnings);
+      return sendWritten(d, res, 200, out);
     }
-    case 'deletecollection':
-      return sendWritten(d, res, 200, d.objects.deleteCollection(t, ns, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') }, { dryRun }));
+    case 'deletecollection': {
+      const sel = { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') };
+      if (!webhooks) return sendWritten(d, res, 200, d.objects.deleteCollection(t, ns, sel, { dryRun }));
+      // each object's delete goes through admission, as kube's collection delete admits each one
+      const warnings: string[] = [];
+      const { items } = d.objects.list(t, ns, sel);
+      for (const o of items) {
+        const each = { ...admission(String(o.metadata.name), warnings)!, namespace: t.namespaced ? String(o.metadata.namespace) : undefined };
+        await admittedDelete({ ...each, deleteOptions: dryRun ? { dryRun: ['All'] } : {} }, () => d.objects.delete(t, each.namespace, each.name, { dryRun }));
+      }
+      warn(res, warnings);
+      return sendWritten(d, res, 200, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion: d.objects.list(t, ns, {}).resourceVersion }, items });
+    }
     default:
       throw methodNotAllowed();
   }

@@ -10,6 +10,7 @@
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 import { KubeApiError, KubeClient } from '../../src/kube/client.js';
 import type { RestConfig } from '../../src/kube/config.js';
+import type { Logger } from '../../src/util/log.js';
 
 /** An API server to test against, the authority or a real one, with an admin client and identity helpers. */
 export interface ApiCluster {
@@ -66,8 +67,8 @@ async function createIfMissing(c: KubeClient, path: string, body: unknown): Prom
 }
 
 /** Starts the authority (in memory, or on `stateDir`) and returns the helpers. Always `stop()` it in `after`. */
-export async function startTestCluster(opts: { stateDir?: string; clock?: () => number; crds?: string[] } = {}): Promise<TestCluster> {
-  const authority = await startAuthority({ listen: '127.0.0.1:0', stateDir: opts.stateDir, clock: opts.clock, crds: opts.crds });
+export async function startTestCluster(opts: { stateDir?: string; clock?: () => number; crds?: string[]; webhookServices?: Record<string, string>; logger?: Logger } = {}): Promise<TestCluster> {
+  const authority = await startAuthority({ listen: '127.0.0.1:0', stateDir: opts.stateDir, clock: opts.clock, crds: opts.crds, webhookServices: opts.webhookServices, logger: opts.logger });
   const admin = new KubeClient({ ...authority.restConfig, qps: 1000, burst: 1000 });
   const helpers = clusterHelpers(admin, authority.url, authority.caPem, authority.kubeconfig, async () => {
     admin.close();
