@@ -92,6 +92,7 @@ export interface Authority {
 
 export { API_AUDIENCES };
 export { CRD_SETS, type CrdSet } from './crds.js';
+export { installWebhooks, type InstallWebhooksOptions, type InstalledWebhooks } from './install-webhooks.js';
 
 const MAX_HEADER_BYTES = 16 * 1024;
 
