@@ -57,6 +57,19 @@ export interface WriteOptions {
 
 const STALE = Symbol('stale admission');
 
+/**
+ * Go's `omitempty` on ObjectMeta's maps and lists: a built-in object decoded into its type and encoded again has
+ * no empty `labels`, `annotations`, `finalizers` or `ownerReferences` (what its webhooks and readers then see).
+ */
+function dropEmptyMeta(t: ResourceType, o: KubeObject): void {
+  const m = o.metadata;
+  if (t.crd || !m || typeof m !== 'object') return;
+  for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
+    const v = m[k];
+    if (v === null || (Array.isArray(v) && v.length === 0) || (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0)) delete m[k];
+  }
+}
+
 /** Whether an error is the conflict of an admitted write whose object changed while webhooks were called. */
 export function isStaleAdmission(err: unknown): boolean {
   return err instanceof ApiError && (err as ApiError & { [STALE]?: boolean })[STALE] === true;
@@ -308,6 +321,7 @@ export class ObjectService {
       m.namespace = ns ?? m.namespace;
       if (!m.namespace) throw badRequest('a namespace is required for a namespaced resource');
     } else delete m.namespace;
+    dropEmptyMeta(t, o);
     if (w.untilAdmission) return this.present(t, o);
     if (w.identity) m.name = w.identity.name;
     if (!m.name && m.generateName) {
@@ -463,6 +477,7 @@ export class ObjectService {
     if (old.metadata.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
     else delete m.deletionGracePeriodSeconds;
     const incoming = m.managedFields === undefined ? old.metadata.managedFields : m.managedFields;
+    dropEmptyMeta(t, next);
     if (w.untilAdmission) return this.present(t, next);
     delete m.managedFields;
     delete m.selfLink;
