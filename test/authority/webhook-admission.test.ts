@@ -133,6 +133,35 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     assert.equal(typeof line?.fields?.durationMs, 'number');
   });
 
+  test('every kind of write goes through admission and is stored as without it: apply (creating and updating), patch, label, replace', async () => {
+    hook.on('/seen', () => ({ response: { allowed: true } }));
+    await install('validating', 'seen', [webhook('seen.example.com', '/seen')]);
+    // the same writes in NS (through the webhook) and in default (which no webhook selects)
+    const writes = async (ns: string) => {
+      const applied = (v: string) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'writes', namespace: ns }, data: { v } });
+      for (const [args, input] of [
+        [['apply', '--server-side', '-f', '-'], applied('1')],
+        [['apply', '--server-side', '-f', '-'], applied('2')],
+        [['patch', 'configmap', 'writes', '-n', ns, '--type=json', '-p', '[{"op":"add","path":"/data/w","value":"x"}]']],
+        [['label', 'configmap', 'writes', '-n', ns, 'l=1']],
+      ] as Array<[string[], string?]>) {
+        const r = await kubectl(args, input);
+        assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+      }
+      const path = `/api/v1/namespaces/${ns}/configmaps/writes`;
+      const got = await cluster.admin.get<Record<string, any>>(path); // eslint-disable-line @typescript-eslint/no-explicit-any
+      const replaced = await cluster.admin.replace<Record<string, any>>(path, { ...got, data: { ...got.data, v: '3' } }); // eslint-disable-line @typescript-eslint/no-explicit-any
+      await cluster.admin.delete(path);
+      const { uid: _u, creationTimestamp: _c, resourceVersion: _r, namespace: _n, managedFields, ...meta } = replaced.metadata;
+      return { meta, data: replaced.data, fields: managedFields.map((f: Record<string, unknown>) => ({ ...f, time: undefined })) };
+    };
+    const through = await writes(NS);
+    const direct = await writes('default');
+    assert.deepEqual(through, direct);
+    assert.deepEqual(through.data, { v: '3', w: 'x' });
+    assert.deepEqual(hook.callsTo('/seen').map((c) => c.review.request.operation), ['CREATE', 'UPDATE', 'UPDATE', 'UPDATE', 'UPDATE']);
+  });
+
   test('denials: the webhook name and message, its code raised to at least 400, its reason and causes kept', async () => {
     hook.on('/deny-200', () => ({ response: { allowed: false, status: { code: 200, message: 'not today' } } }));
     await install('validating', 'v', [webhook('deny.example.com', '/deny-200')]);
@@ -295,6 +324,13 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     await install('validating', 'svc', [{ ...webhook('nosvc.example.com', '/svc'), clientConfig: { service: { namespace: 'webhook-system', name: 'unknown', path: '/svc' }, caBundle: hook.caBundle } }]);
     const gone = await rejection(cluster.admin.create(cms, configMap('svc')));
     assert.equal(gone.message, 'Internal error occurred: failed calling webhook "nosvc.example.com": failed to call webhook: Post "https://unknown.webhook-system.svc:443/svc?timeout=10s": services "unknown" not found');
+  });
+
+  test('a caBundle holding the serving certificate itself (as envtest writes it) is trusted, as Go trusts it', async () => {
+    hook.on('/leaf', () => ({ response: { allowed: false, status: { message: 'reached' } } }));
+    await install('validating', 'leaf', [{ ...webhook('leaf.example.com', '/leaf'), clientConfig: { url: `${hook.url}/leaf`, caBundle: hook.leafBundle } }]);
+    const e = await rejection(cluster.admin.create(cms, configMap('leaf')));
+    assert.equal(e.message, 'admission webhook "leaf.example.com" denied the request: reached');
   });
 
   test('TLS is verified against caBundle: another CA fails the call', async () => {

@@ -58,6 +58,11 @@ export class ScriptedWebhook {
     return Buffer.from(this.ca.certPem).toString('base64');
   }
 
+  /** `caBundle` holding the serving certificate itself (what envtest writes). */
+  get leafBundle(): string {
+    return Buffer.from(this.serving.certPem).toString('base64');
+  }
+
   get url(): string {
     return `https://127.0.0.1:${this.port}`;
   }
