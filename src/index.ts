@@ -12,6 +12,7 @@ export { KubeClient, KubeApiError, DEFAULT_RETRY, setDefaultRequestObserver } fr
 export type { KubeResponse, KubeStatus, RequestOptions, RetryPolicy, WatchEvent, WatchHandle } from './kube/client.js';
 export { loadRestConfig, inCluster, kubeconfigFor, KubeConfigError } from './kube/config.js';
 export type { KubeObject, ObjectLike, ObjectMeta, OwnerReference } from './kube/objects.js';
+export type { int32, int64, Quantity, IntOrString, Time, MicroTime, Duration, RawExtension, JSONValue } from './api/types.js';
 export { isNotFound, isConflict, isAlreadyExists, isForbidden, isInvalid, isUnauthorized, ignoreNotFound, ignoreAlreadyExists } from './kube/errors.js';
 export { RESTMapper, NoKindMatchError } from './kube/restmapper.js';
 export type { ResourceMapping, RESTMapperOptions } from './kube/restmapper.js';

@@ -1,21 +1,54 @@
 /**
- * The Memcached API (`cache.example.com/v1alpha1`), as kubebuilder's tutorial defines it; its CRD is
- * `config/crd/bases/cache.example.com_memcacheds.yaml`.
+ * The Memcached API (`cache.example.com/v1alpha1`), as kubebuilder's tutorial defines it. Its CRD,
+ * `config/crd/bases/cache.example.com_memcacheds.yaml`, is generated from these types and their markers:
+ * `ctrlmetrics generate crd --paths examples/memcached-operator/api.ts --output-dir examples/memcached-operator/config/crd/bases`.
  */
-import type { Condition, ObjectMeta } from '../../src/index.js';
+// +groupName=cache.example.com
+// +versionName=v1alpha1
+import type { Condition, int32, IntOrString, ObjectMeta } from '../../src/index.js';
 
 export const MEMCACHED = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' } as const;
 
+/** A toleration of the memcached pods. */
+export interface Toleration {
+  key: string;
+  value?: string;
+}
+
+/** MemcachedSpec defines the desired state of Memcached. */
+export interface MemcachedSpec {
+  /** Size is the number of memcached pods. */
+  // +kubebuilder:validation:Minimum=1
+  // +kubebuilder:validation:Maximum=3
+  // +kubebuilder:default=1
+  size?: int32;
+  // +kubebuilder:validation:MinLength=1
+  image: string;
+  // +kubebuilder:default=IfNotPresent
+  pullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  port?: IntOrString;
+  args?: string[];
+  // +listType=map
+  // +listMapKey=key
+  tolerations?: Toleration[];
+}
+
+/** MemcachedStatus defines the observed state of Memcached. */
+export interface MemcachedStatus {
+  replicas?: int32;
+  selector?: string;
+  // +listType=map
+  // +listMapKey=type
+  conditions?: Condition[];
+}
+
+/** Memcached is the Schema for the memcacheds API. */
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.replicas,selectorpath=.status.selector
 export interface Memcached {
   apiVersion: typeof MEMCACHED.apiVersion;
   kind: typeof MEMCACHED.kind;
   metadata: ObjectMeta;
-  spec: {
-    /** Pods of the Deployment, 1–3 (default 1). */
-    size?: number;
-    image: string;
-  };
-  status?: {
-    conditions?: Condition[];
-  };
+  spec: MemcachedSpec;
+  status?: MemcachedStatus;
 }

@@ -37,6 +37,13 @@ export function newMemcachedController(): Controller {
   });
 }
 
+// What the controller reads and writes; `ctrlmetrics generate rbac` writes config/rbac/role.yaml from these markers.
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/finalizers,verbs=update
+// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+
 async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
   let m = await ctx.objects.get<Memcached>(MEMCACHED, req).catch(ignoreNotFound);
   if (!m) return; // deleted: its Deployment goes with it (garbage collection of owned objects)

@@ -16,8 +16,9 @@ import * as labelNamespace from './label-namespace.js';
 import * as scrape from './scrape.js';
 import * as doctor from './doctor.js';
 import * as prometheusConfig from './prometheus-config.js';
+import * as generate from './generate.js';
 
-const COMMANDS = [demo, authority, init, edit, grant, token, monitors, labelNamespace, scrape, doctor, prometheusConfig, version];
+const COMMANDS = [demo, authority, init, edit, generate, grant, token, monitors, labelNamespace, scrape, doctor, prometheusConfig, version];
 
 /** Builds the program with every command registered. */
 export function buildProgram(): Command {

@@ -1,0 +1,72 @@
+/**
+ * `ctrlmetrics generate [crd|rbac]`: controller-gen's `make manifests` for TypeScript — the CRDs of the API types
+ * under `--paths` into `--output-dir`, the manager's role from `+kubebuilder:rbac` markers into `--output`.
+ */
+import type { Command } from 'commander';
+import { relative } from 'node:path';
+import { CliError } from './errors.js';
+
+const CRD_PATHS = 'api';
+const RBAC_PATHS = 'src';
+const CRD_DIR = 'config/crd/bases';
+const ROLE_FILE = 'config/rbac/role.yaml';
+
+/** Go's `dir/...` (a folder and everything below) is a folder here. */
+function pathsOf(list: string[] | undefined, fallback: string): string[] {
+  return (list?.length ? list : [fallback]).flatMap((p) => p.split(',')).map((p) => p.replace(/\/\.\.\.$/, '') || '.');
+}
+
+function report(file: string, changed: boolean): void {
+  process.stdout.write(`${relative(process.cwd(), file)} ${changed ? 'written' : 'unchanged'}\n`);
+}
+
+async function run<T>(work: () => Promise<T>): Promise<T> {
+  const { MarkerError } = await import('../generate/index.js');
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof MarkerError || (err instanceof Error && /no such file or directory|no TypeScript sources|npm install/.test(err.message))) throw new CliError(err.message);
+    throw err;
+  }
+}
+
+async function crd(flags: { paths?: string[]; outputDir?: string }): Promise<void> {
+  const { writeCrds } = await import('../generate/index.js');
+  const written = await run(() => writeCrds({ paths: pathsOf(flags.paths, CRD_PATHS), outputDir: flags.outputDir ?? CRD_DIR }));
+  if (written.length === 0) process.stderr.write('no API kinds found (an exported interface with apiVersion, kind and metadata: ObjectMeta)\n');
+  for (const w of written) report(w.file, w.changed);
+}
+
+async function rbac(flags: { paths?: string[]; output?: string; roleName?: string }): Promise<void> {
+  const { writeRoles } = await import('../generate/index.js');
+  const w = await run(() => writeRoles({ paths: pathsOf(flags.paths, RBAC_PATHS), output: flags.output ?? ROLE_FILE, roleName: flags.roleName }));
+  if (!w) process.stderr.write('no +kubebuilder:rbac markers found: role not written\n');
+  else report(w.file, w.changed);
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+export function register(program: Command): void {
+  const generate = program
+    .command('generate')
+    .description('Generate CRDs from your API types and the manager role from +kubebuilder:rbac markers (controller-gen for TypeScript)')
+    .option('--crd-paths <dir>', `API sources for the CRDs (repeatable; default ${CRD_PATHS})`, collect)
+    .option('--rbac-paths <dir>', `sources with +kubebuilder:rbac markers (repeatable; default ${RBAC_PATHS})`, collect)
+    .action(async (flags: { crdPaths?: string[]; rbacPaths?: string[] }) => {
+      await crd({ paths: flags.crdPaths });
+      await rbac({ paths: flags.rbacPaths });
+    });
+  generate
+    .command('crd')
+    .description('Write one CustomResourceDefinition per API kind: <group>_<plural>.yaml')
+    .option('--paths <dir>', `API sources (repeatable, or comma-separated; dir/... as controller-gen; default ${CRD_PATHS})`, collect)
+    .option('--output-dir <dir>', `where to write the CRDs (default ${CRD_DIR})`)
+    .action(crd);
+  generate
+    .command('rbac')
+    .description("Write the manager's ClusterRole (and Roles) from +kubebuilder:rbac markers")
+    .option('--paths <dir>', `sources (repeatable, or comma-separated; default ${RBAC_PATHS})`, collect)
+    .option('--output <file>', `the role file (default ${ROLE_FILE})`)
+    .option('--role-name <name>', 'name of the role (default manager-role)')
+    .action(rbac);
+}
