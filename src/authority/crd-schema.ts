@@ -224,6 +224,24 @@ interface Ctx {
   prefix: string;
 }
 
+const RULES = new WeakMap<StructuralSchema, boolean>();
+
+/** Whether a schema has `x-kubernetes-validations` at any depth. */
+function hasRules(s: StructuralSchema | undefined): boolean {
+  if (!s || typeof s !== 'object') return false;
+  const known = RULES.get(s);
+  if (known !== undefined) return known;
+  RULES.set(s, false); // a cycle cannot add rules
+  const children: Array<StructuralSchema | undefined> = [
+    ...Object.values(s.properties ?? {}),
+    s.items as StructuralSchema | undefined,
+    typeof s.additionalProperties === 'object' ? (s.additionalProperties as StructuralSchema) : undefined,
+  ];
+  const found = !!s['x-kubernetes-validations']?.length || children.some((c) => hasRules(c));
+  RULES.set(s, found);
+  return found;
+}
+
 function push(ctx: Ctx, field: string, message: string, reason = 'FieldValueInvalid'): void {
   ctx.causes.push({ field: `${ctx.prefix}${field}`, message, reason });
 }
@@ -248,7 +266,8 @@ export function validateCustomResource(o: Json, schema: StructuralSchema, old?: 
     if (schema['x-kubernetes-validations']?.length) ctx.rules.push({ value: o, schema, field: '', old });
     validateObject(o, schema, '', ctx, old, true);
   }
-  if (ctx.rules.length) {
+  // kube runs its CEL validator when the schema has rules anywhere, present in this object or not
+  if (hasRules(statusOnly && statusSchema ? statusSchema : schema)) {
     if (ctx.causes.some((c) => CEL_BLOCKERS.has(c.reason ?? ''))) {
       push(ctx, '<nil>', 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation');
     } else for (const r of ctx.rules) ctx.causes.push(...evaluateRules(r.value, r.schema, r.field, r.old));
@@ -280,9 +299,16 @@ function validateValue(v: Json, s: StructuralSchema, path: string, ctx: Ctx, old
 }
 
 function validateString(v: string, s: StructuralSchema, path: string, ctx: Ctx): void {
+  validateStringBounds(v, s, path, ctx);
+  const check = s.format ? FORMATS[s.format] : undefined;
+  if (check && !check(v)) push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body must be of type ${s.format}: ${shown(v)}`);
+}
+
+/** maxLength, minLength, pattern: the first that fails is the only one reported (kube-openapi's string validator). */
+function validateStringBounds(v: string, s: StructuralSchema, path: string, ctx: Ctx): void {
   const chars = [...v].length;
-  if (s.maxLength !== undefined && chars > s.maxLength) push(ctx, path, `Too long: may not be more than ${s.maxLength} bytes`, 'FieldValueTooLong');
-  if (s.minLength !== undefined && chars < s.minLength) push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body should be at least ${s.minLength} chars long`);
+  if (s.maxLength !== undefined && chars > s.maxLength) return push(ctx, path, `Too long: may not be more than ${s.maxLength} bytes`, 'FieldValueTooLong');
+  if (s.minLength !== undefined && chars < s.minLength) return push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body should be at least ${s.minLength} chars long`);
   if (s.pattern !== undefined) {
     let re: RegExp | undefined;
     try {
@@ -292,8 +318,6 @@ function validateString(v: string, s: StructuralSchema, path: string, ctx: Ctx):
     }
     if (re && !re.test(v)) push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body should match '${s.pattern}'`);
   }
-  const check = s.format ? FORMATS[s.format] : undefined;
-  if (check && !check(v)) push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body must be of type ${s.format}: ${shown(v)}`);
 }
 
 function validateNumber(v: number, s: StructuralSchema, path: string, ctx: Ctx): void {

@@ -1,0 +1,92 @@
+/**
+ * A CRD written by `ctrlmetrics generate crd` (from test/generate/fixtures/api) loads into a real kube-apiserver and
+ * into the authority, and an object that breaks each marker's rule is refused by both with the same message:
+ * kubectl's output compared side by side.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { crdsOf, toManifestYaml } from '../../src/generate/index.js';
+import { startTestCluster, waitForCrd, type ApiCluster, type TestCluster } from '../helpers/cluster.js';
+import { ROOT, run } from '../helpers/process.js';
+import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'generate', 'fixtures', 'api');
+
+describe('a generated CRD: a real kube-apiserver and the authority enforce its markers alike', { skip: REAL_KUBE_SKIP, timeout: 180_000 }, () => {
+  let kube: RealKube;
+  let authority: TestCluster;
+  let crdYaml: string;
+  const kubectl = (c: ApiCluster, args: string[], input?: string) =>
+    run('kubectl', ['--kubeconfig', c.kubeconfig, ...args], { timeoutMs: 30_000, input }).then((r) => `${r.stdout}${r.stderr}[rc=${r.code}]`);
+
+  before(async () => {
+    const [crd] = await crdsOf([FIXTURES], ROOT);
+    crdYaml = toManifestYaml([crd!.crd]);
+    [kube, authority] = await Promise.all([startRealKube(), startTestCluster()]);
+  });
+  after(async () => {
+    await kube?.admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com').catch(() => undefined);
+    await Promise.all([kube?.stop(), authority?.stop()]);
+  });
+
+  test('the CRD is accepted by both', async () => {
+    const [real, ours] = await Promise.all([kube, authority].map((c) => kubectl(c, ['apply', '--server-side', '-f', '-'], crdYaml)));
+    assert.equal(real, 'customresourcedefinition.apiextensions.k8s.io/widgets.example.com serverside-applied\n[rc=0]');
+    assert.equal(ours, real);
+    await Promise.all([kube, authority].map((c) => waitForCrd(c.admin, 'widgets.example.com')));
+  });
+
+  const widget = (name: string, spec: Record<string, unknown>) => JSON.stringify({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name }, spec: { size: 'S', name: 'abc', ...spec } });
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['ok', {}],
+    ['exclusive-minimum', { replicas: 0 }],
+    ['enum', { size: 'XL' }],
+    ['pattern', { name: 'ABC' }],
+    ['min-length', { name: '' }],
+    ['min-items', { tags: [] }],
+    ['max-items', { tags: ['a', 'b', 'c', 'd', 'e'] }],
+    ['items-max-length', { tags: ['a-very-long-tag'] }],
+    ['set-duplicate', { tags: ['a', 'a'] }],
+    ['map-duplicate', { ports: [{ name: 'p', port: 1 }, { name: 'p', port: 2 }] }],
+    ['maximum', { ports: [{ name: 'p', port: 70000 }] }],
+    ['required', { ports: [{ port: 1 }] }],
+    ['enum-marker', { mode: 'medium' }],
+    ['min-properties', { selector: {} }],
+    ['type', { paused: 'yes' }],
+    ['quantity', { memory: '1 GB' }],
+  ];
+  const ENUM_BLOCKS = 'an enum violation blocks the CEL rules since 1.28 (the <nil> line), not in 1.25';
+  const withNilLine = (r: string, field: string) =>
+    r.replace(new RegExp(`is invalid: (${field.replace('.', '\\.')}: [^\\n]*)\\n`), 'is invalid: \n* $1\n* <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation\n');
+  /**
+   * Where Kubernetes 1.32 (which the authority emulates) answers otherwise than this 1.25 server: what 1.32 says,
+   * derived from the 1.25 answer.
+   */
+  const AS_IN_1_32: Record<string, { why: string; from: (real: string) => string }> = {
+    'items-max-length': { why: 'field.TooLong says "may not be more than N bytes" since 1.30 ("may not be longer than N" before)', from: (r) => r.replace(/may not be longer than (\d+)/, 'may not be more than $1 bytes') },
+    enum: { why: ENUM_BLOCKS, from: (r) => withNilLine(r, 'spec.size') },
+    'enum-marker': { why: ENUM_BLOCKS, from: (r) => withNilLine(r, 'spec.mode') },
+  };
+  for (const [name, spec] of cases) {
+    test(`${name}: the same answer`, async () => {
+      const input = widget(`w-${name}`, spec);
+      const [real, ours] = await Promise.all([kube, authority].map((c) => kubectl(c, ['create', '-f', '-'], input)));
+      const expected = AS_IN_1_32[name]?.from(real) ?? real;
+      if (AS_IN_1_32[name]) assert.notEqual(expected, real, `${name}: the 1.25 answer changed; check AS_IN_1_32`);
+      assert.equal(ours, expected);
+      if (name === 'ok') assert.match(real, /created/);
+      else assert.match(real, /is invalid/);
+    });
+  }
+
+  test('XValidation: the immutable mode, on update', async () => {
+    const outs: string[] = [];
+    for (const c of [kube, authority]) {
+      await kubectl(c, ['create', '-f', '-'], widget('w-immutable', { mode: 'fast' }));
+      outs.push(await kubectl(c, ['patch', 'widget', 'w-immutable', '--type=merge', '-p', '{"spec":{"mode":"slow"}}']));
+    }
+    assert.equal(outs[1], outs[0]);
+    assert.match(outs[0]!, /mode is immutable/);
+  });
+});
