@@ -105,7 +105,9 @@ export class SchemaBuilder {
     const typeMarker = c.markers.some((m) => m.name === 'kubebuilder:validation:Type');
     let schema = has('kubebuilder:validation:Schemaless') ? {} : this.typeNode(decl.type, { field: name, typed: typeMarker });
     if (c.doc !== undefined) schema = { ...schema, description: c.doc };
+    const fromType = { ...schema };
     this.apply(schema, c.markers, decl);
+    schema = keepTypeLimits(fromType, schema);
     let required = !decl.questionToken;
     if (has('kubebuilder:validation:Optional')) required = false;
     else if (has('kubebuilder:validation:Required')) required = true;
@@ -246,6 +248,30 @@ export class SchemaBuilder {
     }
     void node;
   }
+}
+
+/** Value validations a field's markers may set on a node its type already limits. */
+const LIMITS = ['exclusiveMaximum', 'exclusiveMinimum', 'format', 'maxItems', 'maxLength', 'maxProperties', 'maximum', 'minItems', 'minLength', 'minProperties', 'minimum', 'multipleOf', 'pattern'];
+
+/**
+ * controller-gen never lets a field loosen its type: where the field's markers set a limit the type already sets
+ * to another value, both are kept, as an `allOf` of the type's and the field's limits (the type's enum wins).
+ */
+function keepTypeLimits(fromType: Schema, withField: Schema): Schema {
+  // an enum is not combined: the type's wins
+  if (fromType.enum !== undefined) withField = { ...withField, enum: fromType.enum };
+  const conflicts = LIMITS.filter((k) => fromType[k] !== undefined && withField[k] !== undefined && JSON.stringify(fromType[k]) !== JSON.stringify(withField[k]));
+  if (!conflicts.length) return withField;
+  const out = { ...withField };
+  const typeSide: Schema = {};
+  const fieldSide: Schema = {};
+  for (const k of conflicts) {
+    typeSide[k] = fromType[k];
+    fieldSide[k] = withField[k];
+    delete out[k];
+  }
+  out.allOf = [...((out.allOf as Schema[]) ?? []), typeSide, fieldSide];
+  return out;
 }
 
 /** Markers about the CRD rather than a schema node. */

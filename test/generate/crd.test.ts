@@ -18,13 +18,14 @@ const FIXTURES = join(import.meta.dirname, 'fixtures');
 
 describe('generate crd', () => {
   let crd: Any;
+  let gadget: Any;
   let spec: Any;
 
   before(async () => {
     const crds = await crdsOf([join(FIXTURES, 'api')], ROOT);
-    assert.equal(crds.length, 1, 'WidgetList (no metadata) is not a kind');
-    assert.equal(crds[0]!.fileName, 'example.com_widgets.yaml');
-    crd = crds[0]!.crd;
+    assert.deepEqual(crds.map((c) => c.fileName), ['example.com_gadgets.yaml', 'example.com_widgets.yaml'], 'WidgetList (no metadata) is not a kind');
+    gadget = crds[0]!.crd;
+    crd = crds[1]!.crd;
     spec = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec;
   });
 
@@ -85,6 +86,12 @@ describe('generate crd', () => {
     assert.deepEqual(p.ports['x-kubernetes-list-map-keys'], ['name']);
     assert.deepEqual(p.mode, { enum: ['fast', 'slow'], type: 'string', 'x-kubernetes-validations': [{ message: 'mode is immutable', rule: 'self == oldSelf' }] });
     assert.deepEqual(p.since, { format: 'date-time', type: 'string' });
+  });
+
+  test('a field cannot loosen its type: a conflicting limit keeps both (allOf); the type\'s enum wins', () => {
+    const p = gadget.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
+    assert.deepEqual(p.alias, { allOf: [{ maxLength: 255 }, { maxLength: 10 }], description: 'A short name (at most 255 characters).', type: 'string' });
+    assert.deepEqual(p.size, { description: "Size names a widget's size.", enum: ['S', 'M', 'L'], maxLength: 5, type: 'string' });
   });
 
   test('Condition lists get the upstream Condition schema', () => {

@@ -21,7 +21,7 @@ describe('a generated CRD: a real kube-apiserver and the authority enforce its m
     run('kubectl', ['--kubeconfig', c.kubeconfig, ...args], { timeoutMs: 30_000, input }).then((r) => `${r.stdout}${r.stderr}[rc=${r.code}]`);
 
   before(async () => {
-    const [crd] = await crdsOf([FIXTURES], ROOT);
+    const crd = (await crdsOf([FIXTURES], ROOT)).find((c) => c.fileName === 'example.com_widgets.yaml');
     crdYaml = toManifestYaml([crd!.crd]);
     [kube, authority] = await Promise.all([startRealKube(), startTestCluster()]);
   });
