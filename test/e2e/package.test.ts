@@ -102,4 +102,15 @@ test('a fresh clone packs into a complete package that a strict TypeScript consu
   assert.match(readFileSync(join(consumer, 'node_modules', 'prom-client', 'package.json'), 'utf8'), /"version": "14\./);
   op.child.kill('SIGTERM');
   assert.equal(await op.exited, 0);
+
+  // generate, from the installed package with the consumer's own typescript: the example's API and markers
+  mkdirSync(join(consumer, 'api', 'v1alpha1'), { recursive: true });
+  writeFileSync(join(consumer, 'api', 'v1alpha1', 'memcached.ts'), readFileSync(join(ROOT, 'examples', 'memcached-operator', 'api.ts'), 'utf8').replace("from '../../src/index.js'", "from 'ctrlmetrics'"));
+  const generated = await must('ctrlmetrics generate crd', run(cli, ['generate', 'crd', '--paths', 'api/...'], { cwd: consumer }));
+  assert.equal(generated.stdout, 'config/crd/bases/cache.example.com_memcacheds.yaml written\n');
+  assert.equal(
+    readFileSync(join(consumer, 'config', 'crd', 'bases', 'cache.example.com_memcacheds.yaml'), 'utf8'),
+    readFileSync(join(ROOT, 'examples', 'memcached-operator', 'config', 'crd', 'bases', 'cache.example.com_memcacheds.yaml'), 'utf8'),
+    'the installed generator writes what the repository generates',
+  );
 });
