@@ -2,7 +2,8 @@
  * Golden test against controller-gen itself: kubebuilder's getting-started Memcached API (its Go types and the CRD
  * controller-gen v0.17.0 generated for them, kubernetes-sigs/kubebuilder at a50bcdc) written in TypeScript with the
  * same markers (fixtures/kubebuilder-memcached), generated, and compared with controller-gen's CRD after
- * normalising key order. Every difference that remains is listed in DIFFERENCES with its reason, and removed from
+ * normalising key order, and the role controller-gen wrote for its controller's RBAC markers (at 18920bf), byte for
+ * byte. Every difference that remains is listed in DIFFERENCES with its reason, and removed from
  * both sides before comparing — nothing else may differ.
  */
 import { test } from 'node:test';
@@ -10,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { crdsOf } from '../../src/generate/index.js';
+import { crdsOf, rolesOf, toManifestYaml } from '../../src/generate/index.js';
 import { ROOT } from '../helpers/process.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -47,4 +48,9 @@ test('the Memcached API of kubebuilder\'s book: generate writes what controller-
   }
   // key order aside (deepStrictEqual ignores it), the two CRDs are the same
   assert.deepStrictEqual(mine, theirs);
+});
+
+test("the Memcached controller's RBAC markers of kubebuilder's book: generate rbac writes controller-gen's role.yaml byte for byte", async () => {
+  const roles = await rolesOf([join(FIXTURE, 'controller')], ROOT);
+  assert.equal(toManifestYaml(roles), readFileSync(join(FIXTURE, 'role.yaml'), 'utf8'));
 });
