@@ -17,8 +17,9 @@ import * as scrape from './scrape.js';
 import * as doctor from './doctor.js';
 import * as prometheusConfig from './prometheus-config.js';
 import * as generate from './generate.js';
+import * as create from './create.js';
 
-const COMMANDS = [demo, authority, init, edit, generate, grant, token, monitors, labelNamespace, scrape, doctor, prometheusConfig, version];
+const COMMANDS = [demo, authority, init, edit, create, generate, grant, token, monitors, labelNamespace, scrape, doctor, prometheusConfig, version];
 
 /** Builds the program with every command registered. */
 export function buildProgram(): Command {
@@ -27,6 +28,8 @@ export function buildProgram(): Command {
     .version(version.packageVersion(), '-V, --version', 'Print the version number')
     .helpOption('-h, --help', 'Show help for the command')
     .helpCommand('help [command]', 'Help about any command')
+    // the program's own options (--version, --help) only before a command: `create api --version v1` is the API's
+    .enablePositionalOptions()
     .exitOverride();
   for (const c of COMMANDS) c.register(program);
   return program;

@@ -128,6 +128,9 @@ export function isMarkerLine(text: string): boolean {
 /** Parses one marker comment (the text after `//`). */
 export function parseMarker(text: string, site: MarkerSite): Marker {
   const body = text.trim().slice(1);
+  // where scaffolding commands insert lines (src/main.ts): read by them, not by the generators
+  const scaffold = /^(ctrlmetrics|kubebuilder):scaffold:([A-Za-z0-9-]+)$/.exec(body);
+  if (scaffold) return { name: 'scaffold', value: scaffold[2], text: text.trim(), ...site };
   const name = NAMES.find((n) => body === n || body.startsWith(`${n}=`) || body.startsWith(`${n}:`));
   if (!name) throw new MarkerError(site, `unknown marker ${JSON.stringify(`+${body.split('=')[0]}`)}`);
   const shape = MARKERS[name]!;

@@ -5,9 +5,8 @@
  * `required`, Kubernetes' well-known types with their fixed schemas, doc comments as descriptions; then each
  * field's and type's markers applied in controller-gen's order.
  */
-import { realpathSync } from 'node:fs';
-import { dirname, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type * as TS from 'typescript';
 import { MarkerError, type Marker, type MarkerSite } from './markers.js';
 import type { ApiSources } from './source.js';
@@ -15,15 +14,37 @@ import type { ApiSources } from './source.js';
 /** A schema node (apiextensions' JSONSchemaProps, as plain JSON). */
 export type Schema = Record<string, unknown>;
 
-/** The directory of this package: its types (ObjectMeta, Condition, int32, …) are the well-known ones. */
-const PACKAGE_ROOT = (() => {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 4; i++) {
-    if (/[\\/](src|dist)$/.test(dir)) return realpathSync(dirname(dir));
-    dir = dirname(dir);
+/** Directories whose nearest package.json names this package: its types (ObjectMeta, int32, …) are the known ones. */
+const OWN_DIRS = new Map<string, boolean>();
+
+/** Whether a file belongs to the ctrlmetrics package (whichever copy: the project's, a global one, this source tree). */
+export function isCtrlmetricsFile(file: string): boolean {
+  let dir = dirname(file);
+  const seen: string[] = [];
+  for (;;) {
+    const known = OWN_DIRS.get(dir);
+    if (known !== undefined) return remember(seen, known);
+    seen.push(dir);
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      let name: unknown;
+      try {
+        name = (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: unknown }).name;
+      } catch {
+        name = undefined;
+      }
+      return remember(seen, name === 'ctrlmetrics');
+    }
+    const up = dirname(dir);
+    if (up === dir) return remember(seen, false);
+    dir = up;
   }
-  return realpathSync(dirname(dirname(dirname(fileURLToPath(import.meta.url)))));
-})();
+}
+
+function remember(dirs: string[], value: boolean): boolean {
+  for (const d of dirs) OWN_DIRS.set(d, value);
+  return value;
+}
 
 const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
@@ -79,12 +100,7 @@ export class SchemaBuilder {
 
   /** Whether a declaration is one of this package's own (so a well-known type). */
   private isOwn(decl: TS.Declaration): boolean {
-    try {
-      const file = realpathSync(decl.getSourceFile().fileName);
-      return file.startsWith(`${PACKAGE_ROOT}${sep}`) && !file.includes(`${sep}node_modules${sep}`, PACKAGE_ROOT.length);
-    } catch {
-      return false;
-    }
+    return isCtrlmetricsFile(decl.getSourceFile().fileName);
   }
 
   /** The declaration a type reference names, through imports and re-exports. */

@@ -5,14 +5,15 @@
  * `+versionName`, `+kubebuilder:rbac`) everywhere else. TypeScript is loaded only here, never by a manager.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type * as TS from 'typescript';
 import { isMarkerLine, MarkerError, parseMarker, type Marker } from './markers.js';
 
 export type TypeScript = typeof TS;
 
 /** Markers that belong to the file (package, in Go) wherever they are written. */
-const FILE_MARKERS = new Set(['groupName', 'versionName', 'kubebuilder:skip', 'kubebuilder:rbac', 'kubebuilder:object:generate']);
+const FILE_MARKERS = new Set(['groupName', 'versionName', 'kubebuilder:skip', 'kubebuilder:rbac', 'kubebuilder:object:generate', 'scaffold']);
 
 /** Loads the compiler, with what to do when the project lacks it. */
 export async function loadTypeScript(): Promise<TypeScript> {
@@ -44,6 +45,19 @@ export function sourceFiles(paths: string[]): string[] {
   return [...new Set(out)].sort();
 }
 
+/**
+ * Before the project's `npm install` (right after `create api`), `import … from 'ctrlmetrics'` has nothing to
+ * resolve to: this running ctrlmetrics' own types stand in.
+ */
+function ownPackageFallback(root: string): { paths?: Record<string, string[]> } {
+  for (let dir = root; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'node_modules', 'ctrlmetrics', 'package.json'))) return {};
+    if (dirname(dir) === dir) break;
+  }
+  const own = ['../index.d.ts', '../index.ts'].map((f) => fileURLToPath(new URL(f, import.meta.url))).find((f) => existsSync(f));
+  return own ? { paths: { ctrlmetrics: [own] } } : {};
+}
+
 /** What the comments say about one declaration. */
 export interface Comments {
   /** The doc comment's text, processed as controller-gen processes Go docs; undefined without one. */
@@ -72,6 +86,7 @@ export class ApiSources {
       noEmit: true,
       skipLibCheck: true,
       allowImportingTsExtensions: true,
+      ...ownPackageFallback(displayRoot),
     });
     this.checker = this.program.getTypeChecker();
   }

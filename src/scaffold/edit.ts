@@ -150,7 +150,7 @@ function requireFile(root: string, rel: string, why: string): void {
 
 /** Keeps the file's own sequence style: `key:\n- item` (kubebuilder) or `key:\n  - item`. */
 function indentsSequences(text: string): boolean {
-  return /^[A-Za-z][\w-]*:[ \t]*(#.*)?\n[ \t]+- /m.test(text);
+  return /^[A-Za-z][\w-]*:[ \t]*(#.*)?\n(?:[ \t]*#.*\n)*[ \t]+- /m.test(text);
 }
 
 function render(file: LoadedFile): string {

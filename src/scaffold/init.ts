@@ -17,6 +17,7 @@ import { configCertmanager } from './templates/config-certmanager.js';
 import { configNetworkPolicy } from './templates/config-network-policy.js';
 import { configGrafana } from './templates/config-grafana.js';
 import { projectFiles, type ToolVersions } from './templates/project.js';
+import { LAYOUT, PROJECT_FILE, renderProjectFile } from './project-file.js';
 
 /** Entries an otherwise empty directory may hold (a fresh `git init`). */
 const IGNORED_ENTRIES = new Set(['.git', '.DS_Store']);
@@ -57,6 +58,7 @@ export function renderProject(params: ProjectParams): Record<string, string> {
     ...configCertmanager(params),
     ...configNetworkPolicy(params),
     ...configGrafana(params),
+    [PROJECT_FILE]: renderProjectFile({ domain: params.domain, layout: [LAYOUT], projectName: params.projectName, version: '3' }),
   };
 }
 

@@ -64,6 +64,9 @@ namePrefix: ${p.projectName}-
 # Switch the optional parts on and off with \`ctrlmetrics edit --enable|--disable <option>\`
 # (prometheus, certmanager, metrics-tls, network-policy, grafana), or by (un)commenting the lines below.
 resources:
+# The CustomResourceDefinitions of the project's APIs (config/crd, written by npm run manifests); ctrlmetrics
+# create api enables it.
+#- ../crd
 - ../rbac
 - ../manager
 # [CERTMANAGER] Self-signed Issuer and the "metrics-certs" Certificate. Needs cert-manager in the cluster.

@@ -12,8 +12,9 @@ export function projectTestFiles(p: ProjectParams): Record<string, string> {
   const prefix = p.projectName.replace(/-/g, '_');
   const tsconfig = {
     extends: '../tsconfig.json',
-    compilerOptions: { rootDir: '.', outDir: `../${TEST_OUT_DIR}` },
-    include: ['**/*.ts'],
+    // the project's sources are compiled along, so tests import them from ../../src as they are
+    compilerOptions: { rootDir: '..', outDir: `../${TEST_OUT_DIR}` },
+    include: ['**/*.ts', '../src/**/*.ts'],
   };
   const e2e = `/**
  * End-to-end test of the manager, in the spirit of kubebuilder's test/e2e. Instead of a Kind cluster it starts
@@ -37,8 +38,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, kubeconfigFor, startAuthority, type Authority } from 'ctrlmetrics';
 
-/** The project root (this file runs from ${TEST_OUT_DIR}/e2e/). */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The project root (this file runs from ${TEST_OUT_DIR}/test/e2e/). */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const WAIT_MS = 30_000;
 
 let work: string;

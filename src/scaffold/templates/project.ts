@@ -29,7 +29,9 @@ export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<stri
     scripts: {
       build: 'tsc -p tsconfig.json',
       start: 'node dist/main.js',
-      test: `npm run build && tsc -p test/tsconfig.json && node --test ${TEST_OUT_DIR}/e2e/metrics.test.js`,
+      test: `npm run build && tsc -p test/tsconfig.json && node --test ${TEST_OUT_DIR}/test/`,
+      // kubebuilder's make manifests: the CRDs from the API types under src/, the manager role from +kubebuilder:rbac
+      manifests: 'ctrlmetrics generate --crd-paths src --rbac-paths src',
       'build-installer': 'mkdir -p dist && kubectl kustomize config/default > dist/install.yaml',
       deploy: 'kubectl apply -k config/default',
       undeploy: 'kubectl delete --ignore-not-found -k config/default',
@@ -171,6 +173,7 @@ import { join } from 'node:path';
 import { Manager, configureLogging, createLogger, filters, loadStaticAuthorizationFile, type MetricsOptions } from 'ctrlmetrics';
 import { parseFlags, type Flags } from './flags.js';
 import { newConfigMapController } from './controllers/configmap-controller.js';
+// +ctrlmetrics:scaffold:imports
 
 const setupLog = createLogger('setup');
 
@@ -259,6 +262,9 @@ run().catch((err: unknown) => {
  * /metrics next to the controller-runtime metrics. Replace it with your own (and adjust config/rbac/role.yaml).
  */
 import { Controller, metrics, type KubeObject } from 'ctrlmetrics';
+
+// \`npm run manifests\` writes config/rbac/role.yaml from these markers (kubebuilder's make manifests).
+// +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;

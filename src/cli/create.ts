@@ -1,0 +1,95 @@
+/**
+ * `ctrlmetrics create api`: kubebuilder's next step after `init` — a new kind with its controller, test, sample,
+ * roles and kustomizations, registered in src/main.ts; then the manifests generated (`--make=false` skips it).
+ */
+import type { Command } from 'commander';
+import { relative } from 'node:path';
+import { CliError, UsageError } from './errors.js';
+import { ScaffoldError } from '../scaffold/errors.js';
+import { parseGoBool } from '../util/go-bool.js';
+
+interface CreateApiFlags {
+  group?: string;
+  version?: string;
+  kind?: string;
+  namespaced?: boolean | string;
+  plural?: string;
+  resource?: boolean | string;
+  controller?: boolean | string;
+  make?: boolean | string;
+  force?: boolean | string;
+  dir?: string;
+}
+
+/** A Go-style boolean flag: `--x`, `--x=true|false` (and Go's other spellings). */
+function goBool(name: string, v: boolean | string | undefined, fallback: boolean): boolean {
+  if (v === undefined) return fallback;
+  if (typeof v === 'boolean') return v;
+  const b = parseGoBool(v);
+  if (b === undefined) throw new UsageError(`invalid argument "${v}" for "--${name}" flag: strconv.ParseBool: parsing "${v}": invalid syntax`);
+  return b;
+}
+
+async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<void> {
+  const { createApi } = await import('../scaffold/create-api.js');
+  // a flag whose value is the next flag (--group --version v1) is kubebuilder's "flag present but empty"
+  for (const name of ['group', 'version', 'kind', 'plural'] as const) {
+    if (typeof flags[name] === 'string' && flags[name].trim().startsWith('-')) throw new CliError(`${name} flag present but empty`);
+  }
+  if (cmd.args.length) throw new UsageError(`unknown command "${cmd.args[0]}" for "ctrlmetrics create api"`);
+  if (flags.version === undefined || flags.kind === undefined) {
+    const missing = [flags.kind === undefined ? '"kind"' : '', flags.version === undefined ? '"version"' : ''].filter(Boolean).join(', ');
+    throw new UsageError(`required flag(s) ${missing} not set`);
+  }
+  const make = goBool('make', flags.make, true);
+  let result;
+  try {
+    result = await createApi({
+      dir: flags.dir,
+      group: flags.group,
+      version: flags.version,
+      kind: flags.kind,
+      namespaced: goBool('namespaced', flags.namespaced, true),
+      plural: flags.plural,
+      resource: goBool('resource', flags.resource, true),
+      controller: goBool('controller', flags.controller, true),
+      force: goBool('force', flags.force, false),
+    });
+  } catch (err) {
+    if (err instanceof ScaffoldError) throw new CliError(err.message);
+    throw err;
+  }
+  for (const f of result.written) process.stdout.write(`${f} written\n`);
+  for (const f of result.skipped) process.stdout.write(`${f} exists, skipped\n`);
+  if (result.apiCreated && make) {
+    const { writeCrds, writeRoles, MarkerError } = await import('../generate/index.js');
+    try {
+      const crds = await writeCrds({ paths: ['src'], outputDir: 'config/crd/bases', root: result.dir });
+      const role = await writeRoles({ paths: ['src'], output: 'config/rbac/role.yaml', root: result.dir });
+      for (const w of [...crds, ...(role ? [role] : [])]) process.stdout.write(`${relative(result.dir, w.file)} ${w.changed ? 'written' : 'unchanged'}\n`);
+    } catch (err) {
+      if (!(err instanceof MarkerError) && !(err instanceof Error && /npm install/.test(err.message))) throw err;
+      throw new CliError(`the API was scaffolded, but the manifests could not be generated: ${err.message}\nfix it, then run: npm run manifests`);
+    }
+  }
+  process.stdout.write(`Next: implement your new API in ${relative(process.cwd(), `${result.dir}/src/api/${result.resource.version}`) || '.'} and generate the manifests (CRDs, role) with:\n$ npm run manifests\n`);
+}
+
+export function register(program: Command): void {
+  const create = program.command('create').description('Scaffold a Kubernetes API (create api)');
+  create
+    .command('api')
+    .description('Scaffold a new kind: its types, controller and test, sample, roles and kustomizations (kubebuilder create api)')
+    .option('--group <group>', 'resource group (with the project domain: <group>.<domain>)')
+    .option('--version <version>', 'resource version (e.g. v1alpha1)')
+    .option('--kind <kind>', 'resource kind (CamelCase)')
+    .option('--plural <plural>', 'resource plural (default: the regular plural of the kind)')
+    .option('--namespaced [bool]', 'resource is namespaced (default true)')
+    .option('--resource [bool]', 'scaffold the API types (default true)')
+    .option('--controller [bool]', 'scaffold the controller (default true)')
+    .option('--make [bool]', 'run ctrlmetrics generate afterwards (default true)')
+    .option('--force [bool]', 'overwrite the types, controller, its test and the sample when they exist')
+    .option('--dir <dir>', 'the project directory (default: the current directory)')
+    .allowExcessArguments(true)
+    .action((flags: CreateApiFlags, cmd: Command) => createApiAction(flags, cmd));
+}

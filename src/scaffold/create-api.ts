@@ -1,0 +1,209 @@
+/**
+ * `ctrlmetrics create api`: kubebuilder's `create api` for a ctrlmetrics project — its checks in its order and
+ * words, then the kind's types, controller and test, sample, roles and kustomizations written (every file decided
+ * before any is written), the controller registered in src/main.ts, the kind recorded in the project file.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { ScaffoldError } from './errors.js';
+import { PROJECT_FILE, readProjectFile, renderProjectFile, type ProjectResource } from './project-file.js';
+import { pluralOf } from '../generate/crd.js';
+import {
+  CRD_MARKER,
+  SAMPLES_MARKER,
+  controllerFile,
+  controllerFunction,
+  controllerPath,
+  controllerTestFile,
+  controllerTestPath,
+  crdFile,
+  crdKustomization,
+  roleFile,
+  roleFiles,
+  sampleFile,
+  samplePath,
+  samplesKustomization,
+  typesFile,
+  typesPath,
+  type ApiResource,
+} from './templates/api.js';
+import type { ProjectParams } from './templates/params.js';
+
+export interface CreateApiOptions {
+  /** The project directory (default: the current directory). */
+  dir?: string;
+  group?: string;
+  version?: string;
+  kind?: string;
+  /** Default true; false makes the kind cluster-scoped. */
+  namespaced?: boolean;
+  plural?: string;
+  /** Scaffold the API types (default true). */
+  resource?: boolean;
+  /** Scaffold the controller (default true). */
+  controller?: boolean;
+  /** Overwrite the types, controller, its test and the sample instead of failing. */
+  force?: boolean;
+}
+
+/** What `create api` did: files written (created or changed), skipped, and whether the types were scaffolded. */
+export interface CreateApiResult {
+  dir: string;
+  resource: ApiResource;
+  written: string[];
+  skipped: string[];
+  apiCreated: boolean;
+}
+
+const MAIN = 'src/main.ts';
+const IMPORTS_MARKER = '// +ctrlmetrics:scaffold:imports';
+const CONTROLLERS_MARKER = '// +ctrlmetrics:scaffold:controllers';
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const SUBDOMAIN_TEXT =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL1035_TEXT =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/** Go's validation.IsDNS1035Label messages, as kubebuilder prints them (`[…]`). */
+function label1035Errors(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push('must be no more than 63 characters');
+  if (!DNS1035_LABEL.test(v)) errs.push(LABEL1035_TEXT);
+  return errs;
+}
+
+/** kubebuilder's resource checks, in its order and words (wrapped as `error validating resource: …`). */
+function validate(group: string, domain: string, version: string, kind: string, plural: string): void {
+  const fail = (m: string) => new ScaffoldError(`error validating resource: ${m}`);
+  const qualified = [group, domain].filter(Boolean).join('.');
+  if (!qualified) throw fail('group cannot be empty if the domain is empty');
+  if (qualified.length > 253 || !DNS1123_SUBDOMAIN.test(qualified)) throw fail(`either Group or Domain is invalid: [${SUBDOMAIN_TEXT}]`);
+  if (!version) throw fail('version cannot be empty');
+  if (version.length > 253 || !DNS1123_SUBDOMAIN.test(version)) throw fail(`version must respect DNS-1123 (was "${version}")`);
+  // stricter than kubebuilder: the API server refuses a CRD version that is not a DNS-1035 label (e.g. v1.2)
+  if (label1035Errors(version).length) throw fail(`version "${version}" must be a DNS-1035 label, as the API server requires of CRD versions (e.g. v1, v1alpha1)`);
+  if (!kind) throw fail('kind cannot be empty');
+  const kindErrs = label1035Errors(kind.toLowerCase());
+  if (kindErrs.length) throw fail(`invalid Kind: [${kindErrs.join(', ')}]`);
+  if (!/^[A-Z]/.test(kind)) throw fail('invalid Kind: must start with an uppercase character');
+  const pluralErrs = label1035Errors(plural);
+  if (pluralErrs.length) throw fail(`invalid Plural: [${pluralErrs.join(', ')}]`);
+}
+
+/** The flag values as kubebuilder takes them: trimmed; a value starting with `-` means the flag was left empty. */
+function flagValue(name: string, v: string | undefined): string {
+  const t = (v ?? '').trim();
+  if (t.startsWith('-')) throw new ScaffoldError(`${name} flag present but empty`);
+  return t;
+}
+
+/** Inserts `line` just above `marker` in `text` unless it is already there. */
+export function insertAtMarker(text: string, marker: string, line: string, file: string): string {
+  const lines = text.split('\n');
+  const at = lines.findIndex((l) => l.trim() === marker);
+  if (at < 0) throw new ScaffoldError(`${file}: the scaffold marker "${marker}" is missing; put it back where new lines go (ctrlmetrics create api inserts them above it)`);
+  if (lines.some((l) => l.trim() === line.trim())) return text;
+  const indent = /^\s*/.exec(lines[at]!)![0];
+  lines.splice(at, 0, `${indent}${line.trim()}`);
+  return lines.join('\n');
+}
+
+/** Validates and scaffolds; answers what was written. Generation of the manifests is the caller's next step. */
+export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult> {
+  const dir = resolve(opts.dir ?? '.');
+  const group = flagValue('group', opts.group);
+  const version = flagValue('version', opts.version);
+  const kind = flagValue('kind', opts.kind);
+  const pluralFlag = flagValue('plural', opts.plural);
+  const project = readProjectFile(dir);
+  if (!existsSync(join(dir, MAIN))) throw new ScaffoldError(`${MAIN} file should present in the root directory`);
+  const lowerKind = kind.toLowerCase();
+  const regular = pluralOf(lowerKind);
+  const plural = pluralFlag || regular;
+  validate(group, project.domain, version, kind, plural);
+
+  const withResource = opts.resource !== false;
+  const withController = opts.controller !== false;
+  const resources = project.resources ?? [];
+  const qualifiedGroup = [group, project.domain].filter(Boolean).join('.');
+  const existing = resources.find((r) => r.group === group && r.version === version && r.kind === kind);
+  if (existing?.api && withResource && !opts.force) throw new ScaffoldError('API resource already exists');
+  if (resources.some((r) => r.group !== group)) {
+    throw new ScaffoldError('multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html');
+  }
+
+  const r: ApiResource = { group, qualifiedGroup, version, kind, lowerKind, plural, irregularPlural: plural !== regular, namespaced: opts.namespaced !== false };
+  const params: ProjectParams = { projectName: project.projectName, domain: project.domain, ctrlmetricsVersion: '' };
+  const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
+  const out = new Map<string, string>();
+  const skipped: string[] = [];
+  /** New files: an error when they exist (overwritten with --force). */
+  const create = (p: string, content: string) => {
+    if (read(p) !== undefined && !opts.force) throw new ScaffoldError(`failed to create ${p}: file already exists`);
+    out.set(p, content);
+  };
+  /** Files written once: left alone when they exist (overwritten with --force). */
+  const once = (p: string, content: string) => {
+    if (read(p) !== undefined && !opts.force) skipped.push(p);
+    else out.set(p, content);
+  };
+  const current = (p: string) => out.get(p) ?? read(p);
+
+  if (withResource) {
+    create(typesPath(r), typesFile(r));
+    create(samplePath(r), sampleFile(r, params));
+    const samples = current('config/samples/kustomization.yaml') ?? samplesKustomization();
+    out.set('config/samples/kustomization.yaml', insertAtMarker(samples, SAMPLES_MARKER, `- ${samplePath(r).slice('config/samples/'.length)}`, 'config/samples/kustomization.yaml'));
+    const crd = current('config/crd/kustomization.yaml') ?? crdKustomization();
+    out.set('config/crd/kustomization.yaml', insertAtMarker(crd, CRD_MARKER, `- bases/${crdFile(r)}`, 'config/crd/kustomization.yaml'));
+    // the admin/editor/viewer roles are always rewritten, as kubebuilder does
+    for (const [i, which] of (['admin', 'editor', 'viewer'] as const).entries()) out.set(roleFiles(r)[i]!, roleFile(r, params, which));
+    const rbacK = current('config/rbac/kustomization.yaml');
+    if (rbacK === undefined) throw new ScaffoldError('config/rbac/kustomization.yaml not found: the project is missing the files init generated');
+    const names = roleFiles(r).map((f) => f.slice('config/rbac/'.length));
+    if (!names.every((n) => rbacK.includes(`- ${n}`))) {
+      const block = `# For each CRD, "Admin", "Editor" and "Viewer" roles are scaffolded by default, aiding admins in cluster management.\n# Those roles are not used by the ${project.projectName} itself. You can comment the following lines\n# if you do not want those helpers be installed with your Project.\n${names.map((n) => `- ${n}`).join('\n')}\n`;
+      out.set('config/rbac/kustomization.yaml', `${rbacK.endsWith('\n') ? rbacK : `${rbacK}\n`}${block}`);
+    }
+    const def = current('config/default/kustomization.yaml');
+    if (def === undefined) throw new ScaffoldError('config/default/kustomization.yaml not found: the project is missing the files init generated');
+    if (!/^- \.\.\/crd\s*$/m.test(def)) {
+      if (!/^#- \.\.\/crd\s*$/m.test(def)) throw new ScaffoldError('config/default/kustomization.yaml has no "#- ../crd" line to enable: add "- ../crd" under resources by hand');
+      out.set('config/default/kustomization.yaml', def.replace(/^#- \.\.\/crd(\s*)$/m, '- ../crd$1'));
+    }
+  }
+  if (withController) {
+    create(controllerPath(r), controllerFile(r));
+    once(controllerTestPath(r), controllerTestFile(r));
+    let main = current(MAIN)!;
+    main = insertAtMarker(main, IMPORTS_MARKER, `import { ${controllerFunction(r)} } from './controllers/${lowerKind}-controller.js';`, MAIN);
+    main = insertAtMarker(main, CONTROLLERS_MARKER, `mgr.add(${controllerFunction(r)}());`, MAIN);
+    out.set(MAIN, main);
+  }
+
+  const entry: ProjectResource = {
+    ...(existing ?? {}),
+    ...(withResource || existing?.api ? { api: { crdVersion: 'v1', ...(r.namespaced ? { namespaced: true } : {}) } } : {}),
+    ...(withController || existing?.controller ? { controller: true } : {}),
+    domain: project.domain,
+    group,
+    kind,
+    path: `src/api/${version}`,
+    ...(r.irregularPlural ? { plural } : {}),
+    version,
+  };
+  if (!r.irregularPlural) delete entry.plural;
+  const others = resources.filter((x) => x !== existing);
+  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: [...others, entry] }));
+
+  const written: string[] = [];
+  for (const [p, content] of [...out].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (read(p) === content) continue;
+    await mkdir(dirname(join(dir, p)), { recursive: true });
+    await writeFile(join(dir, p), content);
+    written.push(p);
+  }
+  return { dir, resource: r, written, skipped, apiCreated: withResource };
+}
