@@ -1,0 +1,67 @@
+/**
+ * kubebuilder's first steps with ctrlmetrics: `init`, `create api` (two kinds in one group; a second group is
+ * refused), `npm install`, then the project's own `npm test` (the metrics e2e test and each generated controller
+ * test, which creates its sample on the authority and sees it reconciled), `npm run build` under strict,
+ * `npm run manifests` leaving the generated files as they are, and `kubectl kustomize config/default` with every
+ * `edit` option on and off.
+ *
+ * Needs the npm registry (the project's dependencies other than ctrlmetrics) and `npm run build` done first.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, run } from '../helpers/process.js';
+
+const work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-create-api-e2e-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+const project = join(work, 'crew-op');
+const cli = (args: string[]) => run(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { cwd: project, timeoutMs: 180_000 });
+
+const must = async (what: string, p: ReturnType<typeof run>) => {
+  const r = await p;
+  assert.equal(r.code, 0, `${what} failed (exit ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stdout.slice(-4000)}\n${r.stderr.slice(-4000)}`);
+  return r;
+};
+
+/** A user's shell: without this runner's NODE_TEST_CONTEXT (a nested node --test would report to it). */
+const userEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_TEST_CONTEXT' && k !== 'CTRLMETRICS_TEST'));
+
+function summary(stdout: string): Record<string, number> {
+  return Object.fromEntries([...stdout.matchAll(/^(?:#|\u2139) (tests|pass|fail|skipped|todo|cancelled) (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
+}
+
+test('init → create api ×2 → npm install → npm test, build, manifests and kustomize all pass', { timeout: 900_000 }, async () => {
+  assert.ok(existsSync(join(ROOT, 'dist/cli.js')), 'run npm run build first (npm test does)');
+  await must('ctrlmetrics init', run(process.execPath, [join(ROOT, 'dist/cli.js'), 'init', '--project-name', 'crew-op', '--domain', 'example.org', '--dir', project], { timeoutMs: 120_000 }));
+  await must('create api Captain', cli(['create', 'api', '--group', 'crew', '--version', 'v1', '--kind', 'Captain']));
+  await must('create api Ship', cli(['create', 'api', '--group', 'crew', '--version', 'v1alpha1', '--kind', 'Ship', '--namespaced=false']));
+  const other = await cli(['create', 'api', '--group', 'fleet', '--version', 'v1', '--kind', 'Port']);
+  assert.equal(other.code, 1);
+  assert.equal(other.stderr, 'error: multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html\n');
+
+  await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
+  const tested = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 400_000 }));
+  assert.deepEqual(summary(tested.stdout), { tests: 5, pass: 5, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+  for (const name of ['the sample Captain is reconciled', 'the sample Ship is reconciled']) {
+    assert.ok(tested.stdout.split('\n').some((l) => /^ok \d+ - /.test(l) && l.endsWith(` - ${name}`)), `passed: ${name}`);
+  }
+
+  // npm run manifests (kubebuilder's make manifests) with the installed ctrlmetrics: the files create api wrote stay
+  const crdFile = join(project, 'config/crd/bases/crew.example.org_captains.yaml');
+  const before = readFileSync(crdFile, 'utf8');
+  const manifests = await must('npm run manifests', run('npm', ['run', 'manifests'], { cwd: project, env: userEnv, timeoutMs: 120_000 }));
+  assert.match(manifests.stdout, /config\/crd\/bases\/crew\.example\.org_captains\.yaml unchanged/);
+  assert.equal(readFileSync(crdFile, 'utf8'), before);
+
+  // every optional part on, then off: config/default (with the CRDs) still builds
+  const options = ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'];
+  for (const step of [['--enable', options.join(',')], ['--disable', options.join(',')]]) {
+    await must(`edit ${step.join(' ')}`, cli(['edit', ...step]));
+    const built = await must('kubectl kustomize config/default', run('kubectl', ['kustomize', join(project, 'config/default')], { timeoutMs: 60_000 }));
+    assert.match(built.stdout, /^ {2}name: captains\.crew\.example\.org$/m);
+    assert.match(built.stdout, /^ {2}name: ships\.crew\.example\.org$/m);
+    assert.equal(/kind: ServiceMonitor/.test(built.stdout), step[0] === '--enable', `ServiceMonitor ${step[0]}d`);
+  }
+});
