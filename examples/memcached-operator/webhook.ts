@@ -29,6 +29,10 @@ function validate(m: Memcached): Warnings {
   return undefined;
 }
 
+// Where the API server calls them; `ctrlmetrics generate webhook` writes config/webhook/manifests.yaml from these markers.
+// +kubebuilder:webhook:path=/mutate-cache-example-com-v1alpha1-memcached,mutating=true,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1alpha1,name=mmemcached-v1alpha1.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-cache-example-com-v1alpha1-memcached,mutating=false,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1alpha1,name=vmemcached-v1alpha1.kb.io,admissionReviewVersions=v1
+
 /** Served at /mutate-cache-example-com-v1alpha1-memcached and /validate-cache-example-com-v1alpha1-memcached. */
 export function newMemcachedWebhook(): Webhook<Memcached> {
   return new Webhook<Memcached>({

@@ -1,6 +1,7 @@
 /**
- * `ctrlmetrics generate [crd|rbac]`: controller-gen's `make manifests` for TypeScript — the CRDs of the API types
- * under `--paths` into `--output-dir`, the manager's role from `+kubebuilder:rbac` markers into `--output`.
+ * `ctrlmetrics generate [crd|rbac|webhook]`: controller-gen's `make manifests` for TypeScript — the CRDs of the API
+ * types under `--paths` into `--output-dir`, the manager's role from `+kubebuilder:rbac` markers, the webhook
+ * configurations from `+kubebuilder:webhook` markers.
  */
 import type { Command } from 'commander';
 import { relative } from 'node:path';
@@ -10,6 +11,8 @@ const CRD_PATHS = 'api';
 const RBAC_PATHS = 'src';
 const CRD_DIR = 'config/crd/bases';
 const ROLE_FILE = 'config/rbac/role.yaml';
+const WEBHOOK_PATHS = 'src';
+const WEBHOOK_FILE = 'config/webhook/manifests.yaml';
 
 /** Go's `dir/...` (a folder and everything below) is a folder here. */
 function pathsOf(list: string[] | undefined, fallback: string): string[] {
@@ -44,6 +47,14 @@ async function rbac(flags: { paths?: string[]; output?: string; roleName?: strin
   else report(w.file, w.changed);
 }
 
+async function webhook(flags: { paths?: string[]; output?: string }, quiet = false): Promise<void> {
+  const { writeWebhooks } = await import('../generate/index.js');
+  const w = await run(() => writeWebhooks({ paths: pathsOf(flags.paths, WEBHOOK_PATHS), output: flags.output ?? WEBHOOK_FILE }));
+  if (!w) {
+    if (!quiet) process.stderr.write('no +kubebuilder:webhook markers found: webhook configurations not written\n');
+  } else report(w.file, w.changed);
+}
+
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 export function register(program: Command): void {
@@ -52,9 +63,11 @@ export function register(program: Command): void {
     .description('Generate CRDs from your API types and the manager role from +kubebuilder:rbac markers (controller-gen for TypeScript)')
     .option('--crd-paths <dir>', `API sources for the CRDs (repeatable; default ${CRD_PATHS})`, collect)
     .option('--rbac-paths <dir>', `sources with +kubebuilder:rbac markers (repeatable; default ${RBAC_PATHS})`, collect)
-    .action(async (flags: { crdPaths?: string[]; rbacPaths?: string[] }) => {
+    .option('--webhook-paths <dir>', `sources with +kubebuilder:webhook markers (repeatable; default ${WEBHOOK_PATHS}; nothing written without markers)`, collect)
+    .action(async (flags: { crdPaths?: string[]; rbacPaths?: string[]; webhookPaths?: string[] }) => {
       await crd({ paths: flags.crdPaths });
       await rbac({ paths: flags.rbacPaths });
+      await webhook({ paths: flags.webhookPaths }, true);
     });
   generate
     .command('crd')
@@ -69,4 +82,10 @@ export function register(program: Command): void {
     .option('--output <file>', `the role file (default ${ROLE_FILE})`)
     .option('--role-name <name>', 'name of the role (default manager-role)')
     .action(rbac);
+  generate
+    .command('webhook')
+    .description('Write the Mutating/ValidatingWebhookConfigurations from +kubebuilder:webhook markers')
+    .option('--paths <dir>', `sources (repeatable, or comma-separated; default ${WEBHOOK_PATHS})`, collect)
+    .option('--output <file>', `the configurations file (default ${WEBHOOK_FILE})`)
+    .action((flags: { paths?: string[]; output?: string }) => webhook(flags));
 }

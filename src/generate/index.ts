@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { generateCrds, type GeneratedCrd } from './crd.js';
 import { generateRoles } from './rbac.js';
+import { generateWebhookConfigurations } from './webhooks.js';
 import { ApiSources, loadTypeScript, sourceFiles } from './source.js';
 
 export { MarkerError } from './markers.js';
@@ -65,4 +66,19 @@ export async function writeRoles(opts: { paths: string[]; output: string; root?:
   if (roles.length === 0) return undefined;
   const file = resolve(root, opts.output);
   return { file, changed: writeIfChanged(file, toManifestYaml(roles)) };
+}
+
+/** The webhook configurations of the `+kubebuilder:webhook` markers under `paths` (nothing written); none without. */
+export async function webhookConfigurationsOf(paths: string[], root = process.cwd()): Promise<Array<Record<string, unknown>>> {
+  const src = await load(paths, root);
+  return generateWebhookConfigurations(src.sources().flatMap((sf) => src.markersOfFile(sf).filter((m) => m.name === 'kubebuilder:webhook')));
+}
+
+/** `generate webhook`: the configurations into `output` (config/webhook/manifests.yaml); nothing without markers. */
+export async function writeWebhooks(opts: { paths: string[]; output: string; root?: string }): Promise<{ file: string; changed: boolean } | undefined> {
+  const root = opts.root ?? process.cwd();
+  const configs = await webhookConfigurationsOf(opts.paths, root);
+  if (configs.length === 0) return undefined;
+  const file = resolve(root, opts.output);
+  return { file, changed: writeIfChanged(file, toManifestYaml(configs)) };
 }

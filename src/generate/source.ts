@@ -13,9 +13,13 @@ import { isMarkerLine, MarkerError, parseMarker, type Marker } from './markers.j
 export type TypeScript = typeof TS;
 
 /** Markers that belong to the file (package, in Go) wherever they are written. */
-const FILE_MARKERS = new Set(['groupName', 'versionName', 'kubebuilder:skip', 'kubebuilder:rbac', 'kubebuilder:object:generate', 'scaffold']);
+const FILE_MARKERS = new Set(['groupName', 'versionName', 'kubebuilder:skip', 'kubebuilder:rbac', 'kubebuilder:object:generate', 'scaffold', 'kubebuilder:webhook']);
 
-/** Loads the compiler, with what to do when the project lacks it. */
+/**
+ * Loads the compiler, with what to do when the project lacks it. TypeScript is deliberately not a dependency (nor a
+ * peer) of ctrlmetrics: it is found in the project's node_modules, where a TypeScript project has it as a dev
+ * dependency, and so never reaches a production image.
+ */
 export async function loadTypeScript(): Promise<TypeScript> {
   try {
     const mod = (await import('typescript')) as TypeScript & { default?: TypeScript };

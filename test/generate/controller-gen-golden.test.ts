@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { crdsOf, rolesOf, toManifestYaml } from '../../src/generate/index.js';
+import { crdsOf, rolesOf, toManifestYaml, webhookConfigurationsOf } from '../../src/generate/index.js';
 import { ROOT } from '../helpers/process.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -53,4 +53,10 @@ test('the Memcached API of kubebuilder\'s book: generate writes what controller-
 test("the Memcached controller's RBAC markers of kubebuilder's book: generate rbac writes controller-gen's role.yaml byte for byte", async () => {
   const roles = await rolesOf([join(FIXTURE, 'controller')], ROOT);
   assert.equal(toManifestYaml(roles), readFileSync(join(FIXTURE, 'role.yaml'), 'utf8'));
+});
+
+test("kubebuilder's testdata/project-v4 webhooks: generate webhook writes controller-gen's config/webhook/manifests.yaml byte for byte", async () => {
+  const fixture = join(import.meta.dirname, 'fixtures', 'kubebuilder-project-v4');
+  const configs = await webhookConfigurationsOf([join(fixture, 'webhooks')], ROOT);
+  assert.equal(toManifestYaml(configs), readFileSync(join(fixture, 'manifests.yaml'), 'utf8'));
 });

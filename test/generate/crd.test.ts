@@ -157,7 +157,7 @@ describe('generate crd refuses, naming file and line', () => {
   });
 });
 
-test('the memcached example: its CRD and role are what generate writes (make manifests, then git diff), byte for byte and stable', async () => {
+test('the memcached example: its CRD, role and webhook configurations are what generate writes (make manifests, then git diff), byte for byte and stable', async () => {
   const out = await mkdtemp(join(tmpdir(), 'generate-example-'));
   try {
     const example = join(ROOT, 'examples/memcached-operator');
@@ -166,7 +166,10 @@ test('the memcached example: its CRD and role are what generate writes (make man
       assert.equal(crd.code, 0, crd.stderr);
       const rbac = await runCli(['generate', 'rbac', '--paths', example, '--output', join(out, 'role.yaml')]);
       assert.equal(rbac.code, 0, rbac.stderr);
+      const webhook = await runCli(['generate', 'webhook', '--paths', example, '--output', join(out, 'manifests.yaml')]);
+      assert.equal(webhook.code, 0, webhook.stderr);
     }
+    assert.equal(await readFile(join(out, 'manifests.yaml'), 'utf8'), await readFile(join(example, 'config/webhook/manifests.yaml'), 'utf8'), 'manifests.yaml: run ctrlmetrics generate webhook');
     const name = 'cache.example.com_memcacheds.yaml';
     assert.equal(await readFile(join(out, 'crd', name), 'utf8'), await readFile(join(example, 'config/crd/bases', name), 'utf8'), `${name}: run ctrlmetrics generate crd`);
     assert.equal(await readFile(join(out, 'role.yaml'), 'utf8'), await readFile(join(example, 'config/rbac/role.yaml'), 'utf8'), 'role.yaml: run ctrlmetrics generate rbac');
