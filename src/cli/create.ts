@@ -75,8 +75,58 @@ async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<voi
   process.stdout.write(`Next: implement your new API in ${relative(process.cwd(), `${result.dir}/src/api/${result.resource.version}`) || '.'} and generate the manifests (CRDs, role) with:\n$ npm run manifests\n`);
 }
 
+interface CreateWebhookFlags {
+  group?: string;
+  version?: string;
+  kind?: string;
+  defaulting?: boolean | string;
+  programmaticValidation?: boolean | string;
+  make?: boolean | string;
+  force?: boolean | string;
+  dir?: string;
+}
+
+async function createWebhookAction(flags: CreateWebhookFlags, cmd: Command): Promise<void> {
+  const { createWebhook } = await import('../scaffold/create-webhook.js');
+  for (const name of ['group', 'version', 'kind'] as const) {
+    if (typeof flags[name] === 'string' && flags[name].trim().startsWith('-')) throw new CliError(`${name} flag present but empty`);
+  }
+  if (cmd.args.length) throw new UsageError(`unknown command "${cmd.args[0]}" for "ctrlmetrics create webhook"`);
+  if (flags.version === undefined || flags.kind === undefined) {
+    const missing = [flags.kind === undefined ? '"kind"' : '', flags.version === undefined ? '"version"' : ''].filter(Boolean).join(', ');
+    throw new UsageError(`required flag(s) ${missing} not set`);
+  }
+  let result;
+  try {
+    result = await createWebhook({
+      dir: flags.dir,
+      group: flags.group,
+      version: flags.version,
+      kind: flags.kind,
+      defaulting: goBool('defaulting', flags.defaulting, false),
+      programmaticValidation: goBool('programmatic-validation', flags.programmaticValidation, false),
+      force: goBool('force', flags.force, false),
+    });
+  } catch (err) {
+    if (err instanceof ScaffoldError) throw new CliError(err.message);
+    throw err;
+  }
+  for (const f of result.written) process.stdout.write(`${f} written\n`);
+  if (goBool('make', flags.make, true)) {
+    const { writeWebhooks, MarkerError } = await import('../generate/index.js');
+    try {
+      const w = await writeWebhooks({ paths: ['src'], output: 'config/webhook/manifests.yaml', root: result.dir });
+      if (w) process.stdout.write(`${relative(result.dir, w.file)} ${w.changed ? 'written' : 'unchanged'}\n`);
+    } catch (err) {
+      if (!(err instanceof MarkerError) && !(err instanceof Error && /npm install/.test(err.message))) throw err;
+      throw new CliError(`the webhook was scaffolded, but config/webhook/manifests.yaml could not be generated: ${err.message}\nfix it, then run: npm run manifests`);
+    }
+  }
+  process.stdout.write(`Next: implement your new Webhook in ${relative(process.cwd(), `${result.dir}/src/webhooks/${result.resource.version}`) || '.'} and generate the manifests with:\n$ npm run manifests\n`);
+}
+
 export function register(program: Command): void {
-  const create = program.command('create').description('Scaffold a Kubernetes API (create api)');
+  const create = program.command('create').description('Scaffold a Kubernetes API or its webhooks (create api, create webhook)');
   create
     .command('api')
     .description('Scaffold a new kind: its types, controller and test, sample, roles and kustomizations (kubebuilder create api)')
@@ -92,4 +142,17 @@ export function register(program: Command): void {
     .option('--dir <dir>', 'the project directory (default: the current directory)')
     .allowExcessArguments(true)
     .action((flags: CreateApiFlags, cmd: Command) => createApiAction(flags, cmd));
+  create
+    .command('webhook')
+    .description('Scaffold defaulting and validation webhooks for a kind made by create api, with their config/ wiring (kubebuilder create webhook)')
+    .option('--group <group>', 'resource group')
+    .option('--version <version>', 'resource version')
+    .option('--kind <kind>', 'resource kind')
+    .option('--defaulting [bool]', 'scaffold a defaulting (mutating) webhook')
+    .option('--programmatic-validation [bool]', 'scaffold a validating webhook')
+    .option('--make [bool]', 'run ctrlmetrics generate webhook afterwards (default true)')
+    .option('--force [bool]', 'rewrite the webhook file (and its test) when they exist')
+    .option('--dir <dir>', 'the project directory (default: the current directory)')
+    .allowExcessArguments(true)
+    .action((flags: CreateWebhookFlags, cmd: Command) => createWebhookAction(flags, cmd));
 }

@@ -26,12 +26,12 @@ const PROMETHEUS_KUSTOMIZATION = 'config/prometheus/kustomization.yaml';
 
 const CERT_PATCH = { path: 'cert_metrics_manager_patch.yaml', target: { kind: 'Deployment' } };
 
-const trimSlash = (s: string): string => s.replace(/\/+$/, '').replace(/^\.\//, '');
-const resourceIs =
+export const trimSlash = (s: string): string => s.replace(/\/+$/, '').replace(/^\.\//, '');
+export const resourceIs =
   (name: string): EntryMatcher =>
   (e) =>
     typeof e === 'string' && trimSlash(e) === name;
-const patchIs =
+export const patchIs =
   (path: string): EntryMatcher =>
   (e) =>
     !!e && typeof e === 'object' && trimSlash(String((e as { path?: unknown }).path ?? '')) === path;
@@ -65,7 +65,7 @@ const RESOURCE_DIR: Record<Exclude<ScaffoldOption, 'metrics-tls'>, string> = {
 
 const FIELD_PATHS = ['metadata.name', 'metadata.namespace'] as const;
 
-interface LoadedFile {
+export interface LoadedFile {
   path: string;
   /** The file as read (restored as is when a write of the other file fails). */
   original: string;
@@ -81,7 +81,7 @@ const NEEDS: Partial<Record<ScaffoldOption, ScaffoldOption[]>> = { 'metrics-tls'
 
 const REGENERATE_HINT = 'fix it by hand, or compare with a fresh `ctrlmetrics init` in another directory; nothing was written';
 
-function load(dir: string, rel: string): LoadedFile {
+export function load(dir: string, rel: string): LoadedFile {
   const path = join(dir, rel);
   if (!existsSync(path)) {
     if (rel === DEFAULT_KUSTOMIZATION) {
@@ -153,7 +153,7 @@ function indentsSequences(text: string): boolean {
   return /^[A-Za-z][\w-]*:[ \t]*(#.*)?\n(?:[ \t]*#.*\n)*[ \t]+- /m.test(text);
 }
 
-function render(file: LoadedFile): string {
+export function render(file: LoadedFile): string {
   const text = file.doc.toString({ indentSeq: indentsSequences(file.text), lineWidth: 0 });
   return file.eol === '\n' ? text : text.replace(/\n/g, file.eol);
 }
@@ -279,6 +279,11 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   };
 
   const turnOff = (o: ScaffoldOption, why?: string): void => {
+    // the webhooks' serving certificate and CA injection come from cert-manager: without it their replacements
+    // have no source and the build fails
+    if (o === 'certmanager' && isOn(o) && hasEntry(d, 'resources', resourceIs('../webhook'))) {
+      throw new ScaffoldError('certmanager cannot be disabled while the project has webhooks (../webhook in config/default): their serving certificate and CA injection come from cert-manager');
+    }
     if (!isOn(o)) {
       // e.g. a hand-enabled ServiceMonitor TLS patch without the cert patch: Prometheus would expect a CA the
       // manager does not serve

@@ -24,6 +24,8 @@ export interface ProjectResource {
   /** Only when it is not the regular plural. */
   plural?: string;
   version: string;
+  /** The webhooks `create webhook` scaffolded. */
+  webhooks?: { defaulting?: boolean; validation?: boolean; webhookVersion?: 'v1' };
 }
 
 export interface ProjectConfig {

@@ -85,6 +85,11 @@ test('the generated flags default to the issue\'s values and parse like Go flags
     healthProbeBindAddress: ':8081',
     leaderElect: false,
     leaderElectionNamespace: '',
+    // kubebuilder v4's webhook certificate flags
+    webhookCertPath: '',
+    webhookCertName: 'tls.crt',
+    webhookCertKey: 'tls.key',
+    webhookPort: '9443',
     kubeconfig: '',
     log: {},
   });

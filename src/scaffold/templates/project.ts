@@ -79,6 +79,12 @@ export interface Flags {
   leaderElect: boolean;
   /** Namespace of the leader-election Lease; empty: the pod's namespace (required outside a pod). */
   leaderElectionNamespace: string;
+  /** Directory of the webhook server's certificate (the cert-manager Secret); empty: controller-runtime's default. */
+  webhookCertPath: string;
+  webhookCertName: string;
+  webhookCertKey: string;
+  /** Port of the webhook server (all interfaces). */
+  webhookPort: string;
   kubeconfig: string;
   /** \`--zap-devel\`, \`--zap-encoder\`, \`--zap-log-level\`, \`--zap-stacktrace-level\`, \`--zap-time-encoding\`. */
   log: LogOptions;
@@ -97,6 +103,10 @@ const DEFAULTS: Omit<Flags, 'log'> = {
   healthProbeBindAddress: ':${HEALTH_PORT}',
   leaderElect: false,
   leaderElectionNamespace: '',
+  webhookCertPath: '',
+  webhookCertName: 'tls.crt',
+  webhookCertKey: 'tls.key',
+  webhookPort: '9443',
   kubeconfig: '',
 };
 
@@ -112,6 +122,10 @@ const HELP: Record<string, string> = {
   'health-probe-bind-address': 'The address the health probe endpoint (/healthz, /readyz) binds to.',
   'leader-elect': 'Enable leader election, so only one replica is active.',
   'leader-election-namespace': "Namespace of the leader-election Lease. Empty: the pod's namespace; outside a pod (running from a terminal) it is required with --leader-elect, e.g. ${p.projectName}-system, where config/rbac/leader_election_role.yaml grants the Lease.",
+  'webhook-cert-path': 'Directory with the webhook server certificate (the cert-manager Secret mounted by manager_webhook_patch.yaml). Empty: <tmp>/k8s-webhook-server/serving-certs. The webhook server starts only when the manager has webhooks.',
+  'webhook-cert-name': 'Certificate file name in --webhook-cert-path.',
+  'webhook-cert-key': 'Private key file name in --webhook-cert-path.',
+  'webhook-port': 'Port the webhook server listens on (the webhook Service targets 9443).',
   kubeconfig: 'Path to a kubeconfig file (default: $KUBECONFIG, the in-cluster config, then ~/.kube/config).',
 };
 
@@ -127,6 +141,10 @@ const KEYS: Record<string, keyof Omit<Flags, 'log'>> = {
   'health-probe-bind-address': 'healthProbeBindAddress',
   'leader-elect': 'leaderElect',
   'leader-election-namespace': 'leaderElectionNamespace',
+  'webhook-cert-path': 'webhookCertPath',
+  'webhook-cert-name': 'webhookCertName',
+  'webhook-cert-key': 'webhookCertKey',
+  'webhook-port': 'webhookPort',
   kubeconfig: 'kubeconfig',
 };
 
@@ -171,7 +189,7 @@ export function parseFlags(argv: string[]): Flags {
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Manager, configureLogging, createLogger, filters, loadStaticAuthorizationFile, type MetricsOptions } from 'ctrlmetrics';
+import { Manager, configureLogging, createLogger, filters, loadStaticAuthorizationFile, type MetricsOptions, type WebhookServerOptions } from 'ctrlmetrics';
 import { parseFlags, type Flags } from './flags.js';
 import { newConfigMapController } from './controllers/configmap-controller.js';
 // +ctrlmetrics:scaffold:imports
@@ -221,6 +239,17 @@ export function metricsOptions(flags: Flags): MetricsOptions {
   return options;
 }
 
+/** The webhook server's options (it starts only when webhooks are added), wired to the flags. */
+export function webhookOptions(flags: Flags): WebhookServerOptions {
+  if (!/^\\d+$/.test(flags.webhookPort) || Number(flags.webhookPort) > 65535) throw new Error(\`invalid --webhook-port \${flags.webhookPort}: a port number\`);
+  return {
+    bindAddress: \`:\${flags.webhookPort}\`,
+    // the same HTTP/2 choice as the metrics server
+    enableHTTP2: flags.enableHTTP2,
+    ...(flags.webhookCertPath ? { certDir: flags.webhookCertPath, certName: flags.webhookCertName, keyName: flags.webhookCertKey } : {}),
+  };
+}
+
 /** The flags, or exit 2 with the problem on stderr, as Go's flag package does. */
 function flagsOrExit(): Flags {
   try {
@@ -237,6 +266,7 @@ async function run(): Promise<void> {
   configureLogging(flags.log);
   const mgr = new Manager({
     metrics: metricsOptions(flags),
+    webhook: webhookOptions(flags),
     healthProbeBindAddress: flags.healthProbeBindAddress,
     leaderElection: flags.leaderElect,
     leaderElectionID: '${leaderElectionID(p)}',

@@ -1,0 +1,200 @@
+/**
+ * `ctrlmetrics create webhook`: kubebuilder's `create webhook --defaulting --programmatic-validation` for a kind
+ * made by `create api` — the webhook code with its markers and its test on the authority, registration in
+ * src/main.ts, `config/webhook/`, the manager's webhook patch, cert-manager's serving certificate with CA injection
+ * into the configurations, and the webhook half of the network policy.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { ScaffoldError } from './errors.js';
+import { PROJECT_FILE, readProjectFile, renderProjectFile, type ProjectResource } from './project-file.js';
+import { insertAtMarker } from './create-api.js';
+import { editProject, load, patchIs, render, resourceIs } from './edit.js';
+import { enableEntry, type EntryMatcher } from './yaml-list.js';
+import { pluralOf } from '../generate/crd.js';
+import type { ApiResource } from './templates/api.js';
+import type { ProjectParams } from './templates/params.js';
+import {
+  managerWebhookPatch,
+  webhookCertificate,
+  webhookFile,
+  webhookFunction,
+  webhookKustomization,
+  webhookKustomizeConfig,
+  webhookPath,
+  webhookService,
+  webhookTestFile,
+  type WebhookKinds,
+} from './templates/webhook.js';
+
+export interface CreateWebhookOptions {
+  dir?: string;
+  group?: string;
+  version?: string;
+  kind?: string;
+  defaulting?: boolean;
+  programmaticValidation?: boolean;
+  force?: boolean;
+}
+
+export interface CreateWebhookResult {
+  dir: string;
+  resource: ApiResource;
+  written: string[];
+}
+
+const MAIN = 'src/main.ts';
+const DEFAULT_KUSTOMIZATION = 'config/default/kustomization.yaml';
+const WEBHOOK_PATCH = { path: 'manager_webhook_patch.yaml', target: { kind: 'Deployment' } };
+
+/** kustomize replacements: the Service's name and namespace into the serving certificate's DNS names. */
+function dnsReplacement(fieldPath: 'metadata.name' | 'metadata.namespace'): Record<string, unknown> {
+  return {
+    source: { kind: 'Service', version: 'v1', name: 'webhook-service', fieldPath },
+    targets: [
+      {
+        select: { kind: 'Certificate', group: 'cert-manager.io', version: 'v1', name: 'serving-cert' },
+        fieldPaths: ['spec.dnsNames.0', 'spec.dnsNames.1'],
+        options: { delimiter: '.', index: fieldPath === 'metadata.name' ? 0 : 1, create: true },
+      },
+    ],
+  };
+}
+
+/** kustomize replacements: cert-manager's CA injection annotation (`<namespace>/<certificate>`) on a configuration. */
+function caReplacement(fieldPath: 'metadata.name' | 'metadata.namespace', kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration'): Record<string, unknown> {
+  return {
+    source: { kind: 'Certificate', group: 'cert-manager.io', version: 'v1', name: 'serving-cert', fieldPath },
+    targets: [
+      {
+        select: { kind },
+        fieldPaths: ['metadata.annotations.[cert-manager.io/inject-ca-from]'],
+        options: { delimiter: '/', index: fieldPath === 'metadata.namespace' ? 0 : 1, create: true },
+      },
+    ],
+  };
+}
+
+const replacementIs =
+  (want: Record<string, unknown>): EntryMatcher =>
+  (e) => {
+    const r = e as { source?: Record<string, unknown>; targets?: Array<{ select?: Record<string, unknown> }> } | null;
+    const w = want as { source: Record<string, unknown>; targets: Array<{ select: Record<string, unknown> }> };
+    return (
+      !!r &&
+      r.source?.name === w.source.name &&
+      r.source?.kind === w.source.kind &&
+      r.source?.fieldPath === w.source.fieldPath &&
+      Array.isArray(r.targets) &&
+      r.targets.every((t) => t?.select?.kind === w.targets[0]!.select.kind)
+    );
+  };
+
+export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateWebhookResult> {
+  const dir = resolve(opts.dir ?? '.');
+  const group = (opts.group ?? '').trim();
+  const version = (opts.version ?? '').trim();
+  const kind = (opts.kind ?? '').trim();
+  const project = readProjectFile(dir);
+  if (!existsSync(join(dir, MAIN))) throw new ScaffoldError(`${MAIN} file should present in the root directory`);
+  const k: WebhookKinds = { defaulting: !!opts.defaulting, validation: !!opts.programmaticValidation };
+  if (!k.defaulting && !k.validation) {
+    throw new ScaffoldError('create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true (conversion is not supported yet)');
+  }
+  const resources = project.resources ?? [];
+  const entry = resources.find((r) => r.group === group && r.version === version && r.kind === kind);
+  if (!entry?.api) throw new ScaffoldError('create webhook requires a previously created API');
+  const existing = entry.webhooks ?? {};
+  if (!opts.force) {
+    if (k.defaulting && existing.defaulting) throw new ScaffoldError('defaulting webhook already exists for this resource');
+    if (k.validation && existing.validation) throw new ScaffoldError('validation webhook already exists for this resource');
+  }
+  // a webhook file holds every webhook kind of its resource: asking for one more keeps those it has
+  const kinds: WebhookKinds = { defaulting: k.defaulting || !!existing.defaulting, validation: k.validation || !!existing.validation };
+
+  const lowerKind = kind.toLowerCase();
+  const plural = entry.plural ?? pluralOf(lowerKind);
+  const r: ApiResource = {
+    group,
+    qualifiedGroup: [group, project.domain].filter(Boolean).join('.'),
+    version,
+    kind,
+    lowerKind,
+    plural,
+    irregularPlural: plural !== pluralOf(lowerKind),
+    namespaced: !!entry.api.namespaced,
+  };
+  const params: ProjectParams = { projectName: project.projectName, domain: project.domain, ctrlmetricsVersion: '' };
+  const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
+  const out = new Map<string, string>();
+  const current = (p: string) => out.get(p) ?? read(p);
+  const need = (p: string) => {
+    const t = current(p);
+    if (t === undefined) throw new ScaffoldError(`${p} not found: the project is missing the files init generated`);
+    return t;
+  };
+
+  out.set(webhookPath(r), webhookFile(r, kinds));
+  out.set(`test/webhooks/${lowerKind}-webhook.test.ts`, webhookTestFile(r, kinds));
+  let main = need(MAIN);
+  main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${webhookFunction(r)} } from './webhooks/${version}/${lowerKind}-webhook.js';`, MAIN);
+  // ENABLE_WEBHOOKS=false runs the manager without them (e.g. locally, with no certificate), as kubebuilder's main.go
+  main = insertAtMarker(main, '// +ctrlmetrics:scaffold:controllers', `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${webhookFunction(r)}());`, MAIN);
+  out.set(MAIN, main);
+  if (current('config/webhook/kustomization.yaml') === undefined) out.set('config/webhook/kustomization.yaml', webhookKustomization());
+  if (current('config/webhook/kustomizeconfig.yaml') === undefined) out.set('config/webhook/kustomizeconfig.yaml', webhookKustomizeConfig());
+  if (current('config/webhook/service.yaml') === undefined) out.set('config/webhook/service.yaml', webhookService(params));
+  if (current('config/default/manager_webhook_patch.yaml') === undefined) out.set('config/default/manager_webhook_patch.yaml', managerWebhookPatch());
+  if (current('config/certmanager/certificate-webhook.yaml') === undefined) out.set('config/certmanager/certificate-webhook.yaml', webhookCertificate(params));
+  const cm = need('config/certmanager/kustomization.yaml');
+  if (!/^- certificate-webhook\.yaml\s*$/m.test(cm)) {
+    if (!/^- certificate-metrics\.yaml\s*$/m.test(cm)) throw new ScaffoldError('config/certmanager/kustomization.yaml: no "- certificate-metrics.yaml" entry to add the webhook certificate after; add "- certificate-webhook.yaml" under resources by hand');
+    out.set('config/certmanager/kustomization.yaml', cm.replace(/^(- certificate-metrics\.yaml)(\s*)$/m, '$1\n- certificate-webhook.yaml$2'));
+  }
+  const np = need('config/network-policy/kustomization.yaml');
+  if (!/^- allow-webhook-traffic\.yaml\s*$/m.test(np)) {
+    out.set('config/network-policy/kustomization.yaml', /^#- allow-webhook-traffic\.yaml\s*$/m.test(np) ? np.replace(/^#- allow-webhook-traffic\.yaml/m, '- allow-webhook-traffic.yaml') : `${np.trimEnd()}\n- allow-webhook-traffic.yaml\n`);
+  }
+  const updated: ProjectResource = {
+    ...entry,
+    webhooks: { ...(kinds.defaulting ? { defaulting: true } : {}), ...(kinds.validation ? { validation: true } : {}), webhookVersion: 'v1' },
+  };
+  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: resources.map((x) => (x === entry ? updated : x)) }));
+
+  const written: string[] = [];
+  const exists = (p: string) => read(p) !== undefined;
+  // the webhook file is the user's code once written: rewriting it (to add a webhook kind) takes --force
+  if (exists(webhookPath(r)) && !opts.force) {
+    throw new ScaffoldError(`failed to create ${webhookPath(r)}: file already exists (pass --force to rewrite it with the ${kinds.defaulting && kinds.validation ? 'defaulting and validation webhooks' : 'webhook'}, replacing your code in it)`);
+  }
+  for (const [p, content] of [...out].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (read(p) === content) continue;
+    if (p.startsWith('test/') && exists(p) && !opts.force) continue; // a test the user has filled in stays
+    await mkdir(dirname(join(dir, p)), { recursive: true });
+    await writeFile(join(dir, p), content);
+    written.push(p);
+  }
+
+  // config/default: cert-manager (with its own replacements, as edit switches it), then the webhook's parts
+  const cm2 = await editProject(dir, { enable: ['certmanager'] });
+  if (cm2.changed.length) written.push(...cm2.changed.filter((c) => !written.includes(c)));
+  const def = load(dir, DEFAULT_KUSTOMIZATION);
+  const d = def.doc;
+  enableEntry(d, 'resources', resourceIs('../webhook'), '../webhook');
+  enableEntry(d, 'patches', patchIs(WEBHOOK_PATCH.path), WEBHOOK_PATCH);
+  for (const fp of ['metadata.name', 'metadata.namespace'] as const) enableEntry(d, 'replacements', replacementIs(dnsReplacement(fp)), dnsReplacement(fp));
+  for (const [on, configKind] of [
+    [kinds.defaulting, 'MutatingWebhookConfiguration'],
+    [kinds.validation, 'ValidatingWebhookConfiguration'],
+  ] as const) {
+    if (!on) continue;
+    for (const fp of ['metadata.namespace', 'metadata.name'] as const) enableEntry(d, 'replacements', replacementIs(caReplacement(fp, configKind)), caReplacement(fp, configKind));
+  }
+  const text = render(def);
+  if (text !== def.original) {
+    await writeFile(join(dir, DEFAULT_KUSTOMIZATION), text);
+    if (!written.includes(DEFAULT_KUSTOMIZATION)) written.push(DEFAULT_KUSTOMIZATION);
+  }
+  return { dir, resource: r, written };
+}

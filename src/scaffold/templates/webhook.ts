@@ -1,0 +1,264 @@
+/**
+ * What `ctrlmetrics create webhook` writes for one kind, after kubebuilder's go/v4 and kustomize/v2 templates: the
+ * webhook code with its `+kubebuilder:webhook` markers and its test on the authority, `config/webhook/`, the
+ * manager's webhook patch, and cert-manager's serving certificate.
+ */
+import { WEBHOOK_PORT, commonLabels, type ProjectParams } from './params.js';
+import { constantName, type ApiResource } from './api.js';
+
+/** Which webhooks a kind gets. */
+export interface WebhookKinds {
+  defaulting: boolean;
+  validation: boolean;
+}
+
+export const WEBHOOK_SECRET = 'webhook-server-cert';
+export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
+
+export const webhookPath = (r: ApiResource) => `src/webhooks/${r.version}/${r.lowerKind}-webhook.ts`;
+export const webhookTestPath = (r: ApiResource) => `test/webhooks/${r.lowerKind}-webhook.test.ts`;
+export const webhookFunction = (r: ApiResource) => `new${r.kind}Webhook`;
+
+/** controller-runtime's paths: `/mutate-<group, dots as dashes>-<version>-<kind lower-cased>`. */
+export function admissionPath(r: ApiResource, prefix: 'mutate' | 'validate'): string {
+  return `/${prefix}-${r.qualifiedGroup.replaceAll('.', '-')}-${r.version}-${r.lowerKind}`;
+}
+
+function marker(r: ApiResource, mutating: boolean): string {
+  const path = admissionPath(r, mutating ? 'mutate' : 'validate');
+  const name = `${mutating ? 'm' : 'v'}${r.lowerKind}-${r.version}.kb.io`;
+  return `// +kubebuilder:webhook:path=${path},mutating=${mutating},failurePolicy=fail,sideEffects=None,groups=${r.qualifiedGroup},resources=${r.plural},verbs=create;update,versions=${r.version},name=${name},admissionReviewVersions=v1`;
+}
+
+export function webhookFile(r: ApiResource, k: WebhookKinds): string {
+  const c = constantName(r.kind);
+  const imports = ['Webhook', ...(k.validation ? ['AdmissionDeniedError', 'type Warnings'] : [])];
+  const defaulter = k.defaulting
+    ? `
+    // ${admissionPath(r, 'mutate')}: change the object; the API server stores what the defaulter leaves
+    defaulter: {
+      default(obj) {
+        // TODO(user): fill in your default values
+        obj.spec ??= {};
+        obj.spec.foo ||= DEFAULT_FOO;
+      },
+    },`
+    : '';
+  const validator = k.validation
+    ? `
+    // ${admissionPath(r, 'validate')}: return warnings, throw to refuse
+    validator: {
+      validateCreate: (obj) => validate(obj),
+      validateUpdate: (_oldObj, obj) => validate(obj),
+      // called only once the marker's verbs include delete
+      validateDelete: () => undefined,
+    },`
+    : '';
+  return `/**
+ * The ${r.kind} webhooks (${r.qualifiedGroup}/${r.version}), served by the manager's webhook server on :${WEBHOOK_PORT}.
+ */
+import { ${imports.join(', ')} } from 'ctrlmetrics';
+import { ${c}, type ${r.kind} } from '../../api/${r.version}/${r.lowerKind}-types.js';
+${k.defaulting ? `\n/** The value the defaulter gives spec.foo when it is unset. */\nexport const DEFAULT_FOO = 'default';\n` : ''}${k.validation ? `\n/** The longest spec.foo the validator accepts. */\nexport const MAX_FOO_LENGTH = 63;\n` : ''}
+// Where the API server calls them; \`npm run manifests\` writes config/webhook/manifests.yaml from these markers.
+${[...(k.defaulting ? [marker(r, true)] : []), ...(k.validation ? [marker(r, false)] : [])].join('\n')}
+${
+  k.validation
+    ? `
+/** TODO(user): your validation. This scaffold refuses a spec.foo longer than MAX_FOO_LENGTH. */
+function validate(obj: ${r.kind}): Warnings {
+  const foo = obj.spec?.foo;
+  if (foo !== undefined && foo.length > MAX_FOO_LENGTH) {
+    throw AdmissionDeniedError.invalid({ group: '${r.qualifiedGroup}', kind: '${r.kind}' }, obj.metadata?.name ?? '', [
+      { field: 'spec.foo', message: \`Invalid value: \${JSON.stringify(foo)}: must be no more than \${MAX_FOO_LENGTH} characters\` },
+    ]);
+  }
+  return undefined;
+}
+`
+    : ''
+}
+/** The webhooks; src/main.ts adds them to the manager. */
+export function ${webhookFunction(r)}(): Webhook<${r.kind}> {
+  return new Webhook<${r.kind}>({
+    for: ${c},${defaulter}${validator}
+  });
+}
+`;
+}
+
+export function webhookTestFile(r: ApiResource, k: WebhookKinds): string {
+  const base = r.namespaced ? `/apis/${r.qualifiedGroup}/${r.version}/namespaces/default/${r.plural}` : `/apis/${r.qualifiedGroup}/${r.version}/${r.plural}`;
+  const obj = (name: string, spec: string) => `{ apiVersion: '${r.qualifiedGroup}/${r.version}', kind: '${r.kind}', metadata: { name: '${name}' }, spec: ${spec} }`;
+  const tests: string[] = [];
+  if (k.defaulting) {
+    tests.push(`
+test('the defaulter fills spec.foo when it is unset', async () => {
+  const stored = await client.create<${r.kind}>('${base}', ${obj('defaulted', '{}')});
+  assert.equal(stored.spec.foo, DEFAULT_FOO);
+});`);
+  }
+  if (k.validation) {
+    tests.push(`
+test('the validator refuses a spec.foo that is too long, with its message', async () => {
+  const foo = 'x'.repeat(MAX_FOO_LENGTH + 1);
+  await assert.rejects(client.create('${base}', ${obj('too-long', '{ foo }')}), (err: Error) => {
+    assert.equal(err.message, \`admission webhook "v${r.lowerKind}-${r.version}.kb.io" denied the request: ${r.kind}.${r.qualifiedGroup} "too-long" is invalid: spec.foo: Invalid value: "\${foo}": must be no more than \${MAX_FOO_LENGTH} characters\`);
+    return true;
+  });
+});`);
+  }
+  const fromWebhook = [webhookFunction(r), ...(k.defaulting ? ['DEFAULT_FOO'] : []), ...(k.validation ? ['MAX_FOO_LENGTH'] : [])];
+  return `/**
+ * The ${r.kind} webhooks called by ctrlmetrics' embedded authority, as a cluster's API server calls them (what
+ * envtest's WebhookInstallOptions does for Go): installWebhooks() makes the serving certificate and installs
+ * config/webhook pointed at the manager's webhook server; writes then go through the webhooks. \`npm test\` runs it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeClient, Manager, startAuthority, type Authority } from 'ctrlmetrics';
+import { installWebhooks, type InstalledWebhooks } from 'ctrlmetrics/authority';
+import { ${fromWebhook.join(', ')} } from '../../src/webhooks/${r.version}/${r.lowerKind}-webhook.js';
+import type { ${r.kind} } from '../../src/api/${r.version}/${r.lowerKind}-types.js';
+
+/** The project root (this file runs from dist-test/test/webhooks/). */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+let authority: Authority;
+let webhooks: InstalledWebhooks;
+let client: KubeClient;
+const stop = new AbortController();
+let running: Promise<void>;
+
+before(async () => {
+  authority = await startAuthority({ apply: [join(ROOT, 'config/crd/bases')] });
+  webhooks = await installWebhooks(authority, { manifests: [join(ROOT, 'config/webhook')] });
+  client = new KubeClient(authority.restConfig);
+  const mgr = new Manager({
+    restConfig: authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+    healthProbeBindAddress: '0',
+    webhook: { bindAddress: webhooks.bindAddress, certDir: webhooks.certDir },
+  });
+  mgr.add(${webhookFunction(r)}());
+  running = mgr.start(stop.signal);
+  await mgr.ready();
+});
+
+after(async () => {
+  stop.abort();
+  await running;
+  client.close();
+  await webhooks.uninstall();
+  await authority.stop();
+});
+${tests.join('\n')}
+`;
+}
+
+export function webhookKustomization(): string {
+  return `resources:
+- manifests.yaml
+- service.yaml
+
+configurations:
+- kustomizeconfig.yaml
+`;
+}
+
+export function webhookKustomizeConfig(): string {
+  return `# Tells kustomize that the webhook configurations name the webhook Service, so the namePrefix and namespace that
+# rename the Service rename their references too.
+nameReference:
+- kind: Service
+  version: v1
+  fieldSpecs:
+  - kind: MutatingWebhookConfiguration
+    group: admissionregistration.k8s.io
+    path: webhooks/clientConfig/service/name
+  - kind: ValidatingWebhookConfiguration
+    group: admissionregistration.k8s.io
+    path: webhooks/clientConfig/service/name
+
+namespace:
+- kind: MutatingWebhookConfiguration
+  group: admissionregistration.k8s.io
+  path: webhooks/clientConfig/service/namespace
+  create: true
+- kind: ValidatingWebhookConfiguration
+  group: admissionregistration.k8s.io
+  path: webhooks/clientConfig/service/namespace
+  create: true
+`;
+}
+
+export function webhookService(p: ProjectParams): string {
+  return `apiVersion: v1
+kind: Service
+metadata:
+  labels:
+${commonLabels(p, '    ')}
+  name: webhook-service
+  namespace: system
+spec:
+  ports:
+  - port: 443
+    protocol: TCP
+    targetPort: ${WEBHOOK_PORT}
+  selector:
+    control-plane: controller-manager
+    app.kubernetes.io/name: ${p.projectName}
+`;
+}
+
+export function managerWebhookPatch(): string {
+  return `# The manager's webhook server: the cert-manager Secret ${WEBHOOK_SECRET} mounted at ${WEBHOOK_CERT_DIR},
+# --webhook-cert-path pointing at it, and the container port the webhook Service targets.
+- op: add
+  path: /spec/template/spec/containers/0/args/-
+  value: --webhook-cert-path=${WEBHOOK_CERT_DIR}
+- op: add
+  path: /spec/template/spec/containers/0/volumeMounts/-
+  value:
+    mountPath: ${WEBHOOK_CERT_DIR}
+    name: webhook-certs
+    readOnly: true
+- op: add
+  path: /spec/template/spec/containers/0/ports/-
+  value:
+    containerPort: ${WEBHOOK_PORT}
+    name: webhook-server
+    protocol: TCP
+- op: add
+  path: /spec/template/spec/volumes/-
+  value:
+    name: webhook-certs
+    secret:
+      secretName: ${WEBHOOK_SECRET}
+`;
+}
+
+export function webhookCertificate(p: ProjectParams): string {
+  return `# The webhook server's certificate. cert-manager writes it to the Secret ${WEBHOOK_SECRET}, which
+# manager_webhook_patch.yaml mounts into the manager; its CA is injected into the webhook configurations.
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  labels:
+${commonLabels(p, '    ')}
+  name: serving-cert  # the replacements in config/default select the Certificate by this name
+  namespace: system
+spec:
+  dnsNames:
+  # SERVICE_NAME and SERVICE_NAMESPACE are substituted by kustomize (the [WEBHOOK] replacements in config/default)
+  - SERVICE_NAME.SERVICE_NAMESPACE.svc
+  - SERVICE_NAME.SERVICE_NAMESPACE.svc.cluster.local
+  issuerRef:
+    kind: Issuer
+    name: selfsigned-issuer
+  secretName: ${WEBHOOK_SECRET}
+`;
+}
