@@ -1,18 +1,22 @@
 /**
  * kubebuilder's first steps with ctrlmetrics: `init`, `create api` (two kinds in one group; a second group is
- * refused), `npm install`, then the project's own `npm test` (the metrics e2e test and each generated controller
- * test, which creates its sample on the authority and sees it reconciled), `npm run build` under strict,
+ * refused), `create webhook --defaulting --programmatic-validation`, `npm install`, then the project's own
+ * `npm test` (the metrics e2e test, each generated controller test, which creates its sample on the authority and
+ * sees it reconciled, and the webhook test, the authority calling the webhooks), `npm run build` under strict,
  * `npm run manifests` leaving the generated files as they are, and `kubectl kustomize config/default` with every
- * `edit` option on and off.
+ * `edit` option on and off; then the built manager serving its webhooks to the authority, counted on /metrics.
  *
  * Needs the npm registry (the project's dependencies other than ctrlmetrics) and `npm run build` done first.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, run } from '../helpers/process.js';
+import { KubeApiError, KubeClient } from '../../src/kube/client.js';
+import { installWebhooks, startAuthority } from '../../src/authority/index.js';
+import { ProcessGroup, ROOT, freePort, run } from '../helpers/process.js';
 
 const work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-create-api-e2e-'));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -37,14 +41,20 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
   await must('ctrlmetrics init', run(process.execPath, [join(ROOT, 'dist/cli.js'), 'init', '--project-name', 'crew-op', '--domain', 'example.org', '--dir', project], { timeoutMs: 120_000 }));
   await must('create api Captain', cli(['create', 'api', '--group', 'crew', '--version', 'v1', '--kind', 'Captain']));
   await must('create api Ship', cli(['create', 'api', '--group', 'crew', '--version', 'v1alpha1', '--kind', 'Ship', '--namespaced=false']));
+  await must('create webhook Captain', cli(['create', 'webhook', '--group', 'crew', '--version', 'v1', '--kind', 'Captain', '--defaulting', '--programmatic-validation']));
   const other = await cli(['create', 'api', '--group', 'fleet', '--version', 'v1', '--kind', 'Port']);
   assert.equal(other.code, 1);
   assert.equal(other.stderr, 'error: multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html\n');
 
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
   const tested = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 400_000 }));
-  assert.deepEqual(summary(tested.stdout), { tests: 5, pass: 5, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
-  for (const name of ['the sample Captain is reconciled', 'the sample Ship is reconciled']) {
+  assert.deepEqual(summary(tested.stdout), { tests: 7, pass: 7, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+  for (const name of [
+    'the sample Captain is reconciled',
+    'the sample Ship is reconciled',
+    'the defaulter fills spec.foo when it is unset',
+    'the validator refuses a spec.foo that is too long, with its message',
+  ]) {
     assert.ok(tested.stdout.split('\n').some((l) => /^ok \d+ - /.test(l) && l.endsWith(` - ${name}`)), `passed: ${name}`);
   }
 
@@ -55,13 +65,57 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
   assert.match(manifests.stdout, /config\/crd\/bases\/crew\.example\.org_captains\.yaml unchanged/);
   assert.equal(readFileSync(crdFile, 'utf8'), before);
 
-  // every optional part on, then off: config/default (with the CRDs) still builds
+  // every optional part on, then off (but cert-manager, which the webhooks' certificate needs): config/default
+  // (with the CRDs and the webhooks) still builds
   const options = ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'];
-  for (const step of [['--enable', options.join(',')], ['--disable', options.join(',')]]) {
+  for (const step of [['--enable', options.join(',')], ['--disable', options.filter((o) => o !== 'certmanager').join(',')]]) {
     await must(`edit ${step.join(' ')}`, cli(['edit', ...step]));
     const built = await must('kubectl kustomize config/default', run('kubectl', ['kustomize', join(project, 'config/default')], { timeoutMs: 60_000 }));
     assert.match(built.stdout, /^ {2}name: captains\.crew\.example\.org$/m);
     assert.match(built.stdout, /^ {2}name: ships\.crew\.example\.org$/m);
     assert.equal(/kind: ServiceMonitor/.test(built.stdout), step[0] === '--enable', `ServiceMonitor ${step[0]}d`);
+    assert.match(built.stdout, /cert-manager\.io\/inject-ca-from: crew-op-system\/crew-op-serving-cert/);
+  }
+});
+
+test('the built manager serves its webhooks to the authority (installWebhooks), and its /metrics counts both paths', { timeout: 300_000 }, async () => {
+  assert.ok(existsSync(join(project, 'dist/main.js')), 'the previous test built the project');
+  const procs = new ProcessGroup();
+  const authority = await startAuthority({ apply: [join(project, 'config/crd/bases')] });
+  const webhooks = await installWebhooks(authority, { manifests: [join(project, 'config/webhook')] });
+  const client = new KubeClient(authority.restConfig);
+  try {
+    const [metricsPort, healthPort] = [await freePort(), await freePort()];
+    const manager = procs.start('manager', process.execPath, [
+      join(project, 'dist/main.js'),
+      '--kubeconfig', authority.kubeconfig,
+      '--metrics-secure=false', `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+      `--webhook-cert-path=${webhooks.certDir}`, `--webhook-port=${webhooks.port}`,
+    ], { cwd: project });
+    await manager.waitForOutput(/Serving webhook server/, 60_000);
+    const captains = '/apis/crew.example.org/v1/namespaces/default/captains';
+    const stored = await client.create<{ spec: { foo?: string } }>(captains, { apiVersion: 'crew.example.org/v1', kind: 'Captain', metadata: { name: 'defaulted' }, spec: {} });
+    assert.equal(stored.spec.foo, 'default', 'the defaulting webhook ran');
+    await assert.rejects(client.create(captains, { apiVersion: 'crew.example.org/v1', kind: 'Captain', metadata: { name: 'refused' }, spec: { foo: 'x'.repeat(64) } }), (err: Error) => {
+      assert.ok(err instanceof KubeApiError);
+      assert.equal(err.status, 422);
+      assert.match(err.message, /^admission webhook "vcaptain-v1\.kb\.io" denied the request: Captain\.crew\.example\.org "refused" is invalid: spec\.foo: /);
+      return true;
+    });
+    const metrics = await new Promise<string>((resolve, reject) => {
+      get(`http://127.0.0.1:${metricsPort}/metrics`, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve(body));
+      }).on('error', reject);
+    });
+    for (const path of ['/mutate-crew-example-org-v1-captain', '/validate-crew-example-org-v1-captain']) {
+      assert.match(metrics, new RegExp(`^controller_runtime_webhook_requests_total\\{code="200",webhook="${path}"\\} [1-9]\\d*$`, 'm'), path);
+    }
+  } finally {
+    await procs.stopAll();
+    client.close();
+    await webhooks.uninstall();
+    await authority.stop();
   }
 });
