@@ -30,17 +30,25 @@ function goBool(name: string, v: boolean | string | undefined, fallback: boolean
   return b;
 }
 
-async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<void> {
-  const { createApi } = await import('../scaffold/create-api.js');
-  // a flag whose value is the next flag (--group --version v1) is kubebuilder's "flag present but empty"
+/**
+ * kubebuilder's flag checks of `create api|webhook`: a flag whose value is the next flag (--group --version v1) is
+ * "flag present but empty"; --kind and --version are required; nothing else may follow.
+ */
+function checkResourceFlags(flags: { group?: string; version?: string; kind?: string; plural?: string }, cmd: Command, command: string): void {
   for (const name of ['group', 'version', 'kind', 'plural'] as const) {
-    if (typeof flags[name] === 'string' && flags[name].trim().startsWith('-')) throw new CliError(`${name} flag present but empty`);
+    const v = flags[name];
+    if (typeof v === 'string' && v.trim().startsWith('-')) throw new CliError(`${name} flag present but empty`);
   }
-  if (cmd.args.length) throw new UsageError(`unknown command "${cmd.args[0]}" for "ctrlmetrics create api"`);
+  if (cmd.args.length) throw new UsageError(`unknown command "${cmd.args[0]}" for "ctrlmetrics create ${command}"`);
   if (flags.version === undefined || flags.kind === undefined) {
     const missing = [flags.kind === undefined ? '"kind"' : '', flags.version === undefined ? '"version"' : ''].filter(Boolean).join(', ');
     throw new UsageError(`required flag(s) ${missing} not set`);
   }
+}
+
+async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<void> {
+  const { createApi } = await import('../scaffold/create-api.js');
+  checkResourceFlags(flags, cmd, 'api');
   const make = goBool('make', flags.make, true);
   let result;
   try {
@@ -88,14 +96,7 @@ interface CreateWebhookFlags {
 
 async function createWebhookAction(flags: CreateWebhookFlags, cmd: Command): Promise<void> {
   const { createWebhook } = await import('../scaffold/create-webhook.js');
-  for (const name of ['group', 'version', 'kind'] as const) {
-    if (typeof flags[name] === 'string' && flags[name].trim().startsWith('-')) throw new CliError(`${name} flag present but empty`);
-  }
-  if (cmd.args.length) throw new UsageError(`unknown command "${cmd.args[0]}" for "ctrlmetrics create webhook"`);
-  if (flags.version === undefined || flags.kind === undefined) {
-    const missing = [flags.kind === undefined ? '"kind"' : '', flags.version === undefined ? '"version"' : ''].filter(Boolean).join(', ');
-    throw new UsageError(`required flag(s) ${missing} not set`);
-  }
+  checkResourceFlags(flags, cmd, 'webhook');
   let result;
   try {
     result = await createWebhook({

@@ -17,24 +17,13 @@ import { join } from 'node:path';
 import { KubeApiError, KubeClient } from '../../src/kube/client.js';
 import { installWebhooks, startAuthority } from '../../src/authority/index.js';
 import { ProcessGroup, ROOT, freePort, run } from '../helpers/process.js';
+import { must, testSummary, userEnv } from '../helpers/project-run.js';
 
 const work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-create-api-e2e-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 const project = join(work, 'crew-op');
 const cli = (args: string[]) => run(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { cwd: project, timeoutMs: 180_000 });
 
-const must = async (what: string, p: ReturnType<typeof run>) => {
-  const r = await p;
-  assert.equal(r.code, 0, `${what} failed (exit ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stdout.slice(-4000)}\n${r.stderr.slice(-4000)}`);
-  return r;
-};
-
-/** A user's shell: without this runner's NODE_TEST_CONTEXT (a nested node --test would report to it). */
-const userEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_TEST_CONTEXT' && k !== 'CTRLMETRICS_TEST'));
-
-function summary(stdout: string): Record<string, number> {
-  return Object.fromEntries([...stdout.matchAll(/^(?:#|\u2139) (tests|pass|fail|skipped|todo|cancelled) (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
-}
 
 test('init → create api ×2 → npm install → npm test, build, manifests and kustomize all pass', { timeout: 900_000 }, async () => {
   assert.ok(existsSync(join(ROOT, 'dist/cli.js')), 'run npm run build first (npm test does)');
@@ -48,7 +37,7 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
 
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
   const tested = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 400_000 }));
-  assert.deepEqual(summary(tested.stdout), { tests: 7, pass: 7, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+  assert.deepEqual(testSummary(tested.stdout), { tests: 7, pass: 7, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
   for (const name of [
     'the sample Captain is reconciled',
     'the sample Ship is reconciled',

@@ -15,24 +15,12 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ROOT, run } from '../helpers/process.js';
+import { must, testSummary, userEnv } from '../helpers/project-run.js';
 
 const work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-scaffolded-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 const project = join(work, 'my-op');
 
-const must = async (what: string, p: ReturnType<typeof run>) => {
-  const r = await p;
-  assert.equal(r.code, 0, `${what} failed (exit ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stdout.slice(-4000)}\n${r.stderr.slice(-4000)}`);
-  return r;
-};
-
-/** The environment of a user's shell: without this runner's NODE_TEST_CONTEXT, which turns a nested `node --test` into a reporter to this one. */
-const userEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_TEST_CONTEXT' && k !== 'CTRLMETRICS_TEST'));
-
-/** What node --test's summary says (TAP, Node 20's default without a terminal, or spec, Node 24's). */
-function summary(stdout: string): Record<string, number> {
-  return Object.fromEntries([...stdout.matchAll(/^(?:#|\u2139) (tests|pass|fail|skipped|todo|cancelled) (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
-}
 
 test('init with no flags → npm install → npm run build → the project\'s own npm test passes, on this Node and on Node 24', { timeout: 600_000 }, async () => {
   assert.ok(existsSync(join(ROOT, 'dist/cli.js')), 'run npm run build first (npm test does)');
@@ -47,7 +35,7 @@ test('init with no flags → npm install → npm run build → the project\'s ow
   assert.ok(existsSync(join(project, 'dist/main.js')));
 
   const here = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 300_000 }));
-  assert.deepEqual(summary(here.stdout), { tests: 3, pass: 3, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, here.stdout.slice(-3000));
+  assert.deepEqual(testSummary(here.stdout), { tests: 3, pass: 3, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, here.stdout.slice(-3000));
   for (const name of ['/metrics answers 401 without a token', 'a service account granted metrics-reader scrapes the reconcile metrics', 'a token without metrics-reader is refused with 403']) {
     assert.ok(here.stdout.split('\n').some((l) => /^ok \d+ - /.test(l) && l.endsWith(` - ${name}`)), `passed: ${name}`);
   }
@@ -57,7 +45,7 @@ test('init with no flags → npm install → npm run build → the project\'s ow
     run('bash', [join(ROOT, 'scripts/with-node.sh'), '24', 'sh', '-c', 'cd "$1" && node --version && npm test', 'sh', project], { env: userEnv, timeoutMs: 400_000 }),
   );
   assert.match(node24.stdout, /^v24\./m);
-  assert.deepEqual(summary(node24.stdout), { tests: 3, pass: 3, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, node24.stdout.slice(-3000));
+  assert.deepEqual(testSummary(node24.stdout), { tests: 3, pass: 3, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, node24.stdout.slice(-3000));
 });
 
 /** `*` in the last path segment, as Docker's COPY matches it (a pattern matching nothing is fine if another source matched). */
