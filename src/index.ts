@@ -69,6 +69,7 @@ export type { Condition, NewCondition } from './controller/conditions.js';
 export * as predicates from './controller/predicates.js';
 export type { Predicate } from './controller/predicates.js';
 export { Informer, objectKey } from './kube/informer.js';
+export * as transforms from './kube/transforms.js';
 export type { InformerOptions, InformerHandler, InformerHealth } from './kube/informer.js';
 export { Manager, ManagerError } from './manager/index.js';
 export {

@@ -63,6 +63,12 @@ export interface InformerOptions {
    * the CRD of Memcached (cache.example.com/v1alpha1) before starting the manager".
    */
   notFoundHint?: string;
+  /**
+   * Applied to every object before it enters the cache (and reaches the handlers), as controller-runtime's cache
+   * transforms: drop what the manager never reads to keep the cache small, e.g. {@link stripManagedFields}. It gets
+   * the object as decoded from the API (no other reference to it exists) and returns what to keep.
+   */
+  transform?: (obj: InformerObject) => InformerObject;
   logger?: Logger;
 }
 
@@ -87,7 +93,8 @@ export class Informer<T extends InformerObject = InformerObject> {
   readonly path: string;
   private readonly store = new Map<string, T>();
   private readonly handlers = new Set<InformerHandler<T>>();
-  private readonly opts: Required<Omit<InformerOptions, 'labelSelector' | 'fieldSelector' | 'logger' | 'path' | 'notFoundHint'>>;
+  private readonly opts: Required<Omit<InformerOptions, 'labelSelector' | 'fieldSelector' | 'logger' | 'path' | 'notFoundHint' | 'transform'>>;
+  private readonly transform: ((obj: T) => T) | undefined;
   private readonly log: Logger | undefined;
   private resourceVersion = '';
   private _synced = false;
@@ -127,6 +134,7 @@ export class Informer<T extends InformerObject = InformerObject> {
       listTimeoutMs: options.listTimeoutMs ?? 60_000,
     };
     this.log = options.logger?.child('informer', { path: options.path });
+    this.transform = options.transform as ((obj: T) => T) | undefined;
   }
 
   /** True once the first full list has been delivered to the handlers. */
@@ -329,7 +337,7 @@ export class Informer<T extends InformerObject = InformerObject> {
         throw err;
       });
       this.stats.listPages++;
-      for (const item of page.items ?? []) fresh.set(objectKey(item), item);
+      for (const item of page.items ?? []) fresh.set(objectKey(item), this.transform ? this.transform(item) : item);
       rv = page.metadata?.resourceVersion ?? rv;
       cont = page.metadata?.continue || undefined;
     } while (cont && !this.stopped);
@@ -419,12 +427,13 @@ export class Informer<T extends InformerObject = InformerObject> {
     const old = this.store.get(key);
     if (ev.type === 'DELETED') {
       this.store.delete(key);
-      this.emit('delete', old ?? obj);
+      this.emit('delete', old ?? (this.transform ? this.transform(obj) : obj));
       return;
     }
-    this.store.set(key, obj);
-    if (old) this.emit('update', obj, old);
-    else this.emit('add', obj);
+    const kept = this.transform ? this.transform(obj) : obj;
+    this.store.set(key, kept);
+    if (old) this.emit('update', kept, old);
+    else this.emit('add', kept);
   }
 
   /** Cuts a watch that outlived its server-side timeout (half-open connection); the loop then reconnects. */

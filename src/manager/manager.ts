@@ -68,7 +68,7 @@ export interface ManagerOptions {
   handleSignals?: boolean;
   /** Bound of the start-up API check (default 10 000 ms). */
   apiCheckTimeoutMs?: number;
-  /** Informer tuning (watch timeout, re-list, resync, backoff, stuck detection). */
+  /** Informer tuning (watch timeout, re-list, resync, backoff, stuck detection) and the transform of cached objects (e.g. `transforms.stripManagedFields`). */
   informers?: InformerTuning;
   logger?: Logger;
 }

@@ -189,7 +189,7 @@ export function parseFlags(argv: string[]): Flags {
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Manager, configureLogging, createLogger, filters, loadStaticAuthorizationFile, type MetricsOptions, type WebhookServerOptions } from 'ctrlmetrics';
+import { Manager, configureLogging, createLogger, filters, loadStaticAuthorizationFile, transforms, type MetricsOptions, type WebhookServerOptions } from 'ctrlmetrics';
 import { parseFlags, type Flags } from './flags.js';
 import { newConfigMapController } from './controllers/configmap-controller.js';
 // +ctrlmetrics:scaffold:imports
@@ -267,6 +267,8 @@ async function run(): Promise<void> {
   const mgr = new Manager({
     metrics: metricsOptions(flags),
     webhook: webhookOptions(flags),
+    // cached objects without metadata.managedFields (often half an object): reconcilers do not read them
+    informers: { transform: transforms.stripManagedFields },
     healthProbeBindAddress: flags.healthProbeBindAddress,
     leaderElection: flags.leaderElect,
     leaderElectionID: '${leaderElectionID(p)}',
