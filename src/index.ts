@@ -44,6 +44,7 @@ export type {
   Reconciler,
   ReconcileContext,
   CacheReader,
+  CacheListOptions,
   WatchSpec,
   EnqueueMode,
   EventType,

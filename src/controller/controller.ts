@@ -11,7 +11,7 @@ import { keyRequest, requestKey, requestsFor } from './handlers.js';
 import type { InformerSet } from './informers.js';
 import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './ratelimiter.js';
-import type { CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
+import type { CacheListOptions, CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
 import { Workqueue } from './workqueue.js';
 import { LOW_PRIORITY, PriorityQueue } from './priorityqueue.js';
 import { cachedReadClient } from './cached-client.js';
@@ -185,7 +185,16 @@ export class Controller {
     const cache: CacheReader = {
       get: <T extends object>(kind: string, namespace: string | undefined, name: string) =>
         byKind.get(kind)?.get(namespace ? `${namespace}/${name}` : name) as T | undefined,
-      list: <T extends object>(kind: string) => (byKind.get(kind)?.list() ?? []) as unknown as T[],
+      list: <T extends object>(kind: string, opts: CacheListOptions = {}) => {
+        const inf = byKind.get(kind);
+        if (!inf) return [] as T[];
+        const fields = Object.entries(opts.matchingFields ?? {});
+        // as controller-runtime's cache: one exact field match, answered from its index
+        if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${kind} by one field (got ${fields.map(([f]) => f).join(', ')})`);
+        if (fields.length === 1) return inf.byIndex(fields[0]![0], fields[0]![1], opts.namespace) as unknown as T[];
+        const all = inf.list();
+        return (opts.namespace === undefined ? all : all.filter((o) => o.metadata?.namespace === opts.namespace)) as unknown as T[];
+      },
     };
     log.info('Starting workers', { 'worker count': this.maxConcurrentReconciles });
     for (let i = 0; i < this.maxConcurrentReconciles; i++) {

@@ -22,6 +22,7 @@ export type {
   Reconciler,
   ReconcileContext,
   CacheReader,
+  CacheListOptions,
   KubeObject,
   WatchSpec,
   EnqueueMode,

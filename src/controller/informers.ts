@@ -3,6 +3,7 @@
  * share one list/watch and one cache (like controller-runtime's cache).
  */
 import { Informer, type InformerOptions } from '../kube/informer.js';
+import type { IndexExtractor } from '../kube/field-index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../util/log.js';
 import { collectionPath, resourceOf } from './handlers.js';
@@ -28,6 +29,9 @@ export class InformerSet {
   /** The informers that cache a whole collection (no label or field selector), by collection path. */
   private readonly whole = new Map<string, Informer<KubeObject>>();
 
+  private readonly specs = new Map<string, WatchSpec>();
+  private readonly indexes: Array<{ apiVersion: string; kind: string; name: string; extract: IndexExtractor<KubeObject> }> = [];
+
   constructor(
     private readonly client: KubeClient,
     private readonly tuning: InformerTuning = {},
@@ -49,7 +53,9 @@ export class InformerSet {
         logger: this.logger,
       });
       this.informers.set(key, inf);
+      this.specs.set(key, spec);
       if (!spec.labelSelector && !spec.fieldSelector) this.whole.set(path, inf);
+      for (const i of this.indexes) if (i.apiVersion === spec.apiVersion && i.kind === spec.kind) inf.addIndex(i.name, i.extract);
       inf.start();
     }
     return inf;
@@ -64,6 +70,12 @@ export class InformerSet {
     const candidates = [this.whole.get(path)];
     if (namespace !== undefined) candidates.push(this.whole.get(path.replace(`/namespaces/${encodeURIComponent(namespace)}/`, '/')));
     return candidates.find((i) => i?.synced);
+  }
+
+  /** Indexes the objects of a kind in every informer of it, those made so far and later ones. */
+  addIndex(target: { apiVersion: string; kind: string }, name: string, extract: IndexExtractor<KubeObject>): void {
+    this.indexes.push({ apiVersion: target.apiVersion, kind: target.kind, name, extract });
+    for (const [key, inf] of this.informers) if (this.specs.get(key)?.apiVersion === target.apiVersion && this.specs.get(key)?.kind === target.kind) inf.addIndex(name, extract);
   }
 
   /** Every informer created so far. */

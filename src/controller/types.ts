@@ -32,8 +32,18 @@ export type EventType = 'add' | 'update' | 'delete';
 export interface CacheReader {
   /** The cached object of `kind` (as named in a watch), or undefined. */
   get<T extends object = KubeObject>(kind: string, namespace: string | undefined, name: string): T | undefined;
-  /** Every cached object of `kind`. */
-  list<T extends object = KubeObject>(kind: string): T[];
+  /**
+   * The cached objects of `kind`: all, those of a namespace, or those a field index (`mgr.indexField`) lists for one
+   * value (`matchingFields: { [field]: value }`; an index that does not exist is an error naming the field).
+   */
+  list<T extends object = KubeObject>(kind: string, opts?: CacheListOptions): T[];
+}
+
+/** Options of {@link CacheReader.list}. */
+export interface CacheListOptions {
+  namespace?: string;
+  /** One field and its value, answered from the index `mgr.indexField` made for that field. */
+  matchingFields?: Record<string, string>;
 }
 
 /** What a reconciler gets besides the request. */

@@ -16,6 +16,7 @@
  *   `stuckAfterMs`, or when a watch stays open past its own timeout (a half-open connection is then cut).
  */
 import { KubeApiError, type KubeClient, type WatchEvent } from './client.js';
+import { FieldIndex, type IndexExtractor } from './field-index.js';
 import type { Logger } from '../util/log.js';
 import { after } from '../util/timers.js';
 
@@ -135,6 +136,38 @@ export class Informer<T extends InformerObject = InformerObject> {
     };
     this.log = options.logger?.child('informer', { path: options.path });
     this.transform = options.transform as ((obj: T) => T) | undefined;
+  }
+
+  private readonly indexes = new Map<string, FieldIndex<T>>();
+
+  /** Stores an object, keeping the field indexes in step. */
+  private put(key: string, obj: T): void {
+    this.store.set(key, obj);
+    for (const idx of this.indexes.values()) idx.set(key, obj, obj.metadata?.namespace ?? '');
+  }
+
+  /** Removes an object, keeping the field indexes in step. */
+  private drop(key: string): void {
+    this.store.delete(key);
+    for (const idx of this.indexes.values()) idx.delete(key);
+  }
+
+  /**
+   * Adds a field index (controller-runtime's `IndexField`): `extract` gives an object's values for it. Objects
+   * already cached are indexed at once; the index follows every change after.
+   */
+  addIndex(name: string, extract: IndexExtractor<T>): void {
+    if (this.indexes.has(name)) throw new Error(`indexer conflict: an index named ${JSON.stringify(name)} already exists for ${this.path}`);
+    const idx = new FieldIndex<T>(name, extract);
+    for (const [key, obj] of this.store) idx.set(key, obj, obj.metadata?.namespace ?? '');
+    this.indexes.set(name, idx);
+  }
+
+  /** The cached objects whose index `name` holds `value` (in `namespace`, when given). */
+  byIndex(name: string, value: string, namespace?: string): T[] {
+    const idx = this.indexes.get(name);
+    if (!idx) throw new Error(`index with name field:${name} does not exist (add it with mgr.indexField before the manager starts)`);
+    return idx.keys(value, namespace).map((k) => this.store.get(k)!).filter((o) => o !== undefined);
   }
 
   /** True once the first full list has been delivered to the handlers. */
@@ -349,13 +382,13 @@ export class Informer<T extends InformerObject = InformerObject> {
     // replace the cache, emitting the differences
     for (const [key, old] of this.store) {
       if (!fresh.has(key)) {
-        this.store.delete(key);
+        this.drop(key);
         this.emit('delete', old);
       }
     }
     for (const [key, obj] of fresh) {
       const old = this.store.get(key);
-      this.store.set(key, obj);
+      this.put(key, obj);
       if (!old) this.emit('add', obj, undefined, first);
       // an unchanged object is a sync event on a re-list (client-go's Replace): an update with the same version
       else if (!first || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('update', obj, old);
@@ -426,12 +459,12 @@ export class Informer<T extends InformerObject = InformerObject> {
     const key = objectKey(obj);
     const old = this.store.get(key);
     if (ev.type === 'DELETED') {
-      this.store.delete(key);
+      this.drop(key);
       this.emit('delete', old ?? (this.transform ? this.transform(obj) : obj));
       return;
     }
     const kept = this.transform ? this.transform(obj) : obj;
-    this.store.set(key, kept);
+    this.put(key, kept);
     if (old) this.emit('update', kept, old);
     else this.emit('add', kept);
   }

@@ -14,6 +14,8 @@ import { createMetricsServer, DEFAULT_BIND_ADDRESS } from '../metrics/server/ind
 import type { MetricsOptions, MetricsServer } from '../metrics/server/types.js';
 import type { Controller } from '../controller/controller.js';
 import { InformerSet, type InformerTuning } from '../controller/informers.js';
+import type { IndexExtractor } from '../kube/field-index.js';
+import type { KubeObject } from '../controller/types.js';
 import { RESTMapper } from '../kube/restmapper.js';
 import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { isDisabled } from './bind.js';
@@ -134,6 +136,23 @@ export class Manager {
       throw new ManagerError(`a controller named ${controller.name} was already added: controller names must be unique (they label the metrics)`);
     }
     this.controllers.push(controller);
+    return this;
+  }
+
+  private readonly fieldIndexes: Array<{ apiVersion: string; kind: string; field: string; extract: IndexExtractor<KubeObject> }> = [];
+
+  /**
+   * Indexes the cached objects of a kind by a field (controller-runtime's `mgr.GetFieldIndexer().IndexField`), before
+   * {@link start}: `extract` gives an object's values, and a reconcile lists the matches with
+   * `ctx.cache.list(kind, { matchingFields: { [field]: value }, namespace })` in O(matches), e.g. the Deployments
+   * owned by a Memcached or the Pods on a node.
+   */
+  indexField<T extends object = KubeObject>(target: { apiVersion: string; kind: string }, field: string, extract: (obj: T) => string[] | string | undefined): this {
+    if (this.startedFlag) throw new ManagerError(`cannot index ${target.kind} by ${field}: the manager is already started`);
+    if (this.fieldIndexes.some((i) => i.apiVersion === target.apiVersion && i.kind === target.kind && i.field === field)) {
+      throw new ManagerError(`indexer conflict: ${target.kind} (${target.apiVersion}) is already indexed by ${field}`);
+    }
+    this.fieldIndexes.push({ apiVersion: target.apiVersion, kind: target.kind, field, extract: extract as unknown as IndexExtractor<KubeObject> });
     return this;
   }
 
@@ -340,6 +359,7 @@ export class Manager {
 
     // 4. health probes
     this.informers = new InformerSet(client, this.opts.informers, this.log);
+    for (const i of this.fieldIndexes) this.informers.addIndex(i, i.field, i.extract);
     if (!isDisabled(this.opts.healthProbeBindAddress)) {
       const health = new HealthProbeServer(this.opts.healthProbeBindAddress!);
       const informers = this.informers;
