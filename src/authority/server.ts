@@ -26,7 +26,7 @@ import { admitRbacWrite, isRbacResource } from './rbac-admission.js';
 import { checkFields } from './fields.js';
 import { drainOrClose } from '../util/streams.js';
 import { serveIssuerDiscovery } from './issuer-discovery.js';
-import type { WebhookAdmission } from './webhook-admission.js';
+import { WarningRecorder, type AdmissionRequest, type WebhookAdmission } from './webhook-admission.js';
 import { admittedDelete, admittedWrite, type AdmittedWriteRequest } from './admitted-writes.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
@@ -339,7 +339,15 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       return sendWritten(d, res, 201, d.reviews.tokenRequest(ns!, info.name, await body()));
     }
     if (info.subresource === 'scale' && (t.scale || (t.resource === 'deployments' && t.group === 'apps')) && (ns || !t.namespaced)) {
-      return sendWritten(d, res, 200, await scale(d, t, ns, info, method, req, body), method === 'HEAD');
+      const warnings: string[] = [];
+      let out: KubeObject;
+      try {
+        out = await scale(d, t, ns, info, method, req, body, { user, dryRun, warnings });
+      } finally {
+        // warnings reach the client with the answer, a refusal included
+        warn(res, warnings);
+      }
+      return sendWritten(d, res, 200, out, method === 'HEAD');
     }
     if (info.subresource !== 'status' || !t.statusSubresource) throw notFoundPath();
   }
@@ -506,7 +514,16 @@ function patchAt(path: string, value: unknown): KubeObject {
 }
 
 /** `/scale` of a Deployment, or of a custom resource through its CRD's scale paths. */
-async function scale(d: ServerDeps, t: ResourceType, ns: string | undefined, info: RequestInfo, method: string, req: IncomingMessage, body: () => Promise<unknown>): Promise<KubeObject> {
+async function scale(
+  d: ServerDeps,
+  t: ResourceType,
+  ns: string | undefined,
+  info: RequestInfo,
+  method: string,
+  req: IncomingMessage,
+  body: () => Promise<unknown>,
+  a: { user: UserInfo; dryRun: boolean; warnings: string[] },
+): Promise<KubeObject> {
   const paths = t.scale;
   const view = (o: KubeObject): KubeObject => {
     const m = o.metadata;
@@ -536,13 +553,37 @@ async function scale(d: ServerDeps, t: ResourceType, ns: string | undefined, inf
   if (method === 'PATCH') wanted = applyPatch(String(req.headers['content-type'] ?? ''), current, await body());
   else if (method === 'PUT') wanted = ((await body()) ?? {}) as KubeObject;
   else throw methodNotAllowed();
+  // admission sees the Scale (autoscaling/v1) of the resource's scale subresource, as kube-apiserver sends it
+  const webhooks = d.webhooks?.applies(t) ? d.webhooks : undefined;
+  const recorder = webhooks && new WarningRecorder(a.warnings);
+  const admission: AdmissionRequest | undefined = webhooks && {
+    type: t,
+    group: t.group,
+    version: t.version,
+    resource: t.resource,
+    subresource: 'scale',
+    namespace: ns ?? '',
+    name: info.name,
+    operation: 'UPDATE',
+    user: a.user,
+    dryRun: a.dryRun,
+    options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1', ...(a.dryRun ? { dryRun: ['All'] } : {}) },
+    object: wanted,
+    oldObject: current,
+    objectKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+  };
+  if (webhooks && admission && recorder) wanted = (await webhooks.mutate(admission, recorder)) ?? wanted;
   const replicas = wanted?.spec?.replicas;
   if (!Number.isInteger(replicas) || replicas < 0) {
     throw invalid('Scale', 'autoscaling', info.name, [{ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0` }]);
   }
   const rv = wanted?.metadata?.resourceVersion;
   const patch: KubeObject = { ...(paths ? patchAt(paths.specReplicasPath, replicas) : { spec: { replicas } }), ...(rv ? { metadata: { resourceVersion: rv } } : {}) };
-  return view(d.objects.patch(t, ns, info.name, 'application/merge-patch+json', patch));
+  if (webhooks && admission && recorder) {
+    const final = view(d.objects.patch(t, ns, info.name, 'application/merge-patch+json', patch, { dryRun: true }));
+    await webhooks.validate({ ...admission, object: final }, recorder);
+  }
+  return view(d.objects.patch(t, ns, info.name, 'application/merge-patch+json', patch, { dryRun: a.dryRun }));
 }
 
 function nonResource(d: ServerDeps, info: RequestInfo, url: URL, req: IncomingMessage, res: ServerResponse, head: boolean): void {

@@ -45,6 +45,8 @@ export interface AdmissionRequest extends AdmissionAttributes {
   dryRun: boolean;
   /** CreateOptions / UpdateOptions / DeleteOptions as performed. */
   options: KubeObject;
+  /** The kind of the object sent when it is not the resource's own (a `scale` subresource sends autoscaling/v1 Scale). */
+  objectKind?: { group: string; version: string; kind: string };
 }
 
 /** Total size of a request's warnings (runes), and the size each is cut to once that is exceeded, as kube. */
@@ -150,10 +152,10 @@ export class WebhookAdmission {
       apiVersion: 'admission.k8s.io/v1',
       request: {
         uid: randomUUID(),
-        kind: { ...gv(version), kind },
+        kind: r.objectKind ?? { ...gv(version), kind },
         resource: { ...gv(version), resource: r.resource },
         ...(r.subresource ? { subResource: r.subresource } : {}),
-        requestKind: { ...gv(r.version), kind: r.type.kind },
+        requestKind: r.objectKind ?? { ...gv(r.version), kind: r.type.kind },
         requestResource: { ...gv(r.version), resource: r.resource },
         ...(r.subresource ? { requestSubResource: r.subresource } : {}),
         ...(r.name ? { name: r.name } : {}),

@@ -153,7 +153,9 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
       const replaced = await cluster.admin.replace<Record<string, any>>(path, { ...got, data: { ...got.data, v: '3' } }); // eslint-disable-line @typescript-eslint/no-explicit-any
       await cluster.admin.delete(path);
       const { uid: _u, creationTimestamp: _c, resourceVersion: _r, namespace: _n, managedFields, ...meta } = replaced.metadata;
-      return { meta, data: replaced.data, fields: managedFields.map((f: Record<string, unknown>) => ({ ...f, time: undefined })) };
+      // the entries' order follows their (second-granular) times, which differ between the two runs: compared as a set
+      const fields = managedFields.map((f: Record<string, unknown>) => ({ ...f, time: undefined })).sort((x: Record<string, unknown>, y: Record<string, unknown>) => (`${x.manager}/${x.operation}` < `${y.manager}/${y.operation}` ? -1 : 1));
+      return { meta, data: replaced.data, fields };
     };
     const through = await writes(NS);
     const direct = await writes('default');
@@ -261,6 +263,36 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     assert.equal(hook.callsTo('/a').length, 2, 'a: round 0 and its reinvocation');
     assert.equal(hook.callsTo('/b').length, 1, 'b (Never) runs once, and its own change does not re-invoke it');
     assert.equal(hook.callsTo('/a')[1]!.review.request.object.metadata.labels.b, 'yes', 'the second call sees b\'s change');
+  });
+
+  test('the scale subresource: webhooks on deployments/scale get the autoscaling/v1 Scale, and may refuse it', async () => {
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'scaled', namespace: NS },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'scaled' } }, template: { metadata: { labels: { app: 'scaled' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    };
+    await cluster.admin.create(`/apis/apps/v1/namespaces/${NS}/deployments`, deployment);
+    hook.on('/scale', (rv) => ({ response: rv.request.object.spec.replicas > 5 ? { allowed: false, status: { message: 'at most 5 replicas' } } : { allowed: true, warnings: ['scaled'] } }));
+    const scaleRules = [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['deployments/scale'] }];
+    await install('validating', 'scale', [webhook('scale.example.com', '/scale', { rules: scaleRules })]);
+    const ok = await kubectl(['scale', 'deployment', 'scaled', '-n', NS, '--replicas=3']);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stderr, 'Warning: scaled\n');
+    const refused = await kubectl(['scale', 'deployment', 'scaled', '-n', NS, '--replicas=9']);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stderr.trim(), 'Error from server: admission webhook "scale.example.com" denied the request: at most 5 replicas');
+    const r = hook.callsTo('/scale').at(-1)!.review.request;
+    assert.deepEqual([r.kind, r.resource, r.subResource, r.requestKind, r.operation], [
+      { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      { group: 'apps', version: 'v1', resource: 'deployments' },
+      'scale',
+      { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      'UPDATE',
+    ]);
+    assert.deepEqual([r.object.spec.replicas, r.oldObject.spec.replicas], [9, 3]);
+    const stored = await cluster.admin.get<Record<string, any>>(`/apis/apps/v1/namespaces/${NS}/deployments/scaled`); // eslint-disable-line @typescript-eslint/no-explicit-any
+    assert.equal(stored.spec.replicas, 3);
   });
 
   test('dry run: webhooks are told, nothing is stored', async () => {
