@@ -33,9 +33,16 @@ async function run<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function crd(flags: { paths?: string[]; outputDir?: string }): Promise<void> {
+/** controller-gen's `crd:maxDescLen=N`: a whole number of bytes, 0 or more. */
+function maxDescLenOf(v: string): number {
+  if (!/^\d+$/.test(v)) throw new CliError(`--max-desc-len takes a whole number of bytes (0 removes descriptions); got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+async function crd(flags: { paths?: string[]; outputDir?: string; maxDescLen?: string }): Promise<void> {
   const { writeCrds } = await import('../generate/index.js');
-  const written = await run(() => writeCrds({ paths: pathsOf(flags.paths, CRD_PATHS), outputDir: flags.outputDir ?? CRD_DIR }));
+  const maxDescLen = flags.maxDescLen === undefined ? undefined : maxDescLenOf(flags.maxDescLen);
+  const written = await run(() => writeCrds({ paths: pathsOf(flags.paths, CRD_PATHS), outputDir: flags.outputDir ?? CRD_DIR, maxDescLen }));
   if (written.length === 0) process.stderr.write('no API kinds found (an exported interface with apiVersion, kind and metadata: ObjectMeta)\n');
   for (const w of written) report(w.file, w.changed);
 }
@@ -55,6 +62,8 @@ async function webhook(flags: { paths?: string[]; output?: string }, quiet = fal
   } else report(w.file, w.changed);
 }
 
+const MAX_DESC_LEN_HELP = "cut the CRDs' descriptions to this many bytes, 0 to drop them (controller-gen's crd:maxDescLen; default: kept whole)";
+
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 export function register(program: Command): void {
@@ -64,8 +73,9 @@ export function register(program: Command): void {
     .option('--crd-paths <dir>', `API sources for the CRDs (repeatable; default ${CRD_PATHS})`, collect)
     .option('--rbac-paths <dir>', `sources with +kubebuilder:rbac markers (repeatable; default ${RBAC_PATHS})`, collect)
     .option('--webhook-paths <dir>', `sources with +kubebuilder:webhook markers (repeatable; default ${WEBHOOK_PATHS}; nothing written without markers)`, collect)
-    .action(async (flags: { crdPaths?: string[]; rbacPaths?: string[]; webhookPaths?: string[] }) => {
-      await crd({ paths: flags.crdPaths });
+    .option('--max-desc-len <bytes>', MAX_DESC_LEN_HELP)
+    .action(async (flags: { crdPaths?: string[]; rbacPaths?: string[]; webhookPaths?: string[]; maxDescLen?: string }) => {
+      await crd({ paths: flags.crdPaths, maxDescLen: flags.maxDescLen });
       await rbac({ paths: flags.rbacPaths });
       await webhook({ paths: flags.webhookPaths }, true);
     });
@@ -74,6 +84,7 @@ export function register(program: Command): void {
     .description('Write one CustomResourceDefinition per API kind: <group>_<plural>.yaml')
     .option('--paths <dir>', `API sources (repeatable, or comma-separated; dir/... as controller-gen; default ${CRD_PATHS})`, collect)
     .option('--output-dir <dir>', `where to write the CRDs (default ${CRD_DIR})`)
+    .option('--max-desc-len <bytes>', MAX_DESC_LEN_HELP)
     .action(crd);
   generate
     .command('rbac')

@@ -9,6 +9,7 @@ import { basename, dirname } from 'node:path';
 import type * as TS from 'typescript';
 import { MarkerError, type Marker } from './markers.js';
 import { SchemaBuilder, type Schema } from './schema.js';
+import { truncateDescriptions } from './descriptions.js';
 import type { ApiSources } from './source.js';
 
 const API_VERSION_DOC =
@@ -94,8 +95,15 @@ function isCrdLevel(name: string): boolean {
   return name === 'kubebuilder:resource' || name.startsWith('kubebuilder:subresource:') || name === 'kubebuilder:printcolumn' || name === 'kubebuilder:storageversion';
 }
 
+/** How CRDs are generated (controller-gen's `crd:` options). */
+export interface CrdOptions {
+  /** Cut every description to this many bytes (controller-gen's `maxDescLen`); `0` removes them. Unset: kept whole. */
+  maxDescLen?: number;
+}
+
 /** The CRDs of the API sources, one per group and kind, with every version found. */
-export function generateCrds(src: ApiSources): GeneratedCrd[] {
+export function generateCrds(src: ApiSources, opts: CrdOptions = {}): GeneratedCrd[] {
+  if (opts.maxDescLen !== undefined && (!Number.isInteger(opts.maxDescLen) || opts.maxDescLen < 0)) throw new RangeError(`maxDescLen must be a whole number of bytes, 0 or more; got ${opts.maxDescLen}`);
   const kinds = kindsOf(src);
   const byGroupKind = new Map<string, KindVersion[]>();
   for (const k of kinds) {
@@ -105,12 +113,12 @@ export function generateCrds(src: ApiSources): GeneratedCrd[] {
   const out: GeneratedCrd[] = [];
   for (const key of [...byGroupKind.keys()].sort()) {
     const versions = byGroupKind.get(key)!.sort((a, b) => (a.version < b.version ? -1 : a.version > b.version ? 1 : 0));
-    out.push(crdOf(versions));
+    out.push(crdOf(versions, opts));
   }
   return out;
 }
 
-function crdOf(versions: KindVersion[]): GeneratedCrd {
+function crdOf(versions: KindVersion[], opts: CrdOptions): GeneratedCrd {
   const first = versions[0]!;
   const { group, kind } = first;
   for (const v of versions) {
@@ -153,7 +161,7 @@ function crdOf(versions: KindVersion[]): GeneratedCrd {
     return {
       ...(columns.length ? { additionalPrinterColumns: columns } : {}),
       name: v.version,
-      schema: { openAPIV3Schema: v.schema },
+      schema: { openAPIV3Schema: opts.maxDescLen === undefined ? v.schema : truncateDescriptions(v.schema, opts.maxDescLen) },
       served: true,
       storage: versions.length === 1 || storage[0] === v,
       ...(subresources ? { subresources } : {}),

@@ -6,13 +6,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { generateCrds, type GeneratedCrd } from './crd.js';
+import { generateCrds, type CrdOptions, type GeneratedCrd } from './crd.js';
 import { generateRoles } from './rbac.js';
 import { generateWebhookConfigurations } from './webhooks.js';
 import { ApiSources, loadTypeScript, sourceFiles } from './source.js';
 
 export { MarkerError } from './markers.js';
-export type { GeneratedCrd } from './crd.js';
+export type { CrdOptions, GeneratedCrd } from './crd.js';
 
 /** YAML as controller-gen writes it: a `---` line, keys sorted, list items at their key's indent. */
 export function toManifestYaml(docs: unknown[]): string {
@@ -26,8 +26,8 @@ async function load(paths: string[], root: string): Promise<ApiSources> {
 }
 
 /** The CRDs of the kinds under `paths` (nothing written). */
-export async function crdsOf(paths: string[], root = process.cwd()): Promise<GeneratedCrd[]> {
-  return generateCrds(await load(paths, root));
+export async function crdsOf(paths: string[], root = process.cwd(), opts: CrdOptions = {}): Promise<GeneratedCrd[]> {
+  return generateCrds(await load(paths, root), opts);
 }
 
 /** The role documents of the `+kubebuilder:rbac` markers under `paths` (nothing written); none without markers. */
@@ -50,9 +50,9 @@ function writeIfChanged(file: string, content: string): boolean {
 }
 
 /** `generate crd`: one `<group>_<plural>.yaml` per CRD in `outputDir`. Answers the files and whether each changed. */
-export async function writeCrds(opts: { paths: string[]; outputDir: string; root?: string }): Promise<Array<{ file: string; changed: boolean }>> {
+export async function writeCrds(opts: { paths: string[]; outputDir: string; root?: string } & CrdOptions): Promise<Array<{ file: string; changed: boolean }>> {
   const root = opts.root ?? process.cwd();
-  const crds = await crdsOf(opts.paths, root);
+  const crds = await crdsOf(opts.paths, root, { maxDescLen: opts.maxDescLen });
   return crds.map((c) => {
     const file = join(resolve(root, opts.outputDir), c.fileName);
     return { file, changed: writeIfChanged(file, toManifestYaml([c.crd])) };
