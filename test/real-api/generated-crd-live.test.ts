@@ -1,7 +1,7 @@
 /**
- * A CRD written by `ctrlmetrics generate crd` (from test/generate/fixtures/api) loads into a real kube-apiserver and
- * into the authority, and an object that breaks each marker's rule is refused by both with the same message:
- * kubectl's output compared side by side.
+ * CRDs written by `ctrlmetrics generate crd` (from test/generate/fixtures/api, and kubebuilder's CronJob tutorial
+ * types with maxDescLen 0) load into a real kube-apiserver and into the authority, and an object that breaks each
+ * marker's rule is refused by both with the same message: kubectl's output compared side by side.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,21 +12,26 @@ import { ROOT, run } from '../helpers/process.js';
 import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'generate', 'fixtures', 'api');
+const CRONJOB_API = join(import.meta.dirname, '..', 'generate', 'fixtures', 'kubebuilder-cronjob', 'api');
 
 describe('a generated CRD: a real kube-apiserver and the authority enforce its markers alike', { skip: REAL_KUBE_SKIP, timeout: 180_000 }, () => {
   let kube: RealKube;
   let authority: TestCluster;
   let crdYaml: string;
+  let cronJobCrdYaml: string;
   const kubectl = (c: ApiCluster, args: string[], input?: string) =>
     run('kubectl', ['--kubeconfig', c.kubeconfig, ...args], { timeoutMs: 30_000, input }).then((r) => `${r.stdout}${r.stderr}[rc=${r.code}]`);
 
   before(async () => {
     const crd = (await crdsOf([FIXTURES], ROOT)).find((c) => c.fileName === 'example.com_widgets.yaml');
     crdYaml = toManifestYaml([crd!.crd]);
+    const [cronJob] = await crdsOf([CRONJOB_API], ROOT, { maxDescLen: 0 });
+    cronJobCrdYaml = toManifestYaml([cronJob!.crd]);
     [kube, authority] = await Promise.all([startRealKube(), startTestCluster()]);
   });
   after(async () => {
     await kube?.admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com').catch(() => undefined);
+    await kube?.admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/cronjobs.batch.tutorial.kubebuilder.io').catch(() => undefined);
     await Promise.all([kube?.stop(), authority?.stop()]);
   });
 
@@ -88,5 +93,50 @@ describe('a generated CRD: a real kube-apiserver and the authority enforce its m
     }
     assert.equal(outs[1], outs[0]);
     assert.match(outs[0]!, /mode is immutable/);
+  });
+
+  describe("kubebuilder's CronJob: the embedded Job types' markers, and a PodSpec kept whole", () => {
+    const cronJob = (name: string, spec: Record<string, unknown>) =>
+      JSON.stringify({
+        apiVersion: 'batch.tutorial.kubebuilder.io/v1',
+        kind: 'CronJob',
+        metadata: { name },
+        spec: { schedule: '*/1 * * * *', jobTemplate: { spec: { template: { spec: POD_SPEC } } }, ...spec },
+      });
+    const POD_SPEC = { restartPolicy: 'OnFailure', containers: [{ name: 'hello', image: 'busybox', args: ['/bin/sh', '-c', 'date'], resources: { limits: { cpu: '100m' } } }] };
+    const job = (spec: Record<string, unknown>) => ({ jobTemplate: { spec: { template: { spec: POD_SPEC }, ...spec } } });
+
+    test('the CRD is accepted by both', async () => {
+      const [real, ours] = await Promise.all([kube, authority].map((c) => kubectl(c, ['apply', '--server-side', '-f', '-'], cronJobCrdYaml)));
+      assert.equal(real, 'customresourcedefinition.apiextensions.k8s.io/cronjobs.batch.tutorial.kubebuilder.io serverside-applied\n[rc=0]');
+      assert.equal(ours, real);
+      await Promise.all([kube, authority].map((c) => waitForCrd(c.admin, 'cronjobs.batch.tutorial.kubebuilder.io')));
+    });
+
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['ok', {}],
+      ['enum', { concurrencyPolicy: 'Sometimes' }],
+      ['minimum', { successfulJobsHistoryLimit: -1 }],
+      ['required', { jobTemplate: undefined }],
+      ['nested-required', job({ podFailurePolicy: { rules: [{ onExitCodes: { operator: 'In', values: [1] } }] } })],
+      ['set-duplicate', job({ podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { operator: 'In', values: [1, 1] } }] } })],
+      ['int32-type', job({ backoffLimit: 'six' })],
+    ];
+    for (const [name, spec] of cases) {
+      test(`${name}: the same answer`, async () => {
+        const input = cronJob(`cj-${name}`, spec);
+        const [real, ours] = await Promise.all([kube, authority].map((c) => kubectl(c, ['create', '-f', '-'], input)));
+        assert.equal(ours, real);
+        if (name === 'ok') assert.match(real, /created/);
+        else assert.match(real, /is invalid/);
+      });
+    }
+
+    test('the PodSpec comes back as it was sent from both (preserved, not pruned)', async () => {
+      for (const c of [kube, authority]) {
+        const got = (await c.admin.get('/apis/batch.tutorial.kubebuilder.io/v1/namespaces/default/cronjobs/cj-ok')) as { spec: { jobTemplate: { spec: { template: { spec: unknown } } } } };
+        assert.deepStrictEqual(got.spec.jobTemplate.spec.template.spec, POD_SPEC);
+      }
+    });
   });
 });
