@@ -37,11 +37,18 @@ test('every section marker named in a comment is one of the markers the kustomiz
   assert.ok(used.has('[METRICS-WITH-CERTS]'));
 });
 
-test('every .yaml file named in a comment exists', () => {
+/** Files a commented-out entry names that a later command writes (create-webhook.test.ts checks it does). */
+const WRITTEN_LATER: Record<string, string> = { 'manager_webhook_patch.yaml': 'ctrlmetrics create webhook' };
+
+test('every .yaml file named in a comment exists (or is written by the command that turns its entry on)', () => {
   for (const [path, text] of config) {
     for (const line of commentsOf(text)) {
       for (const m of line.matchAll(/([\w./-]+\.yaml)\b/g)) {
         const name = m[1]!;
+        if (WRITTEN_LATER[name]) {
+          assert.ok(text.includes(WRITTEN_LATER[name]), `${path}: the comment above ${name} says ${WRITTEN_LATER[name]} turns it on`);
+          continue;
+        }
         const candidates = name.includes('/') ? [name, posix.join(posix.dirname(path), name)] : Object.keys(files).filter((f) => posix.basename(f) === name);
         assert.ok(
           candidates.some((c) => c in files),

@@ -95,6 +95,12 @@ patches:
 #  target:
 #    kind: Deployment
 
+# [WEBHOOK] Mount the webhook server's certificate (Secret "webhook-server-cert") into the manager and open its
+# port 9443. \`ctrlmetrics create webhook\` turns this on, after the metrics patches, as kubebuilder orders them.
+#- path: manager_webhook_patch.yaml
+#  target:
+#    kind: Deployment
+
 # [CERTMANAGER] Fill the metrics Certificate's DNS names from the metrics Service's name and namespace:
 # <service>.<namespace>.svc and <service>.<namespace>.svc.cluster.local. Switched together with ../certmanager,
 # so the SERVICE_NAME.SERVICE_NAMESPACE placeholders never reach a build.
