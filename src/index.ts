@@ -76,6 +76,8 @@ export { Manager, ManagerError } from './manager/index.js';
 export {
   WebhookServer,
   Webhook,
+  ConversionWebhook,
+  CONVERSION_PATH,
   AdmissionDeniedError,
   webhookPath,
   allowed,
@@ -88,6 +90,8 @@ export {
 export type {
   WebhookServerOptions,
   WebhookOptions,
+  ConversionWebhookOptions,
+  SpokeConversion,
   Defaulter,
   Validator,
   Warnings,

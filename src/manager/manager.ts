@@ -23,6 +23,7 @@ import { HealthProbeServer, type HealthCheck } from './health.js';
 import { LeaderElector } from './leaderelection.js';
 import { WebhookServer, type WebhookServerOptions } from '../webhook/server.js';
 import { Webhook } from '../webhook/for-kind.js';
+import { CONVERSION_PATH, ConversionRegistry, ConversionWebhook } from '../webhook/conversion.js';
 import { after } from '../util/timers.js';
 import { includePromClientCopies, type PromClientCopy } from '../metrics/prom-client-copies.js';
 
@@ -126,11 +127,13 @@ export class Manager {
   }
 
   /**
-   * Adds a controller, or a {@link Webhook} (its paths are registered on {@link webhookServer}); both before
+   * Adds a controller, a {@link Webhook} (its paths are registered on {@link webhookServer}) or a
+   * {@link ConversionWebhook} (served at `/convert`, one path for every kind, as controller-runtime); all before
    * {@link start}.
    */
-  add(controller: Controller | Webhook<object>): this {
+  add(controller: Controller | Webhook<object> | ConversionWebhook): this {
     if (controller instanceof Webhook) return this.addWebhook(controller);
+    if (controller instanceof ConversionWebhook) return this.addConversion(controller);
     if (this.startedFlag) throw new ManagerError(`cannot add controller ${controller.name}: the manager is already started`);
     if (this.controllers.some((c) => c.name === controller.name)) {
       throw new ManagerError(`a controller named ${controller.name} was already added: controller names must be unique (they label the metrics)`);
@@ -153,6 +156,24 @@ export class Manager {
       throw new ManagerError(`indexer conflict: ${target.kind} (${target.apiVersion}) is already indexed by ${field}`);
     }
     this.fieldIndexes.push({ apiVersion: target.apiVersion, kind: target.kind, field, extract: extract as unknown as IndexExtractor<KubeObject> });
+    return this;
+  }
+
+  private conversions: ConversionRegistry | undefined;
+
+  private addConversion(webhook: ConversionWebhook): this {
+    const { kind, group } = webhook.opts;
+    if (this.startedFlag) throw new ManagerError(`cannot add the conversion webhook for ${kind}.${group}: the manager is already started`);
+    if (!this.conversions) {
+      if (this.webhookServer.paths.includes(CONVERSION_PATH)) throw new ManagerError(`a webhook is already registered at ${CONVERSION_PATH}, where conversions are served`);
+      this.conversions = new ConversionRegistry();
+      this.webhookServer.registerConversion(CONVERSION_PATH, this.conversions);
+    }
+    try {
+      this.conversions.add(webhook);
+    } catch (err) {
+      throw new ManagerError((err as Error).message);
+    }
     return this;
   }
 

@@ -2,9 +2,10 @@
  * The webhook server (controller-runtime's `pkg/webhook` Server): HTTPS on `:9443` by default with the serving
  * certificate from a directory (`<tmpdir>/k8s-webhook-server/serving-certs`, `tls.crt`/`tls.key`, hot-reloaded),
  * TLS >= 1.2, HTTP/2 only when asked, client certificates verified against `clientCAName` in that directory when
- * set. Admission handlers are registered by path, each instrumented with the webhook metrics; a request's path:
- * socket (bounded count, head size and timeouts, as the metrics server) → TLS → exact path (else Go's 404) →
- * body (at most 7 MiB read) → AdmissionReview (admission.ts) → handler → a JSON answer, HTTP 200.
+ * set. Admission handlers and conversions are registered by path, each instrumented with the webhook metrics; a
+ * request's path: socket (bounded count, head size and timeouts, as the metrics server) → TLS → exact path (else
+ * Go's 404) → body (at most 7 MiB read for admission, 64 MiB for conversion) → AdmissionReview (admission.ts) or
+ * ConversionReview (conversion.ts) → handler → a JSON answer.
  */
 import https from 'node:https';
 import type http2 from 'node:http2';
@@ -24,6 +25,7 @@ import type { TlsConfig } from '../metrics/server/types.js';
 import { answerPlainHttp } from '../util/plain-http.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { answerAdmission, MAX_ADMISSION_BODY_BYTES, type AdmissionHandler } from './admission.js';
+import { answerConversion, type ConversionRegistry } from './conversion.js';
 import { webhookMetricsFor, webhookPanics, type WebhookPathMetrics } from './metrics.js';
 
 /** Options of the webhook server (controller-runtime's `webhook.Options`). */
@@ -68,8 +70,24 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 60_000;
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
 
+/**
+ * A conversion review carries whole objects, a list's worth at a time; controller-runtime reads it unbounded. Bounded
+ * here, well above what a list of etcd-sized objects needs in practice, so a hostile body cannot exhaust memory.
+ */
+export const MAX_CONVERSION_BODY_BYTES = 64 * 1024 * 1024;
+
+/** What a route answers: an HTTP status and a body. */
+interface RouteAnswer {
+  status: number;
+  body: string;
+  /** The request's uid, for the log of a panic. */
+  uid?: string;
+  panicked: boolean;
+}
+
 interface Route {
-  handler: AdmissionHandler;
+  maxBody: number;
+  serve(body: Buffer | undefined, truncated: boolean, contentType: string | undefined): Promise<RouteAnswer>;
   metrics: WebhookPathMetrics;
 }
 
@@ -111,9 +129,36 @@ export class WebhookServer {
    * controller-runtime panics.
    */
   register(path: string, handler: AdmissionHandler): void {
+    this.add(path, {
+      maxBody: MAX_ADMISSION_BODY_BYTES,
+      serve: async (body, truncated, contentType) => {
+        const a = await answerAdmission(body, truncated, contentType, handler);
+        return { status: 200, body: a.body, uid: a.uid, panicked: a.panicked };
+      },
+    });
+  }
+
+  /**
+   * Serves the conversions of `registry` at `path` (controller-runtime's `/convert`): a ConversionReview in, the
+   * converted objects out. A body over {@link MAX_CONVERSION_BODY_BYTES} is answered 413 with an empty body.
+   */
+  registerConversion(path: string, registry: ConversionRegistry): void {
+    this.add(path, {
+      maxBody: MAX_CONVERSION_BODY_BYTES,
+      serve: async (body, truncated) => {
+        if (truncated) return { status: 413, body: '', panicked: false };
+        const a = await answerConversion(body, registry);
+        // controller-runtime counts panics of admission handlers only; a converter's engine bug is logged as one
+        if (a.failure !== undefined) this.log.error(a.panicked ? 'Observed a panic in a conversion' : 'conversion failed', { webhook: path, error: a.failure });
+        return { status: a.status, body: a.body, panicked: false };
+      },
+    });
+  }
+
+  private add(path: string, route: Omit<Route, 'metrics'>): void {
     if (!/^((\/[a-zA-Z0-9_.-]+)+|\/)$/.test(path)) throw new Error(`webhook path ${JSON.stringify(path)} must be "/" or "/"-separated segments of letters, digits, "-", "_" and "."`);
     if (this.routes.has(path)) throw new Error(`can't register duplicate path: ${path}`);
-    this.routes.set(path, { handler, metrics: webhookMetricsFor(path) });
+    this.routes.set(path, { ...route, metrics: webhookMetricsFor(path) });
     this.log.info('Registering webhook', { path });
   }
 
@@ -218,20 +263,20 @@ export class WebhookServer {
     const started = performance.now();
     m.inFlight.inc();
     try {
-      const { body, truncated } = await readBody(req, MAX_ADMISSION_BODY_BYTES);
+      const { body, truncated } = await readBody(req, route.maxBody);
       if (truncated) {
         // the rest of the body is not read: the connection cannot be reused
         (res as ServerResponse).shouldKeepAlive = false;
       }
       const contentType = header(req, 'content-type');
-      const answer = await answerAdmission(body, truncated, contentType, route.handler);
+      const answer = await route.serve(body, truncated, contentType);
       if (answer.panicked) {
         webhookPanics.inc();
-        this.log.error('Observed a panic in webhook', { webhook: path, uid: answer.uid });
+        this.log.error('Observed a panic in webhook', { webhook: path, ...(answer.uid !== undefined ? { uid: answer.uid } : {}) });
       }
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(answer.body) });
+      res.writeHead(answer.status, { ...(answer.body ? { 'Content-Type': 'application/json' } : {}), 'Content-Length': Buffer.byteLength(answer.body) });
       res.end(answer.body);
-      m.requests(200);
+      m.requests(answer.status);
     } catch (err) {
       // the request went away while its body was read: nothing to answer
       this.log.debug('admission request failed before an answer', { webhook: path, error: (err as Error).message });
