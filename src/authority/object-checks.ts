@@ -5,6 +5,7 @@
 import { badRequest, type FieldCause } from './status.js';
 import type { KubeObject } from './resources.js';
 import { structuralSchemaCauses } from './crd-schema.js';
+import { conversionCauses } from './crd-conversion.js';
 
 const STRING_META = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'];
 
@@ -69,5 +70,6 @@ export function validateCRD(o: KubeObject): FieldCause[] {
     const schema = v?.schema?.openAPIV3Schema;
     if (schema !== undefined) causes.push(...structuralSchemaCauses(schema, `spec.versions[${i}].schema.openAPIV3Schema`));
   });
+  causes.push(...conversionCauses(spec));
   return causes;
 }

@@ -14,6 +14,7 @@ import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
 import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, managerText, mergeApplied, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ListShapes, type ManagedFieldsEntry, type Scope } from './managed-fields.js';
 import { defaultCustomResource, pruneCustomResource, readCustomResource, schemaListShapes, validateCustomResource } from './crd-schema.js';
 import { checkMetadataShape, defaultPodSpec, validateCRD } from './object-checks.js';
+import { defaultConversion } from './crd-conversion.js';
 import { defaultWebhookConfiguration, validateWebhookConfiguration } from './webhook-configurations.js';
 import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
 import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, unsupportedPatchType } from './patch.js';
@@ -281,7 +282,11 @@ export class ObjectService {
     else for (const e of validateName(name, t.nameRule)) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
     causes.push(...validateLabels(o.metadata.labels));
     causes.push(...validateFinalizers(o.metadata.finalizers, old?.metadata));
-    if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') causes.push(...validateCRD(o));
+    if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') {
+      // kube defaults the conversion at decoding, before validation
+      defaultConversion(o.spec);
+      causes.push(...validateCRD(o));
+    }
     if (t.group === 'admissionregistration.k8s.io') {
       // kube defaults these at decoding, before validation (and the defaults step below finds nothing left to fill)
       defaultWebhookConfiguration(o, t.resource === 'mutatingwebhookconfigurations');

@@ -2,6 +2,7 @@
  * The resource types the authority serves: built-in kinds plus the custom resources of established CRDs.
  */
 import type { StructuralSchema } from './crd-schema.js';
+import { deprecationWarningOf } from './crd-conversion.js';
 
 /** A Kubernetes object as plain JSON. */
 export type KubeObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -44,6 +45,8 @@ export interface ResourceType {
   scale?: ScalePaths;
   /** For custom resources: the version's structural schema (`schema.openAPIV3Schema`). */
   schema?: StructuralSchema;
+  /** For a deprecated custom resource version: the warning every request to it gets. */
+  deprecationWarning?: string;
 }
 
 const CRUD = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -191,6 +194,7 @@ export function typesOfCRD(crd: KubeObject): ResourceType[] {
       statusSubresource: !!v.subresources?.status,
       printerColumns: v.additionalPrinterColumns,
       crd: crd.metadata?.name,
+      ...(v.deprecated ? { deprecationWarning: deprecationWarningOf(crd, v.name) } : {}),
       ...(v.schema?.openAPIV3Schema && typeof v.schema.openAPIV3Schema === 'object' ? { schema: v.schema.openAPIV3Schema as StructuralSchema } : {}),
       ...(typeof v.subresources?.scale?.specReplicasPath === 'string' && typeof v.subresources.scale.statusReplicasPath === 'string'
         ? {

@@ -98,7 +98,10 @@ async function sendList(res: ServerResponse, envelope: KubeObject, items: KubeOb
 
 /** Sets kube-style `Warning` headers (e.g. unknown fields under fieldValidation=Warn). */
 function warn(res: ServerResponse, warnings: string[]): void {
-  if (warnings.length) res.setHeader('Warning', warnings);
+  if (!warnings.length) return;
+  // after any set earlier (a deprecated version's warning comes first)
+  const before = res.getHeader('Warning');
+  res.setHeader('Warning', [...(Array.isArray(before) ? before : before === undefined ? [] : [String(before)]), ...warnings]);
 }
 
 function sendError(res: ServerResponse, err: ApiError): void {
@@ -298,6 +301,8 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   if (!t) throw notFoundPath();
   if (info.namespace && !t.namespaced && !(t.resource === 'namespaces' && !t.group)) throw notFoundPath();
   const ns = t.namespaced ? info.namespace || undefined : undefined;
+  // a CRD's deprecated version warns on every request to it, as kube-apiserver does
+  if (t.deprecationWarning !== undefined) warn(res, [`299 - ${JSON.stringify(t.deprecationWarning)}`]);
   const q = url.searchParams;
   const dryRun = q.getAll('dryRun').includes('All');
   const manager = writeManager(q.get('fieldManager'), req.headers['user-agent']);

@@ -17,7 +17,7 @@ const REINVOCATION = ['IfNeeded', 'Never'];
 const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
 /** Go's `%#v` of a []string, as kube prints an invalid list. */
-function goStrings(xs: unknown[]): string {
+export function goStrings(xs: unknown[]): string {
   return `[]string{${xs.map((x) => JSON.stringify(String(x))).join(', ')}}`;
 }
 
@@ -81,7 +81,7 @@ function ruleCauses(rule: KubeObject, path: string): FieldCause[] {
   return causes;
 }
 
-function clientConfigCauses(cc: KubeObject | undefined, path: string): FieldCause[] {
+export function clientConfigCauses(cc: KubeObject | undefined, path: string): FieldCause[] {
   const hasUrl = typeof cc?.url === 'string' && cc.url !== '';
   const hasService = !!cc?.service && typeof cc.service === 'object';
   if (hasUrl === hasService) return [required(path, 'exactly one of url or service is required')];
