@@ -60,7 +60,7 @@ function metaOptions(kind: string, q: { dryRun: boolean; fieldManager?: string |
  */
 export async function admittedWrite(
   r: AdmittedWriteRequest & { operation: 'CREATE' | 'UPDATE'; fieldManager?: string | null; fieldValidation?: string | null },
-  write: (extra: WriteOptions) => KubeObject,
+  write: (extra: WriteOptions) => KubeObject | Promise<KubeObject>,
 ): Promise<KubeObject> {
   const recorder = new WarningRecorder(r.warnings);
   const options = metaOptions(r.operation === 'CREATE' ? 'CreateOptions' : 'UpdateOptions', r);
@@ -68,16 +68,16 @@ export async function admittedWrite(
     try {
       const stored = r.operation === 'UPDATE' ? r.objects.peek(r.type, r.namespace, r.name) : undefined;
       const oldObject = stored ? r.objects.present(r.type, stored) : null;
-      const input = write({ untilAdmission: true });
+      const input = await write({ untilAdmission: true });
       const inputName = String(input.metadata?.name ?? '');
       const common = { ...base(r, inputName || r.name), operation: r.operation, options, oldObject };
       const mutated = (await r.webhooks.mutate({ ...common, name: inputName, object: input }, recorder)) ?? input;
-      const final = write({ admitted: mutated, dryRun: true, warnings: [] });
+      const final = await write({ admitted: mutated, dryRun: true, warnings: [] });
       const m = final.metadata ?? {};
       await r.webhooks.validate({ ...common, name: String(m.name ?? ''), object: final }, recorder);
       if (r.dryRun) return final;
       const identity = r.operation === 'CREATE' ? { identity: { name: String(m.name), uid: String(m.uid), creationTimestamp: String(m.creationTimestamp) } } : {};
-      return write({ admitted: mutated, warnings: [], ...identity });
+      return await write({ admitted: mutated, warnings: [], ...identity });
     } catch (err) {
       if (!isStaleAdmission(err) || attempt >= ATTEMPTS) throw err;
     }

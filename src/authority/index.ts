@@ -31,6 +31,7 @@ import { CRD_SETS } from './crds.js';
 import { openapiHandler } from './openapi.js';
 import type { UserInfo } from './rbac.js';
 import { WebhookAdmission } from './webhook-admission.js';
+import { CustomResourceConverter } from './cr-conversion.js';
 import type { ServiceResolver } from './webhook-call.js';
 
 /** Options of {@link startAuthority}. */
@@ -175,7 +176,9 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
   const authz = new Authorizer(store);
   const reviews = new Reviews({ store, authn, authz, signer, apiAudiences: API_AUDIENCES, now: opts.clock });
   const hub = new WatchHub(store);
-  const webhooks = new WebhookAdmission(store, registry, { resolveService: serviceResolver(opts.webhookServices ?? {}), logger: log });
+  const resolveService = serviceResolver(opts.webhookServices ?? {});
+  const webhooks = new WebhookAdmission(store, registry, { resolveService, logger: log });
+  const conversions = new CustomResourceConverter({ crdOf: (name) => store.get('customresourcedefinitions.apiextensions.k8s.io', undefined, name), resolveService });
 
   // A fresh cluster's namespaces and bootstrap RBAC policy; missing bootstrap objects are re-created on every start.
   for (const ns of INITIAL_NAMESPACES) {
@@ -232,6 +235,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     maxRequestsInFlight: opts.maxRequestsInFlight,
     durable: persistence ? () => persistence.durable() : undefined,
     webhooks,
+    conversions,
     logger: log,
   });
   // Bounded: request headers up to 16 KiB (larger: 431), whole headers within 30 s (slow clients cannot hold sockets).

@@ -54,6 +54,11 @@ export interface WriteOptions {
   admitted?: KubeObject;
   /** Internal: the name, uid and creation time a create keeps (those validating admission saw). */
   identity?: { name: string; uid: string; creationTimestamp: string };
+  /**
+   * Internal, for custom resources converted by webhook: the stored object as the request's version sees it (its
+   * conversion), taken in place of the stored one by an update, patch or apply.
+   */
+  viewOfOld?: KubeObject;
 }
 
 const STALE = Symbol('stale admission');
@@ -131,7 +136,8 @@ function hasFinalizers(o: KubeObject): boolean {
 }
 
 function sameContent(a: KubeObject, b: KubeObject): boolean {
-  const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
+  // apiVersion aside: an object written back unchanged in another version of its CRD is the same object
+  const strip = (o: KubeObject) => ({ ...o, apiVersion: undefined, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
   return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
 }
 
@@ -356,9 +362,18 @@ export class ObjectService {
     this.track(t, undefined, o, w, incoming);
     w.admit?.(o, undefined);
     if (w.dryRun) return this.present(t, o);
+    o.apiVersion = this.storedApiVersion(t);
     const stored = this.store.put(key, o);
     this.afterWrite(t, stored, undefined);
     return this.present(t, stored);
+  }
+
+  /** The apiVersion objects of a type are stored in: a custom resource's in its CRD's storage version. */
+  private storedApiVersion(t: ResourceType): string {
+    if (!t.crd) return apiVersionOf(t);
+    const crd = this.store.get(CRD_KEY, undefined, t.crd);
+    const storage = (crd?.spec?.versions ?? []).find((v: KubeObject) => v?.storage)?.name;
+    return apiVersionOf({ group: t.group, version: storage ?? t.version });
   }
 
   /** Replaces an object (PUT), on the main resource or the `status` subresource. */
@@ -366,7 +381,7 @@ export class ObjectService {
     this.checkKind(t, body);
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
-    const old = this.store.get(key, nsx, name);
+    const old = w.viewOfOld ?? this.store.get(key, nsx, name);
     if (!old) throw notFound(t.resource, t.group, name);
     const o = clone(body);
     o.metadata = o.metadata && typeof o.metadata === 'object' ? o.metadata : {};
@@ -505,16 +520,44 @@ export class ObjectService {
     }
     if (sameContent(old, next) && JSON.stringify(old.metadata.managedFields ?? null) === JSON.stringify(next.metadata.managedFields ?? null)) return this.present(t, old);
     if (w.dryRun) return this.present(t, next);
+    next.apiVersion = this.storedApiVersion(t);
     const stored = this.store.put(key, next);
     this.afterWrite(t, stored, old);
     return this.present(t, stored);
+  }
+
+  /**
+   * Stores a custom resource a conversion webhook put in the storage version: `next` is the outcome of a dry run of
+   * the write in the request's version, converted. `expected` is the stored object that write started from
+   * (undefined for a create); a write whose stored object has changed since fails with a conflict (see
+   * {@link isStaleAdmission}). Answers the stored object (in the storage version).
+   */
+  storeConverted(t: ResourceType, expected: KubeObject | undefined, next: KubeObject): KubeObject {
+    const key = typeKey(t);
+    const m = next.metadata;
+    const current = this.store.get(key, this.namespaceOf(t, m.namespace), m.name);
+    if (!expected) {
+      if (current) throw alreadyExists(t.resource, t.group, m.name);
+    } else if (!current || current.metadata.resourceVersion !== expected.metadata.resourceVersion) {
+      const err = conflict(t.resource, t.group, String(m.name), 'the object has been modified; please apply your changes to the latest version and try again');
+      throw Object.assign(err, { [STALE]: true });
+    }
+    const stored = clone(next);
+    if (current && stored.metadata.deletionTimestamp && !hasFinalizers(stored)) {
+      this.removeNow(t, current);
+      return stored;
+    }
+    delete stored.metadata.selfLink;
+    const put = this.store.put(key, stored);
+    this.afterWrite(t, put, current);
+    return put;
   }
 
   /** Patches an object (PATCH) with a merge, strategic merge or JSON patch. */
   patch(t: ResourceType, ns: string | undefined, name: string, contentType: string, patchBody: unknown, w: WriteOptions & { subresource?: string } = {}): KubeObject {
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
-    const old = this.store.get(key, nsx, name);
+    const old = w.viewOfOld ?? this.store.get(key, nsx, name);
     const ct = contentType.split(';')[0]!.trim();
     // custom resources have no patch strategies: kube refuses a strategic merge patch before looking the object up
     if (t.crd && ct === 'application/strategic-merge-patch+json') throw unsupportedPatchType(CUSTOM_RESOURCE_PATCH_TYPES);

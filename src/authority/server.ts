@@ -27,6 +27,9 @@ import { checkFields } from './fields.js';
 import { drainOrClose } from '../util/streams.js';
 import { serveIssuerDiscovery } from './issuer-discovery.js';
 import { WarningRecorder, type AdmissionRequest, type WebhookAdmission } from './webhook-admission.js';
+import type { CustomResourceConverter } from './cr-conversion.js';
+import { convertedWrite } from './converted-writes.js';
+import type { WriteOptions } from './objects.js';
 import { admittedDelete, admittedWrite, type AdmittedWriteRequest } from './admitted-writes.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
@@ -54,6 +57,8 @@ export interface ServerDeps {
   durable?: () => Promise<void>;
   /** Admission webhooks called on writes (absent: none). */
   webhooks?: WebhookAdmission;
+  /** Converts custom resources whose CRD converts by webhook (absent: only apiVersion changes). */
+  conversions?: CustomResourceConverter;
   logger: Logger;
 }
 
@@ -370,6 +375,13 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   const admission = (name: string, warnings: string[], isDryRun = dryRun): AdmittedWriteRequest | undefined =>
     webhooks && { webhooks, objects: d.objects, type: t, namespace: ns, name, subresource: info.subresource ?? '', user, dryRun: isDryRun, warnings };
   const writeQuery = { fieldManager: q.get('fieldManager'), fieldValidation: q.get('fieldValidation') };
+  // a CRD that converts by webhook: reads convert what is stored, writes go through the storage version
+  const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;
+  const inVersion = async (stored: KubeObject): Promise<KubeObject> => d.objects.present(t, converter ? (await converter.convert(t, [stored], t.version))[0]! : stored);
+  const converting =
+    (name: string, write: (extra: WriteOptions) => KubeObject, isDryRun = dryRun) =>
+    (extra: WriteOptions = {}): KubeObject | Promise<KubeObject> =>
+      converter ? convertedWrite({ converter, objects: d.objects, type: t, namespace: ns, name, dryRun: isDryRun }, write, extra) : write(extra);
   // warnings reach the client also when admission refuses the write (kube sends them as they are recorded)
   const keepingWarnings = async <T>(warnings: string[], write: () => Promise<T>): Promise<T> => {
     try {
@@ -381,7 +393,8 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   };
   switch (info.verb) {
     case 'get': {
-      const o = d.objects.get(t, ns, info.name);
+      const stored = converter && d.objects.peek(t, ns, info.name);
+      const o = stored ? await inVersion(stored) : d.objects.get(t, ns, info.name);
       return send(res, 200, table ? toTable(t, [o], { includeObject: q.get('includeObject'), resourceVersion: o.metadata?.resourceVersion }) : o, head);
     }
     case 'list': {
@@ -391,7 +404,9 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
         { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') },
         { limit: q.get('limit'), continue: q.get('continue'), resourceVersion: q.get('resourceVersion') },
       );
-      const { items, resourceVersion, ...more } = page;
+      const { resourceVersion, ...more } = page;
+      delete (more as { items?: unknown }).items;
+      const items = converter ? await converter.convert(t, page.items, t.version) : page.items;
       if (table) {
         const tbl = toTable(t, items.map((o) => d.objects.present(t, o)), { includeObject: q.get('includeObject'), resourceVersion });
         tbl.metadata = { ...(tbl.metadata as object), ...more };
@@ -417,6 +432,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
           table,
           includeObject: q.get('includeObject'),
           bookmarkIntervalMs: d.bookmarkIntervalMs,
+          ...(converter ? { convert: async (o: KubeObject) => (await converter.convert(t, [o], t.version))[0]! } : {}),
         },
         res,
       );
@@ -429,9 +445,8 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const warnings = checkFields(t, b, q.get('fieldValidation'));
       const w = { dryRun, admit, manager, fieldValidation: q.get('fieldValidation'), warnings };
       const a = admission('', warnings);
-      const out = a
-        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'CREATE', ...writeQuery }, (extra) => d.objects.create(t, ns, b as KubeObject, { ...w, ...extra })))
-        : d.objects.create(t, ns, b as KubeObject, w);
+      const create = converting('', (extra) => d.objects.create(t, ns, b as KubeObject, { ...w, ...extra }));
+      const out = a ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'CREATE', ...writeQuery }, create)) : await create();
       warn(res, warnings);
       return sendWritten(d, res, 201, out);
     }
@@ -441,9 +456,8 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const warnings = checkFields(t, b, q.get('fieldValidation'));
       const w = { dryRun, admit, subresource: info.subresource, manager, fieldValidation: q.get('fieldValidation'), warnings };
       const a = admission(info.name, warnings);
-      const out = a
-        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'UPDATE', ...writeQuery }, (extra) => d.objects.update(t, ns, info.name, b as KubeObject, { ...w, ...extra })))
-        : d.objects.update(t, ns, info.name, b as KubeObject, w);
+      const update = converting(info.name, (extra) => d.objects.update(t, ns, info.name, b as KubeObject, { ...w, ...extra }));
+      const out = a ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'UPDATE', ...writeQuery }, update)) : await update();
       warn(res, warnings);
       return sendWritten(d, res, 200, out);
     }
@@ -464,9 +478,8 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
         warnings,
       };
       const a = admission(info.name, warnings);
-      const out = a
-        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: existed ? 'UPDATE' : 'CREATE', ...writeQuery }, (extra) => d.objects.patch(t, ns, info.name, ct, b, { ...w, ...extra })))
-        : d.objects.patch(t, ns, info.name, ct, b, w);
+      const patch = converting(info.name, (extra) => d.objects.patch(t, ns, info.name, ct, b, { ...w, ...extra }));
+      const out = a ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: existed ? 'UPDATE' : 'CREATE', ...writeQuery }, patch)) : await patch();
       warn(res, warnings);
       return sendWritten(d, res, existed ? 200 : 201, out);
     }
@@ -485,7 +498,10 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const remove = () => d.objects.delete(t, ns, info.name, { dryRun: isDryRun, preconditions: pre });
       const warnings: string[] = [];
       const a = admission(info.name, warnings, isDryRun);
-      const out = a ? await keepingWarnings(warnings, () => admittedDelete({ ...a, deleteOptions: { ...opts, ...(isDryRun ? { dryRun: ['All'] } : {}) } }, remove)) : remove();
+      // the answer is the stored object: in the version it was stored in, converted to the request's
+      const storedVersion = converter ? d.objects.peek(t, ns, info.name)?.apiVersion : undefined;
+      let out = a ? await keepingWarnings(warnings, () => admittedDelete({ ...a, deleteOptions: { ...opts, ...(isDryRun ? { dryRun: ['All'] } : {}) } }, remove)) : remove();
+      if (storedVersion) out = await inVersion({ ...out, apiVersion: storedVersion });
       warn(res, warnings);
       return sendWritten(d, res, 200, out);
     }

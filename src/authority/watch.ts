@@ -8,7 +8,7 @@ import type { Store, StoreEvent } from './store.js';
 import { apiVersionOf, typeKey, type KubeObject, type ResourceType } from './resources.js';
 import { readCustomResource } from './crd-schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
-import { expired } from './status.js';
+import { ApiError, expired } from './status.js';
 import { toTable } from './table.js';
 
 /** Parameters of one watch. */
@@ -27,6 +27,8 @@ export interface WatchParams {
   bookmarkIntervalMs?: number;
   /** Streaming list (`sendInitialEvents=true`): the current state as ADDED events, then a bookmark marking its end. */
   sendInitialEvents?: boolean;
+  /** Converts a stored object to the watched version (a CRD's conversion webhook); events keep their order. */
+  convert?: (stored: KubeObject) => Promise<KubeObject>;
 }
 
 /** Streams a watch into `res` until the timeout, the client going away, or `closeAll`. */
@@ -58,8 +60,24 @@ export class WatchHub {
 
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
-    const send = (type: string, object: KubeObject) => {
+    const write = (type: string, object: KubeObject) => {
       if (!res.writableEnded && !res.destroyed) res.write(JSON.stringify({ type, object }) + '\n');
+    };
+    // with a conversion, every event waits for the ones before it (and a failed conversion ends the watch)
+    let queue = Promise.resolve();
+    const send = (type: string, object: KubeObject, stored?: KubeObject) => {
+      const convert = p.convert;
+      if (!convert) return write(type, stored ? present(stored) : object);
+      queue = queue.then(async () => {
+        if (closed) return;
+        try {
+          write(type, stored ? present(await convert(stored)) : object);
+        } catch (err) {
+          const status = err instanceof ApiError ? err.toStatus() : new ApiError(500, 'InternalError', String((err as Error)?.message ?? err)).toStatus();
+          write('ERROR', status as unknown as KubeObject);
+          close();
+        }
+      });
     };
     // Changes at or below this resourceVersion were already sent (in the initial list or the replayed history).
     let floor = 0;
@@ -68,10 +86,10 @@ export class WatchHub {
       const now = matches(ev.object);
       if (ev.type === 'MODIFIED') {
         const before = matches(ev.prev);
-        if (now && before) send('MODIFIED', present(ev.object));
-        else if (now) send('ADDED', present(ev.object));
-        else if (before) send('DELETED', present(ev.object));
-      } else if (now) send(ev.type, present(ev.object));
+        if (now && before) send('MODIFIED', ev.object, ev.object);
+        else if (now) send('ADDED', ev.object, ev.object);
+        else if (before) send('DELETED', ev.object, ev.object);
+      } else if (now) send(ev.type, ev.object, ev.object);
     };
 
     const rvParam = p.resourceVersion ?? '';
@@ -91,7 +109,7 @@ export class WatchHub {
 
     if (p.sendInitialEvents) {
       floor = this.store.resourceVersion;
-      for (const o of this.store.list(key, ns)) if (matches(o)) send('ADDED', present(o));
+      for (const o of this.store.list(key, ns)) if (matches(o)) send('ADDED', o, o);
       send('BOOKMARK', {
         kind: p.type.kind,
         apiVersion: apiVersionOf(p.type),
@@ -100,7 +118,7 @@ export class WatchHub {
       unsubscribe = this.store.subscribe(onEvent);
     } else if (rvParam === '' || rvParam === '0') {
       floor = this.store.resourceVersion;
-      for (const o of this.store.list(key, ns)) if (matches(o)) send('ADDED', present(o));
+      for (const o of this.store.list(key, ns)) if (matches(o)) send('ADDED', o, o);
       unsubscribe = this.store.subscribe(onEvent);
     } else {
       const from = Number(rvParam);

@@ -47,7 +47,7 @@ interface Target {
   servername: string;
 }
 
-function target(clientConfig: KubeObject, resolve: ServiceResolver | undefined, timeoutSeconds: number): Target {
+function target(clientConfig: KubeObject, resolve: ServiceResolver | undefined, timeoutSeconds: number, missingService = (name: string) => `services "${name}" not found`): Target {
   const query = `?timeout=${timeoutSeconds}s`;
   if (typeof clientConfig.url === 'string') {
     const u = new URL(clientConfig.url);
@@ -64,7 +64,7 @@ function target(clientConfig: KubeObject, resolve: ServiceResolver | undefined, 
   const path = `${joinPath(svc.path ?? '')}${query}`;
   const href = `https://${host}${path}`;
   const at = resolve?.(String(svc.namespace), String(svc.name), port);
-  if (!at) throw new WebhookCallError(`failed to call webhook: Post "${href}": services "${svc.name}" not found`);
+  if (!at) throw new Error(`Post "${href}": ${missingService(String(svc.name))}`);
   return { href, host, path, connectHost: at.host, connectPort: at.port, servername: name };
 }
 
@@ -117,7 +117,30 @@ export async function callWebhook(opts: {
   mutating: boolean;
   resolveService?: ServiceResolver;
 }): Promise<WebhookAnswer> {
-  const t = target(opts.clientConfig, opts.resolveService, opts.timeoutSeconds);
+  const review = await postReview({ ...opts, userAgent: 'kube-apiserver-admission', prefix: 'failed to call webhook: ' });
+  return verify(review, String(opts.review.request?.uid), opts.mutating);
+}
+
+/**
+ * POSTs a review (admission or conversion) to a webhook and answers the decoded reply; throws
+ * {@link WebhookCallError} with `prefix` and kube's wording of what failed.
+ */
+export async function postReview(opts: {
+  clientConfig: KubeObject;
+  timeoutSeconds: number;
+  review: KubeObject;
+  resolveService?: ServiceResolver;
+  userAgent: string;
+  prefix: string;
+  /** How a service reference that resolves nowhere is worded (admission's resolver says `services "x"`). */
+  missingService?: (name: string) => string;
+}): Promise<KubeObject> {
+  let t: Target;
+  try {
+    t = target(opts.clientConfig, opts.resolveService, opts.timeoutSeconds, opts.missingService);
+  } catch (err) {
+    throw new WebhookCallError(`${opts.prefix}${(err as Error).message}`);
+  }
   const ca = caFromBundle(opts.clientConfig.caBundle);
   const body = Buffer.from(JSON.stringify(opts.review));
   const post = `Post "${t.href}"`;
@@ -128,7 +151,7 @@ export async function callWebhook(opts: {
       done = true;
       clearTimeout(timer);
       req.destroy();
-      reject(new WebhookCallError(`failed to call webhook: ${post}: ${text}`));
+      reject(new WebhookCallError(`${opts.prefix}${post}: ${text}`));
     };
     const req = request(
       {
@@ -142,7 +165,7 @@ export async function callWebhook(opts: {
           Host: t.host,
           'Content-Type': 'application/json',
           Accept: 'application/json, */*',
-          'User-Agent': 'kube-apiserver-admission',
+          'User-Agent': opts.userAgent,
           'Content-Length': String(body.length),
         },
         ...(ca ? { ca } : {}),
@@ -173,15 +196,13 @@ export async function callWebhook(opts: {
   });
   if (raw.status < 200 || raw.status > 299) {
     const text = raw.status === 404 ? 'the server could not find the requested resource' : `an error on the server (${JSON.stringify(raw.body.toString('utf8').slice(0, 1024))}) has prevented the request from succeeding`;
-    throw new WebhookCallError(`failed to call webhook: ${text}`);
+    throw new WebhookCallError(`${opts.prefix}${text}`);
   }
-  let review: KubeObject;
   try {
-    review = JSON.parse(raw.body.toString('utf8')) as KubeObject;
+    return JSON.parse(raw.body.toString('utf8')) as KubeObject;
   } catch (err) {
-    throw new WebhookCallError(`failed to call webhook: couldn't get version/kind; json parse error: ${(err as Error).message}`);
+    throw new WebhookCallError(`${opts.prefix}couldn't get version/kind; json parse error: ${(err as Error).message}`);
   }
-  return verify(review, String(opts.review.request?.uid), opts.mutating);
 }
 
 /** kube's checks of a v1 answer (`VerifyAdmissionResponse`), in its order and words. */

@@ -1,0 +1,147 @@
+/**
+ * Custom resources between their versions, as kube-apiserver converts them: with the CRD's strategy `None` only
+ * `apiVersion` changes; with `Webhook` the objects not already in the wanted version go to the CRD's conversion
+ * webhook in one ConversionReview (apiextensions.k8s.io/v1, a list sent sparse and merged back in place), and the
+ * answer is checked as kube checks it — the uid, the count, each object's version and kind, name, namespace and uid
+ * unchanged — and each object's metadata is restored but for labels and annotations. A failure is kube's plain
+ * error `conversion webhook for <group/version, Kind=kind> …`, answered 500 as kube answers it.
+ */
+import { randomUUID } from 'node:crypto';
+import { apiVersionOf, type KubeObject, type ResourceType } from './resources.js';
+import { ApiError } from './status.js';
+import { postReview, WebhookCallError, type ServiceResolver } from './webhook-call.js';
+
+/** kube's conversion client: no deadline of its own, the http.Client's 30 s. */
+const CONVERSION_TIMEOUT_SECONDS = 30;
+
+/** The strategy of a CRD's conversion (None when unset). */
+export function conversionStrategy(crd: KubeObject | undefined): 'None' | 'Webhook' {
+  return crd?.spec?.conversion?.strategy === 'Webhook' ? 'Webhook' : 'None';
+}
+
+/** The version a CRD stores objects in. */
+export function storageVersionOf(crd: KubeObject | undefined): string | undefined {
+  const versions: KubeObject[] = Array.isArray(crd?.spec?.versions) ? crd!.spec.versions : [];
+  return versions.find((v) => v?.storage)?.name;
+}
+
+function versionOf(apiVersion: unknown): string {
+  const s = String(apiVersion ?? '');
+  return s.slice(s.lastIndexOf('/') + 1);
+}
+
+function gvkText(group: string, version: string, kind: string): string {
+  return `${group}/${version}, Kind=${kind}`;
+}
+
+/** A conversion failure, as kube's plain error reaches clients: 500 with no reason. */
+function failure(message: string): ApiError {
+  return new ApiError(500, '', message);
+}
+
+/** Converts custom resources between the versions of their CRD. */
+export class CustomResourceConverter {
+  constructor(
+    private readonly opts: {
+      /** The CRD object named by a type's `crd`. */
+      crdOf: (name: string) => KubeObject | undefined;
+      resolveService?: ServiceResolver;
+    },
+  ) {}
+
+  /** The type's CRD when its conversion is by webhook, else undefined (nothing to call). */
+  webhookCrd(t: ResourceType): KubeObject | undefined {
+    if (!t.crd) return undefined;
+    const crd = this.opts.crdOf(t.crd);
+    return conversionStrategy(crd) === 'Webhook' ? crd : undefined;
+  }
+
+  /** The CRD's storage version (undefined for built-in types). */
+  storageVersion(t: ResourceType): string | undefined {
+    return t.crd ? storageVersionOf(this.opts.crdOf(t.crd)) : undefined;
+  }
+
+  /**
+   * The objects in `version` (copies; the input is left alone). Only the objects not already in it are sent to a
+   * webhook, in one review; with strategy None (or a built-in type) only apiVersion changes.
+   */
+  async convert(t: ResourceType, objects: KubeObject[], version: string): Promise<KubeObject[]> {
+    const target = apiVersionOf({ group: t.group, version });
+    const crd = this.webhookCrd(t);
+    const pending = objects.map((o, i) => ({ o, i })).filter(({ o }) => crd && versionOf(o.apiVersion) !== version && !isEmpty(o));
+    const out: KubeObject[] = objects.map((o) => ({ ...o, apiVersion: target }));
+    if (!crd || pending.length === 0) return out;
+    const first = pending[0]!.o;
+    const what = gvkText(t.group, versionOf(first.apiVersion), t.kind);
+    const uid = randomUUID();
+    const webhook = crd.spec.conversion.webhook ?? {};
+    let reply: KubeObject;
+    try {
+      reply = await postReview({
+        clientConfig: webhook.clientConfig ?? {},
+        timeoutSeconds: CONVERSION_TIMEOUT_SECONDS,
+        review: { kind: 'ConversionReview', apiVersion: 'apiextensions.k8s.io/v1', request: { uid, desiredAPIVersion: target, objects: pending.map(({ o }) => o) } },
+        resolveService: this.opts.resolveService,
+        userAgent: 'kube-apiserver',
+        prefix: '',
+        missingService: (name) => `service "${name}" not found`,
+      });
+    } catch (err) {
+      if (err instanceof WebhookCallError) throw failure(`conversion webhook for ${what} failed: ${err.message}`);
+      throw err;
+    }
+    const converted = checkReply(reply, uid, what, pending.length);
+    converted.forEach((c, k) => {
+      const { o, i } = pending[k]!;
+      const why = invalidConverted(c, o, t, version);
+      if (why) throw failure(`conversion webhook for ${what} returned invalid converted object at index ${k}: ${why}`);
+      // kube keeps the original metadata but for labels and annotations, which the webhook may change
+      const metadata = { ...o.metadata };
+      for (const key of ['labels', 'annotations'] as const) {
+        if (c.metadata?.[key] === undefined) delete metadata[key];
+        else metadata[key] = c.metadata[key];
+      }
+      out[i] = { ...c, apiVersion: target, kind: t.kind, metadata };
+    });
+    return out;
+  }
+}
+
+/** An object with nothing but apiVersion and kind is never sent. */
+function isEmpty(o: KubeObject): boolean {
+  return Object.keys(o).every((k) => k === 'apiVersion' || k === 'kind');
+}
+
+/** kube's checks of a v1 ConversionReview reply; the converted objects when it passes. */
+function checkReply(reply: KubeObject, uid: string, what: string, expected: number): KubeObject[] {
+  const failed = (why: string) => failure(`conversion webhook for ${what} failed: ${why}`);
+  if (!reply || typeof reply !== 'object' || Array.isArray(reply)) throw failed('no response provided');
+  if (reply.apiVersion !== 'apiextensions.k8s.io/v1' || reply.kind !== 'ConversionReview') {
+    throw failed(`expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got ${String(reply.apiVersion ?? '')}, Kind=${String(reply.kind ?? '')}`);
+  }
+  const r = reply.response;
+  if (!r || typeof r !== 'object') throw failed('no response provided');
+  if (String(r.uid ?? '') !== uid) throw failed(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(r.uid ?? ''))}`);
+  const status = r.result?.status;
+  if (status !== 'Success') {
+    const message = r.result?.message;
+    throw failed(typeof message === 'string' && message ? message : `response.result.status was '${String(status ?? '')}', not 'Success'`);
+  }
+  const objects = Array.isArray(r.convertedObjects) ? (r.convertedObjects as KubeObject[]) : [];
+  if (objects.length !== expected) throw failure(`conversion webhook for ${what} returned ${objects.length} objects, expected ${expected}`);
+  return objects;
+}
+
+/** Why a converted object is not acceptable, or undefined. */
+function invalidConverted(c: KubeObject, original: KubeObject, t: ResourceType, version: string): string | undefined {
+  if (!c || typeof c !== 'object' || Array.isArray(c)) return 'not an object';
+  const want = apiVersionOf({ group: t.group, version });
+  if (c.apiVersion !== want) return `invalid group/version: ${String(c.apiVersion ?? '')}`;
+  if (c.kind !== original.kind) return `invalid kind: ${String(c.kind ?? '')}`;
+  const m = c.metadata ?? {};
+  const om = original.metadata ?? {};
+  if ((m.name ?? '') !== (om.name ?? '')) return `must have the same name: ${JSON.stringify(m.name ?? '')} != ${JSON.stringify(om.name ?? '')}`;
+  if ((m.namespace ?? '') !== (om.namespace ?? '')) return `must have the same namespace: ${JSON.stringify(m.namespace ?? '')} != ${JSON.stringify(om.namespace ?? '')}`;
+  if ((m.uid ?? '') !== (om.uid ?? '')) return `must have the same UID: ${JSON.stringify(m.uid ?? '')} != ${JSON.stringify(om.uid ?? '')}`;
+  return undefined;
+}

@@ -1,0 +1,182 @@
+/**
+ * Conversion webhooks called by a real kube-apiserver and by the authority, side by side: one CRD with two
+ * versions (v1alpha1 holds one book, the hub v1 a list), converted by a ctrlmetrics ConversionWebhook served over
+ * HTTPS on 127.0.0.1 that both servers call, and the same kubectl commands on both — objects written in one version
+ * and read in the other, a list mixing the versions objects were stored in, a merge patch through the other
+ * version, a watch in the other version, a converter that refuses (its error as kubectl prints it) — plus a
+ * round trip over generated objects.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { ConversionRegistry, ConversionWebhook, WebhookServer } from '../../src/webhook/index.js';
+import { startTestCluster, waitForCrd, type ApiCluster, type TestCluster } from '../helpers/cluster.js';
+import { generateCA, issueServingCert } from '../helpers/certs.js';
+import { run } from '../helpers/process.js';
+import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+
+const GROUP = 'library.example.com';
+const CRD_NAME = `shelves.${GROUP}`;
+
+interface Alpha {
+  metadata: object;
+  spec: { book?: string; owner?: string };
+}
+interface Hub {
+  metadata: object;
+  spec: { books?: string[]; owner?: string };
+}
+
+const shelfConversions = () =>
+  new ConversionWebhook({
+    group: GROUP,
+    kind: 'Shelf',
+    hub: 'v1',
+    spokes: {
+      v1alpha1: {
+        toHub: (o: Alpha): Hub => ({ metadata: o.metadata, spec: { ...(o.spec.owner !== undefined ? { owner: o.spec.owner } : {}), books: o.spec.book === undefined ? [] : [o.spec.book] } }),
+        fromHub: (h: Hub): Alpha => {
+          const books = h.spec.books ?? [];
+          if (books.length > 1) throw new Error(`a v1alpha1 Shelf holds one book; this one has ${books.length}`);
+          return { metadata: h.metadata, spec: { ...(h.spec.owner !== undefined ? { owner: h.spec.owner } : {}), ...(books.length ? { book: books[0] } : {}) } };
+        },
+      },
+    },
+  });
+
+const crd = (url: string, caBundle: string, storage: 'v1' | 'v1alpha1') =>
+  JSON.stringify({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: CRD_NAME },
+    spec: {
+      group: GROUP,
+      names: { kind: 'Shelf', plural: 'shelves' },
+      scope: 'Namespaced',
+      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: `${url}/convert`, caBundle } } },
+      versions: [
+        { name: 'v1alpha1', served: true, storage: storage === 'v1alpha1', schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { book: { type: 'string' }, owner: { type: 'string' } } } } } } },
+        { name: 'v1', served: true, storage: storage === 'v1', schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { books: { type: 'array', items: { type: 'string' } }, owner: { type: 'string' } } } } } } },
+      ],
+    },
+  });
+
+const shelf = (version: string, name: string, spec: object) => JSON.stringify({ apiVersion: `${GROUP}/${version}`, kind: 'Shelf', metadata: { name, namespace: 'default' }, spec });
+
+describe('conversion webhooks: a real kube-apiserver and the authority call them alike', { skip: REAL_KUBE_SKIP, timeout: 300_000 }, () => {
+  let kube: RealKube;
+  let authority: TestCluster;
+  let server: WebhookServer;
+  let certDir: string;
+  let caBundle: string;
+  const kubectl = (c: ApiCluster, args: string[], input?: string) =>
+    run('kubectl', ['--kubeconfig', c.kubeconfig, ...args], { timeoutMs: 30_000, input }).then((r) => `${r.stdout}${r.stderr}[rc=${r.code}]`);
+  const both = (args: string[], input?: string) => Promise.all([kube, authority].map((c) => kubectl(c, args, input)));
+  /** The same command on both; the answers must be equal. Returns kube's. */
+  const same = async (args: string[], input?: string) => {
+    const [real, ours] = await both(args, input);
+    assert.equal(ours, real, `kubectl ${args.join(' ')}`);
+    return real!;
+  };
+
+  before(async () => {
+    certDir = await mkdtemp(join(tmpdir(), 'conversion-live-'));
+    const ca = await generateCA('conversion-live-ca');
+    const serving = await issueServingCert(ca, ['127.0.0.1']);
+    await writeFile(join(certDir, 'tls.crt'), serving.certPem);
+    await writeFile(join(certDir, 'tls.key'), serving.keyPem);
+    caBundle = Buffer.from(ca.certPem).toString('base64');
+    const conversions = new ConversionRegistry();
+    conversions.add(shelfConversions());
+    server = new WebhookServer({ bindAddress: '127.0.0.1:0', certDir, shutdownTimeoutMs: 5_000 });
+    server.registerConversion('/convert', conversions);
+    await server.start();
+    [kube, authority] = await Promise.all([startRealKube(), startTestCluster()]);
+    // stored in v1alpha1 first, so that the list below mixes objects stored in both versions
+    await same(['apply', '--server-side', '-f', '-'], crd(server.url, caBundle, 'v1alpha1'));
+    await Promise.all([kube, authority].map((c) => waitForCrd(c.admin, CRD_NAME)));
+  });
+  after(async () => {
+    await kube?.admin.delete(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`).catch(() => undefined);
+    await Promise.all([kube?.stop(), authority?.stop()]);
+    await server?.stop();
+    if (certDir) await rm(certDir, { recursive: true, force: true });
+  });
+
+  const specOf = (args: string[]) => both([...args, '-o', 'jsonpath={.apiVersion} {.spec}']);
+
+  test('an object written in v1alpha1 (the storage version) reads in v1 through the webhook, and back', async () => {
+    assert.match(await same(['create', '-f', '-'], shelf('v1alpha1', 'old', { book: 'Dune', owner: 'ann' })), /created/);
+    const inV1 = await specOf(['get', `shelves.v1.${GROUP}`, 'old']);
+    assert.equal(inV1[1], inV1[0]);
+    assert.equal(inV1[0], `${GROUP}/v1 {"books":["Dune"],"owner":"ann"}[rc=0]`);
+    const inAlpha = await specOf(['get', `shelves.v1alpha1.${GROUP}`, 'old']);
+    assert.equal(inAlpha[1], inAlpha[0]);
+    assert.equal(inAlpha[0], `${GROUP}/v1alpha1 {"book":"Dune","owner":"ann"}[rc=0]`);
+  });
+
+  test('storage moves to v1: a list mixes objects stored in both versions, in either version', async () => {
+    await same(['apply', '--server-side', '--force-conflicts', '-f', '-'], crd(server.url, caBundle, 'v1'));
+    assert.match(await same(['create', '-f', '-'], shelf('v1', 'new', { books: ['Emma'] })), /created/);
+    for (const version of ['v1', 'v1alpha1']) {
+      const lists = await both(['get', `shelves.${version}.${GROUP}`, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.apiVersion} {.spec}{"\\n"}{end}']);
+      assert.equal(lists[1], lists[0], version);
+      assert.match(lists[0]!, /^new /m);
+      assert.match(lists[0]!, /^old /m);
+    }
+  });
+
+  test('a merge patch through v1alpha1 of an object stored in v1: converted, patched, stored in v1', async () => {
+    await same(['patch', `shelves.v1alpha1.${GROUP}`, 'new', '--type=merge', '-p', '{"spec":{"book":"Persuasion"}}']);
+    const inV1 = await specOf(['get', `shelves.v1.${GROUP}`, 'new']);
+    assert.equal(inV1[1], inV1[0]);
+    assert.equal(inV1[0], `${GROUP}/v1 {"books":["Persuasion"]}[rc=0]`);
+  });
+
+  test('a watch in v1alpha1 gets the objects converted', async () => {
+    const path = `/apis/${GROUP}/v1alpha1/namespaces/default/shelves?watch=1&timeoutSeconds=1`;
+    const events = await Promise.all(
+      [kube, authority].map(async (c) => {
+        const text = (await kubectl(c, ['get', '--raw', path])).replace(/\[rc=0\]$/, '');
+        return text
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Any)
+          .map((e) => `${e.type} ${e.object.metadata.name} ${e.object.apiVersion} ${JSON.stringify(e.object.spec)}`)
+          .sort();
+      }),
+    );
+    assert.deepEqual(events[1], events[0]);
+    assert.deepEqual(events[0], [`ADDED new ${GROUP}/v1alpha1 {"book":"Persuasion"}`, `ADDED old ${GROUP}/v1alpha1 {"book":"Dune","owner":"ann"}`]);
+  });
+
+  test('a converter that refuses: the error as kubectl prints it, on a get and on a list', async () => {
+    assert.match(await same(['create', '-f', '-'], shelf('v1', 'full', { books: ['A', 'B'] })), /created/);
+    const get = await same(['get', `shelves.v1alpha1.${GROUP}`, 'full']);
+    assert.equal(get, `Error from server: conversion webhook for ${GROUP}/v1, Kind=Shelf failed: a v1alpha1 Shelf holds one book; this one has 2\n[rc=1]`);
+    const list = await same(['get', `shelves.v1alpha1.${GROUP}`]);
+    assert.match(list, /conversion webhook for .* failed: a v1alpha1 Shelf holds one book; this one has 2/);
+    await same(['delete', `shelves.v1.${GROUP}`, 'full']);
+  });
+
+  test('round trip over generated objects: written in v1alpha1, read in v1 and back, nothing lost', async () => {
+    const word = fc.stringMatching(/^[A-Za-z][A-Za-z ]{0,15}$/);
+    const samples = fc.sample(fc.record({ book: fc.option(word, { nil: undefined }), owner: fc.option(word, { nil: undefined }) }), { numRuns: 6, seed: 20261129 });
+    for (const [i, s] of samples.entries()) {
+      const spec = Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined));
+      const name = `gen-${i}`;
+      await same(['create', '-f', '-'], shelf('v1alpha1', name, spec));
+      const [hubReal, hubOurs] = await specOf(['get', `shelves.v1.${GROUP}`, name]);
+      assert.equal(hubOurs, hubReal);
+      const [back, backOurs] = await both(['get', `shelves.v1alpha1.${GROUP}`, name, '-o', 'jsonpath={.spec}']);
+      assert.equal(backOurs, back);
+      assert.deepStrictEqual(JSON.parse(back!.replace(/\[rc=0\]$/, '') || '{}'), spec, `generated spec ${i}`);
+    }
+  });
+});
