@@ -1,7 +1,8 @@
 /**
  * envtest's webhook installation for the authority: a CA and a serving certificate for a local webhook server,
- * written where the manager's webhook server reads them (`tls.crt`, `tls.key`), and the manifests' webhook
- * configurations installed with their client config pointed at that server and that CA as `caBundle`.
+ * written where the manager's webhook server reads them (`tls.crt`, `tls.key`), the manifests' webhook
+ * configurations installed with their client config pointed at that server and that CA as `caBundle`, and the
+ * named CRDs' conversion pointed at its `/convert`.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -18,6 +19,7 @@ const KINDS: Record<string, string> = {
   ValidatingWebhookConfiguration: 'validatingwebhookconfigurations',
 };
 const API_VERSION = 'admissionregistration.k8s.io/v1';
+const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 /** Options of {@link installWebhooks}. */
 export interface InstallWebhooksOptions {
@@ -26,6 +28,12 @@ export interface InstallWebhooksOptions {
    * project's `config/webhook`. Other kinds are skipped; only `admissionregistration.k8s.io/v1` is accepted.
    */
   manifests: string[];
+  /**
+   * Installed CRDs (by name, `memcacheds.cache.example.com`) whose objects the local server converts: each gets
+   * envtest's conversion — strategy Webhook, review versions v1 and v1beta1, `https://host:port/convert` with the CA
+   * as `caBundle` — so the API server calls the manager's `/convert` between their versions.
+   */
+  conversions?: string[];
   /** Host the webhook server listens on and the configurations call (default `127.0.0.1`). */
   host?: string;
   /** Its port (default: a free port, picked now). */
@@ -45,6 +53,8 @@ export interface InstalledWebhooks {
   caPem: string;
   /** The configurations installed, as `<kind>/<name>`. */
   configurations: string[];
+  /** The CRDs whose conversion now calls the local server. */
+  conversions: string[];
   /** Deletes the installed configurations and a certificate directory this call created. */
   uninstall(): Promise<void>;
 }
@@ -122,6 +132,7 @@ export async function installWebhooks(authority: { restConfig: RestConfig }, opt
   const hostPort = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const client = new KubeClient(authority.restConfig);
   const installed: string[] = [];
+  const converted: string[] = [];
   try {
     for (const c of configs) {
       const path = `/apis/admissionregistration.k8s.io/v1/${KINDS[String(c.kind)]}`;
@@ -136,6 +147,12 @@ export async function installWebhooks(authority: { restConfig: RestConfig }, opt
       }
       installed.push(`${c.kind}/${name}`);
     }
+    for (const name of opts.conversions ?? []) {
+      // a merge patch: `service: null` drops a service reference kustomize's patch may have set
+      const clientConfig = { url: `https://${hostPort}/convert`, caBundle: Buffer.from(ca.certPem).toString('base64'), service: null };
+      await client.mergePatch(`${CRD_PATH}/${name}`, { spec: { conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1', 'v1beta1'], clientConfig } } } });
+      converted.push(name);
+    }
   } finally {
     client.close();
   }
@@ -146,9 +163,15 @@ export async function installWebhooks(authority: { restConfig: RestConfig }, opt
     certDir,
     caPem: ca.certPem,
     configurations: installed,
+    conversions: converted,
     async uninstall() {
       const c = new KubeClient(authority.restConfig);
       try {
+        for (const name of converted) {
+          await c.mergePatch(`${CRD_PATH}/${name}`, { spec: { conversion: { strategy: 'None', webhook: null } } }).catch((err: unknown) => {
+            if (!(err instanceof KubeApiError) || err.status !== 404) throw err;
+          });
+        }
         for (const ref of installed) {
           const [kind, name] = ref.split('/') as [string, string];
           await c.delete(`/apis/admissionregistration.k8s.io/v1/${KINDS[kind]}/${name}`).catch((err: unknown) => {
