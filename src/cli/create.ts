@@ -69,6 +69,7 @@ async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<voi
   }
   for (const f of result.written) process.stdout.write(`${f} written\n`);
   for (const f of result.skipped) process.stdout.write(`${f} exists, skipped\n`);
+  for (const n of result.notes) process.stdout.write(`note: ${n}\n`);
   if (result.apiCreated && make) {
     const { writeCrds, writeRoles, MarkerError } = await import('../generate/index.js');
     try {
@@ -89,6 +90,8 @@ interface CreateWebhookFlags {
   kind?: string;
   defaulting?: boolean | string;
   programmaticValidation?: boolean | string;
+  conversion?: boolean | string;
+  spoke?: string[];
   make?: boolean | string;
   force?: boolean | string;
   dir?: string;
@@ -106,6 +109,8 @@ async function createWebhookAction(flags: CreateWebhookFlags, cmd: Command): Pro
       kind: flags.kind,
       defaulting: goBool('defaulting', flags.defaulting, false),
       programmaticValidation: goBool('programmatic-validation', flags.programmaticValidation, false),
+      conversion: goBool('conversion', flags.conversion, false),
+      spoke: flags.spoke?.flatMap((v) => v.split(',')),
       force: goBool('force', flags.force, false),
     });
   } catch (err) {
@@ -122,6 +127,11 @@ async function createWebhookAction(flags: CreateWebhookFlags, cmd: Command): Pro
       if (!(err instanceof MarkerError) && !(err instanceof Error && /npm install/.test(err.message))) throw err;
       throw new CliError(`the webhook was scaffolded, but config/webhook/manifests.yaml could not be generated: ${err.message}\nfix it, then run: npm run manifests`);
     }
+  }
+  if (result.conversionCreated && goBool('make', flags.make, true)) {
+    // the hub's +kubebuilder:storageversion moved: the CRD says which version is stored
+    const { writeCrds } = await import('../generate/index.js');
+    for (const w of await writeCrds({ paths: ['src'], outputDir: 'config/crd/bases', root: result.dir })) process.stdout.write(`${relative(result.dir, w.file)} ${w.changed ? 'written' : 'unchanged'}\n`);
   }
   process.stdout.write(`Next: implement your new Webhook in ${relative(process.cwd(), `${result.dir}/src/webhooks/${result.resource.version}`) || '.'} and generate the manifests with:\n$ npm run manifests\n`);
 }
@@ -151,6 +161,8 @@ export function register(program: Command): void {
     .option('--kind <kind>', 'resource kind')
     .option('--defaulting [bool]', 'scaffold a defaulting (mutating) webhook')
     .option('--programmatic-validation [bool]', 'scaffold a validating webhook')
+    .option('--conversion [bool]', 'scaffold a conversion webhook: --version is the hub (the storage version)')
+    .option('--spoke <versions>', 'spoke versions of the conversion, comma-separated or repeated (default: every other version of the kind)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--make [bool]', 'run ctrlmetrics generate webhook afterwards (default true)')
     .option('--force [bool]', 'rewrite the webhook file (and its test) when they exist')
     .option('--dir <dir>', 'the project directory (default: the current directory)')

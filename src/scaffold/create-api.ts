@@ -24,8 +24,10 @@ import {
   sampleFile,
   samplePath,
   samplesKustomization,
+  hasStorageVersion,
   typesFile,
   typesPath,
+  withStorageVersion,
   type ApiResource,
 } from './templates/api.js';
 import type { ProjectParams } from './templates/params.js';
@@ -54,6 +56,8 @@ export interface CreateApiResult {
   written: string[];
   skipped: string[];
   apiCreated: boolean;
+  /** What the user should know (e.g. which version became the storage version). */
+  notes: string[];
 }
 
 const MAIN = 'src/main.ts';
@@ -174,6 +178,19 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
       out.set('config/default/kustomization.yaml', def.replace(/^#- \.\.\/crd(\s*)$/m, '- ../crd$1'));
     }
   }
+  const notes: string[] = [];
+  // another version of the kind: a CRD with several versions stores one of them, which must be marked
+  const siblings = resources.filter((x) => x.group === group && x.kind === kind && x.version !== version && x.api);
+  if (withResource && siblings.length) {
+    const files = siblings.map((x) => typesPath({ ...r, version: x.version }));
+    if (!files.some((f) => hasStorageVersion(current(f) ?? ''))) {
+      const first = files.find((f) => current(f) !== undefined);
+      const marked = first && withStorageVersion(current(first)!, kind, true);
+      if (!first || !marked) throw new ScaffoldError(`${kind} has another version (${siblings.map((x) => x.version).join(', ')}) whose types file has no "export interface ${kind}": mark the version to store with // +kubebuilder:storageversion by hand`);
+      out.set(first, marked);
+      notes.push(`${first}: marked +kubebuilder:storageversion — ${kind} now has ${siblings.length + 1} versions and objects stay stored in this one (create webhook --conversion moves the mark to the hub)`);
+    }
+  }
   if (withController) {
     create(controllerPath(r), controllerFile(r));
     once(controllerTestPath(r), controllerTestFile(r));
@@ -205,5 +222,5 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
     await writeFile(join(dir, p), content);
     written.push(p);
   }
-  return { dir, resource: r, written, skipped, apiCreated: withResource };
+  return { dir, resource: r, written, skipped, apiCreated: withResource, notes };
 }

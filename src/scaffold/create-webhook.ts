@@ -1,8 +1,9 @@
 /**
- * `ctrlmetrics create webhook`: kubebuilder's `create webhook --defaulting --programmatic-validation` for a kind
- * made by `create api` — the webhook code with its markers and its test on the authority, registration in
- * src/main.ts, `config/webhook/`, the manager's webhook patch, cert-manager's serving certificate with CA injection
- * into the configurations, and the webhook half of the network policy.
+ * `ctrlmetrics create webhook`: kubebuilder's `create webhook --defaulting --programmatic-validation --conversion`
+ * for a kind made by `create api` — the webhook code with its markers and its test on the authority, registration
+ * in src/main.ts, `config/webhook/`, the manager's webhook patch, cert-manager's serving certificate with CA
+ * injection into the configurations (and, for a conversion, into the CRD, whose conversion patch points at
+ * `/convert`; the hub becomes the storage version), and the webhook half of the network policy.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -15,7 +16,16 @@ import { enableEntry, type EntryMatcher } from './yaml-list.js';
 import { pluralOf } from '../generate/crd.js';
 import type { ApiResource } from './templates/api.js';
 import type { ProjectParams } from './templates/params.js';
+import { hasStorageVersion, typesPath, withStorageVersion } from './templates/api.js';
 import {
+  conversionFile,
+  conversionFunction,
+  conversionPath,
+  conversionTestFile,
+  conversionTestPath,
+  crdConversionPatch,
+  crdConversionPatchPath,
+  crdKustomizeConfig,
   managerWebhookPatch,
   webhookCertificate,
   webhookFile,
@@ -35,6 +45,10 @@ export interface CreateWebhookOptions {
   kind?: string;
   defaulting?: boolean;
   programmaticValidation?: boolean;
+  /** Scaffold a conversion webhook: `version` is the hub, the kind's other versions (or `spoke`) the spokes. */
+  conversion?: boolean;
+  /** The spoke versions (each must exist for the kind); default every other version of it. */
+  spoke?: string[];
   force?: boolean;
 }
 
@@ -42,6 +56,8 @@ export interface CreateWebhookResult {
   dir: string;
   resource: ApiResource;
   written: string[];
+  /** A conversion webhook was scaffolded (the CRD's storage version may have moved to the hub). */
+  conversionCreated: boolean;
 }
 
 const MAIN = 'src/main.ts';
@@ -76,6 +92,27 @@ function caReplacement(fieldPath: 'metadata.name' | 'metadata.namespace', kind: 
   };
 }
 
+/** kustomize replacements: cert-manager's CA injection annotation on a CRD converted by the webhook. */
+function crdCaReplacement(fieldPath: 'metadata.name' | 'metadata.namespace', crdName: string): Record<string, unknown> {
+  return {
+    source: { kind: 'Certificate', group: 'cert-manager.io', version: 'v1', name: 'serving-cert', fieldPath },
+    targets: [
+      {
+        select: { kind: 'CustomResourceDefinition', name: crdName },
+        fieldPaths: ['metadata.annotations.[cert-manager.io/inject-ca-from]'],
+        options: { delimiter: '/', index: fieldPath === 'metadata.namespace' ? 0 : 1, create: true },
+      },
+    ],
+  };
+}
+
+const crdReplacementIs =
+  (fieldPath: string, crdName: string): EntryMatcher =>
+  (e) => {
+    const r = e as { source?: Record<string, unknown>; targets?: Array<{ select?: Record<string, unknown> }> } | null;
+    return !!r && r.source?.name === 'serving-cert' && r.source?.fieldPath === fieldPath && !!r.targets?.some((t) => t?.select?.kind === 'CustomResourceDefinition' && t.select.name === crdName);
+  };
+
 const replacementIs =
   (want: Record<string, unknown>): EntryMatcher =>
   (e) => {
@@ -99,8 +136,10 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
   const project = readProjectFile(dir);
   if (!existsSync(join(dir, MAIN))) throw new ScaffoldError(`${MAIN} file should present in the root directory`);
   const k: WebhookKinds = { defaulting: !!opts.defaulting, validation: !!opts.programmaticValidation };
-  if (!k.defaulting && !k.validation) {
-    throw new ScaffoldError('create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true (conversion is not supported yet)');
+  const conversion = !!opts.conversion;
+  const admission = k.defaulting || k.validation;
+  if (!admission && !conversion) {
+    throw new ScaffoldError('create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true');
   }
   const resources = project.resources ?? [];
   const entry = resources.find((r) => r.group === group && r.version === version && r.kind === kind);
@@ -109,6 +148,13 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
   if (!opts.force) {
     if (k.defaulting && existing.defaulting) throw new ScaffoldError('defaulting webhook already exists for this resource');
     if (k.validation && existing.validation) throw new ScaffoldError('validation webhook already exists for this resource');
+    if (conversion && existing.conversion) throw new ScaffoldError('conversion webhook already exists for this resource');
+  }
+  const versionsOfKind = resources.filter((x) => x.group === group && x.kind === kind && x.api).map((x) => x.version);
+  const spokes = conversion ? (opts.spoke?.length ? opts.spoke.map((v) => v.trim()).filter(Boolean) : versionsOfKind.filter((v) => v !== version)) : [];
+  for (const v of spokes) if (v === version || !versionsOfKind.includes(v)) throw new ScaffoldError(`invalid spoke version "${v}"`);
+  if (conversion && spokes.length === 0) {
+    throw new ScaffoldError(`a conversion webhook needs another version of ${kind} to convert from: create it first (ctrlmetrics create api --group ${group} --version <version> --kind ${kind} --controller=false)`);
   }
   // a webhook file holds every webhook kind of its resource: asking for one more keeps those it has
   const kinds: WebhookKinds = { defaulting: k.defaulting || !!existing.defaulting, validation: k.validation || !!existing.validation };
@@ -135,14 +181,44 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
     return t;
   };
 
-  out.set(webhookPath(r), webhookFile(r, kinds));
-  out.set(`test/webhooks/${lowerKind}-webhook.test.ts`, webhookTestFile(r, kinds));
   let main = need(MAIN);
-  main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${webhookFunction(r)} } from './webhooks/${version}/${lowerKind}-webhook.js';`, MAIN);
-  // ENABLE_WEBHOOKS=false runs the manager without them (e.g. locally, with no certificate), as kubebuilder's main.go
-  main = insertAtMarker(main, '// +ctrlmetrics:scaffold:controllers', `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${webhookFunction(r)}());`, MAIN);
+  if (admission) {
+    out.set(webhookPath(r), webhookFile(r, kinds));
+    out.set(`test/webhooks/${lowerKind}-webhook.test.ts`, webhookTestFile(r, kinds));
+    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${webhookFunction(r)} } from './webhooks/${version}/${lowerKind}-webhook.js';`, MAIN);
+    // ENABLE_WEBHOOKS=false runs the manager without them (e.g. locally, with no certificate), as kubebuilder's main.go
+    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:controllers', `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${webhookFunction(r)}());`, MAIN);
+  }
+  if (conversion) {
+    out.set(conversionPath(r), conversionFile(r, spokes));
+    out.set(conversionTestPath(r), conversionTestFile(r, spokes));
+    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${conversionFunction(r)} } from './webhooks/${version}/${lowerKind}-conversion.js';`, MAIN);
+    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:controllers', `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${conversionFunction(r)}());`, MAIN);
+    // the hub is the version objects are stored in
+    for (const v of versionsOfKind) {
+      const f = typesPath({ ...r, version: v });
+      const text = current(f);
+      if (text === undefined) continue;
+      const marked = withStorageVersion(text, kind, v === version);
+      if (marked === undefined) throw new ScaffoldError(`${f} has no "export interface ${kind}": mark the hub ${version} with // +kubebuilder:storageversion by hand`);
+      if (marked !== text || (v === version && !hasStorageVersion(text))) out.set(f, marked);
+    }
+    out.set(crdConversionPatchPath(r), crdConversionPatch(r));
+    if (current('config/crd/kustomizeconfig.yaml') === undefined) out.set('config/crd/kustomizeconfig.yaml', crdKustomizeConfig());
+    let crdK = need('config/crd/kustomization.yaml');
+    const patchLine = `- path: ${crdConversionPatchPath(r).slice('config/crd/'.length)}`;
+    if (!crdK.split('\n').some((l) => l.trim() === patchLine)) {
+      crdK = /^patches:\s*$/m.test(crdK) ? crdK.replace(/^patches:\s*$/m, `patches:\n${patchLine}`) : `${crdK.trimEnd()}\n\npatches:\n${patchLine}\n`;
+    }
+    if (!/^configurations:\s*$/m.test(crdK)) crdK = `${crdK.trimEnd()}\n\nconfigurations:\n- kustomizeconfig.yaml\n`;
+    out.set('config/crd/kustomization.yaml', crdK);
+  }
   out.set(MAIN, main);
-  if (current('config/webhook/kustomization.yaml') === undefined) out.set('config/webhook/kustomization.yaml', webhookKustomization());
+  // config/webhook lists manifests.yaml only once there are admission webhooks (generate writes it from their markers)
+  const whK = current('config/webhook/kustomization.yaml');
+  const hasAdmission = admission || !!existing.defaulting || !!existing.validation;
+  if (whK === undefined) out.set('config/webhook/kustomization.yaml', hasAdmission ? webhookKustomization() : webhookKustomization().replace('- manifests.yaml\n', ''));
+  else if (hasAdmission && !/^- manifests\.yaml\s*$/m.test(whK)) out.set('config/webhook/kustomization.yaml', whK.replace(/^resources:\s*$/m, 'resources:\n- manifests.yaml'));
   if (current('config/webhook/kustomizeconfig.yaml') === undefined) out.set('config/webhook/kustomizeconfig.yaml', webhookKustomizeConfig());
   if (current('config/webhook/service.yaml') === undefined) out.set('config/webhook/service.yaml', webhookService(params));
   if (current('config/default/manager_webhook_patch.yaml') === undefined) out.set('config/default/manager_webhook_patch.yaml', managerWebhookPatch());
@@ -156,16 +232,24 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
   if (!/^- allow-webhook-traffic\.yaml\s*$/m.test(np)) {
     out.set('config/network-policy/kustomization.yaml', /^#- allow-webhook-traffic\.yaml\s*$/m.test(np) ? np.replace(/^#- allow-webhook-traffic\.yaml/m, '- allow-webhook-traffic.yaml') : `${np.trimEnd()}\n- allow-webhook-traffic.yaml\n`);
   }
+  const conversionSpokes = conversion ? spokes : existing.spoke;
   const updated: ProjectResource = {
     ...entry,
-    webhooks: { ...(kinds.defaulting ? { defaulting: true } : {}), ...(kinds.validation ? { validation: true } : {}), webhookVersion: 'v1' },
+    webhooks: {
+      ...(conversion || existing.conversion ? { conversion: true } : {}),
+      ...(kinds.defaulting ? { defaulting: true } : {}),
+      ...(conversionSpokes?.length ? { spoke: conversionSpokes } : {}),
+      ...(kinds.validation ? { validation: true } : {}),
+      webhookVersion: 'v1',
+    },
   };
   out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: resources.map((x) => (x === entry ? updated : x)) }));
 
   const written: string[] = [];
   const exists = (p: string) => read(p) !== undefined;
   // the webhook file is the user's code once written: rewriting it (to add a webhook kind) takes --force
-  if (exists(webhookPath(r)) && !opts.force) {
+  if (conversion && exists(conversionPath(r)) && !opts.force) throw new ScaffoldError(`failed to create ${conversionPath(r)}: file already exists (pass --force to rewrite it)`);
+  if (admission && exists(webhookPath(r)) && !opts.force) {
     throw new ScaffoldError(`failed to create ${webhookPath(r)}: file already exists (pass --force to rewrite it with the ${kinds.defaulting && kinds.validation ? 'defaulting and validation webhooks' : 'webhook'}, replacing your code in it)`);
   }
   for (const [p, content] of [...out].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -191,10 +275,14 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
     if (!on) continue;
     for (const fp of ['metadata.namespace', 'metadata.name'] as const) enableEntry(d, 'replacements', replacementIs(caReplacement(fp, configKind)), caReplacement(fp, configKind));
   }
+  if (conversion) {
+    const crdName = `${r.plural}.${r.qualifiedGroup}`;
+    for (const fp of ['metadata.namespace', 'metadata.name'] as const) enableEntry(d, 'replacements', crdReplacementIs(fp, crdName), crdCaReplacement(fp, crdName));
+  }
   const text = render(def);
   if (text !== def.original) {
     await writeFile(join(dir, DEFAULT_KUSTOMIZATION), text);
     if (!written.includes(DEFAULT_KUSTOMIZATION)) written.push(DEFAULT_KUSTOMIZATION);
   }
-  return { dir, resource: r, written };
+  return { dir, resource: r, written, conversionCreated: conversion };
 }

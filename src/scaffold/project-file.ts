@@ -25,7 +25,7 @@ export interface ProjectResource {
   plural?: string;
   version: string;
   /** The webhooks `create webhook` scaffolded. */
-  webhooks?: { defaulting?: boolean; validation?: boolean; webhookVersion?: 'v1' };
+  webhooks?: { conversion?: boolean; defaulting?: boolean; spoke?: string[]; validation?: boolean; webhookVersion?: 'v1' };
 }
 
 export interface ProjectConfig {

@@ -34,7 +34,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 describe('create webhook', () => {
   test("kubebuilder's errors: no webhook kind chosen, no API", async () => {
     const none = await cli(['create', 'webhook', '--group', 'shop', '--version', 'v1', '--kind', 'Order']);
-    assert.equal(none.stderr, 'error: create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true (conversion is not supported yet)\n');
+    assert.equal(none.stderr, 'error: create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true\n');
     const noApi = await cli(['create', 'webhook', '--group', 'shop', '--version', 'v1', '--kind', 'Invoice', '--defaulting']);
     assert.equal(noApi.stderr, 'error: create webhook requires a previously created API\n');
   });

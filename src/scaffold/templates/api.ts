@@ -87,6 +87,25 @@ ${resource ? `// +kubebuilder:resource:${resource}\n` : ''}export interface ${r.
 `;
 }
 
+const STORAGE_MARKER = '// +kubebuilder:storageversion';
+
+/** Whether a kind's types file marks it as the storage version. */
+export function hasStorageVersion(types: string): boolean {
+  return types.split('\n').some((l) => l.trim() === STORAGE_MARKER);
+}
+
+/**
+ * A types file with (`on`) or without the storage-version marker on its kind, placed with the kind's other markers
+ * right above `export interface <Kind>`. Undefined when the file has no such interface.
+ */
+export function withStorageVersion(types: string, kind: string, on: boolean): string | undefined {
+  const lines = types.split('\n').filter((l) => l.trim() !== STORAGE_MARKER);
+  const at = lines.findIndex((l) => new RegExp(`^export interface ${kind}\\b`).test(l));
+  if (at < 0) return undefined;
+  if (on) lines.splice(at, 0, STORAGE_MARKER);
+  return lines.join('\n');
+}
+
 export function controllerFile(r: ApiResource): string {
   const c = constantName(r.kind);
   return `/**

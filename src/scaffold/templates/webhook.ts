@@ -262,3 +262,162 @@ spec:
   secretName: ${WEBHOOK_SECRET}
 `;
 }
+
+export const conversionPath = (r: ApiResource) => `src/webhooks/${r.version}/${r.lowerKind}-conversion.ts`;
+export const conversionTestPath = (r: ApiResource) => `test/webhooks/${r.lowerKind}-conversion.test.ts`;
+export const conversionFunction = (r: ApiResource) => `new${r.kind}Conversion`;
+export const crdConversionPatchPath = (r: ApiResource) => `config/crd/patches/webhook_in_${r.plural}.yaml`;
+
+/** The alias a version's types are imported under: `Frigate` for the hub, `FrigateV2` for a spoke. */
+function typeAlias(r: ApiResource, version: string, hub: boolean): string {
+  return hub ? r.kind : `${r.kind}${version.charAt(0).toUpperCase()}${version.slice(1)}`;
+}
+
+/** The conversion webhook: `r.version` is the hub, each spoke converts to and from it (fields copied as they are). */
+export function conversionFile(r: ApiResource, spokes: string[]): string {
+  const c = constantName(r.kind);
+  const imports = [
+    `import { ${c}, type ${r.kind} } from '../../api/${r.version}/${r.lowerKind}-types.js';`,
+    ...spokes.map((v) => `import { ${c} as ${c}_${v.toUpperCase()}, type ${r.kind} as ${typeAlias(r, v, false)} } from '../../api/${v}/${r.lowerKind}-types.js';`),
+  ];
+  const spokeEntries = spokes.map((v) => {
+    const spoke = typeAlias(r, v, false);
+    return `      ${v}: {
+        toHub: (o: ${spoke}): ${r.kind} => ({ ...o, apiVersion: ${c}.apiVersion, spec: { ...o.spec }, ...(o.status ? { status: { ...o.status } } : {}) }),
+        fromHub: (h: ${r.kind}): ${spoke} => ({ ...h, apiVersion: ${c}_${v.toUpperCase()}.apiVersion, spec: { ...h.spec }, ...(h.status ? { status: { ...h.status } } : {}) }),
+      },`;
+  });
+  return `/**
+ * Conversion of ${r.kind} (${r.qualifiedGroup}) between its versions: ${r.version} is the hub, the version objects are stored in
+ * (+kubebuilder:storageversion on its type), and ${spokes.join(', ')} convert${spokes.length === 1 ? 's' : ''} to and from it. The API server calls the
+ * manager's /convert, where config/crd/patches/${crdConversionPatchPath(r).split('/').pop()} points the CRD.
+ *
+ * The versions start out alike, so each field is copied as it is. When a version's fields change, convert them
+ * here: every field of a spoke must survive the trip to the hub and back (keep what the hub has no field for in an
+ * annotation), since objects are stored in the hub version whatever version they were written in.
+ */
+import { ConversionWebhook } from 'ctrlmetrics';
+${imports.join('\n')}
+
+/** The conversion webhook; src/main.ts adds it to the manager. */
+export function ${conversionFunction(r)}(): ConversionWebhook {
+  return new ConversionWebhook({
+    group: ${c}.apiVersion.split('/')[0]!,
+    kind: ${c}.kind,
+    hub: '${r.version}',
+    spokes: {
+${spokeEntries.join('\n')}
+    },
+  });
+}
+`;
+}
+
+/** The conversion's test: objects written in each spoke read back in the hub and in the spoke, through the authority. */
+export function conversionTestFile(r: ApiResource, spokes: string[]): string {
+  const path = (v: string) => (r.namespaced ? `/apis/${r.qualifiedGroup}/${v}/namespaces/default/${r.plural}` : `/apis/${r.qualifiedGroup}/${v}/${r.plural}`);
+  const tests = spokes.map(
+    (v) => `
+test('a ${r.kind} written in ${v} is stored in ${r.version} and reads back the same in ${v}', async () => {
+  const name = 'from-${v}';
+  await client.create('${path(v)}', { apiVersion: '${r.qualifiedGroup}/${v}', kind: '${r.kind}', metadata: { name }, spec: { foo: 'bar' } });
+  const hub = await client.get<{ apiVersion: string; spec: object }>(\`${path(r.version)}/\${name}\`);
+  assert.equal(hub.apiVersion, '${r.qualifiedGroup}/${r.version}');
+  assert.deepEqual(hub.spec, { foo: 'bar' });
+  const back = await client.get<{ apiVersion: string; spec: object }>(\`${path(v)}/\${name}\`);
+  assert.equal(back.apiVersion, '${r.qualifiedGroup}/${v}');
+  assert.deepEqual(back.spec, { foo: 'bar' });
+});`,
+  );
+  return `/**
+ * The ${r.kind} conversion called by ctrlmetrics' embedded authority, as a cluster's API server calls it (what
+ * envtest does for Go): installWebhooks() points the CRD's conversion at the manager's /convert with a serving
+ * certificate it makes; reads and writes in another version than the stored one go through it. \`npm test\` runs it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeClient, Manager, startAuthority, type Authority } from 'ctrlmetrics';
+import { installWebhooks, type InstalledWebhooks } from 'ctrlmetrics/authority';
+import { ${conversionFunction(r)} } from '../../src/webhooks/${r.version}/${r.lowerKind}-conversion.js';
+
+/** The project root (this file runs from dist-test/test/webhooks/). */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+let authority: Authority;
+let webhooks: InstalledWebhooks;
+let client: KubeClient;
+const stop = new AbortController();
+let running: Promise<void>;
+
+before(async () => {
+  authority = await startAuthority({ apply: [join(ROOT, 'config/crd/bases')] });
+  webhooks = await installWebhooks(authority, { manifests: [], conversions: ['${r.plural}.${r.qualifiedGroup}'] });
+  client = new KubeClient(authority.restConfig);
+  const mgr = new Manager({
+    restConfig: authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+    healthProbeBindAddress: '0',
+    webhook: { bindAddress: webhooks.bindAddress, certDir: webhooks.certDir },
+  });
+  mgr.add(${conversionFunction(r)}());
+  running = mgr.start(stop.signal);
+  await mgr.ready();
+});
+
+after(async () => {
+  stop.abort();
+  await running;
+  client.close();
+  await webhooks.uninstall();
+  await authority.stop();
+});
+${tests.join('\n')}
+`;
+}
+
+/** kubebuilder's `config/crd/patches/webhook_in_<plural>.yaml`: the CRD converted by the webhook Service's /convert. */
+export function crdConversionPatch(r: ApiResource): string {
+  return `# The following patch enables a conversion webhook for the CRD: the API server calls the webhook Service's
+# /convert (kustomize renames the Service and its namespace) to convert ${r.kind} between its versions.
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${r.plural}.${r.qualifiedGroup}
+spec:
+  conversion:
+    strategy: Webhook
+    webhook:
+      clientConfig:
+        service:
+          namespace: system
+          name: webhook-service
+          path: /convert
+      conversionReviewVersions:
+      - v1
+`;
+}
+
+/** `config/crd/kustomizeconfig.yaml`: the CRDs' conversion webhook names the webhook Service and its namespace. */
+export function crdKustomizeConfig(): string {
+  return `# Tells kustomize that a CRD's conversion webhook names the webhook Service, so the namePrefix and namespace that
+# rename the Service rename its reference too.
+nameReference:
+- kind: Service
+  version: v1
+  fieldSpecs:
+  - kind: CustomResourceDefinition
+    version: v1
+    group: apiextensions.k8s.io
+    path: spec/conversion/webhook/clientConfig/service/name
+
+namespace:
+- kind: CustomResourceDefinition
+  version: v1
+  group: apiextensions.k8s.io
+  path: spec/conversion/webhook/clientConfig/service/namespace
+  create: false
+`;
+}
