@@ -1,10 +1,12 @@
 /**
  * kubebuilder's first steps with ctrlmetrics: `init`, `create api` (two kinds in one group; a second group is
- * refused), `create webhook --defaulting --programmatic-validation`, `npm install`, then the project's own
- * `npm test` (the metrics e2e test, each generated controller test, which creates its sample on the authority and
- * sees it reconciled, and the webhook test, the authority calling the webhooks), `npm run build` under strict,
- * `npm run manifests` leaving the generated files as they are, and `kubectl kustomize config/default` with every
- * `edit` option on and off; then the built manager serving its webhooks to the authority, counted on /metrics.
+ * refused), `create webhook --defaulting --programmatic-validation`, a second version of one kind with
+ * `create webhook --conversion`, `npm install`, then the project's own `npm test` (the metrics e2e test, each
+ * generated controller test, which creates its sample on the authority and sees it reconciled, the webhook test,
+ * the authority calling the webhooks, and the conversion test, the authority converting through the manager),
+ * `npm run build` under strict, `npm run manifests` leaving the generated files as they are, and
+ * `kubectl kustomize config/default` with every `edit` option on and off; then the built manager serving its
+ * webhooks and conversion to the authority, counted on /metrics.
  *
  * Needs the npm registry (the project's dependencies other than ctrlmetrics) and `npm run build` done first.
  */
@@ -31,18 +33,22 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
   await must('create api Captain', cli(['create', 'api', '--group', 'crew', '--version', 'v1', '--kind', 'Captain']));
   await must('create api Ship', cli(['create', 'api', '--group', 'crew', '--version', 'v1alpha1', '--kind', 'Ship', '--namespaced=false']));
   await must('create webhook Captain', cli(['create', 'webhook', '--group', 'crew', '--version', 'v1', '--kind', 'Captain', '--defaulting', '--programmatic-validation']));
+  // Ship grows a version: v1 is the hub its conversion webhook converts v1alpha1 to and from
+  await must('create api Ship v1', cli(['create', 'api', '--group', 'crew', '--version', 'v1', '--kind', 'Ship', '--namespaced=false', '--controller=false']));
+  await must('create webhook Ship --conversion', cli(['create', 'webhook', '--group', 'crew', '--version', 'v1', '--kind', 'Ship', '--conversion']));
   const other = await cli(['create', 'api', '--group', 'fleet', '--version', 'v1', '--kind', 'Port']);
   assert.equal(other.code, 1);
   assert.equal(other.stderr, 'error: multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html\n');
 
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
   const tested = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 400_000 }));
-  assert.deepEqual(testSummary(tested.stdout), { tests: 7, pass: 7, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+  assert.deepEqual(testSummary(tested.stdout), { tests: 8, pass: 8, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
   for (const name of [
     'the sample Captain is reconciled',
     'the sample Ship is reconciled',
     'the defaulter fills spec.foo when it is unset',
     'the validator refuses a spec.foo that is too long, with its message',
+    'a Ship written in v1alpha1 is stored in v1 and reads back the same in v1alpha1',
   ]) {
     assert.ok(tested.stdout.split('\n').some((l) => /^ok \d+ - /.test(l) && l.endsWith(` - ${name}`)), `passed: ${name}`);
   }
@@ -67,11 +73,11 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
   }
 });
 
-test('the built manager serves its webhooks to the authority (installWebhooks), and its /metrics counts both paths', { timeout: 300_000 }, async () => {
+test('the built manager serves its webhooks and conversion to the authority (installWebhooks), and its /metrics counts every path', { timeout: 300_000 }, async () => {
   assert.ok(existsSync(join(project, 'dist/main.js')), 'the previous test built the project');
   const procs = new ProcessGroup();
   const authority = await startAuthority({ apply: [join(project, 'config/crd/bases')] });
-  const webhooks = await installWebhooks(authority, { manifests: [join(project, 'config/webhook')] });
+  const webhooks = await installWebhooks(authority, { manifests: [join(project, 'config/webhook')], conversions: ['ships.crew.example.org'] });
   const client = new KubeClient(authority.restConfig);
   try {
     const [metricsPort, healthPort] = [await freePort(), await freePort()];
@@ -91,6 +97,9 @@ test('the built manager serves its webhooks to the authority (installWebhooks), 
       assert.match(err.message, /^admission webhook "vcaptain-v1\.kb\.io" denied the request: Captain\.crew\.example\.org "refused" is invalid: spec\.foo: /);
       return true;
     });
+    await client.create('/apis/crew.example.org/v1alpha1/ships', { apiVersion: 'crew.example.org/v1alpha1', kind: 'Ship', metadata: { name: 'converted' }, spec: { foo: 'bar' } });
+    const hub = await client.get<{ apiVersion: string; spec: object }>('/apis/crew.example.org/v1/ships/converted');
+    assert.deepEqual([hub.apiVersion, hub.spec], ['crew.example.org/v1', { foo: 'bar' }], 'converted by the manager');
     const metrics = await new Promise<string>((resolve, reject) => {
       get(`http://127.0.0.1:${metricsPort}/metrics`, (res) => {
         let body = '';
@@ -98,7 +107,7 @@ test('the built manager serves its webhooks to the authority (installWebhooks), 
         res.on('end', () => resolve(body));
       }).on('error', reject);
     });
-    for (const path of ['/mutate-crew-example-org-v1-captain', '/validate-crew-example-org-v1-captain']) {
+    for (const path of ['/mutate-crew-example-org-v1-captain', '/validate-crew-example-org-v1-captain', '/convert']) {
       assert.match(metrics, new RegExp(`^controller_runtime_webhook_requests_total\\{code="200",webhook="${path}"\\} [1-9]\\d*$`, 'm'), path);
     }
   } finally {
