@@ -23,6 +23,8 @@ export interface AdmittedWriteRequest {
   dryRun: boolean;
   /** The request's `Warning` header values; webhook warnings are added. */
   warnings: string[];
+  /** The stored object as the request's version sees it (a CRD's conversion webhook); default: apiVersion rewritten. */
+  viewOfStored?: (stored: KubeObject) => Promise<KubeObject>;
 }
 
 /** Attempts of a write whose object changed under it while webhooks were being called. */
@@ -67,7 +69,7 @@ export async function admittedWrite(
   for (let attempt = 1; ; attempt++) {
     try {
       const stored = r.operation === 'UPDATE' ? r.objects.peek(r.type, r.namespace, r.name) : undefined;
-      const oldObject = stored ? r.objects.present(r.type, stored) : null;
+      const oldObject = stored ? (r.viewOfStored ? await r.viewOfStored(stored) : r.objects.present(r.type, stored)) : null;
       const input = await write({ untilAdmission: true });
       const inputName = String(input.metadata?.name ?? '');
       const common = { ...base(r, inputName || r.name), operation: r.operation, options, oldObject };
@@ -87,7 +89,8 @@ export async function admittedWrite(
 /** A delete under admission webhooks: they see the stored object as `oldObject` and no object. */
 export async function admittedDelete(r: AdmittedWriteRequest & { deleteOptions: KubeObject }, remove: () => KubeObject): Promise<KubeObject> {
   const recorder = new WarningRecorder(r.warnings);
-  const oldObject = r.objects.get(r.type, r.namespace, r.name);
+  const stored = r.viewOfStored && r.objects.peek(r.type, r.namespace, r.name);
+  const oldObject = stored ? await r.viewOfStored!(stored) : r.objects.get(r.type, r.namespace, r.name);
   const { kind: _k, apiVersion: _a, ...given } = r.deleteOptions;
   const options = { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', ...given };
   const req: AdmissionRequest = { ...base(r, r.name), operation: 'DELETE', name: r.name, object: null, oldObject, options };

@@ -101,10 +101,17 @@ export class CustomResourceConverter {
         if (c.metadata?.[key] === undefined) delete metadata[key];
         else metadata[key] = c.metadata[key];
       }
-      out[i] = { ...c, apiVersion: target, kind: t.kind, metadata };
+      // decoded into a map, as kube decodes it: its keys come out sorted wherever it is encoded again
+      out[i] = sortedDeep({ ...c, apiVersion: target, kind: t.kind, metadata }) as KubeObject;
     });
     return out;
   }
+}
+
+function sortedDeep(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortedDeep);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortedDeep((v as Record<string, unknown>)[k])]));
+  return v;
 }
 
 /** An object with nothing but apiVersion and kind is never sent. */

@@ -177,8 +177,8 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
   const reviews = new Reviews({ store, authn, authz, signer, apiAudiences: API_AUDIENCES, now: opts.clock });
   const hub = new WatchHub(store);
   const resolveService = serviceResolver(opts.webhookServices ?? {});
-  const webhooks = new WebhookAdmission(store, registry, { resolveService, logger: log });
   const conversions = new CustomResourceConverter({ crdOf: (name) => store.get('customresourcedefinitions.apiextensions.k8s.io', undefined, name), resolveService });
+  const webhooks = new WebhookAdmission(store, registry, { resolveService, logger: log, converter: conversions });
 
   // A fresh cluster's namespaces and bootstrap RBAC policy; missing bootstrap objects are re-created on every start.
   for (const ns of INITIAL_NAMESPACES) {

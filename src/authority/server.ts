@@ -373,7 +373,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   const table = wantsTable(req.headers.accept);
   const webhooks = d.webhooks?.applies(t) ? d.webhooks : undefined;
   const admission = (name: string, warnings: string[], isDryRun = dryRun): AdmittedWriteRequest | undefined =>
-    webhooks && { webhooks, objects: d.objects, type: t, namespace: ns, name, subresource: info.subresource ?? '', user, dryRun: isDryRun, warnings };
+    webhooks && { webhooks, objects: d.objects, type: t, namespace: ns, name, subresource: info.subresource ?? '', user, dryRun: isDryRun, warnings, ...(converter ? { viewOfStored: inVersion } : {}) };
   const writeQuery = { fieldManager: q.get('fieldManager'), fieldValidation: q.get('fieldValidation') };
   // a CRD that converts by webhook: reads convert what is stored, writes go through the storage version
   const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;

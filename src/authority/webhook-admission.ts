@@ -14,6 +14,7 @@ import { applyPatch } from './patch.js';
 import type { UserInfo } from './rbac.js';
 import type { LabelSelector } from './rbac.js';
 import { labelSelectorMatches } from './rbac.js';
+import type { CustomResourceConverter } from './cr-conversion.js';
 import { isEmptySelector, matchedVersion, objectSelectorMatches, type AdmissionAttributes, type WebhookRule } from './webhook-match.js';
 import { callWebhook, WebhookCallError, type ServiceResolver, type WebhookAnswer } from './webhook-call.js';
 
@@ -103,8 +104,21 @@ export class WebhookAdmission {
   constructor(
     private readonly store: Store,
     private readonly registry: ResourceRegistry,
-    private readonly opts: { resolveService?: ServiceResolver; logger: Logger },
+    private readonly opts: { resolveService?: ServiceResolver; logger: Logger; converter?: CustomResourceConverter },
   ) {}
+
+  /**
+   * How an object goes to a webhook matched in another version than the request's (`matchPolicy: Equivalent`) and
+   * comes back: converted by the CRD's conversion webhook when it has one (else only apiVersion changes, in review).
+   */
+  private conversionFor(r: AdmissionRequest, version: string): { there: (o: KubeObject | null | undefined) => Promise<KubeObject | null>; back: (o: KubeObject) => Promise<KubeObject> } | undefined {
+    const c = this.opts.converter;
+    if (version === r.version || !c?.webhookCrd(r.type)) return undefined;
+    return {
+      there: async (o) => (o ? (await c.convert(r.type, [o], version))[0]! : null),
+      back: async (o) => (await c.convert(r.type, [o], r.version))[0]!,
+    };
+  }
 
   /** Whether writes of this type may reach webhooks (some configuration exists; configurations never do). */
   applies(t: ResourceType): boolean {
@@ -139,7 +153,7 @@ export class WebhookAdmission {
     return labelSelectorMatches(selector!, labels ?? {});
   }
 
-  private review(r: AdmissionRequest, version: string, object: KubeObject | null): KubeObject {
+  private review(r: AdmissionRequest, version: string, object: KubeObject | null, oldObject: KubeObject | null | undefined): KubeObject {
     const gv = (v: string) => ({ group: r.group, version: v });
     const withVersion = (o: KubeObject | null) => (o && version !== r.version ? { ...o, apiVersion: r.group ? `${r.group}/${version}` : version } : o);
     const kind = this.registry.get(r.group, version, r.resource)?.kind ?? r.type.kind;
@@ -163,7 +177,7 @@ export class WebhookAdmission {
         operation: r.operation,
         userInfo: user,
         object: withVersion(object),
-        oldObject: withVersion(r.oldObject),
+        oldObject: withVersion(oldObject ?? null),
         dryRun: r.dryRun,
         options: r.options,
       },
@@ -174,7 +188,7 @@ export class WebhookAdmission {
    * Calls one webhook. Answers its verified answer, or undefined when it failed open; throws the client's error for
    * a failure under `Fail` and for a dry run it does not support.
    */
-  private async call(h: Hook, r: AdmissionRequest, version: string, object: KubeObject | null, mutating: boolean): Promise<WebhookAnswer | undefined> {
+  private async call(h: Hook, r: AdmissionRequest, version: string, object: KubeObject | null, mutating: boolean, oldObject: KubeObject | null | undefined = r.oldObject): Promise<WebhookAnswer | undefined> {
     if (r.dryRun && h.sideEffects !== 'None' && h.sideEffects !== 'NoneOnDryRun') {
       if (!h.sideEffects) return this.failed(h, 'Webhook SideEffects is nil');
       throw new ApiError(400, 'BadRequest', `admission webhook ${JSON.stringify(h.name)} does not support dry run`);
@@ -184,7 +198,7 @@ export class WebhookAdmission {
       const answer = await callWebhook({
         clientConfig: h.clientConfig,
         timeoutSeconds: h.timeoutSeconds ?? 10,
-        review: this.review(r, version, object),
+        review: this.review(r, version, object, oldObject),
         mutating,
         resolveService: this.opts.resolveService,
       });
@@ -231,11 +245,15 @@ export class WebhookAdmission {
         const current = { ...r, object };
         const version = this.version(h, current);
         if (version === undefined) continue;
-        const answer = await this.call(h, current, version, object, true);
+        const conv = this.conversionFor(r, version);
+        const sent = conv ? await conv.there(object) : object;
+        const answer = await this.call(h, current, version, sent, true, conv ? await conv.there(r.oldObject) : r.oldObject);
         if (!answer) continue;
         for (const w of answer.warnings) warnings.add(w);
         if (!answer.allowed) throw denial(h.name, answer.status);
-        const next = this.patched(h, answer, object);
+        const patched = this.patched(h, answer, sent);
+        // a patch made in the webhook's version comes back converted to the request's
+        const next = patched === sent ? object : conv && patched ? await conv.back(patched) : patched;
         if (round === 0) {
           if (next !== object && JSON.stringify(next) !== JSON.stringify(object)) for (const j of invoked) again.add(j);
           if (h.reinvocationPolicy === 'IfNeeded') invoked.add(i);
@@ -278,7 +296,8 @@ export class WebhookAdmission {
       if (version === undefined) continue;
       calls.push(
         (async () => {
-          const answer = await this.call(h, r, version, r.object, false);
+          const conv = this.conversionFor(r, version);
+          const answer = conv ? await this.call(h, r, version, await conv.there(r.object), false, await conv.there(r.oldObject)) : await this.call(h, r, version, r.object, false);
           if (!answer) return;
           for (const w of answer.warnings) warnings.add(w);
           if (!answer.allowed) throw denial(h.name, answer.status);

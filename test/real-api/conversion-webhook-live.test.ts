@@ -17,6 +17,7 @@ import { startTestCluster, waitForCrd, type ApiCluster, type TestCluster } from 
 import { generateCA, issueServingCert } from '../helpers/certs.js';
 import { run } from '../helpers/process.js';
 import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { jsonPatch, ScriptedWebhook } from '../helpers/scripted-webhook.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
@@ -75,6 +76,7 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
   let server: WebhookServer;
   let certDir: string;
   let caBundle: string;
+  let hook: ScriptedWebhook;
   const kubectl = (c: ApiCluster, args: string[], input?: string) =>
     run('kubectl', ['--kubeconfig', c.kubeconfig, ...args], { timeoutMs: 30_000, input }).then((r) => `${r.stdout}${r.stderr}[rc=${r.code}]`);
   const both = (args: string[], input?: string) => Promise.all([kube, authority].map((c) => kubectl(c, args, input)));
@@ -97,6 +99,7 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
     server = new WebhookServer({ bindAddress: '127.0.0.1:0', certDir, shutdownTimeoutMs: 5_000 });
     server.registerConversion('/convert', conversions);
     await server.start();
+    hook = await ScriptedWebhook.start();
     [kube, authority] = await Promise.all([startRealKube(), startTestCluster()]);
     // stored in v1alpha1 first, so that the list below mixes objects stored in both versions
     await same(['apply', '--server-side', '-f', '-'], crd(server.url, caBundle, 'v1alpha1'));
@@ -106,6 +109,7 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
     await kube?.admin.delete(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`).catch(() => undefined);
     await Promise.all([kube?.stop(), authority?.stop()]);
     await server?.stop();
+    await hook?.stop();
     if (certDir) await rm(certDir, { recursive: true, force: true });
   });
 
@@ -163,6 +167,36 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
     const list = await same(['get', `shelves.v1alpha1.${GROUP}`]);
     assert.match(list, /conversion webhook for .* failed: a v1alpha1 Shelf holds one book; this one has 2/);
     await same(['delete', `shelves.v1.${GROUP}`, 'full']);
+  });
+
+  test('admission webhooks for v1 only see a v1alpha1 write in v1 (matchPolicy Equivalent); a mutation made in v1 comes back converted', async () => {
+    hook.on('/shelf-guard', (r) => {
+      const books: string[] = r.request.object.spec.books ?? [];
+      return { response: books.includes('Forbidden Tome') ? { allowed: false, status: { code: 403, message: `saw ${r.request.object.apiVersion} ${JSON.stringify(r.request.object.spec)} (request kind ${r.request.requestKind.version}, old ${r.request.oldObject ? JSON.stringify(r.request.oldObject.spec) : 'none'})` } } : { allowed: true } };
+    });
+    hook.on('/shelf-owner', (r) => ({ response: { allowed: true, ...(r.request.object.spec.owner ? {} : jsonPatch([{ op: 'add', path: '/spec/owner', value: `set in ${r.request.object.apiVersion}` }])) } }));
+    const rules = [{ apiGroups: [GROUP], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['shelves'] }];
+    const hookOf = (name: string, path: string) => ({ name, rules, sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', clientConfig: { url: `${hook.url}${path}`, caBundle: hook.caBundle } });
+    const configs = [
+      { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'shelf-guard' }, webhooks: [hookOf('guard.library.example.com', '/shelf-guard')] },
+      { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'shelf-owner' }, webhooks: [hookOf('owner.library.example.com', '/shelf-owner')] },
+    ];
+    for (const c of configs) await same(['create', '-f', '-'], JSON.stringify(c));
+    try {
+      // give both servers' webhook configuration caches a moment (kube-apiserver's is informer-driven)
+      await new Promise((r) => setTimeout(r, 1500));
+      const refused = await same(['create', '-f', '-'], shelf('v1alpha1', 'guarded', { book: 'Forbidden Tome' }));
+      assert.match(refused, /denied the request: saw library\.example\.com\/v1 \{"books":\["Forbidden Tome"\],"owner":"set in library\.example\.com\/v1"\} \(request kind v1alpha1, old none\)/);
+      assert.match(await same(['create', '-f', '-'], shelf('v1alpha1', 'owned', { book: 'Emma' })), /created/);
+      const owned = await specOf(['get', `shelves.v1alpha1.${GROUP}`, 'owned']);
+      assert.equal(owned[1], owned[0]);
+      assert.equal(owned[0], `${GROUP}/v1alpha1 {"book":"Emma","owner":"set in ${GROUP}/v1"}[rc=0]`);
+      const updated = await same(['patch', `shelves.v1alpha1.${GROUP}`, 'owned', '--type=merge', '-p', '{"spec":{"book":"Forbidden Tome"}}']);
+      assert.match(updated, /old \{"books":\["Emma"\],"owner":"set in library\.example\.com\/v1"\}/);
+    } finally {
+      await same(['delete', 'validatingwebhookconfiguration', 'shelf-guard']);
+      await same(['delete', 'mutatingwebhookconfiguration', 'shelf-owner']);
+    }
   });
 
   test('round trip over generated objects: written in v1alpha1, read in v1 and back, nothing lost', async () => {
