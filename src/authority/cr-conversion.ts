@@ -93,8 +93,10 @@ export class CustomResourceConverter {
     const converted = checkReply(reply, uid, what, pending.length);
     converted.forEach((c, k) => {
       const { o, i } = pending[k]!;
-      const why = invalidConverted(c, o, t, version);
-      if (why) throw failure(`conversion webhook for ${what} returned invalid converted object at index ${k}: ${why}`);
+      if (!c || typeof c !== 'object' || Array.isArray(c)) throw failure(`conversion webhook for ${what} returned invalid object at index ${k}: not an object`);
+      if (c.apiVersion !== target) throw failure(`conversion webhook for ${what} returned invalid object at index ${k}: invalid groupVersion (expected ${target}, received ${String(c.apiVersion ?? '')})`);
+      const why = changedIdentity(o, c);
+      if (why) throw failure(`conversion webhook for ${what} returned invalid object: ${why}`);
       // kube keeps the original metadata but for labels and annotations, which the webhook may change
       const metadata = { ...o.metadata };
       for (const key of ['labels', 'annotations'] as const) {
@@ -123,9 +125,10 @@ function isEmpty(o: KubeObject): boolean {
 function checkReply(reply: KubeObject, uid: string, what: string, expected: number): KubeObject[] {
   const failed = (why: string) => failure(`conversion webhook for ${what} failed: ${why}`);
   if (!reply || typeof reply !== 'object' || Array.isArray(reply)) throw failed('no response provided');
-  if (reply.apiVersion !== 'apiextensions.k8s.io/v1' || reply.kind !== 'ConversionReview') {
-    throw failed(`expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got ${String(reply.apiVersion ?? '')}, Kind=${String(reply.kind ?? '')}`);
-  }
+  const known = reply.kind === 'ConversionReview' && (reply.apiVersion === 'apiextensions.k8s.io/v1' || reply.apiVersion === 'apiextensions.k8s.io/v1beta1');
+  // kube decodes the answer with a scheme that knows ConversionReview only
+  if (!known) throw failed(`no kind ${JSON.stringify(String(reply.kind ?? ''))} is registered for version ${JSON.stringify(String(reply.apiVersion ?? ''))} in scheme "k8s.io/apiserver/pkg/util/webhook/client.go:69"`);
+  if (reply.apiVersion !== 'apiextensions.k8s.io/v1') throw failed(`expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got ${String(reply.apiVersion)}, Kind=ConversionReview`);
   const r = reply.response;
   if (!r || typeof r !== 'object') throw failed('no response provided');
   if (String(r.uid ?? '') !== uid) throw failed(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(r.uid ?? ''))}`);
@@ -139,16 +142,16 @@ function checkReply(reply: KubeObject, uid: string, what: string, expected: numb
   return objects;
 }
 
-/** Why a converted object is not acceptable, or undefined. */
-function invalidConverted(c: KubeObject, original: KubeObject, t: ResourceType, version: string): string | undefined {
-  if (!c || typeof c !== 'object' || Array.isArray(c)) return 'not an object';
-  const want = apiVersionOf({ group: t.group, version });
-  if (c.apiVersion !== want) return `invalid group/version: ${String(c.apiVersion ?? '')}`;
-  if (c.kind !== original.kind) return `invalid kind: ${String(c.kind ?? '')}`;
+/** What a converted object changed that it must keep (kind, name, namespace, uid), in kube's words, or undefined. */
+function changedIdentity(original: KubeObject, c: KubeObject): string | undefined {
   const m = c.metadata ?? {};
   const om = original.metadata ?? {};
-  if ((m.name ?? '') !== (om.name ?? '')) return `must have the same name: ${JSON.stringify(m.name ?? '')} != ${JSON.stringify(om.name ?? '')}`;
-  if ((m.namespace ?? '') !== (om.namespace ?? '')) return `must have the same namespace: ${JSON.stringify(m.namespace ?? '')} != ${JSON.stringify(om.namespace ?? '')}`;
-  if ((m.uid ?? '') !== (om.uid ?? '')) return `must have the same UID: ${JSON.stringify(m.uid ?? '')} != ${JSON.stringify(om.uid ?? '')}`;
+  const pairs: Array<[string, unknown, unknown]> = [
+    ['kind', original.kind, c.kind],
+    ['name', om.name, m.name],
+    ['namespace', om.namespace, m.namespace],
+    ['UID', om.uid, m.uid],
+  ];
+  for (const [what, was, now] of pairs) if (String(was ?? '') !== String(now ?? '')) return `must have the same ${what}: ${String(was ?? '')} != ${String(now ?? '')}`;
   return undefined;
 }

@@ -199,6 +199,81 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
     }
   });
 
+  describe("kube-apiserver's checks of a conversion webhook's answer, side by side", () => {
+    const CRATES = `crates.${GROUP}`;
+    let mode = 'ok';
+    const convertAll = (r: Any) =>
+      (r.request.objects as Any[]).map((o) => {
+        const version = String(r.request.desiredAPIVersion).split('/')[1];
+        const spec = version === 'v1' ? { items: o.spec.item === undefined ? [] : [o.spec.item] } : { ...(o.spec.items?.[0] !== undefined ? { item: o.spec.items[0] } : {}) };
+        return { ...o, apiVersion: r.request.desiredAPIVersion, spec };
+      });
+    const review = (response: Any) => ({ raw: { status: 200, body: JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response }) } });
+
+    before(async () => {
+      hook.on('/crates', (r) => {
+        const uid = r.request.uid;
+        const ok = { uid, result: { status: 'Success' } };
+        const converted = convertAll(r);
+        switch (mode) {
+          case 'count':
+            return review({ ...ok, convertedObjects: [] });
+          case 'uid':
+            return review({ ...ok, uid: 'not-the-uid', convertedObjects: converted });
+          case 'version':
+            return review({ ...ok, convertedObjects: converted.map((o: Any) => ({ ...o, apiVersion: `${GROUP}/v1alpha1` })) });
+          case 'name':
+            return review({ ...ok, convertedObjects: converted.map((o: Any) => ({ ...o, metadata: { ...o.metadata, name: 'renamed' } })) });
+          case 'failure':
+            return review({ uid, result: { status: 'Failure' } });
+          case 'kind':
+            return { raw: { status: 200, body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid } }) } };
+          case 'metadata':
+            return review({ ...ok, convertedObjects: converted.map((o: Any) => ({ ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, converted: 'yes' }, finalizers: ['example.com/not-kept'] } })) });
+          default:
+            return review({ ...ok, convertedObjects: converted });
+        }
+      });
+      const version = (name: string, storage: boolean, prop: object) => ({ name, served: true, storage, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: prop } } } } });
+      const crateCrd = {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: CRATES },
+        spec: {
+          group: GROUP,
+          names: { kind: 'Crate', plural: 'crates' },
+          scope: 'Namespaced',
+          conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: `${hook.url}/crates`, caBundle: hook.caBundle } } },
+          versions: [version('v1alpha1', false, { item: { type: 'string' } }), version('v1', true, { items: { type: 'array', items: { type: 'string' } } })],
+        },
+      };
+      await same(['create', '-f', '-'], JSON.stringify(crateCrd));
+      await Promise.all([kube, authority].map((c) => waitForCrd(c.admin, CRATES)));
+    });
+    after(async () => {
+      await kube?.admin.delete(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRATES}`).catch(() => undefined);
+    });
+
+    const crate = (name: string) => JSON.stringify({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Crate', metadata: { name, namespace: 'default', labels: { app: 'crates' } }, spec: { item: 'apples' } });
+    for (const m of ['count', 'uid', 'version', 'name', 'failure', 'kind']) {
+      test(`an answer with the wrong ${m}: the same error`, async () => {
+        mode = m;
+        // the review's uid is random on each server
+        const [real, ours] = (await both(['create', '-f', '-'], crate(`bad-${m}`))).map((o) => o.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uid>'));
+        assert.equal(ours, real);
+        assert.match(real!, /conversion webhook for library\.example\.com\/v1alpha1, Kind=Crate/);
+      });
+    }
+
+    test("the webhook's labels are kept and the rest of its metadata is not", async () => {
+      mode = 'metadata';
+      assert.match(await same(['create', '-f', '-'], crate('relabelled')), /created/);
+      mode = 'ok';
+      const meta = await same(['get', `crates.v1.${GROUP}`, 'relabelled', '-o', 'jsonpath={.metadata.labels} {.metadata.finalizers}']);
+      assert.equal(meta, '{"app":"crates","converted":"yes"} [rc=0]');
+    });
+  });
+
   test('round trip over generated objects: written in v1alpha1, read in v1 and back, nothing lost', async () => {
     const word = fc.stringMatching(/^[A-Za-z][A-Za-z ]{0,15}$/);
     const samples = fc.sample(fc.record({ book: fc.option(word, { nil: undefined }), owner: fc.option(word, { nil: undefined }) }), { numRuns: 6, seed: 20261129 });
