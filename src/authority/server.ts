@@ -507,7 +507,13 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     case 'deletecollection': {
       const sel = { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') };
-      if (!webhooks) return sendWritten(d, res, 200, d.objects.deleteCollection(t, ns, sel, { dryRun }));
+      // the answer lists the objects as they were before the delete, converted to the request's version
+      const stored = converter ? d.objects.listPage(t, ns, sel, { limit: null, continue: null, resourceVersion: null }).items : [];
+      const answerItems = async (items: KubeObject[]) => (converter ? (await converter.convert(t, stored, t.version)).map((o) => d.objects.present(t, o)) : items);
+      if (!webhooks) {
+        const out = d.objects.deleteCollection(t, ns, sel, { dryRun });
+        return sendWritten(d, res, 200, { ...out, items: await answerItems(out.items as KubeObject[]) });
+      }
       // each object's delete goes through admission, as kube's collection delete admits each one
       const warnings: string[] = [];
       const { items } = d.objects.list(t, ns, sel);
@@ -516,7 +522,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
         await admittedDelete({ ...each, deleteOptions: dryRun ? { dryRun: ['All'] } : {} }, () => d.objects.delete(t, each.namespace, each.name, { dryRun }));
       }
       warn(res, warnings);
-      return sendWritten(d, res, 200, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion: d.objects.list(t, ns, {}).resourceVersion }, items });
+      return sendWritten(d, res, 200, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion: d.objects.list(t, ns, {}).resourceVersion }, items: await answerItems(items) });
     }
     default:
       throw methodNotAllowed();
@@ -568,7 +574,17 @@ async function scale(
       status: { replicas: o.status?.replicas ?? 0, selector: Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(',') },
     };
   };
-  const current = view(d.objects.get(t, ns, info.name));
+  // a CRD converting by webhook: the Scale is read from, and written through, the object in the request's version
+  const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;
+  const read = async (): Promise<KubeObject> => {
+    const stored = converter && d.objects.peek(t, ns, info.name);
+    return stored ? d.objects.present(t, (await converter.convert(t, [stored], t.version))[0]!) : d.objects.get(t, ns, info.name);
+  };
+  const patchObject = async (p: KubeObject, dryRun: boolean): Promise<KubeObject> => {
+    const write = (extra: WriteOptions) => d.objects.patch(t, ns, info.name, 'application/merge-patch+json', p, { dryRun, ...extra });
+    return converter ? convertedWrite({ converter, objects: d.objects, type: t, namespace: ns, name: info.name, dryRun }, write) : write({});
+  };
+  const current = view(await read());
   if (method === 'GET' || method === 'HEAD') return current;
   let wanted: KubeObject;
   if (method === 'PATCH') wanted = applyPatch(String(req.headers['content-type'] ?? ''), current, await body());
@@ -601,10 +617,10 @@ async function scale(
   const rv = wanted?.metadata?.resourceVersion;
   const patch: KubeObject = { ...(paths ? patchAt(paths.specReplicasPath, replicas) : { spec: { replicas } }), ...(rv ? { metadata: { resourceVersion: rv } } : {}) };
   if (webhooks && admission && recorder) {
-    const final = view(d.objects.patch(t, ns, info.name, 'application/merge-patch+json', patch, { dryRun: true }));
+    const final = view(await patchObject(patch, true));
     await webhooks.validate({ ...admission, object: final }, recorder);
   }
-  return view(d.objects.patch(t, ns, info.name, 'application/merge-patch+json', patch, { dryRun: a.dryRun }));
+  return view(await patchObject(patch, a.dryRun));
 }
 
 function nonResource(d: ServerDeps, info: RequestInfo, url: URL, req: IncomingMessage, res: ServerResponse, head: boolean): void {

@@ -205,8 +205,12 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
     const convertAll = (r: Any) =>
       (r.request.objects as Any[]).map((o) => {
         const version = String(r.request.desiredAPIVersion).split('/')[1];
-        const spec = version === 'v1' ? { items: o.spec.item === undefined ? [] : [o.spec.item] } : { ...(o.spec.items?.[0] !== undefined ? { item: o.spec.items[0] } : {}) };
-        return { ...o, apiVersion: r.request.desiredAPIVersion, spec };
+        const toV1 = version === 'v1';
+        const spec = toV1
+          ? { items: o.spec.item === undefined ? [] : [o.spec.item], ...(o.spec.count !== undefined ? { quantity: o.spec.count } : {}) }
+          : { ...(o.spec.items?.[0] !== undefined ? { item: o.spec.items[0] } : {}), ...(o.spec.quantity !== undefined ? { count: o.spec.quantity } : {}) };
+        const n = toV1 ? o.status?.count : o.status?.quantity;
+        return { ...o, apiVersion: r.request.desiredAPIVersion, spec, ...(o.status ? { status: n === undefined ? {} : toV1 ? { quantity: n } : { count: n } } : {}) };
       });
     const review = (response: Any) => ({ raw: { status: 200, body: JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response }) } });
 
@@ -234,7 +238,14 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
             return review({ ...ok, convertedObjects: converted });
         }
       });
-      const version = (name: string, storage: boolean, prop: object) => ({ name, served: true, storage, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: prop } } } } });
+      // each version has its own replicas field, behind its own scale subresource paths
+      const version = (name: string, storage: boolean, prop: object, replicas: string) => ({
+        name,
+        served: true,
+        storage,
+        subresources: { status: {}, scale: { specReplicasPath: `.spec.${replicas}`, statusReplicasPath: `.status.${replicas}` } },
+        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { ...prop, [replicas]: { type: 'integer' } } }, status: { type: 'object', properties: { [replicas]: { type: 'integer' } } } } } },
+      });
       const crateCrd = {
         apiVersion: 'apiextensions.k8s.io/v1',
         kind: 'CustomResourceDefinition',
@@ -244,7 +255,7 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
           names: { kind: 'Crate', plural: 'crates' },
           scope: 'Namespaced',
           conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: `${hook.url}/crates`, caBundle: hook.caBundle } } },
-          versions: [version('v1alpha1', false, { item: { type: 'string' } }), version('v1', true, { items: { type: 'array', items: { type: 'string' } } })],
+          versions: [version('v1alpha1', false, { item: { type: 'string' } }, 'count'), version('v1', true, { items: { type: 'array', items: { type: 'string' } } }, 'quantity')],
         },
       };
       await same(['create', '-f', '-'], JSON.stringify(crateCrd));
@@ -265,12 +276,32 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
       });
     }
 
+    test('the scale subresource through v1alpha1 reads and writes the v1alpha1 replicas of an object stored in v1', async () => {
+      mode = 'ok';
+      assert.match(await same(['create', '-f', '-'], JSON.stringify({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Crate', metadata: { name: 'scaled', namespace: 'default' }, spec: { item: 'pears', count: 1 } })), /created/);
+      assert.match(await same(['scale', `crates.v1alpha1.${GROUP}`, 'scaled', '--replicas=3']), /scaled/);
+      const spec = await same(['get', `crates.v1.${GROUP}`, 'scaled', '-o', 'jsonpath={.spec}']);
+      assert.equal(spec, '{"items":["pears"],"quantity":3}[rc=0]');
+      const scales = await both(['get', '--raw', `/apis/${GROUP}/v1alpha1/namespaces/default/crates/scaled/scale`]);
+      const replicas = scales.map((t) => JSON.parse(t.replace(/\[rc=0\]$/, '')).spec);
+      assert.deepStrictEqual(replicas[1], replicas[0]);
+      assert.deepStrictEqual(replicas[0], { replicas: 3 });
+    });
+
     test("the webhook's labels are kept and the rest of its metadata is not", async () => {
       mode = 'metadata';
       assert.match(await same(['create', '-f', '-'], crate('relabelled')), /created/);
       mode = 'ok';
       const meta = await same(['get', `crates.v1.${GROUP}`, 'relabelled', '-o', 'jsonpath={.metadata.labels} {.metadata.finalizers}']);
       assert.equal(meta, '{"app":"crates","converted":"yes"} [rc=0]');
+    });
+
+    test('a collection delete in v1alpha1 answers the deleted objects converted', async () => {
+      mode = 'ok';
+      const lists = await both(['delete', '--raw', `/apis/${GROUP}/v1alpha1/namespaces/default/crates`]);
+      const items = lists.map((t) => (JSON.parse(t.replace(/\[rc=0\]$/, '')).items as Any[]).map((o) => `${o.metadata.name} ${o.apiVersion} ${JSON.stringify(o.spec)}`).sort());
+      assert.deepStrictEqual(items[1], items[0]);
+      assert.deepStrictEqual(items[0], [`relabelled ${GROUP}/v1alpha1 {"item":"apples"}`, `scaled ${GROUP}/v1alpha1 {"count":3,"item":"pears"}`]);
     });
   });
 
