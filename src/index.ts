@@ -101,7 +101,7 @@ export type {
   AdmissionStatus,
   AdmissionUserInfo,
 } from './webhook/index.js';
-export type { ManagerOptions, HealthCheck } from './manager/index.js';
+export type { ManagerOptions, ManagerCacheOptions, HealthCheck } from './manager/index.js';
 
 // Embedded authority (the no-cluster Kubernetes API; the test cluster of this project)
 export { startAuthority } from './authority/start.js';

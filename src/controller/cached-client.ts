@@ -8,6 +8,7 @@
  */
 import { KubeApiError, type KubeClient, type RequestOptions } from '../kube/client.js';
 import type { InformerSet } from './informers.js';
+import { deepFreeze } from '../kube/freeze.js';
 
 /** `/api/v1[/namespaces/NS]/RESOURCE[/NAME]` or `/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE[/NAME]`. */
 const OBJECT_PATH = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?$/;
@@ -24,25 +25,36 @@ function cacheable(path: string, opts: RequestOptions | undefined): { collection
   return { collection, namespace, name: name === undefined ? undefined : decodeURIComponent(name) };
 }
 
+/** Options of {@link cachedReadClient}. */
+export interface CachedReadOptions {
+  /**
+   * Hand out the cached objects themselves, frozen, instead of deep copies (controller-runtime's
+   * `UnsafeDisableDeepCopy`): no copy per read, and a write to what was read throws. Copy before changing.
+   */
+  unsafeDisableDeepCopy?: boolean;
+}
+
 /**
  * `client` with `get` answered from `informers` where they cache the whole collection: an object as a deep copy
- * (reconcilers may change what they read), a missing one as the API's 404, a collection as a List.
+ * (reconcilers may change what they read) or, with `unsafeDisableDeepCopy`, frozen as cached; a missing one as the
+ * API's 404; a collection as a List.
  */
-export function cachedReadClient(client: KubeClient, informers: InformerSet): KubeClient {
+export function cachedReadClient(client: KubeClient, informers: InformerSet, opts: CachedReadOptions = {}): KubeClient {
+  const handOut = opts.unsafeDisableDeepCopy ? <T>(v: T): T => deepFreeze(v) : <T>(v: T): T => structuredClone(v);
   const get = <T>(path: string, opts?: RequestOptions): Promise<T> => {
     const read = cacheable(path, opts);
     const inf = read && informers.wholeCollection(read.collection, read.namespace);
     if (!read || !inf) return client.get<T>(path, opts);
     if (read.name === undefined) {
       const items = inf.list().filter((o) => read.namespace === undefined || o.metadata?.namespace === read.namespace);
-      return Promise.resolve({ kind: 'List', apiVersion: 'v1', metadata: {}, items: structuredClone(items) } as T);
+      return Promise.resolve({ kind: 'List', apiVersion: 'v1', metadata: {}, items: items.map((o) => handOut(o)) } as T);
     }
     const obj = inf.get(read.namespace ? `${read.namespace}/${read.name}` : read.name);
     if (!obj) {
       const resource = read.collection.slice(read.collection.lastIndexOf('/') + 1);
       return Promise.reject(new KubeApiError(404, 'NotFound', `${resource} "${read.name}" not found`));
     }
-    return Promise.resolve(structuredClone(obj) as T);
+    return Promise.resolve(handOut(obj) as T);
   };
   return new Proxy(client, {
     get(target, prop) {

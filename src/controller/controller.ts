@@ -8,13 +8,14 @@ import { objectKey } from '../kube/informer.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { ReconcileTimeoutError, isPanic, isTerminal } from './errors.js';
 import { keyRequest, requestKey, requestsFor } from './handlers.js';
-import type { InformerSet } from './informers.js';
+import type { InformerSet, WatchCache } from './informers.js';
 import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './ratelimiter.js';
 import type { CacheListOptions, CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
 import { Workqueue } from './workqueue.js';
 import { LOW_PRIORITY, PriorityQueue } from './priorityqueue.js';
 import { cachedReadClient } from './cached-client.js';
+import { deepFreeze } from '../kube/freeze.js';
 import { ObjectClient } from '../kube/object-client.js';
 import { RESTMapper } from '../kube/restmapper.js';
 import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
@@ -70,6 +71,8 @@ export interface ControllerStartDeps {
    */
   mayReconcile?: () => boolean;
   onFenced?: () => void;
+  /** Cached reads hand out the cached objects, frozen, instead of copies (see `ManagerOptions.cache`). */
+  unsafeDisableDeepCopy?: boolean;
 }
 
 /** What a controller needs of its queue: the priority queue's methods (the legacy queue ignores priorities). */
@@ -145,10 +148,10 @@ export class Controller {
     const lowPriority = this.usePriorityQueue ? LOW_PRIORITY : 0;
     this._queue = queue;
 
-    const byKind = new Map<string, ReturnType<InformerSet['informerFor']>>();
-    const used = new Set<ReturnType<InformerSet['informerFor']>>();
+    const byKind = new Map<string, WatchCache>();
+    const used = new Set<WatchCache>();
     for (const spec of this.watches) {
-      const inf = deps.informers.informerFor(spec);
+      const inf = deps.informers.cacheFor(spec);
       used.add(inf);
       if (!byKind.has(spec.kind)) byKind.set(spec.kind, inf);
       const enqueue = (obj: KubeObject, ev: EventType, old: KubeObject | undefined, priority: number) => {
@@ -178,22 +181,23 @@ export class Controller {
       );
     }
 
-    const readClient = cachedReadClient(deps.client, deps.informers);
+    const readClient = cachedReadClient(deps.client, deps.informers, { unsafeDisableDeepCopy: deps.unsafeDisableDeepCopy });
     const objects = new ObjectClient(readClient, deps.mapper ?? new RESTMapper(deps.client));
     const events = deps.events ?? (this.ownEvents = new EventBroadcaster(deps.client, { logger: log.child('events') }));
     const recorder = events.recorderFor(this.name);
+    // the cache's own objects, never copied: frozen, so that a reconcile changing one fails instead of corrupting it
     const cache: CacheReader = {
       get: <T extends object>(kind: string, namespace: string | undefined, name: string) =>
-        byKind.get(kind)?.get(namespace ? `${namespace}/${name}` : name) as T | undefined,
+        deepFreeze(byKind.get(kind)?.get(namespace ? `${namespace}/${name}` : name)) as T | undefined,
       list: <T extends object>(kind: string, opts: CacheListOptions = {}) => {
         const inf = byKind.get(kind);
         if (!inf) return [] as T[];
         const fields = Object.entries(opts.matchingFields ?? {});
         // as controller-runtime's cache: one exact field match, answered from its index
         if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${kind} by one field (got ${fields.map(([f]) => f).join(', ')})`);
-        if (fields.length === 1) return inf.byIndex(fields[0]![0], fields[0]![1], opts.namespace) as unknown as T[];
+        if (fields.length === 1) return inf.byIndex(fields[0]![0], fields[0]![1], opts.namespace).map(deepFreeze) as unknown as T[];
         const all = inf.list();
-        return (opts.namespace === undefined ? all : all.filter((o) => o.metadata?.namespace === opts.namespace)) as unknown as T[];
+        return (opts.namespace === undefined ? all : all.filter((o) => o.metadata?.namespace === opts.namespace)).map(deepFreeze) as unknown as T[];
       },
     };
     log.info('Starting workers', { 'worker count': this.maxConcurrentReconciles });

@@ -23,6 +23,70 @@ export function notFoundHint(spec: Pick<WatchSpec, 'apiVersion' | 'kind' | 'reso
 /** API groups of Kubernetes itself (`apps/v1`, `rbac.authorization.k8s.io/v1`, …): no CRD to install there. */
 const BUILTIN_GROUP = /^([a-z0-9-]+|[a-z0-9.-]+\.k8s\.io)\//;
 
+/**
+ * What a manager's cache holds (controller-runtime's `cache.Options`): only some namespaces, only objects matching
+ * selectors — by default for every kind, or per kind. A watch is narrowed to it: its selectors are combined with the
+ * cache's, a watch over all namespaces of a namespaced kind becomes one list/watch per cached namespace.
+ */
+export interface CacheScope {
+  /** Namespaces cached (controller-runtime's `DefaultNamespaces`); unset: all. */
+  defaultNamespaces?: string[];
+  /** Label selector every watch is narrowed by (`DefaultLabelSelector`). */
+  defaultLabelSelector?: string;
+  /** Field selector every watch is narrowed by (`DefaultFieldSelector`). */
+  defaultFieldSelector?: string;
+  /** Per kind, instead of the defaults (`ByObject`). */
+  byObject?: Array<{ apiVersion: string; kind: string; namespaces?: string[]; labelSelector?: string; fieldSelector?: string }>;
+}
+
+/** What the controllers read of a watch: one informer, or one per namespace of a namespace-scoped cache. */
+export type WatchCache = Pick<Informer<KubeObject>, 'path' | 'synced' | 'addHandler' | 'waitForSync' | 'get' | 'list' | 'byIndex' | 'lastFailure'>;
+
+/** Two selectors that must both hold (the API reads `a,b` as a and b). */
+function both(a: string | undefined, b: string | undefined): string | undefined {
+  const parts = [a, b].filter((x): x is string => !!x && x.trim() !== '');
+  return parts.length ? parts.join(',') : undefined;
+}
+
+/** The informers of one watch over several namespaces, seen as one cache. */
+class NamespacesCache implements WatchCache {
+  constructor(
+    readonly path: string,
+    private readonly byNamespace: Map<string, Informer<KubeObject>>,
+  ) {}
+
+  get synced(): boolean {
+    return [...this.byNamespace.values()].every((i) => i.synced);
+  }
+
+  addHandler(h: Parameters<Informer<KubeObject>['addHandler']>[0]): () => void {
+    const removers = [...this.byNamespace.values()].map((i) => i.addHandler(h));
+    return () => removers.forEach((r) => r());
+  }
+
+  async waitForSync(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    return (await Promise.all([...this.byNamespace.values()].map((i) => i.waitForSync(timeoutMs, signal)))).every(Boolean);
+  }
+
+  get(key: string): KubeObject | undefined {
+    const slash = key.indexOf('/');
+    return slash < 0 ? undefined : this.byNamespace.get(key.slice(0, slash))?.get(key);
+  }
+
+  list(): KubeObject[] {
+    return [...this.byNamespace.values()].flatMap((i) => i.list());
+  }
+
+  byIndex(name: string, value: string, namespace?: string): KubeObject[] {
+    if (namespace !== undefined) return this.byNamespace.get(namespace)?.byIndex(name, value, namespace) ?? [];
+    return [...this.byNamespace.values()].flatMap((i) => i.byIndex(name, value));
+  }
+
+  get lastFailure(): string | undefined {
+    return [...this.byNamespace.values()].map((i) => i.lastFailure).find((f) => f !== undefined);
+  }
+}
+
 /** Creates and shares informers; starts each on first use. */
 export class InformerSet {
   private readonly informers = new Map<string, Informer<KubeObject>>();
@@ -36,9 +100,38 @@ export class InformerSet {
     private readonly client: KubeClient,
     private readonly tuning: InformerTuning = {},
     private readonly logger?: Logger,
-  ) {}
+    private readonly scope: CacheScope = {},
+  ) {
+    for (const o of scope.byObject ?? []) {
+      if (!o?.apiVersion || !o.kind) throw new TypeError('cache.byObject: each entry needs apiVersion and kind');
+    }
+    for (const ns of [...(scope.defaultNamespaces ?? []), ...(scope.byObject ?? []).flatMap((o) => o.namespaces ?? [])]) {
+      if (typeof ns !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) throw new TypeError(`cache namespaces: ${JSON.stringify(ns)} is not a namespace name`);
+    }
+  }
 
-  /** The (started) informer for a watch spec. */
+  /** The cache for a watch spec, narrowed to the cache's scope (started). */
+  cacheFor(spec: WatchSpec): WatchCache {
+    const own = this.scope.byObject?.find((o) => o.apiVersion === spec.apiVersion && o.kind === spec.kind);
+    const namespaces = spec.clusterScoped ? undefined : (own ? own.namespaces : undefined) ?? this.scope.defaultNamespaces;
+    const narrowed: WatchSpec = {
+      ...spec,
+      labelSelector: both(spec.labelSelector, own ? own.labelSelector : this.scope.defaultLabelSelector),
+      fieldSelector: both(spec.fieldSelector, own ? own.fieldSelector : this.scope.defaultFieldSelector),
+    };
+    if (!namespaces?.length) return this.informerFor(narrowed);
+    if (spec.namespace !== undefined) {
+      if (!namespaces.includes(spec.namespace)) {
+        throw new Error(`cannot watch ${spec.kind} in namespace ${spec.namespace}: the manager's cache holds only namespaces ${namespaces.join(', ')} (cache.${own?.namespaces ? 'byObject' : 'defaultNamespaces'})`);
+      }
+      return this.informerFor(narrowed);
+    }
+    if (namespaces.length === 1) return this.informerFor({ ...narrowed, namespace: namespaces[0] });
+    const byNamespace = new Map(namespaces.map((ns) => [ns, this.informerFor({ ...narrowed, namespace: ns })] as const));
+    return new NamespacesCache(`${collectionPath(narrowed)} (namespaces ${namespaces.join(', ')})`, byNamespace);
+  }
+
+  /** The (started) informer for a watch spec, exactly as given (no cache scope). */
   informerFor(spec: WatchSpec): Informer<KubeObject> {
     const path = collectionPath(spec);
     const key = `${path}?l=${spec.labelSelector ?? ''}&f=${spec.fieldSelector ?? ''}`;

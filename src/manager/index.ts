@@ -1,6 +1,6 @@
 /** The controller manager: metrics server, health probes, leader election, controllers. */
 export { Manager, ManagerError } from './manager.js';
-export type { ManagerOptions } from './manager.js';
+export type { ManagerOptions, ManagerCacheOptions } from './manager.js';
 export { HealthProbeServer } from './health.js';
 export type { HealthCheck } from './health.js';
 export { LeaderElector } from './leaderelection.js';

@@ -13,7 +13,7 @@ import { createLogger, type Logger } from '../util/log.js';
 import { createMetricsServer, DEFAULT_BIND_ADDRESS } from '../metrics/server/index.js';
 import type { MetricsOptions, MetricsServer } from '../metrics/server/types.js';
 import type { Controller } from '../controller/controller.js';
-import { InformerSet, type InformerTuning } from '../controller/informers.js';
+import { InformerSet, type CacheScope, type InformerTuning } from '../controller/informers.js';
 import type { IndexExtractor } from '../kube/field-index.js';
 import type { KubeObject } from '../controller/types.js';
 import { RESTMapper } from '../kube/restmapper.js';
@@ -73,7 +73,24 @@ export interface ManagerOptions {
   apiCheckTimeoutMs?: number;
   /** Informer tuning (watch timeout, re-list, resync, backoff, stuck detection) and the transform of cached objects (e.g. `transforms.stripManagedFields`). */
   informers?: InformerTuning;
+  /** How reconciles read the cache (controller-runtime's `cache.Options`). */
+  cache?: ManagerCacheOptions;
   logger?: Logger;
+}
+
+/**
+ * Cache options of a {@link Manager} (controller-runtime's `cache.Options`): what is cached — `defaultNamespaces`,
+ * `defaultLabelSelector`, `defaultFieldSelector`, or per kind `byObject: [{ apiVersion, kind, namespaces,
+ * labelSelector, fieldSelector }]` — and how reconciles read it.
+ */
+export interface ManagerCacheOptions extends CacheScope {
+  /**
+   * `ctx.client` and `ctx.objects` reads answered from the cache hand out the cached objects themselves, frozen,
+   * instead of deep copies (controller-runtime's `UnsafeDisableDeepCopy`): no copy per read, which matters for
+   * large objects or lists; a write to what was read throws, so copy (`structuredClone`) before changing it.
+   * `ctx.cache` always answers this way.
+   */
+  unsafeDisableDeepCopy?: boolean;
 }
 
 /** A start-up or runtime failure of the manager, with a message that says what to do. */
@@ -379,7 +396,7 @@ export class Manager {
     }
 
     // 4. health probes
-    this.informers = new InformerSet(client, this.opts.informers, this.log);
+    this.informers = new InformerSet(client, this.opts.informers, this.log, this.opts.cache);
     for (const i of this.fieldIndexes) this.informers.addIndex(i, i.field, i.extract);
     if (!isDisabled(this.opts.healthProbeBindAddress)) {
       const health = new HealthProbeServer(this.opts.healthProbeBindAddress!);
@@ -455,7 +472,7 @@ export class Manager {
           },
         }
       : {};
-    const deps = { client, informers: this.informers, logger: this.log, signal, mapper: new RESTMapper(client), events: this.eventBroadcaster(), ...fencing };
+    const deps = { client, informers: this.informers, logger: this.log, signal, mapper: new RESTMapper(client), events: this.eventBroadcaster(), unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy, ...fencing };
     await Promise.all(this.controllers.map((c) => c.start(deps)));
   }
 

@@ -93,3 +93,22 @@ test('kinds cached only through a selector, or not at all, and subresources are 
   await cached.mergePatch(`/api/v1/namespaces/${NS}/configmaps/cm-b`, { data: { k: 'patched' } });
   assert.equal(proxy.count('/configmaps/cm-b'), 1, 'the write went to the API');
 });
+
+test('unsafeDisableDeepCopy: the cached object itself, frozen — the same reference each time, no copy, and a write throws', async () => {
+  const unsafe = cachedReadClient(live, informers, { unsafeDisableDeepCopy: true });
+  const path = `/api/v1/namespaces/${NS}/configmaps/cm-b`;
+  const a = await unsafe.get<CM>(path);
+  const b = await unsafe.get<CM>(path);
+  assert.equal(a, b, 'no copy: the same object');
+  assert.ok(Object.isFrozen(a) && Object.isFrozen(a.data) && Object.isFrozen(a.metadata.labels), 'frozen through and through');
+  assert.throws(() => {
+    a.data!.k = 'changed by the reconciler';
+  }, TypeError);
+  const list = await unsafe.get<{ items: CM[] }>(`/api/v1/namespaces/${NS}/configmaps`);
+  assert.ok(list.items.includes(a), 'the list hands out the same cached objects');
+  // the default client still hands out copies the reconciler may change
+  const copy = await cached.get<CM>(path);
+  assert.notEqual(copy, a);
+  copy.data!.k = 'fine';
+  assert.equal((await unsafe.get<CM>(path)).data?.k, 'cm-b');
+});

@@ -114,6 +114,9 @@ describe('admission webhooks: a real kube-apiserver and the authority call them 
     const ns = `wh-${name}-${tag}`;
     const s = scenarios(ns).find((x) => x.name === name)!;
     await c.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    // kube-controller-manager publishes kube-root-ca.crt into every new namespace a moment later: let that write
+    // happen before the scenario's webhooks are in force, or they see it too
+    await eventually(() => c.admin.get(`/api/v1/namespaces/${ns}/configmaps/kube-root-ca.crt`).then(() => true, () => false), `kube-root-ca.crt in ${ns}`, 20_000, 100);
     const uninstall = await install(c, ns, s);
     const from = hook.calls.length;
     const out: string[] = [];
