@@ -5,6 +5,7 @@
  */
 import {
   Controller,
+  Manager,
   addFinalizer,
   containsFinalizer,
   createOrUpdate,
@@ -22,8 +23,20 @@ import {
 import { MEMCACHED, type Memcached } from './api.js';
 
 export const FINALIZER = 'cache.example.com/finalizer';
+/** The field the manager indexes Deployments by: the name of the Memcached that controls them. */
+export const OWNER_FIELD = '.metadata.controller';
+const DEPLOYMENT = { apiVersion: 'apps/v1', kind: 'Deployment' } as const;
 
-/** The controller; add it to a manager. */
+/** Adds the controller to a manager, with the index of Deployments by their controlling Memcached it reads. */
+export function setupMemcachedController(mgr: Manager): void {
+  mgr.indexField<Deployment>(DEPLOYMENT, OWNER_FIELD, (d) => {
+    const ref = d.metadata.ownerReferences?.find((r) => r.controller);
+    return ref?.kind === MEMCACHED.kind && ref.apiVersion === MEMCACHED.apiVersion ? ref.name : undefined;
+  });
+  mgr.add(newMemcachedController());
+}
+
+/** The controller (add it with {@link setupMemcachedController}, which makes the index it reads). */
 export function newMemcachedController(): Controller {
   return new Controller({
     name: 'memcached',
@@ -31,7 +44,7 @@ export function newMemcachedController(): Controller {
       // spec changes (and the deletion mark, which bumps the generation), not our own status writes
       { ...MEMCACHED, predicate: predicates.generationChanged },
       // a change to an owned Deployment reconciles its Memcached
-      { apiVersion: 'apps/v1', kind: 'Deployment', enqueue: { ownerKind: 'Memcached', ownerApiVersion: MEMCACHED.apiVersion } },
+      { ...DEPLOYMENT, enqueue: { ownerKind: 'Memcached', ownerApiVersion: MEMCACHED.apiVersion } },
     ],
     reconciler: reconcile,
   });
@@ -73,6 +86,13 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
     d.spec.replicas = size;
   });
   if (operation === 'created') ctx.recorder.event(m, 'Normal', 'Created', `Created Deployment ${m.metadata.name} with ${size} replicas`);
+  // any other Deployment this Memcached controls (left by an earlier naming, or made by hand) goes: found through
+  // the index of Deployments by their controller, in O(matches) rather than a scan of every cached Deployment
+  const owned = ctx.cache.list<Deployment>('Deployment', { matchingFields: { [OWNER_FIELD]: owner.metadata.name ?? '' }, namespace: owner.metadata.namespace });
+  for (const stray of owned.filter((d) => d.metadata.name !== owner.metadata.name)) {
+    await ctx.objects.delete(stray).catch(ignoreNotFound);
+    ctx.recorder.event(m, 'Normal', 'Deleted', `Deleted Deployment ${stray.metadata.name ?? ''}: ${m.metadata.name} keeps one, named after it`);
+  }
   await setCondition(ctx, m, { type: 'Available', status: 'True', reason: 'Reconciling', message: `Deployment for custom resource (${m.metadata.name}) with ${size} replicas created successfully` });
 }
 
@@ -95,7 +115,7 @@ interface Deployment {
 }
 
 function deploymentFor(m: Memcached): Deployment {
-  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: m.metadata.name, namespace: m.metadata.namespace } };
+  return { ...DEPLOYMENT, metadata: { name: m.metadata.name, namespace: m.metadata.namespace } };
 }
 
 function podTemplate(m: Memcached): Record<string, unknown> {

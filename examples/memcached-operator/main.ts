@@ -9,13 +9,13 @@
  * events create/patch, and the metrics auth role (tokenreviews and subjectaccessreviews create).
  */
 import { Manager, filters } from '../../src/index.js';
-import { newMemcachedController } from './controller.js';
+import { setupMemcachedController } from './controller.js';
 
 const mgr = new Manager({
   healthProbeBindAddress: ':8081',
   metrics: { bindAddress: ':8443', filterProvider: filters.withAuthenticationAndAuthorization },
 });
-mgr.add(newMemcachedController());
+setupMemcachedController(mgr);
 try {
   await mgr.start(); // until SIGTERM/SIGINT
 } catch (err) {

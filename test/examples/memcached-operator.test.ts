@@ -7,7 +7,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { KubeClient, Manager, ObjectClient, filters, ignoreNotFound, isStatusConditionTrue, setLogSink, type KubeObject } from '../../src/index.js';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { FINALIZER, newMemcachedController } from '../../examples/memcached-operator/controller.js';
+import { FINALIZER, setupMemcachedController } from '../../examples/memcached-operator/controller.js';
 import { MEMCACHED, type Memcached } from '../../examples/memcached-operator/api.js';
 
 const CRDS = join(import.meta.dirname, '../../examples/memcached-operator/config/crd/bases'); // in your project: 'config/crd/bases'
@@ -70,7 +70,7 @@ before(async () => {
     healthProbeBindAddress: '0',
     metrics: { bindAddress: '127.0.0.1:0', filterProvider: filters.withAuthenticationAndAuthorization },
   });
-  mgr.add(newMemcachedController());
+  setupMemcachedController(mgr);
   running = mgr.start(stopManager.signal);
   await mgr.ready();
 });
@@ -111,6 +111,15 @@ test('a new size reaches the Deployment', async () => {
     const d = await objects.get<KubeObject & { spec: { replicas: number } }>(DEPLOYMENT, { namespace: 'default', name: 'm1' });
     return d.spec.replicas === 3 ? d : undefined;
   }, 'replicas 3');
+});
+
+test('another Deployment the Memcached controls is found through the owner index and deleted', async () => {
+  const m = await objects.get<Memcached>(MEMCACHED, { namespace: 'default', name: 'm1' });
+  const ref = { apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', name: 'm1', uid: m.metadata.uid!, controller: true };
+  const template = { metadata: { labels: { app: 'stray' } }, spec: { containers: [{ name: 'c', image: 'memcached:1.6.26-alpine3.19' }] } };
+  await objects.create({ ...DEPLOYMENT, metadata: { name: 'm1-old', namespace: 'default', ownerReferences: [ref] }, spec: { selector: { matchLabels: { app: 'stray' } }, template } });
+  await eventually(async () => ((await objects.get(DEPLOYMENT, { namespace: 'default', name: 'm1-old' }).catch(ignoreNotFound)) === undefined ? true : undefined), 'the stray Deployment deleted');
+  assert.ok(await objects.get(DEPLOYMENT, { namespace: 'default', name: 'm1' }), 'the one named after it stays');
 });
 
 test('deleting the Memcached runs the finalizer: an event, then the object is gone (owned objects stay: no garbage collector)', async () => {

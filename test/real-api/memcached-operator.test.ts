@@ -11,7 +11,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Manager, ObjectClient, filters, ignoreNotFound, isStatusConditionTrue, setLogSink, type KubeObject } from '../../src/index.js';
-import { FINALIZER, newMemcachedController } from '../../examples/memcached-operator/controller.js';
+import { FINALIZER, setupMemcachedController } from '../../examples/memcached-operator/controller.js';
 import { MEMCACHED, type Memcached } from '../../examples/memcached-operator/api.js';
 import { eventually } from '../controller/helpers/exposition.js';
 import { scrape } from '../helpers/secure-endpoint.js';
@@ -55,7 +55,7 @@ describe('the example Memcached operator on a real cluster', { skip: REAL_KUBE_S
       healthProbeBindAddress: '0',
       metrics: { bindAddress: '127.0.0.1:0', filterProvider: filters.withAuthenticationAndAuthorization },
     });
-    mgr.add(newMemcachedController());
+    setupMemcachedController(mgr);
     running = mgr.start(stopManager.signal);
     await mgr.ready();
   });
