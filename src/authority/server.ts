@@ -28,6 +28,7 @@ import { drainOrClose } from '../util/streams.js';
 import { serveIssuerDiscovery } from './issuer-discovery.js';
 import { WarningRecorder, type AdmissionRequest, type WebhookAdmission } from './webhook-admission.js';
 import type { CustomResourceConverter } from './cr-conversion.js';
+import { checkPartialForm, partialMetadataWanted, partialOf } from './partial-metadata.js';
 import { convertedWrite } from './converted-writes.js';
 import type { WriteOptions } from './objects.js';
 import { admittedDelete, admittedWrite, type AdmittedWriteRequest } from './admitted-writes.js';
@@ -391,10 +392,14 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       throw err;
     }
   };
+  // PartialObjectMetadata (metadata-only clients) for reads; writes answer objects whatever they ask
+  const partial = ['get', 'list', 'watch'].includes(info.verb) && !table ? partialMetadataWanted(req.headers.accept) : undefined;
+  if (partial) checkPartialForm(t, partial, info.verb === 'list');
   switch (info.verb) {
     case 'get': {
       const stored = converter && d.objects.peek(t, ns, info.name);
       const o = stored ? await inVersion(stored) : d.objects.get(t, ns, info.name);
+      if (partial) return send(res, 200, partialOf(o), head);
       return send(res, 200, table ? toTable(t, [o], { includeObject: q.get('includeObject'), resourceVersion: o.metadata?.resourceVersion }) : o, head);
     }
     case 'list': {
@@ -412,6 +417,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
         tbl.metadata = { ...(tbl.metadata as object), ...more };
         return send(res, 200, tbl, head);
       }
+      if (partial) return sendList(res, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion, ...more } }, items, (o) => partialOf(d.objects.presentShallow(t, o)), head);
       return sendList(res, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion, ...more } }, items, (o) => d.objects.presentShallow(t, o), head);
     }
     case 'watch': {
@@ -430,6 +436,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
           sendInitialEvents: bool(q.get('sendInitialEvents')),
           timeoutSeconds: timeout ? Number(timeout) : undefined,
           table,
+          partialMetadata: !!partial,
           includeObject: q.get('includeObject'),
           bookmarkIntervalMs: d.bookmarkIntervalMs,
           ...(converter ? { convert: async (o: KubeObject) => (await converter.convert(t, [o], t.version))[0]! } : {}),

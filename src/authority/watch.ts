@@ -27,6 +27,8 @@ export interface WatchParams {
   bookmarkIntervalMs?: number;
   /** Streaming list (`sendInitialEvents=true`): the current state as ADDED events, then a bookmark marking its end. */
   sendInitialEvents?: boolean;
+  /** Stream PartialObjectMetadata objects (metadata-only clients). */
+  partialMetadata?: boolean;
   /** Converts a stored object to the watched version (a CRD's conversion webhook); events keep their order. */
   convert?: (stored: KubeObject) => Promise<KubeObject>;
 }
@@ -55,6 +57,7 @@ export class WatchHub {
     const matches = (o: KubeObject | undefined) => !!o && (!ns || o.metadata?.namespace === ns) && byLabel(o) && byField(o);
     const present = (o: KubeObject): KubeObject => {
       const out = { ...readCustomResource(o, p.type.schema), apiVersion: apiVersionOf(p.type), kind: p.type.kind };
+      if (p.partialMetadata) return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: out.metadata };
       return p.table ? toTable(p.type, [out], { includeObject: p.includeObject, resourceVersion: o.metadata?.resourceVersion }) : out;
     };
 

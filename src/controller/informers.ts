@@ -36,7 +36,7 @@ export interface CacheScope {
   /** Field selector every watch is narrowed by (`DefaultFieldSelector`). */
   defaultFieldSelector?: string;
   /** Per kind, instead of the defaults (`ByObject`). */
-  byObject?: Array<{ apiVersion: string; kind: string; namespaces?: string[]; labelSelector?: string; fieldSelector?: string }>;
+  byObject?: Array<{ apiVersion: string; kind: string; namespaces?: string[]; labelSelector?: string; fieldSelector?: string; metadataOnly?: boolean }>;
 }
 
 /** What the controllers read of a watch: one informer, or one per namespace of a namespace-scoped cache. */
@@ -116,6 +116,7 @@ export class InformerSet {
     const namespaces = spec.clusterScoped ? undefined : (own ? own.namespaces : undefined) ?? this.scope.defaultNamespaces;
     const narrowed: WatchSpec = {
       ...spec,
+      ...(own?.metadataOnly ? { metadataOnly: true } : {}),
       labelSelector: both(spec.labelSelector, own ? own.labelSelector : this.scope.defaultLabelSelector),
       fieldSelector: both(spec.fieldSelector, own ? own.fieldSelector : this.scope.defaultFieldSelector),
     };
@@ -134,7 +135,7 @@ export class InformerSet {
   /** The (started) informer for a watch spec, exactly as given (no cache scope). */
   informerFor(spec: WatchSpec): Informer<KubeObject> {
     const path = collectionPath(spec);
-    const key = `${path}?l=${spec.labelSelector ?? ''}&f=${spec.fieldSelector ?? ''}`;
+    const key = `${path}?l=${spec.labelSelector ?? ''}&f=${spec.fieldSelector ?? ''}${spec.metadataOnly ? '&m' : ''}`;
     let inf = this.informers.get(key);
     if (!inf) {
       inf = new Informer<KubeObject>(this.client, {
@@ -142,12 +143,14 @@ export class InformerSet {
         path,
         labelSelector: spec.labelSelector,
         fieldSelector: spec.fieldSelector,
+        metadataOnly: spec.metadataOnly,
         notFoundHint: notFoundHint(spec),
         logger: this.logger,
       });
       this.informers.set(key, inf);
       this.specs.set(key, spec);
-      if (!spec.labelSelector && !spec.fieldSelector) this.whole.set(path, inf);
+      // a metadata-only cache cannot answer a read of the whole object
+      if (!spec.labelSelector && !spec.fieldSelector && !spec.metadataOnly) this.whole.set(path, inf);
       for (const i of this.indexes) if (i.apiVersion === spec.apiVersion && i.kind === spec.kind) inf.addIndex(i.name, i.extract);
       inf.start();
     }

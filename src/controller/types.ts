@@ -110,6 +110,11 @@ export interface WatchSpec {
   labelSelector?: string;
   /** Server-side field selector. */
   fieldSelector?: string;
+  /**
+   * Cache only metadata (controller-runtime's metadata-only watch): the objects come as PartialObjectMetadata
+   * (`{ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata }`), for kinds only found or counted.
+   */
+  metadataOnly?: boolean;
   /** How events become requests (default `'self'`). */
   enqueue?: EnqueueMode;
   /** Drop events for which this returns false. */

@@ -335,12 +335,13 @@ export class KubeClient {
     path: string,
     query: Record<string, string | number | boolean | undefined>,
     onEvent: (ev: WatchEvent<T>) => void,
+    opts: { accept?: string } = {},
   ): WatchHandle {
     const controller = new AbortController();
     const done = (async () => {
       const url = this.url(path, { ...query, watch: 1 });
       const headers: Record<string, string> = {
-        Accept: 'application/json',
+        Accept: opts.accept ?? 'application/json',
         'User-Agent': this.config.userAgent ?? 'ctrlmetrics',
         ...(await this.authHeaders()),
       };

@@ -70,7 +70,22 @@ export interface InformerOptions {
    * the object as decoded from the API (no other reference to it exists) and returns what to keep.
    */
   transform?: (obj: InformerObject) => InformerObject;
+  /**
+   * Cache only the objects' metadata (controller-runtime's metadata-only watches): the API is asked for
+   * PartialObjectMetadata, and each object is kept as `{ apiVersion: 'meta.k8s.io/v1', kind:
+   * 'PartialObjectMetadata', metadata }` — for kinds an operator only needs to find or count.
+   */
+  metadataOnly?: boolean;
   logger?: Logger;
+}
+
+/** client-go's metadata client's Accept headers: PartialObjectMetadata[List], plain JSON as the fallback. */
+const PARTIAL_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const PARTIAL_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
+/** An object reduced to its metadata, as a metadata-only informer caches it (whatever the server answered). */
+function metadataOf<T extends InformerObject>(o: T): T {
+  return { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata } as unknown as T;
 }
 
 /** Health of an informer. */
@@ -94,7 +109,7 @@ export class Informer<T extends InformerObject = InformerObject> {
   readonly path: string;
   private readonly store = new Map<string, T>();
   private readonly handlers = new Set<InformerHandler<T>>();
-  private readonly opts: Required<Omit<InformerOptions, 'labelSelector' | 'fieldSelector' | 'logger' | 'path' | 'notFoundHint' | 'transform'>>;
+  private readonly opts: Required<Omit<InformerOptions, 'labelSelector' | 'fieldSelector' | 'logger' | 'path' | 'notFoundHint' | 'transform' | 'metadataOnly'>>;
   private readonly transform: ((obj: T) => T) | undefined;
   private readonly log: Logger | undefined;
   private resourceVersion = '';
@@ -364,13 +379,17 @@ export class Informer<T extends InformerObject = InformerObject> {
         },
         timeoutMs: this.opts.listTimeoutMs,
         signal: this.abort.signal,
+        ...(this.options.metadataOnly ? { headers: { Accept: PARTIAL_LIST_ACCEPT } } : {}),
       }).catch((err: unknown) => {
         // an expired continue token or resourceVersion: start over
         if (err instanceof KubeApiError && err.status === 410) throw new GoneError(err.message);
         throw err;
       });
       this.stats.listPages++;
-      for (const item of page.items ?? []) fresh.set(objectKey(item), this.transform ? this.transform(item) : item);
+      for (const raw of page.items ?? []) {
+        const item = this.options.metadataOnly ? metadataOf(raw) : raw;
+        fresh.set(objectKey(item), this.transform ? this.transform(item) : item);
+      }
       rv = page.metadata?.resourceVersion ?? rv;
       cont = page.metadata?.continue || undefined;
     } while (cont && !this.stopped);
@@ -419,9 +438,11 @@ export class Informer<T extends InformerObject = InformerObject> {
       },
       (ev) => {
         this.lastSuccess = Date.now();
-        this.onEvent(ev, (e) => (gone = e));
+        const event = this.options.metadataOnly && ev.object && (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED') ? { ...ev, object: metadataOf(ev.object) } : ev;
+        this.onEvent(event, (e) => (gone = e));
         if (gone) throw gone;
       },
+      this.options.metadataOnly ? { accept: PARTIAL_ACCEPT } : {},
     );
     this.currentWatch = handle;
     this.watchCut = false;

@@ -1,7 +1,8 @@
 /**
  * The manager's cache scope (controller-runtime's cache.Options), on the authority: `defaultNamespaces` turns a
  * watch over all namespaces into one list/watch per cached namespace (reconciles, `ctx.cache` and the index see
- * only those namespaces), `byObject` narrows one kind by its own namespaces and selectors instead of the defaults,
+ * only those namespaces), `byObject` narrows one kind by its own namespaces and selectors instead of the defaults
+ * (here metadata only, so its cache holds PartialObjectMetadata and whole reads go to the API),
  * a watch pinned to a namespace the cache does not hold fails the start naming it, and a bad namespace is refused.
  */
 import { after, before, test } from 'node:test';
@@ -33,7 +34,7 @@ const ours = (keys: string[]) => keys.filter((k) => !k.endsWith('/kube-root-ca.c
 
 test('defaultNamespaces and byObject: reconciles, ctx.cache and the index hold only what the scope says', async () => {
   const reconciled = new Set<string>();
-  let cached: { configMaps: string[]; secrets: string[]; indexed: string[]; outside?: unknown } | undefined;
+  let cached: { configMaps: string[]; secrets: string[]; secretKinds: string[]; secretRead: string; indexed: string[]; outside?: unknown } | undefined;
   const mgr = new Manager({
     restConfig: cluster.authority.restConfig,
     handleSignals: false,
@@ -42,7 +43,7 @@ test('defaultNamespaces and byObject: reconciles, ctx.cache and the index hold o
     cache: {
       defaultNamespaces: ['team-a', 'team-b'],
       // Secrets: their own scope instead of the defaults
-      byObject: [{ ...SECRET, namespaces: ['team-b', 'team-c'], labelSelector: 'app=x' }],
+      byObject: [{ ...SECRET, namespaces: ['team-b', 'team-c'], labelSelector: 'app=x', metadataOnly: true }],
     },
   });
   mgr.indexField<KubeObject>(CM, 'metadata.labels.owner', (o) => o.metadata?.labels?.owner);
@@ -55,6 +56,9 @@ test('defaultNamespaces and byObject: reconciles, ctx.cache and the index hold o
         cached = {
           configMaps: ours(ctx.cache.list<KubeObject>('ConfigMap').map(keyOf)),
           secrets: ctx.cache.list<KubeObject>('Secret').map(keyOf).sort(),
+          // metadata only: no data in the cache, and a read of a whole Secret goes to the API
+          secretKinds: [...new Set(ctx.cache.list<KubeObject & { data?: unknown }>('Secret').map((o) => `${String(o.kind)} data=${o.data === undefined ? 'none' : 'some'}`))],
+          secretRead: String((await ctx.objects.get<KubeObject>(SECRET, { namespace: 'team-b', name: 'labelled' })).kind),
           indexed: ctx.cache.list<KubeObject>('ConfigMap', { matchingFields: { 'metadata.labels.owner': 'x' } }).map(keyOf).sort(),
           outside: ctx.cache.get('ConfigMap', 'team-c', 'settings'),
         };
@@ -75,6 +79,8 @@ test('defaultNamespaces and byObject: reconciles, ctx.cache and the index hold o
     assert.deepEqual(cached, {
       configMaps: ['team-a/settings', 'team-b/later', 'team-b/settings'],
       secrets: ['team-b/labelled', 'team-c/labelled'],
+      secretKinds: ['PartialObjectMetadata data=none'],
+      secretRead: 'Secret',
       indexed: ['team-a/settings', 'team-b/settings'],
       outside: undefined,
     });
