@@ -182,7 +182,14 @@ export class Controller {
     }
 
     const readClient = cachedReadClient(deps.client, deps.informers, { unsafeDisableDeepCopy: deps.unsafeDisableDeepCopy });
-    const objects = new ObjectClient(readClient, deps.mapper ?? new RESTMapper(deps.client));
+    // matchingFields lists answered from the field indexes of this controller's watches
+    const byType = new Map(this.watches.map((w) => [`${w.apiVersion}/${w.kind}`, byKind.get(w.kind)!] as const));
+    const fromIndex = (type: { apiVersion: string; kind: string }, field: string, value: string, namespace: string | undefined) => {
+      const inf = byType.get(`${type.apiVersion}/${type.kind}`);
+      if (!inf) throw new Error(`list ${type.kind} (${type.apiVersion}) with matchingFields: the controller ${this.name} does not watch it, so no cache of it is indexed`);
+      return inf.byIndex(field, value, namespace);
+    };
+    const objects = new ObjectClient(readClient, deps.mapper ?? new RESTMapper(deps.client), fromIndex);
     const events = deps.events ?? (this.ownEvents = new EventBroadcaster(deps.client, { logger: log.child('events') }));
     const recorder = events.recorderFor(this.name);
     // the cache's own objects, never copied: frozen, so that a reconcile changing one fails instead of corrupting it

@@ -65,8 +65,17 @@ export interface ListOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * One field and its value, answered from the field index the manager made for it (`mgr.indexField`), as
+   * controller-runtime's `client.MatchingFields`: only in a reconcile (`ctx.objects`), for a kind the controller
+   * watches; the objects come as copies.
+   */
+  matchingFields?: Record<string, string>;
   signal?: AbortSignal;
 }
+
+/** Answers a `matchingFields` list from a cache's index; throws when none covers it. */
+export type IndexLookup = (type: ObjectType, field: string, value: string, namespace: string | undefined) => ObjectLike[];
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: 'application/merge-patch+json',
@@ -117,6 +126,8 @@ export class ObjectClient {
     /** The path-based client the calls go through (a reconcile's `ctx.client` reads from the informers' caches). */
     readonly client: KubeClient,
     mapper?: RESTMapper,
+    /** Where `matchingFields` lists are answered (a reconcile's field indexes). */
+    private readonly fromIndex?: IndexLookup,
   ) {
     this.mapper = mapper ?? new RESTMapper(client);
   }
@@ -140,6 +151,14 @@ export class ObjectClient {
 
   /** Lists objects of a kind; each item carries `apiVersion` and `kind` (the API leaves them out of list items). */
   async list<T extends ObjectLike = KubeObject>(type: ObjectType, opts: ListOptions = {}): Promise<T[]> {
+    const fields = Object.entries(opts.matchingFields ?? {});
+    if (fields.length) {
+      if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${type.kind} by one field (got ${fields.map(([f]) => f).join(', ')})`);
+      if (opts.labelSelector || opts.fieldSelector) throw new Error(`list ${type.kind}: matchingFields is answered from an index, and cannot be combined with labelSelector or fieldSelector`);
+      if (!this.fromIndex) throw new Error(`list ${type.kind} with matchingFields: only a reconcile's ctx.objects answers it, from the field indexes of the manager's cache (mgr.indexField)`);
+      const [field, value] = fields[0]!;
+      return this.fromIndex(type, field, value, opts.namespace).map((o) => ({ ...structuredClone(o), apiVersion: type.apiVersion, kind: type.kind }) as T);
+    }
     const path = await this.collectionPath(type, opts.namespace);
     const list = await this.client.get<{ items?: T[] }>(path, {
       query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },

@@ -59,6 +59,7 @@ test('mgr.indexField: a reconcile lists the ConfigMaps of an owner from the inde
   const CM = { apiVersion: 'v1', kind: 'ConfigMap' };
   const seen = new Map<string, string[]>();
   let unindexed = '';
+  let unwatched = '';
   const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, healthProbeBindAddress: '0' });
   mgr.indexField<KubeObject>(CM, 'data.owner', (o) => (o as { data?: { owner?: string } }).data?.owner);
   mgr.add(
@@ -67,8 +68,12 @@ test('mgr.indexField: a reconcile lists the ConfigMaps of an owner from the inde
       watches: [CM],
       reconciler: async (_req, ctx) => {
         for (const owner of ['alice', 'bob']) {
-          seen.set(owner, ctx.cache.list<KubeObject>('ConfigMap', { matchingFields: { 'data.owner': owner }, namespace: 'default' }).map((o) => String(o.metadata?.name)).sort());
+          const fromCache = ctx.cache.list<KubeObject>('ConfigMap', { matchingFields: { 'data.owner': owner }, namespace: 'default' }).map((o) => String(o.metadata?.name)).sort();
+          // the object client answers the same from the same index (controller-runtime's client.MatchingFields)
+          const fromClient = (await ctx.objects.list<KubeObject>(CM, { matchingFields: { 'data.owner': owner }, namespace: 'default' })).map((o) => String(o.metadata?.name)).sort();
+          seen.set(owner, JSON.stringify(fromClient) === JSON.stringify(fromCache) ? fromCache : ['client and cache differ', ...fromClient]);
         }
+        unwatched = await ctx.objects.list({ apiVersion: 'v1', kind: 'Secret' }, { matchingFields: { 'data.owner': 'x' } }).then(() => 'no error', (err: Error) => err.message);
         try {
           ctx.cache.list('ConfigMap', { matchingFields: { 'data.team': 'x' } });
           unindexed = 'no error';
@@ -94,6 +99,7 @@ test('mgr.indexField: a reconcile lists the ConfigMaps of an owner from the inde
     await cluster.admin.delete(`${cms}/three`);
     await eventually(settled(['one'], ['two']), 'the index after the delete', 10_000, 20);
     assert.equal(unindexed, 'index with name field:data.team does not exist (add it with mgr.indexField before the manager starts)');
+    assert.equal(unwatched, 'list Secret (v1) with matchingFields: the controller owners does not watch it, so no cache of it is indexed');
   } finally {
     stop.abort();
     await running;
