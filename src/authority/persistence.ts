@@ -147,6 +147,10 @@ export class Persistence {
 
   /** Writes a snapshot of the store as it is now, then removes the segments it covers. */
   private async compact(): Promise<void> {
+    // started from inside an append, before the store has applied that change: wait until it has, or the snapshot
+    // would miss the change whose record is in the segment about to be removed (an acknowledged write lost)
+    await Promise.resolve();
+    if (this.closing) return;
     const covered = this.segmentNo;
     this.wal.rotate(this.path(this.segmentName(covered + 1)));
     fsyncDir(this.state.dir);
