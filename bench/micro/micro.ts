@@ -146,7 +146,7 @@ async function reconcileCost(): Promise<{ usPerReconcile: number; reconciles: nu
     get: () => undefined,
     list: () => [],
   };
-  const informers = { informerFor: () => informer } as unknown as InformerSet;
+  const informers = { informerFor: () => informer, cacheFor: () => informer } as unknown as InformerSet;
   let done = 0;
   let target = 0;
   let wake: (() => void) | undefined;
