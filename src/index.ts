@@ -50,6 +50,8 @@ export type {
   EventType,
   RateLimiter,
   WorkqueueOptions,
+  CacheByObject,
+  CacheTransform,
 } from './controller/index.js';
 export {
   setControllerReference,

@@ -14,7 +14,7 @@ export {
 } from './ratelimiter.js';
 export type { RateLimiter, DefaultRateLimiterOptions } from './ratelimiter.js';
 export { InformerSet } from './informers.js';
-export type { InformerTuning } from './informers.js';
+export type { InformerTuning, CacheScope, CacheByObject, CacheTransform } from './informers.js';
 export { collectionPath, resourceOf, requestsFor } from './handlers.js';
 export type {
   Request,

@@ -2,7 +2,7 @@
  * A set of informers shared by the controllers of one manager: watches of the same collection and selectors
  * share one list/watch and one cache (like controller-runtime's cache).
  */
-import { Informer, type InformerOptions } from '../kube/informer.js';
+import { Informer, type InformerObject, type InformerOptions } from '../kube/informer.js';
 import type { IndexExtractor } from '../kube/field-index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../util/log.js';
@@ -35,8 +35,33 @@ export interface CacheScope {
   defaultLabelSelector?: string;
   /** Field selector every watch is narrowed by (`DefaultFieldSelector`). */
   defaultFieldSelector?: string;
-  /** Per kind, instead of the defaults (`ByObject`). */
-  byObject?: Array<{ apiVersion: string; kind: string; namespaces?: string[]; labelSelector?: string; fieldSelector?: string; metadataOnly?: boolean }>;
+  /**
+   * Changes every object before it is cached (`DefaultTransform`), e.g. `transforms.stripManagedFields`; the same
+   * as `informers.transform` of the manager, which only one of the two may set. It gets the decoded object the
+   * cache owns and returns what to keep.
+   */
+  defaultTransform?: CacheTransform;
+  /** Per kind, instead of the defaults (`ByObject`); a setting left out there falls back to the default. */
+  byObject?: CacheByObject[];
+}
+
+/** Changes an object before it is cached (controller-runtime's `toolscache.TransformFunc`). */
+export type CacheTransform = (obj: KubeObject) => KubeObject;
+
+/** The cache options of one kind (an entry of controller-runtime's `ByObject`). */
+export interface CacheByObject {
+  apiVersion: string;
+  kind: string;
+  /** Namespaces cached for this kind instead of `defaultNamespaces`. */
+  namespaces?: string[];
+  /** Instead of `defaultLabelSelector`. */
+  labelSelector?: string;
+  /** Instead of `defaultFieldSelector`. */
+  fieldSelector?: string;
+  /** Cache only metadata (PartialObjectMetadata) of this kind. */
+  metadataOnly?: boolean;
+  /** Instead of `defaultTransform`. */
+  transform?: CacheTransform;
 }
 
 /** What the controllers read of a watch: one informer, or one per namespace of a namespace-scoped cache. */
@@ -104,6 +129,11 @@ export class InformerSet {
   ) {
     for (const o of scope.byObject ?? []) {
       if (!o?.apiVersion || !o.kind) throw new TypeError('cache.byObject: each entry needs apiVersion and kind');
+      if (o.transform !== undefined && typeof o.transform !== 'function') throw new TypeError(`cache.byObject ${o.kind}: transform must be a function`);
+    }
+    if (scope.defaultTransform !== undefined && typeof scope.defaultTransform !== 'function') throw new TypeError('cache.defaultTransform must be a function');
+    if (scope.defaultTransform && tuning.transform) {
+      throw new TypeError('cache.defaultTransform and informers.transform both set: they are the same setting, keep one');
     }
     for (const ns of [...(scope.defaultNamespaces ?? []), ...(scope.byObject ?? []).flatMap((o) => o.namespaces ?? [])]) {
       if (typeof ns !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) throw new TypeError(`cache namespaces: ${JSON.stringify(ns)} is not a namespace name`);
@@ -132,7 +162,13 @@ export class InformerSet {
     return new NamespacesCache(`${collectionPath(narrowed)} (namespaces ${namespaces.join(', ')})`, byNamespace);
   }
 
-  /** The (started) informer for a watch spec, exactly as given (no cache scope). */
+  /** The transform of a kind's cache: its own (`byObject`), else the default. */
+  private transformFor(spec: Pick<WatchSpec, 'apiVersion' | 'kind'>): CacheTransform | undefined {
+    const own = this.scope.byObject?.find((o) => o.apiVersion === spec.apiVersion && o.kind === spec.kind);
+    return (own?.transform ?? this.scope.defaultTransform ?? this.tuning.transform) as CacheTransform | undefined;
+  }
+
+  /** The (started) informer for a watch spec, exactly as given (no cache scope but the kind's transform). */
   informerFor(spec: WatchSpec): Informer<KubeObject> {
     const path = collectionPath(spec);
     const key = `${path}?l=${spec.labelSelector ?? ''}&f=${spec.fieldSelector ?? ''}${spec.metadataOnly ? '&m' : ''}`;
@@ -140,6 +176,7 @@ export class InformerSet {
     if (!inf) {
       inf = new Informer<KubeObject>(this.client, {
         ...this.tuning,
+        transform: this.transformFor(spec) as ((obj: InformerObject) => InformerObject) | undefined,
         path,
         labelSelector: spec.labelSelector,
         fieldSelector: spec.fieldSelector,

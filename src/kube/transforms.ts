@@ -1,5 +1,5 @@
 /**
- * Cache transforms (`informers.transform` of the manager, `transform` of an informer): what to drop from objects
+ * Cache transforms (`cache.defaultTransform` or `cache.byObject[].transform` of the manager, `transform` of an informer): what to drop from objects
  * before they are cached, as controller-runtime's `cache.TransformStripManagedFields`.
  */
 import type { InformerObject } from './informer.js';

@@ -71,7 +71,10 @@ export interface ManagerOptions {
   handleSignals?: boolean;
   /** Bound of the start-up API check (default 10 000 ms). */
   apiCheckTimeoutMs?: number;
-  /** Informer tuning (watch timeout, re-list, resync, backoff, stuck detection) and the transform of cached objects (e.g. `transforms.stripManagedFields`). */
+  /**
+   * Informer tuning (watch timeout, re-list, resync, backoff, stuck detection); its `transform` is the same as
+   * `cache.defaultTransform`.
+   */
   informers?: InformerTuning;
   /** How reconciles read the cache (controller-runtime's `cache.Options`). */
   cache?: ManagerCacheOptions;
@@ -81,7 +84,8 @@ export interface ManagerOptions {
 /**
  * Cache options of a {@link Manager} (controller-runtime's `cache.Options`): what is cached — `defaultNamespaces`,
  * `defaultLabelSelector`, `defaultFieldSelector`, or per kind `byObject: [{ apiVersion, kind, namespaces,
- * labelSelector, fieldSelector }]` — and how reconciles read it.
+ * labelSelector, fieldSelector, metadataOnly, transform }]` —, what is kept of each object (`defaultTransform`,
+ * e.g. `transforms.stripManagedFields`), and how reconciles read it.
  */
 export interface ManagerCacheOptions extends CacheScope {
   /**

@@ -268,7 +268,7 @@ async function run(): Promise<void> {
     metrics: metricsOptions(flags),
     webhook: webhookOptions(flags),
     // cached objects without metadata.managedFields (often half an object): reconcilers do not read them
-    informers: { transform: transforms.stripManagedFields },
+    cache: { defaultTransform: transforms.stripManagedFields },
     healthProbeBindAddress: flags.healthProbeBindAddress,
     leaderElection: flags.leaderElect,
     leaderElectionID: '${leaderElectionID(p)}',
