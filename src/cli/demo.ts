@@ -30,7 +30,7 @@ import { lockStateDir } from './demo/lock.js';
 import { demoConflicts } from './demo/preflight.js';
 import { crdsOption } from './crds-option.js';
 import { demoScrapeJob, findPrometheus, startDemoPrometheus, type DemoPrometheus } from './demo/prometheus.js';
-import { isDisabled } from '../manager/bind.js';
+import { isDisabled } from '../util/bind-address.js';
 
 /** Options of `ctrlmetrics demo` (the flags, parsed). */
 export interface DemoOptions {

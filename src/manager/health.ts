@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseBindAddress } from './bind.js';
+import { parseBindAddress } from '../util/bind-address.js';
 
 /** A check: resolve/return to pass, throw (or return an Error) to fail with that message. */
 export type HealthCheck = () => void | Error | Promise<void | Error>;

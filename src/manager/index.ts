@@ -5,4 +5,4 @@ export { HealthProbeServer } from './health.js';
 export type { HealthCheck } from './health.js';
 export { LeaderElector } from './leaderelection.js';
 export type { LeaderElectionOptions } from './leaderelection.js';
-export { parseBindAddress } from './bind.js';
+export { parseBindAddress } from '../util/bind-address.js';

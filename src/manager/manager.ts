@@ -18,7 +18,7 @@ import type { IndexExtractor } from '../kube/field-index.js';
 import type { KubeObject } from '../controller/types.js';
 import { RESTMapper } from '../kube/restmapper.js';
 import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
-import { isDisabled } from './bind.js';
+import { isDisabled } from '../util/bind-address.js';
 import { HealthProbeServer, type HealthCheck } from './health.js';
 import { LeaderElector } from './leaderelection.js';
 import { WebhookServer, type WebhookServerOptions } from '../webhook/server.js';

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { CertWatcher } from '../certwatcher/certwatcher.js';
-import { parseBindAddress } from '../manager/bind.js';
+import { parseBindAddress } from '../util/bind-address.js';
 import { ConnectionGuard } from '../metrics/server/connection-guard.js';
 import { ConnectionTracker, boundUrl, closeGracefully } from '../metrics/server/connections.js';
 import { resolveServingTls } from '../metrics/server/tls.js';

@@ -4,7 +4,7 @@
  * already in use.
  */
 import net from 'node:net';
-import { isDisabled, parseBindAddress } from '../../manager/bind.js';
+import { isDisabled, parseBindAddress } from '../../util/bind-address.js';
 import { lockHolder, lockedMessage } from './lock.js';
 
 export interface PreflightOptions {

@@ -12,7 +12,7 @@ import https from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { CertWatcher } from '../../certwatcher/certwatcher.js';
 import { KubeClient } from '../../kube/client.js';
-import { isDisabled, parseBindAddress } from '../../manager/bind.js';
+import { isDisabled, parseBindAddress } from '../../util/bind-address.js';
 import { createLogger, type Logger } from '../../util/log.js';
 import { registry } from '../index.js';
 import { ConnectionTracker, boundUrl, closeGracefully } from './connections.js';
