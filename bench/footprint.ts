@@ -1,5 +1,5 @@
 /**
- * `npm run bench:footprint [-- --reps=10] [--no-pin]`: what starting costs (issue 33), in fresh processes, medians
+ * `npm run bench:footprint [-- --reps=10] [--no-pin]`: what starting costs, in fresh processes, medians
  * (min–max) of `--reps` each, the kinds alternated (see bench/lib/footprint.ts):
  * - a bare `node` vs one that runs `await import('ctrlmetrics')`: the import's wall time and the RSS right after it;
  * - the README's quick-start manager (`dist/examples/quickstart.js`: one controller, leader election, the secure
@@ -28,7 +28,7 @@ const cluster = await startTestCluster();
 try {
   const r = await measureFootprint(cluster, s.reps, s.pin);
   const out = [
-    `## Footprint (issue 33): Node ${process.version}, ${s.reps} fresh processes each, medians (min–max)${s.pin ? ', pinned to CPU 0' : ''}`,
+    `## Footprint: Node ${process.version}, ${s.reps} fresh processes each, medians (min–max)${s.pin ? ', pinned to CPU 0' : ''}`,
     '',
     `    npm run bench:footprint${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     '',

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:manager-memory [-- flags]`: peak memory of the manager `ctrlmetrics init` generates, to size the
- * requests and limits of its config/manager/manager.yaml (issue 30).
+ * requests and limits of its config/manager/manager.yaml.
  *
  * A project is generated into a temporary folder and built against this checkout (node_modules/ctrlmetrics links
  * here; run `npm run build` first). The embedded authority runs in this process; the manager (`dist/main.js`,

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:memory-anatomy [-- flags]`: where a 10k-series server's memory goes (issue 32). Starts
+ * `npm run bench:memory-anatomy [-- flags]`: where a 10k-series server's memory goes. Starts
  * bench/servers/anatomy.ts (our server built step by step, the real filter against the embedded authority, the API
  * config read from a kubeconfig file as a manager does) under `--trace-gc --expose-gc`, pinned to CPU 0, and prints
  * a Markdown report: RSS (anonymous and file-backed), V8 heap and external memory after each start-up step, the idle

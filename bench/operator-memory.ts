@@ -1,6 +1,6 @@
 /**
  * `npm run bench:operator-memory [-- --minutes=10 --objects=200 --interval-s=15]`: the example operator's memory
- * over time (issue 33): `dist/examples/configmap-operator/main.js` against the embedded authority (running in this
+ * over time: `dist/examples/configmap-operator/main.js` against the embedded authority (running in this
  * process), `--objects` managed ConfigMaps to keep digests of, scraped every `--interval-s` seconds by a reader
  * with Prometheus' Accept header and gzip, for `--minutes`. RSS is sampled every second from /proc; reported: RSS
  * once every digest exists, the steady RSS (median of the second half of the run, and its range), and the peak
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     const peakMb = memoryMb(pid).peakMb;
     const second = samples.slice(samples.length >> 1).map((x) => x.rssMb);
     const out: string[] = [];
-    out.push(`## The example operator's memory (issue 33): Node ${process.version}, ${s.objects} ConfigMaps, a scrape every ${s.intervalS} s (OpenMetrics + gzip), ${s.minutes} min, ${s.nodeOptions ? `NODE_OPTIONS=${s.nodeOptions}${s.nodeOptions === MANAGER_NODE_OPTIONS ? " (the generated manager.yaml's)" : ''}` : "Node's default flags"}`);
+    out.push(`## The example operator's memory: Node ${process.version}, ${s.objects} ConfigMaps, a scrape every ${s.intervalS} s (OpenMetrics + gzip), ${s.minutes} min, ${s.nodeOptions ? `NODE_OPTIONS=${s.nodeOptions}${s.nodeOptions === MANAGER_NODE_OPTIONS ? " (the generated manager.yaml's)" : ''}` : "Node's default flags"}`);
     out.push('');
     out.push(`    npm run bench:operator-memory${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`);
     out.push('');

@@ -1,6 +1,6 @@
 /**
  * `node --import tsx bench/render-garbage.ts [TREE_DIR] [--collect-only]`: the JS heap one scrape's collect + render
- * allocates, by allocation site (issue 32). Loads TREE_DIR/dist (default: this checkout; run `npm run build`
+ * allocates, by allocation site. Loads TREE_DIR/dist (default: this checkout; run `npm run build`
  * first), fills the global registry with the bench's 10k-line registry (10 counter and 10 histogram vectors of 67
  * series, beside the built-in families), warms up with 300 scrapes, then samples every allocation of 300 more —
  * including the objects garbage-collected since — with V8's sampling heap profiler, and prints the KB per scrape,

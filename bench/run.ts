@@ -8,7 +8,7 @@
  * · --c8=S and --c1=S (run seconds) · --warmup=S · --no-micro · --micro-only · --no-pin
  * · --peers=go,prom-client,ours · --variants=ours,ours-nofilter,ours-control (measure only these variant keys;
  * ours-control, the A/A control of the filter-cost baseline, runs only when named here) · --no-footprint (skip
- * issue 33's start-up cells: import time and RSS, the quick-start manager's time to its first scrape; see
+ * the start-up cells: import time and RSS, the quick-start manager's time to its first scrape; see
  * bench/lib/footprint.ts) · --no-admission / --admission-only (the example defaulter's admission requests/s and
  * latency at 1 and 8 connections; bench/lib/admission.ts).
  * Environment: CTRLMETRICS_BENCH_FROM=src (library from src/ via tsx instead of dist/), CTRLMETRICS_BENCH_CPU_PROF=DIR
@@ -45,7 +45,7 @@ interface Settings {
   warmup: number;
   micro: boolean;
   load: boolean;
-  /** Issue 33's start-up cells (fresh processes). */
+  /** The start-up cells (fresh processes). */
   footprint: boolean;
   /** The example defaulter's admission throughput and latency. */
   admission: boolean;
@@ -268,7 +268,7 @@ async function main(): Promise<void> {
         // ours-nofilter and ours-control are listeners of the ours process: their memory is ours'
         const rssOfEach = () => Object.fromEntries(Object.entries(servers).filter(([k]) => k !== 'ours-nofilter' && k !== 'ours-control').map(([k, v]) => [k, memoryMb(v.pid).rssMb]));
         try {
-          // issue 32's idle figure: registry filled, listening, no scrape yet; read 1 s after start, and again once
+          // the idle memory figure: registry filled, listening, no scrape yet; read 1 s after start, and again once
           // V8's memory reducer has run (its first full GC comes ≈8 s after start and shrinks the young generation
           // the start-up grew; Go's scavenger likewise returns memory in the background)
           await new Promise((r) => setTimeout(r, 1000));

@@ -1,5 +1,5 @@
 /**
- * Start-up cost in fresh processes (issue 33): a bare `node` against `await import('ctrlmetrics')` (resolved by
+ * Start-up cost in fresh processes: a bare `node` against `await import('ctrlmetrics')` (resolved by
  * name through package.json's exports), and the README's quick-start manager from spawn to its first `/metrics`
  * 200 for a reader's token against an authority that is already running. Used by bench/footprint.ts and by
  * `npm run bench` (its footprint cells).
@@ -106,7 +106,7 @@ export async function measureFootprint(cluster: TestCluster, reps: number, pin: 
 export function footprintTable(r: FootprintResult): string[] {
   const bare = median(r.bareRssMb);
   return [
-    '| | wall time, ms | RSS, MB | over bare Node, MB | target (issue 33) |',
+    '| | wall time, ms | RSS, MB | over bare Node, MB | target |',
     '|---|---|---|---|---|',
     `| bare \`node\` | – | ${fmtStat(r.bareRssMb)} | – | |`,
     `| \`await import('ctrlmetrics')\` | ${fmtStat(r.importMs, 0)} | ${fmtStat(r.importRssMb)} | ${(median(r.importRssMb) - bare).toFixed(1)} | ≤ 150 ms, ≤ 15 MB |`,

@@ -54,7 +54,7 @@ export interface BenchResults {
   startRssMb?: Record<string, Record<string, number>>;
   /** The same after 15 s without a scrape, once V8's memory reducer has run (absent in older results). */
   settledRssMb?: Record<string, Record<string, number>>;
-  /** Issue 33's start-up cells (absent with --no-footprint and in older results). */
+  /** The start-up cells (absent with --no-footprint and in older results). */
   footprint?: FootprintResult;
   /** The example defaulter's admission cells (absent with --no-admission and in older results). */
   admission?: AdmissionResult;
@@ -217,7 +217,7 @@ export function targets(res: BenchResults, agg = aggregate(res.runs)): TargetRow
     const r = ratio(ours, go);
     rows.push({ target: 'peak RSS at 100k (c8, worst encoding) ≤ 1.5× Go', measured: `${fmt(ours)} vs ${fmt(go)} MB = ${fmt(r, 2)}×`, met: r === undefined ? undefined : r <= 1.5 });
   }
-  // issue 32: memory beside Go's at 1 connection, and what must not get worse for it
+  // Memory beside Go's at 1 connection, and what must not get worse for it
   if (res.settings.conns.includes(1)) {
     for (const size of ['10k', '100k'] as SizeName[]) {
       if (!res.settings.sizes.includes(size)) continue;
@@ -236,7 +236,7 @@ export function targets(res: BenchResults, agg = aggregate(res.runs)): TargetRow
       }
     }
   }
-  // issue 32: "idle RSS of the server process (registry with 10k series, no scrape)"
+  // the memory target: "idle RSS of the server process (registry with 10k series, no scrape)"
   const idle10k = (res.settledRssMb ?? res.startRssMb)?.['10k'];
   if (idle10k?.ours !== undefined && idle10k.go !== undefined) {
     rows.push({ target: 'idle RSS with 10k series ≤ Go + 45 MB', measured: `${res.settledRssMb ? '15 s after start, no scrape: ' : ''}${fmt(idle10k.ours)} vs ${fmt(idle10k.go)} MB (+${fmt(idle10k.ours - idle10k.go)} MB)`, met: idle10k.ours <= idle10k.go + 45 });
@@ -246,8 +246,8 @@ export function targets(res: BenchResults, agg = aggregate(res.runs)): TargetRow
     const importMs = footprintMedian(f.importMs);
     const overBare = footprintMedian(f.importRssMb) - footprintMedian(f.bareRssMb);
     const startMs = footprintMedian(f.startMs);
-    rows.push({ target: "`import('ctrlmetrics')` ≤ 150 ms and ≤ 15 MB over bare Node (issue 33)", measured: `${fmt(importMs)} ms, +${fmt(overBare)} MB`, met: importMs <= 150 && overBare <= 15 });
-    rows.push({ target: 'quick-start manager: spawn → first `/metrics` 200 ≤ 500 ms (issue 33)', measured: `${fmt(startMs)} ms`, met: startMs <= 500 });
+    rows.push({ target: "`import('ctrlmetrics')` ≤ 150 ms and ≤ 15 MB over bare Node", measured: `${fmt(importMs)} ms, +${fmt(overBare)} MB`, met: importMs <= 150 && overBare <= 15 });
+    rows.push({ target: 'quick-start manager: spawn → first `/metrics` 200 ≤ 500 ms', measured: `${fmt(startMs)} ms`, met: startMs <= 500 });
   }
   if (res.micro) {
     const inc = res.micro.nsPerOp['ours counter pre-bound child inc'];
@@ -304,7 +304,7 @@ export function renderReport(res: BenchResults): string {
       `Our servers run with ${OURS_NODE_ARGS.length ? `\`${OURS_NODE_ARGS.join(' ')}\`` : "Node's default V8 flags"}${process.env.CTRLMETRICS_BENCH_OURS_NODE_ARGS === undefined ? " (the generated manager.yaml's NODE_OPTIONS)" : ' (CTRLMETRICS_BENCH_OURS_NODE_ARGS)'}.`,
   );
   out.push('');
-  out.push('### Targets (issue 8)');
+  out.push('### Targets');
   out.push('');
   out.push(table(['target', 'measured (medians)', 'verdict'], targets(res, agg).map((t) => [t.target, t.measured, mark(t.met)])));
   out.push('');

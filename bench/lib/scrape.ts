@@ -48,7 +48,7 @@ export function countSampleLines(body: string): number {
 
 /**
  * Polls until the server behind `url` accepts a TCP connection (closed at once, no TLS handshake, no request), or
- * the deadline passes. Readiness without a scrape, so that the RSS read next is the idle figure (issue 32: "registry
+ * the deadline passes. Readiness without a scrape, so that the RSS read next is the idle figure ("registry
  * with 10k series, no scrape"); the one-off checks scrape each server afterwards and fail the run on a non-200.
  */
 export async function waitListening(url: string, timeoutMs: number, isAlive: () => boolean): Promise<void> {

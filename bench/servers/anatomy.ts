@@ -1,5 +1,5 @@
 /**
- * The memory anatomy of our endpoint at 10k lines (issue 32), the child of bench/memory-anatomy.ts: builds the
+ * The memory anatomy of our endpoint at 10k lines, the child of bench/memory-anatomy.ts: builds the
  * bench's ours server step by step (library modules, the K×N synthetic registry, the API config from a kubeconfig
  * file, the server with the real filter) and reports the process's memory after each step on stdout as
  * `STEP {json}` lines. Then it idles (`IDLE_S` seconds, one reading a second), says `READY {"port":…}` and waits for

@@ -66,7 +66,7 @@ for (let v = 0; v < K; v++) {
   }
 }
 
-// loaded as a manager loads it (issue 32 measures memory with the manager's real API config loading)
+// loaded as a manager loads it (the memory figures count the manager's real API config loading)
 const kubeconfig = process.env.MANAGER_KUBECONFIG;
 const restConfig: RestConfig = kubeconfig ? await loadRestConfig({ kubeconfig }) : { server: 'https://127.0.0.1:1' };
 /**

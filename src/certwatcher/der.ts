@@ -2,7 +2,7 @@
  * The few ASN.1 DER encoders an X.509 v3 certificate needs (ITU-T X.690), for the self-signed serving certificate.
  *
  * Hand-written because the libraries that build certificates (`@peculiar/x509` and its ASN.1 schema and DI
- * layers, pkijs, node-forge) cost a manager 100–150 ms and ≈14 MB to load for one certificate at start (issue 33),
+ * layers, pkijs, node-forge) cost a manager 100–150 ms and ≈14 MB to load for one certificate at start,
  * while `node:crypto` already generates the keys, exports the SubjectPublicKeyInfo and signs: what is left is this
  * encoding. Tests read the output back with openssl, `node:crypto`'s X509Certificate and `@peculiar/x509`.
  */

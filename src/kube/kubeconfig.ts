@@ -45,7 +45,7 @@ function named(doc: Record<string, unknown>, key: string, inner: string, file: s
  * Reads one kubeconfig file; throws {@link KubeConfigError} saying what is wrong and where. `js-yaml` is imported
  * here, on first use, since a manager running in its cluster (the in-cluster config) never reads a kubeconfig.
  * Not the `yaml` package the authority and scaffolder use: with it a 10k-series server idles ≈ 0.8 MB higher
- * (docs/benchmarks.md, issue 32), and client-node reads kubeconfigs with `js-yaml` (merge keys included).
+ * (docs/benchmarks.md), and client-node reads kubeconfigs with `js-yaml` (merge keys included).
  */
 export async function readKubeconfig(file: string): Promise<ParsedKubeconfig> {
   let doc: unknown;

@@ -1,4 +1,4 @@
-// ConfigMap and Secret data rules of kube-apiserver 1.32 (issue 40): config key syntax, the 1 MiB total,
+// ConfigMap and Secret data rules of kube-apiserver 1.32: config key syntax, the 1 MiB total,
 // `immutable: true`, a Secret's fixed type. Expected messages are the real server's, written down from
 // ../shared/reference/kube-apiserver-rules.md §3 and the recorded answers (K53, K75), not taken from this code.
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// Custom resources against their CRD's structural schema (issue 41): each validation keyword's error, pruning under
+// Custom resources against their CRD's structural schema: each validation keyword's error, pruning under
 // fieldValidation Strict/Warn/Ignore, nulls, defaulting, list types, int-or-string, embedded resources, ratcheting,
 // the status subresource and server-side apply of keyed lists. Expected texts are kube-apiserver 1.32's, written down
 // from ../shared/reference/kube-apiserver-rules.md §1-2 (kube-openapi's and apiextensions-apiserver's messages), not

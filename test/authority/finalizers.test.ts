@@ -1,4 +1,4 @@
-// Finalizers and deletion as kube-apiserver 1.32 runs them (issue 42): a DELETE of an object with finalizers sets
+// Finalizers and deletion as kube-apiserver 1.32 runs them: a DELETE of an object with finalizers sets
 // `deletionTimestamp` and `deletionGracePeriodSeconds: 0` (generation bumped once) and keeps the object; no new
 // finalizer may be added while it is deleting; the write that empties the list deletes it. Messages are apimachinery's
 // (ValidateNoNewFinalizers, ValidateFinalizerName = IsQualifiedName, ValidateDeleteOptions), written from the

@@ -1,5 +1,5 @@
 // A typical operator's CRD (controller-gen's shape: validation markers, defaults, int-or-string, a keyed list,
-// metav1.Condition in a status subresource) through the real kubectl 1.32 against the authority (issue 41): what a
+// metav1.Condition in a status subresource) through the real kubectl 1.32 against the authority: what a
 // cluster refuses is refused, unknown fields are refused under kubectl's strict default and pruned without it,
 // defaults are filled, and server-side apply owns keyed list elements. Expected texts are kube-apiserver 1.32's
 // (../shared/reference/kube-apiserver-rules.md §1-2).

@@ -1,4 +1,4 @@
-// Small rules where the authority differed from a real kube-apiserver (issue 40): a strategic merge patch on a
+// Small rules where the authority differed from a real kube-apiserver: a strategic merge patch on a
 // custom resource (K44), a `$patch: delete` of a list's last entry (K43), a TokenRequest whose body names another
 // service account or namespace (K83), and the empty name of a TokenRequest's spec errors (K21). Expected answers
 // are the recorded ones in ../shared/reference/kube-apiserver-answers and the rules in kube-apiserver-rules.md §4–5.

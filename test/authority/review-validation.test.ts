@@ -1,4 +1,4 @@
-// Invalid access reviews answered as kube-apiserver 1.32 answers them (issue 40): every spec problem in one 422
+// Invalid access reviews answered as kube-apiserver 1.32 answers them: every spec problem in one 422
 // whose message names no kind (`.authorization.k8s.io "" is invalid: …`), the value of the both-attributes error as
 // Go prints the internal struct. Expected texts from ../shared/reference/kube-apiserver-rules.md §6, not this code.
 import { after, before, describe, it } from 'node:test';

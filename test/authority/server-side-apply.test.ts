@@ -1,4 +1,4 @@
-// Server-side apply and field ownership over HTTPS (issue 41): write options validated as kube-apiserver 1.32 does,
+// Server-side apply and field ownership over HTTPS: write options validated as kube-apiserver 1.32 does,
 // apply bodies naming the wrong type, Update managers named after the User-Agent, and the cap on Update entries.
 // Expected texts are kube's, from ../shared/reference/kube-apiserver-rules.md §0-1 and apimachinery's option
 // validation (ValidatePatchOptions / ValidateFieldManager), not taken from this code.

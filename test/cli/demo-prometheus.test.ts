@@ -1,4 +1,4 @@
-// `demo --prometheus` (issue 43), the parts that need no running Prometheus: the scrape job (prometheus-config's
+// `demo --prometheus`, the parts that need no running Prometheus: the scrape job (prometheus-config's
 // rendering of the scaffold's ServiceMonitor, with the certificate verified when the demo has its CA), finding the
 // binary, and the refusals before anything starts. The running Prometheus is in test/e2e/prometheus.test.ts.
 import { describe, it } from 'node:test';

@@ -1,6 +1,6 @@
 /**
  * No kubeconfig anywhere (no flag, no KUBECONFIG, not in a pod, no ~/.kube/config): every command that talks to
- * the API, a Manager and `loadRestConfig()` say what was looked for and what to pass (issue 34, item 3).
+ * the API, a Manager and `loadRestConfig()` say what was looked for and what to pass.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // `ctrlmetrics scrape --watch` on a real terminal (tmux, read back with capture-pane) while the manager it watches is
-// killed and started again (issue 43): the screen keeps its table and exactly one status line, the watch keeps
+// killed and started again: the screen keeps its table and exactly one status line, the watch keeps
 // retrying instead of exiting, the table comes back with the new process, and Ctrl-C ends it with status 0.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

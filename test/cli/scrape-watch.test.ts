@@ -1,4 +1,4 @@
-// The model and rendering of `scrape --watch` (issue 43): rates and error ratios across a counter reset (a manager
+// The model and rendering of `scrape --watch`: rates and error ratios across a counter reset (a manager
 // restart), p50/p90 from bucket deltas, the last minute's sparkline, and a screen that fits any terminal size.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// controller-runtime's controllerutil, meta conditions and predicates, in TypeScript (issue 42): owner references
+// controller-runtime's controllerutil, meta conditions and predicates, in TypeScript: owner references
 // (a second controller owner refused with controller-runtime's message), finalizers, status conditions whose
 // lastTransitionTime moves only on a status change, update predicates, createOrUpdate against the real authority,
 // and @kubernetes/client-node's model types fitting the helpers (checked by the compiler: tsconfig.check-tests).

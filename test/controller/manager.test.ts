@@ -123,7 +123,7 @@ test('start fails clearly when the API rejects the credentials', async () => {
   await assert.rejects(mgr.start(), /rejected the manager's credentials \(401 Unauthorized\)/);
 });
 
-test('aborting start() during the cache sync returns within 1 s, not after the sync timeout (issue 42)', async () => {
+test('aborting start() during the cache sync returns within 1 s, not after the sync timeout', async () => {
   const lines: string[] = [];
   const prevSink = setLogSink((l) => lines.push(l));
   const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '127.0.0.1:0' } });
@@ -146,7 +146,7 @@ test('aborting start() during the cache sync returns within 1 s, not after the s
   }
 });
 
-test('a watched kind the API does not serve: the log and the start-up error name it and say to install its CRD (issue 42)', async () => {
+test('a watched kind the API does not serve: the log and the start-up error name it and say to install its CRD', async () => {
   const lines: string[] = [];
   const prevSink = setLogSink((l) => lines.push(l));
   const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, informers: { backoffBaseMs: 20, backoffMaxMs: 50 } });

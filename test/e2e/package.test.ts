@@ -1,5 +1,5 @@
 /**
- * The package as a user gets it (issue 29): a fresh clone of this repository is packed with `npm pack` (the
+ * The package as a user gets it: a fresh clone of this repository is packed with `npm pack` (the
  * `prepare` script builds it); the tarball holds the CLI, the built library, its `.d.ts` and the LICENSE; a new
  * consumer project installs it, type-checks the README's library snippet with `strict` (and the library's own
  * declarations: no `skipLibCheck`), and runs it against the packaged `ctrlmetrics authority`.

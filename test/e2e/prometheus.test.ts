@@ -1,5 +1,5 @@
 /**
- * End to end with the real scraping system (issue 7): `ctrlmetrics demo` (embedded authority, the project's RBAC,
+ * End to end with the real scraping system: `ctrlmetrics demo` (embedded authority, the project's RBAC,
  * the example operator's manager) serving a certificate from a Secret-like directory; a scraper service account
  * bound with `ctrlmetrics grant`, its token from `ctrlmetrics token`; scrape jobs from `ctrlmetrics
  * prometheus-config` over a scaffolded project's overlays; Debian's `prometheus` on a loopback port with
@@ -34,7 +34,7 @@ let ca: CertKeyPair;
 let volume: SecretVolume;
 let readerToken = '';
 let unboundToken = '';
-/** The Prometheus `demo --prometheus` started (issue 43). */
+/** The Prometheus `demo --prometheus` started. */
 let demoPromUrl = '';
 let stateDir = '';
 
@@ -94,7 +94,7 @@ async function newServingPair(): Promise<CertKeyPair> {
   return issueServingCert(ca, [SERVER_NAME, `${SERVICE}.${NAMESPACE}.svc.cluster.local`]);
 }
 
-describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 }, () => {
+describe('Prometheus scrapes the secure endpoint', { timeout: 180_000 }, () => {
   let tlsJob: Record<string, unknown>;
   let insecureJob: Record<string, unknown>;
 
@@ -116,7 +116,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
         'demo', '--state-dir', stateDir,
         '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0',
         '--metrics-cert-path', volume.dir, '--load-interval', '0.3', '--duration', '175',
-        // issue 43: the demo starts its own Prometheus too
+        // The demo starts its own Prometheus too
         '--prometheus', '--prometheus-address', `127.0.0.1:${demoPromPort}`,
       ],
       // debug: the log check in `after` covers every level
@@ -185,7 +185,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
       `--config.file=${configFile}`,
       `--storage.tsdb.path=${join(tmp, 'tsdb')}`,
       `--web.listen-address=127.0.0.1:${port}`,
-      // exemplars from the OpenMetrics scrapes are kept and answered by /api/v1/query_exemplars (issue 39)
+      // exemplars from the OpenMetrics scrapes are kept and answered by /api/v1/query_exemplars
       '--enable-feature=exemplar-storage',
       '--log.level=warn',
     ]);
@@ -229,7 +229,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
     }
   });
 
-  test('demo --prometheus: its Prometheus scrapes the demo with prometheus-config\'s job and answers the reconcile series of both controllers (issue 43)', async () => {
+  test('demo --prometheus: its Prometheus scrapes the demo with prometheus-config\'s job and answers the reconcile series of both controllers', async () => {
     const config = parseYaml(await readFile(join(stateDir, 'prometheus', 'prometheus.yml'), 'utf8')) as { scrape_configs: Array<Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any
     const job = config.scrape_configs[0]!;
     assert.equal(job.job_name, 'serviceMonitor/ctrlmetrics-demo-system/ctrlmetrics-demo-controller-manager-metrics-monitor/0');
@@ -272,7 +272,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
     assert.equal(goobers.length, 1);
   });
 
-  test('an exemplar the example operator attaches (its reconcile ID) is stored by Prometheus from the OpenMetrics scrape (issue 39)', async () => {
+  test('an exemplar the example operator attaches (its reconcile ID) is stored by Prometheus from the OpenMetrics scrape', async () => {
     type Exemplars = Array<{ seriesLabels: Record<string, string>; exemplars: Array<{ labels: Record<string, string>; value: string; timestamp: number }> }>;
     const q = `goobers_total{namespace="${NAMESPACE}",e2e_job="manager"}`;
     const found = await eventually(async () => {
@@ -316,7 +316,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
     assert.equal((check.stdout + check.stderr).trim(), '');
   });
 
-  test('Prometheus with native histograms on asks for protobuf, gets it, and reads the reconcile latency as a native histogram (issues 37, 38)', async () => {
+  test('Prometheus with native histograms on asks for protobuf, gets it, and reads the reconcile latency as a native histogram', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const file = join(tmp, 'prometheus-nh.yml');
@@ -341,7 +341,7 @@ describe('Prometheus scrapes the secure endpoint (issue 7)', { timeout: 180_000 
         return (by.get('configmap') ?? 0) > 0 && (by.get('secret') ?? 0) > 0 ? by : undefined;
       }, 'reconcile totals over protobuf', 30_000, 500);
       assert.ok(totals.get('configmap')! > 0);
-      // the reconcile latency as a native histogram (issue 38): Prometheus stores one series of histogram samples
+      // the reconcile latency as a native histogram: Prometheus stores one series of histogram samples
       // (and, with the feature on, not the classic _bucket series), and quantiles come from its native buckets
       const sel = `controller_runtime_reconcile_time_seconds{e2e_job="manager-protobuf",controller="configmap"}`;
       const stored = await eventually(async () => {

@@ -1,5 +1,5 @@
 /**
- * A project as a new user gets it (issue 30): `ctrlmetrics init` with no flags (the built CLI of this working
+ * A project as a new user gets it: `ctrlmetrics init` with no flags (the built CLI of this working
  * tree, which packs itself into the project's vendor/), then in the project `npm install`, `npm run build` and the
  * project's own `npm test` (the embedded authority, the manager, grant, token, scrape: 200 and 401) on this Node
  * and on Node 24 LTS. Then the Dockerfile's steps without Docker: the builder stage's COPY sources copied into an

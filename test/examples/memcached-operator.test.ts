@@ -1,4 +1,4 @@
-// The README's "Writing an operator" example (issue 42), run as written there: the Memcached operator of
+// The README's "Writing an operator" example, run as written there: the Memcached operator of
 // examples/memcached-operator on the embedded authority — finalizer, status conditions, an owned Deployment,
 // events — and its metrics scraped through the secure endpoint with a metrics-reader token.
 import { after, before, test } from 'node:test';

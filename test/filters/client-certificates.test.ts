@@ -1,4 +1,4 @@
-// Client-certificate authentication (issue 44) over real TLS: with `clientCAFile`, a certificate signed by that CA
+// Client-certificate authentication over real TLS: with `clientCAFile`, a certificate signed by that CA
 // identifies the caller (CN user, O groups) without a TokenReview, then a static rule or RBAC (a SubjectAccessReview)
 // decides; one from another CA gets 401; no certificate falls back to the bearer token. Reviews are counted where
 // they reach the API server (a counting proxy in front of the authority).

@@ -1,4 +1,4 @@
-// The filter's own metrics (issue 44), read from the endpoint's /metrics as Prometheus reads them: requests by the
+// The filter's own metrics, read from the endpoint's /metrics as Prometheus reads them: requests by the
 // code the filter answered (200 passed, 401, 403, 500, 503), cache hits and misses, review latencies, reviews in
 // flight, and stale decisions during an API outage. Expected deltas come from the requests the test makes.
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// Static authorization (issue 44): a rule allows a user (by name or group) a verb on a path without a
+// Static authorization: a rule allows a user (by name or group) a verb on a path without a
 // SubjectAccessReview — counted where the API server is reached (a counting proxy in front of the authority); what
 // no rule matches is reviewed as before; half-written rules and kube-rbac-proxy files with resource fields are refused.
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// The object-based client, the REST mapper and the API error helpers (issue 42) against the embedded authority
+// The object-based client, the REST mapper and the API error helpers against the embedded authority
 // (the suite is test/kube/object-client.suite.ts; test/real-api/object-client.test.ts runs it on a real API server).
 import { startAuthority } from '../../src/authority/index.js';
 import { KubeClient } from '../../src/index.js';

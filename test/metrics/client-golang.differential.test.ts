@@ -1,5 +1,5 @@
 /**
- * Differential test against client_golang (issue 31): test/differential/client_golang/main.go builds a registry
+ * Differential test against client_golang: test/differential/client_golang/main.go builds a registry
  * with client_golang (Debian's golang-go and golang-github-prometheus-client-golang-dev, GOPATH mode, installed by
  * scripts/install-test-deps.sh) and writes it in text 0.0.4 and OpenMetrics 1.0.0; this file builds the same
  * registry with ctrlmetrics' public classes and renders it through the same snapshot code /metrics uses.
@@ -9,7 +9,7 @@
  *   `.0` on integers, we do not);
  * - both renderings, ours and Go's, parsed by Python's prometheus_client (Debian's python3-prometheus-client), a
  *   parser that shares no code with either, give the same families, samples and values;
- * - protobuf (issue 37): ours read back by expfmt's own decoder gives our text 0.0.4 byte for byte; ours equals
+ * - protobuf: ours read back by expfmt's own decoder gives our text 0.0.4 byte for byte; ours equals
  *   client_golang's bytes once the created timestamps (which Debian's client_golang 1.14 does not send yet, and
  *   v1.23 does) are taken out; the created timestamps, read by Go's protowire, are the series' creation times.
  *

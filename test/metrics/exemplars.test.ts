@@ -1,5 +1,5 @@
 /**
- * Exemplars (issue 39): client_golang's `AddWithExemplar` / `ObserveWithExemplar` behaviour (the latest exemplar
+ * Exemplars: client_golang's `AddWithExemplar` / `ObserveWithExemplar` behaviour (the latest exemplar
  * wins, a histogram's goes to the bucket the observation counts in, +Inf included), its validation (label names,
  * 128 runes), and where they are written: OpenMetrics after the sample, protobuf `Counter.exemplar` /
  * `Bucket.exemplar`, never text 0.0.4. Expected lines are written by hand from

@@ -1,5 +1,5 @@
 /**
- * Name escaping (issue 39): prometheus/common's `EscapeName` examples (../shared/reference/client-golang-exposition.md
+ * Name escaping: prometheus/common's `EscapeName` examples (../shared/reference/client-golang-exposition.md
  * §6) and quoting under `allow-utf-8`.
  */
 import { test } from 'node:test';

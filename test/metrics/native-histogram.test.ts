@@ -1,5 +1,5 @@
 /**
- * Native histograms against client_golang (issue 38): Debian's client_golang (test/differential/client_golang,
+ * Native histograms against client_golang: Debian's client_golang (test/differential/client_golang,
  * `native` mode) fed the same observations as ours; ours written in protobuf and read back by expfmt's decoder
  * (`native-decode`): the same schema, zero threshold and count, spans and deltas, classic buckets, count and sum.
  * The bounds table is compared entry by entry with client_golang's own. Resets, which client_golang times with

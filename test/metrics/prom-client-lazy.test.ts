@@ -1,5 +1,5 @@
 /**
- * prom-client is not loaded by ctrlmetrics itself (issue 32: ≈11 MB of RSS a manager that never uses it would
+ * prom-client is not loaded by ctrlmetrics itself (≈11 MB of RSS a manager that never uses it would
  * carry); the global registry still serves prom-client's default registry as soon as the application loads it,
  * whatever the import order. Run in a child process for a fresh module cache.
  */

@@ -1,4 +1,4 @@
-// Series caps (issue 44): a family with `maxSeries` keeps at most that many label-value combinations; a new one
+// Series caps: a family with `maxSeries` keeps at most that many label-value combinations; a new one
 // past it is refused — never exposed, its updates dropped, counted in ctrlmetrics_series_refused_total{metric} and
 // logged once — while the existing series keep working; the built-in families whose labels users choose are capped.
 import { describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * UTF-8 metric and label names (issue 39): accepted at registration, written quoted under `escaping=allow-utf-8`
+ * UTF-8 metric and label names: accepted at registration, written quoted under `escaping=allow-utf-8`
  * and escaped by the negotiated scheme otherwise, in text 0.0.4, OpenMetrics and protobuf, and served with the
  * Content-Type client_golang answers each Prometheus Accept header with. Expected outputs are written by hand from
  * ../shared/reference/client-golang-exposition.md §1 (Names) and §6 (EscapeName's examples); the escaped outputs

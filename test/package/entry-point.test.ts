@@ -1,5 +1,5 @@
 /**
- * What a manager loads by importing the package (issue 33): `import('ctrlmetrics')` in a fresh process, resolved
+ * What a manager loads by importing the package: `import('ctrlmetrics')` in a fresh process, resolved
  * through package.json's `exports` as an application resolves it, loads the runtime, the metrics and the client —
  * never the embedded authority, the scaffolder, the CLI, X.509 generation or client-node. Those come from their
  * own subpaths (`ctrlmetrics/authority`, `ctrlmetrics/scaffold`) or on first use. Checked on the built package

@@ -1,10 +1,10 @@
 /**
- * Faults of the API server behind the filter (issue 9): a fault-injecting HTTPS proxy sits between the endpoint's
+ * Faults of the API server behind the filter: a fault-injecting HTTPS proxy sits between the endpoint's
  * client and the embedded authority. Down, slow past the review deadline, 5xx and resets (an outage): scrapes
- * without a cached allow get 503 with Retry-After (issue 44); 429 and malformed JSON: 500; flapping: a real decision
+ * without a cached allow get 503 with Retry-After; 429 and malformed JSON: 500; flapping: a real decision
  * or one of those; never 200 or 403 without a decision. The server stays up, and it recovers as soon as the
  * authority answers again (failed look-ups are not cached), well within one cache TTL. During an outage a cached
- * allow keeps answering up to `staleDecisionMaxMs` past its TTL (issue 44), a deny never; the outage is logged
+ * allow keeps answering up to `staleDecisionMaxMs` past its TTL, a deny never; the outage is logged
  * once, not per request.
  */
 import { test, before, after, describe } from 'node:test';

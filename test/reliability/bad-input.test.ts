@@ -1,5 +1,5 @@
 /**
- * Bad input against the secure endpoint (issue 9): every request below gets the stated answer, nothing is served
+ * Bad input against the secure endpoint: every request below gets the stated answer, nothing is served
  * without a decision, and the server keeps serving afterwards. Real TLS sockets on 127.0.0.1, the embedded
  * authority as the API server.
  */

@@ -1,5 +1,5 @@
 /**
- * Certificate faults on a running endpoint (issue 9): the serving pair lives in a Secret-volume-like directory
+ * Certificate faults on a running endpoint: the serving pair lives in a Secret-volume-like directory
  * (`..data` symlink swap). Files deleted, truncated, replaced by a mismatched key: the last good pair keeps
  * serving and the error is counted in `certwatcher_read_certificate_errors_total`. 100 rotations under load:
  * every scrape answered, no keep-alive connection dropped, the last pair served at the end.

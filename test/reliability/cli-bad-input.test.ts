@@ -1,5 +1,5 @@
 /**
- * CLI and scaffolder bad input, swept over every command (issue 9): unknown flags, malformed kubeconfigs, invalid
+ * CLI and scaffolder bad input, swept over every command: unknown flags, malformed kubeconfigs, invalid
  * project names, unwritable directories, bad addresses. Each must end with a non-zero exit code, one clear
  * `error: ...` line on stderr (usage errors add kubectl's "See 'ctrlmetrics CMD --help' for usage." hint), no stack
  * trace, and nothing half-written.

@@ -1,5 +1,5 @@
 /**
- * Issue 9, the remaining faults:
+ * The remaining faults:
  * - a collector that throws or hangs: 500 for that scrape within the collect deadline, no partial body, the next
  *   scrape works;
  * - SIGTERM during a scrape: the scrape completes, the manager process exits within its deadline;

@@ -1,5 +1,5 @@
 /**
- * Holding connections (issue 26): an attacker process keeps 2 000 idle TLS connections, or 1 100 connections
+ * Holding connections: an attacker process keeps 2 000 idle TLS connections, or 1 100 connections
  * trickling a request head one byte every 15 s, reopening each as soon as it is closed — against the manager's
  * endpoint in its own process, with HTTP/2 off and on. An authorized scraper opening a new connection every
  * second must keep getting 200 (≥ 99 %). Both processes raise their file-descriptor limit (a shell's

@@ -1,5 +1,5 @@
 /**
- * Bounded load on loopback (issue 9), against a manager in its own process (so its memory is measured alone):
+ * Bounded load on loopback, against a manager in its own process (so its memory is measured alone):
  * - 50 concurrent scrapers with valid tokens for CTRLMETRICS_SOAK_SECONDS (default 20; the issue's figure is 60):
  *   zero errors, p50/p99 recorded, RSS of the last window not above the first one's (with GC slack);
  * - a flood of distinct invalid tokens from 100 connections (up to 10 000, for at most 30 s): the TokenReviews the

@@ -1,5 +1,5 @@
 /**
- * Render blocks are reused between scrapes (issue 32), so a block must never be handed to a new render while an
+ * Render blocks are reused between scrapes, so a block must never be handed to a new render while an
  * answer written from it may still be unsent. A reader that stops reading holds its answer (≈ 9 MB, far beyond
  * the loopback socket buffers) half written while later scrapes, each after every counter was incremented, are
  * rendered and answered; when it reads again its body must be whole and show its own generation's values only.

@@ -1,5 +1,5 @@
 /**
- * Freshness under concurrent scrapes (issue 32): the server shares renders among scrapes, but a scrape whose
+ * Freshness under concurrent scrapes: the server shares renders among scrapes, but a scrape whose
  * request was sent after an update must include it, even when a render of the same format started earlier is
  * still streaming. 8 keep-alive connections over real TLS scrape a 100k-line registry; before each request a
  * counter is incremented, and the answer must show at least the value it had when the request was sent.

@@ -1,5 +1,5 @@
 /**
- * A token flood from inside the cluster (issue 25), against `ctrlmetrics demo` as a user runs it — the example
+ * A token flood from inside the cluster, against `ctrlmetrics demo` as a user runs it — the example
  * operator with leader election on and its steady reconcile load, on the embedded API — in its own process:
  *
  * - ≥ 300 concurrent keep-alive connections send distinct garbage tokens (random strings and JWTs forged with the

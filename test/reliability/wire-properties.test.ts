@@ -1,5 +1,5 @@
 /**
- * Property-based tests at the wire (issue 9), complementing the unit properties of the bearer parser
+ * Property-based tests at the wire, complementing the unit properties of the bearer parser
  * (test/filters) and of label escaping in the registry (test/metrics): here every case goes through the real
  * HTTPS endpoint.
  * - Any set of `Authorization` headers (random schemes, spacing, control and non-ASCII characters, duplicates)

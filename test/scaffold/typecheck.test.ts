@@ -100,7 +100,7 @@ test('the generated flags default to the issue\'s values and parse like Go flags
   const deployed = parseFlags(['--metrics-bind-address=:8443', '--leader-elect', '--health-probe-bind-address=:8081', '--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs']);
   assert.equal(deployed.leaderElect, true);
   assert.equal(deployed.metricsCertPath, '/tmp/k8s-metrics-server/metrics-certs');
-  // issue 44: static authorization rules for the filter, from a file
+  // Static authorization rules for the filter, from a file
   assert.equal(parseFlags(['--metrics-static-auth-config', '/etc/metrics/static.yaml']).metricsStaticAuthConfig, '/etc/metrics/static.yaml');
   assert.equal(parseFlags(['--metrics-client-ca=/etc/metrics/client-ca.crt']).metricsClientCa, '/etc/metrics/client-ca.crt');
   const off = parseFlags(['--metrics-bind-address', '0', '--metrics-secure=false', '--enable-http2']);

@@ -1,5 +1,5 @@
 /**
- * `node:http2` is loaded only by a server with `enableHTTP2` (issue 32: it adds ≈1.8 MB of RSS to every process
+ * `node:http2` is loaded only by a server with `enableHTTP2` (it adds ≈1.8 MB of RSS to every process
  * that loads it). Checked in a fresh process from Node's own list of the built-in modules it has loaded: a server
  * with the default (HTTP/1.1 only) answers a scrape without loading it; the same process then starts one with
  * HTTP/2 and the list has it, which shows the check can see it. Node 24's own `node:http` loads `node:http2`, so

@@ -12,7 +12,7 @@ import type { UserInfo } from './reviews.js';
 
 /**
  * `js-yaml`, loaded only when a rules file is read (importing ctrlmetrics loads no YAML parser); the same parser
- * the kubeconfig reader uses, and lighter in a running process than the `yaml` package (issue 32).
+ * the kubeconfig reader uses, and lighter in a running process than the `yaml` package.
  */
 function parseYaml(text: string): unknown {
   return (createRequire(import.meta.url)('js-yaml') as typeof import('js-yaml')).load(text);

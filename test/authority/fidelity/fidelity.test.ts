@@ -1,4 +1,4 @@
-// The authority against a real kube-apiserver, case by case (issue 40): the 83 kubectl cases of
+// The authority against a real kube-apiserver, case by case: the 83 kubectl cases of
 // fixtures/cases.sh run in order against the authority, each output normalised by fixtures/normalize.py and
 // compared with what a real API server answered (fixtures/K*.out, recorded from kube-apiserver v1.25 with RBAC,
 // kube-controller-manager and the ServiceMonitor CRD; see fixtures/README.md). The authority emulates 1.32.
