@@ -9,7 +9,9 @@ export type { Logger, LogLevel, LogSink, LogOptions, LogEncoder, LogThreshold, T
 export { ZAP_FLAGS, setZapFlag, type ZapFlag } from './util/log-flags.js';
 export { parseGoBool } from './util/go-bool.js';
 export { KubeClient, KubeApiError, DEFAULT_RETRY, setDefaultRequestObserver } from './kube/client.js';
-export type { KubeResponse, KubeStatus, RequestOptions, RetryPolicy, WatchEvent, WatchHandle } from './kube/client.js';
+export type { KubeResponse, KubeStatus, RequestOptions, RetryPolicy, WatchEvent, WatchHandle, RequestObserver, KubeClientOptions } from './kube/client.js';
+export type { IndexExtractor } from './kube/field-index.js';
+export type { TimerClock } from './util/timers.js';
 export { loadRestConfig, inCluster, kubeconfigFor, KubeConfigError } from './kube/config.js';
 export type { KubeObject, ObjectLike, ObjectMeta, OwnerReference } from './kube/objects.js';
 export type { int32, int64, Quantity, IntOrString, Time, MicroTime, Duration, RawExtension, JSONValue } from './api/types.js';
@@ -17,7 +19,7 @@ export { isNotFound, isConflict, isAlreadyExists, isForbidden, isInvalid, isUnau
 export { RESTMapper, NoKindMatchError } from './kube/restmapper.js';
 export type { ResourceMapping, RESTMapperOptions } from './kube/restmapper.js';
 export { ObjectClient } from './kube/object-client.js';
-export type { ObjectKey, ObjectType, WriteOptions, ApplyOptions, PatchOptions, PatchType, DeleteOptions, ListOptions, SubResourceClient } from './kube/object-client.js';
+export type { IndexLookup, ObjectKey, ObjectType, WriteOptions, ApplyOptions, PatchOptions, PatchType, DeleteOptions, ListOptions, SubResourceClient } from './kube/object-client.js';
 export { EventBroadcaster } from './kube/events.js';
 export type { EventRecorder, KubeEventType, EventBroadcasterOptions } from './kube/events.js';
 export type { RestConfig, LoadConfigOptions } from './kube/config.js';
@@ -50,6 +52,12 @@ export type {
   EventType,
   RateLimiter,
   WorkqueueOptions,
+  QueueGet,
+  PriorityQueueOptions,
+  PriorityGet,
+  DefaultRateLimiterOptions,
+  InformerTuning,
+  ControllerQueue,
   CacheByObject,
   CacheTransform,
 } from './controller/index.js';
@@ -73,7 +81,7 @@ export * as predicates from './controller/predicates.js';
 export type { Predicate } from './controller/predicates.js';
 export { Informer, objectKey } from './kube/informer.js';
 export * as transforms from './kube/transforms.js';
-export type { InformerOptions, InformerHandler, InformerHealth } from './kube/informer.js';
+export type { InformerOptions, InformerHandler, InformerHealth, InformerObject } from './kube/informer.js';
 export { Manager, ManagerError } from './manager/index.js';
 export {
   WebhookServer,
@@ -88,6 +96,8 @@ export {
   patched,
   DEFAULT_WEBHOOK_BIND_ADDRESS,
   DEFAULT_WEBHOOK_CERT_DIR,
+  ConversionRegistry,
+  MAX_CONVERSION_BODY_BYTES,
 } from './webhook/index.js';
 export type {
   WebhookServerOptions,
@@ -102,8 +112,9 @@ export type {
   AdmissionResponse,
   AdmissionStatus,
   AdmissionUserInfo,
+  KubeJson,
 } from './webhook/index.js';
-export type { ManagerOptions, ManagerCacheOptions, HealthCheck } from './manager/index.js';
+export type { ManagerOptions, ManagerCacheOptions, HealthCheck, HealthProbeServer, CheckSet } from './manager/index.js';
 
 // Embedded authority (the no-cluster Kubernetes API; the test cluster of this project)
 export { startAuthority } from './authority/start.js';
@@ -117,6 +128,6 @@ export * as metrics from './metrics/index.js';
 export { createMetricsServer, DEFAULT_BIND_ADDRESS } from './metrics/server/index.js';
 export type { MetricsOptions, MetricsServer, MetricsServerDeps, MetricsSource, Handler, Filter, FilterProvider, TlsConfig } from './metrics/server/index.js';
 export { filters, Authenticator, authFilter, parseBearerToken, loadStaticAuthorizationFile, StaticAuthorizationError } from './metrics/filters/index.js';
-export type { AuthFilterOptions, UserInfo, AuthnResult, AuthzDecision, StaticAuthorizationRule } from './metrics/filters/index.js';
+export type { AuthFilterOptions, UserInfo, AuthnResult, AuthzDecision, StaticAuthorizationRule, LaneName, LaneLimits, ApiStateListener } from './metrics/filters/index.js';
 export { CertWatcher, CertificateLoadError, loadCertificatePair, generateSelfSignedCertificate } from './certwatcher/index.js';
-export type { CertificatePair, CertWatcherOptions, CertificateListener, SelfSignedCertificate, SelfSignedOptions } from './certwatcher/index.js';
+export type { CertificatePair, CertWatcherCounters, CertWatcherOptions, CertificateListener, SelfSignedCertificate, SelfSignedOptions } from './certwatcher/index.js';

@@ -15,7 +15,8 @@ import type { KubeObject } from './resources.js';
 export interface CrdSet {
   /** The upstream project and version whose API the CRDs declare. */
   source: string;
-  crds: KubeObject[];
+  /** The CustomResourceDefinition objects, as JSON. */
+  crds: Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 const str = { type: 'string' };

@@ -2,6 +2,7 @@
  * The embedded Kubernetes-API-compatible authority: HTTPS with its own CA, bearer-token authentication, RBAC,
  * TokenRequest/TokenReview/SubjectAccessReview, generic object storage with watches, discovery for kubectl, and
  * state kept in a directory across restarts (in memory without one).
+ * @module
  */
 import { createServer, type Server } from 'node:https';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
@@ -82,7 +83,7 @@ export interface Authority {
   caPem: string;
   /** Bearer token of user `admin` (group `system:masters`). */
   adminToken: string;
-  /** Admin connection settings for {@link KubeClient}. */
+  /** Admin connection settings for a `KubeClient` or `Manager`. */
   restConfig: RestConfig;
   /**
    * Stops serving, ends watches, and makes the state durable; rejects when some change could not be written

@@ -26,9 +26,15 @@ export interface CertificatePair {
 /** Where the watcher counts reads; by default the `certwatcher_*` families of the global registry. */
 export interface CertWatcherCounters {
   /** `certwatcher_read_certificate_total` */
-  readCertificateTotal: { inc(): void };
+  readCertificateTotal: {
+    /** Adds one. */
+    inc(): void;
+  };
   /** `certwatcher_read_certificate_errors_total` */
-  readCertificateErrorsTotal: { inc(): void };
+  readCertificateErrorsTotal: {
+    /** Adds one. */
+    inc(): void;
+  };
 }
 
 /** Options of {@link CertWatcher}. */

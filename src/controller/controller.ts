@@ -77,14 +77,23 @@ export interface ControllerStartDeps {
 
 /** What a controller needs of its queue: the priority queue's methods (the legacy queue ignores priorities). */
 export interface ControllerQueue {
+  /** Queues an item (once, however often added before it is taken). */
   add(item: string, priority?: number): void;
+  /** Queues an item after a delay. */
   addAfter(item: string, delayMs: number, priority?: number): void;
+  /** Queues an item after its per-item backoff. */
   addRateLimited(item: string, priority?: number): void;
+  /** Resets an item's backoff. */
   forget(item: string): void;
+  /** How often an item was requeued with backoff since it was last forgotten. */
   numRequeues(item: string): number;
+  /** The next item, waiting for one; `shutdown: true` once the queue is shut down and drained. */
   get(): Promise<{ item: string; priority?: number; shutdown: false } | { item: undefined; shutdown: true }>;
+  /** Marks an item as processed (re-added meanwhile, it is queued again). */
   done(item: string): void;
+  /** Stops handing out items. */
   shutDown(): void;
+  /** The number of items waiting. */
   len(): number;
 }
 
@@ -137,6 +146,8 @@ export class Controller {
   /**
    * Starts: zero-initialises the metrics, registers event handlers on the (shared) informers, waits for their
    * first list, then starts the workers. Resolves once the workers run; throws if the caches do not sync in time.
+   * Called by the manager.
+   * @internal
    */
   async start(deps: ControllerStartDeps): Promise<void> {
     if (this.started) throw new Error(`controller ${this.name} was already started`);

@@ -2,13 +2,14 @@
  * The controller, workqueue and leader-election metric families, named, typed, labelled and bucketed exactly as
  * controller-runtime registers them (so dashboards and alerts written for Go operators work unchanged).
  *
- * All families live in the global {@link registry}. Each controller binds its label children once
+ * All families live in the global global registry (`metrics.registry`). Each controller binds its label children once
  * ({@link controllerMetricsFor}, {@link workqueueMetricsFor}); the hot path then only touches pre-bound children
  * and never hashes label values.
  *
  * `workqueue_depth` carries the `priority` label like controller-runtime v0.21+ (value `""` for our queues, which
  * have no priorities). Prometheus drops empty-valued labels at ingestion, so queries written for older versions
  * (without `priority`) and for newer ones both keep working.
+ * @module
  */
 import { Counter, Gauge, Histogram, exponentialBuckets } from '../metrics/index.js';
 
@@ -30,34 +31,40 @@ export const BUILTIN_MAX_SERIES = 10_000;
 
 /** The four values of the `result` label of `controller_runtime_reconcile_total`. */
 export const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;
+/** A value of the `result` label of `controller_runtime_reconcile_total`. */
 export type ReconcileResultLabel = (typeof RECONCILE_RESULTS)[number];
 
 // ---- controller_runtime_* ----
 
+/** `controller_runtime_reconcile_total` (see the built-in metrics table for its labels and meaning). */
 export const reconcileTotal = new Counter({
   name: 'controller_runtime_reconcile_total',
   help: 'Total number of reconciliations per controller',
   labelNames: ['controller', 'result'],
   maxSeries: BUILTIN_MAX_SERIES,
 });
+/** `controller_runtime_reconcile_errors_total` (see the built-in metrics table for its labels and meaning). */
 export const reconcileErrors = new Counter({
   name: 'controller_runtime_reconcile_errors_total',
   help: 'Total number of reconciliation errors per controller',
   labelNames: ['controller'],
   maxSeries: BUILTIN_MAX_SERIES,
 });
+/** `controller_runtime_terminal_reconcile_errors_total` (see the built-in metrics table for its labels and meaning). */
 export const terminalReconcileErrors = new Counter({
   name: 'controller_runtime_terminal_reconcile_errors_total',
   help: 'Total number of terminal reconciliation errors per controller',
   labelNames: ['controller'],
   maxSeries: BUILTIN_MAX_SERIES,
 });
+/** `controller_runtime_reconcile_panics_total` (see the built-in metrics table for its labels and meaning). */
 export const reconcilePanics = new Counter({
   name: 'controller_runtime_reconcile_panics_total',
   help: 'Total number of reconciliation panics per controller',
   labelNames: ['controller'],
   maxSeries: BUILTIN_MAX_SERIES,
 });
+/** `controller_runtime_reconcile_timeouts_total` (see the built-in metrics table for its labels and meaning). */
 export const reconcileTimeouts = new Counter({
   name: 'controller_runtime_reconcile_timeouts_total',
   help: 'Total number of reconciliation timeouts per controller',
@@ -74,6 +81,7 @@ export const RECONCILE_TIME_NATIVE = {
   nativeHistogramMinResetDuration: 60 * 60 * 1000,
 } as const;
 
+/** `controller_runtime_reconcile_time_seconds` (see the built-in metrics table for its labels and meaning). */
 export const reconcileTime = new Histogram({
   name: 'controller_runtime_reconcile_time_seconds',
   help: 'Length of time per reconciliation per controller',
@@ -82,12 +90,14 @@ export const reconcileTime = new Histogram({
   buckets: [...RECONCILE_TIME_BUCKETS],
   ...RECONCILE_TIME_NATIVE,
 });
+/** `controller_runtime_max_concurrent_reconciles` (see the built-in metrics table for its labels and meaning). */
 export const workerCount = new Gauge({
   name: 'controller_runtime_max_concurrent_reconciles',
   help: 'Maximum number of concurrent reconciles per controller',
   labelNames: ['controller'],
   maxSeries: BUILTIN_MAX_SERIES,
 });
+/** `controller_runtime_active_workers` (see the built-in metrics table for its labels and meaning). */
 export const activeWorkers = new Gauge({
   name: 'controller_runtime_active_workers',
   help: 'Number of currently used workers per controller',
@@ -97,18 +107,21 @@ export const activeWorkers = new Gauge({
 
 // ---- workqueue_* ----
 
+/** `workqueue_depth` (see the built-in metrics table for its labels and meaning). */
 export const workqueueDepth = new Gauge({
   name: 'workqueue_depth',
   help: 'Current depth of workqueue by workqueue and priority',
   labelNames: ['name', 'controller', 'priority'],
   maxSeries: BUILTIN_MAX_SERIES,
 });
+/** `workqueue_adds_total` (see the built-in metrics table for its labels and meaning). */
 export const workqueueAdds = new Counter({
   name: 'workqueue_adds_total',
   help: 'Total number of adds handled by workqueue',
   labelNames: ['name', 'controller'],
   maxSeries: BUILTIN_MAX_SERIES,
 });
+/** `workqueue_queue_duration_seconds` (see the built-in metrics table for its labels and meaning). */
 export const workqueueQueueDuration = new Histogram({
   name: 'workqueue_queue_duration_seconds',
   help: 'How long in seconds an item stays in workqueue before being requested',
@@ -116,6 +129,7 @@ export const workqueueQueueDuration = new Histogram({
   maxSeries: BUILTIN_MAX_SERIES,
   buckets: [...WORKQUEUE_BUCKETS],
 });
+/** `workqueue_work_duration_seconds` (see the built-in metrics table for its labels and meaning). */
 export const workqueueWorkDuration = new Histogram({
   name: 'workqueue_work_duration_seconds',
   help: 'How long in seconds processing an item from workqueue takes.',
@@ -123,6 +137,7 @@ export const workqueueWorkDuration = new Histogram({
   maxSeries: BUILTIN_MAX_SERIES,
   buckets: [...WORKQUEUE_BUCKETS],
 });
+/** `workqueue_unfinished_work_seconds` (see the built-in metrics table for its labels and meaning). */
 export const workqueueUnfinishedWork = new Gauge({
   name: 'workqueue_unfinished_work_seconds',
   help:
@@ -131,12 +146,14 @@ export const workqueueUnfinishedWork = new Gauge({
   labelNames: ['name', 'controller'],
   maxSeries: BUILTIN_MAX_SERIES,
 });
+/** `workqueue_longest_running_processor_seconds` (see the built-in metrics table for its labels and meaning). */
 export const workqueueLongestRunning = new Gauge({
   name: 'workqueue_longest_running_processor_seconds',
   help: 'How many seconds has the longest running processor for workqueue been running.',
   labelNames: ['name', 'controller'],
   maxSeries: BUILTIN_MAX_SERIES,
 });
+/** `workqueue_retries_total` (see the built-in metrics table for its labels and meaning). */
 export const workqueueRetries = new Counter({
   name: 'workqueue_retries_total',
   help:
@@ -148,6 +165,7 @@ export const workqueueRetries = new Counter({
 
 // ---- leader election ----
 
+/** `leader_election_master_status` (see the built-in metrics table for its labels and meaning). */
 export const leaderElectionMasterStatus = new Gauge({
   name: 'leader_election_master_status',
   help:
@@ -159,7 +177,8 @@ export const leaderElectionMasterStatus = new Gauge({
 
 // ---- pre-bound children ----
 
-type CounterChild = ReturnType<Counter['labels']>;
+/** One series of a controller counter, bound to its labels. */
+export type CounterChild = ReturnType<Counter['labels']>;
 type GaugeChild = ReturnType<Gauge['labels']>;
 type HistogramChild = ReturnType<Histogram['labels']>;
 

@@ -1,6 +1,7 @@
 /**
  * Event filters for `WatchSpec.predicate`, as controller-runtime's `predicate` package: on updates they compare
  * the old and new object; adds and deletes always pass.
+ * @module
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { EventType, KubeObject } from './types.js';

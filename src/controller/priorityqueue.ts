@@ -47,6 +47,7 @@ interface Entry {
   readyAtNs?: bigint;
 }
 
+/** controller-runtime v0.24's priority queue: de-duplicating, delaying, rate-limited; items come out by priority, then in the order they became ready. */
 export class PriorityQueue<T = string> {
   readonly name: string;
   private readonly limiter: RateLimiter<T>;
@@ -92,10 +93,12 @@ export class PriorityQueue<T = string> {
     return n;
   }
 
+  /** The number of items handed out and not yet done. */
   processingLen(): number {
     return this.locked.size;
   }
 
+  /** True once `shutDown` was called. */
   isShuttingDown(): boolean {
     return this.shuttingDown;
   }
@@ -115,10 +118,12 @@ export class PriorityQueue<T = string> {
     this.addWith(item, priority, this.limiter.when(item));
   }
 
+  /** Resets an item's backoff. */
   forget(item: T): void {
     this.limiter.forget(item);
   }
 
+  /** How often an item was requeued with backoff since it was last forgotten. */
   numRequeues(item: T): number {
     return this.limiter.numRequeues(item);
   }

@@ -81,6 +81,7 @@ export class Workqueue<T = string> {
     return this.processing.size;
   }
 
+  /** True once `shutDown` was called. */
   isShuttingDown(): boolean {
     return this.shuttingDown;
   }

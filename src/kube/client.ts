@@ -104,6 +104,7 @@ export interface WatchEvent<T = Record<string, unknown>> {
 export interface WatchHandle {
   /** Resolves when the stream ends (server closed it, timeout, or {@link WatchHandle.stop}); rejects on transport errors. */
   done: Promise<void>;
+  /** Ends the watch; no event is delivered after it. */
   stop(): void;
 }
 
@@ -310,12 +311,15 @@ export class KubeClient {
     return res.body;
   }
 
+  /** GET of a path (an object or a list); a non-2xx answer rejects with a `KubeApiError`. */
   get<T = Record<string, unknown>>(path: string, opts?: RequestOptions): Promise<T> {
     return this.request<T>('GET', path, opts);
   }
+  /** POST of an object to a collection path. */
   create<T = Record<string, unknown>>(path: string, body: unknown, opts?: RequestOptions): Promise<T> {
     return this.request<T>('POST', path, { ...opts, body });
   }
+  /** PUT of a whole object (409 when its `resourceVersion` is stale). */
   replace<T = Record<string, unknown>>(path: string, body: unknown, opts?: RequestOptions): Promise<T> {
     return this.request<T>('PUT', path, { ...opts, body });
   }
@@ -323,6 +327,7 @@ export class KubeClient {
   mergePatch<T = Record<string, unknown>>(path: string, patch: unknown, opts?: RequestOptions): Promise<T> {
     return this.request<T>('PATCH', path, { ...opts, body: patch, contentType: 'application/merge-patch+json' });
   }
+  /** DELETE of an object (or a collection). */
   delete<T = Record<string, unknown>>(path: string, opts?: RequestOptions): Promise<T> {
     return this.request<T>('DELETE', path, opts);
   }

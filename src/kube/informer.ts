@@ -29,7 +29,9 @@ export interface InformerObject {
 export interface InformerHandler<T> {
   /** `isInInitialList`: the object came with the informer's first list (or was cached when the handler was added). */
   onAdd?(obj: T, isInInitialList: boolean): void;
+  /** An object changed (or a re-list or resync handed it over again unchanged). */
   onUpdate?(oldObj: T, newObj: T): void;
+  /** An object is gone (its last cached state). */
   onDelete?(obj: T): void;
 }
 
@@ -66,7 +68,7 @@ export interface InformerOptions {
   notFoundHint?: string;
   /**
    * Applied to every object before it enters the cache (and reaches the handlers), as controller-runtime's cache
-   * transforms: drop what the manager never reads to keep the cache small, e.g. {@link stripManagedFields}. It gets
+   * transforms: drop what the manager never reads to keep the cache small, e.g. `transforms.stripManagedFields`. It gets
    * the object as decoded from the API (no other reference to it exists) and returns what to keep.
    */
   transform?: (obj: InformerObject) => InformerObject;

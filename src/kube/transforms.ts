@@ -1,6 +1,7 @@
 /**
  * Cache transforms (`cache.defaultTransform` or `cache.byObject[].transform` of the manager, `transform` of an informer): what to drop from objects
  * before they are cached, as controller-runtime's `cache.TransformStripManagedFields`.
+ * @module
  */
 import type { InformerObject } from './informer.js';
 

@@ -14,6 +14,7 @@ export type HealthCheck = () => void | Error | Promise<void | Error>;
 export class CheckSet {
   readonly checks = new Map<string, HealthCheck>();
 
+  /** Adds (or replaces) the check of that name. */
   add(name: string, check: HealthCheck): void {
     if (!/^[a-zA-Z0-9_.-]+$/.test(name)) throw new Error(`invalid health check name ${JSON.stringify(name)}`);
     if (this.checks.has(name)) throw new Error(`health check ${name} is already registered`);

@@ -2,7 +2,7 @@
 export { Manager, ManagerError } from './manager.js';
 export type { ManagerOptions, ManagerCacheOptions } from './manager.js';
 export { HealthProbeServer } from './health.js';
-export type { HealthCheck } from './health.js';
+export type { HealthCheck, CheckSet } from './health.js';
 export { LeaderElector } from './leaderelection.js';
 export type { LeaderElectionOptions } from './leaderelection.js';
 export { parseBindAddress } from '../util/bind-address.js';

@@ -14,6 +14,7 @@ export class CounterChild {
   /** @internal Its storage; the metric gives it a new one when the exposition order changes. */
   cell: ScalarCell;
 
+  /** @internal Made by its metric's `labels()`. */
   constructor(
     readonly labelValues: readonly string[],
     private readonly shared: ExemplarsUsed,

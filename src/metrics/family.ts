@@ -67,8 +67,11 @@ export interface ProtoNativeBuckets {
  * milliseconds; a created time of 0 is not sent.
  */
 export interface ProtoSink {
+  /** Writes one counter sample (with its creation time and exemplar). */
   counter(names: ProtoLabelNames, labels: ProtoLabels, value: number, createdMs: number, exemplar?: Exemplar): void;
+  /** Writes one gauge sample. */
   gauge(names: ProtoLabelNames, labels: ProtoLabels, value: number): void;
+  /** Writes one untyped sample. */
   untyped(names: ProtoLabelNames, labels: ProtoLabels, value: number): void;
   /**
    * A classic histogram: finite upper `bounds` ascending (`+Inf` implied and not written, as client_golang, unless
@@ -87,6 +90,7 @@ export interface ProtoSink {
     native?: ProtoNativeBuckets,
     exemplars?: ArrayLike<Exemplar | undefined>,
   ): void;
+  /** Writes one summary (quantiles, sum, count). */
   summary(names: ProtoLabelNames, labels: ProtoLabels, quantiles: ArrayLike<number>, values: ArrayLike<number>, sum: number, count: number, createdMs: number): void;
 }
 

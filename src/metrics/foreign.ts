@@ -303,6 +303,7 @@ function reason(err: unknown): string {
 /** One prom-client metric object (created with `registers: []`) as a collector. */
 export interface PromMetricLike {
   readonly name?: string;
+  /** prom-client's JSON of the metric (its `metric.get()`). */
   get(): Promise<unknown> | unknown;
 }
 

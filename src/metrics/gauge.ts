@@ -15,14 +15,17 @@ export class GaugeChild {
     this.cell = scalarCell(labelValues, 0);
   }
 
+  /** Sets the value. */
   set(v: number): void {
     this.cell.value = v;
   }
 
+  /** Adds `v` (default 1). */
   inc(v = 1): void {
     this.cell.value += v;
   }
 
+  /** Subtracts `v` (default 1). */
   dec(v = 1): void {
     this.cell.value -= v;
   }
@@ -42,6 +45,7 @@ export class GaugeChild {
     };
   }
 
+  /** The current value. */
   get(): number {
     return this.cell.value;
   }
@@ -84,26 +88,32 @@ export class Gauge extends Metric<GaugeChild, ScalarCell> {
     return 1;
   }
 
+  /** Sets the value. */
   set(v: number): void {
     this.self().set(v);
   }
 
+  /** Adds `v` (default 1). */
   inc(v = 1): void {
     this.self().inc(v);
   }
 
+  /** Subtracts `v` (default 1). */
   dec(v = 1): void {
     this.self().dec(v);
   }
 
+  /** Sets the gauge to the current Unix time in seconds. */
   setToCurrentTime(): void {
     this.self().setToCurrentTime();
   }
 
+  /** Starts a timer; the returned function sets the gauge to the elapsed seconds and returns them. */
   startTimer(): () => number {
     return this.self().startTimer();
   }
 
+  /** The current value. */
   get(): number {
     return this.self().cell.value;
   }

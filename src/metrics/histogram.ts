@@ -40,6 +40,7 @@ export class HistogramChild {
 
   private readonly observeClassicFn: ((v: number) => void) | undefined;
 
+  /** @internal Made by its metric's `labels()`. */
   constructor(
     readonly labelValues: readonly string[],
     private readonly bounds: Float64Array,
@@ -63,6 +64,7 @@ export class HistogramChild {
     if (nativeCfg) this.observeClassicFn = (v) => this.observeClassic(v);
   }
 
+  /** Observes a value (counted in its bucket, added to the sum). */
   observe(v: number): void {
     const native = this.nativeCfg;
     if (native === undefined) {
@@ -214,6 +216,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
     return this.bounds.length + 3;
   }
 
+  /** Observes a value (counted in its bucket, added to the sum). */
   observe(v: number): void {
     this.self().observe(v);
   }
@@ -223,6 +226,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
     this.self().observeWithExemplar(v, labels);
   }
 
+  /** Starts a timer; the returned function observes the elapsed seconds and returns them. */
   startTimer(): () => number {
     return this.self().startTimer();
   }

@@ -10,11 +10,14 @@
  * jobs.labels('adhoc').addWithExemplar(1, { trace_id: 'abc' }); // an exemplar, shown in OpenMetrics and protobuf
  * ```
  * Metrics made with prom-client's own API (its default registry) are included in every collect.
+ * @module
  */
 export { registry, register, mustRegister, unregister, registerPromClientRegistry, Registry, DuplicateMetricError, MetricsCollectError } from './registry.js';
 export { includePromClientCopies, PROM_CLIENT_MODULES } from './prom-client-copies.js';
 export type { PromClientCopy } from './prom-client-copies.js';
 export type { Registrable, RegistryOptions, CollectOptions } from './registry.js';
+export type { PromMetricLike } from './foreign.js';
+export type { RuntimeCollector } from './runtime.js';
 export { Counter, CounterChild } from './counter.js';
 export type { CounterOptions } from './counter.js';
 export { Gauge, GaugeChild } from './gauge.js';
@@ -25,7 +28,7 @@ export { EXEMPLAR_MAX_RUNES } from './exemplar.js';
 export type { Exemplar, ExemplarLabels } from './exemplar.js';
 export { DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD, NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO } from './native-histogram.js';
 export { Metric } from './metric.js';
-export type { MetricOptions, MetricRegistry, LabelValue } from './metric.js';
+export type { MetricOptions, MetricRegistry, LabelValue, SeriesBase } from './metric.js';
 export { DEFAULT_BUCKETS, exponentialBuckets, linearBuckets } from './buckets.js';
 export { MetricsSnapshot, DEFAULT_SLICE_LINES } from './snapshot.js';
 export { TextSink, BlockPool, BlockLease } from './text-sink.js';

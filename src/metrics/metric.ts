@@ -11,6 +11,7 @@ import type { TextSink } from './text-sink.js';
 
 /** Anything our metrics can register in (the global {@link Registry} or one of your own). */
 export interface MetricRegistry {
+  /** Registers collectors; throws `DuplicateMetricError` for a name already registered. */
   mustRegister(...collectors: Collector[]): void;
 }
 

@@ -69,7 +69,7 @@ export class BlockLease {
 }
 
 /**
- * An append-only byte stream in blocks of {@link BLOCK_BYTES}. {@link take} hands out what was written since its
+ * An append-only byte stream in blocks of 64 KiB. {@link take} hands out what was written since its
  * last call as views of the blocks; a view is never written again (writing only moves forward), so chunks taken
  * can be replayed to any number of readers while rendering goes on in the same block.
  */

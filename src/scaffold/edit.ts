@@ -15,8 +15,10 @@ import { ScaffoldError, describeFsError } from './init.js';
 
 /** The options `ctrlmetrics edit` switches. */
 export const SCAFFOLD_OPTIONS = ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'] as const;
+/** The name of an option `ctrlmetrics edit` switches (`prometheus`, `metrics-tls`, …). */
 export type ScaffoldOption = (typeof SCAFFOLD_OPTIONS)[number];
 
+/** True when `s` names an option of {@link SCAFFOLD_OPTIONS}. */
 export function isScaffoldOption(s: string): s is ScaffoldOption {
   return (SCAFFOLD_OPTIONS as readonly string[]).includes(s);
 }
@@ -182,6 +184,7 @@ export function readOptionState(dir: string): Record<ScaffoldOption, boolean> {
   };
 }
 
+/** What `ctrlmetrics edit` is asked to switch on and off. */
 export interface EditRequest {
   enable?: ScaffoldOption[];
   disable?: ScaffoldOption[];
@@ -203,6 +206,7 @@ function kustomizeError(dir: string): Promise<string | undefined> {
   });
 }
 
+/** What `editProject` did. */
 export interface EditResult {
   /** Human-readable lines: what was switched, what was switched along with it, what already was so. */
   messages: string[];

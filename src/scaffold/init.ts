@@ -24,6 +24,7 @@ const IGNORED_ENTRIES = new Set(['.git', '.DS_Store']);
 
 export { ScaffoldError };
 
+/** The options of `ctrlmetrics init` (`initProject`). */
 export interface InitOptions {
   projectName: string;
   /** default `my.domain` (as kubebuilder) */

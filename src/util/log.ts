@@ -17,9 +17,13 @@ export type LogSink = (line: string) => void;
 
 /** A logger bound to a name and a set of fields. */
 export interface Logger {
+  /** A line at debug level (controller-runtime's V(1)): reconcile details. */
   debug(msg: string, fields?: Record<string, unknown>): void;
+  /** A line at info level. */
   info(msg: string, fields?: Record<string, unknown>): void;
+  /** A line at warn level. */
   warn(msg: string, fields?: Record<string, unknown>): void;
+  /** A line at error level (with a stack trace at the stacktrace level). */
   error(msg: string, fields?: Record<string, unknown>): void;
   /** A child logger whose name is `parent.name` and whose lines carry `fields`. */
   child(name: string, fields?: Record<string, unknown>): Logger;

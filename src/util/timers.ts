@@ -14,6 +14,7 @@ export interface TimerClock {
   now(): number;
   /** `keepAlive`: the pending timer keeps the process running (Node's default); otherwise it is unref'd. */
   setTimeout(fn: () => void, ms: number, keepAlive?: boolean): unknown;
+  /** Cancels a timer `setTimeout` returned. */
   clearTimeout(handle: unknown): void;
 }
 

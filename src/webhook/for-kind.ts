@@ -17,6 +17,7 @@ export type KubeJson = Record<string, unknown>;
 
 /** Sets defaults on the object in place (controller-runtime's `Defaulter`). A defaulter gives no warnings. */
 export interface Defaulter<T = KubeJson> {
+  /** Sets what is missing; the webhook answers the difference as a JSON patch. */
   default(obj: T, req: AdmissionRequest<T>): void | Promise<void>;
 }
 
@@ -25,8 +26,11 @@ export type Warnings = string[] | void | undefined;
 
 /** Validates creates, updates and deletes (controller-runtime's `Validator`); throw to deny. */
 export interface Validator<T = KubeJson> {
+  /** A create: throw (e.g. `AdmissionDeniedError`) to deny, return warnings to allow with them. */
   validateCreate?(obj: T, req: AdmissionRequest<T>): Warnings | Promise<Warnings>;
+  /** An update, with the object as it was. */
   validateUpdate?(oldObj: T, obj: T, req: AdmissionRequest<T>): Warnings | Promise<Warnings>;
+  /** A delete, with the object being deleted. */
   validateDelete?(obj: T, req: AdmissionRequest<T>): Warnings | Promise<Warnings>;
 }
 

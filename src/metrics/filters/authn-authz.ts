@@ -88,12 +88,15 @@ export interface AuthFilterOptions {
    * `/openid/v1/jwks`) in the `signed` lane, apart from other never-seen tokens (default true).
    */
   preferClusterSignedTokens?: boolean;
-  /** Limits of the review lanes (defaults: {@link DEFAULT_LANES}). */
+  /** Limits of the review lanes (defaults: `DEFAULT_LANES` of the filters). */
   admission?: Partial<Record<LaneName, Partial<LaneLimits>>>;
   /** Clock of the review lanes (tests). */
   admissionClock?: TimerClock;
   /** Clock the cached decisions expire by (tests; default the process's monotonic clock). */
-  cacheClock?: { now(): number };
+  cacheClock?: {
+    /** A monotonic reading in ms. */
+    now(): number;
+  };
 }
 
 /** The default: lru-cache's own clock (it reuses a reading for 1 ms, which keeps warm requests cheap). */
@@ -146,10 +149,13 @@ const MAX_AUTHZ_KEYS_PER_USER = 16;
 export class Authenticator {
   readonly opts: Required<AuthFilterOptions>;
   private readonly hmacKey = randomBytes(32);
+  /** @internal The authentication decisions (read by tests). */
   readonly authnCache: DecisionCache<AuthnResult>;
+  /** @internal The authorization decisions (read by tests). */
   readonly authzCache: DecisionCache<AuthzDecision>;
+  /** @internal The review admission lanes (read by tests). */
   readonly admission: Admission;
-  /** The cluster's token-signing keys, when `preferClusterSignedTokens`. */
+  /** @internal The cluster's token-signing keys, when `preferClusterSignedTokens`. */
   readonly issuerKeys: IssuerKeys | undefined;
   /** HMAC keys of tokens that authenticated (bounded, forgotten after an hour): their reviews are `known`. */
   private readonly knownTokens: LRUCache<string, true>;
@@ -164,7 +170,7 @@ export class Authenticator {
   private staleServedInOutage = 0;
   /** Told when the API server stops or starts answering reviews. */
   onApiState: ApiStateListener | undefined;
-  /** The filter's metrics (global registry). */
+  /** @internal The filter's metrics (global registry). */
   readonly metrics: FilterMetrics;
   /** Static authorization rules, checked before a SubjectAccessReview. */
   readonly staticRules: readonly StaticAuthorizationRule[];

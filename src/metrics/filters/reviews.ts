@@ -16,8 +16,10 @@ export interface UserInfo {
   extra?: Record<string, string[]>;
 }
 
+/** What a TokenReview decided: the user, or why not. */
 export type AuthnResult = { authenticated: true; user: UserInfo } | { authenticated: false; error?: string };
 
+/** What a SubjectAccessReview (or a static rule) decided, and why. */
 export interface AuthzDecision {
   allowed: boolean;
   reason: string;

@@ -17,7 +17,10 @@ export type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerRes
  * Wraps a handler, e.g. with authentication and authorization. A filter that holds resources (its own API
  * client) releases them in `close`, which the server calls when it stops.
  */
-export type Filter = ((log: Logger, handler: Handler) => Handler) & { close?(): void };
+export type Filter = ((log: Logger, handler: Handler) => Handler) & {
+  /** Releases what the filter holds (the server calls it on stop). */
+  close?(): void;
+};
 
 /**
  * Builds the filter once at server start, from the manager's API config and client (shared caches for all paths).
@@ -87,6 +90,7 @@ export interface MetricsServerDeps {
 
 /** What `/metrics` needs from a registry. */
 export interface MetricsSource {
+  /** Collects every family once, within `timeoutMs` (a collector past it fails the collect). */
   collect(opts?: { timeoutMs?: number }): Promise<MetricsSnapshot>;
 }
 
