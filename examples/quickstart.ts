@@ -1,5 +1,5 @@
 /**
- * The README's library snippet, runnable: one manager, one controller, one custom metric, the secure endpoint.
+ * The library snippet of the README, runnable: one manager, one controller, one custom metric, the secure endpoint.
  *
  *   npm run build
  *   node dist/cli.js authority --state-dir /tmp/qs --kubeconfig-out /tmp/qs/kubeconfig &   # or a real cluster

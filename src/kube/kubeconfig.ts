@@ -4,7 +4,7 @@
  * client-node's own `KubeConfig.loadFromFile` uses, so both read a file the same way.
  *
  * Why not always `@kubernetes/client-node`'s `KubeConfig`: importing it loads the whole generated API client
- * (≈0.4 s and ≈70 MB of resident memory, measured in docs/benchmarks.md), which a manager would carry for its
+ * (≈0.4 s and ≈70 MB of resident memory, measured in docs/performance-notes.md), which a manager would carry for its
  * whole life just to read a few fields. Identities that need code to produce credentials (exec plugins, auth
  * providers) are still handed to client-node by {@link loadRestConfig}; {@link needsCredentialPlugin} tells.
  */
@@ -45,7 +45,7 @@ function named(doc: Record<string, unknown>, key: string, inner: string, file: s
  * Reads one kubeconfig file; throws {@link KubeConfigError} saying what is wrong and where. `js-yaml` is imported
  * here, on first use, since a manager running in its cluster (the in-cluster config) never reads a kubeconfig.
  * Not the `yaml` package the authority and scaffolder use: with it a 10k-series server idles ≈ 0.8 MB higher
- * (docs/benchmarks.md), and client-node reads kubeconfigs with `js-yaml` (merge keys included).
+ * (docs/performance-notes.md), and client-node reads kubeconfigs with `js-yaml` (merge keys included).
  */
 export async function readKubeconfig(file: string): Promise<ParsedKubeconfig> {
   let doc: unknown;

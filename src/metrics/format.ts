@@ -20,7 +20,7 @@ export function formatFloat(v: number): string {
   // JSON.stringify spells a finite number exactly as String(v) does, but String(v) (and `'' + v`) goes through
   // V8's number-to-string cache, which allocates every string it caches in the old generation: the float sums of a
   // 10k scrape then filled ≈ 5 KB of old space per scrape, a mark-compact every 1–2 s under load and 8 MB more heap
-  // committed between them (docs/benchmarks.md). JSON.stringify's string is young and dies young.
+  // committed between them (docs/performance-notes.md). JSON.stringify's string is young and dies young.
   if (a >= 1e-4 && a < 1e6) return JSON.stringify(v);
   return exponentForm(v);
 }

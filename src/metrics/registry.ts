@@ -66,7 +66,7 @@ let promClientEntry: string | null | undefined;
  * prom-client's default registry, once the application has loaded prom-client (the copy this package resolves);
  * undefined before, when it cannot hold any metric. Looked up in the CommonJS module cache, which `import` of
  * prom-client (a CommonJS package) fills too, so a manager that never uses prom-client never loads it (≈11 MB of
- * resident memory; docs/benchmarks.md, "Memory").
+ * resident memory; docs/performance-notes.md, "Memory").
  */
 function promDefaultRegistry(): PromRegistry | undefined {
   if (promClientEntry === undefined) {

@@ -4,7 +4,7 @@
  * Building the exposition as strings left ≈ 2.7 MB of young garbage per 10k-line scrape (a cons cell per `+`, the
  * formatted numbers, the flat copy `Buffer.from` makes of each slice) and kept the slice being built alive across
  * every scavenge; V8 answers such a steady allocation by growing its young generation to 32 MB, most of a scrape's
- * peak RSS (docs/benchmarks.md, "Memory"). Written here, a scrape allocates almost nothing on the JS
+ * peak RSS (docs/performance-notes.md, "Memory"). Written here, a scrape allocates almost nothing on the JS
  * heap: the cached label text is copied byte by byte, integers are written as digits, and only non-integer values
  * are formatted as strings first. No library writes Prometheus text into a caller's buffer, hence this file.
  */

@@ -1,4 +1,4 @@
-// The README's "Testing your operator on the authority" example, run as written there: the authority
+// The "Testing your operator on the authority" example of docs/guides/testing.md, run as written there: the authority
 // started from a test with the operator's CRDs applied, a manager on its restConfig running the operator's
 // controller, the effect checked through the API, everything stopped at the end — what envtest is to Go.
 import { after, before, test } from 'node:test';

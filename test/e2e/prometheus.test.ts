@@ -244,7 +244,7 @@ describe('Prometheus scrapes the secure endpoint', { timeout: 180_000 }, () => {
       return controllers.has('configmap') && controllers.has('secret') ? body.data.result : undefined;
     }, 'the reconcile series of both controllers in the demo\'s Prometheus', 60_000, 1000);
     for (const s of series) assert.equal(s.metric.namespace, 'ctrlmetrics-demo-system', 'the labels the operator would attach');
-    // the printed graph links open Prometheus' graph page with the PromQL of the README
+    // the printed graph links open Prometheus' graph page with the PromQL of the testing guide's demo section
     const links = [...demo!.stdout().matchAll(/^ {4}(http:\/\/\S+\/graph\?g0\.expr=\S+)$/gm)].map((x) => x[1]!);
     assert.deepEqual(links.map((l) => new URL(l).searchParams.get('g0.expr')), [
       'sum by (controller) (rate(controller_runtime_reconcile_total[1m]))',

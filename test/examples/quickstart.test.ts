@@ -1,4 +1,4 @@
-/** The README's library snippet (examples/quickstart.ts), run as a user would against the embedded authority. */
+/** The library snippet of the README and the writing-an-operator guide (examples/quickstart.ts), run as a user would against the embedded authority. */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';

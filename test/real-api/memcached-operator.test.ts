@@ -1,5 +1,5 @@
 /**
- * The README's example operator (examples/memcached-operator) end to end on a real cluster: its CRD installed
+ * The example operator of the writing-an-operator guide (examples/memcached-operator) end to end on a real cluster: its CRD installed
  * and Established, a Memcached reconciled into a finalizer, an owned Deployment (which the cluster's controllers
  * turn into a ReplicaSet), an Available condition and events; a resize; deletion through the finalizer, after which
  * the cluster's garbage collector removes the owned Deployment (the authority, as envtest, runs none); and the

@@ -63,7 +63,7 @@ const DIFFERENCES: Array<{ what: string; why: string; drop: (objs: Any[]) => voi
   },
   {
     what: "the manager container's memory request and limit",
-    why: "sized from the generated manager's measured RSS on Node (docs/benchmarks.md): 160Mi/320Mi, where a Go manager fits 64Mi/128Mi",
+    why: "sized from the generated manager's measured RSS on Node (docs/performance-notes.md): 160Mi/320Mi, where a Go manager fits 64Mi/128Mi",
     drop: (objs) => {
       const r = managerContainer(objs).resources;
       delete r.requests.memory;

@@ -1,7 +1,7 @@
 /**
  * For every combination of the five `ctrlmetrics edit` options, `kubectl kustomize config/default` (real kubectl,
  * kustomize v5) builds and renders exactly the expected objects and fields. The expectations are written by hand
- * from what each option is documented to do (README, `ctrlmetrics edit`) and the kubebuilder v4.15 facts (shared/reference/kubebuilder.md), not taken from the generator.
+ * from what each option is documented to do (docs/guides/project.md, `ctrlmetrics edit`) and the kubebuilder v4.15 facts (shared/reference/kubebuilder.md), not taken from the generator.
  * Each combination is reached twice: by enabling it on a fresh project, and by disabling the rest on a project with
  * everything on; both must render the same objects.
  */

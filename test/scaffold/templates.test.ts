@@ -119,7 +119,7 @@ test('every `ctrlmetrics …` command the generated files mention exists, with t
   }
 });
 
-test('the manager\'s memory request, limit and V8 heap cap agree, and are the ones docs/benchmarks.md measured', async () => {
+test('the manager\'s memory request, limit and V8 heap cap agree, and are the ones docs/performance-notes.md measured', async () => {
   const { readFile } = await import('node:fs/promises');
   const deployment = parseAllDocuments(files['config/manager/manager.yaml']!).map((d) => d.toJSON() as Record<string, any>).find((o) => o['kind'] === 'Deployment')!;
   const container = deployment['spec']['template']['spec']['containers'][0] as { resources: { limits: { memory: string }; requests: { memory: string } }; env: Array<{ name: string; value: string }> };
@@ -137,9 +137,9 @@ test('the manager\'s memory request, limit and V8 heap cap agree, and are the on
   assert.ok(request <= limit, 'request within the limit');
   // the measured non-heap part of the RSS is ~100 MiB: old space + that must stay under the limit
   assert.ok(heap > 0 && heap + 100 < limit, `--max-old-space-size=${heap} leaves room for the rest of the RSS under ${limit}Mi`);
-  const docs = await readFile(join(import.meta.dirname, '../../docs/benchmarks.md'), 'utf8');
+  const docs = await readFile(join(import.meta.dirname, '../../docs/performance-notes.md'), 'utf8');
   const section = docs.slice(docs.indexOf("## The generated manager's memory"));
-  assert.ok(section.includes(`\`limits: memory: ${limit}Mi\``) && section.includes(`\`requests: memory: ${request}Mi\``) && section.includes(`--max-old-space-size=${heap}`) && section.includes('--max-semi-space-size=1 --v8-pool-size=1'), 'docs/benchmarks.md records the measurement behind these values');
+  assert.ok(section.includes(`\`limits: memory: ${limit}Mi\``) && section.includes(`\`requests: memory: ${request}Mi\``) && section.includes(`--max-old-space-size=${heap}`) && section.includes('--max-semi-space-size=1 --v8-pool-size=1'), 'docs/performance-notes.md records the measurement behind these values');
   // the worst measured peak (the table's Node 24 row, scraped every 100 ms) is at most 60% of the limit
   const peakRange = /\| 24\.[\d.]+ \(the image's\) \| [^|]+ \| [\d.]+ \([\d.]+–([\d.]+)\) \|/.exec(section);
   assert.ok(peakRange, 'the Node 24 row of the table');

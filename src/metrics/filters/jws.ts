@@ -2,7 +2,7 @@
  * Verifying a compact JWS (a service-account token) against the cluster's public JWKs with `node:crypto`.
  *
  * Why not jose, the field-standard JOSE library: loading it adds ≈9 MB of resident memory to the manager
- * (docs/benchmarks.md, "Memory") for one job that `node:crypto` does natively (JWK import,
+ * (docs/performance-notes.md, "Memory") for one job that `node:crypto` does natively (JWK import,
  * RSASSA-PKCS1-v1_5 and ECDSA verification); and the answer only chooses an admission lane, it never
  * authenticates anyone. Only what kube-apiserver signs tokens with is accepted: RS256/384/512 (keys of 2048 bits
  * or more) and ES256/384/512 on their own curves; `alg: none`, HMAC, `crit` and unencoded payloads never verify.

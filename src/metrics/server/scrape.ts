@@ -28,7 +28,7 @@ const WRITE_PIECE_BYTES = 64 * 1024;
 /**
  * zlib level: 1-3 cost far less CPU than the default 6 for a few percent more bytes. Level 1 because on
  * exposition bodies in client_golang's order it is the fastest and, at 100k lines, no larger than 2
- * (docs/benchmarks.md, "gzip level 1").
+ * (docs/performance-notes.md, "gzip level 1").
  */
 const GZIP_LEVEL = 1;
 
@@ -131,7 +131,7 @@ class RenderJob {
         // zlib streams compress on the libuv thread pool, off the main thread. Its output is copied into blocks of
         // their own lease at once: zlib's own 16 KB buffers then die with the stream, instead of living as long as
         // the slowest reader and being promoted to the old generation, where V8 frees an ArrayBuffer only at a
-        // mark-compact (they held up to 7.5 MB of a 10k server's heap under gzip scrapes; docs/benchmarks.md)
+        // mark-compact (they held up to 7.5 MB of a 10k server's heap under gzip scrapes; docs/performance-notes.md)
         this.lease = this.pool.lease();
         const out = new TextSink(undefined, this.lease);
         const gz = createGzip({ level: GZIP_LEVEL });

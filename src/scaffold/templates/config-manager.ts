@@ -95,7 +95,7 @@ spec:
             port: ${HEALTH_PORT}
           initialDelaySeconds: 5
           periodSeconds: 10
-        # Sized from measurement (ctrlmetrics' docs/benchmarks.md, "The generated manager's memory"): with one
+        # Sized from measurement (ctrlmetrics' docs/performance-notes.md, "The generated manager's memory"): with one
         # controller, 300 ConfigMaps being updated and scraped, RSS is ~140Mi once synced and peaks at ~172Mi on
         # Node 24, so the limit keeps the peak under 60% of it. Raise both with the number of cached objects.
         resources:

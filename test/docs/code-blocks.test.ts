@@ -1,0 +1,113 @@
+/**
+ * Every fenced block of README.md and docs/ is checked (test/docs/snippets.ts says how): a block that shows a
+ * file is that file, TypeScript compiles under `strict` against the library, shell commands name real commands
+ * and flags, YAML and JSON parse. A block with no way to check it fails the suite. docs/reference/cli.md is
+ * generated from the commands and compared as a whole (cli-reference.test.ts).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { parse as parseYaml } from 'yaml';
+import { buildProgram } from '../../src/cli/index.js';
+import { ROOT, markdownPages, readPage, type Fence } from './markdown.js';
+import { commandLines, fileSnippet, invocationProblems } from './snippets.js';
+
+const GENERATED = new Set(['docs/reference/cli.md']);
+const fences = markdownPages()
+  .filter((p) => !GENERATED.has(p))
+  .flatMap((path) => readPage(path).fences.map((f) => ({ ...f, where: `${path}:${f.line}` })));
+type Located = Fence & { where: string };
+
+test('every block says how it is checked', () => {
+  const unchecked = fences.filter((f) => {
+    if (f.marker) return !/^(file |typecheck( in \S+)?$|none: \S)/.test(f.marker);
+    return !['sh', 'yaml', 'json'].includes(f.lang);
+  });
+  assert.deepEqual(unchecked.map((f) => `${f.where} (${f.lang || 'no language'}${f.marker ? `, marker "${f.marker}"` : ''})`), []);
+  const none = fences.filter((f) => f.marker?.startsWith('none:'));
+  assert.ok(none.every((f) => f.lang === 'text'), 'only a text block may go unchecked');
+  assert.ok(none.length <= 2, `unchecked illustrations stay rare: ${none.map((f) => f.where).join(', ')}`);
+});
+
+test('a block that shows a file is that file', () => {
+  const blocks = fences.filter((f) => f.marker?.startsWith('file '));
+  assert.ok(blocks.length >= 4, `file blocks found (${blocks.length})`);
+  for (const f of blocks) assert.equal(f.text, fileSnippet(f.marker!), `${f.where}: differs from ${f.marker}`);
+});
+
+test('TypeScript blocks compile under strict against the library', () => {
+  const blocks = fences.filter((f) => f.marker?.startsWith('typecheck'));
+  assert.ok(blocks.length >= 3, `typecheck blocks found (${blocks.length})`);
+  // inside node_modules, so that @types/node and the library's dependencies resolve as from the repository; a
+  // block that imports the example's modules (`typecheck in examples/x`) is written beside them, and removed
+  const scratch = join(ROOT, 'node_modules/.cache/ctrlmetrics-doc-snippets', String(process.pid));
+  mkdirSync(scratch, { recursive: true });
+  const byFile = new Map<string, Located>();
+  try {
+    blocks.forEach((f, i) => {
+      const dir = f.marker!.match(/^typecheck in (\S+)$/)?.[1];
+      const file = dir ? join(ROOT, dir, `.doc-snippet-${process.pid}-${i}.ts`) : join(scratch, `block${i}.ts`);
+      writeFileSync(file, f.text);
+      byFile.set(file, f);
+    });
+    const program = ts.createProgram([...byFile.keys()], {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2023.d.ts'],
+      types: ['node'],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      verbatimModuleSyntax: true,
+      paths: {
+        ctrlmetrics: [join(ROOT, 'src/index.ts')],
+        'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')],
+        'ctrlmetrics/scaffold': [join(ROOT, 'src/scaffold/index.ts')],
+      },
+      allowImportingTsExtensions: true,
+    });
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .filter((d) => d.file && byFile.has(d.file.fileName))
+      .map((d) => {
+        const f = byFile.get(d.file!.fileName)!;
+        const { line } = d.file!.getLineAndCharacterOfPosition(d.start ?? 0);
+        return `${f.where.replace(/:\d+$/, '')}:${f.line + 1 + line}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+      });
+    assert.deepEqual(problems, []);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+    for (const file of byFile.keys()) rmSync(file, { force: true });
+  }
+});
+
+test('shell blocks name commands and flags that exist', () => {
+  const program = buildProgram();
+  let invocations = 0;
+  const problems: string[] = [];
+  for (const f of fences.filter((x) => x.lang === 'sh')) {
+    for (const words of commandLines(f.text)) {
+      invocations++;
+      problems.push(...invocationProblems(program, words).map((p) => `${f.where}: ${p}`));
+    }
+  }
+  assert.ok(invocations > 30, `ctrlmetrics invocations found (${invocations})`);
+  assert.deepEqual(problems, []);
+});
+
+test('the shell check finds a flag a command does not have', () => {
+  const program = buildProgram();
+  assert.deepEqual(invocationProblems(program, ['grant', '--serviceaccount', 'a:b']), []);
+  assert.deepEqual(invocationProblems(program, ['grant', '--service-account', 'a:b']), ['ctrlmetrics grant has no flag --service-account']);
+  assert.deepEqual(invocationProblems(program, ['grunt']), ['no command grunt']);
+  assert.deepEqual(commandLines('TOKEN=$(ctrlmetrics token -n ns sa) && ctrlmetrics scrape URL --watch # --nope'), [['token', '-n', 'ns', 'sa'], ['scrape', 'URL', '--watch']]);
+});
+
+test('YAML and JSON blocks parse', () => {
+  for (const f of fences.filter((x) => x.lang === 'yaml' || x.lang === 'json')) {
+    assert.doesNotThrow(() => (f.lang === 'json' ? JSON.parse(f.text) : parseYaml(f.text)), f.where);
+  }
+});
