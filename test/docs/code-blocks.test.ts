@@ -1,12 +1,12 @@
 /**
  * Every fenced block of README.md and docs/ is checked (test/docs/snippets.ts says how): a block that shows a
  * file is that file, TypeScript compiles under `strict` against the library, shell commands name real commands
- * and flags, YAML and JSON parse. A block with no way to check it fails the suite. docs/reference/cli.md is
+ * and flags, a map of the source tree names what exists, YAML and JSON parse. A block with no way to check it fails the suite. docs/reference/cli.md is
  * generated from the commands and compared as a whole (cli-reference.test.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { parse as parseYaml } from 'yaml';
@@ -22,13 +22,13 @@ type Located = Fence & { where: string };
 
 test('every block says how it is checked', () => {
   const unchecked = fences.filter((f) => {
-    if (f.marker) return !/^(file |typecheck( in \S+)?$|none: \S)/.test(f.marker);
+    if (f.marker) return !/^(file |typecheck( in \S+)?$|layout$|none: \S)/.test(f.marker);
     return !['sh', 'yaml', 'json'].includes(f.lang);
   });
   assert.deepEqual(unchecked.map((f) => `${f.where} (${f.lang || 'no language'}${f.marker ? `, marker "${f.marker}"` : ''})`), []);
   const none = fences.filter((f) => f.marker?.startsWith('none:'));
   assert.ok(none.every((f) => f.lang === 'text'), 'only a text block may go unchecked');
-  assert.ok(none.length <= 2, `unchecked illustrations stay rare: ${none.map((f) => f.where).join(', ')}`);
+  assert.ok(none.length <= 1, `unchecked illustrations stay rare: ${none.map((f) => f.where).join(', ')}`);
 });
 
 test('a block that shows a file is that file', () => {
@@ -104,6 +104,17 @@ test('the shell check finds a flag a command does not have', () => {
   assert.deepEqual(invocationProblems(program, ['grant', '--service-account', 'a:b']), ['ctrlmetrics grant has no flag --service-account']);
   assert.deepEqual(invocationProblems(program, ['grunt']), ['no command grunt']);
   assert.deepEqual(commandLines('TOKEN=$(ctrlmetrics token -n ns sa) && ctrlmetrics scrape URL --watch # --nope'), [['token', '-n', 'ns', 'sa'], ['scrape', 'URL', '--watch']]);
+});
+
+test('a map of the source tree names directories that exist, and every package of src/', () => {
+  const blocks = fences.filter((f) => f.marker === 'layout');
+  assert.ok(blocks.length >= 1, 'a layout block');
+  const packages = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `src/${d.name}`);
+  for (const f of blocks) {
+    const named = f.text.split('\n').flatMap((l) => l.split(/\s{2,}/)[0]!.split(' ')).filter(Boolean).map((p) => p.replace(/\/$/, ''));
+    assert.deepEqual(named.filter((p) => !existsSync(join(ROOT, p))), [], `${f.where}: paths that do not exist`);
+    assert.deepEqual(packages.filter((p) => !named.includes(p)), [], `${f.where}: packages of src/ left out`);
+  }
 });
 
 test('YAML and JSON blocks parse', () => {

@@ -8,6 +8,7 @@
  * - `sh`: every `ctrlmetrics …` command in it (also `node dist/cli.js …`, `npm start -- …`) names a command that
  *   exists and only flags that command has;
  * - `yaml` / `json`: parses;
+ * - `layout`: a map of the source tree — the paths it names exist, and it names every package of `src/`;
  * - `none: <why>` on a `text` block: an illustration no test can produce (a captured terminal), with the reason.
  */
 import { readFileSync } from 'node:fs';
