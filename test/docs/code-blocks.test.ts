@@ -1,7 +1,8 @@
 /**
  * Every fenced block of README.md and docs/ is checked (test/docs/snippets.ts says how): a block that shows a
  * file is that file, TypeScript compiles under `strict` against the library, shell commands name real commands
- * and flags, a map of the source tree names what exists, YAML and JSON parse. A block with no way to check it fails the suite. docs/reference/cli.md is
+ * and flags, a map of the source tree names what exists, the `scrape --watch` screen is the renderer's, YAML and
+ * JSON parse. A block with no way to check it fails the suite. docs/reference/cli.md is
  * generated from the commands and compared as a whole (cli-reference.test.ts).
  */
 import { test } from 'node:test';
@@ -13,6 +14,7 @@ import { parse as parseYaml } from 'yaml';
 import { buildProgram } from '../../src/cli/index.js';
 import { ROOT, markdownPages, readPage, type Fence } from './markdown.js';
 import { commandLines, fileSnippet, invocationProblems } from './snippets.js';
+import { docWatchScreen } from './watch-screen.js';
 
 const GENERATED = new Set(['docs/reference/cli.md']);
 const fences = markdownPages()
@@ -22,13 +24,10 @@ type Located = Fence & { where: string };
 
 test('every block says how it is checked', () => {
   const unchecked = fences.filter((f) => {
-    if (f.marker) return !/^(file |typecheck( in \S+)?$|layout$|none: \S)/.test(f.marker);
+    if (f.marker) return !/^(file |typecheck( in \S+)?$|layout$|watch-screen$)/.test(f.marker);
     return !['sh', 'yaml', 'json'].includes(f.lang);
   });
   assert.deepEqual(unchecked.map((f) => `${f.where} (${f.lang || 'no language'}${f.marker ? `, marker "${f.marker}"` : ''})`), []);
-  const none = fences.filter((f) => f.marker?.startsWith('none:'));
-  assert.ok(none.every((f) => f.lang === 'text'), 'only a text block may go unchecked');
-  assert.ok(none.length <= 1, `unchecked illustrations stay rare: ${none.map((f) => f.where).join(', ')}`);
 });
 
 test('a block that shows a file is that file', () => {
@@ -115,6 +114,12 @@ test('a map of the source tree names directories that exist, and every package o
     assert.deepEqual(named.filter((p) => !existsSync(join(ROOT, p))), [], `${f.where}: paths that do not exist`);
     assert.deepEqual(packages.filter((p) => !named.includes(p)), [], `${f.where}: packages of src/ left out`);
   }
+});
+
+test('the scrape --watch screen is what the renderer draws', () => {
+  const blocks = fences.filter((f) => f.marker === 'watch-screen');
+  assert.equal(blocks.length, 1);
+  assert.equal(blocks[0]!.text, docWatchScreen(), `${blocks[0]!.where}: regenerate it from test/docs/watch-screen.ts`);
 });
 
 test('YAML and JSON blocks parse', () => {

@@ -9,7 +9,7 @@
  *   exists and only flags that command has;
  * - `yaml` / `json`: parses;
  * - `layout`: a map of the source tree — the paths it names exist, and it names every package of `src/`;
- * - `none: <why>` on a `text` block: an illustration no test can produce (a captured terminal), with the reason.
+ * - `watch-screen`: the `scrape --watch` screen, drawn by the renderer from test/docs/watch-screen.ts.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
