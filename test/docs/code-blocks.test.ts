@@ -7,13 +7,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { parse as parseYaml } from 'yaml';
 import { buildProgram } from '../../src/cli/index.js';
 import { ROOT, markdownPages, readPage, type Fence } from './markdown.js';
-import { commandLines, fileSnippet, invocationProblems } from './snippets.js';
+import { commandLines, fileSnippet, invocationProblems, shellProblems } from './snippets.js';
+import { renderProject } from '../../src/scaffold/index.js';
 import { docWatchScreen } from './watch-screen.js';
 
 const GENERATED = new Set(['docs/reference/cli.md']);
@@ -25,7 +26,7 @@ type Located = Fence & { where: string };
 test('every block says how it is checked', () => {
   const unchecked = fences.filter((f) => {
     if (f.marker) return !/^(file |typecheck( in \S+)?$|layout$|watch-screen$)/.test(f.marker);
-    return !['sh', 'yaml', 'json'].includes(f.lang);
+    return !['sh', 'indented', 'yaml', 'json'].includes(f.lang); // indented blocks on these pages are commands
   });
   assert.deepEqual(unchecked.map((f) => `${f.where} (${f.lang || 'no language'}${f.marker ? `, marker "${f.marker}"` : ''})`), []);
 });
@@ -83,19 +84,28 @@ test('TypeScript blocks compile under strict against the library', () => {
   }
 });
 
-test('shell blocks name commands and flags that exist', () => {
+test('shell blocks name commands, flags, npm scripts and files that exist', () => {
   const program = buildProgram();
+  const scripts = npmScripts();
   let invocations = 0;
   const problems: string[] = [];
-  for (const f of fences.filter((x) => x.lang === 'sh')) {
+  for (const f of fences.filter((x) => x.lang === 'sh' || x.lang === 'indented')) {
     for (const words of commandLines(f.text)) {
       invocations++;
       problems.push(...invocationProblems(program, words).map((p) => `${f.where}: ${p}`));
     }
+    problems.push(...shellProblems(f.text, scripts, (p) => existsSync(join(ROOT, p))).map((p) => `${f.where}: ${p}`));
   }
   assert.ok(invocations > 30, `ctrlmetrics invocations found (${invocations})`);
   assert.deepEqual(problems, []);
 });
+
+/** The npm scripts of this repository and of a project `ctrlmetrics init` generates (the tutorial runs those). */
+function npmScripts(): Set<string> {
+  const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const generated = JSON.parse(renderProject({ projectName: 'docs-check', domain: 'example.com', ctrlmetricsVersion: '*' })['package.json']!) as { scripts: Record<string, string> };
+  return new Set([...Object.keys(own.scripts), ...Object.keys(generated.scripts)]);
+}
 
 test('the shell check finds a flag a command does not have', () => {
   const program = buildProgram();
@@ -103,6 +113,9 @@ test('the shell check finds a flag a command does not have', () => {
   assert.deepEqual(invocationProblems(program, ['grant', '--service-account', 'a:b']), ['ctrlmetrics grant has no flag --service-account']);
   assert.deepEqual(invocationProblems(program, ['grunt']), ['no command grunt']);
   assert.deepEqual(commandLines('TOKEN=$(ctrlmetrics token -n ns sa) && ctrlmetrics scrape URL --watch # --nope'), [['token', '-n', 'ns', 'sa'], ['scrape', 'URL', '--watch']]);
+  const exists = (p: string) => p === 'bench/run.ts' || p === 'examples/quickstart.ts';
+  assert.deepEqual(shellProblems('npm run bench -- --quick && node --import tsx bench/run.ts\nnode dist/examples/quickstart.js', new Set(['bench']), exists), []);
+  assert.deepEqual(shellProblems('npm run bnech\nnode bench/gone.ts', new Set(['bench']), exists), ['no npm script bnech', 'no file bench/gone.ts']);
 });
 
 test('a map of the source tree names directories that exist, and every package of src/', () => {

@@ -26,7 +26,7 @@ export function markdownPages(): string[] {
 
 const md = new MarkdownIt({ html: true });
 
-/** A fenced block: its info string, its text, the 1-based line of its opening fence, the line before it. */
+/** A code block: its language (`indented` for an indented block), its text, its first line, its `check:` marker. */
 export interface Fence {
   lang: string;
   text: string;
@@ -61,10 +61,11 @@ export function readPage(path: string): Page {
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
     if (t.type === 'heading_open') page.anchors.add(slugger.slug(tokens[i + 1]!.children!.map((c) => (c.type === 'code_inline' ? c.content : c.content)).join('')));
-    if (t.type === 'fence' && t.map) {
+    // fenced blocks, and indented ones (no language)
+    if ((t.type === 'fence' || t.type === 'code_block') && t.map) {
       const before = lines.slice(0, t.map[0]).reverse().find((l) => l.trim() !== '');
       const marker = before?.match(/^<!--\s*check:\s*(.*?)\s*-->$/)?.[1];
-      page.fences.push({ lang: t.info.trim(), text: t.content, line: t.map[0] + 1, marker });
+      page.fences.push({ lang: t.type === 'fence' ? t.info.trim() : 'indented', text: t.content, line: t.map[0] + 1, marker });
     }
     if (t.type === 'inline' && t.map) {
       for (const c of t.children ?? []) {

@@ -5,8 +5,9 @@
  *   holding B), imports spelled as a user writes them (`'ctrlmetrics'`, `'./api.js'`): the file runs in a test,
  *   so the block does too;
  * - `typecheck`: a TypeScript module on its own, compiled with `strict` against the library's sources;
- * - `sh`: every `ctrlmetrics …` command in it (also `node dist/cli.js …`, `npm start -- …`) names a command that
- *   exists and only flags that command has;
+ * - `sh`, and indented blocks (commands on these pages): every `ctrlmetrics …` command in it (also
+ *   `node dist/cli.js …`, `npm start -- …`) names a command that exists and only flags that command has, every
+ *   `npm run` script exists (here or in a generated project), every file of the repository it names exists;
  * - `yaml` / `json`: parses;
  * - `layout`: a map of the source tree — the paths it names exist, and it names every package of `src/`;
  * - `watch-screen`: the `scrape --watch` screen, drawn by the renderer from test/docs/watch-screen.ts.
@@ -80,6 +81,27 @@ export function invocationProblems(program: Command, words: string[]): string[] 
   for (const w of words.slice(i)) {
     for (const f of w.match(/(?<=^|[[|(])--?[a-zA-Z][\w-]*/g) ?? []) {
       if (!longs.has(f)) problems.push(`ctrlmetrics ${cmd.name()} has no flag ${f}`);
+    }
+  }
+  return problems;
+}
+
+/** A path of the repository a command names (`bench/run.ts`, `dist/examples/quickstart.js`, `scripts/x.sh`). */
+const REPO_PATH = /^(?:dist\/)?(?:bench|scripts|test|examples|src)\/[\w./-]+\.(?:ts|mjs|js|sh)$/;
+
+/**
+ * What else a shell block gets wrong: an `npm run` script that neither this repository nor a generated project
+ * has, a file of the repository that does not exist (`dist/x.js` stands for its source `x.ts`).
+ */
+export function shellProblems(block: string, scripts: ReadonlySet<string>, exists: (path: string) => boolean): string[] {
+  const problems: string[] = [];
+  for (const raw of block.split('\n')) {
+    const line = raw.replace(/(^|\s)#.*$/, '');
+    for (const m of line.matchAll(/\bnpm run ([\w:-]+)/g)) if (!scripts.has(m[1]!)) problems.push(`no npm script ${m[1]}`);
+    for (const word of line.split(/[\s()"'`=]+/)) {
+      if (!REPO_PATH.test(word)) continue;
+      const source = word.startsWith('dist/') ? word.slice(5).replace(/\.js$/, '.ts') : word;
+      if (!exists(source)) problems.push(`no file ${source}`);
     }
   }
   return problems;
