@@ -208,6 +208,19 @@ export class ObjectService {
     return out;
   }
 
+  /**
+   * An item of a list answer: as {@link presentShallow}, but a built-in kind's items without `apiVersion` and
+   * `kind`, as kube-apiserver encodes them (custom resources' items keep theirs).
+   */
+  presentListItem(t: ResourceType, o: KubeObject): KubeObject {
+    const out = this.presentShallow(t, o);
+    if (!t.crd) {
+      delete out.apiVersion;
+      delete out.kind;
+    }
+    return out;
+  }
+
   private namespaceOf(t: ResourceType, ns: string | undefined): string | undefined {
     return t.namespaced ? ns : undefined;
   }

@@ -418,7 +418,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
         return send(res, 200, tbl, head);
       }
       if (partial) return sendList(res, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion, ...more } }, items, (o) => partialOf(d.objects.presentShallow(t, o)), head);
-      return sendList(res, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion, ...more } }, items, (o) => d.objects.presentShallow(t, o), head);
+      return sendList(res, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion, ...more } }, items, (o) => d.objects.presentListItem(t, o), head);
     }
     case 'watch': {
       const timeout = q.get('timeoutSeconds');

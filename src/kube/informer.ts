@@ -90,6 +90,26 @@ function metadataOf<T extends InformerObject>(o: T): T {
   return { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata } as unknown as T;
 }
 
+/**
+ * Gives list items the apiVersion and kind of their list when they lack them: kube-apiserver leaves them out of the
+ * items of a built-in kind's list (a `ConfigMapList`'s ConfigMaps), while watch events carry them. Without this, an
+ * object cached from the first list would differ from one cached from a watch, and a reconcile that writes back
+ * what it read (`ctx.objects.update`) could not tell its type.
+ */
+function typeOfItems(list: { apiVersion?: string; kind?: string }): <T extends InformerObject>(item: T) => T {
+  const kind = list.kind?.endsWith('List') && list.kind !== 'List' ? list.kind.slice(0, -'List'.length) : undefined;
+  const apiVersion = list.apiVersion;
+  if (!kind || !apiVersion) return (item) => item;
+  return (item) => {
+    const o = item as InformerObject & { apiVersion?: string; kind?: string };
+    if (o && typeof o === 'object' && (o.apiVersion === undefined || o.kind === undefined)) {
+      o.apiVersion ??= apiVersion;
+      o.kind ??= kind;
+    }
+    return item;
+  };
+}
+
 /** Health of an informer. */
 export interface InformerHealth {
   healthy: boolean;
@@ -371,7 +391,7 @@ export class Informer<T extends InformerObject = InformerObject> {
     const paged = resourceVersion === '' || resourceVersion === '0';
     const first = !this._synced;
     do {
-      const page = await this.client.get<{ metadata?: { resourceVersion?: string; continue?: string }; items?: T[] }>(this.path, {
+      const page = await this.client.get<{ apiVersion?: string; kind?: string; metadata?: { resourceVersion?: string; continue?: string }; items?: T[] }>(this.path, {
         query: {
           labelSelector: this.options.labelSelector,
           fieldSelector: this.options.fieldSelector,
@@ -388,8 +408,9 @@ export class Informer<T extends InformerObject = InformerObject> {
         throw err;
       });
       this.stats.listPages++;
+      const typed = typeOfItems(page);
       for (const raw of page.items ?? []) {
-        const item = this.options.metadataOnly ? metadataOf(raw) : raw;
+        const item = this.options.metadataOnly ? metadataOf(raw) : typed(raw);
         fresh.set(objectKey(item), this.transform ? this.transform(item) : item);
       }
       rv = page.metadata?.resourceVersion ?? rv;
