@@ -87,6 +87,57 @@ export function ${webhookFunction(r)}(): Webhook<${r.kind}> {
 `;
 }
 
+/**
+ * The start of a generated webhook test (admission or conversion): the authority with the project's CRDs,
+ * `installWebhooks()` with `install`, a manager serving the webhook `add` makes, everything stopped after.
+ */
+function authorityWebhookTestPrelude(o: { doc: string; imports: string[]; install: string; add: string }): string {
+  return `/**
+ * ${o.doc} \`npm test\` runs it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeClient, Manager, startAuthority, type Authority } from 'ctrlmetrics';
+import { installWebhooks, type InstalledWebhooks } from 'ctrlmetrics/authority';
+${o.imports.join('\n')}
+
+/** The project root (this file runs from dist-test/test/webhooks/). */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+let authority: Authority;
+let webhooks: InstalledWebhooks;
+let client: KubeClient;
+const stop = new AbortController();
+let running: Promise<void>;
+
+before(async () => {
+  authority = await startAuthority({ apply: [join(ROOT, 'config/crd/bases')] });
+  webhooks = await installWebhooks(authority, ${o.install});
+  client = new KubeClient(authority.restConfig);
+  const mgr = new Manager({
+    restConfig: authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+    healthProbeBindAddress: '0',
+    webhook: { bindAddress: webhooks.bindAddress, certDir: webhooks.certDir },
+  });
+  mgr.add(${o.add});
+  running = mgr.start(stop.signal);
+  await mgr.ready();
+});
+
+after(async () => {
+  stop.abort();
+  await running;
+  client.close();
+  await webhooks.uninstall();
+  await authority.stop();
+});
+`;
+}
+
 export function webhookTestFile(r: ApiResource, k: WebhookKinds): string {
   const base = r.namespaced ? `/apis/${r.qualifiedGroup}/${r.version}/namespaces/default/${r.plural}` : `/apis/${r.qualifiedGroup}/${r.version}/${r.plural}`;
   const obj = (name: string, spec: string) => `{ apiVersion: '${r.qualifiedGroup}/${r.version}', kind: '${r.kind}', metadata: { name: '${name}' }, spec: ${spec} }`;
@@ -109,53 +160,18 @@ test('the validator refuses a spec.foo that is too long, with its message', asyn
 });`);
   }
   const fromWebhook = [webhookFunction(r), ...(k.defaulting ? ['DEFAULT_FOO'] : []), ...(k.validation ? ['MAX_FOO_LENGTH'] : [])];
-  return `/**
- * The ${r.kind} webhooks called by ctrlmetrics' embedded authority, as a cluster's API server calls them (what
+  const prelude = authorityWebhookTestPrelude({
+    doc: `The ${r.kind} webhooks called by ctrlmetrics' embedded authority, as a cluster's API server calls them (what
  * envtest's WebhookInstallOptions does for Go): installWebhooks() makes the serving certificate and installs
- * config/webhook pointed at the manager's webhook server; writes then go through the webhooks. \`npm test\` runs it.
- */
-import { after, before, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { KubeClient, Manager, startAuthority, type Authority } from 'ctrlmetrics';
-import { installWebhooks, type InstalledWebhooks } from 'ctrlmetrics/authority';
-import { ${fromWebhook.join(', ')} } from '../../src/webhooks/${r.version}/${r.lowerKind}-webhook.js';
-import type { ${r.kind} } from '../../src/api/${r.version}/${r.lowerKind}-types.js';
-
-/** The project root (this file runs from dist-test/test/webhooks/). */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-let authority: Authority;
-let webhooks: InstalledWebhooks;
-let client: KubeClient;
-const stop = new AbortController();
-let running: Promise<void>;
-
-before(async () => {
-  authority = await startAuthority({ apply: [join(ROOT, 'config/crd/bases')] });
-  webhooks = await installWebhooks(authority, { manifests: [join(ROOT, 'config/webhook')] });
-  client = new KubeClient(authority.restConfig);
-  const mgr = new Manager({
-    restConfig: authority.restConfig,
-    handleSignals: false,
-    metrics: { bindAddress: '0' },
-    healthProbeBindAddress: '0',
-    webhook: { bindAddress: webhooks.bindAddress, certDir: webhooks.certDir },
+ * config/webhook pointed at the manager's webhook server; writes then go through the webhooks.`,
+    imports: [
+      `import { ${fromWebhook.join(', ')} } from '../../src/webhooks/${r.version}/${r.lowerKind}-webhook.js';`,
+      `import type { ${r.kind} } from '../../src/api/${r.version}/${r.lowerKind}-types.js';`,
+    ],
+    install: `{ manifests: [join(ROOT, 'config/webhook')] }`,
+    add: `${webhookFunction(r)}()`,
   });
-  mgr.add(${webhookFunction(r)}());
-  running = mgr.start(stop.signal);
-  await mgr.ready();
-});
-
-after(async () => {
-  stop.abort();
-  await running;
-  client.close();
-  await webhooks.uninstall();
-  await authority.stop();
-});
-${tests.join('\n')}
+  return `${prelude}${tests.join('\n')}
 `;
 }
 
@@ -329,52 +345,15 @@ test('a ${r.kind} written in ${v} is stored in ${r.version} and reads back the s
   assert.deepEqual(back.spec, { foo: 'bar' });
 });`,
   );
-  return `/**
- * The ${r.kind} conversion called by ctrlmetrics' embedded authority, as a cluster's API server calls it (what
+  const prelude = authorityWebhookTestPrelude({
+    doc: `The ${r.kind} conversion called by ctrlmetrics' embedded authority, as a cluster's API server calls it (what
  * envtest does for Go): installWebhooks() points the CRD's conversion at the manager's /convert with a serving
- * certificate it makes; reads and writes in another version than the stored one go through it. \`npm test\` runs it.
- */
-import { after, before, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { KubeClient, Manager, startAuthority, type Authority } from 'ctrlmetrics';
-import { installWebhooks, type InstalledWebhooks } from 'ctrlmetrics/authority';
-import { ${conversionFunction(r)} } from '../../src/webhooks/${r.version}/${r.lowerKind}-conversion.js';
-
-/** The project root (this file runs from dist-test/test/webhooks/). */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-let authority: Authority;
-let webhooks: InstalledWebhooks;
-let client: KubeClient;
-const stop = new AbortController();
-let running: Promise<void>;
-
-before(async () => {
-  authority = await startAuthority({ apply: [join(ROOT, 'config/crd/bases')] });
-  webhooks = await installWebhooks(authority, { manifests: [], conversions: ['${r.plural}.${r.qualifiedGroup}'] });
-  client = new KubeClient(authority.restConfig);
-  const mgr = new Manager({
-    restConfig: authority.restConfig,
-    handleSignals: false,
-    metrics: { bindAddress: '0' },
-    healthProbeBindAddress: '0',
-    webhook: { bindAddress: webhooks.bindAddress, certDir: webhooks.certDir },
+ * certificate it makes; reads and writes in another version than the stored one go through it.`,
+    imports: [`import { ${conversionFunction(r)} } from '../../src/webhooks/${r.version}/${r.lowerKind}-conversion.js';`],
+    install: `{ manifests: [], conversions: ['${r.plural}.${r.qualifiedGroup}'] }`,
+    add: `${conversionFunction(r)}()`,
   });
-  mgr.add(${conversionFunction(r)}());
-  running = mgr.start(stop.signal);
-  await mgr.ready();
-});
-
-after(async () => {
-  stop.abort();
-  await running;
-  client.close();
-  await webhooks.uninstall();
-  await authority.stop();
-});
-${tests.join('\n')}
+  return `${prelude}${tests.join('\n')}
 `;
 }
 
