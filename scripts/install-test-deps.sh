@@ -2,7 +2,7 @@
 # Installs the Debian packages the tests use, only when missing: Prometheus and promtool, curl; Go, client_golang and
 # Python's prometheus_client for the differential test against client_golang (test/metrics/client-golang.differential);
 # tmux for the terminal test of `scrape --watch`; etcd, openssl and xz for the real control plane of the real-api
-# suite (../shared/kube/start.sh runs kube-apiserver on Debian's etcd-server);
+# suite (a control plane started through CTRLMETRICS_SHARED_KUBE's start.sh runs kube-apiserver on Debian's etcd-server);
 # wrk and openssl for the benchmark. Needs root or sudo; on a machine that already has them it does nothing.
 set -euo pipefail
 need=()

@@ -2,11 +2,14 @@
 // Suites: unit (test/*.test.ts and test/<area>/*.test.ts, except e2e, reliability and real-api), e2e, reliability,
 // real-api, all.
 //
-// The real-api suite (test/real-api) runs against a real kube-apiserver: one control plane for the whole suite,
-// started here with ../shared/kube/start.sh (CTRLMETRICS_SHARED_KUBE overrides where) and passed to the test files
-// as CTRLMETRICS_REAL_KUBE_DIR (test/helpers/real-kube.ts); stopped and removed when the suite ends. Without it (a
-// clone without ../shared) the suite's tests skip, and this says why once.
+// The real-api suite (test/real-api) runs against a real cluster, given one of two ways (test/helpers/real-kube.ts):
+// CTRLMETRICS_TEST_KUBECONFIG, a cluster-admin kubeconfig of a cluster you have; or CTRLMETRICS_SHARED_KUBE, a
+// folder whose start.sh DIR / stop.sh DIR start and stop a control plane, one for the whole suite, passed to the
+// test files as CTRLMETRICS_REAL_KUBE_DIR and removed when the suite ends. The suite's files share one run id
+// (CTRLMETRICS_TEST_RUN_ID) that every name they make carries, and delete what carries it. With neither variable
+// the suite says in one line how to run it and is skipped.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -35,14 +38,12 @@ const groups = {
   'real-api': all.filter(isReal),
 };
 const order = suite === 'all' ? ['unit', 'e2e', 'reliability', 'real-api'] : [suite];
-const sharedKube = resolve(process.env.CTRLMETRICS_SHARED_KUBE ?? join('..', 'shared', 'kube'));
+const sharedKube = process.env.CTRLMETRICS_SHARED_KUBE ? resolve(process.env.CTRLMETRICS_SHARED_KUBE) : undefined;
+const testKubeconfig = process.env.CTRLMETRICS_TEST_KUBECONFIG;
 
-/** Starts the real-api suite's control plane; returns its directory, or undefined (with the reason printed). */
+/** Starts the real-api suite's control plane; returns its directory. */
 function startControlPlane() {
-  if (!existsSync(join(sharedKube, 'start.sh'))) {
-    console.log(`# real-api: skipped, no real control plane (${sharedKube}/start.sh is absent: a clone without ../shared)`);
-    return undefined;
-  }
+  if (!existsSync(join(sharedKube, 'start.sh'))) throw new Error(`CTRLMETRICS_SHARED_KUBE names ${sharedKube}, which holds no start.sh`);
   const dir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-kube-'));
   const r = spawnSync('bash', [join(sharedKube, 'start.sh'), dir], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 180_000 });
   if (r.status !== 0) {
@@ -78,8 +79,18 @@ for (const name of order) {
   const env = { ...process.env, CTRLMETRICS_TEST: '1' };
   let kubeDir;
   if (name === 'real-api') {
-    kubeDir = startControlPlane();
-    if (kubeDir) env.CTRLMETRICS_REAL_KUBE_DIR = kubeDir;
+    if (!testKubeconfig && !sharedKube) {
+      console.log(
+        '# real-api: skipped, no real cluster: set CTRLMETRICS_TEST_KUBECONFIG=<cluster-admin kubeconfig> (a cluster you have) or CTRLMETRICS_SHARED_KUBE=<dir with start.sh/stop.sh> (a control plane of its own); see docs/guides/testing.md',
+      );
+      continue;
+    }
+    env.CTRLMETRICS_TEST_RUN_ID ||= `r${randomBytes(3).toString('hex')}`;
+    console.log(`# real-api: run id ${env.CTRLMETRICS_TEST_RUN_ID}, against ${testKubeconfig ? `the cluster of ${testKubeconfig}` : `a control plane from ${sharedKube}`}`);
+    if (!testKubeconfig) {
+      kubeDir = startControlPlane();
+      env.CTRLMETRICS_REAL_KUBE_DIR = kubeDir;
+    }
   }
   try {
     const r = spawnSync(

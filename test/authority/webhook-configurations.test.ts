@@ -1,7 +1,7 @@
 /**
  * The authority's MutatingWebhookConfiguration and ValidatingWebhookConfiguration, through kubectl, against what a
  * real kube-apiserver v1.25.9 answered to the same manifests (fixtures/webhook-configurations/*.out, recorded from
- * ../shared/kube; test/real-api/webhook-configurations.test.ts compares the two servers live): the 422s cause by
+ * a local control plane; test/real-api/webhook-configurations.test.ts compares the two servers live): the 422s cause by
  * cause, and the webhooks with their defaults.
  */
 import { after, before, describe, test } from 'node:test';

@@ -81,7 +81,10 @@ export async function startTestCluster(opts: { stateDir?: string; clock?: () => 
  * The {@link ApiCluster} helpers over any API server reached as `admin` (a cluster-admin client); `stop` is what
  * `stop()` does after closing nothing else.
  */
-export function clusterHelpers(admin: KubeClient, url: string, caPem: string, kubeconfig: string, stop: () => Promise<void>): ApiCluster {
+export function clusterHelpers(admin: KubeClient, url: string, caPem: string, kubeconfig: string, stop: () => Promise<void>, opts: { roleSuffix?: string } = {}): ApiCluster {
+  // on a shared cluster the helpers' ClusterRoles carry the run's id, so the run's clean-up finds them
+  const authRole = `metrics-auth-role${opts.roleSuffix ?? ''}`;
+  const readerRole = `metrics-reader${opts.roleSuffix ?? ''}`;
   const ensureSA = async (ns: string, name: string) => {
     await createIfMissing(admin, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     await createIfMissing(admin, `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } });
@@ -113,14 +116,14 @@ export function clusterHelpers(admin: KubeClient, url: string, caPem: string, ku
     await createIfMissing(admin, '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
-      metadata: { name: 'metrics-auth-role' },
+      metadata: { name: authRole },
       rules: [
         { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
         { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       ],
     });
     const token = await serviceAccountToken(ns, name, { expirationSeconds: 86_400 });
-    await bind('metrics-auth-role', ns, name);
+    await bind(authRole, ns, name);
     return { server: url, ca: caPem, token };
   };
 
@@ -128,11 +131,11 @@ export function clusterHelpers(admin: KubeClient, url: string, caPem: string, ku
     await createIfMissing(admin, '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
-      metadata: { name: 'metrics-reader' },
+      metadata: { name: readerRole },
       rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
     });
     const token = await serviceAccountToken(ns, name, { expirationSeconds: 86_400 });
-    await bind('metrics-reader', ns, name);
+    await bind(readerRole, ns, name);
     return token;
   };
 

@@ -8,10 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Controller, Manager, type KubeClient, type KubeObject, type RestConfig } from '../../src/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 import { eventually } from '../helpers/process.js';
 
-const NS = 'cached-writes';
+const NS = runName('cached-writes');
 const CM = { apiVersion: 'v1', kind: 'ConfigMap' };
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 

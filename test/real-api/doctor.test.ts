@@ -16,17 +16,16 @@ import { join } from 'node:path';
 import { CRD_SETS } from '../../src/authority/crds.js';
 import { eventually } from '../controller/helpers/exposition.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
-import { installCrd } from '../helpers/cluster.js';
 import { run, runCli } from '../helpers/process.js';
-import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { installRunCrd, REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 import { startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 
-const PROJECT = 'rdoc';
+const PROJECT = runName('rdoc');
 const NS = `${PROJECT}-system`;
 const SERVICE = `${PROJECT}-controller-manager-metrics-service`;
-const SCRAPER_NS = 'rdoc-monitoring';
+const SCRAPER_NS = `${PROJECT}-monitoring`;
 const SCRAPER = `${SCRAPER_NS}:prometheus`;
-const SCRAPER_BINDING = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/rdoc-prometheus-metrics';
+const SCRAPER_BINDING = `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${PROJECT}-prometheus-metrics`;
 
 describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout: 180_000 }, () => {
   let kube: RealKube;
@@ -45,7 +44,7 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
     kube.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
-      metadata: { name: 'rdoc-prometheus-metrics' },
+      metadata: { name: `${PROJECT}-prometheus-metrics` },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${PROJECT}-metrics-reader` },
       subjects: [{ kind: 'ServiceAccount', name: 'prometheus', namespace: SCRAPER_NS }],
     });
@@ -54,7 +53,7 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
     tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-real-doctor-'));
     kube = await startRealKube();
     for (const set of ['prometheus-operator', 'cert-manager']) {
-      for (const crd of CRD_SETS[set]!.crds) await installCrd(kube.admin, crd);
+      for (const crd of CRD_SETS[set]!.crds) await installRunCrd(kube, crd);
     }
     const proj = join(tmp, 'proj');
     for (const args of [['init', '--project-name', PROJECT, '--dir', proj], ['edit', '--enable', 'prometheus,network-policy,metrics-tls', '--dir', proj]]) {
@@ -99,19 +98,19 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
     await eventually(async () => (await kube.admin.get<{ items: unknown[] }>(`/api/v1/namespaces/${NS}/pods`)).items.length > 0, 'the manager pod');
     const d = await doctor();
     const expected = [
-      /^✗ manager Deployment rdoc-system\/rdoc-controller-manager: 0 of 1 replicas ready; pods: rdoc-controller-manager-[a-z0-9]+-[a-z0-9]{5} Pending → fix: kubectl describe pods -n rdoc-system -l \S*control-plane=controller-manager\S* and kubectl logs -n rdoc-system deployment\/rdoc-controller-manager$/,
-      /^✓ metrics Service rdoc-system\/rdoc-controller-manager-metrics-service exists$/,
+      new RegExp(String.raw`^✗ manager Deployment ${PROJECT}-system\/${PROJECT}-controller-manager: 0 of 1 replicas ready; pods: ${PROJECT}-controller-manager-[a-z0-9]+-[a-z0-9]{5} Pending → fix: kubectl describe pods -n ${PROJECT}-system -l \S*control-plane=controller-manager\S* and kubectl logs -n ${PROJECT}-system deployment\/${PROJECT}-controller-manager$`),
+      new RegExp(String.raw`^✓ metrics Service ${PROJECT}-system\/${PROJECT}-controller-manager-metrics-service exists$`),
       /^✓ metrics Service port https 8443 → 8443$/,
-      /^✗ metrics Service rdoc-system\/rdoc-controller-manager-metrics-service has no endpoints: its selector app\.kubernetes\.io\/name=rdoc,control-plane=controller-manager matches no running pod → fix: /,
-      /^✓ manager service account rdoc-system\/rdoc-controller-manager can create TokenReviews$/,
-      /^✓ manager service account rdoc-system\/rdoc-controller-manager can create SubjectAccessReviews$/,
-      /^✓ manager service account rdoc-system\/rdoc-controller-manager can get, create and update Leases in rdoc-system$/,
-      /^✓ scraper rdoc-monitoring:prometheus can get \/metrics$/,
+      new RegExp(String.raw`^✗ metrics Service ${PROJECT}-system\/${PROJECT}-controller-manager-metrics-service has no endpoints: its selector app\.kubernetes\.io\/name=${PROJECT},control-plane=controller-manager matches no running pod → fix: `),
+      new RegExp(String.raw`^✓ manager service account ${PROJECT}-system\/${PROJECT}-controller-manager can create TokenReviews$`),
+      new RegExp(String.raw`^✓ manager service account ${PROJECT}-system\/${PROJECT}-controller-manager can create SubjectAccessReviews$`),
+      new RegExp(String.raw`^✓ manager service account ${PROJECT}-system\/${PROJECT}-controller-manager can get, create and update Leases in ${PROJECT}-system$`),
+      new RegExp(String.raw`^✓ scraper ${PROJECT}-monitoring:prometheus can get \/metrics$`),
       /^✓ ServiceMonitor CRD is installed$/,
-      /^✓ ServiceMonitor rdoc-system\/rdoc-controller-manager-metrics-monitor exists$/,
-      /^✓ NetworkPolicy rdoc-allow-metrics-traffic: namespaces with metrics=enabled may scrape: rdoc-monitoring$/,
-      /^✓ certificate in Secret metrics-server-cert covers rdoc-controller-manager-metrics-service\.rdoc-system\.svc$/,
-      /^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as rdoc-monitoring:prometheus: 200, \d+ metric families \(TLS verified for rdoc-controller-manager-metrics-service\.rdoc-system\.svc against ca\.crt of Secret metrics-server-cert\)$/,
+      new RegExp(String.raw`^✓ ServiceMonitor ${PROJECT}-system\/${PROJECT}-controller-manager-metrics-monitor exists$`),
+      new RegExp(String.raw`^✓ NetworkPolicy ${PROJECT}-allow-metrics-traffic: namespaces with metrics=enabled may scrape: ${PROJECT}-monitoring$`),
+      new RegExp(String.raw`^✓ certificate in Secret metrics-server-cert covers ${PROJECT}-controller-manager-metrics-service\.${PROJECT}-system\.svc$`),
+      new RegExp(String.raw`^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as ${PROJECT}-monitoring:prometheus: 200, \d+ metric families \(TLS verified for ${PROJECT}-controller-manager-metrics-service\.${PROJECT}-system\.svc against ca\.crt of Secret metrics-server-cert\)$`),
     ];
     assert.equal(d.lines.length, expected.length, d.lines.join('\n'));
     expected.forEach((re, i) => assert.match(d.lines[i]!, re, d.lines.join('\n')));
@@ -125,11 +124,11 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
       const d = await doctor();
       const failed = d.lines.filter((l) => l.startsWith('✗') && !/Deployment|endpoints/.test(l));
       assert.equal(failed.length, 1, d.lines.join('\n'));
-      assert.match(failed[0]!, /^✗ scraper rdoc-monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount rdoc-monitoring:prometheus --clusterrole rdoc-metrics-reader$/);
+      assert.match(failed[0]!, new RegExp(String.raw`^✗ scraper ${PROJECT}-monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount ${PROJECT}-monitoring:prometheus --clusterrole ${PROJECT}-metrics-reader$`));
       // the manager allowed this user a moment ago and caches an allow for 5 minutes (controller-runtime's
       // delegating authorizer does the same); a 1.25 token carries no credential id, so doctor's new token of the
       // same service account is the same user to that cache (on 1.32 the credential id makes each token new)
-      assert.match(d.lines.at(-1)!, /^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as rdoc-monitoring:prometheus: 200, /);
+      assert.match(d.lines.at(-1)!, new RegExp(String.raw`^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as ${PROJECT}-monitoring:prometheus: 200, `));
     } finally {
       await bindScraper();
     }

@@ -13,7 +13,7 @@ import { IssuerKeys } from '../../src/metrics/filters/issuer-keys.js';
 import { createLogger } from '../../src/util/log.js';
 import { startTestCluster, type ApiCluster, type TestCluster } from '../helpers/cluster.js';
 import { LogCapture } from '../helpers/log-capture.js';
-import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
 interface Answer {
   status: number;
@@ -42,6 +42,7 @@ function get(c: ApiCluster, path: string, opts: { token?: string; accept?: strin
   });
 }
 
+const NS = runName('issuer-discovery');
 const JWKS = '/openid/v1/jwks';
 const CONFIG = '/.well-known/openid-configuration';
 /**
@@ -75,7 +76,7 @@ describe('issuer discovery: a real kube-apiserver and the authority answer alike
 
   before(async () => {
     [kube, authority] = await Promise.all([startRealKube(), startTestCluster()]);
-    for (const c of [kube, authority]) tokens.set(c, await c.serviceAccountToken('issuer-discovery', 'reader'));
+    for (const c of [kube, authority]) tokens.set(c, await c.serviceAccountToken(NS, 'reader'));
   });
   after(async () => {
     logs.restore();
@@ -102,7 +103,7 @@ describe('issuer discovery: a real kube-apiserver and the authority answer alike
 
   test("the metrics filter's key reader reads the keys of both as a manager's service account", async () => {
     for (const c of [kube, authority]) {
-      const cfg = await c.managerConfig('issuer-discovery', 'manager');
+      const cfg = await c.managerConfig(NS, 'manager');
       const client = new KubeClient(cfg);
       try {
         const keys = new IssuerKeys(client, undefined, undefined, createLogger('issuer-keys-test'));

@@ -14,13 +14,13 @@ import { Manager } from '../../src/index.js';
 import type { RestConfig } from '../../src/kube/config.js';
 import type { Logger } from '../../src/util/log.js';
 import { run, runCli } from '../helpers/process.js';
-import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 import { errorLines } from '../helpers/log-capture.js';
 
-const PROJECT = 'rle';
+const PROJECT = runName('rle');
 const NS = `${PROJECT}-system`;
 const SA = `${PROJECT}-controller-manager`;
-const LEASE_ID = 'rle-lock.my.domain';
+const LEASE_ID = `${PROJECT}-lock.my.domain`;
 const TIMING = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 1_000 };
 
 describe('leader election of a scaffolded project on a real cluster', { skip: REAL_KUBE_SKIP, timeout: 120_000 }, () => {

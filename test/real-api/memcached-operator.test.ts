@@ -15,12 +15,11 @@ import { FINALIZER, setupMemcachedController } from '../../examples/memcached-op
 import { MEMCACHED, type Memcached } from '../../examples/memcached-operator/api.js';
 import { eventually } from '../controller/helpers/exposition.js';
 import { scrape } from '../helpers/secure-endpoint.js';
-import { installCrd } from '../helpers/cluster.js';
-import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { installRunCrd, REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
 const CRDS = join(import.meta.dirname, '../../examples/memcached-operator/config/crd/bases');
 const DEPLOYMENT = { apiVersion: 'apps/v1', kind: 'Deployment' };
-const NS = 'real-memcached';
+const NS = runName('real-memcached');
 
 interface Event {
   reason: string;
@@ -45,7 +44,7 @@ describe('the example Memcached operator on a real cluster', { skip: REAL_KUBE_S
     previousSink = setLogSink((line) => logs.push(line));
     kube = await startRealKube();
     for (const f of readdirSync(CRDS)) {
-      await installCrd(kube.admin, parseYaml(readFileSync(join(CRDS, f), 'utf8')) as KubeObject);
+      await installRunCrd(kube, parseYaml(readFileSync(join(CRDS, f), 'utf8')) as KubeObject);
     }
     await kube.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     objects = new ObjectClient(kube.admin);

@@ -15,13 +15,14 @@ import { parse as parseYaml } from 'yaml';
 import { Manager, type KubeObject } from '../../src/index.js';
 import { newMemcachedWebhook, DEFAULT_IMAGE } from '../../examples/memcached-operator/webhook.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
-import { installCrd } from '../helpers/cluster.js';
 import { run } from '../helpers/process.js';
 import { httpsGet } from '../controller/helpers/exposition.js';
-import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { installRunCrd, REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
 const CRDS = join(import.meta.dirname, '../../examples/memcached-operator/config/crd/bases');
-const NS = 'real-memcached-webhooks';
+const NS = runName('real-memcached-webhooks');
+const MUTATING = runName('memcached-mutating-webhook-configuration');
+const VALIDATING = runName('memcached-validating-webhook-configuration');
 const MUTATE = '/mutate-cache-example-com-v1alpha1-memcached';
 const VALIDATE = '/validate-cache-example-com-v1alpha1-memcached';
 
@@ -35,7 +36,7 @@ describe('the Memcached webhooks, called by a real kube-apiserver', { skip: REAL
 
   before(async () => {
     kube = await startRealKube();
-    for (const f of readdirSync(CRDS)) await installCrd(kube.admin, parseYaml(readFileSync(join(CRDS, f), 'utf8')) as KubeObject);
+    for (const f of readdirSync(CRDS)) await installRunCrd(kube, parseYaml(readFileSync(join(CRDS, f), 'utf8')) as KubeObject);
     await kube.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     dir = await mkdtemp(join(tmpdir(), 'memcached-webhooks-'));
     const ca = await generateCA('memcached-webhook-ca');
@@ -58,20 +59,20 @@ describe('the Memcached webhooks, called by a real kube-apiserver', { skip: REAL
     await kube.admin.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',
-      metadata: { name: 'memcached-mutating-webhook-configuration' },
+      metadata: { name: MUTATING },
       webhooks: [hook('mmemcached-v1alpha1.kb.io', MUTATE)],
     });
     await kube.admin.create('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
-      metadata: { name: 'memcached-validating-webhook-configuration' },
+      metadata: { name: VALIDATING },
       webhooks: [hook('vmemcached-v1alpha1.kb.io', VALIDATE)],
     });
   });
 
   after(async () => {
     // the configurations first: a later suite on this control plane must not call a webhook that is gone
-    for (const kind of ['mutatingwebhookconfigurations/memcached-mutating-webhook-configuration', 'validatingwebhookconfigurations/memcached-validating-webhook-configuration']) {
+    for (const kind of [`mutatingwebhookconfigurations/${MUTATING}`, `validatingwebhookconfigurations/${VALIDATING}`]) {
       await kube?.admin.delete(`/apis/admissionregistration.k8s.io/v1/${kind}`).catch(() => undefined);
     }
     stop.abort();

@@ -11,12 +11,12 @@ import { KubeApiError, type KubeClient } from '../../src/kube/client.js';
 import { Informer } from '../../src/kube/informer.js';
 import { stripManagedFields } from '../../src/kube/transforms.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 
-const NS = 'partial-metadata';
+const NS = runName('partial-metadata');
 const PARTIAL = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 const PARTIAL_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 

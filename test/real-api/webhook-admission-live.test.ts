@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:net';
 import { startTestCluster, type ApiCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually, run } from '../helpers/process.js';
 import { jsonPatch, ScriptedWebhook, type AdmissionReview } from '../helpers/scripted-webhook.js';
-import { REAL_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
+import { REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
 const GROUP_PATH = '/apis/admissionregistration.k8s.io/v1';
 type Hook = Record<string, unknown>;
@@ -89,10 +89,10 @@ describe('admission webhooks: a real kube-apiserver and the authority call them 
       await c.admin.create(path, {
         apiVersion: 'admissionregistration.k8s.io/v1',
         kind: cfg.kind === 'mutating' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration',
-        metadata: { name: `${s.name}-${cfg.name}` },
+        metadata: { name: runName(`${s.name}-${cfg.name}`) },
         webhooks: [sentinel, ...cfg.webhooks],
       });
-      created.push(`${path}/${s.name}-${cfg.name}`);
+      created.push(`${path}/${runName(`${s.name}-${cfg.name}`)}`);
       const seen = () => hook.callsTo('/sentinel').some((call) => call.review.request.namespace === ns && call.review.request.object?.metadata?.labels?.sentinel === cfg.name);
       await eventually(
         async () => {
@@ -111,7 +111,7 @@ describe('admission webhooks: a real kube-apiserver and the authority call them 
 
   /** Runs a scenario on one server: its commands' output, then what the webhook received (operations, names). */
   async function play(c: ApiCluster, tag: string, name: string): Promise<string> {
-    const ns = `wh-${name}-${tag}`;
+    const ns = runName(`wh-${name}-${tag}`);
     const s = scenarios(ns).find((x) => x.name === name)!;
     await c.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     // kube-controller-manager publishes kube-root-ca.crt into every new namespace a moment later: let that write
