@@ -85,7 +85,8 @@ const NAMESPACES = ['mem-a', 'mem-b', 'mem-c'];
 function configMap(i: number, round: number): Record<string, unknown> {
   const data: Record<string, string> = {};
   for (let k = 0; k < 8; k++) data[`key-${k}`] = `round-${round}-`.padEnd(64, String(i % 10));
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: NAMESPACES[i % 3] }, data };
+  // labelled for the scaffold's sample controller, which reconciles those alone
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: NAMESPACES[i % 3], labels: { 'app.kubernetes.io/part-of': 'mem-op' } }, data };
 }
 
 async function inParallel(n: number, workers: number, fn: (i: number) => Promise<unknown>): Promise<void> {

@@ -16,7 +16,7 @@ export type InformerTuning = Omit<InformerOptions, 'path' | 'labelSelector' | 'f
 export function notFoundHint(spec: Pick<WatchSpec, 'apiVersion' | 'kind' | 'resource'>): string {
   const what = `${spec.kind} (${spec.apiVersion}, resource ${resourceOf(spec)})`;
   return spec.apiVersion.includes('/') && !BUILTIN_GROUP.test(spec.apiVersion)
-    ? `the API server does not serve ${what}: install the CRD of ${spec.kind} before starting the manager (e.g. make install, or kubectl apply -f config/crd/bases), or correct the watch's apiVersion, kind or resource`
+    ? `the API server does not serve ${what}: install the CRD of ${spec.kind} before starting the manager (in a scaffolded project: kubectl apply -k config/crd), or correct the watch's apiVersion, kind or resource`
     : `the API server does not serve ${what}: correct the watch's apiVersion, kind or resource (if ${spec.kind} is a custom resource, install its CRD first)`;
 }
 

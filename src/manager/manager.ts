@@ -298,7 +298,8 @@ export class Manager {
       } catch (err) {
         const e = err instanceof ManagerError ? err : new ManagerError(err instanceof Error ? err.message : String(err));
         this.rejectReady(e);
-        this.log.error('problem running manager', { error: e.message });
+        // not logged here: the caller logs what start() rejects with (controller-runtime's main.go does, and the
+        // scaffolded main.ts): logged here too, every start-up failure would show twice
         await this.stopComponents();
         throw e;
       }

@@ -99,6 +99,8 @@ export interface AdmissionAnswer {
   uid: string;
   /** True when the handler threw (a panic, in controller-runtime's terms). */
   panicked: boolean;
+  /** What the handler threw, when it panicked: logged with its stack, as a reconciler's panic is. */
+  panic?: unknown;
 }
 
 function encode(apiVersion: string | undefined, kind: string | undefined, response: WireResponse): string {
@@ -137,14 +139,16 @@ export async function answerAdmission(body: Buffer | undefined, truncated: boole
   const uid = typeof request.uid === 'string' ? request.uid : '';
   let response: AdmissionResponse;
   let panicked = false;
+  let panic: unknown;
   try {
     response = await handler(request);
     if (!response || typeof response !== 'object' || typeof response.allowed !== 'boolean') throw new TypeError('the admission handler returned no response');
   } catch (err) {
     panicked = true;
+    panic = err;
     response = errored(500, `panic: ${err instanceof Error ? err.message : String(err)} [recovered]`);
   }
-  return { body: encode(apiVersion, kind, complete(uid, response)), uid, panicked };
+  return { body: encode(apiVersion, kind, complete(uid, response)), uid, panicked, ...(panicked ? { panic } : {}) };
 }
 
 /** controller-runtime's `Complete`: the uid echoed, a status with code 200 when none, the patch encoded. */

@@ -83,6 +83,8 @@ interface RouteAnswer {
   /** The request's uid, for the log of a panic. */
   uid?: string;
   panicked: boolean;
+  /** What the handler threw, when it panicked. */
+  panic?: unknown;
 }
 
 interface Route {
@@ -133,7 +135,7 @@ export class WebhookServer {
       maxBody: MAX_ADMISSION_BODY_BYTES,
       serve: async (body, truncated, contentType) => {
         const a = await answerAdmission(body, truncated, contentType, handler);
-        return { status: 200, body: a.body, uid: a.uid, panicked: a.panicked };
+        return { status: 200, body: a.body, uid: a.uid, panicked: a.panicked, panic: a.panic };
       },
     });
   }
@@ -169,9 +171,12 @@ export class WebhookServer {
     const { host, port } = parseBindAddress(bindAddress);
     const certDir = this.opts.certDir || DEFAULT_WEBHOOK_CERT_DIR;
     this.log.info('Starting webhook server');
+    // the webhook server never serves a self-signed certificate (an API server must trust its CA through the
+    // configurations' caBundle), so the metrics server's remedy does not apply: say what does
     const tls = await resolveServingTls(
       { certDir, certName: this.opts.certName, keyName: this.opts.keyName, enableHTTP2: this.opts.enableHTTP2, tlsOpts: this.opts.tlsOpts },
       this.log,
+      'the webhook server needs a certificate its callers trust: pass the directory that holds it as certDir (--webhook-cert-path DIR in a scaffolded manager), or run the manager without webhooks (ENABLE_WEBHOOKS=false)',
     );
     const options: TlsConfig = { ...tls.options, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS };
     if (this.opts.clientCAName) {
@@ -272,7 +277,13 @@ export class WebhookServer {
       const answer = await route.serve(body, truncated, contentType);
       if (answer.panicked) {
         webhookPanics.inc();
-        this.log.error('Observed a panic in webhook', { webhook: path, ...(answer.uid !== undefined ? { uid: answer.uid } : {}) });
+        const err = answer.panic;
+        this.log.error('Observed a panic in webhook', {
+          webhook: path,
+          ...(answer.uid !== undefined ? { uid: answer.uid } : {}),
+          panic: err instanceof Error ? err.message : String(err),
+          ...(err instanceof Error && err.stack ? { stacktrace: err.stack } : {}),
+        });
       }
       res.writeHead(answer.status, { ...(answer.body ? { 'Content-Type': 'application/json' } : {}), 'Content-Length': Buffer.byteLength(answer.body) });
       res.end(answer.body);

@@ -157,7 +157,7 @@ test('a watched kind the API does not serve: the log and the start-up error name
       assert.match(err.message, /^controller missing-crd: timed out after 500 ms waiting for the watch caches to sync/);
       assert.match(
         err.message,
-        /\/apis\/cache\.example\.com\/v1alpha1\/namespaces\/default\/memcacheds: .*: the API server does not serve Memcached \(cache\.example\.com\/v1alpha1, resource memcacheds\): install the CRD of Memcached before starting the manager/,
+        /\/apis\/cache\.example\.com\/v1alpha1\/namespaces\/default\/memcacheds: .*: the API server does not serve Memcached \(cache\.example\.com\/v1alpha1, resource memcacheds\): install the CRD of Memcached before starting the manager \(in a scaffolded project: kubectl apply -k config\/crd\), or correct/,
       );
       return true;
     });

@@ -128,5 +128,6 @@ test('the Dockerfile\'s steps, run without Docker, build the image\'s files, and
   const entry = JSON.parse(jsonRun.stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
   assert.equal(entry.level, 'error');
   assert.equal(entry.msg, 'problem running manager');
+  assert.equal(jsonRun.stderr.split('\n').filter((l) => l.includes('no-such.kubeconfig')).length, 1, `the start-up failure is logged once:\n${jsonRun.stderr}`);
   assert.equal(entry.stacktrace, undefined, '--zap-stacktrace-level=panic: no stack trace');
 });

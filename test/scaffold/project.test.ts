@@ -315,7 +315,7 @@ test(
       await cluster.admin.create('/api/v1/namespaces/default/configmaps', {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { name: 'sample', namespace: 'default' },
+        metadata: { name: 'sample', namespace: 'default', labels: { 'app.kubernetes.io/part-of': 'demo-op' } },
         data: { a: '1', b: '2' },
       });
       const after = await secure.until('demo_op_configmap_keys for default/sample', 20_000, async () => {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { WebhookServer, allowed, denied, patched, type AdmissionRequest } from '../../src/webhook/index.js';
 import { registry } from '../../src/metrics/index.js';
 import { generateCA, issueClientCert, issueServingCert, type CertKeyPair } from '../helpers/certs.js';
+import { errorLines } from '../helpers/log-capture.js';
 
 interface Answer {
   status: number;
@@ -68,6 +69,7 @@ describe('the webhook server', () => {
   let server: WebhookServer;
   let url: string;
   const seen: AdmissionRequest[] = [];
+  const errors = errorLines();
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'webhook-certs-'));
@@ -75,7 +77,7 @@ describe('the webhook server', () => {
     const serving = await issueServingCert(ca, ['127.0.0.1', 'localhost']);
     await writeFile(join(dir, 'tls.crt'), serving.certPem);
     await writeFile(join(dir, 'tls.key'), serving.keyPem);
-    server = new WebhookServer({ bindAddress: '127.0.0.1:0', certDir: dir, shutdownTimeoutMs: 5_000 });
+    server = new WebhookServer({ bindAddress: '127.0.0.1:0', certDir: dir, shutdownTimeoutMs: 5_000 }, errors.logger);
     server.register('/mutate-cache-example-com-v1alpha1-memcached', (req) => {
       seen.push(req);
       return patched([{ op: 'add', path: '/spec/image', value: 'memcached:1.6' }]);
@@ -174,6 +176,13 @@ describe('the webhook server', () => {
     assert.equal(body.response.uid, 'e911857d-c318-11e8-bbad-025000000001');
     assert.deepEqual(body.response.status, { metadata: {}, message: "panic: Cannot read properties of undefined (reading 'spec') [recovered]", code: 500 });
     assert.equal(sample(await exposition(), 'controller_runtime_webhook_panics_total'), before + 1);
+    // logged as a reconciler's panic is: the error and where it was thrown
+    const logged = errors.lines.filter((l) => l.msg === 'Observed a panic in webhook');
+    assert.equal(logged.length, 1);
+    assert.equal(logged[0]!.fields?.webhook, '/throws');
+    assert.equal(logged[0]!.fields?.uid, 'e911857d-c318-11e8-bbad-025000000001');
+    assert.equal(logged[0]!.fields?.panic, "Cannot read properties of undefined (reading 'spec')");
+    assert.match(String(logged[0]!.fields?.stacktrace), /^TypeError: Cannot read properties of undefined \(reading 'spec'\)\n\s+at .*server\.test\.ts/);
   });
 
   test('registering a path twice, or a path that is not one, throws', () => {
@@ -210,7 +219,13 @@ describe('the webhook server\'s certificates', () => {
     const dir = await mkdtemp(join(tmpdir(), 'webhook-nocerts-'));
     try {
       const s = new WebhookServer({ bindAddress: '127.0.0.1:0', certDir: dir });
-      await assert.rejects(s.start(), (err: Error) => err.message.includes(join(dir, 'tls.crt')));
+      await assert.rejects(s.start(), (err: Error) => {
+        assert.ok(err.message.includes(join(dir, 'tls.crt')), err.message);
+        // the webhook server cannot serve a self-signed certificate: the metrics server's remedy is not offered
+        assert.doesNotMatch(err.message, /self-signed/);
+        assert.match(err.message, /--webhook-cert-path DIR in a scaffolded manager\), or run the manager without webhooks \(ENABLE_WEBHOOKS=false\)\)$/);
+        return true;
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

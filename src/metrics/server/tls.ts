@@ -61,8 +61,14 @@ function hasOwnCertificate(o: TlsConfig): boolean {
   return (o.cert !== undefined && o.key !== undefined) || o.pfx !== undefined || o.SNICallback !== undefined;
 }
 
-/** Builds the serving TLS options. Rejects with a clear error when `certDir` lacks a usable pair. */
-export async function resolveServingTls(opts: MetricsOptions, log: Logger): Promise<ServingTls> {
+/** What to do about a `certDir` without a usable pair, said after the error: the metrics server's own remedy. */
+const OMIT_CERT_DIR = 'omit certDir to serve a self-signed certificate';
+
+/**
+ * Builds the serving TLS options. Rejects with a clear error when `certDir` lacks a usable pair, ending with
+ * `remedy` (what the caller's user can do about it; default: the metrics server's, omitting certDir).
+ */
+export async function resolveServingTls(opts: MetricsOptions, log: Logger, remedy = OMIT_CERT_DIR): Promise<ServingTls> {
   const options = baseOptions(opts);
   for (const adjust of opts.tlsOpts ?? []) adjust(options);
   applyGuardRails(options, opts, log);
@@ -83,7 +89,7 @@ export async function resolveServingTls(opts: MetricsOptions, log: Logger): Prom
       watcher.stop();
       const why = err instanceof CertificateLoadError ? err.message : String(err);
       throw new CertificateLoadError(
-        `${why} (certDir ${opts.certDir} must hold ${opts.certName ?? 'tls.crt'} and ${opts.keyName ?? 'tls.key'}; omit certDir to serve a self-signed certificate)`,
+        `${why} (certDir ${opts.certDir} must hold ${opts.certName ?? 'tls.crt'} and ${opts.keyName ?? 'tls.key'}; ${remedy})`,
       );
     }
   }

@@ -29,7 +29,7 @@ ${labels}
   name: controller-manager
   namespace: system
 `,
-    'config/rbac/role.yaml': `# Permissions of the sample controller (it watches ConfigMaps). Extend them for your own controllers.
+    'config/rbac/role.yaml': `# Permissions of the sample controller (it watches ConfigMaps labelled app.kubernetes.io/part-of=${p.projectName}). Extend them for your own controllers.
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:

@@ -166,16 +166,24 @@ test('a service account granted metrics-reader scrapes the reconcile metrics', a
   assert.match(await ctrlmetrics('grant', '--serviceaccount', 'default:prometheus', '--clusterrole', 'metrics-reader'), /clusterrolebinding.* created/);
   const token = (await ctrlmetrics('token', 'prometheus', '-n', 'default')).trim();
 
+  // the sample controller reconciles the ConfigMaps labelled for it, and no other
   await admin.create('/api/v1/namespaces/default/configmaps', {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: 'sample', namespace: 'default' },
+    metadata: { name: 'unlabelled', namespace: 'default' },
+    data: { a: '1' },
+  });
+  await admin.create('/api/v1/namespaces/default/configmaps', {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'sample', namespace: 'default', labels: { 'app.kubernetes.io/part-of': '${p.projectName}' } },
     data: { a: '1', b: '2' },
   });
   const res = await eventually('the reconcile of default/sample in /metrics', async () => {
     const r = await scrape(token);
     return r.status === 200 && /^${prefix}_configmap_keys\\{name="sample",namespace="default"\\} 2$/m.test(r.body) ? r : undefined;
   });
+  assert.doesNotMatch(res.body, /^${prefix}_configmap_keys\\{name="unlabelled"/m, 'an unlabelled ConfigMap is not reconciled');
   assert.match(res.body, /^controller_runtime_reconcile_total\\{controller="configmap",result="success"\\} [1-9]/m);
   assert.match(res.body, /^# TYPE controller_runtime_reconcile_time_seconds histogram$/m);
   assert.match(res.body, /^# TYPE workqueue_depth gauge$/m);

@@ -291,8 +291,13 @@ run().catch((err: unknown) => {
 `;
 
   const controller = `/**
- * Sample controller: reconciles ConfigMaps and reports the number of data keys of each in a custom metric, served on
- * /metrics next to the controller-runtime metrics. Replace it with your own (and adjust config/rbac/role.yaml).
+ * Sample controller: reconciles the ConfigMaps labelled app.kubernetes.io/part-of=${p.projectName} and reports the
+ * number of data keys of each in a custom metric, served on /metrics next to the controller-runtime metrics. Replace
+ * it with your own (and adjust config/rbac/role.yaml), or remove it.
+ *
+ * The label selector keeps it scoped: the informer caches only those ConfigMaps (the API server filters them), and
+ * the gauge has a series for each of those alone. Without it, a cluster's every ConfigMap would be cached and
+ * exported as a series.
  */
 import { Controller, metrics, type KubeObject } from 'ctrlmetrics';
 
@@ -302,6 +307,9 @@ import { Controller, metrics, type KubeObject } from 'ctrlmetrics';
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
 }
+
+/** The ConfigMaps this controller reconciles. */
+export const SAMPLE_SELECTOR = 'app.kubernetes.io/part-of=${p.projectName}';
 
 /** Custom metrics register in the global registry (like controller-runtime's metrics.Registry). */
 const configMapKeys = new metrics.Gauge({
@@ -314,7 +322,7 @@ export function newConfigMapController(): Controller {
   return new Controller({
     name: 'configmap',
     maxConcurrentReconciles: 1,
-    watches: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
+    watches: [{ apiVersion: 'v1', kind: 'ConfigMap', labelSelector: SAMPLE_SELECTOR }],
     reconciler: async (req, ctx) => {
       const namespace = req.namespace ?? '';
       // read from the informer cache: no API call per reconcile
