@@ -95,6 +95,7 @@ export interface Authority {
 export { API_AUDIENCES };
 export { CRD_SETS, type CrdSet } from './crds.js';
 export { installWebhooks, type InstallWebhooksOptions, type InstalledWebhooks } from './install-webhooks.js';
+export { startTestEnvironment, useExistingClusterFromEnv, type TestEnvironment, type TestEnvironmentOptions } from './test-environment.js';
 
 const MAX_HEADER_BYTES = 16 * 1024;
 

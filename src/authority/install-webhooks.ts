@@ -40,6 +40,13 @@ export interface InstallWebhooksOptions {
   port?: number;
   /** Where to write `tls.crt` and `tls.key` (default: a new temporary directory, removed by `uninstall`). */
   certDir?: string;
+  /** Prepended to each configuration's name (default none): on a shared cluster, names no one else uses. */
+  namePrefix?: string;
+  /**
+   * Replace a configuration of the same name that exists already (default true, as envtest). False: refuse with an
+   * error naming it, so another's configuration is never overwritten (or deleted by `uninstall`).
+   */
+  replaceExisting?: boolean;
 }
 
 /** What {@link installWebhooks} set up: pass `bindAddress` and `certDir` to the manager's webhook server. */
@@ -136,12 +143,13 @@ export async function installWebhooks(authority: { restConfig: RestConfig }, opt
   try {
     for (const c of configs) {
       const path = `/apis/admissionregistration.k8s.io/v1/${KINDS[String(c.kind)]}`;
-      const name = String(c.metadata?.name ?? '');
-      const body = pointWebhooksAt(c, hostPort, ca.certPem);
+      const name = `${opts.namePrefix ?? ''}${String(c.metadata?.name ?? '')}`;
+      const body = pointWebhooksAt({ ...c, metadata: { ...c.metadata, name } }, hostPort, ca.certPem);
       try {
         await client.create(path, body);
       } catch (err) {
         if (!(err instanceof KubeApiError) || err.status !== 409) throw err;
+        if (opts.replaceExisting === false) throw new Error(`a ${String(c.kind)} named ${name} exists already: it is not replaced (it may be another's); delete it if it is a leftover of yours`);
         const existing = await client.get<KubeObject>(`${path}/${name}`);
         await client.replace(`${path}/${name}`, { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } });
       }
@@ -153,6 +161,11 @@ export async function installWebhooks(authority: { restConfig: RestConfig }, opt
       await client.mergePatch(`${CRD_PATH}/${name}`, { spec: { conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1', 'v1beta1'], clientConfig } } } });
       converted.push(name);
     }
+  } catch (err) {
+    // what was installed before the failure goes again: a half-installed set must not call a server never started
+    await removeInstalled(client, installed, converted).catch(() => undefined);
+    if (ownDir) rmSync(certDir, { recursive: true, force: true });
+    throw err;
   } finally {
     client.close();
   }
@@ -167,21 +180,25 @@ export async function installWebhooks(authority: { restConfig: RestConfig }, opt
     async uninstall() {
       const c = new KubeClient(authority.restConfig);
       try {
-        for (const name of converted) {
-          await c.mergePatch(`${CRD_PATH}/${name}`, { spec: { conversion: { strategy: 'None', webhook: null } } }).catch((err: unknown) => {
-            if (!(err instanceof KubeApiError) || err.status !== 404) throw err;
-          });
-        }
-        for (const ref of installed) {
-          const [kind, name] = ref.split('/') as [string, string];
-          await c.delete(`/apis/admissionregistration.k8s.io/v1/${KINDS[kind]}/${name}`).catch((err: unknown) => {
-            if (!(err instanceof KubeApiError) || err.status !== 404) throw err;
-          });
-        }
+        await removeInstalled(c, installed, converted);
       } finally {
         c.close();
         if (ownDir) rmSync(certDir, { recursive: true, force: true });
       }
     },
   };
+}
+
+/** Sets the converted CRDs back to strategy None and deletes the installed configurations (gone already is fine). */
+async function removeInstalled(c: KubeClient, installed: string[], converted: string[]): Promise<void> {
+  const gone = (err: unknown) => {
+    if (!(err instanceof KubeApiError) || err.status !== 404) throw err;
+  };
+  for (const name of converted) {
+    await c.mergePatch(`${CRD_PATH}/${name}`, { spec: { conversion: { strategy: 'None', webhook: null } } }).catch(gone);
+  }
+  for (const ref of installed) {
+    const [kind, name] = ref.split('/') as [string, string];
+    await c.delete(`/apis/admissionregistration.k8s.io/v1/${KINDS[kind]}/${name}`).catch(gone);
+  }
 }

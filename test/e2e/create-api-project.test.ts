@@ -5,18 +5,21 @@
  * generated controller test, which creates its sample on the authority and sees it reconciled, the webhook test,
  * the authority calling the webhooks, and the conversion test, the authority converting through the manager),
  * `npm run build` under strict, `npm run manifests` leaving the generated files as they are, and
- * `kubectl kustomize config/default` with every `edit` option on and off; then the built manager serving its
+ * `kubectl kustomize config/default` with every `edit` option on and off; `USE_EXISTING_CLUSTER=true npm test` on
+ * another API server reached through KUBECONFIG, left as it was after; then the built manager serving its
  * webhooks and conversion to the authority, counted on /metrics.
  *
  * Needs the npm registry (the project's dependencies other than ctrlmetrics) and `npm run build` done first.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeApiError, KubeClient } from '../../src/kube/client.js';
+import { Informer } from '../../src/kube/informer.js';
+import type { KubeObject } from '../../src/controller/types.js';
 import { installWebhooks, startAuthority } from '../../src/authority/index.js';
 import { ProcessGroup, ROOT, freePort, run } from '../helpers/process.js';
 import { must, testSummary, userEnv } from '../helpers/project-run.js';
@@ -70,6 +73,62 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
     assert.match(built.stdout, /^ {2}name: ships\.crew\.example\.org$/m);
     assert.equal(/kind: ServiceMonitor/.test(built.stdout), step[0] === '--enable', `ServiceMonitor ${step[0]}d`);
     assert.match(built.stdout, /cert-manager\.io\/inject-ca-from: crew-op-system\/crew-op-serving-cert/);
+  }
+});
+
+test("USE_EXISTING_CLUSTER=true npm test: the controller and webhook tests on the cluster of KUBECONFIG, which is left as it was", { timeout: 600_000 }, async () => {
+  assert.ok(existsSync(join(project, 'node_modules')), 'the first test installed the project');
+  // a cluster the user already has, reached only through its kubeconfig (an authority of its own stands in for it)
+  const cluster = await startAuthority({});
+  const admin = new KubeClient(cluster.restConfig);
+  const collections = [
+    '/api/v1/namespaces',
+    '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+    '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+  ];
+  const inventory = async () => {
+    const out: string[] = [];
+    for (const c of collections) for (const o of (await admin.get<{ items: Array<{ metadata: { name: string } }> }>(c)).items) out.push(`${c}/${o.metadata.name}`);
+    return out.sort();
+  };
+  try {
+    const before = await inventory();
+    // what the cluster served while the tests ran (watched): the project's CRDs and its webhook configurations
+    const seen = new Set<string>();
+    const informers = collections.slice(1).map((path) => {
+      const inf = new Informer<KubeObject>(admin, { path });
+      inf.addHandler({ onAdd: (o) => seen.add(`${path}/${String(o.metadata?.name).replace(/^envtest-[0-9a-f]{6}-/, 'envtest-<id>-')}`) });
+      inf.start();
+      return inf;
+    });
+    for (const inf of informers) assert.equal(await inf.waitForSync(10_000), true);
+    const env = { ...userEnv, USE_EXISTING_CLUSTER: 'true', KUBECONFIG: cluster.kubeconfig };
+    const tested = await run('npm', ['test'], { cwd: project, env, timeoutMs: 400_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all(informers.map((inf) => inf.stop()));
+    assert.equal(tested.code, 0, tested.stdout.slice(-3000) + tested.stderr.slice(-2000));
+    assert.deepEqual(testSummary(tested.stdout), { tests: 8, pass: 8, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+    for (const name of [
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/captains.crew.example.org',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/ships.crew.example.org',
+      '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/envtest-<id>-mutating-webhook-configuration',
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/envtest-<id>-validating-webhook-configuration',
+    ]) {
+      assert.ok(seen.has(name), `the cluster held ${name} during the tests: ${[...seen].join(', ')}`);
+    }
+    assert.deepEqual(await inventory(), before, 'the CRDs (with their objects) and the webhook configurations removed after');
+
+    // a cluster that cannot be reached: the controller test says so and what to do
+    const port = await freePort();
+    const unreachable = join(work, 'unreachable.kubeconfig');
+    writeFileSync(unreachable, readFileSync(cluster.kubeconfig, 'utf8').replace(cluster.url, `https://127.0.0.1:${port}`));
+    const failed = await run('npm', ['test'], { cwd: project, env: { ...env, KUBECONFIG: unreachable }, timeoutMs: 400_000 });
+    assert.notEqual(failed.code, 0);
+    assert.match(failed.stdout, new RegExp(`USE_EXISTING_CLUSTER=true: cannot reach the cluster at https://127\\.0\\.0\\.1:${port} \\(kubeconfig ${unreachable.replace(/[.]/g, '\\.')}\\)`));
+  } finally {
+    admin.close();
+    await cluster.stop();
   }
 });
 

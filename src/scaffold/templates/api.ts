@@ -155,28 +155,30 @@ export function controllerTestFile(r: ApiResource): string {
   return `/**
  * The ${r.kind} controller against ctrlmetrics' embedded authority (what envtest is to Go): the CRDs of
  * config/crd/bases and the sample of ${samplePath(r)} applied, the manager started with the controller, and the
- * sample seen reconciled. \`npm test\` builds and runs it.
+ * sample seen reconciled. \`npm test\` builds and runs it; \`USE_EXISTING_CLUSTER=true npm test\` runs it on the
+ * cluster of KUBECONFIG (envtest's switch), removing the CRDs and the sample after.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeClient, Manager, startAuthority, type Authority } from 'ctrlmetrics';
+import { KubeClient, Manager } from 'ctrlmetrics';
+import { startTestEnvironment, type TestEnvironment } from 'ctrlmetrics/authority';
 import { ${controllerFunction(r)} } from '../../src/controllers/${r.lowerKind}-controller.js';
 import type { ${r.kind} } from '../../src/api/${r.version}/${r.lowerKind}-types.js';
 
 /** The project root (this file runs from dist-test/test/controllers/). */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-let authority: Authority;
+let env: TestEnvironment | undefined;
 let client: KubeClient;
 const stop = new AbortController();
-let running: Promise<void>;
+let running: Promise<void> | undefined;
 
 before(async () => {
-  authority = await startAuthority({ apply: [join(ROOT, 'config/crd/bases'), join(ROOT, '${samplePath(r)}')] });
-  client = new KubeClient(authority.restConfig);
-  const mgr = new Manager({ restConfig: authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, healthProbeBindAddress: '0' });
+  env = await startTestEnvironment({ crdDirectoryPaths: [join(ROOT, 'config/crd/bases')], apply: [join(ROOT, '${samplePath(r)}')] });
+  client = new KubeClient(env.restConfig);
+  const mgr = new Manager({ restConfig: env.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, healthProbeBindAddress: '0' });
   mgr.add(${controllerFunction(r)}());
   running = mgr.start(stop.signal);
   await mgr.ready();
@@ -185,8 +187,8 @@ before(async () => {
 after(async () => {
   stop.abort();
   await running;
-  client.close();
-  await authority.stop();
+  client?.close();
+  await env?.stop();
 });
 
 test('the sample ${r.kind} is reconciled', async () => {

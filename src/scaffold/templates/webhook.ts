@@ -88,40 +88,41 @@ export function ${webhookFunction(r)}(): Webhook<${r.kind}> {
 }
 
 /**
- * The start of a generated webhook test (admission or conversion): the authority with the project's CRDs,
- * `installWebhooks()` with `install`, a manager serving the webhook `add` makes, everything stopped after.
+ * The start of a generated webhook test (admission or conversion): the test environment (the authority, or the
+ * cluster of KUBECONFIG with USE_EXISTING_CLUSTER=true) with the project's CRDs and the webhooks of `install`, a
+ * manager serving the webhook `add` makes, everything stopped and removed after.
  */
 function authorityWebhookTestPrelude(o: { doc: string; imports: string[]; install: string; add: string }): string {
   return `/**
- * ${o.doc} \`npm test\` runs it.
+ * ${o.doc} \`npm test\` runs it; \`USE_EXISTING_CLUSTER=true npm test\` runs it on the cluster of KUBECONFIG (envtest's
+ * switch: the CRDs and webhook configurations installed there and removed after; its API server must reach the
+ * webhook server on 127.0.0.1).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeClient, Manager, startAuthority, type Authority } from 'ctrlmetrics';
-import { installWebhooks, type InstalledWebhooks } from 'ctrlmetrics/authority';
+import { KubeClient, Manager } from 'ctrlmetrics';
+import { startTestEnvironment, type TestEnvironment } from 'ctrlmetrics/authority';
 ${o.imports.join('\n')}
 
 /** The project root (this file runs from dist-test/test/webhooks/). */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-let authority: Authority;
-let webhooks: InstalledWebhooks;
+let env: TestEnvironment | undefined;
 let client: KubeClient;
 const stop = new AbortController();
-let running: Promise<void>;
+let running: Promise<void> | undefined;
 
 before(async () => {
-  authority = await startAuthority({ apply: [join(ROOT, 'config/crd/bases')] });
-  webhooks = await installWebhooks(authority, ${o.install});
-  client = new KubeClient(authority.restConfig);
+  env = await startTestEnvironment({ crdDirectoryPaths: [join(ROOT, 'config/crd/bases')], webhookInstallOptions: ${o.install} });
+  client = new KubeClient(env.restConfig);
   const mgr = new Manager({
-    restConfig: authority.restConfig,
+    restConfig: env.restConfig,
     handleSignals: false,
     metrics: { bindAddress: '0' },
     healthProbeBindAddress: '0',
-    webhook: { bindAddress: webhooks.bindAddress, certDir: webhooks.certDir },
+    webhook: { bindAddress: env.webhooks!.bindAddress, certDir: env.webhooks!.certDir },
   });
   mgr.add(${o.add});
   running = mgr.start(stop.signal);
@@ -131,9 +132,8 @@ before(async () => {
 after(async () => {
   stop.abort();
   await running;
-  client.close();
-  await webhooks.uninstall();
-  await authority.stop();
+  client?.close();
+  await env?.stop();
 });
 `;
 }
@@ -162,7 +162,7 @@ test('the validator refuses a spec.foo that is too long, with its message', asyn
   const fromWebhook = [webhookFunction(r), ...(k.defaulting ? ['DEFAULT_FOO'] : []), ...(k.validation ? ['MAX_FOO_LENGTH'] : [])];
   const prelude = authorityWebhookTestPrelude({
     doc: `The ${r.kind} webhooks called by ctrlmetrics' embedded authority, as a cluster's API server calls them (what
- * envtest's WebhookInstallOptions does for Go): installWebhooks() makes the serving certificate and installs
+ * envtest's WebhookInstallOptions does for Go): the test environment makes the serving certificate and installs
  * config/webhook pointed at the manager's webhook server; writes then go through the webhooks.`,
     imports: [
       `import { ${fromWebhook.join(', ')} } from '../../src/webhooks/${r.version}/${r.lowerKind}-webhook.js';`,
@@ -347,7 +347,7 @@ test('a ${r.kind} written in ${v} is stored in ${r.version} and reads back the s
   );
   const prelude = authorityWebhookTestPrelude({
     doc: `The ${r.kind} conversion called by ctrlmetrics' embedded authority, as a cluster's API server calls it (what
- * envtest does for Go): installWebhooks() points the CRD's conversion at the manager's /convert with a serving
+ * envtest does for Go): the test environment points the CRD's conversion at the manager's /convert with a serving
  * certificate it makes; reads and writes in another version than the stored one go through it.`,
     imports: [`import { ${conversionFunction(r)} } from '../../src/webhooks/${r.version}/${r.lowerKind}-conversion.js';`],
     install: `{ manifests: [], conversions: ['${r.plural}.${r.qualifiedGroup}'] }`,
