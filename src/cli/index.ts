@@ -18,8 +18,9 @@ import * as doctor from './doctor.js';
 import * as prometheusConfig from './prometheus-config.js';
 import * as generate from './generate.js';
 import * as create from './create.js';
+import * as dev from './dev.js';
 
-const COMMANDS = [demo, authority, init, edit, create, generate, grant, token, monitors, labelNamespace, scrape, doctor, prometheusConfig, version];
+const COMMANDS = [demo, authority, init, edit, create, generate, dev, grant, token, monitors, labelNamespace, scrape, doctor, prometheusConfig, version];
 
 /** Builds the program with every command registered. */
 export function buildProgram(): Command {

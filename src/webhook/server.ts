@@ -176,7 +176,7 @@ export class WebhookServer {
     const tls = await resolveServingTls(
       { certDir, certName: this.opts.certName, keyName: this.opts.keyName, enableHTTP2: this.opts.enableHTTP2, tlsOpts: this.opts.tlsOpts },
       this.log,
-      'the webhook server needs a certificate its callers trust: pass the directory that holds it as certDir (--webhook-cert-path DIR in a scaffolded manager), or run the manager without webhooks (ENABLE_WEBHOOKS=false)',
+      'the webhook server needs a certificate its callers trust: pass the directory that holds it as certDir (--webhook-cert-path DIR in a scaffolded manager; `ctrlmetrics dev` makes one and points the webhook configurations at it), or run the manager without webhooks (ENABLE_WEBHOOKS=false)',
     );
     const options: TlsConfig = { ...tls.options, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS };
     if (this.opts.clientCAName) {

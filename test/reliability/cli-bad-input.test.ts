@@ -127,6 +127,7 @@ describe('CLI bad input: one error line, non-zero, nothing half-written', { time
       { name: 'init below a file', args: ['init', '--project-name', 'okname', '--dir', join(aFile, 'proj')] },
       { name: 'init in /proc (a file system that refuses new directories)', args: ['init', '--project-name', 'okname', '--dir', '/proc/ctrlmetrics-test-proj'], timeoutMs: 10_000 },
       { name: 'edit of a directory without a project', args: ['edit', '--dir', existing, '--enable', 'prometheus'] },
+      { name: 'dev in a directory without a project', args: ['dev', '--dir', existing], says: /no PROJECT file in .*: run ctrlmetrics dev in a project made by ctrlmetrics init/ },
       { name: 'demo with its state dir below a file', args: ['demo', '--state-dir', join(aFile, 'state'), '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'] },
       { name: 'authority with its state dir below a file', args: ['authority', '--listen', '127.0.0.1:0', '--state-dir', join(aFile, 'state')] },
       { name: 'authority writing its kubeconfig below a file', args: ['authority', '--listen', '127.0.0.1:0', '--kubeconfig-out', join(aFile, 'kubeconfig')], timeoutMs: 10_000 },

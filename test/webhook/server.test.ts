@@ -223,7 +223,7 @@ describe('the webhook server\'s certificates', () => {
         assert.ok(err.message.includes(join(dir, 'tls.crt')), err.message);
         // the webhook server cannot serve a self-signed certificate: the metrics server's remedy is not offered
         assert.doesNotMatch(err.message, /self-signed/);
-        assert.match(err.message, /--webhook-cert-path DIR in a scaffolded manager\), or run the manager without webhooks \(ENABLE_WEBHOOKS=false\)\)$/);
+        assert.match(err.message, /--webhook-cert-path DIR in a scaffolded manager; `ctrlmetrics dev` makes one and points the webhook configurations at it\), or run the manager without webhooks \(ENABLE_WEBHOOKS=false\)\)$/);
         return true;
       });
     } finally {

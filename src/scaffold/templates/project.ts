@@ -373,7 +373,8 @@ will look familiar.
 \`\`\`sh
 npm install
 npm test                                          # builds, then test/e2e against ctrlmetrics' embedded authority
-node dist/main.js --kubeconfig ~/.kube/config     # metrics on https://localhost:${METRICS_PORT}/metrics
+npx ctrlmetrics dev --watch                       # the manager from here against $KUBECONFIG (below)
+USE_EXISTING_CLUSTER=true npm test                # the controller and webhook tests on that cluster
 npm run build-installer                           # dist/install.yaml: config/default in one file
 docker build -t example.com/${p.projectName}:v0.0.1 .
 (cd config/manager && kustomize edit set image controller=example.com/${p.projectName}:v0.0.1)
@@ -388,7 +389,15 @@ then delete \`vendor/\` and the Dockerfile's \`COPY vendor\` line.
 in place of a cluster: it applies the namespace and RBAC of \`config/\` (without the kustomize name prefix), runs
 \`dist/main.js\` as the manager's service account, grants a scraper the reader role (\`ctrlmetrics grant\`), takes its
 token (\`ctrlmetrics token\`) and scrapes \`/metrics\`: 200 with the reconcile metrics, 401 without a token, 403 without
-the role.
+the role. With \`USE_EXISTING_CLUSTER=true\` (envtest's switch) the controller and webhook tests run on the cluster of
+\`KUBECONFIG\` instead: the CRDs and webhook configurations are installed there and removed after.
+
+\`npx ctrlmetrics dev\` runs the manager from your terminal against the cluster of \`KUBECONFIG\`: it builds, applies
+the CRDs and the metrics reader role (as kubebuilder's \`make install\`; they stay), points the webhook configurations
+of \`config/webhook\` at a webhook server on this machine with a fresh CA (once it has checked the API server reaches
+it: a local cluster; \`--webhook-host\` gives another address), runs \`dist/main.js\` with that certificate, restarts
+it when \`src/\` changes (\`--watch\`), and on Ctrl-C removes the webhook configurations again. Without webhooks, or
+with \`ENABLE_WEBHOOKS=false\`, \`node dist/main.js --kubeconfig ~/.kube/config\` runs the manager as it is.
 
 ## Metrics endpoint
 
