@@ -26,9 +26,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { generateSelfSignedCertificate } from '../../src/certwatcher/selfsigned.js';
 import { KubeApiError, KubeClient } from '../../src/kube/client.js';
+import { probeWebhookReachable } from '../../src/ops/dev-cluster.js';
 import { loadRestConfig, type RestConfig } from '../../src/kube/config.js';
 import { clusterHelpers, waitForCrd, type ApiCluster } from './cluster.js';
 
@@ -224,6 +227,36 @@ async function attachControlPlane(dir: string, owned: boolean): Promise<RealKube
       return attachControlPlane(dir, owned);
     },
   };
+}
+
+/**
+ * Why the cases whose webhooks the API server calls on this machine's `127.0.0.1` cannot run here, or false: a
+ * control plane of the suite's own is local; an existing cluster is asked with a probe webhook (a dry-run create it
+ * must send to a server here), as `ctrlmetrics dev` asks. For a file's top level:
+ * `const WEBHOOK_SKIP = await webhooksUnreachable();`.
+ */
+export async function webhooksUnreachable(): Promise<string | false> {
+  if (REAL_KUBE_SKIP) return REAL_KUBE_SKIP;
+  if (!TEST_KUBECONFIG) return false;
+  const loaded = await loadRestConfig({ kubeconfig: TEST_KUBECONFIG });
+  const client = new KubeClient(loaded);
+  const cert = await generateSelfSignedCertificate();
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, () => {
+      const { port: p } = s.address() as { port: number };
+      s.close(() => resolvePort(p));
+    });
+  });
+  try {
+    await probeWebhookReachable(client, runName('probe'), { url: `https://127.0.0.1:${port}`, caPem: cert.caPem }, cert, port);
+    return false;
+  } catch (err) {
+    return `the API server does not reach a webhook server on this machine's 127.0.0.1 (a cluster in containers or elsewhere): ${(err as Error).message.slice(0, 240)}`;
+  } finally {
+    client.close();
+  }
 }
 
 /** The cluster-scoped collections a real-API test may add to; what carries the run's id is deleted after it. */
