@@ -132,6 +132,9 @@ export function projectOnClusterTests(o: {
     const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
     try {
       const before = await webhookConfigs();
+      // kubebuilder's make install, as the project's npm script
+      await must('npm run install-crds', run('npm', ['run', 'install-crds'], { cwd: p.dir, env, timeoutMs: 120_000 }));
+      await admin.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/ships.${group}`);
       // an API server that cannot reach the webhook host (an unroutable address): refused, nothing left behind
       const unreachable = procs.start('dev-unreachable', process.execPath, [...devArgs(await ports()), '--webhook-host=192.0.2.1'], { cwd: p.dir, env });
       assert.equal(await unreachable.exited, 1, unreachable.stderr().slice(-3000));
@@ -142,7 +145,7 @@ export function projectOnClusterTests(o: {
       const dev = procs.start('dev', process.execPath, [...devArgs(x), '--watch'], { cwd: p.dir, env });
       const first = await dev.waitForOutput(/^dev: manager running \(pid (\d+)\)/m, 180_000);
       assert.match(dev.stderr(), new RegExp(`webhooks served at https://127\\.0\\.0\\.1:${x.webhook}`));
-      // make install's part: the CRDs and the metrics reader role, so grant finds it
+      // make install's part: the CRDs (there already) and the metrics reader role, so grant finds it
       await admin.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/captains.${group}`);
       await admin.get(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${p.name}-metrics-reader`);
       const scrapers = `${p.name}-scrapers`;
@@ -183,6 +186,10 @@ export function projectOnClusterTests(o: {
       const ships = await admin.get<{ spec: { conversion?: { webhook?: { clientConfig?: { url?: string } } } } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/ships.${group}`);
       assert.equal(ships.spec.conversion?.webhook?.clientConfig?.url, undefined, 'the conversion no longer names the local server');
       assert.match(dev.stderr(), new RegExp(`^dev: mutatingwebhookconfiguration ${p.name}-mutating-webhook-configuration deleted$`, 'm'));
+
+      // and make uninstall: the CRDs go, with their objects
+      await must('npm run uninstall-crds', run('npm', ['run', 'uninstall-crds'], { cwd: p.dir, env, timeoutMs: 120_000 }));
+      await assert.rejects(admin.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/captains.${group}`), /not found/);
     } finally {
       await procs.stopAll();
       await cluster.stop();

@@ -34,6 +34,10 @@ export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<stri
       // kubebuilder's make manifests: the CRDs from the API types under src/, the manager role from +kubebuilder:rbac
       manifests: 'ctrlmetrics generate --crd-paths src --rbac-paths src',
       'build-installer': 'mkdir -p dist && kubectl kustomize config/default > dist/install.yaml',
+      // kubebuilder's make install / uninstall (the CRDs only) and make run (with the webhooks served locally)
+      'install-crds': 'kubectl apply -k config/crd',
+      'uninstall-crds': 'kubectl delete --ignore-not-found -k config/crd',
+      dev: 'ctrlmetrics dev --watch',
       deploy: 'kubectl apply -k config/default',
       undeploy: 'kubectl delete --ignore-not-found -k config/default',
     },
@@ -373,7 +377,7 @@ will look familiar.
 \`\`\`sh
 npm install
 npm test                                          # builds, then test/e2e against ctrlmetrics' embedded authority
-npx ctrlmetrics dev --watch                       # the manager from here against $KUBECONFIG (below)
+npm run dev                                       # ctrlmetrics dev --watch: the manager from here against $KUBECONFIG (below)
 USE_EXISTING_CLUSTER=true npm test                # the controller and webhook tests on that cluster
 npm run build-installer                           # dist/install.yaml: config/default in one file
 docker build -t example.com/${p.projectName}:v0.0.1 .
@@ -392,8 +396,8 @@ token (\`ctrlmetrics token\`) and scrapes \`/metrics\`: 200 with the reconcile m
 the role. With \`USE_EXISTING_CLUSTER=true\` (envtest's switch) the controller and webhook tests run on the cluster of
 \`KUBECONFIG\` instead: the CRDs and webhook configurations are installed there and removed after.
 
-\`npx ctrlmetrics dev\` runs the manager from your terminal against the cluster of \`KUBECONFIG\`: it builds, applies
-the CRDs and the metrics reader role (as kubebuilder's \`make install\`; they stay), points the webhook configurations
+\`npm run dev\` (\`ctrlmetrics dev --watch\`) runs the manager from your terminal against the cluster of \`KUBECONFIG\`: it builds, applies
+the CRDs and the metrics reader role (as kubebuilder's \`make install\`, which is \`npm run install-crds\` here; they stay), points the webhook configurations
 of \`config/webhook\` at a webhook server on this machine with a fresh CA (once it has checked the API server reaches
 it: a local cluster; \`--webhook-host\` gives another address), runs \`dist/main.js\` with that certificate, restarts
 it when \`src/\` changes (\`--watch\`), and on Ctrl-C removes the webhook configurations again. Without webhooks, or
