@@ -7,8 +7,9 @@
  *
  * With `CTRLMETRICS_TEST_KUBECONFIG` set (a real cluster, as between sessions) the runs go there instead.
  *
- * The files run here are those that pass on the authority (the others need kube-controller-manager's controllers:
- * a Deployment's pods, the garbage collector) and between them create every kind of object the suite makes.
+ * The files run here pass on the authority (some others need kube-controller-manager's controllers: a Deployment's
+ * pods, the garbage collector) and are quick, and between them create every kind of object the suite makes:
+ * namespaces, CRDs (of the run's group and an upstream one), webhook configurations, cluster roles and bindings.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,7 +20,7 @@ import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { ROOT, run } from '../helpers/process.js';
 import { SECOND_NODE_SKIP } from '../helpers/second-node.js';
 
-const FILES = ['crd-versions-live', 'issuer-discovery', 'memcached-webhooks', 'webhook-admission-live'];
+const FILES = ['crd-versions-live', 'issuer-discovery', 'memcached-webhooks'];
 
 /** What the cluster holds in the collections a run may add to, one `collection/name` a line. */
 async function inventory(admin: KubeClient): Promise<string[]> {
