@@ -6,11 +6,9 @@
  * did not make is overwritten or deleted.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { KubeApiError, KubeClient } from '../kube/client.js';
-import { loadRestConfig, type RestConfig } from '../kube/config.js';
+import { kubeconfigFileFromEnv, loadRestConfig, type RestConfig } from '../kube/config.js';
 import { ObjectClient } from '../kube/object-client.js';
 import { loadManifests } from './apply.js';
 import { installWebhooks, type InstallWebhooksOptions, type InstalledWebhooks } from './install-webhooks.js';
@@ -115,20 +113,11 @@ async function startOnAuthority(opts: TestEnvironmentOptions): Promise<TestEnvir
   };
 }
 
-/** The kubeconfig file an existing cluster is read from, as kubectl picks it. */
-function kubeconfigFile(given: string | undefined): string | undefined {
-  if (given) return resolve(given);
-  const fromEnv = process.env.KUBECONFIG?.split(':').find((f) => f && existsSync(f));
-  if (fromEnv) return resolve(fromEnv);
-  const home = join(homedir(), '.kube', 'config');
-  return existsSync(home) ? home : undefined;
-}
-
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function startOnExistingCluster(opts: TestEnvironmentOptions): Promise<TestEnvironment> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  const file = kubeconfigFile(opts.kubeconfig);
+  const file = opts.kubeconfig ? resolve(opts.kubeconfig) : kubeconfigFileFromEnv();
   const where = 'USE_EXISTING_CLUSTER=true';
   if (!file) throw new Error(`${where}: no kubeconfig: set KUBECONFIG to the cluster's kubeconfig (or unset USE_EXISTING_CLUSTER to test on the embedded authority)`);
   let restConfig: RestConfig;

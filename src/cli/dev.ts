@@ -9,11 +9,12 @@
 import type { Command } from 'commander';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
-import { homedir, hostname, tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { generateSelfSignedCertificate } from '../certwatcher/selfsigned.js';
+import { kubeconfigFileFromEnv } from '../kube/config.js';
 import { connect } from '../ops/kube.js';
 import { OpsError } from '../ops/errors.js';
 import {
@@ -46,10 +47,8 @@ function kubeconfigFile(flag: string | undefined): string {
     if (!existsSync(flag)) throw new CliError(`kubeconfig ${flag} does not exist`);
     return resolve(flag);
   }
-  const fromEnv = process.env.KUBECONFIG?.split(':').find((f) => f && existsSync(f));
-  if (fromEnv) return resolve(fromEnv);
-  const home = join(homedir(), '.kube', 'config');
-  if (existsSync(home)) return home;
+  const found = kubeconfigFileFromEnv();
+  if (found) return found;
   throw new CliError('no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG to the cluster to run against');
 }
 

@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { KubeConfigError, type LoadConfigOptions, type RestConfig } from './config-types.js';
 import { inClusterConfig, needsCredentialPlugin, readKubeconfig, restConfigOf, selectContext } from './kubeconfig.js';
 
@@ -40,6 +40,17 @@ function nothingConfigured(home: string): string {
     'Pass a kubeconfig (--kubeconfig FILE on the command line, the kubeconfig option of Manager and loadRestConfig) or set KUBECONFIG; ' +
     'for a local API without a cluster, run `ctrlmetrics authority --kubeconfig-out FILE` and pass that FILE'
   );
+}
+
+/**
+ * The kubeconfig file kubectl reads outside a pod: the first existing file of `$KUBECONFIG`, else `~/.kube/config`
+ * when it exists; undefined when there is neither. For tools that run outside a pod and hand the file on.
+ */
+export function kubeconfigFileFromEnv(): string | undefined {
+  const fromEnv = process.env.KUBECONFIG?.split(':').find((f) => f && existsSync(f));
+  if (fromEnv) return resolve(fromEnv);
+  const home = join(homedir(), '.kube', 'config');
+  return existsSync(home) ? home : undefined;
 }
 
 /**
