@@ -75,6 +75,7 @@ export {
   AlreadyOwnedError,
 } from './controller/controllerutil.js';
 export type { OperationResult } from './controller/controllerutil.js';
+export { semanticEqual } from './kube/equality.js';
 export { setStatusCondition, findStatusCondition, removeStatusCondition, isStatusConditionTrue, isStatusConditionFalse } from './controller/conditions.js';
 export type { Condition, NewCondition } from './controller/conditions.js';
 export * as predicates from './controller/predicates.js';

@@ -5,6 +5,7 @@
  * the answer is the stored object converted back, so a lossy conversion shows as it does on a cluster. A write
  * whose stored object changed while the webhook was called is tried again (a few times).
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { CustomResourceConverter } from './cr-conversion.js';
 import { isStaleAdmission, type ObjectService, type WriteOptions } from './objects.js';
 import type { KubeObject, ResourceType } from './resources.js';
@@ -49,5 +50,5 @@ export async function convertedWrite(r: ConvertedWriteRequest, write: (extra: Wr
 }
 
 function same(a: KubeObject, b: KubeObject): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return isDeepStrictEqual(a, b);
 }

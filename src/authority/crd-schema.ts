@@ -8,6 +8,7 @@
  * ratcheting) and its exact messages, which a generic validator's error objects do not carry.
  * CEL rules (`x-kubernetes-validations`) are evaluated in crd-cel.ts once the rest of the schema holds.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { FieldCause } from './status.js';
 import type { ListShape, ListShapes } from './managed-fields.js';
@@ -48,7 +49,8 @@ export interface StructuralSchema {
 }
 
 const isObj = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const same = (a: Json, b: Json) => JSON.stringify(a) === JSON.stringify(b);
+// in any key order: a stored object's keys are in kube's encoding order, a new one's as its writer wrote them
+const same = (a: Json, b: Json) => isDeepStrictEqual(a, b);
 
 /** The fields of ObjectMeta: anything else under a `metadata` is pruned. */
 const OBJECT_META = new Set([

@@ -11,6 +11,7 @@
  * merged by key), `v:<JSON value>` (lists of sets), `i:<n>`; any other list is one atomic field. Which lists are
  * keyed or sets comes from a {@link ListShapes} resolver: the built-in kinds' merge keys, or a CRD's schema.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { mergeKeyFor } from './patch.js';
 import type { KubeObject } from './resources.js';
 
@@ -252,7 +253,8 @@ export function fieldsOf(o: KubeObject, shapes: ListShapes = builtinListShapes, 
   return out;
 }
 
-const same = (a: Json, b: Json) => JSON.stringify(a) === JSON.stringify(b);
+// in any key order: a stored object's keys are in kube's encoding order, an applied one's as its writer wrote them
+const same = (a: Json, b: Json) => isDeepStrictEqual(a, b);
 const isElement = (p: FieldPath) => /^[kvi]:/.test(p[p.length - 1] ?? '');
 
 /** Whether the value at `p` differs between two objects (a list element: whether it is present in both). */

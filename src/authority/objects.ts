@@ -4,6 +4,7 @@
  * side effects the authority needs (namespaces, services, secrets, CRDs).
  */
 import { randomUUID, randomInt } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { kubeTime } from '../util/kube-time.js';
 import type { Store } from './store.js';
 import { apiVersionOf, typeKey, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
@@ -20,6 +21,7 @@ import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } fr
 import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, unsupportedPatchType } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { ListPages, type PageRequest } from './pagination.js';
+import { kubeEncoded } from './encoding.js';
 
 /** Options common to writes. */
 export interface WriteOptions {
@@ -126,9 +128,9 @@ function clone<T>(v: T): T {
  * The content whose change bumps `metadata.generation`: everything but metadata, and but status unless a custom
  * resource has no status subresource (then its status changes count too, as in kube).
  */
-function specOf(o: KubeObject, withStatus = false): string {
+function specOf(o: KubeObject, withStatus = false): KubeObject {
   const { metadata: _m, status, apiVersion: _a, kind: _k, ...rest } = o;
-  return JSON.stringify(withStatus ? { ...rest, status } : rest);
+  return withStatus ? { ...rest, status } : rest;
 }
 
 function hasFinalizers(o: KubeObject): boolean {
@@ -138,7 +140,8 @@ function hasFinalizers(o: KubeObject): boolean {
 function sameContent(a: KubeObject, b: KubeObject): boolean {
   // apiVersion aside: an object written back unchanged in another version of its CRD is the same object
   const strip = (o: KubeObject) => ({ ...o, apiVersion: undefined, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
-  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+  // in any key order: the stored object is in kube's encoding order, a new one as its writer wrote it
+  return isDeepStrictEqual(strip(a), strip(b));
 }
 
 /** The 409 of an apply that would change fields other managers own. */
@@ -376,9 +379,16 @@ export class ObjectService {
     w.admit?.(o, undefined);
     if (w.dryRun) return this.present(t, o);
     o.apiVersion = this.storedApiVersion(t);
-    const stored = this.store.put(key, o);
+    const stored = this.put(t, o);
     this.afterWrite(t, stored, undefined);
     return this.present(t, stored);
+  }
+
+  /** Stores an object, its keys in the order kube-apiserver writes them; answers the stored object. */
+  private put(t: ResourceType, o: KubeObject): KubeObject {
+    // the store fills in the resourceVersion: its key is made here so that it lands in ObjectMeta's place
+    if (o.metadata && typeof o.metadata === 'object' && !('resourceVersion' in o.metadata)) o.metadata.resourceVersion = '';
+    return this.store.put(typeKey(t), kubeEncoded(t, o));
   }
 
   /** The apiVersion objects of a type are stored in: a custom resource's in its CRD's storage version. */
@@ -479,7 +489,6 @@ export class ObjectService {
   }
 
   private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions & { subresource?: string; via?: Via }): KubeObject {
-    const key = typeKey(t);
     this.decodeCustom(t, next, w, w.via ?? 'body');
     if (w.admitted) {
       if (w.admitted.metadata?.resourceVersion !== old.metadata.resourceVersion) {
@@ -515,13 +524,13 @@ export class ObjectService {
     delete m.managedFields;
     delete m.selfLink;
     this.validateMeta(t, next, old, w.subresource);
-    if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings') && JSON.stringify(old.roleRef) !== JSON.stringify(next.roleRef)) {
+    if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings') && !isDeepStrictEqual(old.roleRef, next.roleRef)) {
       throw invalid(t.kind, t.group, m.name, [{ field: 'roleRef', message: `Invalid value: ${JSON.stringify(next.roleRef ?? null)}: cannot change roleRef` }]);
     }
     this.defaults(t, next, old);
     // after defaulting, so that fields the server fills in do not count as a spec change
     const withStatus = !!t.crd && !t.statusSubresource;
-    if (t.generation) m.generation = (old.metadata.generation ?? 1) + (specOf(old, withStatus) !== specOf(next, withStatus) ? 1 : 0);
+    if (t.generation) m.generation = (old.metadata.generation ?? 1) + (isDeepStrictEqual(specOf(old, withStatus), specOf(next, withStatus)) ? 0 : 1);
     else delete m.generation;
     this.track(t, old, next, w, incoming);
     w.admit?.(next, old);
@@ -531,10 +540,10 @@ export class ObjectService {
       this.removeNow(t, old);
       return this.present(t, next);
     }
-    if (sameContent(old, next) && JSON.stringify(old.metadata.managedFields ?? null) === JSON.stringify(next.metadata.managedFields ?? null)) return this.present(t, old);
+    if (sameContent(old, next) && isDeepStrictEqual(old.metadata.managedFields ?? null, next.metadata.managedFields ?? null)) return this.present(t, old);
     if (w.dryRun) return this.present(t, next);
     next.apiVersion = this.storedApiVersion(t);
-    const stored = this.store.put(key, next);
+    const stored = this.put(t, next);
     this.afterWrite(t, stored, old);
     return this.present(t, stored);
   }
@@ -561,7 +570,7 @@ export class ObjectService {
       return stored;
     }
     delete stored.metadata.selfLink;
-    const put = this.store.put(key, stored);
+    const put = this.put(t, stored);
     this.afterWrite(t, put, current);
     return put;
   }
@@ -663,7 +672,7 @@ export class ObjectService {
     }
     if (!last || typeof last !== 'object' || last.apiVersion !== apiVersionOf(t)) return conflicts;
     const set = fieldsOf(last);
-    const same = (p: string[]) => JSON.stringify(valueAt(last, p)) === JSON.stringify(valueAt(live, p));
+    const same = (p: string[]) => isDeepStrictEqual(valueAt(last, p), valueAt(live, p));
     return conflicts.filter((c) => !(set.has(c.path) && same(c.path)));
   }
 
@@ -701,7 +710,7 @@ export class ObjectService {
     }
     m.deletionGracePeriodSeconds = 0;
     if (dryRun || sameContent(old, next)) return this.present(t, dryRun ? next : old);
-    return this.present(t, this.store.put(typeKey(t), next));
+    return this.present(t, this.put(t, next));
   }
 
   /** Removes an object from the store now (a CRD with its custom resources). */
@@ -737,7 +746,7 @@ export class ObjectService {
     next.metadata.deletionTimestamp = kubeTime();
     next.status = { ...(next.status ?? {}), phase: 'Terminating' };
     if (dryRun) return this.present(t, next);
-    const stored = this.store.put(NS_KEY, next);
+    const stored = this.put(t, next);
     this.schedulePurge(name, String(stored.metadata.uid));
     return this.present(t, stored);
   }

@@ -10,6 +10,7 @@
  * user holds, where `*` covers everything, `*\/sub` covers that subresource of any resource, and a URL ending in `*`
  * covers the URLs starting with the part before it.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { FieldCause } from './status.js';
 import { ApiError, notFound } from './status.js';
 import type { KubeObject } from './resources.js';
@@ -212,7 +213,7 @@ export function admitRbacWrite(d: EscalationDeps, user: UserInfo, resource: stri
   const name = String(next.metadata?.name ?? '');
   const namespace = resource === 'roles' || resource === 'rolebindings' ? String(next.metadata?.namespace ?? '') : '';
   if (ROLE_KINDS.has(resource)) {
-    if (old && JSON.stringify(old.rules ?? null) === JSON.stringify(next.rules ?? null) && JSON.stringify(old.aggregationRule ?? null) === JSON.stringify(next.aggregationRule ?? null)) return;
+    if (old && isDeepStrictEqual(old.rules ?? null, next.rules ?? null) && isDeepStrictEqual(old.aggregationRule ?? null, next.aggregationRule ?? null)) return;
     const escalate = d.authorize({ user, verb: 'escalate', resourceRequest: true, namespace, apiGroup: RBAC_GROUP, resource, name });
     if (escalate.allowed) return;
     confirmNoEscalation(d, user, namespace, (arr(next.rules) ?? []) as PolicyRule[], resource, name);
@@ -223,7 +224,7 @@ export function admitRbacWrite(d: EscalationDeps, user: UserInfo, resource: stri
     return;
   }
   if (!BINDING_KINDS.has(resource)) return;
-  if (old && JSON.stringify(old.subjects ?? null) === JSON.stringify(next.subjects ?? null) && JSON.stringify(old.roleRef) === JSON.stringify(next.roleRef)) return;
+  if (old && isDeepStrictEqual(old.subjects ?? null, next.subjects ?? null) && isDeepStrictEqual(old.roleRef, next.roleRef)) return;
   const ref = (next.roleRef ?? {}) as KubeObject;
   const bind = d.authorize({ user, verb: 'bind', resourceRequest: true, namespace, apiGroup: RBAC_GROUP, resource: ref.kind === 'Role' ? 'roles' : 'clusterroles', name: String(ref.name ?? '') });
   if (bind.allowed) return;

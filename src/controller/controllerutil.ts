@@ -9,6 +9,7 @@
 import type { ObjectLike, OwnerReference } from '../kube/objects.js';
 import type { ObjectClient } from '../kube/object-client.js';
 import { isNotFound } from '../kube/errors.js';
+import { semanticEqual } from '../kube/equality.js';
 
 /** The object already has a controller owner other than the one being set (controller-runtime's `AlreadyOwnedError`). */
 export class AlreadyOwnedError extends Error {
@@ -151,9 +152,10 @@ export async function createOrUpdate<T extends ObjectLike>(client: ObjectClient,
   }
   // the answer of a read may lack its type (a cached read does not): the update needs it
   const existing = { ...current, apiVersion: obj.apiVersion, kind: obj.kind } as T;
-  const before = JSON.stringify(existing);
+  const before = structuredClone(existing);
   await mutate(existing);
   if (!sameKey(existing)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
-  if (JSON.stringify(existing) === before) return { operation: 'unchanged', object: existing };
+  // semantically, as controller-runtime: a server answers map keys sorted, a mutate function assigns them in its order
+  if (semanticEqual(existing, before)) return { operation: 'unchanged', object: existing };
   return { operation: 'updated', object: await client.update(existing) };
 }

@@ -20,6 +20,7 @@ import {
   isInvalid,
   isForbidden,
   ignoreNotFound,
+  createOrUpdate,
   KubeApiError,
   type KubeObject,
 } from '../../src/index.js';
@@ -120,6 +121,31 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
       assert.equal(isNotFound(down) || isConflict(down) || isForbidden(down), false);
       // an answer without a known reason is judged by its code, as apierrors does
       assert.equal(isNotFound(new KubeApiError(404, 'Unknown', 'the API answered 404')), true);
+    });
+
+    it('answers objects in the key order of Go encoding, and createOrUpdate sees a map assigned in another order as unchanged', async () => {
+      // a built-in kind: kind, apiVersion, metadata first; map fields' keys sorted whatever order they were written in
+      const cm = await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ordered', namespace: ns, labels: { z: '1', a: '2' } }, data: { b: '2', a: '1', c: '3' } });
+      assert.deepEqual(Object.keys(cm).slice(0, 3), ['kind', 'apiVersion', 'metadata']);
+      assert.deepEqual(Object.keys(cm.metadata!).slice(0, 3), ['name', 'namespace', 'uid']);
+      assert.deepEqual(Object.keys(cm.metadata!.labels!), ['a', 'z']);
+      assert.deepEqual(Object.keys((cm as KubeObject & { data: object }).data), ['a', 'b', 'c']);
+      // a custom resource is a map at every depth: every key sorted
+      const m = await objects.create<Memcached>({ ...MEMCACHED, metadata: { namespace: ns, name: 'ordered' }, spec: { size: 1, image: 'memcached:1.6' } });
+      assert.deepEqual(Object.keys(m).slice(0, 3), ['apiVersion', 'kind', 'metadata']);
+      assert.deepEqual(Object.keys(m.spec), [...Object.keys(m.spec)].sort());
+      await objects.delete(m);
+
+      const desired = () => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'reconciled', namespace: ns } }) as KubeObject & { data?: Record<string, string> };
+      const mutate = (o: KubeObject & { data?: Record<string, string> }) => {
+        o.data = { zone: 'b', app: 'a' };
+      };
+      assert.equal((await createOrUpdate(objects, desired(), mutate)).operation, 'created');
+      assert.equal((await createOrUpdate(objects, desired(), mutate)).operation, 'unchanged', 'the same data in another key order is no change');
+      const changed = await createOrUpdate(objects, desired(), (o) => {
+        o.data = { zone: 'c', app: 'a' };
+      });
+      assert.equal(changed.operation, 'updated');
     });
 
     it('status() writes only the status subresource', async () => {
