@@ -370,7 +370,9 @@ export class ObjectService {
     delete m.selfLink;
     if (t.generation) m.generation = 1;
     else delete m.generation;
-    if (t.statusSubresource) {
+    // a create drops the status a client sent (the status subresource is how it is written), except a Node's,
+    // which its kubelet registers with its status (kube's node strategy keeps it)
+    if (t.statusSubresource && !(t.group === '' && t.resource === 'nodes')) {
       if (t.crd) delete o.status;
       else o.status = {};
     }

@@ -3,6 +3,7 @@
  */
 import type { StructuralSchema } from './crd-schema.js';
 import { deprecationWarningOf } from './crd-conversion.js';
+import { BUILTIN_GROUPS, BUILTIN_RESOURCES, type BuiltinResource } from './builtin-api.js';
 
 /** A Kubernetes object as plain JSON. */
 export type KubeObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -47,72 +48,109 @@ export interface ResourceType {
   schema?: StructuralSchema;
   /** For a deprecated custom resource version: the warning every request to it gets. */
   deprecationWarning?: string;
+  /** For built-in kinds: the hash discovery lists (what storage migration compares). */
+  storageVersionHash?: string;
+  /** For built-in kinds: the subresources discovery lists (`status`, `scale`, `token`, …). */
+  subresources?: BuiltinResource['subresources'];
+  /** A built-in kind with an `autoscaling/v1 Scale` at `/scale` (`spec.replicas`, a label selector). */
+  builtinScale?: boolean;
 }
 
-const CRUD = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+/** A custom resource's verbs, in the order kube-apiserver lists them. */
+const CR_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
 
-function builtin(
-  group: string,
-  version: string,
-  resource: string,
-  kind: string,
-  namespaced: boolean,
-  extra: Partial<ResourceType> = {},
-): ResourceType {
+const gvr = (group: string, version: string, resource: string) => `${group ? `${group}/` : ''}${version}/${resource}`;
+
+/**
+ * Built-in resources of the Kubernetes version the authority stands for that it does not serve, and why: each
+ * needs a part of a cluster the authority does not run, or a conversion it does not have yet. Discovery leaves
+ * them out, so clients see they are missing rather than meet a half answer.
+ */
+export const NOT_SERVED_RESOURCES: ReadonlyMap<string, string> = new Map([
+  ['v1/bindings', 'binds a pod to a node: no scheduler or kubelet runs beside the authority'],
+  ['v1/componentstatuses', 'reports the health of control-plane components (etcd, scheduler, controller-manager) the authority does not have'],
+  ['events.k8s.io/v1/events', 'the objects of v1 events in another shape (regarding, note, …): served once the conversion between the two is'],
+  ['autoscaling/v1/horizontalpodautoscalers', 'the objects of autoscaling/v2 with one CPU target: served once the conversion between the two is'],
+]);
+
+/**
+ * Subresources the authority does not serve: they reach a kubelet (`log`, `exec`, `attach`, `portforward`), proxy
+ * to a node, pod or service (`proxy`), or stand for a controller's work (`binding`, `eviction`,
+ * `ephemeralcontainers`, a namespace's `finalize`, a CSR's `approval`).
+ */
+export const NOT_SERVED_SUBRESOURCES: ReadonlySet<string> = new Set(['attach', 'binding', 'ephemeralcontainers', 'eviction', 'exec', 'finalize', 'log', 'portforward', 'proxy', 'approval']);
+
+/**
+ * Resources the authority serves beyond its Kubernetes version's: `SelfSubjectReview` (authentication.k8s.io/v1
+ * from Kubernetes 1.28), which `kubectl auth whoami` asks.
+ */
+const LATER_RESOURCES: ResourceType[] = [
+  { group: 'authentication.k8s.io', version: 'v1', resource: 'selfsubjectreviews', singular: 'selfsubjectreview', kind: 'SelfSubjectReview', listKind: 'SelfSubjectReviewList', namespaced: false, verbs: ['create'], virtual: true, nameRule: 'subdomain' },
+];
+
+/** Create-only reviews: answered, never stored. */
+const REVIEWS = new Set(['tokenreviews', 'subjectaccessreviews', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'localsubjectaccessreviews']);
+
+/**
+ * Kinds whose `metadata.generation` kube-apiserver maintains (their strategies set it on create and bump it on a
+ * spec change).
+ */
+const WITH_GENERATION = new Set([
+  'apps/deployments',
+  'apps/replicasets',
+  'apps/statefulsets',
+  'apps/daemonsets',
+  '/replicationcontrollers',
+  'batch/jobs',
+  'batch/cronjobs',
+  'autoscaling/horizontalpodautoscalers',
+  'policy/poddisruptionbudgets',
+  'networking.k8s.io/ingresses',
+  'networking.k8s.io/ingressclasses',
+  'networking.k8s.io/networkpolicies',
+  'flowcontrol.apiserver.k8s.io/flowschemas',
+  'flowcontrol.apiserver.k8s.io/prioritylevelconfigurations',
+  'apiextensions.k8s.io/customresourcedefinitions',
+  'admissionregistration.k8s.io/mutatingwebhookconfigurations',
+  'admissionregistration.k8s.io/validatingwebhookconfigurations',
+]);
+
+/** How each kind's names are validated where it is not a DNS subdomain (kube's `ValidateNameFunc` of the kind). */
+function nameRuleOf(group: string, resource: string): NameRule {
+  if (group === 'rbac.authorization.k8s.io') return 'path';
+  if (!group && resource === 'namespaces') return 'label';
+  if (!group && resource === 'services') return 'label1035';
+  return 'subdomain';
+}
+
+function typeOf(r: BuiltinResource): ResourceType {
+  const subs = (r.subresources ?? []).filter((s) => !NOT_SERVED_SUBRESOURCES.has(s.name));
+  const groupResource = `${r.group}/${r.resource}`;
   return {
-    group,
-    version,
-    resource,
-    singular: kind.toLowerCase(),
-    kind,
-    listKind: `${kind}List`,
-    namespaced,
-    verbs: CRUD,
-    nameRule: 'subdomain',
-    ...extra,
+    group: r.group,
+    version: r.version,
+    resource: r.resource,
+    singular: r.kind.toLowerCase(),
+    kind: r.kind,
+    listKind: `${r.kind}List`,
+    namespaced: r.namespaced,
+    verbs: r.verbs,
+    nameRule: nameRuleOf(r.group, r.resource),
+    ...(r.shortNames ? { shortNames: r.shortNames } : {}),
+    ...(r.categories ? { categories: r.categories } : {}),
+    ...(r.storageVersionHash ? { storageVersionHash: r.storageVersionHash } : {}),
+    ...(REVIEWS.has(r.resource) ? { virtual: true } : {}),
+    ...(WITH_GENERATION.has(groupResource) ? { generation: true } : {}),
+    ...(subs.some((s) => s.name === 'status') ? { statusSubresource: true } : {}),
+    ...(subs.some((s) => s.name === 'scale') ? { builtinScale: true } : {}),
+    ...(subs.length ? { subresources: subs } : {}),
   };
 }
 
-/** The built-in kinds. */
+/** The built-in kinds the authority serves: its Kubernetes version's, but those {@link NOT_SERVED_RESOURCES} names. */
 export const BUILTIN_TYPES: readonly ResourceType[] = [
-  builtin('', 'v1', 'namespaces', 'Namespace', false, { shortNames: ['ns'], nameRule: 'label', verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] }),
-  builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', true, { shortNames: ['sa'] }),
-  builtin('', 'v1', 'services', 'Service', true, { shortNames: ['svc'], categories: ['all'], nameRule: 'label1035', statusSubresource: true }),
-  builtin('', 'v1', 'configmaps', 'ConfigMap', true, { shortNames: ['cm'] }),
-  // stored only (nothing runs them): what a kubelet would report is written through pods/status, e.g. by tests of doctor
-  builtin('', 'v1', 'pods', 'Pod', true, { shortNames: ['po'], categories: ['all'], statusSubresource: true }),
-  builtin('', 'v1', 'secrets', 'Secret', true),
-  builtin('', 'v1', 'events', 'Event', true, { shortNames: ['ev'] }),
-  // stored only, as pods: what the EndpointSlice controller would write is written by tests of doctor
-  builtin('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
-  builtin('apps', 'v1', 'deployments', 'Deployment', true, { shortNames: ['deploy'], categories: ['all'], generation: true, statusSubresource: true }),
-  builtin('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false, { nameRule: 'path' }),
-  builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false, { nameRule: 'path' }),
-  builtin('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true, { nameRule: 'path' }),
-  builtin('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true, { nameRule: 'path' }),
-  builtin('networking.k8s.io', 'v1', 'networkpolicies', 'NetworkPolicy', true, { shortNames: ['netpol'], generation: true }),
-  builtin('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
-  // stored, defaulted and validated; the authority does not call them yet
-  builtin('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false, { categories: ['api-extensions'], generation: true }),
-  builtin('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false, { categories: ['api-extensions'], generation: true }),
-  builtin('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, {
-    shortNames: ['crd', 'crds'],
-    categories: ['api-extensions'],
-    generation: true,
-    statusSubresource: true,
-  }),
-  builtin('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false, { virtual: true, verbs: ['create'] }),
-  builtin('authentication.k8s.io', 'v1', 'selfsubjectreviews', 'SelfSubjectReview', false, { virtual: true, verbs: ['create'] }),
-  builtin('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false, { virtual: true, verbs: ['create'] }),
-  builtin('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false, { virtual: true, verbs: ['create'] }),
-  builtin('authorization.k8s.io', 'v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', false, { virtual: true, verbs: ['create'] }),
-  builtin('authorization.k8s.io', 'v1', 'localsubjectaccessreviews', 'LocalSubjectAccessReview', true, { virtual: true, verbs: ['create'] }),
-];
-
-/** Subresources listed in discovery (besides `status`). */
-export const SUBRESOURCES: ReadonlyArray<{ parent: string; group: string; version: string; name: string; kind: string; kindGroup: string; verbs: string[] }> = [
-  { parent: 'serviceaccounts', group: '', version: 'v1', name: 'token', kind: 'TokenRequest', kindGroup: 'authentication.k8s.io', verbs: ['create'] },
-  { parent: 'deployments', group: 'apps', version: 'v1', name: 'scale', kind: 'Scale', kindGroup: 'autoscaling', verbs: ['get', 'patch', 'update'] },
+  ...BUILTIN_RESOURCES.filter((r) => !NOT_SERVED_RESOURCES.has(gvr(r.group, r.version, r.resource))).map(typeOf),
+  ...LATER_RESOURCES,
 ];
 
 /** Storage key of a type: objects are stored once per group/resource, whatever version they are read in. */
@@ -159,10 +197,19 @@ export class ResourceRegistry {
     return this.all().find((t) => t.group === group && t.version === version && t.kind === kind);
   }
 
-  /** Group → versions, in a stable order (built-in groups first). */
+  /**
+   * Group → versions, in discovery's order: the built-in groups as kube-apiserver lists them (each one's versions
+   * preferred first), then those of CRDs.
+   */
   groups(): Map<string, string[]> {
     const m = new Map<string, string[]>();
-    for (const t of this.all()) {
+    const served = this.all();
+    m.set('', ['v1']);
+    for (const g of BUILTIN_GROUPS) {
+      const vs = g.versions.filter((v) => served.some((t) => t.group === g.name && t.version === v));
+      if (vs.length) m.set(g.name, vs);
+    }
+    for (const t of served) {
       const vs = m.get(t.group) ?? [];
       if (!vs.includes(t.version)) vs.push(t.version);
       m.set(t.group, vs);
@@ -188,7 +235,7 @@ export function typesOfCRD(crd: KubeObject): ResourceType[] {
       namespaced: spec.scope !== 'Cluster',
       shortNames: names.shortNames,
       categories: names.categories,
-      verbs: CRUD,
+      verbs: CR_VERBS,
       nameRule: 'subdomain',
       generation: true,
       statusSubresource: !!v.subresources?.status,

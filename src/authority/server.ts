@@ -349,7 +349,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       if (method !== 'POST') throw methodNotAllowed();
       return sendWritten(d, res, 201, d.reviews.tokenRequest(ns!, info.name, await body()));
     }
-    if (info.subresource === 'scale' && (t.scale || (t.resource === 'deployments' && t.group === 'apps')) && (ns || !t.namespaced)) {
+    if (info.subresource === 'scale' && (t.scale || t.builtinScale) && (ns || !t.namespaced)) {
       const warnings: string[] = [];
       let out: KubeObject;
       try {
@@ -536,7 +536,30 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   }
 }
 
-/** The `autoscaling/v1 Scale` view of a Deployment (`kubectl scale`): get, or patch/update `spec.replicas`. */
+/**
+ * A built-in kind's selector as a Scale's `status.selector` text: a ReplicationController's map, or a LabelSelector
+ * (`matchLabels` and `matchExpressions`), its requirements sorted by key as apimachinery writes them.
+ */
+function selectorText(selector: unknown): string {
+  if (!selector || typeof selector !== 'object') return '';
+  const s = selector as KubeObject;
+  const isLabelSelector = 'matchLabels' in s || 'matchExpressions' in s;
+  const labels: Record<string, unknown> = isLabelSelector ? (s.matchLabels ?? {}) : s;
+  const parts: Array<[string, string]> = Object.entries(labels).map(([k, v]) => [k, `${k}=${String(v)}`]);
+  for (const e of isLabelSelector && Array.isArray(s.matchExpressions) ? s.matchExpressions : []) {
+    const key = String(e?.key ?? '');
+    const values = Array.isArray(e?.values) ? [...e.values].map(String).sort().join(',') : '';
+    if (e?.operator === 'In') parts.push([key, `${key} in (${values})`]);
+    else if (e?.operator === 'NotIn') parts.push([key, `${key} notin (${values})`]);
+    else if (e?.operator === 'Exists') parts.push([key, key]);
+    else if (e?.operator === 'DoesNotExist') parts.push([key, `!${key}`]);
+  }
+  return parts
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([, text]) => text)
+    .join(',');
+}
+
 /** The value at a CRD scale path (`.spec.replicas`). */
 function atPath(o: KubeObject, path: string): unknown {
   return path.split('.').filter(Boolean).reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as KubeObject)[k] : undefined), o);
@@ -547,7 +570,7 @@ function patchAt(path: string, value: unknown): KubeObject {
   return path.split('.').filter(Boolean).reduceRight<unknown>((v, k) => ({ [k]: v }), value) as KubeObject;
 }
 
-/** `/scale` of a Deployment, or of a custom resource through its CRD's scale paths. */
+/** `/scale` of a built-in workload (Deployment, ReplicaSet, StatefulSet, ReplicationController), or of a custom resource through its CRD's scale paths. */
 async function scale(
   d: ServerDeps,
   t: ResourceType,
@@ -572,13 +595,12 @@ async function scale(
         status: { replicas: Number(atPath(o, paths.statusReplicasPath) ?? 0), ...(typeof selector === 'string' && selector ? { selector } : {}) },
       };
     }
-    const sel = (o.spec?.selector?.matchLabels ?? {}) as Record<string, string>;
     return {
       kind: 'Scale',
       apiVersion: 'autoscaling/v1',
       metadata,
       spec: { replicas: o.spec?.replicas ?? 1 },
-      status: { replicas: o.status?.replicas ?? 0, selector: Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(',') },
+      status: { replicas: o.status?.replicas ?? 0, selector: selectorText(o.spec?.selector) },
     };
   };
   // a CRD converting by webhook: the Scale is read from, and written through, the object in the request's version
