@@ -112,6 +112,33 @@ describe('the built-in API of kube-apiserver v1.25.9 on the authority', () => {
     });
   });
 
+  describe('OpenAPI, compared with the recorded documents', { skip: NO_REFERENCE }, () => {
+    it('/openapi/v3 indexes the recorded documents of what is served, and answers each as recorded', async () => {
+      const index = recorded(join('openapi-v3', 'index.json'));
+      const left = ['apis/events.k8s.io', 'apis/events.k8s.io/v1', 'apis/autoscaling/v1', 'openid/v1/jwks'];
+      const want = Object.fromEntries(Object.entries(index.paths).filter(([p]) => !left.includes(p)));
+      const got = await admin.get<Doc>('/openapi/v3');
+      assert.deepEqual(got.paths, want);
+      for (const p of ['api/v1', 'apis/apps/v1', 'apis/batch/v1', 'apis/networking.k8s.io/v1', 'apis/autoscaling/v2']) {
+        assert.deepEqual(await admin.get<Doc>(`/openapi/v3/${p}`), recorded(join('openapi-v3', `${p.replaceAll('/', '_')}.json`)), p);
+      }
+      await assert.rejects(admin.get('/openapi/v3/apis/events.k8s.io/v1'), (err) => isNotFound(err));
+    });
+
+    it('/openapi/v2 in JSON is the recorded document', async () => {
+      assert.deepEqual(await admin.get<Doc>('/openapi/v2'), recorded('openapi-v2.json'));
+    });
+
+    it('kubectl explain reads the built-in schemas', async () => {
+      const schema = recorded(join('openapi-v3', 'apis_apps_v1.json')).components.schemas['io.k8s.api.apps.v1.StatefulSetSpec'].properties.replicas;
+      const { stdout } = await run('kubectl', ['--kubeconfig', authority.kubeconfig, 'explain', 'statefulset.spec.replicas']);
+      assert.match(stdout, /KIND: +StatefulSet/);
+      assert.match(stdout, /FIELD: +replicas <integer>/);
+      // kubectl wraps the description at 80 columns
+      assert.ok(stdout.replace(/\s+/g, ' ').includes(String(schema.description).replace(/\s+/g, ' ')), stdout);
+    });
+  });
+
   function discoveryFile(gv: string): string {
     return gv === 'v1' ? 'api-v1.json' : join('discovery', `${gv.replace('/', '_')}.json`);
   }

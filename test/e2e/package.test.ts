@@ -39,7 +39,7 @@ test('a fresh clone packs into a complete package that a strict TypeScript consu
   assert.ok(tarball, 'npm pack wrote a tarball');
 
   const listing = (await must('tar', run('tar', ['-tzf', join(work, tarball)]))).stdout.split('\n').filter(Boolean);
-  for (const f of ['package/package.json', 'package/README.md', 'package/LICENSE', 'package/dist/cli.js', 'package/dist/src/index.js', 'package/dist/src/index.d.ts', 'package/dist/src/metrics/index.d.ts']) {
+  for (const f of ['package/package.json', 'package/README.md', 'package/LICENSE', 'package/dist/cli.js', 'package/dist/src/index.js', 'package/dist/src/index.d.ts', 'package/dist/src/metrics/index.d.ts', 'package/dist/src/authority/data/openapi-v3.json.br', 'package/dist/src/authority/data/openapi-v2.json.br']) {
     assert.ok(listing.includes(f), `the package holds ${f}`);
   }
   assert.ok(listing.every((f) => f.startsWith('package/dist/') || ['package/package.json', 'package/README.md', 'package/LICENSE'].includes(f)), 'nothing but dist/, the README, the LICENSE and package.json');
