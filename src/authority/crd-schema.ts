@@ -462,3 +462,33 @@ export function structuralSchemaCauses(schema: unknown, path: string): FieldCaus
   walk(schema, path, 'root');
   return out;
 }
+
+/**
+ * The errors of a structural schema's defaults, as apiextensions-apiserver checks them when a CRD is written: each
+ * `default` (in properties and list items; none may sit under additionalProperties) must validate against the
+ * schema it stands in, and must have no field that schema would prune (`must not have unknown fields`). Errors
+ * are named by the default's path (`<path>.properties[spec].properties[size].default`), with the schema
+ * validator's texts for the default itself. CEL rules do not apply to defaults here.
+ */
+export function defaultCauses(schema: unknown, path: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  const walk = (s: unknown, at: string) => {
+    if (!isObj(s)) return;
+    const node = s as StructuralSchema;
+    if (node.default !== undefined) {
+      const field = `${at}.default`;
+      const pruned = structuredClone(node.default);
+      if (isObj(pruned) || Array.isArray(pruned)) pruneValue(pruned, node, '', []);
+      if (!same(pruned, node.default)) out.push({ field, message: `Invalid value: ${shown(node.default)}: must not have unknown fields`, reason: 'FieldValueInvalid' });
+      else {
+        const ctx: Ctx = { causes: [], rules: [], prefix: '' };
+        validateValue(node.default, node, '', ctx, undefined);
+        for (const c of ctx.causes) out.push({ ...c, field: c.field ? `${field}.${c.field}` : field });
+      }
+    }
+    if (isObj(node.properties)) for (const [k, v] of Object.entries(node.properties)) walk(v, `${at}.properties[${k}]`);
+    if (isObj(node.items)) walk(node.items, `${at}.items`);
+  };
+  walk(schema, path);
+  return out;
+}

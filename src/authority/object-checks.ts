@@ -4,7 +4,8 @@
  */
 import { badRequest, type FieldCause } from './status.js';
 import type { KubeObject } from './resources.js';
-import { structuralSchemaCauses } from './crd-schema.js';
+import { isDeepStrictEqual } from 'node:util';
+import { defaultCauses, structuralSchemaCauses } from './crd-schema.js';
 import { conversionCauses } from './crd-conversion.js';
 
 const STRING_META = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'];
@@ -48,6 +49,19 @@ export function defaultPodSpec(ps: KubeObject | undefined): void {
   }
 }
 
+/**
+ * The schemas of a CRD's versions to check, with the path errors name: kube-apiserver reads a v1 CRD whose versions
+ * all have the same schema as one schema at `spec.validation.openAPIV3Schema` (its internal type), so that is where
+ * their errors are; schemas that differ are checked one by one at `spec.versions[i].schema.openAPIV3Schema`.
+ */
+function schemasToCheck(versions: KubeObject[]): Array<{ schema: unknown; path: string }> {
+  const schemas = versions.map((v) => v?.schema?.openAPIV3Schema);
+  if (schemas.length && schemas[0] !== undefined && schemas.every((x) => isDeepStrictEqual(x, schemas[0]))) {
+    return [{ schema: schemas[0], path: 'spec.validation.openAPIV3Schema' }];
+  }
+  return schemas.flatMap((schema, i) => (schema === undefined ? [] : [{ schema, path: `spec.versions[${i}].schema.openAPIV3Schema` }]));
+}
+
 export function validateCRD(o: KubeObject): FieldCause[] {
   const causes: FieldCause[] = [];
   const spec = o.spec ?? {};
@@ -66,10 +80,12 @@ export function validateCRD(o: KubeObject): FieldCause[] {
   else if (versions.filter((v) => v.storage).length !== 1) {
     causes.push({ field: 'spec.versions', message: 'Invalid value: must have exactly one version marked as storage version' });
   }
-  versions.forEach((v, i) => {
-    const schema = v?.schema?.openAPIV3Schema;
-    if (schema !== undefined) causes.push(...structuralSchemaCauses(schema, `spec.versions[${i}].schema.openAPIV3Schema`));
-  });
+  for (const { schema, path } of schemasToCheck(versions)) {
+    const structural = structuralSchemaCauses(schema, path);
+    causes.push(...structural);
+    // defaults are checked against a structural schema only
+    if (!structural.length) causes.push(...defaultCauses(schema, path));
+  }
   causes.push(...conversionCauses(spec));
   return causes;
 }

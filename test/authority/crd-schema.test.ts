@@ -319,7 +319,10 @@ describe('custom resources against their structural schema', () => {
     };
     const r = await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: bad });
     assert.equal(r.status, 422);
-    const at = 'spec.versions[0].schema.openAPIV3Schema';
+    // a v1 CRD whose versions share one schema has it checked as the internal type's spec.validation, as a real
+    // server names it ("spec.validation.openAPIV3Schema.properties[spec]...type: Required value: must not be empty
+    // for specified object fields" is what apiextensions.k8s.io/v1 CRDs get from a cluster)
+    const at = 'spec.validation.openAPIV3Schema';
     assert.deepEqual(
       new Set(r.body.details.causes.map((c: Obj) => `${c.field}: ${c.message}`)),
       new Set([
@@ -333,6 +336,52 @@ describe('custom resources against their structural schema', () => {
     bad.spec.versions[0].schema.openAPIV3Schema = { type: 'string' };
     const root = await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: bad });
     assert.equal(root.body.message, `CustomResourceDefinition.apiextensions.k8s.io "things.example.com" is invalid: ${at}.type: Invalid value: "string": must be object at the root`);
+  });
+
+  it('a CRD whose defaults do not hold against their own schema is refused; versions with different schemas are named each', async () => {
+    const crd = (name: string, propsOf: (version: string) => Obj, versions = ['v1']) => ({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `${name}s.example.com` },
+      spec: {
+        group: 'example.com',
+        names: { kind: name[0]!.toUpperCase() + name.slice(1), plural: `${name}s` },
+        scope: 'Namespaced',
+        versions: versions.map((v, i) => ({ name: v, served: true, storage: i === 0, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: propsOf(v) } } } } })),
+      },
+    });
+    const at = 'spec.validation.openAPIV3Schema.properties[spec]';
+    const bad = await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: crd('retention', () => ({
+        retentionDays: { type: 'integer', minimum: 1, default: 0 },
+        replicas: { type: 'integer', default: 'seven' },
+        mode: { type: 'string', enum: ['a', 'b'], default: 'c' },
+        tier: { type: 'object', properties: { name: str }, default: { name: 'x', extra: true } },
+        ports: { type: 'array', items: { type: 'object', properties: { port: { type: 'integer', maximum: 10, default: 11 } } } },
+      })),
+    });
+    assert.equal(bad.status, 422, bad.text);
+    const causes = bad.body.details.causes.map((c: Obj) => `${c.field}: ${c.message}`) as string[];
+    const find = (field: string) => causes.find((c) => c.startsWith(`${field}: `));
+    // the parts a real server's message carries: the path, the value, the rule
+    assert.match(find(`${at}.properties[retentionDays].default`) ?? causes.join('\n'), /: Invalid value: 0: .*should be greater than or equal to 1$/);
+    assert.match(find(`${at}.properties[replicas].default`) ?? causes.join('\n'), /: Invalid value: "string": .*must be of type integer: "string"$/);
+    assert.match(find(`${at}.properties[mode].default`) ?? causes.join('\n'), /: Unsupported value: "c": supported values: "a", "b"$/);
+    assert.match(find(`${at}.properties[tier].default`) ?? causes.join('\n'), /: Invalid value: .*must not have unknown fields$/);
+    assert.match(find(`${at}.properties[ports].items.properties[port].default`) ?? causes.join('\n'), /: Invalid value: 11: .*should be less than or equal to 10$/);
+    assert.equal(causes.length, 5, causes.join('\n'));
+    // versions whose schemas differ are checked one by one, under their own paths
+    const perVersion = await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: crd('split', (v) => ({ size: { type: 'integer', minimum: 1, default: v === 'v1' ? 1 : 0 } }), ['v1', 'v2']),
+    });
+    assert.equal(perVersion.status, 422, perVersion.text);
+    assert.deepEqual(
+      perVersion.body.details.causes.map((c: Obj) => c.field),
+      ['spec.versions[1].schema.openAPIV3Schema.properties[spec].properties[size].default'],
+    );
+    // defaults that hold are accepted and applied
+    const good = await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd('keeper', () => ({ retentionDays: { type: 'integer', minimum: 1, default: 7 } })) });
+    assert.equal(good.status, 201, good.text);
   });
 
   it('server-side apply: keyed list elements are owned per key; an undeclared field fails as kube\'s typed conversion does', async () => {
