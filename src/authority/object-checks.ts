@@ -1,6 +1,6 @@
 /**
- * Checks and defaults of single objects that need no storage: JSON shape of metadata (kube's decoder), the pod
- * template defaults of Deployments, and CustomResourceDefinition validation.
+ * Checks of single objects that need no storage: JSON shape of metadata (kube's decoder) and
+ * CustomResourceDefinition validation.
  */
 import { badRequest, type FieldCause } from './status.js';
 import type { KubeObject } from './resources.js';
@@ -26,27 +26,6 @@ export function checkMetadataShape(meta: unknown): void {
   }
   if (m.finalizers != null && (!Array.isArray(m.finalizers) || m.finalizers.some((x: unknown) => typeof x !== 'string'))) fail('finalizers', 'a list of strings');
   if (m.ownerReferences != null && !Array.isArray(m.ownerReferences)) fail('ownerReferences', 'a list');
-}
-
-/** The pod template defaults kube's API fills in (so stored Deployments look like a cluster's). */
-export function defaultPodSpec(ps: KubeObject | undefined): void {
-  if (!ps || typeof ps !== 'object') return;
-  ps.restartPolicy ??= 'Always';
-  ps.terminationGracePeriodSeconds ??= 30;
-  ps.dnsPolicy ??= 'ClusterFirst';
-  ps.securityContext ??= {};
-  ps.schedulerName ??= 'default-scheduler';
-  for (const c of [...(Array.isArray(ps.containers) ? ps.containers : []), ...(Array.isArray(ps.initContainers) ? ps.initContainers : [])]) {
-    if (!c || typeof c !== 'object') continue;
-    // a struct, not a pointer, in kube's types: always written, `{}` when empty
-    c.resources ??= {};
-    c.terminationMessagePath ??= '/dev/termination-log';
-    c.terminationMessagePolicy ??= 'File';
-    const image = String(c.image ?? '');
-    const tagged = /:[^/:]+$/.test(image.split('@')[0]!);
-    c.imagePullPolicy ??= image.includes('@') ? 'IfNotPresent' : !tagged || image.endsWith(':latest') ? 'Always' : 'IfNotPresent';
-    if (Array.isArray(c.ports)) for (const p of c.ports) if (p && typeof p === 'object') p.protocol ??= 'TCP';
-  }
 }
 
 /**

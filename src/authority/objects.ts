@@ -14,7 +14,9 @@ import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admi
 import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
 import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, managerText, mergeApplied, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ListShapes, type ManagedFieldsEntry, type Scope } from './managed-fields.js';
 import { defaultCustomResource, pruneCustomResource, readCustomResource, schemaListShapes, validateCustomResource } from './crd-schema.js';
-import { checkMetadataShape, defaultPodSpec, validateCRD } from './object-checks.js';
+import { checkMetadataShape, validateCRD } from './object-checks.js';
+import { defaultBuiltin } from './builtin-defaults.js';
+import { validateBuiltin } from './builtin-validation.js';
 import { defaultConversion } from './crd-conversion.js';
 import { defaultWebhookConfiguration, validateWebhookConfiguration } from './webhook-configurations.js';
 import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
@@ -321,6 +323,16 @@ export class ObjectService {
     if (causes.length) throw invalid(t.kind, t.group, name, causes);
   }
 
+  /**
+   * Validates a built-in object's spec once its defaults are in (and a Job's selector generated), as kube validates
+   * after decoding and its strategy's preparation. A write to the status subresource leaves the spec as stored.
+   */
+  private validateSpec(t: ResourceType, o: KubeObject, old: KubeObject | undefined, subresource?: string): void {
+    if (t.crd || subresource === 'status') return;
+    const causes = validateBuiltin(t.group, t.resource, o, old);
+    if (causes.length) throw invalid(t.kind, t.group, String(o.metadata?.name ?? ''), causes);
+  }
+
   private requireNamespace(ns: string): void {
     if (!this.store.get(NS_KEY, undefined, ns)) throw notFound('namespaces', '', ns);
     const nsObj = this.store.get(NS_KEY, undefined, ns);
@@ -377,6 +389,7 @@ export class ObjectService {
       else o.status = {};
     }
     this.defaults(t, o, undefined);
+    this.validateSpec(t, o, undefined);
     this.track(t, undefined, o, w, incoming);
     w.admit?.(o, undefined);
     if (w.dryRun) return this.present(t, o);
@@ -530,6 +543,7 @@ export class ObjectService {
       throw invalid(t.kind, t.group, m.name, [{ field: 'roleRef', message: `Invalid value: ${JSON.stringify(next.roleRef ?? null)}: cannot change roleRef` }]);
     }
     this.defaults(t, next, old);
+    this.validateSpec(t, next, old, w.subresource);
     // after defaulting, so that fields the server fills in do not count as a spec change
     const withStatus = !!t.crd && !t.statusSubresource;
     if (t.generation) m.generation = (old.metadata.generation ?? 1) + (isDeepStrictEqual(specOf(old, withStatus), specOf(next, withStatus)) ? 0 : 1);
@@ -850,6 +864,7 @@ export class ObjectService {
   /** Per-kind defaults, as kube's strategies and admission fill them in. */
   private defaults(t: ResourceType, o: KubeObject, old: KubeObject | undefined): void {
     const m = o.metadata;
+    if (!t.crd) defaultBuiltin(t.group, t.resource, o, !old);
     if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings')) defaultSubjects(o);
     if (!t.group) {
       switch (t.resource) {
@@ -888,15 +903,6 @@ export class ObjectService {
       }
     } else if (t.group === 'admissionregistration.k8s.io') {
       defaultWebhookConfiguration(o, t.resource === 'mutatingwebhookconfigurations');
-    } else if (t.group === 'apps' && t.resource === 'deployments') {
-      const spec = (o.spec = o.spec ?? {});
-      spec.replicas = spec.replicas ?? 1;
-      spec.revisionHistoryLimit = spec.revisionHistoryLimit ?? 10;
-      spec.progressDeadlineSeconds = spec.progressDeadlineSeconds ?? 600;
-      const strategy = (spec.strategy = spec.strategy ?? {});
-      strategy.type = strategy.type || 'RollingUpdate';
-      if (strategy.type === 'RollingUpdate') strategy.rollingUpdate = { maxUnavailable: '25%', maxSurge: '25%', ...(strategy.rollingUpdate ?? {}) };
-      defaultPodSpec(spec.template?.spec);
     } else if (t.group === 'apiextensions.k8s.io' && t.resource === 'customresourcedefinitions') {
       const names = { ...(o.spec?.names ?? {}) };
       names.singular = names.singular || String(names.kind ?? '').toLowerCase();

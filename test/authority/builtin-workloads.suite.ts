@@ -1,0 +1,186 @@
+/**
+ * Defaults and validation of built-in kinds, as kube-apiserver 1.25 applies them: what a StatefulSet, Deployment,
+ * Job, CronJob, Service, PersistentVolumeClaim and Ingress gain on create, and the 422s users meet first (selector
+ * required, empty, not matching the template, changed; containers without images; restart policies). Expected
+ * values are written from kube's defaulting and validation rules, not read from the authority. Run on the
+ * authority (test/authority/builtin-workloads.test.ts) and on a real cluster
+ * (test/real-api/builtin-workloads.test.ts).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeApiError, KubeClient } from '../../src/index.js';
+
+/** A JSON document as the API answers it. */
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Where the suite runs: a cluster-admin client, and how to let go of the server. */
+export interface WorkloadsTarget {
+  admin: KubeClient;
+  stop(): Promise<void>;
+}
+
+const IMAGE = 'registry.k8s.io/pause:3.9';
+const template = (labels: Record<string, string>, extra: Doc = {}) => ({ metadata: { labels }, spec: { containers: [{ name: 'c', image: IMAGE }], ...extra } });
+
+/** The defaults kube gives a pod template's spec with one container named c. */
+const DEFAULTED_POD_SPEC = {
+  containers: [{ name: 'c', image: IMAGE, resources: {}, terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File', imagePullPolicy: 'IfNotPresent' }],
+  restartPolicy: 'Always',
+  terminationGracePeriodSeconds: 30,
+  dnsPolicy: 'ClusterFirst',
+  securityContext: {},
+  schedulerName: 'default-scheduler',
+};
+
+export function builtinWorkloadsSuite(name: string, start: () => Promise<WorkloadsTarget>, o: { namespace?: string } = {}): void {
+  const ns = o.namespace ?? 'workloads';
+  describe(name, () => {
+    let target: WorkloadsTarget;
+    let admin: KubeClient;
+
+    before(async () => {
+      target = await start();
+      admin = target.admin;
+      await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    });
+    after(async () => {
+      await admin?.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
+      await target?.stop();
+    });
+
+    const create = (path: string, body: Doc) => admin.create<Doc>(path.replace('NS', ns), body);
+    /** The 422 of a write: its message, after the kind and name. */
+    const refusal = async (write: Promise<unknown>): Promise<string> => {
+      const err = await write.then(
+        () => assert.fail('the write was accepted'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof KubeApiError, String(err));
+      assert.equal(err.status, 422, err.message);
+      return err.message;
+    };
+
+    it('a StatefulSet gets its strategy, policies, history limit and its templates\' defaults', async () => {
+      const sts = await create('/apis/apps/v1/namespaces/NS/statefulsets', {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'web' },
+        spec: {
+          serviceName: 'web',
+          selector: { matchLabels: { app: 'web' } },
+          template: template({ app: 'web' }),
+          volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        },
+      });
+      assert.equal(sts.spec.replicas, 1);
+      assert.equal(sts.spec.podManagementPolicy, 'OrderedReady');
+      assert.deepEqual(sts.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { partition: 0 } });
+      assert.equal(sts.spec.revisionHistoryLimit, 10);
+      assert.deepEqual(sts.spec.template.spec, DEFAULTED_POD_SPEC);
+      assert.equal(sts.spec.volumeClaimTemplates[0].spec.volumeMode, 'Filesystem');
+      assert.deepEqual(sts.spec.volumeClaimTemplates[0].status, { phase: 'Pending' });
+      assert.equal(sts.metadata.generation, 1);
+    });
+
+    it('a Deployment gets replicas, its rolling update, history and progress deadline', async () => {
+      const d = await create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'api' }, spec: { selector: { matchLabels: { app: 'api' } }, template: template({ app: 'api' }) } });
+      assert.equal(d.spec.replicas, 1);
+      assert.deepEqual(d.spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } });
+      assert.equal(d.spec.revisionHistoryLimit, 10);
+      assert.equal(d.spec.progressDeadlineSeconds, 600);
+      assert.deepEqual(d.spec.template.spec, DEFAULTED_POD_SPEC);
+    });
+
+    it('a Job gets its counts, backoff limit and mode, and a selector generated from its uid', async () => {
+      const job = await create('/apis/batch/v1/namespaces/NS/jobs', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'once' }, spec: { template: template({}, { restartPolicy: 'Never' }) } });
+      assert.equal(job.spec.completions, 1);
+      assert.equal(job.spec.parallelism, 1);
+      assert.equal(job.spec.backoffLimit, 6);
+      assert.equal(job.spec.completionMode, 'NonIndexed');
+      assert.equal(job.spec.suspend, false);
+      const uid = job.metadata.uid;
+      assert.deepEqual(job.spec.selector, { matchLabels: { 'controller-uid': uid } });
+      assert.equal(job.spec.template.metadata.labels['controller-uid'], uid);
+      assert.equal(job.spec.template.metadata.labels['job-name'], 'once');
+      assert.equal(job.spec.template.spec.restartPolicy, 'Never');
+    });
+
+    it('a CronJob gets its concurrency policy, suspension and history limits', async () => {
+      const cj = await create('/apis/batch/v1/namespaces/NS/cronjobs', {
+        apiVersion: 'batch/v1',
+        kind: 'CronJob',
+        metadata: { name: 'nightly' },
+        spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: template({}, { restartPolicy: 'OnFailure' }) } } },
+      });
+      assert.equal(cj.spec.concurrencyPolicy, 'Allow');
+      assert.equal(cj.spec.suspend, false);
+      assert.equal(cj.spec.successfulJobsHistoryLimit, 3);
+      assert.equal(cj.spec.failedJobsHistoryLimit, 1);
+      assert.deepEqual(cj.spec.jobTemplate.spec.template.spec, { ...DEFAULTED_POD_SPEC, restartPolicy: 'OnFailure' });
+    });
+
+    it('a Service, a PersistentVolumeClaim and an Ingress get theirs', async () => {
+      const svc = await create('/api/v1/namespaces/NS/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'api' }, spec: { selector: { app: 'api' }, ports: [{ port: 80 }] } });
+      assert.equal(svc.spec.type, 'ClusterIP');
+      assert.equal(svc.spec.sessionAffinity, 'None');
+      assert.deepEqual(svc.spec.ports, [{ port: 80, protocol: 'TCP', targetPort: 80 }]);
+      assert.deepEqual(svc.status, { loadBalancer: {} });
+      const pvc = await create('/api/v1/namespaces/NS/persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+      assert.equal(pvc.spec.volumeMode, 'Filesystem');
+      assert.deepEqual(pvc.status, { phase: 'Pending' });
+      const ing = await create('/apis/networking.k8s.io/v1/namespaces/NS/ingresses', {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'Ingress',
+        metadata: { name: 'api' },
+        spec: { rules: [{ host: 'api.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'api', port: { number: 80 } } } }] } }] },
+      });
+      assert.deepEqual(ing.status, { loadBalancer: {} });
+      assert.equal(ing.metadata.generation, 1);
+    });
+
+    it('a workload whose selector is missing, empty or does not match its template is refused with kube\'s causes', async () => {
+      const deployment = (name: string, spec: Doc) => create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec });
+      assert.equal(
+        await refusal(deployment('mismatch', { selector: { matchLabels: { app: 'a' } }, template: template({ app: 'b' }) })),
+        'Deployment.apps "mismatch" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"b"}: `selector` does not match template `labels`',
+      );
+      assert.equal(
+        await refusal(deployment('unselected', { template: template({ app: 'b' }) })),
+        'Deployment.apps "unselected" is invalid: [spec.selector: Required value, spec.template.metadata.labels: Invalid value: map[string]string{"app":"b"}: `selector` does not match template `labels`]',
+      );
+      assert.equal(
+        await refusal(deployment('empty', { selector: {}, template: template({ app: 'b' }) })),
+        'Deployment.apps "empty" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment',
+      );
+      assert.equal(
+        await refusal(create('/apis/apps/v1/namespaces/NS/statefulsets', { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'mismatch' }, spec: { serviceName: 's', selector: { matchLabels: { app: 'a' } }, template: template({ app: 'b' }) } })),
+        'StatefulSet.apps "mismatch" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"b"}: `selector` does not match template `labels`',
+      );
+    });
+
+    it('a workload\'s selector cannot change', async () => {
+      const path = `/apis/apps/v1/namespaces/${ns}/deployments/api`;
+      const current = await admin.get<Doc>(path);
+      const changed = { ...current, spec: { ...current.spec, selector: { matchLabels: { app: 'other' } }, template: { ...current.spec.template, metadata: { labels: { app: 'other' } } } } };
+      assert.equal(
+        await refusal(admin.replace(path, changed)),
+        'Deployment.apps "api" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"other"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
+      );
+    });
+
+    it('pod templates need containers with images, and a restart policy their owner allows', async () => {
+      assert.equal(
+        await refusal(create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'never' }, spec: { selector: { matchLabels: { app: 'n' } }, template: template({ app: 'n' }, { restartPolicy: 'Never' }) } })),
+        'Deployment.apps "never" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"',
+      );
+      assert.equal(
+        await refusal(create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'imageless' }, spec: { selector: { matchLabels: { app: 'i' } }, template: { metadata: { labels: { app: 'i' } }, spec: { containers: [{ name: 'c' }] } } } })),
+        'Deployment.apps "imageless" is invalid: spec.template.spec.containers[0].image: Required value',
+      );
+      assert.equal(
+        await refusal(create('/apis/batch/v1/namespaces/NS/jobs', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'forever' }, spec: { template: template({}) } })),
+        'Job.batch "forever" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"',
+      );
+    });
+  });
+}
