@@ -98,3 +98,45 @@ writeFileSync(join(ROOT, 'src', 'authority', 'data', 'openapi-v3.json.br'), v3Ou
 const v2Out = brotli(JSON.stringify(JSON.parse(readFileSync(join(ref, 'openapi-v2.json'), 'utf8'))));
 writeFileSync(join(ROOT, 'src', 'authority', 'data', 'openapi-v2.json.br'), v2Out);
 console.log(`wrote src/authority/data/openapi-v3.json.br (${Object.keys(documents).length} documents, not recorded: ${missing.join(', ') || 'none'}; ${v3Out.length} bytes) and openapi-v2.json.br (${v2Out.length} bytes)`);
+
+// The built-in types' fields, for unknown-field and type checks (src/authority/data/builtin-types.json.br): every
+// type of the OpenAPI v3 documents as {field: shape}, a shape being a type's name, a scalar ('s' string, 'i32' or
+// 'i64' integer, 'f64' number, 'b' boolean, 'q' int-or-string or quantity), '*' (any JSON: RawExtension, JSON), 'o'
+// (a free-form object), [shape] (a list) or {'': shape} (a map); and each kind's type by group/version/kind.
+const REF = '#/components/schemas/';
+const shapeOf = (s) => {
+  if (!s || typeof s !== 'object') return '*';
+  const ref = s.$ref ?? (Array.isArray(s.allOf) && s.allOf.length === 1 ? s.allOf[0].$ref : undefined);
+  if (ref) return ref.slice(REF.length);
+  if (s.format === 'int-or-string' || s['x-kubernetes-int-or-string'] || Array.isArray(s.oneOf)) return 'q';
+  switch (s.type) {
+    case 'string':
+      return 's';
+    case 'integer':
+      return s.format === 'int32' ? 'i32' : 'i64';
+    case 'number':
+      return 'f64';
+    case 'boolean':
+      return 'b';
+    case 'array':
+      return [shapeOf(s.items)];
+    case 'object':
+      if (s.properties) throw new Error('an inline object type: give it a name');
+      if (s.additionalProperties && typeof s.additionalProperties === 'object') return { '': shapeOf(s.additionalProperties) };
+      return 'o';
+    default:
+      return '*';
+  }
+};
+const types = {};
+const kinds = {};
+for (const doc of Object.values(documents)) {
+  for (const [name, s] of Object.entries(doc.components?.schemas ?? {})) {
+    if (types[name] !== undefined) continue;
+    types[name] = s.properties ? Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, shapeOf(v)])) : shapeOf(s);
+    for (const gvk of s['x-kubernetes-group-version-kind'] ?? []) kinds[`${gvk.group}/${gvk.version}/${gvk.kind}`] ??= name;
+  }
+}
+const typesOut = brotli(JSON.stringify({ kinds, types }));
+writeFileSync(join(ROOT, 'src', 'authority', 'data', 'builtin-types.json.br'), typesOut);
+console.log(`wrote src/authority/data/builtin-types.json.br (${Object.keys(types).length} types, ${Object.keys(kinds).length} kinds, ${typesOut.length} bytes)`);

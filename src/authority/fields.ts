@@ -1,47 +1,62 @@
 /**
- * Unknown-field detection for the `fieldValidation` query parameter (kubectl sends `Strict`; kube's default is
- * `Warn`): the top-level fields and `metadata` fields of the built-in kinds. A typo such as `metdata:` or `rule:`
- * is therefore rejected (Strict, 400) or reported in a `Warning` header (Warn), as kube-apiserver does. Nested
- * fields and custom resources are not checked.
+ * Unknown fields of built-in objects, for the `fieldValidation` query parameter (kubectl sends `Strict`; kube's
+ * default is `Warn`) and for decoding: kube-apiserver decodes a built-in object into its Go type, so a field the
+ * type does not have — a typo such as `imagePullPolice:` at any depth — is refused (Strict, 400), reported in a
+ * `Warning` header (Warn) or silently dropped (Ignore), and never stored. The fields of every built-in type come
+ * from the real server's OpenAPI documents (builtin-openapi.ts). A value of the wrong JSON type is refused as Go's
+ * decoder refuses it. Custom resources are checked against their CRD's schema instead (crd-schema.ts).
  */
 import { badRequest } from './status.js';
-import { typeKey, type KubeObject, type ResourceType } from './resources.js';
+import { builtinTypes, type FieldShape } from './builtin-openapi.js';
+import type { KubeObject, ResourceType } from './resources.js';
 
-const COMMON = ['apiVersion', 'kind', 'metadata'];
-const METADATA = new Set([
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
-]);
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const TOP_LEVEL: Record<string, string[]> = {
-  namespaces: ['spec', 'status'],
-  serviceaccounts: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
-  services: ['spec', 'status'],
-  configmaps: ['data', 'binaryData', 'immutable'],
-  secrets: ['data', 'stringData', 'type', 'immutable'],
-  'deployments.apps': ['spec', 'status'],
-  'clusterroles.rbac.authorization.k8s.io': ['rules', 'aggregationRule'],
-  'roles.rbac.authorization.k8s.io': ['rules'],
-  'clusterrolebindings.rbac.authorization.k8s.io': ['subjects', 'roleRef'],
-  'rolebindings.rbac.authorization.k8s.io': ['subjects', 'roleRef'],
-  'networkpolicies.networking.k8s.io': ['spec'],
-  'leases.coordination.k8s.io': ['spec'],
-  'mutatingwebhookconfigurations.admissionregistration.k8s.io': ['webhooks'],
-  'validatingwebhookconfigurations.admissionregistration.k8s.io': ['webhooks'],
-  'customresourcedefinitions.apiextensions.k8s.io': ['spec', 'status'],
-};
+/**
+ * Walks `v` along `shape`, calling `unknown(parent, key, path)` for each field its type does not have. `$…` keys
+ * are strategic-merge-patch directives, not fields.
+ */
+function walk(v: unknown, shape: FieldShape, path: string, unknown: (parent: Record<string, unknown>, key: string, path: string) => void): void {
+  const { types } = builtinTypes();
+  if (typeof shape === 'string') {
+    const type = types[shape];
+    if (type === undefined) return; // a scalar, '*' or a free-form object
+    if (typeof type === 'string' || Array.isArray(type) || '' in type) return walk(v, type as FieldShape, path, unknown);
+    if (!isObj(v)) return; // a wrong JSON type is a decoding error of its own, not an unknown field
+    for (const [k, x] of Object.entries(v)) {
+      if (k.startsWith('$')) continue;
+      const at = path ? `${path}.${k}` : k;
+      const field = (type as Record<string, FieldShape>)[k];
+      if (field === undefined) unknown(v, k, at);
+      else walk(x, field, at, unknown);
+    }
+    return;
+  }
+  if (Array.isArray(shape)) {
+    if (Array.isArray(v)) v.forEach((x, i) => walk(x, shape[0]!, `${path}[${i}]`, unknown));
+    return;
+  }
+  if (isObj(v)) for (const [k, x] of Object.entries(v)) walk(x, shape['']!, `${path}.${k}`, unknown);
+}
+
+/** The type name of a built-in kind, or undefined (custom resources, kinds the documents do not have). */
+function typeOfKind(t: ResourceType): string | undefined {
+  return t.crd ? undefined : builtinTypes().kinds[`${t.group}/${t.version}/${t.kind}`];
+}
 
 /** Unknown field paths of an object body of a built-in kind (`[]` for custom resources and non-objects). */
 export function unknownFields(t: ResourceType, body: unknown): string[] {
-  const known = TOP_LEVEL[typeKey(t)];
-  if (!known || t.crd || !body || typeof body !== 'object' || Array.isArray(body)) return [];
-  const o = body as KubeObject;
-  // `$…` keys are strategic-merge-patch directives
-  const out = Object.keys(o).filter((k) => !k.startsWith('$') && !COMMON.includes(k) && !known.includes(k));
-  if (o.metadata && typeof o.metadata === 'object' && !Array.isArray(o.metadata)) {
-    for (const k of Object.keys(o.metadata)) if (!k.startsWith('$') && !METADATA.has(k)) out.push(`metadata.${k}`);
-  }
+  const type = typeOfKind(t);
+  if (!type || !isObj(body)) return [];
+  const out: string[] = [];
+  walk(body, type, '', (_parent, _key, path) => out.push(path));
   return out;
+}
+
+/** Drops the fields of a built-in object its type does not have, in place, as kube's decoding into the type does. */
+export function pruneUnknownFields(t: ResourceType, o: KubeObject): void {
+  const type = typeOfKind(t);
+  if (type) walk(o, type, '', (parent, key) => delete parent[key]);
 }
 
 /**
@@ -61,4 +76,110 @@ export function checkFields(t: ResourceType, body: unknown, directive: string | 
     throw badRequest(`${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: strict decoding error: ${list.join(', ')}`);
   }
   return list.map((w) => `299 - ${JSON.stringify(w)}`);
+}
+
+/** Go's name of a field's type, as its JSON decoder names it in an error (`int32`, `[]v1.Container`, `v1.PodSpec`). */
+function goTypeName(shape: FieldShape): string {
+  if (Array.isArray(shape)) return `[]${goTypeName(shape[0]!)}`;
+  if (typeof shape !== 'string') return `map[string]${goTypeName(shape[''])}`;
+  const scalar: Record<string, string> = { s: 'string', i32: 'int32', i64: 'int64', f64: 'float64', b: 'bool' };
+  if (scalar[shape]) return scalar[shape]!;
+  const parts = shape.split('.');
+  return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
+}
+
+/** The JSON kind of a value as Go's decoder names it (`string`, `number`, `number 1.5`, `bool`, `array`, `object`). */
+function jsonKind(v: unknown, forInteger: boolean): string {
+  if (typeof v === 'number') return forInteger && !Number.isInteger(v) ? `number ${v}` : 'number';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'string') return 'string';
+  return Array.isArray(v) ? 'array' : 'object';
+}
+
+/** Whether `v` decodes into a field of this shape (null decodes into anything). */
+function fits(v: unknown, shape: FieldShape): boolean {
+  if (v === null || v === undefined) return true;
+  if (Array.isArray(shape)) return Array.isArray(v);
+  if (typeof shape !== 'string') return isObj(v);
+  switch (shape) {
+    case 's':
+      return typeof v === 'string';
+    case 'b':
+      return typeof v === 'boolean';
+    case 'f64':
+      return typeof v === 'number';
+    case 'i32':
+      return typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31;
+    case 'i64':
+      return typeof v === 'number' && Number.isSafeInteger(v);
+    case 'q':
+    case '*':
+      return true; // decoded by their own rules (quantities, int-or-string, raw JSON)
+    case 'o':
+      return isObj(v);
+  }
+  const type = builtinTypes().types[shape];
+  if (type === undefined) return true;
+  if (typeof type === 'string' || Array.isArray(type) || '' in type) return fits(v, type as FieldShape);
+  return isObj(v);
+}
+
+/**
+ * The first value of a built-in object's body whose JSON type its Go field cannot take, as kube's decoder reports
+ * it (`json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32`): the struct
+ * holding the field, the field's JSON path without list indices or map keys, the field's Go type.
+ */
+function firstTypeError(body: Record<string, unknown>, rootType: string): string | undefined {
+  const { types } = builtinTypes();
+  const visit = (v: unknown, shape: FieldShape, struct: string, path: string): string | undefined => {
+    if (v === null || v === undefined) return undefined;
+    if (!fits(v, shape)) {
+      const resolved = typeof shape === 'string' && typeof types[shape] === 'string' ? (types[shape] as FieldShape) : shape;
+      const integer = resolved === 'i32' || resolved === 'i64';
+      return `json: cannot unmarshal ${jsonKind(v, integer)} into Go struct field ${struct}.${path} of type ${goTypeName(resolved)}`;
+    }
+    if (Array.isArray(shape)) {
+      for (const x of v as unknown[]) {
+        const e = visit(x, shape[0]!, struct, path);
+        if (e) return e;
+      }
+      return undefined;
+    }
+    if (typeof shape !== 'string') {
+      for (const x of Object.values(v as Record<string, unknown>)) {
+        const e = visit(x, shape['']!, struct, path);
+        if (e) return e;
+      }
+      return undefined;
+    }
+    const type = types[shape];
+    if (type === undefined || typeof type === 'string') return undefined;
+    if (Array.isArray(type) || '' in type) return visit(v, type as FieldShape, struct, path);
+    return visitStruct(v as Record<string, unknown>, shape, path);
+  };
+  const visitStruct = (o: Record<string, unknown>, typeName: string, path: string): string | undefined => {
+    const fields = types[typeName] as Record<string, FieldShape>;
+    const struct = typeName.slice(typeName.lastIndexOf('.') + 1);
+    for (const [k, x] of Object.entries(o)) {
+      const field = fields[k];
+      if (field === undefined) continue;
+      const e = visit(x, field, struct, path ? `${path}.${k}` : k);
+      if (e) return e;
+    }
+    return undefined;
+  };
+  // the top-level metadata's shape is checked with the object (objects.ts, in kube's words for it)
+  const { metadata: _metadata, ...rest } = body;
+  return visitStruct(rest, rootType, '');
+}
+
+/**
+ * Refuses a create or update body of a built-in kind that has a value of the wrong JSON type, with kube's 400
+ * (`Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal …`).
+ */
+export function checkTypes(t: ResourceType, body: unknown): void {
+  const type = typeOfKind(t);
+  if (!type || !isObj(body)) return;
+  const error = firstTypeError(body, type);
+  if (error) throw badRequest(`${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: ${error}`);
 }

@@ -17,6 +17,7 @@ import { defaultCustomResource, pruneCustomResource, readCustomResource, schemaL
 import { checkMetadataShape, validateCRD } from './object-checks.js';
 import { defaultBuiltin } from './builtin-defaults.js';
 import { validateBuiltin } from './builtin-validation.js';
+import { pruneUnknownFields } from './fields.js';
 import { defaultConversion } from './crd-conversion.js';
 import { defaultWebhookConfiguration, validateWebhookConfiguration } from './webhook-configurations.js';
 import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
@@ -455,6 +456,9 @@ export class ObjectService {
    * dropped, and the schema's defaults are filled in.
    */
   private decodeCustom(t: ResourceType, o: KubeObject, w: WriteOptions, via: Via): void {
+    // a built-in object is decoded into its type: fields the type lacks are gone (the request's fieldValidation
+    // has reported them already)
+    if (!t.crd && o && typeof o === 'object') pruneUnknownFields(t, o);
     if (!t.schema || !o || typeof o !== 'object') return;
     const before = via === 'patch' ? JSON.stringify(sortedKeys(o)) : '';
     const unknown = pruneCustomResource(o, t.schema);

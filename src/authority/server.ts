@@ -23,7 +23,7 @@ import { toTable, wantsTable } from './table.js';
 import type { TokenSigner } from './sa-tokens.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { admitRbacWrite, isRbacResource } from './rbac-admission.js';
-import { checkFields } from './fields.js';
+import { checkFields, checkTypes } from './fields.js';
 import { drainOrClose } from '../util/streams.js';
 import { serveIssuerDiscovery } from './issuer-discovery.js';
 import { WarningRecorder, type AdmissionRequest, type WebhookAdmission } from './webhook-admission.js';
@@ -450,6 +450,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       checkWriteOptions('CreateOptions', q, false);
       const b = await body();
       const warnings = checkFields(t, b, q.get('fieldValidation'));
+      checkTypes(t, b);
       const w = { dryRun, admit, manager, fieldValidation: q.get('fieldValidation'), warnings };
       const a = admission('', warnings);
       const create = converting('', (extra) => d.objects.create(t, ns, b as KubeObject, { ...w, ...extra }));
@@ -461,6 +462,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       checkWriteOptions('UpdateOptions', q, false);
       const b = await body();
       const warnings = checkFields(t, b, q.get('fieldValidation'));
+      checkTypes(t, b);
       const w = { dryRun, admit, subresource: info.subresource, manager, fieldValidation: q.get('fieldValidation'), warnings };
       const a = admission(info.name, warnings);
       const update = converting(info.name, (extra) => d.objects.update(t, ns, info.name, b as KubeObject, { ...w, ...extra }));

@@ -168,6 +168,53 @@ export function builtinWorkloadsSuite(name: string, start: () => Promise<Workloa
       );
     });
 
+    it('an unknown field at any depth is refused under Strict, reported under Warn and never stored', async () => {
+      const typo = (name: string) => ({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name, lables: { app: 't' } },
+        spec: { selector: { matchLabels: { app: 't' } }, template: { metadata: { labels: { app: 't' } }, spec: { containers: [{ name: 'c', image: IMAGE, imagePullPolice: 'Always' }] } } },
+      });
+      const path = `/apis/apps/v1/namespaces/${ns}/deployments`;
+      const strict = await admin.raw<Doc>('POST', path, { query: { fieldValidation: 'Strict' }, body: typo('strict') });
+      assert.equal(strict.status, 400);
+      assert.equal(
+        strict.body.message,
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "metadata.lables", unknown field "spec.template.spec.containers[0].imagePullPolice"',
+      );
+      const warned = await admin.raw<Doc>('POST', path, { query: { fieldValidation: 'Warn' }, body: typo('warned') });
+      assert.equal(warned.status, 201);
+      assert.deepEqual(
+        String(warned.headers.warning).split(/,\s*(?=299)/),
+        ['299 - "unknown field \\"metadata.lables\\""', '299 - "unknown field \\"spec.template.spec.containers[0].imagePullPolice\\""'],
+      );
+      assert.equal(warned.body.metadata.lables, undefined);
+      assert.equal(warned.body.spec.template.spec.containers[0].imagePullPolice, undefined);
+      assert.equal(warned.body.spec.template.spec.containers[0].imagePullPolicy, 'IfNotPresent');
+    });
+
+    it('a value of the wrong JSON type is refused as Go\'s decoder refuses it', async () => {
+      const path = `/apis/apps/v1/namespaces/${ns}/deployments`;
+      const deployment = (spec: Doc) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'typed' }, spec: { selector: { matchLabels: { app: 'x' } }, template: template({ app: 'x' }), ...spec } });
+      const refused = async (body: Doc) => {
+        const r = await admin.raw<Doc>('POST', path, { body });
+        assert.equal(r.status, 400, JSON.stringify(r.body));
+        return r.body.message as string;
+      };
+      const prefix = 'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal';
+      assert.equal(await refused(deployment({ replicas: '3' })), `${prefix} string into Go struct field DeploymentSpec.spec.replicas of type int32`);
+      assert.equal(await refused(deployment({ replicas: 1.5 })), `${prefix} number 1.5 into Go struct field DeploymentSpec.spec.replicas of type int32`);
+      assert.equal(
+        await refused(deployment({ template: { metadata: { labels: { app: 'x' } }, spec: { containers: { name: 'c', image: IMAGE } } } })),
+        `${prefix} object into Go struct field PodSpec.spec.template.spec.containers of type []v1.Container`,
+      );
+      assert.equal(
+        await refused(deployment({ template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: IMAGE, ports: [{ containerPort: '80' }] }] } } })),
+        `${prefix} string into Go struct field ContainerPort.spec.template.spec.containers.ports.containerPort of type int32`,
+      );
+      assert.equal(await refused(deployment({ paused: 'yes' })), `${prefix} string into Go struct field DeploymentSpec.spec.paused of type bool`);
+    });
+
     it('pod templates need containers with images, and a restart policy their owner allows', async () => {
       assert.equal(
         await refusal(create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'never' }, spec: { selector: { matchLabels: { app: 'n' } }, template: template({ app: 'n' }, { restartPolicy: 'Never' }) } })),
