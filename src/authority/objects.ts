@@ -198,9 +198,20 @@ export class ObjectService {
     }
   }
 
+  /** A stored object in a type's shape: a view's conversion, a custom resource's version. */
+  private read(t: ResourceType, o: KubeObject): KubeObject {
+    return t.view ? t.view.read(o) : readCustomResource(o, t.schema);
+  }
+
+  /** The type that stores a view's objects. */
+  private storageOf(t: ResourceType): ResourceType {
+    const s = t.view!.storage;
+    return this.registry.get(s.group, s.version, s.resource)!;
+  }
+
   /** The object as served in a given version. */
   present(t: ResourceType, o: KubeObject): KubeObject {
-    const out = clone(readCustomResource(o, t.schema));
+    const out = clone(this.read(t, o));
     out.apiVersion = apiVersionOf(t);
     out.kind = t.kind;
     return out;
@@ -208,7 +219,7 @@ export class ObjectService {
 
   /** As {@link ObjectService.present}, without the deep copy: for serialising at once, never for keeping or changing. */
   presentShallow(t: ResourceType, o: KubeObject): KubeObject {
-    const out = { ...readCustomResource(o, t.schema) };
+    const out = { ...this.read(t, o) };
     out.apiVersion = apiVersionOf(t);
     out.kind = t.kind;
     return out;
@@ -345,6 +356,8 @@ export class ObjectService {
   /** Creates an object (POST). */
   create(t: ResourceType, ns: string | undefined, body: KubeObject, w: WriteOptions & { via?: Via } = {}): KubeObject {
     this.checkKind(t, body);
+    // a view's object is written as the object that stores it, and answered in the view's shape
+    if (t.view) return this.present(t, this.create(this.storageOf(t), ns, t.view.write(body), w));
     let o = clone(body);
     this.decodeCustom(t, o, w, w.via ?? 'body');
     if (w.admitted) {
@@ -508,6 +521,7 @@ export class ObjectService {
   }
 
   private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions & { subresource?: string; via?: Via }): KubeObject {
+    if (t.view) return this.present(t, this.commit(this.storageOf(t), old, t.view.write(next), w));
     this.decodeCustom(t, next, w, w.via ?? 'body');
     if (w.admitted) {
       if (w.admitted.metadata?.resourceVersion !== old.metadata.resourceVersion) {
@@ -629,6 +643,8 @@ export class ObjectService {
    * kube-apiserver keeps it (conflicts, `force`, removal of fields the manager no longer applies).
    */
   private serverSideApply(t: ResourceType, ns: string | undefined, name: string, old: KubeObject | undefined, body: KubeObject, w: WriteOptions & { subresource?: string }): KubeObject {
+    // a view's configuration is applied in the stored shape (its field ownership is recorded in that shape)
+    if (t.view) return this.present(t, this.serverSideApply(this.storageOf(t), ns, name, old, t.view.write(body), w));
     if (body && typeof body === 'object' && !Array.isArray(body)) {
       // an applied configuration names its type exactly: the endpoint's group, version and kind
       const gv = apiVersionOf(t);

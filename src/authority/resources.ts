@@ -4,6 +4,7 @@
 import type { StructuralSchema } from './crd-schema.js';
 import { deprecationWarningOf } from './crd-conversion.js';
 import { BUILTIN_GROUPS, BUILTIN_RESOURCES, type BuiltinResource } from './builtin-api.js';
+import { coreFromEventsV1, eventsV1FromCore } from './event-views.js';
 
 /** A Kubernetes object as plain JSON. */
 export type KubeObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -54,6 +55,20 @@ export interface ResourceType {
   subresources?: BuiltinResource['subresources'];
   /** A built-in kind with an `autoscaling/v1 Scale` at `/scale` (`spec.replicas`, a label selector). */
   builtinScale?: boolean;
+  /**
+   * A built-in view of another resource's objects, stored once and seen in two shapes (events.k8s.io/v1 Events are
+   * core v1 Events): where they are stored, and the conversions between the stored shape and this one.
+   */
+  view?: BuiltinView;
+}
+
+/** How a view type reads and writes the objects of the resource that stores them. */
+export interface BuiltinView {
+  storage: { group: string; version: string; resource: string };
+  /** A stored object as this type shows it. */
+  read(stored: KubeObject): KubeObject;
+  /** A request's object (whole or partial, as an apply configuration) in the stored shape. */
+  write(body: KubeObject): KubeObject;
 }
 
 /** A custom resource's verbs, in the order kube-apiserver lists them. */
@@ -69,7 +84,6 @@ const gvr = (group: string, version: string, resource: string) => `${group ? `${
 export const NOT_SERVED_RESOURCES: ReadonlyMap<string, string> = new Map([
   ['v1/bindings', 'binds a pod to a node: no scheduler or kubelet runs beside the authority'],
   ['v1/componentstatuses', 'reports the health of control-plane components (etcd, scheduler, controller-manager) the authority does not have'],
-  ['events.k8s.io/v1/events', 'the objects of v1 events in another shape (regarding, note, …): served once the conversion between the two is'],
   ['autoscaling/v1/horizontalpodautoscalers', 'the objects of autoscaling/v2 with one CPU target: served once the conversion between the two is'],
 ]);
 
@@ -144,6 +158,7 @@ function typeOf(r: BuiltinResource): ResourceType {
     ...(subs.some((s) => s.name === 'status') ? { statusSubresource: true } : {}),
     ...(subs.some((s) => s.name === 'scale') ? { builtinScale: true } : {}),
     ...(subs.length ? { subresources: subs } : {}),
+    ...(r.group === 'events.k8s.io' && r.resource === 'events' ? { view: { storage: { group: '', version: 'v1', resource: 'events' }, read: eventsV1FromCore, write: coreFromEventsV1 } } : {}),
   };
 }
 
@@ -154,8 +169,9 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
 ];
 
 /** Storage key of a type: objects are stored once per group/resource, whatever version they are read in. */
-export function typeKey(t: { group: string; resource: string }): string {
-  return t.group ? `${t.resource}.${t.group}` : t.resource;
+export function typeKey(t: { group: string; resource: string; view?: BuiltinView }): string {
+  const s = t.view?.storage ?? t;
+  return s.group ? `${s.resource}.${s.group}` : s.resource;
 }
 
 export function apiVersionOf(t: { group: string; version: string }): string {

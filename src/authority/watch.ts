@@ -56,7 +56,7 @@ export class WatchHub {
     const byField = parseFieldSelector(p.fieldSelector, p.type.resource);
     const matches = (o: KubeObject | undefined) => !!o && (!ns || o.metadata?.namespace === ns) && byLabel(o) && byField(o);
     const present = (o: KubeObject): KubeObject => {
-      const out = { ...readCustomResource(o, p.type.schema), apiVersion: apiVersionOf(p.type), kind: p.type.kind };
+      const out = { ...(p.type.view ? p.type.view.read(o) : readCustomResource(o, p.type.schema)), apiVersion: apiVersionOf(p.type), kind: p.type.kind };
       if (p.partialMetadata) return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: out.metadata };
       return p.table ? toTable(p.type, [out], { includeObject: p.includeObject, resourceVersion: o.metadata?.resourceVersion }) : out;
     };

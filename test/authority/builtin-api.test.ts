@@ -27,7 +27,6 @@ const NO_REFERENCE = existsSync(REFERENCE) ? false : `the recorded discovery doc
 const NOT_SERVED: Record<string, string> = {
   'v1/bindings': 'binding a pod to a node needs a scheduler and a kubelet',
   'v1/componentstatuses': 'reports control-plane components the authority does not have',
-  'events.k8s.io/v1/events': 'the v1 events in another shape: needs the conversion between the two',
   'autoscaling/v1/horizontalpodautoscalers': 'autoscaling/v2 with one CPU target: needs the conversion between the two',
 };
 /** Subresources it does not serve: they reach a kubelet, proxy, or stand for a controller's work. */
@@ -108,21 +107,21 @@ describe('the built-in API of kube-apiserver v1.25.9 on the authority', () => {
         assert.deepEqual(got.resources, want.resources, gv);
         compared++;
       }
-      assert.equal(compared, 22, 'the 24 recorded group versions but events.k8s.io/v1 and autoscaling/v1');
+      assert.equal(compared, 23, 'the 24 recorded group versions but autoscaling/v1');
     });
   });
 
   describe('OpenAPI, compared with the recorded documents', { skip: NO_REFERENCE }, () => {
     it('/openapi/v3 indexes the recorded documents of what is served, and answers each as recorded', async () => {
       const index = recorded(join('openapi-v3', 'index.json'));
-      const left = ['apis/events.k8s.io', 'apis/events.k8s.io/v1', 'apis/autoscaling/v1', 'openid/v1/jwks'];
+      const left = ['apis/autoscaling/v1', 'openid/v1/jwks'];
       const want = Object.fromEntries(Object.entries(index.paths).filter(([p]) => !left.includes(p)));
       const got = await admin.get<Doc>('/openapi/v3');
       assert.deepEqual(got.paths, want);
       for (const p of ['api/v1', 'apis/apps/v1', 'apis/batch/v1', 'apis/networking.k8s.io/v1', 'apis/autoscaling/v2']) {
         assert.deepEqual(await admin.get<Doc>(`/openapi/v3/${p}`), recorded(join('openapi-v3', `${p.replaceAll('/', '_')}.json`)), p);
       }
-      await assert.rejects(admin.get('/openapi/v3/apis/events.k8s.io/v1'), (err) => isNotFound(err));
+      await assert.rejects(admin.get('/openapi/v3/apis/autoscaling/v1'), (err) => isNotFound(err));
     });
 
     it('/openapi/v2 in JSON is the recorded document', async () => {
@@ -195,7 +194,65 @@ describe('the built-in API of kube-apiserver v1.25.9 on the authority', () => {
         }
         done++;
       }
-      assert.equal(done, 51, 'every served resource but the create-only reviews');
+      assert.equal(done, 52, 'every served resource but the create-only reviews');
+    });
+  });
+
+  describe('events: one set of objects in two shapes', () => {
+    it('an Event written as core v1 reads as events.k8s.io/v1, and the other way round', async () => {
+      const regarding = { kind: 'ConfigMap', namespace: 'builtin', name: 'subject', apiVersion: 'v1' };
+      await admin.create('/api/v1/namespaces/builtin/events', {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: 'old-style' },
+        involvedObject: regarding,
+        reason: 'Created',
+        message: 'made by the old recorder',
+        source: { component: 'old-recorder' },
+        firstTimestamp: '2026-01-01T00:00:00Z',
+        lastTimestamp: '2026-01-01T00:01:00Z',
+        count: 2,
+        type: 'Normal',
+        reportingComponent: 'old-recorder',
+        reportingInstance: 'host-1',
+      });
+      const seen = await admin.get<Doc>('/apis/events.k8s.io/v1/namespaces/builtin/events/old-style');
+      assert.equal(seen.apiVersion, 'events.k8s.io/v1');
+      assert.deepEqual(seen.regarding, regarding);
+      assert.equal(seen.note, 'made by the old recorder');
+      assert.equal(seen.reportingController, 'old-recorder');
+      assert.deepEqual(seen.deprecatedSource, { component: 'old-recorder' });
+      assert.equal(seen.deprecatedFirstTimestamp, '2026-01-01T00:00:00Z');
+      assert.equal(seen.deprecatedLastTimestamp, '2026-01-01T00:01:00Z');
+      assert.equal(seen.deprecatedCount, 2);
+      assert.equal(seen.eventTime, null);
+      for (const coreOnly of ['involvedObject', 'message', 'source', 'firstTimestamp', 'lastTimestamp', 'count', 'reportingComponent']) assert.equal(seen[coreOnly], undefined, coreOnly);
+
+      await admin.create('/apis/events.k8s.io/v1/namespaces/builtin/events', {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: 'new-style' },
+        eventTime: '2026-01-01T00:00:00.000000Z',
+        reportingController: 'example.com/new-recorder',
+        reportingInstance: 'new-recorder-1',
+        action: 'Reconciling',
+        reason: 'Synced',
+        regarding,
+        note: 'made by the new recorder',
+        type: 'Normal',
+      });
+      const core = await admin.get<Doc>('/api/v1/namespaces/builtin/events/new-style');
+      assert.equal(core.apiVersion, 'v1');
+      assert.deepEqual(core.involvedObject, regarding);
+      assert.equal(core.message, 'made by the new recorder');
+      assert.equal(core.reportingComponent, 'example.com/new-recorder');
+      assert.equal(core.action, 'Reconciling');
+      assert.equal(core.eventTime, '2026-01-01T00:00:00.000000Z');
+      // both lists hold both, each in its shape; a patch through the new API lands in the stored object
+      const listed = await admin.get<Doc>('/apis/events.k8s.io/v1/namespaces/builtin/events');
+      assert.deepEqual(listed.items.map((e: Doc) => e.metadata.name).filter((n: string) => n.endsWith('-style')).sort(), ['new-style', 'old-style']);
+      await admin.mergePatch('/apis/events.k8s.io/v1/namespaces/builtin/events/new-style', { note: 'patched' });
+      assert.equal((await admin.get<Doc>('/api/v1/namespaces/builtin/events/new-style')).message, 'patched');
     });
   });
 
