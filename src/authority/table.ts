@@ -1,5 +1,6 @@
 /**
- * `meta.k8s.io/v1 Table` output (what `kubectl get` asks for): NAME and AGE, plus a CRD's additional printer columns.
+ * `meta.k8s.io/v1 Table` output (what `kubectl get` asks for): kube's printer columns for the built-in kinds most
+ * used (the others print NAME and AGE), a CRD's additional printer columns.
  */
 import type { KubeObject, ResourceType } from './resources.js';
 
@@ -104,6 +105,53 @@ const bindingColumns: Column[] = [
 ];
 const createdAt: Column = { name: 'Created At', type: 'date', cell: (o) => o.metadata?.creationTimestamp ?? null };
 
+/** kube's `labels.FormatLabels`: `k=v` pairs sorted by key, `<none>` when empty. */
+function labelsText(m: unknown): string {
+  const entries = m && typeof m === 'object' ? Object.entries(m as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : 1)) : [];
+  return joinOr(entries.map(([k, v]) => `${k}=${v}`), '<none>');
+}
+/** A pod template's `-o wide` columns, as the workload printers add them. */
+const templateColumns = (spec: (o: KubeObject) => KubeObject | undefined, selector = true): Column[] => [
+  { name: 'Containers', priority: 1, cell: (o) => list(spec(o)?.template?.spec?.containers).map((c) => String(c.name)).join(',') },
+  { name: 'Images', priority: 1, cell: (o) => list(spec(o)?.template?.spec?.containers).map((c) => String(c.image)).join(',') },
+  ...(selector ? [{ name: 'Selector', priority: 1, cell: (o: KubeObject) => labelSelectorText(spec(o)?.selector) }] : []),
+];
+const int = (v: unknown) => Number(v ?? 0);
+/** kube's `printBoolPtr`. */
+const boolText = (v: unknown) => (v === undefined || v === null ? '<unset>' : v ? 'True' : 'False');
+/** A Job's COMPLETIONS cell. */
+function completionsText(o: KubeObject): string {
+  const succeeded = int(o.status?.succeeded);
+  if (o.spec?.completions !== undefined && o.spec?.completions !== null) return `${succeeded}/${int(o.spec.completions)}`;
+  const parallelism = int(o.spec?.parallelism);
+  return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
+}
+/** A Job's DURATION cell: from its start to its completion, or until now while it runs; empty before it starts. */
+function durationText(o: KubeObject): string {
+  const start = Date.parse(String(o.status?.startTime ?? ''));
+  if (Number.isNaN(start)) return '';
+  const end = Date.parse(String(o.status?.completionTime ?? ''));
+  return humanDuration((Number.isNaN(end) ? Date.now() : end) - start);
+}
+/** kube's access modes shorthand (`RWO,ROX`). */
+function accessModesText(modes: unknown): string {
+  const short: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
+  return list(modes).map((m) => short[String(m)] ?? String(m)).join(',');
+}
+/** An Ingress's HOSTS cell: the rules' hosts (`*` for a rule without one), the first three then how many more. */
+function hostsText(o: KubeObject): string {
+  const hosts = list(o.spec?.rules).map((r) => String(r.host || '*'));
+  if (!hosts.length) return '*';
+  return hosts.length > 3 ? `${hosts.slice(0, 3).join(',')} + ${hosts.length - 3} more...` : hosts.join(',');
+}
+/** The ingress points of a load balancer status, as its printers list them. */
+function loadBalancerText(status: unknown): string {
+  return list((status as KubeObject | undefined)?.loadBalancer?.ingress)
+    .map((i) => String(i.ip || i.hostname || ''))
+    .filter(Boolean)
+    .join(',');
+}
+
 /** Columns between NAME and AGE per built-in kind; `noAge` kinds print CREATED AT instead of AGE. */
 const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noName?: boolean }> = {
   namespaces: { columns: [{ name: 'Status', cell: (o) => o.status?.phase ?? '' }] },
@@ -127,6 +175,103 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
       { name: 'Containers', priority: 1, cell: (o) => list(o.spec?.template?.spec?.containers).map((c) => String(c.name)).join(',') },
       { name: 'Images', priority: 1, cell: (o) => list(o.spec?.template?.spec?.containers).map((c) => String(c.image)).join(',') },
       { name: 'Selector', priority: 1, cell: (o) => labelSelectorText(o.spec?.selector) },
+    ],
+  },
+  'statefulsets.apps': {
+    columns: [{ name: 'Ready', cell: (o) => `${int(o.status?.readyReplicas)}/${int(o.spec?.replicas)}` }, ...templateColumns((o) => o.spec, false)],
+  },
+  'replicasets.apps': {
+    columns: [
+      { name: 'Desired', type: 'integer', cell: (o) => int(o.spec?.replicas) },
+      { name: 'Current', type: 'integer', cell: (o) => int(o.status?.replicas) },
+      { name: 'Ready', type: 'integer', cell: (o) => int(o.status?.readyReplicas) },
+      ...templateColumns((o) => o.spec),
+    ],
+  },
+  'daemonsets.apps': {
+    columns: [
+      { name: 'Desired', type: 'integer', cell: (o) => int(o.status?.desiredNumberScheduled) },
+      { name: 'Current', type: 'integer', cell: (o) => int(o.status?.currentNumberScheduled) },
+      { name: 'Ready', type: 'integer', cell: (o) => int(o.status?.numberReady) },
+      { name: 'Up-to-date', type: 'integer', cell: (o) => int(o.status?.updatedNumberScheduled) },
+      { name: 'Available', type: 'integer', cell: (o) => int(o.status?.numberAvailable) },
+      { name: 'Node Selector', cell: (o) => labelsText(o.spec?.template?.spec?.nodeSelector) },
+      ...templateColumns((o) => o.spec),
+    ],
+  },
+  'jobs.batch': {
+    columns: [{ name: 'Completions', cell: completionsText }, { name: 'Duration', cell: durationText }, ...templateColumns((o) => o.spec)],
+  },
+  'cronjobs.batch': {
+    columns: [
+      { name: 'Schedule', cell: (o) => o.spec?.schedule ?? '' },
+      { name: 'Suspend', cell: (o) => boolText(o.spec?.suspend) },
+      { name: 'Active', type: 'integer', cell: (o) => list(o.status?.active).length },
+      { name: 'Last Schedule', cell: (o) => (o.status?.lastScheduleTime ? sinceText(o.status.lastScheduleTime) : '<none>') },
+      ...templateColumns((o) => o.spec?.jobTemplate?.spec),
+    ],
+  },
+  persistentvolumeclaims: {
+    columns: [
+      { name: 'Status', cell: (o) => o.status?.phase ?? '' },
+      { name: 'Volume', cell: (o) => o.spec?.volumeName ?? '' },
+      { name: 'Capacity', cell: (o) => (o.spec?.volumeName ? String(o.status?.capacity?.storage ?? '') : '') },
+      { name: 'Access Modes', cell: (o) => (o.spec?.volumeName ? accessModesText(o.status?.accessModes) : '') },
+      { name: 'StorageClass', cell: (o) => o.spec?.storageClassName ?? o.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? '' },
+      { name: 'VolumeMode', priority: 1, cell: (o) => o.spec?.volumeMode ?? '<unset>' },
+    ],
+  },
+  persistentvolumes: {
+    columns: [
+      { name: 'Capacity', cell: (o) => String(o.spec?.capacity?.storage ?? '') },
+      { name: 'Access Modes', cell: (o) => accessModesText(o.spec?.accessModes) },
+      { name: 'Reclaim Policy', cell: (o) => o.spec?.persistentVolumeReclaimPolicy ?? '' },
+      { name: 'Status', cell: (o) => o.status?.phase ?? '' },
+      { name: 'Claim', cell: (o) => (o.spec?.claimRef ? `${String(o.spec.claimRef.namespace ?? '')}/${String(o.spec.claimRef.name ?? '')}` : '') },
+      { name: 'StorageClass', cell: (o) => o.spec?.storageClassName ?? '' },
+      { name: 'Reason', cell: (o) => o.status?.reason ?? '' },
+      { name: 'VolumeMode', priority: 1, cell: (o) => o.spec?.volumeMode ?? '<unset>' },
+    ],
+  },
+  endpoints: {
+    columns: [
+      {
+        name: 'Endpoints',
+        cell: (o) => {
+          const pairs = list(o.subsets).flatMap((s) => {
+            const ports = list(s.ports).map((p) => String(p.port));
+            return list(s.addresses).flatMap((a) => (ports.length ? ports.map((p) => `${String(a.ip)}:${p}`) : [String(a.ip)]));
+          });
+          return pairs.length ? endpointsText(pairs) : '<none>';
+        },
+      },
+    ],
+  },
+  'ingresses.networking.k8s.io': {
+    columns: [
+      { name: 'Class', cell: (o) => o.spec?.ingressClassName ?? '<none>' },
+      { name: 'Hosts', cell: hostsText },
+      { name: 'Address', cell: (o) => loadBalancerText(o.status) },
+      { name: 'Ports', cell: (o) => (list(o.spec?.tls).length ? '80, 443' : '80') },
+    ],
+  },
+  'ingressclasses.networking.k8s.io': {
+    columns: [
+      { name: 'Controller', cell: (o) => o.spec?.controller ?? '' },
+      { name: 'Parameters', cell: (o) => (o.spec?.parameters ? `${String(o.spec.parameters.kind ?? '')}/${String(o.spec.parameters.name ?? '')}` : '<none>') },
+    ],
+  },
+  'poddisruptionbudgets.policy': {
+    columns: [
+      { name: 'Min Available', cell: (o) => (o.spec?.minAvailable === undefined ? 'N/A' : String(o.spec.minAvailable)) },
+      { name: 'Max Unavailable', cell: (o) => (o.spec?.maxUnavailable === undefined ? 'N/A' : String(o.spec.maxUnavailable)) },
+      { name: 'Allowed Disruptions', type: 'integer', cell: (o) => int(o.status?.disruptionsAllowed) },
+    ],
+  },
+  'priorityclasses.scheduling.k8s.io': {
+    columns: [
+      { name: 'Value', type: 'integer', cell: (o) => int(o.value) },
+      { name: 'Global-Default', type: 'boolean', cell: (o) => o.globalDefault === true },
     ],
   },
   'networkpolicies.networking.k8s.io': { columns: [{ name: 'Pod-Selector', cell: (o) => labelSelectorText(o.spec?.podSelector) }] },

@@ -269,6 +269,18 @@ describe('the built-in API of kube-apiserver v1.25.9 on the authority', () => {
         const { stdout } = await kubectl('get', resource, o.metadata!.name!, ...(o.metadata!.namespace ? ['-n', o.metadata!.namespace] : []), '-o', 'jsonpath={.kind}/{.metadata.name}');
         assert.equal(stdout, `${o.kind}/${o.metadata!.name}`);
       }
+      // kube's printer columns
+      const header = async (resource: string) => (await kubectl('get', resource, '-n', 'builtin')).stdout.split('\n')[0]!.trim().split(/\s{2,}/);
+      assert.deepEqual(await header('statefulsets'), ['NAME', 'READY', 'AGE']);
+      assert.deepEqual(await header('replicasets'), ['NAME', 'DESIRED', 'CURRENT', 'READY', 'AGE']);
+      assert.deepEqual(await header('daemonsets'), ['NAME', 'DESIRED', 'CURRENT', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'NODE SELECTOR', 'AGE']);
+      assert.deepEqual(await header('jobs'), ['NAME', 'COMPLETIONS', 'DURATION', 'AGE']);
+      assert.deepEqual(await header('cronjobs'), ['NAME', 'SCHEDULE', 'SUSPEND', 'ACTIVE', 'LAST SCHEDULE', 'AGE']);
+      assert.deepEqual(await header('persistentvolumeclaims'), ['NAME', 'STATUS', 'VOLUME', 'CAPACITY', 'ACCESS MODES', 'STORAGECLASS', 'AGE']);
+      assert.deepEqual(await header('ingresses'), ['NAME', 'CLASS', 'HOSTS', 'ADDRESS', 'PORTS', 'AGE']);
+      assert.deepEqual(await header('poddisruptionbudgets'), ['NAME', 'MIN AVAILABLE', 'MAX UNAVAILABLE', 'ALLOWED DISRUPTIONS', 'AGE']);
+      assert.match((await kubectl('get', 'cronjob', 'cj-kubectl', '-n', 'builtin', '--no-headers')).stdout, /^cj-kubectl\s+\*\/5 \* \* \* \*\s+True\s+0\s+<none>\s+\S+\s*$/);
+      assert.match((await kubectl('get', 'pvc', 'pvc-kubectl', '-n', 'builtin', '--no-headers')).stdout, /^pvc-kubectl\s+Pending\s+\S+\s*$/);
       const { stdout: scaled } = await kubectl('scale', 'statefulset', 'sts-kubectl', '-n', 'builtin', '--replicas=2');
       assert.match(scaled, /statefulset.apps\/sts-kubectl scaled/);
       const { stdout: replicas } = await kubectl('get', 'statefulset', 'sts-kubectl', '-n', 'builtin', '-o', 'jsonpath={.spec.replicas}');
