@@ -1,6 +1,6 @@
 /**
  * The defaults kube-apiserver 1.25 fills into built-in objects when it decodes them (the `SetDefaults_*` functions
- * of core/v1, apps/v1, batch/v1, storage/v1 and scheduling/v1, applied to every embedded type as its generated
+ * of core/v1, apps/v1, batch/v1, autoscaling/v2, storage/v1 and scheduling/v1, applied to every embedded type as its generated
  * defaulters do), and what the workload strategies add on create (a Job's generated selector). The OpenAPI
  * documents carry none of these: they are written here from kube's defaulting rules, and the suite
  * test/authority/builtin-workloads.suite.ts holds them to a real server's answers.
@@ -80,6 +80,16 @@ function generateJobSelector(job: Obj): void {
   const meta = (template.metadata = isObj(template.metadata) ? template.metadata : {});
   meta.labels = { ...(isObj(meta.labels) ? meta.labels : {}), 'controller-uid': uid, 'job-name': String(job.metadata?.name ?? '') };
   spec.selector = { matchLabels: { 'controller-uid': uid } };
+}
+
+/** An HPA's scaling rules with kube's defaults in what is not given: stabilization window, select policy, policies. */
+function scalingRules(given: unknown, stabilizationWindowSeconds: number, policies: Obj[]): Obj {
+  const rules = isObj(given) ? given : {};
+  return {
+    stabilizationWindowSeconds: rules.stabilizationWindowSeconds ?? stabilizationWindowSeconds,
+    selectPolicy: rules.selectPolicy ?? 'Max',
+    policies: Array.isArray(rules.policies) && rules.policies.length ? rules.policies : policies,
+  };
 }
 
 /**
@@ -162,6 +172,18 @@ export function defaultBuiltin(group: string, resource: string, o: Obj, creating
       s.successfulJobsHistoryLimit ??= 3;
       s.failedJobsHistoryLimit ??= 1;
       if (isObj(s.jobTemplate) && isObj(s.jobTemplate.spec)) defaultPodTemplate(s.jobTemplate.spec.template);
+      break;
+    }
+    case 'autoscaling/horizontalpodautoscalers': {
+      const s = (o.spec = spec ?? {});
+      s.minReplicas ??= 1;
+      // without metrics an HPA scales on CPU at 80 % of the pods' requests
+      if (!Array.isArray(s.metrics) || !s.metrics.length) s.metrics = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
+      // a behavior, once given, has every rule filled in (kube's GenerateHPAScale{Up,Down}Rules)
+      if (isObj(s.behavior)) {
+        s.behavior.scaleUp = scalingRules(s.behavior.scaleUp, 0, [{ type: 'Pods', value: 4, periodSeconds: 15 }, { type: 'Percent', value: 100, periodSeconds: 15 }]);
+        s.behavior.scaleDown = scalingRules(s.behavior.scaleDown, 300, [{ type: 'Percent', value: 100, periodSeconds: 15 }]);
+      }
       break;
     }
     case '/services':

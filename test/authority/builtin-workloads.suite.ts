@@ -138,6 +138,20 @@ export function builtinWorkloadsSuite(name: string, start: () => Promise<Workloa
       assert.equal(ing.metadata.generation, 1);
     });
 
+    it('a HorizontalPodAutoscaler gets its minimum, a CPU target without metrics, and a given behavior filled in', async () => {
+      const hpa = (name: string, spec: Doc) =>
+        create('/apis/autoscaling/v2/namespaces/NS/horizontalpodautoscalers', { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'api' }, maxReplicas: 5, ...spec } });
+      const plain = await hpa('plain', {});
+      assert.equal(plain.spec.minReplicas, 1);
+      assert.deepEqual(plain.spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }]);
+      assert.equal(plain.spec.behavior, undefined);
+      const behaved = await hpa('behaved', { behavior: { scaleDown: { stabilizationWindowSeconds: 60 } } });
+      assert.deepEqual(behaved.spec.behavior, {
+        scaleUp: { stabilizationWindowSeconds: 0, selectPolicy: 'Max', policies: [{ type: 'Pods', value: 4, periodSeconds: 15 }, { type: 'Percent', value: 100, periodSeconds: 15 }] },
+        scaleDown: { stabilizationWindowSeconds: 60, selectPolicy: 'Max', policies: [{ type: 'Percent', value: 100, periodSeconds: 15 }] },
+      });
+    });
+
     it('a workload whose selector is missing, empty or does not match its template is refused with kube\'s causes', async () => {
       const deployment = (name: string, spec: Doc) => create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec });
       assert.equal(
