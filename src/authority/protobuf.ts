@@ -2,7 +2,7 @@
  * Decoding of Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`).
  *
  * kubectl 1.32's typed clients (`kubectl create namespace|serviceaccount|clusterrole|clusterrolebinding|role|
- * rolebinding|configmap|secret|service|token`, `kubectl auth can-i|whoami`) send their bodies as protobuf and accept
+ * rolebinding|configmap|secret|service|deployment|job|cronjob|token`, `kubectl auth can-i|whoami`) send their bodies as protobuf and accept
  * JSON answers, with no fallback to JSON requests. The authority answers in JSON and decodes these bodies with the
  * field numbers of the Kubernetes `generated.proto` files for the kinds below. Unknown fields are skipped.
  */
@@ -75,6 +75,32 @@ const SCHEMAS: Record<string, Record<number, Field>> = {
   DeploymentStrategy: { 1: s('type'), 2: m('rollingUpdate', 'RollingUpdateDeployment', true) },
   RollingUpdateDeployment: { 1: m('maxUnavailable', 'IntOrString', true), 2: m('maxSurge', 'IntOrString', true) },
   PodTemplateSpec: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'PodSpec') },
+  // kubectl create job / cronjob
+  Job: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'JobSpec') },
+  JobSpec: {
+    1: { n: 'parallelism', t: 'int32', opt: true },
+    2: { n: 'completions', t: 'int32', opt: true },
+    3: { n: 'activeDeadlineSeconds', t: 'int64', opt: true },
+    4: m('selector', 'LabelSelector', true),
+    5: { n: 'manualSelector', t: 'bool', opt: true },
+    6: m('template', 'PodTemplateSpec'),
+    7: { n: 'backoffLimit', t: 'int32', opt: true },
+    8: { n: 'ttlSecondsAfterFinished', t: 'int32', opt: true },
+    9: s('completionMode', true),
+    10: { n: 'suspend', t: 'bool', opt: true },
+  },
+  JobTemplateSpec: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'JobSpec') },
+  CronJob: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'CronJobSpec') },
+  CronJobSpec: {
+    1: s('schedule'),
+    2: { n: 'startingDeadlineSeconds', t: 'int64', opt: true },
+    3: s('concurrencyPolicy'),
+    4: { n: 'suspend', t: 'bool', opt: true },
+    5: m('jobTemplate', 'JobTemplateSpec'),
+    6: { n: 'successfulJobsHistoryLimit', t: 'int32', opt: true },
+    7: { n: 'failedJobsHistoryLimit', t: 'int32', opt: true },
+    8: s('timeZone', true),
+  },
   PodSpec: {
     2: rm('containers', 'Container'),
     3: s('restartPolicy'),
@@ -260,7 +286,7 @@ export function decodeProtobufObject(buf: Buffer): KubeObject {
     throw new ApiError(
       415,
       'UnsupportedMediaType',
-      `the authority decodes protobuf bodies only for Namespace, ServiceAccount, ConfigMap, Secret, Service, Deployment, ClusterRole(Binding), Role(Binding), TokenRequest, TokenReview and the access reviews; send ${kind || 'this object'} as JSON (kubectl create -f / apply -f do)`,
+      `the authority decodes protobuf bodies only for Namespace, ServiceAccount, ConfigMap, Secret, Service, Deployment, Job, CronJob, ClusterRole(Binding), Role(Binding), TokenRequest, TokenReview and the access reviews; send ${kind || 'this object'} as JSON (kubectl create -f / apply -f do)`,
     );
   }
   const raw = (unknown.raw as Buffer | undefined) ?? Buffer.alloc(0);

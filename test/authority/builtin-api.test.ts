@@ -281,6 +281,18 @@ describe('the built-in API of kube-apiserver v1.25.9 on the authority', () => {
       assert.deepEqual(await header('poddisruptionbudgets'), ['NAME', 'MIN AVAILABLE', 'MAX UNAVAILABLE', 'ALLOWED DISRUPTIONS', 'AGE']);
       assert.match((await kubectl('get', 'cronjob', 'cj-kubectl', '-n', 'builtin', '--no-headers')).stdout, /^cj-kubectl\s+\*\/5 \* \* \* \*\s+True\s+0\s+<none>\s+\S+\s*$/);
       assert.match((await kubectl('get', 'pvc', 'pvc-kubectl', '-n', 'builtin', '--no-headers')).stdout, /^pvc-kubectl\s+Pending\s+\S+\s*$/);
+      // kubectl create job / cronjob send protobuf
+      await kubectl('create', 'job', 'made', '-n', 'builtin', '--image=busybox:1.36', '--', 'date');
+      const { stdout: job } = await kubectl('get', 'job', 'made', '-n', 'builtin', '-o', 'json');
+      const madeJob = JSON.parse(job) as Doc;
+      assert.deepEqual(madeJob.spec.template.spec.containers.map((c: Doc) => [c.name, c.image, c.command]), [['made', 'busybox:1.36', ['date']]]);
+      assert.equal(madeJob.spec.template.spec.restartPolicy, 'Never');
+      assert.equal(madeJob.spec.backoffLimit, 6);
+      await kubectl('create', 'cronjob', 'made', '-n', 'builtin', '--image=busybox:1.36', '--schedule=*/10 * * * *', '--', 'date');
+      const madeCron = JSON.parse((await kubectl('get', 'cronjob', 'made', '-n', 'builtin', '-o', 'json')).stdout) as Doc;
+      assert.equal(madeCron.spec.schedule, '*/10 * * * *');
+      assert.deepEqual(madeCron.spec.jobTemplate.spec.template.spec.containers.map((c: Doc) => [c.name, c.image, c.command]), [['made', 'busybox:1.36', ['date']]]);
+      assert.equal(madeCron.spec.jobTemplate.spec.template.spec.restartPolicy, 'OnFailure');
       const { stdout: scaled } = await kubectl('scale', 'statefulset', 'sts-kubectl', '-n', 'builtin', '--replicas=2');
       assert.match(scaled, /statefulset.apps\/sts-kubectl scaled/);
       const { stdout: replicas } = await kubectl('get', 'statefulset', 'sts-kubectl', '-n', 'builtin', '-o', 'jsonpath={.spec.replicas}');
