@@ -126,6 +126,9 @@ export function validateBuiltin(group: string, resource: string, o: Obj, old: Ob
   if (key === 'batch/cronjobs') {
     const spec = isObj(o.spec) ? o.spec : {};
     const causes: FieldCause[] = [];
+    // a CronJob's name prefixes its Jobs' names, which take 11 characters more: kube checks it on create
+    const name = String(o.metadata?.name ?? '');
+    if (!old && name.length > 52) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: must be no more than 52 characters`, reason: 'FieldValueInvalid' });
     if (!spec.schedule) causes.push({ field: 'spec.schedule', message: 'Required value', reason: 'FieldValueRequired' });
     const template = isObj(spec.jobTemplate) && isObj(spec.jobTemplate.spec) ? spec.jobTemplate.spec.template : undefined;
     causes.push(...podTemplateCauses(template, 'spec.jobTemplate.spec.template', ['OnFailure', 'Never']));

@@ -229,7 +229,7 @@ export function builtinWorkloadsSuite(name: string, start: () => Promise<Workloa
       assert.equal(await refused(deployment({ paused: 'yes' })), `${prefix} string into Go struct field DeploymentSpec.spec.paused of type bool`);
     });
 
-    it('pod templates need containers with images, and a restart policy their owner allows', async () => {
+    it('pod templates need containers with images and a restart policy their owner allows; a CronJob\'s name leaves room for its Jobs\'', async () => {
       assert.equal(
         await refusal(create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'never' }, spec: { selector: { matchLabels: { app: 'n' } }, template: template({ app: 'n' }, { restartPolicy: 'Never' }) } })),
         'Deployment.apps "never" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"',
@@ -237,6 +237,11 @@ export function builtinWorkloadsSuite(name: string, start: () => Promise<Workloa
       assert.equal(
         await refusal(create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'imageless' }, spec: { selector: { matchLabels: { app: 'i' } }, template: { metadata: { labels: { app: 'i' } }, spec: { containers: [{ name: 'c' }] } } } })),
         'Deployment.apps "imageless" is invalid: spec.template.spec.containers[0].image: Required value',
+      );
+      const long = `nightly-${'x'.repeat(45)}`;
+      assert.equal(
+        await refusal(create('/apis/batch/v1/namespaces/NS/cronjobs', { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: long }, spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: template({}, { restartPolicy: 'OnFailure' }) } } } })),
+        `CronJob.batch "${long}" is invalid: metadata.name: Invalid value: "${long}": must be no more than 52 characters`,
       );
       assert.equal(
         await refusal(create('/apis/batch/v1/namespaces/NS/jobs', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'forever' }, spec: { template: template({}) } })),
