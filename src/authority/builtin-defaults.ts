@@ -8,6 +8,7 @@
  * Defaults fill only what is absent, so applying them to an object already defaulted changes nothing.
  */
 import type { KubeObject } from './resources.js';
+import { sameQuantity } from '../kube/equality.js';
 
 type Obj = KubeObject;
 
@@ -82,6 +83,23 @@ function generateJobSelector(job: Obj): void {
   spec.selector = { matchLabels: { 'controller-uid': uid } };
 }
 
+/**
+ * A pod's quality-of-service class, as kube computes it: BestEffort without any request or limit, Guaranteed when
+ * every container limits CPU and memory and requests what it limits, else Burstable.
+ */
+function qosClassOf(spec: Obj): string {
+  const containers = [...objects(spec.containers), ...objects(spec.initContainers)];
+  const of = (c: Obj, k: 'requests' | 'limits'): Obj => (isObj(c.resources) && isObj(c.resources[k]) ? c.resources[k] : {});
+  const compute = (r: Obj) => Object.keys(r).filter((k) => k === 'cpu' || k === 'memory');
+  if (containers.every((c) => !compute(of(c, 'requests')).length && !compute(of(c, 'limits')).length)) return 'BestEffort';
+  const guaranteed = containers.every((c) => {
+    const limits = of(c, 'limits');
+    const requests = of(c, 'requests');
+    return ['cpu', 'memory'].every((k) => limits[k] !== undefined && (requests[k] === undefined || sameQuantity(requests[k], limits[k])));
+  });
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
 /** An HPA's scaling rules with kube's defaults in what is not given: stabilization window, select policy, policies. */
 function scalingRules(given: unknown, stabilizationWindowSeconds: number, policies: Obj[]): Obj {
   const rules = isObj(given) ? given : {};
@@ -146,6 +164,19 @@ export function defaultBuiltin(group: string, resource: string, o: Obj, creating
       const meta = (o.metadata = isObj(o.metadata) ? o.metadata : {});
       if (labels && !(isObj(meta.labels) && Object.keys(meta.labels).length)) meta.labels = { ...labels };
       defaultPodTemplate(s.template);
+      break;
+    }
+    case '/pods': {
+      const s = (o.spec = spec ?? {});
+      defaultPodSpec(s);
+      // a pod's own defaults (not a template's): requests default to the limits given, service links are on
+      for (const c of [...objects(s.containers), ...objects(s.initContainers)]) {
+        const resources = isObj(c.resources) ? c.resources : (c.resources = {});
+        if (isObj(resources.limits)) resources.requests = { ...resources.limits, ...(isObj(resources.requests) ? resources.requests : {}) };
+      }
+      s.enableServiceLinks ??= true;
+      // the pod strategy's create: Pending, with the quality of service its resources give it
+      if (creating) o.status = { phase: 'Pending', qosClass: qosClassOf(s) };
       break;
     }
     case '/podtemplates':

@@ -91,8 +91,8 @@ export function parseQuantity(s: string | number): ExactQuantity | undefined {
   return { mantissa, exp10, exp2 };
 }
 
-/** Whether two quantities have the same value; values that do not parse are compared as written. */
-function sameQuantity(a: string | number, b: string | number): boolean {
+/** Whether two quantities have the same value (`"500m"` and `"0.5"`); values that do not parse are compared as written. */
+export function sameQuantity(a: string | number, b: string | number): boolean {
   const x = parseQuantity(a);
   const y = parseQuantity(b);
   if (!x || !y) return String(a) === String(b);

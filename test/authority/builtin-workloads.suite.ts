@@ -152,6 +152,21 @@ export function builtinWorkloadsSuite(name: string, start: () => Promise<Workloa
       });
     });
 
+    it('a Pod starts Pending with the quality of service its resources give it; requests default to its limits', async () => {
+      const pod = (name: string, resources: Doc) => create('/api/v1/namespaces/NS/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: IMAGE, resources }] } });
+      const best = await pod('best-effort', {});
+      assert.equal(best.status.phase, 'Pending');
+      assert.equal(best.status.qosClass, 'BestEffort');
+      assert.equal(best.spec.enableServiceLinks, true);
+      assert.equal(best.spec.restartPolicy, 'Always');
+      const guaranteed = await pod('guaranteed', { limits: { cpu: '500m', memory: '64Mi' } });
+      assert.deepEqual(guaranteed.spec.containers[0].resources, { limits: { cpu: '500m', memory: '64Mi' }, requests: { cpu: '500m', memory: '64Mi' } });
+      assert.equal(guaranteed.status.qosClass, 'Guaranteed');
+      const burstable = await pod('burstable', { requests: { cpu: '100m' }, limits: { cpu: '500m', memory: '64Mi' } });
+      assert.deepEqual(burstable.spec.containers[0].resources.requests, { cpu: '100m', memory: '64Mi' });
+      assert.equal(burstable.status.qosClass, 'Burstable');
+    });
+
     it('a workload whose selector is missing, empty or does not match its template is refused with kube\'s causes', async () => {
       const deployment = (name: string, spec: Doc) => create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec });
       assert.equal(
