@@ -45,7 +45,11 @@ let fields: BuiltinTypes | undefined;
  */
 export function builtinTypes(): BuiltinTypes {
   if (!fields) {
-    fields = JSON.parse(brotliDecompressSync(readFileSync(join(DATA, 'builtin-types.json.br'))).toString('utf8')) as BuiltinTypes;
+    // every record without a prototype: fields are looked up by the keys of request bodies, and a body's
+    // `valueOf` or `constructor` must find no field rather than Object.prototype's
+    fields = JSON.parse(brotliDecompressSync(readFileSync(join(DATA, 'builtin-types.json.br'))).toString('utf8'), (_key, value: unknown) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.assign(Object.create(null) as object, value) : value,
+    ) as BuiltinTypes;
     for (const [type, extra] of Object.entries(NEWER_FIELDS)) Object.assign(fields.types[type] as object, extra);
   }
   return fields;

@@ -75,7 +75,7 @@ export function toCel(v: Json, s: StructuralSchema | undefined): CelInput {
   if (Array.isArray(v)) return v.map((x) => toCel(x, s?.items));
   if (isObj(v)) {
     const extra = isObj(s?.additionalProperties) ? (s!.additionalProperties as StructuralSchema) : undefined;
-    return new Map(Object.entries(v).map(([k, x]) => [k, toCel(x, s?.properties?.[k] ?? extra)]));
+    return new Map(Object.entries(v).map(([k, x]) => [k, toCel(x, (s?.properties && Object.hasOwn(s.properties, k) ? s.properties[k] : undefined) ?? extra)]));
   }
   return null;
 }

@@ -87,6 +87,14 @@ function pruneMeta(meta: Json, path: string, out: string[]): void {
   }
 }
 
+/**
+ * The schema of a named property, own properties only: the names come from request bodies, and `constructor` or
+ * `toString` must find no schema rather than Object.prototype's members.
+ */
+function ownField(props: Record<string, StructuralSchema> | undefined, key: string): StructuralSchema | undefined {
+  return props && Object.hasOwn(props, key) ? props[key] : undefined;
+}
+
 function pruneObject(o: Record<string, Json>, s: StructuralSchema, path: string, out: string[], resource: boolean): void {
   const props = s.properties ?? {};
   const extra = additional(s);
@@ -98,7 +106,7 @@ function pruneObject(o: Record<string, Json>, s: StructuralSchema, path: string,
       pruneMeta(v, child(path, k), out);
       continue;
     }
-    const ps = props[k] ?? extra;
+    const ps = ownField(props, k) ?? extra;
     if (!ps) {
       if (!keep) {
         delete o[k];
@@ -138,11 +146,11 @@ function defaultValue(v: Json, s: StructuralSchema): void {
   }
   if (!isObj(v)) return;
   for (const [k, ps] of Object.entries(s.properties ?? {})) {
-    if (ps.default !== undefined && (!(k in v) || (v[k] === null && !ps.nullable))) v[k] = structuredClone(ps.default);
-    if (k in v) defaultValue(v[k], ps);
+    if (ps.default !== undefined && (!Object.hasOwn(v, k) || (v[k] === null && !ps.nullable))) v[k] = structuredClone(ps.default);
+    if (Object.hasOwn(v, k)) defaultValue(v[k], ps);
   }
   const extra = additional(s);
-  if (extra) for (const k of Object.keys(v)) if (!(k in (s.properties ?? {}))) defaultValue(v[k], extra);
+  if (extra) for (const k of Object.keys(v)) if (!ownField(s.properties, k)) defaultValue(v[k], extra);
 }
 
 // ---- validation ----
@@ -367,7 +375,7 @@ function validateObject(v: Record<string, Json>, s: StructuralSchema, path: stri
   const extra = additional(s);
   for (const [k, x] of Object.entries(v)) {
     if (resource && path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
-    const ps = props[k] ?? extra;
+    const ps = ownField(props, k) ?? extra;
     if (ps) validateValue(x, ps, child(path, k), ctx, old?.[k]);
   }
   for (const r of s.required ?? []) if (!(r in v) || v[r] === undefined) push(ctx, child(path, r), 'Required value', 'FieldValueRequired');
@@ -391,7 +399,7 @@ function schemaAt(schema: StructuralSchema, path: string[]): StructuralSchema | 
   let s: StructuralSchema | undefined = schema;
   for (const k of path) {
     if (!s) return undefined;
-    if (k.startsWith('f:')) s = s.properties?.[k.slice(2)] ?? additional(s);
+    if (k.startsWith('f:')) s = ownField(s.properties, k.slice(2)) ?? additional(s);
     else s = s.items;
   }
   return s;

@@ -154,6 +154,19 @@ describe('custom resources against their structural schema', () => {
     assert.equal(ignored.headers.warning, undefined);
   });
 
+  it('fields named as Object.prototype\'s members (constructor, toString, valueOf) are unknown fields like any other', async () => {
+    const body = widget('proto', { mode: 'a', constructor: 1, toString: { a: 1 }, valueOf: false, hasOwnProperty: 'x' });
+    const warned = await admin('POST', widgets, { body });
+    assert.equal(warned.status, 201, warned.text);
+    assert.equal(
+      warned.headers.warning,
+      ['constructor', 'hasOwnProperty', 'toString', 'valueOf'].map((f) => `299 - "unknown field \\"spec.${f}\\""`).join(', '),
+    );
+    const got = (await admin('GET', `${widgets}/proto`)).body;
+    for (const f of ['constructor', 'hasOwnProperty', 'toString', 'valueOf']) assert.ok(!Object.hasOwn(got.spec, f), `spec.${f} was stored`);
+    assert.equal(got.spec.mode, 'a');
+  });
+
   it('a strict merge patch with an unknown field is a 422 naming the patched object', async () => {
     await admin('POST', widgets, { body: widget('patched', { mode: 'a' }) });
     const r = await admin('PATCH', `${widgets}/patched?fieldValidation=Strict`, { body: { spec: { foo: 1 } }, contentType: 'application/merge-patch+json' });

@@ -92,6 +92,23 @@ describe('authority HTTP robustness', () => {
     assert.equal((await call(a.url, a.caPem, 'GET', '/version')).status, 200, 'still serving');
   });
 
+  it("takes keys named as Object.prototype's members for unknown fields of built-in objects, never a 500", async () => {
+    const sneaky = { valueOf: false, constructor: { name: 1 }, toString: 'x' };
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['/api/v1/namespaces', { metadata: { name: 'proto-ns' }, spec: sneaky }],
+      ['/api/v1/namespaces/default/configmaps', { metadata: { name: 'proto-cm' }, ...sneaky }],
+      ['/apis/apps/v1/namespaces/default/deployments', { metadata: { name: 'proto-d' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i', ...sneaky }] } }, ...sneaky } }],
+    ];
+    for (const [path, body] of cases) {
+      // a `__proto__` key too: JSON.parse makes it an own key, as the request body arrives
+      const raw = JSON.stringify(body).replaceAll('{"valueOf"', '{"__proto__":{"a":1},"valueOf"');
+      const r = await call(a.url, a.caPem, 'POST', path, { token: a.adminToken, raw, contentType: 'application/json' });
+      assert.equal(r.status, 201, `${path}: ${r.text.slice(0, 300)}`);
+      assert.match(String(r.headers.warning), /unknown field \\"(spec\.)?valueOf\\"/, path);
+      for (const key of ['valueOf', 'toString', 'constructor', '__proto__']) assert.ok(!JSON.stringify(r.body).includes(`"${key}"`), `${path}: ${key} stored: ${r.text.slice(0, 300)}`);
+    }
+  });
+
   it("answers a plain-HTTP request with kube-apiserver's (Go's) 400, word for word, and keeps serving HTTPS", async () => {
     const { hostname, port } = new URL(a.url);
     const got = await new Promise<string>((resolve, reject) => {
