@@ -15,6 +15,7 @@ import { initProject } from '../../src/scaffold/init.js';
 import { run, runCli } from '../helpers/process.js';
 import { typeErrorsOfProject } from '../helpers/project-typecheck.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
 let work: string;
 let app: string;
@@ -28,7 +29,7 @@ before(async () => {
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-describe('create api', () => {
+describe('create api', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
   test('init records the project: PROJECT, and the scaffold markers', () => {
     assert.deepEqual(parseYaml(read('PROJECT')), { domain: 'example.com', layout: ['ctrlmetrics.io/v1'], projectName: 'shop-op', version: '3' });
     assert.match(read('src/main.ts'), /^\/\/ \+ctrlmetrics:scaffold:imports$/m);

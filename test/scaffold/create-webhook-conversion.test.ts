@@ -15,6 +15,7 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { initProject } from '../../src/scaffold/init.js';
 import { run, runCli } from '../helpers/process.js';
 import { typeErrorsOfProject } from '../helpers/project-typecheck.js';
+import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
@@ -34,7 +35,7 @@ before(async () => {
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-describe('a second version and create webhook --conversion', () => {
+describe('a second version and create webhook --conversion', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
   test('no other version yet: the conversion webhook is refused, naming how to add one', async () => {
     const r = await cli(['create', 'webhook', '--group', 'ship', '--version', 'v1', '--kind', 'Frigate', '--conversion']);
     assert.equal(r.code, 1);

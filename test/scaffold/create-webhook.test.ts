@@ -14,6 +14,7 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { initProject } from '../../src/scaffold/init.js';
 import { run, runCli } from '../helpers/process.js';
 import { typeErrorsOfProject } from '../helpers/project-typecheck.js';
+import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
 let work: string;
 let app: string;
@@ -31,7 +32,7 @@ before(async () => {
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-describe('create webhook', () => {
+describe('create webhook', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
   test("kubebuilder's errors: no webhook kind chosen, no API", async () => {
     const none = await cli(['create', 'webhook', '--group', 'shop', '--version', 'v1', '--kind', 'Order']);
     assert.equal(none.stderr, 'error: create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true\n');
