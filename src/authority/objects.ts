@@ -450,14 +450,16 @@ export class ObjectService {
     if ((rv === undefined || rv === '') && t.crd) {
       throw invalid(t.kind, t.group, name, [{ field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
     }
+    // the object as this type shows it: a view's writes are in its own shape, converted to the stored one on commit
+    const shown = t.view ? this.read(t, old) : old;
     let next: KubeObject;
     if (w.subresource === 'status') {
-      next = { ...clone(old), status: o.status };
+      next = { ...clone(shown), status: o.status };
     } else {
       next = o;
       if (t.statusSubresource) {
-        if (old.status === undefined) delete next.status;
-        else next.status = clone(old.status);
+        if (shown.status === undefined) delete next.status;
+        else next.status = clone(shown.status);
       }
     }
     return this.commit(t, old, next, w);
@@ -630,10 +632,11 @@ export class ObjectService {
     if (rv !== undefined && rv !== old.metadata.resourceVersion) {
       throw conflict(t.resource, t.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
     }
-    if (w.subresource === 'status') patched = { ...clone(old), status: patched.status };
+    const shown = t.view ? current : old;
+    if (w.subresource === 'status') patched = { ...clone(shown), status: patched.status };
     else if (t.statusSubresource) {
-      if (old.status === undefined) delete patched.status;
-      else patched.status = clone(old.status);
+      if (shown.status === undefined) delete patched.status;
+      else patched.status = clone(shown.status);
     }
     return this.commit(t, old, patched, { ...w, via: 'patch' });
   }

@@ -82,7 +82,7 @@ function sendText(res: ServerResponse, text: string | Buffer, head: boolean): vo
 
 /**
  * Whether a built-in document's path (`api/v1`, `apis/apps`, `apis/apps/v1`, `version`, …) is of what the
- * authority serves: a group or group version it does not serve (events.k8s.io, autoscaling/v1) is left out.
+ * authority serves: a group or group version it does not serve is left out.
  */
 function servedBuiltinPath(registry: ResourceRegistry, path: string): boolean {
   const parts = path.split('/');

@@ -5,6 +5,7 @@ import type { StructuralSchema } from './crd-schema.js';
 import { deprecationWarningOf } from './crd-conversion.js';
 import { BUILTIN_GROUPS, BUILTIN_RESOURCES, type BuiltinResource } from './builtin-api.js';
 import { coreFromEventsV1, eventsV1FromCore } from './event-views.js';
+import { hpaV1FromV2, hpaV2FromV1 } from './hpa-views.js';
 
 /** A Kubernetes object as plain JSON. */
 export type KubeObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -78,13 +79,12 @@ const gvr = (group: string, version: string, resource: string) => `${group ? `${
 
 /**
  * Built-in resources of the Kubernetes version the authority stands for that it does not serve, and why: each
- * needs a part of a cluster the authority does not run, or a conversion it does not have yet. Discovery leaves
+ * needs a part of a cluster the authority does not run. Discovery leaves
  * them out, so clients see they are missing rather than meet a half answer.
  */
 export const NOT_SERVED_RESOURCES: ReadonlyMap<string, string> = new Map([
   ['v1/bindings', 'binds a pod to a node: no scheduler or kubelet runs beside the authority'],
   ['v1/componentstatuses', 'reports the health of control-plane components (etcd, scheduler, controller-manager) the authority does not have'],
-  ['autoscaling/v1/horizontalpodautoscalers', 'the objects of autoscaling/v2 with one CPU target: served once the conversion between the two is'],
 ]);
 
 /**
@@ -159,6 +159,9 @@ function typeOf(r: BuiltinResource): ResourceType {
     ...(subs.some((s) => s.name === 'scale') ? { builtinScale: true } : {}),
     ...(subs.length ? { subresources: subs } : {}),
     ...(r.group === 'events.k8s.io' && r.resource === 'events' ? { view: { storage: { group: '', version: 'v1', resource: 'events' }, read: eventsV1FromCore, write: coreFromEventsV1 } } : {}),
+    ...(r.group === 'autoscaling' && r.version === 'v1' && r.resource === 'horizontalpodautoscalers'
+      ? { view: { storage: { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers' }, read: hpaV1FromV2, write: hpaV2FromV1 } }
+      : {}),
   };
 }
 

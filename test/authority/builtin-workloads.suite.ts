@@ -152,6 +152,58 @@ export function builtinWorkloadsSuite(name: string, start: () => Promise<Workloa
       });
     });
 
+    it('autoscaling/v1 HPAs are the v2 objects: one CPU target, the rest in kube\'s round-trip annotations', async () => {
+      const ref = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'api' };
+      const v1 = '/apis/autoscaling/v1/namespaces/NS/horizontalpodautoscalers';
+      const v2 = '/apis/autoscaling/v2/namespaces/NS/horizontalpodautoscalers';
+      const get = (base: string, name: string) => admin.get<Doc>(`${base.replace('NS', ns)}/${name}`);
+
+      // written in v1 with a CPU target: a v2 Resource metric on cpu with a Utilization target
+      const made = await create(v1, { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'v1-cpu' }, spec: { scaleTargetRef: ref, maxReplicas: 4, targetCPUUtilizationPercentage: 60 } });
+      assert.equal(made.apiVersion, 'autoscaling/v1');
+      assert.deepEqual(made.spec, { scaleTargetRef: ref, minReplicas: 1, maxReplicas: 4, targetCPUUtilizationPercentage: 60 });
+      assert.deepEqual(made.status, { currentReplicas: 0, desiredReplicas: 0 });
+      assert.equal(made.metadata.annotations, undefined);
+      assert.deepEqual((await get(v2, 'v1-cpu')).spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }]);
+
+      // written in v1 without one: v2's default, CPU at 80 %, which v1 shows as its target
+      await create(v1, { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'v1-bare' }, spec: { scaleTargetRef: ref, maxReplicas: 2 } });
+      assert.equal((await get(v1, 'v1-bare')).spec.targetCPUUtilizationPercentage, 80);
+
+      // written in v2 with what v1 has no field for: read in v1, the other metrics and the behavior are annotations
+      const memory = { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '500Mi' } } };
+      const pods = { type: 'Pods', pods: { metric: { name: 'rps' }, target: { type: 'AverageValue', averageValue: '10' } } };
+      const cpu = { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } };
+      const behavior = { scaleDown: { stabilizationWindowSeconds: 30, selectPolicy: 'Min', policies: [{ type: 'Pods', value: 1, periodSeconds: 60 }] } };
+      await create(v2, { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'v2-many', annotations: { team: 'a' } }, spec: { scaleTargetRef: ref, minReplicas: 2, maxReplicas: 9, metrics: [memory, pods, cpu], behavior } });
+      const read = await get(v1, 'v2-many');
+      assert.deepEqual(read.spec, { scaleTargetRef: ref, minReplicas: 2, maxReplicas: 9, targetCPUUtilizationPercentage: 70 });
+      const annotations = read.metadata.annotations;
+      assert.deepEqual(Object.keys(annotations).sort(), ['autoscaling.alpha.kubernetes.io/behavior', 'autoscaling.alpha.kubernetes.io/metrics', 'team']);
+      // v1's metric shape is v2beta1's: metricName, targetAverageValue, targetAverageUtilization
+      assert.deepEqual(JSON.parse(annotations['autoscaling.alpha.kubernetes.io/metrics']), [
+        { type: 'Resource', resource: { name: 'memory', targetAverageValue: '500Mi' } },
+        { type: 'Pods', pods: { metricName: 'rps', targetAverageValue: '10' } },
+      ]);
+      assert.deepEqual(JSON.parse(annotations['autoscaling.alpha.kubernetes.io/behavior']), {
+        scaleUp: { stabilizationWindowSeconds: 0, selectPolicy: 'Max', policies: [{ type: 'Pods', value: 4, periodSeconds: 15 }, { type: 'Percent', value: 100, periodSeconds: 15 }] },
+        scaleDown: behavior.scaleDown,
+      });
+
+      // the v1 object written back as read, with a new maximum, loses nothing; the annotations are not stored
+      await admin.replace(`${v1.replace('NS', ns)}/v2-many`, { ...read, spec: { ...read.spec, maxReplicas: 12 } });
+      const after = await get(v2, 'v2-many');
+      assert.equal(after.spec.maxReplicas, 12);
+      assert.deepEqual(after.spec.metrics, [memory, pods, cpu]);
+      assert.deepEqual(after.spec.behavior.scaleDown, behavior.scaleDown);
+      assert.deepEqual(after.metadata.annotations, { team: 'a' });
+
+      // a status written in v1 is v2's current metrics
+      const status = await admin.replace<Doc>(`${v1.replace('NS', ns)}/v1-cpu/status`, { ...made, status: { currentReplicas: 2, desiredReplicas: 3, currentCPUUtilizationPercentage: 55 } });
+      assert.deepEqual(status.status, { currentReplicas: 2, desiredReplicas: 3, currentCPUUtilizationPercentage: 55 });
+      assert.deepEqual((await get(v2, 'v1-cpu')).status.currentMetrics, [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 55 } } }]);
+    });
+
     it('a Pod starts Pending with the quality of service its resources give it; requests default to its limits', async () => {
       const pod = (name: string, resources: Doc) => create('/api/v1/namespaces/NS/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: IMAGE, resources }] } });
       const best = await pod('best-effort', {});
