@@ -17,7 +17,7 @@ import { defaultCustomResource, pruneCustomResource, readCustomResource, schemaL
 import { checkMetadataShape, validateCRD } from './object-checks.js';
 import { defaultBuiltin } from './builtin-defaults.js';
 import { validateBuiltin } from './builtin-validation.js';
-import { pruneUnknownFields } from './fields.js';
+import { pruneUnknownFields, unknownFields } from './fields.js';
 import { defaultConversion } from './crd-conversion.js';
 import { defaultWebhookConfiguration, validateWebhookConfiguration } from './webhook-configurations.js';
 import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
@@ -94,6 +94,15 @@ function shapesFor(t: ResourceType): ListShapes {
   if (!t.schema) return builtinListShapes;
   const bySchema = schemaListShapes(t.schema);
   return (path, items) => (path[0] === 'f:metadata' ? builtinListShapes(path, items) : bySchema(path, items));
+}
+
+/**
+ * kube's answer to a merge or JSON patch whose result has unknown fields under `fieldValidation=Strict`: a 422 with
+ * no kind, on the field `patch`, whose value is the patched object's JSON (Go writes it with sorted keys).
+ */
+function strictPatchError(patchedJson: string, unknown: string[]): ApiError {
+  const message = `Invalid value: ${JSON.stringify(patchedJson)}: strict decoding error: ${unknown.join(', ')}`;
+  return new ApiError(422, 'Invalid', ` "" is invalid: patch: ${message}`, { causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }] });
 }
 
 function sortedKeys(v: unknown): unknown {
@@ -481,10 +490,7 @@ export class ObjectService {
     if (unknown.length && mode !== 'Ignore') {
       const list = unknown.map((f) => `unknown field ${JSON.stringify(f)}`);
       if (mode === 'Strict') {
-        if (via === 'patch') {
-          const message = `Invalid value: ${JSON.stringify(before)}: strict decoding error: ${list.join(', ')}`;
-          throw new ApiError(422, 'Invalid', ` "" is invalid: patch: ${message}`, { causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }] });
-        }
+        if (via === 'patch') throw strictPatchError(before, list);
         throw badRequest(`${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: strict decoding error: ${list.join(', ')}`);
       }
       w.warnings?.push(...list.map((x) => `299 - ${JSON.stringify(x)}`));
@@ -628,6 +634,9 @@ export class ObjectService {
     patched = clone(patched);
     patched.metadata = patched.metadata ?? {};
     checkMetadataShape(patched.metadata);
+    // a built-in object's patch is checked for unknown fields in its result, as kube decodes the patched object
+    // (custom resources are, in decodeCustom)
+    if (!t.crd) this.reportUnknownAfterPatch(t, patched, w);
     const rv = patched.metadata.resourceVersion;
     if (rv !== undefined && rv !== old.metadata.resourceVersion) {
       throw conflict(t.resource, t.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
@@ -639,6 +648,17 @@ export class ObjectService {
       else patched.status = clone(shown.status);
     }
     return this.commit(t, old, patched, { ...w, via: 'patch' });
+  }
+
+  /** Unknown fields of a patched built-in object, reported as `fieldValidation` asks (Strict: kube's 422). */
+  private reportUnknownAfterPatch(t: ResourceType, patched: KubeObject, w: WriteOptions): void {
+    const mode = w.fieldValidation || 'Warn';
+    if (mode === 'Ignore') return;
+    const unknown = unknownFields(t, patched);
+    if (!unknown.length) return;
+    const list = unknown.map((f) => `unknown field ${JSON.stringify(f)}`);
+    if (mode === 'Strict') throw strictPatchError(JSON.stringify(sortedKeys(patched)), list);
+    w.warnings?.push(...list.map((x) => `299 - ${JSON.stringify(x)}`));
   }
 
   /**

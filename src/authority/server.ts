@@ -475,7 +475,9 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       checkWriteOptions('PatchOptions', q, ct.split(';')[0]!.trim() === 'application/apply-patch+yaml');
       const existed = !!d.objects.peek(t, ns, info.name);
       const b = await body();
-      const warnings = checkFields(t, b, q.get('fieldValidation'));
+      // an apply configuration is checked as a body; other patches in their result (objects.ts), as kube does
+      const isApply = ct.split(';')[0]!.trim() === 'application/apply-patch+yaml';
+      const warnings = isApply ? checkFields(t, b, q.get('fieldValidation')) : [];
       const w = {
         dryRun,
         admit,

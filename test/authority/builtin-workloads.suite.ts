@@ -274,6 +274,38 @@ export function builtinWorkloadsSuite(name: string, start: () => Promise<Workloa
       assert.equal(warned.body.spec.template.spec.containers[0].imagePullPolicy, 'IfNotPresent');
     });
 
+    it('a merge or JSON patch is checked for unknown fields in its result: 422 under Strict, warnings under Warn', async () => {
+      const path = `/apis/apps/v1/namespaces/${ns}/deployments`;
+      await create(path, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'patched' }, spec: { selector: { matchLabels: { app: 'p' } }, template: template({ app: 'p' }) } });
+      const patch = (contentType: string, body: unknown, fieldValidation: string) => admin.raw<Doc>('PATCH', `${path}/patched`, { query: { fieldValidation }, contentType, body });
+      const merge = { spec: { paused: true, replicaz: 2 } };
+      const json = [{ op: 'add', path: '/spec/template/spec/containers/0/imagePullPolice', value: 'Always' }];
+      for (const [contentType, body, field] of [
+        ['application/merge-patch+json', merge, 'spec.replicaz'],
+        ['application/strategic-merge-patch+json', merge, 'spec.replicaz'],
+        ['application/json-patch+json', json, 'spec.template.spec.containers[0].imagePullPolice'],
+      ] as const) {
+        const strict = await patch(contentType, body, 'Strict');
+        assert.equal(strict.status, 422, `${contentType}: ${JSON.stringify(strict.body)}`);
+        assert.equal(strict.body.reason, 'Invalid');
+        // the value is the patched object's JSON, as Go writes it (keys sorted), quoted
+        const m = /^ "" is invalid: patch: Invalid value: "(.*)": strict decoding error: (.*)$/s.exec(strict.body.message);
+        assert.ok(m, strict.body.message);
+        assert.equal(m[2], `unknown field "${field}"`);
+        const patched = JSON.parse(JSON.parse(`"${m[1]}"`));
+        assert.equal(patched.metadata.name, 'patched');
+        assert.deepEqual(Object.keys(patched), Object.keys(patched).sort());
+        assert.deepEqual(strict.body.details.causes, [{ reason: 'FieldValueInvalid', message: strict.body.message.slice(' "" is invalid: patch: '.length), field: 'patch' }]);
+
+        const warned = await patch(contentType, body, 'Warn');
+        assert.equal(warned.status, 200, JSON.stringify(warned.body));
+        assert.equal(warned.headers.warning, `299 - "unknown field \\"${field}\\""`);
+        assert.equal(JSON.stringify(warned.body).includes(field.split('.').at(-1)!), false, 'the unknown field is not stored');
+      }
+      // an unknown directive is an invalid PatchOptions, before the patch is looked at
+      assert.equal((await patch('application/merge-patch+json', merge, 'Loud')).status, 422);
+    });
+
     it('a value of the wrong JSON type is refused as Go\'s decoder refuses it', async () => {
       const path = `/apis/apps/v1/namespaces/${ns}/deployments`;
       const deployment = (spec: Doc) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'typed' }, spec: { selector: { matchLabels: { app: 'x' } }, template: template({ app: 'x' }), ...spec } });
