@@ -196,3 +196,15 @@ export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
 export function bootstrapPolicy(): Array<Record<string, unknown>> {
   return [...bootstrapClusterRoles(), ...bootstrapClusterRoleBindings()] as unknown as Array<Record<string, unknown>>;
 }
+
+/**
+ * The PriorityClasses kube-apiserver creates on start (scheduling's system classes), which pods of system
+ * components name; the authority stores them on first start too.
+ */
+export function bootstrapPriorityClasses(): Array<Record<string, unknown>> {
+  const pc = (name: string, value: number, description: string) => ({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value, description });
+  return [
+    pc('system-node-critical', 2000001000, 'Used for system critical pods that must not be moved from their current node.'),
+    pc('system-cluster-critical', 2000000000, 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.'),
+  ];
+}

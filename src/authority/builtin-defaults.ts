@@ -57,6 +57,10 @@ export function defaultPodSpec(ps: unknown): void {
   ps.dnsPolicy ??= 'ClusterFirst';
   ps.securityContext ??= {};
   ps.schedulerName ??= 'default-scheduler';
+  // the deprecated `serviceAccount` is v1's alias of `serviceAccountName`: kube's conversion reads it when the name
+  // is missing and writes the name into it
+  if (!ps.serviceAccountName && typeof ps.serviceAccount === 'string' && ps.serviceAccount) ps.serviceAccountName = ps.serviceAccount;
+  if (ps.serviceAccountName) ps.serviceAccount = ps.serviceAccountName;
   for (const c of [...objects(ps.containers), ...objects(ps.initContainers)]) defaultContainer(c);
   for (const v of objects(ps.volumes)) defaultVolume(v);
 }

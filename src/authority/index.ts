@@ -26,7 +26,7 @@ import { TokenSigner, generateSigningKey } from './sa-tokens.js';
 import { API_AUDIENCES } from './audiences.js';
 import { StateDir, randomToken, writeFileAtomic } from './state.js';
 import { Persistence } from './persistence.js';
-import { bootstrapPolicy } from './bootstrap.js';
+import { bootstrapPolicy, bootstrapPriorityClasses } from './bootstrap.js';
 import { applyObjects, loadManifests } from './apply.js';
 import { CRD_SETS } from './crds.js';
 import { openapiHandler } from './openapi.js';
@@ -182,11 +182,12 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
   const conversions = new CustomResourceConverter({ crdOf: (name) => store.get('customresourcedefinitions.apiextensions.k8s.io', undefined, name), resolveService });
   const webhooks = new WebhookAdmission(store, registry, { resolveService, logger: log, converter: conversions });
 
-  // A fresh cluster's namespaces and bootstrap RBAC policy; missing bootstrap objects are re-created on every start.
+  // A fresh cluster's namespaces, bootstrap RBAC policy and system PriorityClasses; missing bootstrap objects are
+  // re-created on every start.
   for (const ns of INITIAL_NAMESPACES) {
     if (!store.get('namespaces', undefined, ns)) objects.create(registry.get('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } });
   }
-  for (const o of bootstrapPolicy()) {
+  for (const o of [...bootstrapPolicy(), ...bootstrapPriorityClasses()]) {
     const t = registry.forKind(String(o.apiVersion), String(o.kind));
     const meta = o.metadata as { name: string };
     if (t && !store.get(typeKey(t), undefined, meta.name)) objects.create(t, undefined, o);

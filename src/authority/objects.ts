@@ -16,6 +16,7 @@ import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, m
 import { defaultCustomResource, pruneCustomResource, readCustomResource, schemaListShapes, validateCustomResource } from './crd-schema.js';
 import { checkMetadataShape, validateCRD } from './object-checks.js';
 import { defaultBuiltin } from './builtin-defaults.js';
+import { admitNewPod } from './pod-admission.js';
 import { validateBuiltin } from './builtin-validation.js';
 import { pruneUnknownFields, unknownFields } from './fields.js';
 import { defaultConversion } from './crd-conversion.js';
@@ -412,6 +413,12 @@ export class ObjectService {
       else o.status = {};
     }
     this.defaults(t, o, undefined);
+    if (!t.group && t.resource === 'pods') {
+      admitNewPod(o, {
+        serviceAccount: (ns, name) => this.store.get('serviceaccounts', ns, name),
+        priorityClasses: () => this.store.list('priorityclasses.scheduling.k8s.io'),
+      });
+    }
     this.validateSpec(t, o, undefined);
     this.track(t, undefined, o, w, incoming);
     w.admit?.(o, undefined);

@@ -219,6 +219,48 @@ export function builtinWorkloadsSuite(name: string, start: () => Promise<Workloa
       assert.equal(burstable.status.qosClass, 'Burstable');
     });
 
+    it('a new Pod gets what kube\'s admission plugins add: its service account and token volume, tolerations, priority', async () => {
+      const pod = (name: string, spec: Doc) => create('/api/v1/namespaces/NS/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: IMAGE }], ...spec } });
+      const plain = await pod('admitted', {});
+      assert.equal(plain.spec.serviceAccountName, 'default');
+      assert.equal(plain.spec.serviceAccount, 'default');
+      const volume = plain.spec.volumes.find((v: Doc) => v.name.startsWith('kube-api-access-'));
+      assert.match(volume.name, /^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+      assert.deepEqual(volume.projected, {
+        sources: [
+          { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+        ],
+        defaultMode: 420,
+      });
+      assert.deepEqual(plain.spec.containers[0].volumeMounts, [{ name: volume.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
+      assert.deepEqual(plain.spec.tolerations, [
+        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+        { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      ]);
+      assert.equal(plain.spec.priority, 0);
+      assert.equal(plain.spec.preemptionPolicy, 'PreemptLowerPriority');
+
+      // automounting off: no volume; the pod's own toleration of a key is kept, the other added
+      const own = await pod('own-choices', { automountServiceAccountToken: false, tolerations: [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 5 }] });
+      assert.equal(own.spec.volumes, undefined);
+      assert.equal(own.spec.containers[0].volumeMounts, undefined);
+      assert.deepEqual(own.spec.tolerations.map((t: Doc) => [t.key, t.tolerationSeconds]), [['node.kubernetes.io/unreachable', 5], ['node.kubernetes.io/not-ready', 300]]);
+
+      // a missing service account or PriorityClass is a 403
+      const forbidden = async (write: Promise<unknown>) => {
+        const err = await write.then(() => assert.fail('the write was accepted'), (e: unknown) => e);
+        assert.ok(err instanceof KubeApiError && err.status === 403, String(err));
+        return err.message;
+      };
+      assert.equal(await forbidden(pod('no-account', { serviceAccountName: 'nobody' })), `pods "no-account" is forbidden: error looking up service account ${ns}/nobody: serviceaccount "nobody" not found`);
+      assert.equal(await forbidden(pod('no-class', { priorityClassName: 'nope' })), 'pods "no-class" is forbidden: no PriorityClass with name nope was found');
+      // the system classes a cluster creates on start
+      const critical = await pod('critical', { priorityClassName: 'system-cluster-critical' });
+      assert.equal(critical.spec.priority, 2000000000);
+    });
+
     it('a workload whose selector is missing, empty or does not match its template is refused with kube\'s causes', async () => {
       const deployment = (name: string, spec: Doc) => create('/apis/apps/v1/namespaces/NS/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec });
       assert.equal(
