@@ -1,10 +1,12 @@
 /**
  * Start-up cost in fresh processes: a bare `node` against `await import('ctrlmetrics')` (resolved by
  * name through package.json's exports), and the README's quick-start manager from spawn to its first `/metrics`
- * 200 for a reader's token against an authority that is already running. Used by bench/footprint.ts and by
- * `npm run bench` (its footprint cells).
+ * 200 for a reader's token against an authority that is already running; and the embedded authority itself
+ * (`ctrlmetrics authority`), from spawn to ready, then its first built-in write (a Deployment: the built-in types
+ * and defaults load then). Used by bench/footprint.ts and by `npm run bench` (its footprint cells).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { freePort } from './ports.js';
@@ -12,6 +14,8 @@ import { memoryMb } from './proc.js';
 import { runCapture, spawnTracked, stopChild } from './children.js';
 import { REPO_ROOT } from './servers.js';
 import type { TestCluster } from '../../test/helpers/cluster.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { readKubeconfig, restConfigOf, selectContext } from '../../src/kube/kubeconfig.js';
 
 export interface FootprintResult {
   reps: number;
@@ -24,6 +28,12 @@ export interface FootprintResult {
   /** The quick-start manager: spawn → first `/metrics` 200, ms, and its RSS then, MB. */
   startMs: number[];
   startRssMb: number[];
+  /** `ctrlmetrics authority`: spawn → ready (listening, kubeconfig written), ms, and its RSS then, MB. */
+  authorityStartMs: number[];
+  authorityRssMb: number[];
+  /** Its first Deployment create, ms (the built-in types and defaults load on first use), and its RSS after, MB. */
+  authorityFirstWriteMs: number[];
+  authorityWriteRssMb: number[];
 }
 
 const median = (xs: number[]) => {
@@ -64,7 +74,19 @@ function status(url: string, token: string): Promise<number> {
 export async function measureFootprint(cluster: TestCluster, reps: number, pin: boolean): Promise<FootprintResult> {
   const quickstart = join(REPO_ROOT, 'dist/examples/quickstart.js');
   if (!existsSync(quickstart)) throw new Error(`${quickstart} is missing: run \`npm run build\``);
-  const r: FootprintResult = { reps, pinned: pin, bareRssMb: [], importMs: [], importRssMb: [], startMs: [], startRssMb: [] };
+  const r: FootprintResult = {
+    reps,
+    pinned: pin,
+    bareRssMb: [],
+    importMs: [],
+    importRssMb: [],
+    startMs: [],
+    startRssMb: [],
+    authorityStartMs: [],
+    authorityRssMb: [],
+    authorityFirstWriteMs: [],
+    authorityWriteRssMb: [],
+  };
   for (let i = 0; i < reps; i++) {
     r.bareRssMb.push((await importOnce(pin, false)).rssMb);
     const imported = await importOnce(pin, true);
@@ -99,7 +121,48 @@ export async function measureFootprint(cluster: TestCluster, reps: number, pin: 
       await stopChild(child);
     }
   }
+  for (let i = 0; i < reps; i++) await authorityOnce(pin, r);
   return r;
+}
+
+/** One `ctrlmetrics authority` in a fresh process: spawn → ready, then its first Deployment. */
+async function authorityOnce(pin: boolean, r: FootprintResult): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-footprint-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const [cmd, args] = nodeCommand(pin, [join(REPO_ROOT, 'dist/cli.js'), 'authority', '--listen', '127.0.0.1:0', '--kubeconfig-out', kubeconfig]);
+  const t0 = performance.now();
+  const child = spawnTracked(cmd, args, { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: '', CTRLMETRICS_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const collect = (d: string) => (out = (out + d).slice(-8000));
+  child.stdout!.setEncoding('utf8').on('data', collect);
+  child.stderr!.setEncoding('utf8').on('data', collect);
+  let client: KubeClient | undefined;
+  try {
+    const deadline = t0 + 30_000;
+    while (!out.includes('authority ready')) {
+      if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the authority was not ready within 30 s:\n${out}`);
+      await new Promise((res) => setTimeout(res, 2));
+    }
+    r.authorityStartMs.push(performance.now() - t0);
+    r.authorityRssMb.push(memoryMb(child.pid!).rssMb);
+    const kc = await readKubeconfig(kubeconfig);
+    const { cluster, user } = selectContext(kc, undefined);
+    client = new KubeClient(restConfigOf(kc, cluster, user));
+    const labels = { app: 'footprint' };
+    const t1 = performance.now();
+    await client.create('/apis/apps/v1/namespaces/default/deployments', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'footprint' },
+      spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } } },
+    });
+    r.authorityFirstWriteMs.push(performance.now() - t1);
+    r.authorityWriteRssMb.push(memoryMb(child.pid!).rssMb);
+  } finally {
+    client?.close();
+    await stopChild(child);
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The Markdown table of a footprint measurement. */
@@ -111,5 +174,7 @@ export function footprintTable(r: FootprintResult): string[] {
     `| bare \`node\` | – | ${fmtStat(r.bareRssMb)} | – | |`,
     `| \`await import('ctrlmetrics')\` | ${fmtStat(r.importMs, 0)} | ${fmtStat(r.importRssMb)} | ${(median(r.importRssMb) - bare).toFixed(1)} | ≤ 150 ms, ≤ 15 MB |`,
     `| quick-start manager: spawn → first \`/metrics\` 200 | ${fmtStat(r.startMs, 0)} | ${fmtStat(r.startRssMb)} | ${(median(r.startRssMb) - bare).toFixed(1)} | ≤ 500 ms |`,
+    `| \`ctrlmetrics authority\`: spawn → ready | ${fmtStat(r.authorityStartMs, 0)} | ${fmtStat(r.authorityRssMb)} | ${(median(r.authorityRssMb) - bare).toFixed(1)} | |`,
+    `| its first Deployment create (built-in types load) | ${fmtStat(r.authorityFirstWriteMs, 0)} | ${fmtStat(r.authorityWriteRssMb)} | ${(median(r.authorityWriteRssMb) - bare).toFixed(1)} | |`,
   ];
 }
