@@ -1,6 +1,6 @@
 // Writes the built-in API of the Kubernetes version the authority stands for, from what a real kube-apiserver answered
 // (../shared/reference/kube-apiserver-api):
-// - src/authority/builtin-api.ts, from its discovery documents (/api/v1, /apis and every /apis/<group>/<version>);
+// - src/kube/builtin-api.ts, from its discovery documents (/api/v1, /apis and every /apis/<group>/<version>);
 // - src/authority/data/openapi-v3.json.br, its OpenAPI v3 documents (/openapi/v3 and each /openapi/v3/<path>, as
 //   {index, documents: {path: document}}), and src/authority/data/openapi-v2.json.br, its /openapi/v2, both
 //   brotli-compressed (4.8 and 3.3 MB of JSON, about 120 KB each).
@@ -76,8 +76,8 @@ export const BUILTIN_RESOURCES: readonly BuiltinResource[] = ${lines(resources)}
 /** The API groups in \`/apis\`'s order, their versions as listed and the preferred one. */
 export const BUILTIN_GROUPS: ReadonlyArray<{ name: string; versions: string[]; preferred: string }> = ${lines(groups)};
 `;
-writeFileSync(join(ROOT, 'src', 'authority', 'builtin-api.ts'), text);
-console.log(`wrote src/authority/builtin-api.ts: ${resources.length} resources in ${groups.length + 1} groups (${version.gitVersion})`);
+writeFileSync(join(ROOT, 'src', 'kube', 'builtin-api.ts'), text);
+console.log(`wrote src/kube/builtin-api.ts: ${resources.length} resources in ${groups.length + 1} groups (${version.gitVersion})`);
 
 // the OpenAPI documents, compressed with a window that spans them all (they repeat the shared types' schemas)
 const brotli = (text) =>

@@ -3,7 +3,7 @@
  */
 import type { StructuralSchema } from './crd-schema.js';
 import { deprecationWarningOf } from './crd-conversion.js';
-import { BUILTIN_GROUPS, BUILTIN_RESOURCES, type BuiltinResource } from './builtin-api.js';
+import { BUILTIN_GROUPS, BUILTIN_RESOURCES, type BuiltinResource } from '../kube/builtin-api.js';
 import { coreFromEventsV1, eventsV1FromCore } from './event-views.js';
 import { hpaV1FromV2, hpaV2FromV1 } from './hpa-views.js';
 

@@ -70,16 +70,23 @@ async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<voi
   for (const f of result.written) process.stdout.write(`${f} written\n`);
   for (const f of result.skipped) process.stdout.write(`${f} exists, skipped\n`);
   for (const n of result.notes) process.stdout.write(`note: ${n}\n`);
-  if (result.apiCreated && make) {
+  if ((result.apiCreated || result.builtin) && make) {
     const { writeCrds, writeRoles, MarkerError } = await import('../generate/index.js');
     try {
-      const crds = await writeCrds({ paths: ['src'], outputDir: 'config/crd/bases', root: result.dir });
+      // a built-in kind has no CRD of the project's: only the role changes (its RBAC markers)
+      const crds = result.apiCreated ? await writeCrds({ paths: ['src'], outputDir: 'config/crd/bases', root: result.dir }) : [];
       const role = await writeRoles({ paths: ['src'], output: 'config/rbac/role.yaml', root: result.dir });
       for (const w of [...crds, ...(role ? [role] : [])]) process.stdout.write(`${relative(result.dir, w.file)} ${w.changed ? 'written' : 'unchanged'}\n`);
     } catch (err) {
       if (!(err instanceof MarkerError) && !(err instanceof Error && /npm install/.test(err.message))) throw err;
       throw new CliError(`the API was scaffolded, but the manifests could not be generated: ${err.message}\nfix it, then run: npm run manifests`);
     }
+  }
+  if (result.builtin) {
+    const controller = relative(process.cwd(), `${result.dir}/src/controllers/${result.builtin.kind.toLowerCase()}-controller.ts`);
+    const install = result.written.includes('package.json') ? 'install its types (kubernetes-types) and ' : '';
+    process.stdout.write(`Next: implement the ${result.builtin.kind} controller in ${controller}; ${install}regenerate the role after changing its markers with:\n${install ? '$ npm install\n' : ''}$ npm run manifests\n`);
+    return;
   }
   process.stdout.write(`Next: implement your new API in ${relative(process.cwd(), `${result.dir}/src/api/${result.resource.version}`) || '.'} and generate the manifests (CRDs, role) with:\n$ npm run manifests\n`);
 }

@@ -31,6 +31,9 @@ import {
   type ApiResource,
 } from './templates/api.js';
 import type { ProjectParams } from './templates/params.js';
+import { builtinGroupOf, KUBERNETES_TYPES_VERSION, resolveBuiltinKind, type BuiltinKind } from './builtin-kinds.js';
+import { builtinSample } from './builtin-samples.js';
+import { builtinControllerFile, builtinControllerFunction, builtinControllerPath, builtinControllerTestFile, builtinControllerTestPath } from './templates/builtin-controller.js';
 
 export interface CreateApiOptions {
   /** The project directory (default: the current directory). */
@@ -58,6 +61,8 @@ export interface CreateApiResult {
   apiCreated: boolean;
   /** What the user should know (e.g. which version became the storage version). */
   notes: string[];
+  /** Set when the controller is for one of Kubernetes' own kinds (`--resource=false` on a built-in group). */
+  builtin?: BuiltinKind;
 }
 
 const MAIN = 'src/main.ts';
@@ -134,7 +139,16 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
   const qualifiedGroup = [group, project.domain].filter(Boolean).join('.');
   const existing = resources.find((r) => r.group === group && r.version === version && r.kind === kind);
   if (existing?.api && withResource && !opts.force) throw new ScaffoldError('API resource already exists');
-  if (resources.some((r) => r.group !== group)) {
+  // a controller without types is for a kind the project does not define: one of Kubernetes' own (kubebuilder's
+  // rule: unless the project already has an API of that group, version and kind)
+  if (!withResource && !existing?.api) {
+    if (builtinGroupOf(group) !== undefined) return createBuiltinController(dir, project, resolveBuiltinKind(group, version, kind), withController, opts.force === true);
+    throw new ScaffoldError(
+      `${qualifiedGroup}/${version} ${kind} has no types in this project: drop --resource=false to scaffold them, or name one of Kubernetes' own API groups (core, apps, batch, networking, rbac.authorization, …) for a built-in kind`,
+    );
+  }
+  // only a project's own API types are held to its one group, as kubebuilder checks when it scaffolds them
+  if (withResource && resources.some((r) => r.api && r.group !== group)) {
     throw new ScaffoldError('multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html');
   }
 
@@ -215,12 +229,68 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
   const others = resources.filter((x) => x !== existing);
   out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: [...others, entry] }));
 
+  const written = await writeFiles(dir, out);
+  return { dir, resource: r, written, skipped, apiCreated: withResource, notes };
+}
+
+/** Writes the files whose content changed, in path order; answers their paths. */
+async function writeFiles(dir: string, out: Map<string, string>): Promise<string[]> {
   const written: string[] = [];
   for (const [p, content] of [...out].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (read(p) === content) continue;
-    await mkdir(dirname(join(dir, p)), { recursive: true });
-    await writeFile(join(dir, p), content);
+    const at = join(dir, p);
+    if (existsSync(at) && readFileSync(at, 'utf8') === content) continue;
+    await mkdir(dirname(at), { recursive: true });
+    await writeFile(at, content);
     written.push(p);
   }
-  return { dir, resource: r, written, skipped, apiCreated: withResource, notes };
+  return written;
+}
+
+/**
+ * A controller for a built-in kind: the controller and its test, its registration in src/main.ts, the
+ * `kubernetes-types` dependency its type comes from, and kubebuilder's PROJECT entry for a core type (the group's
+ * short name and domain, the module of its types).
+ */
+async function createBuiltinController(dir: string, project: ReturnType<typeof readProjectFile>, k: BuiltinKind, withController: boolean, force: boolean): Promise<CreateApiResult> {
+  if (!withController) throw new ScaffoldError(`${k.kind} is a built-in kind of Kubernetes: with --resource=false there is only its controller to scaffold, and --controller=false leaves nothing`);
+  const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
+  const out = new Map<string, string>();
+  const skipped: string[] = [];
+  const controller = builtinControllerPath(k);
+  if (read(controller) !== undefined && !force) throw new ScaffoldError(`failed to create ${controller}: file already exists`);
+  out.set(controller, builtinControllerFile(k));
+  const testPath = builtinControllerTestPath(k);
+  const sample = builtinSample(k.apiVersion, k.kind, `${k.kind.toLowerCase()}-sample`, k.namespaced ? 'default' : undefined);
+  if (!sample) throw new ScaffoldError(`${k.kind} (${k.apiVersion}) has no sample object to test its controller with`);
+  if (read(testPath) !== undefined && !force) skipped.push(testPath);
+  else out.set(testPath, builtinControllerTestFile(k, sample));
+  let main = read(MAIN)!;
+  const lowerKind = k.kind.toLowerCase();
+  main = insertAtMarker(main, IMPORTS_MARKER, `import { ${builtinControllerFunction(k)} } from './controllers/${lowerKind}-controller.js';`, MAIN);
+  main = insertAtMarker(main, CONTROLLERS_MARKER, `mgr.add(${builtinControllerFunction(k)}());`, MAIN);
+  out.set(MAIN, main);
+  if (k.typesModule) {
+    const pkgText = read('package.json');
+    if (pkgText === undefined) throw new ScaffoldError('package.json not found: the project is missing the files init generated');
+    const pkg = JSON.parse(pkgText) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+    // types only: nothing of it runs; a dependency, as the controller's exported signatures may name its types
+    if (!pkg.dependencies?.['kubernetes-types'] && !pkg.devDependencies?.['kubernetes-types']) {
+      pkg.dependencies = Object.fromEntries(Object.entries({ ...pkg.dependencies, 'kubernetes-types': KUBERNETES_TYPES_VERSION }).sort(([a], [b]) => (a < b ? -1 : 1)));
+      out.set('package.json', `${JSON.stringify(pkg, null, 2)}\n`);
+    }
+  }
+  const resources = project.resources ?? [];
+  const existing = resources.find((x) => x.group === k.projectGroup && x.version === k.version && x.kind === k.kind && (x.domain ?? '') === k.projectDomain);
+  const entry: ProjectResource = {
+    controller: true,
+    ...(k.projectDomain ? { domain: k.projectDomain } : {}),
+    group: k.projectGroup,
+    kind: k.kind,
+    ...(k.typesModule ? { path: k.typesModule.replace(/\.js$/, '') } : {}),
+    version: k.version,
+  };
+  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }));
+  const written = await writeFiles(dir, out);
+  const r: ApiResource = { group: k.projectGroup, qualifiedGroup: k.group, version: k.version, kind: k.kind, lowerKind, plural: k.plural, irregularPlural: false, namespaced: k.namespaced };
+  return { dir, resource: r, written, skipped, apiCreated: false, notes: [], builtin: k };
 }

@@ -16,11 +16,12 @@ export interface ProjectResource {
   /** The API types exist (`create api --resource`). */
   api?: { crdVersion: 'v1'; namespaced?: boolean };
   controller?: boolean;
-  domain: string;
+  /** The group's domain; none for Kubernetes' groups without one (`core`, `apps`, `batch`), as kubebuilder writes them. */
+  domain?: string;
   group: string;
   kind: string;
-  /** Where the types live, relative to the project root. */
-  path: string;
+  /** Where the types live: a folder of the project, or the module of a kind the project does not define. */
+  path?: string;
   /** Only when it is not the regular plural. */
   plural?: string;
   version: string;

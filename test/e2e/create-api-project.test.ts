@@ -1,6 +1,6 @@
 /**
  * kubebuilder's first steps with ctrlmetrics: `init`, `create api` (two kinds in one group; a second group is
- * refused), `create webhook --defaulting --programmatic-validation`, a second version of one kind with
+ * refused; a controller for Deployments, a built-in kind), `create webhook --defaulting --programmatic-validation`, a second version of one kind with
  * `create webhook --conversion`, `npm install`, then the project's own `npm test` (the metrics e2e test, each
  * generated controller test, which creates its sample on the authority and sees it reconciled, the webhook test,
  * the authority calling the webhooks, and the conversion test, the authority converting through the manager),
@@ -42,12 +42,15 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
   const other = await cli(['create', 'api', '--group', 'fleet', '--version', 'v1', '--kind', 'Port']);
   assert.equal(other.code, 1);
   assert.equal(other.stderr, 'error: multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html\n');
+  // a controller for one of Kubernetes' own kinds: another group, which needs no multigroup layout
+  await must('create api Deployment', cli(['create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'Deployment', '--resource=false']));
 
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
   const tested = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 400_000 }));
-  assert.deepEqual(testSummary(tested.stdout), { tests: 8, pass: 8, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+  assert.deepEqual(testSummary(tested.stdout), { tests: 9, pass: 9, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
   for (const name of [
     'the sample Captain is reconciled',
+    'a Deployment is reconciled',
     'the sample Ship is reconciled',
     'the defaulter fills spec.foo when it is unset',
     'the validator refuses a spec.foo that is too long, with its message',

@@ -44,6 +44,7 @@ export async function scaffoldCrewProject(p: CrewProject): Promise<void> {
   await must('create webhook Captain', cli(['create', 'webhook', '--group', 'crew', '--version', 'v1', '--kind', 'Captain', '--defaulting', '--programmatic-validation']));
   await must('create api Ship v1', cli(['create', 'api', '--group', 'crew', '--version', 'v1', '--kind', 'Ship', '--namespaced=false', '--controller=false']));
   await must('create webhook Ship --conversion', cli(['create', 'webhook', '--group', 'crew', '--version', 'v1', '--kind', 'Ship', '--conversion']));
+  await must('create api Deployment', cli(['create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'Deployment', '--resource=false']));
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: p.dir, timeoutMs: 300_000 }));
 }
 
@@ -91,7 +92,7 @@ export function projectOnClusterTests(o: {
       await new Promise((r) => setTimeout(r, 200));
       await Promise.all(informers.map((inf) => inf.stop()));
       assert.equal(tested.code, 0, tested.stdout.slice(-3000) + tested.stderr.slice(-2000));
-      assert.deepEqual(testSummary(tested.stdout), { tests: 8, pass: 8, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+      assert.deepEqual(testSummary(tested.stdout), { tests: 9, pass: 9, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
       for (const name of [
         `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/captains.${group}`,
         `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/ships.${group}`,

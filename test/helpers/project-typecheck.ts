@@ -19,7 +19,8 @@ export async function typeErrorsOfProject(app: string): Promise<string[]> {
         noEmit: true,
         rootDir: '/',
         baseUrl: '.',
-        paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')], 'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')] },
+        // kubernetes-types (the built-in kinds' types, which the project's package.json names) from this repository's
+        paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')], 'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')], 'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')] },
         typeRoots: [join(ROOT, 'node_modules/@types')],
         noUnusedLocals: true,
         noUnusedParameters: true,

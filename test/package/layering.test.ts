@@ -25,7 +25,8 @@ const ALLOWED: Record<string, string[]> = {
   manager: ['util', 'kube', 'certwatcher', 'metrics', 'controller', 'webhook'],
   authority: ['util', 'kube'],
   ops: ['util', 'kube'],
-  scaffold: ['util', 'api', 'generate'],
+  // kube: the table of Kubernetes' built-in kinds, which `create api` scaffolds controllers for
+  scaffold: ['util', 'api', 'generate', 'kube'],
   cli: ['util', 'api', 'generate', 'certwatcher', 'kube', 'metrics', 'controller', 'webhook', 'manager', 'authority', 'ops', 'scaffold', 'index.ts', '../examples'],
 };
 
