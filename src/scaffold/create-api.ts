@@ -269,28 +269,43 @@ async function createBuiltinController(dir: string, project: ReturnType<typeof r
   main = insertAtMarker(main, IMPORTS_MARKER, `import { ${builtinControllerFunction(k)} } from './controllers/${lowerKind}-controller.js';`, MAIN);
   main = insertAtMarker(main, CONTROLLERS_MARKER, `mgr.add(${builtinControllerFunction(k)}());`, MAIN);
   out.set(MAIN, main);
-  if (k.typesModule) {
-    const pkgText = read('package.json');
-    if (pkgText === undefined) throw new ScaffoldError('package.json not found: the project is missing the files init generated');
-    const pkg = JSON.parse(pkgText) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
-    // types only: nothing of it runs; a dependency, as the controller's exported signatures may name its types
-    if (!pkg.dependencies?.['kubernetes-types'] && !pkg.devDependencies?.['kubernetes-types']) {
-      pkg.dependencies = Object.fromEntries(Object.entries({ ...pkg.dependencies, 'kubernetes-types': KUBERNETES_TYPES_VERSION }).sort(([a], [b]) => (a < b ? -1 : 1)));
-      out.set('package.json', `${JSON.stringify(pkg, null, 2)}\n`);
-    }
-  }
+  const pkg = withKubernetesTypes(k, read('package.json'));
+  if (pkg !== undefined) out.set('package.json', pkg);
   const resources = project.resources ?? [];
-  const existing = resources.find((x) => x.group === k.projectGroup && x.version === k.version && x.kind === k.kind && (x.domain ?? '') === k.projectDomain);
-  const entry: ProjectResource = {
-    controller: true,
+  const existing = builtinEntryOf(resources, k);
+  const entry: ProjectResource = { ...(existing ?? builtinEntry(k)), controller: true };
+  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }));
+  const written = await writeFiles(dir, out);
+  const r: ApiResource = { group: k.projectGroup, qualifiedGroup: k.group, version: k.version, kind: k.kind, lowerKind, plural: k.plural, irregularPlural: false, namespaced: k.namespaced };
+  return { dir, resource: r, written, skipped, apiCreated: false, notes: [], builtin: k };
+}
+
+/** The PROJECT entry of a built-in kind, if the project has one. */
+export function builtinEntryOf(resources: ProjectResource[], k: BuiltinKind): ProjectResource | undefined {
+  return resources.find((x) => !x.api && x.group === k.projectGroup && x.version === k.version && x.kind === k.kind && (x.domain ?? '') === k.projectDomain);
+}
+
+/** kubebuilder's PROJECT entry for a core type: the group's short name and domain, the module of its types. */
+export function builtinEntry(k: BuiltinKind): ProjectResource {
+  return {
     ...(k.projectDomain ? { domain: k.projectDomain } : {}),
     group: k.projectGroup,
     kind: k.kind,
     ...(k.typesModule ? { path: k.typesModule.replace(/\.js$/, '') } : {}),
     version: k.version,
   };
-  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }));
-  const written = await writeFiles(dir, out);
-  const r: ApiResource = { group: k.projectGroup, qualifiedGroup: k.group, version: k.version, kind: k.kind, lowerKind, plural: k.plural, irregularPlural: false, namespaced: k.namespaced };
-  return { dir, resource: r, written, skipped, apiCreated: false, notes: [], builtin: k };
+}
+
+/**
+ * package.json with `kubernetes-types` among the dependencies when the kind's type comes from it and it is not
+ * there yet; undefined when nothing changes.
+ */
+export function withKubernetesTypes(k: BuiltinKind, pkgText: string | undefined): string | undefined {
+  if (!k.typesModule) return undefined;
+  if (pkgText === undefined) throw new ScaffoldError('package.json not found: the project is missing the files init generated');
+  const pkg = JSON.parse(pkgText) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  if (pkg.dependencies?.['kubernetes-types'] || pkg.devDependencies?.['kubernetes-types']) return undefined;
+  // types only: nothing of it runs; a dependency, as the project's exported signatures may name its types
+  pkg.dependencies = Object.fromEntries(Object.entries({ ...pkg.dependencies, 'kubernetes-types': KUBERNETES_TYPES_VERSION }).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return `${JSON.stringify(pkg, null, 2)}\n`;
 }

@@ -10,7 +10,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { ScaffoldError } from './errors.js';
 import { PROJECT_FILE, readProjectFile, renderProjectFile, type ProjectResource } from './project-file.js';
-import { insertAtMarker } from './create-api.js';
+import { builtinEntry, builtinEntryOf, insertAtMarker, withKubernetesTypes } from './create-api.js';
+import { builtinGroupOf, resolveBuiltinKind, type BuiltinKind } from './builtin-kinds.js';
+import { builtinSample } from './builtin-samples.js';
+import { builtinWebhookFile, builtinWebhookTestFile } from './templates/builtin-webhook.js';
 import { editProject, load, patchIs, render, resourceIs } from './edit.js';
 import { enableEntry, type EntryMatcher } from './yaml-list.js';
 import { pluralOf } from '../generate/crd.js';
@@ -142,8 +145,15 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
     throw new ScaffoldError('create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true');
   }
   const resources = project.resources ?? [];
-  const entry = resources.find((r) => r.group === group && r.version === version && r.kind === kind);
-  if (!entry?.api) throw new ScaffoldError('create webhook requires a previously created API');
+  const own = resources.find((r) => r.group === group && r.version === version && r.kind === kind && r.api);
+  // a kind the project does not define: one of Kubernetes' own, whose webhooks the library serves as any other's
+  let builtin: BuiltinKind | undefined;
+  if (!own) {
+    if (builtinGroupOf(group) === undefined) throw new ScaffoldError('create webhook requires a previously created API');
+    builtin = resolveBuiltinKind(group, version, kind);
+    if (conversion) throw new ScaffoldError(`${kind} is a built-in kind of Kubernetes, which the API server converts itself: a conversion webhook is for a CRD's versions`);
+  }
+  const entry: ProjectResource = own ?? (builtin && builtinEntryOf(resources, builtin)) ?? builtinEntry(builtin!);
   const existing = entry.webhooks ?? {};
   if (!opts.force) {
     if (k.defaulting && existing.defaulting) throw new ScaffoldError('defaulting webhook already exists for this resource');
@@ -160,16 +170,16 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
   const kinds: WebhookKinds = { defaulting: k.defaulting || !!existing.defaulting, validation: k.validation || !!existing.validation };
 
   const lowerKind = kind.toLowerCase();
-  const plural = entry.plural ?? pluralOf(lowerKind);
+  const plural = builtin?.plural ?? entry.plural ?? pluralOf(lowerKind);
   const r: ApiResource = {
-    group,
-    qualifiedGroup: [group, project.domain].filter(Boolean).join('.'),
+    group: builtin?.projectGroup ?? group,
+    qualifiedGroup: builtin ? builtin.group : [group, project.domain].filter(Boolean).join('.'),
     version,
     kind,
     lowerKind,
     plural,
-    irregularPlural: plural !== pluralOf(lowerKind),
-    namespaced: !!entry.api.namespaced,
+    irregularPlural: !builtin && plural !== pluralOf(lowerKind),
+    namespaced: builtin ? builtin.namespaced : !!entry.api?.namespaced,
   };
   const params: ProjectParams = { projectName: project.projectName, domain: project.domain, ctrlmetricsVersion: '' };
   const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
@@ -182,9 +192,18 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
   };
 
   let main = need(MAIN);
-  if (admission) {
+  if (admission && builtin) {
+    const sample = builtinSample(builtin.apiVersion, kind, `${lowerKind}-sample`, builtin.namespaced ? 'default' : undefined);
+    if (!sample) throw new ScaffoldError(`${kind} (${builtin.apiVersion}) has no sample object to test its webhooks with`);
+    out.set(webhookPath(r), builtinWebhookFile(builtin, kinds, project.domain));
+    out.set(`test/webhooks/${lowerKind}-webhook.test.ts`, builtinWebhookTestFile(builtin, kinds, sample, project.domain));
+    const pkg = withKubernetesTypes(builtin, current('package.json'));
+    if (pkg !== undefined) out.set('package.json', pkg);
+  } else if (admission) {
     out.set(webhookPath(r), webhookFile(r, kinds));
     out.set(`test/webhooks/${lowerKind}-webhook.test.ts`, webhookTestFile(r, kinds));
+  }
+  if (admission) {
     main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${webhookFunction(r)} } from './webhooks/${version}/${lowerKind}-webhook.js';`, MAIN);
     // ENABLE_WEBHOOKS=false runs the manager without them (e.g. locally, with no certificate), as kubebuilder's main.go
     main = insertAtMarker(main, '// +ctrlmetrics:scaffold:controllers', `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${webhookFunction(r)}());`, MAIN);
@@ -243,7 +262,7 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
       webhookVersion: 'v1',
     },
   };
-  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: resources.map((x) => (x === entry ? updated : x)) }));
+  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: resources.includes(entry) ? resources.map((x) => (x === entry ? updated : x)) : [...resources, updated] }));
 
   const written: string[] = [];
   const exists = (p: string) => read(p) !== undefined;

@@ -1,6 +1,6 @@
 /**
  * kubebuilder's first steps with ctrlmetrics: `init`, `create api` (two kinds in one group; a second group is
- * refused; a controller for Deployments, a built-in kind), `create webhook --defaulting --programmatic-validation`, a second version of one kind with
+ * refused; a controller for Deployments, a built-in kind, and webhooks for Pods), `create webhook --defaulting --programmatic-validation`, a second version of one kind with
  * `create webhook --conversion`, `npm install`, then the project's own `npm test` (the metrics e2e test, each
  * generated controller test, which creates its sample on the authority and sees it reconciled, the webhook test,
  * the authority calling the webhooks, and the conversion test, the authority converting through the manager),
@@ -44,13 +44,17 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
   assert.equal(other.stderr, 'error: multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html\n');
   // a controller for one of Kubernetes' own kinds: another group, which needs no multigroup layout
   await must('create api Deployment', cli(['create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'Deployment', '--resource=false']));
+  // and webhooks for another: the core group's Pods (/mutate--v1-pod)
+  await must('create webhook Pod', cli(['create', 'webhook', '--group', 'core', '--version', 'v1', '--kind', 'Pod', '--defaulting', '--programmatic-validation']));
 
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
   const tested = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 400_000 }));
-  assert.deepEqual(testSummary(tested.stdout), { tests: 9, pass: 9, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+  assert.deepEqual(testSummary(tested.stdout), { tests: 11, pass: 11, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
   for (const name of [
     'the sample Captain is reconciled',
     'a Deployment is reconciled',
+    'the defaulter marks a new Pod with DEFAULTED_LABEL',
+    'the validator refuses a Pod whose DEFAULTED_LABEL is not "true", with its message',
     'the sample Ship is reconciled',
     'the defaulter fills spec.foo when it is unset',
     'the validator refuses a spec.foo that is too long, with its message',
@@ -83,6 +87,7 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
 // authority of its own stands in for one someone already has)
 projectOnClusterTests({
   project: () => ({ dir: project, name: 'crew-op', domain: 'example.org' }),
+  tests: 11,
   start: async () => {
     const authority = await startAuthority({});
     const admin = new KubeClient(authority.restConfig);

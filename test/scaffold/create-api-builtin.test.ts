@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { initProject } from '../../src/scaffold/init.js';
 import { createApi } from '../../src/scaffold/create-api.js';
+import { createWebhook } from '../../src/scaffold/create-webhook.js';
 import { builtinSample } from '../../src/scaffold/builtin-samples.js';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 import { BUILTIN_TYPES } from '../../src/authority/resources.js';
@@ -93,7 +94,30 @@ describe('create api --resource=false for built-in kinds', () => {
     assert.match(await refusal({ group: 'cache', version: 'v1', kind: 'Memcached' }), /^multiple groups are not allowed by default/);
   });
 
-  test('the project type-checks with its built-in controllers (strict, no unused names)', { skip: SECOND_NODE_SKIP_COMPILER }, async () => {
+  test('create webhook for a built-in kind: controller-runtime\'s paths (/mutate--v1-pod), markers with the real group and resource', async () => {
+    const r = await createWebhook({ dir: app, group: 'core', version: 'v1', kind: 'Pod', defaulting: true, programmaticValidation: true });
+    assert.ok(r.written.includes('src/webhooks/v1/pod-webhook.ts') && r.written.includes('test/webhooks/pod-webhook.test.ts') && r.written.includes('src/main.ts'), r.written.join(' '));
+    const hook = read('src/webhooks/v1/pod-webhook.ts');
+    assert.match(hook, /^import type \{ Pod \} from 'kubernetes-types\/core\/v1\.js';$/m);
+    assert.match(hook, /^\/\/ \+kubebuilder:webhook:path=\/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups=core,resources=pods,verbs=create;update,versions=v1,name=mpod-v1\.kb\.io,admissionReviewVersions=v1$/m);
+    assert.match(hook, /^\/\/ \+kubebuilder:webhook:path=\/validate--v1-pod,mutating=false,.*,groups=core,resources=pods,.*name=vpod-v1\.kb\.io,/m);
+    assert.match(read('src/main.ts'), /^ {2}if \(process\.env\.ENABLE_WEBHOOKS !== 'false'\) mgr\.add\(newPodWebhook\(\)\);$/m);
+    // the Pod's entry (from create api) gains its webhooks
+    const entries = (parseYaml(read('PROJECT')) as { resources: Array<Record<string, unknown>> }).resources;
+    assert.deepEqual(entries.filter((e) => e.kind === 'Pod'), [
+      { controller: true, group: 'core', kind: 'Pod', path: 'kubernetes-types/core/v1', version: 'v1', webhooks: { defaulting: true, validation: true, webhookVersion: 'v1' } },
+    ]);
+    // a kind without a controller gets an entry of its own; apps' path has no empty group
+    await createWebhook({ dir: app, group: 'apps', version: 'v1', kind: 'StatefulSet', defaulting: true });
+    assert.match(read('src/webhooks/v1/statefulset-webhook.ts'), /path=\/mutate-apps-v1-statefulset,.*groups=apps,resources=statefulsets,/);
+    const after = (parseYaml(read('PROJECT')) as { resources: Array<Record<string, unknown>> }).resources;
+    assert.deepEqual(after.at(-1), { group: 'apps', kind: 'StatefulSet', path: 'kubernetes-types/apps/v1', version: 'v1', webhooks: { defaulting: true, webhookVersion: 'v1' } });
+    // Kubernetes converts its own kinds; an unknown group still needs an API
+    await assert.rejects(createWebhook({ dir: app, group: 'apps', version: 'v1', kind: 'Deployment', conversion: true }), /Deployment is a built-in kind of Kubernetes, which the API server converts itself/);
+    await assert.rejects(createWebhook({ dir: app, group: 'cache', version: 'v1', kind: 'Memcached', defaulting: true }), /^ScaffoldError: create webhook requires a previously created API$/);
+  });
+
+  test('the project type-checks with its built-in controllers and webhooks (strict, no unused names)', { skip: SECOND_NODE_SKIP_COMPILER }, async () => {
     assert.deepEqual(await typeErrorsOfProject(app), []);
   });
 });
