@@ -20,6 +20,8 @@ import {
   type Request,
   type Result,
 } from '../../src/index.js';
+import type { Deployment } from 'kubernetes-types/apps/v1.js';
+import type { PodTemplateSpec } from 'kubernetes-types/core/v1.js';
 import { MEMCACHED, type Memcached } from './api.js';
 
 export const FINALIZER = 'cache.example.com/finalizer';
@@ -30,7 +32,7 @@ const DEPLOYMENT = { apiVersion: 'apps/v1', kind: 'Deployment' } as const;
 /** Adds the controller to a manager, with the index of Deployments by their controlling Memcached it reads. */
 export function setupMemcachedController(mgr: Manager): void {
   mgr.indexField<Deployment>(DEPLOYMENT, OWNER_FIELD, (d) => {
-    const ref = d.metadata.ownerReferences?.find((r) => r.controller);
+    const ref = d.metadata?.ownerReferences?.find((r) => r.controller);
     return ref?.kind === MEMCACHED.kind && ref.apiVersion === MEMCACHED.apiVersion ? ref.name : undefined;
   });
   mgr.add(newMemcachedController());
@@ -89,9 +91,9 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
   // any other Deployment this Memcached controls (left by an earlier naming, or made by hand) goes: found through
   // the index of Deployments by their controller, in O(matches) rather than a scan of every cached Deployment
   const owned = ctx.cache.list<Deployment>('Deployment', { matchingFields: { [OWNER_FIELD]: owner.metadata.name ?? '' }, namespace: owner.metadata.namespace });
-  for (const stray of owned.filter((d) => d.metadata.name !== owner.metadata.name)) {
+  for (const stray of owned.filter((d) => d.metadata?.name !== owner.metadata.name)) {
     await ctx.objects.delete(stray).catch(ignoreNotFound);
-    ctx.recorder.event(m, 'Normal', 'Deleted', `Deleted Deployment ${stray.metadata.name ?? ''}: ${m.metadata.name} keeps one, named after it`);
+    ctx.recorder.event(m, 'Normal', 'Deleted', `Deleted Deployment ${stray.metadata?.name ?? ''}: ${m.metadata.name} keeps one, named after it`);
   }
   await setCondition(ctx, m, { type: 'Available', status: 'True', reason: 'Reconciling', message: `Deployment for custom resource (${m.metadata.name}) with ${size} replicas created successfully` });
 }
@@ -107,18 +109,11 @@ function labels(m: Memcached): Record<string, string> {
   return { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': m.metadata.name ?? '', 'app.kubernetes.io/managed-by': 'memcached-operator' };
 }
 
-interface Deployment {
-  apiVersion: 'apps/v1';
-  kind: 'Deployment';
-  metadata: Memcached['metadata'];
-  spec?: Record<string, unknown>;
-}
-
 function deploymentFor(m: Memcached): Deployment {
   return { ...DEPLOYMENT, metadata: { name: m.metadata.name, namespace: m.metadata.namespace } };
 }
 
-function podTemplate(m: Memcached): Record<string, unknown> {
+function podTemplate(m: Memcached): PodTemplateSpec {
   return {
     metadata: { labels: labels(m) },
     spec: {

@@ -8,7 +8,31 @@
  */
 import type { KubeClient, RequestOptions } from './client.js';
 import type { KubeObject, ObjectLike } from './objects.js';
+import type { BuiltinKinds } from './builtin-kinds.js';
 import { RESTMapper, type ResourceMapping } from './restmapper.js';
+
+/**
+ * The TypeScript type of the objects of each kind the library knows, keyed `apiVersion/Kind`: Kubernetes' built-in
+ * kinds (from kubernetes-types, types only) and, by declaration merging, a project's own and third parties':
+ *
+ * ```ts
+ * declare module 'ctrlmetrics' {
+ *   interface KnownKinds {
+ *     'cache.example.com/v1alpha1/Memcached': Memcached;
+ *   }
+ * }
+ * ```
+ *
+ * {@link ObjectClient.get} and {@link ObjectClient.list} answer a known kind in its type without a cast.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface KnownKinds extends BuiltinKinds {}
+
+/** The type of the objects of `apiVersion` and `kind`: their {@link KnownKinds} entry, else {@link KubeObject}. */
+export type ObjectOf<A extends string, K extends string> = `${A}/${K}` extends keyof KnownKinds ? KnownKinds[`${A}/${K}`] : KubeObject;
+
+/** A kind given as a constant (`{ apiVersion: 'apps/v1', kind: 'Deployment' } as const`), not as an object of it. */
+export type KindConstant = ObjectType & { metadata?: never };
 
 /** Which object: its namespace (none for cluster-scoped kinds) and name. */
 export interface ObjectKey {
@@ -144,13 +168,32 @@ export class ObjectClient {
     return `${collection(m, key.namespace)}/${encodeURIComponent(key.name)}${subresource ? `/${subresource}` : ''}`;
   }
 
-  /** Reads one object; a missing one throws a 404 {@link KubeApiError} (see `isNotFound`, `ignoreNotFound`). */
-  async get<T extends ObjectLike = KubeObject>(type: ObjectType, key: ObjectKey, opts: { signal?: AbortSignal } = {}): Promise<T> {
-    return this.client.get<T>(await this.objectPath(type, key), { signal: opts.signal });
+  /**
+   * Reads one object; a missing one throws a 404 {@link KubeApiError} (see `isNotFound`, `ignoreNotFound`). A kind
+   * given by `apiVersion` and `kind`, or as a constant, answers in its {@link KnownKinds} type:
+   * `get('apps/v1', 'Deployment', { namespace, name })` is a kubernetes-types `Deployment`.
+   */
+  get<const A extends string, const K extends string>(apiVersion: A, kind: K, key: ObjectKey, opts?: { signal?: AbortSignal }): Promise<ObjectOf<A, K>>;
+  get<const Ty extends KindConstant>(type: Ty, key: ObjectKey, opts?: { signal?: AbortSignal }): Promise<ObjectOf<Ty['apiVersion'], Ty['kind']>>;
+  get<T extends ObjectLike = KubeObject>(type: ObjectType, key: ObjectKey, opts?: { signal?: AbortSignal }): Promise<T>;
+  async get(a: string | ObjectType, b: string | ObjectKey, c?: ObjectKey | { signal?: AbortSignal }, d?: { signal?: AbortSignal }): Promise<unknown> {
+    const [type, key, opts] = typeof a === 'string' ? [{ apiVersion: a, kind: b as string }, c as ObjectKey, d] : [a, b as ObjectKey, c as { signal?: AbortSignal } | undefined];
+    return this.client.get(await this.objectPath(type, key), { signal: opts?.signal });
   }
 
-  /** Lists objects of a kind; each item carries `apiVersion` and `kind` (the API leaves them out of list items). */
-  async list<T extends ObjectLike = KubeObject>(type: ObjectType, opts: ListOptions = {}): Promise<T[]> {
+  /**
+   * Lists objects of a kind; each item carries `apiVersion` and `kind` (the API leaves them out of list items). A
+   * kind given by `apiVersion` and `kind`, or as a constant, answers in its {@link KnownKinds} type.
+   */
+  list<const A extends string, const K extends string>(apiVersion: A, kind: K, opts?: ListOptions): Promise<Array<ObjectOf<A, K>>>;
+  list<const Ty extends KindConstant>(type: Ty, opts?: ListOptions): Promise<Array<ObjectOf<Ty['apiVersion'], Ty['kind']>>>;
+  list<T extends ObjectLike = KubeObject>(type: ObjectType, opts?: ListOptions): Promise<T[]>;
+  async list(a: string | ObjectType, b?: string | ListOptions, c?: ListOptions): Promise<unknown[]> {
+    const [type, opts] = typeof a === 'string' ? [{ apiVersion: a, kind: b as string }, c ?? {}] : [a, (b as ListOptions | undefined) ?? {}];
+    return this.listOf<ObjectLike>(type, opts);
+  }
+
+  private async listOf<T extends ObjectLike>(type: ObjectType, opts: ListOptions): Promise<T[]> {
     const fields = Object.entries(opts.matchingFields ?? {});
     if (fields.length) {
       if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${type.kind} by one field (got ${fields.map(([f]) => f).join(', ')})`);

@@ -84,6 +84,13 @@ ${resource ? `// +kubebuilder:resource:${resource}\n` : ''}export interface ${r.
   // +optional
   status?: ${r.kind}Status;
 }
+
+// The library answers ${r.kind}s in this type: \`ctx.objects.get(${c}, key)\` is a ${r.kind} without a cast.
+declare module 'ctrlmetrics' {
+  interface KnownKinds {
+    '${r.qualifiedGroup}/${r.version}/${r.kind}': ${r.kind};
+  }
+}
 `;
 }
 
