@@ -1,7 +1,7 @@
 /**
  * `ctrlmetrics generate [crd|rbac|webhook]`: controller-gen's `make manifests` for TypeScript — the CRDs of the API
  * types under `--paths` into `--output-dir`, the manager's role from `+kubebuilder:rbac` markers, the webhook
- * configurations from `+kubebuilder:webhook` markers.
+ * configurations from `+kubebuilder:webhook` markers; `generate types`, TypeScript types from another project's CRDs.
  */
 import type { Command } from 'commander';
 import { relative } from 'node:path';
@@ -62,6 +62,21 @@ async function webhook(flags: { paths?: string[]; output?: string }, quiet = fal
   } else report(w.file, w.changed);
 }
 
+const TYPES_DIR = 'src/api/external';
+
+async function types(flags: { from?: string[]; out?: string }): Promise<void> {
+  const { writeTypesFromCrds, TypesError } = await import('../generate/index.js');
+  if (!flags.from?.length) throw new CliError('generate types needs --from <crd.yaml or directory> (repeatable): the CRDs to read');
+  try {
+    const written = await writeTypesFromCrds({ from: flags.from.flatMap((f) => f.split(',')), out: flags.out ?? TYPES_DIR });
+    if (written.length === 0) process.stderr.write('no served CRD versions found: no types written\n');
+    for (const w of written) report(w.file, w.changed);
+  } catch (err) {
+    if (err instanceof TypesError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
 const MAX_DESC_LEN_HELP = "cut the CRDs' descriptions to this many bytes, 0 to drop them (controller-gen's crd:maxDescLen; default: kept whole)";
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
@@ -93,6 +108,12 @@ export function register(program: Command): void {
     .option('--output <file>', `the role file (default ${ROLE_FILE})`)
     .option('--role-name <name>', 'name of the role (default manager-role)')
     .action(rbac);
+  generate
+    .command('types')
+    .description("Write TypeScript types from CustomResourceDefinitions (another project's kinds): <out>/<group>/<version>/<kind>-types.ts")
+    .option('--from <file>', 'a CRD file or a directory of them (repeatable, or comma-separated)', collect)
+    .option('--out <dir>', `where to write the types (default ${TYPES_DIR})`)
+    .action(types);
   generate
     .command('webhook')
     .description('Write the Mutating/ValidatingWebhookConfigurations from +kubebuilder:webhook markers')

@@ -1,7 +1,7 @@
 /**
  * `ctrlmetrics generate`: controller-gen's job for TypeScript API definitions — CRDs from the kinds' types and
  * markers, the manager's role from `+kubebuilder:rbac` markers — written as YAML with sorted keys, the same bytes
- * for the same sources.
+ * for the same sources; and the other way, TypeScript types from another project's CRDs.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -12,6 +12,7 @@ import { generateWebhookConfigurations } from './webhooks.js';
 import { ApiSources, loadTypeScript, sourceFiles } from './source.js';
 
 export { MarkerError } from './markers.js';
+export { TypesError, typesFromCrds, writeTypesFromCrds, type GeneratedTypes } from './types.js';
 export type { CrdOptions, GeneratedCrd } from './crd.js';
 
 /** YAML as controller-gen writes it: a `---` line, keys sorted, list items at their key's indent. */

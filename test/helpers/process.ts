@@ -87,9 +87,12 @@ export function run(
   });
 }
 
-/** `node --import tsx cli.ts ...args` from the repository root (bounded). */
+/** tsx's loader, resolved from this repository: `--import tsx` alone resolves from the process's cwd. */
+const TSX = import.meta.resolve('tsx');
+
+/** `node --import tsx cli.ts ...args`, from the repository root unless `cwd` says otherwise (bounded). */
 export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
-  return run(process.execPath, ['--import', 'tsx', `${ROOT}cli.ts`, ...args], { cwd: opts.cwd ?? ROOT, env: opts.env, timeoutMs: opts.timeoutMs ?? 60_000 });
+  return run(process.execPath, ['--import', TSX, `${ROOT}cli.ts`, ...args], { cwd: opts.cwd ?? ROOT, env: opts.env, timeoutMs: opts.timeoutMs ?? 60_000 });
 }
 
 /** Processes started by one test file. */
