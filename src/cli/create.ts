@@ -19,6 +19,8 @@ interface CreateApiFlags {
   make?: boolean | string;
   force?: boolean | string;
   dir?: string;
+  externalApiPath?: string;
+  externalApiDomain?: string;
 }
 
 /** A Go-style boolean flag: `--x`, `--x=true|false` (and Go's other spellings). */
@@ -62,6 +64,8 @@ async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<voi
       resource: goBool('resource', flags.resource, true),
       controller: goBool('controller', flags.controller, true),
       force: goBool('force', flags.force, false),
+      externalApiPath: flags.externalApiPath,
+      externalApiDomain: flags.externalApiDomain,
     });
   } catch (err) {
     if (err instanceof ScaffoldError) throw new CliError(err.message);
@@ -85,6 +89,10 @@ async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<voi
   if (result.builtin) {
     const controller = relative(process.cwd(), `${result.dir}/src/controllers/${result.builtin.kind.toLowerCase()}-controller.ts`);
     const install = result.written.includes('package.json') ? 'install its types (kubernetes-types) and ' : '';
+    if (result.builtin.external) {
+      process.stdout.write(`Next: implement the ${result.builtin.kind} controller in ${controller}; regenerate the role after changing its markers with:\n$ npm run manifests\n`);
+      return;
+    }
     process.stdout.write(`Next: implement the ${result.builtin.kind} controller in ${controller}; ${install}regenerate the role after changing its markers with:\n${install ? '$ npm install\n' : ''}$ npm run manifests\n`);
     return;
   }
@@ -157,6 +165,8 @@ export function register(program: Command): void {
     .option('--controller [bool]', 'scaffold the controller (default true)')
     .option('--make [bool]', 'run ctrlmetrics generate afterwards (default true)')
     .option('--force [bool]', 'overwrite the types, controller, its test and the sample when they exist')
+    .option('--external-api-path <path>', "with --resource=false: the CRD (file or directory) of another project's kind; its types are generated from it")
+    .option('--external-api-domain <domain>', "with --external-api-path: the domain of the kind's group (default: the project's)")
     .option('--dir <dir>', 'the project directory (default: the current directory)')
     .allowExcessArguments(true)
     .action((flags: CreateApiFlags, cmd: Command) => createApiAction(flags, cmd));

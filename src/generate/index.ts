@@ -12,7 +12,7 @@ import { generateWebhookConfigurations } from './webhooks.js';
 import { ApiSources, loadTypeScript, sourceFiles } from './source.js';
 
 export { MarkerError } from './markers.js';
-export { TypesError, typesFromCrds, writeTypesFromCrds, type GeneratedTypes } from './types.js';
+export { TypesError, crdKinds, typesFromCrds, writeTypesFromCrds, type CrdKind, type GeneratedTypes } from './types.js';
 export type { CrdOptions, GeneratedCrd } from './crd.js';
 
 /** YAML as controller-gen writes it: a `---` line, keys sorted, list items at their key's indent. */

@@ -208,7 +208,9 @@ function crdsOf(file: string, shown: string): Array<{ crd: Json; locate: Locate 
   for (const d of Array.isArray(docs) ? docs : [docs]) {
     const at = (offset: number | undefined) => `${shown}:${offset === undefined ? 1 : lines.linePos(offset).line}`;
     if (d.errors.length) throw new TypesError(`${at(d.errors[0]!.pos[0])}: not YAML: ${d.errors[0]!.message.split('\n')[0]}`);
-    const value = d.toJS() as unknown;
+    // plain JSON: YAML aliases become copies, so the CRD can be written out again in any key order
+    const js = d.toJS() as unknown;
+    const value = js === undefined ? undefined : (JSON.parse(JSON.stringify(js)) as unknown);
     if (value === null || value === undefined) continue; // an empty document (a trailing ---)
     // the line of the deepest part of the path the document has: a key's own line for a map entry
     const locate: Locate = (path) => {
@@ -251,6 +253,35 @@ function filesOf(from: string[], root: string): string[] {
     } else out.push(p);
   };
   for (const f of from) walk(resolve(root, f));
+  return out;
+}
+
+/** A kind a CRD defines, as `create api --external-api-path` needs it. */
+export interface CrdKind {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+  /** The CRD, as JSON. */
+  crd: Record<string, unknown>;
+  /** The file it came from. */
+  file: string;
+}
+
+/** Every served version of every CRD in `from` (files, or directories of them). */
+export function crdKinds(from: string[], root = process.cwd()): CrdKind[] {
+  const out: CrdKind[] = [];
+  for (const file of filesOf(from, root)) {
+    for (const { crd } of crdsOf(file, relative(root, file) || file)) {
+      const spec = crd.spec as Json;
+      const names = spec.names as Json;
+      for (const v of spec.versions as unknown[]) {
+        if (!isObj(v) || v.served === false) continue;
+        out.push({ group: String(spec.group), version: String(v.name), kind: String(names.kind), plural: String(names.plural ?? ''), namespaced: spec.scope !== 'Cluster', crd, file });
+      }
+    }
+  }
   return out;
 }
 

@@ -29,6 +29,8 @@ export interface BuiltinKind {
   typesModule?: string;
   /** `apiVersion` as objects carry it (`v1`, `apps/v1`). */
   apiVersion: string;
+  /** Set for a kind of another project's CRD (`create api --external-api-path`) rather than Kubernetes' own. */
+  external?: boolean;
 }
 
 /** The built-in API groups, each once. */

@@ -33,6 +33,8 @@ import {
 import type { ProjectParams } from './templates/params.js';
 import { builtinGroupOf, KUBERNETES_TYPES_VERSION, resolveBuiltinKind, type BuiltinKind } from './builtin-kinds.js';
 import { builtinSample } from './builtin-samples.js';
+import { sampleOfSchema } from './crd-sample.js';
+import { crdKinds, toManifestYaml, writeTypesFromCrds, TypesError } from '../generate/index.js';
 import { builtinControllerFile, builtinControllerFunction, builtinControllerPath, builtinControllerTestFile, builtinControllerTestPath } from './templates/builtin-controller.js';
 
 export interface CreateApiOptions {
@@ -50,6 +52,13 @@ export interface CreateApiOptions {
   controller?: boolean;
   /** Overwrite the types, controller, its test and the sample instead of failing. */
   force?: boolean;
+  /**
+   * A kind of another project (kubebuilder's `--external-api-path`): the CRD file, or a directory of CRDs, that
+   * defines it; its types are generated from it (`generate types`). Only with `resource: false`.
+   */
+  externalApiPath?: string;
+  /** The domain of that kind's group (`io` for `--group cert-manager`); default the project's domain. */
+  externalApiDomain?: string;
 }
 
 /** What `create api` did: files written (created or changed), skipped, and whether the types were scaffolded. */
@@ -139,6 +148,14 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
   const qualifiedGroup = [group, project.domain].filter(Boolean).join('.');
   const existing = resources.find((r) => r.group === group && r.version === version && r.kind === kind);
   if (existing?.api && withResource && !opts.force) throw new ScaffoldError('API resource already exists');
+  if ((opts.externalApiPath || opts.externalApiDomain) && withResource) {
+    throw new ScaffoldError('--external-api-path and --external-api-domain name a kind of another project: they go with --resource=false');
+  }
+  if (opts.externalApiDomain && !opts.externalApiPath) throw new ScaffoldError('--external-api-domain needs --external-api-path: the CRD that defines the kind');
+  if (opts.externalApiPath) {
+    const domain = opts.externalApiDomain?.trim() || project.domain;
+    return createExternalController(dir, project, { group: [group, domain].filter(Boolean).join('.'), shortGroup: group, domain, version, kind }, opts.externalApiPath, withController, opts.force === true);
+  }
   // a controller without types is for a kind the project does not define: one of Kubernetes' own (kubebuilder's
   // rule: unless the project already has an API of that group, version and kind)
   if (!withResource && !existing?.api) {
@@ -308,4 +325,75 @@ export function withKubernetesTypes(k: BuiltinKind, pkgText: string | undefined)
   // types only: nothing of it runs; a dependency, as the project's exported signatures may name its types
   pkg.dependencies = Object.fromEntries(Object.entries({ ...pkg.dependencies, 'kubernetes-types': KUBERNETES_TYPES_VERSION }).sort(([a], [b]) => (a < b ? -1 : 1)));
   return `${JSON.stringify(pkg, null, 2)}\n`;
+}
+
+/**
+ * A controller for a kind another project's CRD defines (kubebuilder's `--external-api-path`): its types generated
+ * from the CRD into src/api/external, the CRD kept in config/crd/external for the tests, the controller and its
+ * test (the CRD installed on the authority, an object made from the schema's required fields), and a PROJECT entry
+ * marked external.
+ */
+async function createExternalController(
+  dir: string,
+  project: ReturnType<typeof readProjectFile>,
+  want: { group: string; shortGroup: string; domain: string; version: string; kind: string },
+  path: string,
+  withController: boolean,
+  force: boolean,
+): Promise<CreateApiResult> {
+  if (!withController) throw new ScaffoldError(`${want.kind} is another project's kind: with --resource=false there is only its controller to scaffold, and --controller=false leaves nothing`);
+  let found;
+  try {
+    found = crdKinds([path], dir);
+  } catch (err) {
+    if (err instanceof TypesError) throw new ScaffoldError(err.message);
+    throw err;
+  }
+  const k = found.find((x) => x.group === want.group && x.version === want.version && x.kind === want.kind);
+  if (!k) {
+    const have = found.map((x) => `${x.group}/${x.version} ${x.kind}`);
+    throw new ScaffoldError(`${path} defines no ${want.group}/${want.version} ${want.kind}${have.length ? `; it defines ${[...new Set(have)].join(', ')}` : ''} (the group is --group and --external-api-domain)`);
+  }
+  const lowerKind = want.kind.toLowerCase();
+  const typesDir = `src/api/external/${k.group}/${k.version}`;
+  const kind: BuiltinKind = {
+    group: k.group,
+    version: k.version,
+    kind: k.kind,
+    plural: k.plural,
+    namespaced: k.namespaced,
+    rbacGroup: k.group,
+    projectGroup: want.shortGroup,
+    projectDomain: want.domain,
+    typesModule: `../api/external/${k.group}/${k.version}/${lowerKind}-types.js`,
+    apiVersion: `${k.group}/${k.version}`,
+    external: true,
+  };
+  const crdCopy = `config/crd/external/${k.group}_${k.plural}.yaml`;
+  const schema = ((k.crd.spec as { versions: Array<{ name: string; schema?: { openAPIV3Schema?: unknown } }> }).versions.find((v) => v.name === k.version)?.schema?.openAPIV3Schema ?? {}) as Record<string, unknown>;
+  const sample = { apiVersion: kind.apiVersion, kind: k.kind, metadata: { name: `${lowerKind}-sample`, ...(k.namespaced ? { namespace: 'default' } : {}) }, ...sampleOfSchema(schema) };
+
+  const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
+  const out = new Map<string, string>();
+  const skipped: string[] = [];
+  const controller = builtinControllerPath(kind);
+  if (read(controller) !== undefined && !force) throw new ScaffoldError(`failed to create ${controller}: file already exists`);
+  out.set(controller, builtinControllerFile(kind));
+  const testPath = builtinControllerTestPath(kind);
+  if (read(testPath) !== undefined && !force) skipped.push(testPath);
+  else out.set(testPath, builtinControllerTestFile(kind, sample, [crdCopy]));
+  out.set(crdCopy, toManifestYaml([k.crd]));
+  let main = read(MAIN)!;
+  main = insertAtMarker(main, IMPORTS_MARKER, `import { ${builtinControllerFunction(kind)} } from './controllers/${lowerKind}-controller.js';`, MAIN);
+  main = insertAtMarker(main, CONTROLLERS_MARKER, `mgr.add(${builtinControllerFunction(kind)}());`, MAIN);
+  out.set(MAIN, main);
+  const resources = project.resources ?? [];
+  const existing = resources.find((x) => x.external && x.group === want.shortGroup && x.version === k.version && x.kind === k.kind);
+  const entry: ProjectResource = { controller: true, ...(want.domain ? { domain: want.domain } : {}), external: true, group: want.shortGroup, kind: k.kind, path: typesDir, version: k.version };
+  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }));
+  const written = await writeFiles(dir, out);
+  // the types, from the CRD kept in the project
+  for (const w of await writeTypesFromCrds({ from: [crdCopy], out: 'src/api/external', root: dir })) if (w.changed) written.push(w.file.slice(dir.length + 1));
+  const r: ApiResource = { group: want.shortGroup, qualifiedGroup: k.group, version: k.version, kind: k.kind, lowerKind, plural: k.plural, irregularPlural: false, namespaced: k.namespaced };
+  return { dir, resource: r, written, skipped, apiCreated: false, notes: [], builtin: kind };
 }

@@ -16,6 +16,8 @@ export interface ProjectResource {
   /** The API types exist (`create api --resource`). */
   api?: { crdVersion: 'v1'; namespaced?: boolean };
   controller?: boolean;
+  /** A kind another project defines (`create api --external-api-path`). */
+  external?: boolean;
   /** The group's domain; none for Kubernetes' groups without one (`core`, `apps`, `batch`), as kubebuilder writes them. */
   domain?: string;
   group: string;

@@ -1,6 +1,7 @@
 /**
  * kubebuilder's first steps with ctrlmetrics: `init`, `create api` (two kinds in one group; a second group is
- * refused; a controller for Deployments, a built-in kind, and webhooks for Pods), `create webhook --defaulting --programmatic-validation`, a second version of one kind with
+ * refused; a controller for Deployments, a built-in kind, webhooks for Pods, and a controller for cert-manager's
+ * Certificates typed from its CRD), `create webhook --defaulting --programmatic-validation`, a second version of one kind with
  * `create webhook --conversion`, `npm install`, then the project's own `npm test` (the metrics e2e test, each
  * generated controller test, which creates its sample on the authority and sees it reconciled, the webhook test,
  * the authority calling the webhooks, and the conversion test, the authority converting through the manager),
@@ -14,7 +15,9 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { CRD_SETS } from '../../src/authority/crds.js';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,13 +49,18 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
   await must('create api Deployment', cli(['create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'Deployment', '--resource=false']));
   // and webhooks for another: the core group's Pods (/mutate--v1-pod)
   await must('create webhook Pod', cli(['create', 'webhook', '--group', 'core', '--version', 'v1', '--kind', 'Pod', '--defaulting', '--programmatic-validation']));
+  // and a controller for another project's kind, typed from its CRD (cert-manager's Certificate, as the authority carries it)
+  const certManagerCrds = join(work, 'cert-manager.crds.yaml');
+  writeFileSync(certManagerCrds, CRD_SETS['cert-manager']!.crds.map((c) => stringify(c)).join('---\n'));
+  await must('create api Certificate', cli(['create', 'api', '--group', 'cert-manager', '--version', 'v1', '--kind', 'Certificate', '--resource=false', '--external-api-domain', 'io', '--external-api-path', certManagerCrds]));
 
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
   const tested = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 400_000 }));
-  assert.deepEqual(testSummary(tested.stdout), { tests: 11, pass: 11, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+  assert.deepEqual(testSummary(tested.stdout), { tests: 12, pass: 12, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
   for (const name of [
     'the sample Captain is reconciled',
     'a Deployment is reconciled',
+    'a Certificate is reconciled',
     'the defaulter marks a new Pod with DEFAULTED_LABEL',
     'the validator refuses a Pod whose DEFAULTED_LABEL is not "true", with its message',
     'the sample Ship is reconciled',
@@ -87,7 +95,7 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
 // authority of its own stands in for one someone already has)
 projectOnClusterTests({
   project: () => ({ dir: project, name: 'crew-op', domain: 'example.org' }),
-  tests: 11,
+  tests: 12,
   start: async () => {
     const authority = await startAuthority({});
     const admin = new KubeClient(authority.restConfig);

@@ -8,10 +8,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify } from 'yaml';
+import { CRD_SETS } from '../../src/authority/crds.js';
 import { initProject } from '../../src/scaffold/init.js';
 import { createApi } from '../../src/scaffold/create-api.js';
 import { createWebhook } from '../../src/scaffold/create-webhook.js';
@@ -115,6 +116,36 @@ describe('create api --resource=false for built-in kinds', () => {
     // Kubernetes converts its own kinds; an unknown group still needs an API
     await assert.rejects(createWebhook({ dir: app, group: 'apps', version: 'v1', kind: 'Deployment', conversion: true }), /Deployment is a built-in kind of Kubernetes, which the API server converts itself/);
     await assert.rejects(createWebhook({ dir: app, group: 'cache', version: 'v1', kind: 'Memcached', defaulting: true }), /^ScaffoldError: create webhook requires a previously created API$/);
+  });
+
+  test('--external-api-path: a controller for another project\'s kind, its types generated from the CRD', async () => {
+    const crds = join(work, 'cert-manager.crds.yaml');
+    writeFileSync(crds, CRD_SETS['cert-manager']!.crds.map((c) => stringify(c)).join('---\n'));
+    const r = await createApi({ dir: app, group: 'cert-manager', version: 'v1', kind: 'Certificate', resource: false, externalApiDomain: 'io', externalApiPath: crds });
+    assert.deepEqual(r.written.sort(), [
+      'PROJECT',
+      'config/crd/external/cert-manager.io_certificates.yaml',
+      'src/api/external/cert-manager.io/v1/certificate-types.ts',
+      'src/controllers/certificate-controller.ts',
+      'src/main.ts',
+      'test/controllers/certificate-controller.test.ts',
+    ]);
+    const controller = read('src/controllers/certificate-controller.ts');
+    assert.match(controller, /^import type \{ Certificate \} from '\.\.\/api\/external\/cert-manager\.io\/v1\/certificate-types\.js';$/m);
+    assert.match(controller, /^\/\/ \+kubebuilder:rbac:groups=cert-manager\.io,resources=certificates,verbs=get;list;watch;create;update;patch;delete$/m);
+    assert.match(read('src/api/external/cert-manager.io/v1/certificate-types.ts'), /^\/\/ \+kubebuilder:skip$/m);
+    // the test installs the CRD kept in the project and creates a Certificate with the fields its schema requires
+    const test = read('test/controllers/certificate-controller.test.ts');
+    assert.match(test, /startTestEnvironment\(\{ crdDirectoryPaths: \[join\(ROOT, 'config\/crd\/external\/cert-manager\.io_certificates\.yaml'\)\] \}\)/);
+    assert.match(test, /"secretName": "sample"/);
+    const entries = (parseYaml(read('PROJECT')) as { resources: Array<Record<string, unknown>> }).resources;
+    assert.deepEqual(entries.at(-1), { controller: true, domain: 'io', external: true, group: 'cert-manager', kind: 'Certificate', path: 'src/api/external/cert-manager.io/v1', version: 'v1' });
+    // a kind the CRDs do not define, and the flags without --resource=false
+    assert.equal(
+      await refusal({ group: 'cert-manager', version: 'v1', kind: 'Order', resource: false, externalApiDomain: 'io', externalApiPath: crds }),
+      `${crds} defines no cert-manager.io/v1 Order; it defines cert-manager.io/v1 Issuer, cert-manager.io/v1 ClusterIssuer, cert-manager.io/v1 Certificate (the group is --group and --external-api-domain)`,
+    );
+    assert.match(await refusal({ group: 'cert-manager', version: 'v1', kind: 'Certificate', externalApiDomain: 'io', externalApiPath: crds }), /go with --resource=false$/);
   });
 
   test('the project type-checks with its built-in controllers and webhooks (strict, no unused names)', { skip: SECOND_NODE_SKIP_COMPILER }, async () => {

@@ -18,8 +18,8 @@ export function builtinControllerFile(k: BuiltinKind): string {
     ? `import { Controller, ignoreNotFound, type ReconcileContext, type Request, type Result } from 'ctrlmetrics';\nimport type { ${k.kind} } from '${k.typesModule}';`
     : `import { Controller, ignoreNotFound, type KubeObject, type ReconcileContext, type Request, type Result } from 'ctrlmetrics';`;
   return `/**
- * The ${k.kind} controller: reconciles each ${k.kind} (${k.apiVersion}, a built-in kind of Kubernetes) whenever it
- * changes.
+ * The ${k.kind} controller: reconciles each ${k.kind} (${k.apiVersion}, ${k.external ? "a kind of another project's CRD" : 'a built-in kind of Kubernetes'}) whenever
+ * it changes.
  */
 ${imports}
 
@@ -53,23 +53,27 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
 `;
 }
 
-export function builtinControllerTestFile(k: BuiltinKind, sample: Record<string, unknown>): string {
+/**
+ * The test of a controller for a kind the project does not define: a built-in kind, or (with `crds`, paths from the
+ * project root) a kind of another project's CRDs, which the test environment installs first.
+ */
+export function builtinControllerTestFile(k: BuiltinKind, sample: Record<string, unknown>, crds: string[] = []): string {
   const name = k.kind.toLowerCase();
   const base = k.group ? `/apis/${k.group}/${k.version}` : `/api/${k.version}`;
   const collection = `${base}${k.namespaced ? '/namespaces/default' : ''}/${k.plural}`;
   return `/**
- * The ${k.kind} controller against ctrlmetrics' embedded authority (what envtest is to Go): the manager started
- * with the controller, a ${k.kind} created, and its reconcile seen succeed in the controller's
+ * The ${k.kind} controller against ctrlmetrics' embedded authority (what envtest is to Go): ${crds.length ? `its CRD installed (${crds.join(', ')}), ` : ''}the manager
+ * started with the controller, a ${k.kind} created, and its reconcile seen succeed in the controller's
  * controller_runtime_reconcile_total. \`npm test\` builds and runs it; \`USE_EXISTING_CLUSTER=true npm test\` runs it
  * on the cluster of KUBECONFIG (envtest's switch), removing the ${k.kind} after.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeClient, Manager, metrics } from 'ctrlmetrics';
+${crds.length ? "import { join } from 'node:path';\nimport { fileURLToPath } from 'node:url';\n" : ''}import { KubeClient, Manager, metrics } from 'ctrlmetrics';
 import { startTestEnvironment, type TestEnvironment } from 'ctrlmetrics/authority';
 import { ${builtinControllerFunction(k)} } from '../../src/controllers/${name}-controller.js';
 
-/** A ${k.kind} the API server accepts; TODO(user): make it one your controller acts on. */
+${crds.length ? "/** The project root (this file runs from dist-test/test/controllers/). */\nconst ROOT = fileURLToPath(new URL('../../../', import.meta.url));\n\n" : ''}/** A ${k.kind} the API server accepts; TODO(user): make it one your controller acts on. */
 const SAMPLE = ${JSON.stringify(sample, null, 2)};
 
 let env: TestEnvironment | undefined;
@@ -78,7 +82,7 @@ const stop = new AbortController();
 let running: Promise<void> | undefined;
 
 before(async () => {
-  env = await startTestEnvironment({});
+  env = await startTestEnvironment(${crds.length ? `{ crdDirectoryPaths: [${crds.map((c) => `join(ROOT, '${c}')`).join(', ')}] }` : ''});
   client = new KubeClient(env.restConfig);
   const mgr = new Manager({ restConfig: env.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, healthProbeBindAddress: '0' });
   mgr.add(${builtinControllerFunction(k)}());
