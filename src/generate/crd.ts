@@ -58,6 +58,20 @@ function isKind(ts: typeof TS, src: ApiSources, decl: TS.InterfaceDeclaration): 
   return !!meta && ts.isPropertySignature(meta) && !!meta.type && /\bObjectMeta\b/.test(meta.type.getText());
 }
 
+/** The apiVersion a kind's type pins (`'apps/v1'`, or `typeof X.apiVersion` of a constant), if it pins one. */
+function pinnedApiVersion(src: ApiSources, decl: TS.InterfaceDeclaration): string | undefined {
+  const prop = src.checker.getPropertyOfType(src.checker.getTypeAtLocation(decl), 'apiVersion');
+  if (!prop) return undefined;
+  const t = src.checker.getTypeOfSymbolAtLocation(prop, decl);
+  return t.isStringLiteral() ? t.value : undefined;
+}
+
+/** Whether an apiVersion is of Kubernetes' own groups: the core group, one without a dot, or one under k8s.io. */
+function isKubernetesApiVersion(apiVersion: string): boolean {
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '';
+  return !group.includes('.') || group.endsWith('.k8s.io');
+}
+
 /** Finds the kinds of the sources and builds their schemas. */
 function kindsOf(src: ApiSources): KindVersion[] {
   const ts = src.ts;
@@ -70,6 +84,15 @@ function kindsOf(src: ApiSources): KindVersion[] {
       if (!ts.isInterfaceDeclaration(stmt) || !isKind(ts, src, stmt)) continue;
       const site = { file: src.display(sf.fileName), line: src.lineOf(sf, stmt.getStart(sf)) };
       const group = markerValue<string>(fileMarkers, 'groupName');
+      // a type of one of Kubernetes' own kinds (a controller's Deployment) is never a kind of the project
+      const pinned = pinnedApiVersion(src, stmt);
+      if (pinned !== undefined && isKubernetesApiVersion(pinned)) {
+        if (group === undefined) continue;
+        throw new MarkerError(
+          site,
+          `${stmt.name.text} (${pinned}) is one of Kubernetes' own kinds, which get no CRD: type it with kubernetes-types (import type { ${stmt.name.text} } from 'kubernetes-types/<group>/<version>.js') outside the API files`,
+        );
+      }
       if (group === undefined) throw new MarkerError(site, `the kind ${stmt.name.text} has no group: add // +groupName=<group> to ${basename(sf.fileName)}`);
       const folder = basename(dirname(sf.fileName));
       const version = markerValue<string>(fileMarkers, 'versionName') ?? (VERSION_FOLDER.test(folder) ? folder : undefined);

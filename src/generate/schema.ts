@@ -255,6 +255,12 @@ export class SchemaBuilder {
     const items = markers.filter((m) => m.name.startsWith('kubebuilder:validation:items:'));
     const ordered = [...own.filter((m) => FIRST.has(m.name)), ...own.filter((m) => !FIRST.has(m.name))];
     for (const m of ordered) applyMarker(schema, m, m.name);
+    // the API server refuses a CRD whose default breaks its own field's schema: say so here, at the marker
+    const defaulted = ordered.find((m) => m.name === 'kubebuilder:default' || m.name === 'default');
+    if (defaulted && schema.default !== undefined) {
+      const why = defaultProblem(schema, schema.default);
+      if (why) throw new MarkerError(defaulted, `the default ${JSON.stringify(schema.default)} breaks the field's own schema: ${why} (the API server would refuse this CRD)`);
+    }
     if (items.length) {
       if (schema.type !== 'array' || !schema.items) {
         const m = items[0]!;
@@ -264,6 +270,70 @@ export class SchemaBuilder {
     }
     void node;
   }
+}
+
+/**
+ * Why `v` does not validate against `s` (its type, enum, bounds, lengths, pattern, items and properties), as
+ * kube-apiserver checks a CRD's defaults; undefined when it does.
+ */
+export function defaultProblem(s: Schema, v: unknown, at = ''): string | undefined {
+  const where = at ? ` at ${at}` : '';
+  if (v === null) return s.nullable === true ? undefined : `null${where} is not allowed (the field is not nullable)`;
+  if (s['x-kubernetes-int-or-string'] === true) {
+    if (typeof v !== 'string' && !(typeof v === 'number' && Number.isInteger(v))) return `${JSON.stringify(v)}${where} is neither an integer nor a string`;
+  } else {
+    const type = s.type as string | undefined;
+    const is: Record<string, boolean> = {
+      integer: typeof v === 'number' && Number.isInteger(v),
+      number: typeof v === 'number',
+      string: typeof v === 'string',
+      boolean: typeof v === 'boolean',
+      array: Array.isArray(v),
+      object: typeof v === 'object' && !Array.isArray(v),
+    };
+    if (type && type in is && !is[type]) return `${JSON.stringify(v)}${where} is not of type ${type}`;
+  }
+  if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) return `${JSON.stringify(v)}${where} is not one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`;
+  if (typeof v === 'number') {
+    const min = s.minimum as number | undefined;
+    const max = s.maximum as number | undefined;
+    if (min !== undefined && (s.exclusiveMinimum === true ? v <= min : v < min)) return `${v}${where} should be greater than ${s.exclusiveMinimum === true ? '' : 'or equal to '}${min}`;
+    if (max !== undefined && (s.exclusiveMaximum === true ? v >= max : v > max)) return `${v}${where} should be less than ${s.exclusiveMaximum === true ? '' : 'or equal to '}${max}`;
+    if (typeof s.multipleOf === 'number' && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf)) return `${v}${where} should be a multiple of ${s.multipleOf}`;
+  }
+  if (typeof v === 'string') {
+    const length = [...v].length;
+    if (typeof s.minLength === 'number' && length < s.minLength) return `${JSON.stringify(v)}${where} should be at least ${s.minLength} chars long`;
+    if (typeof s.maxLength === 'number' && length > s.maxLength) return `${JSON.stringify(v)}${where} may not be more than ${s.maxLength} chars long`;
+    if (typeof s.pattern === 'string') {
+      let re: RegExp | undefined;
+      try {
+        re = new RegExp(s.pattern, 'u');
+      } catch {
+        re = undefined; // a pattern JavaScript cannot read (RE2 syntax) is left to the API server
+      }
+      if (re && !re.test(v)) return `${JSON.stringify(v)}${where} should match '${s.pattern}'`;
+    }
+  }
+  if (Array.isArray(v)) {
+    if (typeof s.minItems === 'number' && v.length < s.minItems) return `${v.length} items${where}: should have at least ${s.minItems}`;
+    if (typeof s.maxItems === 'number' && v.length > s.maxItems) return `${v.length} items${where}: should have at most ${s.maxItems}`;
+    if (s.items && typeof s.items === 'object') {
+      for (const [i, x] of v.entries()) {
+        const why = defaultProblem(s.items as Schema, x, `${at}[${i}]`);
+        if (why) return why;
+      }
+    }
+  } else if (typeof v === 'object' && v !== null) {
+    const props = (s.properties ?? {}) as Record<string, Schema>;
+    for (const [k, x] of Object.entries(v)) {
+      const ps = Object.hasOwn(props, k) ? props[k] : typeof s.additionalProperties === 'object' ? (s.additionalProperties as Schema) : undefined;
+      if (!ps) continue;
+      const why = defaultProblem(ps, x, at ? `${at}.${k}` : k);
+      if (why) return why;
+    }
+  }
+  return undefined;
 }
 
 /** Value validations a field's markers may set on a node its type already limits. */

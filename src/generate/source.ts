@@ -95,9 +95,20 @@ export class ApiSources {
     this.checker = this.program.getTypeChecker();
   }
 
-  /** Source files given (not their imports). */
+  /**
+   * Source files given (not their imports). A file that does not parse is refused with the compiler's first
+   * syntax error, as tsc reports it: the types of a broken file would be read wrong.
+   */
   sources(): TS.SourceFile[] {
-    return this.files.map((f) => this.program.getSourceFile(f)).filter((s): s is TS.SourceFile => !!s);
+    const out = this.files.map((f) => this.program.getSourceFile(f)).filter((s): s is TS.SourceFile => !!s);
+    for (const sf of out) {
+      const d = this.program.getSyntacticDiagnostics(sf)[0];
+      if (d) {
+        const message = this.ts.flattenDiagnosticMessageText(d.messageText, ' ');
+        throw new MarkerError({ file: this.display(sf.fileName), line: this.lineOf(sf, d.start ?? 0) }, `error TS${d.code}: ${message}`);
+      }
+    }
+    return out;
   }
 
   display(file: string): string {

@@ -125,6 +125,9 @@ describe('generate crd refuses, naming file and line', { skip: SECOND_NODE_SKIP_
     ['a CRD marker on a field', kind('  // +kubebuilder:subresource:status\n  name: string;'), /^api\.ts:6: marker \+kubebuilder:subresource:status belongs on the kind's type, not on a field$/],
     ['a bad XValidation reason', kind('  // +kubebuilder:validation:XValidation:rule="self > 0",reason=Bad\n  size: int32;'), /^api\.ts:6: invalid reason "Bad"/],
     ['a printcolumn type', kind('  name: string;', '// +kubebuilder:printcolumn:name="N",type=text,JSONPath=".spec.name"\n'), /^api\.ts:9: printcolumn type must be one of integer, number, string, boolean, date; got "text"$/],
+    ['a default of the wrong type', kind('  // +kubebuilder:default=seven\n  size: int32;'), /^api\.ts:6: the default "seven" breaks the field's own schema: "seven" is not of type integer \(the API server would refuse this CRD\)$/],
+    ['a default below the minimum', kind('  // +kubebuilder:validation:Minimum=1\n  // +kubebuilder:default=0\n  retentionDays: int32;'), /^api\.ts:7: the default 0 breaks the field's own schema: 0 should be greater than or equal to 1 \(the API server would refuse this CRD\)$/],
+    ['a syntax error', kind('  size: int32\n  name string;'), /^api\.ts:7: error TS1131: Property or signature expected\.$/],
     ['a stray marker', `${kind('  name: string;')}\n\n\n// +kubebuilder:validation:MaxLength=3\nexport const x = 1;\n`, /^api\.ts:18: marker \+kubebuilder:validation:MaxLength=3 is not above a type or field/],
   ];
   for (const [i, [what, source, error]] of cases.entries()) {
@@ -155,6 +158,19 @@ describe('generate crd refuses, naming file and line', { skip: SECOND_NODE_SKIP_
     await writeFile(join(dir, 'nogroup', 'api.ts'), `import type { ObjectMeta } from '../../src/index.js';\nexport interface Thing {\n  apiVersion: string;\n  kind: string;\n  metadata: ObjectMeta;\n}\n`);
     r = await runCli(['generate', 'crd', '--paths', 'nogroup'], { cwd: dir });
     assert.equal(r.stderr.trim(), 'error: nogroup/api.ts:2: the kind Thing has no group: add // +groupName=<group> to api.ts');
+  });
+
+  test('a type of one of Kubernetes\' own kinds is not a kind of the project; in an API file it gets advice', async () => {
+    const deployment = `import type { ObjectMeta } from '../../src/index.js';\nexport interface Deployment {\n  apiVersion: 'apps/v1';\n  kind: 'Deployment';\n  metadata: ObjectMeta;\n}\n`;
+    await mkdir(join(dir, 'controllers'), { recursive: true });
+    await writeFile(join(dir, 'controllers', 'web.ts'), deployment);
+    assert.deepEqual(await crdsOf(['controllers'], dir), []);
+    await mkdir(join(dir, 'apiv1'), { recursive: true });
+    await writeFile(join(dir, 'apiv1', 'api.ts'), `// +groupName=example.com\n// +versionName=v1\n${deployment}`);
+    await assert.rejects(crdsOf(['apiv1'], dir), (err: Error) => {
+      assert.equal(err.message, "apiv1/api.ts:4: Deployment (apps/v1) is one of Kubernetes' own kinds, which get no CRD: type it with kubernetes-types (import type { Deployment } from 'kubernetes-types/<group>/<version>.js') outside the API files");
+      return true;
+    });
   });
 });
 
