@@ -96,7 +96,8 @@ async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<voi
     process.stdout.write(`Next: implement the ${result.builtin.kind} controller in ${controller}; ${install}regenerate the role after changing its markers with:\n${install ? '$ npm install\n' : ''}$ npm run manifests\n`);
     return;
   }
-  process.stdout.write(`Next: implement your new API in ${relative(process.cwd(), `${result.dir}/src/api/${result.resource.version}`) || '.'} and generate the manifests (CRDs, role) with:\n$ npm run manifests\n`);
+  const apiDir = `src/api/${result.resource.multigroup && result.resource.group ? `${result.resource.group}/` : ''}${result.resource.version}`;
+  process.stdout.write(`Next: implement your new API in ${relative(process.cwd(), `${result.dir}/${apiDir}`) || '.'} and generate the manifests (CRDs, role) with:\n$ npm run manifests\n`);
 }
 
 interface CreateWebhookFlags {

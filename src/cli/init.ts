@@ -9,6 +9,7 @@ interface InitFlags {
   dir: string;
   force?: boolean;
   ctrlmetricsVersion?: string;
+  multigroup?: boolean;
 }
 
 export function register(program: Command): void {
@@ -19,6 +20,7 @@ export function register(program: Command): void {
     .option('--domain <domain>', 'domain of the project (leader-election ID)', 'my.domain')
     .option('--dir <dir>', 'directory to generate the project in', '.')
     .option('--force', 'write into a non-empty directory, overwriting the files init generates (other files are left alone)')
+    .option('--multigroup', "lay the project out for several API groups of its own: src/api/<group>/<version>/, src/controllers/<group>/ (kubebuilder's multi-group layout)")
     .option(
       '--ctrlmetrics-version <spec>',
       `npm spec of the ctrlmetrics dependency, e.g. ^${ctrlmetricsPackageVersion()}, a git URL or file:../ctrlmetrics (default: this ctrlmetrics, packed into vendor/ctrlmetrics-${ctrlmetricsPackageVersion()}.tgz)`,
@@ -30,6 +32,7 @@ export function register(program: Command): void {
           domain: flags.domain,
           dir: flags.dir,
           force: !!flags.force,
+          multigroup: !!flags.multigroup,
           ...(flags.ctrlmetricsVersion ? { ctrlmetricsVersion: flags.ctrlmetricsVersion } : {}),
         });
         process.stdout.write(

@@ -27,6 +27,7 @@ import {
   hasStorageVersion,
   typesFile,
   typesPath,
+  importPath,
   withStorageVersion,
   type ApiResource,
 } from './templates/api.js';
@@ -165,11 +166,13 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
     );
   }
   // only a project's own API types are held to its one group, as kubebuilder checks when it scaffolds them
-  if (withResource && resources.some((r) => r.api && r.group !== group)) {
-    throw new ScaffoldError('multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html');
+  if (withResource && !project.multigroup && resources.some((r) => r.api && r.group !== group)) {
+    throw new ScaffoldError(
+      'multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html (ctrlmetrics edit --multigroup switches this project to the multi-group layout)',
+    );
   }
 
-  const r: ApiResource = { group, qualifiedGroup, version, kind, lowerKind, plural, irregularPlural: plural !== regular, namespaced: opts.namespaced !== false };
+  const r: ApiResource = { group, qualifiedGroup, version, kind, lowerKind, plural, irregularPlural: plural !== regular, namespaced: opts.namespaced !== false, ...(project.multigroup ? { multigroup: true } : {}) };
   const params: ProjectParams = { projectName: project.projectName, domain: project.domain, ctrlmetricsVersion: '' };
   const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
   const out = new Map<string, string>();
@@ -226,7 +229,7 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
     create(controllerPath(r), controllerFile(r));
     once(controllerTestPath(r), controllerTestFile(r));
     let main = current(MAIN)!;
-    main = insertAtMarker(main, IMPORTS_MARKER, `import { ${controllerFunction(r)} } from './controllers/${lowerKind}-controller.js';`, MAIN);
+    main = insertAtMarker(main, IMPORTS_MARKER, `import { ${controllerFunction(r)} } from '${importPath(MAIN, controllerPath(r))}';`, MAIN);
     main = insertAtMarker(main, CONTROLLERS_MARKER, `mgr.add(${controllerFunction(r)}());`, MAIN);
     out.set(MAIN, main);
   }
@@ -238,7 +241,7 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
     domain: project.domain,
     group,
     kind,
-    path: `src/api/${version}`,
+    path: dirname(typesPath(r)),
     ...(r.irregularPlural ? { plural } : {}),
     version,
   };

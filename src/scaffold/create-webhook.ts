@@ -19,7 +19,7 @@ import { enableEntry, type EntryMatcher } from './yaml-list.js';
 import { pluralOf } from '../generate/crd.js';
 import type { ApiResource } from './templates/api.js';
 import type { ProjectParams } from './templates/params.js';
-import { hasStorageVersion, typesPath, withStorageVersion } from './templates/api.js';
+import { hasStorageVersion, importPath, typesPath, withStorageVersion } from './templates/api.js';
 import {
   conversionFile,
   conversionFunction,
@@ -38,6 +38,7 @@ import {
   webhookPath,
   webhookService,
   webhookTestFile,
+  webhookTestPath,
   type WebhookKinds,
 } from './templates/webhook.js';
 
@@ -180,6 +181,7 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
     plural,
     irregularPlural: !builtin && plural !== pluralOf(lowerKind),
     namespaced: builtin ? builtin.namespaced : !!entry.api?.namespaced,
+    ...(project.multigroup && !builtin ? { multigroup: true } : {}),
   };
   const params: ProjectParams = { projectName: project.projectName, domain: project.domain, ctrlmetricsVersion: '' };
   const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
@@ -196,22 +198,22 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
     const sample = builtinSample(builtin.apiVersion, kind, `${lowerKind}-sample`, builtin.namespaced ? 'default' : undefined);
     if (!sample) throw new ScaffoldError(`${kind} (${builtin.apiVersion}) has no sample object to test its webhooks with`);
     out.set(webhookPath(r), builtinWebhookFile(builtin, kinds, project.domain));
-    out.set(`test/webhooks/${lowerKind}-webhook.test.ts`, builtinWebhookTestFile(builtin, kinds, sample, project.domain));
+    out.set(webhookTestPath(r), builtinWebhookTestFile(builtin, kinds, sample, project.domain));
     const pkg = withKubernetesTypes(builtin, current('package.json'));
     if (pkg !== undefined) out.set('package.json', pkg);
   } else if (admission) {
     out.set(webhookPath(r), webhookFile(r, kinds));
-    out.set(`test/webhooks/${lowerKind}-webhook.test.ts`, webhookTestFile(r, kinds));
+    out.set(webhookTestPath(r), webhookTestFile(r, kinds));
   }
   if (admission) {
-    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${webhookFunction(r)} } from './webhooks/${version}/${lowerKind}-webhook.js';`, MAIN);
+    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${webhookFunction(r)} } from '${importPath(MAIN, webhookPath(r))}';`, MAIN);
     // ENABLE_WEBHOOKS=false runs the manager without them (e.g. locally, with no certificate), as kubebuilder's main.go
     main = insertAtMarker(main, '// +ctrlmetrics:scaffold:controllers', `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${webhookFunction(r)}());`, MAIN);
   }
   if (conversion) {
     out.set(conversionPath(r), conversionFile(r, spokes));
     out.set(conversionTestPath(r), conversionTestFile(r, spokes));
-    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${conversionFunction(r)} } from './webhooks/${version}/${lowerKind}-conversion.js';`, MAIN);
+    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${conversionFunction(r)} } from '${importPath(MAIN, conversionPath(r))}';`, MAIN);
     main = insertAtMarker(main, '// +ctrlmetrics:scaffold:controllers', `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${conversionFunction(r)}());`, MAIN);
     // the hub is the version objects are stored in
     for (const v of versionsOfKind) {

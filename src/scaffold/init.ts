@@ -39,6 +39,8 @@ export interface InitOptions {
    * project installs without any registry holding this version.
    */
   ctrlmetricsVersion?: string;
+  /** Several API groups of the project's own, each in its folder (kubebuilder's `--multigroup`). */
+  multigroup?: boolean;
 }
 
 /** The version of this ctrlmetrics package. */
@@ -47,7 +49,7 @@ export function ctrlmetricsPackageVersion(): string {
 }
 
 /** Renders every file of a new project (path relative to the project root → content). */
-export function renderProject(params: ProjectParams): Record<string, string> {
+export function renderProject(params: ProjectParams, multigroup = false): Record<string, string> {
   const dev = ownPackage().devDependencies;
   const tools: ToolVersions = { typescript: dev.typescript ?? '5.9.3', typesNode: dev['@types/node'] ?? '20.19.25' };
   return {
@@ -59,7 +61,7 @@ export function renderProject(params: ProjectParams): Record<string, string> {
     ...configCertmanager(params),
     ...configNetworkPolicy(params),
     ...configGrafana(params),
-    [PROJECT_FILE]: renderProjectFile({ domain: params.domain, layout: [LAYOUT], projectName: params.projectName, version: '3' }),
+    [PROJECT_FILE]: renderProjectFile({ domain: params.domain, layout: [LAYOUT], ...(multigroup ? { multigroup: true } : {}), projectName: params.projectName, version: '3' }),
   };
 }
 
@@ -101,7 +103,7 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
     projectName: opts.projectName,
     domain,
     ctrlmetricsVersion: opts.ctrlmetricsVersion ?? `file:${vendorFile}`,
-  });
+  }, opts.multigroup === true);
   const paths = [...Object.keys(files), ...(vendorFile ? [vendorFile] : [])].sort();
   if (!opts.force) {
     const clash = paths.filter((p) => existsSync(join(target, p)));

@@ -1,6 +1,6 @@
 /**
  * kubebuilder's first steps with ctrlmetrics: `init`, `create api` (two kinds in one group; a second group is
- * refused; a controller for Deployments, a built-in kind, webhooks for Pods, and a controller for cert-manager's
+ * refused, then made with `edit --multigroup`; a controller for Deployments, a built-in kind, webhooks for Pods, and a controller for cert-manager's
  * Certificates typed from its CRD), `create webhook --defaulting --programmatic-validation`, a second version of one kind with
  * `create webhook --conversion`, `npm install`, then the project's own `npm test` (the metrics e2e test, each
  * generated controller test, which creates its sample on the authority and sees it reconciled, the webhook test,
@@ -44,7 +44,13 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
   await must('create webhook Ship --conversion', cli(['create', 'webhook', '--group', 'crew', '--version', 'v1', '--kind', 'Ship', '--conversion']));
   const other = await cli(['create', 'api', '--group', 'fleet', '--version', 'v1', '--kind', 'Port']);
   assert.equal(other.code, 1);
-  assert.equal(other.stderr, 'error: multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html\n');
+  assert.equal(
+    other.stderr,
+    'error: multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html (ctrlmetrics edit --multigroup switches this project to the multi-group layout)\n',
+  );
+  // which edit --multigroup allows: the second group's kind in src/api/fleet/v1, its controller and test by group
+  await must('edit --multigroup', cli(['edit', '--multigroup']));
+  await must('create api Port', cli(['create', 'api', '--group', 'fleet', '--version', 'v1', '--kind', 'Port']));
   // a controller for one of Kubernetes' own kinds: another group, which needs no multigroup layout
   await must('create api Deployment', cli(['create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'Deployment', '--resource=false']));
   // and webhooks for another: the core group's Pods (/mutate--v1-pod)
@@ -56,11 +62,12 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
 
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
   const tested = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 400_000 }));
-  assert.deepEqual(testSummary(tested.stdout), { tests: 12, pass: 12, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
+  assert.deepEqual(testSummary(tested.stdout), { tests: 13, pass: 13, fail: 0, cancelled: 0, skipped: 0, todo: 0 }, tested.stdout.slice(-3000));
   for (const name of [
     'the sample Captain is reconciled',
     'a Deployment is reconciled',
     'a Certificate is reconciled',
+    'the sample Port is reconciled',
     'the defaulter marks a new Pod with DEFAULTED_LABEL',
     'the validator refuses a Pod whose DEFAULTED_LABEL is not "true", with its message',
     'the sample Ship is reconciled',
@@ -95,7 +102,7 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
 // authority of its own stands in for one someone already has)
 projectOnClusterTests({
   project: () => ({ dir: project, name: 'crew-op', domain: 'example.org' }),
-  tests: 12,
+  tests: 13,
   start: async () => {
     const authority = await startAuthority({});
     const admin = new KubeClient(authority.restConfig);

@@ -96,7 +96,7 @@ describe('create api', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
       [['--group', 'shop', '--version', 'v1', '--kind', 'captain'], 'error validating resource: invalid Kind: must start with an uppercase character'],
       [['--group', 'shop', '--version', 'v1', '--kind', 'Captain', '--plural', 'Captains'], "error validating resource: invalid Plural: [a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')]"],
       [['--group', 'shop', '--version', 'v1alpha1', '--kind', 'FirstMate'], 'API resource already exists'],
-      [['--group', 'crew', '--version', 'v1', '--kind', 'Captain'], 'multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html'],
+      [['--group', 'crew', '--version', 'v1', '--kind', 'Captain'], 'multiple groups are not allowed by default, to enable multi-group visit https://kubebuilder.io/migration/multi-group.html (ctrlmetrics edit --multigroup switches this project to the multi-group layout)'],
     ];
     for (const [args, message] of cases) {
       const r = await create(args);

@@ -3,6 +3,7 @@
  * types with their markers, the controller with its RBAC markers and its test on the authority, the sample, and
  * the admin/editor/viewer roles.
  */
+import { posix } from 'node:path';
 import { commonLabels, type ProjectParams } from './params.js';
 
 /** The names of one API kind, derived as kubebuilder derives them. */
@@ -19,6 +20,8 @@ export interface ApiResource {
   /** Set when `plural` is not the regular plural (then written as `+kubebuilder:resource:path`). */
   irregularPlural: boolean;
   namespaced: boolean;
+  /** A multi-group project (kubebuilder's layout: `src/api/<group>/<version>/`, `src/controllers/<group>/`). */
+  multigroup?: boolean;
 }
 
 /** `FirstMate` → `FIRST_MATE`: the constant holding apiVersion and kind. */
@@ -26,12 +29,29 @@ export function constantName(kind: string): string {
   return kind.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z])([A-Z][a-z])/g, '$1_$2').toUpperCase();
 }
 
-export const typesPath = (r: ApiResource) => `src/api/${r.version}/${r.lowerKind}-types.ts`;
-export const controllerPath = (r: ApiResource) => `src/controllers/${r.lowerKind}-controller.ts`;
-export const controllerTestPath = (r: ApiResource) => `test/controllers/${r.lowerKind}-controller.test.ts`;
+/** The folder of a kind's group in a multi-group project (`<group>/`), else nothing. */
+const groupDir = (r: ApiResource) => (r.multigroup && r.group ? `${r.group}/` : '');
+export const typesPath = (r: ApiResource) => `src/api/${groupDir(r)}${r.version}/${r.lowerKind}-types.ts`;
+export const controllerPath = (r: ApiResource) => `src/controllers/${groupDir(r)}${r.lowerKind}-controller.ts`;
+/** Tests stay one folder deep (the project's `npm test` runs test/*\/*.test.js): a group prefixes the name instead. */
+const groupPrefix = (r: ApiResource) => (r.multigroup && r.group ? `${r.group}-` : '');
+export const controllerTestPath = (r: ApiResource) => `test/controllers/${groupPrefix(r)}${r.lowerKind}-controller.test.ts`;
 export const samplePath = (r: ApiResource) => `config/samples/${r.group ? `${r.group}_` : ''}${r.version}_${r.lowerKind}.yaml`;
 export const crdFile = (r: ApiResource) => `${r.qualifiedGroup}_${r.plural}.yaml`;
-export const roleFiles = (r: ApiResource) => ['admin', 'editor', 'viewer'].map((k) => `config/rbac/${r.lowerKind}_${k}_role.yaml`);
+export const roleFiles = (r: ApiResource) => ['admin', 'editor', 'viewer'].map((k) => `config/rbac/${r.multigroup && r.group ? `${r.group}_` : ''}${r.lowerKind}_${k}_role.yaml`);
+/** The controller's name: the lower-cased kind, prefixed with its group in a multi-group project (kubebuilder's). */
+export const controllerName = (r: ApiResource) => `${r.multigroup && r.group ? `${r.group}-` : ''}${r.lowerKind}`;
+
+/** The relative ESM import of project file `to` (a .ts path) from project file `from`. */
+export function importPath(from: string, to: string): string {
+  const rel = posix.relative(posix.dirname(from), to.replace(/\.ts$/, '.js'));
+  return rel.startsWith('.') ? rel : `./${rel}`;
+}
+
+/** The URL from a compiled test (dist-test/<its path>.js) back to the project root. */
+export function rootFromTest(testPath: string): string {
+  return '../'.repeat(testPath.split('/').length);
+}
 export const controllerFunction = (r: ApiResource) => `new${r.kind}Controller`;
 
 export function typesFile(r: ApiResource): string {
@@ -113,18 +133,20 @@ export function withStorageVersion(types: string, kind: string, on: boolean): st
   return lines.join('\n');
 }
 
+const posixDir = (p: string) => posix.dirname(p);
+
 export function controllerFile(r: ApiResource): string {
   const c = constantName(r.kind);
   return `/**
  * The ${r.kind} controller: reconciles each ${r.kind} (${r.qualifiedGroup}/${r.version}) whenever it changes.
  */
 import { Controller, ignoreNotFound, setStatusCondition, type ReconcileContext, type Request, type Result } from 'ctrlmetrics';
-import { ${c}, type ${r.kind} } from '../api/${r.version}/${r.lowerKind}-types.js';
+import { ${c}, type ${r.kind} } from '${importPath(controllerPath(r), typesPath(r))}';
 
 /** The controller; src/main.ts adds it to the manager. */
 export function ${controllerFunction(r)}(): Controller {
   return new Controller({
-    name: '${r.lowerKind}',
+    name: '${controllerName(r)}',
     watches: [${c}],
     reconciler: reconcile,
   });
@@ -171,11 +193,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, Manager } from 'ctrlmetrics';
 import { startTestEnvironment, type TestEnvironment } from 'ctrlmetrics/authority';
-import { ${controllerFunction(r)} } from '../../src/controllers/${r.lowerKind}-controller.js';
-import type { ${r.kind} } from '../../src/api/${r.version}/${r.lowerKind}-types.js';
+import { ${controllerFunction(r)} } from '${importPath(controllerTestPath(r), controllerPath(r))}';
+import type { ${r.kind} } from '${importPath(controllerTestPath(r), typesPath(r))}';
 
-/** The project root (this file runs from dist-test/test/controllers/). */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The project root (this file runs from dist-test/${posixDir(controllerTestPath(r))}/). */
+const ROOT = fileURLToPath(new URL('${rootFromTest(controllerTestPath(r))}', import.meta.url));
 
 let env: TestEnvironment | undefined;
 let client: KubeClient;

@@ -4,7 +4,10 @@
  * manager's webhook patch, and cert-manager's serving certificate.
  */
 import { WEBHOOK_PORT, commonLabels, type ProjectParams } from './params.js';
-import { constantName, type ApiResource } from './api.js';
+import { posix } from 'node:path';
+import { constantName, importPath, rootFromTest, typesPath, type ApiResource } from './api.js';
+
+const dirname = (p: string) => posix.dirname(p);
 
 /** Which webhooks a kind gets. */
 export interface WebhookKinds {
@@ -15,8 +18,12 @@ export interface WebhookKinds {
 export const WEBHOOK_SECRET = 'webhook-server-cert';
 export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 
-export const webhookPath = (r: ApiResource) => `src/webhooks/${r.version}/${r.lowerKind}-webhook.ts`;
-export const webhookTestPath = (r: ApiResource) => `test/webhooks/${r.lowerKind}-webhook.test.ts`;
+/** The folder of a kind's group in a multi-group project (`<group>/`), else nothing. */
+const groupDir = (r: ApiResource) => (r.multigroup && r.group ? `${r.group}/` : '');
+export const webhookPath = (r: ApiResource) => `src/webhooks/${groupDir(r)}${r.version}/${r.lowerKind}-webhook.ts`;
+/** Tests stay one folder deep (the project's `npm test` runs test/*\/*.test.js): a group prefixes the name instead. */
+const groupPrefix = (r: ApiResource) => (r.multigroup && r.group ? `${r.group}-` : '');
+export const webhookTestPath = (r: ApiResource) => `test/webhooks/${groupPrefix(r)}${r.lowerKind}-webhook.test.ts`;
 export const webhookFunction = (r: ApiResource) => `new${r.kind}Webhook`;
 
 /** controller-runtime's paths: `/mutate-<group, dots as dashes>-<version>-<kind lower-cased>`. */
@@ -59,7 +66,7 @@ export function webhookFile(r: ApiResource, k: WebhookKinds): string {
  * The ${r.kind} webhooks (${r.qualifiedGroup}/${r.version}), served by the manager's webhook server on :${WEBHOOK_PORT}.
  */
 import { ${imports.join(', ')} } from 'ctrlmetrics';
-import { ${c}, type ${r.kind} } from '../../api/${r.version}/${r.lowerKind}-types.js';
+import { ${c}, type ${r.kind} } from '${importPath(webhookPath(r), typesPath(r))}';
 ${k.defaulting ? `\n/** The value the defaulter gives spec.foo when it is unset. */\nexport const DEFAULT_FOO = 'default';\n` : ''}${k.validation ? `\n/** The longest spec.foo the validator accepts. */\nexport const MAX_FOO_LENGTH = 63;\n` : ''}
 // Where the API server calls them; \`npm run manifests\` writes config/webhook/manifests.yaml from these markers.
 ${[...(k.defaulting ? [marker(r, true)] : []), ...(k.validation ? [marker(r, false)] : [])].join('\n')}
@@ -93,7 +100,7 @@ export function ${webhookFunction(r)}(): Webhook<${r.kind}> {
  * cluster of KUBECONFIG with USE_EXISTING_CLUSTER=true) with the project's CRDs and the webhooks of `install`, a
  * manager serving the webhook `add` makes, everything stopped and removed after.
  */
-export function authorityWebhookTestPrelude(o: { doc: string; imports: string[]; install: string; add: string; crds?: boolean }): string {
+export function authorityWebhookTestPrelude(o: { doc: string; imports: string[]; install: string; add: string; crds?: boolean; testPath?: string }): string {
   return `/**
  * ${o.doc} \`npm test\` runs it; \`USE_EXISTING_CLUSTER=true npm test\` runs it on the cluster of KUBECONFIG (envtest's
  * switch: the CRDs and webhook configurations installed there and removed after; its API server must reach the
@@ -107,8 +114,8 @@ import { KubeClient, Manager } from 'ctrlmetrics';
 import { startTestEnvironment, type TestEnvironment } from 'ctrlmetrics/authority';
 ${o.imports.join('\n')}
 
-/** The project root (this file runs from dist-test/test/webhooks/). */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The project root (this file runs from dist-test/${dirname(o.testPath ?? 'test/webhooks/x')}/). */
+const ROOT = fileURLToPath(new URL('${rootFromTest(o.testPath ?? 'test/webhooks/x')}', import.meta.url));
 
 let env: TestEnvironment | undefined;
 let client: KubeClient;
@@ -166,11 +173,12 @@ test('the validator refuses a spec.foo that is too long, with its message', asyn
  * envtest's WebhookInstallOptions does for Go): the test environment makes the serving certificate and installs
  * config/webhook pointed at the manager's webhook server; writes then go through the webhooks.`,
     imports: [
-      `import { ${fromWebhook.join(', ')} } from '../../src/webhooks/${r.version}/${r.lowerKind}-webhook.js';`,
-      `import type { ${r.kind} } from '../../src/api/${r.version}/${r.lowerKind}-types.js';`,
+      `import { ${fromWebhook.join(', ')} } from '${importPath(webhookTestPath(r), webhookPath(r))}';`,
+      `import type { ${r.kind} } from '${importPath(webhookTestPath(r), typesPath(r))}';`,
     ],
     install: `{ manifests: [join(ROOT, 'config/webhook')] }`,
     add: `${webhookFunction(r)}()`,
+    testPath: webhookTestPath(r),
   });
   return `${prelude}${tests.join('\n')}
 `;
@@ -280,8 +288,8 @@ spec:
 `;
 }
 
-export const conversionPath = (r: ApiResource) => `src/webhooks/${r.version}/${r.lowerKind}-conversion.ts`;
-export const conversionTestPath = (r: ApiResource) => `test/webhooks/${r.lowerKind}-conversion.test.ts`;
+export const conversionPath = (r: ApiResource) => `src/webhooks/${groupDir(r)}${r.version}/${r.lowerKind}-conversion.ts`;
+export const conversionTestPath = (r: ApiResource) => `test/webhooks/${groupPrefix(r)}${r.lowerKind}-conversion.test.ts`;
 export const conversionFunction = (r: ApiResource) => `new${r.kind}Conversion`;
 export const crdConversionPatchPath = (r: ApiResource) => `config/crd/patches/webhook_in_${r.plural}.yaml`;
 
@@ -294,8 +302,8 @@ function typeAlias(r: ApiResource, version: string, hub: boolean): string {
 export function conversionFile(r: ApiResource, spokes: string[]): string {
   const c = constantName(r.kind);
   const imports = [
-    `import { ${c}, type ${r.kind} } from '../../api/${r.version}/${r.lowerKind}-types.js';`,
-    ...spokes.map((v) => `import { ${c} as ${c}_${v.toUpperCase()}, type ${r.kind} as ${typeAlias(r, v, false)} } from '../../api/${v}/${r.lowerKind}-types.js';`),
+    `import { ${c}, type ${r.kind} } from '${importPath(conversionPath(r), typesPath(r))}';`,
+    ...spokes.map((v) => `import { ${c} as ${c}_${v.toUpperCase()}, type ${r.kind} as ${typeAlias(r, v, false)} } from '${importPath(conversionPath(r), typesPath({ ...r, version: v }))}';`),
   ];
   const spokeEntries = spokes.map((v) => {
     const spoke = typeAlias(r, v, false);
@@ -350,9 +358,10 @@ test('a ${r.kind} written in ${v} is stored in ${r.version} and reads back the s
     doc: `The ${r.kind} conversion called by ctrlmetrics' embedded authority, as a cluster's API server calls it (what
  * envtest does for Go): the test environment points the CRD's conversion at the manager's /convert with a serving
  * certificate it makes; reads and writes in another version than the stored one go through it.`,
-    imports: [`import { ${conversionFunction(r)} } from '../../src/webhooks/${r.version}/${r.lowerKind}-conversion.js';`],
+    imports: [`import { ${conversionFunction(r)} } from '${importPath(conversionTestPath(r), conversionPath(r))}';`],
     install: `{ manifests: [], conversions: ['${r.plural}.${r.qualifiedGroup}'] }`,
     add: `${conversionFunction(r)}()`,
+    testPath: conversionTestPath(r),
   });
   return `${prelude}${tests.join('\n')}
 `;
