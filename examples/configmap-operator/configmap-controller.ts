@@ -6,13 +6,10 @@
  * Watches: the managed ConfigMaps themselves, and the derived ones (mapped to their owner), so a deleted or
  * edited digest is repaired at once.
  */
-import { Controller, KubeApiError, TerminalError, type KubeObject, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import type { ConfigMap } from 'kubernetes-types/core/v1.js';
+import { Controller, KubeApiError, TerminalError, type ReconcileContext, type Request, type Result } from '../../src/index.js';
 import { DIGEST_OF_LABEL, MANAGED_LABEL, dataDigest, digestName } from './digest.js';
 import { goobers } from './goobers.js';
-
-interface ConfigMap extends KubeObject {
-  data?: Record<string, string>;
-}
 
 const cmPath = (ns: string, name?: string) =>
   `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps${name ? `/${encodeURIComponent(name)}` : ''}`;

@@ -3,12 +3,9 @@
  * its data keys (never the values) in the annotation `ctrlmetrics.dev/keys`. Only updates are watched for
  * changes: the annotation it writes itself produces one more event that ends in a no-op reconcile.
  */
-import { Controller, KubeApiError, type KubeObject, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import type { Secret } from 'kubernetes-types/core/v1.js';
+import { Controller, KubeApiError, type ReconcileContext, type Request, type Result } from '../../src/index.js';
 import { KEYS_ANNOTATION, MANAGED_LABEL } from './digest.js';
-
-interface Secret extends KubeObject {
-  data?: Record<string, string>;
-}
 
 /** Reconciles one Secret. */
 export async function reconcileSecret(req: Request, ctx: ReconcileContext): Promise<Result | void> {
