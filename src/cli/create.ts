@@ -149,7 +149,8 @@ async function createWebhookAction(flags: CreateWebhookFlags, cmd: Command): Pro
     const { writeCrds } = await import('../generate/index.js');
     for (const w of await writeCrds({ paths: ['src'], outputDir: 'config/crd/bases', root: result.dir })) process.stdout.write(`${relative(result.dir, w.file)} ${w.changed ? 'written' : 'unchanged'}\n`);
   }
-  process.stdout.write(`Next: implement your new Webhook in ${relative(process.cwd(), `${result.dir}/src/webhooks/${result.resource.version}`) || '.'} and generate the manifests with:\n$ npm run manifests\n`);
+  const webhookDir = `src/webhooks/${result.resource.multigroup && result.resource.group ? `${result.resource.group}/` : ''}${result.resource.version}`;
+  process.stdout.write(`Next: implement your new Webhook in ${relative(process.cwd(), `${result.dir}/${webhookDir}`) || '.'} and generate the manifests with:\n$ npm run manifests\n`);
 }
 
 export function register(program: Command): void {

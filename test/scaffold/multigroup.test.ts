@@ -69,6 +69,10 @@ describe('multi-group projects', () => {
     assert.ok(existsSync(join(app, 'src/api/ship/v1/frigate-types.ts')));
     assert.ok(existsSync(join(app, 'src/api/v1/captain-types.ts')), 'the kinds made before stay where they are');
     // back to one group is refused while the project's types span two
+    // the CLI's next step names the group's folders
+    const hook = await runCli(['create', 'webhook', '--group', 'ship', '--version', 'v1', '--kind', 'Frigate', '--defaulting', '--make=false', '--dir', app]);
+    assert.equal(hook.code, 0, hook.stderr);
+    assert.match(hook.stdout, /Next: implement your new Webhook in \S*src\/webhooks\/ship\/v1 and generate/);
     const back = await runCli(['edit', '--multigroup=false', '--dir', app]);
     assert.equal(back.code, 1);
     assert.equal(back.stderr, 'error: the project has API types in 2 groups (crew, ship): it cannot go back to one group\n');
