@@ -70,6 +70,31 @@ export interface Comments {
 }
 
 /** A program over API sources, with their comments read. */
+/**
+ * Parsed declaration files of installed packages and of TypeScript's lib (which do not change while a process
+ * runs), by path: `create api` generates the CRDs, the role and the webhooks in turn, each a program over the same
+ * sources, and parsing @types/node and the lib again is most of a program's cost. The project's own files are
+ * always read fresh.
+ */
+const declarationCache = new Map<string, TS.SourceFile>();
+
+function cachingHost(ts: TypeScript, options: TS.CompilerOptions): TS.CompilerHost {
+  const host = ts.createCompilerHost(options, true);
+  const read = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
+    const cacheable = fileName.endsWith('.d.ts') && (fileName.includes('/node_modules/') || fileName.includes('/typescript/lib/'));
+    if (!cacheable) return read(fileName, languageVersion, onError, shouldCreate);
+    const key = `${typeof languageVersion === 'object' ? JSON.stringify(languageVersion) : String(languageVersion)}:${fileName}`;
+    let sf = declarationCache.get(key);
+    if (!sf) {
+      sf = read(fileName, languageVersion, onError, shouldCreate);
+      if (sf) declarationCache.set(key, sf);
+    }
+    return sf;
+  };
+  return host;
+}
+
 export class ApiSources {
   readonly program: TS.Program;
   readonly checker: TS.TypeChecker;
@@ -82,7 +107,7 @@ export class ApiSources {
     /** Shown in messages instead of absolute paths. */
     private readonly displayRoot: string,
   ) {
-    this.program = ts.createProgram(files, {
+    const options: TS.CompilerOptions = {
       target: ts.ScriptTarget.ES2022,
       module: ts.ModuleKind.NodeNext,
       moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -91,6 +116,11 @@ export class ApiSources {
       skipLibCheck: true,
       allowImportingTsExtensions: true,
       ...ownPackageFallback(displayRoot),
+    };
+    this.program = ts.createProgram({
+      rootNames: files,
+      options,
+      host: cachingHost(ts, options),
     });
     this.checker = this.program.getTypeChecker();
   }

@@ -137,7 +137,7 @@ describe('create api', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
   });
 });
 
-describe('the manifests of a created API', () => {
+describe('the manifests of a created API', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
   let cluster: TestCluster;
   before(async () => {
     cluster = await startTestCluster();
