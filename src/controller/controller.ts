@@ -50,6 +50,11 @@ export interface ControllerOptions {
    * The reconcile is not cut short; its result is handled as usual. 0 or absent: no timeout.
    */
   reconciliationTimeoutMs?: number;
+  /**
+   * Whether the controller runs only on the replica holding the leader Lease (controller-runtime's
+   * `NeedLeaderElection`, default true). false: it reconciles on every replica, e.g. for per-node work.
+   */
+  needLeaderElection?: boolean;
   /** Clock of the reconciliation timeout and the queue's delays (tests). */
   clock?: TimerClock;
 }
@@ -106,6 +111,8 @@ const NAME_RE = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
 export class Controller {
   readonly name: string;
   readonly maxConcurrentReconciles: number;
+  /** Whether it runs only on the leader (see {@link ControllerOptions.needLeaderElection}). */
+  readonly needLeaderElection: boolean;
   private readonly reconciler: Reconciler;
   private readonly watches: WatchSpec[];
   private readonly rateLimiter: RateLimiter<string> | undefined;
@@ -128,6 +135,7 @@ export class Controller {
     if (!opts.watches?.length) throw new Error(`controller ${opts.name}: at least one watch is required`);
     this.name = opts.name;
     this.maxConcurrentReconciles = Math.max(1, Math.floor(opts.maxConcurrentReconciles ?? 1));
+    this.needLeaderElection = opts.needLeaderElection ?? true;
     this.reconciler = opts.reconciler;
     this.watches = opts.watches;
     this.rateLimiter = opts.rateLimiter;

@@ -1,6 +1,7 @@
 /** The controller manager: metrics server, health probes, leader election, controllers. */
 export { Manager, ManagerError } from './manager.js';
 export type { ManagerOptions, ManagerCacheOptions } from './manager.js';
+export type { Runnable } from './runnable-group.js';
 export { HealthProbeServer } from './health.js';
 export type { HealthCheck, CheckSet } from './health.js';
 export { LeaderElector } from './leaderelection.js';

@@ -12,7 +12,7 @@ import { loadRestConfig, type RestConfig } from '../kube/config.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { createMetricsServer, DEFAULT_BIND_ADDRESS } from '../metrics/server/index.js';
 import type { MetricsOptions, MetricsServer } from '../metrics/server/types.js';
-import type { Controller } from '../controller/controller.js';
+import { Controller, type ControllerStartDeps } from '../controller/controller.js';
 import { InformerSet, type CacheScope, type InformerTuning } from '../controller/informers.js';
 import type { IndexExtractor } from '../kube/field-index.js';
 import type { KubeObject } from '../controller/types.js';
@@ -24,7 +24,7 @@ import { LeaderElector } from './leaderelection.js';
 import { WebhookServer, type WebhookServerOptions } from '../webhook/server.js';
 import { Webhook } from '../webhook/for-kind.js';
 import { CONVERSION_PATH, ConversionRegistry, ConversionWebhook } from '../webhook/conversion.js';
-import { after } from '../util/timers.js';
+import { RunnableGroup, type ReportingRunnable, type Runnable } from './runnable-group.js';
 import { includePromClientCopies, type PromClientCopy } from '../metrics/prom-client-copies.js';
 
 /** The application's prom-client copies, looked for once per process (see includeApplicationPromClients). */
@@ -122,6 +122,7 @@ export class Manager {
   private leaseLost = false;
   private startedFlag = false;
   private running = false;
+  private stopping = false;
   /** Up (metrics, probes) and waiting for the Lease: a standby replica, ready so that rolling updates proceed. */
   private standby = false;
   private readonly extraHealthz: Array<[string, HealthCheck]> = [];
@@ -129,6 +130,13 @@ export class Manager {
   private readonly readyPromise: Promise<void>;
   private resolveReady!: () => void;
   private rejectReady!: (e: Error) => void;
+  /** The runnables, in controller-runtime's groups. */
+  private readonly groups: Record<'httpServers' | 'webhooks' | 'caches' | 'others' | 'leaderElection', RunnableGroup>;
+  /** Stops the running manager with an error (set while start() runs). */
+  private failRunning: ((e: Error) => void) | undefined;
+  private stopDeadline: number | undefined;
+  private controllerDeps: ControllerStartDeps | undefined;
+  private fencing: Pick<ControllerStartDeps, 'mayReconcile' | 'onFenced'> = {};
 
   constructor(opts: ManagerOptions = {}) {
     this.opts = opts;
@@ -145,22 +153,58 @@ export class Manager {
       this.rejectReady = rej;
     });
     this.readyPromise.catch(() => undefined);
+    const onFailure = (err: Error, member: string) => this.runnableFailed(err, member);
+    this.groups = {
+      httpServers: new RunnableGroup('HTTP servers', onFailure),
+      webhooks: new RunnableGroup('webhooks', onFailure),
+      caches: new RunnableGroup('caches', onFailure),
+      others: new RunnableGroup('non leader election runnables', onFailure),
+      leaderElection: new RunnableGroup('leader election runnables', onFailure),
+    };
+  }
+
+  /** A runnable rejected: the manager stops with that error as the cause of its own (after stop began: logged). */
+  private runnableFailed(err: Error, member: string): void {
+    const e = err instanceof ManagerError ? err : new ManagerError(`${member} failed: ${err.message}`, { cause: err });
+    if (this.failRunning && !this.stopping) this.failRunning(e);
+    else this.log.error('error received after stop sequence was engaged', { runnable: member, err: err.message });
   }
 
   /**
-   * Adds a controller, a {@link Webhook} (its paths are registered on {@link webhookServer}) or a
-   * {@link ConversionWebhook} (served at `/convert`, one path for every kind, as controller-runtime); all before
-   * {@link start}.
+   * Adds a controller, a {@link Runnable}, a {@link Webhook} (its paths are registered on {@link webhookServer}) or a
+   * {@link ConversionWebhook} (served at `/convert`, one path for every kind, as controller-runtime).
+   *
+   * Controllers and runnables run in controller-runtime's groups: those that need leader election (the default)
+   * only on the replica holding the Lease, those with `needLeaderElection: false` on every replica, started after
+   * the caches and stopped before them. Added after {@link start}, they start at once in their group (a leader's
+   * runnable on a standby waits for the Lease). Webhooks are added before start.
    */
-  add(controller: Controller | Webhook<object> | ConversionWebhook): this {
-    if (controller instanceof Webhook) return this.addWebhook(controller);
-    if (controller instanceof ConversionWebhook) return this.addConversion(controller);
-    if (this.startedFlag) throw new ManagerError(`cannot add controller ${controller.name}: the manager is already started`);
+  add(item: Controller | Webhook<object> | ConversionWebhook | Runnable): this {
+    if (item instanceof Webhook) return this.addWebhook(item);
+    if (item instanceof ConversionWebhook) return this.addConversion(item);
+    if (item instanceof Controller) return this.addController(item);
+    if (typeof (item as Partial<Runnable> | undefined)?.start !== 'function') {
+      throw new ManagerError('add() takes a Controller, a Webhook, a ConversionWebhook or a Runnable (an object with start(signal))');
+    }
+    const group = item.needLeaderElection === false ? this.groups.others : this.groups.leaderElection;
+    this.addTo(group, () => group.add(item), item.name ?? 'runnable');
+    return this;
+  }
+
+  private addController(controller: Controller): this {
     if (this.controllers.some((c) => c.name === controller.name)) {
       throw new ManagerError(`a controller named ${controller.name} was already added: controller names must be unique (they label the metrics)`);
     }
+    const group = controller.needLeaderElection ? this.groups.leaderElection : this.groups.others;
+    this.addTo(group, () => void group.addReporting(this.controllerRunnable(controller))?.catch(() => undefined), `controller ${controller.name}`);
     this.controllers.push(controller);
     return this;
+  }
+
+  /** Adds to a group, refusing once the manager stops. */
+  private addTo(group: RunnableGroup, add: () => void, what: string): void {
+    if (this.stopping || group.isStopping) throw new ManagerError(`cannot add ${what}: the manager is stopping`);
+    add();
   }
 
   private readonly fieldIndexes: Array<{ apiVersion: string; kind: string; field: string; extract: IndexExtractor<KubeObject> }> = [];
@@ -287,6 +331,7 @@ export class Manager {
       fatal ??= err;
       stop.abort();
     };
+    this.failRunning = fail;
     const onAbort = () => stop.abort();
     if (signal?.aborted) stop.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -300,8 +345,10 @@ export class Manager {
         this.rejectReady(e);
         // not logged here: the caller logs what start() rejects with (controller-runtime's main.go does, and the
         // scaffolded main.ts): logged here too, every start-up failure would show twice
+        this.stopping = true;
         await this.stopComponents();
-        throw e;
+        // a runnable's failure that aborted the start is what start() reports, not the abort it caused
+        throw fatal instanceof ManagerError ? fatal : e;
       }
       this.running = true;
       if (!stop.signal.aborted) {
@@ -315,8 +362,10 @@ export class Manager {
         this.rejectReady(new ManagerError('the manager was stopped while starting'));
       }
       this.running = false;
-      await this.stopComponents();
-      if (fatal) throw fatal instanceof ManagerError ? fatal : new ManagerError(fatal.message);
+      this.stopping = true;
+      const inTime = await this.stopComponents();
+      if (fatal) throw fatal instanceof ManagerError ? fatal : new ManagerError(fatal.message, { cause: fatal });
+      if (!inTime) throw new ManagerError(`failed waiting for all runnables to end within grace period of ${this.opts.gracefulShutdownTimeoutMs ?? 30_000} ms`);
     } finally {
       signal?.removeEventListener('abort', onAbort);
       removeSignals();
@@ -382,75 +431,44 @@ export class Manager {
     await this.checkApi(client, signal);
     if (signal.aborted) return;
 
-    // 3. metrics server first
-    // as in controller-runtime: an empty address means the default, only "0" disables the server
-    const addr = this.opts.metrics?.bindAddress || DEFAULT_BIND_ADDRESS;
-    const m = { ...this.opts.metrics, bindAddress: addr };
-    const metricsLog = this.log.child('metrics');
-    if (!isDisabled(addr)) {
-      await this.includeApplicationPromClients(metricsLog);
-      const server = createMetricsServer(m, { restConfig: this._restConfig, kubeClient: client, logger: metricsLog });
-      try {
-        await server.start();
-      } catch (err) {
-        const msg = (err as Error).message;
-        throw new ManagerError(`failed to start metrics server${msg.includes(addr) ? '' : ` on ${addr}`}: ${msg}`);
-      }
-      this._metricsServer = server;
-      this.log.info('metrics server is serving', { url: server.url });
-    }
-
-    // 4. health probes
+    // 3. the manager's own runnables, each in its group
     this.informers = new InformerSet(client, this.opts.informers, this.log, this.opts.cache);
     for (const i of this.fieldIndexes) this.informers.addIndex(i, i.field, i.extract);
-    if (!isDisabled(this.opts.healthProbeBindAddress)) {
-      const health = new HealthProbeServer(this.opts.healthProbeBindAddress!);
-      const informers = this.informers;
-      health.healthz.add('ping', () => undefined);
-      health.healthz.add('informers', () => {
-        const bad = informers.all().map((i) => i.health()).filter((h) => !h.healthy);
-        if (bad.length) return new Error(bad.map((b) => b.reason).join('; '));
-      });
-      health.readyz.add('ping', () => undefined);
-      health.readyz.add('informers-synced', () => {
-        if (this.standby) return; // not leading: no caches to wait for
-        if (!this.running) return new Error('the manager is not running');
-        const pending = informers.all().filter((i) => !i.synced).map((i) => i.path);
-        if (pending.length) return new Error(`caches not synced: ${pending.join(', ')}`);
-      });
-      const webhooks = this._webhookServer;
-      if (webhooks && webhooks.paths.length > 0) health.readyz.add('webhook', webhooks.startedCheck());
-      for (const [n, c] of this.extraHealthz) health.healthz.add(n, c);
-      for (const [n, c] of this.extraReadyz) health.readyz.add(n, c);
-      await health.start().catch((err: Error) => {
-        throw new ManagerError(err.message);
-      });
-      this._health = health;
-      this.log.info('health probes are serving', { url: health.url });
-    }
+    this.addOwnRunnables(client);
+    const elector = this.opts.leaderElection
+      ? new LeaderElector(client, {
+          id: this.opts.leaderElectionID!,
+          namespace: leaseNamespace,
+          leaseDurationMs: this.opts.leaseDurationMs,
+          renewDeadlineMs: this.opts.renewDeadlineMs,
+          retryPeriodMs: this.opts.retryPeriodMs,
+          releaseOnCancel: this.opts.leaderElectionReleaseOnCancel ?? false,
+          logger: this.log.child('leader-election'),
+        })
+      : undefined;
+    // what controllers are started with (fenced by the lease when leader election is on)
+    const fencing = elector
+      ? {
+          mayReconcile: () => elector.mayLead(),
+          onFenced: () => {
+            this.leaseLost = true;
+            fail(new ManagerError('leader election lost: the lease may have expired by this process\'s clock (paused, or renewals failing); no reconcile was started'));
+          },
+        }
+      : {};
+    this.controllerDeps = { client, informers: this.informers, logger: this.log, signal, mapper: new RESTMapper(client), events: this.eventBroadcaster(), unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy };
+    this.fencing = fencing;
 
-    // 4b. webhooks (every replica serves them, leader or not), before the caches: a conversion webhook may be
-    // needed by the manager's own first list
-    const webhooks = this._webhookServer;
-    if (webhooks && webhooks.paths.length > 0) {
-      try {
-        await webhooks.start();
-      } catch (err) {
-        throw new ManagerError(`failed to start webhook server: ${(err as Error).message}`);
-      }
+    // 4. the groups in controller-runtime's order: HTTP servers (metrics, probes: served whether or not this replica
+    // leads) → webhooks (before the caches: a conversion webhook may be needed by the manager's own first list) →
+    // caches → runnables that run on every replica → leader election → the leader's runnables (controllers)
+    for (const group of [this.groups.httpServers, this.groups.webhooks, this.groups.caches, this.groups.others]) {
+      await group.start();
+      if (signal.aborted) return;
     }
 
     // 5. leader election
-    if (this.opts.leaderElection) {
-      const elector = new LeaderElector(client, {
-        id: this.opts.leaderElectionID!,
-        namespace: leaseNamespace,
-        leaseDurationMs: this.opts.leaseDurationMs,
-        renewDeadlineMs: this.opts.renewDeadlineMs,
-        retryPeriodMs: this.opts.retryPeriodMs,
-        releaseOnCancel: this.opts.leaderElectionReleaseOnCancel ?? false,
-        logger: this.log.child('leader-election'),
-      });
+    if (elector) {
       this.elector = elector;
       this.standby = true;
       const acquired = await elector.acquire(signal);
@@ -466,19 +484,121 @@ export class Manager {
       });
     }
 
-    // 6. controllers (fenced by the lease when leader election is on)
-    const elector = this.elector;
-    const fencing = elector
-      ? {
-          mayReconcile: () => elector.mayLead(),
-          onFenced: () => {
-            this.leaseLost = true;
-            fail(new ManagerError('leader election lost: the lease may have expired by this process\'s clock (paused, or renewals failing); no reconcile was started'));
-          },
+    // 6. the runnables that need the lease
+    await this.groups.leaderElection.start();
+  }
+
+  /** The metrics server, the health probes, the webhook server and the caches, as runnables in their groups. */
+  private addOwnRunnables(client: KubeClient): void {
+    // as in controller-runtime: an empty address means the default, only "0" disables the server
+    const addr = this.opts.metrics?.bindAddress || DEFAULT_BIND_ADDRESS;
+    if (!isDisabled(addr)) {
+      const metricsLog = this.log.child('metrics');
+      this.groups.httpServers.addReporting({
+        name: 'metrics server',
+        start: async (signal, up) => {
+          await this.includeApplicationPromClients(metricsLog);
+          const server = createMetricsServer({ ...this.opts.metrics, bindAddress: addr }, { restConfig: this._restConfig, kubeClient: client, logger: metricsLog });
+          try {
+            await server.start();
+          } catch (err) {
+            const msg = (err as Error).message;
+            throw new ManagerError(`failed to start metrics server${msg.includes(addr) ? '' : ` on ${addr}`}: ${msg}`, { cause: err });
+          }
+          this._metricsServer = server;
+          this.log.info('metrics server is serving', { url: server.url });
+          up();
+          await aborted(signal);
+          await server.stop();
+        },
+      });
+    }
+    if (!isDisabled(this.opts.healthProbeBindAddress)) {
+      const health = this.probeServer(this.informers!);
+      this.groups.httpServers.addReporting({
+        name: 'health probe server',
+        start: async (signal, up) => {
+          await health.start().catch((err: Error) => {
+            throw new ManagerError(err.message, { cause: err });
+          });
+          this._health = health;
+          this.log.info('health probes are serving', { url: health.url });
+          up();
+          await aborted(signal);
+          await health.stop();
+        },
+      });
+    }
+    // every replica serves the webhooks, leader or not
+    const webhooks = this._webhookServer;
+    if (webhooks && webhooks.paths.length > 0) {
+      this.groups.webhooks.addReporting({
+        name: 'webhook server',
+        start: async (signal, up) => {
+          try {
+            await webhooks.start();
+          } catch (err) {
+            throw new ManagerError(`failed to start webhook server: ${(err as Error).message}`, { cause: err });
+          }
+          up();
+          await aborted(signal);
+          await webhooks.stop();
+        },
+      });
+    }
+    const informers = this.informers!;
+    this.groups.caches.addReporting({
+      name: 'caches',
+      start: async (signal, up) => {
+        up();
+        await aborted(signal);
+        await informers.stop();
+      },
+    });
+  }
+
+  private probeServer(informers: InformerSet): HealthProbeServer {
+    const health = new HealthProbeServer(this.opts.healthProbeBindAddress!);
+    health.healthz.add('ping', () => undefined);
+    health.healthz.add('informers', () => {
+      const bad = informers.all().map((i) => i.health()).filter((h) => !h.healthy);
+      if (bad.length) return new Error(bad.map((b) => b.reason).join('; '));
+    });
+    health.readyz.add('ping', () => undefined);
+    health.readyz.add('informers-synced', () => {
+      if (this.standby) return; // not leading: no caches to wait for
+      if (!this.running) return new Error('the manager is not running');
+      const pending = informers.all().filter((i) => !i.synced).map((i) => i.path);
+      if (pending.length) return new Error(`caches not synced: ${pending.join(', ')}`);
+    });
+    const webhooks = this._webhookServer;
+    if (webhooks && webhooks.paths.length > 0) health.readyz.add('webhook', webhooks.startedCheck());
+    for (const [n, c] of this.extraHealthz) health.healthz.add(n, c);
+    for (const [n, c] of this.extraReadyz) health.readyz.add(n, c);
+    return health;
+  }
+
+  /** A controller as a runnable: up once its caches synced and its workers run. */
+  private controllerRunnable(c: Controller): ReportingRunnable {
+    return {
+      name: `controller ${c.name}`,
+      start: async (signal, up) => {
+        const deps = this.controllerDeps!;
+        try {
+          // only the leader's controllers are fenced by the lease: the others reconcile on every replica
+          await c.start({ ...deps, ...(c.needLeaderElection ? this.fencing : {}), signal: anySignal(deps.signal, signal) });
+        } catch (err) {
+          throw new ManagerError((err as Error).message, { cause: err });
         }
-      : {};
-    const deps = { client, informers: this.informers, logger: this.log, signal, mapper: new RESTMapper(client), events: this.eventBroadcaster(), unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy, ...fencing };
-    await Promise.all(this.controllers.map((c) => c.start(deps)));
+        if (signal.aborted || deps.signal.aborted) {
+          await c.stop(this.stopBudgetLeft());
+          return;
+        }
+        up();
+        await aborted(signal);
+        if (!(await c.stop(this.stopBudgetLeft()))) this.log.warn('some reconciles did not finish within the graceful shutdown timeout', { controller: c.name });
+      },
+    };
   }
 
   private async checkApi(client: KubeClient, signal: AbortSignal): Promise<void> {
@@ -503,39 +623,63 @@ export class Manager {
     }
   }
 
-  private async stopComponents(): Promise<void> {
+  /** What is left of the shutdown budget, in ms. */
+  private stopBudgetLeft(): number {
+    if (this.leaseLost) return 0;
+    return this.stopDeadline === undefined ? this.opts.gracefulShutdownTimeoutMs ?? 30_000 : Math.max(100, this.stopDeadline - Date.now());
+  }
+
+  /**
+   * Stops the groups in the reverse of their start, as controller-runtime: every-replica runnables, the leader's
+   * (controllers), the caches, then the lease is released, then webhooks, then the HTTP servers (metrics last, so
+   * the final state of the counters can still be scraped while the rest drains). Resolves false when a group did
+   * not end within the budget.
+   */
+  private async stopComponents(): Promise<boolean> {
     // a lost lease stops at once, as controller-runtime (grace 0): another replica may already be leading
     const budget = this.leaseLost ? 0 : this.opts.gracefulShutdownTimeoutMs ?? 30_000;
-    const deadline = Date.now() + budget;
-    const left = () => (this.leaseLost ? 0 : Math.max(100, deadline - Date.now()));
+    this.stopDeadline = Date.now() + budget;
+    const left = () => this.stopBudgetLeft();
+    let inTime = true;
+    if (this.groups.others.isStarted) {
+      this.log.info('Stopping and waiting for non leader election runnables');
+      inTime = (await this.groups.others.stop(left())) && inTime;
+    }
     this.log.info('Stopping and waiting for controllers');
-    const results = await Promise.all(this.controllers.map((c) => c.stop(left())));
-    if (results.some((r) => !r)) this.log.warn('some reconciles did not finish within the graceful shutdown timeout');
+    inTime = (await this.groups.leaderElection.stop(left())) && inTime;
     // events the controllers recorded last are still written (bounded), as controller-runtime's broadcaster drains
     await this.events?.shutdown(Math.min(2000, left()));
     this.log.info('Stopping and waiting for caches');
-    await this.informers?.stop();
+    inTime = (await this.groups.caches.stop(left())) && inTime;
     if (this.elector) {
       this.log.info('Stopping and waiting for leader election runnables');
       this.electorStop?.abort();
       await this.renewing;
       await this.elector.release();
     }
-    if (this._webhookServer?.port) {
+    if (this.groups.webhooks.isStarted) {
       this.log.info('Stopping and waiting for webhooks');
-      await Promise.race([this._webhookServer.stop(), new Promise<void>((r) => after(left(), r))]);
+      inTime = (await this.groups.webhooks.stop(left())) && inTime;
     }
-    if (this._health) {
-      this.log.info('Stopping health probe server');
-      await this._health.stop();
-    }
-    if (this._metricsServer) {
-      this.log.info('Stopping and waiting for HTTP servers (metrics)');
-      await Promise.race([this._metricsServer.stop(), new Promise<void>((r) => after(left(), r))]);
-    }
+    this.log.info('Stopping and waiting for HTTP servers');
+    inTime = (await this.groups.httpServers.stop(left())) && inTime;
     this._client?.close();
     this.log.info('Wait completed, proceeding to shutdown the manager');
+    return inTime || this.leaseLost;
   }
+}
+
+/** Resolves when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** A signal aborted when either is. */
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  return AbortSignal.any([a, b]);
 }
 
 /**

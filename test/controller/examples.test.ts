@@ -65,7 +65,7 @@ test('examples/configmap-operator/main.ts: runs against a kubeconfig with Go-sty
     const code = await Promise.race([exited, new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error('no exit within 20 s of SIGTERM')), 20_000)))]).finally(() => clearTimeout(t));
     assert.equal(code, 0, err.slice(-2000));
     const msgs = err.split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { msg: string }).msg);
-    const order = ['signal received: shutting down', 'Stopping and waiting for controllers', 'Stopping and waiting for HTTP servers (metrics)', 'Wait completed, proceeding to shutdown the manager'];
+    const order = ['signal received: shutting down', 'Stopping and waiting for controllers', 'Stopping and waiting for HTTP servers', 'Wait completed, proceeding to shutdown the manager'];
     const at = order.map((m) => msgs.indexOf(m));
     assert.ok(at.every((i) => i >= 0), `lifecycle messages logged: ${JSON.stringify(at)}`);
     assert.deepEqual([...at].sort((a, b) => a - b), at, `in order: ${order.join(' → ')}`);

@@ -243,7 +243,7 @@ test('graceful shutdown: controllers stop first (in-flight reconciles finish), t
     assert.equal(finished, true, 'the in-flight reconcile finished before start() resolved');
     assert.equal(await refused(metricsUrl), true, 'metrics server stopped');
     const msgs = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
-    const order = ['metrics server is serving', 'Starting Controller', 'Stopping and waiting for controllers', 'Stopping and waiting for caches', 'Stopping health probe server', 'Stopping and waiting for HTTP servers (metrics)', 'Wait completed, proceeding to shutdown the manager'];
+    const order = ['metrics server is serving', 'Starting Controller', 'Stopping and waiting for controllers', 'Stopping and waiting for caches', 'Stopping and waiting for HTTP servers', 'Wait completed, proceeding to shutdown the manager'];
     const at = order.map((m) => msgs.indexOf(m));
     assert.ok(at.every((i) => i >= 0), `all lifecycle messages logged: ${JSON.stringify(at)}`);
     assert.deepEqual([...at].sort((a, b) => a - b), at, `in order: ${order.join(' → ')}`);
