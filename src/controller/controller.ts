@@ -102,6 +102,9 @@ export interface ControllerQueue {
   len(): number;
 }
 
+/** The started event sources: the queue they fill and the watch caches by kind. */
+type Sources = { queue: ControllerQueue; byKind: Map<string, WatchCache> };
+
 /** What the workers use: the start deps plus the reconcile context's cache-reading clients and recorder. */
 type WorkerDeps = ControllerStartDeps & { readClient: KubeClient; objects: ObjectClient; recorder: EventRecorder };
 
@@ -153,14 +156,48 @@ export class Controller {
 
   /**
    * Starts: zero-initialises the metrics, registers event handlers on the (shared) informers, waits for their
-   * first list, then starts the workers. Resolves once the workers run; throws if the caches do not sync in time.
-   * Called by the manager.
+   * first list (unless {@link warmup} did), then starts the workers. Resolves once the workers run; throws if the
+   * caches do not sync in time. Called by the manager.
    * @internal
    */
   async start(deps: ControllerStartDeps): Promise<void> {
     if (this.started) throw new Error(`controller ${this.name} was already started`);
     this.started = true;
-    const log = (deps.logger ?? createLogger('controller')).child(this.name, { controller: this.name });
+    const log = this.logFor(deps);
+    const sources = await this.startSources(deps);
+    if (!sources || deps.signal.aborted) return;
+    this.startWorkers(deps, sources, log);
+  }
+
+  /**
+   * controller-runtime's warm-up: starts the event sources — handlers on the informers, the first list, the queue
+   * filling — without workers, so that a standby that wins the Lease reconciles at once. Resolves once the caches
+   * synced (false if `deps.signal` aborted first); throws as {@link start} when they do not sync in time.
+   * @internal
+   */
+  async warmup(deps: ControllerStartDeps): Promise<boolean> {
+    return (await this.startSources(deps)) !== undefined;
+  }
+
+  /** Whether the workers were started (not merely warmed up). */
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  private logFor(deps: Pick<ControllerStartDeps, 'logger'>): Logger {
+    return (this.logger ??= (deps.logger ?? createLogger('controller')).child(this.name, { controller: this.name }));
+  }
+
+  private logger: Logger | undefined;
+  private sources: Promise<Sources | undefined> | undefined;
+
+  /** Starts the event sources once (warm-up or start, whichever comes first). */
+  private startSources(deps: ControllerStartDeps): Promise<Sources | undefined> {
+    return (this.sources ??= this.syncSources(deps));
+  }
+
+  private async syncSources(deps: ControllerStartDeps): Promise<Sources | undefined> {
+    const log = this.logFor(deps);
     this.metrics = controllerMetricsFor(this.name, this.maxConcurrentReconciles);
     const queueOptions = { name: this.name, rateLimiter: this.rateLimiter, clock: this.clock };
     const queue: ControllerQueue = this.usePriorityQueue ? new PriorityQueue<string>(queueOptions) : new Workqueue<string>(queueOptions);
@@ -191,7 +228,12 @@ export class Controller {
     log.info('Starting Controller');
     // the manager's abort ends the wait at once (a test's after() must not wait for the sync timeout)
     const synced = await Promise.all([...used].map((i) => i.waitForSync(this.cacheSyncTimeoutMs, deps.signal)));
-    if (deps.signal.aborted) return;
+    if (deps.signal.aborted) {
+      // a later start (the warm-up was cut short) registers and syncs again
+      for (const r of this.removeHandlers.splice(0)) r();
+      this.sources = undefined;
+      return undefined;
+    }
     if (!synced.every(Boolean)) {
       const pending = [...used].filter((i) => !i.synced);
       const why = pending.map((i) => `${i.path}: ${i.lastFailure ?? 'no list answered yet'}`).join('; ');
@@ -199,6 +241,10 @@ export class Controller {
         `controller ${this.name}: timed out after ${this.cacheSyncTimeoutMs} ms waiting for the watch caches to sync (can the manager list and watch ${this.watches.map((w) => w.kind).join(', ')}?): ${why}`,
       );
     }
+    return { queue, byKind };
+  }
+
+  private startWorkers(deps: ControllerStartDeps, { queue, byKind }: Sources, log: Logger): void {
 
     const readClient = cachedReadClient(deps.client, deps.informers, { unsafeDisableDeepCopy: deps.unsafeDisableDeepCopy });
     // matchingFields lists answered from the field indexes of this controller's watches

@@ -110,6 +110,7 @@ export class Manager {
   private readonly log: Logger;
   private readonly controllers: Controller[] = [];
   private _client: KubeClient | undefined;
+  private _restMapper: RESTMapper | undefined;
   private _restConfig: RestConfig | undefined;
   private _metricsServer: MetricsServer | undefined;
   private _health: HealthProbeServer | undefined;
@@ -138,12 +139,45 @@ export class Manager {
   private controllerDeps: ControllerStartDeps | undefined;
   private fencing: Pick<ControllerStartDeps, 'mayReconcile' | 'onFenced'> = {};
 
+  /**
+   * Makes a manager that is usable before {@link start} (controller-runtime's `manager.New`): loads the API
+   * configuration (`restConfig`, else `kubeconfig`, `KUBECONFIG`, in-cluster, `~/.kube/config`), builds the client,
+   * the REST mapper and the event recorder, and settles the Lease namespace when leader election is on. A
+   * configuration that cannot be loaded rejects here, with a {@link ManagerError} whose `cause` is the loader's
+   * error; the API is first contacted by {@link start}.
+   *
+   * @example
+   * ```ts
+   * const mgr = await Manager.create({ leaderElection: true, leaderElectionID: 'memcached-operator' });
+   * const nodes = await mgr.client.list('/api/v1/nodes'); // reads at set-up
+   * mgr.add(newMemcachedController());
+   * await mgr.start();
+   * ```
+   */
+  static async create(opts: ManagerOptions = {}): Promise<Manager> {
+    let restConfig = opts.restConfig;
+    if (!restConfig) {
+      try {
+        restConfig = await loadRestConfig({ kubeconfig: opts.kubeconfig });
+      } catch (err) {
+        throw new ManagerError(`cannot load the Kubernetes API configuration: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    const leaderElectionNamespace_ = opts.leaderElection ? await leaderElectionNamespace(opts.leaderElectionNamespace) : opts.leaderElectionNamespace;
+    return new Manager({ ...opts, restConfig, leaderElectionNamespace: leaderElectionNamespace_ });
+  }
+
+  /**
+   * A manager whose client exists once started, unless `restConfig` is given; {@link Manager.create} makes one that
+   * is usable at once.
+   */
   constructor(opts: ManagerOptions = {}) {
     this.opts = opts;
     this.log = opts.logger ?? createLogger('manager');
     if (opts.restConfig) {
       this._restConfig = opts.restConfig;
       this._client = new KubeClient(opts.restConfig);
+      this._restMapper = new RESTMapper(this._client);
     }
     if (opts.leaderElection && !opts.leaderElectionID) {
       throw new ManagerError('leaderElectionID is required when leader election is enabled');
@@ -275,8 +309,17 @@ export class Manager {
 
   /** The API client acting as the manager (available at once with `restConfig`, else once started). */
   get client(): KubeClient {
-    if (!this._client) throw new ManagerError('the manager has no API client yet: pass restConfig, or wait for start()');
+    if (!this._client) throw new ManagerError('the manager has no API client yet: make it with `await Manager.create(options)` (or pass restConfig), or wait for start()');
     return this._client;
+  }
+
+  /**
+   * The manager's kind → resource mapper (controller-runtime's `GetRESTMapper`), shared by the controllers; asks the
+   * API's discovery on first use of a group version. Available when the client is.
+   */
+  get restMapper(): RESTMapper {
+    if (!this._restMapper) this._restMapper = new RESTMapper(this.client);
+    return this._restMapper;
   }
 
   /** The API configuration in use (once known). */
@@ -296,14 +339,14 @@ export class Manager {
 
   /**
    * A recorder of core/v1 Events naming `name` as their source (controller-runtime's `GetEventRecorderFor`);
-   * reconcilers have theirs as `ctx.recorder`. Needs the manager's API client: at once with `restConfig`, else once
-   * start() has loaded the configuration (events before that are dropped with a warning).
+   * reconcilers have theirs as `ctx.recorder`. Needs the manager's API client: at once with {@link Manager.create} or
+   * `restConfig`, else once start() has loaded the configuration (events before that are dropped with a warning).
    */
   getEventRecorderFor(name: string): EventRecorder {
     return {
       event: (obj, type, reason, message) => {
         if (this._client) this.eventBroadcaster().recorderFor(name).event(obj, type, reason, message);
-        else this.log.warn('event dropped: the manager has no API client yet (pass restConfig, or record after start())', { reason });
+        else this.log.warn('event dropped: the manager has no API client yet (make it with Manager.create(), or record after start())', { reason });
       },
     };
   }
@@ -424,6 +467,7 @@ export class Manager {
       this._client = new KubeClient(this._restConfig);
     }
     const client = this._client!;
+    const mapper = this.restMapper;
     // leader election's configuration, before anything runs (controller-runtime builds its elector first)
     const leaseNamespace = this.opts.leaderElection ? await leaderElectionNamespace(this.opts.leaderElectionNamespace) : '';
 
@@ -456,7 +500,7 @@ export class Manager {
           },
         }
       : {};
-    this.controllerDeps = { client, informers: this.informers, logger: this.log, signal, mapper: new RESTMapper(client), events: this.eventBroadcaster(), unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy };
+    this.controllerDeps = { client, informers: this.informers, logger: this.log, signal, mapper, events: this.eventBroadcaster(), unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy };
     this.fencing = fencing;
 
     // 4. the groups in controller-runtime's order: HTTP servers (metrics, probes: served whether or not this replica

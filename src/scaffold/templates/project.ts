@@ -268,7 +268,8 @@ async function run(): Promise<void> {
   const flags = flagsOrExit();
   // zap's defaults as controller-runtime applies them: JSON at info level, console on a terminal or with --zap-devel
   configureLogging(flags.log);
-  const mgr = new Manager({
+  // the configuration is loaded here: an unreadable kubeconfig fails before anything starts
+  const mgr = await Manager.create({
     metrics: metricsOptions(flags),
     webhook: webhookOptions(flags),
     // cached objects without metadata.managedFields (often half an object): reconcilers do not read them
