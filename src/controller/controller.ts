@@ -55,6 +55,13 @@ export interface ControllerOptions {
    * `NeedLeaderElection`, default true). false: it reconciles on every replica, e.g. for per-node work.
    */
   needLeaderElection?: boolean;
+  /**
+   * controller-runtime's `EnableWarmup` (beta there since v0.22): on a standby replica, start this controller's
+   * watches — first list, handlers, the queue filling — before it wins the Lease, so a new leader reconciles at
+   * once instead of waiting for its lists; workers start only once leading. Default: the manager's `enableWarmup`
+   * (false). No effect without leader election or with `needLeaderElection: false`.
+   */
+  enableWarmup?: boolean;
   /** Clock of the reconciliation timeout and the queue's delays (tests). */
   clock?: TimerClock;
 }
@@ -116,6 +123,8 @@ export class Controller {
   readonly maxConcurrentReconciles: number;
   /** Whether it runs only on the leader (see {@link ControllerOptions.needLeaderElection}). */
   readonly needLeaderElection: boolean;
+  /** Whether it warms up on a standby (see {@link ControllerOptions.enableWarmup}; undefined: the manager's choice). */
+  readonly enableWarmup: boolean | undefined;
   private readonly reconciler: Reconciler;
   private readonly watches: WatchSpec[];
   private readonly rateLimiter: RateLimiter<string> | undefined;
@@ -139,6 +148,7 @@ export class Controller {
     this.name = opts.name;
     this.maxConcurrentReconciles = Math.max(1, Math.floor(opts.maxConcurrentReconciles ?? 1));
     this.needLeaderElection = opts.needLeaderElection ?? true;
+    this.enableWarmup = opts.enableWarmup;
     this.reconciler = opts.reconciler;
     this.watches = opts.watches;
     this.rateLimiter = opts.rateLimiter;

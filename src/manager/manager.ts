@@ -48,6 +48,13 @@ export interface ManagerOptions {
   restConfig?: RestConfig;
   /** Run controllers only while holding a coordination.k8s.io/v1 Lease (default false). */
   leaderElection?: boolean;
+  /**
+   * Warm replicas (controller-runtime's `EnableWarmup`, for every controller that does not say otherwise): a
+   * standby starts the watches of its leader-elected controllers before it wins the Lease — first lists, event
+   * handlers, queues filling — and starts their workers once leading, so failover does not wait for the lists.
+   * `/readyz` of a standby then waits for those caches to sync. Default false; no effect without leader election.
+   */
+  enableWarmup?: boolean;
   /** Lease name (required with leader election). */
   leaderElectionID?: string;
   /**
@@ -132,7 +139,7 @@ export class Manager {
   private resolveReady!: () => void;
   private rejectReady!: (e: Error) => void;
   /** The runnables, in controller-runtime's groups. */
-  private readonly groups: Record<'httpServers' | 'webhooks' | 'caches' | 'others' | 'leaderElection', RunnableGroup>;
+  private readonly groups: Record<'httpServers' | 'webhooks' | 'caches' | 'others' | 'warmup' | 'leaderElection', RunnableGroup>;
   /** Stops the running manager with an error (set while start() runs). */
   private failRunning: ((e: Error) => void) | undefined;
   private stopDeadline: number | undefined;
@@ -193,6 +200,7 @@ export class Manager {
       webhooks: new RunnableGroup('webhooks', onFailure),
       caches: new RunnableGroup('caches', onFailure),
       others: new RunnableGroup('non leader election runnables', onFailure),
+      warmup: new RunnableGroup('warmup runnables', onFailure),
       leaderElection: new RunnableGroup('leader election runnables', onFailure),
     };
   }
@@ -231,6 +239,10 @@ export class Manager {
     }
     const group = controller.needLeaderElection ? this.groups.leaderElection : this.groups.others;
     this.addTo(group, () => void group.addReporting(this.controllerRunnable(controller))?.catch(() => undefined), `controller ${controller.name}`);
+    // warm-up only matters where a replica waits for the Lease
+    if (this.opts.leaderElection && controller.needLeaderElection && (controller.enableWarmup ?? this.opts.enableWarmup ?? false)) {
+      this.groups.warmup.addReporting(this.warmupRunnable(controller))?.catch(() => undefined);
+    }
     this.controllers.push(controller);
     return this;
   }
@@ -510,6 +522,8 @@ export class Manager {
       await group.start();
       if (signal.aborted) return;
     }
+    // warm-up runs beside the wait for the Lease: not awaited, as controller-runtime's
+    void this.groups.warmup.start().catch(() => undefined);
 
     // 5. leader election
     if (elector) {
@@ -610,8 +624,9 @@ export class Manager {
     });
     health.readyz.add('ping', () => undefined);
     health.readyz.add('informers-synced', () => {
-      if (this.standby) return; // not leading: no caches to wait for
-      if (!this.running) return new Error('the manager is not running');
+      // a standby is ready once the caches it keeps (warm-up, every-replica controllers) synced, so that a rolling
+      // update proceeds while the old pod holds the Lease
+      if (!this.running && !this.standby) return new Error('the manager is not running');
       const pending = informers.all().filter((i) => !i.synced).map((i) => i.path);
       if (pending.length) return new Error(`caches not synced: ${pending.join(', ')}`);
     });
@@ -620,6 +635,28 @@ export class Manager {
     for (const [n, c] of this.extraHealthz) health.healthz.add(n, c);
     for (const [n, c] of this.extraReadyz) health.readyz.add(n, c);
     return health;
+  }
+
+  /**
+   * A controller's warm-up as a runnable: its sources start and sync on the standby; the runnable is up at once
+   * (nothing waits for it). Stopped before the leader's runnables: a controller that never got to lead is stopped
+   * here, one that leads is left to the leader group.
+   */
+  private warmupRunnable(c: Controller): ReportingRunnable {
+    return {
+      name: `warmup of controller ${c.name}`,
+      start: async (signal, up) => {
+        up();
+        const deps = this.controllerDeps!;
+        try {
+          await c.warmup({ ...deps, ...this.fencing, signal: anySignal(deps.signal, signal) });
+        } catch (err) {
+          throw new ManagerError((err as Error).message, { cause: err });
+        }
+        await aborted(signal);
+        if (!c.isStarted) await c.stop(this.stopBudgetLeft());
+      },
+    };
   }
 
   /** A controller as a runnable: up once its caches synced and its workers run. */
@@ -685,6 +722,7 @@ export class Manager {
     this.stopDeadline = Date.now() + budget;
     const left = () => this.stopBudgetLeft();
     let inTime = true;
+    if (this.groups.warmup.isStarted) inTime = (await this.groups.warmup.stop(left())) && inTime;
     if (this.groups.others.isStarted) {
       this.log.info('Stopping and waiting for non leader election runnables');
       inTime = (await this.groups.others.stop(left())) && inTime;
