@@ -10,7 +10,8 @@
  * ours-control, the A/A control of the filter-cost baseline, runs only when named here) · --no-footprint (skip
  * the start-up cells: import time and RSS, the quick-start manager's time to its first scrape; see
  * bench/lib/footprint.ts) · --no-admission / --admission-only (the example defaulter's admission requests/s and
- * latency at 1 and 8 connections; bench/lib/admission.ts).
+ * latency at 1 and 8 connections; bench/lib/admission.ts) · --no-failover / --failover-only (a leader killed → the
+ * standby's first reconcile over 10k cached objects, with and without warm-up; bench/lib/failover.ts).
  * Environment: CTRLMETRICS_BENCH_FROM=src (library from src/ via tsx instead of dist/), CTRLMETRICS_BENCH_CPU_PROF=DIR
  * (our server writes a V8 CPU profile there), CTRLMETRICS_BENCH_PEERS (peers directory, default ../shared/bench).
  */
@@ -29,6 +30,7 @@ import { buildGoPeer, libEnv, prepareLib, REPO_ROOT, startGo, startOurs, startPr
 import { runWrk } from './lib/wrk.js';
 import { measureFootprint, type FootprintResult } from './lib/footprint.js';
 import { measureAdmission, type AdmissionResult } from './lib/admission.js';
+import { measureFailover, type FailoverResult } from './lib/failover.js';
 import { startTestCluster, type TestCluster } from '../test/helpers/cluster.js';
 
 const SERVER_CPU = '0';
@@ -49,6 +51,8 @@ interface Settings {
   footprint: boolean;
   /** The example defaulter's admission throughput and latency. */
   admission: boolean;
+  /** Failover with and without warm replicas. */
+  failover: boolean;
   pin: boolean;
   /** Which peers run: go, prom-client, ours (ours = the ours, ours-text, ours-nofilter and ours-control variants). */
   peers: string[];
@@ -63,9 +67,13 @@ function parseArgs(argv: string[]): Settings {
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/run.ts`);
     flags.set(m[1]!, m[2] ?? 'true');
   }
-  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants', 'no-footprint', 'no-admission', 'admission-only'];
+  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants', 'no-footprint', 'no-admission', 'admission-only', 'no-failover', 'failover-only'];
   for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
   const quick = flags.has('quick');
+  const onlyFlags = ['micro-only', 'admission-only', 'failover-only'].filter((f) => flags.has(f));
+  if (onlyFlags.length > 1) throw new Error(`${onlyFlags.map((f) => `--${f}`).join(' and ')} exclude each other`);
+  /** Whether another part than the allowed ones was singled out (--X-only). */
+  const only = (...allowed: string[]) => onlyFlags.length > 0 && !allowed.includes(onlyFlags[0]!);
   const num = (k: string, d: number) => {
     const v = flags.get(k);
     if (v === undefined) return d;
@@ -86,10 +94,11 @@ function parseArgs(argv: string[]): Settings {
     c8: num('c8', quick ? 2 : 5),
     c1: num('c1', quick ? 1 : 3),
     warmup: num('warmup', quick ? 1 : 2),
-    micro: !flags.has('no-micro') && !flags.has('admission-only'),
-    load: !flags.has('micro-only') && !flags.has('admission-only'),
-    footprint: !flags.has('micro-only') && !flags.has('no-footprint') && !flags.has('admission-only'),
-    admission: !flags.has('micro-only') && !flags.has('no-admission'),
+    micro: !flags.has('no-micro') && !only('micro-only'),
+    load: !only(),
+    footprint: !only() && !flags.has('no-footprint'),
+    admission: !only('admission-only') && !flags.has('no-admission'),
+    failover: !only('failover-only') && !flags.has('no-failover'),
     pin: !flags.has('no-pin'),
     peers: (flags.get('peers') ?? 'go,prom-client,ours').split(','),
     only: flags.get('variants')?.split(','),
@@ -242,6 +251,7 @@ async function main(): Promise<void> {
   let micro: MicroResult | undefined;
   let footprint: FootprintResult | undefined;
   let admission: AdmissionResult | undefined;
+  let failover: FailoverResult | undefined;
   try {
     const lib = await prepareLib();
     cleanup.push(() => rmSync(dirname(lib.script('servers/eld-probe.ts')), { recursive: true, force: true }));
@@ -313,6 +323,11 @@ async function main(): Promise<void> {
       progress(`admission: the example defaulter at 1 and 8 connections, ${s.reps} rep(s) of ${seconds} s`);
       admission = await measureAdmission(cluster, [1, 8], s.reps, seconds, s.pin);
     }
+    if (s.failover) {
+      const objects = s.quick ? 2_000 : 10_000;
+      progress(`failover: ${objects} cached objects, ${s.reps} rep(s), cold and warm standby`);
+      failover = await measureFailover(cluster, objects, s.reps, s.pin, progress);
+    }
     if (s.micro) {
       progress('micro-benchmarks');
       micro = await runMicro(lib, s, accessFile, tokenFile);
@@ -339,6 +354,7 @@ async function main(): Promise<void> {
     settledRssMb,
     footprint,
     ...(admission ? { admission } : {}),
+    ...(failover ? { failover } : {}),
     scrapes,
     lint,
     auth: authChecks,

@@ -5,6 +5,7 @@ import { cellKey, type Encoding, type SizeName } from './matrix.js';
 import { fmt, fmtPaired, median, pairedRatios, ratio } from './stats.js';
 import { footprintMedian, footprintTable, type FootprintResult } from './footprint.js';
 import { admissionTable, type AdmissionResult } from './admission.js';
+import { failoverTable, type FailoverResult } from './failover.js';
 import { OURS_NODE_ARGS } from './servers.js';
 
 /** The one-off checks of a server at one size: what a single scrape returns, and promtool's verdict. */
@@ -58,6 +59,8 @@ export interface BenchResults {
   footprint?: FootprintResult;
   /** The example defaulter's admission cells (absent with --no-admission and in older results). */
   admission?: AdmissionResult;
+  /** Failover with and without warm-up (absent with --no-failover and in older results). */
+  failover?: FailoverResult;
   scrapes: ScrapeCheck[];
   lint: LintCheck[];
   auth: AuthCheck[];
@@ -457,6 +460,12 @@ export function renderReport(res: BenchResults): string {
     out.push(`### Admission (the example's defaulter, ${res.admission.path}; ${res.admission.durationS} s per run, medians (min–max) of ${res.admission.cells[0]?.reqPerSec.length ?? 0})`);
     out.push('');
     out.push(...admissionTable(res.admission));
+    out.push('');
+  }
+  if (res.failover) {
+    out.push(`### Failover (leader killed with SIGKILL, ${res.failover.objects} cached ConfigMaps, Lease 2 s / 1.5 s / 0.2 s; medians (min–max) of ${res.failover.reps})`);
+    out.push('');
+    out.push(...failoverTable(res.failover));
     out.push('');
   }
   if (res.micro) {
