@@ -3,9 +3,16 @@
  * serves them on `--health-probe-bind-address`. Each endpoint runs its named checks: 200 `ok` when all pass,
  * 500 listing the failed ones otherwise; `?verbose` lists every check; `/healthz/<name>` runs one check.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { parseBindAddress } from '../util/bind-address.js';
+import type http from 'node:http';
+import { HttpServer, ListenError, type ServerLimits } from '../httpserver/index.js';
+
+/**
+ * The probe server's bounds: a probe's head is a few hundred bytes and comes at once; the kubelet opens a connection
+ * per probe, so an idle one is not kept long. Reachable by anything in the pod network: bounded like the others.
+ */
+const PROBE_LIMITS: Readonly<ServerLimits> = { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 256, handshakeTimeoutMs: 10_000 };
+/** How long stopping waits for probes in flight. */
+const STOP_TIMEOUT_MS = 2_000;
 
 /** A check: resolve/return to pass, throw (or return an Error) to fail with that message. */
 export type HealthCheck = () => void | Error | Promise<void | Error>;
@@ -41,48 +48,49 @@ export class CheckSet {
 export class HealthProbeServer {
   readonly healthz = new CheckSet();
   readonly readyz = new CheckSet();
-  private server: http.Server | undefined;
+  private server: HttpServer | undefined;
+  private readonly limits: Readonly<ServerLimits>;
 
-  constructor(readonly bindAddress: string) {}
+  /**
+   * @param bindAddress `host:port` to listen on (plain HTTP)
+   * @param limits bounds other than the probe server's (tests)
+   */
+  constructor(
+    readonly bindAddress: string,
+    limits: Partial<ServerLimits> = {},
+  ) {
+    this.limits = { ...PROBE_LIMITS, ...limits };
+  }
 
   /** The bound port (after start). */
   get port(): number {
-    return (this.server?.address() as AddressInfo | null)?.port ?? 0;
+    return this.server?.port ?? 0;
   }
 
   /** `http://host:port` (after start). */
   get url(): string {
-    const a = this.server?.address() as AddressInfo | null;
-    if (!a) return '';
-    const host = a.family === 'IPv6' ? `[${a.address === '::' ? '::1' : a.address}]` : a.address === '0.0.0.0' ? '127.0.0.1' : a.address;
-    return `http://${host}:${a.port}`;
+    return this.server?.url ?? '';
   }
 
   /** Listens; rejects with a clear message when the address cannot be bound. */
   async start(): Promise<void> {
-    const { host, port } = parseBindAddress(this.bindAddress);
-    const server = http.createServer((req, res) => void this.handle(req, res));
-    server.keepAliveTimeout = 5_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => {
-        const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
-        reject(new Error(`cannot bind the health probe server on ${this.bindAddress}: ${why}${err.code ? ` (${err.code})` : ''}`));
-      });
-      server.listen({ host, port }, () => resolve());
-    });
+    const server = new HttpServer({ bindAddress: this.bindAddress, limits: this.limits }, (req, res) => void this.handle(req as http.IncomingMessage, res as http.ServerResponse));
+    try {
+      await server.listen();
+    } catch (err) {
+      if (!(err instanceof ListenError)) throw err;
+      const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
+      throw new Error(`cannot bind the health probe server on ${this.bindAddress}: ${why}${err.code ? ` (${err.code})` : ''}`);
+    }
     this.server = server;
   }
 
-  /** Stops listening and closes idle connections. */
+  /** Stops listening; probes in flight get {@link STOP_TIMEOUT_MS} to finish. */
   async stop(): Promise<void> {
     const s = this.server;
     if (!s) return;
     this.server = undefined;
-    await new Promise<void>((resolve) => {
-      s.close(() => resolve());
-      s.closeIdleConnections();
-      setTimeout(() => s.closeAllConnections(), 2_000).unref();
-    });
+    await s.close(STOP_TIMEOUT_MS);
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

@@ -7,22 +7,14 @@
  * Go's 404) → body (at most 7 MiB read for admission, 64 MiB for conversion) → AdmissionReview (admission.ts) or
  * ConversionReview (conversion.ts) → handler → a JSON answer.
  */
-import https from 'node:https';
-import type http2 from 'node:http2';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { CertWatcher } from '../certwatcher/certwatcher.js';
+import { HttpServer, resolveServingTls, type ServerLimits, type ServerRequest, type ServerResponseOf, type TlsConfig } from '../httpserver/index.js';
 import { parseBindAddress } from '../util/bind-address.js';
-import { ConnectionGuard } from '../metrics/server/connection-guard.js';
-import { ConnectionTracker, boundUrl, closeGracefully } from '../metrics/server/connections.js';
-import { resolveServingTls } from '../metrics/server/tls.js';
-import type { TlsConfig } from '../metrics/server/types.js';
-import { answerPlainHttp } from '../util/plain-http.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { answerAdmission, MAX_ADMISSION_BODY_BYTES, type AdmissionHandler } from './admission.js';
 import { answerConversion, type ConversionRegistry } from './conversion.js';
@@ -55,20 +47,15 @@ export const DEFAULT_WEBHOOK_BIND_ADDRESS = ':9443';
 /** Default certificate directory, as controller-runtime's. */
 export const DEFAULT_WEBHOOK_CERT_DIR = join(tmpdir(), 'k8s-webhook-server', 'serving-certs');
 
-/** Request head limit (controller-runtime: 1 MiB). */
-const MAX_HEADER_BYTES = 1024 * 1024;
-/** controller-runtime's ReadHeaderTimeout. */
-const HEADERS_TIMEOUT_MS = 32_000;
-/** The caller's deadline is at most 30 s; a body still arriving after a minute is not coming. */
-const REQUEST_TIMEOUT_MS = 60_000;
-/** controller-runtime's IdleTimeout. */
-const KEEP_ALIVE_TIMEOUT_MS = 90_000;
-const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
-const DEFAULT_MAX_CONNECTIONS = 1024;
+/**
+ * controller-runtime's `httpserver.New` limits (1 MiB head, ReadHeaderTimeout 32 s, IdleTimeout 90 s); a whole
+ * request in 60 s: the caller's deadline is at most 30 s, a body still arriving after a minute is not coming.
+ */
+const LIMITS: Partial<ServerLimits> = { maxHeaderBytes: 1024 * 1024, headersTimeoutMs: 32_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 90_000 };
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 60_000;
 
-type Req = IncomingMessage | Http2ServerRequest;
-type Res = ServerResponse | Http2ServerResponse;
+type Req = ServerRequest;
+type Res = ServerResponseOf;
 
 /**
  * A conversion review carries whole objects, a list's worth at a time; controller-runtime reads it unbounded. Bounded
@@ -97,11 +84,8 @@ interface Route {
 export class WebhookServer {
   private readonly routes = new Map<string, Route>();
   private readonly log: Logger;
-  private server: https.Server | http2.Http2SecureServer | undefined;
-  private guard: ConnectionGuard | undefined;
-  private tracker: ConnectionTracker | undefined;
+  private server: HttpServer | undefined;
   private watcher: CertWatcher | undefined;
-  private address: AddressInfo | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(
@@ -113,12 +97,12 @@ export class WebhookServer {
 
   /** The bound port (0 before start). */
   get port(): number {
-    return this.address?.port ?? 0;
+    return this.server?.port ?? 0;
   }
 
   /** `https://host:port` of the bound address ('' before start). */
   get url(): string {
-    return this.address ? boundUrl(this.address, 'https') : '';
+    return this.server?.url ?? '';
   }
 
   /** The registered paths. */
@@ -168,7 +152,6 @@ export class WebhookServer {
   async start(signal?: AbortSignal): Promise<void> {
     if (this.server) throw new Error('the webhook server is already started');
     const bindAddress = this.opts.bindAddress || DEFAULT_WEBHOOK_BIND_ADDRESS;
-    const { host, port } = parseBindAddress(bindAddress);
     const certDir = this.opts.certDir || DEFAULT_WEBHOOK_CERT_DIR;
     this.log.info('Starting webhook server');
     // the webhook server never serves a self-signed certificate (an API server must trust its CA through the
@@ -178,7 +161,7 @@ export class WebhookServer {
       this.log,
       'the webhook server needs a certificate its callers trust: pass the directory that holds it as certDir (--webhook-cert-path DIR in a scaffolded manager; `ctrlmetrics dev` makes one and points the webhook configurations at it), or run the manager without webhooks (ENABLE_WEBHOOKS=false)',
     );
-    const options: TlsConfig = { ...tls.options, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS };
+    const options: TlsConfig = { ...tls.options };
     if (this.opts.clientCAName) {
       const caFile = join(certDir, this.opts.clientCAName);
       let ca: string;
@@ -194,43 +177,25 @@ export class WebhookServer {
       }
       Object.assign(options, { ca, requestCert: true, rejectUnauthorized: true });
     }
-    const listener = (req: Req, res: Res) => void this.handle(req, res);
-    let server: https.Server | http2.Http2SecureServer;
-    if (this.opts.enableHTTP2) {
-      const { createSecureServer } = await import('node:http2');
-      server = createSecureServer({ ...options, allowHTTP1: true, settings: { maxConcurrentStreams: 100, maxHeaderListSize: MAX_HEADER_BYTES } }, listener);
-      server.setTimeout(KEEP_ALIVE_TIMEOUT_MS);
-    } else {
-      server = https.createServer(
-        { ...options, maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
-        listener,
-      );
-    }
-    server.on('tlsClientError', answerPlainHttp);
-    if (tls.watcher) {
-      this.watcher = tls.watcher;
-      tls.watcher.onChange((pair) => server.setSecureContext({ ...options, cert: pair.certPem, key: pair.keyPem }));
-    }
-    this.guard = new ConnectionGuard(server as NetServer, { maxConnections: this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, headTimeoutMs: HEADERS_TIMEOUT_MS + 2_000, idleTimeoutMs: KEEP_ALIVE_TIMEOUT_MS });
-    this.tracker = new ConnectionTracker(server as NetServer, true);
+    const server = new HttpServer(
+      {
+        bindAddress,
+        limits: { ...LIMITS, ...(this.opts.maxConnections !== undefined ? { maxConnections: this.opts.maxConnections } : {}) },
+        tls: { options, watcher: tls.watcher },
+        http2: this.opts.enableHTTP2,
+      },
+      (req, res) => void this.handle(req, res),
+    );
+    this.watcher = tls.watcher;
     try {
-      await new Promise<void>((resolve, reject) => {
-        const onError = (err: NodeJS.ErrnoException) =>
-          reject(new Error(`cannot listen on ${bindAddress}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : (err.code ?? err.message)}`));
-        server.once('error', onError);
-        server.listen({ host, port }, () => {
-          server.off('error', onError);
-          resolve();
-        });
-      });
+      await server.listen();
     } catch (err) {
       this.watcher?.stop();
       throw err;
     }
-    server.on('error', (err: Error) => this.log.error('webhook server error', { error: err.message }));
+    server.onError((err: Error) => this.log.error('webhook server error', { error: err.message }));
     this.server = server;
-    this.address = server.address() as AddressInfo;
-    this.log.info('Serving webhook server', { host: host ?? '', port: this.port, url: this.url });
+    this.log.info('Serving webhook server', { host: hostOf(bindAddress), port: this.port, url: this.url });
     signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
 
@@ -240,7 +205,7 @@ export class WebhookServer {
    */
   startedCheck(): () => Promise<Error | undefined> {
     return () => {
-      if (!this.address) return Promise.resolve(new Error('webhook server has not been started yet'));
+      if (!this.server) return Promise.resolve(new Error('webhook server has not been started yet'));
       const host = this.url.replace(/^https:\/\/\[?/, '').replace(/\]?:\d+$/, '');
       return new Promise((resolve) => {
         const socket = connect({ host, port: this.port, rejectUnauthorized: false, timeout: 10_000 }, () => {
@@ -254,8 +219,6 @@ export class WebhookServer {
   }
 
   private async handle(req: Req, res: Res): Promise<void> {
-    this.tracker?.track(req, res);
-    if (this.guard) res.once('close', this.guard.requestStarted(req.socket));
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const route = this.routes.get(path);
     if (!route) {
@@ -314,10 +277,15 @@ export class WebhookServer {
     const timeoutMs = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
     this.log.info('Shutting down webhook server', { timeoutMs });
     this.watcher?.stop();
-    if (await closeGracefully(server as NetServer, this.tracker, timeoutMs)) {
+    if (await server.close(timeoutMs)) {
       this.log.warn('in-flight admission requests did not finish in time: their connections were closed', { timeoutMs });
     }
   }
+}
+
+/** The host part of a bind address as the log names it ('' for all interfaces). */
+function hostOf(bindAddress: string): string {
+  return parseBindAddress(bindAddress).host ?? '';
 }
 
 function header(req: Req, name: string): string | undefined {

@@ -19,15 +19,17 @@ const ALLOWED: Record<string, string[]> = {
   generate: [],
   certwatcher: ['util'],
   kube: ['util'],
-  metrics: ['util', 'kube', 'certwatcher'],
+  // the server core of the metrics, webhook and probe servers
+  httpserver: ['util', 'certwatcher'],
+  metrics: ['util', 'kube', 'certwatcher', 'httpserver'],
   controller: ['util', 'kube', 'metrics'],
-  webhook: ['util', 'kube', 'certwatcher', 'metrics', 'controller'],
-  manager: ['util', 'kube', 'certwatcher', 'metrics', 'controller', 'webhook'],
+  webhook: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller'],
+  manager: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller', 'webhook'],
   authority: ['util', 'kube'],
   ops: ['util', 'kube'],
   // kube: the table of Kubernetes' built-in kinds, which `create api` scaffolds controllers for
   scaffold: ['util', 'api', 'generate', 'kube'],
-  cli: ['util', 'api', 'generate', 'certwatcher', 'kube', 'metrics', 'controller', 'webhook', 'manager', 'authority', 'ops', 'scaffold', 'index.ts', '../examples'],
+  cli: ['util', 'api', 'generate', 'certwatcher', 'httpserver', 'kube', 'metrics', 'controller', 'webhook', 'manager', 'authority', 'ops', 'scaffold', 'index.ts', '../examples'],
 };
 
 function* sourceFiles(dir: string): Generator<string> {

@@ -1,5 +1,5 @@
 /**
- * The connection guard (src/metrics/server/connection-guard.ts) on a real HTTP server over loopback, with short
+ * The connection guard (src/httpserver/connection-guard.ts) on a real HTTP server over loopback, with short
  * timeouts: the head timeout, the idle timeout that trickled bytes do not reset, and which connection makes room
  * at the cap.
  */
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { ConnectionGuard, type ConnectionGuardOptions } from '../../src/metrics/server/connection-guard.js';
+import { ConnectionGuard, type ConnectionGuardOptions } from '../../src/httpserver/connection-guard.js';
 
 const servers: http.Server[] = [];
 after(() => {

@@ -6,47 +6,27 @@
  * connection after the answer; no 100 Continue) → route (unknown path: 404 before any auth work) → filter (e.g. TokenReview +
  * SubjectAccessReview) → handler (`/metrics`: collect, render, gzip; see scrape.ts) → socket.
  */
-import http from 'node:http';
-import type http2 from 'node:http2';
-import https from 'node:https';
-import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { CertWatcher } from '../../certwatcher/certwatcher.js';
+import { HttpServer, resolveServingTls, type ServerLimits, type TlsConfig } from '../../httpserver/index.js';
 import { KubeClient } from '../../kube/client.js';
-import { isDisabled, parseBindAddress } from '../../util/bind-address.js';
+import { isDisabled } from '../../util/bind-address.js';
 import { createLogger, type Logger } from '../../util/log.js';
 import { registry } from '../index.js';
-import { ConnectionTracker, boundUrl, closeGracefully } from './connections.js';
-import { ConnectionGuard } from './connection-guard.js';
-import { answerPlainHttp } from '../../util/plain-http.js';
 import { sendText } from './respond.js';
 import { closeAfterAnswer, declaredBody, MAX_BODY_BYTES, pathOf, toOriginForm } from './request.js';
 import { metricsHandler } from './scrape.js';
-import { resolveServingTls } from './tls.js';
-import type { Filter, Handler, MetricsOptions, MetricsServer, MetricsServerDeps, TlsConfig } from './types.js';
+import type { Filter, Handler, MetricsOptions, MetricsServer, MetricsServerDeps } from './types.js';
 
 /** Default listen address, as the kubebuilder scaffold serves metrics. */
 export const DEFAULT_BIND_ADDRESS = ':8443';
 const METRICS_PATH = '/metrics';
 
-/** Largest request head (request line + headers); bigger gets 431. */
-const MAX_HEADER_BYTES = 16 * 1024;
-/** Time to send the request head (against slowloris). */
-const HEADERS_TIMEOUT_MS = 10_000;
-/** Time to send the whole request. */
-const REQUEST_TIMEOUT_MS = 30_000;
-/** Idle keep-alive time, longer than common scrape intervals so Prometheus reuses its connection. */
-const KEEP_ALIVE_TIMEOUT_MS = 90_000;
-const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 /**
- * A connection that has started no request by then is closed whatever the mode (connection-guard.ts). Longer
- * than the header timeout plus Node's 1 s check, so in HTTP/1.1 mode Node answers a slow head with 408 first;
- * the guard is what closes HTTP/2 sessions without a stream and the HTTP/2 server's HTTP/1.1 fallback.
+ * The metrics server's bounds: a scrape's head is small (16 KiB), sent at once (10 s), the request whole in 30 s;
+ * an idle keep-alive connection is kept 90 s, longer than common scrape intervals so Prometheus reuses it.
  */
-const IDLE_HOLD_TIMEOUT_MS = HEADERS_TIMEOUT_MS + 2_000;
-const DEFAULT_MAX_CONNECTIONS = 1024;
+const LIMITS: Partial<ServerLimits> = { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 90_000 };
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 60_000;
-
-type AnyServer = http.Server | https.Server | http2.Http2SecureServer;
 
 /**
  * Creates the metrics server; call `start()` to listen. With `bindAddress: '0'` it is a server that does nothing.
@@ -79,13 +59,10 @@ class HttpMetricsServer implements MetricsServer {
   /** The handlers wrapped with the filter, by path (built at start; later additions are wrapped at once). */
   private readonly routes = new Map<string, Handler>();
   private filter: Filter | undefined;
-  private server: AnyServer | undefined;
-  private tracker: ConnectionTracker | undefined;
-  private guard: ConnectionGuard | undefined;
+  private server: HttpServer | undefined;
   private watcher: CertWatcher | undefined;
   private ownClient: KubeClient | undefined;
   private stopping: Promise<void> | undefined;
-  private address: AddressInfo | undefined;
   private secure: boolean;
   caPem: string | undefined;
 
@@ -101,11 +78,11 @@ class HttpMetricsServer implements MetricsServer {
   }
 
   get port(): number {
-    return this.address?.port ?? 0;
+    return this.server?.port ?? 0;
   }
 
   get url(): string {
-    return this.address ? boundUrl(this.address, this.secure ? 'https' : 'http') : '';
+    return this.server?.url ?? '';
   }
 
   addExtraHandler(path: string, handler: Handler): void {
@@ -119,20 +96,23 @@ class HttpMetricsServer implements MetricsServer {
   async start(signal?: AbortSignal): Promise<void> {
     if (this.server) throw new Error('the metrics server is already started');
     this.log.info('Starting metrics server');
-    const { host, port } = parseBindAddress(this.bindAddress);
     try {
       this.filter = await this.buildFilter();
       for (const [path, handler] of this.handlers) this.routes.set(path, this.wrap(path, handler));
-      const listener: Handler = (req, res) => void this.handle(req, res);
-      const server = await this.createServer(listener);
-      // without this listener Node answers `Expect: 100-continue` with `100 Continue` before any authentication
-      server.on('checkContinue', listener);
-      this.guard = new ConnectionGuard(server as NetServer, { maxConnections: this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, headTimeoutMs: IDLE_HOLD_TIMEOUT_MS, idleTimeoutMs: KEEP_ALIVE_TIMEOUT_MS });
-      this.tracker = new ConnectionTracker(server as NetServer, this.secure);
-      await listen(server, host, port, this.bindAddress);
-      server.on('error', (err: Error) => this.log.error('metrics server error', { error: err.message }));
+      const server = new HttpServer(
+        {
+          bindAddress: this.bindAddress,
+          limits: { ...LIMITS, ...(this.opts.maxConnections !== undefined ? { maxConnections: this.opts.maxConnections } : {}) },
+          tls: await this.servingTls(),
+          http2: this.opts.enableHTTP2,
+          // otherwise Node answers `Expect: 100-continue` with `100 Continue` before any authentication
+          handleExpectContinue: true,
+        },
+        (req, res) => void this.handle(req, res),
+      );
+      await server.listen();
+      server.onError((err: Error) => this.log.error('metrics server error', { error: err.message }));
       this.server = server;
-      this.address = server.address() as AddressInfo;
     } catch (err) {
       this.watcher?.stop();
       this.filter?.close?.();
@@ -165,43 +145,17 @@ class HttpMetricsServer implements MetricsServer {
     return this.filter ? this.filter(this.log.child('filter', { path }), handler) : handler;
   }
 
-  private async createServer(listener: Handler): Promise<AnyServer> {
-    const limits: http.ServerOptions = {
-      maxHeaderSize: MAX_HEADER_BYTES,
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      connectionsCheckingInterval: 1_000,
-    };
-    if (!this.secure) return http.createServer(limits, listener);
-
+  /** The TLS to serve with (undefined: plain HTTP). */
+  private async servingTls(): Promise<{ options: TlsConfig; watcher?: CertWatcher } | undefined> {
+    if (!this.secure) return undefined;
     const tls = await resolveServingTls(this.opts, this.log);
     this.caPem = tls.caPem;
-    const tlsOptions: TlsConfig = { ...tls.options, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS };
-    let server: https.Server | http2.Http2SecureServer;
-    if (this.opts.enableHTTP2) {
-      // loaded only here: on Node 20 `node:http2` adds ≈1.8 MB of RSS to a process that serves HTTP/1.1 only
-      const { createSecureServer } = await import('node:http2');
-      server = createSecureServer({ ...tlsOptions, allowHTTP1: true, settings: { maxConcurrentStreams: 100, maxHeaderListSize: MAX_HEADER_BYTES } }, listener);
-      // idle sessions are cut after the keep-alive time; HTTP/1.1 fallback connections do not get Node's head and
-      // request timeouts here: the connection guard closes those that start no request
-      server.setTimeout(KEEP_ALIVE_TIMEOUT_MS);
-    } else {
-      server = https.createServer({ ...tlsOptions, ...limits }, listener);
-    }
-    server.on('tlsClientError', answerPlainHttp);
-    if (tls.watcher) {
-      this.watcher = tls.watcher;
-      // new connections get the new pair; open ones keep theirs. Throwing here makes the watcher keep the last good pair.
-      tls.watcher.onChange((pair) => server.setSecureContext({ ...tlsOptions, cert: pair.certPem, key: pair.keyPem }));
-    }
+    this.watcher = tls.watcher;
     this.log.info('serving certificate', { source: tls.source, certDir: this.opts.certDir });
-    return server;
+    return { options: tls.options, watcher: tls.watcher };
   }
 
   private async handle(req: Parameters<Handler>[0], res: Parameters<Handler>[1]): Promise<void> {
-    this.tracker?.track(req, res);
-    if (this.guard) res.once('close', this.guard.requestStarted(req.socket));
     if (req.url !== undefined && !req.url.startsWith('/')) req.url = toOriginForm(req.url);
     const body = declaredBody(req);
     if (body.present) {
@@ -247,25 +201,10 @@ class HttpMetricsServer implements MetricsServer {
     const timeoutMs = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
     this.log.info('Shutting down metrics server', { timeoutMs });
     this.watcher?.stop();
-    if (await closeGracefully(server as NetServer, this.tracker, timeoutMs)) {
+    if (await server.close(timeoutMs)) {
       this.log.warn('in-flight metrics requests did not finish in time: their connections were closed', { timeoutMs });
     }
     this.filter?.close?.();
     this.ownClient?.close();
   }
 }
-
-/** Listens; rejects with a message that names the address. */
-function listen(server: AnyServer, host: string | undefined, port: number, bindAddress: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      reject(new Error(`cannot listen on ${bindAddress}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : (err.code ?? err.message)}`));
-    };
-    server.once('error', onError);
-    server.listen({ host, port }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-}
-

@@ -1,7 +1,7 @@
 /** Public types of the metrics server (contract B). */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import type { SecureContextOptions, TlsOptions } from 'node:tls';
+import type { TlsConfig } from '../../httpserver/tls.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { RestConfig } from '../../kube/config.js';
 import type { Logger } from '../../util/log.js';
@@ -30,7 +30,7 @@ export type Filter = ((log: Logger, handler: Handler) => Handler) & {
 export type FilterProvider = (config: RestConfig, client: KubeClient) => Filter | Promise<Filter>;
 
 /** TLS options a `tlsOpts` function may adjust. */
-export type TlsConfig = SecureContextOptions & TlsOptions;
+export type { TlsConfig };
 
 /** The `metrics` options block of a manager (controller-runtime's `metricsserver.Options`). */
 export interface MetricsOptions {

@@ -1,5 +1,5 @@
 /**
- * The serving TLS options of the metrics server, built in this order:
+ * The serving TLS options of the manager's HTTPS servers (metrics, webhooks), built in this order:
  *
  *   1. base: TLS >= 1.2, ALPN `http/1.1` (plus `h2` first when HTTP/2 is enabled);
  *   2. every `tlsOpts` function, in order;
@@ -9,10 +9,30 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CertWatcher, CertificateLoadError } from '../../certwatcher/certwatcher.js';
-import { generateSelfSignedCertificate } from '../../certwatcher/selfsigned.js';
-import type { Logger } from '../../util/log.js';
-import type { MetricsOptions, TlsConfig } from './types.js';
+import { CertWatcher, CertificateLoadError } from '../certwatcher/certwatcher.js';
+import { generateSelfSignedCertificate } from '../certwatcher/selfsigned.js';
+import type { SecureContextOptions, TlsOptions } from 'node:tls';
+import type { Logger } from '../util/log.js';
+
+/** TLS options a `tlsOpts` function may adjust. */
+export type TlsConfig = SecureContextOptions & TlsOptions;
+
+/** Where a server's certificate comes from and how its TLS is adjusted (the metrics and webhook options' TLS part). */
+export interface ServingTlsOptions {
+  /** Offer HTTP/2 in ALPN. */
+  enableHTTP2?: boolean;
+  /** Adjust the TLS options, in order (a function may set its own certificate). */
+  tlsOpts?: Array<(o: TlsConfig) => void>;
+  /** PEM file of CAs whose client certificates are asked for (not required). */
+  clientCAFile?: string;
+  /** Directory of the serving certificate (watched); absent: a self-signed certificate. */
+  certDir?: string;
+  certName?: string;
+  keyName?: string;
+  /** Extra names of a self-signed certificate. */
+  extraDNSNames?: string[];
+  extraIPs?: string[];
+}
 
 /** The TLS options to serve with, and where the certificate came from. */
 export interface ServingTls {
@@ -26,11 +46,11 @@ export interface ServingTls {
 
 const VERSION_ORDER = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
 
-function baseOptions(opts: MetricsOptions): TlsConfig {
+function baseOptions(opts: ServingTlsOptions): TlsConfig {
   return { minVersion: 'TLSv1.2', ALPNProtocols: opts.enableHTTP2 ? ['h2', 'http/1.1'] : ['http/1.1'] };
 }
 
-function applyGuardRails(o: TlsConfig, opts: MetricsOptions, log: Logger): void {
+function applyGuardRails(o: TlsConfig, opts: ServingTlsOptions, log: Logger): void {
   if (!o.minVersion || VERSION_ORDER.indexOf(o.minVersion) < VERSION_ORDER.indexOf('TLSv1.2')) {
     if (o.minVersion) log.warn('tlsOpts asked for a TLS version below 1.2: serving TLS >= 1.2 only', { minVersion: o.minVersion });
     o.minVersion = 'TLSv1.2';
@@ -68,7 +88,7 @@ const OMIT_CERT_DIR = 'omit certDir to serve a self-signed certificate';
  * Builds the serving TLS options. Rejects with a clear error when `certDir` lacks a usable pair, ending with
  * `remedy` (what the caller's user can do about it; default: the metrics server's, omitting certDir).
  */
-export async function resolveServingTls(opts: MetricsOptions, log: Logger, remedy = OMIT_CERT_DIR): Promise<ServingTls> {
+export async function resolveServingTls(opts: ServingTlsOptions, log: Logger, remedy = OMIT_CERT_DIR): Promise<ServingTls> {
   const options = baseOptions(opts);
   for (const adjust of opts.tlsOpts ?? []) adjust(options);
   applyGuardRails(options, opts, log);
