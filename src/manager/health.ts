@@ -85,7 +85,7 @@ export class HealthProbeServer {
     this.server = server;
   }
 
-  /** Stops listening; probes in flight get {@link STOP_TIMEOUT_MS} to finish. */
+  /** Stops listening; probes in flight get 2 s to finish. */
   async stop(): Promise<void> {
     const s = this.server;
     if (!s) return;
