@@ -116,7 +116,7 @@ export type {
   AdmissionUserInfo,
   KubeJson,
 } from './webhook/index.js';
-export type { ManagerOptions, ManagerCacheOptions, HealthCheck, HealthProbeServer, CheckSet, Runnable } from './manager/index.js';
+export type { ManagerOptions, ManagerCacheOptions, HealthCheck, HealthProbeServer, CheckSet, Runnable, ProfilingServer } from './manager/index.js';
 
 // Embedded authority (the no-cluster Kubernetes API; the test cluster of this project)
 export { startAuthority } from './authority/start.js';

@@ -3,6 +3,7 @@ export { Manager, ManagerError } from './manager.js';
 export type { ManagerOptions, ManagerCacheOptions } from './manager.js';
 export type { Runnable } from './runnable-group.js';
 export { HealthProbeServer } from './health.js';
+export { ProfilingServer, MAX_PROFILE_SECONDS } from './profiling.js';
 export type { HealthCheck, CheckSet } from './health.js';
 export { LeaderElector } from './leaderelection.js';
 export type { LeaderElectionOptions } from './leaderelection.js';

@@ -20,6 +20,7 @@ import { RESTMapper } from '../kube/restmapper.js';
 import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { isDisabled } from '../util/bind-address.js';
 import { HealthProbeServer, type HealthCheck } from './health.js';
+import { ProfilingServer } from './profiling.js';
 import { LeaderElector } from './leaderelection.js';
 import { WebhookServer, type WebhookServerOptions } from '../webhook/server.js';
 import { Webhook } from '../webhook/for-kind.js';
@@ -42,6 +43,13 @@ export interface ManagerOptions {
   webhook?: WebhookServerOptions;
   /** Address of `/healthz` and `/readyz` (plain HTTP), e.g. `:8081`. Absent, empty or `0`: no probe server. */
   healthProbeBindAddress?: string;
+  /**
+   * Address of the profiling endpoints (controller-runtime's `PprofBindAddress`; plain HTTP, no authentication):
+   * `/debug/pprof/profile?seconds=N` (a V8 CPU profile) and `/debug/pprof/heap` (a heap snapshot). Absent, empty or
+   * `0` (the default): off. An address without a host (`:8082`) listens on loopback only: a heap snapshot holds the
+   * tokens and keys in memory. Reach it with `kubectl port-forward`.
+   */
+  profilingBindAddress?: string;
   /** kubeconfig file to load when `restConfig` is not given (else `KUBECONFIG`, in-cluster, `~/.kube/config`). */
   kubeconfig?: string;
   /** How to reach the API (wins over `kubeconfig`). */
@@ -122,6 +130,7 @@ export class Manager {
   private _metricsServer: MetricsServer | undefined;
   private _health: HealthProbeServer | undefined;
   private _webhookServer: WebhookServer | undefined;
+  private _profiling: ProfilingServer | undefined;
   private informers: InformerSet | undefined;
   private events: EventBroadcaster | undefined;
   private elector: LeaderElector | undefined;
@@ -342,6 +351,11 @@ export class Manager {
   /** The metrics server, once started (undefined when disabled). */
   get metricsServer(): MetricsServer | undefined {
     return this._metricsServer;
+  }
+
+  /** The profiling server, once started (undefined when disabled). */
+  get profilingServer(): ProfilingServer | undefined {
+    return this._profiling;
   }
 
   /** The health probe server, once started (undefined when disabled). */
@@ -584,6 +598,24 @@ export class Manager {
           up();
           await aborted(signal);
           await health.stop();
+        },
+      });
+    }
+    if (!isDisabled(this.opts.profilingBindAddress)) {
+      this.groups.httpServers.addReporting({
+        name: 'profiling server',
+        start: async (signal, up) => {
+          const profiling = new ProfilingServer(this.opts.profilingBindAddress!, this.log.child('profiling'));
+          try {
+            await profiling.start();
+          } catch (err) {
+            throw new ManagerError(`failed to start the profiling server: ${(err as Error).message}`, { cause: err });
+          }
+          this._profiling = profiling;
+          this.log.info('profiling server is serving', { url: profiling.url });
+          up();
+          await aborted(signal);
+          await profiling.stop();
         },
       });
     }
