@@ -1,7 +1,7 @@
 /**
- * Warm replicas (controller-runtime's EnableWarmup) against the embedded authority: a standby lists and queues before
- * it leads, reconciles nothing until then, reports ready once the warm caches synced, and a controller that opts out
- * stays cold.
+ * Warm replicas (controller-runtime's EnableWarmup) against the embedded authority: a warm standby is not ready until
+ * its caches sync, and without leader election warm-up changes nothing. The standby's queueing before it leads is in
+ * runnables.suite.ts (also run on a real kube-apiserver).
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,8 +9,7 @@ import http from 'node:http';
 import { Controller, KubeClient, Manager } from '../../src/index.js';
 import { LeaderElector } from '../../src/manager/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { eventually, samples } from './helpers/exposition.js';
-import { scrapeRegistry } from './helpers/scrape.js';
+import { eventually } from './helpers/exposition.js';
 
 let cluster: TestCluster;
 before(async () => {
@@ -31,12 +30,6 @@ function httpGet(url: string): Promise<{ status: number; body: string }> {
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
   });
-}
-
-/** The queued items of a controller (all priorities). */
-async function depth(controller: string): Promise<number | undefined> {
-  const found = samples(await scrapeRegistry(), 'workqueue_depth', { controller });
-  return found.length ? found.reduce((n, s) => n + s.value, 0) : undefined;
 }
 
 /** Another replica holding the Lease until `release()`. */
@@ -66,38 +59,6 @@ const leaderOptions = (ns: string, id: string) => ({
   leaseDurationMs: 1_000,
   renewDeadlineMs: 800,
   retryPeriodMs: 100,
-});
-
-test('a warm standby lists and queues before it leads, reconciles only once leading; a controller that opts out stays cold', async () => {
-  const ns = 'warmup';
-  await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  for (let i = 0; i < 20; i++) {
-    await cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns, labels: { test: 'warmup' } } });
-  }
-  const other = await holdLease(ns, 'warmup-lock');
-  const mgr = new Manager({ ...leaderOptions(ns, 'warmup-lock'), enableWarmup: true });
-  const reconciled = { warm: 0, cold: 0 };
-  const watches = [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=warmup' }];
-  mgr.add(new Controller({ name: 'warm', reconciler: async () => void reconciled.warm++, watches }));
-  mgr.add(new Controller({ name: 'cold', enableWarmup: false, reconciler: async () => void reconciled.cold++, watches: [{ ...watches[0]!, labelSelector: 'test=warmup,cold!=x' }] }));
-  const stop = new AbortController();
-  const running = mgr.start(stop.signal);
-  try {
-    // the standby's warm controller listed all 20 and queued them; nothing was reconciled
-    await eventually(async () => (await depth('warm')) === 20, 'the warm controller to queue the initial list on the standby', 10_000, 20);
-    assert.equal(await depth('cold'), undefined, 'the controller that opted out did not start its watches');
-    const ready = await httpGet(`${mgr.healthProbeServer!.url}/readyz?verbose`);
-    assert.equal(ready.status, 200, ready.body);
-    await new Promise((r) => setTimeout(r, 300));
-    assert.deepEqual(reconciled, { warm: 0, cold: 0 }, 'no reconcile before leading');
-    await other.release();
-    await mgr.ready();
-    await eventually(() => reconciled.warm === 20 && reconciled.cold === 20, 'both controllers to reconcile everything once leading', 10_000, 20);
-    assert.equal(await depth('warm'), 0);
-  } finally {
-    stop.abort();
-    await running;
-  }
 });
 
 test('a warm standby is not ready until its warm caches sync; a sync that times out stops the manager', async () => {
