@@ -320,8 +320,8 @@ async function main(): Promise<void> {
     }
     if (s.admission) {
       const seconds = s.quick ? 2 : 10;
-      progress(`admission: the example defaulter at 1 and 8 connections, ${s.reps} rep(s) of ${seconds} s`);
-      admission = await measureAdmission(cluster, [1, 8], s.reps, seconds, s.pin);
+      progress(`admission: the example defaulter (ours, bare node:https, Go net/http) at 1 and 8 connections, ${s.reps} rep(s) of ${seconds} s`);
+      admission = await measureAdmission(cluster, lib, [1, 8], s.reps, seconds, s.pin);
     }
     if (s.failover) {
       const objects = s.quick ? 2_000 : 10_000;

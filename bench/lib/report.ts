@@ -457,7 +457,7 @@ export function renderReport(res: BenchResults): string {
     out.push('');
   }
   if (res.admission) {
-    out.push(`### Admission (the example's defaulter, ${res.admission.path}; ${res.admission.durationS} s per run, medians (min–max) of ${res.admission.cells[0]?.reqPerSec.length ?? 0})`);
+    out.push(`### Admission (the example's defaulter, ${res.admission.path}, wrk on CPU 1, servers on CPU 0; ${res.admission.durationS} s per run, medians (min–max) of ${res.admission.cells[0]?.reqPerSec.length ?? 0})`);
     out.push('');
     out.push(...admissionTable(res.admission));
     out.push('');

@@ -57,6 +57,7 @@ describe('a defaulter and a validator for Memcached', () => {
         default(obj) {
           if (obj.metadata.name === 'boom') (undefined as unknown as { x: number }).x = 1;
           if (obj.metadata.name === 'refuse') throw new Error('defaulting is switched off for this one');
+          if (obj.metadata.name === 'proto') calls.push(`proto: ${Object.getPrototypeOf(obj) === Object.prototype} ${(obj as { polluted?: unknown }).polluted} ${Object.keys(obj).includes('__proto__')}`);
           obj.spec.image ??= 'memcached:1.6.26-alpine3.19';
           obj.spec.size ??= 1;
         },
@@ -98,6 +99,16 @@ describe('a defaulter and a validator for Memcached', () => {
     assert.deepEqual([del.allowed, del.patch], [true, undefined]);
     const none = await admit(server.url, mutate, { object: null }, ca.certPem);
     assert.deepEqual(none.status, { metadata: {}, message: 'there is no content to decode', code: 400 });
+  });
+
+  test('the defaulter gets a copy in which a key named __proto__ is a plain field, not the prototype', async () => {
+    // JSON.parse keeps "__proto__" as an own property; the copy handed to the defaulter must too
+    const object = JSON.parse(`{"apiVersion":"cache.example.com/v1alpha1","kind":"Memcached","metadata":{"name":"proto","namespace":"default"},"spec":{},"__proto__":{"polluted":"yes"}}`) as Record<string, unknown>;
+    const answer = await admit(server.url, mutate, { object }, ca.certPem);
+    assert.equal(answer.allowed, true);
+    assert.deepEqual(calls.at(-1), 'proto: true undefined true');
+    const ops = (answer.patch as Array<{ op: string; path: string }>).map((o) => `${o.op} ${o.path}`).sort();
+    assert.deepEqual(ops, ['add /spec/image', 'add /spec/size'], 'no operation on the __proto__ field');
   });
 
   test('the defaulter throwing: an Error denies with 403 and its message; an engine bug is a recovered panic (500)', async () => {
