@@ -228,10 +228,7 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
   if (withController) {
     create(controllerPath(r), controllerFile(r));
     once(controllerTestPath(r), controllerTestFile(r));
-    let main = current(MAIN)!;
-    main = insertAtMarker(main, IMPORTS_MARKER, `import { ${controllerFunction(r)} } from '${importPath(MAIN, controllerPath(r))}';`, MAIN);
-    main = insertAtMarker(main, CONTROLLERS_MARKER, `mgr.add(${controllerFunction(r)}());`, MAIN);
-    out.set(MAIN, main);
+    out.set(MAIN, registerController(current(MAIN)!, controllerFunction(r), controllerPath(r)));
   }
 
   const entry: ProjectResource = {
@@ -251,6 +248,32 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
 
   const written = await writeFiles(dir, out);
   return { dir, resource: r, written, skipped, apiCreated: withResource, notes };
+}
+
+/** src/main.ts with the controller's import and its `mgr.add(...)` at the scaffold markers (once each). */
+function registerController(main: string, fn: string, file: string): string {
+  const imported = insertAtMarker(main, IMPORTS_MARKER, `import { ${fn} } from '${importPath(MAIN, file)}';`, MAIN);
+  return insertAtMarker(imported, CONTROLLERS_MARKER, `mgr.add(${fn}());`, MAIN);
+}
+
+/**
+ * The controller of a kind whose types come from elsewhere (Kubernetes' own, or another project's CRD), its test
+ * (kept when there, unless forced), and its registration in src/main.ts.
+ */
+function addForeignController(
+  out: Map<string, string>,
+  read: (p: string) => string | undefined,
+  kind: BuiltinKind,
+  sample: Record<string, unknown>,
+  o: { force: boolean; skipped: string[]; crds?: string[] },
+): void {
+  const controller = builtinControllerPath(kind);
+  if (read(controller) !== undefined && !o.force) throw new ScaffoldError(`failed to create ${controller}: file already exists`);
+  out.set(controller, builtinControllerFile(kind));
+  const testPath = builtinControllerTestPath(kind);
+  if (read(testPath) !== undefined && !o.force) o.skipped.push(testPath);
+  else out.set(testPath, builtinControllerTestFile(kind, sample, o.crds));
+  out.set(MAIN, registerController(read(MAIN)!, builtinControllerFunction(kind), controller));
 }
 
 /** Writes the files whose content changed, in path order; answers their paths. */
@@ -276,19 +299,10 @@ async function createBuiltinController(dir: string, project: ReturnType<typeof r
   const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
   const out = new Map<string, string>();
   const skipped: string[] = [];
-  const controller = builtinControllerPath(k);
-  if (read(controller) !== undefined && !force) throw new ScaffoldError(`failed to create ${controller}: file already exists`);
-  out.set(controller, builtinControllerFile(k));
-  const testPath = builtinControllerTestPath(k);
-  const sample = builtinSample(k.apiVersion, k.kind, `${k.kind.toLowerCase()}-sample`, k.namespaced ? 'default' : undefined);
-  if (!sample) throw new ScaffoldError(`${k.kind} (${k.apiVersion}) has no sample object to test its controller with`);
-  if (read(testPath) !== undefined && !force) skipped.push(testPath);
-  else out.set(testPath, builtinControllerTestFile(k, sample));
-  let main = read(MAIN)!;
   const lowerKind = k.kind.toLowerCase();
-  main = insertAtMarker(main, IMPORTS_MARKER, `import { ${builtinControllerFunction(k)} } from './controllers/${lowerKind}-controller.js';`, MAIN);
-  main = insertAtMarker(main, CONTROLLERS_MARKER, `mgr.add(${builtinControllerFunction(k)}());`, MAIN);
-  out.set(MAIN, main);
+  const sample = builtinSample(k.apiVersion, k.kind, `${lowerKind}-sample`, k.namespaced ? 'default' : undefined);
+  if (!sample) throw new ScaffoldError(`${k.kind} (${k.apiVersion}) has no sample object to test its controller with`);
+  addForeignController(out, read, k, sample, { force, skipped });
   const pkg = withKubernetesTypes(k, read('package.json'));
   if (pkg !== undefined) out.set('package.json', pkg);
   const resources = project.resources ?? [];
@@ -379,17 +393,8 @@ async function createExternalController(
   const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
   const out = new Map<string, string>();
   const skipped: string[] = [];
-  const controller = builtinControllerPath(kind);
-  if (read(controller) !== undefined && !force) throw new ScaffoldError(`failed to create ${controller}: file already exists`);
-  out.set(controller, builtinControllerFile(kind));
-  const testPath = builtinControllerTestPath(kind);
-  if (read(testPath) !== undefined && !force) skipped.push(testPath);
-  else out.set(testPath, builtinControllerTestFile(kind, sample, [crdCopy]));
+  addForeignController(out, read, kind, sample, { force, skipped, crds: [crdCopy] });
   out.set(crdCopy, toManifestYaml([k.crd]));
-  let main = read(MAIN)!;
-  main = insertAtMarker(main, IMPORTS_MARKER, `import { ${builtinControllerFunction(kind)} } from './controllers/${lowerKind}-controller.js';`, MAIN);
-  main = insertAtMarker(main, CONTROLLERS_MARKER, `mgr.add(${builtinControllerFunction(kind)}());`, MAIN);
-  out.set(MAIN, main);
   const resources = project.resources ?? [];
   const existing = resources.find((x) => x.external && x.group === want.shortGroup && x.version === k.version && x.kind === k.kind);
   const entry: ProjectResource = { controller: true, ...(want.domain ? { domain: want.domain } : {}), external: true, group: want.shortGroup, kind: k.kind, path: typesDir, version: k.version };
