@@ -1,11 +1,14 @@
 /**
- * The controller manager: it owns the API client, the metrics server, the health probes, optional leader
- * election and the controllers, and starts and stops them in controller-runtime's order:
+ * The controller manager: it owns the API client, the REST mapper, the event recorder and the caches, and runs
+ * runnables — its own (metrics, probe and profiling servers, the webhook server, the caches) and the user's
+ * (controllers, anything with `start(signal)`) — in controller-runtime's groups:
  *
- * start: API config → API reachability check (GET /version, bounded) → metrics server (first, served whether or
- * not this replica leads) → health probes → leader election (if on) → controllers (caches synced, workers up);
- * stop (abort signal, SIGTERM or SIGINT): controllers → caches → lease released → health probes → metrics server
- * (last, so the final state of the counters can still be scraped while the rest drains).
+ * start: API config → API reachability check (GET /version, bounded) → HTTP servers (metrics, probes, profiling:
+ * served whether or not this replica leads) → webhooks → caches → runnables that run on every replica → warm-up
+ * (not awaited) → leader election (if on) → the leader's runnables and controllers (caches synced, workers up);
+ * stop (abort signal, SIGTERM or SIGINT), within the graceful shutdown budget: warm-up → every-replica runnables →
+ * the leader's → caches → lease released → webhooks → HTTP servers (last, so the final state of the counters can
+ * still be scraped while the rest drains).
  */
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { loadRestConfig, type RestConfig } from '../kube/config.js';
@@ -681,7 +684,7 @@ export class Manager {
         up();
         const deps = this.controllerDeps!;
         try {
-          await c.warmup({ ...deps, ...this.fencing, signal: anySignal(deps.signal, signal) });
+          await c.warmup({ ...deps, ...this.fencing, signal: AbortSignal.any([deps.signal, signal]) });
         } catch (err) {
           throw new ManagerError((err as Error).message, { cause: err });
         }
@@ -699,7 +702,7 @@ export class Manager {
         const deps = this.controllerDeps!;
         try {
           // only the leader's controllers are fenced by the lease: the others reconcile on every replica
-          await c.start({ ...deps, ...(c.needLeaderElection ? this.fencing : {}), signal: anySignal(deps.signal, signal) });
+          await c.start({ ...deps, ...(c.needLeaderElection ? this.fencing : {}), signal: AbortSignal.any([deps.signal, signal]) });
         } catch (err) {
           throw new ManagerError((err as Error).message, { cause: err });
         }
@@ -789,11 +792,6 @@ function aborted(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return resolve();
     signal.addEventListener('abort', () => resolve(), { once: true });
   });
-}
-
-/** A signal aborted when either is. */
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  return AbortSignal.any([a, b]);
 }
 
 /**
