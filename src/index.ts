@@ -31,6 +31,7 @@ export {
   TerminalError,
   PanicError,
   ReconcileTimeoutError,
+  NotCachedError,
   Workqueue,
   PriorityQueue,
   LOW_PRIORITY,

@@ -20,6 +20,7 @@ import { ObjectClient } from '../kube/object-client.js';
 import { RESTMapper } from '../kube/restmapper.js';
 import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { after, type TimerClock } from '../util/timers.js';
+import { NotCachedError, WatchCaches, type TypeRef } from './watch-caches.js';
 
 /** Options of a {@link Controller}. */
 export interface ControllerOptions {
@@ -110,7 +111,7 @@ export interface ControllerQueue {
 }
 
 /** The started event sources: the queue they fill and the watch caches by kind. */
-type Sources = { queue: ControllerQueue; byKind: Map<string, WatchCache> };
+type Sources = { queue: ControllerQueue; caches: WatchCaches };
 
 /** What the workers use: the start deps plus the reconcile context's cache-reading clients and recorder. */
 type WorkerDeps = ControllerStartDeps & { readClient: KubeClient; objects: ObjectClient; recorder: EventRecorder };
@@ -214,12 +215,12 @@ export class Controller {
     const lowPriority = this.usePriorityQueue ? LOW_PRIORITY : 0;
     this._queue = queue;
 
-    const byKind = new Map<string, WatchCache>();
+    const watched: Array<{ spec: WatchSpec; cache: WatchCache }> = [];
     const used = new Set<WatchCache>();
     for (const spec of this.watches) {
       const inf = deps.informers.cacheFor(spec);
       used.add(inf);
-      if (!byKind.has(spec.kind)) byKind.set(spec.kind, inf);
+      watched.push({ spec, cache: inf });
       const enqueue = (obj: KubeObject, ev: EventType, old: KubeObject | undefined, priority: number) => {
         if (spec.predicate && !spec.predicate(obj, ev, old)) return;
         for (const r of requestsFor(spec.enqueue, obj, ev)) queue.add(requestKey(r), priority);
@@ -251,34 +252,34 @@ export class Controller {
         `controller ${this.name}: timed out after ${this.cacheSyncTimeoutMs} ms waiting for the watch caches to sync (can the manager list and watch ${this.watches.map((w) => w.kind).join(', ')}?): ${why}`,
       );
     }
-    return { queue, byKind };
+    return { queue, caches: new WatchCaches(this.name, watched) };
   }
 
-  private startWorkers(deps: ControllerStartDeps, { queue, byKind }: Sources, log: Logger): void {
-
+  private startWorkers(deps: ControllerStartDeps, { queue, caches }: Sources, log: Logger): void {
     const readClient = cachedReadClient(deps.client, deps.informers, { unsafeDisableDeepCopy: deps.unsafeDisableDeepCopy });
     // matchingFields lists answered from the field indexes of this controller's watches
-    const byType = new Map(this.watches.map((w) => [`${w.apiVersion}/${w.kind}`, byKind.get(w.kind)!] as const));
-    const fromIndex = (type: { apiVersion: string; kind: string }, field: string, value: string, namespace: string | undefined) => {
-      const inf = byType.get(`${type.apiVersion}/${type.kind}`);
-      if (!inf) throw new Error(`list ${type.kind} (${type.apiVersion}) with matchingFields: the controller ${this.name} does not watch it, so no cache of it is indexed`);
-      return inf.byIndex(field, value, namespace);
+    const fromIndex = (type: TypeRef, field: string, value: string, namespace: string | undefined) => {
+      try {
+        return caches.byIndex(type, field, value, namespace);
+      } catch (err) {
+        if (err instanceof NotCachedError) throw new Error(`list ${type.kind} (${type.apiVersion}) with matchingFields: the controller ${this.name} does not watch it, so no cache of it is indexed`);
+        throw err;
+      }
     };
     const objects = new ObjectClient(readClient, deps.mapper ?? new RESTMapper(deps.client), fromIndex);
     const events = deps.events ?? (this.ownEvents = new EventBroadcaster(deps.client, { logger: log.child('events') }));
     const recorder = events.recorderFor(this.name);
     // the cache's own objects, never copied: frozen, so that a reconcile changing one fails instead of corrupting it
     const cache: CacheReader = {
-      get: <T extends object>(kind: string, namespace: string | undefined, name: string) =>
-        deepFreeze(byKind.get(kind)?.get(namespace ? `${namespace}/${name}` : name)) as T | undefined,
-      list: <T extends object>(kind: string, opts: CacheListOptions = {}) => {
-        const inf = byKind.get(kind);
-        if (!inf) return [] as T[];
+      get: <T extends object>(kind: string | TypeRef, namespace: string | undefined, name: string) =>
+        deepFreeze(caches.get(kind, namespace ? `${namespace}/${name}` : name)) as T | undefined,
+      list: <T extends object>(kind: string | TypeRef, opts: CacheListOptions = {}) => {
         const fields = Object.entries(opts.matchingFields ?? {});
+        const named = typeof kind === 'string' ? kind : kind.kind;
         // as controller-runtime's cache: one exact field match, answered from its index
-        if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${kind} by one field (got ${fields.map(([f]) => f).join(', ')})`);
-        if (fields.length === 1) return inf.byIndex(fields[0]![0], fields[0]![1], opts.namespace).map(deepFreeze) as unknown as T[];
-        const all = inf.list();
+        if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${named} by one field (got ${fields.map(([f]) => f).join(', ')})`);
+        if (fields.length === 1) return caches.byIndex(kind, fields[0]![0], fields[0]![1], opts.namespace).map(deepFreeze) as unknown as T[];
+        const all = caches.list(kind);
         return (opts.namespace === undefined ? all : all.filter((o) => o.metadata?.namespace === opts.namespace)).map(deepFreeze) as unknown as T[];
       },
     };

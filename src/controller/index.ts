@@ -2,6 +2,8 @@
 export { Controller } from './controller.js';
 export type { ControllerOptions, ControllerStartDeps, ControllerQueue } from './controller.js';
 export { TerminalError, PanicError, ReconcileTimeoutError, isTerminal, isPanic } from './errors.js';
+export { NotCachedError } from './watch-caches.js';
+export type { TypeRef } from './watch-caches.js';
 export { Workqueue } from './workqueue.js';
 export type { WorkqueueOptions, QueueGet } from './workqueue.js';
 export { PriorityQueue, LOW_PRIORITY } from './priorityqueue.js';

@@ -30,13 +30,19 @@ export type EventType = 'add' | 'update' | 'delete';
 
 /** Read access to the objects a controller watches, from its informers' caches (no API call). */
 export interface CacheReader {
-  /** The cached object of `kind` (as named in a watch), or undefined. */
-  get<T extends object = KubeObject>(kind: string, namespace: string | undefined, name: string): T | undefined;
   /**
-   * The cached objects of `kind`: all, those of a namespace, or those a field index (`mgr.indexField`) lists for one
-   * value (`matchingFields: { [field]: value }`; an index that does not exist is an error naming the field).
+   * The cached object of a watched kind — named as in the watch (`'ConfigMap'`) or with its apiVersion
+   * (`{ apiVersion: 'v1', kind: 'ConfigMap' }`, needed when the controller watches the kind name in two groups) — or
+   * undefined when the watched collection does not hold it. A kind the controller does not watch throws a
+   * `NotCachedError` (not a not-found: the cache cannot say whether it exists).
    */
-  list<T extends object = KubeObject>(kind: string, opts?: CacheListOptions): T[];
+  get<T extends object = KubeObject>(kind: string | { apiVersion: string; kind: string }, namespace: string | undefined, name: string): T | undefined;
+  /**
+   * The cached objects of a watched kind: all, those of a namespace, or those a field index (`mgr.indexField`) lists
+   * for one value (`matchingFields: { [field]: value }`; an index that does not exist is an error naming the field).
+   * Watches of one kind with other namespaces or selectors are read together. Unwatched: a `NotCachedError`.
+   */
+  list<T extends object = KubeObject>(kind: string | { apiVersion: string; kind: string }, opts?: CacheListOptions): T[];
 }
 
 /** Options of {@link CacheReader.list}. */
