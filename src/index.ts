@@ -74,6 +74,7 @@ export {
   containsFinalizer,
   isBeingDeleted,
   createOrUpdate,
+  createOrPatch,
   AlreadyOwnedError,
 } from './controller/controllerutil.js';
 export type { OperationResult } from './controller/controllerutil.js';

@@ -125,8 +125,11 @@ export function isBeingDeleted(object: ObjectLike): boolean {
   return !!object.metadata?.deletionTimestamp;
 }
 
-/** What {@link createOrUpdate} did. */
-export type OperationResult = 'created' | 'updated' | 'unchanged';
+/**
+ * What {@link createOrUpdate} or {@link createOrPatch} did (controller-runtime's `OperationResult` values):
+ * `updatedStatus` — the object and its status were patched; `updatedStatusOnly` — only the status.
+ */
+export type OperationResult = 'created' | 'updated' | 'updatedStatus' | 'updatedStatusOnly' | 'unchanged';
 
 /**
  * controller-runtime's `CreateOrUpdate`: reads the object `obj` names; when it is missing, `mutate`s `obj` and
@@ -158,4 +161,67 @@ export async function createOrUpdate<T extends ObjectLike>(client: ObjectClient,
   // semantically, as controller-runtime: a server answers map keys sorted, a mutate function assigns them in its order
   if (semanticEqual(existing, before)) return { operation: 'unchanged', object: existing };
   return { operation: 'updated', object: await client.update(existing) };
+}
+
+/**
+ * controller-runtime's `CreateOrPatch`: as {@link createOrUpdate}, but what `mutate` changed is sent as JSON merge
+ * patches — one for the object, one for its `status` subresource — instead of an update of the whole object, so a
+ * concurrent change to fields `mutate` did not touch is kept rather than refused with 409 Conflict. Answers
+ * `created`, `updated` (the object), `updatedStatusOnly`, `updatedStatus` (both) or `unchanged`, and the object as
+ * the API last answered (or as read, when unchanged). The status is patched only through its subresource: a kind
+ * without one keeps its status as the API has it.
+ */
+export async function createOrPatch<T extends ObjectLike>(client: ObjectClient, obj: T, mutate: (obj: T) => void | Promise<void>): Promise<{ operation: OperationResult; object: T }> {
+  const name = obj.metadata?.name;
+  if (!obj.apiVersion || !obj.kind || !name) throw new TypeError('createOrPatch needs an object with apiVersion, kind and metadata.name');
+  const key = obj.metadata?.namespace ? { namespace: obj.metadata.namespace, name } : { name };
+  let current: T | undefined;
+  try {
+    current = await client.get<T>({ apiVersion: obj.apiVersion, kind: obj.kind }, key);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  const sameKey = (o: T) => o.metadata?.name === key.name && (o.metadata?.namespace ?? undefined) === (key.namespace ?? undefined);
+  if (!current) {
+    const fresh = structuredClone(obj);
+    await mutate(fresh);
+    if (!sameKey(fresh)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
+    return { operation: 'created', object: await client.create(fresh) };
+  }
+  const existing = { ...current, apiVersion: obj.apiVersion, kind: obj.kind } as T;
+  const before = structuredClone(existing) as T & { status?: unknown };
+  await mutate(existing);
+  if (!sameKey(existing)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
+  const after = existing as T & { status?: unknown };
+  const { status: statusBefore, ...objectBefore } = before;
+  const { status: statusAfter, ...objectAfter } = after;
+  let object: T = existing;
+  let patchedObject = false;
+  if (!semanticEqual(objectAfter, objectBefore)) {
+    object = await client.patch(existing, mergePatch(objectBefore, objectAfter));
+    patchedObject = true;
+  }
+  if (!semanticEqual(statusAfter, statusBefore)) {
+    object = await client.status().patch(existing, mergePatch({ status: statusBefore }, { status: statusAfter }));
+    return { operation: patchedObject ? 'updatedStatus' : 'updatedStatusOnly', object };
+  }
+  return { operation: patchedObject ? 'updated' : 'unchanged', object };
+}
+
+/**
+ * The JSON merge patch (RFC 7386) that turns `from` into `to`: changed fields with their new values, removed ones
+ * as null, objects recursively, arrays whole. Written out here: it is the RFC's few lines, and the npm packages for
+ * it are unmaintained.
+ */
+export function mergePatch(from: unknown, to: unknown): unknown {
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!isObject(from) || !isObject(to)) return to === undefined ? null : to;
+  const patch: Record<string, unknown> = {};
+  for (const k of Object.keys(from)) if (!(k in to) || to[k] === undefined) if (from[k] !== undefined) patch[k] = null;
+  for (const k of Object.keys(to)) {
+    if (to[k] === undefined) continue;
+    if (!(k in from) || from[k] === undefined) patch[k] = to[k];
+    else if (!semanticEqual(from[k], to[k])) patch[k] = isObject(from[k]) && isObject(to[k]) ? mergePatch(from[k], to[k]) : to[k];
+  }
+  return patch;
 }
