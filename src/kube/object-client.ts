@@ -48,17 +48,38 @@ export interface ObjectType {
 
 /** Options of every write. */
 export interface WriteOptions {
-  /** Names the writer in `managedFields` (default: the client's User-Agent, as the API server does). */
+  /**
+   * Names the writer in `managedFields` (default: the client's `fieldOwner`, else the User-Agent, as the API server
+   * does).
+   */
   fieldManager?: string;
+  /**
+   * How the API server treats fields the schema does not know (default: the client's, else the server's, `Warn`
+   * on Kubernetes 1.27+): `Strict` refuses the write, `Warn` answers warnings, `Ignore` drops them silently.
+   */
+  fieldValidation?: FieldValidation;
   /** Validate and answer, but store nothing. */
   dryRun?: boolean;
   signal?: AbortSignal;
 }
 
+/** The API server's field validation directives. */
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+/**
+ * Defaults of every write of a client (controller-runtime's `WithFieldOwner` and `WithFieldValidation`); options of
+ * one call win.
+ */
+export interface WriteDefaults {
+  /** The field manager of every write (an apply's too). */
+  fieldOwner?: string;
+  fieldValidation?: FieldValidation;
+}
+
 /** Options of a server-side apply. */
 export interface ApplyOptions extends WriteOptions {
-  /** Required by the API server for an apply: who owns the applied fields. */
-  fieldManager: string;
+  /** Who owns the applied fields (the API server requires one): this, else the client's `fieldOwner`. */
+  fieldManager?: string;
   /** Take fields another manager owns instead of failing with 409 Conflict (`kubectl apply --server-side --force-conflicts`). */
   force?: boolean;
 }
@@ -117,9 +138,6 @@ export interface SubResourceClient {
   apply<T extends ObjectLike>(obj: T, opts: ApplyOptions): Promise<T>;
 }
 
-function writeQuery(o: WriteOptions | undefined, extra: Record<string, string | undefined> = {}): RequestOptions['query'] {
-  return { fieldManager: o?.fieldManager, dryRun: o?.dryRun ? 'All' : undefined, ...extra };
-}
 
 /** The object's API type, required to find its path. */
 function typeOf(obj: ObjectLike): ObjectType {
@@ -152,8 +170,28 @@ export class ObjectClient {
     mapper?: RESTMapper,
     /** Where `matchingFields` lists are answered (a reconcile's field indexes). */
     private readonly fromIndex?: IndexLookup,
+    /** Defaults of every write (see {@link ObjectClient.withDefaults}). */
+    private readonly defaults: WriteDefaults = {},
   ) {
     this.mapper = mapper ?? new RESTMapper(client);
+  }
+
+  /**
+   * The same client with these write defaults over its own (controller-runtime's `client.WithFieldOwner` and
+   * `client.WithFieldValidation`): e.g. `objects.withDefaults({ fieldOwner: 'memcached-operator', fieldValidation:
+   * 'Strict' })`.
+   */
+  withDefaults(defaults: WriteDefaults): ObjectClient {
+    return new ObjectClient(this.client, this.mapper, this.fromIndex, { ...this.defaults, ...defaults });
+  }
+
+  private writeQuery(o: WriteOptions | undefined, extra: Record<string, string | undefined> = {}): RequestOptions['query'] {
+    return {
+      fieldManager: o?.fieldManager ?? this.defaults.fieldOwner,
+      fieldValidation: o?.fieldValidation ?? this.defaults.fieldValidation,
+      dryRun: o?.dryRun ? 'All' : undefined,
+      ...extra,
+    };
   }
 
   /** The collection path of a kind (in a namespace when given and the kind is namespaced). */
@@ -213,12 +251,12 @@ export class ObjectClient {
   /** Creates the object (POST); answers it as stored. */
   async create<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T> {
     const ns = obj.metadata?.namespace;
-    return this.client.create<T>(await this.collectionPath(typeOf(obj), ns), obj, { query: writeQuery(opts), signal: opts?.signal });
+    return this.client.create<T>(await this.collectionPath(typeOf(obj), ns), obj, { query: this.writeQuery(opts), signal: opts?.signal });
   }
 
   /** Replaces the object (PUT); its `resourceVersion` must be current (else 409 Conflict: re-read and retry). */
   async update<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T> {
-    return this.client.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj)), obj, { query: writeQuery(opts), signal: opts?.signal });
+    return this.client.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj)), obj, { query: this.writeQuery(opts), signal: opts?.signal });
   }
 
   /** Patches the object named by `obj` with `patch`. */
@@ -254,7 +292,7 @@ export class ObjectClient {
   subResource(name: string): SubResourceClient {
     return {
       update: async <T extends ObjectLike>(obj: T, opts?: WriteOptions) =>
-        this.client.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, { query: writeQuery(opts), signal: opts?.signal }),
+        this.client.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, { query: this.writeQuery(opts), signal: opts?.signal }),
       patch: async <T extends ObjectLike>(obj: T, patch: unknown, opts?: PatchOptions) => this.patchAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), patch, opts),
       apply: async <T extends ObjectLike>(obj: T, opts: ApplyOptions) => this.applyAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, opts),
     };
@@ -264,18 +302,18 @@ export class ObjectClient {
     return this.client.request<T>('PATCH', path, {
       body: patch,
       contentType: PATCH_CONTENT_TYPES[opts?.type ?? 'merge'],
-      query: writeQuery(opts),
+      query: this.writeQuery(opts),
       signal: opts?.signal,
     });
   }
 
   private applyAt<T>(path: string, obj: ObjectLike, opts: ApplyOptions): Promise<T> {
-    if (!opts?.fieldManager) return Promise.reject(new TypeError('apply needs a fieldManager: the name this controller owns the applied fields under'));
+    if (!opts?.fieldManager && !this.defaults.fieldOwner) return Promise.reject(new TypeError('apply needs a fieldManager (or the client\'s fieldOwner): the name this controller owns the applied fields under'));
     return this.client.request<T>('PATCH', path, {
       // JSON is YAML: the apply content type takes it as is
       body: applyBody(obj),
       contentType: 'application/apply-patch+yaml',
-      query: writeQuery(opts, { force: opts.force ? 'true' : undefined }),
+      query: this.writeQuery(opts, { force: opts.force ? 'true' : undefined }),
       signal: opts.signal,
     });
   }

@@ -180,6 +180,23 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
       await assert.rejects(objects.apply(config('x'), { fieldManager: '' }), /apply needs a fieldManager/);
     });
 
+    it('client-wide write defaults (withDefaults): the field owner of every write and apply, Strict field validation; a call\'s options win', async () => {
+      const owned = objects.withDefaults({ fieldOwner: 'defaults-operator', fieldValidation: 'Strict' });
+      const managers = (o: object) => ((o as { metadata?: { managedFields?: Array<{ manager: string }> } }).metadata?.managedFields ?? []).map((e) => e.manager);
+      const cm = await owned.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'defaults', namespace: ns }, data: { a: '1' } });
+      assert.deepEqual(managers(cm), ['defaults-operator']);
+      const patched = await owned.patch(cm, { data: { b: '2' } }, { fieldManager: 'one-call' });
+      assert.deepEqual(managers(patched).sort(), ['defaults-operator', 'one-call']);
+      // an apply needs no fieldManager of its own now
+      const applied = await owned.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'defaults-applied', namespace: ns }, data: { c: '3' } }, {});
+      assert.deepEqual(managers(applied), ['defaults-operator']);
+      // Strict: a field the schema does not know is refused (the same write without the default passes)
+      const unknown = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'strict', namespace: ns }, data: {}, spec: { nope: true } };
+      await assert.rejects(owned.create(unknown), (err: Error) => /strict decoding error: unknown field "spec"/.test(err.message));
+      const lenient = await owned.create(unknown, { fieldValidation: 'Ignore' });
+      assert.equal(lenient.metadata?.name, 'strict');
+    });
+
     it('delete of an object with finalizers leaves it deleting until update removes them', async () => {
       const cm = await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fin', namespace: ns, finalizers: ['example.com/cleanup'] } });
       await objects.delete(cm, { propagationPolicy: 'Background' });
