@@ -518,11 +518,21 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     case 'deletecollection': {
       const sel = { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') };
+      // DeleteOptions come in the body as for one object's delete (kube decodes them there), or the query
+      const b = (await body()) as KubeObject | undefined;
+      const opts = b && typeof b === 'object' ? b : {};
+      const bad = deleteOptionsError({
+        propagationPolicy: opts.propagationPolicy ?? q.get('propagationPolicy') ?? undefined,
+        orphanDependents: opts.orphanDependents ?? q.get('orphanDependents') ?? undefined,
+        dryRun: Array.isArray(opts.dryRun) ? opts.dryRun : q.getAll('dryRun'),
+      });
+      if (bad) throw bad;
+      const isDryRun = dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All'));
       // the answer lists the objects as they were before the delete, converted to the request's version
       const stored = converter ? d.objects.listPage(t, ns, sel, { limit: null, continue: null, resourceVersion: null }).items : [];
       const answerItems = async (items: KubeObject[]) => (converter ? (await converter.convert(t, stored, t.version)).map((o) => d.objects.present(t, o)) : items);
       if (!webhooks) {
-        const out = d.objects.deleteCollection(t, ns, sel, { dryRun });
+        const out = d.objects.deleteCollection(t, ns, sel, { dryRun: isDryRun });
         return sendWritten(d, res, 200, { ...out, items: await answerItems(out.items as KubeObject[]) });
       }
       // each object's delete goes through admission, as kube's collection delete admits each one
@@ -530,7 +540,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const { items } = d.objects.list(t, ns, sel);
       for (const o of items) {
         const each = { ...admission(String(o.metadata.name), warnings)!, namespace: t.namespaced ? String(o.metadata.namespace) : undefined };
-        await admittedDelete({ ...each, deleteOptions: dryRun ? { dryRun: ['All'] } : {} }, () => d.objects.delete(t, each.namespace, each.name, { dryRun }));
+        await admittedDelete({ ...each, deleteOptions: isDryRun ? { dryRun: ['All'] } : {} }, () => d.objects.delete(t, each.namespace, each.name, { dryRun: isDryRun }));
       }
       warn(res, warnings);
       return sendWritten(d, res, 200, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion: d.objects.list(t, ns, {}).resourceVersion }, items: await answerItems(items) });

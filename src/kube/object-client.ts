@@ -104,6 +104,14 @@ export interface DeleteOptions {
   signal?: AbortSignal;
 }
 
+/** Options of {@link ObjectClient.deleteAllOf}: which objects, and how each is deleted. */
+export interface DeleteAllOfOptions extends Omit<DeleteOptions, 'preconditions'> {
+  /** The namespace (required for a namespaced kind: the API deletes collections per namespace). */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
 /** Options of a list. */
 export interface ListOptions {
   /** One namespace (default: all, or the cluster for cluster-scoped kinds). */
@@ -275,12 +283,22 @@ export class ObjectClient {
 
   /** Deletes the object. An object with finalizers stays, marked deleting, until they are removed. */
   async delete(obj: ObjectLike, opts: DeleteOptions = {}): Promise<void> {
-    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
-    if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
-    if (opts.preconditions) body.preconditions = opts.preconditions;
-    if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
-    if (opts.dryRun) body.dryRun = ['All'];
-    await this.client.delete(await this.objectPath(typeOf(obj), keyOf(obj)), { body, signal: opts.signal });
+    await this.client.delete(await this.objectPath(typeOf(obj), keyOf(obj)), { body: deleteBody(opts), signal: opts.signal });
+  }
+
+  /**
+   * Deletes every object of a kind that the selectors match, in one request (controller-runtime's `DeleteAllOf`,
+   * the API's deletecollection): in `namespace` for a namespaced kind (required), else cluster-wide. No selector:
+   * all of them.
+   */
+  async deleteAllOf(type: ObjectType, opts: DeleteAllOfOptions = {}): Promise<void> {
+    const m = await this.mapper.mappingFor(type.apiVersion, type.kind);
+    if (m.namespaced && !opts.namespace) throw new TypeError(`deleteAllOf ${type.kind} needs a namespace: the API deletes collections of a namespaced kind one namespace at a time`);
+    await this.client.delete(collection(m, opts.namespace), {
+      query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
+      body: deleteBody(opts),
+      signal: opts.signal,
+    });
   }
 
   /** Writes to the `status` subresource (a CRD needs `subresources: {status: {}}`). */
@@ -317,6 +335,16 @@ export class ObjectClient {
       signal: opts.signal,
     });
   }
+}
+
+/** The DeleteOptions body of a delete. */
+function deleteBody(opts: DeleteOptions): Record<string, unknown> {
+  const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+  if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
+  if (opts.preconditions) body.preconditions = opts.preconditions;
+  if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+  if (opts.dryRun) body.dryRun = ['All'];
+  return body;
 }
 
 function collection(m: ResourceMapping, namespace: string | undefined): string {

@@ -197,6 +197,19 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
       assert.equal(lenient.metadata?.name, 'strict');
     });
 
+    it('deleteAllOf deletes what the selector matches in one request; a namespaced kind needs its namespace', async () => {
+      for (const [name, tier] of [['da-1', 'cache'], ['da-2', 'cache'], ['da-3', 'cache'], ['da-keep', 'web']]) {
+        await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: name!, namespace: ns, labels: { 'delete-all': tier! } } });
+      }
+      const CONFIG_MAP = { apiVersion: 'v1', kind: 'ConfigMap' };
+      await objects.deleteAllOf(CONFIG_MAP, { namespace: ns, labelSelector: 'delete-all=cache', dryRun: true });
+      assert.equal((await objects.list(CONFIG_MAP, { namespace: ns, labelSelector: 'delete-all' })).length, 4, 'a dry run deletes nothing');
+      await objects.deleteAllOf(CONFIG_MAP, { namespace: ns, labelSelector: 'delete-all=cache' });
+      const left = await objects.list(CONFIG_MAP, { namespace: ns, labelSelector: 'delete-all' });
+      assert.deepEqual(left.map((o) => o.metadata?.name), ['da-keep']);
+      await assert.rejects(objects.deleteAllOf(CONFIG_MAP, { labelSelector: 'delete-all' }), /deleteAllOf ConfigMap needs a namespace/);
+    });
+
     it('delete of an object with finalizers leaves it deleting until update removes them', async () => {
       const cm = await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fin', namespace: ns, finalizers: ['example.com/cleanup'] } });
       await objects.delete(cm, { propagationPolicy: 'Background' });
