@@ -19,7 +19,7 @@ export { isNotFound, isConflict, isAlreadyExists, isForbidden, isInvalid, isUnau
 export { RESTMapper, NoKindMatchError } from './kube/restmapper.js';
 export type { ResourceMapping, RESTMapperOptions } from './kube/restmapper.js';
 export { ObjectClient } from './kube/object-client.js';
-export type { IndexLookup, KindConstant, KnownKinds, ObjectKey, ObjectOf, ObjectType, WriteOptions, WriteDefaults, FieldValidation, ApplyOptions, PatchOptions, PatchType, DeleteOptions, DeleteAllOfOptions, ListOptions, SubResourceClient } from './kube/object-client.js';
+export type { IndexLookup, KindConstant, KnownKinds, ObjectKey, ObjectOf, ObjectType, WriteOptions, WriteDefaults, FieldValidation, ApplyOptions, PatchOptions, PatchType, DeleteOptions, DeleteAllOfOptions, ListOptions, ListPage, SubResourceClient } from './kube/object-client.js';
 export type { BuiltinKinds } from './kube/builtin-kinds.js';
 export { EventBroadcaster } from './kube/events.js';
 export type { EventRecorder, KubeEventType, EventBroadcasterOptions } from './kube/events.js';

@@ -6,7 +6,7 @@
  * Answers are plain JSON typed as the caller says (`T`); with `@kubernetes/client-node` models that means the
  * fields, not the class methods, and timestamps as RFC 3339 strings.
  */
-import type { KubeClient, RequestOptions } from './client.js';
+import { KubeApiError, type KubeClient, type RequestOptions } from './client.js';
 import type { KubeObject, ObjectLike } from './objects.js';
 import type { BuiltinKinds } from './builtin-kinds.js';
 import { RESTMapper, type ResourceMapping } from './restmapper.js';
@@ -110,6 +110,16 @@ export interface DeleteAllOfOptions extends Omit<DeleteOptions, 'preconditions'>
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+}
+
+/** One page of a list ({@link ObjectClient.listPage}). */
+export interface ListPage<T> {
+  items: T[];
+  /** The token of the next page; absent on the last. */
+  continue?: string;
+  resourceVersion?: string;
+  /** How many objects the later pages hold, when the server says. */
+  remainingItemCount?: number;
 }
 
 /** Options of a list. */
@@ -254,6 +264,47 @@ export class ObjectClient {
       signal: opts.signal,
     });
     return (list.items ?? []).map((o) => ({ ...o, apiVersion: type.apiVersion, kind: type.kind }));
+  }
+
+  /**
+   * One page of a list (the API's `limit`/`continue`): at most `limit` objects, and `continue` to ask for the next
+   * page with, absent on the last one. A token older than the API server keeps (about five minutes) is a 410.
+   */
+  async listPage<T extends ObjectLike = KubeObject>(type: ObjectType, opts: ListOptions & { limit: number; continue?: string }): Promise<ListPage<T>> {
+    const path = await this.collectionPath(type, opts.namespace);
+    const list = await this.client.get<{ items?: T[]; metadata?: { continue?: string; resourceVersion?: string; remainingItemCount?: number } }>(path, {
+      query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: String(opts.limit), continue: opts.continue || undefined },
+      signal: opts.signal,
+    });
+    const md = list.metadata ?? {};
+    return {
+      items: (list.items ?? []).map((o) => ({ ...o, apiVersion: type.apiVersion, kind: type.kind })),
+      ...(md.continue ? { continue: md.continue } : {}),
+      ...(md.resourceVersion ? { resourceVersion: md.resourceVersion } : {}),
+      ...(md.remainingItemCount !== undefined ? { remainingItemCount: md.remainingItemCount } : {}),
+    };
+  }
+
+  /**
+   * Every object of a list, read in pages of `pageSize` (default 500), as client-go's pager: the API server holds
+   * one page at a time. When a continue token expires midway (410), it starts over with one full list, as the pager
+   * does.
+   */
+  async listAll<T extends ObjectLike = KubeObject>(type: ObjectType, opts: ListOptions & { pageSize?: number } = {}): Promise<T[]> {
+    const limit = Math.max(1, Math.floor(opts.pageSize ?? 500));
+    const out: T[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.listPage<T>(type, { ...opts, limit, continue: token });
+        out.push(...page.items);
+        token = page.continue;
+      } while (token);
+    } catch (err) {
+      if (!(err instanceof KubeApiError) || err.status !== 410 || token === undefined) throw err;
+      return this.listOf<T>(type, { ...opts, matchingFields: undefined });
+    }
+    return out;
   }
 
   /** Creates the object (POST); answers it as stored. */

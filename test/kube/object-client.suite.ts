@@ -197,6 +197,21 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
       assert.equal(lenient.metadata?.name, 'strict');
     });
 
+    it('listPage reads a list in pages (limit, continue); listAll pages through all of it', async () => {
+      for (let i = 0; i < 5; i++) await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `page-${i}`, namespace: ns, labels: { paged: 'yes' } } });
+      const CONFIG_MAP = { apiVersion: 'v1', kind: 'ConfigMap' };
+      const first = await objects.listPage(CONFIG_MAP, { namespace: ns, labelSelector: 'paged=yes', limit: 2 });
+      // no remainingItemCount: kube-apiserver gives it only for lists without a selector
+      assert.deepEqual([first.items.length, typeof first.continue, first.remainingItemCount], [2, 'string', undefined]);
+      assert.equal(first.items[0]!.kind, 'ConfigMap');
+      const second = await objects.listPage(CONFIG_MAP, { namespace: ns, labelSelector: 'paged=yes', limit: 2, continue: first.continue });
+      assert.equal(second.items.length, 2);
+      const all = await objects.listAll(CONFIG_MAP, { namespace: ns, labelSelector: 'paged=yes', pageSize: 2 });
+      assert.deepEqual(all.map((o) => o.metadata?.name), ['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
+      const last = await objects.listPage(CONFIG_MAP, { namespace: ns, labelSelector: 'paged=yes', limit: 10 });
+      assert.deepEqual([last.items.length, last.continue], [5, undefined]);
+    });
+
     it('deleteAllOf deletes what the selector matches in one request; a namespaced kind needs its namespace', async () => {
       for (const [name, tier] of [['da-1', 'cache'], ['da-2', 'cache'], ['da-3', 'cache'], ['da-keep', 'web']]) {
         await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: name!, namespace: ns, labels: { 'delete-all': tier! } } });
