@@ -146,8 +146,15 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   strategic: 'application/strategic-merge-patch+json',
 };
 
-/** Writes to one subresource of objects (`status`). */
+/** Reads and writes one subresource of objects (`status`, `scale`, `eviction`, `token`). */
 export interface SubResourceClient {
+  /** GET of the subresource (a Deployment's `scale` answers a Scale). */
+  get<T = KubeObject>(obj: ObjectLike, opts?: { signal?: AbortSignal }): Promise<T>;
+  /**
+   * POST of `body` to the subresource: a Pod's `eviction` (an Eviction), a ServiceAccount's `token` (a
+   * TokenRequest, answered with the token in `status.token`).
+   */
+  create<T = KubeObject>(obj: ObjectLike, body: object, opts?: WriteOptions): Promise<T>;
   /** PUT of the subresource: the object's `resourceVersion` must be current (else 409 Conflict). */
   update<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T>;
   /** PATCH of the subresource. */
@@ -360,6 +367,9 @@ export class ObjectClient {
   /** Writes to a named subresource (`status`, `scale`, …). */
   subResource(name: string): SubResourceClient {
     return {
+      get: async <T>(obj: ObjectLike, opts?: { signal?: AbortSignal }) => this.client.get<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), { signal: opts?.signal }),
+      create: async <T>(obj: ObjectLike, body: object, opts?: WriteOptions) =>
+        this.client.create<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), body, { query: this.writeQuery(opts), signal: opts?.signal }),
       update: async <T extends ObjectLike>(obj: T, opts?: WriteOptions) =>
         this.client.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, { query: this.writeQuery(opts), signal: opts?.signal }),
       patch: async <T extends ObjectLike>(obj: T, patch: unknown, opts?: PatchOptions) => this.patchAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), patch, opts),

@@ -212,6 +212,26 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
       assert.deepEqual([last.items.length, last.continue], [5, undefined]);
     });
 
+    it('subresources read and created: a Deployment\'s scale, a ServiceAccount\'s token', async () => {
+      const deployment = await objects.create({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'scaled', namespace: ns },
+        spec: { replicas: 2, selector: { matchLabels: { app: 'scaled' } }, template: { metadata: { labels: { app: 'scaled' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } },
+      });
+      const scale = await objects.subResource('scale').get<{ kind: string; spec: { replicas: number } }>(deployment);
+      assert.deepEqual([scale.kind, scale.spec.replicas], ['Scale', 2]);
+      const sa = await objects.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'token-holder', namespace: ns } });
+      const request = await objects.subResource('token').create<{ kind: string; status: { token: string; expirationTimestamp: string } }>(sa, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { audiences: ['https://kubernetes.default.svc.cluster.local'], expirationSeconds: 600 },
+      });
+      assert.equal(request.kind, 'TokenRequest');
+      assert.match(request.status.token, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'a JWT');
+      assert.ok(Date.parse(request.status.expirationTimestamp) > Date.now());
+    });
+
     it('deleteAllOf deletes what the selector matches in one request; a namespaced kind needs its namespace', async () => {
       for (const [name, tier] of [['da-1', 'cache'], ['da-2', 'cache'], ['da-3', 'cache'], ['da-keep', 'web']]) {
         await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: name!, namespace: ns, labels: { 'delete-all': tier! } } });
