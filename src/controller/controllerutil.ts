@@ -137,8 +137,21 @@ export type OperationResult = 'created' | 'updated' | 'updatedStatus' | 'updated
  * name or namespace. Answers what it did and the object as the API answered (or as read, when unchanged).
  */
 export async function createOrUpdate<T extends ObjectLike>(client: ObjectClient, obj: T, mutate: (obj: T) => void | Promise<void>): Promise<{ operation: OperationResult; object: T }> {
+  const m = await readAndMutate(client, obj, mutate, 'createOrUpdate');
+  if ('created' in m) return { operation: 'created', object: m.created };
+  // semantically, as controller-runtime: a server answers map keys sorted, a mutate function assigns them in its order
+  if (semanticEqual(m.after, m.before)) return { operation: 'unchanged', object: m.after };
+  return { operation: 'updated', object: await client.update(m.after) };
+}
+
+/**
+ * What createOrUpdate and createOrPatch share: read the object `obj` names; missing, `mutate` a copy of `obj` and
+ * create it; else `mutate` what was read (with its type, which a read may lack) and answer it with a copy from
+ * before. `mutate` must keep the name and namespace.
+ */
+async function readAndMutate<T extends ObjectLike>(client: ObjectClient, obj: T, mutate: (obj: T) => void | Promise<void>, what: string): Promise<{ created: T } | { before: T; after: T }> {
   const name = obj.metadata?.name;
-  if (!obj.apiVersion || !obj.kind || !name) throw new TypeError('createOrUpdate needs an object with apiVersion, kind and metadata.name');
+  if (!obj.apiVersion || !obj.kind || !name) throw new TypeError(`${what} needs an object with apiVersion, kind and metadata.name`);
   const key = obj.metadata?.namespace ? { namespace: obj.metadata.namespace, name } : { name };
   let current: T | undefined;
   try {
@@ -151,16 +164,13 @@ export async function createOrUpdate<T extends ObjectLike>(client: ObjectClient,
     const fresh = structuredClone(obj);
     await mutate(fresh);
     if (!sameKey(fresh)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
-    return { operation: 'created', object: await client.create(fresh) };
+    return { created: await client.create(fresh) };
   }
-  // the answer of a read may lack its type (a cached read does not): the update needs it
-  const existing = { ...current, apiVersion: obj.apiVersion, kind: obj.kind } as T;
-  const before = structuredClone(existing);
-  await mutate(existing);
-  if (!sameKey(existing)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
-  // semantically, as controller-runtime: a server answers map keys sorted, a mutate function assigns them in its order
-  if (semanticEqual(existing, before)) return { operation: 'unchanged', object: existing };
-  return { operation: 'updated', object: await client.update(existing) };
+  const after = { ...current, apiVersion: obj.apiVersion, kind: obj.kind } as T;
+  const before = structuredClone(after);
+  await mutate(after);
+  if (!sameKey(after)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
+  return { before, after };
 }
 
 /**
@@ -172,26 +182,10 @@ export async function createOrUpdate<T extends ObjectLike>(client: ObjectClient,
  * without one keeps its status as the API has it.
  */
 export async function createOrPatch<T extends ObjectLike>(client: ObjectClient, obj: T, mutate: (obj: T) => void | Promise<void>): Promise<{ operation: OperationResult; object: T }> {
-  const name = obj.metadata?.name;
-  if (!obj.apiVersion || !obj.kind || !name) throw new TypeError('createOrPatch needs an object with apiVersion, kind and metadata.name');
-  const key = obj.metadata?.namespace ? { namespace: obj.metadata.namespace, name } : { name };
-  let current: T | undefined;
-  try {
-    current = await client.get<T>({ apiVersion: obj.apiVersion, kind: obj.kind }, key);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
-  const sameKey = (o: T) => o.metadata?.name === key.name && (o.metadata?.namespace ?? undefined) === (key.namespace ?? undefined);
-  if (!current) {
-    const fresh = structuredClone(obj);
-    await mutate(fresh);
-    if (!sameKey(fresh)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
-    return { operation: 'created', object: await client.create(fresh) };
-  }
-  const existing = { ...current, apiVersion: obj.apiVersion, kind: obj.kind } as T;
-  const before = structuredClone(existing) as T & { status?: unknown };
-  await mutate(existing);
-  if (!sameKey(existing)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
+  const m = await readAndMutate(client, obj, mutate, 'createOrPatch');
+  if ('created' in m) return { operation: 'created', object: m.created };
+  const existing = m.after;
+  const before = m.before as T & { status?: unknown };
   const after = existing as T & { status?: unknown };
   const { status: statusBefore, ...objectBefore } = before;
   const { status: statusAfter, ...objectAfter } = after;
