@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import net from 'node:net';
 import { eventually, httpsGet, parseExposition, value, type Family } from './helpers/exposition.js';
 import { startTestCluster } from '../helpers/cluster.js';
+import { cliArgs } from '../helpers/process.js';
 import { generateSelfSignedCertificate } from '../../src/certwatcher/index.js';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
@@ -31,7 +32,7 @@ interface Run {
 }
 
 function runDemo(args: string[]): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli.ts', 'demo', ...args], {
+  const child = spawn(process.execPath, [...cliArgs(), 'demo', ...args], {
     cwd: ROOT,
     env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

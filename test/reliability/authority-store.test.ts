@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProcessGroup, ROOT, within, type Proc } from '../helpers/process.js';
+import { ProcessGroup, cliArgs, within, type Proc } from '../helpers/process.js';
 import { call } from '../authority/https.js';
 
 const READY = /"msg":"authority ready".*"url":"(https:\/\/127\.0\.0\.1:\d+)"/;
@@ -34,7 +34,7 @@ describe('authority store under faults', () => {
 
   /** Starts `ctrlmetrics authority` on `stateDir`; `limitKiB` runs it with that file-size limit (RLIMIT_FSIZE). */
   async function startAuthority(name: string, stateDir: string, limitKiB?: number): Promise<Running> {
-    const cli = [process.execPath, '--import', 'tsx', `${ROOT}cli.ts`, 'authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', join(dir, `${name}.kubeconfig`)];
+    const cli = [process.execPath, ...cliArgs(), 'authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', join(dir, `${name}.kubeconfig`)];
     const proc =
       limitKiB === undefined
         ? procs.start(name, cli[0]!, cli.slice(1))

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { initProject, ScaffoldError, type InitOptions } from '../../src/scaffold/init.js';
 import { editProject, readOptionState as readOptionStateOf } from '../../src/scaffold/edit.js';
+import { cliArgs } from '../helpers/process.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'cli.ts');
 let work: string;
 
 before(() => {
@@ -27,7 +27,7 @@ function run(...args: string[]): Promise<{ code: number; stdout: string; stderr:
 
 function runWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolveRun) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, timeout: 60_000, env }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...cliArgs(), ...args], { cwd: ROOT, timeout: 60_000, env }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
       resolveRun({ code, stdout, stderr });
     });
