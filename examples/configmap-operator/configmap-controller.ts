@@ -6,36 +6,23 @@
  * Watches: the managed ConfigMaps themselves, and the derived ones (mapped to their owner), so a deleted or
  * edited digest is repaired at once.
  */
-import type { ConfigMap } from 'kubernetes-types/core/v1.js';
-import { Controller, KubeApiError, TerminalError, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import { Controller, TerminalError, ignoreNotFound, type ReconcileContext, type Request, type Result } from '../../src/index.js';
 import { DIGEST_OF_LABEL, MANAGED_LABEL, dataDigest, digestName } from './digest.js';
 import { goobers } from './goobers.js';
-
-const cmPath = (ns: string, name?: string) =>
-  `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps${name ? `/${encodeURIComponent(name)}` : ''}`;
-
-async function getOrUndefined<T>(ctx: ReconcileContext, path: string): Promise<T | undefined> {
-  try {
-    return await ctx.client.get<T>(path, { signal: ctx.signal });
-  } catch (err) {
-    if (err instanceof KubeApiError && err.status === 404) return undefined;
-    throw err;
-  }
-}
 
 /** Reconciles one source ConfigMap. */
 export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): Promise<Result | void> {
   const ns = req.namespace!;
   const name = digestName(req.name);
-  const source = await getOrUndefined<ConfigMap>(ctx, cmPath(ns, req.name));
-  const derived = await getOrUndefined<ConfigMap>(ctx, cmPath(ns, name));
+  const { signal } = ctx;
+  // both are watched only with a label selector, so these reads go to the API server (the cache holds no whole collection)
+  const source = await ctx.client.get('v1', 'ConfigMap', { namespace: ns, name: req.name }, { signal }).catch(ignoreNotFound);
+  const derived = await ctx.client.get('v1', 'ConfigMap', { namespace: ns, name }, { signal }).catch(ignoreNotFound);
 
   if (!source || source.metadata?.labels?.[MANAGED_LABEL] !== 'true') {
     // gone or no longer managed: remove the digest we made (garbage collection would do it for a deleted source)
     if (derived && derived.metadata?.labels?.[DIGEST_OF_LABEL] === req.name) {
-      await ctx.client.delete(cmPath(ns, name), { signal: ctx.signal }).catch((err: unknown) => {
-        if (!(err instanceof KubeApiError && err.status === 404)) throw err;
-      });
+      await ctx.client.delete(derived, { signal }).catch(ignoreNotFound);
       ctx.log.debug('removed digest of an unmanaged ConfigMap', { digest: name });
     }
     return;
@@ -57,12 +44,12 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
     },
   ];
   if (!derived) {
-    await ctx.client.create(cmPath(ns), {
+    await ctx.client.create({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name, namespace: ns, labels: { [DIGEST_OF_LABEL]: req.name }, ownerReferences },
       data: { digest, source: req.name },
-    }, { signal: ctx.signal });
+    }, { signal });
     // the exemplar links the count to this reconcile's log lines (OpenMetrics and protobuf scrapes show it)
     goobers.addWithExemplar(1, { reconcile_id: ctx.reconcileID });
     ctx.log.debug('created digest', { digest: name });
@@ -73,12 +60,12 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
     derived.metadata?.labels?.[DIGEST_OF_LABEL] === req.name &&
     derived.metadata?.ownerReferences?.some((r) => r.controller && r.uid === source.metadata?.uid);
   if (upToDate) return;
-  // replace with the resourceVersion we read: a concurrent change gives 409 and the request is retried
-  await ctx.client.replace(cmPath(ns, name), {
+  // an update carries the resourceVersion we read: a concurrent change gives 409 and the request is retried
+  await ctx.client.update({
     ...derived,
     metadata: { ...derived.metadata, labels: { ...derived.metadata?.labels, [DIGEST_OF_LABEL]: req.name }, ownerReferences },
     data: { ...derived.data, digest, source: req.name },
-  }, { signal: ctx.signal });
+  }, { signal });
   goobers.addWithExemplar(1, { reconcile_id: ctx.reconcileID });
   ctx.log.debug('updated digest', { digest: name });
 }

@@ -9,14 +9,14 @@ import { KEYS_ANNOTATION, MANAGED_LABEL } from './digest.js';
 
 /** Reconciles one Secret. */
 export async function reconcileSecret(req: Request, ctx: ReconcileContext): Promise<Result | void> {
-  const path = `/api/v1/namespaces/${encodeURIComponent(req.namespace!)}/secrets/${encodeURIComponent(req.name)}`;
   // read from the watch cache: no API call when nothing changed
   const secret = ctx.cache.get<Secret>('Secret', req.namespace, req.name);
   if (!secret) return; // deleted
   const keys = Object.keys(secret.data ?? {}).sort().join(',');
   if (secret.metadata?.annotations?.[KEYS_ANNOTATION] === keys) return;
   try {
-    await ctx.client.mergePatch(path, {
+    // a merge patch carrying the resourceVersion read: 409 when the Secret changed since
+    await ctx.client.patch(secret, {
       metadata: { annotations: { [KEYS_ANNOTATION]: keys }, resourceVersion: secret.metadata?.resourceVersion },
     }, { signal: ctx.signal });
   } catch (err) {

@@ -60,7 +60,7 @@ export function newMemcachedController(): Controller {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 
 async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
-  let m = await ctx.objects.get<Memcached>(MEMCACHED, req).catch(ignoreNotFound);
+  let m = await ctx.client.get<Memcached>(MEMCACHED, req).catch(ignoreNotFound);
   if (!m) return; // deleted: its Deployment goes with it (garbage collection of owned objects)
 
   if (isBeingDeleted(m)) {
@@ -70,18 +70,18 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
     ctx.recorder.event(m, 'Warning', 'Deleting', `Custom Resource ${m.metadata.name} is being deleted from the namespace ${m.metadata.namespace}`);
     m = await setCondition(ctx, m, { type: 'Degraded', status: 'True', reason: 'Finalizing', message: `Finalizer operations for ${m.metadata.name} were successfully accomplished` });
     removeFinalizer(m, FINALIZER);
-    await ctx.objects.update(m); // the last finalizer gone, the API server deletes the Memcached
+    await ctx.client.update(m); // the last finalizer gone, the API server deletes the Memcached
     return;
   }
 
   if (!m.status?.conditions?.length) {
     m = await setCondition(ctx, m, { type: 'Available', status: 'Unknown', reason: 'Reconciling', message: 'Starting reconciliation' });
   }
-  if (addFinalizer(m, FINALIZER)) m = await ctx.objects.update(m);
+  if (addFinalizer(m, FINALIZER)) m = await ctx.client.update(m);
 
   const owner = m;
   const size = m.spec.size ?? 1;
-  const { operation } = await createOrUpdate(ctx.objects, deploymentFor(m), (d) => {
+  const { operation } = await createOrUpdate(ctx.client, deploymentFor(m), (d) => {
     setControllerReference(owner, d);
     // the pod template is written once; afterwards only the size is kept (the API server defaults the template)
     d.spec ??= { selector: { matchLabels: labels(owner) }, template: podTemplate(owner) };
@@ -92,7 +92,7 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
   // the index of Deployments by their controller, in O(matches) rather than a scan of every cached Deployment
   const owned = ctx.cache.list<Deployment>('Deployment', { matchingFields: { [OWNER_FIELD]: owner.metadata.name ?? '' }, namespace: owner.metadata.namespace });
   for (const stray of owned.filter((d) => d.metadata?.name !== owner.metadata.name)) {
-    await ctx.objects.delete(stray).catch(ignoreNotFound);
+    await ctx.client.delete(stray).catch(ignoreNotFound);
     ctx.recorder.event(m, 'Normal', 'Deleted', `Deleted Deployment ${stray.metadata?.name ?? ''}: ${m.metadata.name} keeps one, named after it`);
   }
   await setCondition(ctx, m, { type: 'Available', status: 'True', reason: 'Reconciling', message: `Deployment for custom resource (${m.metadata.name}) with ${size} replicas created successfully` });
@@ -102,7 +102,7 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
 async function setCondition(ctx: ReconcileContext, m: Memcached, c: Omit<NewCondition, 'observedGeneration'>): Promise<Memcached> {
   const conditions = [...(m.status?.conditions ?? [])].map((x) => ({ ...x }));
   if (!setStatusCondition(conditions, { ...c, observedGeneration: m.metadata.generation })) return m;
-  return ctx.objects.status().update({ ...m, status: { ...m.status, conditions } });
+  return ctx.client.status().update({ ...m, status: { ...m.status, conditions } });
 }
 
 function labels(m: Memcached): Record<string, string> {

@@ -35,15 +35,18 @@ export interface CachedReadOptions {
 }
 
 /**
- * `client` with `get` answered from `informers` where they cache the whole collection: an object as a deep copy
+ * `client` with `get` answered from `informers` (or those a getter returns at each read, none before they exist)
+ * where they cache the whole collection: an object as a deep copy
  * (reconcilers may change what they read) or, with `unsafeDisableDeepCopy`, frozen as cached; a missing one as the
  * API's 404; a collection as a List.
  */
-export function cachedReadClient(client: KubeClient, informers: InformerSet, opts: CachedReadOptions = {}): KubeClient {
+export function cachedReadClient(client: KubeClient, informers: InformerSet | (() => InformerSet | undefined), opts: CachedReadOptions = {}): KubeClient {
   const handOut = opts.unsafeDisableDeepCopy ? <T>(v: T): T => deepFreeze(v) : <T>(v: T): T => structuredClone(v);
+  // a getter: the manager's client exists before its informers do (they are made by start())
+  const current = typeof informers === 'function' ? informers : () => informers;
   const get = <T>(path: string, opts?: RequestOptions): Promise<T> => {
     const read = cacheable(path, opts);
-    const inf = read && informers.wholeCollection(read.collection, read.namespace);
+    const inf = read && current()?.wholeCollection(read.collection, read.namespace);
     if (!read || !inf) return client.get<T>(path, opts);
     if (read.name === undefined) {
       const items = inf.list().filter((o) => read.namespace === undefined || o.metadata?.namespace === read.namespace);

@@ -114,7 +114,7 @@ export interface ControllerQueue {
 type Sources = { queue: ControllerQueue; caches: WatchCaches };
 
 /** What the workers use: the start deps plus the reconcile context's cache-reading clients and recorder. */
-type WorkerDeps = ControllerStartDeps & { readClient: KubeClient; objects: ObjectClient; recorder: EventRecorder };
+type WorkerDeps = ControllerStartDeps & { objects: ObjectClient; apiReader: ObjectClient; recorder: EventRecorder };
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
 
@@ -266,7 +266,9 @@ export class Controller {
         throw err;
       }
     };
-    const objects = new ObjectClient(readClient, deps.mapper ?? new RESTMapper(deps.client), fromIndex);
+    const mapper = deps.mapper ?? new RESTMapper(deps.client);
+    const objects = new ObjectClient(readClient, mapper, fromIndex);
+    const apiReader = new ObjectClient(deps.client, mapper);
     const events = deps.events ?? (this.ownEvents = new EventBroadcaster(deps.client, { logger: log.child('events') }));
     const recorder = events.recorderFor(this.name);
     // the cache's own objects, never copied: frozen, so that a reconcile changing one fails instead of corrupting it
@@ -285,7 +287,7 @@ export class Controller {
     };
     log.info('Starting workers', { 'worker count': this.maxConcurrentReconciles });
     for (let i = 0; i < this.maxConcurrentReconciles; i++) {
-      this.workers.push(this.worker(queue, { ...deps, readClient, objects, recorder }, log, cache));
+      this.workers.push(this.worker(queue, { ...deps, objects, apiReader, recorder }, log, cache));
     }
   }
 
@@ -347,9 +349,9 @@ export class Controller {
     }
     const ctx: ReconcileContext = {
       controller: this.name,
-      client: deps.readClient,
-      apiReader: deps.client,
-      objects: deps.objects,
+      client: deps.objects,
+      apiReader: deps.apiReader,
+      pathClient: deps.client,
       recorder: deps.recorder,
       get log() {
         return getLog();

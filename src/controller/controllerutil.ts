@@ -1,6 +1,6 @@
 /**
  * controller-runtime's `controllerutil`: owner references, finalizers and create-or-update. The functions change
- * the object in memory; writing it is the caller's (`ctx.objects.update(obj)` or a patch).
+ * the object in memory; writing it is the caller's (`ctx.client.update(obj)` or a patch).
  *
  * Scope checks (a cluster-scoped object may not have a namespaced owner; owners are in the object's namespace)
  * read `metadata.namespace` instead of asking a REST mapper: an object without a namespace counts as

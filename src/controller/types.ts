@@ -57,19 +57,21 @@ export interface ReconcileContext {
   /** The controller's name. */
   controller: string;
   /**
-   * An API client acting as the manager's identity, as controller-runtime's: `get` of an object (or a whole
-   * collection) that the manager's informers cache without a selector is answered from the cache, as a copy (a
-   * missing one as a 404); everything else goes to the API server.
+   * The client (controller-runtime's `client.Client`), acting as the manager's identity: objects in, objects out,
+   * paths from discovery — `get`, `list`, `create`, `update`, `patch`, `apply` (server-side), `delete`,
+   * `deleteAllOf`, `status()` and `subResource()`. Reads of an object (or a whole collection) that the manager's
+   * informers cache without a selector are answered from the cache, as copies (a missing one as a 404), and lists
+   * with `matchingFields` from this controller's field indexes; everything else, and every write, goes to the API
+   * server.
    */
-  client: KubeClient;
+  client: ObjectClient;
   /** The same client without the cache: reads straight from the API server (controller-runtime's `GetAPIReader`). */
-  apiReader: KubeClient;
+  apiReader: ObjectClient;
   /**
-   * `client` taking objects instead of paths (controller-runtime's `client.Client`): `get`, `list`, `create`,
-   * `update`, `patch`, `apply` (server-side, with a field manager), `delete`, and `status()` for the status
-   * subresource. Paths come from discovery; reads are cached as `client`'s.
+   * The raw client taking API paths (`/api/v1/namespaces/x/configmaps/y`) instead of objects, for what the object
+   * client does not cover (another content type, a path of an aggregated API): every call goes to the API server.
    */
-  objects: ObjectClient;
+  pathClient: KubeClient;
   /** Records core/v1 Events about objects with this controller as their source (`kubectl describe` shows them). */
   recorder: EventRecorder;
   /** A logger carrying the controller name, the request and the reconcile ID. */

@@ -15,7 +15,7 @@ export interface TypeRef {
 
 /**
  * A read of a kind the cache does not hold (controller-runtime's `ErrResourceNotCached`): not a not-found, which
- * would say the object was deleted. Read it with `ctx.objects` or `ctx.client` (from the API), or watch it.
+ * would say the object was deleted. Read it with `ctx.client` or `ctx.apiReader` (from the API), or watch it.
  */
 export class NotCachedError extends Error {
   override name = 'NotCachedError';
@@ -60,7 +60,7 @@ export class WatchCaches {
 
   private notCached(what: string): NotCachedError {
     const watched = [...this.byType.keys()].join(', ');
-    return new NotCachedError(`controller ${this.controller} does not watch ${what}, so ctx.cache does not hold it (it watches ${watched}): read it with ctx.objects or ctx.client, or add a watch`);
+    return new NotCachedError(`controller ${this.controller} does not watch ${what}, so ctx.cache does not hold it (it watches ${watched}): read it with ctx.client (from the API), or add a watch`);
   }
 
   /** The cached object, or undefined when the watched collection does not hold it. */

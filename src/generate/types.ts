@@ -189,7 +189,7 @@ import type { ${imports.join(', ')} } from 'ctrlmetrics';
 export const ${c} = { apiVersion: '${apiVersion}', kind: '${kind}' } as const;
 
 ${e.interfaces.join('\n')}
-// The library answers ${kind}s in this type: \`ctx.objects.get(${c}, key)\` is a ${kind} without a cast.
+// The library answers ${kind}s in this type: \`ctx.client.get(${c}, key)\` is a ${kind} without a cast.
 declare module 'ctrlmetrics' {
   interface KnownKinds {
     '${apiVersion}/${kind}': ${kind};

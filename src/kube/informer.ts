@@ -94,7 +94,7 @@ function metadataOf<T extends InformerObject>(o: T): T {
  * Gives list items the apiVersion and kind of their list when they lack them: kube-apiserver leaves them out of the
  * items of a built-in kind's list (a `ConfigMapList`'s ConfigMaps), while watch events carry them. Without this, an
  * object cached from the first list would differ from one cached from a watch, and a reconcile that writes back
- * what it read (`ctx.objects.update`) could not tell its type.
+ * what it read (`ctx.client.update`) could not tell its type.
  */
 function typeOfItems(list: { apiVersion?: string; kind?: string }): <T extends InformerObject>(item: T) => T {
   const kind = list.kind?.endsWith('List') && list.kind !== 'List' ? list.kind.slice(0, -'List'.length) : undefined;

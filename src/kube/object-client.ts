@@ -130,7 +130,7 @@ export interface ListOptions {
   fieldSelector?: string;
   /**
    * One field and its value, answered from the field index the manager made for it (`mgr.indexField`), as
-   * controller-runtime's `client.MatchingFields`: only in a reconcile (`ctx.objects`), for a kind the controller
+   * controller-runtime's `client.MatchingFields`: only in a reconcile (`ctx.client`), for a kind the controller
    * watches; the objects come as copies.
    */
   matchingFields?: Record<string, string>;
@@ -190,24 +190,24 @@ export class ObjectClient {
   readonly mapper: RESTMapper;
 
   constructor(
-    /** The path-based client the calls go through (a reconcile's `ctx.client` reads from the informers' caches). */
-    readonly client: KubeClient,
+    /** The path-based client the calls go through (a reconcile's reads from the informers' caches). */
+    readonly pathClient: KubeClient,
     mapper?: RESTMapper,
     /** Where `matchingFields` lists are answered (a reconcile's field indexes). */
     private readonly fromIndex?: IndexLookup,
     /** Defaults of every write (see {@link ObjectClient.withDefaults}). */
     private readonly defaults: WriteDefaults = {},
   ) {
-    this.mapper = mapper ?? new RESTMapper(client);
+    this.mapper = mapper ?? new RESTMapper(pathClient);
   }
 
   /**
    * The same client with these write defaults over its own (controller-runtime's `client.WithFieldOwner` and
-   * `client.WithFieldValidation`): e.g. `objects.withDefaults({ fieldOwner: 'memcached-operator', fieldValidation:
+   * `client.WithFieldValidation`): e.g. `ctx.client.withDefaults({ fieldOwner: 'memcached-operator', fieldValidation:
    * 'Strict' })`.
    */
   withDefaults(defaults: WriteDefaults): ObjectClient {
-    return new ObjectClient(this.client, this.mapper, this.fromIndex, { ...this.defaults, ...defaults });
+    return new ObjectClient(this.pathClient, this.mapper, this.fromIndex, { ...this.defaults, ...defaults });
   }
 
   private writeQuery(o: WriteOptions | undefined, extra: Record<string, string | undefined> = {}): RequestOptions['query'] {
@@ -241,7 +241,7 @@ export class ObjectClient {
   get<T extends ObjectLike = KubeObject>(type: ObjectType, key: ObjectKey, opts?: { signal?: AbortSignal }): Promise<T>;
   async get(a: string | ObjectType, b: string | ObjectKey, c?: ObjectKey | { signal?: AbortSignal }, d?: { signal?: AbortSignal }): Promise<unknown> {
     const [type, key, opts] = typeof a === 'string' ? [{ apiVersion: a, kind: b as string }, c as ObjectKey, d] : [a, b as ObjectKey, c as { signal?: AbortSignal } | undefined];
-    return this.client.get(await this.objectPath(type, key), { signal: opts?.signal });
+    return this.pathClient.get(await this.objectPath(type, key), { signal: opts?.signal });
   }
 
   /**
@@ -261,12 +261,12 @@ export class ObjectClient {
     if (fields.length) {
       if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${type.kind} by one field (got ${fields.map(([f]) => f).join(', ')})`);
       if (opts.labelSelector || opts.fieldSelector) throw new Error(`list ${type.kind}: matchingFields is answered from an index, and cannot be combined with labelSelector or fieldSelector`);
-      if (!this.fromIndex) throw new Error(`list ${type.kind} with matchingFields: only a reconcile's ctx.objects answers it, from the field indexes of the manager's cache (mgr.indexField)`);
+      if (!this.fromIndex) throw new Error(`list ${type.kind} with matchingFields: only a reconcile's ctx.client answers it, from the field indexes of the manager's cache (mgr.indexField)`);
       const [field, value] = fields[0]!;
       return this.fromIndex(type, field, value, opts.namespace).map((o) => ({ ...structuredClone(o), apiVersion: type.apiVersion, kind: type.kind }) as T);
     }
     const path = await this.collectionPath(type, opts.namespace);
-    const list = await this.client.get<{ items?: T[] }>(path, {
+    const list = await this.pathClient.get<{ items?: T[] }>(path, {
       query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
       signal: opts.signal,
     });
@@ -279,7 +279,7 @@ export class ObjectClient {
    */
   async listPage<T extends ObjectLike = KubeObject>(type: ObjectType, opts: ListOptions & { limit: number; continue?: string }): Promise<ListPage<T>> {
     const path = await this.collectionPath(type, opts.namespace);
-    const list = await this.client.get<{ items?: T[]; metadata?: { continue?: string; resourceVersion?: string; remainingItemCount?: number } }>(path, {
+    const list = await this.pathClient.get<{ items?: T[]; metadata?: { continue?: string; resourceVersion?: string; remainingItemCount?: number } }>(path, {
       query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: String(opts.limit), continue: opts.continue || undefined },
       signal: opts.signal,
     });
@@ -317,12 +317,12 @@ export class ObjectClient {
   /** Creates the object (POST); answers it as stored. */
   async create<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T> {
     const ns = obj.metadata?.namespace;
-    return this.client.create<T>(await this.collectionPath(typeOf(obj), ns), obj, { query: this.writeQuery(opts), signal: opts?.signal });
+    return this.pathClient.create<T>(await this.collectionPath(typeOf(obj), ns), obj, { query: this.writeQuery(opts), signal: opts?.signal });
   }
 
   /** Replaces the object (PUT); its `resourceVersion` must be current (else 409 Conflict: re-read and retry). */
   async update<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T> {
-    return this.client.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj)), obj, { query: this.writeQuery(opts), signal: opts?.signal });
+    return this.pathClient.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj)), obj, { query: this.writeQuery(opts), signal: opts?.signal });
   }
 
   /** Patches the object named by `obj` with `patch`. */
@@ -341,7 +341,7 @@ export class ObjectClient {
 
   /** Deletes the object. An object with finalizers stays, marked deleting, until they are removed. */
   async delete(obj: ObjectLike, opts: DeleteOptions = {}): Promise<void> {
-    await this.client.delete(await this.objectPath(typeOf(obj), keyOf(obj)), { body: deleteBody(opts), signal: opts.signal });
+    await this.pathClient.delete(await this.objectPath(typeOf(obj), keyOf(obj)), { body: deleteBody(opts), signal: opts.signal });
   }
 
   /**
@@ -352,7 +352,7 @@ export class ObjectClient {
   async deleteAllOf(type: ObjectType, opts: DeleteAllOfOptions = {}): Promise<void> {
     const m = await this.mapper.mappingFor(type.apiVersion, type.kind);
     if (m.namespaced && !opts.namespace) throw new TypeError(`deleteAllOf ${type.kind} needs a namespace: the API deletes collections of a namespaced kind one namespace at a time`);
-    await this.client.delete(collection(m, opts.namespace), {
+    await this.pathClient.delete(collection(m, opts.namespace), {
       query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
       body: deleteBody(opts),
       signal: opts.signal,
@@ -367,18 +367,18 @@ export class ObjectClient {
   /** Writes to a named subresource (`status`, `scale`, …). */
   subResource(name: string): SubResourceClient {
     return {
-      get: async <T>(obj: ObjectLike, opts?: { signal?: AbortSignal }) => this.client.get<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), { signal: opts?.signal }),
+      get: async <T>(obj: ObjectLike, opts?: { signal?: AbortSignal }) => this.pathClient.get<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), { signal: opts?.signal }),
       create: async <T>(obj: ObjectLike, body: object, opts?: WriteOptions) =>
-        this.client.create<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), body, { query: this.writeQuery(opts), signal: opts?.signal }),
+        this.pathClient.create<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), body, { query: this.writeQuery(opts), signal: opts?.signal }),
       update: async <T extends ObjectLike>(obj: T, opts?: WriteOptions) =>
-        this.client.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, { query: this.writeQuery(opts), signal: opts?.signal }),
+        this.pathClient.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, { query: this.writeQuery(opts), signal: opts?.signal }),
       patch: async <T extends ObjectLike>(obj: T, patch: unknown, opts?: PatchOptions) => this.patchAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), patch, opts),
       apply: async <T extends ObjectLike>(obj: T, opts: ApplyOptions) => this.applyAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, opts),
     };
   }
 
   private patchAt<T>(path: string, patch: unknown, opts?: PatchOptions): Promise<T> {
-    return this.client.request<T>('PATCH', path, {
+    return this.pathClient.request<T>('PATCH', path, {
       body: patch,
       contentType: PATCH_CONTENT_TYPES[opts?.type ?? 'merge'],
       query: this.writeQuery(opts),
@@ -388,7 +388,7 @@ export class ObjectClient {
 
   private applyAt<T>(path: string, obj: ObjectLike, opts: ApplyOptions): Promise<T> {
     if (!opts?.fieldManager && !this.defaults.fieldOwner) return Promise.reject(new TypeError('apply needs a fieldManager (or the client\'s fieldOwner): the name this controller owns the applied fields under'));
-    return this.client.request<T>('PATCH', path, {
+    return this.pathClient.request<T>('PATCH', path, {
       // JSON is YAML: the apply content type takes it as is
       body: applyBody(obj),
       contentType: 'application/apply-patch+yaml',

@@ -20,6 +20,8 @@ import { InformerSet, type CacheScope, type InformerTuning } from '../controller
 import type { IndexExtractor } from '../kube/field-index.js';
 import type { KubeObject } from '../controller/types.js';
 import { RESTMapper } from '../kube/restmapper.js';
+import { ObjectClient } from '../kube/object-client.js';
+import { cachedReadClient } from '../controller/cached-client.js';
 import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { isDisabled } from '../util/bind-address.js';
 import { HealthProbeServer, type HealthCheck } from './health.js';
@@ -107,7 +109,7 @@ export interface ManagerOptions {
  */
 export interface ManagerCacheOptions extends CacheScope {
   /**
-   * `ctx.client` and `ctx.objects` reads answered from the cache hand out the cached objects themselves, frozen,
+   * `ctx.client` and `mgr.client` reads answered from the cache hand out the cached objects themselves, frozen,
    * instead of deep copies (controller-runtime's `UnsafeDisableDeepCopy`): no copy per read, which matters for
    * large objects or lists; a write to what was read throws, so copy (`structuredClone`) before changing it.
    * `ctx.cache` always answers this way.
@@ -128,6 +130,8 @@ export class Manager {
   private readonly log: Logger;
   private readonly controllers: Controller[] = [];
   private _client: KubeClient | undefined;
+  private _objectClient: ObjectClient | undefined;
+  private _apiReader: ObjectClient | undefined;
   private _restMapper: RESTMapper | undefined;
   private _restConfig: RestConfig | undefined;
   private _metricsServer: MetricsServer | undefined;
@@ -168,7 +172,7 @@ export class Manager {
    * @example
    * ```ts
    * const mgr = await Manager.create({ leaderElection: true, leaderElectionID: 'memcached-operator' });
-   * const nodes = await mgr.client.list('/api/v1/nodes'); // reads at set-up
+   * const nodes = await mgr.client.list('v1', 'Node'); // reads at set-up
    * mgr.add(newMemcachedController());
    * await mgr.start();
    * ```
@@ -331,8 +335,30 @@ export class Manager {
     return this;
   }
 
-  /** The API client acting as the manager (available at once with `restConfig`, else once started). */
-  get client(): KubeClient {
+  /**
+   * The client acting as the manager (controller-runtime's `GetClient`): objects in, objects out, as a reconcile's
+   * `ctx.client`; once started, reads of what the manager's informers cache whole are answered from the cache.
+   * Available at once with {@link Manager.create} or `restConfig`, else once started.
+   */
+  get client(): ObjectClient {
+    this._objectClient ??= new ObjectClient(
+      cachedReadClient(this.pathClient, () => this.informers, { unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy }),
+      this.restMapper,
+    );
+    return this._objectClient;
+  }
+
+  /** {@link Manager.client} without the cache: reads straight from the API server (controller-runtime's `GetAPIReader`). */
+  get apiReader(): ObjectClient {
+    this._apiReader ??= new ObjectClient(this.pathClient, this.restMapper);
+    return this._apiReader;
+  }
+
+  /**
+   * The raw client taking API paths instead of objects, acting as the manager: every call goes to the API server.
+   * Available when {@link Manager.client} is.
+   */
+  get pathClient(): KubeClient {
     if (!this._client) throw new ManagerError('the manager has no API client yet: make it with `await Manager.create(options)` (or pass restConfig), or wait for start()');
     return this._client;
   }
@@ -342,7 +368,7 @@ export class Manager {
    * API's discovery on first use of a group version. Available when the client is.
    */
   get restMapper(): RESTMapper {
-    if (!this._restMapper) this._restMapper = new RESTMapper(this.client);
+    if (!this._restMapper) this._restMapper = new RESTMapper(this.pathClient);
     return this._restMapper;
   }
 
@@ -381,7 +407,7 @@ export class Manager {
   }
 
   private eventBroadcaster(): EventBroadcaster {
-    return (this.events ??= new EventBroadcaster(this.client, { logger: this.log.child('events') }));
+    return (this.events ??= new EventBroadcaster(this.pathClient, { logger: this.log.child('events') }));
   }
 
   /** Resolves once every component runs; rejects if start fails. */

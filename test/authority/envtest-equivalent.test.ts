@@ -30,8 +30,7 @@ before(async () => {
       reconciler: async (req, ctx) => {
         const w = ctx.cache.get<Widget>('Widget', req.namespace, req.name);
         if (!w) return;
-        const path = `/apis/example.com/v1/namespaces/${req.namespace}/widgets/${req.name}/status`;
-        await ctx.client.mergePatch(path, { status: { observedSize: w.spec.size } }, { signal: ctx.signal });
+        await ctx.client.status().patch(w, { status: { observedSize: w.spec.size } }, { signal: ctx.signal });
       },
     }),
   );

@@ -58,7 +58,7 @@ test('defaultNamespaces and byObject: reconciles, ctx.cache and the index hold o
           secrets: ctx.cache.list<KubeObject>('Secret').map(keyOf).sort(),
           // metadata only: no data in the cache, and a read of a whole Secret goes to the API
           secretKinds: [...new Set(ctx.cache.list<KubeObject & { data?: unknown }>('Secret').map((o) => `${String(o.kind)} data=${o.data === undefined ? 'none' : 'some'}`))],
-          secretRead: String((await ctx.objects.get<KubeObject>(SECRET, { namespace: 'team-b', name: 'labelled' })).kind),
+          secretRead: String((await ctx.client.get<KubeObject>(SECRET, { namespace: 'team-b', name: 'labelled' })).kind),
           indexed: ctx.cache.list<KubeObject>('ConfigMap', { matchingFields: { 'metadata.labels.owner': 'x' } }).map(keyOf).sort(),
           outside: ctx.cache.get('ConfigMap', 'team-c', 'settings'),
         };

@@ -1,7 +1,7 @@
 /**
  * Reads without copies, through a manager on the authority: `ctx.cache` hands out the cached objects frozen (a
  * reconcile writing to one gets a TypeError, the cache stays as the API left it), and with the manager's
- * `cache.unsafeDisableDeepCopy` so do `ctx.objects`/`ctx.client` reads answered from the cache (the same object
+ * `cache.unsafeDisableDeepCopy` so do `ctx.client` and `mgr.client` reads answered from the cache (the same object
  * each time); without it they are copies the reconcile may change.
  */
 import { after, before, test } from 'node:test';
@@ -45,8 +45,8 @@ async function observe(unsafeDisableDeepCopy: boolean, name: string): Promise<Se
       reconciler: async (req, ctx) => {
         if (req.name !== name) return;
         const cached = ctx.cache.get<CM>('ConfigMap', req.namespace, req.name)!;
-        const a = await ctx.objects.get<CM>(CM, { namespace: req.namespace, name: req.name });
-        const b = await ctx.objects.get<CM>(CM, { namespace: req.namespace, name: req.name });
+        const a = await ctx.client.get<CM>(CM, { namespace: req.namespace, name: req.name });
+        const b = await ctx.client.get<CM>(CM, { namespace: req.namespace, name: req.name });
         seen = {
           cacheFrozen: Object.isFrozen(cached) && Object.isFrozen(cached.data),
           cacheWrite: attempt(() => void (cached.data!.k = 'changed')),
@@ -69,12 +69,12 @@ async function observe(unsafeDisableDeepCopy: boolean, name: string): Promise<Se
   }
 }
 
-test('ctx.cache is frozen; by default ctx.objects reads are copies the reconcile may change', async () => {
+test('ctx.cache is frozen; by default ctx.client reads are copies the reconcile may change', async () => {
   assert.deepEqual(await observe(false, 'copies'), { cacheFrozen: true, cacheWrite: 'TypeError', sameObject: false, objectFrozen: false, objectWrite: 'written' });
   const stored = await cluster.admin.get<CM>('/api/v1/namespaces/default/configmaps/copies');
   assert.deepEqual(stored.data, { k: 'v' });
 });
 
-test('cache.unsafeDisableDeepCopy: ctx.objects reads hand out the cached object itself, frozen', async () => {
+test('cache.unsafeDisableDeepCopy: ctx.client reads hand out the cached object itself, frozen', async () => {
   assert.deepEqual(await observe(true, 'shared'), { cacheFrozen: true, cacheWrite: 'TypeError', sameObject: true, objectFrozen: true, objectWrite: 'TypeError' });
 });

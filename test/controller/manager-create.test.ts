@@ -22,17 +22,20 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('a manager made with Manager.create reads, maps kinds and records events before start()', async () => {
+test('a manager made with Manager.create reads, maps kinds and records events before start(); after it, mgr.client reads from the cache and mgr.apiReader past it', async () => {
   const ns = 'mgr-create';
   await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  const mgr = await Manager.create({ kubeconfig: cluster.kubeconfig, handleSignals: false, metrics: { bindAddress: '0' } });
+  // cached reads hand out the cached objects frozen: a frozen answer is one the cache gave
+  const mgr = await Manager.create({ kubeconfig: cluster.kubeconfig, handleSignals: false, metrics: { bindAddress: '0' }, cache: { unsafeDisableDeepCopy: true } });
   assert.equal(mgr.restConfig?.server, cluster.url);
   // reads at set-up, through the kubeconfig's credentials
-  const got = await mgr.client.get<{ metadata: { name: string } }>(`/api/v1/namespaces/${ns}`);
-  assert.equal(got.metadata.name, ns);
+  const got = await mgr.client.get('v1', 'Namespace', { name: ns });
+  assert.equal(got.metadata?.name, ns);
+  assert.equal((await mgr.pathClient.get<{ metadata: { name: string } }>(`/api/v1/namespaces/${ns}`)).metadata.name, ns);
   assert.deepEqual(await mgr.restMapper.mappingFor('apps/v1', 'Deployment'), { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true });
   // an event recorded before start() is written, not dropped
-  const cm = await mgr.client.create<{ metadata: { uid: string; name: string; namespace: string } }>(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'set-up', namespace: ns } });
+  const cm = await mgr.client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'set-up', namespace: ns } });
+  assert.equal(Object.isFrozen(cm), false);
   mgr.getEventRecorderFor('set-up').event({ apiVersion: 'v1', kind: 'ConfigMap', metadata: cm.metadata }, 'Normal', 'Prepared', 'recorded before start');
   const events = await eventually(async () => {
     const list = await cluster.admin.get<{ items: Array<{ reason: string; message: string; involvedObject: { name: string } }> }>(`/api/v1/namespaces/${ns}/events`);
@@ -49,13 +52,24 @@ test('a manager made with Manager.create reads, maps kinds and records events be
     },
     watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns }],
   }));
-  await mgr.client.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mine', namespace: ns }, data: { owner: 'me' } });
+  await mgr.client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mine', namespace: ns }, data: { owner: 'me' } });
+  // before start nothing is cached: the read goes to the API server
+  assert.equal(Object.isFrozen(await mgr.client.get('v1', 'ConfigMap', { namespace: ns, name: 'mine' })), false);
   const stop = new AbortController();
   const running = mgr.start(stop.signal);
   try {
     await mgr.ready();
     await eventually(() => matched?.length === 1, 'a reconcile to list by the index', 10_000, 20);
     assert.deepEqual(matched, ['mine']);
+    // the namespace's ConfigMaps are cached whole now: mgr.client answers from the cache, mgr.apiReader does not
+    const cached = await mgr.client.get('v1', 'ConfigMap', { namespace: ns, name: 'mine' });
+    assert.equal(Object.isFrozen(cached), true);
+    assert.equal(cached.data?.owner, 'me');
+    assert.equal(Object.isFrozen(await mgr.apiReader.get('v1', 'ConfigMap', { namespace: ns, name: 'mine' })), false);
+    assert.deepEqual((await mgr.client.list('v1', 'ConfigMap', { namespace: ns })).map((o) => o.metadata?.name), ['kube-root-ca.crt', 'mine', 'set-up']);
+    // writes go to the API server
+    await mgr.client.delete(cached);
+    await assert.rejects(mgr.apiReader.get('v1', 'ConfigMap', { namespace: ns, name: 'mine' }), /not found/);
   } finally {
     stop.abort();
     await running;

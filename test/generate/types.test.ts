@@ -118,7 +118,7 @@ export interface GadgetStatus {
   ready?: boolean;
 }
 
-// The library answers Gadgets in this type: \`ctx.objects.get(GADGET, key)\` is a Gadget without a cast.
+// The library answers Gadgets in this type: \`ctx.client.get(GADGET, key)\` is a Gadget without a cast.
 declare module 'ctrlmetrics' {
   interface KnownKinds {
     'toys.example.com/v1/Gadget': Gadget;

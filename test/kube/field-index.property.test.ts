@@ -70,10 +70,10 @@ test('mgr.indexField: a reconcile lists the ConfigMaps of an owner from the inde
         for (const owner of ['alice', 'bob']) {
           const fromCache = ctx.cache.list<KubeObject>('ConfigMap', { matchingFields: { 'data.owner': owner }, namespace: 'default' }).map((o) => String(o.metadata?.name)).sort();
           // the object client answers the same from the same index (controller-runtime's client.MatchingFields)
-          const fromClient = (await ctx.objects.list<KubeObject>(CM, { matchingFields: { 'data.owner': owner }, namespace: 'default' })).map((o) => String(o.metadata?.name)).sort();
+          const fromClient = (await ctx.client.list<KubeObject>(CM, { matchingFields: { 'data.owner': owner }, namespace: 'default' })).map((o) => String(o.metadata?.name)).sort();
           seen.set(owner, JSON.stringify(fromClient) === JSON.stringify(fromCache) ? fromCache : ['client and cache differ', ...fromClient]);
         }
-        unwatched = await ctx.objects.list({ apiVersion: 'v1', kind: 'Secret' }, { matchingFields: { 'data.owner': 'x' } }).then(() => 'no error', (err: Error) => err.message);
+        unwatched = await ctx.client.list({ apiVersion: 'v1', kind: 'Secret' }, { matchingFields: { 'data.owner': 'x' } }).then(() => 'no error', (err: Error) => err.message);
         try {
           ctx.cache.list('ConfigMap', { matchingFields: { 'data.team': 'x' } });
           unindexed = 'no error';

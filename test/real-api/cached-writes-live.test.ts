@@ -1,8 +1,8 @@
 /**
  * A reconcile that writes back what it read from the cache, on a real kube-apiserver and on the authority: a
  * ConfigMap that existed before the manager started reaches the cache through the first list, whose items
- * kube-apiserver sends without apiVersion and kind. `ctx.cache`, `ctx.objects.get` (answered from the cache) and
- * `ctx.objects.update` of what it read must work the same as for an object that came through a watch.
+ * kube-apiserver sends without apiVersion and kind. `ctx.cache`, `ctx.client.get` (answered from the cache) and
+ * `ctx.client.update` of what it read must work the same as for an object that came through a watch.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,7 +27,7 @@ describe('writing back a cached object: a real kube-apiserver and the authority 
     await Promise.all([kube?.stop(), authority?.stop()]);
   });
 
-  /** Runs a manager whose reconcile marks each ConfigMap through ctx.objects; answers what it saw and wrote. */
+  /** Runs a manager whose reconcile marks each ConfigMap through ctx.client; answers what it saw and wrote. */
   async function markAll(admin: KubeClient, restConfig: RestConfig): Promise<{ cachedTypes: string[]; marked: string[] }> {
     await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await admin.create(`/api/v1/namespaces/${NS}/configmaps`, { ...CM, metadata: { name: 'listed', labels: { app: 'mark' } }, data: { a: '1' } });
@@ -41,9 +41,9 @@ describe('writing back a cached object: a real kube-apiserver and the authority 
           const seen = ctx.cache.get<ConfigMap>('ConfigMap', req.namespace, req.name);
           if (!seen || seen.data?.marked) return;
           cachedTypes.add(`${String(seen.apiVersion)} ${String(seen.kind)}`);
-          const cm = await ctx.objects.get<ConfigMap>(CM, req); // from the cache (a whole-namespace watch)
+          const cm = await ctx.client.get<ConfigMap>(CM, req); // from the cache (a whole-namespace watch)
           cm.data = { ...cm.data, marked: 'yes' };
-          await ctx.objects.update(cm);
+          await ctx.client.update(cm);
         },
       }),
     );

@@ -105,7 +105,7 @@ ${resource ? `// +kubebuilder:resource:${resource}\n` : ''}export interface ${r.
   status?: ${r.kind}Status;
 }
 
-// The library answers ${r.kind}s in this type: \`ctx.objects.get(${c}, key)\` is a ${r.kind} without a cast.
+// The library answers ${r.kind}s in this type: \`ctx.client.get(${c}, key)\` is a ${r.kind} without a cast.
 declare module 'ctrlmetrics' {
   interface KnownKinds {
     '${r.qualifiedGroup}/${r.version}/${r.kind}': ${r.kind};
@@ -163,7 +163,7 @@ export function ${controllerFunction(r)}(): Controller {
  * difference; this scaffold only reports that it saw the object, as the condition Available.
  */
 async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
-  const obj = await ctx.objects.get<${r.kind}>(${c}, req).catch(ignoreNotFound);
+  const obj = await ctx.client.get<${r.kind}>(${c}, req).catch(ignoreNotFound);
   if (!obj) return; // deleted: nothing to do
 
   const conditions = [...(obj.status?.conditions ?? [])].map((x) => ({ ...x }));
@@ -174,7 +174,7 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
     message: \`${r.kind} \${obj.metadata.name} was reconciled\`,
     observedGeneration: obj.metadata.generation,
   });
-  if (changed) await ctx.objects.status().update({ ...obj, status: { ...obj.status, conditions } });
+  if (changed) await ctx.client.status().update({ ...obj, status: { ...obj.status, conditions } });
 }
 `;
 }

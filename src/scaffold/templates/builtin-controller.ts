@@ -46,7 +46,7 @@ export function ${builtinControllerFunction(k)}(): Controller {
  * what your operator owns (the objects it creates, the labels or annotations it sets).
  */
 async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
-  const obj = await ctx.objects.get<${type}>(${c}, req).catch(ignoreNotFound);
+  const obj = await ctx.client.get<${type}>(${c}, req).catch(ignoreNotFound);
   if (!obj) return; // deleted: nothing to do
   ctx.log.debug('reconciled', { generation: obj.metadata?.generation });
 }
