@@ -8,7 +8,7 @@ import { objectKey } from '../kube/informer.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { ReconcileTimeoutError, isPanic, isTerminal } from './errors.js';
 import { keyRequest, requestKey, requestsFor } from './handlers.js';
-import type { InformerSet, WatchCache } from './informers.js';
+import { WatchSpecError, type InformerSet, type WatchCache } from './informers.js';
 import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './ratelimiter.js';
 import type { CacheListOptions, CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
@@ -201,6 +201,12 @@ export class Controller {
 
   private logger: Logger | undefined;
   private sources: Promise<Sources | undefined> | undefined;
+  private ownMapper: RESTMapper | undefined;
+
+  /** The manager's mapper, else one of this controller's own (made once). */
+  private mapperFor(deps: ControllerStartDeps): RESTMapper {
+    return deps.mapper ?? (this.ownMapper ??= new RESTMapper(deps.client));
+  }
 
   /** Starts the event sources once (warm-up or start, whichever comes first). */
   private startSources(deps: ControllerStartDeps): Promise<Sources | undefined> {
@@ -215,9 +221,28 @@ export class Controller {
     const lowPriority = this.usePriorityQueue ? LOW_PRIORITY : 0;
     this._queue = queue;
 
+    log.info('Starting Controller');
+    // resources and scopes from discovery; what is not served yet is asked again within the sync timeout
+    const deadline = Date.now() + this.cacheSyncTimeoutMs;
+    const mapper = this.mapperFor(deps);
+    const resolved = await Promise.allSettled(this.watches.map((spec) => deps.informers.resolve(spec, mapper, deadline, deps.signal)));
+    const wrong = resolved.find((r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof WatchSpecError);
+    if (wrong) throw new Error(`controller ${this.name}: ${(wrong.reason as Error).message}`);
+    if (deps.signal.aborted) {
+      this.sources = undefined;
+      return undefined;
+    }
+    const unresolved = resolved.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+    if (unresolved.length) {
+      throw new Error(
+        `controller ${this.name}: timed out after ${this.cacheSyncTimeoutMs} ms waiting for the watch caches to sync (can the manager list and watch ${this.watches.map((w) => w.kind).join(', ')}?): ${unresolved.join('; ')}`,
+      );
+    }
+    const specs = resolved.map((r) => (r as PromiseFulfilledResult<WatchSpec>).value);
+
     const watched: Array<{ spec: WatchSpec; cache: WatchCache }> = [];
     const used = new Set<WatchCache>();
-    for (const spec of this.watches) {
+    for (const spec of specs) {
       const inf = deps.informers.cacheFor(spec);
       used.add(inf);
       watched.push({ spec, cache: inf });
@@ -236,9 +261,8 @@ export class Controller {
         }),
       );
     }
-    log.info('Starting Controller');
     // the manager's abort ends the wait at once (a test's after() must not wait for the sync timeout)
-    const synced = await Promise.all([...used].map((i) => i.waitForSync(this.cacheSyncTimeoutMs, deps.signal)));
+    const synced = await Promise.all([...used].map((i) => i.waitForSync(Math.max(0, deadline - Date.now()), deps.signal)));
     if (deps.signal.aborted) {
       // a later start (the warm-up was cut short) registers and syncs again
       for (const r of this.removeHandlers.splice(0)) r();
@@ -266,7 +290,7 @@ export class Controller {
         throw err;
       }
     };
-    const mapper = deps.mapper ?? new RESTMapper(deps.client);
+    const mapper = this.mapperFor(deps);
     const objects = new ObjectClient(readClient, mapper, fromIndex);
     const apiReader = new ObjectClient(deps.client, mapper);
     const events = deps.events ?? (this.ownEvents = new EventBroadcaster(deps.client, { logger: log.child('events') }));

@@ -6,19 +6,27 @@ import { Informer, type InformerObject, type InformerOptions } from '../kube/inf
 import type { IndexExtractor } from '../kube/field-index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../util/log.js';
-import { collectionPath, resourceOf } from './handlers.js';
+import { collectionPath } from './handlers.js';
+import { NoKindMatchError, type RESTMapper } from '../kube/restmapper.js';
+import { after } from '../util/timers.js';
 import type { KubeObject, WatchSpec } from './types.js';
 
 /** Tuning shared by every informer of a manager (see {@link InformerOptions}). */
 export type InformerTuning = Omit<InformerOptions, 'path' | 'labelSelector' | 'fieldSelector' | 'logger' | 'notFoundHint'>;
 
-/** What to do when the API does not serve a watched kind (controller-runtime: install a CRD before Start). */
+/**
+ * What to do when the API does not serve a watched kind (controller-runtime: install a CRD before Start); the
+ * resource is named once discovery gave it (a CRD deleted after the watch started).
+ */
 export function notFoundHint(spec: Pick<WatchSpec, 'apiVersion' | 'kind' | 'resource'>): string {
-  const what = `${spec.kind} (${spec.apiVersion}, resource ${resourceOf(spec)})`;
+  const what = `${spec.kind} (${spec.apiVersion}${spec.resource ? `, resource ${spec.resource}` : ''})`;
   return spec.apiVersion.includes('/') && !BUILTIN_GROUP.test(spec.apiVersion)
-    ? `the API server does not serve ${what}: install the CRD of ${spec.kind} before starting the manager (in a scaffolded project: kubectl apply -k config/crd), or correct the watch's apiVersion, kind or resource`
-    : `the API server does not serve ${what}: correct the watch's apiVersion, kind or resource (if ${spec.kind} is a custom resource, install its CRD first)`;
+    ? `the API server does not serve ${what}: install the CRD of ${spec.kind} before starting the manager (in a scaffolded project: kubectl apply -k config/crd), or correct the watch's apiVersion or kind`
+    : `the API server does not serve ${what}: correct the watch's apiVersion or kind (if ${spec.kind} is a custom resource, install its CRD first)`;
 }
+
+/** How often a watch of a kind the API does not serve (yet) asks discovery again. */
+const RESOLVE_RETRY_MS = 1_000;
 
 /** API groups of Kubernetes itself (`apps/v1`, `rbac.authorization.k8s.io/v1`, …): no CRD to install there. */
 const BUILTIN_GROUP = /^([a-z0-9-]+|[a-z0-9.-]+\.k8s\.io)\//;
@@ -140,6 +148,63 @@ export class InformerSet {
     }
   }
 
+  /** Watches waiting for discovery to serve their kind, with the last answer (see {@link resolve}). */
+  private readonly resolving = new Set<{ what: string; lastFailure: string }>();
+
+  /**
+   * A watch spec with its resource and scope from discovery (controller-runtime's RESTMapper), never a guessed
+   * plural. A kind the API does not serve (yet: a CRD installed after the manager started) or a discovery that
+   * fails is asked again every second until `deadline` (an Error naming the kind and what to do) or until
+   * `signal` aborts (undefined). A `resource` or `clusterScoped` in the spec that contradicts discovery is an
+   * error at once.
+   */
+  async resolve(spec: WatchSpec, mapper: RESTMapper, deadline: number, signal: AbortSignal): Promise<WatchSpec | undefined> {
+    const what = `${spec.kind} (${spec.apiVersion})`;
+    const entry = { what, lastFailure: 'discovery not answered yet' };
+    this.resolving.add(entry);
+    try {
+      for (;;) {
+        if (signal.aborted) return undefined;
+        try {
+          const m = await mapper.mappingFor(spec.apiVersion, spec.kind);
+          if (spec.resource !== undefined && spec.resource !== m.resource) {
+            throw new WatchSpecError(`watch of ${what}: resource ${JSON.stringify(spec.resource)} is not the API's resource of the kind, ${JSON.stringify(m.resource)}: drop the option (discovery names it)`);
+          }
+          if (spec.clusterScoped !== undefined && spec.clusterScoped === m.namespaced) {
+            throw new WatchSpecError(`watch of ${what}: clusterScoped is ${spec.clusterScoped}, but the API serves ${spec.kind} as ${m.namespaced ? 'namespaced' : 'cluster-scoped'}: drop the option (discovery says it)`);
+          }
+          return { ...spec, resource: m.resource, clusterScoped: !m.namespaced };
+        } catch (err) {
+          if (err instanceof WatchSpecError) throw err;
+          const failure = err instanceof NoKindMatchError ? notFoundHint(spec) : `discovery of ${spec.apiVersion} failed: ${(err as Error).message}`;
+          if (failure !== entry.lastFailure) this.logger?.error('watch not started: its kind is not resolved', { apiVersion: spec.apiVersion, kind: spec.kind, error: failure });
+          entry.lastFailure = failure;
+        }
+        const wait = Math.min(RESOLVE_RETRY_MS, deadline - Date.now());
+        if (wait <= 0) throw new Error(`${what}: ${entry.lastFailure}`);
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            cancel();
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          const cancel = after(wait, done);
+          signal.addEventListener('abort', done, { once: true });
+        });
+      }
+    } finally {
+      this.resolving.delete(entry);
+    }
+  }
+
+  /**
+   * What keeps the caches from being synced: watches whose kind is not resolved yet (with why), and informers whose
+   * first list has not completed (their paths).
+   */
+  unsynced(): string[] {
+    return [...[...this.resolving].map((r) => `${r.what} (${r.lastFailure})`), ...this.all().filter((i) => !i.synced).map((i) => i.path)];
+  }
+
   /** The cache for a watch spec, narrowed to the cache's scope (started). */
   cacheFor(spec: WatchSpec): WatchCache {
     const own = this.scope.byObject?.find((o) => o.apiVersion === spec.apiVersion && o.kind === spec.kind);
@@ -225,4 +290,9 @@ export class InformerSet {
   async stop(): Promise<void> {
     await Promise.all(this.all().map((i) => i.stop()));
   }
+}
+
+/** A watch spec that contradicts what discovery says of its kind: no retry fixes it. */
+export class WatchSpecError extends Error {
+  override name = 'WatchSpecError';
 }

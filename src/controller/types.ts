@@ -108,11 +108,17 @@ export interface WatchSpec {
   apiVersion: string;
   /** `ConfigMap`, `Secret`, … */
   kind: string;
-  /** Plural resource name (default: lower-cased kind + `s`, `es` after s/x/ch/sh, `ies` after consonant + y). */
+  /**
+   * The plural resource name. Not needed: the watch takes it from the API's discovery when it starts (`endpoints`,
+   * `ingresses`, a CRD's own plural); one given here that discovery contradicts fails the start.
+   */
   resource?: string;
   /** Limit to one namespace (default: all namespaces, or the cluster for cluster-scoped kinds). */
   namespace?: string;
-  /** Cluster-scoped kind (Namespace, ClusterRole, …). */
+  /**
+   * Whether the kind is cluster-scoped (Namespace, ClusterRole, …). Not needed: discovery says it when the watch
+   * starts; a value here that discovery contradicts fails the start.
+   */
   clusterScoped?: boolean;
   /** Server-side label selector, e.g. `ctrlmetrics.dev/managed=true`. */
   labelSelector?: string;

@@ -688,7 +688,7 @@ export class Manager {
       // a standby is ready once the caches it keeps (warm-up, every-replica controllers) synced, so that a rolling
       // update proceeds while the old pod holds the Lease
       if (!this.running && !this.standby) return new Error('the manager is not running');
-      const pending = informers.all().filter((i) => !i.synced).map((i) => i.path);
+      const pending = informers.unsynced();
       if (pending.length) return new Error(`caches not synced: ${pending.join(', ')}`);
     });
     const webhooks = this._webhookServer;

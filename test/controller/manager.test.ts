@@ -157,11 +157,11 @@ test('a watched kind the API does not serve: the log and the start-up error name
       assert.match(err.message, /^controller missing-crd: timed out after 500 ms waiting for the watch caches to sync/);
       assert.match(
         err.message,
-        /\/apis\/cache\.example\.com\/v1alpha1\/namespaces\/default\/memcacheds: .*: the API server does not serve Memcached \(cache\.example\.com\/v1alpha1, resource memcacheds\): install the CRD of Memcached before starting the manager \(in a scaffolded project: kubectl apply -k config\/crd\), or correct/,
+        /: Memcached \(cache\.example\.com\/v1alpha1\): the API server does not serve Memcached \(cache\.example\.com\/v1alpha1\): install the CRD of Memcached before starting the manager \(in a scaffolded project: kubectl apply -k config\/crd\), or correct the watch's apiVersion or kind$/,
       );
       return true;
     });
-    assert.ok(lines.some((l) => l.includes('list/watch failed') && l.includes('install the CRD of Memcached')), 'the retry log line names the kind and the fix');
+    assert.ok(lines.some((l) => l.includes('watch not started: its kind is not resolved') && l.includes('install the CRD of Memcached')), 'the retry log line names the kind and the fix');
   } finally {
     setLogSink(prevSink);
   }

@@ -74,7 +74,7 @@ test('a warm standby is not ready until its warm caches sync; a sync that times 
       const r = await httpGet(`${mgr.healthProbeServer!.url}/readyz?verbose`).catch(() => undefined);
       return r?.status === 500 ? r : undefined;
     }, 'the standby\'s /readyz to answer', 2_500, 20);
-    assert.match(notReady.body, /\[-\]informers-synced failed: caches not synced: \/apis\/cache\.example\.com\/v1alpha1\/namespaces\/warmup-unsynced\/memcacheds/);
+    assert.match(notReady.body, /\[-\]informers-synced failed: caches not synced: Memcached \(cache\.example\.com\/v1alpha1\) \(the API server does not serve Memcached/);
     await assert.rejects(running, /^ManagerError: controller warm-unserved: timed out after 3000 ms waiting for the watch caches to sync/);
   } finally {
     await running.catch(() => undefined);
