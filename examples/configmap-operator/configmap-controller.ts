@@ -6,7 +6,7 @@
  * Watches: the managed ConfigMaps themselves, and the derived ones (mapped to their owner), so a deleted or
  * edited digest is repaired at once.
  */
-import { Controller, TerminalError, ignoreNotFound, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import { Controller, TerminalError, ignoreNotFound, isAlreadyExists, type ReconcileContext, type Request, type Result } from '../../src/index.js';
 import { DIGEST_OF_LABEL, MANAGED_LABEL, dataDigest, digestName } from './digest.js';
 import { goobers } from './goobers.js';
 
@@ -15,7 +15,7 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
   const ns = req.namespace!;
   const name = digestName(req.name);
   const { signal } = ctx;
-  // both are watched only with a label selector, so these reads go to the API server (the cache holds no whole collection)
+  // from the cache: the first read started an informer of the namespace's ConfigMaps (controller-runtime's cache)
   const source = await ctx.client.get('v1', 'ConfigMap', { namespace: ns, name: req.name }, { signal }).catch(ignoreNotFound);
   const derived = await ctx.client.get('v1', 'ConfigMap', { namespace: ns, name }, { signal }).catch(ignoreNotFound);
 
@@ -44,12 +44,18 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
     },
   ];
   if (!derived) {
-    await ctx.client.create({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name, namespace: ns, labels: { [DIGEST_OF_LABEL]: req.name }, ownerReferences },
-      data: { digest, source: req.name },
-    }, { signal });
+    try {
+      await ctx.client.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: ns, labels: { [DIGEST_OF_LABEL]: req.name }, ownerReferences },
+        data: { digest, source: req.name },
+      }, { signal });
+    } catch (err) {
+      // the cache had not seen the digest we made a moment ago: look again once it has
+      if (isAlreadyExists(err)) return { requeueAfterMs: 100 };
+      throw err;
+    }
     // the exemplar links the count to this reconcile's log lines (OpenMetrics and protobuf scrapes show it)
     goobers.addWithExemplar(1, { reconcile_id: ctx.reconcileID });
     ctx.log.debug('created digest', { digest: name });

@@ -23,6 +23,8 @@ export function newOperator(opts: OperatorOptions = {}): Manager {
       ...managerOptions.metrics,
     },
     leaderElectionID: managerOptions.leaderElectionID ?? 'a1b2c3d4.ctrlmetrics.dev',
+    // one namespace watched: the cache holds only it, so informers started by a read stay there too
+    cache: watchNamespace ? { defaultNamespaces: [watchNamespace], ...managerOptions.cache } : managerOptions.cache,
   });
   mgr.add(newConfigMapController({ namespace: watchNamespace }));
   mgr.add(newSecretController({ namespace: watchNamespace }));

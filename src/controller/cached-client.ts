@@ -1,13 +1,13 @@
 /**
- * The reconcile context's client, as controller-runtime's delegating client: reads of objects the manager's
- * informers already cache come from the cache (no API call, so a reconcile loop is not held to the client's
- * rate limit); writes, subresources, selector-filtered lists and kinds no informer caches whole go to the API.
- *
- * Unlike controller-runtime, a read of a kind nobody watches does not start a new informer: it goes to the API
- * server (an informer per looked-up kind would cache every object of that kind in memory, a common trap).
+ * The reconcile context's client, as controller-runtime's delegating client: reads of objects and whole
+ * collections come from the manager's informers; a kind no informer caches yet gets one, started on its first read
+ * (scoped as every watch is) — controller-runtime's cache does the same — unless the manager's
+ * `cache.readerFailOnMissingInformer` is set, which makes such a read a `NotCachedError`. Writes, subresources,
+ * selector-filtered lists and kinds that cannot be cached whole go to the API.
  */
 import { KubeApiError, type KubeClient, type RequestOptions } from '../kube/client.js';
 import type { InformerSet } from './informers.js';
+import type { RESTMapper } from '../kube/restmapper.js';
 import { deepFreeze } from '../kube/freeze.js';
 
 /** `/api/v1[/namespaces/NS]/RESOURCE[/NAME]` or `/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE[/NAME]`. */
@@ -32,7 +32,19 @@ export interface CachedReadOptions {
    * `UnsafeDisableDeepCopy`): no copy per read, and a write to what was read throws. Copy before changing.
    */
   unsafeDisableDeepCopy?: boolean;
+  /**
+   * Start an informer for a kind on its first read when none caches it (with the mapper that finds the kind of a
+   * path); without a mapper, such reads go to the API server.
+   */
+  mapper?: RESTMapper;
+  /** With a mapper: such a read throws a `NotCachedError` instead of starting an informer. */
+  readerFailOnMissingInformer?: boolean;
+  /** With a mapper: how long a read waits for a new informer's first list (default 30 000 ms). */
+  syncTimeoutMs?: number;
 }
+
+/** Default of {@link CachedReadOptions.syncTimeoutMs}. */
+const READ_SYNC_TIMEOUT_MS = 30_000;
 
 /**
  * `client` with `get` answered from `informers` (or those a getter returns at each read, none before they exist)
@@ -44,20 +56,25 @@ export function cachedReadClient(client: KubeClient, informers: InformerSet | ((
   const handOut = opts.unsafeDisableDeepCopy ? <T>(v: T): T => deepFreeze(v) : <T>(v: T): T => structuredClone(v);
   // a getter: the manager's client exists before its informers do (they are made by start())
   const current = typeof informers === 'function' ? informers : () => informers;
-  const get = <T>(path: string, opts?: RequestOptions): Promise<T> => {
+  const { mapper, readerFailOnMissingInformer = false, syncTimeoutMs = READ_SYNC_TIMEOUT_MS } = opts;
+  const get = async <T>(path: string, opts?: RequestOptions): Promise<T> => {
     const read = cacheable(path, opts);
-    const inf = read && current()?.wholeCollection(read.collection, read.namespace);
+    const set = read && current();
+    let inf = set?.wholeCollection(read!.collection, read!.namespace);
+    if (set && !inf && mapper) {
+      inf = await set.informerForRead(read!.collection, read!.namespace, mapper, { start: !readerFailOnMissingInformer, timeoutMs: syncTimeoutMs, signal: opts?.signal });
+    }
     if (!read || !inf) return client.get<T>(path, opts);
     if (read.name === undefined) {
       const items = inf.list().filter((o) => read.namespace === undefined || o.metadata?.namespace === read.namespace);
-      return Promise.resolve({ kind: 'List', apiVersion: 'v1', metadata: {}, items: items.map((o) => handOut(o)) } as T);
+      return { kind: 'List', apiVersion: 'v1', metadata: {}, items: items.map((o) => handOut(o)) } as T;
     }
     const obj = inf.get(read.namespace ? `${read.namespace}/${read.name}` : read.name);
     if (!obj) {
       const resource = read.collection.slice(read.collection.lastIndexOf('/') + 1);
-      return Promise.reject(new KubeApiError(404, 'NotFound', `${resource} "${read.name}" not found`));
+      throw new KubeApiError(404, 'NotFound', `${resource} "${read.name}" not found`);
     }
-    return Promise.resolve(handOut(obj) as T);
+    return handOut(obj) as T;
   };
   return new Proxy(client, {
     get(target, prop) {

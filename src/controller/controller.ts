@@ -86,6 +86,8 @@ export interface ControllerStartDeps {
   onFenced?: () => void;
   /** Cached reads hand out the cached objects, frozen, instead of copies (see `ManagerOptions.cache`). */
   unsafeDisableDeepCopy?: boolean;
+  /** A read of a kind no informer caches throws instead of starting one (see `ManagerOptions.cache`). */
+  readerFailOnMissingInformer?: boolean;
 }
 
 /** What a controller needs of its queue: the priority queue's methods (the legacy queue ignores priorities). */
@@ -280,7 +282,8 @@ export class Controller {
   }
 
   private startWorkers(deps: ControllerStartDeps, { queue, caches }: Sources, log: Logger): void {
-    const readClient = cachedReadClient(deps.client, deps.informers, { unsafeDisableDeepCopy: deps.unsafeDisableDeepCopy });
+    const mapper = this.mapperFor(deps);
+    const readClient = cachedReadClient(deps.client, deps.informers, { unsafeDisableDeepCopy: deps.unsafeDisableDeepCopy, mapper, readerFailOnMissingInformer: deps.readerFailOnMissingInformer });
     // matchingFields lists answered from the field indexes of this controller's watches
     const fromIndex = (type: TypeRef, field: string, value: string, namespace: string | undefined) => {
       try {
@@ -290,7 +293,6 @@ export class Controller {
         throw err;
       }
     };
-    const mapper = this.mapperFor(deps);
     const objects = new ObjectClient(readClient, mapper, fromIndex);
     const apiReader = new ObjectClient(deps.client, mapper);
     const events = deps.events ?? (this.ownEvents = new EventBroadcaster(deps.client, { logger: log.child('events') }));

@@ -8,6 +8,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../util/log.js';
 import { collectionPath } from './handlers.js';
 import { NoKindMatchError, type RESTMapper } from '../kube/restmapper.js';
+import { NotCachedError } from './watch-caches.js';
 import { after } from '../util/timers.js';
 import type { KubeObject, WatchSpec } from './types.js';
 
@@ -148,6 +149,45 @@ export class InformerSet {
     }
   }
 
+  /** Set by {@link stop}: no informer starts after it. */
+  private stopped = false;
+
+  /**
+   * The synced informer caching a whole collection (`/api/v1/namespaces/ns/configmaps`) for a client's read, as
+   * controller-runtime's cache does on the first Get or List of a kind: when no informer caches it, one is started
+   * for the kind — scoped as every watch is (`defaultNamespaces`, `byObject`) — unless `start` is false
+   * (`cache.readerFailOnMissingInformer`), which throws a {@link NotCachedError}; the read waits for its first
+   * list, at most `timeoutMs` (then an Error with the list's last failure). Undefined when the collection cannot
+   * be cached whole (a resource without list and watch, the cache's selectors, a namespace outside the cache,
+   * `signal` aborted, the set stopped): the read goes to the API server then.
+   */
+  async informerForRead(
+    collection: string,
+    namespace: string | undefined,
+    mapper: RESTMapper,
+    opts: { start: boolean; timeoutMs: number; signal?: AbortSignal },
+  ): Promise<Informer<KubeObject> | undefined> {
+    const existing = this.whole.get(collection) ?? (namespace === undefined ? undefined : this.whole.get(collection.replace(`/namespaces/${encodeURIComponent(namespace)}/`, '/')));
+    let cache: WatchCache | undefined = existing;
+    if (!cache) {
+      const m = /^\/(?:api\/(v1)|apis\/([^/]+\/[^/]+))(?:\/namespaces\/[^/]+)?\/([^/]+)$/.exec(collection);
+      if (!m || this.stopped) return undefined;
+      const apiVersion = m[1] ?? m[2]!;
+      const mapping = await mapper.mappingForResource(apiVersion, m[3]!);
+      if (!mapping || !mapping.verbs.includes('list') || !mapping.verbs.includes('watch')) return undefined;
+      if (!opts.start) {
+        throw new NotCachedError(`${mapping.kind} (${apiVersion}) is not cached: the manager's cache.readerFailOnMissingInformer is set and nothing watches it; watch it, or read it with apiReader`);
+      }
+      if (this.stopped) return undefined;
+      cache = this.cacheFor({ apiVersion, kind: mapping.kind, resource: mapping.resource, clusterScoped: !mapping.namespaced });
+    }
+    if (!(await cache.waitForSync(opts.timeoutMs, opts.signal))) {
+      if (opts.signal?.aborted || this.stopped) return undefined;
+      throw new Error(`timed out after ${opts.timeoutMs} ms waiting for the cache of ${cache.path} to sync for a read: ${cache.lastFailure ?? 'no list answered yet'}`);
+    }
+    return this.wholeCollection(collection, namespace);
+  }
+
   /** Watches waiting for discovery to serve their kind, with the last answer (see {@link resolve}). */
   private readonly resolving = new Set<{ what: string; lastFailure: string }>();
 
@@ -180,6 +220,7 @@ export class InformerSet {
           if (failure !== entry.lastFailure) this.logger?.error('watch not started: its kind is not resolved', { apiVersion: spec.apiVersion, kind: spec.kind, error: failure });
           entry.lastFailure = failure;
         }
+        if (signal.aborted) return undefined;
         const wait = Math.min(RESOLVE_RETRY_MS, deadline - Date.now());
         if (wait <= 0) throw new Error(`${what}: ${entry.lastFailure}`);
         await new Promise<void>((resolve) => {
@@ -288,6 +329,7 @@ export class InformerSet {
 
   /** Stops every informer. */
   async stop(): Promise<void> {
+    this.stopped = true;
     await Promise.all(this.all().map((i) => i.stop()));
   }
 }

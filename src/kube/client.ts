@@ -350,6 +350,8 @@ export class KubeClient {
         'User-Agent': this.config.userAgent ?? 'ctrlmetrics',
         ...(await this.authHeaders()),
       };
+      // stopped while the credentials were read: the abort below would never be heard
+      if (controller.signal.aborted) return;
       const mod = url.protocol === 'http:' ? http : https;
       await new Promise<void>((resolve, reject) => {
         const req = mod.request(url, { method: 'GET', headers, agent: this.agent });

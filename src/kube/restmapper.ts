@@ -39,6 +39,7 @@ interface DiscoveredResource {
   name: string;
   kind: string;
   namespaced: boolean;
+  verbs: string[];
 }
 
 interface Entry {
@@ -75,6 +76,22 @@ export class RESTMapper {
     return { group: i < 0 ? '' : apiVersion.slice(0, i), version: i < 0 ? apiVersion : apiVersion.slice(i + 1), resource: found.name, kind, namespaced: found.namespaced };
   }
 
+  /**
+   * Where a resource of `apiVersion` is served, and its kind and verbs (the way back from a path); undefined when
+   * discovery does not list it. Asks discovery again for a resource it missed, as {@link mappingFor} does.
+   */
+  async mappingForResource(apiVersion: string, resource: string): Promise<(ResourceMapping & { verbs: string[] }) | undefined> {
+    let entry = await this.discover(apiVersion, false);
+    let found = entry.resources?.find((r) => r.name === resource);
+    if (!found && this.now() - entry.at >= this.minRefreshMs) {
+      entry = await this.discover(apiVersion, true);
+      found = entry.resources?.find((r) => r.name === resource);
+    }
+    if (!found) return undefined;
+    const i = apiVersion.indexOf('/');
+    return { group: i < 0 ? '' : apiVersion.slice(0, i), version: i < 0 ? apiVersion : apiVersion.slice(i + 1), resource, kind: found.kind, namespaced: found.namespaced, verbs: found.verbs };
+  }
+
   /** The mapping of an object's `apiVersion` and `kind` (both required). */
   mappingOf(obj: ObjectLike): Promise<ResourceMapping> {
     if (!obj.apiVersion || !obj.kind) {
@@ -103,10 +120,10 @@ export class RESTMapper {
     const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
     let resources: DiscoveredResource[] | undefined;
     try {
-      const list = await this.client.get<{ resources?: Array<{ name?: string; kind?: string; namespaced?: boolean }> }>(path);
+      const list = await this.client.get<{ resources?: Array<{ name?: string; kind?: string; namespaced?: boolean; verbs?: unknown }> }>(path);
       resources = (list.resources ?? [])
         .filter((r) => typeof r.name === 'string' && !r.name.includes('/') && typeof r.kind === 'string')
-        .map((r) => ({ name: r.name!, kind: r.kind!, namespaced: r.namespaced === true }));
+        .map((r) => ({ name: r.name!, kind: r.kind!, namespaced: r.namespaced === true, verbs: Array.isArray(r.verbs) ? r.verbs.filter((v): v is string => typeof v === 'string') : [] }));
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 404)) throw err;
     }

@@ -115,6 +115,14 @@ export interface ManagerCacheOptions extends CacheScope {
    * `ctx.cache` always answers this way.
    */
   unsafeDisableDeepCopy?: boolean;
+  /**
+   * A `ctx.client` or `mgr.client` read of a kind that no informer caches throws a `NotCachedError` (not a
+   * not-found) instead of starting an informer for the kind (controller-runtime's `ReaderFailOnMissingInformer`).
+   * By default, as controller-runtime's cache, the first read of a kind starts an informer for it — every object of
+   * the kind in the cache's namespaces, in memory, and the manager needs list and watch on it — and waits for its
+   * first list; `apiReader` reads past the cache.
+   */
+  readerFailOnMissingInformer?: boolean;
 }
 
 /** A start-up or runtime failure of the manager, with a message that says what to do. */
@@ -342,7 +350,11 @@ export class Manager {
    */
   get client(): ObjectClient {
     this._objectClient ??= new ObjectClient(
-      cachedReadClient(this.pathClient, () => this.informers, { unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy }),
+      cachedReadClient(this.pathClient, () => this.informers, {
+        unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy,
+        mapper: this.restMapper,
+        readerFailOnMissingInformer: this.opts.cache?.readerFailOnMissingInformer,
+      }),
       this.restMapper,
     );
     return this._objectClient;
@@ -555,7 +567,7 @@ export class Manager {
           },
         }
       : {};
-    this.controllerDeps = { client, informers: this.informers, logger: this.log, signal, mapper, events: this.eventBroadcaster(), unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy };
+    this.controllerDeps = { client, informers: this.informers, logger: this.log, signal, mapper, events: this.eventBroadcaster(), unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy, readerFailOnMissingInformer: this.opts.cache?.readerFailOnMissingInformer };
     this.fencing = fencing;
 
     // 4. the groups in controller-runtime's order: HTTP servers (metrics, probes: served whether or not this replica

@@ -2,13 +2,16 @@
  * The reconcile context's client (cachedReadClient), as controller-runtime's delegating client: against the embedded
  * authority behind a counting proxy, reads of what a whole-collection informer caches make no API call and answer as
  * the API does (the object, a copy; a 404 with the API's words); queries, selector-filtered informers, other kinds
- * and writes go to the API.
+ * and writes go to the API. Given the REST mapper (as a manager's clients are), the first read of a kind that no
+ * informer caches whole starts one, as controller-runtime's cache does, or — readerFailOnMissingInformer — throws.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeApiError, KubeClient } from '../../src/kube/client.js';
 import { InformerSet } from '../../src/controller/informers.js';
 import { cachedReadClient } from '../../src/controller/cached-client.js';
+import { NotCachedError } from '../../src/controller/watch-caches.js';
+import { RESTMapper } from '../../src/kube/restmapper.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 
@@ -111,4 +114,59 @@ test('unsafeDisableDeepCopy: the cached object itself, frozen — the same refer
   assert.notEqual(copy, a);
   copy.data!.k = 'fine';
   assert.equal((await unsafe.get<CM>(path)).data?.k, 'cm-b');
+});
+
+test('with a mapper, the first read of a kind no informer caches whole starts an informer for it; later reads make no API call', async () => {
+  const set = new InformerSet(live);
+  try {
+    const starting = cachedReadClient(live, set, { mapper: new RESTMapper(live) });
+    const path = `/api/v1/namespaces/${NS}/serviceaccounts/default`;
+    const gets = proxy.count('/serviceaccounts/default');
+    const sa = await starting.get<CM>(path);
+    assert.equal(sa.metadata.name, 'default');
+    assert.deepEqual(set.all().map((i) => i.path), ['/api/v1/serviceaccounts'], 'one informer, for the kind (all namespaces: the cache has no scope)');
+    assert.ok(set.all()[0]!.synced);
+    await starting.get<CM>(path);
+    await assert.rejects(starting.get(`/api/v1/namespaces/${NS}/serviceaccounts/nope`), (e: unknown) => e instanceof KubeApiError && e.status === 404);
+    assert.equal(proxy.count('/serviceaccounts/default') + proxy.count('/serviceaccounts/nope'), gets, 'answered by the new informer, not by GETs');
+    // a kind cached only through a selector gets a whole informer too, and a list is answered from it
+    const list = await starting.get<{ items: CM[] }>(`/api/v1/namespaces/${NS}/secrets`);
+    assert.deepEqual(list.items.map((i) => i.metadata.name), ['s']);
+    assert.deepEqual(set.all().map((i) => i.path).sort(), ['/api/v1/secrets', '/api/v1/serviceaccounts']);
+  } finally {
+    await set.stop();
+  }
+});
+
+test('readerFailOnMissingInformer: such a read throws a NotCachedError, not a not-found, and starts nothing', async () => {
+  const set = new InformerSet(live);
+  try {
+    const failing = cachedReadClient(live, set, { mapper: new RESTMapper(live), readerFailOnMissingInformer: true });
+    const gets = proxy.count('/serviceaccounts/default');
+    await assert.rejects(failing.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`), (e: unknown) => {
+      assert.ok(e instanceof NotCachedError, String(e));
+      assert.equal((e as Error).message, 'ServiceAccount (v1) is not cached: the manager\'s cache.readerFailOnMissingInformer is set and nothing watches it; watch it, or read it with apiReader');
+      return true;
+    });
+    assert.equal(set.all().length, 0);
+    assert.equal(proxy.count('/serviceaccounts/default'), gets);
+    // what an informer caches whole is still read from it
+    set.informerFor({ apiVersion: 'v1', kind: 'ServiceAccount', resource: 'serviceaccounts', namespace: NS });
+    assert.equal((await failing.get<CM>(`/api/v1/namespaces/${NS}/serviceaccounts/default`)).metadata.name, 'default');
+    assert.equal(proxy.count('/serviceaccounts/default'), gets);
+  } finally {
+    await set.stop();
+  }
+});
+
+test('a started informer that cannot list fails the read after the sync timeout, with the list\'s error', async () => {
+  const set = new InformerSet(live, { backoffBaseMs: 20, backoffMaxMs: 50 });
+  proxy.setFault({ kind: 'status', status: 403 }, '/limitranges');
+  try {
+    const starting = cachedReadClient(live, set, { mapper: new RESTMapper(live), syncTimeoutMs: 300 });
+    await assert.rejects(starting.get(`/api/v1/namespaces/${NS}/limitranges/any`), /^Error: timed out after 300 ms waiting for the cache of \/api\/v1\/limitranges to sync for a read: injected fault$/);
+  } finally {
+    proxy.setFault({ kind: 'pass' });
+    await set.stop();
+  }
 });

@@ -67,6 +67,9 @@ test('a manager made with Manager.create reads, maps kinds and records events be
     assert.equal(cached.data?.owner, 'me');
     assert.equal(Object.isFrozen(await mgr.apiReader.get('v1', 'ConfigMap', { namespace: ns, name: 'mine' })), false);
     assert.deepEqual((await mgr.client.list('v1', 'ConfigMap', { namespace: ns })).map((o) => o.metadata?.name), ['kube-root-ca.crt', 'mine', 'set-up']);
+    // a kind nothing watches: its first read starts an informer for it (controller-runtime's cache), then cached
+    const sa = await mgr.client.get('v1', 'ServiceAccount', { namespace: ns, name: 'default' });
+    assert.equal(Object.isFrozen(sa), true);
     // writes go to the API server
     await mgr.client.delete(cached);
     await assert.rejects(mgr.apiReader.get('v1', 'ConfigMap', { namespace: ns, name: 'mine' }), /not found/);
