@@ -23,6 +23,8 @@ export type { IndexLookup, KindConstant, KnownKinds, ObjectKey, ObjectOf, Object
 export type { BuiltinKinds } from './kube/builtin-kinds.js';
 export { EventBroadcaster } from './kube/events.js';
 export type { EventRecorder, KubeEventType, EventBroadcasterOptions } from './kube/events.js';
+export { EventsV1Broadcaster } from './kube/events-v1.js';
+export type { EventsV1Recorder, EventsV1BroadcasterOptions } from './kube/events-v1.js';
 export type { RestConfig, LoadConfigOptions } from './kube/config.js';
 
 // ---- controller runtime (controllers, workqueue, informers, manager) ----

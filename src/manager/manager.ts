@@ -23,6 +23,7 @@ import { RESTMapper } from '../kube/restmapper.js';
 import { ObjectClient } from '../kube/object-client.js';
 import { cachedReadClient } from '../controller/cached-client.js';
 import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
+import { EventsV1Broadcaster, type EventsV1Recorder } from '../kube/events-v1.js';
 import { isDisabled } from '../util/bind-address.js';
 import { HealthProbeServer, type HealthCheck } from './health.js';
 import { ProfilingServer } from './profiling.js';
@@ -148,6 +149,7 @@ export class Manager {
   private _profiling: ProfilingServer | undefined;
   private informers: InformerSet | undefined;
   private events: EventBroadcaster | undefined;
+  private eventsV1: EventsV1Broadcaster | undefined;
   private elector: LeaderElector | undefined;
   private electorStop: AbortController | undefined;
   private renewing: Promise<void> | undefined;
@@ -414,6 +416,26 @@ export class Manager {
       event: (obj, type, reason, message) => {
         if (this._client) this.eventBroadcaster().recorderFor(name).event(obj, type, reason, message);
         else this.log.warn('event dropped: the manager has no API client yet (make it with Manager.create(), or record after start())', { reason });
+      },
+    };
+  }
+
+  /**
+   * A recorder of `events.k8s.io/v1` Events naming `name` as their reporting controller (controller-runtime's
+   * `GetEventRecorder`, its default since v0.23): `event(regarding, related, type, reason, action, note)`, repeats
+   * counted as a series as client-go's events API does. Needs the manager's API client, as
+   * {@link getEventRecorderFor} (events before it exists are dropped with a warning); the core/v1 recorder stays for
+   * clusters and tools that read those.
+   */
+  getEventRecorder(name: string): EventsV1Recorder {
+    return {
+      event: (regarding, related, type, reason, action, note) => {
+        if (!this._client) {
+          this.log.warn('event dropped: the manager has no API client yet (make it with Manager.create(), or record after start())', { reason });
+          return;
+        }
+        this.eventsV1 ??= new EventsV1Broadcaster(this.pathClient, { logger: this.log.child('events') });
+        this.eventsV1.recorderFor(name).event(regarding, related, type, reason, action, note);
       },
     };
   }
@@ -803,7 +825,7 @@ export class Manager {
     this.log.info('Stopping and waiting for controllers');
     inTime = (await this.groups.leaderElection.stop(left())) && inTime;
     // events the controllers recorded last are still written (bounded), as controller-runtime's broadcaster drains
-    await this.events?.shutdown(Math.min(2000, left()));
+    await Promise.all([this.events?.shutdown(Math.min(2000, left())), this.eventsV1?.shutdown(Math.min(2000, left()))]);
     this.log.info('Stopping and waiting for caches');
     inTime = (await this.groups.caches.stop(left())) && inTime;
     if (this.elector) {

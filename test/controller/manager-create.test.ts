@@ -42,6 +42,14 @@ test('a manager made with Manager.create reads, maps kinds and records events be
     return list.items.length > 0 ? list.items : undefined;
   }, 'the event to be written', 10_000);
   assert.deepEqual(events.map((e) => [e.reason, e.message, e.involvedObject.name]), [['Prepared', 'recorded before start', 'set-up']]);
+  // and an events.k8s.io/v1 event (controller-runtime's GetEventRecorder)
+  mgr.getEventRecorder('set-up-v1').event({ apiVersion: 'v1', kind: 'ConfigMap', metadata: cm.metadata }, undefined, 'Normal', 'Prepared', 'Setup', 'recorded with the events API');
+  const v1 = await eventually(async () => {
+    const list = await cluster.admin.get<{ items: Array<{ reportingController: string; action: string; note: string; regarding: { name: string } }> }>(`/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+    const mine = list.items.filter((e) => e.reportingController === 'set-up-v1');
+    return mine.length > 0 ? mine : undefined;
+  }, 'the events.k8s.io/v1 event to be written', 10_000);
+  assert.deepEqual(v1.map((e) => [e.action, e.note, e.regarding.name]), [['Setup', 'recorded with the events API', 'set-up']]);
   // an index declared at set-up serves the reconciles after start
   mgr.indexField<{ data?: Record<string, string> }>({ apiVersion: 'v1', kind: 'ConfigMap' }, 'data.owner', (o) => o.data?.owner);
   let matched: string[] | undefined;
