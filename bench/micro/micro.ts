@@ -16,7 +16,7 @@ import type * as FiltersModule from '../../src/metrics/filters/index.js';
 import type * as ClientModule from '../../src/kube/client.js';
 import type * as ControllerModule from '../../src/controller/index.js';
 import type { InformerSet } from '../../src/controller/informers.js';
-import type { KubeObject } from '../../src/controller/types.js';
+import type { KubeObject, WatchSpec } from '../../src/controller/types.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';
@@ -146,7 +146,9 @@ async function reconcileCost(): Promise<{ usPerReconcile: number; reconciles: nu
     get: () => undefined,
     list: () => [],
   };
-  const informers = { informerFor: () => informer, cacheFor: () => informer } as unknown as InformerSet;
+  // the watch's kind resolved as discovery would, without an API server
+  const resolve = async (spec: WatchSpec) => ({ ...spec, resource: 'configmaps', clusterScoped: false });
+  const informers = { informerFor: () => informer, cacheFor: () => informer, resolve } as unknown as InformerSet;
   let done = 0;
   let target = 0;
   let wake: (() => void) | undefined;
