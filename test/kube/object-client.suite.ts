@@ -41,9 +41,10 @@ export interface ObjectClientTarget {
 
 /**
  * Registers the suite. `group` is the Memcached CRD's API group and `namespace` the namespace it works in: on a
- * server other suites share, names of the suite's own.
+ * server other suites share, names of the suite's own. `servesEviction`: the server has pods/eviction (a real one;
+ * the authority does not serve it, as it runs no disruption controller).
  */
-export function objectClientSuite(name: string, start: () => Promise<ObjectClientTarget>, o: { group?: string; namespace?: string } = {}): void {
+export function objectClientSuite(name: string, start: () => Promise<ObjectClientTarget>, o: { group?: string; namespace?: string; servesEviction?: boolean } = {}): void {
   const group = o.group ?? 'cache.example.com';
   const ns = o.namespace ?? 'oc';
   const MEMCACHED = { apiVersion: `${group}/v1alpha1`, kind: 'Memcached' };
@@ -231,6 +232,22 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
       assert.match(request.status.token, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'a JWT');
       assert.ok(Date.parse(request.status.expirationTimestamp) > Date.now());
     });
+
+    it(
+      'a Pod\'s eviction is created through subResource(\'eviction\'): the pod is deleted',
+      { skip: o.servesEviction ? false : 'this server does not serve pods/eviction (the authority lists it with the subresources that stand for a controller\'s work: docs/guides/testing.md)' },
+      async () => {
+        const pod = await objects.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'evicted', namespace: ns }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } });
+        await objects.subResource('eviction').create(pod, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'evicted', namespace: ns } });
+        let gone = false;
+        for (let i = 0; i < 100 && !gone; i++) {
+          const now = await objects.get('v1', 'Pod', { namespace: ns, name: 'evicted' }).catch(ignoreNotFound);
+          gone = !now || now.metadata?.deletionTimestamp !== undefined;
+          if (!gone) await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.ok(gone, 'the evicted pod is deleted (or being deleted)');
+      },
+    );
 
     it('deleteAllOf deletes what the selector matches in one request; a namespaced kind needs its namespace', async () => {
       for (const [name, tier] of [['da-1', 'cache'], ['da-2', 'cache'], ['da-3', 'cache'], ['da-keep', 'web']]) {

@@ -8,5 +8,5 @@ describe('on a real kube-apiserver', { skip: REAL_KUBE_SKIP }, () => {
   objectClientSuite('ObjectClient and RESTMapper', async () => {
     const kube = await startRealKube();
     return { admin: kube.admin, stop: () => kube.stop() };
-  }, { group: runGroup('objectclient.example.com'), namespace: runName('real-object-client') });
+  }, { group: runGroup('objectclient.example.com'), namespace: runName('real-object-client'), servesEviction: true });
 });
