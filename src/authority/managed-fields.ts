@@ -345,6 +345,12 @@ export function afterUpdate(p: {
   shapes?: ListShapes;
   /** Which objects are structs rather than maps (default: the built-in kinds'); `() => false` for custom resources. */
   structs?: (path: FieldPath) => boolean;
+  /**
+   * The old and new object in another version the object is served in (a view's), or undefined for a version it
+   * cannot be shown in: a manager's entry recorded in that version loses the fields the write changed as that version
+   * shows them, as structured-merge-diff compares each manager's set in its own version.
+   */
+  otherVersion?: (apiVersion: string) => { old: KubeObject | undefined; next: KubeObject } | undefined;
 }): ManagedFieldsEntry[] {
   const shapes = p.shapes ?? builtinListShapes;
   const structs = p.structs ?? builtinStructs;
@@ -357,9 +363,22 @@ export function afterUpdate(p: {
   const owned: Owned[] = p.entries.map((entry) => ({ entry, set: PathSet.fromFieldsV1(entry.fieldsV1) }));
   const mine = (e: ManagedFieldsEntry) => e.operation === 'Update' && e.manager === p.manager && e.apiVersion === p.apiVersion && (e.subresource ?? '') === (p.subresource ?? '');
   let self = owned.find((o) => mine(o.entry));
+  const changedIn = new Map<string, { changed: PathSet; next: KubeObject } | undefined>();
   for (const o of owned) {
     if (o === self) continue;
-    for (const path of [...o.set]) if (changed.has(path) || valueAt(p.next, path, shapes) === undefined) o.set.delete(path);
+    let view: { changed: PathSet; next: KubeObject } | undefined;
+    if (o.entry.apiVersion !== p.apiVersion && p.otherVersion) {
+      if (!changedIn.has(o.entry.apiVersion)) {
+        const other = p.otherVersion(o.entry.apiVersion);
+        changedIn.set(
+          o.entry.apiVersion,
+          other && { next: other.next, changed: new PathSet([...fieldsOf(other.next, shapes, p.scope)].filter((path) => !other.old || differs(other.old, other.next, path, shapes))) },
+        );
+      }
+      view = changedIn.get(o.entry.apiVersion);
+    }
+    const [changedHere, nextHere] = view ? [view.changed, view.next] : [changed, p.next];
+    for (const path of [...o.set]) if (changedHere.has(path) || valueAt(nextHere, path, shapes) === undefined) o.set.delete(path);
   }
   if (self) for (const path of [...self.set]) if (valueAt(p.next, path, shapes) === undefined) self.set.delete(path);
   if (changed.size) {

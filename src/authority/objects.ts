@@ -43,6 +43,8 @@ export interface WriteOptions {
   force?: boolean;
   /** Internal: the managedFields to store with this write (server-side apply). */
   managedFields?: ManagedFieldsEntry[];
+  /** Internal: the view a write came through (its field ownership is recorded in the view's version and shape). */
+  requestType?: ResourceType;
   /** The `fieldValidation` parameter for custom resources' unknown fields: `Strict`, `Warn` (the default) or `Ignore`. */
   fieldValidation?: string | null;
   /** Receives the `Warning` header values of the write (unknown fields under `Warn`). */
@@ -213,6 +215,25 @@ export class ObjectService {
     return t.view ? t.view.read(o) : readCustomResource(o, t.schema);
   }
 
+  /**
+   * The versions a stored built-in object is served in, each with how it shows there: the storing type's own (as it
+   * is) and its views' (an events.k8s.io/v1 Event of a core Event, an autoscaling/v1 HPA of a v2 one).
+   */
+  private versionsOfStored(t: ResourceType): Map<string, (o: KubeObject) => KubeObject> {
+    let shown = this.shownIn.get(t);
+    if (!shown) {
+      shown = new Map([[apiVersionOf(t), (o: KubeObject) => o]]);
+      for (const v of this.registry.all()) {
+        const s = v.view?.storage;
+        if (s && s.group === t.group && s.version === t.version && s.resource === t.resource) shown.set(apiVersionOf(v), v.view!.read);
+      }
+      this.shownIn.set(t, shown);
+    }
+    return shown;
+  }
+
+  private readonly shownIn = new WeakMap<ResourceType, Map<string, (o: KubeObject) => KubeObject>>();
+
   /** The type that stores a view's objects. */
   private storageOf(t: ResourceType): ResourceType {
     const s = t.view!.storage;
@@ -367,7 +388,7 @@ export class ObjectService {
   create(t: ResourceType, ns: string | undefined, body: KubeObject, w: WriteOptions & { via?: Via } = {}): KubeObject {
     this.checkKind(t, body);
     // a view's object is written as the object that stores it, and answered in the view's shape
-    if (t.view) return this.present(t, this.create(this.storageOf(t), ns, t.view.write(body), w));
+    if (t.view) return this.present(t, this.create(this.storageOf(t), ns, t.view.write(body), { ...w, requestType: t }));
     let o = clone(body);
     this.decodeCustom(t, o, w, w.via ?? 'body');
     if (w.admitted) {
@@ -516,18 +537,30 @@ export class ObjectService {
     else {
       const reset = Array.isArray(incoming) && (incoming.length === 0 || (incoming.length === 1 && JSON.stringify(incoming[0]) === '{}'));
       const base = reset ? [] : entriesOf({ metadata: { managedFields: incoming } });
+      // as kube records it: in the version the request used (a view's, for a write through it), and each other
+      // manager's fields compared in the version its entry names
+      const req = w.requestType ?? t;
+      const shownIn = this.versionsOfStored(t);
+      const toReq = shownIn.get(apiVersionOf(req)) ?? ((o: KubeObject) => o);
+      // a create through a view is compared with the view of an empty object, as kube compares with the zero
+      // object: what the conversion alone fills in (an Event's empty deprecatedSource) is not the writer's
+      const oldShown = old ? toReq(old) : req !== t ? toReq({ metadata: {} } as KubeObject) : undefined;
       entries = w.manager
         ? afterUpdate({
-            old,
-            next,
+            old: oldShown,
+            next: toReq(next),
             entries: base,
             manager: w.manager,
-            apiVersion: apiVersionOf(t),
+            apiVersion: apiVersionOf(req),
             subresource: w.subresource,
-            scope: scopeOf(t, w.subresource),
+            scope: scopeOf(req, w.subresource),
             time: kubeTime(),
-            shapes: shapesFor(t),
+            shapes: shapesFor(req),
             ...(t.crd ? { structs: () => false } : {}),
+            otherVersion: (apiVersion) => {
+              const show = shownIn.get(apiVersion);
+              return show && { old: old && show(old), next: show(next) };
+            },
           })
         : base;
     }
@@ -536,7 +569,7 @@ export class ObjectService {
   }
 
   private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions & { subresource?: string; via?: Via }): KubeObject {
-    if (t.view) return this.present(t, this.commit(this.storageOf(t), old, t.view.write(next), w));
+    if (t.view) return this.present(t, this.commit(this.storageOf(t), old, t.view.write(next), { ...w, requestType: t }));
     this.decodeCustom(t, next, w, w.via ?? 'body');
     if (w.admitted) {
       if (w.admitted.metadata?.resourceVersion !== old.metadata.resourceVersion) {
