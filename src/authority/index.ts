@@ -4,14 +4,12 @@
  * state kept in a directory across restarts (in memory without one).
  * @module
  */
-import { createServer, type Server } from 'node:https';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir, hostname, networkInterfaces } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { AddressInfo, Socket } from 'node:net';
 import { stringify as toYaml } from 'yaml';
 import { createLogger, type Logger } from '../util/log.js';
-import { answerPlainHttp } from '../util/plain-http.js';
+import { HttpServer, type ServerLimits, type ServerRequest, type ServerResponseOf } from '../httpserver/index.js';
 import { kubeconfigFor, type RestConfig } from '../kube/config.js';
 import { generateCA, issueServingCert, type CertKeyPair } from './pki.js';
 import { Store } from './store.js';
@@ -39,6 +37,11 @@ import type { ServiceResolver } from './webhook-call.js';
 export interface AuthorityOptions {
   /** `host:port` to listen on (default `127.0.0.1:0`, an ephemeral port). */
   listen?: string;
+  /**
+   * Bounds of its HTTPS server (the manager's server core; see `ServerLimits`): default request heads of 16 KiB
+   * sent within 30 s, bodies within 60 s, idle connections kept 65 s, 4096 connections, handshakes within 10 s.
+   */
+  serverLimits?: Partial<ServerLimits>;
   /** Directory for the CA, keys, admin token and objects; absent: everything in memory. */
   stateDir?: string;
   /** Where to write the admin kubeconfig (default `<stateDir>/kubeconfig`, or a temp file). */
@@ -93,11 +96,14 @@ export interface Authority {
 }
 
 export { API_AUDIENCES };
+export type { ServerLimits } from '../httpserver/index.js';
 export { CRD_SETS, type CrdSet } from './crds.js';
 export { installWebhooks, type InstallWebhooksOptions, type InstalledWebhooks } from './install-webhooks.js';
 export { startTestEnvironment, useExistingClusterFromEnv, type TestEnvironment, type TestEnvironmentOptions } from './test-environment.js';
 
 const MAX_HEADER_BYTES = 16 * 1024;
+/** Open connections at most: every informer holds one watch, so more than a manager's servers allow. */
+const MAX_CONNECTIONS = 4096;
 
 const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -241,32 +247,25 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     conversions,
     logger: log,
   });
-  // Bounded: request headers up to 16 KiB (larger: 431), whole headers within 30 s (slow clients cannot hold sockets).
-  const server: Server = createServer(
-    { cert: serving.certPem, key: serving.keyPem, ALPNProtocols: ['http/1.1'], maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: 30_000 },
-    handler,
+  // the manager's server core (src/httpserver), with kube-apiserver's bounds: request heads up to 16 KiB (larger:
+  // 431) sent within 30 s, a whole request body within 60 s (watches stream their answers for minutes, which no
+  // bound here cuts), idle keep-alive connections kept 65 s, connections that send no request closed, a bounded
+  // number of connections, the TLS handshake within 10 s, a plain-HTTP request answered with Go's 400
+  const server = new HttpServer(
+    {
+      bindAddress: host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
+      tls: { options: { cert: serving.certPem, key: serving.keyPem, ALPNProtocols: ['http/1.1'] } },
+      limits: { maxHeaderBytes: MAX_HEADER_BYTES, headersTimeoutMs: 30_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: MAX_CONNECTIONS, ...opts.serverLimits },
+    },
+    handler as (req: ServerRequest, res: ServerResponseOf) => void,
   );
-  server.keepAliveTimeout = 65_000;
-  const sockets = new Set<Socket>();
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  // a plain-HTTP request gets kube-apiserver's (Go's) 400; other handshake failures just close
-  server.on('tlsClientError', answerPlainHttp);
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await server.listen();
   } catch (err) {
     await persistence?.close().catch(() => undefined); // nothing may keep writing a state directory it no longer holds
     throw err;
   }
-  const actualPort = (server.address() as AddressInfo).port;
+  const actualPort = server.port;
   address = `${urlHost(host)}:${actualPort}`;
   const url = `https://${address}`;
 
@@ -282,7 +281,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     mkdirSync(dirname(kubeconfig), { recursive: true });
     writeFileAtomic(kubeconfig, toYaml(kubeconfigFor({ server: url, caPem: ca.certPem, token: adminToken, clusterName: 'ctrlmetrics-authority', userName: 'admin' })));
   } catch (err) {
-    server.close();
+    await server.close(0);
     await persistence?.close().catch(() => undefined);
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     throw new Error(`cannot write the kubeconfig ${kubeconfig}: ${(err as Error).message}`);
@@ -292,13 +291,8 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
   const stop = () => {
     stopped ??= (async () => {
       hub.closeAll();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => {
-          for (const s of sockets) s.destroy();
-        }, 2000).unref();
-      });
+      // requests in flight get 2 s to finish, then their connections are cut
+      await server.close(2000);
       objects.flushPendingDeletions();
       try {
         await persistence?.close();

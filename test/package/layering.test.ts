@@ -25,7 +25,7 @@ const ALLOWED: Record<string, string[]> = {
   controller: ['util', 'kube', 'metrics'],
   webhook: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller'],
   manager: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller', 'webhook'],
-  authority: ['util', 'kube'],
+  authority: ['util', 'kube', 'certwatcher', 'httpserver'],
   ops: ['util', 'kube'],
   // kube: the table of Kubernetes' built-in kinds, which `create api` scaffolds controllers for
   scaffold: ['util', 'api', 'generate', 'kube'],
