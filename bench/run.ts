@@ -11,7 +11,10 @@
  * the start-up cells: import time and RSS, the quick-start manager's time to its first scrape; see
  * bench/lib/footprint.ts) · --no-admission / --admission-only (the example defaulter's admission requests/s and
  * latency at 1 and 8 connections; bench/lib/admission.ts) · --no-failover / --failover-only (a leader killed → the
- * standby's first reconcile over 10k cached objects, with and without warm-up; bench/lib/failover.ts).
+ * standby's first reconcile over 10k cached objects, with and without warm-up; bench/lib/failover.ts)
+ * · --no-controller / --controller-only (the reconcile path: a manager annotating 2k and 10k cached ConfigMaps with
+ * one and four workers, its CPU, throughput and RSS; against the cluster CTRLMETRICS_TEST_KUBECONFIG names, else the
+ * embedded authority; bench/lib/controller.ts).
  * Environment: CTRLMETRICS_BENCH_FROM=src (library from src/ via tsx instead of dist/), CTRLMETRICS_BENCH_CPU_PROF=DIR
  * (our server writes a V8 CPU profile there), CTRLMETRICS_BENCH_PEERS (peers directory, default ../shared/bench).
  */
@@ -31,6 +34,7 @@ import { runWrk } from './lib/wrk.js';
 import { measureFootprint, type FootprintResult } from './lib/footprint.js';
 import { measureAdmission, type AdmissionResult } from './lib/admission.js';
 import { measureFailover, type FailoverResult } from './lib/failover.js';
+import { measureController, type ControllerResult, type ControllerTarget } from './lib/controller.js';
 import { startTestCluster, type TestCluster } from '../test/helpers/cluster.js';
 
 const SERVER_CPU = '0';
@@ -53,6 +57,8 @@ interface Settings {
   admission: boolean;
   /** Failover with and without warm replicas. */
   failover: boolean;
+  /** The reconcile path's cost. */
+  controller: boolean;
   pin: boolean;
   /** Which peers run: go, prom-client, ours (ours = the ours, ours-text, ours-nofilter and ours-control variants). */
   peers: string[];
@@ -67,10 +73,10 @@ function parseArgs(argv: string[]): Settings {
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/run.ts`);
     flags.set(m[1]!, m[2] ?? 'true');
   }
-  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants', 'no-footprint', 'no-admission', 'admission-only', 'no-failover', 'failover-only'];
+  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants', 'no-footprint', 'no-admission', 'admission-only', 'no-failover', 'failover-only', 'no-controller', 'controller-only'];
   for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
   const quick = flags.has('quick');
-  const onlyFlags = ['micro-only', 'admission-only', 'failover-only'].filter((f) => flags.has(f));
+  const onlyFlags = ['micro-only', 'admission-only', 'failover-only', 'controller-only'].filter((f) => flags.has(f));
   if (onlyFlags.length > 1) throw new Error(`${onlyFlags.map((f) => `--${f}`).join(' and ')} exclude each other`);
   /** Whether another part than the allowed ones was singled out (--X-only). */
   const only = (...allowed: string[]) => onlyFlags.length > 0 && !allowed.includes(onlyFlags[0]!);
@@ -99,10 +105,19 @@ function parseArgs(argv: string[]): Settings {
     footprint: !only() && !flags.has('no-footprint'),
     admission: !only('admission-only') && !flags.has('no-admission'),
     failover: !only('failover-only') && !flags.has('no-failover'),
+    controller: !only('controller-only') && !flags.has('no-controller'),
     pin: !flags.has('no-pin'),
     peers: (flags.get('peers') ?? 'go,prom-client,ours').split(','),
     only: flags.get('variants')?.split(','),
   };
+}
+
+/** The controller benchmark's API server: the cluster CTRLMETRICS_TEST_KUBECONFIG names, else the embedded authority. */
+async function controllerTarget(cluster: TestCluster): Promise<ControllerTarget> {
+  const { KubeClient, loadRestConfig } = await import('../src/index.js');
+  const kubeconfig = process.env.CTRLMETRICS_TEST_KUBECONFIG;
+  const restConfig = kubeconfig ? await loadRestConfig({ kubeconfig }) : cluster.authority.restConfig;
+  return { label: kubeconfig ? `the cluster at ${restConfig.server}` : 'the embedded authority (in the benchmark\'s process)', restConfig, admin: new KubeClient({ ...restConfig, qps: -1 }) };
 }
 
 const started = Date.now();
@@ -252,6 +267,7 @@ async function main(): Promise<void> {
   let footprint: FootprintResult | undefined;
   let admission: AdmissionResult | undefined;
   let failover: FailoverResult | undefined;
+  let controller: ControllerResult | undefined;
   try {
     const lib = await prepareLib();
     cleanup.push(() => rmSync(dirname(lib.script('servers/eld-probe.ts')), { recursive: true, force: true }));
@@ -328,6 +344,13 @@ async function main(): Promise<void> {
       progress(`failover: ${objects} cached objects, ${s.reps} rep(s), cold and warm standby`);
       failover = await measureFailover(cluster, objects, s.reps, s.pin, progress);
     }
+    if (s.controller) {
+      const target = await controllerTarget(cluster);
+      cleanup.push(() => target.admin.close());
+      const sizes = s.quick ? [500, 2_000] : [2_000, 10_000];
+      progress(`controller: against ${target.label}, ${sizes.join(' and ')} objects, 1 and 4 workers, ${Math.max(2, s.reps)} rep(s)`);
+      controller = await measureController(target, sizes, [1, 4], Math.max(2, s.reps), s.pin, progress);
+    }
     if (s.micro) {
       progress('micro-benchmarks');
       micro = await runMicro(lib, s, accessFile, tokenFile);
@@ -355,6 +378,7 @@ async function main(): Promise<void> {
     footprint,
     ...(admission ? { admission } : {}),
     ...(failover ? { failover } : {}),
+    ...(controller ? { controller } : {}),
     scrapes,
     lint,
     auth: authChecks,

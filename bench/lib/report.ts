@@ -6,6 +6,7 @@ import { fmt, fmtPaired, median, pairedRatios, ratio } from './stats.js';
 import { footprintMedian, footprintTable, type FootprintResult } from './footprint.js';
 import { admissionTable, type AdmissionResult } from './admission.js';
 import { failoverTable, type FailoverResult } from './failover.js';
+import { controllerTable, type ControllerResult } from './controller.js';
 import { OURS_NODE_ARGS } from './servers.js';
 
 /** The one-off checks of a server at one size: what a single scrape returns, and promtool's verdict. */
@@ -61,6 +62,8 @@ export interface BenchResults {
   admission?: AdmissionResult;
   /** Failover with and without warm-up (absent with --no-failover and in older results). */
   failover?: FailoverResult;
+  /** The reconcile path's cost (absent with --no-controller and in older results). */
+  controller?: ControllerResult;
   scrapes: ScrapeCheck[];
   lint: LintCheck[];
   auth: AuthCheck[];
@@ -460,6 +463,12 @@ export function renderReport(res: BenchResults): string {
     out.push(`### Admission (the example's defaulter, ${res.admission.path}, wrk on CPU 1, servers on CPU 0; ${res.admission.durationS} s per run, medians (min–max) of ${res.admission.cells[0]?.reqPerSec.length ?? 0})`);
     out.push('');
     out.push(...admissionTable(res.admission));
+    out.push('');
+  }
+  if (res.controller) {
+    out.push(`### The reconcile path (a manager on CPU 0 annotating N cached ConfigMaps, one merge patch each; against ${res.controller.target}; medians (min–max) of ${res.controller.reps})`);
+    out.push('');
+    out.push(...controllerTable(res.controller));
     out.push('');
   }
   if (res.failover) {
