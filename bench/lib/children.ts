@@ -17,6 +17,31 @@ export function spawnTracked(cmd: string, args: readonly string[], opts: SpawnOp
   return child;
 }
 
+/**
+ * Reads a fixture's stdout as JSON lines, calling `onLine` with each object (other lines are skipped), and keeps the
+ * tail of its stderr; answers a function that returns that tail (for error messages).
+ */
+export function readJsonLines<T>(child: ChildProcess, onLine: (line: T) => void): () => string {
+  let buf = '';
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-4000)));
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    buf += d;
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      let parsed: T;
+      try {
+        parsed = JSON.parse(line) as T;
+      } catch {
+        continue; // not one of the fixture's lines
+      }
+      onLine(parsed);
+    }
+  });
+  return () => err;
+}
+
 /** Sends SIGTERM, then SIGKILL after `graceMs`; resolves once the child has exited. */
 export async function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;

@@ -8,7 +8,7 @@
  * process, or the cluster CTRLMETRICS_TEST_KUBECONFIG names.
  */
 import { join } from 'node:path';
-import { spawnTracked, stopChild } from './children.js';
+import { readJsonLines, spawnTracked, stopChild } from './children.js';
 import { REPO_ROOT } from './servers.js';
 import type { KubeClient, RestConfig } from '../../src/index.js';
 
@@ -83,27 +83,12 @@ async function runOnce(target: ControllerTarget, namespace: string, expected: nu
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const events = new Map<string, ManagerEvent>();
-  let buf = '';
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-4000)));
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    buf += d;
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      try {
-        const e = JSON.parse(line) as ManagerEvent;
-        events.set(e.event, e);
-      } catch {
-        // not one of the fixture's lines
-      }
-    }
-  });
+  const stderr = readJsonLines<ManagerEvent>(child, (e) => events.set(e.event, e));
   try {
     const deadline = Date.now() + 600_000;
     while (!events.has('all-annotated')) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the manager exited before annotating every object: ${err}`);
-      if (Date.now() > deadline) throw new Error(`the manager did not annotate ${expected} objects within 600 s: ${err}`);
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the manager exited before annotating every object: ${stderr()}`);
+      if (Date.now() > deadline) throw new Error(`the manager did not annotate ${expected} objects within 600 s: ${stderr()}`);
       await new Promise((r) => setTimeout(r, 20));
     }
     return { first: events.get('first-reconcile')!, done: events.get('all-annotated')! };

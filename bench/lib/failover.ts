@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { spawnTracked, stopChild } from './children.js';
+import { readJsonLines, spawnTracked, stopChild } from './children.js';
 import { REPO_ROOT } from './servers.js';
 import type { TestCluster } from '../../test/helpers/cluster.js';
 
@@ -46,27 +46,14 @@ function replica(cluster: TestCluster, cfg: { namespace: string; leaseId: string
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const events = new Map<string, number>();
-  let buf = '';
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-4000)));
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    buf += d;
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      try {
-        const e = JSON.parse(line) as { event: string; at: number };
-        if (!events.has(e.event)) events.set(e.event, e.at);
-      } catch {
-        // not one of the fixture's lines
-      }
-    }
+  const stderr = readJsonLines<{ event: string; at: number }>(child, (e) => {
+    if (!events.has(e.event)) events.set(e.event, e.at);
   });
   const waitFor = async (event: string, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     while (!events.has(event)) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the replica exited before "${event}": ${err}`);
-      if (Date.now() > deadline) throw new Error(`no "${event}" from the replica within ${timeoutMs} ms: ${err}`);
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the replica exited before "${event}": ${stderr()}`);
+      if (Date.now() > deadline) throw new Error(`no "${event}" from the replica within ${timeoutMs} ms: ${stderr()}`);
       await new Promise((r) => setTimeout(r, 10));
     }
     return events.get(event)!;

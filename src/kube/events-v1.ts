@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import { LRUCache } from 'lru-cache';
 import { KubeApiError, type KubeClient } from './client.js';
 import type { ObjectLike } from './objects.js';
-import type { KubeEventType } from './events.js';
+import { truncate, type KubeEventType } from './events.js';
 import type { Logger } from '../util/log.js';
 import { after, systemTimerClock, type TimerClock } from '../util/timers.js';
 
@@ -46,8 +46,6 @@ export interface EventsV1BroadcasterOptions {
   logger?: Logger;
 }
 
-/** The API's limit on an event's note. */
-const MAX_NOTE_BYTES = 1024;
 /** Events remembered for series (client-go keeps them until their series ends; bounded here). */
 const MAX_TRACKED = 4096;
 
@@ -73,17 +71,6 @@ interface Tracked {
 }
 
 type Write = { op: 'create'; entry: Tracked } | { op: 'series'; entry: Tracked };
-
-/** The note within the API's limit, cut at a character boundary. */
-function truncate(note: string): string {
-  if (Buffer.byteLength(note) <= MAX_NOTE_BYTES) return note;
-  let out = '';
-  for (const ch of note) {
-    if (Buffer.byteLength(out + ch) > MAX_NOTE_BYTES - 3) break;
-    out += ch;
-  }
-  return `${out}...`;
-}
 
 /** `metav1.MicroTime` on the wire: RFC 3339 in UTC with microseconds. */
 function microTime(ms: number): string {

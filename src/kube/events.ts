@@ -49,7 +49,8 @@ const MAX_TRACKED = 4096;
 const MAX_MESSAGE_BYTES = 1024;
 
 
-function truncate(message: string): string {
+/** A message or note within the API's 1 KiB, cut at a character boundary and marked `...` (as client-go cuts it). */
+export function truncate(message: string): string {
   if (Buffer.byteLength(message) <= MAX_MESSAGE_BYTES) return message;
   let out = '';
   for (const ch of message) {
