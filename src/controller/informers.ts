@@ -175,6 +175,10 @@ export class InformerSet {
       const apiVersion = m[1] ?? m[2]!;
       const mapping = await mapper.mappingForResource(apiVersion, m[3]!);
       if (!mapping || !mapping.verbs.includes('list') || !mapping.verbs.includes('watch')) return undefined;
+      // the cache's selectors or metadata-only setting for the kind: an informer of it could never answer a read
+      const own = this.scope.byObject?.find((o) => o.apiVersion === apiVersion && o.kind === mapping.kind);
+      const selectors = own ? [own.labelSelector, own.fieldSelector] : [this.scope.defaultLabelSelector, this.scope.defaultFieldSelector];
+      if (own?.metadataOnly || selectors.some((x) => x !== undefined && x.trim() !== '')) return undefined;
       if (!opts.start) {
         throw new NotCachedError(`${mapping.kind} (${apiVersion}) is not cached: the manager's cache.readerFailOnMissingInformer is set and nothing watches it; watch it, or read it with apiReader`);
       }

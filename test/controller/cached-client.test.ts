@@ -170,3 +170,16 @@ test('a started informer that cannot list fails the read after the sync timeout,
     await set.stop();
   }
 });
+
+test('a kind the cache narrows by a selector gets no informer from a read (it could never answer one): the read goes to the API', async () => {
+  const set = new InformerSet(live, {}, undefined, { defaultLabelSelector: 'app=x' });
+  try {
+    const starting = cachedReadClient(live, set, { mapper: new RESTMapper(live), readerFailOnMissingInformer: false });
+    const gets = proxy.count('/serviceaccounts/default');
+    assert.equal((await starting.get<CM>(`/api/v1/namespaces/${NS}/serviceaccounts/default`)).metadata.name, 'default');
+    assert.equal(set.all().length, 0, 'no informer started');
+    assert.equal(proxy.count('/serviceaccounts/default'), gets + 1, 'read from the API');
+  } finally {
+    await set.stop();
+  }
+});
