@@ -156,6 +156,42 @@ export function valueAt(obj: Json, path: FieldPath, shapes: ListShapes = builtin
   return cur;
 }
 
+/**
+ * The part of an object a set of paths covers: each path's value, with the objects and list elements above it (a
+ * keyed element with its key fields). A manager's fields as an object, to show them in another version.
+ */
+export function pick(obj: Json, set: PathSet, shapes: ListShapes = builtinListShapes): Json {
+  const out: Record<string, Json> = {};
+  for (const path of set) {
+    if (valueAt(obj, path, shapes) === undefined) continue;
+    let src: Json = obj;
+    let dst: Json = out;
+    for (let i = 0; i < path.length; i++) {
+      const k = path[i]!;
+      const last = i === path.length - 1;
+      if (k.startsWith('f:')) {
+        const name = k.slice(2);
+        const v = src[name];
+        if (last) dst[name] = structuredClone(v);
+        else dst[name] ??= Array.isArray(v) ? [] : {};
+        src = v;
+        dst = dst[name];
+        continue;
+      }
+      const shape = shapes(path.slice(0, i), src);
+      const el = (src as Json[]).find((x, n) => elementKey(shape, x, n) === k);
+      let mine = (dst as Json[]).find((x, n) => elementKey(shape, x, n) === k);
+      if (mine === undefined) {
+        mine = shape.type === 'map' && isObj(el) ? Object.fromEntries(shape.keys.filter((f) => f in el).map((f) => [f, structuredClone(el[f])])) : structuredClone(el);
+        (dst as Json[]).push(mine);
+      }
+      src = el;
+      dst = mine;
+    }
+  }
+  return out;
+}
+
 /** Removes the value at a path; an object left empty by it goes too (up to, not including, the root). */
 function removeAt(obj: Json, path: FieldPath, shapes: ListShapes): void {
   // chain[i] is the value at path[0..i)
@@ -416,6 +452,21 @@ export function conflictMessage(conflicts: FieldConflict[]): string {
   return `Apply failed with ${conflicts.length} conflicts: ${parts.join('\n')}`;
 }
 
+/** An object of one version shown in another (`to`) and back (`from`): a view's conversions. */
+export interface VersionConversion {
+  to(o: KubeObject): KubeObject;
+  from(o: KubeObject): KubeObject;
+}
+
+/** The value `f` returns, or undefined when it throws (a conversion of a malformed object). */
+function attempt<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
 /** What an apply computes: the paths to prune from the live object, the conflicts, and the managed fields after it. */
 export interface ApplyPlan {
   conflicts: FieldConflict[];
@@ -439,6 +490,13 @@ export function planApply(p: {
   scope: Scope;
   time: string;
   shapes?: ListShapes;
+  /**
+   * How an object in the apply's version shows in another version it is served in (a view's), and back; undefined
+   * for a version it cannot be shown in. Another version's manager is checked for conflicts in its own version, as
+   * structured-merge-diff compares each manager's set in its version; a previous apply in another version is read
+   * in this one.
+   */
+  otherVersion?: (apiVersion: string) => VersionConversion | undefined;
 }): ApplyPlan {
   const shapes = p.shapes ?? builtinListShapes;
   const applied = fieldsOf(p.config, shapes, p.scope);
@@ -446,14 +504,53 @@ export function planApply(p: {
   const isSelf = (e: ManagedFieldsEntry) => e.operation === 'Apply' && e.manager === p.manager && (e.subresource ?? '') === (p.subresource ?? '');
   const selfIndex = owned.findIndex((o) => isSelf(o.entry));
   const previous = selfIndex >= 0 ? owned.splice(selfIndex, 1)[0] : undefined;
+  const convert = (apiVersion: string) => (apiVersion !== p.apiVersion && p.otherVersion ? p.otherVersion(apiVersion) : undefined);
+  if (previous && p.live && previous.entry.apiVersion !== p.apiVersion) {
+    // the manager's last apply, in its version's fields, as this version shows them (what is not set now goes)
+    const c = convert(previous.entry.apiVersion);
+    const shownThere = c && attempt(() => c.from(pick(c.to(p.live!), previous.set, shapes)));
+    const present = fieldsOf(p.live, shapes, p.scope);
+    previous.set = shownThere ? new PathSet([...fieldsOf(shownThere, shapes, p.scope)].filter((x) => present.has(x))) : new PathSet();
+  }
+  // each other version's view of the object before and after the merge (no pruning yet: kube compares that)
+  const views = new Map<string, { live: KubeObject; merged: KubeObject; changed: PathSet } | undefined>();
+  const viewIn = (apiVersion: string) => {
+    if (!views.has(apiVersion)) {
+      const c = convert(apiVersion);
+      const v = c && p.live && attempt(() => {
+        const live = c.to(p.live!);
+        const merged = c.to(mergeApplied(structuredClone(p.live), p.config, shapes) as KubeObject);
+        return { live, merged, changed: new PathSet([...fieldsOf(merged, shapes, p.scope)].filter((x) => differs(live, merged, x, shapes))) };
+      });
+      views.set(apiVersion, v);
+    }
+    return views.get(apiVersion);
+  };
   const conflicts: FieldConflict[] = [];
   if (p.live) {
     for (const o of owned) {
+      const view = o.entry.apiVersion !== p.apiVersion ? viewIn(o.entry.apiVersion) : undefined;
+      if (view) {
+        for (const path of o.set) if (view.changed.has(path)) conflicts.push({ path, entry: o.entry });
+        continue;
+      }
       for (const path of applied) if (o.set.has(path) && differs(p.live, p.config, path, shapes)) conflicts.push({ path, entry: o.entry });
     }
   }
   // a forced apply takes the conflicting fields from their owners
   for (const c of conflicts) owned.find((o) => o.entry === c.entry)!.set.delete(c.path);
+  // a field another version's manager owns stays: removing it would change what that manager owns there
+  const ownedElsewhere = (path: FieldPath) =>
+    owned.some((o) => {
+      if (o.entry.apiVersion === p.apiVersion || !o.set.size) return false;
+      const c = convert(o.entry.apiVersion);
+      const view = viewIn(o.entry.apiVersion);
+      if (!c || !view || !p.live) return false;
+      const without: KubeObject = structuredClone(p.live);
+      removeAt(without, path, shapes);
+      const shown = attempt(() => c.to(without));
+      return !shown || [...o.set].some((x) => differs(view.live, shown, x, shapes));
+    });
   const prune: FieldPath[] = [];
   if (previous && p.live) {
     // what someone still owns stays, and so does everything above it (kube removes the previous set, then adds back
@@ -465,10 +562,11 @@ export function planApply(p: {
       if (kept.some((k) => above(path, k))) continue;
       // an element that goes takes its fields with it: skip paths below another pruned path
       if (prune.some((q) => q.length < path.length && q.every((k, i) => path[i] === k))) continue;
+      if (ownedElsewhere(path)) continue;
       prune.push(path);
     }
   }
-  const sameSet = previous && previous.set.size === applied.size && [...applied].every((x) => previous.set.has(x));
+  const sameSet = previous && previous.entry.apiVersion === p.apiVersion && previous.set.size === applied.size && [...applied].every((x) => previous.set.has(x));
   const entry: ManagedFieldsEntry = {
     manager: p.manager,
     operation: 'Apply',

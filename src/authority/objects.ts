@@ -12,7 +12,7 @@ import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type 
 import { validateFinalizers, validateLabels, validateName } from './validation.js';
 import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
 import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
-import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, managerText, mergeApplied, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ListShapes, type ManagedFieldsEntry, type Scope } from './managed-fields.js';
+import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, managerText, mergeApplied, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ListShapes, type ManagedFieldsEntry, type Scope, type VersionConversion } from './managed-fields.js';
 import { defaultCustomResource, pruneCustomResource, readCustomResource, schemaListShapes, validateCustomResource } from './crd-schema.js';
 import { checkMetadataShape, validateCRD } from './object-checks.js';
 import { defaultBuiltin } from './builtin-defaults.js';
@@ -91,6 +91,12 @@ export function isStaleAdmission(err: unknown): boolean {
 
 /** How a write's object arrived, which decides how a strict unknown field is reported. */
 type Via = 'body' | 'patch' | 'apply';
+
+/** How a stored object shows in one version it is served in, and how that version's object is stored. */
+interface Shown {
+  read(stored: KubeObject): KubeObject;
+  write(o: KubeObject): KubeObject;
+}
 
 /** Field ownership's list shapes for a type: a custom resource's from its schema (metadata as built-in). */
 function shapesFor(t: ResourceType): ListShapes {
@@ -219,20 +225,36 @@ export class ObjectService {
    * The versions a stored built-in object is served in, each with how it shows there: the storing type's own (as it
    * is) and its views' (an events.k8s.io/v1 Event of a core Event, an autoscaling/v1 HPA of a v2 one).
    */
-  private versionsOfStored(t: ResourceType): Map<string, (o: KubeObject) => KubeObject> {
+  private versionsOfStored(t: ResourceType): Map<string, Shown> {
     let shown = this.shownIn.get(t);
     if (!shown) {
-      shown = new Map([[apiVersionOf(t), (o: KubeObject) => o]]);
+      const same = (o: KubeObject) => o;
+      shown = new Map([[apiVersionOf(t), { read: same, write: same }]]);
       for (const v of this.registry.all()) {
         const s = v.view?.storage;
-        if (s && s.group === t.group && s.version === t.version && s.resource === t.resource) shown.set(apiVersionOf(v), v.view!.read);
+        if (s && s.group === t.group && s.version === t.version && s.resource === t.resource) shown.set(apiVersionOf(v), { read: v.view!.read, write: v.view!.write });
       }
       this.shownIn.set(t, shown);
     }
     return shown;
   }
 
-  private readonly shownIn = new WeakMap<ResourceType, Map<string, (o: KubeObject) => KubeObject>>();
+  private readonly shownIn = new WeakMap<ResourceType, Map<string, Shown>>();
+
+  /**
+   * How an object in a built-in type's shape shows in each other version its objects are served in (its views', or
+   * the storing type's for a view), and back; undefined for a custom resource.
+   */
+  private conversionsFrom(t: ResourceType): ((apiVersion: string) => VersionConversion | undefined) | undefined {
+    if (t.crd) return undefined;
+    const shown = this.versionsOfStored(t.view ? this.storageOf(t) : t);
+    const here = shown.get(apiVersionOf(t));
+    if (!here) return undefined;
+    return (apiVersion) => {
+      const there = shown.get(apiVersion);
+      return there && { to: (o) => there.read(here.write(o)), from: (o) => here.read(there.write(o)) };
+    };
+  }
 
   /** The type that stores a view's objects. */
   private storageOf(t: ResourceType): ResourceType {
@@ -541,7 +563,7 @@ export class ObjectService {
       // manager's fields compared in the version its entry names
       const req = w.requestType ?? t;
       const shownIn = this.versionsOfStored(t);
-      const toReq = shownIn.get(apiVersionOf(req)) ?? ((o: KubeObject) => o);
+      const toReq = shownIn.get(apiVersionOf(req))?.read ?? ((o: KubeObject) => o);
       // a create through a view is compared with the view of an empty object, as kube compares with the zero
       // object: what the conversion alone fills in (an Event's empty deprecatedSource) is not the writer's
       const oldShown = old ? toReq(old) : req !== t ? toReq({ metadata: {} } as KubeObject) : undefined;
@@ -558,7 +580,7 @@ export class ObjectService {
             shapes: shapesFor(req),
             ...(t.crd ? { structs: () => false } : {}),
             otherVersion: (apiVersion) => {
-              const show = shownIn.get(apiVersion);
+              const show = shownIn.get(apiVersion)?.read;
               return show && { old: old && show(old), next: show(next) };
             },
           })
@@ -706,8 +728,6 @@ export class ObjectService {
    * kube-apiserver keeps it (conflicts, `force`, removal of fields the manager no longer applies).
    */
   private serverSideApply(t: ResourceType, ns: string | undefined, name: string, old: KubeObject | undefined, body: KubeObject, w: WriteOptions & { subresource?: string }): KubeObject {
-    // a view's configuration is applied in the stored shape (its field ownership is recorded in that shape)
-    if (t.view) return this.present(t, this.serverSideApply(this.storageOf(t), ns, name, old, t.view.write(body), w));
     if (body && typeof body === 'object' && !Array.isArray(body)) {
       // an applied configuration names its type exactly: the endpoint's group, version and kind
       const gv = apiVersionOf(t);
@@ -741,6 +761,7 @@ export class ObjectService {
       scope: scopeOf(t, w.subresource),
       time: kubeTime(),
       shapes,
+      otherVersion: this.conversionsFrom(t),
     });
     if (plan.conflicts.length && !w.force) {
       const left = w.fieldManager === 'kubectl' && live ? this.notUpgradable(t, live, plan.conflicts) : plan.conflicts;
@@ -750,10 +771,12 @@ export class ObjectService {
     const base = clone(live);
     prunePaths(base, plan.prune, shapes);
     let merged = mergeApplied(base, { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } }, shapes) as KubeObject;
-    if (w.subresource === 'status') merged = { ...clone(old), status: merged.status };
+    // what the apply may not change, as the request's version shows it (a view's own shape)
+    const shown = t.view ? live : old;
+    if (w.subresource === 'status') merged = { ...clone(shown), status: merged.status };
     else if (t.statusSubresource) {
-      if (old.status === undefined) delete merged.status;
-      else merged.status = clone(old.status);
+      if (shown.status === undefined) delete merged.status;
+      else merged.status = clone(shown.status);
     }
     return this.commit(t, old, merged, { ...w, managedFields: plan.entries, via: 'apply' });
   }
