@@ -349,7 +349,7 @@ async function main(): Promise<void> {
       cleanup.push(() => target.admin.close());
       const sizes = s.quick ? [500, 2_000] : [2_000, 10_000];
       progress(`controller: against ${target.label}, ${sizes.join(' and ')} objects, 1 and 4 workers, ${Math.max(2, s.reps)} rep(s)`);
-      controller = await measureController(target, sizes, [1, 4], Math.max(2, s.reps), s.pin, progress);
+      controller = await measureController(lib, target, sizes, [1, 4], Math.max(2, s.reps), s.pin, progress);
     }
     if (s.micro) {
       progress('micro-benchmarks');

@@ -7,9 +7,8 @@
  * one worker and four, alternated, medians and ranges. The API server is the embedded authority in the benchmark's
  * process, or the cluster CTRLMETRICS_TEST_KUBECONFIG names.
  */
-import { join } from 'node:path';
 import { readJsonLines, spawnTracked, stopChild } from './children.js';
-import { REPO_ROOT } from './servers.js';
+import { libEnv, OURS_NODE_ARGS, REPO_ROOT, type PreparedLib } from './servers.js';
 import type { KubeClient, RestConfig } from '../../src/index.js';
 
 /** The API server the benchmark runs against. */
@@ -28,6 +27,8 @@ export interface ControllerCell {
   ms: number[];
   /** the manager's CPU over that time, ms */
   cpuMs: number[];
+  /** of which its main thread's (the JavaScript), ms; the rest is V8's and libuv's helper threads (GC, TLS) */
+  mainCpuMs: number[];
   /** RSS at the first reconcile (the caches synced), MB */
   rssSyncedMb: number[];
   /** reconciles until all were annotated */
@@ -44,6 +45,9 @@ interface ManagerEvent {
   event: string;
   at: number;
   cpuMs: number;
+  mainCpuMs: number;
+  /** the process's CPU in the kernel (system time), ms */
+  systemCpuMs: number;
   rssMb: number;
   reconciles: number;
 }
@@ -72,14 +76,15 @@ async function populate(admin: KubeClient, namespace: string, n: number): Promis
 }
 
 /** Runs the manager once over `namespace`; answers its two events. */
-async function runOnce(target: ControllerTarget, namespace: string, expected: number, workers: number, pin: boolean): Promise<{ first: ManagerEvent; done: ManagerEvent }> {
+async function runOnce(lib: PreparedLib, target: ControllerTarget, namespace: string, expected: number, workers: number, pin: boolean): Promise<{ first: ManagerEvent; done: ManagerEvent }> {
   // CTRLMETRICS_BENCH_CPU_PROF=DIR: the manager writes a V8 CPU profile there (bench/profile-summary.ts reads it)
   const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
-  const args = [...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', join(REPO_ROOT, 'bench/servers/controller-manager.ts')];
+  // the compiled library with the generated manager.yaml's NODE_OPTIONS: the manager as a scaffolded project runs it
+  const args = [...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...OURS_NODE_ARGS, ...lib.nodeArgs, lib.script('servers/controller-manager.ts')];
   const [cmd, argv] = pin ? ['taskset', ['-c', '0', process.execPath, ...args]] : [process.execPath, args];
   const child = spawnTracked(cmd, argv, {
     cwd: REPO_ROOT,
-    env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'error', CONTROLLER_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, expected, workers }) },
+    env: { ...process.env, NODE_OPTIONS: '', ...libEnv(lib), CTRLMETRICS_LOG_LEVEL: 'error', CONTROLLER_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, expected, workers }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const events = new Map<string, ManagerEvent>();
@@ -102,6 +107,7 @@ async function runOnce(target: ControllerTarget, namespace: string, expected: nu
  * repetition); every run gets a fresh namespace of fresh objects, deleted after it.
  */
 export async function measureController(
+  lib: PreparedLib,
   target: ControllerTarget,
   sizes: number[],
   workerCounts: number[],
@@ -109,7 +115,7 @@ export async function measureController(
   pin: boolean,
   progress: (msg: string) => void = () => undefined,
 ): Promise<ControllerResult> {
-  const cells: ControllerCell[] = sizes.flatMap((objects) => workerCounts.map((workers) => ({ objects, workers, ms: [], cpuMs: [], rssSyncedMb: [], reconciles: [] })));
+  const cells: ControllerCell[] = sizes.flatMap((objects) => workerCounts.map((workers) => ({ objects, workers, ms: [], cpuMs: [], mainCpuMs: [], rssSyncedMb: [], reconciles: [] })));
   let round = 0;
   const prefix = `bench-ctl-${Date.now().toString(36)}`;
   for (let rep = 0; rep < reps; rep++) {
@@ -118,12 +124,16 @@ export async function measureController(
       progress(`controller: ${cell.objects} ConfigMaps, ${cell.workers} worker(s): creating the objects`);
       await populate(target.admin, namespace, cell.objects);
       try {
-        const { first, done } = await runOnce(target, namespace, cell.objects, cell.workers, pin);
+        const { first, done } = await runOnce(lib, target, namespace, cell.objects, cell.workers, pin);
         cell.ms.push(done.at - first.at);
         cell.cpuMs.push(done.cpuMs - first.cpuMs);
+        cell.mainCpuMs.push(done.mainCpuMs - first.mainCpuMs);
         cell.rssSyncedMb.push(first.rssMb);
         cell.reconciles.push(done.reconciles);
-        progress(`controller: ${cell.objects} objects, ${cell.workers} worker(s): ${(cell.objects / ((done.at - first.at) / 1000)).toFixed(0)} patches/s, ${(((done.cpuMs - first.cpuMs) / cell.objects) * 1000).toFixed(0)} ms CPU per 1,000, RSS synced ${first.rssMb.toFixed(0)} MB`);
+        const per1000 = (ms: number) => ((ms / cell.objects) * 1000).toFixed(0);
+        progress(
+          `controller: ${cell.objects} objects, ${cell.workers} worker(s): ${(cell.objects / ((done.at - first.at) / 1000)).toFixed(0)} patches/s, ${per1000(done.cpuMs - first.cpuMs)} ms CPU per 1,000 (main thread ${per1000(done.mainCpuMs - first.mainCpuMs)}, kernel ${per1000(done.systemCpuMs - first.systemCpuMs)}), RSS synced ${first.rssMb.toFixed(0)} MB`,
+        );
       } finally {
         await target.admin.delete(`/api/v1/namespaces/${namespace}`).catch(() => undefined);
       }
@@ -136,12 +146,12 @@ export async function measureController(
 export function controllerTable(r: ControllerResult): string[] {
   const rows = r.cells.map((c) => {
     const perSecond = c.ms.map((ms) => c.objects / (ms / 1000));
-    const cpuPer1000 = c.cpuMs.map((ms) => (ms / c.objects) * 1000);
-    return `| ${c.objects.toLocaleString('en-US')} | ${c.workers} | ${stat(perSecond)} | ${stat(cpuPer1000)} | ${stat(c.rssSyncedMb)} | ${stat(c.reconciles)} |`;
+    const per1000 = (xs: number[]) => xs.map((ms) => (ms / c.objects) * 1000);
+    return `| ${c.objects.toLocaleString('en-US')} | ${c.workers} | ${stat(perSecond)} | ${stat(per1000(c.cpuMs))} | ${stat(per1000(c.mainCpuMs))} | ${stat(c.rssSyncedMb)} | ${stat(c.reconciles)} |`;
   });
   const out = [
-    '| objects | workers | patches/s | manager CPU ms per 1,000 objects | RSS once synced, MB | reconciles |',
-    '|---|---|---|---|---|---|',
+    '| objects | workers | patches/s | manager CPU ms per 1,000 objects | of which the main thread | RSS once synced, MB | reconciles |',
+    '|---|---|---|---|---|---|---|',
     ...rows,
   ];
   const one = r.cells.filter((c) => c.workers === Math.min(...r.cells.map((x) => x.workers)));

@@ -6,20 +6,36 @@
  * `first-reconcile` (the caches synced: RSS then) and `all-annotated` (every object patched), each with this
  * process's CPU time (all threads, ms) and RSS (MB), and the reconciles so far.
  *
+ * Run as transpiled JavaScript; the library is imported from CTRLMETRICS_LIB_ROOT (dist by default).
  * CONTROLLER_CONFIG: { restConfig, namespace, expected, workers }.
  */
-import { Controller, Manager, ignoreNotFound, type RestConfig } from '../../src/index.js';
+import { readFileSync } from 'node:fs';
+import type * as Lib from '../../src/index.js';
 
-const cfg = JSON.parse(process.env.CONTROLLER_CONFIG ?? '{}') as { restConfig: RestConfig; namespace: string; expected: number; workers: number };
+const root = process.env.CTRLMETRICS_LIB_ROOT;
+const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';
+if (!root) throw new Error('CTRLMETRICS_LIB_ROOT is not set (bench/servers/controller-manager.ts is started by bench/lib/controller.ts)');
+const { Controller, Manager, ignoreNotFound } = (await import(`${root}index${ext}`)) as typeof Lib;
+
+const cfg = JSON.parse(process.env.CONTROLLER_CONFIG ?? '{}') as { restConfig: Lib.RestConfig; namespace: string; expected: number; workers: number };
 
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
+/**
+ * The main thread's CPU alone (the JavaScript; the process's other threads are V8's GC helpers and libuv's pool):
+ * utime + stime of its /proc task, in USER_HZ ticks (100 per second on Linux).
+ */
+const mainCpuMs = () => {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
 let reconciles = 0;
 let annotated = 0;
 const say = (event: string) =>
-  process.stdout.write(`${JSON.stringify({ event, at: Date.now(), cpuMs: cpuMs(), rssMb: process.memoryUsage.rss() / 2 ** 20, reconciles })}\n`);
+  process.stdout.write(`${JSON.stringify({ event, at: Date.now(), cpuMs: cpuMs(), mainCpuMs: mainCpuMs(), systemCpuMs: process.cpuUsage().system / 1000, rssMb: process.memoryUsage.rss() / 2 ** 20, reconciles })}\n`);
 
 const mgr = new Manager({
   restConfig: { ...cfg.restConfig, qps: -1 },
