@@ -9,6 +9,7 @@ import { KubeApiError, type KubeClient, type RequestOptions } from '../kube/clie
 import type { InformerSet } from './informers.js';
 import type { RESTMapper } from '../kube/restmapper.js';
 import { deepFreeze } from '../kube/freeze.js';
+import { copyJson } from '../util/json-copy.js';
 
 /** `/api/v1[/namespaces/NS]/RESOURCE[/NAME]` or `/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE[/NAME]`. */
 const OBJECT_PATH = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?$/;
@@ -53,7 +54,7 @@ const READ_SYNC_TIMEOUT_MS = 30_000;
  * API's 404; a collection as a List.
  */
 export function cachedReadClient(client: KubeClient, informers: InformerSet | (() => InformerSet | undefined), opts: CachedReadOptions = {}): KubeClient {
-  const handOut = opts.unsafeDisableDeepCopy ? <T>(v: T): T => deepFreeze(v) : <T>(v: T): T => structuredClone(v);
+  const handOut = opts.unsafeDisableDeepCopy ? <T>(v: T): T => deepFreeze(v) : copyJson;
   // a getter: the manager's client exists before its informers do (they are made by start())
   const current = typeof informers === 'function' ? informers : () => informers;
   const { mapper, readerFailOnMissingInformer = false, syncTimeoutMs = READ_SYNC_TIMEOUT_MS } = opts;

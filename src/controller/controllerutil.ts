@@ -10,6 +10,7 @@ import type { ObjectLike, OwnerReference } from '../kube/objects.js';
 import type { ObjectClient } from '../kube/object-client.js';
 import { isNotFound } from '../kube/errors.js';
 import { semanticEqual } from '../kube/equality.js';
+import { copyJson } from '../util/json-copy.js';
 
 /** The object already has a controller owner other than the one being set (controller-runtime's `AlreadyOwnedError`). */
 export class AlreadyOwnedError extends Error {
@@ -161,13 +162,13 @@ async function readAndMutate<T extends ObjectLike>(client: ObjectClient, obj: T,
   }
   const sameKey = (o: T) => o.metadata?.name === key.name && (o.metadata?.namespace ?? undefined) === (key.namespace ?? undefined);
   if (!current) {
-    const fresh = structuredClone(obj);
+    const fresh = copyJson(obj);
     await mutate(fresh);
     if (!sameKey(fresh)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
     return { created: await client.create(fresh) };
   }
   const after = { ...current, apiVersion: obj.apiVersion, kind: obj.kind } as T;
-  const before = structuredClone(after);
+  const before = copyJson(after);
   await mutate(after);
   if (!sameKey(after)) throw new Error('MutateFn cannot mutate object name and/or object namespace');
   return { before, after };

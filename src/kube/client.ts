@@ -12,7 +12,7 @@ import http from 'node:http';
 import { URL } from 'node:url';
 import { TokenBucket } from './ratelimit.js';
 import type { RestConfig } from './config.js';
-import { after, MAX_TIMER_MS } from '../util/timers.js';
+import { after } from '../util/timers.js';
 
 /** A Kubernetes `Status` object, as returned with errors. */
 export interface KubeStatus {
@@ -110,6 +110,12 @@ export interface WatchHandle {
 
 const RETRYABLE_CODES = new Set([429, 500, 502, 503, 504]);
 
+/** A `.` or `..` segment, which a URL resolves away. */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+
+/** A path a URL keeps as written: unreserved and sub-delimiter characters, `:`, `@`, `/` and percent escapes. */
+const SAFE_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*(?:%[0-9A-Fa-f]{2}[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)*$/;
+
 function isRetryable(err: unknown): boolean {
   // the client-side limiter already waited as long as the caller allows: retrying would only wait longer
   if (err instanceof KubeApiError && err.reason === 'RateLimited') return false;
@@ -143,6 +149,11 @@ export class KubeClient {
   private readonly agent: https.Agent | http.Agent;
   private readonly limiter: TokenBucket;
   private cachedAuth?: { headers: Record<string, string>; at: number };
+  private staticHeaders?: Record<string, string>;
+  /** The server's path prefix (a kubeconfig's server may name one), without the trailing slash. */
+  private readonly basePath: string;
+  /** Where requests go: `protocol`, `hostname` (an IPv6 address without its brackets) and `port` of the server. */
+  private readonly endpoint: { protocol: string; hostname: string; port: string };
   observer: RequestObserver | undefined;
 
   constructor(
@@ -151,6 +162,9 @@ export class KubeClient {
   ) {
     this.base = new URL(config.server);
     this.host = this.base.host;
+    this.basePath = this.base.pathname.replace(/\/$/, '');
+    const hostname = this.base.hostname.startsWith('[') ? this.base.hostname.slice(1, -1) : this.base.hostname;
+    this.endpoint = { protocol: this.base.protocol, hostname, port: this.base.port };
     this.observer = defaultObserver;
     this.limiter = new TokenBucket(config.qps ?? 20, config.burst ?? 30);
     const maxSockets = options.maxSockets ?? 32;
@@ -192,10 +206,44 @@ export class KubeClient {
     return h;
   }
 
+  /**
+   * The headers every request sends: Accept, User-Agent and the credentials. Without a credentials provider they
+   * never change, so they are made once (a provider's are read through {@link authHeaders}, which caches them).
+   */
+  private async baseHeaders(accept: string): Promise<Record<string, string>> {
+    if (!this.config.authHeaders) {
+      this.staticHeaders ??= { Accept: 'application/json', 'User-Agent': this.config.userAgent ?? 'ctrlmetrics', ...(await this.authHeaders()) };
+      return accept === 'application/json' ? { ...this.staticHeaders } : { ...this.staticHeaders, Accept: accept };
+    }
+    return { Accept: accept, 'User-Agent': this.config.userAgent ?? 'ctrlmetrics', ...(await this.authHeaders()) };
+  }
+
   private url(path: string, query?: RequestOptions['query']): URL {
     const u = new URL(this.base.pathname.replace(/\/$/, '') + path, this.base);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
     return u;
+  }
+
+  /**
+   * The request target (path and query) of a call: built as text when the path holds only characters a URL keeps
+   * as they are — what the clients of this package send — so a request does not parse a URL; else through
+   * {@link url}, which encodes the rest.
+   */
+  private target(path: string, query?: RequestOptions['query']): string {
+    if (!SAFE_PATH.test(path) || DOT_SEGMENT.test(path)) {
+      const u = this.url(path, query);
+      return u.pathname + u.search;
+    }
+    let out = this.basePath + path;
+    if (query) {
+      let search: URLSearchParams | undefined;
+      for (const k in query) {
+        const v = query[k];
+        if (v !== undefined) (search ??= new URLSearchParams()).set(k, String(v));
+      }
+      if (search) out += `?${search.toString()}`;
+    }
+    return out;
   }
 
   /**
@@ -234,16 +282,13 @@ export class KubeClient {
   private async once<T>(method: string, path: string, opts: RequestOptions, deadline: number): Promise<KubeResponse<T>> {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new KubeApiError(0, 'Timeout', `${method} ${path}: deadline exceeded`);
-    if (!(await this.limiter.take(Math.min(remaining, opts.maxRateLimitWaitMs ?? 10_000), opts.signal))) {
+    // a token at hand (or no limit) is taken without waiting on a promise
+    if (!this.limiter.tryTake() && !(await this.limiter.take(Math.min(remaining, opts.maxRateLimitWaitMs ?? 10_000), opts.signal))) {
       throw new KubeApiError(0, 'RateLimited', `${method} ${path}: client-side rate limit (qps ${this.limiter.qps}) would delay the call past its deadline`);
     }
-    const url = this.url(path, opts.query);
-    const headers: Record<string, string> = {
-      Accept: 'application/json',
-      'User-Agent': this.config.userAgent ?? 'ctrlmetrics',
-      ...(await this.authHeaders()),
-      ...opts.headers,
-    };
+    const target = this.target(path, opts.query);
+    const headers = await this.baseHeaders('application/json');
+    if (opts.headers) Object.assign(headers, opts.headers);
     let payload: Buffer | undefined;
     if (opts.body !== undefined) {
       payload = Buffer.from(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));
@@ -251,18 +296,19 @@ export class KubeClient {
       headers['Content-Length'] = String(payload.length);
     }
     const groups = this.config.impersonateGroups ?? [];
-    const mod = url.protocol === 'http:' ? http : https;
+    const mod = this.base.protocol === 'http:' ? http : https;
+    const pathname = () => target.split('?', 1)[0];
     return new Promise<KubeResponse<T>>((resolve, reject) => {
-      const req = mod.request(url, { method, headers, agent: this.agent, timeout: Math.max(1, Math.min(remaining, deadline - Date.now(), MAX_TIMER_MS)) });
+      // one timer for the call's deadline (it also ends a connection that went silent)
+      const req = mod.request({ ...this.endpoint, path: target, method, headers, agent: this.agent });
       for (const g of groups) req.appendHeader('Impersonate-Group', g);
       const fail = (reason: string, message: string) => {
         this.observe('<error>', method);
-        reject(new KubeApiError(0, reason, `${method} ${url.pathname}: ${message}`));
+        reject(new KubeApiError(0, reason, `${method} ${pathname()}: ${message}`));
       };
       const cancelTimer = after(Math.max(1, deadline - Date.now()), () => req.destroy(new Error('timeout')), undefined, true);
       const onAbort = () => req.destroy(new Error('aborted'));
       opts.signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('timeout', () => req.destroy(new Error('timeout')));
       req.on('error', (err: NodeJS.ErrnoException) => {
         cancelTimer();
         opts.signal?.removeEventListener('abort', onAbort);
@@ -283,7 +329,7 @@ export class KubeClient {
             try {
               body = JSON.parse(text);
             } catch {
-              reject(new KubeApiError(status || 0, 'MalformedResponse', `${method} ${url.pathname}: the API answered ${status} with malformed JSON`));
+              reject(new KubeApiError(status || 0, 'MalformedResponse', `${method} ${pathname()}: the API answered ${status} with malformed JSON`));
               return;
             }
           }

@@ -10,6 +10,7 @@ import { KubeApiError, type KubeClient, type RequestOptions } from './client.js'
 import type { KubeObject, ObjectLike } from './objects.js';
 import type { BuiltinKinds } from './builtin-kinds.js';
 import { RESTMapper, type ResourceMapping } from './restmapper.js';
+import { copyJson } from '../util/json-copy.js';
 
 /**
  * The TypeScript type of the objects of each kind the library knows, keyed `apiVersion/Kind`: Kubernetes' built-in
@@ -263,7 +264,7 @@ export class ObjectClient {
       if (opts.labelSelector || opts.fieldSelector) throw new Error(`list ${type.kind}: matchingFields is answered from an index, and cannot be combined with labelSelector or fieldSelector`);
       if (!this.fromIndex) throw new Error(`list ${type.kind} with matchingFields: only a reconcile's ctx.client answers it, from the field indexes of the manager's cache (mgr.indexField)`);
       const [field, value] = fields[0]!;
-      return this.fromIndex(type, field, value, opts.namespace).map((o) => ({ ...structuredClone(o), apiVersion: type.apiVersion, kind: type.kind }) as T);
+      return this.fromIndex(type, field, value, opts.namespace).map((o) => ({ ...copyJson(o), apiVersion: type.apiVersion, kind: type.kind }) as T);
     }
     const path = await this.collectionPath(type, opts.namespace);
     const list = await this.pathClient.get<{ items?: T[] }>(path, {
