@@ -211,11 +211,19 @@ export class KubeClient {
    * never change, so they are made once (a provider's are read through {@link authHeaders}, which caches them).
    */
   private async baseHeaders(accept: string): Promise<Record<string, string>> {
-    if (!this.config.authHeaders) {
-      this.staticHeaders ??= { Accept: 'application/json', 'User-Agent': this.config.userAgent ?? 'ctrlmetrics', ...(await this.authHeaders()) };
-      return accept === 'application/json' ? { ...this.staticHeaders } : { ...this.staticHeaders, Accept: accept };
+    return this.fixedHeaders(accept) ?? { Accept: accept, 'User-Agent': this.config.userAgent ?? 'ctrlmetrics', ...(await this.authHeaders()) };
+  }
+
+  /** {@link baseHeaders} at once when no credentials provider is configured (a copy: the caller adds to it). */
+  private fixedHeaders(accept: string): Record<string, string> | undefined {
+    if (this.config.authHeaders) return undefined;
+    if (!this.staticHeaders) {
+      const h: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.config.userAgent ?? 'ctrlmetrics' };
+      if (this.config.token) h.Authorization = `Bearer ${this.config.token}`;
+      if (this.config.impersonateUser) h['Impersonate-User'] = this.config.impersonateUser;
+      this.staticHeaders = h;
     }
-    return { Accept: accept, 'User-Agent': this.config.userAgent ?? 'ctrlmetrics', ...(await this.authHeaders()) };
+    return accept === 'application/json' ? { ...this.staticHeaders } : { ...this.staticHeaders, Accept: accept };
   }
 
   private url(path: string, query?: RequestOptions['query']): URL {
@@ -253,6 +261,8 @@ export class KubeClient {
   async raw<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<KubeResponse<T>> {
     const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
     const policy = opts.retry || undefined;
+    // one attempt: its answer or its error as they come (the loop below would give the same)
+    if (!policy && !opts.signal?.aborted) return this.once<T>(method, path, opts, deadline);
     const steps = policy ? Math.max(1, policy.steps) : 1;
     let sleepMs = policy?.baseMs ?? 0;
     let lastErr: unknown;
@@ -279,15 +289,26 @@ export class KubeClient {
     throw lastErr ?? new KubeApiError(0, 'Timeout', `${method} ${path}: deadline exceeded`);
   }
 
-  private async once<T>(method: string, path: string, opts: RequestOptions, deadline: number): Promise<KubeResponse<T>> {
+  private once<T>(method: string, path: string, opts: RequestOptions, deadline: number): Promise<KubeResponse<T>> {
     const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new KubeApiError(0, 'Timeout', `${method} ${path}: deadline exceeded`);
-    // a token at hand (or no limit) is taken without waiting on a promise
-    if (!this.limiter.tryTake() && !(await this.limiter.take(Math.min(remaining, opts.maxRateLimitWaitMs ?? 10_000), opts.signal))) {
+    if (remaining <= 0) return Promise.reject(new KubeApiError(0, 'Timeout', `${method} ${path}: deadline exceeded`));
+    // the common case without awaiting anything: a token at hand (or no limit) and credentials that do not change
+    const took = this.limiter.tryTake();
+    const headers = took ? this.fixedHeaders('application/json') : undefined;
+    return headers ? this.send<T>(method, path, opts, deadline, headers) : this.waitAndSend<T>(method, path, opts, deadline, remaining, took);
+  }
+
+  /** {@link once} when it must wait: for the rate limiter's token, or for the credentials provider. */
+  private async waitAndSend<T>(method: string, path: string, opts: RequestOptions, deadline: number, remaining: number, took: boolean): Promise<KubeResponse<T>> {
+    if (!took && !(await this.limiter.take(Math.min(remaining, opts.maxRateLimitWaitMs ?? 10_000), opts.signal))) {
       throw new KubeApiError(0, 'RateLimited', `${method} ${path}: client-side rate limit (qps ${this.limiter.qps}) would delay the call past its deadline`);
     }
+    return this.send<T>(method, path, opts, deadline, await this.baseHeaders('application/json'));
+  }
+
+  /** Sends one request with the given base headers and decodes the answer. */
+  private send<T>(method: string, path: string, opts: RequestOptions, deadline: number, headers: Record<string, string>): Promise<KubeResponse<T>> {
     const target = this.target(path, opts.query);
-    const headers = await this.baseHeaders('application/json');
     if (opts.headers) Object.assign(headers, opts.headers);
     let payload: Buffer | undefined;
     if (opts.body !== undefined) {
