@@ -68,12 +68,24 @@ test('a manager with profilingBindAddress serves a CPU profile and a heap snapsh
 test('one profile at a time (429 with Retry-After); bad seconds 400; other paths 404, other methods 405', async () => {
   // the CPU profile's N seconds run on a timer the test fires
   let fire: (() => void) | undefined;
-  const timer = { setTimeout: ((fn: () => void) => ((fire = fn), 1)) as unknown as typeof setTimeout, clearTimeout: (() => undefined) as typeof clearTimeout };
+  let armed!: () => void;
+  const profiling = new Promise<void>((resolve) => (armed = resolve));
+  const timer = {
+    setTimeout: ((fn: () => void) => {
+      fire = fn;
+      armed();
+      return 1;
+    }) as unknown as typeof setTimeout,
+    clearTimeout: (() => undefined) as typeof clearTimeout,
+  };
   const server = new ProfilingServer('127.0.0.1:0', createLogger('profiling-test'), timer);
   await server.start();
   try {
     const first = get(`${server.url}/debug/pprof/profile?seconds=120`);
-    for (let i = 0; i < 200 && !fire; i++) await new Promise((r) => setImmediate(r));
+    // the server arms the profile's timer once the request has arrived (bounded: a server that never does fails)
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([profiling, new Promise((r) => (bound = setTimeout(r, 10_000)))]);
+    clearTimeout(bound);
     assert.ok(fire, 'the first profile is running');
     const second = await get(`${server.url}/debug/pprof/heap`);
     assert.equal(second.status, 429);

@@ -70,10 +70,14 @@ test('a warm standby is not ready until its warm caches sync; a sync that times 
   mgr.add(new Controller({ name: 'warm-unserved', cacheSyncTimeoutMs: 3_000, reconciler: async () => undefined, watches: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: ns }] }));
   const running = mgr.start();
   try {
+    // not ready from the start; the reason names the kind once discovery has answered (before: "not answered yet")
+    let sawReady = false;
     const notReady = await eventually(async () => {
       const r = await httpGet(`${mgr.healthProbeServer!.url}/readyz?verbose`).catch(() => undefined);
-      return r?.status === 500 ? r : undefined;
-    }, 'the standby\'s /readyz to answer', 2_500, 20);
+      if (r?.status === 200) sawReady = true;
+      return r?.status === 500 && /does not serve/.test(r.body) ? r : undefined;
+    }, 'the standby\'s /readyz to name the unserved kind', 2_500, 20);
+    assert.equal(sawReady, false, 'the standby is never ready');
     assert.match(notReady.body, /\[-\]informers-synced failed: caches not synced: Memcached \(cache\.example\.com\/v1alpha1\) \(the API server does not serve Memcached/);
     await assert.rejects(running, /^ManagerError: controller warm-unserved: timed out after 3000 ms waiting for the watch caches to sync/);
   } finally {
