@@ -34,7 +34,7 @@ import { runWrk } from './lib/wrk.js';
 import { measureFootprint, type FootprintResult } from './lib/footprint.js';
 import { measureAdmission, type AdmissionResult } from './lib/admission.js';
 import { measureFailover, type FailoverResult } from './lib/failover.js';
-import { measureController, type ControllerResult, type ControllerTarget } from './lib/controller.js';
+import { buildControllerGoFloor, measureController, measureRequestFloor, type ControllerResult, type ControllerTarget } from './lib/controller.js';
 import { startTestCluster, type TestCluster } from '../test/helpers/cluster.js';
 
 const SERVER_CPU = '0';
@@ -349,7 +349,11 @@ async function main(): Promise<void> {
       cleanup.push(() => target.admin.close());
       const sizes = s.quick ? [500, 2_000] : [2_000, 10_000];
       progress(`controller: against ${target.label}, ${sizes.join(' and ')} objects, 1 and 4 workers, ${Math.max(2, s.reps)} rep(s)`);
-      controller = await measureController(lib, target, sizes, [1, 4], Math.max(2, s.reps), s.pin, progress);
+      const goFloor = await buildControllerGoFloor();
+      if (!goFloor) progress('controller: no Go toolchain: the Go floor is left out');
+      controller = await measureController(lib, target, sizes, [1, 4], Math.max(2, s.reps), s.pin, progress, goFloor);
+      progress('controller: the request floor (KubeClient against bare node:https)');
+      controller.floor = await measureRequestFloor(lib, target, s.pin);
     }
     if (s.micro) {
       progress('micro-benchmarks');

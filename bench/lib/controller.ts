@@ -7,7 +7,10 @@
  * one worker and four, alternated, medians and ranges. The API server is the embedded authority in the benchmark's
  * process, or the cluster CTRLMETRICS_TEST_KUBECONFIG names.
  */
-import { readJsonLines, spawnTracked, stopChild } from './children.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readJsonLines, runCapture, spawnTracked, stopChild } from './children.js';
 import { libEnv, OURS_NODE_ARGS, REPO_ROOT, type PreparedLib } from './servers.js';
 import type { KubeClient, RestConfig } from '../../src/index.js';
 
@@ -20,7 +23,12 @@ export interface ControllerTarget {
   admin: KubeClient;
 }
 
+/** Who manages: our Manager, or the Go floor (bench/servers/controller-go: Go's standard library doing the same). */
+export type ControllerManager = 'ours' | 'go-floor';
+
 export interface ControllerCell {
+  /** absent in older results: ours */
+  manager?: ControllerManager;
   objects: number;
   workers: number;
   /** first reconcile → all annotated, ms */
@@ -39,6 +47,8 @@ export interface ControllerResult {
   target: string;
   reps: number;
   cells: ControllerCell[];
+  /** One merge patch's CPU (µs, per block) through KubeClient and through a bare node:https request (absent in older results). */
+  floor?: { client: number[]; bare: number[] };
 }
 
 interface ManagerEvent {
@@ -76,17 +86,45 @@ async function populate(admin: KubeClient, namespace: string, n: number): Promis
 }
 
 /** Runs the manager once over `namespace`; answers its two events. */
-async function runOnce(lib: PreparedLib, target: ControllerTarget, namespace: string, expected: number, workers: number, pin: boolean): Promise<{ first: ManagerEvent; done: ManagerEvent }> {
+/** Builds the Go floor (Go's standard library only); undefined when no Go toolchain is installed. */
+export async function buildControllerGoFloor(): Promise<string | undefined> {
+  const which = await runCapture('sh', ['-c', 'command -v go'], { timeoutMs: 5_000 });
+  if (which.code !== 0) return undefined;
+  const bin = join(mkdtempSync(join(tmpdir(), 'ctrlmetrics-bench-controller-go-')), 'controller-go');
+  const env = { ...process.env, GO111MODULE: 'off', GOFLAGS: '' };
+  const r = await runCapture('go', ['build', '-o', bin, 'main.go'], { cwd: join(REPO_ROOT, 'bench/servers/controller-go'), env, timeoutMs: 300_000 });
+  if (r.code !== 0) throw new Error(`go build of the controller floor failed:\n${r.stderr}`);
+  return bin;
+}
+
+const pem = (v: string | Buffer | undefined) => (v === undefined ? '' : String(v));
+
+/** Starts one manager (ours, or the Go floor) over `namespace`. */
+function startManager(manager: ControllerManager, lib: PreparedLib, goBin: string | undefined, target: ControllerTarget, namespace: string, expected: number, workers: number, pin: boolean) {
+  const pinned = (cmd: string, args: string[]): [string, string[]] => (pin ? ['taskset', ['-c', '0', cmd, ...args]] : [cmd, args]);
+  if (manager === 'go-floor') {
+    const rc = target.restConfig;
+    const [cmd, argv] = pinned(goBin!, []);
+    return spawnTracked(cmd, argv, {
+      cwd: REPO_ROOT,
+      env: { ...process.env, CONTROLLER_GO_CONFIG: JSON.stringify({ server: rc.server, ca: pem(rc.ca), cert: pem(rc.cert), key: pem(rc.key), token: rc.token ?? '', namespace, expected, workers }) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  }
   // CTRLMETRICS_BENCH_CPU_PROF=DIR: the manager writes a V8 CPU profile there (bench/profile-summary.ts reads it)
   const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
   // the compiled library with the generated manager.yaml's NODE_OPTIONS: the manager as a scaffolded project runs it
   const args = [...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...OURS_NODE_ARGS, ...lib.nodeArgs, lib.script('servers/controller-manager.ts')];
-  const [cmd, argv] = pin ? ['taskset', ['-c', '0', process.execPath, ...args]] : [process.execPath, args];
-  const child = spawnTracked(cmd, argv, {
+  const [cmd, argv] = pinned(process.execPath, args);
+  return spawnTracked(cmd, argv, {
     cwd: REPO_ROOT,
     env: { ...process.env, NODE_OPTIONS: '', ...libEnv(lib), CTRLMETRICS_LOG_LEVEL: 'error', CONTROLLER_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, expected, workers }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+async function runOnce(manager: ControllerManager, lib: PreparedLib, goBin: string | undefined, target: ControllerTarget, namespace: string, expected: number, workers: number, pin: boolean): Promise<{ first: ManagerEvent; done: ManagerEvent }> {
+  const child = startManager(manager, lib, goBin, target, namespace, expected, workers, pin);
   const events = new Map<string, ManagerEvent>();
   const stderr = readJsonLines<ManagerEvent>(child, (e) => events.set(e.event, e));
   try {
@@ -114,17 +152,23 @@ export async function measureController(
   reps: number,
   pin: boolean,
   progress: (msg: string) => void = () => undefined,
+  /** The Go floor's binary ({@link buildControllerGoFloor}): its cells run beside ours when given. */
+  goBin?: string,
 ): Promise<ControllerResult> {
-  const cells: ControllerCell[] = sizes.flatMap((objects) => workerCounts.map((workers) => ({ objects, workers, ms: [], cpuMs: [], mainCpuMs: [], rssSyncedMb: [], reconciles: [] })));
+  const managers: ControllerManager[] = goBin ? ['ours', 'go-floor'] : ['ours'];
+  const cells: ControllerCell[] = sizes.flatMap((objects) =>
+    workerCounts.flatMap((workers) => managers.map((manager) => ({ manager, objects, workers, ms: [], cpuMs: [], mainCpuMs: [], rssSyncedMb: [], reconciles: [] }))),
+  );
   let round = 0;
   const prefix = `bench-ctl-${Date.now().toString(36)}`;
   for (let rep = 0; rep < reps; rep++) {
     for (const cell of rep % 2 ? [...cells].reverse() : cells) {
       const namespace = `${prefix}-${round++}`;
-      progress(`controller: ${cell.objects} ConfigMaps, ${cell.workers} worker(s): creating the objects`);
+      const manager = cell.manager ?? 'ours';
+      progress(`controller: ${manager}, ${cell.objects} ConfigMaps, ${cell.workers} worker(s): creating the objects`);
       await populate(target.admin, namespace, cell.objects);
       try {
-        const { first, done } = await runOnce(lib, target, namespace, cell.objects, cell.workers, pin);
+        const { first, done } = await runOnce(manager, lib, goBin, target, namespace, cell.objects, cell.workers, pin);
         cell.ms.push(done.at - first.at);
         cell.cpuMs.push(done.cpuMs - first.cpuMs);
         cell.mainCpuMs.push(done.mainCpuMs - first.mainCpuMs);
@@ -132,7 +176,7 @@ export async function measureController(
         cell.reconciles.push(done.reconciles);
         const per1000 = (ms: number) => ((ms / cell.objects) * 1000).toFixed(0);
         progress(
-          `controller: ${cell.objects} objects, ${cell.workers} worker(s): ${(cell.objects / ((done.at - first.at) / 1000)).toFixed(0)} patches/s, ${per1000(done.cpuMs - first.cpuMs)} ms CPU per 1,000 (main thread ${per1000(done.mainCpuMs - first.mainCpuMs)}, kernel ${per1000(done.systemCpuMs - first.systemCpuMs)}), RSS synced ${first.rssMb.toFixed(0)} MB`,
+          `controller: ${manager}, ${cell.objects} objects, ${cell.workers} worker(s): ${(cell.objects / ((done.at - first.at) / 1000)).toFixed(0)} patches/s, ${per1000(done.cpuMs - first.cpuMs)} ms CPU per 1,000 (main thread ${per1000(done.mainCpuMs - first.mainCpuMs)}, kernel ${per1000(done.systemCpuMs - first.systemCpuMs)}), RSS synced ${first.rssMb.toFixed(0)} MB`,
         );
       } finally {
         await target.admin.delete(`/api/v1/namespaces/${namespace}`).catch(() => undefined);
@@ -142,19 +186,55 @@ export async function measureController(
   return { target: target.label, reps, cells };
 }
 
+/**
+ * The request floor: `blocks` × `perBlock` merge patches to `objects` ConfigMaps of a fresh namespace from one
+ * process pinned to CPU 0, through KubeClient and through bare node:https, alternated block by block
+ * (bench/servers/patch-loop.ts).
+ */
+export async function measureRequestFloor(lib: PreparedLib, target: ControllerTarget, pin: boolean, objects = 200, perBlock = 300, blocks = 16): Promise<{ client: number[]; bare: number[] }> {
+  const namespace = `bench-floor-${Date.now().toString(36)}`;
+  await populate(target.admin, namespace, objects);
+  try {
+    const args = [...OURS_NODE_ARGS, ...lib.nodeArgs, lib.script('servers/patch-loop.ts')];
+    const [cmd, argv] = pin ? ['taskset', ['-c', '0', process.execPath, ...args]] : [process.execPath, args];
+    const child = spawnTracked(cmd, argv, {
+      cwd: REPO_ROOT,
+      env: { ...process.env, NODE_OPTIONS: '', ...libEnv(lib), PATCH_LOOP_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, objects, perBlock, blocks }) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let result: { client: number[]; bare: number[] } | undefined;
+    const stderr = readJsonLines<{ event: string; perRequestUs: { client: number[]; bare: number[] } }>(child, (e) => {
+      if (e.event === 'floor') result = e.perRequestUs;
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (!result) throw new Error(`the request floor fixture exited (${code}) without a result: ${stderr()}`);
+    return result;
+  } finally {
+    await target.admin.delete(`/api/v1/namespaces/${namespace}`).catch(() => undefined);
+  }
+}
+
 /** The Markdown table of a controller measurement, with the RSS per cached object from the smallest and largest N. */
 export function controllerTable(r: ControllerResult): string[] {
   const rows = r.cells.map((c) => {
     const perSecond = c.ms.map((ms) => c.objects / (ms / 1000));
     const per1000 = (xs: number[]) => xs.map((ms) => (ms / c.objects) * 1000);
-    return `| ${c.objects.toLocaleString('en-US')} | ${c.workers} | ${stat(perSecond)} | ${stat(per1000(c.cpuMs))} | ${stat(per1000(c.mainCpuMs))} | ${stat(c.rssSyncedMb)} | ${stat(c.reconciles)} |`;
+    const main = c.manager === 'go-floor' ? '–' : stat(per1000(c.mainCpuMs));
+    return `| ${c.manager ?? 'ours'} | ${c.objects.toLocaleString('en-US')} | ${c.workers} | ${stat(perSecond)} | ${stat(per1000(c.cpuMs))} | ${main} | ${stat(c.rssSyncedMb)} | ${stat(c.reconciles)} |`;
   });
   const out = [
-    '| objects | workers | patches/s | manager CPU ms per 1,000 objects | of which the main thread | RSS once synced, MB | reconciles |',
-    '|---|---|---|---|---|---|---|',
+    '| manager | objects | workers | patches/s | manager CPU ms per 1,000 objects | of which the main thread | RSS once synced, MB | reconciles |',
+    '|---|---|---|---|---|---|---|---|',
     ...rows,
   ];
-  const one = r.cells.filter((c) => c.workers === Math.min(...r.cells.map((x) => x.workers)));
+  // ours ÷ the Go floor, cell by cell
+  const rate = (c: ControllerCell) => median(c.ms.map((ms) => c.objects / (ms / 1000)));
+  const cpu = (c: ControllerCell) => median(c.cpuMs.map((ms) => (ms / c.objects) * 1000));
+  for (const g of r.cells.filter((c) => c.manager === 'go-floor')) {
+    const o = r.cells.find((c) => (c.manager ?? 'ours') === 'ours' && c.objects === g.objects && c.workers === g.workers);
+    if (o) out.push(`| ours ÷ go-floor | ${g.objects.toLocaleString('en-US')} | ${g.workers} | ${(rate(o) / rate(g)).toFixed(2)} | ${(cpu(o) / cpu(g)).toFixed(2)} | | ${(median(o.rssSyncedMb) / median(g.rssSyncedMb)).toFixed(2)} | |`);
+  }
+  const one = r.cells.filter((c) => (c.manager ?? 'ours') === 'ours' && c.workers === Math.min(...r.cells.map((x) => x.workers)));
   const small = one.reduce((a, b) => (b.objects < a.objects ? b : a), one[0]!);
   const large = one.reduce((a, b) => (b.objects > a.objects ? b : a), one[0]!);
   if (small && large && large.objects > small.objects) {
@@ -162,10 +242,16 @@ export function controllerTable(r: ControllerResult): string[] {
     out.push('', `RSS per cached object (N ${small.objects.toLocaleString('en-US')} → ${large.objects.toLocaleString('en-US')}, medians): ${perObjectKiB.toFixed(2)} KiB`);
   }
   for (const n of new Set(r.cells.map((c) => c.objects))) {
-    const byWorkers = r.cells.filter((c) => c.objects === n).sort((a, b) => a.workers - b.workers);
+    const byWorkers = r.cells.filter((c) => (c.manager ?? 'ours') === 'ours' && c.objects === n).sort((a, b) => a.workers - b.workers);
     if (byWorkers.length < 2) continue;
-    const rate = (c: ControllerCell) => median(c.ms.map((ms) => c.objects / (ms / 1000)));
     out.push(`Throughput at ${byWorkers.at(-1)!.workers} workers ÷ 1 (N ${n.toLocaleString('en-US')}): ${(rate(byWorkers.at(-1)!) / rate(byWorkers[0]!)).toFixed(2)}×`);
+  }
+  if (r.floor) {
+    const { client, bare } = r.floor;
+    out.push(
+      '',
+      `One merge patch, CPU of the calling process (µs, medians (min–max) of ${client.length} alternated blocks): KubeClient.mergePatch ${stat(client)}, bare node:https ${stat(bare)}; ratio ${(median(client) / median(bare)).toFixed(2)}.`,
+    );
   }
   return out;
 }
