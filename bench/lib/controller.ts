@@ -188,10 +188,10 @@ export async function measureController(
 
 /**
  * The request floor: `blocks` × `perBlock` merge patches to `objects` ConfigMaps of a fresh namespace from one
- * process pinned to CPU 0, through KubeClient and through bare node:https, alternated block by block
- * (bench/servers/patch-loop.ts).
+ * process pinned to CPU 0, through KubeClient and through bare node:https, alternated block by block after
+ * `warmup` of each (bench/servers/patch-loop.ts).
  */
-export async function measureRequestFloor(lib: PreparedLib, target: ControllerTarget, pin: boolean, objects = 200, perBlock = 300, blocks = 16): Promise<{ client: number[]; bare: number[] }> {
+export async function measureRequestFloor(lib: PreparedLib, target: ControllerTarget, pin: boolean, objects = 200, perBlock = 300, blocks = 16, warmup = 3000): Promise<{ client: number[]; bare: number[] }> {
   const namespace = `bench-floor-${Date.now().toString(36)}`;
   await populate(target.admin, namespace, objects);
   try {
@@ -199,7 +199,7 @@ export async function measureRequestFloor(lib: PreparedLib, target: ControllerTa
     const [cmd, argv] = pin ? ['taskset', ['-c', '0', process.execPath, ...args]] : [process.execPath, args];
     const child = spawnTracked(cmd, argv, {
       cwd: REPO_ROOT,
-      env: { ...process.env, NODE_OPTIONS: '', ...libEnv(lib), PATCH_LOOP_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, objects, perBlock, blocks }) },
+      env: { ...process.env, NODE_OPTIONS: '', ...libEnv(lib), PATCH_LOOP_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, objects, perBlock, blocks, warmup }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let result: { client: number[]; bare: number[] } | undefined;

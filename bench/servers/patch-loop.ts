@@ -6,7 +6,7 @@
  * What the client adds to a request is the difference; what is left is Node's HTTP client and TLS.
  *
  * Run as transpiled JavaScript; the library is imported from CTRLMETRICS_LIB_ROOT (dist by default).
- * PATCH_LOOP_CONFIG: { restConfig, namespace, objects, perBlock, blocks }.
+ * PATCH_LOOP_CONFIG: { restConfig, namespace, objects, perBlock, blocks, warmup }.
  */
 import https from 'node:https';
 import type * as Lib from '../../src/index.js';
@@ -16,7 +16,7 @@ const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';
 if (!root) throw new Error('CTRLMETRICS_LIB_ROOT is not set (bench/servers/patch-loop.ts is started by bench/lib/controller.ts)');
 const { KubeClient } = (await import(`${root}index${ext}`)) as typeof Lib;
 
-const cfg = JSON.parse(process.env.PATCH_LOOP_CONFIG ?? '{}') as { restConfig: Lib.RestConfig; namespace: string; objects: number; perBlock: number; blocks: number };
+const cfg = JSON.parse(process.env.PATCH_LOOP_CONFIG ?? '{}') as { restConfig: Lib.RestConfig; namespace: string; objects: number; perBlock: number; blocks: number; warmup: number };
 const rc = cfg.restConfig;
 const server = new URL(rc.server);
 const path = (i: number) => `/api/v1/namespaces/${cfg.namespace}/configmaps/cm-${i % cfg.objects}`;
@@ -52,7 +52,8 @@ const bare = (i: number) =>
 const ways = { client: viaClient, bare } as const;
 const perRequestUs: Record<keyof typeof ways, number[]> = { client: [], bare: [] };
 let i = 0;
-for (const way of Object.keys(ways) as Array<keyof typeof ways>) for (let n = 0; n < cfg.perBlock; n++) await ways[way](i++); // warm-up
+// warm-up: until the JIT has compiled both paths (the first blocks of a cold process cost twice the later ones)
+for (const way of Object.keys(ways) as Array<keyof typeof ways>) for (let n = 0; n < cfg.warmup; n++) await ways[way](i++);
 for (let b = 0; b < cfg.blocks; b++) {
   for (const way of (b % 2 ? ['bare', 'client'] : ['client', 'bare']) as Array<keyof typeof ways>) {
     const start = process.cpuUsage();
