@@ -25,7 +25,7 @@ export { EventBroadcaster } from './kube/events.js';
 export type { EventRecorder, KubeEventType, EventBroadcasterOptions } from './kube/events.js';
 export { EventsV1Broadcaster } from './kube/events-v1.js';
 export type { EventsV1Recorder, EventsV1BroadcasterOptions } from './kube/events-v1.js';
-export type { RestConfig, LoadConfigOptions } from './kube/config.js';
+export type { RestConfig, LoadConfigOptions, AuthHeadersRequest } from './kube/config.js';
 
 // ---- controller runtime (controllers, workqueue, informers, manager) ----
 export {

@@ -149,6 +149,8 @@ export class KubeClient {
   private readonly agent: https.Agent | http.Agent;
   private readonly limiter: TokenBucket;
   private cachedAuth?: { headers: Record<string, string>; at: number };
+  /** The API server answered 401: the provider renews the credentials at the next call (client-go's exec plugins do). */
+  private authRefused = false;
   private staticHeaders?: Record<string, string>;
   /** The server's path prefix (a kubeconfig's server may name one), without the trailing slash. */
   private readonly basePath: string;
@@ -195,8 +197,10 @@ export class KubeClient {
     const h: Record<string, string> = {};
     if (this.config.authHeaders) {
       const now = Date.now();
-      if (!this.cachedAuth || now - this.cachedAuth.at > 60_000) {
-        this.cachedAuth = { headers: await this.config.authHeaders(), at: now };
+      if (!this.cachedAuth || now - this.cachedAuth.at > 60_000 || this.authRefused) {
+        const refused = this.authRefused;
+        this.authRefused = false;
+        this.cachedAuth = { headers: await this.config.authHeaders(refused ? { unauthorized: true } : undefined), at: now };
       }
       Object.assign(h, this.cachedAuth.headers);
     } else if (this.config.token) {
@@ -344,6 +348,7 @@ export class KubeClient {
           opts.signal?.removeEventListener('abort', onAbort);
           const status = res.statusCode ?? 0;
           this.observe(String(status), method);
+          if (status === 401 && this.config.authHeaders) this.authRefused = true;
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown = text;
           if ((res.headers['content-type'] ?? '').includes('json') && text.length > 0) {
@@ -434,6 +439,7 @@ export class KubeClient {
         req.on('response', (res) => {
           const status = res.statusCode ?? 0;
           this.observe(String(status), 'GET');
+          if (status === 401 && this.config.authHeaders) this.authRefused = true;
           if (status !== 200) {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));

@@ -1,4 +1,10 @@
 /** The types of {@link loadRestConfig}'s answer and errors, shared by the kubeconfig readers. */
+/** What a {@link RestConfig.authHeaders} provider is told when asked. */
+export interface AuthHeadersRequest {
+  /** The API server answered 401 to the credentials given last: renew them (an exec plugin runs again). */
+  unauthorized?: boolean;
+}
+
 /** Everything needed to open authenticated HTTPS connections to one API server. */
 export interface RestConfig {
   /** API server base URL, e.g. `https://10.96.0.1:443`. */
@@ -14,9 +20,10 @@ export interface RestConfig {
   token?: string;
   /**
    * Returns the current request headers (e.g. `Authorization`) for identities whose credentials rotate
-   * (in-cluster token files, exec plugins). Called at most once a minute.
+   * (in-cluster token files, exec plugins). Called at most once a minute, and at once after the API server
+   * answered 401 (with `unauthorized: true`).
    */
-  authHeaders?: () => Promise<Record<string, string>>;
+  authHeaders?: (request?: AuthHeadersRequest) => Promise<Record<string, string>>;
   /**
    * Client-side rate limit (requests per second) and burst, as client-go's QPS/Burst; a negative `qps` turns the
    * limit off (what controller-runtime's `GetConfig` does, leaving it to the API server's Priority and Fairness).

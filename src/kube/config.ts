@@ -3,19 +3,20 @@
  * account, `~/.kube/config` — the order of controller-runtime's `ctrl.GetConfig()`.
  *
  * Static identities (token, token file, client certificate, in-cluster) are read by the light reader in
- * `kubeconfig.ts`. Identities whose credentials come from running code (exec plugins, auth providers) are
- * delegated to `@kubernetes/client-node`, the field-standard implementation, imported only then because it
- * costs ≈0.4 s and ≈70 MB to load. Requests themselves go through {@link KubeClient}, not through client-node,
+ * `kubeconfig.ts`; exec credential plugins are run by `exec-credential.ts`. Auth providers (oidc, the removed gcp
+ * and azure ones) are delegated to `@kubernetes/client-node`, an optional peer dependency imported only then (it
+ * costs ≈0.4 s and ≈70 MB to load). Requests themselves go through {@link KubeClient}, not through client-node,
  * because client-node opens a new TLS connection per call.
  */
 import { existsSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { KubeConfigError, type LoadConfigOptions, type RestConfig } from './config-types.js';
-import { inClusterConfig, needsCredentialPlugin, readKubeconfig, restConfigOf, selectContext } from './kubeconfig.js';
+import { inClusterConfig, needsCredentialPlugin, readKubeconfig, restConfigOf, selectContext, type KubeconfigUser, type ParsedKubeconfig } from './kubeconfig.js';
+import { ExecCredentialPlugin, type ExecClusterInfo, type ExecCredentials } from './exec-credential.js';
 
-export type { RestConfig, LoadConfigOptions } from './config-types.js';
+export type { RestConfig, LoadConfigOptions, AuthHeadersRequest } from './config-types.js';
 export { KubeConfigError } from './config-types.js';
 
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -69,13 +70,67 @@ export async function loadRestConfig(options: LoadConfigOptions = {}): Promise<R
   if (!file) throw new KubeConfigError(nothingConfigured(home));
   const kc = await readKubeconfig(file);
   const { cluster, user } = selectContext(kc, options.context);
+  if (user?.exec) return withExecPlugin(kc, cluster, user);
   if (needsCredentialPlugin(user)) return loadWithClientNode(file, options.context);
   return restConfigOf(kc, cluster, user);
 }
 
-/** Exec plugins and auth providers: client-node runs them (and re-runs them when their credentials expire). */
+/**
+ * A user with an exec credential plugin: the plugin runs now (its errors are the load's) and again as its
+ * credentials expire or are refused. A token or client certificate written beside it wins, as in client-go.
+ */
+async function withExecPlugin(kc: ParsedKubeconfig, cluster: Record<string, unknown>, user: KubeconfigUser): Promise<RestConfig> {
+  const { exec, ...rest } = user;
+  const config = restConfigOf(kc, cluster, rest);
+  if (config.token || config.cert) return config;
+  const ca = config.ca;
+  const extensions = Array.isArray(cluster.extensions) ? (cluster.extensions as Array<Record<string, unknown>>) : [];
+  const info: ExecClusterInfo = {
+    server: config.server,
+    ...(typeof cluster['tls-server-name'] === 'string' ? { 'tls-server-name': cluster['tls-server-name'] } : {}),
+    ...(config.insecureSkipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}),
+    ...(ca ? { 'certificate-authority-data': Buffer.from(ca).toString('base64') } : {}),
+    ...(typeof cluster['proxy-url'] === 'string' ? { 'proxy-url': cluster['proxy-url'] } : {}),
+    ...(() => {
+      const ext = extensions.find((e) => e?.name === 'client.authentication.k8s.io/exec');
+      return ext && ext.extension !== undefined ? { config: ext.extension } : {};
+    })(),
+  };
+  const plugin = new ExecCredentialPlugin(exec, info, dirname(kc.file), `kubeconfig ${kc.file}`);
+  let given: ExecCredentials;
+  try {
+    given = await plugin.credentials();
+  } catch (err) {
+    if (err instanceof KubeConfigError) throw err;
+    throw new KubeConfigError(`kubeconfig ${kc.file}: getting credentials: ${(err as Error).message}`);
+  }
+  if (given.cert && given.key) {
+    config.cert = given.cert;
+    config.key = given.key;
+  }
+  if (given.token) config.token = given.token;
+  config.authHeaders = async (request): Promise<Record<string, string>> => {
+    given = request?.unauthorized ? await plugin.refused(given) : await plugin.credentials();
+    return given.token ? { Authorization: `Bearer ${given.token}` } : {};
+  };
+  return config;
+}
+
+/**
+ * Auth providers (`users[].user.auth-provider`: oidc, and the gcp and azure ones client-go removed in 1.26):
+ * `@kubernetes/client-node` runs them when the application has installed it (an optional peer dependency).
+ */
 async function loadWithClientNode(file: string, context: string | undefined): Promise<RestConfig> {
-  const k8s = await import('@kubernetes/client-node');
+  let k8s: typeof import('@kubernetes/client-node');
+  try {
+    k8s = await import('@kubernetes/client-node');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw new KubeConfigError(
+      `kubeconfig ${file}: its user authenticates with an auth-provider, which needs the optional package @kubernetes/client-node: ` +
+        'install it (npm install @kubernetes/client-node), or use an exec credential plugin (kubectl and client-go removed the gcp and azure providers in Kubernetes 1.26)',
+    );
+  }
   const kc = new k8s.KubeConfig();
   try {
     kc.loadFromFile(file);

@@ -1,7 +1,7 @@
 /**
  * Loading the API configuration (`loadRestConfig`): kubeconfigs with static identities are read without
  * `@kubernetes/client-node` and give what client-node's `KubeConfig` gives for the same file (client-node is the
- * reference here); exec plugins still go through client-node; in-cluster tokens rotate; bad files are one clear
+ * reference here); exec plugins run without it (exec-credential.test.ts); auth providers go through it; in-cluster tokens rotate; bad files are one clear
  * error each.
  */
 import { after, before, describe, test } from 'node:test';
@@ -168,18 +168,29 @@ describe('static identities: the same answer as client-node, without loading it'
     assert.deepEqual(await c.authHeaders!(), { Authorization: 'Bearer second' });
   });
 
-  test('a manager-style load of a static kubeconfig never imports @kubernetes/client-node or the yaml package; an exec plugin loads client-node', async () => {
+  test('a manager-style load of a static kubeconfig or an exec plugin never imports @kubernetes/client-node or the yaml package; an auth-provider loads client-node', async () => {
     const fixture = join(import.meta.dirname, 'fixtures', 'load-config.ts');
     const child = (file: string) => run(process.execPath, ['--import', 'tsx', fixture, file], { timeout: 60_000 });
     const token = await kubeconfig(doc({ server: 'https://10.0.0.7:6443' }, { token: 'static' }));
     assert.equal((await child(token)).stdout.trim(), 'SERVER https://10.0.0.7:6443 TOKEN static');
+    const script = join(dir, 'plugin-static.mjs');
+    await writeFile(script, `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-plugin' } }));\n`);
+    const exec = await kubeconfig(doc({ server: 'https://10.0.0.8:6443' }, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [script], interactiveMode: 'Never' } }));
+    assert.equal((await child(exec)).stdout.trim(), 'SERVER https://10.0.0.8:6443 TOKEN from-plugin');
     // positive control: the hook does catch client-node when the path needs it
-    const exec = await kubeconfig(doc({ server: 'https://10.0.0.8:6443' }, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'true' } }));
-    assert.match((await child(exec)).stdout, /FORBIDDEN_IMPORT @kubernetes\/client-node/);
+    const provider = await kubeconfig(doc({ server: 'https://10.0.0.8:6443' }, { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } }));
+    assert.match((await child(provider)).stdout, /FORBIDDEN_IMPORT @kubernetes\/client-node/);
+  });
+
+  test('an auth-provider without the optional @kubernetes/client-node installed says what to install or use instead', async () => {
+    const fixture = join(import.meta.dirname, 'fixtures', 'load-config.ts');
+    const provider = await kubeconfig(doc({ server: 'https://10.0.0.8:6443' }, { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } }));
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', fixture, provider], { timeout: 60_000, env: { ...process.env, HIDE_CLIENT_NODE: '1' } });
+    assert.match(stdout.trim(), /^ERROR kubeconfig .*: its user authenticates with an auth-provider, which needs the optional package @kubernetes\/client-node: install it \(npm install @kubernetes\/client-node\), or use an exec credential plugin/);
   });
 });
 
-describe('exec credential plugins go through client-node', () => {
+describe('exec credential plugins (more in exec-credential.test.ts)', () => {
   test('the token the plugin prints is used, and asked again for fresh headers', async () => {
     const script = join(dir, 'plugin.mjs');
     await writeFile(
