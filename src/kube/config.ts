@@ -14,7 +14,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { KubeConfigError, type LoadConfigOptions, type RestConfig } from './config-types.js';
 import { inClusterConfig, needsCredentialPlugin, readKubeconfig, restConfigOf, selectContext, type KubeconfigUser, type ParsedKubeconfig } from './kubeconfig.js';
-import { ExecCredentialPlugin, type ExecClusterInfo, type ExecCredentials } from './exec-credential.js';
+import type { ExecClusterInfo, ExecCredentials } from './exec-credential.js';
 
 export type { RestConfig, LoadConfigOptions, AuthHeadersRequest } from './config-types.js';
 export { KubeConfigError } from './config-types.js';
@@ -96,6 +96,8 @@ async function withExecPlugin(kc: ParsedKubeconfig, cluster: Record<string, unkn
       return ext && ext.extension !== undefined ? { config: ext.extension } : {};
     })(),
   };
+  // loaded only for such users: importing the library does not load node:child_process
+  const { ExecCredentialPlugin } = await import('./exec-credential.js');
   const plugin = new ExecCredentialPlugin(exec, info, dirname(kc.file), `kubeconfig ${kc.file}`);
   let given: ExecCredentials;
   try {

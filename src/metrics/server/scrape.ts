@@ -13,12 +13,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { once } from 'node:events';
 import { setImmediate } from 'node:timers/promises';
-import { createGzip } from 'node:zlib';
 import type { Logger } from '../../util/log.js';
 import { drainOrClose } from '../../util/streams.js';
 import { BlockPool, negotiateFormat, TextSink, type BlockLease, type EscapingScheme, type ExpositionFormat, type MetricsSnapshot } from '../index.js';
 import { sendText } from './respond.js';
 import type { Handler, MetricsSource } from './types.js';
+
+/** node:zlib, loaded at the first gzip scrape: a manager that is never asked for gzip does not carry it (≈ 1 MB). */
+let zlibModule: Promise<typeof import('node:zlib')> | undefined;
+const zlib = () => (zlibModule ??= import('node:zlib'));
 
 export type { MetricsSource };
 
@@ -134,7 +137,7 @@ class RenderJob {
         // mark-compact (they held up to 7.5 MB of a 10k server's heap under gzip scrapes; docs/performance-notes.md)
         this.lease = this.pool.lease();
         const out = new TextSink(undefined, this.lease);
-        const gz = createGzip({ level: GZIP_LEVEL });
+        const gz = (await zlib()).createGzip({ level: GZIP_LEVEL });
         gz.on('data', (c: Buffer) => {
           out.bytes(c);
           for (const view of out.take()) this.push(view);
