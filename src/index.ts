@@ -9,6 +9,7 @@ export type { Logger, LogLevel, LogSink, LogOptions, LogEncoder, LogThreshold, T
 export { ZAP_FLAGS, setZapFlag, type ZapFlag } from './util/log-flags.js';
 export { parseGoBool } from './util/go-bool.js';
 export { KubeClient, KubeApiError, DEFAULT_RETRY, setDefaultRequestObserver } from './kube/client.js';
+export { CtrlmetricsError, type CtrlmetricsErrorOptions } from './util/errors.js';
 export type { KubeResponse, KubeStatus, RequestOptions, RetryPolicy, WatchEvent, WatchHandle, RequestObserver, KubeClientOptions } from './kube/client.js';
 export type { IndexExtractor } from './kube/field-index.js';
 export type { TimerClock } from './util/timers.js';

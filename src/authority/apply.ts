@@ -70,7 +70,7 @@ export function applyObjects(objects: KubeObject[], registry: ResourceRegistry, 
     try {
       svc.createOrUpdate(t, o);
     } catch (err) {
-      throw new Error(`cannot apply ${id}: ${(err as Error).message}`);
+      throw new Error(`cannot apply ${id}: ${(err as Error).message}`, { cause: err });
     }
   }
   return sorted.length;

@@ -284,7 +284,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     await server.close(0);
     await persistence?.close().catch(() => undefined);
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-    throw new Error(`cannot write the kubeconfig ${kubeconfig}: ${(err as Error).message}`);
+    throw new Error(`cannot write the kubeconfig ${kubeconfig}: ${(err as Error).message}`, { cause: err });
   }
 
   let stopped: Promise<void> | undefined;

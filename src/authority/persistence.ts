@@ -111,7 +111,7 @@ export class Persistence {
           rec = checkRecord(JSON.parse(line));
           if (rec.rv > snapshotRV && rec.rv <= last) throw new Error(`rv ${rec.rv} does not follow ${last}`);
         } catch (err) {
-          throw new Error(`the authority state log ${file} is corrupt at line ${i + 1} (${(err as Error).message}); it was left as it is: move the state directory away to start fresh`);
+          throw new Error(`the authority state log ${file} is corrupt at line ${i + 1} (${(err as Error).message}); it was left as it is: move the state directory away to start fresh`, { cause: err });
         }
         if (rec.rv <= snapshotRV) return; // already in the snapshot
         last = rec.rv;

@@ -108,7 +108,7 @@ export class StateDir {
       if (text.length === 0) throw new Error('it is empty (0 bytes)');
       return checkSnapshot(JSON.parse(text) as unknown);
     } catch (err) {
-      throw new Error(`the authority state file ${this.p('state.json')} is corrupt (${(err as Error).message}); it was left as it is: move it away to start fresh`);
+      throw new Error(`the authority state file ${this.p('state.json')} is corrupt (${(err as Error).message}); it was left as it is: move it away to start fresh`, { cause: err });
     }
   }
 

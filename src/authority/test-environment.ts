@@ -124,7 +124,7 @@ async function startOnExistingCluster(opts: TestEnvironmentOptions): Promise<Tes
   try {
     restConfig = await loadRestConfig({ kubeconfig: file, context: opts.context });
   } catch (err) {
-    throw new Error(`${where}: ${(err as Error).message}`);
+    throw new Error(`${where}: ${(err as Error).message}`, { cause: err });
   }
   const client = new KubeClient({ ...restConfig, qps: 50, burst: 100 });
   const crdsMade: string[] = [];

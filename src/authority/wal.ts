@@ -9,6 +9,7 @@
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import type { KubeObject } from './resources.js';
 import type { StoreEvent, StoreJournal } from './store.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** One line of the log. */
 export interface LogRecord {
@@ -21,7 +22,8 @@ export interface LogRecord {
 }
 
 /** A change that could not be written to the state; the store is left as it was. */
-export class StorageError extends Error {
+export class StorageError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_STORAGE';
   override name = 'StorageError';
 }
 
@@ -88,7 +90,7 @@ export class WriteAheadLog implements StoreJournal {
       } catch (cut) {
         this.failure = cut as Error;
       }
-      throw new StorageError(`cannot write the state log ${this.path}: ${(err as Error).message}`);
+      throw new StorageError(`cannot write the state log ${this.path}: ${(err as Error).message}`, { cause: err });
     }
     this.size += buf.length;
     this.appendedRV = ev.rv;
@@ -173,7 +175,7 @@ export class WriteAheadLog implements StoreJournal {
       fdatasyncSync(this.fd);
     } catch (err) {
       this.fail(err as Error);
-      throw new StorageError(`the state log ${this.path} could not be synced: ${(err as Error).message}`);
+      throw new StorageError(`the state log ${this.path} could not be synced: ${(err as Error).message}`, { cause: err });
     }
     this.synced(this.appendedRV);
   }

@@ -8,6 +8,7 @@ import { request } from 'node:https';
 import { isIP } from 'node:net';
 import { posix } from 'node:path';
 import type { KubeObject } from './resources.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** Where a webhook service reference (`<namespace>/<name>:<port>`) is served; undefined when unknown. */
 export type ServiceResolver = (namespace: string, name: string, port: number) => { host: string; port: number } | undefined;
@@ -22,7 +23,8 @@ export interface WebhookAnswer {
 }
 
 /** A failed call: counts under `failurePolicy`. */
-export class WebhookCallError extends Error {
+export class WebhookCallError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_WEBHOOK_CALL';
   override name = 'WebhookCallError';
 }
 
@@ -139,7 +141,7 @@ export async function postReview(opts: {
   try {
     t = target(opts.clientConfig, opts.resolveService, opts.timeoutSeconds, opts.missingService);
   } catch (err) {
-    throw new WebhookCallError(`${opts.prefix}${(err as Error).message}`);
+    throw new WebhookCallError(`${opts.prefix}${(err as Error).message}`, { cause: err });
   }
   const ca = caFromBundle(opts.clientConfig.caBundle);
   const body = Buffer.from(JSON.stringify(opts.review));
@@ -201,7 +203,7 @@ export async function postReview(opts: {
   try {
     return JSON.parse(raw.body.toString('utf8')) as KubeObject;
   } catch (err) {
-    throw new WebhookCallError(`${opts.prefix}couldn't get version/kind; json parse error: ${(err as Error).message}`);
+    throw new WebhookCallError(`${opts.prefix}couldn't get version/kind; json parse error: ${(err as Error).message}`, { cause: err });
   }
 }
 

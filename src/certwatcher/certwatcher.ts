@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { createLogger, type Logger } from '../util/log.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** A validated certificate chain and its private key (PEM). */
 export interface CertificatePair {
@@ -54,7 +55,8 @@ export interface CertWatcherOptions {
 export type CertificateListener = (pair: CertificatePair) => void;
 
 /** The certificate or key files could not be read or are invalid. The message names the file. */
-export class CertificateLoadError extends Error {
+export class CertificateLoadError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_CERTIFICATE_LOAD';
   override name = 'CertificateLoadError';
 }
 
@@ -74,7 +76,7 @@ export async function loadCertificatePair(certPath: string, keyPath: string): Pr
   try {
     leaf = new X509Certificate(certPem);
   } catch (err) {
-    throw new CertificateLoadError(`certificate file ${certPath} does not hold a valid PEM certificate: ${(err as Error).message}`);
+    throw new CertificateLoadError(`certificate file ${certPath} does not hold a valid PEM certificate: ${(err as Error).message}`, { cause: err });
   }
   let key;
   try {
@@ -89,7 +91,7 @@ export async function loadCertificatePair(certPath: string, keyPath: string): Pr
   try {
     createSecureContext({ cert: certPem, key: keyPem });
   } catch (err) {
-    throw new CertificateLoadError(`certificate ${certPath} with key ${keyPath} is not usable for TLS: ${(err as Error).message}`);
+    throw new CertificateLoadError(`certificate ${certPath} with key ${keyPath} is not usable for TLS: ${(err as Error).message}`, { cause: err });
   }
   const hash = createHash('sha256').update(certPem).update('\0').update(keyPem).digest('hex');
   return { certPem, keyPem, hash, leaf };

@@ -12,6 +12,7 @@ import { startAuthority } from '../authority/index.js';
 import { createLogger } from '../util/log.js';
 import { CRD_SETS } from '../authority/crds.js';
 import { crdsOption } from './crds-option.js';
+import { ListenError } from '../httpserver/index.js';
 
 /** Parsed flags of `ctrlmetrics authority`. */
 export interface AuthorityCliOptions {
@@ -41,9 +42,11 @@ export async function runAuthority(o: AuthorityCliOptions, signal?: AbortSignal)
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') throw new CliError(`cannot listen on ${o.listen}: the address is already in use (pick another --listen port)`);
-    if (e.code === 'EACCES') throw new CliError(`cannot listen on ${o.listen}: permission denied (use a port above 1024)`);
-    throw new CliError(e.message);
+    // the server core's ListenError keeps the system's code apart from its own
+    const code = err instanceof ListenError ? err.systemCode : e.code;
+    if (code === 'EADDRINUSE') throw new CliError(`cannot listen on ${o.listen}: the address is already in use (pick another --listen port)`);
+    if (code === 'EACCES') throw new CliError(`cannot listen on ${o.listen}: permission denied (use a port above 1024)`);
+    throw new CliError(e.message, 1, { cause: e });
   }
   log.info('authority ready', { url: authority.url, kubeconfig: authority.kubeconfig, stateDir: o.stateDir ?? '(in memory)' });
   await new Promise<void>((resolve) => {

@@ -7,6 +7,6 @@ export function crdsOption(value: string): string[] {
   try {
     return parseCrdSets(value);
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError((err as Error).message, { cause: err });
   }
 }

@@ -68,7 +68,7 @@ async function createApiAction(flags: CreateApiFlags, cmd: Command): Promise<voi
       externalApiDomain: flags.externalApiDomain,
     });
   } catch (err) {
-    if (err instanceof ScaffoldError) throw new CliError(err.message);
+    if (err instanceof ScaffoldError) throw new CliError(err.message, 1, { cause: err });
     throw err;
   }
   for (const f of result.written) process.stdout.write(`${f} written\n`);
@@ -130,7 +130,7 @@ async function createWebhookAction(flags: CreateWebhookFlags, cmd: Command): Pro
       force: goBool('force', flags.force, false),
     });
   } catch (err) {
-    if (err instanceof ScaffoldError) throw new CliError(err.message);
+    if (err instanceof ScaffoldError) throw new CliError(err.message, 1, { cause: err });
     throw err;
   }
   for (const f of result.written) process.stdout.write(`${f} written\n`);

@@ -162,22 +162,22 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
       try {
         managerConfig = await loadRestConfig({ kubeconfig: o.kubeconfig });
       } catch (err) {
-        throw new CliError((err as Error).message);
+        throw new CliError((err as Error).message, 1, { cause: err });
       }
       admin = new KubeClient(managerConfig);
       apiUrl = managerConfig.server;
       kubeconfigPath = o.kubeconfig;
       await checkApiReachable(admin, apiUrl).catch((err: Error) => {
-        throw new CliError(err.message);
+        throw new CliError(err.message, 1, { cause: err });
       });
       await applyObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: WORKLOAD_NAMESPACE } }).catch((err: Error) => {
         const forbidden = /\b403\b|forbidden/i.test(err.message);
-        throw new CliError(forbidden ? `${err.message} (the kubeconfig identity needs create on namespaces, or create the namespace ${WORKLOAD_NAMESPACE} first)` : err.message);
+        throw new CliError(forbidden ? `${err.message} (the kubeconfig identity needs create on namespaces, or create the namespace ${WORKLOAD_NAMESPACE} first)` : err.message, 1, { cause: err });
       });
     } else {
       await mkdir(stateDir, { recursive: true, mode: 0o700 });
       const unlock = await lockStateDir(stateDir).catch((err: Error) => {
-        throw new CliError(err.message);
+        throw new CliError(err.message, 1, { cause: err });
       });
       cleanups.push(unlock);
       const { startAuthority } = await import('../authority/index.js');
@@ -191,7 +191,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
           logger: log.child('authority'),
         });
       } catch (err) {
-        throw new CliError(`cannot start the embedded API: ${(err as Error).message}`);
+        throw new CliError(`cannot start the embedded API: ${(err as Error).message}`, 1, { cause: err });
       }
       cleanups.push(() => authority.stop());
       apiUrl = authority.url;
@@ -246,7 +246,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
     try {
       await Promise.race([mgr.ready(), running]);
     } catch (err) {
-      throw new CliError(withHint((err as Error).message, o));
+      throw new CliError(withHint((err as Error).message, o), 1, { cause: err });
     }
     if (stop.signal.aborted) {
       await running.catch(() => undefined);
@@ -277,7 +277,7 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
     try {
       await running;
     } catch (err) {
-      throw new CliError((err as Error).message);
+      throw new CliError((err as Error).message, 1, { cause: err });
     }
     process.stdout.write('ctrlmetrics demo stopped\n');
   } finally {

@@ -130,7 +130,7 @@ async function run(flags: DevFlags, managerArgs: string[]): Promise<number> {
     try {
       await client.get('/version', { signal: AbortSignal.timeout(15_000) });
     } catch (err) {
-      throw new OpsError(`cannot reach the cluster at ${client.config.server} (kubeconfig ${kubeconfig}): ${(err as Error).message}`);
+      throw new OpsError(`cannot reach the cluster at ${client.config.server} (kubeconfig ${kubeconfig}): ${(err as Error).message}`, { cause: err });
     }
     if (!build(dir)) throw new CliError('npm run build failed: its output is above');
 

@@ -28,7 +28,7 @@ export function register(program: Command): void {
       }
       const checks = await withClient(flags, async (client) => {
         await assertApiReachable(client).catch((err: Error) => {
-          throw new CliError(err.message);
+          throw new CliError(err.message, 1, { cause: err });
         });
         return runDoctor(client, { namespace: flags.namespace, project: flags.project, as, url: flags.url, inCluster: !!process.env.KUBERNETES_SERVICE_HOST });
       });

@@ -47,7 +47,7 @@ export function register(program: Command): void {
         for (const m of result.messages) process.stdout.write(m + '\n');
         process.stdout.write(result.changed.length ? `updated ${result.changed.join(', ')}\n` : 'no changes\n');
       } catch (err) {
-        if (err instanceof ScaffoldError) throw new CliError(err.message);
+        if (err instanceof ScaffoldError) throw new CliError(err.message, 1, { cause: err });
         throw err;
       }
     });

@@ -1,11 +1,13 @@
 /** An expected CLI failure: printed as one `error: …` line on stderr, with the given exit code. */
-export class CliError extends Error {
+export class CliError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_CLI';
   override name = 'CliError';
   constructor(
     message: string,
     readonly exitCode = 1,
+    options?: CtrlmetricsErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -13,9 +15,11 @@ export class CliError extends Error {
  * A bad flag or argument: `error: …` and kubectl's `See 'ctrlmetrics <command> --help' for usage.`, exit 1 as
  * kubectl exits for every error, usage errors included.
  */
+import { CtrlmetricsError, type CtrlmetricsErrorOptions } from '../util/errors.js';
 export class UsageError extends CliError {
+  static override readonly code: string = 'ERR_USAGE';
   override name = 'UsageError';
-  constructor(message: string) {
-    super(message, 1);
+  constructor(message: string, options?: CtrlmetricsErrorOptions) {
+    super(message, 1, options);
   }
 }

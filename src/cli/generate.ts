@@ -28,7 +28,7 @@ async function run<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof MarkerError || (err instanceof Error && /no such file or directory|no TypeScript sources|npm install/.test(err.message))) throw new CliError(err.message);
+    if (err instanceof MarkerError || (err instanceof Error && /no such file or directory|no TypeScript sources|npm install/.test(err.message))) throw new CliError(err.message, 1, { cause: err });
     throw err;
   }
 }
@@ -72,7 +72,7 @@ async function types(flags: { from?: string[]; out?: string }): Promise<void> {
     if (written.length === 0) process.stderr.write('no served CRD versions found: no types written\n');
     for (const w of written) report(w.file, w.changed);
   } catch (err) {
-    if (err instanceof TypesError) throw new CliError(err.message);
+    if (err instanceof TypesError) throw new CliError(err.message, 1, { cause: err });
     throw err;
   }
 }

@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, UsageError } from './errors.js';
 import { OpsError, OpsUsageError } from '../ops/errors.js';
+import { causeChain } from '../util/errors.js';
 import * as version from './version.js';
 import * as authority from './authority.js';
 import * as demo from './demo.js';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
     .version(version.packageVersion(), '-V, --version', 'Print the version number')
     .helpOption('-h, --help', 'Show help for the command')
     .helpCommand('help [command]', 'Help about any command')
+    .option('-v, --verbose', 'On an error, also print the errors that caused it')
     // the program's own options (--version, --help) only before a command: `create api --version v1` is the API's
     .enablePositionalOptions()
     .exitOverride();
@@ -82,25 +84,42 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    if (err instanceof CommanderError) {
-      // --help and --version end here with exit code 0
-      if (err.exitCode === 0) return 0;
-      process.stderr.write(`error: ${usageMessage(err)}\n${usageHint(err.code === 'commander.unknownCommand' ? undefined : sub)}\n`);
-      return 1;
+    const code = report(err, sub);
+    // -v: what the error was caused by, one line each (the first line stays the one-line error)
+    if (program.opts<{ verbose?: boolean }>().verbose) {
+      for (const cause of causeChain(err).slice(1)) process.stderr.write(`  caused by: ${causeText(cause)}\n`);
     }
-    if (err instanceof UsageError || err instanceof OpsUsageError) {
-      process.stderr.write(`error: ${err.message}\n${usageHint(sub)}\n`);
-      return 1;
-    }
-    if (err instanceof CliError) {
-      process.stderr.write(`error: ${err.message}\n`);
-      return err.exitCode;
-    }
-    if (err instanceof OpsError) {
-      process.stderr.write(`error: ${err.message}\n`);
-      return 1;
-    }
-    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return code;
+  }
+}
+
+/** Prints a failed command's error as kubectl does; answers the exit code. */
+function report(err: unknown, sub: string | undefined): number {
+  if (err instanceof CommanderError) {
+    // --help and --version end here with exit code 0
+    if (err.exitCode === 0) return 0;
+    process.stderr.write(`error: ${usageMessage(err)}\n${usageHint(err.code === 'commander.unknownCommand' ? undefined : sub)}\n`);
     return 1;
   }
+  if (err instanceof UsageError || err instanceof OpsUsageError) {
+    process.stderr.write(`error: ${err.message}\n${usageHint(sub)}\n`);
+    return 1;
+  }
+  if (err instanceof CliError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return err.exitCode;
+  }
+  if (err instanceof OpsError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return 1;
+  }
+  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  return 1;
+}
+
+/** One cause as the verbose output prints it: its message and, when it has one, its code (`ENOENT`, `ERR_…`). */
+function causeText(cause: unknown): string {
+  if (!(cause instanceof Error)) return String(cause);
+  const code = (cause as Error & { code?: unknown }).code;
+  return typeof code === 'string' ? `${cause.message} (${code})` : cause.message;
 }

@@ -41,7 +41,7 @@ export function register(program: Command): void {
             `optional parts: ctrlmetrics edit --enable prometheus|certmanager|metrics-tls|network-policy|grafana\n`,
         );
       } catch (err) {
-        if (err instanceof ScaffoldError) throw new CliError(err.message);
+        if (err instanceof ScaffoldError) throw new CliError(err.message, 1, { cause: err });
         throw err;
       }
     });

@@ -58,7 +58,7 @@ async function runScrape(url: string, flags: ScrapeFlags): Promise<void> {
     try {
       match = new RegExp(flags.match);
     } catch (err) {
-      throw new UsageError(`--match: invalid regular expression: ${(err as Error).message}`);
+      throw new UsageError(`--match: invalid regular expression: ${(err as Error).message}`, { cause: err });
     }
   }
   const target = resolveTarget({ url, token: flags.token, tokenFile: flags.tokenFile, insecure: flags.insecure, cacert: flags.cacert, timeoutMs });
@@ -89,7 +89,7 @@ async function scrapeLoop(target: ScrapeTarget, o: { intervalMs: number; count: 
       res = await scrapeWithRetry(target, retry, signal);
     } catch (err) {
       if (signal.aborted) return;
-      if (err instanceof ScrapeFailure) throw new CliError(err.message);
+      if (err instanceof ScrapeFailure) throw new CliError(err.message, 1, { cause: err });
       throw err;
     }
     process.stdout.write(o.match ? filterExposition(res.body, o.match) : res.body);
@@ -141,7 +141,7 @@ async function watch(target: ScrapeTarget, o: { intervalMs: number; count?: numb
       } catch (err) {
         if (signal.aborted) return;
         if (!(err instanceof ScrapeFailure)) throw err;
-        if (!err.retryable) throw new CliError(err.message);
+        if (!err.retryable) throw new CliError(err.message, 1, { cause: err });
         failures++;
         lastError = err.message;
         if (downSince === undefined) {

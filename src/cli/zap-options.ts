@@ -20,7 +20,7 @@ export function addZapOptions(cmd: Command): Command {
       try {
         setZapFlag(o, name, value);
       } catch (err) {
-        throw new UsageError(`--${name}: ${(err as Error).message}`);
+        throw new UsageError(`--${name}: ${(err as Error).message}`, { cause: err });
       }
       return o;
     });

@@ -11,9 +11,11 @@ import type { ObjectClient } from '../kube/object-client.js';
 import { isNotFound } from '../kube/errors.js';
 import { semanticEqual } from '../kube/equality.js';
 import { copyJson } from '../util/json-copy.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** The object already has a controller owner other than the one being set (controller-runtime's `AlreadyOwnedError`). */
-export class AlreadyOwnedError extends Error {
+export class AlreadyOwnedError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_ALREADY_OWNED';
   override name = 'AlreadyOwnedError';
   constructor(
     readonly object: ObjectLike,

@@ -1,13 +1,15 @@
 /**
  * Reconcile outcomes that are not plain errors.
  */
+import { CtrlmetricsError } from '../util/errors.js';
 
 /**
  * An error that retrying will not fix (invalid spec, missing permission by design, …): the request is not
  * re-queued, and it is counted in `controller_runtime_terminal_reconcile_errors_total` (and as an error).
  * Wrapping works too: any error whose `cause` chain contains a TerminalError is terminal.
  */
-export class TerminalError extends Error {
+export class TerminalError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_TERMINAL';
   override name = 'TerminalError';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -19,7 +21,8 @@ export class TerminalError extends Error {
  * Like a recovered Go panic it is counted in `controller_runtime_reconcile_panics_total`, reported as an error,
  * re-queued with backoff, and the worker survives. Throwing a value that is not an `Error` counts the same way.
  */
-export class PanicError extends Error {
+export class PanicError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_PANIC';
   override name = 'PanicError';
 }
 
@@ -44,6 +47,7 @@ export function isPanic(err: unknown): boolean {
 }
 
 /** The reason of a reconcile's `signal` when the controller's reconciliation timeout fired. */
-export class ReconcileTimeoutError extends Error {
+export class ReconcileTimeoutError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_RECONCILE_TIMEOUT';
   override name = 'ReconcileTimeoutError';
 }

@@ -11,6 +11,7 @@ import { NoKindMatchError, type RESTMapper } from '../kube/restmapper.js';
 import { NotCachedError } from './watch-caches.js';
 import { after } from '../util/timers.js';
 import type { KubeObject, WatchSpec } from './types.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** Tuning shared by every informer of a manager (see {@link InformerOptions}). */
 export type InformerTuning = Omit<InformerOptions, 'path' | 'labelSelector' | 'fieldSelector' | 'logger' | 'notFoundHint'>;
@@ -339,6 +340,7 @@ export class InformerSet {
 }
 
 /** A watch spec that contradicts what discovery says of its kind: no retry fixes it. */
-export class WatchSpecError extends Error {
+export class WatchSpecError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_WATCH_SPEC';
   override name = 'WatchSpecError';
 }

@@ -4,6 +4,7 @@
  * `a;b` and `{a,b}` lists, `{k: v}` maps, `name=value,…` arguments). Unlike controller-gen, an unknown marker or a
  * malformed value is an error naming the file and line.
  */
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** Where a marker was written. */
 export interface MarkerSite {
@@ -20,7 +21,8 @@ export interface Marker extends MarkerSite {
 }
 
 /** A marker that cannot be used, with where it was written. */
-export class MarkerError extends Error {
+export class MarkerError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_MARKER';
   override name = 'MarkerError';
   constructor(site: MarkerSite, message: string) {
     super(`${site.file}:${site.line}: ${message}`);

@@ -17,6 +17,7 @@ import { answerPlainHttp } from '../util/plain-http.js';
 import { ConnectionGuard, type ConnectionGuardStats } from './connection-guard.js';
 import { ConnectionTracker, boundUrl, closeGracefully } from './connections.js';
 import type { TlsConfig } from './tls.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** A request of any of the servers (HTTP/1.1, or HTTP/2 when enabled). */
 export type ServerRequest = IncomingMessage | Http2ServerRequest;
@@ -67,14 +68,17 @@ export interface HttpServerOptions {
 }
 
 /** The server could not listen: the address is taken, not allowed or not there. */
-export class ListenError extends Error {
+export class ListenError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_LISTEN';
   override name = 'ListenError';
   constructor(
     readonly bindAddress: string,
-    readonly code: string | undefined,
+    /** The system's error code (`EADDRINUSE`, `EACCES`, …). */
+    readonly systemCode: string | undefined,
     why: string,
+    cause?: unknown,
   ) {
-    super(`cannot listen on ${bindAddress}: ${why}`);
+    super(`cannot listen on ${bindAddress}: ${why}`, { cause });
   }
 }
 
@@ -139,7 +143,7 @@ export class HttpServer {
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
         const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : (err.code ?? err.message);
-        reject(new ListenError(this.opts.bindAddress, err.code, why));
+        reject(new ListenError(this.opts.bindAddress, err.code, why, err));
       };
       server.once('error', onError);
       server.listen({ host, port }, () => {

@@ -70,7 +70,7 @@ function clientCertificateOptions(caFile: string): TlsConfig {
   try {
     pem = readFileSync(caFile, 'utf8');
   } catch (err) {
-    throw new CertificateLoadError(`clientCAFile ${caFile}: ${(err as Error).message}`);
+    throw new CertificateLoadError(`clientCAFile ${caFile}: ${(err as Error).message}`, { cause: err });
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new CertificateLoadError(`clientCAFile ${caFile}: no PEM certificate in it (expected the CA that signs the clients' certificates)`);
   return { requestCert: true, rejectUnauthorized: false, ca: pem };

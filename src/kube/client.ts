@@ -13,6 +13,7 @@ import { URL } from 'node:url';
 import { TokenBucket } from './ratelimit.js';
 import type { RestConfig } from './config.js';
 import { after } from '../util/timers.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** A Kubernetes `Status` object, as returned with errors. */
 export interface KubeStatus {
@@ -27,7 +28,8 @@ export interface KubeStatus {
 }
 
 /** An error answered by the API (non-2xx), or a transport failure (`status` 0). */
-export class KubeApiError extends Error {
+export class KubeApiError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_KUBE_API';
   override name = 'KubeApiError';
   constructor(
     /** HTTP status, or 0 when no response was received. */

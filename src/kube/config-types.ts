@@ -48,6 +48,9 @@ export interface LoadConfigOptions {
 }
 
 /** Error raised when no usable configuration can be found or the file is malformed. */
-export class KubeConfigError extends Error {
+export class KubeConfigError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_KUBECONFIG';
   override name = 'KubeConfigError';
 }
+
+import { CtrlmetricsError } from '../util/errors.js';

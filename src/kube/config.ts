@@ -104,7 +104,7 @@ async function withExecPlugin(kc: ParsedKubeconfig, cluster: Record<string, unkn
     given = await plugin.credentials();
   } catch (err) {
     if (err instanceof KubeConfigError) throw err;
-    throw new KubeConfigError(`kubeconfig ${kc.file}: getting credentials: ${(err as Error).message}`);
+    throw new KubeConfigError(`kubeconfig ${kc.file}: getting credentials: ${(err as Error).message}`, { cause: err });
   }
   if (given.cert && given.key) {
     config.cert = given.cert;
@@ -148,7 +148,7 @@ async function loadWithClientNode(file: string, context: string | undefined): Pr
   try {
     await kc.applyToHTTPSOptions(opts);
   } catch (err) {
-    throw new KubeConfigError(`cannot apply kubeconfig credentials: ${(err as Error).message}`);
+    throw new KubeConfigError(`cannot apply kubeconfig credentials: ${(err as Error).message}`, { cause: err });
   }
   const headers = (opts.headers ?? {}) as Record<string, string>;
   const config: RestConfig = {

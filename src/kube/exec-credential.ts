@@ -254,8 +254,9 @@ export class ExecCredentialPlugin {
     let out: unknown;
     try {
       out = JSON.parse(stdout);
-    } catch (err) {
-      throw new Error(`decoding stdout: the plugin did not print an ExecCredential as JSON (${(err as Error).message})`);
+    } catch {
+      // neither the parser's message nor the error: both quote the output, which may hold the credential
+      throw new Error(`decoding stdout: the plugin did not print an ExecCredential as JSON (${Buffer.byteLength(stdout)} bytes)`);
     }
     if (!isObj(out) || out.kind !== 'ExecCredential') throw new Error('decoding stdout: the plugin did not print an ExecCredential');
     if (out.apiVersion !== this.cfg.apiVersion) {

@@ -19,6 +19,7 @@ import { KubeApiError, type KubeClient, type WatchEvent } from './client.js';
 import { FieldIndex, type IndexExtractor } from './field-index.js';
 import type { Logger } from '../util/log.js';
 import { after } from '../util/timers.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** The object metadata an informer needs. */
 export interface InformerObject {
@@ -117,7 +118,9 @@ export interface InformerHealth {
   reason?: string;
 }
 
-class GoneError extends Error {}
+class GoneError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_GONE';
+}
 
 /** The cache key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
 export function objectKey(obj: InformerObject): string {

@@ -54,6 +54,7 @@ export async function readKubeconfig(file: string): Promise<ParsedKubeconfig> {
     doc = load(readFileSync(file, 'utf8'));
   } catch (err) {
     // YAML errors carry a multi-line code frame: one line is enough to say what and where
+    // the first line only, and not the parser's error as the cause: its code frame quotes the file, tokens included
     throw new KubeConfigError(`cannot load kubeconfig ${file}: ${((err as Error).message ?? String(err)).split('\n')[0]!.trim()}`);
   }
   if (doc === null || doc === undefined) doc = {};
@@ -103,7 +104,7 @@ function material(entry: Record<string, unknown>, key: string, base: string, wha
   try {
     return readFileSync(abs);
   } catch (err) {
-    throw new KubeConfigError(`cannot read the ${what} ${abs}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new KubeConfigError(`cannot read the ${what} ${abs}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
 }
 
@@ -111,7 +112,7 @@ function readToken(path: string): string {
   try {
     return readFileSync(path, 'utf8').trim();
   } catch (err) {
-    throw new KubeConfigError(`cannot read the token file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new KubeConfigError(`cannot read the token file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { KubeApiError, type KubeClient } from './client.js';
 import type { ObjectLike } from './objects.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** Where a kind is served. */
 export interface ResourceMapping {
@@ -17,7 +18,8 @@ export interface ResourceMapping {
 }
 
 /** The kind is not served in that version (apimachinery's `NoKindMatchError`). */
-export class NoKindMatchError extends Error {
+export class NoKindMatchError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_NO_KIND_MATCH';
   override name = 'NoKindMatchError';
   constructor(
     readonly kind: string,

@@ -79,8 +79,9 @@ export class HealthProbeServer {
       await server.listen();
     } catch (err) {
       if (!(err instanceof ListenError)) throw err;
-      const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
-      throw new Error(`cannot bind the health probe server on ${this.bindAddress}: ${why}${err.code ? ` (${err.code})` : ''}`);
+      const code = err.systemCode;
+      const why = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : err.message;
+      throw new Error(`cannot bind the health probe server on ${this.bindAddress}: ${why}${code ? ` (${code})` : ''}`, { cause: err });
     }
     this.server = server;
   }

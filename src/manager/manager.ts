@@ -33,6 +33,7 @@ import { Webhook } from '../webhook/for-kind.js';
 import { CONVERSION_PATH, ConversionRegistry, ConversionWebhook } from '../webhook/conversion.js';
 import { RunnableGroup, type ReportingRunnable, type Runnable } from './runnable-group.js';
 import { includePromClientCopies, type PromClientCopy } from '../metrics/prom-client-copies.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** The application's prom-client copies, looked for once per process (see includeApplicationPromClients). */
 let promClientCopies: Promise<PromClientCopy[]> | undefined;
@@ -127,7 +128,8 @@ export interface ManagerCacheOptions extends CacheScope {
 }
 
 /** A start-up or runtime failure of the manager, with a message that says what to do. */
-export class ManagerError extends Error {
+export class ManagerError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_MANAGER';
   override name = 'ManagerError';
 }
 
@@ -309,7 +311,7 @@ export class Manager {
     try {
       this.conversions.add(webhook);
     } catch (err) {
-      throw new ManagerError((err as Error).message);
+      throw new ManagerError((err as Error).message, { cause: err });
     }
     return this;
   }
@@ -551,7 +553,7 @@ export class Manager {
       try {
         this._restConfig = await loadRestConfig({ kubeconfig: this.opts.kubeconfig });
       } catch (err) {
-        throw new ManagerError(`cannot load the Kubernetes API configuration: ${(err as Error).message}`);
+        throw new ManagerError(`cannot load the Kubernetes API configuration: ${(err as Error).message}`, { cause: err });
       }
       this._client = new KubeClient(this._restConfig);
     }

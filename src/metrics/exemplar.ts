@@ -56,7 +56,7 @@ export function newExemplar(labels: ExemplarLabels, value: number, timestampMs: 
       try {
         validateLabelName(k);
       } catch (err) {
-        throw new TypeError(`metric ${metric}: exemplar ${(err as Error).message}`);
+        throw new TypeError(`metric ${metric}: exemplar ${(err as Error).message}`, { cause: err });
       }
     }
     const n = typeof v === 'string' ? runes(v) : -1;

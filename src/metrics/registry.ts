@@ -15,6 +15,7 @@ import { isPromMetric, isPromRegistry, promMetricType, PromMetricCollector, Prom
 import { createLogger } from '../util/log.js';
 import { setDefaultMetricRegistry, type MetricRegistry } from './metric.js';
 import { DEFAULT_SLICE_LINES, MetricsSnapshot } from './snapshot.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** What `register`/`mustRegister` accept: our metrics, custom collectors, prom-client metrics or registries. */
 export type Registrable = Collector | PromMetricLike | PromRegistry;
@@ -22,12 +23,14 @@ export type Registrable = Collector | PromMetricLike | PromRegistry;
 const log = createLogger('metrics');
 
 /** A collector was registered twice, or two collectors produce a family of the same name. */
-export class DuplicateMetricError extends Error {
+export class DuplicateMetricError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_DUPLICATE_METRIC';
   override name = 'DuplicateMetricError';
 }
 
 /** A collector threw, rejected or did not finish in time; the scrape must answer 500. */
-export class MetricsCollectError extends Error {
+export class MetricsCollectError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_METRICS_COLLECT';
   override name = 'MetricsCollectError';
 }
 

@@ -22,7 +22,7 @@ export async function connect(flags: KubeFlags): Promise<KubeClient> {
     const config = await loadRestConfig({ kubeconfig: flags.kubeconfig, context: flags.context });
     return new KubeClient({ ...config, userAgent: 'ctrlmetrics-cli' });
   } catch (err) {
-    if (err instanceof KubeConfigError) throw new OpsError(err.message);
+    if (err instanceof KubeConfigError) throw new OpsError(err.message, { cause: err });
     throw err;
   }
 }

@@ -6,6 +6,7 @@ import https from 'node:https';
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { OpsError, OpsUsageError } from './errors.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** Where a pod's service-account token is mounted; the default token file when it exists. */
 export const POD_TOKEN_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -40,7 +41,8 @@ export interface ScrapeResponse {
 }
 
 /** Why a scrape failed; `retryable` failures are tried again with backoff. */
-export class ScrapeFailure extends Error {
+export class ScrapeFailure extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_SCRAPE_FAILED';
   override name = 'ScrapeFailure';
   constructor(
     message: string,
@@ -98,7 +100,7 @@ export function resolveTarget(flags: { url: string; token?: string; tokenFile?: 
           return t;
         } catch (err) {
           if (err instanceof OpsError) throw err;
-          throw new OpsError(`cannot read token file ${file}: ${(err as Error).message}`);
+          throw new OpsError(`cannot read token file ${file}: ${(err as Error).message}`, { cause: err });
         }
       };
       read();
@@ -111,7 +113,7 @@ export function resolveTarget(flags: { url: string; token?: string; tokenFile?: 
       target.ca = readFileSync(flags.cacert);
       target.caFile = flags.cacert;
     } catch (err) {
-      throw new OpsError(`cannot read --cacert ${flags.cacert}: ${(err as Error).message}`);
+      throw new OpsError(`cannot read --cacert ${flags.cacert}: ${(err as Error).message}`, { cause: err });
     }
   }
   return target;

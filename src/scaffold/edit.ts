@@ -328,7 +328,7 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     for (const o of enable) turnOn(o);
   } catch (err) {
     if (err instanceof ScaffoldError) throw err;
-    throw new ScaffoldError(`cannot edit ${DEFAULT_KUSTOMIZATION} or ${PROMETHEUS_KUSTOMIZATION}: ${(err as Error).message}; ${REGENERATE_HINT}`);
+    throw new ScaffoldError(`cannot edit ${DEFAULT_KUSTOMIZATION} or ${PROMETHEUS_KUSTOMIZATION}: ${(err as Error).message}; ${REGENERATE_HINT}`, { cause: err });
   }
 
   const changed: string[] = [];

@@ -71,7 +71,7 @@ export function readProjectFile(dir: string): ProjectConfig {
   try {
     config = parse(readFileSync(file, 'utf8')) as ProjectConfig;
   } catch (err) {
-    throw new ScaffoldError(`${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    throw new ScaffoldError(`${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
   }
   if (!config || typeof config !== 'object' || typeof config.domain !== 'string' || typeof config.projectName !== 'string') {
     throw new ScaffoldError(`${file} is not a ctrlmetrics project file (it needs domain, projectName, layout and version)`);

@@ -12,6 +12,7 @@
 import { isPanic } from '../controller/errors.js';
 import { copyJson } from '../util/json-copy.js';
 import { allowed, denied, errored, type AdmissionHandler, type AdmissionRequest, type AdmissionResponse, type AdmissionStatus } from './admission.js';
+import { CtrlmetricsError } from '../util/errors.js';
 
 /** An object as the API sends it: plain JSON. */
 export type KubeJson = Record<string, unknown>;
@@ -47,11 +48,13 @@ export interface WebhookOptions<T = KubeJson> {
   validatingPath?: string;
 }
 
-/** A denial with a Kubernetes status: code (≥ 400), reason, message, and optionally the invalid fields. */
-export class AdmissionDeniedError extends Error {
+/** A denial with a Kubernetes status: its HTTP `status` (≥ 400), reason, message, and optionally the invalid fields. */
+export class AdmissionDeniedError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_ADMISSION_DENIED';
   override name = 'AdmissionDeniedError';
   constructor(
-    readonly code: number,
+    /** The HTTP status of the denial (≥ 400), the Status's `code` on the wire. */
+    readonly status: number,
     readonly reason: string,
     message: string,
     readonly details?: AdmissionStatus['details'],
@@ -87,7 +90,7 @@ export function webhookPath(prefix: 'mutate' | 'validate', apiVersion: string, k
 function statusOf(err: unknown): AdmissionStatus | undefined {
   if (!(err instanceof Error)) return undefined;
   if (err instanceof AdmissionDeniedError) {
-    return { metadata: {}, status: 'Failure', message: err.message, reason: err.reason, ...(err.details ? { details: err.details } : {}), code: err.code };
+    return { metadata: {}, status: 'Failure', message: err.message, reason: err.reason, ...(err.details ? { details: err.details } : {}), code: err.status };
   }
   // an API error passed on from a call (KubeApiError: `status` and `reason`)
   const e = err as Error & { status?: unknown; reason?: unknown };

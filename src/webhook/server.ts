@@ -169,7 +169,7 @@ export class WebhookServer {
         ca = readFileSync(caFile, 'utf8');
       } catch (err) {
         tls.watcher?.stop();
-        throw new Error(`failed to read client CA cert: ${caFile}: ${(err as Error).message}`);
+        throw new Error(`failed to read client CA cert: ${caFile}: ${(err as Error).message}`, { cause: err });
       }
       if (!ca.includes('-----BEGIN CERTIFICATE-----')) {
         tls.watcher?.stop();

@@ -98,7 +98,8 @@ test('listening on a taken address is a ListenError naming the address', async (
     const again = new HttpServer({ bindAddress: `127.0.0.1:${s.port}` }, ok as ConstructorParameters<typeof HttpServer>[1]);
     await assert.rejects(again.listen(), (err: Error) => {
       assert.ok(err instanceof ListenError);
-      assert.equal(err.code, 'EADDRINUSE');
+      assert.equal(err.systemCode, 'EADDRINUSE');
+      assert.equal(err.code, 'ERR_LISTEN');
       assert.equal(err.message, `cannot listen on 127.0.0.1:${s.port}: the address is already in use`);
       return true;
     });

@@ -17,6 +17,7 @@
  */
 import { TokenBucket } from '../../kube/ratelimit.js';
 import { after, systemTimerClock, type TimerClock } from '../../util/timers.js';
+import { CtrlmetricsError } from '../../util/errors.js';
 
 /** The lanes, most trusted first. */
 export type LaneName = 'known' | 'signed' | 'new';
@@ -42,7 +43,8 @@ export const DEFAULT_LANES: Readonly<Record<LaneName, Readonly<LaneLimits>>> = {
 };
 
 /** A review could not be admitted in time: the caller should answer 503 with `Retry-After`. */
-export class AdmissionRejectedError extends Error {
+export class AdmissionRejectedError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_ADMISSION_REJECTED';
   override name = 'AdmissionRejectedError';
   constructor(
     readonly lane: LaneName,

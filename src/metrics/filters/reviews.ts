@@ -7,6 +7,7 @@
  * is too slow for an uncached review on the scrape path; the project's small `node:https` client reuses one.
  */
 import { DEFAULT_RETRY, KubeApiError, type KubeClient, type RetryPolicy } from '../../kube/client.js';
+import { CtrlmetricsError } from '../../util/errors.js';
 
 /** An authenticated identity, as a TokenReview reports it. */
 export interface UserInfo {
@@ -26,7 +27,8 @@ export interface AuthzDecision {
 }
 
 /** The API refused the review itself (403): the manager's identity lacks the metrics-auth-role. */
-export class ReviewForbiddenError extends Error {
+export class ReviewForbiddenError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_REVIEW_FORBIDDEN';
   override name = 'ReviewForbiddenError';
 }
 

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { UserInfo } from './reviews.js';
+import { CtrlmetricsError } from '../../util/errors.js';
 
 /**
  * `js-yaml`, loaded only when a rules file is read (importing ctrlmetrics loads no YAML parser); the same parser
@@ -33,7 +34,8 @@ export interface StaticAuthorizationRule {
 }
 
 /** A rule set that cannot be used; the message says which rule and what to fix. */
-export class StaticAuthorizationError extends Error {
+export class StaticAuthorizationError extends CtrlmetricsError {
+  static override readonly code: string = 'ERR_STATIC_AUTHORIZATION';
   override name = 'StaticAuthorizationError';
 }
 
@@ -78,7 +80,7 @@ export function loadStaticAuthorizationFile(file: string): StaticAuthorizationRu
     doc = parseYaml(readFileSync(file, 'utf8'));
   } catch (err) {
     // a YAML error carries a code frame after its first line: the first line says what and where
-    throw new StaticAuthorizationError(`cannot read the static authorization file ${file}: ${String((err as Error).message).split('\n')[0]!.trim()}`);
+    throw new StaticAuthorizationError(`cannot read the static authorization file ${file}: ${String((err as Error).message).split('\n')[0]!.trim()}`, { cause: err });
   }
   const rules = Array.isArray(doc) ? doc : isObject(doc) && isObject(doc.authorization) ? doc.authorization.static : undefined;
   if (rules === undefined) throw new StaticAuthorizationError(`${file}: expected authorization.static: [rules] (kube-rbac-proxy's layout) or a list of rules`);
