@@ -58,17 +58,17 @@ export class CounterChild {
 }
 
 /** Options of {@link Counter}. */
-export interface CounterOptions extends MetricOptions {
+export interface CounterOptions<L extends string = string> extends MetricOptions<L> {
   /** The clock of series' created timestamps and exemplars' timestamps, Unix ms (for tests). Default: `Date.now`. */
   now?: () => number;
 }
 
 /** A cumulative counter (client_golang `CounterVec`). */
-export class Counter extends Metric<CounterChild, ScalarCell> {
+export class Counter<L extends string = string> extends Metric<CounterChild, ScalarCell, L> {
   readonly type: MetricType = 'counter';
   private readonly exemplars: ExemplarsUsed;
 
-  constructor(opts: CounterOptions) {
+  constructor(opts: CounterOptions<L>) {
     super(opts);
     this.exemplars = { metric: this.name, now: opts.now ?? Date.now, on: false };
     this.registerIn(opts.registers);

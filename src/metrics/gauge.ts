@@ -61,13 +61,13 @@ export class GaugeChild {
 }
 
 /** Options of {@link Gauge}. */
-export type GaugeOptions = MetricOptions;
+export type GaugeOptions<L extends string = string> = MetricOptions<L>;
 
 /** A gauge (client_golang `GaugeVec`). */
-export class Gauge extends Metric<GaugeChild, ScalarCell> {
+export class Gauge<L extends string = string> extends Metric<GaugeChild, ScalarCell, L> {
   readonly type: MetricType = 'gauge';
 
-  constructor(opts: GaugeOptions) {
+  constructor(opts: GaugeOptions<L>) {
     super(opts);
     this.registerIn(opts.registers);
   }

@@ -120,7 +120,7 @@ export class HistogramChild {
  * in the protobuf format, which Prometheus with native histograms on asks for; the text formats show the classic
  * buckets only.
  */
-export interface HistogramOptions extends MetricOptions {
+export interface HistogramOptions<L extends string = string> extends MetricOptions<L> {
   /**
    * Classic upper bounds, strictly increasing (`+Inf` is implied). Default: {@link DEFAULT_BUCKETS}, or none
    * when a native bucket factor is set (as client_golang: give both to keep classic buckets beside native ones).
@@ -151,7 +151,7 @@ export interface HistogramOptions extends MetricOptions {
 }
 
 /** A histogram (client_golang `HistogramVec`). */
-export class Histogram extends Metric<HistogramChild, HistogramCell> {
+export class Histogram<L extends string = string> extends Metric<HistogramChild, HistogramCell, L> {
   readonly type: MetricType = 'histogram';
   readonly buckets: readonly number[];
   private readonly bounds: Float64Array;
@@ -167,7 +167,7 @@ export class Histogram extends Metric<HistogramChild, HistogramCell> {
   private readonly native: NativeConfig | undefined;
   private readonly exemplars: ExemplarsUsed;
 
-  constructor(opts: HistogramOptions) {
+  constructor(opts: HistogramOptions<L>) {
     super(opts, ['le']);
     this.exemplars = { metric: this.name, now: opts.now ?? Date.now, on: false };
     this.native = nativeConfig(this.name, opts);

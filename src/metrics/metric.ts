@@ -27,8 +27,11 @@ export function setDefaultMetricRegistry(r: MetricRegistry): void {
   defaultRegistry = r;
 }
 
-/** Options common to all our metric classes. */
-export interface MetricOptions {
+/**
+ * Options common to all our metric classes. `L` is the union of the label names: given as a literal
+ * (`labelNames: ['code', 'method'] as const`, or inferred by the constructor), `labels({...})` checks its keys.
+ */
+export interface MetricOptions<L extends string = string> {
   /**
    * Family name: non-empty UTF-8 text, best `[a-zA-Z_:][a-zA-Z0-9_:]*`. Other names (`my.metric`) are written
    * quoted to scrapers that negotiate `escaping=allow-utf-8` and escaped for the others. Counters should end in
@@ -38,7 +41,7 @@ export interface MetricOptions {
   /** Description written on the `# HELP` line. */
   help: string;
   /** Label names, in the order `labels(...)` takes their values: UTF-8 text not starting with `__`, best `[a-zA-Z_][a-zA-Z0-9_]*`. */
-  labelNames?: readonly string[];
+  labelNames?: readonly L[];
   /** Registries to register in; default the global registry; `[]` registers nowhere (use `mustRegister`). */
   registers?: readonly MetricRegistry[];
   /** Called on every collect before the values are read (sample gauges here). May be async; throwing fails the scrape. */
@@ -72,10 +75,10 @@ export interface SeriesBase {
  * Base class of {@link Counter}, {@link Gauge}, {@link Histogram}. `C` is the series object users hold, `K` its
  * storage cell, which the metric moves (see {@link Metric.view}).
  */
-export abstract class Metric<C extends SeriesBase, K = unknown> implements Collector {
+export abstract class Metric<C extends SeriesBase, K = unknown, L extends string = string> implements Collector {
   readonly name: string;
   readonly help: string;
-  readonly labelNames: readonly string[];
+  readonly labelNames: readonly L[];
   /** The order labels are written in (sorted by name, as client_golang's). */
   protected readonly layout: LabelLayout;
   abstract readonly type: MetricType;
@@ -104,7 +107,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
   /** New series refused for the limit since the family was made. */
   refusedSeries = 0;
 
-  protected constructor(opts: MetricOptions, reservedLabels: readonly string[] = []) {
+  protected constructor(opts: MetricOptions<L>, reservedLabels: readonly string[] = []) {
     if (!opts || typeof opts !== 'object') throw new TypeError('metric options are required: {name, help, labelNames?}');
     validateMetricName(opts.name);
     if (typeof opts.help !== 'string' || opts.help === '') throw new TypeError(`metric ${opts.name}: help text is required`);
@@ -225,7 +228,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
     if (args.length === 1 && args[0] !== null && typeof args[0] === 'object') {
       const obj = args[0] as Record<string, unknown>;
       for (const k of Object.keys(obj)) {
-        if (!this.labelNames.includes(k)) throw new TypeError(`metric ${this.name}: unknown label ${JSON.stringify(k)}`);
+        if (!(this.labelNames as readonly string[]).includes(k)) throw new TypeError(`metric ${this.name}: unknown label ${JSON.stringify(k)}`);
       }
       values = this.labelNames.map((n) => obj[n]);
     } else values = [...args];
@@ -243,7 +246,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
    * The child of one label-value combination, created on first use. Values are positional (in `labelNames`
    * order) or one object keyed by label name. Keep the child: updating it never looks labels up again.
    */
-  labels(...values: LabelValue[] | [Record<string, LabelValue>]): C {
+  labels(...values: LabelValue[] | [Record<L, LabelValue>]): C {
     // fast path: an existing series named by positional strings, found without allocating
     if (values.length === this.labelNames.length && values.length > 0) {
       const c = this.find(values);
@@ -253,7 +256,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown> implements Colle
   }
 
   /** Deletes the series of one label-value combination (freed at once); returns whether it existed. */
-  remove(...values: LabelValue[] | [Record<string, LabelValue>]): boolean {
+  remove(...values: LabelValue[] | [Record<L, LabelValue>]): boolean {
     const normalized = this.normalize(values);
     if (normalized.length === 0) return false;
     const c = this.find(normalized);

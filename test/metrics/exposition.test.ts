@@ -215,6 +215,7 @@ describe('metric classes', () => {
     const lc = new Counter({ name: 'l_total', help: 'x', labelNames: ['a'], registers: [] });
     assert.throws(() => lc.inc(), /has labels \(a\): use \.labels/);
     assert.throws(() => lc.labels('1', '2'), /expected 1 label values/);
+    // @ts-expect-error -- the label names are typed; a JavaScript caller gets the runtime refusal
     assert.throws(() => lc.labels({ b: '1' }), /unknown label "b"/);
   });
 
