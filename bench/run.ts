@@ -350,7 +350,8 @@ async function main(): Promise<void> {
       const sizes = s.quick ? [500, 2_000] : [2_000, 10_000];
       progress(`controller: against ${target.label}, ${sizes.join(' and ')} objects, 1 and 4 workers, ${Math.max(2, s.reps)} rep(s)`);
       const goFloor = await buildControllerGoFloor();
-      if (!goFloor) progress('controller: no Go toolchain: the Go floor is left out');
+      if (goFloor) cleanup.push(() => rmSync(dirname(goFloor), { recursive: true, force: true }));
+      else progress('controller: no Go toolchain: the Go floor is left out');
       controller = await measureController(lib, target, sizes, [1, 4], Math.max(2, s.reps), s.pin, progress, goFloor);
       progress('controller: the request floor (KubeClient against bare node:https)');
       controller.floor = await measureRequestFloor(lib, target, s.pin);

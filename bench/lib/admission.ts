@@ -11,8 +11,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { runCapture, spawnTracked, stopChild } from './children.js';
-import { libEnv, REPO_ROOT, type PreparedLib } from './servers.js';
+import { spawnTracked, stopChild } from './children.js';
+import { buildGoFloor, libEnv, REPO_ROOT, type PreparedLib } from './servers.js';
 import { runWrk } from './wrk.js';
 import { generateCA, issueServingCert } from '../../test/helpers/certs.js';
 import type { TestCluster } from '../../test/helpers/cluster.js';
@@ -90,15 +90,6 @@ async function start(name: string, cmd: string, args: string[], env: NodeJS.Proc
   return { name, child, pid: child.pid!, url: `https://127.0.0.1:${port}${PATH}` };
 }
 
-async function buildGo(): Promise<string | undefined> {
-  const which = await runCapture('sh', ['-c', 'command -v go'], { timeoutMs: 5_000 });
-  if (which.code !== 0) return undefined;
-  const bin = join(mkdtempSync(join(tmpdir(), 'ctrlmetrics-bench-admission-go-')), 'admission-go');
-  const env = { ...process.env, GO111MODULE: 'off', GOFLAGS: '' };
-  const r = await runCapture('go', ['build', '-o', bin, 'main.go'], { cwd: join(REPO_ROOT, 'bench/servers/admission-go'), env, timeoutMs: 300_000 });
-  if (r.code !== 0) throw new Error(`go build of the admission peer failed:\n${r.stderr}`);
-  return bin;
-}
 
 export async function measureAdmission(cluster: TestCluster, lib: PreparedLib, conns: number[], reps: number, durationS: number, pin: boolean): Promise<AdmissionResult> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-admission-'));
@@ -110,7 +101,7 @@ export async function measureAdmission(cluster: TestCluster, lib: PreparedLib, c
   // the body as a Lua long string: the JSON holds no "]]"
   writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [[${REVIEW}]]\n`);
   const running: Running[] = [];
-  const goBin = await buildGo();
+  const goBin = await buildGoFloor('admission-go');
   try {
     running.push(
       await start('ours', process.execPath, [...lib.nodeArgs, lib.script('servers/admission-ours.ts')], { ...libEnv(lib), CERT_DIR: dir, RESTCONFIG: JSON.stringify(cluster.authority.restConfig) }, pin),

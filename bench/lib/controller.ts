@@ -7,11 +7,8 @@
  * one worker and four, alternated, medians and ranges. The API server is the embedded authority in the benchmark's
  * process, or the cluster CTRLMETRICS_TEST_KUBECONFIG names.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { readJsonLines, runCapture, spawnTracked, stopChild } from './children.js';
-import { libEnv, OURS_NODE_ARGS, REPO_ROOT, type PreparedLib } from './servers.js';
+import { readJsonLines, spawnTracked, stopChild } from './children.js';
+import { buildGoFloor, libEnv, OURS_NODE_ARGS, REPO_ROOT, type PreparedLib } from './servers.js';
 import type { KubeClient, RestConfig } from '../../src/index.js';
 
 /** The API server the benchmark runs against. */
@@ -87,14 +84,8 @@ async function populate(admin: KubeClient, namespace: string, n: number): Promis
 
 /** Runs the manager once over `namespace`; answers its two events. */
 /** Builds the Go floor (Go's standard library only); undefined when no Go toolchain is installed. */
-export async function buildControllerGoFloor(): Promise<string | undefined> {
-  const which = await runCapture('sh', ['-c', 'command -v go'], { timeoutMs: 5_000 });
-  if (which.code !== 0) return undefined;
-  const bin = join(mkdtempSync(join(tmpdir(), 'ctrlmetrics-bench-controller-go-')), 'controller-go');
-  const env = { ...process.env, GO111MODULE: 'off', GOFLAGS: '' };
-  const r = await runCapture('go', ['build', '-o', bin, 'main.go'], { cwd: join(REPO_ROOT, 'bench/servers/controller-go'), env, timeoutMs: 300_000 });
-  if (r.code !== 0) throw new Error(`go build of the controller floor failed:\n${r.stderr}`);
-  return bin;
+export function buildControllerGoFloor(): Promise<string | undefined> {
+  return buildGoFloor('controller-go');
 }
 
 const pem = (v: string | Buffer | undefined) => (v === undefined ? '' : String(v));

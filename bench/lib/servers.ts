@@ -92,6 +92,20 @@ export async function buildGoPeer(): Promise<string> {
   return bin;
 }
 
+/**
+ * Builds one of this repository's Go floors (bench/servers/<name>/main.go, Go's standard library only) into a
+ * temporary directory; undefined when no Go toolchain is installed.
+ */
+export async function buildGoFloor(name: string): Promise<string | undefined> {
+  const which = await runCapture('sh', ['-c', 'command -v go'], { timeoutMs: 5_000 });
+  if (which.code !== 0) return undefined;
+  const bin = join(mkdtempSync(join(tmpdir(), `ctrlmetrics-bench-${name}-`)), name);
+  const env = { ...process.env, GO111MODULE: 'off', GOFLAGS: '' };
+  const r = await runCapture('go', ['build', '-o', bin, 'main.go'], { cwd: join(REPO_ROOT, 'bench/servers', name), env, timeoutMs: 300_000 });
+  if (r.code !== 0) throw new Error(`go build of bench/servers/${name} failed:\n${r.stderr}`);
+  return bin;
+}
+
 export const PEER_TOKEN = 'secret-token';
 
 /** Starts the Go promhttp peer (GOMAXPROCS=1 when pinned). */

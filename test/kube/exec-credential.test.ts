@@ -67,7 +67,7 @@ process.stdout.write(JSON.stringify({ apiVersion: ${JSON.stringify(apiVersion)},
   };
 }
 
-/** A kubeconfig for the authority whose user runs `exec`. */
+/** A kubeconfig whose user runs `exec`, for the authority (or the server and CA given in `clusterExtra`). */
 async function kubeconfigWith(exec: Record<string, unknown>, clusterExtra: Record<string, unknown> = {}): Promise<string> {
   const file = join(dir, `kubeconfig-${++n}`);
   await writeFile(
@@ -200,18 +200,7 @@ test('a client certificate from an exec plugin is what the client presents', asy
   try {
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const p = await plugin([{ clientCertificateData: client.certPem, clientKeyData: client.keyPem }]);
-    const file = join(dir, `kubeconfig-${++n}`);
-    await writeFile(
-      file,
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: url, 'certificate-authority-data': Buffer.from(ca.certPem).toString('base64') } }],
-        users: [{ name: 'u', user: { exec: execOf(p.script) } }],
-        contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'ctx',
-      }),
-    );
+    const file = await kubeconfigWith(execOf(p.script), { server: url, 'certificate-authority-data': Buffer.from(ca.certPem).toString('base64') });
     const config = await loadRestConfig({ kubeconfig: file });
     assert.equal(config.token, undefined);
     const kc = new KubeClient(config);
