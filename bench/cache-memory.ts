@@ -13,7 +13,9 @@
  * Needs `--expose-gc` (the npm script passes it).
  */
 import { spawn } from 'node:child_process';
-import { KubeClient, startAuthority, transforms } from '../src/index.js';
+import { KubeClient } from '../src/index.js';
+import { transforms } from '../src/exports/cache.js';
+import { startAuthority } from '../src/authority/index.js';
 import { Informer } from '../src/kube/informer.js';
 
 interface Settings {

@@ -5,7 +5,8 @@
  */
 // +groupName=cache.example.com
 // +versionName=v1alpha1
-import type { Condition, int32, IntOrString, ObjectMeta } from '../../src/index.js';
+import type { Condition, ObjectMeta } from '../../src/index.js';
+import type { int32, IntOrString } from '../../src/exports/api.js';
 
 export const MEMCACHED = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' } as const;
 

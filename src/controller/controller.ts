@@ -47,7 +47,7 @@ export interface ControllerOptions {
   cacheSyncTimeoutMs?: number;
   /**
    * controller-runtime's `ReconciliationTimeout`: after this long a reconcile's `ctx.signal` aborts (reason: a
-   * {@link ReconcileTimeoutError}) and, once it returns, `controller_runtime_reconcile_timeouts_total` counts it.
+   * `ReconcileTimeoutError`) and, once it returns, `controller_runtime_reconcile_timeouts_total` counts it.
    * The reconcile is not cut short; its result is handled as usual. 0 or absent: no timeout.
    */
   reconciliationTimeoutMs?: number;

@@ -83,7 +83,7 @@ export interface ReconcileContext {
   readonly reconcileID: string;
   /**
    * Aborted when the manager shuts down, or when the controller's `reconciliationTimeoutMs` has passed (its
-   * reason then is a {@link ReconcileTimeoutError}). The reconcile is not cut short: honour the signal.
+   * reason then is a `ReconcileTimeoutError` (`ctrlmetrics/controller`)). The reconcile is not cut short: honour the signal.
    */
   signal: AbortSignal;
   /** The cached objects of this controller's watches. */

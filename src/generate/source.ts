@@ -58,8 +58,18 @@ function ownPackageFallback(root: string): { paths?: Record<string, string[]> } 
     if (existsSync(join(dir, 'node_modules', 'ctrlmetrics', 'package.json'))) return {};
     if (dirname(dir) === dir) break;
   }
-  const own = ['../index.d.ts', '../index.ts'].map((f) => fileURLToPath(new URL(f, import.meta.url))).find((f) => existsSync(f));
-  return own ? { paths: { ctrlmetrics: [own] } } : {};
+  // declarations when built, sources under tsx; the subpaths as package.json's exports map them
+  const ext = ['.d.ts', '.ts'].find((e) => existsSync(fileURLToPath(new URL(`../index${e}`, import.meta.url))));
+  if (!ext) return {};
+  const own = (rel: string) => [fileURLToPath(new URL(`../${rel}${ext}`, import.meta.url))];
+  return {
+    paths: {
+      ctrlmetrics: own('index'),
+      'ctrlmetrics/authority': own('authority/index'),
+      'ctrlmetrics/scaffold': own('scaffold/index'),
+      'ctrlmetrics/*': own('exports/*'),
+    },
+  };
 }
 
 /** What the comments say about one declaration. */

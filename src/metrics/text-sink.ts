@@ -48,7 +48,7 @@ export class BlockPool {
   }
 }
 
-/** The blocks one render took from a {@link BlockPool}. */
+/** The blocks one render took from a pool of blocks. */
 export class BlockLease {
   private blocks: Buffer[] = [];
 
@@ -143,7 +143,7 @@ export class TextSink {
     this.buf[this.pos++] = c;
   }
 
-  /** Appends a sample value as {@link formatFloat} writes it; small integers without making a string. */
+  /** Appends a sample value as Prometheus writes it (Go's shortest float form); small integers without making a string. */
   number(v: number): void {
     if (v === (v | 0) && v < 1e6 && v > -1e6) this.integer(v);
     else this.text(formatFloat(v));

@@ -197,7 +197,7 @@ export function validatingHandler<T extends object>(validator: Validator<T>): Ad
 
 /**
  * Admission webhooks for one kind: a defaulter at `/mutate-…` and a validator at `/validate-…` (or the custom
- * paths). Add it to a manager, or register {@link Webhook.handlers} on a {@link WebhookServer} yourself.
+ * paths). Add it to a manager, or register {@link Webhook.handlers} on a `WebhookServer` (`ctrlmetrics/webhook`) yourself.
  */
 export class Webhook<T extends object = KubeJson> {
   readonly defaultingPath: string | undefined;

@@ -13,7 +13,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify as toYaml } from 'yaml';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { KubeClient, ObjectClient, RESTMapper, isNotFound, type KubeObject } from '../../src/index.js';
+import { KubeClient, ObjectClient, isNotFound, type KubeObject } from '../../src/index.js';
+import { RESTMapper } from '../../src/exports/client.js';
 
 /** A JSON document as the API answers it. */
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -4,7 +4,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller, Manager, PanicError, ReconcileTimeoutError, TerminalError, filters, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import { Controller, Manager, TerminalError, filters, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import { PanicError, ReconcileTimeoutError } from '../../src/exports/controller.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { reconcileTime } from '../../src/controller/metrics.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';

@@ -7,29 +7,31 @@ import assert from 'node:assert/strict';
 import type { V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 import {
-  AlreadyOwnedError,
   KubeClient,
   ObjectClient,
   addFinalizer,
   containsFinalizer,
   createOrUpdate,
   findStatusCondition,
-  hasControllerReference,
-  hasOwnerReference,
   isBeingDeleted,
-  isStatusConditionFalse,
   isStatusConditionTrue,
   predicates,
   removeFinalizer,
-  removeOwnerReference,
-  removeStatusCondition,
   setControllerReference,
-  setOwnerReference,
   setStatusCondition,
-  type CacheReader,
   type Condition,
   type KubeObject,
 } from '../../src/index.js';
+import type { CacheReader } from '../../src/exports/controller.js';
+import {
+  AlreadyOwnedError,
+  hasControllerReference,
+  hasOwnerReference,
+  isStatusConditionFalse,
+  removeOwnerReference,
+  removeStatusCondition,
+  setOwnerReference,
+} from '../../src/exports/controllerutil.js';
 
 const owner = (name: string, uid = `uid-${name}`): KubeObject => ({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name, namespace: 'ns', uid } });
 

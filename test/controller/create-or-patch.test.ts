@@ -5,7 +5,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createOrPatch, createOrUpdate, KubeClient, ObjectClient, RESTMapper, isConflict } from '../../src/index.js';
+import { createOrPatch, createOrUpdate, KubeClient, ObjectClient, isConflict } from '../../src/index.js';
+import { RESTMapper } from '../../src/exports/client.js';
 import { mergePatch } from '../../src/controller/controllerutil.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 

@@ -5,7 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { Manager, setLogSink } from '../../src/index.js';
+import { Manager } from '../../src/index.js';
+import { setLogSink } from '../../src/exports/log.js';
 import { ProfilingServer } from '../../src/manager/index.js';
 import { createLogger } from '../../src/util/log.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';

@@ -5,7 +5,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Manager, ManagerError, type Runnable } from '../../src/index.js';
+import { Manager } from '../../src/index.js';
+import { ManagerError, type Runnable } from '../../src/exports/manager.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { httpsGet } from './helpers/exposition.js';
 import { recording, runnablesSuite } from './runnables.suite.js';

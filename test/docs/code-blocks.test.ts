@@ -64,6 +64,7 @@ test('TypeScript blocks compile under strict against the library', () => {
       verbatimModuleSyntax: true,
       paths: {
         ctrlmetrics: [join(ROOT, 'src/index.ts')],
+        'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')],
         'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')],
         'ctrlmetrics/scaffold': [join(ROOT, 'src/scaffold/index.ts')],
       },

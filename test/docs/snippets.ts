@@ -21,6 +21,7 @@ import { ROOT } from './markdown.js';
 export function asUserWrites(text: string): string {
   return text
     .replace(/'(\.\.\/)+src\/index\.js'/g, "'ctrlmetrics'")
+    .replace(/'(\.\.\/)+src\/exports\/([a-z/]+)\.js'/g, "'ctrlmetrics/$2'")
     .replace(/'(\.\.\/)+src\/authority\/index\.js'/g, "'ctrlmetrics/authority'")
     .replace(/'(\.\.\/)+src\/scaffold\/index\.js'/g, "'ctrlmetrics/scaffold'")
     .replace(/'(\.\.\/)+examples\/[a-z-]+\/([a-z-]+\.js)'/g, "'./$2'");

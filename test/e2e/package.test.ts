@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProcessGroup, ROOT, run } from '../helpers/process.js';
 import { httpsGet } from '../controller/helpers/exposition.js';
+import { asUserWrites } from '../docs/snippets.js';
 
 const procs = new ProcessGroup();
 const work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-package-'));
@@ -73,7 +74,7 @@ test('a fresh clone packs into a complete package that a strict TypeScript consu
   // plus a metric made with the user's own prom-client
   const snippet =
     "import { Counter } from 'prom-client';\nnew Counter({ name: 'consumer_own_jobs_total', help: 'Jobs counted with the consumer’s prom-client.' }).inc(2);\n" +
-    readFileSync(join(ROOT, 'examples', 'quickstart.ts'), 'utf8').replace("from '../src/index.js'", "from 'ctrlmetrics'");
+    asUserWrites(readFileSync(join(ROOT, 'examples', 'quickstart.ts'), 'utf8'));
   assert.match(snippet, /from 'ctrlmetrics'/);
   writeFileSync(join(consumer, 'src', 'index.ts'), snippet);
   // the declarations are real types, not `any`: a wrong option is a type error
@@ -108,7 +109,7 @@ test('a fresh clone packs into a complete package that a strict TypeScript consu
 
   // generate, from the installed package with the consumer's own typescript: the example's API and markers
   mkdirSync(join(consumer, 'api', 'v1alpha1'), { recursive: true });
-  writeFileSync(join(consumer, 'api', 'v1alpha1', 'memcached.ts'), readFileSync(join(ROOT, 'examples', 'memcached-operator', 'api.ts'), 'utf8').replace("from '../../src/index.js'", "from 'ctrlmetrics'"));
+  writeFileSync(join(consumer, 'api', 'v1alpha1', 'memcached.ts'), asUserWrites(readFileSync(join(ROOT, 'examples', 'memcached-operator', 'api.ts'), 'utf8')));
   const generated = await must('ctrlmetrics generate crd', run(cli, ['generate', 'crd', '--paths', 'api/...'], { cwd: consumer }));
   assert.equal(generated.stdout, 'config/crd/bases/cache.example.com_memcacheds.yaml written\n');
   assert.equal(

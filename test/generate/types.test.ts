@@ -192,7 +192,7 @@ export async function use(objects: ObjectClient): Promise<string[]> {
           target: 'ES2022',
           skipLibCheck: true,
           baseUrl: '.',
-          paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')], 'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')] },
+          paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')], 'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')], 'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')] },
           typeRoots: [join(ROOT, 'node_modules/@types')],
         },
         files: ['use.ts'],

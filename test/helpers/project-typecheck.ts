@@ -20,7 +20,7 @@ export async function typeErrorsOfProject(app: string): Promise<string[]> {
         rootDir: '/',
         baseUrl: '.',
         // kubernetes-types (the built-in kinds' types, which the project's package.json names) from this repository's
-        paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')], 'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')], 'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')] },
+        paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')], 'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')], 'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')], 'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')] },
         typeRoots: [join(ROOT, 'node_modules/@types')],
         noUnusedLocals: true,
         noUnusedParameters: true,

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EventBroadcaster, KubeClient, type KubeObject } from '../../src/index.js';
+import { KubeClient, type KubeObject } from '../../src/index.js';
+import { EventBroadcaster } from '../../src/exports/client.js';
 import { run } from '../helpers/process.js';
 
 interface Event extends KubeObject {

@@ -5,7 +5,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Informer, transforms, type KubeObject } from '../../src/index.js';
+import type { KubeObject } from '../../src/index.js';
+import { Informer, transforms } from '../../src/exports/cache.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually } from '../helpers/process.js';
 

@@ -8,7 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import type { Deployment } from 'kubernetes-types/apps/v1.js';
-import { KubeClient, ObjectClient, type KubeObject, type ObjectMeta, type ObjectOf } from '../../src/index.js';
+import { KubeClient, ObjectClient, type KubeObject, type ObjectMeta } from '../../src/index.js';
+import type { ObjectOf } from '../../src/exports/client.js';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 
 /** A project's own kind, made known to the library by declaration merging. */

@@ -12,18 +12,15 @@ import { parse as parseYaml } from 'yaml';
 import {
   KubeClient,
   ObjectClient,
-  RESTMapper,
-  NoKindMatchError,
   isNotFound,
   isConflict,
   isAlreadyExists,
-  isInvalid,
-  isForbidden,
   ignoreNotFound,
   createOrUpdate,
   KubeApiError,
   type KubeObject,
 } from '../../src/index.js';
+import { RESTMapper, NoKindMatchError, isInvalid, isForbidden } from '../../src/exports/client.js';
 import { waitForCrd } from '../helpers/cluster.js';
 
 const CRD = join(import.meta.dirname, '..', 'authority', 'fixtures', 'memcached-crd.yaml');

@@ -2,18 +2,17 @@
  * What a manager loads by importing the package: `import('ctrlmetrics')` in a fresh process, resolved
  * through package.json's `exports` as an application resolves it, loads the runtime, the metrics and the client —
  * never the embedded authority, the scaffolder, the CLI, X.509 generation or client-node. Those come from their
- * own subpaths (`ctrlmetrics/authority`, `ctrlmetrics/scaffold`) or on first use. Checked on the built package
- * (`npm run build`; `npm test` builds first).
+ * own subpaths (`ctrlmetrics/authority`, `ctrlmetrics/scaffold`) or on first use; so does every other part of the
+ * runtime's API (`ctrlmetrics/manager`, `/client`, …), each resolving to its own entry. Checked on the built
+ * package (`npm run build`; `npm test` builds first).
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join, resolve } from 'node:path';
 import { loadedModules, relativeTo, type LoadedModules } from '../helpers/loaded-modules.js';
-import { startAuthority as startFromMain, API_AUDIENCES } from '../../src/index.js';
-import { KubeClient } from '../../src/kube/client.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const execFileAsync = promisify(execFile);
@@ -42,9 +41,8 @@ describe('import("ctrlmetrics") in a fresh process', () => {
     assert.ok(files.includes('dist/src/manager/manager.js') || files.some((f) => f.startsWith('dist/src/manager/')), 'the manager is loaded');
   });
 
-  test('nothing of the authority beyond its constants and its lazy starter', () => {
-    const authority = files.filter((f) => f.startsWith('dist/src/authority/'));
-    assert.deepEqual(authority.sort(), ['dist/src/authority/audiences.js', 'dist/src/authority/start.js']);
+  test('nothing of the authority', () => {
+    assert.deepEqual(files.filter((f) => f.startsWith('dist/src/authority/')), []);
   });
 
   test('no scaffolder, CLI or operations code', () => {
@@ -66,20 +64,16 @@ describe('subpath exports', () => {
     assert.ok(relativeTo(ROOT, scaffold.esm).includes('dist/src/scaffold/index.js'));
   });
 
-  test('the main entry point still starts an authority, loading it on first use', async () => {
-    const a = await startFromMain({});
-    try {
-      const client = new KubeClient(a.restConfig);
-      try {
-        const ns = await client.get<{ metadata: { name: string } }>('/api/v1/namespaces/default');
-        assert.equal(ns.metadata.name, 'default');
-      } finally {
-        client.close();
-      }
-    } finally {
-      await a.stop();
+  test('every subpath of package.json resolves to its own entry and loads no authority, scaffolder or CLI', async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { import?: string }> };
+    const runtime = Object.entries(pkg.exports).filter(([sub, target]) => sub.startsWith('./') && target.import && !/^\.\/(authority|scaffold)$/.test(sub));
+    assert.ok(runtime.length >= 14, `runtime subpaths: ${runtime.length}`);
+    for (const [sub, target] of runtime) {
+      const spec = `ctrlmetrics/${sub.slice(2)}`;
+      const loaded = relativeTo(ROOT, (await loadedModules(spec, [], ROOT)).esm);
+      assert.ok(loaded.includes(target.import!.slice(2)), `${spec} loads ${target.import}`);
+      assert.deepEqual(loaded.filter((f) => /^dist\/(src\/(authority|scaffold|cli|ops|generate)\/|cli\.js)/.test(f)), [], spec);
     }
-    assert.deepEqual(API_AUDIENCES, ['https://kubernetes.default.svc.cluster.local']);
   });
 });
 

@@ -26,6 +26,8 @@ const ALLOWED: Record<string, string[]> = {
   controller: ['util', 'kube', 'metrics'],
   webhook: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller'],
   manager: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller', 'webhook'],
+  // the public entries of the package's subpaths (ctrlmetrics/manager, …): the runtime's floors, nothing above
+  exports: ['util', 'api', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller', 'webhook', 'manager'],
   authority: ['util', 'kube', 'certwatcher', 'httpserver'],
   ops: ['util', 'kube'],
   // kube: the table of Kubernetes' built-in kinds, which `create api` scaffolds controllers for

@@ -43,7 +43,7 @@ test('the generated src/ type-checks against this repository\'s src/index.ts (ts
         noEmit: true,
         rootDir: '/',
         baseUrl: '.',
-        paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')] },
+        paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')], 'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')], 'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')] },
         typeRoots: [join(ROOT, 'node_modules/@types')],
         // the repository's own sources are compiled along; the generated files are held to these as well
         noUnusedLocals: true,
@@ -68,8 +68,9 @@ test('the generated flags default to the issue\'s values and parse like Go flags
   // src/flags.ts imports ctrlmetrics: resolve it to this repository's sources (tsx compiles them)
   const shim = join(app, 'node_modules/ctrlmetrics');
   mkdirSync(shim, { recursive: true });
-  writeFileSync(join(shim, 'package.json'), JSON.stringify({ name: 'ctrlmetrics', type: 'module', exports: { '.': './index.ts' } }));
+  writeFileSync(join(shim, 'package.json'), JSON.stringify({ name: 'ctrlmetrics', type: 'module', exports: { '.': './index.ts', './log': './log.ts' } }));
   writeFileSync(join(shim, 'index.ts'), `export * from ${JSON.stringify(join(ROOT, 'src/index.ts'))};\n`);
+  writeFileSync(join(shim, 'log.ts'), `export * from ${JSON.stringify(join(ROOT, 'src/exports/log.ts'))};\n`);
   const { parseFlags } = (await import(pathToFileURL(join(app, 'src/flags.ts')).href)) as {
     parseFlags: (argv: string[]) => Record<string, unknown>;
   };

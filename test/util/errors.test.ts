@@ -10,19 +10,24 @@ import { execFile } from 'node:child_process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import * as lib from '../../src/index.js';
+import * as root from '../../src/index.js';
+import * as config from '../../src/exports/config.js';
+import * as manager from '../../src/exports/manager.js';
 import { CliError, UsageError } from '../../src/cli/errors.js';
 import { cliArgs } from '../helpers/process.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url).pathname;
+/** The library's entries this test reaches, as one object: the root, `ctrlmetrics/config`, `ctrlmetrics/manager`. */
+const lib = { ...root, ...config, ...manager };
 let copyDir: string;
 let other: typeof lib;
 before(async () => {
   // inside the repository, so the copy resolves the same node_modules
   copyDir = await mkdtemp(join(ROOT, 'test', '.errors-copy-'));
   await cp(join(ROOT, 'src'), join(copyDir, 'src'), { recursive: true });
-  other = (await import(join(copyDir, 'src', 'index.ts'))) as typeof lib;
+  const entries = await Promise.all(['index.ts', 'exports/config.ts', 'exports/manager.ts'].map((f) => import(join(copyDir, 'src', f))));
+  other = Object.assign({}, ...entries) as typeof lib;
 });
 after(async () => {
   if (copyDir) await rm(copyDir, { recursive: true, force: true });

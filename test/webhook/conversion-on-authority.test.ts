@@ -6,7 +6,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConversionWebhook, Manager } from '../../src/index.js';
+import { Manager } from '../../src/index.js';
+import { ConversionWebhook } from '../../src/exports/webhook.js';
 import { installWebhooks, type InstalledWebhooks } from '../../src/authority/index.js';
 import type { KubeObject } from '../../src/authority/resources.js';
 import { installCrd, startTestCluster, type TestCluster } from '../helpers/cluster.js';

@@ -12,7 +12,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConversionRegistry, ConversionWebhook, WebhookServer } from '../../src/webhook/index.js';
-import { Manager, ManagerError } from '../../src/index.js';
+import { Manager } from '../../src/index.js';
+import { ManagerError } from '../../src/exports/manager.js';
 import { registry as metricsRegistry } from '../../src/metrics/index.js';
 import { generateCA, issueServingCert, type CertKeyPair } from '../helpers/certs.js';
 

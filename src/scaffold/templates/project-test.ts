@@ -36,7 +36,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeClient, kubeconfigFor, startAuthority, type Authority } from 'ctrlmetrics';
+import { KubeClient } from 'ctrlmetrics';
+import { kubeconfigFor } from 'ctrlmetrics/config';
+import { startAuthority, type Authority } from 'ctrlmetrics/authority';
 
 /** The project root (this file runs from ${TEST_OUT_DIR}/test/e2e/). */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

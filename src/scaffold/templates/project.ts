@@ -66,7 +66,7 @@ export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<stri
  * \`--bool\` / \`--bool=false\` with Go's boolean forms), so the kustomize patches written for kubebuilder projects
  * apply unchanged; controller-runtime's \`--zap-*\` logging flags included.
  */
-import { ZAP_FLAGS, parseGoBool, setZapFlag, type LogOptions } from 'ctrlmetrics';
+import { ZAP_FLAGS, parseGoBool, setZapFlag, type LogOptions } from 'ctrlmetrics/log';
 
 export interface Flags {
   metricsBindAddress: string;
@@ -193,7 +193,12 @@ export function parseFlags(argv: string[]): Flags {
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Manager, configureLogging, createLogger, filters, loadStaticAuthorizationFile, transforms, type MetricsOptions, type WebhookServerOptions } from 'ctrlmetrics';
+import { Manager, createLogger, filters } from 'ctrlmetrics';
+import { transforms } from 'ctrlmetrics/cache';
+import type { WebhookServerOptions } from 'ctrlmetrics/webhook';
+import type { MetricsOptions } from 'ctrlmetrics/metrics/server';
+import { loadStaticAuthorizationFile } from 'ctrlmetrics/metrics/filters';
+import { configureLogging } from 'ctrlmetrics/log';
 import { parseFlags, type Flags } from './flags.js';
 import { newConfigMapController } from './controllers/configmap-controller.js';
 // +ctrlmetrics:scaffold:imports

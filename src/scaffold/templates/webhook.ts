@@ -321,7 +321,7 @@ export function conversionFile(r: ApiResource, spokes: string[]): string {
  * here: every field of a spoke must survive the trip to the hub and back (keep what the hub has no field for in an
  * annotation), since objects are stored in the hub version whatever version they were written in.
  */
-import { ConversionWebhook } from 'ctrlmetrics';
+import { ConversionWebhook } from 'ctrlmetrics/webhook';
 ${imports.join('\n')}
 
 /** The conversion webhook; src/main.ts adds it to the manager. */

@@ -1,0 +1,85 @@
+// The public API report: for the root entry and every subpath of package.json's `exports`, API Extractor writes
+// what the built declarations (dist/) export, as one api-report/<entry>.api.md each. `npm run api` checks that the
+// committed reports still describe the API — a change to the public API fails until its report is committed with
+// it; `npm run api -- --update` rewrites them. One compiler program serves every entry (a program per entry costs
+// a second or more each).
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { CompilerState, Extractor, ExtractorConfig } from '@microsoft/api-extractor';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const update = process.argv.includes('--update');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+
+/** Each entry with a types file: its report's name and its declarations. */
+const entries = Object.entries(pkg.exports)
+  .filter(([, target]) => typeof target === 'object' && target.types)
+  .map(([sub, target]) => ({
+    name: sub === '.' ? pkg.name : sub.slice(2).replaceAll('/', '-'),
+    subpath: sub === '.' ? pkg.name : `${pkg.name}/${sub.slice(2)}`,
+    types: join(ROOT, target.types),
+  }));
+for (const e of entries) {
+  if (!existsSync(e.types)) {
+    console.error(`${e.types} is missing: run \`npm run build\` first`);
+    process.exit(1);
+  }
+}
+
+const temp = mkdtempSync(join(tmpdir(), 'ctrlmetrics-api-'));
+const configFor = (e) =>
+  ExtractorConfig.prepare({
+    configObject: {
+      projectFolder: ROOT,
+      mainEntryPointFilePath: e.types,
+      compiler: {
+        overrideTsconfig: {
+          compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], types: ['node'], strict: true, skipLibCheck: true },
+          files: entries.map((x) => x.types),
+        },
+      },
+      apiReport: { enabled: true, reportFileName: `${e.name}.api.md`, reportFolder: join(ROOT, 'api-report'), reportTempFolder: temp },
+      docModel: { enabled: false },
+      dtsRollup: { enabled: false },
+      tsdocMetadata: { enabled: false },
+      messages: {
+        compilerMessageReporting: { default: { logLevel: 'warning' } },
+        extractorMessageReporting: {
+          default: { logLevel: 'warning' },
+          // the library marks no release stages (@public/@beta): everything exported is public
+          'ae-missing-release-tag': { logLevel: 'none' },
+          // a type reached only through another entry's export is listed in the report, for its reviewer
+          'ae-forgotten-export': { logLevel: 'none', addToApiReportFile: true },
+          // TypeDoc checks that every export is documented (`npm run docs`), with its own rules
+          'ae-undocumented': { logLevel: 'none' },
+          'ae-unresolved-link': { logLevel: 'none' },
+        },
+        // TypeDoc, not TSDoc, reads the comments (`npm run docs` checks them)
+        tsdocMessageReporting: { default: { logLevel: 'none' } },
+      },
+    },
+    configObjectFullPath: undefined,
+    packageJsonFullPath: join(ROOT, 'package.json'),
+  });
+
+const configs = entries.map(configFor);
+const compilerState = CompilerState.create(configs[0], { additionalEntryPoints: entries.map((e) => e.types) });
+const changed = [];
+let failed = false;
+for (const [i, e] of entries.entries()) {
+  const result = Extractor.invoke(configs[i], { localBuild: update, compilerState, messageCallback: (m) => {
+    // API Extractor's own line for a changed report is replaced by the summary below
+    if (['console-api-report-changed', 'console-api-report-copied', 'console-api-report-created', 'console-compiler-version-notice', 'console-preamble'].includes(m.messageId)) m.handled = true;
+  } });
+  if (result.apiReportChanged) changed.push(`api-report/${e.name}.api.md (${e.subpath})`);
+  if (!result.succeeded && !(update && result.errorCount === 0)) failed = true;
+}
+rmSync(temp, { recursive: true, force: true });
+if (changed.length && !update) {
+  console.error(`The public API differs from its committed report in:\n  ${changed.join('\n  ')}\n` +
+    'If the change is meant, run `npm run build && npm run api -- --update` and commit the reports with it.');
+  process.exit(1);
+}
+if (failed) process.exit(1);
+console.log(update ? `API reports written (${changed.length} changed of ${entries.length})` : `API reports match (${entries.length} entries)`);
