@@ -96,13 +96,13 @@ function startAuthority(treeDir: string, stateDir: string): Promise<Running> {
       const m = /"msg":"authority ready".*"url":"(https:\/\/[^"]+)"/.exec(out);
       if (!m) return;
       const readyMs = performance.now() - t0;
-      child.stdout!.off('data', onData);
-      child.stderr!.off('data', onData);
+      child.stdout.off('data', onData);
+      child.stderr.off('data', onData);
       const rssMb = parseStatusMemory(readFileSync(`/proc/${child.pid}/status`, 'utf8')).rssKb / 1024;
-      resolvePromise({ child, url: m[1]!, ca: readFileSync(join(stateDir, 'ca.crt'), 'utf8'), token: readFileSync(join(stateDir, 'admin.token'), 'utf8').trim(), readyMs, rssMb });
+      resolvePromise({ child, url: m[1], ca: readFileSync(join(stateDir, 'ca.crt'), 'utf8'), token: readFileSync(join(stateDir, 'admin.token'), 'utf8').trim(), readyMs, rssMb });
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`authority exited (${code}) before it was ready: ${out.slice(-500)}`)));
   });
 }
@@ -209,7 +209,7 @@ async function measure(tree: string, stateDir: string, n: number, creates: numbe
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const fmt = (xs: number[], digits = 0) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
 

@@ -28,7 +28,7 @@ function parseArgs(argv: string[]): Settings {
   for (const a of argv) {
     const m = /^--([a-z-]+)=(.*)$/.exec(a);
     if (!m) throw new Error(`unknown argument ${a}`);
-    if (m[1] === 'objects') s.objects = m[2]!.split(',').map(Number);
+    if (m[1] === 'objects') s.objects = m[2].split(',').map(Number);
     else if (m[1] === 'reps') s.reps = Number(m[2]);
     else throw new Error(`unknown flag --${m[1]}`);
   }
@@ -44,7 +44,7 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function seed(client: KubeClient, ns: string, n: number): Promise<void> {
   await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -78,6 +78,7 @@ async function cacheBytes(client: KubeClient, path: string, variant: string, n: 
   if (inf.list().length !== n) throw new Error(`${variant}: ${inf.list().length} cached, expected ${n}`);
   const after = heapAfterGc();
   await inf.stop();
+  // eslint-disable-next-line no-useless-assignment -- dropped so the collector can free it before the next measurement
   inf = undefined;
   heapAfterGc();
   return (after - before) / n;
@@ -128,7 +129,7 @@ function runChild(variant: string, config: object, n: number): Promise<number> {
 }
 
 if (process.argv[2] === 'child') {
-  await child(process.argv[3]!, process.argv[4]!, Number(process.argv[5]));
+  await child(process.argv[3], process.argv[4], Number(process.argv[5]));
   process.exit(0);
 }
 
@@ -149,7 +150,7 @@ for (const n of settings.objects) {
       for (let r = 0; r < settings.reps; r++) per.push(await runChild(variant, { ...authority.restConfig, qps: 1_000_000, burst: 1_000_000 }, n));
       rows.push([variant, per]);
     }
-    const plain = median(rows[0]![1]);
+    const plain = median(rows[0][1]);
     console.log('| cache | heap per object, median (range) | vs plain |');
     console.log('|---|---|---|');
     for (const [variant, per] of rows) {

@@ -36,7 +36,7 @@ function parseArgs(argv: string[]): Settings {
   for (const a of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/memory-anatomy.ts`);
-    flags.set(m[1]!, m[2] ?? 'true');
+    flags.set(m[1], m[2] ?? 'true');
   }
   const known = ['n', 'idle', 'seconds', 'conns', 'gzip', 'node-args'];
   for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
     out.push('|---|---|');
     out.push(`| scavenges / mark-compacts | ${scav.length} / ${full.length} |`);
     out.push(`| young garbage freed by scavenges per scrape | ${wrk.requests ? fmt(freedByScavenges / wrk.requests, 2) : '–'} MB |`);
-    out.push(`| heap used after each mark-compact (min–max) | ${oldAfterFull.length ? `${fmt(oldAfterFull[0]!)}–${fmt(oldAfterFull[oldAfterFull.length - 1]!)}` : '–'} MB |`);
+    out.push(`| heap used after each mark-compact (min–max) | ${oldAfterFull.length ? `${fmt(oldAfterFull[0])}–${fmt(oldAfterFull[oldAfterFull.length - 1])}` : '–'} MB |`);
     out.push(`| heap committed (min–max over the load) | ${committed.length ? `${fmt(Math.min(...committed))}–${fmt(Math.max(...committed))}` : '–'} MB |`);
     out.push('');
     if (heap) {

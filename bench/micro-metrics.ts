@@ -27,16 +27,16 @@ function ours(n: number, variant: 'plain' | 'utf8' | 'exemplars' = 'plain'): Reg
     const h = new Histogram({ name: `app${sep}request_duration_${k}_seconds`, help: 'Duration', labelNames: ['route', 'code'], registers: [r] });
     for (let i = 0; i < n; i++) {
       const route = `/api/v1/resource/${i}`;
-      const ch = h.labels(route, CODES[i % 3]!);
+      const ch = h.labels(route, CODES[i % 3]);
       if (variant === 'exemplars') {
         const trace_id = `4bf92f3577b34da6a3ce929d0e0e${String(i).padStart(4, '0')}`;
-        c.labels(route, CODES[i % 3]!).addWithExemplar(i + 1, { trace_id });
+        c.labels(route, CODES[i % 3]).addWithExemplar(i + 1, { trace_id });
         ch.observeWithExemplar(0.01, { trace_id });
         ch.observeWithExemplar(0.3, { trace_id });
         ch.observeWithExemplar(2, { trace_id });
         continue;
       }
-      c.labels(route, CODES[i % 3]!).inc(i + 1);
+      c.labels(route, CODES[i % 3]).inc(i + 1);
       ch.observe(0.01);
       ch.observe(0.3);
       ch.observe(2);
@@ -51,7 +51,7 @@ function theirs(n: number): promClient.Registry {
     const c = new promClient.Counter({ name: `app_requests_${k}_total`, help: 'Requests', labelNames: ['route', 'code'], registers: [r] });
     const h = new promClient.Histogram({ name: `app_request_duration_${k}_seconds`, help: 'Duration', labelNames: ['route', 'code'], registers: [r] });
     for (let i = 0; i < n; i++) {
-      const labels = { route: `/api/v1/resource/${i}`, code: CODES[i % 3]! };
+      const labels = { route: `/api/v1/resource/${i}`, code: CODES[i % 3] };
       c.inc(labels, i + 1);
       h.observe(labels, 0.01);
       h.observe(labels, 0.3);
@@ -61,7 +61,7 @@ function theirs(n: number): promClient.Registry {
   return r;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const cpuUs = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
@@ -91,7 +91,7 @@ for (const n of quick ? [67, 667] : [7, 67, 667]) {
     for (let i = 0; i < 20; i++) await renderOurs(r, format);
     const runs = [];
     for (let i = 0; i < REPS; i++) runs.push(await renderOurs(r, format));
-    const lines = runs[0]!.lines;
+    const lines = runs[0].lines;
     const us = median(runs.map((x) => x.us));
     const slice = median(runs.map((x) => x.maxSliceMs));
     let pcUs = NaN;
@@ -106,7 +106,7 @@ for (const n of quick ? [67, 667] : [7, 67, 667]) {
       pcUs = median(pcs);
     }
     rows.push(
-      `| ${lines} | ${format} | ${(us / 1000).toFixed(2)} | ${(us / lines).toFixed(3)} | ${slice.toFixed(2)} | ${(runs[0]!.bytes / 1e6).toFixed(2)} | ${Number.isNaN(pcUs) ? '–' : (pcUs / 1000).toFixed(2)} | ${Number.isNaN(pcUs) ? '–' : (pcUs / lines).toFixed(3)} |`,
+      `| ${lines} | ${format} | ${(us / 1000).toFixed(2)} | ${(us / lines).toFixed(3)} | ${slice.toFixed(2)} | ${(runs[0].bytes / 1e6).toFixed(2)} | ${Number.isNaN(pcUs) ? '–' : (pcUs / 1000).toFixed(2)} | ${Number.isNaN(pcUs) ? '–' : (pcUs / lines).toFixed(3)} |`,
     );
   }
 }
@@ -124,7 +124,7 @@ for (const [what, r, format, escaping] of [
   const runs = [];
   for (let i = 0; i < REPS; i++) runs.push(await renderOurs(r, format, escaping));
   const us = median(runs.map((x) => x.us));
-  slowRows.push(`| ${what} | ${format} | ${(us / 1000).toFixed(2)} | ${(us / runs[0]!.lines).toFixed(3)} | ${(runs[0]!.bytes / 1e6).toFixed(2)} |`);
+  slowRows.push(`| ${what} | ${format} | ${(us / 1000).toFixed(2)} | ${(us / runs[0].lines).toFixed(3)} | ${(runs[0].bytes / 1e6).toFixed(2)} |`);
 }
 
 // pre-bound updates and label lookups

@@ -101,7 +101,7 @@ async function awaitSnapshot(dir: string, seen: Set<string>): Promise<Buffer> {
   }
   throw new Error(`no heap snapshot appeared in ${dir} within 120 s`);
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 async function main(): Promise<void> {
   const s = parseArgs(process.argv.slice(2));
@@ -177,7 +177,7 @@ async function main(): Promise<void> {
         lastBody = r.body.length;
         nextScrape += s.intervalS * 1000;
       }
-      if (pendingSnapshots.length && Date.now() - started - syncedMs >= pendingSnapshots[0]! * 60_000) {
+      if (pendingSnapshots.length && Date.now() - started - syncedMs >= pendingSnapshots[0] * 60_000) {
         const minute = pendingSnapshots.shift()!;
         const rssBeforeMb = memoryMb(pid).rssMb;
         const tSignal = Date.now() - started;
@@ -236,11 +236,11 @@ async function main(): Promise<void> {
       for (const x of snapshots) {
         // the snapshot collects all it can (several full GCs in a row): before the first, after the last
         const gcs = fullGcs.filter((g) => g.t >= x.tSignal && g.t <= x.t);
-        out.push(`| ${x.minute} min after sync | ${x.rssBeforeMb.toFixed(1)} | ${gcs.length ? `${gcs[0]!.beforeMb.toFixed(1)} → ${gcs.at(-1)!.afterMb.toFixed(1)}` : '–'} | ${x.heap.totalMb.toFixed(2)} | ${x.heap.nodes} |`);
+        out.push(`| ${x.minute} min after sync | ${x.rssBeforeMb.toFixed(1)} | ${gcs.length ? `${gcs[0].beforeMb.toFixed(1)} → ${gcs.at(-1)!.afterMb.toFixed(1)}` : '–'} | ${x.heap.totalMb.toFixed(2)} | ${x.heap.nodes} |`);
       }
       if (snapshots.length > 1) {
-        const first = snapshots[0]!;
-        const last = snapshots[snapshots.length - 1]!;
+        const first = snapshots[0];
+        const last = snapshots[snapshots.length - 1];
         out.push('');
         out.push(`The kinds that grew most from ${first.minute} to ${last.minute} min (live bytes; objects by constructor):`);
         out.push('');

@@ -27,7 +27,7 @@ const top = Number(topArg ?? 25);
 const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
 const selfUs = new Map<number, number>();
-for (let i = 0; i < p.samples.length; i++) selfUs.set(p.samples[i]!, (selfUs.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0));
+for (let i = 0; i < p.samples.length; i++) selfUs.set(p.samples[i], (selfUs.get(p.samples[i]) ?? 0) + (p.timeDeltas[i] ?? 0));
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 const perFn = new Map<string, number>();
@@ -57,7 +57,7 @@ const fnOf = (id: number) => {
 const stretches: Array<{ us: number; fns: Map<string, number> }> = [];
 let cur: { us: number; fns: Map<string, number> } | undefined;
 for (let i = 0; i < p.samples.length; i++) {
-  const id = p.samples[i]!;
+  const id = p.samples[i];
   const dt = p.timeDeltas[i + 1] ?? 0; // a sample's duration is the delta to the next sample
   if (byId.get(id)!.callFrame.functionName === '(idle)') {
     if (cur) stretches.push(cur);
@@ -71,7 +71,7 @@ for (let i = 0; i < p.samples.length; i++) {
 }
 if (cur) stretches.push(cur);
 stretches.sort((a, b) => b.us - a.us);
-const q = (x: number) => stretches.length ? (stretches[Math.min(stretches.length - 1, Math.floor(stretches.length * x))]!.us / 1000).toFixed(2) : '–';
+const q = (x: number) => stretches.length ? (stretches[Math.min(stretches.length - 1, Math.floor(stretches.length * x))].us / 1000).toFixed(2) : '–';
 process.stdout.write(`\nbusy stretches: ${stretches.length}; longest ${q(0)} ms, top 1% from ${q(0.01)} ms, top 10% from ${q(0.1)} ms\n`);
 for (const st of stretches.slice(0, Math.min(10, top))) {
   const fns = [...st.fns].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, us]) => `${k} ${(us / 1000).toFixed(1)}`).join(', ');

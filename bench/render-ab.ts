@@ -35,8 +35,8 @@ function registryOf(m: MetricsModule): InstanceType<MetricsModule['Registry']> {
     const cv = new m.Counter({ name: `app_requests_${v}_total`, help: 'x', labelNames: ['route', 'code'], registers: [r] });
     const hv = new m.Histogram({ name: `app_request_duration_${v}_seconds`, help: 'x', labelNames: ['route', 'code'], registers: [r] });
     for (let i = 0; i < series; i++) {
-      cv.labels(`/api/v1/resource/${i}`, CODES[i % 3]!).inc(i + 1);
-      const h = hv.labels(`/api/v1/resource/${i}`, CODES[i % 3]!);
+      cv.labels(`/api/v1/resource/${i}`, CODES[i % 3]).inc(i + 1);
+      const h = hv.labels(`/api/v1/resource/${i}`, CODES[i % 3]);
       for (let k = 0; k < 5; k++) h.observe((i % 100) / 100 + k * 0.01);
     }
   }
@@ -49,17 +49,17 @@ async function render(r: InstanceType<MetricsModule['Registry']>): Promise<Buffe
   return Buffer.concat(parts);
 }
 
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
+const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1];
 
 async function ab(what: string, pairs: number, run: (k: keyof Trees<unknown>) => Promise<number> | number): Promise<void> {
   for (const k of ['old', 'new'] as const) await run(k);
   const t: Trees<number[]> = { old: [], new: [] };
   for (let p = 0; p < pairs; p++) for (const k of p % 2 ? (['old', 'new'] as const) : (['new', 'old'] as const)) t[k].push(await run(k));
-  const ratios = t.new.map((v, i) => v / t.old[i]!).sort((a, b) => a - b);
-  console.log(`${what}: old ${median(t.old).toFixed(3)}, new ${median(t.new).toFixed(3)}; paired new/old ${median(ratios).toFixed(3)} (${ratios[0]!.toFixed(3)}–${ratios.at(-1)!.toFixed(3)})`);
+  const ratios = t.new.map((v, i) => v / t.old[i]).sort((a, b) => a - b);
+  console.log(`${what}: old ${median(t.old).toFixed(3)}, new ${median(t.new).toFixed(3)}; paired new/old ${median(ratios).toFixed(3)} (${ratios[0].toFixed(3)}–${ratios.at(-1)!.toFixed(3)})`);
 }
 
-const mods: Trees<MetricsModule> = { old: await load(args[0]!), new: await load(args[1]!) };
+const mods: Trees<MetricsModule> = { old: await load(args[0]), new: await load(args[1]) };
 const regs = { old: registryOf(mods.old), new: registryOf(mods.new) };
 const bodies = { old: await render(regs.old), new: await render(regs.new) };
 console.log(`${series} series per vector: ${bodies.new.length} bytes (old ${bodies.old.length})`);

@@ -71,7 +71,7 @@ function parseArgs(argv: string[]): Settings {
   for (const a of argv) {
     const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(a);
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/run.ts`);
-    flags.set(m[1]!, m[2] ?? 'true');
+    flags.set(m[1], m[2] ?? 'true');
   }
   const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants', 'no-footprint', 'no-admission', 'admission-only', 'no-failover', 'failover-only', 'no-controller', 'controller-only'];
   for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
@@ -79,7 +79,7 @@ function parseArgs(argv: string[]): Settings {
   const onlyFlags = ['micro-only', 'admission-only', 'failover-only', 'controller-only'].filter((f) => flags.has(f));
   if (onlyFlags.length > 1) throw new Error(`${onlyFlags.map((f) => `--${f}`).join(' and ')} exclude each other`);
   /** Whether another part than the allowed ones was singled out (--X-only). */
-  const only = (...allowed: string[]) => onlyFlags.length > 0 && !allowed.includes(onlyFlags[0]!);
+  const only = (...allowed: string[]) => onlyFlags.length > 0 && !allowed.includes(onlyFlags[0]);
   const num = (k: string, d: number) => {
     const v = flags.get(k);
     if (v === undefined) return d;

@@ -55,13 +55,13 @@ const REVIEW = JSON.stringify({
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const stat = (xs: number[], d = 1) => `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
 
 /** user + system CPU seconds of a process so far. */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
@@ -161,7 +161,7 @@ function ratioRows(r: AdmissionResult): string[] {
       const b = by(peer, conns);
       if (!a || !b) continue;
       const ratio = (f: (c: AdmissionCell) => number[], d = 2) => (median(f(a)) / median(f(b))).toFixed(d);
-      rows.push(`| ours ÷ ${peer} | ${conns} | ${ratio((c) => c.reqPerSec)} | ${ratio((c) => c.p50Ms)} | ${ratio((c) => c.p99Ms)} | ${ratio((c) => c.cpuSPer1000)} | ${(r.rssMb.ours! / r.rssMb[peer]!).toFixed(2)} |`);
+      rows.push(`| ours ÷ ${peer} | ${conns} | ${ratio((c) => c.reqPerSec)} | ${ratio((c) => c.p50Ms)} | ${ratio((c) => c.p99Ms)} | ${ratio((c) => c.cpuSPer1000)} | ${(r.rssMb.ours / r.rssMb[peer]).toFixed(2)} |`);
     }
   }
   return rows;

@@ -61,7 +61,7 @@ interface ManagerEvent {
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const stat = (xs: number[], digits = 0) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
 
@@ -226,8 +226,8 @@ export function controllerTable(r: ControllerResult): string[] {
     if (o) out.push(`| ours ÷ go-floor | ${g.objects.toLocaleString('en-US')} | ${g.workers} | ${(rate(o) / rate(g)).toFixed(2)} | ${(cpu(o) / cpu(g)).toFixed(2)} | | ${(median(o.rssSyncedMb) / median(g.rssSyncedMb)).toFixed(2)} | |`);
   }
   const one = r.cells.filter((c) => (c.manager ?? 'ours') === 'ours' && c.workers === Math.min(...r.cells.map((x) => x.workers)));
-  const small = one.reduce((a, b) => (b.objects < a.objects ? b : a), one[0]!);
-  const large = one.reduce((a, b) => (b.objects > a.objects ? b : a), one[0]!);
+  const small = one.reduce((a, b) => (b.objects < a.objects ? b : a), one[0]);
+  const large = one.reduce((a, b) => (b.objects > a.objects ? b : a), one[0]);
   if (small && large && large.objects > small.objects) {
     const perObjectKiB = ((median(large.rssSyncedMb) - median(small.rssSyncedMb)) * 1024) / (large.objects - small.objects);
     out.push('', `RSS per cached object (N ${small.objects.toLocaleString('en-US')} → ${large.objects.toLocaleString('en-US')}, medians): ${perObjectKiB.toFixed(2)} KiB`);
@@ -235,7 +235,7 @@ export function controllerTable(r: ControllerResult): string[] {
   for (const n of new Set(r.cells.map((c) => c.objects))) {
     const byWorkers = r.cells.filter((c) => (c.manager ?? 'ours') === 'ours' && c.objects === n).sort((a, b) => a.workers - b.workers);
     if (byWorkers.length < 2) continue;
-    out.push(`Throughput at ${byWorkers.at(-1)!.workers} workers ÷ 1 (N ${n.toLocaleString('en-US')}): ${(rate(byWorkers.at(-1)!) / rate(byWorkers[0]!)).toFixed(2)}×`);
+    out.push(`Throughput at ${byWorkers.at(-1)!.workers} workers ÷ 1 (N ${n.toLocaleString('en-US')}): ${(rate(byWorkers.at(-1)!) / rate(byWorkers[0])).toFixed(2)}×`);
   }
   if (r.floor) {
     const { client, bare } = r.floor;

@@ -16,7 +16,7 @@ const GC_LINE = /\d+ ms: (Scavenge|Mark-Compact|Mark-Sweep|Minor Mark-Compact|Mi
 export function parseGcLine(line: string): GcEvent | undefined {
   const m = GC_LINE.exec(line);
   if (!m) return undefined;
-  return { kind: m[1]!, beforeMb: Number(m[2]), afterMb: Number(m[4]), committedAfterMb: Number(m[5]) };
+  return { kind: m[1], beforeMb: Number(m[2]), afterMb: Number(m[4]), committedAfterMb: Number(m[5]) };
 }
 
 /** Young-generation collections (the rest are full collections of the whole heap). */

@@ -30,9 +30,9 @@ export function summarizeHeapSnapshot(json: string | Buffer): HeapSummary {
   let total = 0;
   let nodes = 0;
   for (let i = 0; i < snap.nodes.length; i += fields.length) {
-    const type = types[snap.nodes[i + iType]!]!;
-    const size = snap.nodes[i + iSize]!;
-    const kind = type.includes('string') ? 'strings (incl. module sources)' : type === 'code' ? 'code (bytecode, compiled)' : type === 'object' ? `object ${snap.strings[snap.nodes[i + iName]!]}` : type;
+    const type = types[snap.nodes[i + iType]];
+    const size = snap.nodes[i + iSize];
+    const kind = type.includes('string') ? 'strings (incl. module sources)' : type === 'code' ? 'code (bytecode, compiled)' : type === 'object' ? `object ${snap.strings[snap.nodes[i + iName]]}` : type;
     let k = kinds.get(kind);
     if (!k) kinds.set(kind, (k = { kind, count: 0, bytes: 0 }));
     k.count++;

@@ -209,7 +209,7 @@ export function targets(res: BenchResults, agg = aggregate(res.runs)): TargetRow
   for (const [size, limit] of [['10k', 5], ['100k', 20]] as Array<[SizeName, number]>) {
     if (!res.settings.sizes.includes(size)) continue;
     const p = res.settings.encodings.map((e) => get(size, e, 8, 'ours')?.eldP99Ms);
-    const worst = p.every((x) => x !== undefined) ? Math.max(...(p as number[])) : undefined;
+    const worst = p.every((x) => x !== undefined) ? Math.max(...(p)) : undefined;
     const pc = res.settings.encodings.map((e) => get(size, e, 8, 'prom-client')?.eldP99Ms);
     rows.push({
       target: `event-loop delay p99 while scraped, ${size} c8 ≤ ${limit} ms`,

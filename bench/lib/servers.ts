@@ -77,7 +77,7 @@ async function ready(key: string, child: ChildProcess, url: string, stderr: () =
     await waitListening(url, READY_TIMEOUT_MS, () => child.exitCode === null && child.signalCode === null);
   } catch (e) {
     await stopChild(child);
-    throw new Error(`${key}: ${(e as Error).message}\n--- stderr ---\n${stderr()}`);
+    throw new Error(`${key}: ${(e as Error).message}\n--- stderr ---\n${stderr()}`, { cause: e });
   }
 }
 

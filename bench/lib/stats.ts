@@ -5,7 +5,7 @@ export function median(values: ReadonlyArray<number | null | undefined>): number
   const v = values.filter((x): x is number => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
   if (v.length === 0) return undefined;
   const mid = v.length >> 1;
-  return v.length % 2 ? v[mid] : (v[mid - 1]! + v[mid]!) / 2;
+  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
 /** a / b, undefined unless both are finite and b is not 0. */

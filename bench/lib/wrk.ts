@@ -33,19 +33,19 @@ export function parseWrkOutput(out: string): WrkResult {
   if (!total || !rps) throw new Error(`unexpected wrk output:\n${out}`);
   const pct = (p: string): number | null => {
     const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s|m|h)\\s*$`, 'm').exec(out);
-    return m ? timeMs(m[1]!, m[2]!) : null;
+    return m ? timeMs(m[1], m[2]) : null;
   };
   const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(out);
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   return {
     requests: Number(total[1]),
-    durationS: timeMs(total[2]!, total[3]!) / 1000,
+    durationS: timeMs(total[2], total[3]) / 1000,
     reqPerSec: Number(rps[1]),
     p50Ms: pct('50'),
     p75Ms: pct('75'),
     p90Ms: pct('90'),
     p99Ms: pct('99'),
-    bytesRead: Number(total[4]) * SIZE_UNITS[total[5]!]!,
+    bytesRead: Number(total[4]) * SIZE_UNITS[total[5]],
     non2xx: non2xx ? Number(non2xx[1]) : 0,
     socketErrors: sock
       ? { connect: Number(sock[1]), read: Number(sock[2]), write: Number(sock[3]), timeout: Number(sock[4]) }

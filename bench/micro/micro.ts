@@ -42,19 +42,19 @@ function trial(fn: (n: number) => void, n: number): number {
 function medianOf(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 /** Runs the cases alternately: one warm-up round, then `trials` rounds; median ns/op per case. */
 function alternate(cases: Record<string, (n: number) => void>, n: number, trials: number): Record<string, number> {
   const names = Object.keys(cases);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
-  for (const k of names) trial(cases[k]!, n);
+  for (const k of names) trial(cases[k], n);
   for (let t = 0; t < trials; t++) {
     const order = t % 2 ? [...names].reverse() : names;
-    for (const k of order) samples[k]!.push(trial(cases[k]!, n));
+    for (const k of order) samples[k].push(trial(cases[k], n));
   }
-  return Object.fromEntries(names.map((k) => [k, medianOf(samples[k]!)]));
+  return Object.fromEntries(names.map((k) => [k, medianOf(samples[k])]));
 }
 
 const OPS = quick ? 200_000 : 1_000_000;
@@ -109,10 +109,10 @@ const updates = alternate(
       for (let i = 0; i < n; i++) pc.inc({ route: ROUTE, code: CODE });
     },
     'ours counter labels() cycling 300 series': (n) => {
-      for (let i = 0; i < n; i++) oc.labels(ROUTES[i % 100]!, CODES[i % 3]!).inc();
+      for (let i = 0; i < n; i++) oc.labels(ROUTES[i % 100], CODES[i % 3]).inc();
     },
     'prom-client counter inc(labels) cycling 300 series': (n) => {
-      for (let i = 0; i < n; i++) pc.inc({ route: ROUTES[i % 100]!, code: CODES[i % 3]! });
+      for (let i = 0; i < n; i++) pc.inc({ route: ROUTES[i % 100], code: CODES[i % 3] });
     },
     'ours histogram pre-bound child observe': (n) => {
       for (let i = 0; i < n; i++) ohChild.observe(value(i));

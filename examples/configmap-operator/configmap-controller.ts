@@ -38,7 +38,7 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
       apiVersion: 'v1',
       kind: 'ConfigMap',
       name: req.name,
-      uid: source.metadata!.uid!,
+      uid: source.metadata.uid!,
       controller: true,
       blockOwnerDeletion: true,
     },

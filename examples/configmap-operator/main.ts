@@ -17,8 +17,8 @@ const BOOLEAN_FLAGS = new Set(['leader-elect', 'metrics-secure', 'enable-http2']
 const explicit = new Map<string, boolean>();
 const args = process.argv.slice(2).filter((arg) => {
   const m = /^--([a-z0-9-]+)=(true|false)$/.exec(arg);
-  if (!m || !BOOLEAN_FLAGS.has(m[1]!)) return true;
-  explicit.set(m[1]!, m[2] === 'true');
+  if (!m || !BOOLEAN_FLAGS.has(m[1])) return true;
+  explicit.set(m[1], m[2] === 'true');
   return false;
 });
 

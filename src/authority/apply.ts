@@ -15,7 +15,7 @@ const KUSTOMIZATION = ['kustomization.yaml', 'kustomization.yml', 'Kustomization
 function parseDocs(text: string, source: string): KubeObject[] {
   const out: KubeObject[] = [];
   for (const doc of parseAllDocuments(text)) {
-    if (doc.errors.length) throw new Error(`${source}: ${doc.errors[0]!.message}`);
+    if (doc.errors.length) throw new Error(`${source}: ${doc.errors[0].message}`);
     const v = doc.toJS() as KubeObject | null;
     if (!v) continue;
     if (v.kind === 'List' && Array.isArray(v.items)) out.push(...v.items);
@@ -36,7 +36,7 @@ export function loadManifests(paths: string[]): KubeObject[] {
           text = execFileSync('kubectl', ['kustomize', p], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
         } catch (err) {
           const e = err as { stderr?: string; message: string };
-          throw new Error(`--apply ${p}: kubectl kustomize failed: ${(e.stderr || e.message).trim()}`);
+          throw new Error(`--apply ${p}: kubectl kustomize failed: ${(e.stderr || e.message).trim()}`, { cause: err });
         }
         out.push(...parseDocs(text, p));
       } else {
@@ -63,7 +63,7 @@ export function applyObjects(objects: KubeObject[], registry: ResourceRegistry, 
     const id = `${String(o.kind)} ${o.metadata?.namespace ? `${String(o.metadata.namespace)}/` : ''}${String(o.metadata?.name)}`;
     const t = registry.forKind(String(o.apiVersion ?? ''), String(o.kind ?? ''));
     if (!t || t.virtual) {
-      const set = crdSetForGroup(String(o.apiVersion ?? '').split('/')[0]!);
+      const set = crdSetForGroup(String(o.apiVersion ?? '').split('/')[0]);
       const hint = set ? `: start it with --crds ${set} (the ${set} CRDs ship with ctrlmetrics), or apply the CRD first` : '';
       throw new Error(`cannot apply ${id}: the authority does not serve ${String(o.apiVersion)} ${String(o.kind)}${hint}`);
     }

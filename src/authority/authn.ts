@@ -59,7 +59,7 @@ function parseCsvLine(line: string): string[] {
   let cur = '';
   let quoted = false;
   for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
+    const c = line[i];
     if (quoted) {
       if (c === '"' && line[i + 1] === '"') {
         cur += '"';

@@ -31,7 +31,7 @@ function defaultContainer(c: Obj): void {
   c.terminationMessagePath ??= '/dev/termination-log';
   c.terminationMessagePolicy ??= 'File';
   const image = String(c.image ?? '');
-  const tagged = /:[^/:]+$/.test(image.split('@')[0]!);
+  const tagged = /:[^/:]+$/.test(image.split('@')[0]);
   c.imagePullPolicy ??= image.includes('@') ? 'IfNotPresent' : !tagged || image.endsWith(':latest') ? 'Always' : 'IfNotPresent';
   for (const p of objects(c.ports)) p.protocol ??= 'TCP';
   for (const e of objects(c.env)) if (isObj(e.valueFrom) && isObj(e.valueFrom.fieldRef)) e.valueFrom.fieldRef.apiVersion ??= 'v1';

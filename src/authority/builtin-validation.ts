@@ -121,7 +121,7 @@ function jobCauses(o: Obj, old: Obj | undefined): FieldCause[] {
 /** The causes of a 422 for a built-in object of `group`/`resource`; `old` is the stored object on an update. */
 export function validateBuiltin(group: string, resource: string, o: Obj, old: Obj | undefined): FieldCause[] {
   const key = `${group}/${resource}`;
-  if (WORKLOADS[key]) return workloadCauses(WORKLOADS[key]!, o, old);
+  if (WORKLOADS[key]) return workloadCauses(WORKLOADS[key], o, old);
   if (key === 'batch/jobs') return jobCauses(o, old);
   if (key === 'batch/cronjobs') {
     const spec = isObj(o.spec) ? o.spec : {};

@@ -40,9 +40,9 @@ export async function convertedWrite(r: ConvertedWriteRequest, write: (extra: Wr
       // nothing changed: nothing to store (the write answered the object as it is)
       if (stored && viewOfOld && next.metadata?.resourceVersion === stored.metadata.resourceVersion && same(next, r.objects.present(t, viewOfOld))) return next;
       const [inStorage] = await r.converter.convert(t, [next], storage);
-      const committed = r.objects.storeConverted(t, stored, inStorage!);
+      const committed = r.objects.storeConverted(t, stored, inStorage);
       const [back] = await r.converter.convert(t, [committed], t.version);
-      return r.objects.present(t, back!);
+      return r.objects.present(t, back);
     } catch (err) {
       if (!isStaleAdmission(err) || attempt >= ATTEMPTS) throw err;
     }

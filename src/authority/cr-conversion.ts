@@ -21,7 +21,7 @@ export function conversionStrategy(crd: KubeObject | undefined): 'None' | 'Webho
 
 /** The version a CRD stores objects in. */
 export function storageVersionOf(crd: KubeObject | undefined): string | undefined {
-  const versions: KubeObject[] = Array.isArray(crd?.spec?.versions) ? crd!.spec.versions : [];
+  const versions: KubeObject[] = Array.isArray(crd?.spec?.versions) ? crd.spec.versions : [];
   return versions.find((v) => v?.storage)?.name;
 }
 
@@ -71,7 +71,7 @@ export class CustomResourceConverter {
     const pending = objects.map((o, i) => ({ o, i })).filter(({ o }) => crd && versionOf(o.apiVersion) !== version && !isEmpty(o));
     const out: KubeObject[] = objects.map((o) => ({ ...o, apiVersion: target }));
     if (!crd || pending.length === 0) return out;
-    const first = pending[0]!.o;
+    const first = pending[0].o;
     const what = gvkText(t.group, versionOf(first.apiVersion), t.kind);
     const uid = randomUUID();
     const webhook = crd.spec.conversion.webhook ?? {};
@@ -92,7 +92,7 @@ export class CustomResourceConverter {
     }
     const converted = checkReply(reply, uid, what, pending.length);
     converted.forEach((c, k) => {
-      const { o, i } = pending[k]!;
+      const { o, i } = pending[k];
       if (!c || typeof c !== 'object' || Array.isArray(c)) throw failure(`conversion webhook for ${what} returned invalid object at index ${k}: not an object`);
       if (c.apiVersion !== target) throw failure(`conversion webhook for ${what} returned invalid object at index ${k}: invalid groupVersion (expected ${target}, received ${String(c.apiVersion ?? '')})`);
       const why = changedIdentity(o, c);

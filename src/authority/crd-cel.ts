@@ -53,7 +53,7 @@ function compile(expr: string): Program | Error {
   if (p) return p;
   try {
     const { lib, env } = loadCel();
-    p = lib.plan(env, lib.parse(expr)) as Program;
+    p = lib.plan(env, lib.parse(expr));
   } catch (err) {
     p = err instanceof Error ? err : new Error(String(err));
   }
@@ -74,7 +74,7 @@ export function toCel(v: Json, s: StructuralSchema | undefined): CelInput {
   if (typeof v === 'string' || typeof v === 'boolean') return v;
   if (Array.isArray(v)) return v.map((x) => toCel(x, s?.items));
   if (isObj(v)) {
-    const extra = isObj(s?.additionalProperties) ? (s!.additionalProperties as StructuralSchema) : undefined;
+    const extra = isObj(s?.additionalProperties) ? (s.additionalProperties) : undefined;
     return new Map(Object.entries(v).map(([k, x]) => [k, toCel(x, (s?.properties && Object.hasOwn(s.properties, k) ? s.properties[k] : undefined) ?? extra)]));
   }
   return null;

@@ -61,7 +61,7 @@ const OBJECT_META = new Set([
 const child = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
 function additional(s: StructuralSchema): StructuralSchema | undefined {
-  return isObj(s.additionalProperties) ? (s.additionalProperties as StructuralSchema) : undefined;
+  return isObj(s.additionalProperties) ? (s.additionalProperties) : undefined;
 }
 
 // ---- pruning and nulls ----
@@ -194,7 +194,7 @@ const FORMATS: Record<string, (v: string) => boolean> = {
   cidr: (v) => {
     const [ip, bits, ...rest] = v.split('/');
     if (rest.length || bits === undefined || !/^\d{1,3}$/.test(bits)) return false;
-    return (isIPv4(ip!) && Number(bits) <= 32) || (isIPv6(ip!) && Number(bits) <= 128);
+    return (isIPv4(ip) && Number(bits) <= 32) || (isIPv6(ip) && Number(bits) <= 128);
   },
   hostname: (v) => v.length <= 255 && /^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$/.test(v),
   email: (v) => /^[^\s@]+@[^\s@]+$/.test(v),
@@ -244,8 +244,8 @@ function hasRules(s: StructuralSchema | undefined): boolean {
   RULES.set(s, false); // a cycle cannot add rules
   const children: Array<StructuralSchema | undefined> = [
     ...Object.values(s.properties ?? {}),
-    s.items as StructuralSchema | undefined,
-    typeof s.additionalProperties === 'object' ? (s.additionalProperties as StructuralSchema) : undefined,
+    s.items,
+    typeof s.additionalProperties === 'object' ? (s.additionalProperties) : undefined,
   ];
   const found = !!s['x-kubernetes-validations']?.length || children.some((c) => hasRules(c));
   RULES.set(s, found);

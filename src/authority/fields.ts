@@ -26,17 +26,17 @@ function walk(v: unknown, shape: FieldShape, path: string, unknown: (parent: Rec
     for (const [k, x] of Object.entries(v)) {
       if (k.startsWith('$')) continue;
       const at = path ? `${path}.${k}` : k;
-      const field = (type as Record<string, FieldShape>)[k];
+      const field = (type)[k];
       if (field === undefined) unknown(v, k, at);
       else walk(x, field, at, unknown);
     }
     return;
   }
   if (Array.isArray(shape)) {
-    if (Array.isArray(v)) v.forEach((x, i) => walk(x, shape[0]!, `${path}[${i}]`, unknown));
+    if (Array.isArray(v)) v.forEach((x, i) => walk(x, shape[0], `${path}[${i}]`, unknown));
     return;
   }
-  if (isObj(v)) for (const [k, x] of Object.entries(v)) walk(x, shape['']!, `${path}.${k}`, unknown);
+  if (isObj(v)) for (const [k, x] of Object.entries(v)) walk(x, shape[''], `${path}.${k}`, unknown);
 }
 
 /** The type name of a built-in kind, or undefined (custom resources, kinds the documents do not have). */
@@ -80,10 +80,10 @@ export function checkFields(t: ResourceType, body: unknown, directive: string | 
 
 /** Go's name of a field's type, as its JSON decoder names it in an error (`int32`, `[]v1.Container`, `v1.PodSpec`). */
 function goTypeName(shape: FieldShape): string {
-  if (Array.isArray(shape)) return `[]${goTypeName(shape[0]!)}`;
+  if (Array.isArray(shape)) return `[]${goTypeName(shape[0])}`;
   if (typeof shape !== 'string') return `map[string]${goTypeName(shape[''])}`;
   const scalar: Record<string, string> = { s: 'string', i32: 'int32', i64: 'int64', f64: 'float64', b: 'bool' };
-  if (scalar[shape]) return scalar[shape]!;
+  if (scalar[shape]) return scalar[shape];
   const parts = shape.split('.');
   return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
 }
@@ -140,14 +140,14 @@ function firstTypeError(body: Record<string, unknown>, rootType: string): string
     }
     if (Array.isArray(shape)) {
       for (const x of v as unknown[]) {
-        const e = visit(x, shape[0]!, struct, path);
+        const e = visit(x, shape[0], struct, path);
         if (e) return e;
       }
       return undefined;
     }
     if (typeof shape !== 'string') {
       for (const x of Object.values(v as Record<string, unknown>)) {
-        const e = visit(x, shape['']!, struct, path);
+        const e = visit(x, shape[''], struct, path);
         if (e) return e;
       }
       return undefined;

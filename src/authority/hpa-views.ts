@@ -129,7 +129,7 @@ function annotationList(annotations: Obj, key: string): Obj[] | undefined {
   if (!Array.isArray(parsed) || !parsed.every(isObj)) {
     throw badRequest(`HorizontalPodAutoscaler in version "v1" cannot be handled as a HorizontalPodAutoscaler: json: cannot unmarshal ${Array.isArray(parsed) ? 'a non-object item' : typeof parsed} of the ${key} annotation into a list`);
   }
-  return parsed as Obj[];
+  return parsed;
 }
 
 /** A v1 MetricSpec (v2beta1's shape) as v2's, with the target type kube's conversion infers. */
@@ -226,5 +226,5 @@ export function hpaV2FromV1(body: KubeObject): KubeObject {
       ['conditions', conditions?.length ? conditions.map((c) => struct([['type', c.type], ['status', c.status], ['lastTransitionTime', c.lastTransitionTime ?? undefined], ['reason', c.reason], ['message', c.message]])) : undefined],
     ]);
   }
-  return out as KubeObject;
+  return out;
 }

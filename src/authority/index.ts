@@ -225,7 +225,7 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     hostname(),
   ];
   if (host === '0.0.0.0' || host === '::') {
-    for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) sanHosts.push(a.address.split('%')[0]!);
+    for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) sanHosts.push(a.address.split('%')[0]);
   } else sanHosts.push(host);
   const serving = await issueServingCert(ca, sanHosts);
 

@@ -89,7 +89,7 @@ export function readWebhookConfigurations(paths: string[]): KubeObject[] {
     }
     for (const f of files) {
       for (const doc of parseAllDocuments(readFileSync(f, 'utf8'))) {
-        if (doc.errors.length) throw new Error(`webhook manifests ${f}: ${doc.errors[0]!.message}`);
+        if (doc.errors.length) throw new Error(`webhook manifests ${f}: ${doc.errors[0].message}`);
         const o = doc.toJS() as KubeObject | null;
         if (!o || typeof o !== 'object' || !KINDS[String(o.kind)]) continue;
         if (o.apiVersion !== API_VERSION) throw new Error(`webhook manifests ${f}: only ${API_VERSION} is supported for ${String(o.kind)} ${JSON.stringify(o.metadata?.name ?? '')}, got ${String(o.apiVersion)}`);
@@ -149,7 +149,7 @@ export async function installWebhooks(authority: { restConfig: RestConfig }, opt
         await client.create(path, body);
       } catch (err) {
         if (!(err instanceof KubeApiError) || err.status !== 409) throw err;
-        if (opts.replaceExisting === false) throw new Error(`a ${String(c.kind)} named ${name} exists already: it is not replaced (it may be another's); delete it if it is a leftover of yours`);
+        if (opts.replaceExisting === false) throw new Error(`a ${String(c.kind)} named ${name} exists already: it is not replaced (it may be another's); delete it if it is a leftover of yours`, { cause: err });
         const existing = await client.get<KubeObject>(`${path}/${name}`);
         await client.replace(`${path}/${name}`, { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } });
       }

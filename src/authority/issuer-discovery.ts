@@ -34,7 +34,7 @@ const JWKS_PATH = '/openid/v1/jwks';
 export function admits(accept: string | undefined, type: string): boolean {
   if (accept === undefined || accept.trim() === '') return true;
   return accept.split(',').some((range) => {
-    const t = range.split(';', 1)[0]!.trim().toLowerCase();
+    const t = range.split(';', 1)[0].trim().toLowerCase();
     return t === '*/*' || t === type;
   });
 }

@@ -110,13 +110,13 @@ export class PathSet {
       for (const k of p) node = node[k] ??= {};
       members.add(encode(p));
     }
-    const order = (k: string) => (k === '.' ? 0 : 'fkvi'.indexOf(k[0]!) + 1);
+    const order = (k: string) => (k === '.' ? 0 : 'fkvi'.indexOf(k[0]) + 1);
     const finish = (node: FieldSet, prefix: FieldPath): FieldSet => {
       const keys = Object.keys(node);
       if (keys.length && members.has(encode(prefix)) && prefix.length) node['.'] = {};
       const out: FieldSet = {};
       for (const k of Object.keys(node).sort((a, b) => order(a) - order(b) || (a < b ? -1 : a > b ? 1 : 0))) {
-        out[k] = k === '.' ? {} : finish(node[k]!, [...prefix, k]);
+        out[k] = k === '.' ? {} : finish(node[k], [...prefix, k]);
       }
       return out;
     };
@@ -167,7 +167,7 @@ export function pick(obj: Json, set: PathSet, shapes: ListShapes = builtinListSh
     let src: Json = obj;
     let dst: Json = out;
     for (let i = 0; i < path.length; i++) {
-      const k = path[i]!;
+      const k = path[i];
       const last = i === path.length - 1;
       if (k.startsWith('f:')) {
         const name = k.slice(2);
@@ -197,13 +197,13 @@ function removeAt(obj: Json, path: FieldPath, shapes: ListShapes): void {
   // chain[i] is the value at path[0..i)
   const chain: Json[] = [obj];
   for (let i = 0; i < path.length; i++) {
-    const v = valueAt(chain[i], [path[i]!], (q, items) => shapes([...path.slice(0, i), ...q], items));
+    const v = valueAt(chain[i], [path[i]], (q, items) => shapes([...path.slice(0, i), ...q], items));
     if (v === undefined) return;
     chain.push(v);
   }
   for (let n = path.length - 1; n >= 0; n--) {
     const container = chain[n];
-    const key = path[n]!;
+    const key = path[n];
     if (key.startsWith('f:')) delete container[key.slice(2)];
     else {
       const shape = shapes(path.slice(0, n), container);
@@ -442,7 +442,7 @@ export function managerText(e: ManagedFieldsEntry): string {
 
 /** kube's message for a failed apply. */
 export function conflictMessage(conflicts: FieldConflict[]): string {
-  if (conflicts.length === 1) return `Apply failed with 1 conflict: conflict with ${managerText(conflicts[0]!.entry)}: ${pathText(conflicts[0]!.path)}`;
+  if (conflicts.length === 1) return `Apply failed with 1 conflict: conflict with ${managerText(conflicts[0].entry)}: ${pathText(conflicts[0].path)}`;
   const by = new Map<string, string[]>();
   for (const c of conflicts) {
     const m = managerText(c.entry);

@@ -94,8 +94,8 @@ type Via = 'body' | 'patch' | 'apply';
 
 /** How a stored object shows in one version it is served in, and how that version's object is stored. */
 interface Shown {
-  read(stored: KubeObject): KubeObject;
-  write(o: KubeObject): KubeObject;
+  read: (stored: KubeObject) => KubeObject;
+  write: (o: KubeObject) => KubeObject;
 }
 
 /** Field ownership's list shapes for a type: a custom resource's from its schema (metadata as built-in). */
@@ -566,7 +566,7 @@ export class ObjectService {
       const toReq = shownIn.get(apiVersionOf(req))?.read ?? ((o: KubeObject) => o);
       // a create through a view is compared with the view of an empty object, as kube compares with the zero
       // object: what the conversion alone fills in (an Event's empty deprecatedSource) is not the writer's
-      const oldShown = old ? toReq(old) : req !== t ? toReq({ metadata: {} } as KubeObject) : undefined;
+      const oldShown = old ? toReq(old) : req !== t ? toReq({ metadata: {} }) : undefined;
       entries = w.manager
         ? afterUpdate({
             old: oldShown,
@@ -684,14 +684,14 @@ export class ObjectService {
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
     const old = w.viewOfOld ?? this.store.get(key, nsx, name);
-    const ct = contentType.split(';')[0]!.trim();
+    const ct = contentType.split(';')[0].trim();
     // custom resources have no patch strategies: kube refuses a strategic merge patch before looking the object up
     if (t.crd && ct === 'application/strategic-merge-patch+json') throw unsupportedPatchType(CUSTOM_RESOURCE_PATCH_TYPES);
     if (ct === 'application/apply-patch+yaml') return this.serverSideApply(t, ns, name, old, patchBody as KubeObject, w);
     if (w.force) throw invalid('PatchOptions', 'meta.k8s.io', '', [{ field: 'force', message: 'Forbidden: may not be specified for non-apply patch', reason: 'FieldValueForbidden' }]);
     if (!old) throw notFound(t.resource, t.group, name);
     const current = this.present(t, old);
-    let patched = applyPatch(ct, current, patchBody) as KubeObject;
+    let patched = applyPatch(ct, current, patchBody);
     if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) throw badRequest('the patch produced something that is not an object');
     patched = clone(patched);
     patched.metadata = patched.metadata ?? {};
@@ -746,7 +746,7 @@ export class ObjectService {
       // kube turns the configuration into a typed object first: a field its schema does not declare fails the apply
       const undeclared = pruneCustomResource(clone(body), t.schema).filter((p) => !p.startsWith('metadata.'));
       if (undeclared.length) {
-        throw new ApiError(500, '', `failed to create typed patch object (${ns ? `${ns}/` : ''}${name}; ${apiVersionOf(t)}, Kind=${t.kind}): .${undeclared[0]!}: field not declared in schema`);
+        throw new ApiError(500, '', `failed to create typed patch object (${ns ? `${ns}/` : ''}${name}; ${apiVersionOf(t)}, Kind=${t.kind}): .${undeclared[0]}: field not declared in schema`);
       }
     }
     const shapes = shapesFor(t);

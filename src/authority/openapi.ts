@@ -87,9 +87,9 @@ function sendText(res: ServerResponse, text: string | Buffer, head: boolean): vo
 function servedBuiltinPath(registry: ResourceRegistry, path: string): boolean {
   const parts = path.split('/');
   if (parts[0] !== 'apis' || parts.length < 2) return true;
-  const versions = registry.groups().get(parts[1]!);
+  const versions = registry.groups().get(parts[1]);
   if (!versions) return false;
-  return parts.length === 2 || versions.includes(parts[2]!);
+  return parts.length === 2 || versions.includes(parts[2]);
 }
 
 /** Whether a group version is a built-in one (its document is the real server's). */
@@ -141,7 +141,7 @@ export function openapiHandler(registry: ResourceRegistry): (path: string, req: 
     }
     const rest = docPath.split('/');
     let doc: KubeObject | undefined;
-    if (rest[0] === 'apis' && rest.length === 3 && !isBuiltinGroupVersion(registry, rest[1]!, rest[2]!)) doc = gvDocument(registry, rest[1]!, rest[2]!);
+    if (rest[0] === 'apis' && rest.length === 3 && !isBuiltinGroupVersion(registry, rest[1], rest[2])) doc = gvDocument(registry, rest[1], rest[2]);
     if (!doc) return false;
     send(res, doc, head);
     return true;

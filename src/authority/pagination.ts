@@ -83,7 +83,7 @@ function lowerBound(items: KubeObject[], start: string): number {
   let hi = items.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (listKey(items[mid]!) < start) lo = mid + 1;
+    if (listKey(items[mid]) < start) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -132,14 +132,14 @@ export class ListPages {
     const items: KubeObject[] = [];
     let i = from;
     for (; i < list.items.length && (limit === undefined || items.length < limit); i++) {
-      const o = list.items[i]!;
+      const o = list.items[i];
       if (matches(o)) items.push(o);
     }
     const page: Page = { items, resourceVersion: list.rv };
     if (limit !== undefined && i < list.items.length) {
       // the page is full; more to come only when some object after it matches
       let next = i;
-      if (filtered) while (next < list.items.length && !matches(list.items[next]!)) next++;
+      if (filtered) while (next < list.items.length && !matches(list.items[next])) next++;
       if (next < list.items.length) {
         page.continue = encode({ v: TOKEN_VERSION, rv: list.rv, start: `${listKey(items.at(-1)!)}\u0000`, scope });
         if (!filtered) page.remainingItemCount = list.items.length - next;

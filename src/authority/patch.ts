@@ -141,7 +141,7 @@ function parentOf(doc: Json, parts: string[], op: string): { parent: Json; key: 
   if (!Array.isArray(parent) && !isObj(parent)) {
     throw patchFailed(`jsonpatch ${op} operation does not apply: doc is missing path: "/${parts.join('/')}"`);
   }
-  return { parent, key: parts[parts.length - 1]! };
+  return { parent, key: parts[parts.length - 1] };
 }
 
 /**
@@ -236,7 +236,7 @@ export function unsupportedPatchType(accepted: readonly string[]): ApiError {
 
 /** Applies a patch of the given content type to an object. */
 export function applyPatch(contentType: string, current: KubeObject, patch: Json): KubeObject {
-  const ct = contentType.split(';')[0]!.trim();
+  const ct = contentType.split(';')[0].trim();
   switch (ct) {
     case 'application/merge-patch+json':
       return jsonMergePatch(current, patch);

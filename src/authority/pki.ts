@@ -9,7 +9,6 @@ import { isIP } from 'node:net';
 x509.cryptoProvider.set(webcrypto as never);
 
 type CryptoKey = webcrypto.CryptoKey;
-type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
 const EC = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
@@ -33,13 +32,13 @@ async function importKeyPem(pem: string): Promise<CryptoKey> {
 
 function serial(): string {
   const b = randomBytes(16);
-  b[0] = b[0]! & 0x7f; // positive
+  b[0] = b[0] & 0x7f; // positive
   return b.toString('hex');
 }
 
 /** Generates a new CA (ECDSA P-256, 10 years). */
 export async function generateCA(commonName = 'ctrlmetrics-authority-ca'): Promise<CertKeyPair> {
-  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']));
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -51,7 +50,7 @@ export async function generateCA(commonName = 'ctrlmetrics-authority-ca'): Promi
     extensions: [
       new x509.BasicConstraintsExtension(true, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey as never),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
   return { certPem: cert.toString('pem'), keyPem: await exportKeyPem(keys.privateKey) };
@@ -61,7 +60,7 @@ export async function generateCA(commonName = 'ctrlmetrics-authority-ca'): Promi
 export async function issueServingCert(ca: CertKeyPair, hosts: string[]): Promise<CertKeyPair> {
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await importKeyPem(ca.keyPem);
-  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']));
   const names = [...new Set(hosts.filter(Boolean))].map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h }));
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.create({

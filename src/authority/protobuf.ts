@@ -179,7 +179,7 @@ class Reader {
     let shift = 0n;
     for (;;) {
       if (this.pos >= this.buf.length) throw badRequest('malformed protobuf body: truncated varint');
-      const b = this.buf[this.pos++]!;
+      const b = this.buf[this.pos++];
       result |= BigInt(b & 0x7f) << shift;
       if (!(b & 0x80)) return result;
       shift += 7n;
@@ -267,7 +267,7 @@ function finish(type: string, o: KubeObject, schema: Record<number, Field>): Kub
     if (!o.seconds && !o.nanos) return undefined as unknown as KubeObject;
     return new Date((o.seconds ?? 0) * 1000).toISOString().replace('.000Z', 'Z') as unknown as KubeObject;
   }
-  if (type === 'IntOrString') return (o.type === 1 ? o.strVal ?? '' : o.intVal ?? 0) as unknown as KubeObject;
+  if (type === 'IntOrString') return o.type === 1 ? o.strVal ?? '' : o.intVal ?? 0;
   for (const f of Object.values(schema)) {
     if (f.opt || f.rep) continue;
     if (isZero(o[f.n])) delete o[f.n];

@@ -47,7 +47,7 @@ export function validateRbacObject(resource: string, o: KubeObject): FieldCause[
     }
     if (!ref.name) causes.push({ field: 'roleRef.name', message: 'Required value', reason: 'FieldValueRequired' });
     if (o.subjects != null && !Array.isArray(o.subjects)) causes.push({ field: 'subjects', message: 'Invalid value: must be a list of subjects' });
-    (arr(o.subjects) ?? []).forEach((s, i) => causes.push(...validateSubject((s ?? {}) as KubeObject, `subjects[${i}]`, namespaced)));
+    (arr(o.subjects) ?? []).forEach((s, i) => causes.push(...validateSubject((s ?? {}), `subjects[${i}]`, namespaced)));
   }
   return causes;
 }

@@ -231,11 +231,11 @@ export function labelSelectorMatches(selector: LabelSelector, labels: Record<str
     const values = list(req.values);
     switch (req.operator) {
       case 'In':
-        if (values.length === 0 || !has || !values.includes(l[req.key] as string)) return false;
+        if (values.length === 0 || !has || !values.includes(l[req.key])) return false;
         break;
       case 'NotIn':
         if (values.length === 0) return false;
-        if (has && values.includes(l[req.key] as string)) return false;
+        if (has && values.includes(l[req.key])) return false;
         break;
       case 'Exists':
         if (values.length > 0 || !has) return false;
@@ -403,7 +403,7 @@ function lookupRoleRef(objects: RbacObjects, idx: Index, ref: RoleRef, bindingNa
 /** Joins resolution errors like Kubernetes' error aggregate: one → itself; several → `[a, b]` without repeats. */
 function aggregateErrors(errors: string[]): string {
   const unique = [...new Set(errors)];
-  if (unique.length === 1) return unique[0] as string;
+  if (unique.length === 1) return unique[0];
   return `[${unique.join(', ')}]`;
 }
 

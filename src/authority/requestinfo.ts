@@ -84,7 +84,7 @@ export function requestInfo(method: string, url: URL): RequestInfo {
   if (parts[0] === 'namespaces') {
     if (parts.length > 1) {
       info.namespace = parts[1]!;
-      if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2]!)) parts = parts.slice(2);
+      if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2])) parts = parts.slice(2);
     }
   }
   info.resource = parts[0] ?? '';

@@ -67,9 +67,9 @@ export interface ResourceType {
 export interface BuiltinView {
   storage: { group: string; version: string; resource: string };
   /** A stored object as this type shows it. */
-  read(stored: KubeObject): KubeObject;
+  read: (stored: KubeObject) => KubeObject;
   /** A request's object (whole or partial, as an apply configuration) in the stored shape. */
-  write(body: KubeObject): KubeObject;
+  write: (body: KubeObject) => KubeObject;
 }
 
 /** A custom resource's verbs, in the order kube-apiserver lists them. */

@@ -68,7 +68,7 @@ export class Reviews {
    */
   private boundSecret(ns: string, saName: string, ref: unknown): { name: string; uid: string } | undefined {
     if (ref === undefined || ref === null) return undefined;
-    const r = (isObj(ref) ? ref : {}) as KubeObject;
+    const r = (isObj(ref) ? ref : {});
     const kind = String(r.kind ?? '');
     const refName = String(r.name ?? '');
     if (kind === 'Secret' && (r.apiVersion ?? 'v1') === 'v1') {
@@ -177,7 +177,7 @@ export class Reviews {
     const user: UserInfo =
       kind === 'SelfSubjectAccessReview'
         ? caller
-        : { username: String(spec.user ?? ''), uid: spec.uid, groups, extra: isObj(spec.extra) ? (spec.extra as Record<string, string[]>) : undefined };
+        : { username: String(spec.user ?? ''), uid: spec.uid, groups, extra: isObj(spec.extra) ? (spec.extra) : undefined };
     const attrs: AuthzAttributes = ra
       ? {
           user,

@@ -104,11 +104,11 @@ export class TokenSigner {
     const parts = token.split('.');
     if (parts.length !== 3) return undefined;
     try {
-      const header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString('utf8')) as { alg?: string };
+      const header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8')) as { alg?: string };
       if (header.alg !== 'ES256') return undefined;
-      const ok = verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key: this.pub, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2]!, 'base64url'));
+      const ok = verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key: this.pub, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2], 'base64url'));
       if (!ok) return undefined;
-      const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as unknown;
+      const claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as unknown;
       return claims && typeof claims === 'object' && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
     } catch {
       return undefined;

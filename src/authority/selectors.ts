@@ -15,9 +15,9 @@ export function parseLabelSelector(sel: string | null | undefined): (obj: KubeOb
     if (!t) continue;
     let m: RegExpExecArray | null;
     if ((m = /^([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(t))) {
-      const key = m[1]!;
-      const vals = new Set(m[3]!.split(',').map((v) => v.trim()));
-      preds.push(m[2] === 'in' ? (l) => key in l && vals.has(l[key]!) : (l) => !(key in l) || !vals.has(l[key]!));
+      const key = m[1];
+      const vals = new Set(m[3].split(',').map((v) => v.trim()));
+      preds.push(m[2] === 'in' ? (l) => key in l && vals.has(l[key]) : (l) => !(key in l) || !vals.has(l[key]));
     } else if ((m = /^([^\s!=]+)\s*!=\s*([^\s!=]*)$/.exec(t))) {
       const [, key, val] = m as unknown as [string, string, string];
       preds.push((l) => l[key] !== val);
@@ -25,10 +25,10 @@ export function parseLabelSelector(sel: string | null | undefined): (obj: KubeOb
       const [, key, val] = m as unknown as [string, string, string];
       preds.push((l) => key in l && l[key] === val);
     } else if ((m = /^!\s*([^\s!=]+)$/.exec(t))) {
-      const key = m[1]!;
+      const key = m[1];
       preds.push((l) => !(key in l));
     } else if ((m = /^([^\s!=()]+)$/.exec(t))) {
-      const key = m[1]!;
+      const key = m[1];
       preds.push((l) => key in l);
     } else {
       throw badRequest(`unable to parse requirement: ${JSON.stringify(t)}: invalid label selector`);
@@ -77,7 +77,7 @@ const SUPPORTED_FIELDS: Record<string, string[]> = {
 /** Parses a field selector (`metadata.name=x,metadata.namespace!=y`) for a resource. */
 export function parseFieldSelector(sel: string | null | undefined, resource: string): (obj: KubeObject) => boolean {
   if (!sel || !sel.trim()) return () => true;
-  const allowed = new Set([...SUPPORTED_FIELDS['']!, ...(SUPPORTED_FIELDS[resource] ?? [])]);
+  const allowed = new Set([...SUPPORTED_FIELDS[''], ...(SUPPORTED_FIELDS[resource] ?? [])]);
   const preds: Array<(o: KubeObject) => boolean> = [];
   for (const term of sel.split(',')) {
     const m = /^\s*([^!=\s]+)\s*(==|=|!=)\s*(.*?)\s*$/.exec(term);

@@ -149,7 +149,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 function decodeBody(buf: Buffer, contentType: string): unknown {
-  const ct = contentType.split(';')[0]!.trim().toLowerCase();
+  const ct = contentType.split(';')[0].trim().toLowerCase();
   if (ct === PROTOBUF_CONTENT_TYPE) return buf.length ? decodeProtobufObject(buf) : undefined;
   if (ct && !/(^|[/+])(json|yaml)$/.test(ct) && buf.length) throw unsupportedMediaType(ct);
   const text = buf.toString('utf8');
@@ -168,7 +168,7 @@ function decodeBody(buf: Buffer, contentType: string): unknown {
  */
 function writeManager(fieldManager: string | null, userAgent: string | undefined): string {
   if (fieldManager) return fieldManager;
-  const prefix = (userAgent ?? '').split('/')[0]!;
+  const prefix = (userAgent ?? '').split('/')[0];
   // eslint-disable-next-line no-control-regex
   return prefix && prefix.length <= 128 && !/[\x00-\x1f\x7f]/.test(prefix) ? prefix : 'unknown';
 }
@@ -234,7 +234,7 @@ function authenticate(d: ServerDeps, req: IncomingMessage): UserInfo {
   const h = req.headers.authorization;
   if (!h || !h.trim()) return ANONYMOUS;
   const parts = h.trim().split(' ');
-  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer' || !parts[1]) return ANONYMOUS;
+  if (parts.length < 2 || parts[0].toLowerCase() !== 'bearer' || !parts[1]) return ANONYMOUS;
   const r = d.authn.authenticate(parts[1]);
   if (!r.authenticated) throw unauthorized();
   return r.user;
@@ -269,7 +269,7 @@ function impersonate(d: ServerDeps, req: IncomingMessage, user: UserInfo): UserI
     if (!dec.allowed) throw forbidden(user, info, dec.reason);
   };
   const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(asUser);
-  if (sa) check('serviceaccounts', sa[2]!, sa[1]!);
+  if (sa) check('serviceaccounts', sa[2], sa[1]);
   else check('users', asUser);
   for (const g of asGroups) check('groups', g);
   if (asUid) check('uids', asUid, '', 'authentication.k8s.io');
@@ -282,7 +282,7 @@ function impersonate(d: ServerDeps, req: IncomingMessage, user: UserInfo): UserI
     }
   }
   let groups = [...asGroups];
-  if (sa && !asGroups.length) groups = serviceAccountGroups(sa[1]!);
+  if (sa && !asGroups.length) groups = serviceAccountGroups(sa[1]);
   const out: UserInfo = { username: asUser, groups };
   if (asUid) out.uid = asUid;
   if (Object.keys(extra).length) out.extra = extra;
@@ -378,7 +378,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   const writeQuery = { fieldManager: q.get('fieldManager'), fieldValidation: q.get('fieldValidation') };
   // a CRD that converts by webhook: reads convert what is stored, writes go through the storage version
   const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;
-  const inVersion = async (stored: KubeObject): Promise<KubeObject> => d.objects.present(t, converter ? (await converter.convert(t, [stored], t.version))[0]! : stored);
+  const inVersion = async (stored: KubeObject): Promise<KubeObject> => d.objects.present(t, converter ? (await converter.convert(t, [stored], t.version))[0] : stored);
   const converting =
     (name: string, write: (extra: WriteOptions) => KubeObject, isDryRun = dryRun) =>
     (extra: WriteOptions = {}): KubeObject | Promise<KubeObject> =>
@@ -439,7 +439,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
           partialMetadata: !!partial,
           includeObject: q.get('includeObject'),
           bookmarkIntervalMs: d.bookmarkIntervalMs,
-          ...(converter ? { convert: async (o: KubeObject) => (await converter.convert(t, [o], t.version))[0]! } : {}),
+          ...(converter ? { convert: async (o: KubeObject) => (await converter.convert(t, [o], t.version))[0] } : {}),
         },
         res,
       );
@@ -472,11 +472,11 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     case 'patch': {
       const ct = String(req.headers['content-type'] ?? '');
-      checkWriteOptions('PatchOptions', q, ct.split(';')[0]!.trim() === 'application/apply-patch+yaml');
+      checkWriteOptions('PatchOptions', q, ct.split(';')[0].trim() === 'application/apply-patch+yaml');
       const existed = !!d.objects.peek(t, ns, info.name);
       const b = await body();
       // an apply configuration is checked as a body; other patches in their result (objects.ts), as kube does
-      const isApply = ct.split(';')[0]!.trim() === 'application/apply-patch+yaml';
+      const isApply = ct.split(';')[0].trim() === 'application/apply-patch+yaml';
       const warnings = isApply ? checkFields(t, b, q.get('fieldValidation')) : [];
       const w = {
         dryRun,
@@ -621,7 +621,7 @@ async function scale(
   const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;
   const read = async (): Promise<KubeObject> => {
     const stored = converter && d.objects.peek(t, ns, info.name);
-    return stored ? d.objects.present(t, (await converter.convert(t, [stored], t.version))[0]!) : d.objects.get(t, ns, info.name);
+    return stored ? d.objects.present(t, (await converter.convert(t, [stored], t.version))[0]) : d.objects.get(t, ns, info.name);
   };
   const patchObject = async (p: KubeObject, dryRun: boolean): Promise<KubeObject> => {
     const write = (extra: WriteOptions) => d.objects.patch(t, ns, info.name, 'application/merge-patch+json', p, { dryRun, ...extra });
@@ -631,7 +631,7 @@ async function scale(
   if (method === 'GET' || method === 'HEAD') return current;
   let wanted: KubeObject;
   if (method === 'PATCH') wanted = applyPatch(String(req.headers['content-type'] ?? ''), current, await body());
-  else if (method === 'PUT') wanted = ((await body()) ?? {}) as KubeObject;
+  else if (method === 'PUT') wanted = ((await body()) ?? {});
   else throw methodNotAllowed();
   // admission sees the Scale (autoscaling/v1) of the resource's scale subresource, as kube-apiserver sends it
   const webhooks = d.webhooks?.applies(t) ? d.webhooks : undefined;
@@ -689,7 +689,7 @@ function nonResource(d: ServerDeps, info: RequestInfo, url: URL, req: IncomingMe
       if (!g) throw notFoundPath();
       return send(res, 200, g, head);
     }
-    const list = apiResourceList(d.registry, m[2]!, m[3]!);
+    const list = apiResourceList(d.registry, m[2], m[3]);
     if (!list) throw notFoundPath();
     return send(res, 200, list, head);
   }

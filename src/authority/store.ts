@@ -40,7 +40,7 @@ function lowerBound(keys: string[], k: string): number {
   let hi = keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < k) lo = mid + 1;
+    if (keys[mid] < k) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -98,7 +98,7 @@ class Bucket {
       to = lowerBound(keys, `${ns}0`); // '0' follows '/': every key after the namespace's
     }
     const out = new Array<KubeObject>(to - from);
-    for (let i = from; i < to; i++) out[i - from] = this.objects.get(keys[i]!)!;
+    for (let i = from; i < to; i++) out[i - from] = this.objects.get(keys[i])!;
     return out;
   }
 
@@ -202,7 +202,7 @@ export class Store {
   /** Tells watchers of every pending change up to `rv` (called by the journal once they are durable). */
   commitThrough(rv: number): void {
     let n = 0;
-    while (n < this.pending.length && this.pending[n]!.rv <= rv) n++;
+    while (n < this.pending.length && this.pending[n].rv <= rv) n++;
     for (const ev of this.pending.splice(0, n)) this.commit(ev);
   }
 
@@ -211,7 +211,7 @@ export class Store {
     this.history.push(ev);
     if (this.history.length > this.historyLimit) {
       const dropped = this.history.splice(0, this.history.length - this.historyLimit);
-      this.compactedRV = dropped[dropped.length - 1]!.rv;
+      this.compactedRV = dropped[dropped.length - 1].rv;
     }
     for (const l of this.listeners) {
       try {
@@ -226,7 +226,7 @@ export class Store {
   eventsSince(rv: number): StoreEvent[] | undefined {
     if (rv < this.compactedRV) return undefined;
     let i = this.history.length;
-    while (i > 0 && this.history[i - 1]!.rv > rv) i--;
+    while (i > 0 && this.history[i - 1].rv > rv) i--;
     return this.history.slice(i);
   }
 

@@ -54,7 +54,7 @@ export function jsonPathValue(obj: KubeObject, path: string): unknown {
     else if (filter) {
       if (!Array.isArray(cur)) return undefined;
       const want = filter[2] ?? filter[3] ?? filter[4];
-      cur = cur.find((el) => el && typeof el === 'object' && String(jsonPathValue(el as KubeObject, filter[1]!)) === want);
+      cur = cur.find((el) => el && typeof el === 'object' && String(jsonPathValue(el as KubeObject, filter[1])) === want);
     } else cur = (cur as Record<string, unknown>)[tok];
   }
   return cur;

@@ -191,7 +191,7 @@ async function reachable(client: KubeClient, server: string, file: string, timeo
     await client.get('/version', { signal });
   } catch (err) {
     const why = err instanceof KubeApiError ? `${err.status} ${err.message}` : (err as Error).message;
-    throw new Error(`USE_EXISTING_CLUSTER=true: cannot reach the cluster at ${server} (kubeconfig ${file}): ${why}; check that it runs and that KUBECONFIG names it`);
+    throw new Error(`USE_EXISTING_CLUSTER=true: cannot reach the cluster at ${server} (kubeconfig ${file}): ${why}; check that it runs and that KUBECONFIG names it`, { cause: err });
   }
 }
 

@@ -72,9 +72,9 @@ export function qualifiedNameErrors(value: string): string[] {
   const parts = value.split('/');
   if (parts.length > 2) return [`a qualified name ${QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
   const errs: string[] = [];
-  const name = parts.length === 2 ? parts[1]! : parts[0]!;
+  const name = parts.length === 2 ? parts[1] : parts[0];
   if (parts.length === 2) {
-    const prefix = parts[0]!;
+    const prefix = parts[0];
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
     else for (const e of validateName(prefix, 'subdomain')) errs.push(`prefix part ${e}`);
   }

@@ -136,7 +136,7 @@ export class WriteAheadLog implements StoreJournal {
     this.durableRV = rv;
     this.opts.onDurable(rv);
     let n = 0;
-    while (n < this.waiters.length && this.waiters[n]!.rv <= rv) n++;
+    while (n < this.waiters.length && this.waiters[n].rv <= rv) n++;
     for (const w of this.waiters.splice(0, n)) w.resolve();
   }
 

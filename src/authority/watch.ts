@@ -77,7 +77,7 @@ export class WatchHub {
           write(type, stored ? present(await convert(stored)) : object);
         } catch (err) {
           const status = err instanceof ApiError ? err.toStatus() : new ApiError(500, 'InternalError', String((err as Error)?.message ?? err)).toStatus();
-          write('ERROR', status as unknown as KubeObject);
+          write('ERROR', status);
           close();
         }
       });
@@ -130,7 +130,7 @@ export class WatchHub {
         const e = expired(
           Number.isFinite(from) ? `too old resource version: ${rvParam} (${this.store.oldestWatchableRV + 1})` : `invalid resource version: ${JSON.stringify(rvParam)}`,
         );
-        send('ERROR', e.toStatus() as unknown as KubeObject);
+        send('ERROR', e.toStatus());
         close();
         return;
       }

@@ -68,7 +68,7 @@ export class WarningRecorder {
     let total = this.texts.reduce((n, t) => n + runes(t), 0) + runes(text);
     if (total > WARNINGS_TOTAL_RUNES && !this.truncated) {
       this.truncated = true;
-      for (let i = 0; i < this.texts.length; i++) this.texts[i] = [...this.texts[i]!].slice(0, WARNING_TRUNCATED_RUNES).join('');
+      for (let i = 0; i < this.texts.length; i++) this.texts[i] = [...this.texts[i]].slice(0, WARNING_TRUNCATED_RUNES).join('');
       total = this.texts.reduce((n, t) => n + runes(t), 0);
     }
     const next = this.truncated ? [...text].slice(0, WARNING_TRUNCATED_RUNES).join('') : text;
@@ -96,7 +96,7 @@ function denial(name: string, status: WebhookAnswer['status']): ApiError {
   const code = typeof s.code === 'number' && s.code >= 400 ? s.code : 400;
   const by = `admission webhook ${JSON.stringify(name)} denied the request`;
   const message = s.message ? `${by}: ${s.message}` : s.reason ? `${by}: ${s.reason}` : `${by} without explanation`;
-  return new ApiError(code, String(s.reason ?? ''), message, s.details && typeof s.details === 'object' ? (s.details as ApiError['details']) : undefined);
+  return new ApiError(code, String(s.reason ?? ''), message, s.details && typeof s.details === 'object' ? (s.details) : undefined);
 }
 
 /** The admission webhooks of an authority. */
@@ -115,8 +115,8 @@ export class WebhookAdmission {
     const c = this.opts.converter;
     if (version === r.version || !c?.webhookCrd(r.type)) return undefined;
     return {
-      there: async (o) => (o ? (await c.convert(r.type, [o], version))[0]! : null),
-      back: async (o) => (await c.convert(r.type, [o], r.version))[0]!,
+      there: async (o) => (o ? (await c.convert(r.type, [o], version))[0] : null),
+      back: async (o) => (await c.convert(r.type, [o], r.version))[0],
     };
   }
 
@@ -241,7 +241,7 @@ export class WebhookAdmission {
       if (round === 1 && again.size === 0) break;
       for (let i = 0; i < hooks.length; i++) {
         if (round === 1 && !again.has(i)) continue;
-        const h = hooks[i]!;
+        const h = hooks[i];
         const current = { ...r, object };
         const version = this.version(h, current);
         if (version === undefined) continue;
@@ -279,7 +279,7 @@ export class WebhookAdmission {
     if (object === null) throw internal(`admission webhook ${JSON.stringify(h.name)} attempted to modify the object, which is not supported for this operation`);
     // a patch that does not apply fails the request whatever the failure policy says, as in kube
     try {
-      const out = applyPatch('application/json-patch+json', object, ops as KubeObject) as KubeObject;
+      const out = applyPatch('application/json-patch+json', object, ops as KubeObject);
       if (!out || typeof out !== 'object' || Array.isArray(out)) throw new Error('the patched object is not an object');
       return out;
     } catch (err) {

@@ -88,9 +88,9 @@ export function clientConfigCauses(cc: KubeObject | undefined, path: string): Fi
   if (hasUrl) {
     let u: URL;
     try {
-      u = new URL(cc!.url);
+      u = new URL(cc.url);
     } catch {
-      return [invalidValue(`${path}.url`, JSON.stringify(cc!.url), 'host must be specified')];
+      return [invalidValue(`${path}.url`, JSON.stringify(cc.url), 'host must be specified')];
     }
     const scheme = u.protocol.replace(/:$/, '');
     if (scheme !== 'https') return [invalidValue(`${path}.url`, JSON.stringify(scheme), "'https' is the only allowed URL scheme; desired format: https://host[/path]")];

@@ -40,7 +40,7 @@ export const bitString = (b: Buffer): Buffer => tlv(0x03, Buffer.from([0]), b);
 export function namedBits(bits: readonly number[]): Buffer {
   const top = Math.max(...bits);
   const bytes = Buffer.alloc(Math.floor(top / 8) + 1);
-  for (const b of bits) bytes[b >> 3]! |= 0x80 >> (b & 7);
+  for (const b of bits) bytes[b >> 3] |= 0x80 >> (b & 7);
   const unused = 7 - (top & 7);
   return tlv(0x03, Buffer.from([unused]), bytes);
 }
@@ -50,7 +50,7 @@ export function unsignedInteger(magnitude: Buffer): Buffer {
   let i = 0;
   while (i < magnitude.length - 1 && magnitude[i] === 0) i++;
   const m = magnitude.subarray(i);
-  return tlv(0x02, m[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), m]) : m);
+  return tlv(0x02, m[0] & 0x80 ? Buffer.concat([Buffer.from([0]), m]) : m);
 }
 
 export const smallInteger = (n: number): Buffer => unsignedInteger(Buffer.from([n]));
@@ -58,7 +58,7 @@ export const smallInteger = (n: number): Buffer => unsignedInteger(Buffer.from([
 /** An OBJECT IDENTIFIER from its dotted form. */
 export function oid(dotted: string): Buffer {
   const arcs = dotted.split('.').map(Number);
-  const out: number[] = [arcs[0]! * 40 + arcs[1]!];
+  const out: number[] = [arcs[0] * 40 + arcs[1]];
   for (const arc of arcs.slice(2)) {
     const base128: number[] = [arc & 0x7f];
     for (let v = Math.floor(arc / 128); v > 0; v = Math.floor(v / 128)) base128.unshift(0x80 | (v & 0x7f));
@@ -91,14 +91,14 @@ export function ipBytes(ip: string): Buffer {
     const items = s.split(':');
     items.forEach((g, i) => {
       const tail = i === items.length - 1 ? v4(g) : undefined;
-      if (tail) out.push((tail[0]! << 8) | tail[1]!, (tail[2]! << 8) | tail[3]!);
+      if (tail) out.push((tail[0] << 8) | tail[1], (tail[2] << 8) | tail[3]);
       else if (/^[0-9a-fA-F]{1,4}$/.test(g)) out.push(parseInt(g, 16));
       else throw new Error(`not an IP address: ${ip}`);
     });
     return out;
   };
-  const head = groups(halves[0]!);
-  const rest = halves.length === 2 ? groups(halves[1]!) : [];
+  const head = groups(halves[0]);
+  const rest = halves.length === 2 ? groups(halves[1]) : [];
   const fill = 8 - head.length - rest.length;
   if (halves.length === 2 ? fill < 1 : fill !== 0) throw new Error(`not an IP address: ${ip}`);
   const all = [...head, ...new Array<number>(halves.length === 2 ? fill : 0).fill(0), ...rest];

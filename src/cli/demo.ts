@@ -117,7 +117,7 @@ function rotatingToken(admin: KubeClient, first: { token: string; expiresAt: num
 
 /** One conflict: its line; several: a list; none: nothing. */
 function throwConflicts(conflicts: string[]): void {
-  if (conflicts.length === 1) throw new CliError(conflicts[0]!);
+  if (conflicts.length === 1) throw new CliError(conflicts[0]);
   if (conflicts.length > 1) throw new CliError(`the demo cannot start:\n  - ${conflicts.join('\n  - ')}`);
 }
 

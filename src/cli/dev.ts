@@ -55,7 +55,7 @@ function kubeconfigFile(flag: string | undefined): string {
 function parseDocs(text: string, source: string): DevObject[] {
   const out: DevObject[] = [];
   for (const doc of parseAllDocuments(text)) {
-    if (doc.errors.length) throw new CliError(`${source}: ${doc.errors[0]!.message}`);
+    if (doc.errors.length) throw new CliError(`${source}: ${doc.errors[0].message}`);
     const o = doc.toJS() as DevObject | null;
     if (o && typeof o === 'object') out.push(o);
   }
@@ -125,7 +125,7 @@ async function run(flags: DevFlags, managerArgs: string[]): Promise<number> {
   let certDir: string | undefined;
   let child: ChildProcess | undefined;
   let watcher: FSWatcher | undefined;
-  let exitCode = 0;
+  let exitCode: number;
   try {
     try {
       await client.get('/version', { signal: AbortSignal.timeout(15_000) });

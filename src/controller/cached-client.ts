@@ -63,7 +63,7 @@ export function cachedReadClient(client: KubeClient, informers: InformerSet | ((
     const set = read && current();
     let inf = set?.wholeCollection(read!.collection, read!.namespace);
     if (set && !inf && mapper) {
-      inf = await set.informerForRead(read!.collection, read!.namespace, mapper, { start: !readerFailOnMissingInformer, timeoutMs: syncTimeoutMs, signal: opts?.signal });
+      inf = await set.informerForRead(read.collection, read.namespace, mapper, { start: !readerFailOnMissingInformer, timeoutMs: syncTimeoutMs, signal: opts?.signal });
     }
     if (!read || !inf) return client.get<T>(path, opts);
     if (read.name === undefined) {

@@ -289,7 +289,7 @@ export class Controller {
       try {
         return caches.byIndex(type, field, value, namespace);
       } catch (err) {
-        if (err instanceof NotCachedError) throw new Error(`list ${type.kind} (${type.apiVersion}) with matchingFields: the controller ${this.name} does not watch it, so no cache of it is indexed`);
+        if (err instanceof NotCachedError) throw new Error(`list ${type.kind} (${type.apiVersion}) with matchingFields: the controller ${this.name} does not watch it, so no cache of it is indexed`, { cause: err });
         throw err;
       }
     };
@@ -306,7 +306,7 @@ export class Controller {
         const named = typeof kind === 'string' ? kind : kind.kind;
         // as controller-runtime's cache: one exact field match, answered from its index
         if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${named} by one field (got ${fields.map(([f]) => f).join(', ')})`);
-        if (fields.length === 1) return caches.byIndex(kind, fields[0]![0], fields[0]![1], opts.namespace).map(deepFreeze) as unknown as T[];
+        if (fields.length === 1) return caches.byIndex(kind, fields[0][0], fields[0][1], opts.namespace).map(deepFreeze) as unknown as T[];
         const all = caches.list(kind);
         return (opts.namespace === undefined ? all : all.filter((o) => o.metadata?.namespace === opts.namespace)).map(deepFreeze) as unknown as T[];
       },

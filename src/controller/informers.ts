@@ -173,8 +173,8 @@ export class InformerSet {
     if (!cache) {
       const m = /^\/(?:api\/(v1)|apis\/([^/]+\/[^/]+))(?:\/namespaces\/[^/]+)?\/([^/]+)$/.exec(collection);
       if (!m || this.stopped) return undefined;
-      const apiVersion = m[1] ?? m[2]!;
-      const mapping = await mapper.mappingForResource(apiVersion, m[3]!);
+      const apiVersion = m[1] ?? m[2];
+      const mapping = await mapper.mappingForResource(apiVersion, m[3]);
       if (!mapping || !mapping.verbs.includes('list') || !mapping.verbs.includes('watch')) return undefined;
       // the cache's selectors or metadata-only setting for the kind: an informer of it could never answer a read
       const own = this.scope.byObject?.find((o) => o.apiVersion === apiVersion && o.kind === mapping.kind);

@@ -57,7 +57,7 @@ export class WatchCaches {
     if (versions.length > 1) {
       throw new NotCachedError(`controller ${this.controller} watches ${kind} in ${versions.join(' and ')}: name the one to read, ctx.cache.get({ apiVersion: '${versions[0]}', kind: '${kind}' }, namespace, name)`);
     }
-    return { apiVersion: versions[0]!, kind };
+    return { apiVersion: versions[0], kind };
   }
 
   private notCached(what: string): NotCachedError {
@@ -77,13 +77,13 @@ export class WatchCaches {
   /** Every cached object of the kind (one per object when watches overlap). */
   list(type: string | TypeRef): KubeObject[] {
     const caches = this.cachesOf(type);
-    return caches.length === 1 ? caches[0]!.list() : unique(caches.flatMap((c) => c.list()));
+    return caches.length === 1 ? caches[0].list() : unique(caches.flatMap((c) => c.list()));
   }
 
   /** The objects a field index lists for one value. */
   byIndex(type: string | TypeRef, field: string, value: string, namespace: string | undefined): KubeObject[] {
     const caches = this.cachesOf(type);
-    return caches.length === 1 ? caches[0]!.byIndex(field, value, namespace) : unique(caches.flatMap((c) => c.byIndex(field, value, namespace)));
+    return caches.length === 1 ? caches[0].byIndex(field, value, namespace) : unique(caches.flatMap((c) => c.byIndex(field, value, namespace)));
   }
 }
 

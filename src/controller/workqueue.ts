@@ -216,7 +216,7 @@ export class Workqueue<T = string> {
   }
 
   private pop(): QueueGet<T> {
-    const item = this.queue[this.head] as T;
+    const item = this.queue[this.head];
     this.queue[this.head] = undefined as T;
     this.head++;
     if (this.head > 1024 && this.head * 2 > this.queue.length) {

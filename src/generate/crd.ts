@@ -142,11 +142,11 @@ export function generateCrds(src: ApiSources, opts: CrdOptions = {}): GeneratedC
 }
 
 function crdOf(versions: KindVersion[], opts: CrdOptions): GeneratedCrd {
-  const first = versions[0]!;
+  const first = versions[0];
   const { group, kind } = first;
   for (const v of versions) {
     const dup = versions.filter((x) => x.version === v.version);
-    if (dup.length > 1) throw new MarkerError(siteOf(dup[1]!), `the kind ${kind} is defined twice in ${group}/${v.version}`);
+    if (dup.length > 1) throw new MarkerError(siteOf(dup[1]), `the kind ${kind} is defined twice in ${group}/${v.version}`);
   }
   let plural = pluralOf(kind.toLowerCase());
   let singular = kind.toLowerCase();

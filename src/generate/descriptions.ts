@@ -25,8 +25,8 @@ export function truncateDescription(text: string, maxLen: number): string {
     bytes += n;
   }
   const chars = [...cut];
-  for (let i = chars.length - 1; i > 0; i--) if (SENTENCE_END.test(chars[i]!)) return chars.slice(0, i + 1).join('');
-  for (let i = chars.length - 1; i > 0; i--) if (SPACE.test(chars[i]!)) return `${chars.slice(0, i).join('')}...`;
+  for (let i = chars.length - 1; i > 0; i--) if (SENTENCE_END.test(chars[i])) return chars.slice(0, i + 1).join('');
+  for (let i = chars.length - 1; i > 0; i--) if (SPACE.test(chars[i])) return `${chars.slice(0, i).join('')}...`;
   return `${cut}...`;
 }
 

@@ -158,7 +158,7 @@ export function parseMarker(text: string, site: MarkerSite): Marker {
   if (scaffold) return { name: 'scaffold', value: scaffold[2], text: text.trim(), ...site };
   const name = NAMES.find((n) => body === n || body.startsWith(`${n}=`) || body.startsWith(`${n}:`));
   if (!name) throw new MarkerError(site, `unknown marker ${JSON.stringify(`+${body.split('=')[0]}`)}`);
-  const shape = MARKERS[name]!;
+  const shape = MARKERS[name];
   let rest = body.slice(name.length);
   const fail = (why: string) => new MarkerError(site, `marker +${name}: ${why}`);
   if (typeof shape === 'object') {
@@ -213,7 +213,7 @@ function valueEnd(s: string, i: number, fail: (why: string) => Error): number {
   let depth = 0;
   let j = i;
   while (j < s.length) {
-    const c = s[j]!;
+    const c = s[j];
     if (c === '"' || c === '`') {
       const close = c === '"' ? closingQuote(s, j) : s.indexOf('`', j + 1);
       if (close < 0) throw fail(`unterminated string in ${JSON.stringify(s.slice(i))}`);
@@ -313,7 +313,7 @@ function splitTop(s: string, sep: string, fail: (why: string) => Error): string[
   let depth = 0;
   let start = 0;
   for (let j = 0; j < s.length; j++) {
-    const c = s[j]!;
+    const c = s[j];
     if (c === '"') {
       const close = closingQuote(s, j);
       if (close < 0) throw fail(`unterminated string in ${s}`);

@@ -195,7 +195,7 @@ export class SchemaBuilder {
       return true;
     });
     let schema: Schema;
-    if (rest.length === 1) schema = this.typeNode(rest[0]!, ctx);
+    if (rest.length === 1) schema = this.typeNode(rest[0], ctx);
     else if (rest.every((t) => ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal))) {
       schema = { type: 'string', enum: rest.map((t) => ((t as TS.LiteralTypeNode).literal as TS.StringLiteral).text) };
     } else if (rest.every((t) => ts.isLiteralTypeNode(t) && (t.literal.kind === ts.SyntaxKind.TrueKeyword || t.literal.kind === ts.SyntaxKind.FalseKeyword))) {
@@ -210,11 +210,11 @@ export class SchemaBuilder {
     const ts = this.ts;
     const name = node.typeName.getText();
     const args = node.typeArguments ?? [];
-    if ((name === 'Array' || name === 'ReadonlyArray') && args.length === 1) return { type: 'array', items: this.typeNode(args[0]!, { typed: ctx.typed }) };
+    if ((name === 'Array' || name === 'ReadonlyArray') && args.length === 1) return { type: 'array', items: this.typeNode(args[0], { typed: ctx.typed }) };
     if (name === 'Record' && args.length === 2) {
-      const key = args[0]!;
+      const key = args[0];
       if (key.kind !== ts.SyntaxKind.StringKeyword) throw this.fail(node, `map keys must be strings, not ${key.getText()}`);
-      return { type: 'object', additionalProperties: this.typeNode(args[1]!, { typed: ctx.typed }) };
+      return { type: 'object', additionalProperties: this.typeNode(args[1], { typed: ctx.typed }) };
     }
     const decl = this.declarationOf(node);
     if (!decl) throw this.fail(node, `cannot resolve the type ${name}`);
@@ -263,7 +263,7 @@ export class SchemaBuilder {
     }
     if (items.length) {
       if (schema.type !== 'array' || !schema.items) {
-        const m = items[0]!;
+        const m = items[0];
         throw new MarkerError(m, `must apply ${m.name.slice('kubebuilder:validation:items:'.length).toLowerCase()} to an array value, found ${String(schema.type ?? 'no type')}`);
       }
       for (const m of items) applyMarker(schema.items as Schema, m, `kubebuilder:validation:${m.name.slice('kubebuilder:validation:items:'.length)}`);

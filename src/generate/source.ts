@@ -28,7 +28,7 @@ export async function loadTypeScript(): Promise<TypeScript> {
     if (major < 5 || major > 6) throw new Error(`ctrlmetrics generate needs TypeScript 5 or 6 (its compiler API), found ${ts.version}: npm install --save-dev typescript@5`);
     return ts;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') throw new Error('ctrlmetrics generate reads your TypeScript with its compiler API: npm install --save-dev typescript@5');
+    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') throw new Error('ctrlmetrics generate reads your TypeScript with its compiler API: npm install --save-dev typescript@5', { cause: err });
     throw err;
   }
 }
@@ -172,7 +172,7 @@ export class ApiSources {
     const attached: TS.CommentRange[] = [];
     let next = node.getStart(sf);
     for (let i = ranges.length - 1; i >= 0; i--) {
-      const r = ranges[i]!;
+      const r = ranges[i];
       const gap = text.slice(r.end, next);
       if ((gap.match(/\n/g) ?? []).length > 2) break;
       attached.unshift(r);
@@ -203,10 +203,10 @@ export class ApiSources {
     const out: Marker[] = [];
     const lines = sf.text.split('\n');
     for (let i = 0; i < lines.length; i++) {
-      const m = /^\s*\/\/(.*)$/.exec(lines[i]!);
-      if (!m || !isMarkerLine(m[1]!)) continue;
+      const m = /^\s*\/\/(.*)$/.exec(lines[i]);
+      if (!m || !isMarkerLine(m[1])) continue;
       const site = { file: this.display(sf.fileName), line: i + 1 };
-      const marker = parseMarker(m[1]!, site);
+      const marker = parseMarker(m[1], site);
       if (FILE_MARKERS.has(marker.name)) out.push(marker);
     }
     this.fileMarkers.set(sf.fileName, out);
@@ -221,10 +221,10 @@ export class ApiSources {
     const claimed = this.claimed.get(sf.fileName) ?? new Set<number>();
     const lines = sf.text.split('\n');
     for (let i = 0; i < lines.length; i++) {
-      const m = /^\s*\/\/(.*)$/.exec(lines[i]!);
-      if (!m || !isMarkerLine(m[1]!) || claimed.has(i + 1)) continue;
+      const m = /^\s*\/\/(.*)$/.exec(lines[i]);
+      if (!m || !isMarkerLine(m[1]) || claimed.has(i + 1)) continue;
       const site = { file: this.display(sf.fileName), line: i + 1 };
-      const marker = parseMarker(m[1]!, site);
+      const marker = parseMarker(m[1], site);
       if (!FILE_MARKERS.has(marker.name)) throw new MarkerError(site, `marker ${marker.text} is not above a type or field of an API kind, so nothing would read it`);
     }
   }

@@ -44,7 +44,7 @@ function pascal(s: string): string {
   return s
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean)
-    .map((p) => p[0]!.toUpperCase() + p.slice(1))
+    .map((p) => p[0].toUpperCase() + p.slice(1))
     .join('');
 }
 
@@ -164,7 +164,7 @@ function typesOfVersion(crd: Json, versionIndex: number, locate: Locate, source:
   const group = String(spec.group);
   const names = spec.names as Json;
   const kind = String(names.kind);
-  const version = (spec.versions as Json[])[versionIndex]!;
+  const version = (spec.versions as Json[])[versionIndex];
   const v = String(version.name);
   const schemaPath: Array<string | number> = ['spec', 'versions', versionIndex, 'schema', 'openAPIV3Schema'];
   const schema = isObj(version.schema) ? version.schema.openAPIV3Schema : undefined;
@@ -209,7 +209,7 @@ function crdsOf(file: string, shown: string): Array<{ crd: Json; locate: Locate 
   const out: Array<{ crd: Json; locate: Locate }> = [];
   for (const d of Array.isArray(docs) ? docs : [docs]) {
     const at = (offset: number | undefined) => `${shown}:${offset === undefined ? 1 : lines.linePos(offset).line}`;
-    if (d.errors.length) throw new TypesError(`${at(d.errors[0]!.pos[0])}: not YAML: ${d.errors[0]!.message.split('\n')[0]}`);
+    if (d.errors.length) throw new TypesError(`${at(d.errors[0].pos[0])}: not YAML: ${d.errors[0].message.split('\n')[0]}`);
     // plain JSON: YAML aliases become copies, so the CRD can be written out again in any key order
     const js = d.toJS() as unknown;
     const value = js === undefined ? undefined : (JSON.parse(JSON.stringify(js)) as unknown);

@@ -40,7 +40,7 @@ export class ConnectionTracker {
   /** Counts an HTTP/1 request until its response is done. Call first thing for every request. */
   track(req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void {
     if (req.httpVersionMajor >= 2) return;
-    const s = req.socket as Socket;
+    const s = req.socket;
     this.conns.set(s, (this.conns.get(s) ?? 0) + 1);
     if (this.draining) res.setHeader('Connection', 'close');
     res.once('close', () => {

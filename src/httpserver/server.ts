@@ -10,7 +10,7 @@ import https from 'node:https';
 import type http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import type { AddressInfo, Server as NetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { CertWatcher } from '../certwatcher/certwatcher.js';
 import { parseBindAddress } from '../util/bind-address.js';
 import { answerPlainHttp } from '../util/plain-http.js';
@@ -132,14 +132,14 @@ export class HttpServer {
     };
     const server = await this.create(listener);
     if (this.opts.handleExpectContinue) server.on('checkContinue', listener);
-    this.guard = new ConnectionGuard(server as NetServer, {
+    this.guard = new ConnectionGuard(server, {
       maxConnections: l.maxConnections,
       // past Node's own head timeout (checked every second), so that HTTP/1.1 clients get its 408 first; the guard
       // is what closes connections that never send a head, and HTTP/2 sessions without a stream
       headTimeoutMs: l.headersTimeoutMs + 2_000,
       idleTimeoutMs: l.keepAliveTimeoutMs,
     });
-    this.tracker = new ConnectionTracker(server as NetServer, this.secure);
+    this.tracker = new ConnectionTracker(server, this.secure);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
         const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : (err.code ?? err.message);
@@ -194,7 +194,7 @@ export class HttpServer {
    * `timeoutMs` cuts what is still open. Resolves true when connections had to be cut. Idempotent.
    */
   close(timeoutMs: number): Promise<boolean> {
-    this.closing ??= this.server ? closeGracefully(this.server as NetServer, this.tracker, timeoutMs) : Promise.resolve(false);
+    this.closing ??= this.server ? closeGracefully(this.server, this.tracker, timeoutMs) : Promise.resolve(false);
     return this.closing;
   }
 }

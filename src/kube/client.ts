@@ -292,7 +292,8 @@ export class KubeClient {
     if (lastErr instanceof KubeApiError && lastErr.status !== 0) {
       return { status: lastErr.status, headers: {}, body: lastErr.body as T };
     }
-    throw lastErr ?? new KubeApiError(0, 'Timeout', `${method} ${path}: deadline exceeded`);
+    // what the last attempt threw (an Error from the transport, or the answer above), else the deadline
+    throw (lastErr as Error | undefined) ?? new KubeApiError(0, 'Timeout', `${method} ${path}: deadline exceeded`);
   }
 
   private once<T>(method: string, path: string, opts: RequestOptions, deadline: number): Promise<KubeResponse<T>> {

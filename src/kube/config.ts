@@ -139,7 +139,7 @@ async function loadWithClientNode(file: string, context: string | undefined): Pr
     if (context) kc.setCurrentContext(context);
   } catch (err) {
     // YAML parse errors carry a multi-line code frame: one line is enough to say what and where
-    const reason = ((err as Error).message ?? String(err)).split('\n')[0]!.trim();
+    const reason = ((err as Error).message ?? String(err)).split('\n')[0].trim();
     throw new KubeConfigError(`cannot load kubeconfig ${file}: ${reason}`);
   }
   const cluster = kc.getCurrentCluster();

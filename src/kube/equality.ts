@@ -30,7 +30,7 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
 function isEmpty(v: unknown): boolean {
   if (v === undefined || v === null) return true;
   if (Array.isArray(v)) return v.length === 0;
-  return typeof v === 'object' && Object.keys(v as object).length === 0;
+  return typeof v === 'object' && Object.keys(v).length === 0;
 }
 
 function equalAt(a: unknown, b: unknown, key: string | undefined, inQuantityMap = false): boolean {
@@ -78,7 +78,7 @@ export function parseQuantity(s: string | number): ExactQuantity | undefined {
   const m = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/.exec(text);
   if (!m) return undefined;
   const [, sign, number, exponent, suffix = ''] = m;
-  const [whole, fraction = ''] = number!.split('.');
+  const [whole, fraction = ''] = number.split('.');
   const mantissa = BigInt(`${sign === '-' ? '-' : ''}${whole || '0'}${fraction}`);
   let exp10 = -fraction.length;
   let exp2 = 0;
@@ -87,7 +87,7 @@ export function parseQuantity(s: string | number): ExactQuantity | undefined {
     if (Math.abs(e) > MAX_EXPONENT) return undefined;
     exp10 += e;
   } else if (suffix in BINARY_SUFFIXES) exp2 = BINARY_SUFFIXES[suffix]!;
-  else exp10 += DECIMAL_SUFFIXES[suffix]!;
+  else exp10 += DECIMAL_SUFFIXES[suffix];
   return { mantissa, exp10, exp2 };
 }
 

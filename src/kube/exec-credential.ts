@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import { isAbsolute, join } from 'node:path';
 import { KubeConfigError } from './config-types.js';
+import { scalarText } from '../util/scalar-text.js';
 
 /** The API versions of ExecCredential client-go accepts (v1alpha1 was removed in Kubernetes 1.24). */
 const API_VERSIONS = new Set(['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']);
@@ -104,7 +105,7 @@ function parseExec(exec: unknown, kubeconfigDir: string, where: string): ExecCon
   return {
     apiVersion,
     command: resolved,
-    args: args as string[],
+    args: args,
     env,
     interactiveMode: mode,
     provideClusterInfo: exec.provideClusterInfo === true,
@@ -212,7 +213,7 @@ export class ExecCredentialPlugin {
         failure = { signal: 'SIGKILL', message: `did not finish within ${RUN_TIMEOUT_MS / 1000} s` };
         child.kill('SIGKILL');
       }, RUN_TIMEOUT_MS);
-      child.stdout!.on('data', (c: Buffer) => {
+      child.stdout.on('data', (c: Buffer) => {
         size += c.length;
         if (size > MAX_OUTPUT_BYTES) {
           failure ??= { signal: 'SIGKILL', message: `printed more than ${MAX_OUTPUT_BYTES} bytes` };
@@ -260,7 +261,7 @@ export class ExecCredentialPlugin {
     }
     if (!isObj(out) || out.kind !== 'ExecCredential') throw new Error('decoding stdout: the plugin did not print an ExecCredential');
     if (out.apiVersion !== this.cfg.apiVersion) {
-      throw new Error(`exec plugin is configured to use API version ${this.cfg.apiVersion}, plugin returned version ${String(out.apiVersion ?? '')}`);
+      throw new Error(`exec plugin is configured to use API version ${this.cfg.apiVersion}, plugin returned version ${scalarText(out.apiVersion)}`);
     }
     const status = out.status;
     if (!isObj(status)) throw new Error("exec plugin didn't return a status field");

@@ -51,7 +51,7 @@ export class FieldIndex<T> {
     if (values.length === 0) return;
     this.entries.set(key, { values, namespace });
     let inNamespace = this.byNamespace.get(namespace);
-    if (!inNamespace) this.byNamespace.set(namespace, (inNamespace = new Map()));
+    if (!inNamespace) this.byNamespace.set(namespace, (inNamespace = new Map<string, Set<string>>()));
     for (const v of values) {
       FieldIndex.add(this.byValue, v, key);
       FieldIndex.add(inNamespace, v, key);

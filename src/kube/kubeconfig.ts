@@ -55,7 +55,7 @@ export async function readKubeconfig(file: string): Promise<ParsedKubeconfig> {
   } catch (err) {
     // YAML errors carry a multi-line code frame: one line is enough to say what and where
     // the first line only, and not the parser's error as the cause: its code frame quotes the file, tokens included
-    throw new KubeConfigError(`cannot load kubeconfig ${file}: ${((err as Error).message ?? String(err)).split('\n')[0]!.trim()}`);
+    throw new KubeConfigError(`cannot load kubeconfig ${file}: ${((err as Error).message ?? String(err)).split('\n')[0].trim()}`);
   }
   if (doc === null || doc === undefined) doc = {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new KubeConfigError(`cannot load kubeconfig ${file}: not a kubeconfig (expected a mapping)`);

@@ -263,7 +263,7 @@ export class ObjectClient {
       if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${type.kind} by one field (got ${fields.map(([f]) => f).join(', ')})`);
       if (opts.labelSelector || opts.fieldSelector) throw new Error(`list ${type.kind}: matchingFields is answered from an index, and cannot be combined with labelSelector or fieldSelector`);
       if (!this.fromIndex) throw new Error(`list ${type.kind} with matchingFields: only a reconcile's ctx.client answers it, from the field indexes of the manager's cache (mgr.indexField)`);
-      const [field, value] = fields[0]!;
+      const [field, value] = fields[0];
       return this.fromIndex(type, field, value, opts.namespace).map((o) => ({ ...copyJson(o), apiVersion: type.apiVersion, kind: type.kind }) as T);
     }
     const path = await this.collectionPath(type, opts.namespace);

@@ -11,7 +11,7 @@ import type { InformerObject } from './informer.js';
  * no managedFields, which the API server takes as "unchanged".
  */
 export function stripManagedFields<T extends InformerObject>(obj: T): T {
-  const meta = obj.metadata as (InformerObject['metadata'] & { managedFields?: unknown }) | undefined;
+  const meta = obj.metadata;
   if (meta && 'managedFields' in meta) delete meta.managedFields;
   return obj;
 }

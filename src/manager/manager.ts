@@ -625,13 +625,16 @@ export class Manager {
     await this.groups.leaderElection.start();
   }
 
-  /** The metrics server, the health probes, the webhook server and the caches, as runnables in their groups. */
+  /**
+   * The metrics server, the health probes, the webhook server and the caches, as runnables in their groups (added
+   * before the groups start, so no launch is returned to wait on).
+   */
   private addOwnRunnables(client: KubeClient): void {
     // as in controller-runtime: an empty address means the default, only "0" disables the server
     const addr = this.opts.metrics?.bindAddress || DEFAULT_BIND_ADDRESS;
     if (!isDisabled(addr)) {
       const metricsLog = this.log.child('metrics');
-      this.groups.httpServers.addReporting({
+      void this.groups.httpServers.addReporting({
         name: 'metrics server',
         start: async (signal, up) => {
           await this.includeApplicationPromClients(metricsLog);
@@ -652,7 +655,7 @@ export class Manager {
     }
     if (!isDisabled(this.opts.healthProbeBindAddress)) {
       const health = this.probeServer(this.informers!);
-      this.groups.httpServers.addReporting({
+      void this.groups.httpServers.addReporting({
         name: 'health probe server',
         start: async (signal, up) => {
           await health.start().catch((err: Error) => {
@@ -667,7 +670,7 @@ export class Manager {
       });
     }
     if (!isDisabled(this.opts.profilingBindAddress)) {
-      this.groups.httpServers.addReporting({
+      void this.groups.httpServers.addReporting({
         name: 'profiling server',
         start: async (signal, up) => {
           const profiling = new ProfilingServer(this.opts.profilingBindAddress!, this.log.child('profiling'));
@@ -687,7 +690,7 @@ export class Manager {
     // every replica serves the webhooks, leader or not
     const webhooks = this._webhookServer;
     if (webhooks && webhooks.paths.length > 0) {
-      this.groups.webhooks.addReporting({
+      void this.groups.webhooks.addReporting({
         name: 'webhook server',
         start: async (signal, up) => {
           try {
@@ -702,7 +705,7 @@ export class Manager {
       });
     }
     const informers = this.informers!;
-    this.groups.caches.addReporting({
+    void this.groups.caches.addReporting({
       name: 'caches',
       start: async (signal, up) => {
         up();

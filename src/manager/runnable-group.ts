@@ -72,7 +72,8 @@ export class RunnableGroup {
 
   /** Adds a user's runnable: up as soon as it is launched. Starts it at once when the group runs. */
   add(r: Runnable): void {
-    this.push({ name: r.name ?? 'runnable', reports: false, start: (signal) => r.start(signal) });
+    // a failure goes to onFailure; the launch's own promise has its handler
+    void this.push({ name: r.name ?? 'runnable', reports: false, start: (signal) => r.start(signal) });
   }
 
   /** Adds a runnable of the manager's own, which reports when it is up. */

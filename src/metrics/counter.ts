@@ -120,7 +120,7 @@ export class Counter<L extends string = string> extends Metric<CounterChild, Sca
   protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {
     const names = x ? x.proto : this.layout;
     for (let i = from; i < to; i++) {
-      const c = list[i]!;
+      const c = list[i];
       // escaped names are encoded afresh: the cell caches only the label bytes of its names as registered
       out.counter(names, x ? { values: c.values, pb: undefined } : c, c.value, c.created, c.exemplar);
     }

@@ -62,7 +62,7 @@ export function newExemplar(labels: ExemplarLabels, value: number, timestampMs: 
     const n = typeof v === 'string' ? runes(v) : -1;
     if (n < 0) throw new TypeError(`metric ${metric}: exemplar label ${k} needs a UTF-8 string value, got ${JSON.stringify(v)}`);
     total += runes(k) + n;
-    pairs.push([k, v as string]);
+    pairs.push([k, v]);
   }
   if (total > EXEMPLAR_MAX_RUNES) throw new RangeError(`metric ${metric}: exemplar labels have ${total} runes, exceeding the limit of ${EXEMPLAR_MAX_RUNES}`);
   if (typeof value !== 'number') throw new TypeError(`metric ${metric}: exemplar value must be a number`);
@@ -80,7 +80,7 @@ export function openMetricsExemplar(e: Exemplar | undefined): string {
   if (e === undefined || e.labels.length === 0) return '';
   let s = ' # {';
   for (let i = 0; i < e.labels.length; i++) {
-    const [k, v] = e.labels[i]!;
+    const [k, v] = e.labels[i];
     if (i) s += ',';
     s += (isLegacyLabelName(k) ? k : quoteName(k)) + '="' + escapeLabelValue(v) + '"';
   }
@@ -91,7 +91,7 @@ export function openMetricsExemplar(e: Exemplar | undefined): string {
 /** The index of the classic bucket an observation of `v` counts in (`bounds.length`: the `+Inf` bucket), as client_golang's `findBucket`. */
 export function bucketOf(bounds: ArrayLike<number>, v: number): number {
   let i = 0;
-  while (i < bounds.length && !(v <= bounds[i]!)) i++;
+  while (i < bounds.length && !(v <= bounds[i])) i++;
   return i;
 }
 
@@ -102,7 +102,7 @@ export function bucketOf(bounds: ArrayLike<number>, v: number): number {
 export function renderScalarLinesSlow(cells: readonly ScalarCell[], from: number, to: number, start: (c: ScalarCell) => string, om: boolean): string {
   let s = '';
   for (let i = from; i < to; i++) {
-    const c = cells[i]!;
+    const c = cells[i];
     s += start(c) + formatFloat(c.value) + (om ? openMetricsExemplar(c.exemplar) : '') + '\n';
   }
   return s;

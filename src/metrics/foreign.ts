@@ -14,6 +14,7 @@ import type { Collector, FamilyView, MetricType, ProtoLabelNames, ProtoLabels, P
 import { newExemplar, openMetricsExemplar, type Exemplar } from './exemplar.js';
 import { escapeLabelValue, formatFloat, formatFloatLabel } from './format.js';
 import { createLogger } from '../util/log.js';
+import { scalarText } from '../util/scalar-text.js';
 
 const log = createLogger('metrics');
 /** Families already warned about (bounded: one entry per prom-client family name). */
@@ -52,10 +53,10 @@ function labelsOf(labels: Record<string, unknown> | undefined, om: boolean): str
     if (v === undefined) continue;
     if (FLOAT_LABELS.has(k)) {
       const n = typeof v === 'number' ? v : v === '+Inf' ? Infinity : Number(v);
-      tail += `${tail ? ',' : ''}${k}="${Number.isNaN(n) ? escapeLabelValue(String(v)) : formatFloatLabel(n, om)}"`;
+      tail += `${tail ? ',' : ''}${k}="${Number.isNaN(n) ? escapeLabelValue(scalarText(v)) : formatFloatLabel(n, om)}"`;
       continue;
     }
-    s += `${s ? ',' : ''}${k}="${escapeLabelValue(String(v))}"`;
+    s += `${s ? ',' : ''}${k}="${escapeLabelValue(scalarText(v))}"`;
   }
   // float labels go last, as client_golang writes them
   if (tail) s += (s ? ',' : '') + tail;
@@ -148,7 +149,7 @@ function seriesLabels(labels: Record<string, unknown> | undefined): { names: Pro
     const v = labels![k];
     if (v === undefined || FLOAT_LABELS.has(k)) continue;
     names.push(k);
-    values.push(String(v));
+    values.push(scalarText(v));
   }
   return { names: { names, order: undefined }, labels: { values, pb: undefined }, key: JSON.stringify([names, values]) };
 }
@@ -168,7 +169,7 @@ function protoSeries(type: MetricType, name: string, values: readonly PromValue[
   const out: ProtoSeries[] = [];
   const inf = new Map<ProtoSeries, Exemplar | undefined>();
   for (let i = 0; i < values.length; i++) {
-    const v = values[i]!;
+    const v = values[i];
     const { names, labels, key } = seriesLabels(v.labels);
     let s = grouped ? byKey.get(key) : undefined;
     if (!s) {
@@ -228,7 +229,7 @@ export function viewOfPromFamily(f: PromFamily): FamilyView {
       const om = format === 'openmetrics';
       let s = '';
       for (let i = from; i < to; i++) {
-        const v = values[i]!;
+        const v = values[i];
         // samples keep their name in both formats (a counter without `_total` is `unknown` in OpenMetrics)
         const sample = v.metricName ?? name;
         s += sample + labelsOf(v.labels, om) + ' ' + formatFloat(Number(v.value)) + (om && v.exemplar ? openMetricsExemplar(exemplarOf(name, v)) : '') + '\n';
@@ -267,7 +268,7 @@ export class PromRegistryCollector implements Collector {
   async collect(): Promise<FamilyView[]> {
     let json: PromFamily[];
     try {
-      json = (await this.promRegistry.getMetricsAsJSON()) as unknown as PromFamily[];
+      json = await this.promRegistry.getMetricsAsJSON();
     } catch (err) {
       throw await this.nameFailingMetric(err);
     }
@@ -304,7 +305,7 @@ function reason(err: unknown): string {
 export interface PromMetricLike {
   readonly name?: string;
   /** prom-client's JSON of the metric (its `metric.get()`). */
-  get(): Promise<unknown> | unknown;
+  get(): unknown; // a value, or a promise of one
 }
 
 /** True for a prom-client metric instance (it has `get()` and is not one of ours). */

@@ -30,7 +30,7 @@ function exponentForm(v: number): string {
   const s = v.toExponential();
   const e = s.indexOf('e');
   const mantissa = s.slice(0, e);
-  const sign = s[e + 1]!;
+  const sign = s[e + 1];
   const digits = s.slice(e + 2);
   return `${mantissa}e${sign}${digits.length < 2 ? '0' + digits : digits}`;
 }
@@ -71,9 +71,9 @@ export interface LabelLayout {
 
 /** The {@link LabelLayout} of labels declared in this order. */
 export function labelLayout(declared: readonly string[]): LabelLayout {
-  const order = declared.map((_, i) => i).sort((a, b) => (declared[a]! < declared[b]! ? -1 : declared[a]! > declared[b]! ? 1 : 0));
+  const order = declared.map((_, i) => i).sort((a, b) => (declared[a] < declared[b] ? -1 : declared[a] > declared[b] ? 1 : 0));
   if (order.every((d, i) => d === i)) return { names: declared, order: undefined };
-  return { names: order.map((d) => declared[d]!), order };
+  return { names: order.map((d) => declared[d]), order };
 }
 
 /**
@@ -97,8 +97,8 @@ export function compareUtf8(a: string, b: string): number {
 export function compareSeries(layout: LabelLayout, a: readonly string[], b: readonly string[]): number {
   const { order } = layout;
   for (let i = 0; i < layout.names.length; i++) {
-    const d = order ? order[i]! : i;
-    const c = compareUtf8(a[d]!, b[d]!);
+    const d = order ? order[i] : i;
+    const c = compareUtf8(a[d], b[d]);
     if (c !== 0) return c;
   }
   return 0;
@@ -113,7 +113,7 @@ export function labelString(layout: LabelLayout, values: readonly string[], extr
   let s = '';
   for (let i = 0; i < names.length; i++) {
     if (i) s += ',';
-    s += names[i] + '="' + escapeLabelValue(values[order ? order[i]! : i]!) + '"';
+    s += names[i] + '="' + escapeLabelValue(values[order ? order[i] : i]) + '"';
   }
   if (extra !== undefined) s += (s ? ',' : '') + extra;
   return s ? '{' + s + '}' : '';
@@ -165,7 +165,7 @@ export function movedScalarCell(old: ScalarCell, layout: LabelLayout): ScalarCel
 export function renderScalarLines(name: string, cells: readonly ScalarCell[], from: number, to: number): string {
   let s = '';
   for (let i = from; i < to; i++) {
-    const c = cells[i]!;
+    const c = cells[i];
     s += name + c.text + formatFloat(c.value) + '\n';
   }
   return s;
@@ -174,7 +174,7 @@ export function renderScalarLines(name: string, cells: readonly ScalarCell[], fr
 /** {@link renderScalarLines} written to `out` as bytes. */
 export function writeScalarLines(out: TextSink, name: Uint8Array, cells: readonly ScalarCell[], from: number, to: number): void {
   for (let i = from; i < to; i++) {
-    const c = cells[i]!;
+    const c = cells[i];
     out.bytes(name);
     out.text(c.text);
     out.number(c.value);

@@ -130,7 +130,7 @@ export class Gauge<L extends string = string> extends Metric<GaugeChild, ScalarC
   protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {
     const names = x ? x.proto : this.layout;
     for (let i = from; i < to; i++) {
-      const c = list[i]!;
+      const c = list[i];
       // escaped names are encoded afresh: the cell caches only the label bytes of its names as registered
       out.gauge(names, x ? { values: c.values, pb: undefined } : c, c.value);
     }

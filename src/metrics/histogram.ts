@@ -7,6 +7,8 @@ import { Metric, type MetricOptions } from './metric.js';
 import type { TextSink } from './text-sink.js';
 import { labelPairs, sampleOpen, sampleStart, type ExposedFamily } from './names.js';
 import { applyDueReset, nativeConfig, newNativeState, observeNative, type NativeConfig, type NativeState } from './native-histogram.js';
+// for the {@link} tags of the options' docs
+// eslint-disable-next-line @typescript-eslint/no-unused-vars
 import type { DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD, NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO } from './native-histogram.js';
 
 /**
@@ -82,8 +84,8 @@ export class HistogramChild {
     const cell = this.cell;
     let i = 0;
     // `!(v <= b[i])` sends NaN to +Inf only, like client_golang
-    while (i < n && !(v <= b[i]!)) i++;
-    if (i < n) cell.counts[i]!++;
+    while (i < n && !(v <= b[i])) i++;
+    if (i < n) cell.counts[i]++;
     cell.sum += v;
     cell.count++;
   }
@@ -174,7 +176,7 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
     const buckets = [...(opts.buckets ?? (this.native ? [] : DEFAULT_BUCKETS))].filter((b) => b !== Infinity);
     for (let i = 0; i < buckets.length; i++) {
       if (typeof buckets[i] !== 'number' || Number.isNaN(buckets[i])) throw new TypeError(`histogram ${this.name}: bucket bounds must be numbers`);
-      if (i > 0 && !(buckets[i]! > buckets[i - 1]!)) throw new TypeError(`histogram ${this.name}: bucket bounds must be strictly increasing`);
+      if (i > 0 && !(buckets[i] > buckets[i - 1])) throw new TypeError(`histogram ${this.name}: bucket bounds must be strictly increasing`);
     }
     this.buckets = buckets;
     this.bounds = Float64Array.from(buckets);
@@ -236,7 +238,7 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
     const bounds = this.bounds;
     const native = this.native;
     for (let i = from; i < to; i++) {
-      const c = list[i]!;
+      const c = list[i];
       if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
       // escaped names are encoded afresh: the cell caches only the label bytes of its names as registered
       out.histogram(names, x ? { values: c.values, pb: undefined } : c, bounds, c.counts, false, c.sum, c.count, c.created, c.native, c.exemplars);
@@ -253,22 +255,22 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
     const n = this.bounds.length;
     const native = this.native;
     for (let i = from; i < to; i++) {
-      const c = list[i]!;
+      const c = list[i];
       if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
       const open = c.open;
       const counts = c.counts;
       let cum = 0;
       for (let b = 0; b < n; b++) {
-        cum += counts[b]!;
+        cum += counts[b];
         out.bytes(bucket);
         out.text(open);
-        out.bytes(le[b]!);
+        out.bytes(le[b]);
         out.number(cum);
         out.byte(0x0a);
       }
       out.bytes(bucket);
       out.text(open);
-      out.bytes(le[n]!);
+      out.bytes(le[n]);
       out.number(c.count);
       out.byte(0x0a);
       out.bytes(this.sumBytes);
@@ -294,7 +296,7 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
     const withExemplars = format === 'openmetrics' && this.exemplars.on;
     let s = '';
     for (let i = from; i < to; i++) {
-      const c = list[i]!;
+      const c = list[i];
       if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
       let open = c.open;
       let closedSum = c.text;
@@ -309,7 +311,7 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
       const ex = withExemplars ? c.exemplars : undefined;
       let cum = 0;
       for (let b = 0; b < n; b++) {
-        cum += counts[b]!;
+        cum += counts[b];
         s += bucket + open + le[b] + formatFloat(cum) + (ex === undefined ? '\n' : openMetricsExemplar(ex[b]) + '\n');
       }
       const total = formatFloat(c.count);

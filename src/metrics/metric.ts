@@ -126,7 +126,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
       const escaped = labelNames.map((l) => escapeName(l, 'underscores', 'label'));
       const clash = escaped.findIndex((e, i) => escaped.indexOf(e) !== i);
       if (clash >= 0) {
-        const first = labelNames[escaped.indexOf(escaped[clash]!)]!;
+        const first = labelNames[escaped.indexOf(escaped[clash])];
         throw new TypeError(`metric ${opts.name}: label names ${JSON.stringify(first)} and ${JSON.stringify(labelNames[clash])} are both written ${JSON.stringify(escaped[clash])} to scrapers without UTF-8 names (escaping=underscores, Prometheus 2): rename one`);
       }
       this.exposed = new Map(ESCAPING_SCHEMES.map((s) => [s, exposeFamily(this.name, this.layout, s)]));
@@ -189,15 +189,15 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
     let node = this.children;
     const last = values.length - 1;
     for (let i = 0; i < last; i++) {
-      let next = node.get(values[i]!) as Map<string, unknown> | undefined;
-      if (!next) node.set(values[i]!, (next = new Map()));
+      let next = node.get(values[i]) as Map<string, unknown> | undefined;
+      if (!next) node.set(values[i], (next = new Map()));
       node = next;
     }
-    let c = node.get(values[last]!) as C | undefined;
+    let c = node.get(values[last]) as C | undefined;
     if (!c) {
       this.checkUtf8(values);
       c = this.newChild(values);
-      node.set(values[last]!, c);
+      node.set(values[last], c);
       this.series.add(c);
       this.cells = undefined;
     }
@@ -217,7 +217,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
    */
   private checkUtf8(values: readonly string[]): void {
     for (let i = 0; i < values.length; i++) {
-      if (LONE_SURROGATE.test(values[i]!)) {
+      if (LONE_SURROGATE.test(values[i])) {
         throw new TypeError(`metric ${this.name}: the value of label ${this.labelNames[i]} is not valid UTF-8 (a lone UTF-16 surrogate in ${JSON.stringify(values[i])})`);
       }
     }
@@ -263,10 +263,10 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
     if (!c) return false;
     // unlink the leaf and prune the Map levels it leaves empty
     const path: Array<Map<string, unknown>> = [this.children];
-    for (let i = 0; i < normalized.length - 1; i++) path.push(path[i]!.get(normalized[i]!) as Map<string, unknown>);
+    for (let i = 0; i < normalized.length - 1; i++) path.push(path[i].get(normalized[i]) as Map<string, unknown>);
     for (let i = normalized.length - 1; i >= 0; i--) {
-      path[i]!.delete(normalized[i]!);
-      if (i > 0 && path[i]!.size > 0) break;
+      path[i].delete(normalized[i]);
+      if (i > 0 && path[i].size > 0) break;
     }
     this.series.delete(c);
     this.cells = undefined;
@@ -298,7 +298,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
   /** The family now; a promise only when the `collect` callback returns one (a scrape then waits for it). */
   collect(): FamilyView[] | Promise<FamilyView[]> {
     const sampled = this.collectFn?.call(this);
-    if (sampled && typeof (sampled as Promise<void>).then === 'function') return Promise.resolve(sampled).then(() => [this.view()]);
+    if (sampled && typeof (sampled).then === 'function') return Promise.resolve(sampled).then(() => [this.view()]);
     return [this.view()];
   }
 

@@ -113,7 +113,7 @@ export function labelPairs(x: ExposedFamily, values: readonly string[]): string 
   let s = '';
   for (let i = 0; i < x.labels.length; i++) {
     if (i) s += ',';
-    s += x.labels[i] + '="' + escapeValue(values[order ? order[i]! : i]!) + '"';
+    s += x.labels[i] + '="' + escapeValue(values[order ? order[i] : i]) + '"';
   }
   return s;
 }

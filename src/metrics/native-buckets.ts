@@ -13,7 +13,7 @@ export const MAX_SCHEMA = 8;
 
 /** The bounds of schema `s` > 0: client_golang's `0.5 · 2^(j/2^s)` for j in [0, 2^s) (see native-bounds.ts). */
 export function positiveSchemaBounds(s: number): Float64Array {
-  return nativeBoundsTable()[s]!;
+  return nativeBoundsTable()[s];
 }
 
 /**
@@ -35,18 +35,18 @@ const HI = 1;
 /** Go's `math.Frexp` of a finite, positive `v`: `[frac, exp]` with v = frac · 2^exp and frac in [0.5, 1). */
 export function frexp(v: number): [number, number] {
   f64[0] = v;
-  let e = (u32[HI]! >>> 20) & 0x7ff;
+  let e = (u32[HI] >>> 20) & 0x7ff;
   let shift = 0;
   if (e === 0) {
     // subnormal: scale into the normal range first
     f64[0] = v * 2 ** 64;
-    e = (u32[HI]! >>> 20) & 0x7ff;
+    e = (u32[HI] >>> 20) & 0x7ff;
     shift = 64;
   }
   const exp = e - 1022 - shift;
   // set the exponent field to that of [0.5, 1)
-  u32[HI] = (u32[HI]! & 0x800fffff) | (1022 << 20);
-  return [f64[0]!, exp];
+  u32[HI] = (u32[HI] & 0x800fffff) | (1022 << 20);
+  return [f64[0], exp];
 }
 
 /** First index i with bounds[i] ≥ frac (Go's `sort.SearchFloat64s`). */
@@ -55,7 +55,7 @@ function lowerBound(bounds: Float64Array, frac: number): number {
   let hi = bounds.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (bounds[mid]! < frac) lo = mid + 1;
+    if (bounds[mid] < frac) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -89,7 +89,7 @@ export function bucketUpperBound(key: number, schema: number): number {
     // key = j + (exp-1)·n holds (bounds[j-1]·2^exp, bounds[j]·2^exp]; its upper bound is bounds[j]·2^exp
     const j = ((key % n) + n) % n;
     const exp = (key - j) / n + 1;
-    return bounds[j]! * 2 ** exp;
+    return bounds[j] * 2 ** exp;
   }
   return 2 ** (key * 2 ** -schema);
 }
@@ -112,7 +112,7 @@ export function spansAndDeltas(buckets: ReadonlyMap<number, number>): { spans: B
   let prevKey = 0;
   let prevCount = 0;
   for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
+    const key = keys[i];
     const count = buckets.get(key)!;
     const gap = i === 0 ? 0 : key - prevKey - 1;
     if (i === 0) spans.push({ offset: key, length: 0 });
@@ -121,10 +121,10 @@ export function spansAndDeltas(buckets: ReadonlyMap<number, number>): { spans: B
       for (let g = 0; g < gap; g++) {
         deltas.push(0 - prevCount);
         prevCount = 0;
-        spans[spans.length - 1]!.length++;
+        spans[spans.length - 1].length++;
       }
     }
-    spans[spans.length - 1]!.length++;
+    spans[spans.length - 1].length++;
     deltas.push(count - prevCount);
     prevCount = count;
     prevKey = key;

@@ -66,10 +66,10 @@ function parseAccept(header: string): AcceptEntry[] {
   const out: AcceptEntry[] = [];
   const parts = header.slice(0, MAX_ACCEPT_LENGTH).split(',');
   for (let i = 0; i < parts.length && out.length < MAX_ENTRIES; i++) {
-    const [range, ...rawParams] = parts[i]!.split(';');
-    const slash = range!.indexOf('/');
-    const type = (slash < 0 ? range! : range!.slice(0, slash)).trim().toLowerCase();
-    const subtype = slash < 0 ? (type === '*' ? '*' : '') : range!.slice(slash + 1).trim().toLowerCase();
+    const [range, ...rawParams] = parts[i].split(';');
+    const slash = range.indexOf('/');
+    const type = (slash < 0 ? range : range.slice(0, slash)).trim().toLowerCase();
+    const subtype = slash < 0 ? (type === '*' ? '*' : '') : range.slice(slash + 1).trim().toLowerCase();
     if (!type || !subtype || subtype.includes('/')) continue;
     const params: Record<string, string> = {};
     let q = 1;

@@ -11,7 +11,6 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Registry as PromRegistry } from 'prom-client';
 import { isPromRegistry } from './foreign.js';
 import { registry as globalRegistry, type Registry } from './registry.js';
 
@@ -101,15 +100,14 @@ export async function includePromClientCopies(opts: { from?: string[]; into?: Re
       const dir = packageDirFrom(from, module);
       if (!dir || seen.has(dir)) continue;
       seen.add(dir);
-      let pkg: PackageJson = {};
       const copy: PromClientCopy = { module, dir, version: 'unknown', included: false };
       try {
-        pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
+        const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
         copy.version = pkg.version ?? 'unknown';
         const mod = (await import(pathToFileURL(entryOf(dir, pkg)).href)) as { register?: unknown; default?: { register?: unknown } };
         const reg = mod.register ?? mod.default?.register;
         if (!isPromRegistry(reg)) throw new Error('it exports no default registry (`register`)');
-        into.includePromClientRegistry(reg as PromRegistry, `the default registry of ${module} ${copy.version} at ${dir}`);
+        into.includePromClientRegistry(reg, `the default registry of ${module} ${copy.version} at ${dir}`);
         copy.included = true;
       } catch (err) {
         copy.reason = err instanceof Error ? err.message : String(err);

@@ -84,7 +84,7 @@ function boundBytes(bounds: ArrayLike<number>): Uint8Array[] {
     out = [];
     for (let b = 0; b < bounds.length; b++) {
       const w = new BinaryWriter();
-      double(w, 2, bounds[b]!);
+      double(w, 2, bounds[b]);
       out.push(w.finish());
     }
     boundBytesCache.set(bounds, out);
@@ -154,8 +154,8 @@ class MetricEncoder implements ProtoSink {
     const { order } = names;
     for (let i = 0; i < names.names.length; i++) {
       p.tag(1, WireType.LengthDelimited).fork();
-      p.tag(1, WireType.LengthDelimited).string(names.names[i]!);
-      p.tag(2, WireType.LengthDelimited).string(labels.values[order ? order[i]! : i]!);
+      p.tag(1, WireType.LengthDelimited).string(names.names[i]);
+      p.tag(2, WireType.LengthDelimited).string(labels.values[order ? order[i] : i]);
       p.join();
     }
     pb = p.finish();
@@ -216,10 +216,10 @@ class MetricEncoder implements ProtoSink {
     const bb = boundBytes(bounds);
     let cum = 0;
     for (let b = 0; b < bounds.length; b++) {
-      cum = cumulative ? counts[b]! : cum + counts[b]!;
+      cum = cumulative ? counts[b] : cum + counts[b];
       // Bucket {cumulative_count = 1, upper_bound = 2}: at most 1+8+9 bytes, so its length is one byte
       const c = countOf(cum);
-      const bound = bb[b]!;
+      const bound = bb[b];
       const e = exemplars?.[b];
       if (e === undefined) {
         w.uint32(0x1a).uint32(1 + varintSize(c) + bound.length).uint32(0x08);
@@ -244,8 +244,8 @@ class MetricEncoder implements ProtoSink {
     double(w, 2, sum);
     for (let i = 0; i < quantiles.length; i++) {
       w.tag(3, WireType.LengthDelimited).fork();
-      double(w, 1, quantiles[i]!);
-      double(w, 2, values[i]!);
+      double(w, 1, quantiles[i]);
+      double(w, 2, values[i]);
       w.join();
     }
     if (createdMs) timestamp(w, 4, createdMs);

@@ -145,7 +145,7 @@ export class Registry implements MetricRegistry {
       if (!a) this.adapters.set(x, (a = new PromMetricCollector(x)));
       return a;
     }
-    const c = x as Collector;
+    const c = x;
     if (!c || typeof c.familyNames !== 'function' || typeof c.collect !== 'function') {
       throw new TypeError('register: expected a metric, a Collector {familyNames(), collect()}, or a prom-client metric or registry');
     }
@@ -290,11 +290,11 @@ export class Registry implements MetricRegistry {
       entries.push({ collector: a, label, yields: false });
     }
     const now = performance.now();
-    const settled: Array<{ entry: Entry; views?: FamilyView[]; error?: unknown }> = new Array(entries.length);
+    const settled = new Array<{ entry: Entry; views?: FamilyView[]; error?: unknown }>(entries.length);
     const waiting: Array<Promise<void>> = [];
     const pending = new Set<string>();
     for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i]!;
+      const entry = entries[i];
       const r = this.collectOne(entry.collector, timeoutMs, now);
       if (!(r instanceof Promise)) {
         settled[i] = { entry, ...r };
@@ -373,7 +373,7 @@ function mergeFamilies(results: Array<{ entry: Entry; views: FamilyView[] }>): F
       if (view.units === 0) continue;
       const names = claimedNamesOf(view.name, view.type);
       let clash: { view: FamilyView; entry: Entry } | undefined;
-      for (let i = 0; i < names.length && !clash; i++) clash = claims.get(names[i]!);
+      for (let i = 0; i < names.length && !clash; i++) clash = claims.get(names[i]);
       if (clash) {
         if (!entry.yields) logCollision(view, entry, clash.view, clash.entry);
         continue;
@@ -397,7 +397,7 @@ function claimedNamesOf(name: string, type: MetricType | undefined): readonly st
   const names = claimedNames(name, type);
   if (!byType) {
     if (claimedNamesCache.size >= MAX_CLAIMED_NAMES_CACHED) return names;
-    claimedNamesCache.set(name, (byType = new Map()));
+    claimedNamesCache.set(name, (byType = new Map<MetricType | undefined, readonly string[]>()));
   }
   byType.set(type, names);
   return names;

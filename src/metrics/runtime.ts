@@ -113,7 +113,7 @@ export class RuntimeCollector implements Collector {
       this.cpuUser, this.cpuSystem, this.cpu, this.startTime, this.rss, this.vsize, this.fds, this.fdLimit, this.lag,
       ...Object.values(this.lagStats), this.resources, this.heapTotal, this.heapUsed, this.external, this.spaceTotal,
       this.spaceUsed, this.spaceAvailable, this.version, this.gc,
-    ] as unknown as Array<Metric<SeriesBase>>;
+    ];
     this.startTime.set(Math.round(Date.now() / 1000 - process.uptime()));
     const [major, minor, patch] = process.versions.node.split('.');
     this.version.labels(process.version, major ?? '', minor ?? '', patch ?? '').set(1);

@@ -231,7 +231,7 @@ export async function probeWebhookReachable(
     );
     probe.listen(listenPort, () => resolve());
   });
-  const collection = WEBHOOK_COLLECTIONS.ValidatingWebhookConfiguration!;
+  const collection = WEBHOOK_COLLECTIONS.ValidatingWebhookConfiguration;
   const name = `${project}-dev-probe-${id}`;
   const label = 'ctrlmetrics.io/dev-probe';
   try {

@@ -139,6 +139,7 @@ export async function assertApiReachable(client: KubeClient, timeoutMs = 5_000):
     if (err instanceof KubeApiError && err.status !== 0) return;
     throw new Error(
       `the Kubernetes API at ${client.config.server} is unreachable (${reason(err)}): start the API server or fix --kubeconfig / --context; nothing else was checked`,
+      { cause: err },
     );
   }
 }
@@ -338,7 +339,7 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
     if (selectors.length === 0) return fail(`NetworkPolicy ${names} lets no namespace reach port ${METRICS_PORT}`, `allow the scraper's namespace on port ${METRICS_PORT} (namespaceSelector ${METRICS_NAMESPACE_LABEL.key}: ${METRICS_NAMESPACE_LABEL.value})`);
     const namespaces = await client.get<{ items: Array<{ metadata: Meta }> }>('/api/v1/namespaces', { timeoutMs: 15_000 });
     const allowed = namespaces.items.filter((n) => selectors.some((s) => matches(n.metadata.labels, s))).map((n) => n.metadata.name);
-    const label = Object.entries(selectors[0]!).map(([k, v]) => `${k}=${v}`).join(',');
+    const label = Object.entries(selectors[0]).map(([k, v]) => `${k}=${v}`).join(',');
     if (o.as && !allowed.includes(o.as.namespace)) {
       return fail(`NetworkPolicy ${names}: the scraper's namespace ${o.as.namespace} lacks ${label} (allowed: ${allowed.join(', ') || 'none'})`, `ctrlmetrics label-namespace ${o.as.namespace}`);
     }
@@ -404,7 +405,7 @@ async function leaseRightsCheck(client: KubeClient, sa: { namespace: string; nam
   // Go's flag syntax: a boolean is --name or --name=value, a string --name value or --name=value
   const flag = (name: string, boolean: boolean) => {
     for (let i = 0; i < args.length; i++) {
-      const a = args[i]!.replace(/^--?/, '--');
+      const a = args[i].replace(/^--?/, '--');
       if (a === `--${name}`) return boolean ? 'true' : args[i + 1];
       if (a.startsWith(`--${name}=`)) return a.slice(name.length + 3);
     }

@@ -105,7 +105,7 @@ export function controllerTotals(samples: Sample[]): Map<string, ControllerTotal
       const le = parseValue(s.labels.le);
       b.set(le, (b.get(le) ?? 0) + s.value);
     } else if (s.name === 'workqueue_depth' && (s.labels.controller || s.labels.name)) {
-      const t = get(s.labels.controller || s.labels.name!);
+      const t = get(s.labels.controller || s.labels.name);
       t.depth = (t.depth ?? 0) + s.value;
     }
   }
@@ -123,13 +123,13 @@ export function quantileFromBuckets(q: number, now: Map<number, number>, before?
   if (bounds.length === 0 || total <= 0 || bounds[bounds.length - 1] !== Infinity) return undefined;
   const rank = q * total;
   for (let i = 0; i < bounds.length; i++) {
-    if (counts[i]! >= rank) {
+    if (counts[i] >= rank) {
       if (bounds[i] === Infinity) return bounds.length >= 2 ? bounds[bounds.length - 2] : undefined;
-      const lower = i === 0 ? 0 : bounds[i - 1]!;
-      const below = i === 0 ? 0 : counts[i - 1]!;
-      const inBucket = counts[i]! - below;
+      const lower = i === 0 ? 0 : bounds[i - 1];
+      const below = i === 0 ? 0 : counts[i - 1];
+      const inBucket = counts[i] - below;
       if (inBucket <= 0) return bounds[i];
-      return lower + (bounds[i]! - lower) * ((rank - below) / inBucket);
+      return lower + (bounds[i] - lower) * ((rank - below) / inBucket);
     }
   }
   return undefined;

@@ -52,7 +52,7 @@ export async function findReaderRole(client: KubeClient, saNamespace: string): P
     const preferred = `${saNamespace.slice(0, -'-system'.length)}-metrics-reader`;
     if (names.includes(preferred)) return preferred;
   }
-  if (names.length === 1) return names[0]!;
+  if (names.length === 1) return names[0];
   if (names.length === 0) {
     throw new OpsError('no ClusterRole named *-metrics-reader exists: apply the project\'s RBAC (kubectl apply -k config/default) or pass --clusterrole');
   }

@@ -66,7 +66,7 @@ export function apiError(err: unknown, what: string, client?: KubeClient): OpsEr
 export function parseServiceAccountRef(value: string, flag: string): { namespace: string; name: string } {
   const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(value);
   if (!m) throw new OpsUsageError(`${flag} must be NAMESPACE:NAME (e.g. monitoring:prometheus), got ${JSON.stringify(value)}`);
-  return { namespace: m[1]!, name: m[3]! };
+  return { namespace: m[1], name: m[3] };
 }
 
 /** The user name the API gives a service account. */

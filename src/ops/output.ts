@@ -69,7 +69,7 @@ export function formatTable(headers: string[], rows: string[][]): string {
   const all = [headers, ...rows];
   const widths = headers.map((_, i) => Math.max(6, ...all.map((r) => (r[i] ?? '').length + 3)));
   return all
-    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join(''))
+    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join(''))
     .join('\n') + '\n';
 }
 
@@ -105,7 +105,7 @@ export function parseDuration(value: string, flag: string): number {
   while (rest) {
     const m = re.exec(rest);
     if (!m) throw new OpsUsageError(`${flag}: invalid duration ${JSON.stringify(value)} (use e.g. 30s, 10m, 1h)`);
-    total += Number(m[1]) * unit[m[2]!]!;
+    total += Number(m[1]) * unit[m[2]];
     rest = rest.slice(m[0].length);
   }
   return total;

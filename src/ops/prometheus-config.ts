@@ -105,7 +105,7 @@ export async function loadManifests(from: string): Promise<Manifest[]> {
   const docs = parseAllDocuments(text);
   const out: Manifest[] = [];
   for (const d of Array.isArray(docs) ? docs : [docs]) {
-    if (d.errors.length > 0) throw new OpsError(`--from ${from}: invalid YAML: ${d.errors[0]!.message}`);
+    if (d.errors.length > 0) throw new OpsError(`--from ${from}: invalid YAML: ${d.errors[0].message}`);
     const v = d.toJS() as unknown;
     if (v && typeof v === 'object') {
       const m = v as Manifest & { items?: Manifest[] };

@@ -97,7 +97,7 @@ export class WatchHistory {
     const before = this.points[this.points.length - 1];
     this.points.push(point);
     // keep one point older than the window: the first rate inside it needs it
-    while (this.points.length > 2 && this.points[1]!.at <= point.at - HISTORY_MS) this.points.shift();
+    while (this.points.length > 2 && this.points[1].at <= point.at - HISTORY_MS) this.points.shift();
     return statsBetween(point, before);
   }
 
@@ -109,14 +109,14 @@ export class WatchHistory {
   /** The stats of the latest interval. */
   latest(): ControllerStats[] {
     const n = this.points.length;
-    return n === 0 ? [] : statsBetween(this.points[n - 1]!, this.points[n - 2]);
+    return n === 0 ? [] : statsBetween(this.points[n - 1], this.points[n - 2]);
   }
 
   /** The reconcile rate of `controller` in each interval of the last minute, oldest first. */
   rates(controller: string): number[] {
     const out: number[] = [];
     for (let i = 1; i < this.points.length; i++) {
-      const [a, b] = [this.points[i - 1]!, this.points[i]!];
+      const [a, b] = [this.points[i - 1], this.points[i]];
       const seconds = (b.at - a.at) / 1000;
       const t = b.totals.get(controller);
       if (!t || seconds <= 0) continue;
@@ -176,21 +176,21 @@ export function renderScreen(history: WatchHistory, o: ScreenOptions): string[] 
     return lines.slice(0, o.rows);
   }
   const rows = stats.map(cells);
-  const widths = HEADERS.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const widths = HEADERS.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   // controller names give way first when the terminal is narrow
   const fixed = widths.slice(1).reduce((a, w) => a + w + GAP, 0);
-  widths[0] = Math.max(4, Math.min(widths[0]!, o.columns - fixed - GAP));
+  widths[0] = Math.max(4, Math.min(widths[0], o.columns - fixed - GAP));
   const used = widths.reduce((a, w) => a + w + GAP, 0);
   const sparkWidth = o.columns - used;
   const withSpark = sparkWidth >= 8;
   const line = (r: string[], spark?: string) => {
-    const text = r.map((c, i) => fit(c, widths[i]!).padEnd(widths[i]! + GAP)).join('') + (withSpark && spark !== undefined ? spark : '');
+    const text = r.map((c, i) => fit(c, widths[i]).padEnd(widths[i] + GAP)).join('') + (withSpark && spark !== undefined ? spark : '');
     return fit(text.trimEnd(), o.columns);
   };
   lines.push(line(HEADERS, withSpark ? fit(SPARK_HEADER, sparkWidth) : undefined));
   for (let i = 0; i < stats.length; i++) {
-    const rates = history.rates(stats[i]!.controller).slice(-sparkWidth);
-    lines.push(line(rows[i]!, withSpark ? sparkline(rates) : undefined));
+    const rates = history.rates(stats[i].controller).slice(-sparkWidth);
+    lines.push(line(rows[i], withSpark ? sparkline(rates) : undefined));
   }
   if (lines.length > o.rows) {
     const hidden = lines.length - (o.rows - 1);

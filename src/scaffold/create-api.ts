@@ -124,7 +124,7 @@ export function insertAtMarker(text: string, marker: string, line: string, file:
   const at = lines.findIndex((l) => l.trim() === marker);
   if (at < 0) throw new ScaffoldError(`${file}: the scaffold marker "${marker}" is missing; put it back where new lines go (ctrlmetrics create api inserts them above it)`);
   if (lines.some((l) => l.trim() === line.trim())) return text;
-  const indent = /^\s*/.exec(lines[at]!)![0];
+  const indent = /^\s*/.exec(lines[at])![0];
   lines.splice(at, 0, `${indent}${line.trim()}`);
   return lines.join('\n');
 }
@@ -197,7 +197,7 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
     const crd = current('config/crd/kustomization.yaml') ?? crdKustomization();
     out.set('config/crd/kustomization.yaml', insertAtMarker(crd, CRD_MARKER, `- bases/${crdFile(r)}`, 'config/crd/kustomization.yaml'));
     // the admin/editor/viewer roles are always rewritten, as kubebuilder does
-    for (const [i, which] of (['admin', 'editor', 'viewer'] as const).entries()) out.set(roleFiles(r)[i]!, roleFile(r, params, which));
+    for (const [i, which] of (['admin', 'editor', 'viewer'] as const).entries()) out.set(roleFiles(r)[i], roleFile(r, params, which));
     const rbacK = current('config/rbac/kustomization.yaml');
     if (rbacK === undefined) throw new ScaffoldError('config/rbac/kustomization.yaml not found: the project is missing the files init generated');
     const names = roleFiles(r).map((f) => f.slice('config/rbac/'.length));

@@ -128,7 +128,7 @@ const replacementIs =
       r.source?.kind === w.source.kind &&
       r.source?.fieldPath === w.source.fieldPath &&
       Array.isArray(r.targets) &&
-      r.targets.every((t) => t?.select?.kind === w.targets[0]!.select.kind)
+      r.targets.every((t) => t?.select?.kind === w.targets[0].select.kind)
     );
   };
 

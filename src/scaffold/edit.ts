@@ -12,6 +12,7 @@ import { disableEntry, enableEntry, hasEntry, type EntryMatcher } from './yaml-l
 import { metricsReplacement } from './templates/config-default.js';
 import { MONITOR_TLS_PATCH } from './templates/config-prometheus.js';
 import { ScaffoldError, describeFsError } from './init.js';
+import { scalarText } from '../util/scalar-text.js';
 
 /** The options `ctrlmetrics edit` switches. */
 export const SCAFFOLD_OPTIONS = ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'] as const;
@@ -36,7 +37,7 @@ export const resourceIs =
 export const patchIs =
   (path: string): EntryMatcher =>
   (e) =>
-    !!e && typeof e === 'object' && trimSlash(String((e as { path?: unknown }).path ?? '')) === path;
+    !!e && typeof e === 'object' && trimSlash(scalarText((e as { path?: unknown }).path)) === path;
 const replacementIs =
   (fieldPath: string, kind: string): EntryMatcher =>
   (e) => {
@@ -96,8 +97,8 @@ export function load(dir: string, rel: string): LoadedFile {
   const text = original.replace(/\r\n/g, '\n');
   const all = parseAllDocuments(text);
   if (!Array.isArray(all) || all.length !== 1) throw new ScaffoldError(`${rel} must hold exactly one YAML document: ${REGENERATE_HINT}`);
-  const doc = all[0]!;
-  if (doc.errors.length > 0) throw new ScaffoldError(`${rel} is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
+  const doc = all[0];
+  if (doc.errors.length > 0) throw new ScaffoldError(`${rel} is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
   if (!isMap(doc.contents)) throw new ScaffoldError(`${rel} is not a kustomization (a YAML mapping): ${REGENERATE_HINT}`);
   for (const key of ['resources', 'patches', 'replacements']) {
     const v = doc.get(key, true);
@@ -201,7 +202,7 @@ function kustomizeError(dir: string): Promise<string | undefined> {
     execFile('kubectl', ['kustomize', dir], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, _stdout, stderr) => {
       if (!err) return done(undefined);
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return done(undefined); // no kubectl: nothing to check with
-      done((stderr || err.message).trim().split('\n')[0]!);
+      done((stderr || err.message).trim().split('\n')[0]);
     });
   });
 }

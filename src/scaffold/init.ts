@@ -72,7 +72,7 @@ export function describeFsError(err: unknown): string {
   if (e.code === 'ENOTDIR') return 'a parent path is not a directory';
   if (e.code === 'EISDIR') return 'a directory is in the way';
   if (e.code === 'ENOSPC') return 'no space left on the device';
-  return e.message.split('\n')[0]!;
+  return e.message.split('\n')[0];
 }
 
 /** Best-effort cleanup after a failure (the original error is what the user needs to see). */
@@ -147,7 +147,7 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
         if (join(dirname(f), packed) !== f) await rename(join(dirname(f), packed), f);
         await chmod(f, 0o644);
       } else {
-        await writeFile(f, files[p]!, { mode: 0o644 });
+        await writeFile(f, files[p], { mode: 0o644 });
       }
     }
   } catch (err) {

@@ -18,7 +18,7 @@ function setCommentBefore(node: Commentable, text: string | undefined): void {
   if (text !== undefined) {
     const lines = text.split('\n');
     let blank = 0;
-    while (blank < lines.length && lines[blank]!.trim() === '') blank++;
+    while (blank < lines.length && lines[blank].trim() === '') blank++;
     if (blank > 0) {
       node.spaceBefore = true;
       text = blank < lines.length ? lines.slice(blank).join('\n') : undefined;
@@ -30,7 +30,7 @@ function setCommentBefore(node: Commentable, text: string | undefined): void {
 function withoutLeadingBlank(text: string): string | undefined {
   const lines = text.split('\n');
   let blank = 0;
-  while (blank < lines.length && lines[blank]!.trim() === '') blank++;
+  while (blank < lines.length && lines[blank].trim() === '') blank++;
   return blank < lines.length ? lines.slice(blank).join('\n') : undefined;
 }
 
@@ -72,7 +72,7 @@ function concatComments(...parts: Array<string | undefined>): string | undefined
 
 function rootMap(doc: Document): YAMLMap {
   if (!isMap(doc.contents)) throw new Error('the file is not a YAML mapping');
-  return doc.contents as YAMLMap;
+  return doc.contents;
 }
 
 function pairIndex(map: YAMLMap, key: string): number {
@@ -83,11 +83,11 @@ function pairIndex(map: YAMLMap, key: string): number {
 function commentSlots(doc: Document, key: string): CommentSlot[] {
   const map = rootMap(doc);
   const idx = pairIndex(map, key);
-  const seq = idx >= 0 ? (map.items[idx] as Pair).value : undefined;
+  const seq = idx >= 0 ? (map.items[idx]).value : undefined;
   const slots: CommentSlot[] = [];
   const elsewhere = { kind: 'elsewhere' } as const;
   const nodeSlots = (node: Node, whereBefore: CommentSlot['where'], whereAfter: CommentSlot['where']): void => {
-    const n = node as Node & { commentBefore?: string | null; comment?: string | null };
+    const n = node;
     slots.push({ get: () => n.commentBefore ?? undefined, set: (t) => setCommentBefore(n, t), where: whereBefore });
     slots.push({ get: () => n.comment ?? undefined, set: (t) => (n.comment = t), where: whereAfter });
   };
@@ -102,7 +102,7 @@ function commentSlots(doc: Document, key: string): CommentSlot[] {
     if (isSeq(node) || isMap(node)) {
       nodeSlots(node, isTarget ? { kind: 'before-item', index: 0 } : elsewhere, isTarget ? { kind: 'after-list' } : elsewhere);
       node.items.forEach((item, i) => {
-        if (isTarget && item && typeof item === 'object' && 'commentBefore' in (item as object)) {
+        if (isTarget && item && typeof item === 'object' && 'commentBefore' in (item)) {
           const n = item as Node & { commentBefore?: string | null; comment?: string | null };
           slots.push({ get: () => n.commentBefore ?? undefined, set: (t) => setCommentBefore(n, t), where: { kind: 'before-item', index: i } });
           slots.push({ get: () => n.comment ?? undefined, set: (t) => (n.comment = t), where: elsewhere });
@@ -121,7 +121,7 @@ function commentSlots(doc: Document, key: string): CommentSlot[] {
   // The key after the list and the document tail render right after the list's last item.
   map.items.forEach((p, i) => {
     if (i === idx + 1 && idx >= 0 && isScalar(p.key)) {
-      const k = p.key as Scalar;
+      const k = p.key;
       slots.push({ get: () => k.commentBefore ?? undefined, set: (t) => setCommentBefore(k, t), where: { kind: 'after-list' } });
       slots.push({ get: () => k.comment ?? undefined, set: (t) => (k.comment = t), where: elsewhere });
       walk(p.value);
@@ -152,11 +152,11 @@ function findCommentedEntry(slots: CommentSlot[], match: EntryMatcher): Found | 
     if (!text) continue;
     const lines = text.split('\n');
     for (let j = 0; j < lines.length; j++) {
-      const m = /^(\s*)-(\s|$)/.exec(lines[j]!);
+      const m = /^(\s*)-(\s|$)/.exec(lines[j]);
       if (!m) continue;
-      const indent = m[1]!.length;
+      const indent = m[1].length;
       let k = j + 1;
-      while (k < lines.length && lines[k]!.trim() !== '' && leading(lines[k]!) >= indent + 2) k++;
+      while (k < lines.length && lines[k].trim() !== '' && leading(lines[k]) >= indent + 2) k++;
       const chunk = lines.slice(j, k).map((l) => l.slice(indent)).join('\n');
       let value: unknown;
       try {
@@ -212,11 +212,11 @@ function ensureList(doc: Document, key: string): YAMLSeq {
   const seq = new YAMLSeq();
   const idx = pairIndex(map, key);
   if (idx >= 0) {
-    (map.items[idx] as Pair).value = seq;
+    (map.items[idx]).value = seq;
     return seq;
   }
-  const pair = doc.createPair(key, seq) as Pair<Scalar, YAMLSeq>;
-  pair.key = doc.createNode(key) as Scalar;
+  const pair = doc.createPair<Scalar, YAMLSeq>(key, seq);
+  pair.key = doc.createNode(key);
   const header = findCommentedKey(commentSlots(doc, key), key);
   if (header) {
     const pre = joinLines(header.lines.slice(0, header.start));
@@ -246,7 +246,7 @@ export function enableEntry(doc: Document, key: string, match: EntryMatcher, ent
     seq.items.push(doc.createNode(entry));
     return true;
   }
-  const dedent = leading(found.lines[found.start]!);
+  const dedent = leading(found.lines[found.start]);
   const chunk = found.lines.slice(found.start, found.end).map((l) => l.slice(dedent)).join('\n');
   const parsed = parseDocument(chunk).contents as YAMLSeq;
   const node = parsed.items[0] as Node & { commentBefore?: string | null };
@@ -300,7 +300,7 @@ export function disableEntry(doc: Document, key: string, match: EntryMatcher, in
     const next = map.items[idx + 1];
     if (next && isScalar(next.key)) {
       // a blank line above the next key stays between the commented-out entry (now ending the list) and the key
-      const blank = blankAbove(next.key as Commentable);
+      const blank = blankAbove(next.key);
       (next.key as Commentable).spaceBefore = false;
       setCommentBefore(next.key as Commentable, concatComments(text, blank, next.key.commentBefore ?? undefined));
     } else doc.comment = concatComments(withoutLeadingBlank(text), doc.comment ?? undefined) ?? null;
@@ -318,7 +318,7 @@ export function disableEntry(doc: Document, key: string, match: EntryMatcher, in
   }
   // last entry gone: comment out the key too
   const pair = map.items[idx] as Pair<Scalar, YAMLSeq>;
-  const text = concatComments(blankAbove(pair.key as Commentable), pair.key.commentBefore ?? undefined, `${key}:`, seq.commentBefore ?? undefined, commented, seq.comment ?? undefined)!;
+  const text = concatComments(blankAbove(pair.key), pair.key.commentBefore ?? undefined, `${key}:`, seq.commentBefore ?? undefined, commented, seq.comment ?? undefined)!;
   afterList(text);
   map.items.splice(idx, 1);
   return true;

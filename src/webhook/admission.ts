@@ -25,6 +25,8 @@ export interface AdmissionRequest<T = Record<string, unknown>> {
   requestSubResource?: string;
   name?: string;
   namespace?: string;
+  // the four operations kube-apiserver sends, spelled out for editors; any other string passes through
+  // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT' | string;
   userInfo: AdmissionUserInfo;
   /** The object as sent; null on DELETE. */

@@ -7,6 +7,7 @@
  */
 import { isPanic } from '../controller/errors.js';
 import type { KubeJson } from './for-kind.js';
+import { scalarText } from '../util/scalar-text.js';
 
 /** How one spoke version converts to and from the hub. Both get a copy: change it and return it, or build anew. */
 export interface SpokeConversion<Spoke extends object = KubeJson, Hub extends object = KubeJson> {
@@ -97,8 +98,8 @@ export class ConversionRegistry {
   async convert(obj: unknown, desiredAPIVersion: string): Promise<KubeJson> {
     if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new Error('an object to convert is not a JSON object');
     const o = obj as KubeJson;
-    const [srcGroup, srcVersion] = splitApiVersion(String(o.apiVersion ?? ''));
-    const kind = String(o.kind ?? '');
+    const [srcGroup, srcVersion] = splitApiVersion(scalarText(o.apiVersion));
+    const kind = scalarText(o.kind);
     if (!srcVersion || !kind) throw new Error("an object to convert has no apiVersion or kind: Object 'Kind' is missing");
     const [dstGroup, dstVersion] = splitApiVersion(desiredAPIVersion);
     if (!dstVersion) throw new Error(`invalid desiredAPIVersion ${JSON.stringify(desiredAPIVersion)}`);

@@ -184,7 +184,7 @@ export function validatingHandler<T extends object>(validator: Validator<T>): Ad
       default:
         return errored(400, `unknown operation ${JSON.stringify(req.operation ?? '')}`);
     }
-    let warnings: string[] = [];
+    let warnings: string[];
     try {
       warnings = warningsOf(await call());
     } catch (err) {

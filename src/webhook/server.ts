@@ -213,13 +213,13 @@ export class WebhookServer {
           resolve(undefined);
         });
         socket.on('timeout', () => socket.destroy(new Error('timeout')));
-        socket.on('error', (err) => resolve(new Error(`webhook server is not reachable: ${err.message}`)));
+        socket.on('error', (err: Error) => resolve(new Error(`webhook server is not reachable: ${err.message}`)));
       });
     };
   }
 
   private async handle(req: Req, res: Res): Promise<void> {
-    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const path = (req.url ?? '/').split('?', 1)[0];
     const route = this.routes.get(path);
     if (!route) {
       req.resume();

@@ -229,7 +229,7 @@ describe('authority API over HTTPS', () => {
 
     it('lists with label selectors', async () => {
       for (const [name, env] of [['l1', 'prod'], ['l2', 'dev'], ['l3', 'prod']]) {
-        await admin('POST', '/api/v1/namespaces/api/configmaps', { body: { metadata: { name, labels: { env: env!, sel: 'yes' } } } });
+        await admin('POST', '/api/v1/namespaces/api/configmaps', { body: { metadata: { name, labels: { env: env, sel: 'yes' } } } });
       }
       const names = async (sel: string) =>
         ((await admin('GET', `/api/v1/namespaces/api/configmaps?labelSelector=${encodeURIComponent(sel)}`)).body.items as Obj[]).map((o) => o.metadata.name);
@@ -302,9 +302,9 @@ describe('authority API over HTTPS', () => {
         await admin('DELETE', '/api/v1/namespaces/api/secrets/s');
         const evs = await w.waitFor(3);
         assert.deepEqual(evs.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED s', 'MODIFIED s', 'DELETED s']);
-        assert.equal(evs[1]!.object.metadata.annotations.x, 'y');
+        assert.equal(evs[1].object.metadata.annotations.x, 'y');
         const rvs = evs.map((e) => Number(e.object.metadata.resourceVersion));
-        assert.ok(rvs[0]! < rvs[1]! && rvs[1]! < rvs[2]!, 'resourceVersions increase');
+        assert.ok(rvs[0] < rvs[1] && rvs[1] < rvs[2], 'resourceVersions increase');
       } finally {
         w.close();
       }
@@ -319,10 +319,10 @@ describe('authority API over HTTPS', () => {
         const w = await watch(small.url, small.caPem, '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=2', small.adminToken);
         const [ev] = await w.waitFor(1);
         await w.ended;
-        assert.equal(ev!.type, 'ERROR');
-        assert.equal(ev!.object.kind, 'Status');
-        assert.equal(ev!.object.code, 410);
-        assert.equal(ev!.object.reason, 'Expired');
+        assert.equal(ev.type, 'ERROR');
+        assert.equal(ev.object.kind, 'Status');
+        assert.equal(ev.object.code, 410);
+        assert.equal(ev.object.reason, 'Expired');
       } finally {
         await small.stop();
       }
@@ -334,8 +334,8 @@ describe('authority API over HTTPS', () => {
       try {
         const evs = await w.waitFor(2);
         assert.deepEqual(evs.map((e) => e.type), ['ADDED', 'BOOKMARK']);
-        assert.equal(evs[0]!.object.metadata.name, 'default');
-        assert.equal(evs[1]!.object.metadata.annotations['k8s.io/initial-events-end'], 'true');
+        assert.equal(evs[0].object.metadata.name, 'default');
+        assert.equal(evs[1].object.metadata.annotations['k8s.io/initial-events-end'], 'true');
       } finally {
         w.close();
       }

@@ -17,7 +17,7 @@ import { KubeClient, ObjectClient, isNotFound, type KubeObject } from '../../src
 import { RESTMapper } from '../../src/exports/client.js';
 
 /** A JSON document as the API answers it. */
-type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Doc = Record<string, any>;  
 import { builtinObjects } from './fixtures/builtin-objects.js';
 
 const run = promisify(execFile);
@@ -174,7 +174,7 @@ describe('the built-in API of kube-apiserver v1.25.9 on the authority', () => {
         assert.ok(listed.some((o) => o.metadata?.uid === created.metadata?.uid), `${what}: listed`);
 
         const updated: KubeObject = await objects.update({ ...got, metadata: { ...got.metadata, labels: { step: 'update' } } });
-        const labels = (o: KubeObject) => (o.metadata?.labels ?? {}) as Record<string, string>;
+        const labels = (o: KubeObject) => (o.metadata?.labels ?? {});
         assert.equal(labels(updated).step, 'update', what);
         const merged = await objects.patch(updated, { metadata: { labels: { merge: 'yes' } } }, { type: 'merge' });
         assert.deepEqual([labels(merged).merge, labels(merged).step], ['yes', 'update'], what);
@@ -182,7 +182,7 @@ describe('the built-in API of kube-apiserver v1.25.9 on the authority', () => {
         assert.equal(labels(strategic).strategic, 'yes', what);
         const jsonPatched = await objects.patch(updated, [{ op: 'add', path: '/metadata/annotations', value: { json: 'yes' } }], { type: 'json' });
         assert.deepEqual(jsonPatched.metadata?.annotations, { json: 'yes' }, what);
-        const applied = await objects.apply({ ...ref, metadata: { ...key, labels: { applied: 'yes' } } } as KubeObject, { fieldManager: 'builtin-test' });
+        const applied = await objects.apply({ ...ref, metadata: { ...key, labels: { applied: 'yes' } } }, { fieldManager: 'builtin-test' });
         assert.equal(labels(applied).applied, 'yes', what);
 
         await objects.delete(applied);
@@ -269,7 +269,7 @@ describe('the built-in API of kube-apiserver v1.25.9 on the authority', () => {
         assert.equal(stdout, `${o.kind}/${o.metadata!.name}`);
       }
       // kube's printer columns
-      const header = async (resource: string) => (await kubectl('get', resource, '-n', 'builtin')).stdout.split('\n')[0]!.trim().split(/\s{2,}/);
+      const header = async (resource: string) => (await kubectl('get', resource, '-n', 'builtin')).stdout.split('\n')[0].trim().split(/\s{2,}/);
       assert.deepEqual(await header('statefulsets'), ['NAME', 'READY', 'AGE']);
       assert.deepEqual(await header('replicasets'), ['NAME', 'DESIRED', 'CURRENT', 'READY', 'AGE']);
       assert.deepEqual(await header('daemonsets'), ['NAME', 'DESIRED', 'CURRENT', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'NODE SELECTOR', 'AGE']);

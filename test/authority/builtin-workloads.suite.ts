@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { KubeApiError, KubeClient } from '../../src/index.js';
 
 /** A JSON document as the API answers it. */
-type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Doc = Record<string, any>;  
 
 /** Where the suite runs: a cluster-admin client, and how to let go of the server. */
 export interface WorkloadsTarget {

@@ -41,7 +41,7 @@ describe('ctrlmetrics authority (CLI)', () => {
     assert.equal(cm.stdout.trim(), 'configmap/from-file', cm.stderr);
     const sa = await kubectl(kubeconfig, 'get', 'serviceaccount', 'demo-controller-manager', '-n', 'applied', '-o', 'name');
     assert.equal(sa.stdout.trim(), 'serviceaccount/demo-controller-manager', sa.stderr);
-    assert.match(readFileSync(kubeconfig, 'utf8'), new RegExp(`server: ${m[1]!.replace(/\./g, '\\.')}`));
+    assert.match(readFileSync(kubeconfig, 'utf8'), new RegExp(`server: ${m[1].replace(/\./g, '\\.')}`));
 
     assert.equal(await within(procs.stop(p), 15_000, 'authority exit after SIGTERM'), 0);
     const out = p.stdout() + p.stderr();

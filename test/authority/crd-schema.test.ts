@@ -64,7 +64,7 @@ describe('custom resources against their structural schema', () => {
     assert.equal(r.body.reason, 'Invalid');
     assert.equal(r.body.details.kind, 'Widget');
     assert.equal(r.body.details.group, 'example.com');
-    return r.body as Obj;
+    return r.body;
   };
 
   before(async () => {
@@ -186,7 +186,7 @@ describe('custom resources against their structural schema', () => {
     // the schema tightens after an object was stored: the stored value stays acceptable until it is changed
     await admin('POST', widgets, { body: widget('ratchet', { mode: 'a', name: 'abc' }) });
     const tightened = structuredClone(CRD);
-    (tightened.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties.name as Obj).maxLength = 2;
+    (tightened.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.name as Obj).maxLength = 2;
     const crd = (await admin('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com')).body;
     assert.equal((await admin('PUT', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com', { body: { ...tightened, metadata: crd.metadata } })).status, 200);
     try {
@@ -358,7 +358,7 @@ describe('custom resources against their structural schema', () => {
       metadata: { name: `${name}s.example.com` },
       spec: {
         group: 'example.com',
-        names: { kind: name[0]!.toUpperCase() + name.slice(1), plural: `${name}s` },
+        names: { kind: name[0].toUpperCase() + name.slice(1), plural: `${name}s` },
         scope: 'Namespaced',
         versions: versions.map((v, i) => ({ name: v, served: true, storage: i === 0, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: propsOf(v) } } } } })),
       },

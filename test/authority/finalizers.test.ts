@@ -91,7 +91,7 @@ describe('finalizers and deletion on the authority', () => {
       // a watcher sees the deletion mark as MODIFIED, then DELETED (the refused and no-op writes are not events)
       const events = await w.waitFor(2);
       assert.deepEqual(events.map((e) => e.type), ['MODIFIED', 'DELETED']);
-      assert.equal(events[0]!.object.metadata.deletionTimestamp, del.body.metadata.deletionTimestamp);
+      assert.equal(events[0].object.metadata.deletionTimestamp, del.body.metadata.deletionTimestamp);
     } finally {
       w.close();
     }

@@ -2,7 +2,7 @@
 import { request as httpsRequest } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 
-export type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type Obj = Record<string, any>;  
 
 /** A finished response: status, headers and the body (parsed JSON when it is JSON, else the text). */
 export interface Reply {
@@ -40,7 +40,7 @@ export function call(base: string, ca: string, method: string, path: string, o: 
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let body: Obj = {};
+          let body: Obj;
           try {
             body = text ? (JSON.parse(text) as Obj) : {};
           } catch {

@@ -78,7 +78,7 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
     assert.equal((await kubectl('auth', 'can-i', 'get', '/metrics', '--as=system:serviceaccount:mon:someone-else')).stdout.trim(), 'no');
 
     const token = (await ok('create', 'token', 'scraper', '-n', 'mon', '--duration=20m')).trim();
-    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Obj;
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as Obj;
     assert.equal(claims.sub, 'system:serviceaccount:mon:scraper');
     assert.equal(claims.exp - claims.iat, 1200);
 
@@ -204,8 +204,8 @@ spec:
     await ok('delete', 'servicemonitor', 'from-list', '-n', 'smon');
     const out = await ok('get', 'servicemonitor', '-n', 'smon');
     const lines = out.trim().split('\n');
-    assert.match(lines[0]!, /^NAME\s+AGE$/);
-    assert.match(lines[1]!, /^controller-manager-metrics-monitor\s+\d+s$/);
+    assert.match(lines[0], /^NAME\s+AGE$/);
+    assert.match(lines[1], /^controller-manager-metrics-monitor\s+\d+s$/);
     assert.equal(lines.length, 2);
   });
 
@@ -241,8 +241,8 @@ spec:
     assert.equal(dep.spec.template.spec.containers[0].ports[0].containerPort, 8080);
     assert.equal(dep.spec.strategy.type, 'RollingUpdate', 'defaulted as kube does');
     const wide = (await ok('get', 'deploy', '-n', 'cols', '-o', 'wide')).trim().split('\n');
-    assert.match(wide[0]!, /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/);
-    assert.match(wide[1]!, /^web\s+0\/2\s+0\s+0\s+\d+s\s+nginx\s+nginx:1\.27\s+app=web$/);
+    assert.match(wide[0], /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/);
+    assert.match(wide[1], /^web\s+0\/2\s+0\s+0\s+\d+s\s+nginx\s+nginx:1\.27\s+app=web$/);
     assert.match(await ok('scale', 'deployment', 'web', '--replicas=3', '-n', 'cols'), /^deployment.apps\/web scaled$/m);
     const scaled = JSON.parse(await ok('get', 'deploy', 'web', '-n', 'cols', '-o', 'json')) as Obj;
     assert.equal(scaled.spec.replicas, 3);
@@ -259,8 +259,8 @@ spec:
     const ev = await run('kubectl', ['--kubeconfig', a.kubeconfig, 'create', '-f', '-'], { env, timeoutMs: 30_000, input: JSON.stringify(event) });
     assert.equal(ev.code, 0, ev.stderr);
     const events = (await ok('get', 'events', '-n', 'cols')).trim().split('\n');
-    assert.match(events[0]!, /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
-    assert.match(events[1]!, /^\d+s\s+Normal\s+ScalingReplicaSet\s+deployment\/web\s+Scaled up replica set web-1 to 2$/);
+    assert.match(events[0], /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+    assert.match(events[1], /^\d+s\s+Normal\s+ScalingReplicaSet\s+deployment\/web\s+Scaled up replica set web-1 to 2$/);
     assert.match(await ok('describe', 'deployment', 'web', '-n', 'cols'), /Normal\s+ScalingReplicaSet\s+\S+\s+Scaled up replica set web-1 to 2/);
     await ok('create', 'configmap', 'two', '--from-literal=a=1', '--from-literal=b=2', '-n', 'cols');
     assert.match(await ok('get', 'cm', 'two', '-n', 'cols'), /^two\s+2\s+\d+s$/m);
@@ -269,8 +269,8 @@ spec:
     assert.match(await ok('get', 'clusterrole', 'view'), /^NAME\s+CREATED AT\nview\s+\d{4}-\d\d-\d\dT/);
     await ok('create', 'rolebinding', 'rb', '--clusterrole=view', '--serviceaccount=cols:default', '-n', 'cols');
     const rb = (await ok('get', 'rolebinding', 'rb', '-n', 'cols', '-o', 'wide')).trim().split('\n');
-    assert.match(rb[0]!, /^NAME\s+ROLE\s+AGE\s+USERS\s+GROUPS\s+SERVICEACCOUNTS$/);
-    assert.match(rb[1]!, /^rb\s+ClusterRole\/view\s+\d+s\s+cols\/default$/);
+    assert.match(rb[0], /^NAME\s+ROLE\s+AGE\s+USERS\s+GROUPS\s+SERVICEACCOUNTS$/);
+    assert.match(rb[1], /^rb\s+ClusterRole\/view\s+\d+s\s+cols\/default$/);
   });
 
   it('impersonation with --as and --as-group, and subresource permissions (serviceaccounts/token)', async () => {
@@ -314,8 +314,8 @@ spec:
     ]) assert.match(out, line);
     // the CRD's printer columns, with a JSONPath filter on the status conditions
     const before = (await ok('get', 'certificates', '-n', 'kfull-system')).trim().split('\n');
-    assert.match(before[0]!, /^NAME\s+READY\s+SECRET\s+AGE$/);
-    assert.match(before[1]!, /^kfull-metrics-certs\s+metrics-server-cert\s+\d+s$/);
+    assert.match(before[0], /^NAME\s+READY\s+SECRET\s+AGE$/);
+    assert.match(before[1], /^kfull-metrics-certs\s+metrics-server-cert\s+\d+s$/);
     await ok('patch', 'certificate', 'kfull-metrics-certs', '-n', 'kfull-system', '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"Issuing","status":"False"},{"type":"Ready","status":"True"}]}}');
     assert.match(await ok('get', 'certificates', '-n', 'kfull-system'), /^kfull-metrics-certs\s+True\s+metrics-server-cert\s+\d+s$/m);
   });

@@ -112,7 +112,7 @@ describe('server-side apply conflicts and ownership', () => {
 
   it('a create owns the maps it adds as such (".") but not the structs of the built-in kinds; custom resources have no structs', () => {
     const create = (next: object, structs?: (p: string[]) => boolean) =>
-      afterUpdate({ old: undefined, next, entries: [], manager: 'kubectl-create', apiVersion: 'v1', scope: undefined, time: T2, ...(structs ? { structs } : {}) })[0]!.fieldsV1;
+      afterUpdate({ old: undefined, next, entries: [], manager: 'kubectl-create', apiVersion: 'v1', scope: undefined, time: T2, ...(structs ? { structs } : {}) })[0].fieldsV1;
     // as `kubectl create configmap` and `kubectl create deployment` are recorded by kube
     assert.deepEqual(create(cm({ a: '1' })), { 'f:data': { '.': {}, 'f:a': {} } });
     const deploy = {

@@ -166,8 +166,11 @@ describe('RBAC evaluator properties', () => {
 
   it('permissions are purely additive: adding a binding or role never removes a permission', () => {
     const extraArb = fc.oneof(
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
       crbArb.map((b) => ({ clusterRoleBindings: [b] }) as Partial<RbacObjects>),
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
       rbArb.map((b) => ({ roleBindings: [b] }) as Partial<RbacObjects>),
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
       roleArb.map((r) => ({ roles: [r] }) as Partial<RbacObjects>),
     );
     fc.assert(
@@ -416,6 +419,7 @@ describe('robustness', () => {
     const bad = fc.constantFrom<unknown>('get', '*', 42, { 0: '*' }, true);
     fc.assert(
       fc.property(ruleArb, fc.constantFrom('verbs', 'apiGroups', 'resources', 'resourceNames', 'nonResourceURLs'), bad, attrsArb(fc.constant(p)), (rule, field, value, attrs) => {
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
         const broken = { ...rule, [field]: value } as unknown as PolicyRule;
         const d = authorize(grantOnly([broken]), attrs);
         const relevant = field === 'verbs' || (attrs.resourceRequest ? field !== 'nonResourceURLs' : field === 'nonResourceURLs');

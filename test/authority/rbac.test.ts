@@ -87,9 +87,9 @@ const res = (
 function world(extra: Array<ClusterRole | Role | ClusterRoleBinding | RoleBinding> = []): RbacObjects {
   const w: RbacObjects = { clusterRoles: [], clusterRoleBindings: [], roles: [], roleBindings: [] };
   for (const o of [...(bootstrapPolicy() as unknown as typeof extra), ...extra]) {
-    if (o.kind === 'ClusterRole') w.clusterRoles.push(o as ClusterRole);
+    if (o.kind === 'ClusterRole') w.clusterRoles.push(o);
     else if (o.kind === 'ClusterRoleBinding') w.clusterRoleBindings.push(o as ClusterRoleBinding);
-    else if (o.kind === 'Role') w.roles.push(o as Role);
+    else if (o.kind === 'Role') w.roles.push(o);
     else if (o.kind === 'RoleBinding') w.roleBindings.push(o as RoleBinding);
     else throw new Error(`unexpected kind ${String(o.kind)}`);
   }
@@ -161,14 +161,14 @@ run('non-resource URLs', [
   { doc: 'a `*` inside a path is literal, not a glob', objects: withUrls(['/a/*/c']), attrs: url(carol, 'get', '/a/b/c'), allowed: false },
   {
     doc: 'a RoleBinding never grants non-resource URLs (they are cluster-scoped; only a ClusterRoleBinding can)',
-    objects: [metricsReader[0] as ClusterRole, rb('monitoring', 'local-metrics', 'ClusterRole', 'metrics-reader', [SA('prometheus', 'monitoring')])],
+    objects: [metricsReader[0], rb('monitoring', 'local-metrics', 'ClusterRole', 'metrics-reader', [SA('prometheus', 'monitoring')])],
     attrs: url(prom, 'get', '/metrics'),
     allowed: false,
     reason: '',
   },
   {
     doc: 'a non-resource request has no namespace: a RoleBinding cannot grant it even if a namespace is passed along',
-    objects: [metricsReader[0] as ClusterRole, rb('monitoring', 'local-metrics', 'ClusterRole', 'metrics-reader', [SA('prometheus', 'monitoring')])],
+    objects: [metricsReader[0], rb('monitoring', 'local-metrics', 'ClusterRole', 'metrics-reader', [SA('prometheus', 'monitoring')])],
     attrs: { ...url(prom, 'get', '/metrics'), namespace: 'monitoring' },
     allowed: false,
   },
@@ -447,8 +447,8 @@ describe('rulesFor()', () => {
     const cluster = rulesFor(w, jane, '');
     const inDefault = rulesFor(w, jane, 'default');
     const has = (rules: PolicyRule[], r: PolicyRule) => rules.some((x) => JSON.stringify(x) === JSON.stringify(r));
-    assert.ok(!has(cluster.rules, (podReader.rules ?? [])[0] as PolicyRule));
-    assert.ok(has(inDefault.rules, (podReader.rules ?? [])[0] as PolicyRule));
+    assert.ok(!has(cluster.rules, (podReader.rules ?? [])[0]));
+    assert.ok(has(inDefault.rules, (podReader.rules ?? [])[0]));
     assert.ok(has(cluster.rules, { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] }));
     assert.deepEqual(inDefault.errors, []);
   });

@@ -73,7 +73,7 @@ describe('authority state directory', () => {
     const w = await watch(second.url, second.caPem, `/api/v1/namespaces/keep/configmaps?watch=1&resourceVersion=${rvBefore - 1}`, second.adminToken);
     const [ev] = await w.waitFor(1);
     w.close();
-    assert.equal(ev!.object.code, 410);
+    assert.equal(ev.object.code, 410);
   });
 
   it('the written kubeconfig embeds the CA and the admin token of user admin', async () => {
@@ -239,7 +239,7 @@ describe('authority state directory', () => {
     }
     await stop(a);
     const after = segments(stateDir);
-    assert.ok(Number(after[0]!.split('.')[1]) > Number(before.at(-1)!.split('.')[1]), `covered segments removed: ${before} → ${after}`);
+    assert.ok(Number(after[0].split('.')[1]) > Number(before.at(-1)!.split('.')[1]), `covered segments removed: ${before} → ${after}`);
     const snap = JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')) as Obj;
     assert.ok(snap.resourceVersion > 0 && snap.resourceVersion <= lastRv);
     assert.ok((snap.objects.configmaps as Obj[]).some((o) => o.metadata.name === 'c0'), 'the snapshot holds the early objects');

@@ -14,7 +14,7 @@ const op = fc.oneof(
 );
 
 it('lists in key order and by namespace after any loads, puts and removals', async () => {
-  await fc.assert(
+  fc.assert(
     fc.property(fc.array(fc.record({ ns, name }), { maxLength: 30 }), fc.array(op, { maxLength: 60 }), (loaded, ops) => {
       const store = new Store();
       const live = new Map<string, { ns: string; name: string }>();
@@ -23,7 +23,7 @@ it('lists in key order and by namespace after any loads, puts and removals', asy
       for (const o of loaded) {
         if (live.has(key(o))) continue;
         live.set(key(o), o);
-        objects.configmaps!.push({ metadata: { name: o.name, namespace: o.ns } });
+        objects.configmaps.push({ metadata: { name: o.name, namespace: o.ns } });
       }
       store.load({ resourceVersion: 1, objects });
       for (const o of ops) {

@@ -143,7 +143,7 @@ describe('startTestEnvironment', () => {
         const names = validating.items.map((v) => v.metadata.name).sort();
         assert.equal(names.length, 2);
         assert.equal(names[1], 'validating-webhook-configuration');
-        assert.match(names[0]!, /^envtest-[0-9a-f]{6}-validating-webhook-configuration$/);
+        assert.match(names[0], /^envtest-[0-9a-f]{6}-validating-webhook-configuration$/);
         assert.deepEqual(validating.items.find((v) => v.metadata.name === 'validating-webhook-configuration')?.webhooks ?? [], []);
         assert.equal((await cluster.admin.get<{ data: { owner: string } }>('/api/v1/namespaces/default/configmaps/kept')).data.owner, 'someone else');
         assert.equal((await cluster.admin.get<{ data: { owner: string } }>('/api/v1/namespaces/default/configmaps/made')).data.owner, 'the test');

@@ -67,7 +67,7 @@ test('an HPA written through autoscaling/v1 is owned in v1\'s fields, read in v2
   }, { query: { fieldManager: 'scaler' } });
   const [entry] = created.metadata.managedFields ?? [];
   assert.deepEqual([entry?.manager, entry?.apiVersion], ['scaler', 'autoscaling/v1']);
-  assert.deepEqual(Object.keys((entry!.fieldsV1['f:spec'] ?? {}) as object).sort(), ['f:maxReplicas', 'f:minReplicas', 'f:scaleTargetRef', 'f:targetCPUUtilizationPercentage']);
+  assert.deepEqual(Object.keys((entry.fieldsV1['f:spec'] ?? {})).sort(), ['f:maxReplicas', 'f:minReplicas', 'f:scaleTargetRef', 'f:targetCPUUtilizationPercentage']);
   const v2 = await client.get<WithFields>('/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/owned');
   assert.deepEqual(v2.metadata.managedFields?.map((e) => [e.manager, e.apiVersion]), [['scaler', 'autoscaling/v1']]);
 });

@@ -34,8 +34,8 @@ describe('write-ahead log', () => {
     const lines = readFileSync(path, 'utf8').split('\n');
     assert.equal(lines.pop(), '', 'every record ends with a newline');
     assert.equal(lines.length, 51);
-    assert.deepEqual(JSON.parse(lines[0]!), { rv: 1, key: 'configmaps', object: { metadata: { name: 'c1', namespace: 'default', resourceVersion: '1' } } });
-    assert.equal(JSON.parse(lines[50]!).deleted, true);
+    assert.deepEqual(JSON.parse(lines[0]), { rv: 1, key: 'configmaps', object: { metadata: { name: 'c1', namespace: 'default', resourceVersion: '1' } } });
+    assert.equal(JSON.parse(lines[50]).deleted, true);
     wal.close();
     assert.throws(() => wal.append(event(52, 'late')), /the authority is stopping; the change was not stored/);
   });

@@ -92,7 +92,7 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     hook.on('/validate', () => ({ response: { allowed: true } }));
     await install('mutating', 'm', [webhook('m.example.com', '//mutate/')]);
     await install('validating', 'v', [webhook('v.example.com', '/validate')]);
-    const created = await cluster.admin.create<Record<string, any>>(cms, configMap('', { generateName: 'gen-' }), { query: { fieldManager: 'tester' } }); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const created = await cluster.admin.create<Record<string, any>>(cms, configMap('', { generateName: 'gen-' }), { query: { fieldManager: 'tester' } });  
     assert.equal(created.data.added, 'by-webhook');
     const [m] = hook.callsTo('/mutate');
     const [v] = hook.callsTo('/validate');
@@ -124,7 +124,7 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     assert.equal(vr.name, created.metadata.name);
     assert.equal(vr.object.metadata.uid, created.metadata.uid);
     assert.equal(vr.object.data.added, 'by-webhook');
-    const stored = await cluster.admin.get<Record<string, any>>(`${cms}/${created.metadata.name}`); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const stored = await cluster.admin.get<Record<string, any>>(`${cms}/${created.metadata.name}`);  
     assert.equal(stored.metadata.uid, created.metadata.uid);
     assert.equal(stored.data.added, 'by-webhook');
     // one debug line per call: webhook, code, duration
@@ -149,8 +149,8 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
         assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
       }
       const path = `/api/v1/namespaces/${ns}/configmaps/writes`;
-      const got = await cluster.admin.get<Record<string, any>>(path); // eslint-disable-line @typescript-eslint/no-explicit-any
-      const replaced = await cluster.admin.replace<Record<string, any>>(path, { ...got, data: { ...got.data, v: '3' } }); // eslint-disable-line @typescript-eslint/no-explicit-any
+      const got = await cluster.admin.get<Record<string, any>>(path);  
+      const replaced = await cluster.admin.replace<Record<string, any>>(path, { ...got, data: { ...got.data, v: '3' } });  
       await cluster.admin.delete(path);
       const { uid: _u, creationTimestamp: _c, resourceVersion: _r, namespace: _n, managedFields, ...meta } = replaced.metadata;
       // the entries' order follows their (second-granular) times, which differ between the two runs: compared as a set
@@ -258,11 +258,11 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     // configurations run in name order: "1-a" before "2-b"
     await install('mutating', '2-b', [webhook('b.example.com', '/b')]);
     await install('mutating', '1-a', [webhook('a.example.com', '/a', { reinvocationPolicy: 'IfNeeded' })]);
-    const created = await cluster.admin.create<Record<string, any>>(cms, configMap('reinvoked')); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const created = await cluster.admin.create<Record<string, any>>(cms, configMap('reinvoked'));  
     assert.deepEqual(created.metadata.labels, { a: 'yes', b: 'yes' });
     assert.equal(hook.callsTo('/a').length, 2, 'a: round 0 and its reinvocation');
     assert.equal(hook.callsTo('/b').length, 1, 'b (Never) runs once, and its own change does not re-invoke it');
-    assert.equal(hook.callsTo('/a')[1]!.review.request.object.metadata.labels.b, 'yes', 'the second call sees b\'s change');
+    assert.equal(hook.callsTo('/a')[1].review.request.object.metadata.labels.b, 'yes', 'the second call sees b\'s change');
   });
 
   test('the scale subresource: webhooks on deployments/scale get the autoscaling/v1 Scale, and may refuse it', async () => {
@@ -291,7 +291,7 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
       'UPDATE',
     ]);
     assert.deepEqual([r.object.spec.replicas, r.oldObject.spec.replicas], [9, 3]);
-    const stored = await cluster.admin.get<Record<string, any>>(`/apis/apps/v1/namespaces/${NS}/deployments/scaled`); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const stored = await cluster.admin.get<Record<string, any>>(`/apis/apps/v1/namespaces/${NS}/deployments/scaled`);  
     assert.equal(stored.spec.replicas, 3);
   });
 

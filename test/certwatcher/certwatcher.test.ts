@@ -147,12 +147,12 @@ describe('generateSelfSignedCertificate', () => {
     const self = await generateSelfSignedCertificate({ extraIPs: ['fd00::10'] });
     const [leafPem] = self.certPem.split(/(?<=-----END CERTIFICATE-----\n)/);
     await writeFile(join(dir, 'ss-ca.pem'), self.caPem);
-    await writeFile(join(dir, 'ss-leaf.pem'), leafPem!);
+    await writeFile(join(dir, 'ss-leaf.pem'), leafPem);
     const out = execFileSync('openssl', ['verify', '-x509_strict', '-purpose', 'sslserver', '-CAfile', join(dir, 'ss-ca.pem'), join(dir, 'ss-leaf.pem')], { encoding: 'utf8' });
     assert.match(out, /ss-leaf\.pem: OK/);
 
     const ca = new x509.X509Certificate(self.caPem);
-    const leaf = new x509.X509Certificate(leafPem!);
+    const leaf = new x509.X509Certificate(leafPem);
     const caBasic = ca.getExtension(x509.BasicConstraintsExtension)!;
     assert.deepEqual([caBasic.ca, caBasic.pathLength, caBasic.critical], [true, 0, true]);
     assert.equal(ca.getExtension(x509.KeyUsagesExtension)!.usages, x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign);

@@ -87,10 +87,10 @@ describe('ctrlmetrics authority --crds', { skip: SECOND_NODE_SKIP }, () => {
 
     assert.equal((await kubectl('get', 'smon', '-n', 'certs-system', '-o', 'name')).trim(), 'servicemonitor.monitoring.coreos.com/certs-controller-manager-metrics-monitor');
     const certs = (await kubectl('get', 'certs', '-n', 'certs-system', '-o', 'wide')).trim().split('\n');
-    assert.match(certs[0]!, /^NAME\s+READY\s+SECRET\s+ISSUER\s+STATUS\s+AGE$/);
-    assert.match(certs[1]!, /^certs-metrics-certs\s+metrics-server-cert\s+certs-selfsigned-issuer\s+\d+s$/);
+    assert.match(certs[0], /^NAME\s+READY\s+SECRET\s+ISSUER\s+STATUS\s+AGE$/);
+    assert.match(certs[1], /^certs-metrics-certs\s+metrics-server-cert\s+certs-selfsigned-issuer\s+\d+s$/);
     const issuers = (await kubectl('get', 'issuers', '-n', 'certs-system')).trim().split('\n');
-    assert.match(issuers[0]!, /^NAME\s+READY\s+AGE$/);
+    assert.match(issuers[0], /^NAME\s+READY\s+AGE$/);
     const crds = await kubectl('get', 'crds', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.spec.scope}{"\\n"}{end}');
     for (const line of ['servicemonitors.monitoring.coreos.com Namespaced', 'issuers.cert-manager.io Namespaced', 'clusterissuers.cert-manager.io Cluster', 'certificates.cert-manager.io Namespaced']) {
       assert.ok(crds.split('\n').includes(line), crds);

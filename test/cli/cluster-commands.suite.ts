@@ -165,7 +165,7 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
       ]);
       // the same request as kubectl create token: the same claims apart from the times and the token's own id
       const claimsOf = (t: string) => {
-        const { iat: _i, exp: _e, nbf: _n, jti: _j, ...rest } = JSON.parse(Buffer.from(t.trim().split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+        const { iat: _i, exp: _e, nbf: _n, jti: _j, ...rest } = JSON.parse(Buffer.from(t.trim().split('.')[1], 'base64url').toString()) as Record<string, unknown>;
         return rest;
       };
       assert.deepEqual(claimsOf(out), claimsOf(kubectlOut));
@@ -177,7 +177,7 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
       );
       assert.equal(review.status.authenticated, true);
       assert.equal(review.status.user?.username, 'system:serviceaccount:monitoring:prometheus');
-      const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number; iat: number };
+      const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { exp: number; iat: number };
       assert.equal(claims.exp - claims.iat, 7200);
     });
 
@@ -276,7 +276,7 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
     });
 
     test('lists ServiceMonitors as kubectl get servicemonitors does (NAME, AGE), -A and -o name too', async () => {
-      const crd = CRD_SETS['prometheus-operator']!.crds[0]; // the CRD `authority --crds prometheus-operator` installs
+      const crd = CRD_SETS['prometheus-operator'].crds[0]; // the CRD `authority --crds prometheus-operator` installs
       await cluster.admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
       const empty = await ok(cli(['monitors', '-n', 'monitoring']).then((r) => {
         assert.equal(r.stderr, 'No resources found in monitoring namespace.\n');
@@ -315,7 +315,7 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
       assert.match(scopedOurs, /^NAME +AGE\nc +\d+s\n$/);
       assert.equal(norm(scopedOurs), norm(scopedTheirs));
       const yaml = await ok(cli(['monitors', '-n', 'scrapers', '-o', 'yaml']), 'monitors -o yaml');
-      assert.match(yaml, /^apiVersion: v1\nitems:\n- apiVersion: monitoring\.coreos\.com\/v1\n  kind: ServiceMonitor\n/);
+      assert.match(yaml, /^apiVersion: v1\nitems:\n- apiVersion: monitoring\.coreos\.com\/v1\n {2}kind: ServiceMonitor\n/);
     });
 
     test('-o wide adds where each endpoint is scraped, how TLS is checked and which Services are selected', async () => {
@@ -333,9 +333,9 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
       });
       const out = await ok(cli(['monitors', '-n', 'wide', '-o', 'wide']), 'monitors -o wide');
       const lines = out.trimEnd().split('\n');
-      assert.match(lines[0]!, /^NAME +AGE +ENDPOINTS +TLS +SELECTOR$/);
-      assert.match(lines[1]!, /^insecure +\d+s +https:https\/metrics +insecure +app\.kubernetes\.io\/name=p,control-plane=controller-manager$/);
-      assert.match(lines[2]!, /^verified +\d+s +https:https\/metrics +verify p-svc\.p-system\.svc +app\.kubernetes\.io\/name=p,control-plane=controller-manager$/);
+      assert.match(lines[0], /^NAME +AGE +ENDPOINTS +TLS +SELECTOR$/);
+      assert.match(lines[1], /^insecure +\d+s +https:https\/metrics +insecure +app\.kubernetes\.io\/name=p,control-plane=controller-manager$/);
+      assert.match(lines[2], /^verified +\d+s +https:https\/metrics +verify p-svc\.p-system\.svc +app\.kubernetes\.io\/name=p,control-plane=controller-manager$/);
       assert.equal(lines.length, 3);
     });
   });

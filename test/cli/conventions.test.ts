@@ -26,7 +26,7 @@ test('bare ctrlmetrics, --help and help CMD print the help on stdout and exit 0'
 
 test('every command description starts with a capital letter and ends without a period', async () => {
   const r = await runCli([]);
-  const commands = r.stdout.split('Commands:\n')[1]!.split('\n').filter((l) => /^ {2}\S/.test(l));
+  const commands = r.stdout.split('Commands:\n')[1].split('\n').filter((l) => /^ {2}\S/.test(l));
   assert.ok(commands.length >= 12, r.stdout);
   for (const line of commands) {
     const description = line.replace(/^ {2}\S+(?: \[[^\]]+\]| <[^>]+>)* +/, '');
@@ -45,9 +45,9 @@ test('usage errors: one error line in kubectl\'s words, the subcommand\'s help h
   ];
   const results = await Promise.all(cases.map(([args]) => runCli(args)));
   results.forEach((r, i) => {
-    assert.equal(r.code, 1, `${cases[i]![0].join(' ')}: ${r.stderr}`);
+    assert.equal(r.code, 1, `${cases[i][0].join(' ')}: ${r.stderr}`);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, cases[i]![1]);
+    assert.equal(r.stderr, cases[i][1]);
   });
   const help = await runCli(['doctor', '--help']);
   assert.match(help.stdout, /-n, --namespace <ns> +the manager's namespace, <project>-system \(required\)/);

@@ -34,7 +34,7 @@ describe('demo --prometheus', () => {
     assert.equal(job.scrape_interval, '5s');
     assert.deepEqual(job.authorization, { type: 'Bearer', credentials_file: '/s/reader.token' });
     assert.deepEqual(job.tls_config, { ca_file: '/s/metrics-ca.crt' });
-    assert.deepEqual((job.static_configs as Array<{ targets: string[] }>)[0]!.targets, ['127.0.0.1:8443']);
+    assert.deepEqual((job.static_configs as Array<{ targets: string[] }>)[0].targets, ['127.0.0.1:8443']);
     const plain = demoScrapeJob({ metricsUrl: 'http://127.0.0.1:8080', secure: false, intervalSeconds: 5 });
     assert.equal(plain.scheme, 'http');
     assert.equal(plain.authorization, undefined);

@@ -76,7 +76,7 @@ async function certSecret(dnsName: string): Promise<Obj> {
 async function setServicePort(port: number): Promise<void> {
   const path = `/api/v1/namespaces/${NS}/services/${SERVICE}`;
   const svc = await cluster.admin.get<{ spec: { ports: Array<{ port: number }> } }>(path);
-  svc.spec.ports[0]!.port = port;
+  svc.spec.ports[0].port = port;
   await cluster.admin.replace(path, svc);
 }
 
@@ -105,7 +105,7 @@ before(async () => {
   const certDir = join(tmp, 'metrics-certs');
   await mkdir(certDir);
   const data = goodSecret.data as Record<string, string>;
-  for (const f of ['tls.crt', 'tls.key']) await writeFile(join(certDir, f), Buffer.from(data[f]!, 'base64'), { mode: 0o600 });
+  for (const f of ['tls.crt', 'tls.key']) await writeFile(join(certDir, f), Buffer.from(data[f], 'base64'), { mode: 0o600 });
   const managerToken = await cluster.serviceAccountToken(NS, `${PROJECT}-controller-manager`, { expirationSeconds: 86_400 });
   endpoint = await startSecureEndpoint({ server: cluster.authority.url, ca: cluster.authority.caPem, token: managerToken }, { metrics: { certDir } });
   // no kubelet, Deployment or EndpointSlice controller here: say what they would once the manager pod is up
@@ -159,7 +159,7 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
       /^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as monitoring:prometheus: 200, \d+ metric families \(TLS verified for doc-controller-manager-metrics-service\.doc-system\.svc against ca\.crt of Secret metrics-server-cert\)$/,
     ];
     assert.equal(d.lines.length, expected.length, d.lines.join('\n'));
-    expected.forEach((re, i) => assert.match(d.lines[i]!, re));
+    expected.forEach((re, i) => assert.match(d.lines[i], re));
   });
 
   // each case breaks one link, checks that exactly its check(s) fail with the fix, and repairs it
@@ -292,7 +292,7 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
         assert.equal(d.code, 1);
         assert.equal(d.stderr, `error: ${c.failing.length} of ${d.lines.length} checks failed\n`);
         assert.equal(d.failed.length, c.failing.length, d.lines.join('\n'));
-        c.failing.forEach((re, i) => assert.match(d.failed[i]!, re));
+        c.failing.forEach((re, i) => assert.match(d.failed[i], re));
       } finally {
         await c.fixIt();
       }
@@ -301,7 +301,7 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
 
   test('the Lease is checked where the Deployment\'s args put it, and not at all without --leader-elect', async () => {
     const d = await cluster.admin.get<{ spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>(DEPLOYMENT);
-    const args = d.spec.template.spec.containers[0]!.args;
+    const args = d.spec.template.spec.containers[0].args;
     const setArgs = (a: string[]) => cluster.admin.request('PATCH', DEPLOYMENT, { body: [{ op: 'replace', path: '/spec/template/spec/containers/0/args', value: a }], contentType: 'application/json-patch+json' });
     try {
       await setArgs([...args, '--leader-election-namespace', 'elsewhere']);
@@ -321,8 +321,8 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
   test('kubectl lists the EndpointSlice with kube-apiserver\'s columns', async () => {
     const out = await k(['get', 'endpointslices', '-n', NS]);
     const [header, row] = out.trim().split('\n');
-    assert.match(header!, /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE$/);
-    assert.match(row!, new RegExp(`^${SERVICE}-x7k2p\\s+IPv4\\s+8443\\s+10\\.244\\.0\\.7\\s+\\d+s$`));
+    assert.match(header, /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE$/);
+    assert.match(row, new RegExp(`^${SERVICE}-x7k2p\\s+IPv4\\s+8443\\s+10\\.244\\.0\\.7\\s+\\d+s$`));
   });
 
   test('from outside the cluster without --url: the scrape is not tried, the line says how to port-forward', async () => {
@@ -346,8 +346,8 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
     const d = await doctor();
     assert.equal(d.code, 1);
     assert.equal(d.failed.length, 2, d.lines.join('\n'));
-    assert.match(d.failed[0]!, /^✗ manager Deployment doc-system\/doc-controller-manager not found → fix: deploy the project/);
-    assert.match(d.failed[1]!, /^✗ ServiceMonitor CRD \(servicemonitors\.monitoring\.coreos\.com\) is not installed: no Prometheus operator runs in this cluster → fix: install the Prometheus operator/);
+    assert.match(d.failed[0], /^✗ manager Deployment doc-system\/doc-controller-manager not found → fix: deploy the project/);
+    assert.match(d.failed[1], /^✗ ServiceMonitor CRD \(servicemonitors\.monitoring\.coreos\.com\) is not installed: no Prometheus operator runs in this cluster → fix: install the Prometheus operator/);
     assert.ok(d.lines.includes('- ServiceMonitor doc-system/doc-controller-manager-metrics-monitor: not checked (no CRD)'), d.lines.join('\n'));
     assert.ok(d.lines.includes('- metrics certificate: not checked (no Deployment)'), d.lines.join('\n'));
   });

@@ -32,7 +32,7 @@ type Job = Record<string, unknown> & { tls_config?: Record<string, unknown>; sta
 function onlyJob(text: string): Job {
   const doc = parseYaml(text) as { scrape_configs: Job[] };
   assert.equal(doc.scrape_configs.length, 1, text);
-  return doc.scrape_configs[0]!;
+  return doc.scrape_configs[0];
 }
 
 async function promtoolAccepts(config: unknown, name: string): Promise<void> {
@@ -51,12 +51,12 @@ before(async () => {
   }
   await ok(['init', '--project-name', PROJECT, '--dir', proj]);
   await ok(['edit', '--enable', 'prometheus', '--dir', proj]);
-  insecureOut = (await ok(['prometheus-config', '--from', join(proj, 'config/default'), '--target', '127.0.0.1:8443', '--token-file', files.token!])).stdout;
+  insecureOut = (await ok(['prometheus-config', '--from', join(proj, 'config/default'), '--target', '127.0.0.1:8443', '--token-file', files.token])).stdout;
   await ok(['edit', '--enable', 'metrics-tls', '--dir', proj]);
   const from = join(proj, 'config/default');
   [tlsStatic, tlsDiscovery] = await Promise.all([
-    ok(['prometheus-config', '--from', from, '--target', '127.0.0.1:8443', '--token-file', files.token!, '--ca-file', files['ca.crt']!]),
-    ok(['prometheus-config', '--from', from, '--token-file', files.token!, '--ca-file', files['ca.crt']!, '--cert-file', files['tls.crt']!, '--key-file', files['tls.key']!]).then((r) => r.stdout),
+    ok(['prometheus-config', '--from', from, '--target', '127.0.0.1:8443', '--token-file', files.token, '--ca-file', files['ca.crt']]),
+    ok(['prometheus-config', '--from', from, '--token-file', files.token, '--ca-file', files['ca.crt'], '--cert-file', files['tls.crt'], '--key-file', files['tls.key']]).then((r) => r.stdout),
   ]);
 });
 

@@ -75,7 +75,7 @@ describe('scrape --watch in a terminal, across a manager restart', () => {
 
     const up = await screenWhen((l) => l.some((x) => /^configmap +\S/.test(x)) && l.some((x) => /^secret +\S/.test(x)) && statusLines(l).length === 1, 'the table of both controllers');
     assert.match(up.find((l) => l.startsWith('CONTROLLER'))!, /^CONTROLLER +RECONCILES\/S +ERRORS +P50 +P90 +DEPTH/);
-    assert.match(statusLines(up)[0]!, /next scrape in \d+s · Ctrl-C to stop/);
+    assert.match(statusLines(up)[0], /next scrape in \d+s · Ctrl-C to stop/);
 
     process.kill(manager!.pid, 'SIGKILL');
     await manager!.exited;
@@ -83,9 +83,9 @@ describe('scrape --watch in a terminal, across a manager restart', () => {
     const down = await screenWhen((l) => / attempt [3-9],/.test(statusLines(l)[0] ?? ''), 'three retries');
     assert.equal(statusLines(down).length, 1, down.join('\n'));
     // the reason comes last and is cut at the terminal's edge (one column short of it)
-    assert.match(statusLines(down)[0]!, /^\S not answering since \d\d:\d\d:\d\dZ · attempt \d+, next in \d+s · Ctrl-C to stop · cannot connect to 127\.0.*…$/);
-    assert.equal([...statusLines(down)[0]!].length, COLUMNS - 1);
-    assert.match(down[0]!, /not answering since \d\d:\d\d:\d\dZ$/);
+    assert.match(statusLines(down)[0], /^\S not answering since \d\d:\d\d:\d\dZ · attempt \d+, next in \d+s · Ctrl-C to stop · cannot connect to 127\.0.*…$/);
+    assert.equal([...statusLines(down)[0]].length, COLUMNS - 1);
+    assert.match(down[0], /not answering since \d\d:\d\d:\d\dZ$/);
     assert.ok(down.some((l) => /^configmap +\S/.test(l)), 'the last table stays on screen');
     assert.equal(down.length <= ROWS + 1, true, 'nothing scrolled');
     for (const l of down) assert.ok([...l].length <= COLUMNS, `wider than the terminal: ${l}`);

@@ -23,13 +23,13 @@ describe('scrape --watch: the numbers', () => {
     const a = watchPoint(exposition('web', 100, 10, [50, 90, 100]), 0);
     const b = watchPoint(exposition('web', 200, 35, [50, 190, 200], 4), 10_000);
     const [s] = statsBetween(b, a);
-    assert.equal(s!.rate, 10); // 100 reconciles in 10 s
-    assert.equal(s!.errorRatio, 0.25); // 25 of 100 failed
+    assert.equal(s.rate, 10); // 100 reconciles in 10 s
+    assert.equal(s.errorRatio, 0.25); // 25 of 100 failed
     // all 100 new observations fell in (0.01, 0.1]: p50 is halfway, p90 at nine tenths (linear interpolation)
-    assert.ok(Math.abs(s!.p50! - 0.055) < 1e-12, String(s!.p50));
-    assert.ok(Math.abs(s!.p90! - 0.091) < 1e-12, String(s!.p90));
-    assert.equal(s!.depth, 4);
-    assert.equal(s!.total, 200);
+    assert.ok(Math.abs(s.p50! - 0.055) < 1e-12, String(s.p50));
+    assert.ok(Math.abs(s.p90! - 0.091) < 1e-12, String(s.p90));
+    assert.equal(s.depth, 4);
+    assert.equal(s.total, 200);
     assert.deepEqual(statsBetween(a), [{ controller: 'web', depth: 0, total: 100 }], 'the first scrape has no rates');
   });
 
@@ -37,15 +37,15 @@ describe('scrape --watch: the numbers', () => {
     const before = watchPoint(exposition('web', 500, 50, [400, 480, 500]), 0);
     const restarted = watchPoint(exposition('web', 20, 0, [20, 20, 20]), 5_000);
     const [s] = statsBetween(restarted, before);
-    assert.equal(s!.rate, 4);
-    assert.equal(s!.errorRatio, 0);
-    assert.ok(s!.p90! > 0 && s!.p90! <= 0.01, 'the reset histogram is read whole');
+    assert.equal(s.rate, 4);
+    assert.equal(s.errorRatio, 0);
+    assert.ok(s.p90! > 0 && s.p90! <= 0.01, 'the reset histogram is read whole');
   });
 
   it('an interval without reconciles has no error ratio or quantiles', () => {
     const a = watchPoint(exposition('web', 10, 1, [10, 10, 10]), 0);
     const [s] = statsBetween(watchPoint(exposition('web', 10, 1, [10, 10, 10]), 1000), a);
-    assert.deepEqual([s!.rate, s!.errorRatio, s!.p50, s!.p90], [0, undefined, undefined, undefined]);
+    assert.deepEqual([s.rate, s.errorRatio, s.p50, s.p90], [0, undefined, undefined, undefined]);
   });
 
   it('the sparkline scales to the largest rate; the history keeps the last minute', () => {
@@ -70,8 +70,8 @@ describe('scrape --watch: the screen', () => {
 
   it('a wide terminal shows every column and a sparkline of the last minute', () => {
     const lines = renderScreen(history(), { url: 'https://127.0.0.1:8443/metrics', intervalMs: 5000, columns: 120, rows: 20 });
-    assert.match(lines[0]!, /^https:\/\/127\.0\.0\.1:8443\/metrics {2}every 5s {2}\d\d:\d\d:\d\dZ$/);
-    assert.match(lines[2]!, /^CONTROLLER +RECONCILES\/S +ERRORS +P50 +P90 +DEPTH +LAST MINUTE$/);
+    assert.match(lines[0], /^https:\/\/127\.0\.0\.1:8443\/metrics {2}every 5s {2}\d\d:\d\d:\d\dZ$/);
+    assert.match(lines[2], /^CONTROLLER +RECONCILES\/S +ERRORS +P50 +P90 +DEPTH +LAST MINUTE$/);
     const row = lines.find((l) => l.startsWith('configmap '))!;
     assert.match(row, /^configmap +2\.00 +10\.0% +\S+ +\S+ +3 +[▁-█]{11}$/);
     for (const l of lines) assert.ok([...l].length <= 120, l);
@@ -92,7 +92,7 @@ describe('scrape --watch: the screen', () => {
     assert.equal(lines.length, 4);
     assert.equal(lines[3], '… 2 more controllers (make the terminal taller)');
     const stale = renderScreen(history(), { url: 'u', intervalMs: 5000, columns: 100, rows: 20, staleSince: Date.parse('2026-11-27T08:00:03Z') });
-    assert.match(stale[0]!, /last scrape \d\d:\d\d:\d\dZ, not answering since 08:00:03Z$/);
+    assert.match(stale[0], /last scrape \d\d:\d\d:\d\dZ, not answering since 08:00:03Z$/);
     assert.deepEqual(renderScreen(new WatchHistory(), { url: 'u', intervalMs: 1000, columns: 100, rows: 20 }), ['u  every 1s  waiting for the first scrape', '']);
   });
 
@@ -100,7 +100,7 @@ describe('scrape --watch: the screen', () => {
     const h = history();
     const lines = renderLines(Date.parse('2026-11-27T08:00:05Z'), h.latest());
     assert.deepEqual(lines.map((l) => l.split(' ').slice(0, 3).join(' ')), ['08:00:05Z a-controller-with-a-rather-long-name reconciles/s=0.40', '08:00:05Z configmap reconciles/s=2.00']);
-    assert.match(lines[1]!, / errors=10\.0% p50=\S+ p90=\S+ depth=3 total=110$/);
+    assert.match(lines[1], / errors=10\.0% p50=\S+ p90=\S+ depth=3 total=110$/);
     assert.equal(fit('abcdef', 4), 'abc…');
   });
 });

@@ -54,7 +54,7 @@ test('a get of a cached object makes no API call and returns a copy the reconcil
   const before = proxy.count('/configmaps/cm-a');
   const a = await cached.get<CM>(`/api/v1/namespaces/${NS}/configmaps/cm-a`);
   assert.equal(a.data?.k, 'cm-a');
-  a.data!.k = 'changed by the reconciler';
+  a.data.k = 'changed by the reconciler';
   const again = await cached.get<CM>(`/api/v1/namespaces/${NS}/configmaps/cm-a`);
   assert.equal(again.data?.k, 'cm-a', 'the cache was not changed through the copy');
   assert.equal(proxy.count('/configmaps/cm-a'), before, 'no API call');
@@ -125,7 +125,7 @@ test('with a mapper, the first read of a kind no informer caches whole starts an
     const sa = await starting.get<CM>(path);
     assert.equal(sa.metadata.name, 'default');
     assert.deepEqual(set.all().map((i) => i.path), ['/api/v1/serviceaccounts'], 'one informer, for the kind (all namespaces: the cache has no scope)');
-    assert.ok(set.all()[0]!.synced);
+    assert.ok(set.all()[0].synced);
     await starting.get<CM>(path);
     await assert.rejects(starting.get(`/api/v1/namespaces/${NS}/serviceaccounts/nope`), (e: unknown) => e instanceof KubeApiError && e.status === 404);
     assert.equal(proxy.count('/serviceaccounts/default') + proxy.count('/serviceaccounts/nope'), gets, 'answered by the new informer, not by GETs');

@@ -59,7 +59,7 @@ async function behave(req: Request, ctx: ReconcileContext): Promise<Result | voi
       if (first) throw new Error('transient failure');
       return;
     case 'panic':
-      // eslint-disable-next-line @typescript-eslint/only-throw-error
+       
       if (first) throw 'a string, not an Error';
       return;
     case 'panicerr':

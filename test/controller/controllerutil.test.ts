@@ -94,10 +94,10 @@ describe('status conditions', () => {
     assert.deepEqual(conditions, [{ type: 'Available', status: 'False', reason: 'Reconciling', message: 'starting', observedGeneration: 1, lastTransitionTime: '2026-11-27T08:00:00Z' }]);
     assert.equal(setStatusCondition(conditions, { type: 'Available', status: 'False', reason: 'Reconciling', message: 'starting', observedGeneration: 1 }, t0 + 5000), false);
     assert.equal(setStatusCondition(conditions, { type: 'Available', status: 'False', reason: 'Waiting', message: 'pods pending', observedGeneration: 2 }, t0 + 5000), true);
-    assert.equal(conditions[0]!.lastTransitionTime, '2026-11-27T08:00:00Z');
-    assert.equal(conditions[0]!.observedGeneration, 2);
+    assert.equal(conditions[0].lastTransitionTime, '2026-11-27T08:00:00Z');
+    assert.equal(conditions[0].observedGeneration, 2);
     assert.equal(setStatusCondition(conditions, { type: 'Available', status: 'True', reason: 'Ready', message: 'ok', observedGeneration: 2 }, t0 + 61_000), true);
-    assert.equal(conditions[0]!.lastTransitionTime, '2026-11-27T08:01:01Z');
+    assert.equal(conditions[0].lastTransitionTime, '2026-11-27T08:01:01Z');
     setStatusCondition(conditions, { type: 'Degraded', status: 'False', reason: 'AsExpected', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }, t0);
     assert.equal(findStatusCondition(conditions, 'Degraded')?.lastTransitionTime, '2026-01-01T00:00:00Z');
     assert.equal(isStatusConditionTrue(conditions, 'Available'), true);

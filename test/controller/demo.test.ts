@@ -40,8 +40,8 @@ function runDemo(args: string[]): Run {
   children.push(child);
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, stdout: () => out, stderr: () => err, exited };
 }
@@ -112,7 +112,7 @@ test('ctrlmetrics demo: secure metrics of both controllers with the printed curl
   const verifiedCurl = new RegExp(`^  (curl --cacert ${caPath.replace(/[.]/g, '\\.')} -H @\\S+ https://127\\.0\\.0\\.1:\\d+/metrics)$`, 'm').exec(run.stdout());
   assert.ok(verifiedCurl, run.stdout());
   assert.match((await sh(`${verifiedCurl[1]} -s -o /dev/null -w '%{http_code}'`)).stdout, /^200$/);
-  const scrapeLine = /^  ctrlmetrics scrape (.+)$/m.exec(run.stdout());
+  const scrapeLine = /^ {2}ctrlmetrics scrape (.+)$/m.exec(run.stdout());
   assert.ok(scrapeLine, run.stdout());
   const verified = await sh(`node dist/cli.js scrape ${scrapeLine[1]} --match '^goobers_total$'`, 30_000);
   assert.equal(verified.code, 0, verified.stderr);
@@ -281,10 +281,10 @@ test('ctrlmetrics demo --kubeconfig: runs the example operator against that clus
         return undefined;
       }
     }, 'the derived ConfigMap in the given cluster', 30_000, 200);
-    const probe = await tlsProbe(m[1]!);
+    const probe = await tlsProbe(m[1]);
     assert.equal(probe.fingerprint256, new X509Certificate(cert.certPem).fingerprint256, 'the certificate from --metrics-cert-path is served');
     assert.equal(probe.alpn, 'h2', '--enable-http2 offers h2');
-    const res = await httpsGet(m[1]!, reader);
+    const res = await httpsGet(m[1], reader);
     assert.equal(res.status, 200, res.body.slice(0, 200));
     assert.ok((value(parseExposition(res.body), 'controller_runtime_reconcile_total', { controller: 'configmap', result: 'success' }) ?? 0) >= 1);
     run.child.kill('SIGINT');

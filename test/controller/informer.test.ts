@@ -133,7 +133,7 @@ test('as client-go\'s reflector: watch cache first, re-list only on an error ans
   // watches end every 1–2 s, so a fault set for the next watch is met soon
   const inf = new Informer<KubeObject>(client, { path: '/api/v1/namespaces/inf-r/configmaps', ...FAST, watchTimeoutSeconds: 1 });
   const lists = () => proxy.requests.filter((r) => r.startsWith('GET /api/v1/namespaces/inf-r/configmaps?') && !r.includes('watch=1'));
-  const query = (r: string) => new URL(r.split(' ')[1]!, 'https://x').searchParams;
+  const query = (r: string) => new URL(r.split(' ')[1], 'https://x').searchParams;
   try {
     await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-r' } });
     await cluster.admin.create('/api/v1/namespaces/inf-r/configmaps', cm('inf-r', 'a'));
@@ -142,8 +142,8 @@ test('as client-go\'s reflector: watch cache first, re-list only on an error ans
     inf.start();
     assert.equal(await inf.waitForSync(10_000), true);
     assert.equal(lists().length, 1);
-    assert.equal(query(lists()[0]!).get('resourceVersion'), '0', 'the first list is served from the watch cache');
-    assert.equal(query(lists()[0]!).get('limit'), '500');
+    assert.equal(query(lists()[0]).get('resourceVersion'), '0', 'the first list is served from the watch cache');
+    assert.equal(query(lists()[0]).get('limit'), '500');
 
     // 429 on the watch: backoff and re-watch, no re-list
     proxy.setFault({ kind: 'status', status: 429 }, 'watch=1');
@@ -159,7 +159,7 @@ test('as client-go\'s reflector: watch cache first, re-list only on an error ans
     await eventually(() => inf.stats.relistsOnError >= 1, 'a re-list after an error answer', 15_000, 20);
     proxy.setFault({ kind: 'pass' });
     await eventually(() => lists().length >= 2, 'the re-list', 15_000, 20);
-    const relist = query(lists()[1]!);
+    const relist = query(lists()[1]);
     assert.notEqual(relist.get('resourceVersion'), '0');
     assert.ok(Number(relist.get('resourceVersion')) >= Number(rv), `from the last synced version (${relist.get('resourceVersion')} ≥ ${rv})`);
     assert.equal(relist.get('limit'), null, 'not paginated: served from the watch cache');

@@ -170,6 +170,7 @@ describe('the Lease namespace, as controller-runtime decides it', () => {
   test('the option; else the pod\'s service-account namespace file; else refused with controller-runtime\'s message', async () => {
     const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- node:path's functions do not use `this`
     const { join } = await import('node:path');
     const dir = await mkdtemp(join(tmpdir(), 'lease-ns-'));
     try {
@@ -235,16 +236,16 @@ describe('failed Lease calls are logged as client-go logs them', () => {
       await new Promise((r) => setTimeout(r, 700));
       assert.equal(lines.length, 1, JSON.stringify(lines));
       assert.equal(
-        lines[0]!.msg,
+        lines[0].msg,
         `error retrieving resource lock ${ns}/locked-out: leases.coordination.k8s.io "locked-out" is forbidden: User "system:serviceaccount:${ns}:manager" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "${ns}"`,
       );
-      assert.deepEqual(lines[0]!.fields, { lease: `${ns}/locked-out`, reason: 'Forbidden', code: 403 });
+      assert.deepEqual(lines[0].fields, { lease: `${ns}/locked-out`, reason: 'Forbidden', code: 403 });
       // a retry period later the same error is logged again
       now += 100;
       const deadline = Date.now() + 3_000;
       while (lines.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       assert.equal(lines.length, 2);
-      assert.equal(lines[1]!.msg, lines[0]!.msg);
+      assert.equal(lines[1].msg, lines[0].msg);
     } finally {
       stop.abort();
       assert.equal(await acquiring, false);
@@ -266,7 +267,7 @@ describe('failed Lease calls are logged as client-go logs them', () => {
         lines[0]?.msg,
         `error initially creating leader election record: leases.coordination.k8s.io is forbidden: User "system:serviceaccount:${ns}:manager" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "${ns}"`,
       );
-      assert.deepEqual(lines[0]!.fields, { lease: `${ns}/cannot-create`, reason: 'Forbidden', code: 403 });
+      assert.deepEqual(lines[0].fields, { lease: `${ns}/cannot-create`, reason: 'Forbidden', code: 403 });
     } finally {
       stop.abort();
       assert.equal(await acquiring, false);

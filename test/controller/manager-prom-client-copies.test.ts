@@ -50,11 +50,11 @@ test("the application's other prom-client copy is served and reported once; an u
     assert.equal(value(parseExposition(r.body), 'app_copy_jobs_total', {}), 5);
     const included = lines.filter((l) => l.includes('including the default registry of another prom-client copy'));
     assert.equal(included.length, 1, lines.join('\n'));
-    assert.match(included[0]!, new RegExp(`"dir":"${join(app, 'node_modules', 'prom-client').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}"`));
+    assert.match(included[0], new RegExp(`"dir":"${join(app, 'node_modules', 'prom-client').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}"`));
     const warned = lines.filter((l) => l.includes('will not be served'));
     assert.equal(warned.length, 1, lines.join('\n'));
-    assert.match(warned[0]!, /"level":"warn"/);
-    assert.match(warned[0]!, /metrics of @prometheus-io\/client 0\.16\.1 at .*node_modules\/@prometheus-io\/client will not be served: this build needs Node\.js 22; pass its register to metrics\.registerPromClientRegistry\(\)/);
+    assert.match(warned[0], /"level":"warn"/);
+    assert.match(warned[0], /metrics of @prometheus-io\/client 0\.16\.1 at .*node_modules\/@prometheus-io\/client will not be served: this build needs Node\.js 22; pass its register to metrics\.registerPromClientRegistry\(\)/);
   } finally {
     stop.abort();
     await running.catch(() => undefined);

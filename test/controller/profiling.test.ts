@@ -92,7 +92,7 @@ test('one profile at a time (429 with Retry-After); bad seconds 400; other paths
     assert.equal(second.status, 429);
     assert.equal(second.headers['retry-after'], '5');
     assert.equal(second.body, 'a cpu profile is being taken: one at a time, try again when it is done\n');
-    fire!();
+    fire();
     const done = await first;
     assert.equal(done.status, 200);
     assert.ok(Array.isArray((JSON.parse(done.body) as { nodes: unknown[] }).nodes));

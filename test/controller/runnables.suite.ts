@@ -146,7 +146,7 @@ export function runnablesSuite(name: string, start: () => Promise<RunnablesTarge
       const cold = `${prefix}-cold`;
       const watches = [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=warmup' }];
       mgr.add(new Controller({ name: warm, reconciler: async () => void reconciled.warm++, watches }));
-      mgr.add(new Controller({ name: cold, enableWarmup: false, reconciler: async () => void reconciled.cold++, watches: [{ ...watches[0]!, labelSelector: 'test=warmup,cold!=x' }] }));
+      mgr.add(new Controller({ name: cold, enableWarmup: false, reconciler: async () => void reconciled.cold++, watches: [{ ...watches[0], labelSelector: 'test=warmup,cold!=x' }] }));
       const stop = new AbortController();
       const running = mgr.start(stop.signal);
       try {

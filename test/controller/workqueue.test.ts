@@ -133,8 +133,8 @@ test('addRateLimited backs off exponentially per item and forget resets it', asy
     q.done(r.item!);
   }
   // 20, 40, 80, 160 ms (timers may fire late, never early)
-  [20, 40, 80, 160].forEach((min, i) => assert.ok(waits[i]! >= min - 2, `attempt ${i + 1} waited ${waits[i]!.toFixed(0)} ms ≥ ${min}`));
-  assert.ok(waits[3]! > waits[0]! * 3, `backoff grows: ${waits.map((w) => w.toFixed(0)).join(', ')}`);
+  [20, 40, 80, 160].forEach((min, i) => assert.ok(waits[i] >= min - 2, `attempt ${i + 1} waited ${waits[i].toFixed(0)} ms ≥ ${min}`));
+  assert.ok(waits[3] > waits[0] * 3, `backoff grows: ${waits.map((w) => w.toFixed(0)).join(', ')}`);
   assert.equal(q.numRequeues('a'), 4);
   q.forget('a');
   assert.equal(q.numRequeues('a'), 0);
@@ -207,7 +207,7 @@ test('shutDownWithDrain hands out the queued items and resolves once every item 
   await sleep(20);
   assert.equal(drained, false, 'a and b are still being processed');
   q.done(a.item!);
-  q.done(b.item!);
+  q.done(b.item);
   await d;
   assert.equal(drained, true);
 });
@@ -249,7 +249,7 @@ test('property: the queue matches a model of de-duplication, FIFO order and re-q
           processing.push(expected);
         } else {
           if (processing.length === 0) continue;
-          const k = processing.splice(o.pick % processing.length, 1)[0]!;
+          const k = processing.splice(o.pick % processing.length, 1)[0];
           q.done(k);
           if (dirty.delete(k)) waiting.push(k);
         }

@@ -16,7 +16,7 @@ const page = readFileSync(join(ROOT, 'docs/reference/metrics.md'), 'utf8');
 const listed = page
   .split('\n')
   .filter((l) => l.startsWith('| `'))
-  .flatMap((l) => [...l.split('|')[1]!.matchAll(/`([a-z_*]+)`/g)].map((m) => m[1]!));
+  .flatMap((l) => [...l.split('|')[1].matchAll(/`([a-z_*]+)`/g)].map((m) => m[1]));
 
 const covered = (family: string) => listed.some((n) => (n.endsWith('*') ? family.startsWith(n.slice(0, -1)) : n === family));
 

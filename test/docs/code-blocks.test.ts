@@ -104,7 +104,7 @@ test('shell blocks name commands, flags, npm scripts and files that exist', () =
 /** The npm scripts of this repository and of a project `ctrlmetrics init` generates (the tutorial runs those). */
 function npmScripts(): Set<string> {
   const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const generated = JSON.parse(renderProject({ projectName: 'docs-check', domain: 'example.com', ctrlmetricsVersion: '*' })['package.json']!) as { scripts: Record<string, string> };
+  const generated = JSON.parse(renderProject({ projectName: 'docs-check', domain: 'example.com', ctrlmetricsVersion: '*' })['package.json']) as { scripts: Record<string, string> };
   return new Set([...Object.keys(own.scripts), ...Object.keys(generated.scripts)]);
 }
 
@@ -124,7 +124,7 @@ test('a map of the source tree names directories that exist, and every package o
   assert.ok(blocks.length >= 1, 'a layout block');
   const packages = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `src/${d.name}`);
   for (const f of blocks) {
-    const named = f.text.split('\n').flatMap((l) => l.split(/\s{2,}/)[0]!.split(' ')).filter(Boolean).map((p) => p.replace(/\/$/, ''));
+    const named = f.text.split('\n').flatMap((l) => l.split(/\s{2,}/)[0].split(' ')).filter(Boolean).map((p) => p.replace(/\/$/, ''));
     assert.deepEqual(named.filter((p) => !existsSync(join(ROOT, p))), [], `${f.where}: paths that do not exist`);
     assert.deepEqual(packages.filter((p) => !named.includes(p)), [], `${f.where}: packages of src/ left out`);
   }
@@ -133,7 +133,7 @@ test('a map of the source tree names directories that exist, and every package o
 test('the scrape --watch screen is what the renderer draws', () => {
   const blocks = fences.filter((f) => f.marker === 'watch-screen');
   assert.equal(blocks.length, 1);
-  assert.equal(blocks[0]!.text, docWatchScreen(), `${blocks[0]!.where}: regenerate it from test/docs/watch-screen.ts`);
+  assert.equal(blocks[0].text, docWatchScreen(), `${blocks[0].where}: regenerate it from test/docs/watch-screen.ts`);
 });
 
 test('YAML and JSON blocks parse', () => {

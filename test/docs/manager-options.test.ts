@@ -28,7 +28,7 @@ function firstColumn(page: string, header: string): string[] {
   const rows: string[] = [];
   for (const l of lines.slice(start + 2)) {
     if (!l.startsWith('|')) break;
-    rows.push(l.split('|')[1]!.trim().replace(/^`|`$/g, ''));
+    rows.push(l.split('|')[1].trim().replace(/^`|`$/g, ''));
   }
   return rows.sort();
 }

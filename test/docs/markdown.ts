@@ -59,8 +59,8 @@ export function readPage(path: string): Page {
   const slugger = new GithubSlugger();
   page = { path, anchors: new Set(), links: [], fences: [] };
   for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i]!;
-    if (t.type === 'heading_open') page.anchors.add(slugger.slug(tokens[i + 1]!.children!.map((c) => (c.type === 'code_inline' ? c.content : c.content)).join('')));
+    const t = tokens[i];
+    if (t.type === 'heading_open') page.anchors.add(slugger.slug(tokens[i + 1].children!.map((c) => (c.type === 'code_inline' ? c.content : c.content)).join('')));
     // fenced blocks, and indented ones (no language)
     if ((t.type === 'fence' || t.type === 'code_block') && t.map) {
       const before = lines.slice(0, t.map[0]).reverse().find((l) => l.trim() !== '');
@@ -73,7 +73,7 @@ export function readPage(path: string): Page {
       }
     }
     if (t.type === 'html_block' && t.map) {
-      for (const m of t.content.matchAll(/<a\s+(?:name|id)="([^"]+)"/g)) page.anchors.add(m[1]!);
+      for (const m of t.content.matchAll(/<a\s+(?:name|id)="([^"]+)"/g)) page.anchors.add(m[1]);
     }
   }
   pages.set(path, page);

@@ -32,7 +32,7 @@ export function fileSnippet(marker: string): string {
   const m = marker.match(/^file\s+(\S+)(?:\s+from\s+"([^"]*)")?(?:\s+to\s+"([^"]*)")?$/);
   if (!m) throw new Error(`malformed marker: file PATH [from "A"] [to "B"]: ${marker}`);
   const [, path, from, to] = m;
-  let text = readFileSync(join(ROOT, path!), 'utf8');
+  let text = readFileSync(join(ROOT, path), 'utf8');
   if (from !== undefined) {
     const at = text.indexOf(from);
     if (at < 0) throw new Error(`${path} has no "${from}"`);
@@ -56,8 +56,8 @@ export function commandLines(block: string): string[][] {
     const line = raw.replace(/(^|\s)#.*$/, '').replace(/\$\(([^)]*)\)/g, (_m, inner: string) => (subs.push(inner), 'VALUE'));
     for (const sub of subs) found.push(...commandLines(sub));
     for (const m of line.matchAll(/(?:^|[\s($"])(ctrlmetrics|node dist\/cli\.js|npm start --)(?=\s|$)/g)) {
-      const rest = line.slice(m.index! + m[0].length);
-      const segment = rest.split(/&&|\)|;|\s\|\s|`/)[0]!;
+      const rest = line.slice(m.index + m[0].length);
+      const segment = rest.split(/&&|\)|;|\s\|\s|`/)[0];
       const words = segment.trim().split(/\s+/).filter(Boolean);
       found.push(m[1] === 'npm start --' ? ['demo', ...words] : words);
     }
@@ -75,7 +75,7 @@ export function invocationProblems(program: Command, words: string[]): string[] 
     cmd = sub;
     i++;
   }
-  if (cmd === program) return words.length && !words[0]!.startsWith('-') ? [`no command ${words[0]}`] : [];
+  if (cmd === program) return words.length && !words[0].startsWith('-') ? [`no command ${words[0]}`] : [];
   const longs = new Set([...cmd.options, ...program.options].flatMap((o) => [o.long, o.short].filter((x): x is string => !!x)));
   longs.add('--help').add('-h');
   const problems: string[] = [];
@@ -98,7 +98,7 @@ export function shellProblems(block: string, scripts: ReadonlySet<string>, exist
   const problems: string[] = [];
   for (const raw of block.split('\n')) {
     const line = raw.replace(/(^|\s)#.*$/, '');
-    for (const m of line.matchAll(/\bnpm run ([\w:-]+)/g)) if (!scripts.has(m[1]!)) problems.push(`no npm script ${m[1]}`);
+    for (const m of line.matchAll(/\bnpm run ([\w:-]+)/g)) if (!scripts.has(m[1])) problems.push(`no npm script ${m[1]}`);
     for (const word of line.split(/[\s()"'`=]+/)) {
       if (!REPO_PATH.test(word)) continue;
       const source = word.startsWith('dist/') ? word.slice(5).replace(/\.js$/, '.ts') : word;

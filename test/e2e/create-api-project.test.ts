@@ -57,7 +57,7 @@ test('init → create api ×2 → npm install → npm test, build, manifests and
   await must('create webhook Pod', cli(['create', 'webhook', '--group', 'core', '--version', 'v1', '--kind', 'Pod', '--defaulting', '--programmatic-validation']));
   // and a controller for another project's kind, typed from its CRD (cert-manager's Certificate, as the authority carries it)
   const certManagerCrds = join(work, 'cert-manager.crds.yaml');
-  writeFileSync(certManagerCrds, CRD_SETS['cert-manager']!.crds.map((c) => stringify(c)).join('---\n'));
+  writeFileSync(certManagerCrds, CRD_SETS['cert-manager'].crds.map((c) => stringify(c)).join('---\n'));
   await must('create api Certificate', cli(['create', 'api', '--group', 'cert-manager', '--version', 'v1', '--kind', 'Certificate', '--resource=false', '--external-api-domain', 'io', '--external-api-path', certManagerCrds]));
 
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));

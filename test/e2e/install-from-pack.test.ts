@@ -28,11 +28,11 @@ test('installed from its packed tarball, `ctrlmetrics demo` serves authorized me
   const work = await mkdtemp(join(tmpdir(), 'ctrlmetrics-install-'));
   dirs.push(work);
   const { stdout: packed } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, timeout: 120_000, maxBuffer: 64 << 20 });
-  const tarball = join(work, (JSON.parse(packed) as Array<{ filename: string }>)[0]!.filename);
+  const tarball = join(work, (JSON.parse(packed) as Array<{ filename: string }>)[0].filename);
   const project = join(work, 'project');
   await run('mkdir', ['-p', project]);
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'fresh-operator', version: '1.0.0', private: true, type: 'module' }));
-  const promClient = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['prom-client']!;
+  const promClient = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['prom-client'];
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, `prom-client@${promClient}`], { cwd: project, timeout: 180_000, maxBuffer: 64 << 20 });
 
   const installed = await readdir(join(project, 'node_modules'));

@@ -44,7 +44,7 @@ export function multikindRbacSuite(name: string, start: () => Promise<RbacTarget
       work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-rbac-'));
       const init = await runCli(['init', '--project-name', project, '--domain', domain, '--multigroup', '--dir', dir()], { timeoutMs: 120_000 });
       assert.equal(init.code, 0, init.stderr);
-      writeFileSync(join(work, 'cert-manager.yaml'), CRD_SETS['cert-manager']!.crds.map((c) => stringify(c)).join('---\n'));
+      writeFileSync(join(work, 'cert-manager.yaml'), CRD_SETS['cert-manager'].crds.map((c) => stringify(c)).join('---\n'));
       await cli(['create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'Deployment', '--resource=false']);
       await cli(['create', 'api', '--group', 'cert-manager', '--version', 'v1', '--kind', 'Certificate', '--resource=false', '--external-api-path', join(work, 'cert-manager.yaml'), '--external-api-domain', 'io']);
       await cli(['create', 'api', '--group', 'ship', '--version', 'v1', '--kind', 'Frigate']);

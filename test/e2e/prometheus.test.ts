@@ -230,8 +230,8 @@ describe('Prometheus scrapes the secure endpoint', { timeout: 180_000 }, () => {
   });
 
   test('demo --prometheus: its Prometheus scrapes the demo with prometheus-config\'s job and answers the reconcile series of both controllers', async () => {
-    const config = parseYaml(await readFile(join(stateDir, 'prometheus', 'prometheus.yml'), 'utf8')) as { scrape_configs: Array<Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any
-    const job = config.scrape_configs[0]!;
+    const config = parseYaml(await readFile(join(stateDir, 'prometheus', 'prometheus.yml'), 'utf8')) as { scrape_configs: Array<Record<string, any>> };  
+    const job = config.scrape_configs[0];
     assert.equal(job.job_name, 'serviceMonitor/ctrlmetrics-demo-system/ctrlmetrics-demo-controller-manager-metrics-monitor/0');
     assert.equal(job.scheme, 'https');
     assert.deepEqual(job.authorization, { type: 'Bearer', credentials_file: join(stateDir, 'reader.token') });
@@ -245,7 +245,7 @@ describe('Prometheus scrapes the secure endpoint', { timeout: 180_000 }, () => {
     }, 'the reconcile series of both controllers in the demo\'s Prometheus', 60_000, 1000);
     for (const s of series) assert.equal(s.metric.namespace, 'ctrlmetrics-demo-system', 'the labels the operator would attach');
     // the printed graph links open Prometheus' graph page with the PromQL of the testing guide's demo section
-    const links = [...demo!.stdout().matchAll(/^ {4}(http:\/\/\S+\/graph\?g0\.expr=\S+)$/gm)].map((x) => x[1]!);
+    const links = [...demo!.stdout().matchAll(/^ {4}(http:\/\/\S+\/graph\?g0\.expr=\S+)$/gm)].map((x) => x[1]);
     assert.deepEqual(links.map((l) => new URL(l).searchParams.get('g0.expr')), [
       'sum by (controller) (rate(controller_runtime_reconcile_total[1m]))',
       'histogram_quantile(0.9, sum by (controller, le) (rate(controller_runtime_reconcile_time_seconds_bucket[1m])))',
@@ -267,7 +267,7 @@ describe('Prometheus scrapes the secure endpoint', { timeout: 180_000 }, () => {
     assert.ok(later.get('configmap')! > first.get('configmap')!);
     const goobers = await eventually(async () => {
       const v = await query(`goobers_total{namespace="${NAMESPACE}",e2e_job="manager"}`);
-      return v.length === 1 && Number(v[0]!.value[1]) > 0 ? v : undefined;
+      return v.length === 1 && Number(v[0].value[1]) > 0 ? v : undefined;
     }, 'the custom counter goobers_total', 15_000, 500);
     assert.equal(goobers.length, 1);
   });
@@ -279,14 +279,14 @@ describe('Prometheus scrapes the secure endpoint', { timeout: 180_000 }, () => {
       const now = Date.now() / 1000;
       const r = await promGet<Exemplars>(`/api/v1/query_exemplars?query=${encodeURIComponent(q)}&start=${now - 600}&end=${now + 60}`);
       const e = r[0]?.exemplars.at(-1);
-      return e ? { series: r[0]!.seriesLabels, e } : undefined;
+      return e ? { series: r[0].seriesLabels, e } : undefined;
     }, 'an exemplar of goobers_total', 30_000, 500);
     assert.equal(found.series.__name__, 'goobers_total');
     assert.match(found.e.labels.reconcile_id ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, JSON.stringify(found.e));
     assert.equal(Number(found.e.value), 1);
     assert.ok(Math.abs(found.e.timestamp - Date.now() / 1000) < 600, `exemplar timestamp ${found.e.timestamp}`);
     // the same ID is in the manager's log lines of that reconcile: the exemplar leads to them
-    assert.ok((demo!.stdout() + demo!.stderr()).includes(found.e.labels.reconcile_id!), 'the reconcile ID is in the manager\'s log');
+    assert.ok((demo!.stdout() + demo!.stderr()).includes(found.e.labels.reconcile_id), 'the reconcile ID is in the manager\'s log');
   });
 
   test('an unbound service account is down with 403, no token with 401, a wrong server name fails verification', async () => {
@@ -393,7 +393,7 @@ describe('Prometheus scrapes the secure endpoint', { timeout: 180_000 }, () => {
     assert.equal(t?.health, 'up', t?.lastError);
     // Prometheus verifies the served chain itself: a fresh TLS job would fail on an unverified certificate
     const reads = await query(`certwatcher_read_certificate_total{e2e_job="manager-tls"}`);
-    assert.ok(reads.length === 1 && Number(reads[0]!.value[1]) >= 5, `certwatcher reads: ${JSON.stringify(reads)}`);
+    assert.ok(reads.length === 1 && Number(reads[0].value[1]) >= 5, `certwatcher reads: ${JSON.stringify(reads)}`);
     assert.equal(await presentedCertificate('127.0.0.1', metricsPort, SERVER_NAME), last);
 
     // Prometheus keeps its connection alive, so it verified the first certificate only: a job added now (config

@@ -26,7 +26,7 @@ test('init with no flags → npm install → npm run build → the project\'s ow
   assert.ok(existsSync(join(ROOT, 'dist/cli.js')), 'run npm run build first (npm test does)');
   await must('ctrlmetrics init', run(process.execPath, [join(ROOT, 'dist/cli.js'), 'init', '--project-name', 'my-op', '--dir', project], { timeoutMs: 120_000 }));
   const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  assert.match(pkg.dependencies['ctrlmetrics']!, /^file:vendor\/ctrlmetrics-\d+\.\d+\.\d+.*\.tgz$/);
+  assert.match(pkg.dependencies['ctrlmetrics'], /^file:vendor\/ctrlmetrics-\d+\.\d+\.\d+.*\.tgz$/);
 
   await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
   const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string; version?: string }> };
@@ -74,12 +74,12 @@ test('the Dockerfile\'s steps, run without Docker, build the image\'s files, and
     else stages.at(-1)!.push(l);
   }
   assert.equal(stages.length, 2, 'a build stage and a runtime stage');
-  assert.equal(stages[0]![0], 'FROM node:24-slim AS builder');
+  assert.equal(stages[0][0], 'FROM node:24-slim AS builder');
 
   // 1. build stage: only what its COPY lines name reaches the build
   const build = join(work, 'image-build');
   mkdirSync(build);
-  for (const l of stages[0]!.slice(1)) {
+  for (const l of stages[0].slice(1)) {
     const [instr, ...rest] = l.split(' ');
     if (instr === 'WORKDIR') continue;
     if (instr === 'COPY') {
@@ -98,23 +98,23 @@ test('the Dockerfile\'s steps, run without Docker, build the image\'s files, and
   const image = join(work, 'image');
   mkdirSync(image);
   let entrypoint: string[] = [];
-  for (const l of stages[1]!.slice(1)) {
+  for (const l of stages[1].slice(1)) {
     const [instr, ...rest] = l.split(' ');
     if (instr === 'WORKDIR' || instr === 'USER') continue;
     if (instr === 'COPY') {
       assert.equal(rest[0], '--from=builder', l);
-      copyInto(join(build, rest[1]!.replace(/^\/app\//, '')), image, rest[2]!);
+      copyInto(join(build, rest[1].replace(/^\/app\//, '')), image, rest[2]);
     } else if (instr === 'ENTRYPOINT') entrypoint = JSON.parse(rest.join(' ')) as string[];
     else assert.fail(`an instruction this test does not know: ${l}`);
   }
   assert.equal(entrypoint[0], '/nodejs/bin/node');
   // the image's node is distroless Node 24's; this machine's node runs the same files
-  const help = await must('the entrypoint', run(process.execPath, [entrypoint[1]!.replace(/^\/app\//, `${image}/`), '--help'], { cwd: image, timeoutMs: 60_000 }));
+  const help = await must('the entrypoint', run(process.execPath, [entrypoint[1].replace(/^\/app\//, `${image}/`), '--help'], { cwd: image, timeoutMs: 60_000 }));
   assert.match(help.stdout, /--metrics-bind-address/);
   assert.match(help.stdout, /--zap-log-level\n/);
 
   // controller-runtime's logging flags and Go's booleans: a bad value exits 2 naming it; good ones reach the logger
-  const main = entrypoint[1]!.replace(/^\/app\//, `${image}/`);
+  const main = entrypoint[1].replace(/^\/app\//, `${image}/`);
   const bad = await run(process.execPath, [main, '--zap-log-level=verbose'], { cwd: image, timeoutMs: 60_000 });
   assert.equal(bad.code, 2);
   assert.equal(bad.stderr, `invalid log level "verbose": one of 'debug', 'info', 'error', 'panic', or an integer > 0\n`);

@@ -41,14 +41,14 @@ describe('review admission lanes', () => {
     await flush();
     assert.deepEqual(started, [0, 1]);
     assert.deepEqual(adm.stats('new'), { inFlight: 2, waiting: 2, admitted: 2, rejected: 0 });
-    calls[1]!.finish();
+    calls[1].finish();
     await flush();
     assert.deepEqual(started, [0, 1, 2], 'the first waiter takes the freed slot');
-    calls[0]!.finish();
+    calls[0].finish();
     await flush();
     assert.deepEqual(started, [0, 1, 2, 3]);
-    calls[2]!.finish();
-    calls[3]!.finish();
+    calls[2].finish();
+    calls[3].finish();
     await flush();
     assert.deepEqual(runs.map((r) => r.state), ['ok', 'ok', 'ok', 'ok']);
   });
@@ -69,7 +69,7 @@ describe('review admission lanes', () => {
     assert.deepEqual(queued.map((q) => q.state), ['waiting', 'waiting', 'waiting']);
     await clock.advance(1);
     assert.deepEqual(queued.map((q) => q.state), ['rejected', 'rejected', 'rejected'], 'no slot within 1 000 ms');
-    assert.equal(queued[0]!.error!.retryAfterSeconds, 1);
+    assert.equal(queued[0].error!.retryAfterSeconds, 1);
     assert.deepEqual(adm.stats('new'), { inFlight: 2, waiting: 0, admitted: 2, rejected: 4 });
     for (const b of blockers) b.finish();
     await flush();
@@ -84,8 +84,8 @@ describe('review admission lanes', () => {
     await flush();
     assert.deepEqual(started, [0, 1], 'the burst');
     // the 3rd can start after 500 ms, the 4th after 1 000 ms; the 5th would need 1 500 ms > maxWaitMs
-    assert.equal(runs[4]!.state, 'rejected');
-    assert.equal(runs[4]!.error!.retryAfterSeconds, 2, 'Retry-After rounds the earliest start up to whole seconds');
+    assert.equal(runs[4].state, 'rejected');
+    assert.equal(runs[4].error!.retryAfterSeconds, 2, 'Retry-After rounds the earliest start up to whole seconds');
     await clock.advance(499);
     assert.deepEqual(started, [0, 1]);
     await clock.advance(1);

@@ -73,7 +73,7 @@ describe('IssuerKeys', () => {
       assert.equal(await keys.signedByCluster(real), false, 'no keys yet');
       assert.equal(jwksReads(), before, 'no read within minIntervalMs of the failed one');
       assert.equal(lines().length, 1, `one line for the same problem: ${lines().join(' | ')}`);
-      assert.match(lines()[0]!, /Cannot read the service-account issuer keys.*system:service-account-issuer-discovery/);
+      assert.match(lines()[0], /Cannot read the service-account issuer keys.*system:service-account-issuer-discovery/);
       t = 1_000;
       assert.equal(await keys.signedByCluster(real), false, 'this call only starts the read');
       await keys.idle();

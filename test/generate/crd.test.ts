@@ -13,7 +13,7 @@ import { crdsOf } from '../../src/generate/index.js';
 import { runCli, ROOT } from '../helpers/process.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 
@@ -25,8 +25,8 @@ describe('generate crd', () => {
   before(async () => {
     const crds = await crdsOf([join(FIXTURES, 'api')], ROOT);
     assert.deepEqual(crds.map((c) => c.fileName), ['example.com_gadgets.yaml', 'example.com_widgets.yaml'], 'WidgetList (no metadata) is not a kind');
-    gadget = crds[0]!.crd;
-    crd = crds[1]!.crd;
+    gadget = crds[0].crd;
+    crd = crds[1].crd;
     spec = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec;
   });
 
@@ -190,7 +190,7 @@ test('the memcached example: its CRD, role and webhook configurations are what g
     const name = 'cache.example.com_memcacheds.yaml';
     assert.equal(await readFile(join(out, 'crd', name), 'utf8'), await readFile(join(example, 'config/crd/bases', name), 'utf8'), `${name}: run ctrlmetrics generate crd`);
     assert.equal(await readFile(join(out, 'role.yaml'), 'utf8'), await readFile(join(example, 'config/rbac/role.yaml'), 'utf8'), 'role.yaml: run ctrlmetrics generate rbac');
-    const parsed = parseYaml((await readFile(join(out, 'role.yaml'), 'utf8')).replace(/^---\n/, '')) as Any;
+    const parsed = parseYaml((await readFile(join(out, 'role.yaml'), 'utf8')).replace(/^---\n/, ''));
     assert.equal(parsed.kind, 'ClusterRole');
   } finally {
     await rm(out, { recursive: true, force: true });

@@ -10,8 +10,6 @@ import { parse as parseYaml } from 'yaml';
 import { truncateDescription, truncateDescriptions } from '../../src/generate/descriptions.js';
 import { runCli, ROOT } from '../helpers/process.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Any = any;
 
 test('a description within the budget is unchanged', () => {
   assert.equal(truncateDescription('Short.', 6), 'Short.');
@@ -70,7 +68,7 @@ test('generate crd --max-desc-len cuts the written CRD, and refuses a budget tha
     );
     const r = await runCli(['generate', 'crd', '--paths', 'api.ts', '--output-dir', 'out', '--max-desc-len', '20'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
-    const crd = parseYaml((await readFile(join(dir, 'out', 'example.com_things.yaml'), 'utf8')).replace(/^---\n/, '')) as Any;
+    const crd = parseYaml((await readFile(join(dir, 'out', 'example.com_things.yaml'), 'utf8')).replace(/^---\n/, ''));
     const root = crd.spec.versions[0].schema.openAPIV3Schema;
     assert.equal(root.description, 'Thing is a thing.');
     assert.equal(root.properties.spec.description, 'Spec of a thing.');

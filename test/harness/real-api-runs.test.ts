@@ -88,7 +88,7 @@ describe('the real-API suite against a cluster named by CTRLMETRICS_TEST_KUBECON
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.equal(lines.length, 2, r.stdout);
-    assert.match(lines[0]!, /^# suite real-api: \d+ file\(s\)$/);
+    assert.match(lines[0], /^# suite real-api: \d+ file\(s\)$/);
     assert.equal(
       lines[1],
       '# real-api: skipped, no real cluster: set CTRLMETRICS_TEST_KUBECONFIG=<cluster-admin kubeconfig> (a cluster you have) or CTRLMETRICS_SHARED_KUBE=<dir with start.sh/stop.sh> (a control plane of its own); see docs/guides/testing.md',

@@ -116,7 +116,7 @@ export class FaultProxy {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    const path = (req.url ?? '/').split('?')[0]!;
+    const path = (req.url ?? '/').split('?')[0];
     this.counts.set(path, (this.counts.get(path) ?? 0) + 1);
     if (this.requests.length < 10_000) this.requests.push(`${req.method} ${req.url ?? '/'}`);
     const f: Fault = this.faultOnly === undefined || (req.url ?? '').includes(this.faultOnly) ? this.fault : { kind: 'pass' };

@@ -14,5 +14,5 @@ export const userEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(proc
 
 /** What node --test's summary says (TAP, Node 20's default without a terminal, or spec, Node 24's). */
 export function testSummary(stdout: string): Record<string, number> {
-  return Object.fromEntries([...stdout.matchAll(/^(?:#|\u2139) (tests|pass|fail|skipped|todo|cancelled) (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
+  return Object.fromEntries([...stdout.matchAll(/^(?:#|\u2139) (tests|pass|fail|skipped|todo|cancelled) (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
 }

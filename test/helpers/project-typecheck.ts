@@ -31,5 +31,5 @@ export async function typeErrorsOfProject(app: string): Promise<string[]> {
     execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.check.json', '--pretty', 'false'], { cwd: app, timeout: 120_000, maxBuffer: 32 << 20 }, (_err, stdout, stderr) => res(stdout + stderr)),
   );
   // errors inside this repository's files belong to the parts being written there; the project's are the generator's
-  return out.split('\n').filter((l) => /error TS\d+/.test(l) && !resolve(app, l.split('(')[0]!).startsWith(`${ROOT}/`));
+  return out.split('\n').filter((l) => /error TS\d+/.test(l) && !resolve(app, l.split('(')[0]).startsWith(`${ROOT}/`));
 }

@@ -122,7 +122,7 @@ export async function startControlPlane(dir: string): Promise<void> {
     await run('bash', [join(SHARED_KUBE, 'start.sh'), dir], { timeout: 180_000, maxBuffer: 4 << 20 });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`start.sh ${dir} failed: ${e.message}\n${e.stderr ?? ''}`);
+    throw new Error(`start.sh ${dir} failed: ${e.message}\n${e.stderr ?? ''}`, { cause: err });
   }
 }
 
@@ -170,7 +170,7 @@ async function attachKubeconfig(file: string): Promise<RealKube> {
     if (!review.status.allowed) throw new Error(`CTRLMETRICS_TEST_KUBECONFIG ${file}: its identity is not cluster-admin (may not * */*); the real-API suite creates namespaces, CRDs, webhook configurations and cluster roles`);
   } catch (err) {
     admin.close();
-    if (err instanceof KubeApiError) throw new Error(`CTRLMETRICS_TEST_KUBECONFIG ${file}: ${loaded.server} answered ${err.status}: ${err.message}`);
+    if (err instanceof KubeApiError) throw new Error(`CTRLMETRICS_TEST_KUBECONFIG ${file}: ${loaded.server} answered ${err.status}: ${err.message}`, { cause: err });
     throw err;
   }
   const caPem = pem(loaded.ca) ?? '';
@@ -198,13 +198,13 @@ async function attachControlPlane(dir: string, owned: boolean): Promise<RealKube
       return [l.slice(0, i), l.slice(i + 1).replace(/^'|'$/g, '')];
     }),
   );
-  const server = env.KUBE_SERVER!;
+  const server = env.KUBE_SERVER;
   const pki = join(dir, 'pki');
   const [caPem, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
   const adminConfig: RestConfig = { server, ca: caPem, cert, key, qps: 1000, burst: 1000 };
   const admin = new KubeClient(adminConfig);
   const removals: string[] = [];
-  const helpers = clusterHelpers(admin, server, caPem!, join(dir, 'admin.kubeconfig'), async () => {
+  const helpers = clusterHelpers(admin, server, caPem, join(dir, 'admin.kubeconfig'), async () => {
     if (owned) {
       admin.close();
       await stopControlPlane(dir);

@@ -17,12 +17,12 @@ export interface ReceivedCall {
   review: AdmissionReview;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 export type AdmissionReview = { apiVersion: string; kind: string; request: Record<string, any> };
 
 /** How a path answers: a response (uid filled in unless given), or a raw HTTP answer, after an optional delay. */
 export type Script = (review: AdmissionReview) => {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+   
   response?: Record<string, any>;
   raw?: { status: number; body: string };
   delayMs?: number;
@@ -84,7 +84,7 @@ export class ScriptedWebhook {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const url = req.url ?? '/';
-        const path = url.split('?')[0]!;
+        const path = url.split('?')[0];
         const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as AdmissionReview;
         this.calls.push({ path, url, headers: req.headers, review });
         const script = this.scripts.get(path);

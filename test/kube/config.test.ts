@@ -60,6 +60,7 @@ async function reference(file: string, context?: string): Promise<Record<string,
     server: kc.getCurrentCluster()!.server,
     ca: o.ca?.toString(),
     cert: o.cert?.toString(),
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a PEM string or Buffer here
     key: o.key?.toString(),
     token: auth?.startsWith('Bearer ') ? auth.slice(7) : undefined,
     insecure: o.rejectUnauthorized === false || kc.getCurrentCluster()!.skipTLSVerify,

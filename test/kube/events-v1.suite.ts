@@ -57,16 +57,16 @@ export function eventsV1Suite(name: string, start: () => Promise<EventsV1Target>
       await b.flush();
       const [ev, ...rest] = await eventsOf('memcached');
       assert.equal(rest.length, 0);
-      assert.match(ev!.metadata?.name ?? '', /^subject\.[0-9a-f]+$/);
-      assert.equal(ev!.metadata?.namespace, ns);
-      assert.deepEqual(ev!.regarding, { apiVersion: 'v1', kind: 'ConfigMap', name: 'subject', namespace: ns, uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion });
-      assert.deepEqual(ev!.related, { apiVersion: 'v1', kind: 'Secret', name: 'credentials', namespace: ns, uid: secret.metadata?.uid, resourceVersion: secret.metadata?.resourceVersion });
+      assert.match(ev.metadata?.name ?? '', /^subject\.[0-9a-f]+$/);
+      assert.equal(ev.metadata?.namespace, ns);
+      assert.deepEqual(ev.regarding, { apiVersion: 'v1', kind: 'ConfigMap', name: 'subject', namespace: ns, uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion });
+      assert.deepEqual(ev.related, { apiVersion: 'v1', kind: 'Secret', name: 'credentials', namespace: ns, uid: secret.metadata?.uid, resourceVersion: secret.metadata?.resourceVersion });
       assert.deepEqual(
-        [ev!.type, ev!.reason, ev!.action, ev!.note, ev!.reportingController, ev!.reportingInstance, ev!.eventTime, ev!.series],
+        [ev.type, ev.reason, ev.action, ev.note, ev.reportingController, ev.reportingInstance, ev.eventTime, ev.series],
         ['Normal', 'Rotated', 'RotateCredentials', 'rotated the credentials', 'memcached', `memcached-${hostname()}`, '2026-12-07T08:00:00.000500Z', undefined],
       );
       // the same object through the core API, as kubectl get events shows it
-      const core = await client.get<{ involvedObject: { name: string }; reason: string; message: string; reportingComponent: string; action: string }>(`/api/v1/namespaces/${ns}/events/${ev!.metadata!.name}`);
+      const core = await client.get<{ involvedObject: { name: string }; reason: string; message: string; reportingComponent: string; action: string }>(`/api/v1/namespaces/${ns}/events/${ev.metadata.name}`);
       assert.deepEqual([core.involvedObject.name, core.reason, core.message, core.reportingComponent, core.action], ['subject', 'Rotated', 'rotated the credentials', 'memcached', 'RotateCredentials']);
     });
 
@@ -84,16 +84,16 @@ export function eventsV1Suite(name: string, start: () => Promise<EventsV1Target>
       await b.flush();
       let [ev, ...rest] = await eventsOf('series');
       assert.equal(rest.length, 0, 'no second event');
-      assert.equal(ev!.metadata?.name, first!.metadata?.name);
-      assert.deepEqual(ev!.series, { count: 2, lastObservedTime: '2026-12-07T08:00:10.000000Z' });
-      assert.equal(ev!.note, 'attempt 1', 'the series keeps the first note');
+      assert.equal(ev.metadata?.name, first.metadata?.name);
+      assert.deepEqual(ev.series, { count: 2, lastObservedTime: '2026-12-07T08:00:10.000000Z' });
+      assert.equal(ev.note, 'attempt 1', 'the series keeps the first note');
       for (let i = 3; i <= 5; i++) {
         wall += 10_000;
         await clock.advance(10_000);
         rec.event(cm, undefined, 'Warning', 'BackOff', 'Reconcile', `attempt ${i}`);
       }
       await b.flush();
-      assert.equal((await eventsOf('series'))[0]!.series?.count, 2, 'counted in memory only while the series goes on');
+      assert.equal((await eventsOf('series'))[0].series?.count, 2, 'counted in memory only while the series goes on');
       // another action is another event
       rec.event(cm, undefined, 'Warning', 'BackOff', 'Cleanup', 'cleanup failed');
       await b.flush();
@@ -102,7 +102,7 @@ export function eventsV1Suite(name: string, start: () => Promise<EventsV1Target>
       await clock.advance(2 * 360_000);
       await b.flush();
       [ev] = (await eventsOf('series')).filter((e) => e.action === 'Reconcile');
-      assert.deepEqual(ev!.series, { count: 5, lastObservedTime: '2026-12-07T08:00:40.000000Z' });
+      assert.deepEqual(ev.series, { count: 5, lastObservedTime: '2026-12-07T08:00:40.000000Z' });
       // the series is over: the next one is a new event
       wall += 400_000;
       rec.event(cm, undefined, 'Warning', 'BackOff', 'Reconcile', 'attempt 6');
@@ -118,17 +118,17 @@ export function eventsV1Suite(name: string, start: () => Promise<EventsV1Target>
       rec.event(cm, undefined, 'Normal', 'Synced', 'Reconcile', 'synced');
       await b.flush();
       const [first] = await eventsOf('recreated');
-      await client.delete(`/apis/events.k8s.io/v1/namespaces/${ns}/events/${first!.metadata!.name}`);
+      await client.delete(`/apis/events.k8s.io/v1/namespaces/${ns}/events/${first.metadata!.name}`);
       rec.event(cm, undefined, 'Normal', 'Synced', 'Reconcile', 'synced');
       await b.flush();
       let [ev, ...rest] = await eventsOf('recreated');
       assert.equal(rest.length, 0);
-      assert.equal(ev!.metadata?.name, first!.metadata?.name);
-      assert.equal(ev!.series?.count, 2);
+      assert.equal(ev.metadata?.name, first.metadata?.name);
+      assert.equal(ev.series?.count, 2);
       rec.event(cm, undefined, 'Normal', 'Synced', 'Reconcile', 'synced');
       await b.shutdown();
       [ev] = await eventsOf('recreated');
-      assert.equal(ev!.series?.count, 3, 'shutdown wrote the running count');
+      assert.equal(ev.series?.count, 3, 'shutdown wrote the running count');
     });
 
     it('bad input is dropped, never thrown: an unknown type, no action, an object without kind; a long note is cut to 1 KiB', async () => {
@@ -141,8 +141,8 @@ export function eventsV1Suite(name: string, start: () => Promise<EventsV1Target>
       await b.flush();
       const all = await eventsOf('careful');
       assert.deepEqual(all.map((e) => e.reason), ['Long']);
-      assert.ok(Buffer.byteLength(all[0]!.note) <= 1024, `${Buffer.byteLength(all[0]!.note)} bytes`);
-      assert.match(all[0]!.note, /^(é)+\.\.\.$/);
+      assert.ok(Buffer.byteLength(all[0].note) <= 1024, `${Buffer.byteLength(all[0].note)} bytes`);
+      assert.match(all[0].note, /^(é)+\.\.\.$/);
       await b.shutdown();
     });
   });

@@ -113,9 +113,9 @@ describe('a token from an exec plugin', () => {
     }
     const [call, ...more] = await p.calls();
     assert.equal(more.length, 0, 'one run while the token lasts');
-    assert.deepEqual(call!.args, ['--region', 'eu-1']);
-    assert.equal(call!.env.PLUGIN_REGION, 'eu-1');
-    assert.deepEqual(call!.info, {
+    assert.deepEqual(call.args, ['--region', 'eu-1']);
+    assert.equal(call.env.PLUGIN_REGION, 'eu-1');
+    assert.deepEqual(call.info, {
       apiVersion: 'client.authentication.k8s.io/v1',
       kind: 'ExecCredential',
       spec: {
@@ -129,7 +129,7 @@ describe('a token from an exec plugin', () => {
     const p = await plugin([{ token: goodToken }], 'client.authentication.k8s.io/v1beta1');
     const file = await kubeconfigWith({ apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: [p.script] });
     await loadRestConfig({ kubeconfig: file });
-    assert.deepEqual((await p.calls())[0]!.info, { apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', spec: { interactive: false } });
+    assert.deepEqual((await p.calls())[0].info, { apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', spec: { interactive: false } });
   });
 
   test('a refused token is renewed: after a 401 the plugin runs again and the next call succeeds', async () => {

@@ -125,8 +125,8 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
       // a built-in kind: kind, apiVersion, metadata first; map fields' keys sorted whatever order they were written in
       const cm = await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ordered', namespace: ns, labels: { z: '1', a: '2' } }, data: { b: '2', a: '1', c: '3' } });
       assert.deepEqual(Object.keys(cm).slice(0, 3), ['kind', 'apiVersion', 'metadata']);
-      assert.deepEqual(Object.keys(cm.metadata!).slice(0, 3), ['name', 'namespace', 'uid']);
-      assert.deepEqual(Object.keys(cm.metadata!.labels!), ['a', 'z']);
+      assert.deepEqual(Object.keys(cm.metadata).slice(0, 3), ['name', 'namespace', 'uid']);
+      assert.deepEqual(Object.keys(cm.metadata.labels), ['a', 'z']);
       assert.deepEqual(Object.keys((cm as KubeObject & { data: object }).data), ['a', 'b', 'c']);
       // a custom resource is a map at every depth: every key sorted
       const m = await objects.create<Memcached>({ ...MEMCACHED, metadata: { namespace: ns, name: 'ordered' }, spec: { size: 1, image: 'memcached:1.6' } });
@@ -201,7 +201,7 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
       const first = await objects.listPage(CONFIG_MAP, { namespace: ns, labelSelector: 'paged=yes', limit: 2 });
       // no remainingItemCount: kube-apiserver gives it only for lists without a selector
       assert.deepEqual([first.items.length, typeof first.continue, first.remainingItemCount], [2, 'string', undefined]);
-      assert.equal(first.items[0]!.kind, 'ConfigMap');
+      assert.equal(first.items[0].kind, 'ConfigMap');
       const second = await objects.listPage(CONFIG_MAP, { namespace: ns, labelSelector: 'paged=yes', limit: 2, continue: first.continue });
       assert.equal(second.items.length, 2);
       const all = await objects.listAll(CONFIG_MAP, { namespace: ns, labelSelector: 'paged=yes', pageSize: 2 });
@@ -248,7 +248,7 @@ export function objectClientSuite(name: string, start: () => Promise<ObjectClien
 
     it('deleteAllOf deletes what the selector matches in one request; a namespaced kind needs its namespace', async () => {
       for (const [name, tier] of [['da-1', 'cache'], ['da-2', 'cache'], ['da-3', 'cache'], ['da-keep', 'web']]) {
-        await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: name!, namespace: ns, labels: { 'delete-all': tier! } } });
+        await objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: name, namespace: ns, labels: { 'delete-all': tier } } });
       }
       const CONFIG_MAP = { apiVersion: 'v1', kind: 'ConfigMap' };
       await objects.deleteAllOf(CONFIG_MAP, { namespace: ns, labelSelector: 'delete-all=cache', dryRun: true });

@@ -35,9 +35,9 @@ test('listAll: a continue token that expires midway (410) is answered by one ful
     assert.ok(all.every((o) => o.kind === 'ConfigMap' && o.apiVersion === 'v1'));
     const lists = proxy.requests.filter((r) => r.startsWith('GET /api/v1/namespaces/default/configmaps?'));
     assert.equal(lists.length, 3, lists.join('\n'));
-    assert.match(lists[0]!, /limit=2/);
-    assert.match(lists[1]!, /continue=/);
-    assert.doesNotMatch(lists[2]!, /limit=|continue=/, 'the full list asks for no page');
+    assert.match(lists[0], /limit=2/);
+    assert.match(lists[1], /continue=/);
+    assert.doesNotMatch(lists[2], /limit=|continue=/, 'the full list asks for no page');
     // a 410 on the first page is not a token that expired: it is the caller's
     proxy.setFault({ kind: 'status', status: 410 }, 'labelSelector=paged%3Dgone');
     await assert.rejects(objects.listAll({ apiVersion: 'v1', kind: 'ConfigMap' }, { namespace: 'default', labelSelector: 'paged=gone', pageSize: 2 }), (e: unknown) => e instanceof KubeApiError && e.status === 410);

@@ -39,7 +39,7 @@ async function targetOf(server: string, path: string, query?: Record<string, str
     seen.length = 0;
     await client.get(path, { query });
     assert.equal(seen.length, 1);
-    return seen[0]!;
+    return seen[0];
   } finally {
     client.close();
   }
@@ -80,12 +80,12 @@ test('every request carries Accept, User-Agent and the credentials; a body its t
     await client.request('PATCH', '/api/v1/namespaces/a/configmaps/b', { body: { data: { k: 'v' } }, contentType: 'application/merge-patch+json', headers: { 'X-Extra': '1' } });
     await client.get('/api/v1/pods');
     const [patch, get] = seen;
-    assert.equal(patch!.method, 'PATCH');
-    assert.equal(patch!.headers['content-type'], 'application/merge-patch+json');
-    assert.equal(patch!.headers['content-length'], String(JSON.stringify({ data: { k: 'v' } }).length));
-    assert.equal(patch!.headers['x-extra'], '1');
-    assert.equal(get!.headers['x-extra'], undefined, 'one call\'s headers do not stay for the next');
-    assert.equal(get!.headers['content-type'], undefined);
+    assert.equal(patch.method, 'PATCH');
+    assert.equal(patch.headers['content-type'], 'application/merge-patch+json');
+    assert.equal(patch.headers['content-length'], String(JSON.stringify({ data: { k: 'v' } }).length));
+    assert.equal(patch.headers['x-extra'], '1');
+    assert.equal(get.headers['x-extra'], undefined, 'one call\'s headers do not stay for the next');
+    assert.equal(get.headers['content-type'], undefined);
   } finally {
     client.close();
   }

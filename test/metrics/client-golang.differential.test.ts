@@ -114,7 +114,7 @@ function families(text: string): Map<string, string[]> {
   let current: string[] | undefined;
   for (const line of text.split('\n')) {
     const help = /^# HELP (\S+) /.exec(line);
-    if (help) out.set(help[1]!, (current = []));
+    if (help) out.set(help[1], (current = []));
     if (line && current && line !== '# EOF') current.push(line);
   }
   return out;
@@ -136,7 +136,7 @@ function normalize(line: string): string {
   const m = /^(.*?)(\{.*\})? (\S+)$/.exec(line);
   assert.ok(m, `a sample line: ${line}`);
   const labels = (m[2] ?? '').replace(/(le|quantile)="([^"]+)"/g, (_, k: string, v: string) => `${k}="${Number(v.replace('+Inf', 'Infinity'))}"`);
-  const n = Number(m[3]!.replace(/^\+?Inf$/, 'Infinity').replace('-Inf', '-Infinity'));
+  const n = Number(m[3].replace(/^\+?Inf$/, 'Infinity').replace('-Inf', '-Infinity'));
   return `${m[1]}${labels} ${Object.is(n, -0) ? 0 : n}`;
 }
 

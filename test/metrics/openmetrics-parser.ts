@@ -58,7 +58,7 @@ function unescape(s: string, line: string): string {
 function parseSample(line: string): OmSample {
   const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)/.exec(line);
   if (!m) throw new Error(`bad sample line ${JSON.stringify(line)}`);
-  const name = m[1]!;
+  const name = m[1];
   let i = name.length;
   const labels: Record<string, string> = {};
   if (line[i] === '{') {
@@ -80,8 +80,8 @@ function parseSample(line: string): OmSample {
         raw += line[i++];
       }
       i++;
-      if (lm[1]! in labels) throw new Error(`duplicate label ${lm[1]} in ${JSON.stringify(line)}`);
-      labels[lm[1]!] = unescape(raw, line);
+      if (lm[1] in labels) throw new Error(`duplicate label ${lm[1]} in ${JSON.stringify(line)}`);
+      labels[lm[1]] = unescape(raw, line);
     }
     i++;
     if (first) throw new Error(`empty label set {} in ${JSON.stringify(line)}`);
@@ -89,7 +89,7 @@ function parseSample(line: string): OmSample {
   if (line[i] !== ' ') throw new Error(`expected one space before the value in ${JSON.stringify(line)}`);
   const rest = line.slice(i + 1).split(' ');
   if (rest.length < 1 || rest.length > 2 || rest.some((p) => p === '')) throw new Error(`bad value part in ${JSON.stringify(line)}`);
-  return { name, labels, value: parseNumber(rest[0]!, line) };
+  return { name, labels, value: parseNumber(rest[0], line) };
 }
 
 function checkHistograms(f: OmFamily): void {
@@ -111,8 +111,8 @@ function checkHistograms(f: OmFamily): void {
     if (g.les.length === 0) throw new Error(`histogram ${f.name} ${k} has no buckets`);
     if (g.les[g.les.length - 1] !== Infinity) throw new Error(`histogram ${f.name} ${k} does not end in le="+Inf"`);
     for (let i = 1; i < g.les.length; i++) {
-      if (!(g.les[i]! > g.les[i - 1]!)) throw new Error(`histogram ${f.name} ${k}: le not increasing`);
-      if (g.counts[i]! < g.counts[i - 1]!) throw new Error(`histogram ${f.name} ${k}: buckets not cumulative`);
+      if (!(g.les[i] > g.les[i - 1])) throw new Error(`histogram ${f.name} ${k}: le not increasing`);
+      if (g.counts[i] < g.counts[i - 1]) throw new Error(`histogram ${f.name} ${k}: buckets not cumulative`);
     }
     if (g.count !== undefined && g.count !== g.counts[g.counts.length - 1]) throw new Error(`histogram ${f.name} ${k}: _count differs from the +Inf bucket`);
   }
@@ -136,7 +136,7 @@ export function parseOpenMetrics(text: string): Map<string, OmFamily> {
     return current;
   };
   for (let n = 0; n < lines.length; n++) {
-    const line = lines[n]!;
+    const line = lines[n];
     if (line === '# EOF') {
       if (n !== lines.length - 1) throw new Error('# EOF is not the last line');
       break;
@@ -145,7 +145,7 @@ export function parseOpenMetrics(text: string): Map<string, OmFamily> {
     if (line.startsWith('#')) {
       const m = /^# (TYPE|HELP|UNIT) ([a-zA-Z_:][a-zA-Z0-9_:]*)(?: (.*))?$/.exec(line);
       if (!m) throw new Error(`bad comment line ${JSON.stringify(line)}`);
-      const f = start(m[2]!);
+      const f = start(m[2]);
       if (sawSamples) throw new Error(`metadata after samples of ${f.name}`);
       if (m[1] === 'TYPE') {
         if (!TYPES.has(m[3] ?? '')) throw new Error(`bad type in ${JSON.stringify(line)}`);
@@ -155,7 +155,7 @@ export function parseOpenMetrics(text: string): Map<string, OmFamily> {
       continue;
     }
     const s = parseSample(line);
-    if (!current || !SUFFIXES[current.type]!.some((suf) => s.name === current!.name + suf)) {
+    if (!current || !SUFFIXES[current.type].some((suf) => s.name === current!.name + suf)) {
       throw new Error(`sample ${s.name} does not belong to family ${current?.name} of type ${current?.type}`);
     }
     if (current.type === 'counter' && !(s.value >= 0)) throw new Error(`negative or NaN counter in ${JSON.stringify(line)}`);

@@ -79,7 +79,7 @@ async function promQuery(q: string): Promise<Array<{ metric: Record<string, stri
 test('Prometheus asks for OpenMetrics, gets it, and ingests every sample with its label values intact', async () => {
   const up = await eventually(async () => {
     const r = await promQuery('up{job="ingest"}');
-    return r.length === 1 && r[0]!.value[1] === '1' ? r : undefined;
+    return r.length === 1 && r[0].value[1] === '1' ? r : undefined;
   }, 'target up', 30_000, 250);
   assert.equal(up.length, 1);
   assert.ok(accepts.some((a) => a.startsWith('application/openmetrics-text')), `Accept headers seen: ${accepts.join(' | ')}`);

@@ -100,7 +100,7 @@ test('an untyped family (a prom-client-style metric of unknown type) is written 
   r.mustRegister({
     name: 'legacy_thing',
     get: () => ({ name: 'legacy_thing', help: 'Of no known type', type: 'mystery', values: [{ value: 7, labels: { zone: 'b' } }, { value: 1.5, labels: { zone: 'a' } }] }),
-  } as never);
+  });
   const { decoded, text } = await roundTrip(r);
   assert.equal(decoded, '# HELP legacy_thing Of no known type\n# TYPE legacy_thing untyped\nlegacy_thing{zone="b"} 7\nlegacy_thing{zone="a"} 1.5\n');
   assert.equal(decoded, text);

@@ -93,9 +93,9 @@ describe('global registry', () => {
       for (let i = 0; i < 3; i++) assert.match(await (await registry.collect()).text(), /^regtest_clash 2$/m);
       const logged = logs.lines.filter((l) => l.includes('left out of /metrics'));
       assert.equal(logged.length, 1, logs.lines.join('\n'));
-      assert.match(logged[0]!, /"level":"error"/);
-      assert.match(logged[0]!, /gauge regtest_clash \(prom-client's default registry\)/);
-      assert.match(logged[0]!, /gauge regtest_clash \(metric regtest_clash\)/);
+      assert.match(logged[0], /"level":"error"/);
+      assert.match(logged[0], /gauge regtest_clash \(prom-client's default registry\)/);
+      assert.match(logged[0], /gauge regtest_clash \(metric regtest_clash\)/);
       promClient.register.removeSingleMetric('regtest_clash');
       unregister(ours);
     } finally {
@@ -109,7 +109,7 @@ describe('global registry', () => {
     promClient.collectDefaultMetrics({ labels: { source: 'user' } });
     const after = parseExposition(await (await registry.collect()).text());
     assert.equal(after.get('process_cpu_seconds_total')!.samples.length, 1);
-    assert.equal(after.get('process_cpu_seconds_total')!.samples[0]!.labels['source'], 'user');
+    assert.equal(after.get('process_cpu_seconds_total')!.samples[0].labels['source'], 'user');
     promClient.register.clear();
   });
 });

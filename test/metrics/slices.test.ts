@@ -42,7 +42,7 @@ for (const format of ['text', 'openmetrics'] as const) {
     parts.forEach((chunk, i) => {
       let n = 0;
       for (let j = 0; j < chunk.length; j++) if (chunk[j] === 10) n++;
-      linesPerTurn.set(ticksAtChunk[i]!, (linesPerTurn.get(ticksAtChunk[i]!) ?? 0) + n);
+      linesPerTurn.set(ticksAtChunk[i], (linesPerTurn.get(ticksAtChunk[i]) ?? 0) + n);
     });
     assert.ok(linesPerTurn.size >= Math.floor(100_000 / 4096), `only ${linesPerTurn.size} turns of the loop`);
     for (const [tick, n] of linesPerTurn) assert.ok(n <= 4096 + 5 + 2, `${n} lines rendered without a turn of the loop (at tick ${tick})`);

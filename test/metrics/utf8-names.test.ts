@@ -120,7 +120,7 @@ describe('UTF-8 names in the text formats', () => {
       const lint = await promtoolCheck(text);
       assert.equal(lint.code, 0, lint.output);
       const om = await snap.text('openmetrics', scheme);
-      const metric = EXPECTED_TEXT[scheme].split('\n')[12]!;
+      const metric = EXPECTED_TEXT[scheme].split('\n')[12];
       const name = metric.slice(0, metric.indexOf('{'));
       const label = metric.slice(metric.lastIndexOf(',') + 1, metric.lastIndexOf('='));
       for (const body of [text, om]) {

@@ -22,7 +22,7 @@ const ALLOWED_PACKAGES = ['lru-cache'];
 
 function packageOf(rel: string): string {
   const parts = rel.split('/');
-  return parts[1]!.startsWith('@') ? `${parts[1]}/${parts[2]}` : parts[1]!;
+  return parts[1].startsWith('@') ? `${parts[1]}/${parts[2]}` : parts[1];
 }
 
 describe('import("ctrlmetrics") in a fresh process', () => {

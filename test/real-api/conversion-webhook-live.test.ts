@@ -22,7 +22,7 @@ import { runGroup, runName, startRealKube, webhooksUnreachable, type RealKube } 
 const WEBHOOK_SKIP = await webhooksUnreachable();
 import { jsonPatch, ScriptedWebhook } from '../helpers/scripted-webhook.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 const GROUP = runGroup('library.example.com');
@@ -90,7 +90,7 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
   const same = async (args: string[], input?: string) => {
     const [real, ours] = await both(args, input);
     assert.equal(ours, real, `kubectl ${args.join(' ')}`);
-    return real!;
+    return real;
   };
 
   before(async () => {
@@ -137,8 +137,8 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
     for (const version of ['v1', 'v1alpha1']) {
       const lists = await both(['get', `shelves.${version}.${GROUP}`, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.apiVersion} {.spec}{"\\n"}{end}']);
       assert.equal(lists[1], lists[0], version);
-      assert.match(lists[0]!, /^new /m);
-      assert.match(lists[0]!, /^old /m);
+      assert.match(lists[0], /^new /m);
+      assert.match(lists[0], /^old /m);
     }
   });
 
@@ -157,7 +157,7 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
         return text
           .trim()
           .split('\n')
-          .map((l) => JSON.parse(l) as Any)
+          .map((l) => JSON.parse(l))
           .map((e) => `${e.type} ${e.object.metadata.name} ${e.object.apiVersion} ${JSON.stringify(e.object.spec)}`)
           .sort();
       }),
@@ -278,7 +278,7 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
         // the review's uid is random on each server
         const [real, ours] = (await both(['create', '-f', '-'], crate(`bad-${m}`))).map((o) => o.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uid>'));
         assert.equal(ours, real);
-        assert.ok(real!.includes(`conversion webhook for ${GROUP}/v1alpha1, Kind=Crate`), real);
+        assert.ok(real.includes(`conversion webhook for ${GROUP}/v1alpha1, Kind=Crate`), real);
       });
     }
 
@@ -322,7 +322,7 @@ describe('conversion webhooks: a real kube-apiserver and the authority call them
       assert.equal(hubOurs, hubReal);
       const [back, backOurs] = await both(['get', `shelves.v1alpha1.${GROUP}`, name, '-o', 'jsonpath={.spec}']);
       assert.equal(backOurs, back);
-      assert.deepStrictEqual(JSON.parse(back!.replace(/\[rc=0\]$/, '') || '{}'), spec, `generated spec ${i}`);
+      assert.deepStrictEqual(JSON.parse(back.replace(/\[rc=0\]$/, '') || '{}'), spec, `generated spec ${i}`);
     }
   });
 });

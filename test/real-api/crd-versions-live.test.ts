@@ -10,7 +10,7 @@ import { startTestCluster, waitForCrd, type ApiCluster, type TestCluster } from 
 import { run } from '../helpers/process.js';
 import { REAL_KUBE_SKIP, runGroup, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 const GROUP = runGroup('versions.example.com');
@@ -75,8 +75,8 @@ describe('CRDs with several versions: a real kube-apiserver and the authority an
         return [none.spec.conversion, hook.spec.conversion, none.status?.storedVersions];
       }),
     );
-    assert.deepStrictEqual(out[0]![0], { strategy: 'None' });
-    assert.deepStrictEqual(out[0]![1].webhook.clientConfig.service.port, 443);
+    assert.deepStrictEqual(out[0][0], { strategy: 'None' });
+    assert.deepStrictEqual(out[0][1].webhook.clientConfig.service.port, 443);
     assert.deepStrictEqual(out[1], out[0]);
   });
 
@@ -102,11 +102,11 @@ describe('CRDs with several versions: a real kube-apiserver and the authority an
           }),
         );
         assert.equal(got[1], got[0], version);
-        assert.match(got[0]!, new RegExp(`${GROUP}/${version} S`));
+        assert.match(got[0], new RegExp(`${GROUP}/${version} S`));
       }
       const lists = await both(['get', `widgets.v1alpha1.${GROUP}`, '-o', 'name']);
       assert.equal(lists[1], lists[0]);
-      assert.ok(lists[0]!.startsWith(`widget.${GROUP}/w1\nWarning: `) && lists[0]!.includes(' is deprecated; use '), lists[0]);
+      assert.ok(lists[0].startsWith(`widget.${GROUP}/w1\nWarning: `) && lists[0].includes(' is deprecated; use '), lists[0]);
     });
 
     test('status.storedVersions: the storage version, and the old one kept when storage moves', async () => {

@@ -53,7 +53,7 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
     tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-real-doctor-'));
     kube = await startRealKube();
     for (const set of ['prometheus-operator', 'cert-manager']) {
-      for (const crd of CRD_SETS[set]!.crds) await installRunCrd(kube, crd);
+      for (const crd of CRD_SETS[set].crds) await installRunCrd(kube, crd);
     }
     const proj = join(tmp, 'proj');
     for (const args of [['init', '--project-name', PROJECT, '--dir', proj], ['edit', '--enable', 'prometheus,network-policy,metrics-tls', '--dir', proj]]) {
@@ -113,7 +113,7 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
       new RegExp(String.raw`^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as ${PROJECT}-monitoring:prometheus: 200, \d+ metric families \(TLS verified for ${PROJECT}-controller-manager-metrics-service\.${PROJECT}-system\.svc against ca\.crt of Secret metrics-server-cert\)$`),
     ];
     assert.equal(d.lines.length, expected.length, d.lines.join('\n'));
-    expected.forEach((re, i) => assert.match(d.lines[i]!, re, d.lines.join('\n')));
+    expected.forEach((re, i) => assert.match(d.lines[i], re, d.lines.join('\n')));
     assert.equal(d.code, 1);
     assert.equal(d.stderr, `error: 2 of ${expected.length} checks failed\n`);
   });
@@ -124,7 +124,7 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
       const d = await doctor();
       const failed = d.lines.filter((l) => l.startsWith('✗') && !/Deployment|endpoints/.test(l));
       assert.equal(failed.length, 1, d.lines.join('\n'));
-      assert.match(failed[0]!, new RegExp(String.raw`^✗ scraper ${PROJECT}-monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount ${PROJECT}-monitoring:prometheus --clusterrole ${PROJECT}-metrics-reader$`));
+      assert.match(failed[0], new RegExp(String.raw`^✗ scraper ${PROJECT}-monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount ${PROJECT}-monitoring:prometheus --clusterrole ${PROJECT}-metrics-reader$`));
       // the manager allowed this user a moment ago and caches an allow for 5 minutes (controller-runtime's
       // delegating authorizer does the same); a 1.25 token carries no credential id, so doctor's new token of the
       // same service account is the same user to that cache (on 1.32 the credential id makes each token new)

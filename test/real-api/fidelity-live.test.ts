@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { startAuthority, type Authority } from '../../src/authority/index.js';
 import { CRD_SETS } from '../../src/authority/crds.js';
 import { installCrd } from '../helpers/cluster.js';
-import { CaseRunner, KNOWN_DIFFERENCES, TIMED, expectedAnswer, recordedCases, type Case } from '../authority/fidelity/cases.js';
+import { CaseRunner, KNOWN_DIFFERENCES, TIMED, expectedAnswer, recordedCases } from '../authority/fidelity/cases.js';
 import { FRESH_KUBE_SKIP, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
 /**
@@ -45,7 +45,7 @@ describe('the authority and a real kube-apiserver answer the recorded kubectl ca
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-fidelity-live-'));
     kube = await startRealKube({ fresh: true });
-    for (const crd of CRD_SETS['prometheus-operator']!.crds) await installCrd(kube.admin, crd);
+    for (const crd of CRD_SETS['prometheus-operator'].crds) await installCrd(kube.admin, crd);
     const stateDir = join(tmp, 'state');
     authority = await startAuthority({ stateDir, crds: ['prometheus-operator'] });
     await Promise.all(['real', 'authority'].map((d) => mkdir(join(tmp, d))));
@@ -54,11 +54,11 @@ describe('the authority and a real kube-apiserver answer the recorded kubectl ca
     await Promise.all([real.prepare(), ours.prepare()]);
     const cases = await recordedCases();
     assert.equal(cases.length, 83);
-    for (const c of cases as Case[]) {
+    for (const c of cases) {
       let [r, o] = await Promise.all([real.run(c), ours.run(c)]);
       // the watch cases change objects on a schedule inside a 5 s watch: on a loaded machine, one more try
-      if (r!.trimEnd() !== o!.trimEnd() && TIMED.has(c.id)) [r, o] = await Promise.all([real.run(c), ours.run(c)]);
-      results.set(c.id, { real: r!, ours: o!, recorded: await expectedAnswer(c) });
+      if (r.trimEnd() !== o.trimEnd() && TIMED.has(c.id)) [r, o] = await Promise.all([real.run(c), ours.run(c)]);
+      results.set(c.id, { real: r, ours: o, recorded: await expectedAnswer(c) });
     }
   });
 

@@ -88,13 +88,13 @@ describe('issuer discovery: a real kube-apiserver and the authority answer alike
     for (const [path, accept, method] of CASES) {
       const [real, ours] = await Promise.all([kube, authority].map((c) => get(c, path, { token: tokens.get(c), accept, method })));
       const show = (a: Answer) => `${a.status} ${a.contentType} ${a.cacheControl}`;
-      rows.push(`${method} ${path} Accept=${accept ?? '(none)'}: real ${show(real!)} | authority ${show(ours!)}`);
-      assert.equal(show(ours!), show(real!), rows.at(-1));
-      if (real!.status === 406) assert.equal(JSON.parse(ours!.body).message, JSON.parse(real!.body).message);
+      rows.push(`${method} ${path} Accept=${accept ?? '(none)'}: real ${show(real)} | authority ${show(ours)}`);
+      assert.equal(show(ours), show(real), rows.at(-1));
+      if (real.status === 406) assert.equal(JSON.parse(ours.body).message, JSON.parse(real.body).message);
     }
     // the answers that matter to clients, as the real server gave them when this test was written
-    assert.match(rows[0]!, /^GET \/openid\/v1\/jwks Accept=application\/json: real 406 /);
-    assert.match(rows[1]!, /real 200 application\/jwk-set\+json public, max-age=3600/);
+    assert.match(rows[0], /^GET \/openid\/v1\/jwks Accept=application\/json: real 406 /);
+    assert.match(rows[1], /real 200 application\/jwk-set\+json public, max-age=3600/);
   });
 
   test('anonymous requests are refused (403) by both', async () => {

@@ -82,7 +82,7 @@ describe('leader election of a scaffolded project on a real cluster', { skip: RE
         lines[0]?.msg,
         `error retrieving resource lock default/${LEASE_ID}: leases.coordination.k8s.io "${LEASE_ID}" is forbidden: User "system:serviceaccount:${NS}:${SA}" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "default"`,
       );
-      assert.deepEqual(lines[0]!.fields, { lease: `default/${LEASE_ID}`, reason: 'Forbidden', code: 403 });
+      assert.deepEqual(lines[0].fields, { lease: `default/${LEASE_ID}`, reason: 'Forbidden', code: 403 });
     } finally {
       stop.abort();
       await running;

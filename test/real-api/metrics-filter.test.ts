@@ -132,6 +132,7 @@ describe('the metrics filter on a real kube-apiserver', { skip: REAL_KUBE_SKIP, 
       for (const token of tokens) {
         let servedAt = Infinity;
         for (let attempt = 1; attempt <= 3 && servedAt === Infinity; attempt++) {
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
           const r = await scrape(ep.port, { token, timeoutMs: 20_000 }).catch(() => ({ status: 0, headers: {} as Record<string, string> }));
           if (r.status === 200) servedAt = attempt;
           else await sleep(Number(r.headers['retry-after'] ?? 1) * 1000);

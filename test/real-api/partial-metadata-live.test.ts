@@ -13,7 +13,7 @@ import { stripManagedFields } from '../../src/kube/transforms.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 const NS = runName('partial-metadata');

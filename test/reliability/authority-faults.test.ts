@@ -117,7 +117,7 @@ describe('authority faults: 503 or 500, never an allow without a decision; recov
         const rs = await Promise.all([scrape(ep.port, { token: reader }), scrape(ep.port, { token: unbound }), scrape(ep.port, { token: invalid })]);
         const [a, b, c] = rs.map((r) => r.status);
         for (const [who, got, allowed] of [['reader', a, [200, 503]], ['unbound', b, [403, 503]], ['invalid', c, [401, 503]]] as Array<[string, number, number[]]>) {
-          assert.ok(allowed.includes(got!), `flap ${i}: ${who} got ${got}`);
+          assert.ok(allowed.includes(got), `flap ${i}: ${who} got ${got}`);
           seen.set(`${who}:${got}`, (seen.get(`${who}:${got}`) ?? 0) + 1);
         }
       }
@@ -185,8 +185,8 @@ describe('authority faults: 503 or 500, never an allow without a decision; recov
       assert.equal((await scrape(stale.port, { token: unbound })).status, 403);
       const edges = outageLines().slice(before);
       assert.equal(edges.length, 2, `one line when the outage began, one when it ended:\n${edges.join('\n')}`);
-      assert.match(edges[0]!, /Cannot reach the API server to review tokens: cached allows answer for up to 60 s past their TTL/);
-      assert.match(edges[1]!, /The API server answers reviews again.*"staleDecisionsServed":(\d+)/);
+      assert.match(edges[0], /Cannot reach the API server to review tokens: cached allows answer for up to 60 s past their TTL/);
+      assert.match(edges[1], /The API server answers reviews again.*"staleDecisionsServed":(\d+)/);
       assert.ok(stale.auth.staleServed >= 7, `stale decisions counted: ${stale.auth.staleServed}`);
     } finally {
       await proxy.up();

@@ -37,11 +37,11 @@ describe('authority store under faults', () => {
     const cli = [process.execPath, ...cliArgs(), 'authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', join(dir, `${name}.kubeconfig`)];
     const proc =
       limitKiB === undefined
-        ? procs.start(name, cli[0]!, cli.slice(1))
+        ? procs.start(name, cli[0], cli.slice(1))
         : // SIGXFSZ ignored (inherited through exec), so that a write past the limit fails with EFBIG as a full disk fails with ENOSPC
           procs.start(name, 'bash', ['-c', `trap '' XFSZ; ulimit -f ${limitKiB}; exec "$@"`, 'bash', ...cli]);
     const m = await proc.waitForOutput(READY, 60_000);
-    return { proc, url: m[1]!, ca: readFileSync(join(stateDir, 'ca.crt'), 'utf8'), token: readFileSync(join(stateDir, 'admin.token'), 'utf8').trim() };
+    return { proc, url: m[1], ca: readFileSync(join(stateDir, 'ca.crt'), 'utf8'), token: readFileSync(join(stateDir, 'admin.token'), 'utf8').trim() };
   }
 
   const configMap = (name: string, bytes: number) => ({ metadata: { name }, data: { payload: 'x'.repeat(bytes) } });

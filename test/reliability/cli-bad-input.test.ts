@@ -38,9 +38,9 @@ async function check(c: Case): Promise<void> {
   const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !HINT.test(l.trim()) && !isLog(l));
   assert.notEqual(r.code, 0, `${c.name}: exit code 0\n${r.stdout}\n${r.stderr}`);
   assert.equal(lines.length, 1, `${c.name}: want one error line, got ${lines.length}:\n${r.stderr}`);
-  assert.match(lines[0]!, /^error: \S/, `${c.name}: ${lines[0]}`);
+  assert.match(lines[0], /^error: \S/, `${c.name}: ${lines[0]}`);
   assert.doesNotMatch(r.stderr + r.stdout, /^\s+at .+:\d+:\d+\)?$/m, `${c.name}: stack trace printed`);
-  if (c.says) assert.match(lines[0]!, c.says, `${c.name}: ${lines[0]}`);
+  if (c.says) assert.match(lines[0], c.says, `${c.name}: ${lines[0]}`);
   for (const p of c.absent ?? []) assert.ok(!existsSync(p), `${c.name}: ${p} was left behind`);
 }
 
@@ -101,7 +101,7 @@ describe('CLI bad input: one error line, non-zero, nothing half-written', { time
     const cases: Case[] = [];
     for (const args of commands) cases.push({ name: `${args[0]} with a malformed YAML kubeconfig`, args: [...args, '--kubeconfig', broken] });
     for (const [what, file] of [['no clusters', empty], ['binary garbage', binary], ['missing file', join(tmp, 'nope.kubeconfig')]] as const) {
-      cases.push({ name: `grant with a ${what} kubeconfig`, args: [...commands[0]!, '--kubeconfig', file] });
+      cases.push({ name: `grant with a ${what} kubeconfig`, args: [...commands[0], '--kubeconfig', file] });
     }
     cases.push({ name: 'demo with a malformed kubeconfig', args: ['demo', '--kubeconfig', broken, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'] });
     cases.push({ name: 'grant with KUBECONFIG pointing at a malformed file', args: ['grant', '--serviceaccount', 'a:b'], env: { KUBECONFIG: broken } });

@@ -55,10 +55,10 @@ function get(agent: https.Agent, token: string): Promise<{ status: number; body:
 
 /** Sum of the manager's `rest_client_requests_total` for POSTs (TokenReviews and SubjectAccessReviews). */
 async function reviewRequests(agent: https.Agent): Promise<number> {
-  const r = await get(agent, readers[0]!);
+  const r = await get(agent, readers[0]);
   assert.equal(r.status, 200);
   let sum = 0;
-  for (const m of r.body.matchAll(/^rest_client_requests_total\{([^}]*)\} (\S+)$/gm)) if (/method="POST"/.test(m[1]!)) sum += Number(m[2]);
+  for (const m of r.body.matchAll(/^rest_client_requests_total\{([^}]*)\} (\S+)$/gm)) if (/method="POST"/.test(m[1])) sum += Number(m[2]);
   return sum;
 }
 
@@ -100,7 +100,7 @@ describe('bounded load on loopback', { timeout: 60_000 + SOAK_SECONDS * 2000 + F
       while (Date.now() < end) {
         const s = performance.now();
         try {
-          const r = await get(agent, readers[i % readers.length]!);
+          const r = await get(agent, readers[i % readers.length]);
           if (r.status !== 200) errors.push(`status ${r.status}`);
           else latencies.push(performance.now() - s);
         } catch (err) {
@@ -156,7 +156,7 @@ describe('bounded load on loopback', { timeout: 60_000 + SOAK_SECONDS * 2000 + F
       const va = new https.Agent({ keepAlive: true, maxSockets: 2 });
       while (flooding) {
         try {
-          const r = await get(va, readers[1]!);
+          const r = await get(va, readers[1]);
           validStatuses.set(r.status, (validStatuses.get(r.status) ?? 0) + 1);
         } catch (err) {
           validStatuses.set((err as Error).message, (validStatuses.get((err as Error).message) ?? 0) + 1);
@@ -209,6 +209,7 @@ describe('bounded load on loopback', { timeout: 60_000 + SOAK_SECONDS * 2000 + F
       // lanes as wide as the client, so that neither admission nor the rate limit hides anything
       const auth = new Authenticator(admin, { cacheSize: 500, admission: { new: { concurrency: 50, queue: 2000, maxWaitMs: 10_000, qps: 2000, burst: 2000 } } });
       for (let i = 0; i < 2000; i += 50) {
+        // eslint-disable-next-line @typescript-eslint/await-thenable -- it answers a value or a promise of one
         const results = await Promise.all(Array.from({ length: 50 }, (_, j) => auth.authenticate(`invalid.${i + j}.${randomBytes(8).toString('hex')}`)));
         assert.ok(results.every((r) => !r.authenticated));
         assert.ok(auth.authnCache.size <= 500, `authentication cache holds ${auth.authnCache.size} entries`);

@@ -86,7 +86,7 @@ function stalledScrape(gzip: boolean): Promise<{ resume: () => void; body: Promi
 
 for (const gzip of [false, true]) {
   test(`a held ${gzip ? 'gzip ' : ''}answer is not overwritten by the renders of later scrapes`, { timeout: 120_000 }, async () => {
-    const generation0 = counters[0]!.labels('/api/v1/resource/0').get();
+    const generation0 = counters[0].labels('/api/v1/resource/0').get();
     const stalled = await stalledScrape(gzip);
     // values are read while rendering: a scrape answered next starts its render only once the held one's is done
     for (let k = 0; k <= LATER_SCRAPES; k++) {

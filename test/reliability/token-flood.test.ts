@@ -94,6 +94,7 @@ after(async () => {
 
 test(`${CONNECTIONS} connections of garbage tokens for ${FLOOD_SECONDS} s: the lease holds, reconciles succeed, known and new valid scrapers are served`, { timeout: 120_000 + FLOOD_SECONDS * 2_000 }, async (t) => {
   const reader = logs.secret((await readFile(join(stateDir, 'reader.token'), 'utf8')).trim());
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
   const kid = JSON.parse(Buffer.from(reader.split('.')[0]!, 'base64url').toString('utf8')).kid as string;
   // ten valid tokens (the scraper's service account), never shown to the endpoint before the flood
   const fresh: string[] = [];
@@ -175,6 +176,7 @@ test(`${CONNECTIONS} connections of garbage tokens for ${FLOOD_SECONDS} s: the l
     for (const token of fresh) {
       let servedAt = Infinity;
       for (let tries = 1; tries <= 2 && servedAt === Infinity; tries++) {
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
         const r = await get(token, false, 10_000).catch(() => ({ status: 0, body: '' }) as Answer);
         if (r.status === 200) servedAt = tries;
         else if (tries < 2) await sleep(Number(r.retryAfter ?? 1) * 1000);
@@ -194,6 +196,7 @@ test(`${CONNECTIONS} connections of garbage tokens for ${FLOOD_SECONDS} s: the l
   const reviews = sum(after, 'rest_client_requests_total', /method="POST"/) - sum(before, 'rest_client_requests_total', /method="POST"/);
   const reconcileErrors = sum(after, 'controller_runtime_reconcile_errors_total') - sum(before, 'controller_runtime_reconcile_errors_total');
   const reconciles = sum(after, 'controller_runtime_reconcile_total') - sum(before, 'controller_runtime_reconcile_total');
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
   const gaps = renewals.slice(1).map((r, i) => r - renewals[i]!).sort((a, b) => a - b);
   const scraper = new Map<string, number>();
   for (const [at, answer] of scraped) if (at >= floodStart && at < floodEnd) count(scraper, answer);

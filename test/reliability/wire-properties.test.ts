@@ -72,9 +72,9 @@ describe('Authorization headers on the wire', { timeout: 120_000 }, () => {
    */
   function mustServe(values: readonly string[]): boolean {
     if (values.length !== 1) return false;
-    const value = values[0]!.replace(/^[ \t]+|[ \t]+$/g, '');
+    const value = values[0].replace(/^[ \t]+|[ \t]+$/g, '');
     const m = /^([^ ]*) +(.*)$/s.exec(value);
-    return m !== null && m[1]!.toLowerCase() === 'bearer' && m[2] === reader;
+    return m !== null && m[1].toLowerCase() === 'bearer' && m[2] === reader;
   }
 
   /** Sends one request with `values` and checks the answer against {@link mustServe}; returns the status. */
@@ -235,6 +235,6 @@ describe('label values on the wire', { timeout: 120_000 }, () => {
     }
     const warnings = logs.lines.filter((l) => l.includes('"level":"warn"') && l.includes('"family":"wire_collision_total"'));
     assert.equal(warnings.length, 1, 'one warning for the family, however many scrapes');
-    assert.match(warnings[0]!, /metrics\.Counter/);
+    assert.match(warnings[0], /metrics\.Counter/);
   });
 });

@@ -39,8 +39,8 @@ function assertOneErrorLine(r: { code: number; stderr: string }, pattern: RegExp
   // usage errors end with kubectl's hint line
   const lines = r.stderr.trimEnd().split('\n').filter((l) => !/^See 'ctrlmetrics [a-z-]+ --help' for usage\.$/.test(l));
   assert.equal(lines.length, 1, `one error line, got: ${r.stderr}`);
-  assert.match(lines[0]!, /^error: /);
-  assert.match(lines[0]!, pattern);
+  assert.match(lines[0], /^error: /);
+  assert.match(lines[0], pattern);
 }
 
 test('init rejects invalid project names and domains with one error line and writes nothing', async () => {

@@ -120,7 +120,7 @@ describe('create api --resource=false for built-in kinds', () => {
 
   test('--external-api-path: a controller for another project\'s kind, its types generated from the CRD', async () => {
     const crds = join(work, 'cert-manager.crds.yaml');
-    writeFileSync(crds, CRD_SETS['cert-manager']!.crds.map((c) => stringify(c)).join('---\n'));
+    writeFileSync(crds, CRD_SETS['cert-manager'].crds.map((c) => stringify(c)).join('---\n'));
     const r = await createApi({ dir: app, group: 'cert-manager', version: 'v1', kind: 'Certificate', resource: false, externalApiDomain: 'io', externalApiPath: crds });
     assert.deepEqual(r.written.sort(), [
       'PROJECT',

@@ -69,7 +69,7 @@ describe('create api', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
     assert.deepEqual(parseYaml(read('config/samples/kustomization.yaml')), { resources: ['shop_v1alpha1_firstmate.yaml'] });
     assert.match(read('config/default/kustomization.yaml'), /^- \.\.\/crd$/m);
     assert.match(read('config/rbac/kustomization.yaml'), /^- firstmate_admin_role\.yaml\n- firstmate_editor_role\.yaml\n- firstmate_viewer_role\.yaml\n$/m);
-    const crd = parseYaml(read('config/crd/bases/shop.example.com_firstmates.yaml').replace(/^---\n/, '')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const crd = parseYaml(read('config/crd/bases/shop.example.com_firstmates.yaml').replace(/^---\n/, '')) as Record<string, any>;  
     assert.equal(crd.metadata.name, 'firstmates.shop.example.com');
     assert.deepEqual(crd.spec.versions[0].subresources, { status: {} });
     assert.deepEqual(crd.spec.versions[0].schema.openAPIV3Schema.required, ['spec']);

@@ -17,7 +17,7 @@ import { run, runCli } from '../helpers/process.js';
 import { typeErrorsOfProject } from '../helpers/project-typecheck.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 let work: string;
@@ -48,7 +48,7 @@ describe('a second version and create webhook --conversion', { skip: SECOND_NODE
     assert.match(r.stdout, /^note: src\/api\/v1\/frigate-types\.ts: marked \+kubebuilder:storageversion/m);
     assert.ok(storageMarked('v1'));
     assert.ok(!storageMarked('v2'));
-    const crd = parseYaml(read('config/crd/bases/ship.example.com_frigates.yaml').replace(/^---\n/, '')) as Any;
+    const crd = parseYaml(read('config/crd/bases/ship.example.com_frigates.yaml').replace(/^---\n/, ''));
     assert.deepEqual(crd.spec.versions.map((v: Any) => [v.name, v.storage]), [['v1', true], ['v2', false]]);
   });
 
@@ -66,9 +66,9 @@ describe('a second version and create webhook --conversion', { skip: SECOND_NODE
     assert.match(read('src/main.ts'), /^ {2}if \(process\.env\.ENABLE_WEBHOOKS !== 'false'\) mgr\.add\(newFrigateConversion\(\)\);$/m);
     assert.match(read('test/webhooks/frigate-conversion.test.ts'), /conversions: \['frigates\.ship\.example\.com'\]/);
     assert.ok(storageMarked('v2') && !storageMarked('v1'), 'the hub is the storage version');
-    const crd = parseYaml(read('config/crd/bases/ship.example.com_frigates.yaml').replace(/^---\n/, '')) as Any;
+    const crd = parseYaml(read('config/crd/bases/ship.example.com_frigates.yaml').replace(/^---\n/, ''));
     assert.deepEqual(crd.spec.versions.map((v: Any) => [v.name, v.storage]), [['v1', false], ['v2', true]], 'generated again');
-    const entry = (parseYaml(read('PROJECT')) as Any).resources.find((x: Any) => x.version === 'v2');
+    const entry = (parseYaml(read('PROJECT'))).resources.find((x: Any) => x.version === 'v2');
     assert.deepEqual(entry.webhooks, { conversion: true, spoke: ['v1'], webhookVersion: 'v1' });
     assert.match(read('config/crd/kustomization.yaml'), /^patches:\n- path: patches\/webhook_in_frigates\.yaml$/m);
     assert.doesNotMatch(read('config/webhook/kustomization.yaml'), /manifests\.yaml/, 'no admission webhooks: no manifests.yaml to list');
@@ -79,7 +79,7 @@ describe('a second version and create webhook --conversion', { skip: SECOND_NODE
   test('kustomize renders the CRD calling <project>-webhook-service in <project>-system at /convert, with the CA injected', async () => {
     const built = await run('kubectl', ['kustomize', join(app, 'config/default')], { timeoutMs: 60_000 });
     assert.equal(built.code, 0, built.stderr);
-    const objs = parseAllDocuments(built.stdout).map((d) => d.toJS() as Any);
+    const objs = parseAllDocuments(built.stdout).map((d) => d.toJS());
     const crd = objs.find((o) => o.kind === 'CustomResourceDefinition');
     assert.equal(crd.metadata.name, 'frigates.ship.example.com');
     assert.equal(crd.metadata.annotations['cert-manager.io/inject-ca-from'], 'fleet-op-system/fleet-op-serving-cert');
@@ -95,7 +95,7 @@ describe('a second version and create webhook --conversion', { skip: SECOND_NODE
     const r = await cli(['create', 'webhook', '--group', 'ship', '--version', 'v2', '--kind', 'Frigate', '--defaulting']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(read('config/webhook/kustomization.yaml'), /^resources:\n- manifests\.yaml$/m);
-    const entry = (parseYaml(read('PROJECT')) as Any).resources.find((x: Any) => x.version === 'v2');
+    const entry = (parseYaml(read('PROJECT'))).resources.find((x: Any) => x.version === 'v2');
     assert.deepEqual(entry.webhooks, { conversion: true, defaulting: true, spoke: ['v1'], webhookVersion: 'v1' });
     const built = await run('kubectl', ['kustomize', join(app, 'config/default')], { timeoutMs: 60_000 });
     assert.equal(built.code, 0, built.stderr);

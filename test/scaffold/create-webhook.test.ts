@@ -20,7 +20,7 @@ let work: string;
 let app: string;
 const cli = (args: string[], dir = app) => runCli([...args, '--dir', dir], { timeoutMs: 120_000 });
 const read = (p: string) => readFileSync(join(app, p), 'utf8');
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 before(async () => {
@@ -50,12 +50,12 @@ describe('create webhook', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
     assert.match(code, /^\/\/ \+kubebuilder:webhook:path=\/mutate-shop-example-com-v1-order,mutating=true,failurePolicy=fail,sideEffects=None,groups=shop\.example\.com,resources=orders,verbs=create;update,versions=v1,name=morder-v1\.kb\.io,admissionReviewVersions=v1$/m);
     assert.match(code, /^\/\/ \+kubebuilder:webhook:path=\/validate-shop-example-com-v1-order,mutating=false,/m);
     assert.match(read('src/main.ts'), /^ {2}if \(process\.env\.ENABLE_WEBHOOKS !== 'false'\) mgr\.add\(newOrderWebhook\(\)\);$/m);
-    const configs = parseAllDocuments(read('config/webhook/manifests.yaml')).map((d) => d.toJS() as Any);
+    const configs = parseAllDocuments(read('config/webhook/manifests.yaml')).map((d) => d.toJS());
     assert.deepEqual(configs.map((c) => `${c.kind}/${c.webhooks[0].name}/${c.webhooks[0].clientConfig.service.path}`), [
       'MutatingWebhookConfiguration/morder-v1.kb.io//mutate-shop-example-com-v1-order',
       'ValidatingWebhookConfiguration/vorder-v1.kb.io//validate-shop-example-com-v1-order',
     ]);
-    const entry = (parseYaml(read('PROJECT')) as Any).resources[0];
+    const entry = (parseYaml(read('PROJECT'))).resources[0];
     assert.deepEqual(entry.webhooks, { defaulting: true, validation: true, webhookVersion: 'v1' });
     assert.match(read('config/network-policy/kustomization.yaml'), /^- allow-webhook-traffic\.yaml$/m);
     assert.match(read('config/certmanager/kustomization.yaml'), /^- certificate-webhook\.yaml$/m);
@@ -75,7 +75,7 @@ describe('create webhook', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
       assert.equal(e.code, 0, `edit ${args.join(' ')}: ${e.stderr}`);
       const built = await run('kubectl', ['kustomize', join(app, 'config/default')], { timeoutMs: 60_000 });
       assert.equal(built.code, 0, `${args.join(' ')}: ${built.stderr}`);
-      const objs = parseAllDocuments(built.stdout).map((d) => d.toJS() as Any);
+      const objs = parseAllDocuments(built.stdout).map((d) => d.toJS());
       const by = (kind: string, name: string) => objs.find((o) => o.kind === kind && o.metadata.name === name);
       for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
         const c = by(kind, `shop-op-${kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}-webhook-configuration`);

@@ -26,7 +26,7 @@ before(async () => {
   userBase = join(work, 'user');
   await initProject({ projectName: 'demo', dir: userBase, ctrlmetricsVersion: '^0.1.0' });
   // the user's own edits: a note, an extra resource with a comment, a label block, a blank line of their own
-  const def = join(userBase, FILES[0]!);
+  const def = join(userBase, FILES[0]);
   const text = readFileSync(def, 'utf8');
   const edited = text
     .replace('namePrefix: demo-\n', 'namePrefix: demo-\n\n# team note: do not rename the prefix\n')
@@ -34,7 +34,7 @@ before(async () => {
     .replace('#labels:\n#- includeSelectors: true\n#  pairs:\n#    team: platform\n', 'labels:\n- includeSelectors: false\n  pairs:\n    team: shop\n');
   assert.notEqual(edited, text);
   writeFileSync(def, edited);
-  const prom = join(userBase, FILES[1]!);
+  const prom = join(userBase, FILES[1]);
   writeFileSync(prom, readFileSync(prom, 'utf8') + '# scraped by the platform team\n');
 });
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -100,7 +100,7 @@ test('the text depends only on the options reached, not on the way there', async
       try {
         for (const op of ops) await editProject(dir, op.enable ? { enable: [op.option] } : { disable: [op.option] });
         assert.deepEqual(read(dir), canonical.get(key), `ops ${JSON.stringify(ops)} → [${key}]`);
-        const text = read(dir)[0]!;
+        const text = read(dir)[0];
         assert.ok(text.includes('# team note: do not rename the prefix') && text.includes('# our own objects\n- extra.yaml'), 'user edits kept');
       } finally {
         rmSync(dir, { recursive: true, force: true });

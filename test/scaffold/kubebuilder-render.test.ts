@@ -17,7 +17,7 @@ import { initProject } from '../../src/scaffold/init.js';
 import { run, runCli } from '../helpers/process.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 const GROUP = 'batch.tutorial.kubebuilder.io';
@@ -98,12 +98,12 @@ const DIFFERENCES: Array<{ what: string; why: string; drop: (objs: Any[]) => voi
 test("kustomize renders the CronJob tutorial's objects as kubebuilder v4 did, but for the differences listed", { skip: SECOND_NODE_SKIP_COMPILER }, async () => {
   const built = await run('kubectl', ['kustomize', join(app, 'config/default')], { timeoutMs: 60_000 });
   assert.equal(built.code, 0, built.stderr);
-  const all = parseAllDocuments(built.stdout).map((d) => d.toJS() as Any);
+  const all = parseAllDocuments(built.stdout).map((d) => d.toJS());
   // the CRD is compared by the generate golden tests (it comes from each project's own types); here, its name
   const crds = all.filter((o) => o.kind === 'CustomResourceDefinition');
   assert.deepEqual(crds.map((c) => c.metadata.name), [`cronjobs.${GROUP}`]);
   const ours = all.filter((o) => o.kind !== 'CustomResourceDefinition');
-  const theirs = parseAllDocuments(readFileSync(FIXTURE, 'utf8')).map((d) => d.toJS() as Any);
+  const theirs = parseAllDocuments(readFileSync(FIXTURE, 'utf8')).map((d) => d.toJS());
   const key = (o: Any) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
   // the same objects, in the same order (kustomize's by-kind order; within a kind, as the files list them)
   assert.deepEqual(ours.map(key), theirs.map(key));

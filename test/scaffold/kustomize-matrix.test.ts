@@ -50,7 +50,7 @@ async function pool<T>(items: T[], limit: number, fn: (t: T) => Promise<void>): 
   await Promise.all(
     Array.from({ length: limit }, async () => {
       while (next < items.length) {
-        const item = items[next++]!;
+        const item = items[next++];
         try {
           await fn(item);
         } catch (err) {

@@ -123,8 +123,8 @@ async function runManager(app: string, kubeconfig: string, extra: string[]): Pro
     { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
   );
   let logs = '';
-  child.stdout!.on('data', (c: Buffer) => (logs += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (logs += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (logs += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (logs += c.toString()));
   return {
     metricsPort,
     healthPort,
@@ -248,9 +248,9 @@ test('kubectl apply -k with every option on (CRDs of cert-manager and the Promet
   const sm = await cluster.admin.get<{ spec: { endpoints: Array<{ tlsConfig: { serverName: string; insecureSkipVerify: boolean } }> } }>(
     `/apis/monitoring.coreos.com/v1/namespaces/${ns}/servicemonitors/${FULL}-controller-manager-metrics-monitor`,
   );
-  assert.deepEqual([sm.spec.endpoints[0]!.tlsConfig.serverName, sm.spec.endpoints[0]!.tlsConfig.insecureSkipVerify], [`${svc}.${ns}.svc`, false]);
+  assert.deepEqual([sm.spec.endpoints[0].tlsConfig.serverName, sm.spec.endpoints[0].tlsConfig.insecureSkipVerify], [`${svc}.${ns}.svc`, false]);
   const deploy = await cluster.admin.get<{ spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>(`/apis/apps/v1/namespaces/${ns}/deployments/${FULL}-controller-manager`);
-  assert.ok(deploy.spec.template.spec.containers[0]!.args.includes('--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs'));
+  assert.ok(deploy.spec.template.spec.containers[0].args.includes('--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs'));
 });
 
 test(
@@ -273,10 +273,10 @@ test(
     //    lays it out: the tarball unpacked in node_modules/ctrlmetrics, its dependencies and the project's dev tools
     //    linked from this repository's node_modules (same pinned versions). Then the project's own `npm run build`.
     const app = join(work, 'app');
-    await initProject({ projectName: P, dir: app, ctrlmetricsVersion: `file:${join(work, tarball!)}` });
+    await initProject({ projectName: P, dir: app, ctrlmetricsVersion: `file:${join(work, tarball)}` });
     const installed = join(app, 'node_modules/ctrlmetrics');
     mkdirSync(installed, { recursive: true });
-    await sh('tar', ['-xzf', join(work, tarball!), '-C', installed, '--strip-components=1'], { timeoutMs: 60_000 });
+    await sh('tar', ['-xzf', join(work, tarball), '-C', installed, '--strip-components=1'], { timeoutMs: 60_000 });
     assert.ok(existsSync(join(installed, 'dist/src/index.d.ts')), 'the packed package has its type declarations');
     symlinkSync(join(ROOT, 'node_modules'), join(installed, 'node_modules'), 'dir');
     symlinkSync(join(ROOT, 'node_modules/typescript'), join(app, 'node_modules/typescript'), 'dir');
@@ -328,7 +328,7 @@ test(
       for (const f of readdirSync(join(app, 'config/grafana')).filter((n) => n.endsWith('.json'))) {
         const dash = JSON.parse(readFileSync(join(app, 'config/grafana', f), 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> };
         for (const t of dash.panels.flatMap((p) => p.targets)) {
-          for (const m of t.expr.matchAll(/\b([a-z_][a-z0-9_]*)\{/g)) queried.add(m[1]!.replace(/_bucket$/, ''));
+          for (const m of t.expr.matchAll(/\b([a-z_][a-z0-9_]*)\{/g)) queried.add(m[1].replace(/_bucket$/, ''));
         }
       }
       assert.ok(queried.size >= 10, `dashboards query metric families: ${[...queried].join(', ')}`);

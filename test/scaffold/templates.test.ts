@@ -29,11 +29,11 @@ test('every section marker named in a comment is one of the markers the kustomiz
     }
   }
   // kubebuilder's prometheus kustomization points at "[METRICS WITH CERTMANAGER]", which exists nowhere
-  const def = files['config/default/kustomization.yaml']!;
+  const def = files['config/default/kustomization.yaml'];
   for (const marker of ['[METRICS]', '[PROMETHEUS]', '[METRICS-WITH-CERTS]', '[PROMETHEUS-WITH-CERTS]', '[CERTMANAGER]', '[NETWORK POLICY]', '[GRAFANA]']) {
     assert.ok(def.includes(`# ${marker}`), `config/default/kustomization.yaml labels a section ${marker}`);
   }
-  assert.ok(files['config/prometheus/kustomization.yaml']!.includes('# [PROMETHEUS-WITH-CERTS]'));
+  assert.ok(files['config/prometheus/kustomization.yaml'].includes('# [PROMETHEUS-WITH-CERTS]'));
   assert.ok(used.has('[METRICS-WITH-CERTS]'));
 });
 
@@ -44,7 +44,7 @@ test('every .yaml file named in a comment exists (or is written by the command t
   for (const [path, text] of config) {
     for (const line of commentsOf(text)) {
       for (const m of line.matchAll(/([\w./-]+\.yaml)\b/g)) {
-        const name = m[1]!;
+        const name = m[1];
         if (WRITTEN_LATER[name]) {
           assert.ok(text.includes(WRITTEN_LATER[name]), `${path}: the comment above ${name} says ${WRITTEN_LATER[name]} turns it on`);
           continue;
@@ -62,8 +62,8 @@ test('every .yaml file named in a comment exists (or is written by the command t
 });
 
 test('the cert patch mounts the Secret the Certificate writes, and the ServiceMonitor TLS patch reads the same one', () => {
-  const cert = parse(files['config/certmanager/certificate-metrics.yaml']!) as { spec: { secretName: string } };
-  const certPatch = parse(files['config/default/cert_metrics_manager_patch.yaml']!) as Array<{ path: string; value: any }>;
+  const cert = parse(files['config/certmanager/certificate-metrics.yaml']) as { spec: { secretName: string } };
+  const certPatch = parse(files['config/default/cert_metrics_manager_patch.yaml']) as Array<{ path: string; value: any }>;
   const volume = certPatch.find((op) => op.path.endsWith('/volumes/-'))!.value;
   const mount = certPatch.find((op) => op.path.endsWith('/volumeMounts/-'))!.value;
   const arg = certPatch.find((op) => op.path.endsWith('/args/-'))!.value as string;
@@ -71,7 +71,7 @@ test('the cert patch mounts the Secret the Certificate writes, and the ServiceMo
   assert.equal(volume.secret.secretName, cert.spec.secretName);
   assert.equal(mount.name, volume.name);
   assert.equal(arg, `--metrics-cert-path=${mount.mountPath}`);
-  const tls = (parse(files['config/prometheus/monitor_tls_patch.yaml']!) as Array<{ value: any }>)[0]!.value;
+  const tls = (parse(files['config/prometheus/monitor_tls_patch.yaml']) as Array<{ value: any }>)[0].value;
   assert.deepEqual([tls.ca.secret.name, tls.cert.secret.name, tls.keySecret.name], Array(3).fill(cert.spec.secretName));
 });
 
@@ -80,10 +80,10 @@ test('namespace labels are spelled one way: "metrics: enabled", no "webhook(s): 
   const objects = JSON.stringify(config.flatMap(([, text]) => parseAllDocuments(text).map((d) => d.toJSON())));
   assert.doesNotMatch(objects, /"webhooks?":"enabled"/);
   assert.match(objects, /"metrics":"enabled"/);
-  assert.doesNotMatch(files['README.md']!, /webhooks?[=:] ?enabled/);
-  const np = parseAllDocuments(files['config/network-policy/allow-metrics-traffic.yaml']!)[0]!.toJSON() as any;
+  assert.doesNotMatch(files['README.md'], /webhooks?[=:] ?enabled/);
+  const np = parseAllDocuments(files['config/network-policy/allow-metrics-traffic.yaml'])[0].toJSON();
   assert.deepEqual(np.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }]);
-  assert.match(files['README.md']!, /kubectl label namespace <ns> metrics=enabled/);
+  assert.match(files['README.md'], /kubectl label namespace <ns> metrics=enabled/);
 });
 
 test('every Grafana panel query is valid PromQL (promtool check rules)', async () => {
@@ -110,10 +110,10 @@ test('every `ctrlmetrics …` command the generated files mention exists, with t
   const mentions = Object.values(files).flatMap((t) => [...t.matchAll(/ctrlmetrics ([a-z-]+)((?: [^`\n]*)?)/g)]);
   assert.ok(mentions.length >= 5, 'the files point users at the CLI');
   for (const m of mentions) {
-    const name = m[1]!;
+    const name = m[1];
     const cmd = program.commands.find((c) => c.name() === name);
     assert.ok(cmd, `command "ctrlmetrics ${name}" exists (${m[0]})`);
-    for (const flag of m[2]!.match(/--[a-z0-9-]+/g) ?? []) {
+    for (const flag of m[2].match(/--[a-z0-9-]+/g) ?? []) {
       assert.ok(cmd.options.some((o) => o.long === flag), `ctrlmetrics ${name} has ${flag} (${m[0]})`);
     }
   }
@@ -121,7 +121,7 @@ test('every `ctrlmetrics …` command the generated files mention exists, with t
 
 test('the manager\'s memory request, limit and V8 heap cap agree, and are the ones docs/performance-notes.md measured', async () => {
   const { readFile } = await import('node:fs/promises');
-  const deployment = parseAllDocuments(files['config/manager/manager.yaml']!).map((d) => d.toJSON() as Record<string, any>).find((o) => o['kind'] === 'Deployment')!;
+  const deployment = parseAllDocuments(files['config/manager/manager.yaml']).map((d) => d.toJSON() as Record<string, any>).find((o) => o['kind'] === 'Deployment')!;
   const container = deployment['spec']['template']['spec']['containers'][0] as { resources: { limits: { memory: string }; requests: { memory: string } }; env: Array<{ name: string; value: string }> };
   const mi = (q: string) => {
     const m = /^(\d+)Mi$/.exec(q);

@@ -59,7 +59,7 @@ test('the generated src/ type-checks against this repository\'s src/index.ts (ts
   }
   // Errors inside this repository's files belong to the parts being written there; the generated ones are ours.
   const errors = r.out.split('\n').filter((l) => /error TS\d+/.test(l));
-  const generated = errors.filter((l) => !resolve(app, l.split('(')[0]!).startsWith(ROOT + '/'));
+  const generated = errors.filter((l) => !resolve(app, l.split('(')[0]).startsWith(ROOT + '/'));
   assert.deepEqual(generated, [], `type errors in the generated project:\n${generated.join('\n')}`);
   assert.ok(relative(ROOT, app).startsWith('..'), 'the project was generated outside the repository');
 });
@@ -133,15 +133,15 @@ test('the generated flags default to the issue\'s values and parse like Go flags
 
 test('the Deployment runs what the Dockerfile builds, as a non-root user on Node 24 LTS', () => {
   const dockerfile = readFileSync(join(app, 'Dockerfile'), 'utf8');
-  const froms = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]!);
+  const froms = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
   assert.equal(froms.length, 2, 'multi-stage');
   assert.equal(froms[0], 'node:24-slim');
   assert.match(dockerfile, /^FROM node:24-slim AS builder$/m);
   assert.equal(froms[1], 'gcr.io/distroless/nodejs24-debian12:nonroot');
   assert.match(dockerfile, /^USER 65532:65532$/m);
-  const entry = JSON.parse(/^ENTRYPOINT (.*)$/m.exec(dockerfile)![1]!) as string[];
+  const entry = JSON.parse(/^ENTRYPOINT (.*)$/m.exec(dockerfile)![1]) as string[];
   const manager = readFileSync(join(app, 'config/manager/manager.yaml'), 'utf8');
-  const command = /- command:\n((?:\s+- .*\n)+)/.exec(manager)![1]!.split('\n').filter(Boolean).map((l) => l.trim().slice(2));
+  const command = /- command:\n((?:\s+- .*\n)+)/.exec(manager)![1].split('\n').filter(Boolean).map((l) => l.trim().slice(2));
   assert.deepEqual(command, entry, 'the Deployment command is the image entrypoint (so patched args reach the manager)');
   assert.match(dockerfile, /COPY --from=builder \/app\/dist \.\/dist/);
   assert.equal(entry[1], '/app/dist/main.js');

@@ -21,7 +21,7 @@ async function guarded(o: ConnectionGuardOptions) {
   const server = http.createServer({ keepAliveTimeout: 60_000, headersTimeout: 60_000, requestTimeout: 60_000 }, (req, res) => {
     res.once('close', guard.requestStarted(req.socket));
     if (req.url === '/hold') {
-      new Promise<void>((r) => (release = r)).then(() => res.end('held'));
+      void new Promise<void>((r) => (release = r)).then(() => res.end('held'));
       return;
     }
     res.end('ok');

@@ -95,7 +95,7 @@ test('an idle keep-alive connection is closed after keepAliveTimeoutMs', async (
 test('listening on a taken address is a ListenError naming the address', async () => {
   const s = await core({});
   try {
-    const again = new HttpServer({ bindAddress: `127.0.0.1:${s.port}` }, ok as ConstructorParameters<typeof HttpServer>[1]);
+    const again = new HttpServer({ bindAddress: `127.0.0.1:${s.port}` }, ok);
     await assert.rejects(again.listen(), (err: Error) => {
       assert.ok(err instanceof ListenError);
       assert.equal(err.systemCode, 'EADDRINUSE');
@@ -131,7 +131,7 @@ test('close lets a request in flight finish; past its timeout it cuts the connec
 test('on a TLS server, a plain-HTTP request gets Go\'s 400', async () => {
   const ca = await generateCA('httpserver-test-ca');
   const pair = await issueServingCert(ca, ['127.0.0.1']);
-  const s = new HttpServer({ bindAddress: '127.0.0.1:0', tls: { options: { cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' } } }, ok as ConstructorParameters<typeof HttpServer>[1]);
+  const s = new HttpServer({ bindAddress: '127.0.0.1:0', tls: { options: { cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' } } }, ok);
   await s.listen();
   try {
     assert.match(s.url, /^https:\/\/127\.0\.0\.1:\d+$/);

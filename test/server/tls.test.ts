@@ -413,7 +413,7 @@ describe('slow clients', () => {
     const outcome = await new Promise<{ first: string; ms: number }>((resolve, reject) => {
       let first = '';
       const c = tlsConnect({ host: '127.0.0.1', port: s.port, rejectUnauthorized: false }, () => c.write('GET /metrics HTTP/1.1\r\nHost: x\r\n'));
-      c.on('data', (d: Buffer) => (first ||= d.toString('latin1').split('\r\n')[0]!));
+      c.on('data', (d: Buffer) => (first ||= d.toString('latin1').split('\r\n')[0]));
       c.on('close', () => resolve({ first, ms: Date.now() - t0 }));
       c.on('error', reject);
       setTimeout(() => {
@@ -455,7 +455,7 @@ describe('holding connections without a request, HTTP/2 on', () => {
       session.on('close', done);
     });
     const ms = await Promise.all([idle, slowHead, noStream]);
-    for (const [what, t] of [['idle TLS', ms[0]!], ['slow HTTP/1.1 head', ms[1]!], ['HTTP/2 session without a stream', ms[2]!]] as const) {
+    for (const [what, t] of [['idle TLS', ms[0]], ['slow HTTP/1.1 head', ms[1]], ['HTTP/2 session without a stream', ms[2]]] as const) {
       assert.ok(t >= 9_000 && t <= 14_000, `${what} closed after ${t} ms`);
     }
     const r = await request(`${s.url}/metrics`);

@@ -93,7 +93,7 @@ test('a wrap keeps what it wraps as cause: a kubeconfig whose CA file is missing
       `  caused by: ENOENT: no such file or directory, open '${join(dir, 'missing-ca.crt')}' (ENOENT)`,
       '',
     ]);
-    assert.doesNotMatch(verbose!.stderr, /SECRET-TOKEN/);
+    assert.doesNotMatch(verbose.stderr, /SECRET-TOKEN/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -65,13 +65,13 @@ describe('configureLogging (controller-runtime\'s zap options)', () => {
       log.info('Serving metrics server', { bindAddress: ':8443', token: 'abc' });
       log.warn('request failed: Authorization: Bearer s3cr3t');
     });
-    assert.match(a!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\tINFO\tcontroller-runtime\.metrics\tServing metrics server\t\{"bindAddress":":8443","token":"\[REDACTED\]"\}$/);
-    assert.match(b!, /^\S+\tWARN\tcontroller-runtime\.metrics\trequest failed: Authorization: Bearer \[REDACTED\]$/);
+    assert.match(a, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\tINFO\tcontroller-runtime\.metrics\tServing metrics server\t\{"bindAddress":":8443","token":"\[REDACTED\]"\}$/);
+    assert.match(b, /^\S+\tWARN\tcontroller-runtime\.metrics\trequest failed: Authorization: Bearer \[REDACTED\]$/);
   });
 
   test('defaults: console on a terminal, JSON otherwise; info level; stack traces from error', () => {
     configureLogging({}, true);
-    assert.match(lines(() => createLogger('t').info('m'))[0]!, /\tINFO\tt\tm$/);
+    assert.match(lines(() => createLogger('t').info('m'))[0], /\tINFO\tt\tm$/);
     configureLogging({}, false);
     const out = lines(() => {
       const log = createLogger('t');
@@ -81,9 +81,9 @@ describe('configureLogging (controller-runtime\'s zap options)', () => {
     });
     assert.equal(out.length, 2);
     const [warn, error] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.equal(warn!.stacktrace, undefined);
-    assert.match(String(error!.stacktrace), /log\.test\.ts/, 'the stack starts at the caller');
-    assert.doesNotMatch(String(error!.stacktrace), /util[\\/]log\.ts/, 'without the logger\'s own frames');
+    assert.equal(warn.stacktrace, undefined);
+    assert.match(String(error.stacktrace), /log\.test\.ts/, 'the stack starts at the caller');
+    assert.doesNotMatch(String(error.stacktrace), /util[\\/]log\.ts/, 'without the logger\'s own frames');
   });
 
   test('development mode: console, debug level, stack traces from warn', () => {
@@ -94,9 +94,9 @@ describe('configureLogging (controller-runtime\'s zap options)', () => {
       log.info('no stack');
       log.warn('with stack');
     });
-    assert.match(out[0]!, /\tDEBUG\tt\tshown$/);
-    assert.match(out[1]!, /\tINFO\tt\tno stack$/);
-    assert.match(out[2]!, /\tWARN\tt\twith stack\n\s*at .*log\.test\.ts/);
+    assert.match(out[0], /\tDEBUG\tt\tshown$/);
+    assert.match(out[1], /\tINFO\tt\tno stack$/);
+    assert.match(out[2], /\tWARN\tt\twith stack\n\s*at .*log\.test\.ts/);
   });
 
   test('level panic silences everything; an explicit level overrides the mode', () => {
@@ -108,7 +108,7 @@ describe('configureLogging (controller-runtime\'s zap options)', () => {
       createLogger('t').error('shown');
     });
     assert.equal(out.length, 1);
-    assert.equal((JSON.parse(out[0]!) as { msg: string }).msg, 'shown');
+    assert.equal((JSON.parse(out[0]) as { msg: string }).msg, 'shown');
   });
 
   test('time encodings: epoch, millis and nano are numbers of the current time; iso8601, rfc3339 and rfc3339nano are UTC text', () => {
@@ -117,7 +117,7 @@ describe('configureLogging (controller-runtime\'s zap options)', () => {
       const before = Date.now();
       const [line] = lines(() => createLogger('t').info('m'));
       const after = Date.now();
-      return { value: (JSON.parse(line!) as { ts: unknown }).ts, before, after };
+      return { value: (JSON.parse(line) as { ts: unknown }).ts, before, after };
     };
     const within = (v: unknown, lo: number, hi: number) => typeof v === 'number' && v >= lo && v <= hi;
     const e = ts('epoch');

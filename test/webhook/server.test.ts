@@ -179,10 +179,10 @@ describe('the webhook server', () => {
     // logged as a reconciler's panic is: the error and where it was thrown
     const logged = errors.lines.filter((l) => l.msg === 'Observed a panic in webhook');
     assert.equal(logged.length, 1);
-    assert.equal(logged[0]!.fields?.webhook, '/throws');
-    assert.equal(logged[0]!.fields?.uid, 'e911857d-c318-11e8-bbad-025000000001');
-    assert.equal(logged[0]!.fields?.panic, "Cannot read properties of undefined (reading 'spec')");
-    assert.match(String(logged[0]!.fields?.stacktrace), /^TypeError: Cannot read properties of undefined \(reading 'spec'\)\n\s+at .*server\.test\.ts/);
+    assert.equal(logged[0].fields?.webhook, '/throws');
+    assert.equal(logged[0].fields?.uid, 'e911857d-c318-11e8-bbad-025000000001');
+    assert.equal(logged[0].fields?.panic, "Cannot read properties of undefined (reading 'spec')");
+    assert.match(String(logged[0].fields?.stacktrace), /^TypeError: Cannot read properties of undefined \(reading 'spec'\)\n\s+at .*server\.test\.ts/);
   });
 
   test('registering a path twice, or a path that is not one, throws', () => {

@@ -69,7 +69,7 @@ export async function checkApiReachable(client: KubeClient, server: string): Pro
   try {
     ({ status } = await client.raw('GET', '/version', { timeoutMs: 10_000, retry: { steps: 2, baseMs: 300, factor: 2, jitter: 0.2 } }));
   } catch (err) {
-    throw new Error(`cannot reach the Kubernetes API at ${server}: ${err instanceof Error ? err.message : String(err)} (check --kubeconfig and that the cluster is running)`);
+    throw new Error(`cannot reach the Kubernetes API at ${server}: ${err instanceof Error ? err.message : String(err)} (check --kubeconfig and that the cluster is running)`, { cause: err });
   }
   if (status === 401) throw new Error(`the Kubernetes API at ${server} rejected the kubeconfig's credentials (401 Unauthorized): refresh the token or client certificate`);
   if (status >= 500) throw new Error(`the Kubernetes API at ${server} is not healthy: GET /version answered ${status}`);

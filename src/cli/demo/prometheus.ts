@@ -50,12 +50,12 @@ export async function findPrometheus(path = process.env.PATH ?? ''): Promise<str
 /** The demo's scrape job: `prometheus-config` of the scaffold's ServiceMonitor, as kustomize names it for the demo. */
 export function demoScrapeJob(o: { metricsUrl: string; secure: boolean; tokenFile?: string; caFile?: string; intervalSeconds: number }): Record<string, unknown> {
   const files = configPrometheus({ projectName: PROJECT, domain: 'ctrlmetrics.dev', ctrlmetricsVersion: '*' });
-  const monitor = parseYaml(files['config/prometheus/monitor.yaml']!) as { metadata: { name: string; namespace: string } };
+  const monitor = parseYaml(files['config/prometheus/monitor.yaml']) as { metadata: { name: string; namespace: string } };
   monitor.metadata.name = `${PROJECT}-${monitor.metadata.name}`;
   monitor.metadata.namespace = SYSTEM_NAMESPACE;
   const url = new URL(o.metricsUrl);
   const [job] = buildScrapeConfigs([monitor], { target: url.host, tokenFile: o.tokenFile, caFile: o.caFile, pod: `${PROJECT}-controller-manager` });
-  const j = job!;
+  const j = job;
   j.scrape_interval = `${o.intervalSeconds}s`;
   j.scrape_timeout = `${o.intervalSeconds}s`;
   if (!o.secure) {

@@ -98,7 +98,7 @@ class Lane {
         try {
           p = fn();
         } catch (err) {
-          p = Promise.reject(err);
+          p = Promise.reject(err instanceof Error ? err : new Error(String(err)));
         }
         p.then(resolve, reject).finally(() => {
           this.inFlight--;

@@ -187,7 +187,7 @@ export class Authenticator {
     // calls (no answer) are not.
     const cacheClock = this.opts.cacheClock === SYSTEM_CACHE_CLOCK ? undefined : this.opts.cacheClock;
     const staleMs = Math.max(0, this.opts.staleDecisionMaxMs);
-    const stale = <V extends {}>(allows: (v: V) => boolean) =>
+    const stale = <V extends NonNullable<unknown>>(allows: (v: V) => boolean) =>
       staleMs > 0 ? { staleFor: (v: V) => (allows(v) ? staleMs : 0), usable: isApiOutage, onStale: () => this.noteStale() } : undefined;
     this.staticRules = validateStaticRules(this.opts.staticAuthorization);
     this.metrics = filterMetrics();
@@ -230,7 +230,7 @@ export class Authenticator {
       const input = JSON.stringify([user.username, user.uid ?? '', user.groups, user.extra ?? {}, path, verb]);
       if (input.length >= MAX_AUTHZ_KEY_INPUT) return this.admission.run('known', () => subjectAccessReview(this.client, user, path, verb, this.opts));
       key = createHash('sha256').update(input).digest('base64url');
-      if (!keys) this.authzKeys.set(user, (keys = new Map()));
+      if (!keys) this.authzKeys.set(user, (keys = new Map<string, string>()));
       if (keys.size < MAX_AUTHZ_KEYS_PER_USER) keys.set(memoKey, key);
     }
     // only authenticated users get here: their reviews use the `known` lane
@@ -455,7 +455,7 @@ export function authFilter(auth: Authenticator): Filter {
       // downstream handlers never see the credential
       delete req.headers.authorization;
       for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
-        if (req.rawHeaders[i]!.toLowerCase() === 'authorization') req.rawHeaders[i + 1] = '';
+        if (req.rawHeaders[i].toLowerCase() === 'authorization') req.rawHeaders[i + 1] = '';
       }
       await handler(req, res);
     };

@@ -19,7 +19,7 @@ const OPTIONAL_WHITESPACE = /^[ \t]+|[ \t]+$/g;
 export function authorizationValues(rawHeaders: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]!.toLowerCase() === 'authorization') out.push(rawHeaders[i + 1]!);
+    if (rawHeaders[i].toLowerCase() === 'authorization') out.push(rawHeaders[i + 1]);
   }
   return out;
 }
@@ -27,7 +27,7 @@ export function authorizationValues(rawHeaders: readonly string[]): string[] {
 /** The bearer token of the given `Authorization` values, or undefined when there is not exactly one valid one. */
 export function parseBearerToken(values: readonly string[]): string | undefined {
   if (values.length !== 1) return undefined;
-  const value = values[0]!.replace(OPTIONAL_WHITESPACE, '');
+  const value = values[0].replace(OPTIONAL_WHITESPACE, '');
   const sp = value.indexOf(' ');
   if (sp < 0) return undefined;
   if (value.slice(0, sp).toLowerCase() !== 'bearer') return undefined;

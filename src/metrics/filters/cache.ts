@@ -39,7 +39,7 @@ interface Entry<V> {
 
 const SYSTEM_CLOCK = { now: () => performance.now() };
 
-export class DecisionCache<V extends {}> {
+export class DecisionCache<V extends NonNullable<unknown>> {
   private readonly lru: LRUCache<string, Entry<V>>;
   private readonly inflight = new Map<string, Promise<V>>();
   private readonly clock: { now(): number };

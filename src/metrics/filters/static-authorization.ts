@@ -66,7 +66,7 @@ export function validateStaticRules(rules: unknown, source = 'staticAuthorizatio
     if (typeof verb !== 'string' || verb === '' || (verb !== '*' && verb !== verb.toLowerCase())) {
       throw new StaticAuthorizationError(`${where}: verb must be a lower-case HTTP method (get, post, …) or "*"`);
     }
-    return { user: { ...(name !== undefined ? { name: name as string } : {}), ...(groups !== undefined ? { groups: groups as string[] } : {}) }, path: r.path, verb };
+    return { user: { ...(name !== undefined ? { name: name } : {}), ...(groups !== undefined ? { groups: groups as string[] } : {}) }, path: r.path, verb };
   });
 }
 
@@ -80,7 +80,7 @@ export function loadStaticAuthorizationFile(file: string): StaticAuthorizationRu
     doc = parseYaml(readFileSync(file, 'utf8'));
   } catch (err) {
     // a YAML error carries a code frame after its first line: the first line says what and where
-    throw new StaticAuthorizationError(`cannot read the static authorization file ${file}: ${String((err as Error).message).split('\n')[0]!.trim()}`, { cause: err });
+    throw new StaticAuthorizationError(`cannot read the static authorization file ${file}: ${String((err as Error).message).split('\n')[0].trim()}`, { cause: err });
   }
   const rules = Array.isArray(doc) ? doc : isObject(doc) && isObject(doc.authorization) ? doc.authorization.static : undefined;
   if (rules === undefined) throw new StaticAuthorizationError(`${file}: expected authorization.static: [rules] (kube-rbac-proxy's layout) or a list of rules`);

@@ -111,7 +111,7 @@ class RenderJob {
     try {
       let i = 0;
       for (;;) {
-        while (i < this.chunks.length) yield this.chunks[i++]!;
+        while (i < this.chunks.length) yield this.chunks[i++];
         if (this.finished) {
           if (this.error) throw this.error;
           return;
@@ -293,7 +293,7 @@ export function acceptsGzip(header: string | undefined): boolean {
   let star: boolean | undefined;
   for (const part of header.split(',')) {
     const [coding, ...params] = part.trim().split(';');
-    const name = coding!.trim().toLowerCase();
+    const name = coding.trim().toLowerCase();
     let q = 1;
     for (const p of params) {
       const [k, v] = p.trim().split('=');

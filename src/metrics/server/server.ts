@@ -137,7 +137,7 @@ class HttpMetricsServer implements MetricsServer {
     try {
       return await provider(restConfig, client);
     } catch (err) {
-      throw new Error(`filter provider failed to create the metrics server's filter: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`filter provider failed to create the metrics server's filter: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
   }
 

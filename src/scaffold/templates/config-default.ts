@@ -28,7 +28,7 @@ function commentedReplacement(fieldPath: 'metadata.name' | 'metadata.namespace',
     source: Record<string, string>;
     targets: Array<{ select: Record<string, string>; fieldPaths: string[]; options: { index: number } }>;
   };
-  const t = r.targets[0]!;
+  const t = r.targets[0];
   return [
     `#- source:`,
     `#    kind: Service`,

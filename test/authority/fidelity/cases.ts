@@ -50,7 +50,7 @@ export function parseCases(text: string): Case[] {
   const out: Case[] = [];
   for (const line of text.split('\n')) {
     const m = /^c ([KD]\d+) "((?:[^"\\]|\\.)*)" '(.*)'$/.exec(line);
-    if (m) out.push({ id: m[1]!, title: m[2]!, commands: m[3]! });
+    if (m) out.push({ id: m[1], title: m[2], commands: m[3] });
   }
   return out;
 }

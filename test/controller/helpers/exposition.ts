@@ -35,7 +35,7 @@ function parseValue(s: string): number {
 export function parseSampleLine(line: string): Sample {
   const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)/.exec(line);
   if (!m) throw new Error(`bad sample line ${JSON.stringify(line)}`);
-  const name = m[1]!;
+  const name = m[1];
   let i = name.length;
   const labels: Record<string, string> = {};
   if (line[i] === '{') {
@@ -59,14 +59,14 @@ export function parseSampleLine(line: string): Sample {
         } else v += line[i++];
       }
       i++;
-      if (lm[1]! in labels) throw new Error(`duplicate label ${lm[1]} in ${JSON.stringify(line)}`);
-      labels[lm[1]!] = v;
+      if (lm[1] in labels) throw new Error(`duplicate label ${lm[1]} in ${JSON.stringify(line)}`);
+      labels[lm[1]] = v;
       if (line[i] === ',') i++;
     }
   }
   const rest = line.slice(i).trim().split(/\s+/);
   if (rest.length < 1 || rest.length > 2) throw new Error(`bad sample line ${JSON.stringify(line)}`);
-  return { name, labels, value: parseValue(rest[0]!) };
+  return { name, labels, value: parseValue(rest[0]) };
 }
 
 /** Parses a text exposition into families keyed by name. */
@@ -87,7 +87,7 @@ export function parseExposition(text: string): Map<string, Family> {
     if (line.startsWith('#')) {
       const m = /^#\s+(HELP|TYPE)\s+(\S+)(?:\s(.*))?$/.exec(line);
       if (!m) continue;
-      const f = family(m[2]!);
+      const f = family(m[2]);
       if (m[1] === 'HELP') f.help = unescapeHelp(m[3] ?? '');
       else f.type = (m[3] ?? '').trim();
       current = f;
