@@ -1,6 +1,6 @@
 // ESLint: typescript-eslint's type-checked rules over the library, the CLI, the examples, the tests and the
 // benchmarks (each file checked with the TypeScript program that compiles it); `npm run lint` runs it with
-// Prettier's check, and CI runs `npm run lint`.
+// Prettier's check (.prettierrc.json), and CI runs `npm run lint`.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -27,7 +27,10 @@ export default tseslint.config(
       'prefer-const': ['error', { destructuring: 'all' }],
       // a leading underscore names what is left unused on purpose: a destructured field dropped from a copy, a
       // callback's parameter kept for its position
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
   {
@@ -66,7 +69,15 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }] },
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['test', 'describe', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'],
+            },
+          ],
+        },
       ],
     },
   },
@@ -76,7 +87,14 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,
-      globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        Buffer: 'readonly',
+      },
     },
   },
 );

@@ -28,7 +28,12 @@ interface Settings {
 }
 
 function parseArgs(argv: string[]): Settings {
-  const s: Settings = { sizes: [1000, 10_000, 50_000], reps: 3, creates: 2000, trees: [{ name: 'new', dir: resolve('.') }] };
+  const s: Settings = {
+    sizes: [1000, 10_000, 50_000],
+    reps: 3,
+    creates: 2000,
+    trees: [{ name: 'new', dir: resolve('.') }],
+  };
   for (const a of argv) {
     const m = /^--([a-z]+)=(.*)$/.exec(a);
     if (!m) throw new Error(`unknown argument ${a}`);
@@ -44,7 +49,8 @@ function parseArgs(argv: string[]): Settings {
       });
     } else throw new Error(`unknown flag --${k}`);
   }
-  if (s.sizes.some((n) => !Number.isInteger(n) || n < 1) || !(s.reps >= 1) || !(s.creates >= 1)) throw new Error('bad --sizes, --reps or --creates');
+  if (s.sizes.some((n) => !Number.isInteger(n) || n < 1) || !(s.reps >= 1) || !(s.creates >= 1))
+    throw new Error('bad --sizes, --reps or --creates');
   return s;
 }
 
@@ -54,7 +60,13 @@ function configMap(ns: string, name: string, rv: number): Record<string, unknown
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name, namespace: ns, uid: `00000000-0000-4000-8000-${String(rv).padStart(12, '0')}`, resourceVersion: String(rv), creationTimestamp: '2026-11-26T00:00:00Z' },
+    metadata: {
+      name,
+      namespace: ns,
+      uid: `00000000-0000-4000-8000-${String(rv).padStart(12, '0')}`,
+      resourceVersion: String(rv),
+      creationTimestamp: '2026-11-26T00:00:00Z',
+    },
     data: { payload: PAYLOAD },
   };
 }
@@ -65,9 +77,26 @@ async function prepareState(seedDir: string, n: number, out: string): Promise<vo
   rmSync(join(out, 'authority.pid'), { force: true });
   // the log of the first start (bootstrap objects) is dropped: missing bootstrap objects are made again at start
   for (const f of readdirSync(out)) if (/^state\.\d+\.log$/.test(f)) rmSync(join(out, f));
-  const snap = JSON.parse(readFileSync(join(out, 'state.json'), 'utf8')) as { resourceVersion: number; objects: Record<string, unknown[]> };
+  const snap = JSON.parse(readFileSync(join(out, 'state.json'), 'utf8')) as {
+    resourceVersion: number;
+    objects: Record<string, unknown[]>;
+  };
   let rv = snap.resourceVersion;
-  snap.objects['namespaces'] = [...(snap.objects['namespaces'] ?? []), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'load', uid: '00000000-0000-4000-8000-load00000000', resourceVersion: String(++rv), creationTimestamp: '2026-11-26T00:00:00Z' }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } }];
+  snap.objects['namespaces'] = [
+    ...(snap.objects['namespaces'] ?? []),
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name: 'load',
+        uid: '00000000-0000-4000-8000-load00000000',
+        resourceVersion: String(++rv),
+        creationTimestamp: '2026-11-26T00:00:00Z',
+      },
+      spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Active' },
+    },
+  ];
   const cms: unknown[] = (snap.objects['configmaps'] ?? []).slice();
   for (let i = 0; i < n; i++) cms.push(configMap('load', `cm-${String(i).padStart(6, '0')}`, ++rv));
   snap.objects['configmaps'] = cms;
@@ -86,9 +115,22 @@ interface Running {
 
 function startAuthority(treeDir: string, stateDir: string): Promise<Running> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [join(treeDir, 'dist/cli.js'), 'authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', join(stateDir, 'kubeconfig')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      join(treeDir, 'dist/cli.js'),
+      'authority',
+      '--listen',
+      '127.0.0.1:0',
+      '--state-dir',
+      stateDir,
+      '--kubeconfig-out',
+      join(stateDir, 'kubeconfig'),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   return new Promise((resolvePromise, reject) => {
     let out = '';
     const onData = (d: Buffer) => {
@@ -99,11 +141,20 @@ function startAuthority(treeDir: string, stateDir: string): Promise<Running> {
       child.stdout.off('data', onData);
       child.stderr.off('data', onData);
       const rssMb = parseStatusMemory(readFileSync(`/proc/${child.pid}/status`, 'utf8')).rssKb / 1024;
-      resolvePromise({ child, url: m[1], ca: readFileSync(join(stateDir, 'ca.crt'), 'utf8'), token: readFileSync(join(stateDir, 'admin.token'), 'utf8').trim(), readyMs, rssMb });
+      resolvePromise({
+        child,
+        url: m[1],
+        ca: readFileSync(join(stateDir, 'ca.crt'), 'utf8'),
+        token: readFileSync(join(stateDir, 'admin.token'), 'utf8').trim(),
+        readyMs,
+        rssMb,
+      });
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`authority exited (${code}) before it was ready: ${out.slice(-500)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`authority exited (${code}) before it was ready: ${out.slice(-500)}`)),
+    );
   });
 }
 
@@ -114,12 +165,26 @@ async function stopAuthority(r: Running): Promise<void> {
   await exited;
 }
 
-function call(r: Running, agent: Agent, method: string, path: string, body?: unknown): Promise<{ status: number; bytes: number }> {
+function call(
+  r: Running,
+  agent: Agent,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; bytes: number }> {
   const u = new URL(path, r.url);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((res, rej) => {
     const req = request(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, method, ca: r.ca, agent, headers: { Authorization: `Bearer ${r.token}`, 'Content-Type': 'application/json', Accept: 'application/json' } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method,
+        ca: r.ca,
+        agent,
+        headers: { Authorization: `Bearer ${r.token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+      },
       (resp) => {
         let bytes = 0;
         resp.on('data', (c: Buffer) => (bytes += c.length));
@@ -162,7 +227,10 @@ async function createLoad(r: Running, total: number, tag: string, snapshotOf?: s
     Array.from({ length: 8 }, async () => {
       while (more()) {
         const i = next++;
-        const c = await call(r, agent, 'POST', '/api/v1/namespaces/load/configmaps', { metadata: { name: `new-${tag}-${i}` }, data: { payload: PAYLOAD } });
+        const c = await call(r, agent, 'POST', '/api/v1/namespaces/load/configmaps', {
+          metadata: { name: `new-${tag}-${i}` },
+          data: { payload: PAYLOAD },
+        });
         if (c.status !== 201) throw new Error(`create answered ${c.status}`);
       }
     }),
@@ -198,10 +266,21 @@ async function measure(tree: string, stateDir: string, n: number, creates: numbe
     if (l.status !== 200) throw new Error(`LIST answered ${l.status}`);
     // creates until the store writes its whole state (every few ms in the old tree, once the log outgrows the
     // snapshot in the new one), then a little beyond, so that the write itself is covered
-    const toSnapshot = createLoad(r, 2 * n + 20_000, `${tag}-snap`, join(stateDir, 'state.json')).then(() => createLoad(r, 300, `${tag}-after`));
+    const toSnapshot = createLoad(r, 2 * n + 20_000, `${tag}-snap`, join(stateDir, 'state.json')).then(() =>
+      createLoad(r, 300, `${tag}-after`),
+    );
     const duringSnapshot = await slowestGet(r, toSnapshot);
     await toSnapshot;
-    return { readyMs: r.readyMs, rssMb: r.rssMb, createsPerS, getMaxDuringCreatesMs: during.maxMs, listMs, listMb: l.bytes / 1e6, getMaxDuringListMs: duringList.maxMs, getMaxDuringSnapshotMs: duringSnapshot.maxMs };
+    return {
+      readyMs: r.readyMs,
+      rssMb: r.rssMb,
+      createsPerS,
+      getMaxDuringCreatesMs: during.maxMs,
+      listMs,
+      listMb: l.bytes / 1e6,
+      getMaxDuringListMs: duringList.maxMs,
+      getMaxDuringSnapshotMs: duringSnapshot.maxMs,
+    };
   } finally {
     await stopAuthority(r);
   }
@@ -211,7 +290,8 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const fmt = (xs: number[], digits = 0) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
+const fmt = (xs: number[], digits = 0) =>
+  `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
 
 async function main(): Promise<void> {
   const s = parseArgs(process.argv.slice(2));
@@ -235,7 +315,9 @@ async function main(): Promise<void> {
           const sample = await measure(t.dir, dir, n, s.creates, `${rep}`);
           samples.get(t.name)!.push(sample);
           rmSync(dir, { recursive: true, force: true });
-          process.stderr.write(`${n} objects, ${t.name}, rep ${rep + 1}: ${JSON.stringify(sample, (_k, v: unknown) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}\n`);
+          process.stderr.write(
+            `${n} objects, ${t.name}, rep ${rep + 1}: ${JSON.stringify(sample, (_k, v: unknown) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}\n`,
+          );
         }
       }
       for (const t of s.trees) {
@@ -247,7 +329,9 @@ async function main(): Promise<void> {
       }
     }
     console.log(`\nnode ${process.version}, ${s.reps} repetitions, ${s.creates} creates per run; medians (min–max)\n`);
-    console.log('| objects | tree | creates/s (8 clients, durable acks) | slowest GET during creates, ms | full LIST, ms | slowest GET during the LIST, ms | slowest GET while the whole state is written, ms | restart, s | RSS after restart, MB |');
+    console.log(
+      '| objects | tree | creates/s (8 clients, durable acks) | slowest GET during creates, ms | full LIST, ms | slowest GET during the LIST, ms | slowest GET while the whole state is written, ms | restart, s | RSS after restart, MB |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
   } finally {

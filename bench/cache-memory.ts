@@ -32,7 +32,8 @@ function parseArgs(argv: string[]): Settings {
     else if (m[1] === 'reps') s.reps = Number(m[2]);
     else throw new Error(`unknown flag --${m[1]}`);
   }
-  if (!s.objects.every((n) => Number.isInteger(n) && n >= 10) || !(Number.isInteger(s.reps) && s.reps >= 1)) throw new Error('--objects are integers of 10 or more, --reps a positive integer');
+  if (!s.objects.every((n) => Number.isInteger(n) && n >= 10) || !(Number.isInteger(s.reps) && s.reps >= 1))
+    throw new Error('--objects are integers of 10 or more, --reps a positive integer');
   return s;
 }
 
@@ -55,7 +56,12 @@ async function seed(client: KubeClient, ns: string, n: number): Promise<void> {
       Array.from({ length: Math.min(batch, n - i) }, (_, j) => {
         const name = `cm-${i + j}`;
         return client.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/${name}`, {
-          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'bench', tier: 'cache', owner: `owner-${Math.floor((i + j) / 10)}` } }, data },
+          body: {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name, labels: { app: 'bench', tier: 'cache', owner: `owner-${Math.floor((i + j) / 10)}` } },
+            data,
+          },
           contentType: 'application/apply-patch+yaml',
           query: { fieldManager: 'bench-apply' },
         });
@@ -85,7 +91,9 @@ async function cacheBytes(client: KubeClient, path: string, variant: string, n: 
 }
 
 async function lookups(client: KubeClient, path: string, n: number): Promise<{ indexMs: number; scanMs: number }> {
-  type Labelled = { metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> } };
+  type Labelled = {
+    metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+  };
   const inf = new Informer<Labelled>(client, { path, labelSelector: 'app=bench', resyncMs: 0 });
   inf.addIndex('owner', (o) => o.metadata?.labels?.owner);
   inf.start();
@@ -121,10 +129,18 @@ async function child(variant: string, config: string, n: number): Promise<void> 
 
 function runChild(variant: string, config: object, n: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', import.meta.filename, 'child', variant, JSON.stringify(config), String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', import.meta.filename, 'child', variant, JSON.stringify(config), String(n)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.on('exit', (code) => (code === 0 ? resolve(Number(out.trim().split('\n').pop())) : reject(new Error(`${variant}: child exited ${code}`))));
+    p.on('exit', (code) =>
+      code === 0
+        ? resolve(Number(out.trim().split('\n').pop()))
+        : reject(new Error(`${variant}: child exited ${code}`)),
+    );
   });
 }
 
@@ -147,17 +163,22 @@ for (const n of settings.objects) {
     const rows: Array<[string, number[]]> = [];
     for (const variant of ['plain', 'stripManagedFields', 'metadataOnly', 'metadataOnly+stripManagedFields']) {
       const per: number[] = [];
-      for (let r = 0; r < settings.reps; r++) per.push(await runChild(variant, { ...authority.restConfig, qps: 1_000_000, burst: 1_000_000 }, n));
+      for (let r = 0; r < settings.reps; r++)
+        per.push(await runChild(variant, { ...authority.restConfig, qps: 1_000_000, burst: 1_000_000 }, n));
       rows.push([variant, per]);
     }
     const plain = median(rows[0][1]);
     console.log('| cache | heap per object, median (range) | vs plain |');
     console.log('|---|---|---|');
     for (const [variant, per] of rows) {
-      console.log(`| ${variant} | ${(median(per) / 1024).toFixed(2)} KiB (${(Math.min(...per) / 1024).toFixed(2)}–${(Math.max(...per) / 1024).toFixed(2)}) | ${(median(per) / plain).toFixed(2)}× |`);
+      console.log(
+        `| ${variant} | ${(median(per) / 1024).toFixed(2)} KiB (${(Math.min(...per) / 1024).toFixed(2)}–${(Math.max(...per) / 1024).toFixed(2)}) | ${(median(per) / plain).toFixed(2)}× |`,
+      );
     }
     const { indexMs, scanMs } = await lookups(client, path, n);
-    console.log(`\nthe 10 objects of one owner: byIndex median ${(indexMs * 1000).toFixed(1)} µs, scan median ${scanMs.toFixed(2)} ms (${(scanMs / indexMs).toFixed(0)}× slower)`);
+    console.log(
+      `\nthe 10 objects of one owner: byIndex median ${(indexMs * 1000).toFixed(1)} µs, scan median ${scanMs.toFixed(2)} ms (${(scanMs / indexMs).toFixed(0)}× slower)`,
+    );
   } finally {
     client.close();
     await authority.stop();

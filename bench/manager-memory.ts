@@ -50,7 +50,8 @@ function parseArgs(argv: string[]): Settings {
     else if (k === 'scrape-interval-ms') s.scrapeIntervalMs = Number(v);
     else throw new Error(`unknown flag --${k}`);
   }
-  if (![s.objects, s.rounds, s.reps].every((n) => Number.isInteger(n) && n >= 1)) throw new Error('--objects, --rounds and --reps are positive integers');
+  if (![s.objects, s.rounds, s.reps].every((n) => Number.isInteger(n) && n >= 1))
+    throw new Error('--objects, --rounds and --reps are positive integers');
   if (!(s.scrapeIntervalMs >= 0)) throw new Error('--scrape-interval-ms is 0 (back to back) or more');
   return s;
 }
@@ -63,18 +64,31 @@ async function buildProject(work: string): Promise<string> {
   mkdirSync(join(app, 'node_modules/@types'), { recursive: true });
   symlinkSync(ROOT, join(app, 'node_modules/ctrlmetrics'), 'dir');
   symlinkSync(join(ROOT, 'node_modules/@types/node'), join(app, 'node_modules/@types/node'), 'dir');
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: app, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
+    cwd: app,
+    stdio: 'inherit',
+  });
   return app;
 }
 
 function scrape(agent: Agent, port: number, token: string): Promise<{ status: number; body: string }> {
   return new Promise((res, rej) => {
-    const req = request({ host: '127.0.0.1', port, path: '/metrics', agent, headers: { authorization: `Bearer ${token}` }, timeout: 10_000 }, (r) => {
-      let body = '';
-      r.setEncoding('utf8');
-      r.on('data', (c: string) => (body += c));
-      r.on('end', () => res({ status: r.statusCode ?? 0, body }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/metrics',
+        agent,
+        headers: { authorization: `Bearer ${token}` },
+        timeout: 10_000,
+      },
+      (r) => {
+        let body = '';
+        r.setEncoding('utf8');
+        r.on('data', (c: string) => (body += c));
+        r.on('end', () => res({ status: r.statusCode ?? 0, body }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('scrape timed out')));
     req.on('error', rej);
     req.end();
@@ -87,14 +101,21 @@ function configMap(i: number, round: number): Record<string, unknown> {
   const data: Record<string, string> = {};
   for (let k = 0; k < 8; k++) data[`key-${k}`] = `round-${round}-`.padEnd(64, String(i % 10));
   // labelled for the scaffold's sample controller, which reconciles those alone
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: NAMESPACES[i % 3], labels: { 'app.kubernetes.io/part-of': 'mem-op' } }, data };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `cm-${i}`, namespace: NAMESPACES[i % 3], labels: { 'app.kubernetes.io/part-of': 'mem-op' } },
+    data,
+  };
 }
 
 async function inParallel(n: number, workers: number, fn: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: workers }, async () => {
-    while (next < n) await fn(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
 }
 
 interface RunResult {
@@ -110,16 +131,29 @@ async function runOnce(app: string, s: Settings): Promise<RunResult> {
   const admin = new KubeClient({ ...authority.restConfig, qps: 200, burst: 200 });
   let manager: ChildProcess | undefined;
   try {
-    for (const ns of NAMESPACES) await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    await inParallel(s.objects, 8, (i) => admin.create(`/api/v1/namespaces/${NAMESPACES[i % 3]}/configmaps`, configMap(i, 0)));
+    for (const ns of NAMESPACES)
+      await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await inParallel(s.objects, 8, (i) =>
+      admin.create(`/api/v1/namespaces/${NAMESPACES[i % 3]}/configmaps`, configMap(i, 0)),
+    );
 
     const port = await freePort();
     const health = await freePort();
-    manager = spawn(process.execPath, ['dist/main.js', `--metrics-bind-address=127.0.0.1:${port}`, `--health-probe-bind-address=127.0.0.1:${health}`, '--kubeconfig', authority.kubeconfig], {
-      cwd: app,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, KUBECONFIG: '', NODE_OPTIONS: s.nodeOptions },
-    });
+    manager = spawn(
+      process.execPath,
+      [
+        'dist/main.js',
+        `--metrics-bind-address=127.0.0.1:${port}`,
+        `--health-probe-bind-address=127.0.0.1:${health}`,
+        '--kubeconfig',
+        authority.kubeconfig,
+      ],
+      {
+        cwd: app,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, KUBECONFIG: '', NODE_OPTIONS: s.nodeOptions },
+      },
+    );
     const pid = manager.pid!;
     let peakSeen = 0;
     const sampler = setInterval(() => {
@@ -136,7 +170,8 @@ async function runOnce(app: string, s: Settings): Promise<RunResult> {
       const deadline = Date.now() + 60_000;
       let seen = 'no answer';
       for (;;) {
-        if (Date.now() > deadline) throw new Error(`the manager did not reconcile every ConfigMap within 60 s: ${seen}`);
+        if (Date.now() > deadline)
+          throw new Error(`the manager did not reconcile every ConfigMap within 60 s: ${seen}`);
         if (manager.exitCode !== null) throw new Error(`the manager exited with ${manager.exitCode}`);
         const r = await scrape(agent, port, authority.adminToken).catch(() => undefined);
         const count = r?.body.match(series)?.length ?? 0;
@@ -159,7 +194,9 @@ async function runOnce(app: string, s: Settings): Promise<RunResult> {
             if (s.scrapeIntervalMs > 0) await new Promise((res) => setTimeout(res, s.scrapeIntervalMs));
           }
         });
-        await inParallel(s.objects, 8, (i) => admin.replace(`/api/v1/namespaces/${NAMESPACES[i % 3]}/configmaps/cm-${i}`, configMap(i, round)));
+        await inParallel(s.objects, 8, (i) =>
+          admin.replace(`/api/v1/namespaces/${NAMESPACES[i % 3]}/configmaps/cm-${i}`, configMap(i, round)),
+        );
         writing = false;
         await Promise.all(scrapers);
         if (process.env['BENCH_DEBUG']) console.error(`round ${round} done, ${scrapes} scrapes`);
@@ -190,19 +227,26 @@ const settings = parseArgs(process.argv.slice(2));
 const work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-manager-memory-'));
 try {
   const app = await buildProject(work);
-  const limit = /limits:\n\s+cpu: \S+\n\s+memory: (\S+)/.exec(readFileSync(join(app, 'config/manager/manager.yaml'), 'utf8'))?.[1];
+  const limit = /limits:\n\s+cpu: \S+\n\s+memory: (\S+)/.exec(
+    readFileSync(join(app, 'config/manager/manager.yaml'), 'utf8'),
+  )?.[1];
   const results: RunResult[] = [];
   for (let i = 0; i < settings.reps; i++) {
     const r = await runOnce(app, settings);
     results.push(r);
-    console.log(`run ${i + 1}: synced ${r.syncedMb.toFixed(1)} MiB, peak ${r.peakMb.toFixed(1)} MiB, ${r.scrapes} scrapes of ${(r.lastScrapeBytes / 1024).toFixed(0)} KB`);
+    console.log(
+      `run ${i + 1}: synced ${r.syncedMb.toFixed(1)} MiB, peak ${r.peakMb.toFixed(1)} MiB, ${r.scrapes} scrapes of ${(r.lastScrapeBytes / 1024).toFixed(0)} KB`,
+    );
   }
-  const fmt = (xs: number[]) => `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})`;
+  const fmt = (xs: number[]) =>
+    `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})`;
   const peak = results.map((r) => r.peakMb);
   console.log(
     `node ${process.version}, ${settings.objects} ConfigMaps, ${settings.rounds} update rounds, scrape interval ${settings.scrapeIntervalMs} ms, NODE_OPTIONS="${settings.nodeOptions}"\n` +
       `RSS once synced, MiB: ${fmt(results.map((r) => r.syncedMb))}\npeak RSS, MiB: ${fmt(peak)}\n` +
-      (limit ? `config/manager/manager.yaml limit ${limit}: worst peak is ${((Math.max(...peak) / Number.parseInt(limit, 10)) * 100).toFixed(0)}% of it\n` : ''),
+      (limit
+        ? `config/manager/manager.yaml limit ${limit}: worst peak is ${((Math.max(...peak) / Number.parseInt(limit, 10)) * 100).toFixed(0)}% of it\n`
+        : ''),
   );
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -39,7 +39,8 @@ function parseArgs(argv: string[]): Settings {
     flags.set(m[1], m[2] ?? 'true');
   }
   const known = ['n', 'idle', 'seconds', 'conns', 'gzip', 'node-args'];
-  for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
+  for (const k of flags.keys())
+    if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
   const num = (k: string, d: number) => {
     const n = Number(flags.get(k) ?? d);
     if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new Error(`--${k} needs an integer between 1 and 100000`);
@@ -77,10 +78,30 @@ async function main(): Promise<void> {
     const mgr = await cluster.managerConfig();
     const readerToken = await cluster.readerToken();
     const kubeconfig = join(cert.dir, 'anatomy-kubeconfig.yaml');
-    writeFileSync(kubeconfig, toYaml(kubeconfigFor({ server: mgr.server, caPem: String(mgr.ca), token: mgr.token! })), { mode: 0o600 });
-    const args = ['-c', '0', process.execPath, '--trace-gc', '--expose-gc', ...s.nodeArgs, lib.script('servers/anatomy.ts')];
+    writeFileSync(kubeconfig, toYaml(kubeconfigFor({ server: mgr.server, caPem: String(mgr.ca), token: mgr.token! })), {
+      mode: 0o600,
+    });
+    const args = [
+      '-c',
+      '0',
+      process.execPath,
+      '--trace-gc',
+      '--expose-gc',
+      ...s.nodeArgs,
+      lib.script('servers/anatomy.ts'),
+    ];
     const child = spawnTracked('taskset', args, {
-      env: { ...process.env, NODE_OPTIONS: '', CTRLMETRICS_LOG_LEVEL: 'error', ...libEnv(lib), K: '10', N: String(s.n), CERT_DIR: cert.dir, MANAGER_KUBECONFIG: kubeconfig, IDLE_S: String(s.idleS) },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        CTRLMETRICS_LOG_LEVEL: 'error',
+        ...libEnv(lib),
+        K: '10',
+        N: String(s.n),
+        CERT_DIR: cert.dir,
+        MANAGER_KUBECONFIG: kubeconfig,
+        IDLE_S: String(s.idleS),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const steps: Reading[] = [];
@@ -108,7 +129,9 @@ async function main(): Promise<void> {
           }
         }
       });
-      child.once('exit', (code) => reject(new Error(`the anatomy server exited (${code}) before it was ready:\n${stderr}`)));
+      child.once('exit', (code) =>
+        reject(new Error(`the anatomy server exited (${code}) before it was ready:\n${stderr}`)),
+      );
     });
     const port = await ready;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -126,16 +149,20 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => void stopChild(child), 60_000);
     await exited;
     clearTimeout(deadline);
-    if (wrk.non2xx || Object.values(wrk.socketErrors).some((n) => n > 0)) throw new Error(`the load had errors: ${JSON.stringify(wrk)}`);
+    if (wrk.non2xx || Object.values(wrk.socketErrors).some((n) => n > 0))
+      throw new Error(`the load had errors: ${JSON.stringify(wrk)}`);
 
     const out: string[] = [];
-    out.push(`## Memory anatomy: 10 counter + 10 histogram vectors × ${s.n} children, Node ${process.version}${s.nodeArgs.length ? `, ${s.nodeArgs.join(' ')}` : ''}`);
+    out.push(
+      `## Memory anatomy: 10 counter + 10 histogram vectors × ${s.n} children, Node ${process.version}${s.nodeArgs.length ? `, ${s.nodeArgs.join(' ')}` : ''}`,
+    );
     out.push('');
     out.push(`    npm run bench:memory-anatomy -- ${process.argv.slice(2).join(' ')}`);
     out.push('');
     out.push('| step | RSS | anonymous | file-backed | V8 heap committed / used | external (ArrayBuffers) |');
     out.push('|---|---|---|---|---|---|');
-    const row = (r: Reading) => `| ${r.step} | ${fmt(r.rssMb)} | ${fmt(r.anonMb)} | ${fmt(r.fileMb)} | ${fmt(r.heapTotalMb)} / ${fmt(r.heapUsedMb)} | ${fmt(r.externalMb)} (${fmt(r.arrayBuffersMb)}) |`;
+    const row = (r: Reading) =>
+      `| ${r.step} | ${fmt(r.rssMb)} | ${fmt(r.anonMb)} | ${fmt(r.fileMb)} | ${fmt(r.heapTotalMb)} / ${fmt(r.heapUsedMb)} | ${fmt(r.externalMb)} (${fmt(r.arrayBuffersMb)}) |`;
     const startSteps = steps.filter((r) => !r.step.startsWith('after the load'));
     for (const r of startSteps) out.push(row(r));
     for (const r of idle.filter((x) => x.s === 1 || x.s % 5 === 0 || x.s === s.idleS)) out.push(row(r));
@@ -146,14 +173,22 @@ async function main(): Promise<void> {
     const freedByScavenges = scav.reduce((a, e) => a + (e.beforeMb - e.afterMb), 0);
     const oldAfterFull = full.map((e) => e.afterMb).sort((a, b) => a - b);
     const committed = gcDuringLoad.map((e) => e.committedAfterMb);
-    out.push(`Load: wrk ${s.conns} connection(s), ${s.seconds} s, ${s.gzip ? 'gzip' : 'plain'}: ${wrk.requests} scrapes (${fmt(wrk.reqPerSec)} req/s).`);
+    out.push(
+      `Load: wrk ${s.conns} connection(s), ${s.seconds} s, ${s.gzip ? 'gzip' : 'plain'}: ${wrk.requests} scrapes (${fmt(wrk.reqPerSec)} req/s).`,
+    );
     out.push('');
     out.push('| GC during the load (`--trace-gc`) | |');
     out.push('|---|---|');
     out.push(`| scavenges / mark-compacts | ${scav.length} / ${full.length} |`);
-    out.push(`| young garbage freed by scavenges per scrape | ${wrk.requests ? fmt(freedByScavenges / wrk.requests, 2) : '–'} MB |`);
-    out.push(`| heap used after each mark-compact (min–max) | ${oldAfterFull.length ? `${fmt(oldAfterFull[0])}–${fmt(oldAfterFull[oldAfterFull.length - 1])}` : '–'} MB |`);
-    out.push(`| heap committed (min–max over the load) | ${committed.length ? `${fmt(Math.min(...committed))}–${fmt(Math.max(...committed))}` : '–'} MB |`);
+    out.push(
+      `| young garbage freed by scavenges per scrape | ${wrk.requests ? fmt(freedByScavenges / wrk.requests, 2) : '–'} MB |`,
+    );
+    out.push(
+      `| heap used after each mark-compact (min–max) | ${oldAfterFull.length ? `${fmt(oldAfterFull[0])}–${fmt(oldAfterFull[oldAfterFull.length - 1])}` : '–'} MB |`,
+    );
+    out.push(
+      `| heap committed (min–max over the load) | ${committed.length ? `${fmt(Math.min(...committed))}–${fmt(Math.max(...committed))}` : '–'} MB |`,
+    );
     out.push('');
     if (heap) {
       out.push(`Live JS heap after the load and a full GC: ${fmt(heap.totalMb, 2)} MB.`);

@@ -23,8 +23,18 @@ function ours(n: number, variant: 'plain' | 'utf8' | 'exemplars' = 'plain'): Reg
   const r = new Registry();
   const sep = variant === 'utf8' ? '.' : '_';
   for (let k = 0; k < K; k++) {
-    const c = new Counter({ name: `app${sep}requests_${k}_total`, help: 'Requests', labelNames: ['route', 'code'], registers: [r] });
-    const h = new Histogram({ name: `app${sep}request_duration_${k}_seconds`, help: 'Duration', labelNames: ['route', 'code'], registers: [r] });
+    const c = new Counter({
+      name: `app${sep}requests_${k}_total`,
+      help: 'Requests',
+      labelNames: ['route', 'code'],
+      registers: [r],
+    });
+    const h = new Histogram({
+      name: `app${sep}request_duration_${k}_seconds`,
+      help: 'Duration',
+      labelNames: ['route', 'code'],
+      registers: [r],
+    });
     for (let i = 0; i < n; i++) {
       const route = `/api/v1/resource/${i}`;
       const ch = h.labels(route, CODES[i % 3]);
@@ -48,8 +58,18 @@ function ours(n: number, variant: 'plain' | 'utf8' | 'exemplars' = 'plain'): Reg
 function theirs(n: number): promClient.Registry {
   const r = new promClient.Registry();
   for (let k = 0; k < K; k++) {
-    const c = new promClient.Counter({ name: `app_requests_${k}_total`, help: 'Requests', labelNames: ['route', 'code'], registers: [r] });
-    const h = new promClient.Histogram({ name: `app_request_duration_${k}_seconds`, help: 'Duration', labelNames: ['route', 'code'], registers: [r] });
+    const c = new promClient.Counter({
+      name: `app_requests_${k}_total`,
+      help: 'Requests',
+      labelNames: ['route', 'code'],
+      registers: [r],
+    });
+    const h = new promClient.Histogram({
+      name: `app_request_duration_${k}_seconds`,
+      help: 'Duration',
+      labelNames: ['route', 'code'],
+      registers: [r],
+    });
     for (let i = 0; i < n; i++) {
       const labels = { route: `/api/v1/resource/${i}`, code: CODES[i % 3] };
       c.inc(labels, i + 1);
@@ -67,7 +87,11 @@ const cpuUs = () => {
   return u.user + u.system;
 };
 
-async function renderOurs(r: Registry, format: ExpositionFormat, escaping: EscapingScheme = 'underscores'): Promise<{ us: number; lines: number; maxSliceMs: number; bytes: number }> {
+async function renderOurs(
+  r: Registry,
+  format: ExpositionFormat,
+  escaping: EscapingScheme = 'underscores',
+): Promise<{ us: number; lines: number; maxSliceMs: number; bytes: number }> {
   const c0 = cpuUs();
   const snap = await r.collect();
   let bytes = 0;
@@ -124,7 +148,9 @@ for (const [what, r, format, escaping] of [
   const runs = [];
   for (let i = 0; i < REPS; i++) runs.push(await renderOurs(r, format, escaping));
   const us = median(runs.map((x) => x.us));
-  slowRows.push(`| ${what} | ${format} | ${(us / 1000).toFixed(2)} | ${(us / runs[0].lines).toFixed(3)} | ${(runs[0].bytes / 1e6).toFixed(2)} |`);
+  slowRows.push(
+    `| ${what} | ${format} | ${(us / 1000).toFixed(2)} | ${(us / runs[0].lines).toFixed(3)} | ${(runs[0].bytes / 1e6).toFixed(2)} |`,
+  );
 }
 
 // pre-bound updates and label lookups
@@ -145,16 +171,30 @@ const nsPerOp = (f: (n: number) => void) => {
 };
 const v = (i: number) => (i % 1000) / 100;
 const updates = {
-  'counter child inc': nsPerOp((n) => { for (let i = 0; i < n; i++) child.inc(); }),
-  'histogram child observe': nsPerOp((n) => { for (let i = 0; i < n; i++) hchild.observe(v(i)); }),
-  'counter child addWithExemplar': nsPerOp((n) => { for (let i = 0; i < n; i++) child.addWithExemplar(1, { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' }); }),
-  'histogram child observeWithExemplar': nsPerOp((n) => { for (let i = 0; i < n; i++) hchild.observeWithExemplar(v(i), { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' }); }),
-  'counter labels(route, code).inc()': nsPerOp((n) => { for (let i = 0; i < n; i++) oc.labels('/api/v1/resource/1', '200').inc(); }),
-  'histogram labels(route, code).observe()': nsPerOp((n) => { for (let i = 0; i < n; i++) oh.labels('/api/v1/resource/1', '200').observe(v(i)); }),
+  'counter child inc': nsPerOp((n) => {
+    for (let i = 0; i < n; i++) child.inc();
+  }),
+  'histogram child observe': nsPerOp((n) => {
+    for (let i = 0; i < n; i++) hchild.observe(v(i));
+  }),
+  'counter child addWithExemplar': nsPerOp((n) => {
+    for (let i = 0; i < n; i++) child.addWithExemplar(1, { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' });
+  }),
+  'histogram child observeWithExemplar': nsPerOp((n) => {
+    for (let i = 0; i < n; i++) hchild.observeWithExemplar(v(i), { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' });
+  }),
+  'counter labels(route, code).inc()': nsPerOp((n) => {
+    for (let i = 0; i < n; i++) oc.labels('/api/v1/resource/1', '200').inc();
+  }),
+  'histogram labels(route, code).observe()': nsPerOp((n) => {
+    for (let i = 0; i < n; i++) oh.labels('/api/v1/resource/1', '200').observe(v(i));
+  }),
 };
 
 console.log(`metrics core micro-benchmark, node ${process.version}, ${new Date().toISOString()}, median of ${REPS}\n`);
-console.log('| lines | format | ours CPU ms | ours µs/line | ours longest slice ms | MB | prom-client CPU ms | prom-client µs/line |');
+console.log(
+  '| lines | format | ours CPU ms | ours µs/line | ours longest slice ms | MB | prom-client CPU ms | prom-client µs/line |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(row);
 console.log('\n| 100k lines, slow path | format | ours CPU ms | ours µs/line | MB |\n|---|---|---|---|---|');

@@ -27,7 +27,8 @@ const top = Number(topArg ?? 25);
 const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
 const selfUs = new Map<number, number>();
-for (let i = 0; i < p.samples.length; i++) selfUs.set(p.samples[i], (selfUs.get(p.samples[i]) ?? 0) + (p.timeDeltas[i] ?? 0));
+for (let i = 0; i < p.samples.length; i++)
+  selfUs.set(p.samples[i], (selfUs.get(p.samples[i]) ?? 0) + (p.timeDeltas[i] ?? 0));
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 const perFn = new Map<string, number>();
@@ -42,9 +43,12 @@ for (const [id, us] of selfUs) {
 const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
 const show = (title: string, m: Map<string, number>) => {
   process.stdout.write(`\n${title}\n`);
-  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`${pct(us)} ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}\n`);
+  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top))
+    process.stdout.write(`${pct(us)} ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}\n`);
 };
-process.stdout.write(`${basename(file)}: ${(total / 1000).toFixed(0)} ms sampled over ${((p.endTime - p.startTime) / 1e6).toFixed(1)} s\n`);
+process.stdout.write(
+  `${basename(file)}: ${(total / 1000).toFixed(0)} ms sampled over ${((p.endTime - p.startTime) / 1e6).toFixed(1)} s\n`,
+);
 show('self time by function', perFn);
 show('self time by file', perFile);
 
@@ -71,9 +75,18 @@ for (let i = 0; i < p.samples.length; i++) {
 }
 if (cur) stretches.push(cur);
 stretches.sort((a, b) => b.us - a.us);
-const q = (x: number) => stretches.length ? (stretches[Math.min(stretches.length - 1, Math.floor(stretches.length * x))].us / 1000).toFixed(2) : '–';
-process.stdout.write(`\nbusy stretches: ${stretches.length}; longest ${q(0)} ms, top 1% from ${q(0.01)} ms, top 10% from ${q(0.1)} ms\n`);
+const q = (x: number) =>
+  stretches.length
+    ? (stretches[Math.min(stretches.length - 1, Math.floor(stretches.length * x))].us / 1000).toFixed(2)
+    : '–';
+process.stdout.write(
+  `\nbusy stretches: ${stretches.length}; longest ${q(0)} ms, top 1% from ${q(0.01)} ms, top 10% from ${q(0.1)} ms\n`,
+);
 for (const st of stretches.slice(0, Math.min(10, top))) {
-  const fns = [...st.fns].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, us]) => `${k} ${(us / 1000).toFixed(1)}`).join(', ');
+  const fns = [...st.fns]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 4)
+    .map(([k, us]) => `${k} ${(us / 1000).toFixed(1)}`)
+    .join(', ');
   process.stdout.write(`${(st.us / 1000).toFixed(1).padStart(7)} ms  ${fns}\n`);
 }

@@ -32,8 +32,18 @@ async function load(dir: string): Promise<MetricsModule> {
 function registryOf(m: MetricsModule): InstanceType<MetricsModule['Registry']> {
   const r = new m.Registry();
   for (let v = 0; v < 10; v++) {
-    const cv = new m.Counter({ name: `app_requests_${v}_total`, help: 'x', labelNames: ['route', 'code'], registers: [r] });
-    const hv = new m.Histogram({ name: `app_request_duration_${v}_seconds`, help: 'x', labelNames: ['route', 'code'], registers: [r] });
+    const cv = new m.Counter({
+      name: `app_requests_${v}_total`,
+      help: 'x',
+      labelNames: ['route', 'code'],
+      registers: [r],
+    });
+    const hv = new m.Histogram({
+      name: `app_request_duration_${v}_seconds`,
+      help: 'x',
+      labelNames: ['route', 'code'],
+      registers: [r],
+    });
     for (let i = 0; i < series; i++) {
       cv.labels(`/api/v1/resource/${i}`, CODES[i % 3]).inc(i + 1);
       const h = hv.labels(`/api/v1/resource/${i}`, CODES[i % 3]);
@@ -51,12 +61,19 @@ async function render(r: InstanceType<MetricsModule['Registry']>): Promise<Buffe
 
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1];
 
-async function ab(what: string, pairs: number, run: (k: keyof Trees<unknown>) => Promise<number> | number): Promise<void> {
+async function ab(
+  what: string,
+  pairs: number,
+  run: (k: keyof Trees<unknown>) => Promise<number> | number,
+): Promise<void> {
   for (const k of ['old', 'new'] as const) await run(k);
   const t: Trees<number[]> = { old: [], new: [] };
-  for (let p = 0; p < pairs; p++) for (const k of p % 2 ? (['old', 'new'] as const) : (['new', 'old'] as const)) t[k].push(await run(k));
+  for (let p = 0; p < pairs; p++)
+    for (const k of p % 2 ? (['old', 'new'] as const) : (['new', 'old'] as const)) t[k].push(await run(k));
   const ratios = t.new.map((v, i) => v / t.old[i]).sort((a, b) => a - b);
-  console.log(`${what}: old ${median(t.old).toFixed(3)}, new ${median(t.new).toFixed(3)}; paired new/old ${median(ratios).toFixed(3)} (${ratios[0].toFixed(3)}–${ratios.at(-1)!.toFixed(3)})`);
+  console.log(
+    `${what}: old ${median(t.old).toFixed(3)}, new ${median(t.new).toFixed(3)}; paired new/old ${median(ratios).toFixed(3)} (${ratios[0].toFixed(3)}–${ratios.at(-1)!.toFixed(3)})`,
+  );
 }
 
 const mods: Trees<MetricsModule> = { old: await load(args[0]), new: await load(args[1]) };
@@ -75,8 +92,14 @@ await ab('gzip level 1 of the body, ms', 11, (k) => {
   return (performance.now() - s) / 5;
 });
 const bound = {
-  old: { c: new mods.old.Counter({ name: 'c_total', help: 'x', labelNames: ['a'], registers: [] }).labels('x'), h: new mods.old.Histogram({ name: 'h', help: 'x', labelNames: ['a'], registers: [] }).labels('x') },
-  new: { c: new mods.new.Counter({ name: 'c_total', help: 'x', labelNames: ['a'], registers: [] }).labels('x'), h: new mods.new.Histogram({ name: 'h', help: 'x', labelNames: ['a'], registers: [] }).labels('x') },
+  old: {
+    c: new mods.old.Counter({ name: 'c_total', help: 'x', labelNames: ['a'], registers: [] }).labels('x'),
+    h: new mods.old.Histogram({ name: 'h', help: 'x', labelNames: ['a'], registers: [] }).labels('x'),
+  },
+  new: {
+    c: new mods.new.Counter({ name: 'c_total', help: 'x', labelNames: ['a'], registers: [] }).labels('x'),
+    h: new mods.new.Histogram({ name: 'h', help: 'x', labelNames: ['a'], registers: [] }).labels('x'),
+  },
 };
 await ab('bound inc(), ns', 9, (k) => {
   const c = bound[k].c;

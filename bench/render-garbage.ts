@@ -42,7 +42,11 @@ async function scrape(): Promise<void> {
 for (let i = 0; i < 300; i++) await scrape();
 const session = new Session();
 session.connect();
-await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true });
+await session.post('HeapProfiler.startSampling', {
+  samplingInterval: 256,
+  includeObjectsCollectedByMinorGC: true,
+  includeObjectsCollectedByMajorGC: true,
+});
 const N = 300;
 for (let i = 0; i < N; i++) await scrape();
 const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: ProfileNode } };
@@ -55,5 +59,8 @@ const walk = (n: ProfileNode): void => {
 walk(profile.head);
 const kb = (b: number) => (b / N / 1024).toFixed(1);
 const total = [...bySite.values()].reduce((a, b) => a + b, 0);
-console.log(`${dir}: ${kb(total)} KB allocated per ${collectOnly ? 'collect' : 'collect + OpenMetrics render'} (10k lines, the global registry)`);
-for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`${kb(bytes).padStart(8)}  ${site}`);
+console.log(
+  `${dir}: ${kb(total)} KB allocated per ${collectOnly ? 'collect' : 'collect + OpenMetrics render'} (10k lines, the global registry)`,
+);
+for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 20))
+  console.log(`${kb(bytes).padStart(8)}  ${site}`);

@@ -24,17 +24,53 @@ import { dirname, join } from 'node:path';
 import { makeCert, removeDir, type BenchCert } from './lib/certs.js';
 import { runCapture, stopAll } from './lib/children.js';
 import { machineInfo } from './lib/machine.js';
-import { cellKey, orderFor, requestHeaders, SIZES, TEXT_ACCEPT, PROMETHEUS_ACCEPT, PROTOBUF_ACCEPT, variants, type Encoding, type SizeName, type Variant } from './lib/matrix.js';
+import {
+  cellKey,
+  orderFor,
+  requestHeaders,
+  SIZES,
+  TEXT_ACCEPT,
+  PROMETHEUS_ACCEPT,
+  PROTOBUF_ACCEPT,
+  variants,
+  type Encoding,
+  type SizeName,
+  type Variant,
+} from './lib/matrix.js';
 import { measure, type RunRecord } from './lib/measure.js';
 import { memoryMb } from './lib/proc.js';
-import { renderReport, type AuthCheck, type BenchResults, type LintCheck, type MicroResult, type ScrapeCheck } from './lib/report.js';
+import {
+  renderReport,
+  type AuthCheck,
+  type BenchResults,
+  type LintCheck,
+  type MicroResult,
+  type ScrapeCheck,
+} from './lib/report.js';
 import { countSampleLines, scrape } from './lib/scrape.js';
-import { buildGoPeer, libEnv, prepareLib, REPO_ROOT, startGo, startOurs, startPromClient, type ManagerAccess, type PreparedLib, type RunningServer } from './lib/servers.js';
+import {
+  buildGoPeer,
+  libEnv,
+  prepareLib,
+  REPO_ROOT,
+  startGo,
+  startOurs,
+  startPromClient,
+  type ManagerAccess,
+  type PreparedLib,
+  type RunningServer,
+} from './lib/servers.js';
 import { runWrk } from './lib/wrk.js';
 import { measureFootprint, type FootprintResult } from './lib/footprint.js';
 import { measureAdmission, type AdmissionResult } from './lib/admission.js';
 import { measureFailover, type FailoverResult } from './lib/failover.js';
-import { buildControllerGoFloor, measureController, measureRequestFloor, type ControllerResult, type ControllerTarget } from './lib/controller.js';
+import {
+  buildControllerGoFloor,
+  measureController,
+  measureRequestFloor,
+  type ControllerResult,
+  type ControllerTarget,
+} from './lib/controller.js';
 import { startTestCluster, type TestCluster } from '../test/helpers/cluster.js';
 
 const SERVER_CPU = '0';
@@ -73,8 +109,29 @@ function parseArgs(argv: string[]): Settings {
     if (!m) throw new Error(`unknown argument ${a}: see the comment at the top of bench/run.ts`);
     flags.set(m[1], m[2] ?? 'true');
   }
-  const known = ['quick', 'sizes', 'conns', 'reps', 'c8', 'c1', 'warmup', 'no-micro', 'micro-only', 'no-pin', 'peers', 'variants', 'no-footprint', 'no-admission', 'admission-only', 'no-failover', 'failover-only', 'no-controller', 'controller-only'];
-  for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
+  const known = [
+    'quick',
+    'sizes',
+    'conns',
+    'reps',
+    'c8',
+    'c1',
+    'warmup',
+    'no-micro',
+    'micro-only',
+    'no-pin',
+    'peers',
+    'variants',
+    'no-footprint',
+    'no-admission',
+    'admission-only',
+    'no-failover',
+    'failover-only',
+    'no-controller',
+    'controller-only',
+  ];
+  for (const k of flags.keys())
+    if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
   const quick = flags.has('quick');
   const onlyFlags = ['micro-only', 'admission-only', 'failover-only', 'controller-only'].filter((f) => flags.has(f));
   if (onlyFlags.length > 1) throw new Error(`${onlyFlags.map((f) => `--${f}`).join(' and ')} exclude each other`);
@@ -117,7 +174,11 @@ async function controllerTarget(cluster: TestCluster): Promise<ControllerTarget>
   const { KubeClient, loadRestConfig } = await import('../src/index.js');
   const kubeconfig = process.env.CTRLMETRICS_TEST_KUBECONFIG;
   const restConfig = kubeconfig ? await loadRestConfig({ kubeconfig }) : cluster.authority.restConfig;
-  return { label: kubeconfig ? `the cluster at ${restConfig.server}` : 'the embedded authority (in the benchmark\'s process)', restConfig, admin: new KubeClient({ ...restConfig, qps: -1 }) };
+  return {
+    label: kubeconfig ? `the cluster at ${restConfig.server}` : "the embedded authority (in the benchmark's process)",
+    restConfig,
+    admin: new KubeClient({ ...restConfig, qps: -1 }),
+  };
 }
 
 const started = Date.now();
@@ -182,12 +243,24 @@ async function promtool(body: string): Promise<{ rc: number | null; findings: st
 }
 
 /** The one-off checks at one size: a scrape per variant and encoding, promtool on the text outputs, the filter's answers. */
-async function checkServers(size: SizeName, servers: Servers, cert: BenchCert, scrapes: ScrapeCheck[], lint: LintCheck[], auth: AuthCheck[]): Promise<void> {
+async function checkServers(
+  size: SizeName,
+  servers: Servers,
+  cert: BenchCert,
+  scrapes: ScrapeCheck[],
+  lint: LintCheck[],
+  auth: AuthCheck[],
+): Promise<void> {
   for (const v of variants([8])) {
     const server = servers[v.server];
     if (!server || v.optIn) continue;
     for (const enc of ['plain', 'gzip'] as Encoding[]) {
-      const r = await scrape(server.url, { ...requestHeaders(v, enc), Authorization: server.authorization }, cert.certPem, 120_000);
+      const r = await scrape(
+        server.url,
+        { ...requestHeaders(v, enc), Authorization: server.authorization },
+        cert.certPem,
+        120_000,
+      );
       scrapes.push({
         size,
         variant: v.key,
@@ -200,18 +273,34 @@ async function checkServers(size: SizeName, servers: Servers, cert: BenchCert, s
         ms: r.ms,
       });
       if (r.status !== 200) throw new Error(`${v.key} answered ${r.status} at ${size} ${enc}: ${r.body.slice(0, 300)}`);
-      if (v.accept === PROTOBUF_ACCEPT && !String(r.headers['content-type']).startsWith('application/vnd.google.protobuf')) {
+      if (
+        v.accept === PROTOBUF_ACCEPT &&
+        !String(r.headers['content-type']).startsWith('application/vnd.google.protobuf')
+      ) {
         throw new Error(`${v.key} answered ${String(r.headers['content-type'])} to the protobuf Accept header`);
       }
       if (enc === 'plain' && v.accept === TEXT_ACCEPT) lint.push({ size, variant: v.key, ...(await promtool(r.body)) });
-      if (enc === 'plain' && (v.key === 'go' || v.key === 'prom-client')) lint.push({ size, variant: v.key, ...(await promtool(r.body)) });
+      if (enc === 'plain' && (v.key === 'go' || v.key === 'prom-client'))
+        lint.push({ size, variant: v.key, ...(await promtool(r.body)) });
     }
   }
   const ours = servers.ours;
   if (!ours) return;
   const status = async (authorization?: string) =>
-    (await scrape(ours.url, { Accept: PROMETHEUS_ACCEPT, ...(authorization ? { Authorization: authorization } : {}) }, cert.certPem, 30_000)).status;
-  auth.push({ size, noToken: await status(), wrongToken: await status('Bearer not-a-valid-token'), reader: await status(ours.authorization) });
+    (
+      await scrape(
+        ours.url,
+        { Accept: PROMETHEUS_ACCEPT, ...(authorization ? { Authorization: authorization } : {}) },
+        cert.certPem,
+        30_000,
+      )
+    ).status;
+  auth.push({
+    size,
+    noToken: await status(),
+    wrongToken: await status('Bearer not-a-valid-token'),
+    reader: await status(ours.authorization),
+  });
 }
 
 async function warmUp(servers: Servers, s: Settings): Promise<void> {
@@ -229,7 +318,12 @@ async function warmUp(servers: Servers, s: Settings): Promise<void> {
   }
 }
 
-async function runMicro(lib: PreparedLib, s: Settings, accessFile: string | undefined, tokenFile: string | undefined): Promise<MicroResult> {
+async function runMicro(
+  lib: PreparedLib,
+  s: Settings,
+  accessFile: string | undefined,
+  tokenFile: string | undefined,
+): Promise<MicroResult> {
   const args = [...lib.nodeArgs, lib.script('micro/micro.ts')];
   const [cmd, full] = s.pin ? ['taskset', ['-c', SERVER_CPU, process.execPath, ...args]] : [process.execPath, args];
   const env = {
@@ -243,7 +337,10 @@ async function runMicro(lib: PreparedLib, s: Settings, accessFile: string | unde
   };
   const r = await runCapture(cmd, full, { env, timeoutMs: 600_000 });
   const line = r.stdout.split('\n').find((l) => l.startsWith('MICRO '));
-  if (r.code !== 0 || !line) throw new Error(`micro-benchmarks failed (exit ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stderr.slice(-3000)}`);
+  if (r.code !== 0 || !line)
+    throw new Error(
+      `micro-benchmarks failed (exit ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stderr.slice(-3000)}`,
+    );
   return JSON.parse(line.slice(6)) as MicroResult;
 }
 
@@ -253,7 +350,9 @@ async function main(): Promise<void> {
   const promClientVersion = (createRequire(import.meta.url)('prom-client/package.json') as { version: string }).version;
   const machine = await machineInfo(promClientVersion);
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
-  progress(`${command}: sizes ${s.sizes.join(',')}, conns ${s.conns.join(',')}, ${s.reps} rep(s), c8 ${s.c8}s, c1 ${s.c1}s, pinned ${s.pin}`);
+  progress(
+    `${command}: sizes ${s.sizes.join(',')}, conns ${s.conns.join(',')}, ${s.reps} rep(s), c8 ${s.c8}s, c1 ${s.c1}s, pinned ${s.pin}`,
+  );
 
   const runs: RunRecord[] = [];
   const scrapes: ScrapeCheck[] = [];
@@ -292,7 +391,12 @@ async function main(): Promise<void> {
         progress(`${size}: starting servers (K=10, N=${SIZES[size]})`);
         const servers = await startServers(lib, goBin, size, cert, { access, readerToken }, s);
         // ours-nofilter and ours-control are listeners of the ours process: their memory is ours'
-        const rssOfEach = () => Object.fromEntries(Object.entries(servers).filter(([k]) => k !== 'ours-nofilter' && k !== 'ours-control').map(([k, v]) => [k, memoryMb(v.pid).rssMb]));
+        const rssOfEach = () =>
+          Object.fromEntries(
+            Object.entries(servers)
+              .filter(([k]) => k !== 'ours-nofilter' && k !== 'ours-control')
+              .map(([k, v]) => [k, memoryMb(v.pid).rssMb]),
+          );
         try {
           // the idle memory figure: registry filled, listening, no scrape yet; read 1 s after start, and again once
           // V8's memory reducer has run (its first full GC comes ≈8 s after start and shrinks the young generation
@@ -309,18 +413,28 @@ async function main(): Promise<void> {
           for (let rep = 0; rep < s.reps; rep++) {
             for (const enc of s.encodings) {
               for (const conns of s.conns) {
-                const order = orderFor(vs.filter((v: Variant) => v.conns.includes(conns)), rep);
+                const order = orderFor(
+                  vs.filter((v: Variant) => v.conns.includes(conns)),
+                  rep,
+                );
                 for (const v of order) {
                   const rec = await measure(
                     servers[v.server]!,
-                    { connections: conns, durationS: runSeconds(s, size, conns), headers: requestHeaders(v, enc), cpu: s.pin ? LOAD_CPU : undefined },
+                    {
+                      connections: conns,
+                      durationS: runSeconds(s, size, conns),
+                      headers: requestHeaders(v, enc),
+                      cpu: s.pin ? LOAD_CPU : undefined,
+                    },
                     { variant: v.key, size, enc, conns, rep },
                   );
                   runs.push(rec);
                   if (rec.errors) progress(`  INVALID ${v.key} ${cellKey(size, enc, conns)}: ${rec.errors}`);
                 }
                 const last = runs.slice(-order.length);
-                progress(`${size} ${enc} c${conns} rep ${rep}: ${last.map((r) => `${r.variant} ${r.reqPerSec.toFixed(1)}`).join(', ')} req/s`);
+                progress(
+                  `${size} ${enc} c${conns} rep ${rep}: ${last.map((r) => `${r.variant} ${r.reqPerSec.toFixed(1)}`).join(', ')} req/s`,
+                );
               }
             }
           }
@@ -336,7 +450,9 @@ async function main(): Promise<void> {
     }
     if (s.admission) {
       const seconds = s.quick ? 2 : 10;
-      progress(`admission: the example defaulter (ours, bare node:https, Go net/http) at 1 and 8 connections, ${s.reps} rep(s) of ${seconds} s`);
+      progress(
+        `admission: the example defaulter (ours, bare node:https, Go net/http) at 1 and 8 connections, ${s.reps} rep(s) of ${seconds} s`,
+      );
       admission = await measureAdmission(cluster, lib, [1, 8], s.reps, seconds, s.pin);
     }
     if (s.failover) {
@@ -348,7 +464,9 @@ async function main(): Promise<void> {
       const target = await controllerTarget(cluster);
       cleanup.push(() => target.admin.close());
       const sizes = s.quick ? [500, 2_000] : [2_000, 10_000];
-      progress(`controller: against ${target.label}, ${sizes.join(' and ')} objects, 1 and 4 workers, ${Math.max(2, s.reps)} rep(s)`);
+      progress(
+        `controller: against ${target.label}, ${sizes.join(' and ')} objects, 1 and 4 workers, ${Math.max(2, s.reps)} rep(s)`,
+      );
       const goFloor = await buildControllerGoFloor();
       if (goFloor) cleanup.push(() => rmSync(dirname(goFloor), { recursive: true, force: true }));
       else progress('controller: no Go toolchain: the Go floor is left out');
@@ -375,7 +493,16 @@ async function main(): Promise<void> {
     machine,
     command,
     mode: s.quick ? 'quick' : 'full',
-    settings: { sizes: s.load ? s.sizes : [], conns: s.conns, encodings: s.encodings, reps: s.reps, c8DurationS: s.c8, c1DurationS: s.c1, warmupS: s.warmup, pinned: s.pin },
+    settings: {
+      sizes: s.load ? s.sizes : [],
+      conns: s.conns,
+      encodings: s.encodings,
+      reps: s.reps,
+      c8DurationS: s.c8,
+      c1DurationS: s.c1,
+      warmupS: s.warmup,
+      pinned: s.pin,
+    },
     runs,
     idleRssMb,
     startRssMb,

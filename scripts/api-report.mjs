@@ -37,12 +37,25 @@ const configFor = (e) =>
       mainEntryPointFilePath: e.types,
       compiler: {
         overrideTsconfig: {
-          compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], types: ['node'], strict: true, skipLibCheck: true },
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            lib: ['ES2023'],
+            types: ['node'],
+            strict: true,
+            skipLibCheck: true,
+          },
           files: entries.map((x) => x.types),
         },
       },
       // written to the temp folder and compared below (API Extractor's own comparison is order-sensitive)
-      apiReport: { enabled: true, reportFileName: `${e.name}.api.md`, reportFolder: join(temp, 'out'), reportTempFolder: temp },
+      apiReport: {
+        enabled: true,
+        reportFileName: `${e.name}.api.md`,
+        reportFolder: join(temp, 'out'),
+        reportTempFolder: temp,
+      },
       docModel: { enabled: false },
       dtsRollup: { enabled: false },
       tsdocMetadata: { enabled: false },
@@ -81,7 +94,16 @@ for (const [i, e] of entries.entries()) {
     compilerState,
     messageCallback: (m) => {
       // its notes on the report files (compared here) and on its TypeScript version
-      if (['console-api-report-changed', 'console-api-report-copied', 'console-api-report-created', 'console-compiler-version-notice', 'console-preamble'].includes(m.messageId)) m.handled = true;
+      if (
+        [
+          'console-api-report-changed',
+          'console-api-report-copied',
+          'console-api-report-created',
+          'console-compiler-version-notice',
+          'console-preamble',
+        ].includes(m.messageId)
+      )
+        m.handled = true;
       // any other warning or error (a declaration it cannot analyze, a rule above set to warn) fails the check
       else if (m.logLevel === 'warning' || m.logLevel === 'error') failed = true;
     },
@@ -95,9 +117,15 @@ for (const [i, e] of entries.entries()) {
 }
 rmSync(temp, { recursive: true, force: true });
 if (changed.length && !update) {
-  console.error(`The public API differs from its committed report in:\n  ${changed.join('\n  ')}\n` +
-    'If the change is meant, run `npm run build && npm run api -- --update` and commit the reports with it.');
+  console.error(
+    `The public API differs from its committed report in:\n  ${changed.join('\n  ')}\n` +
+      'If the change is meant, run `npm run build && npm run api -- --update` and commit the reports with it.',
+  );
   process.exit(1);
 }
 if (failed) process.exit(1);
-console.log(update ? `API reports written (${changed.length} changed of ${entries.length})` : `API reports match (${entries.length} entries)`);
+console.log(
+  update
+    ? `API reports written (${changed.length} changed of ${entries.length})`
+    : `API reports match (${entries.length} entries)`,
+);

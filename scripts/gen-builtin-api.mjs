@@ -15,7 +15,12 @@ const ROOT = resolve(import.meta.dirname, '..');
 const ref = resolve(process.argv[2] ?? join(ROOT, '..', 'shared', 'reference', 'kube-apiserver-api'));
 const read = (p) => JSON.parse(readFileSync(join(ref, p), 'utf8'));
 
-const lists = [read('api-v1.json'), ...readdirSync(join(ref, 'discovery')).sort().map((f) => read(join('discovery', f)))];
+const lists = [
+  read('api-v1.json'),
+  ...readdirSync(join(ref, 'discovery'))
+    .sort()
+    .map((f) => read(join('discovery', f))),
+];
 const resources = [];
 for (const list of lists) {
   const [group, version] = list.groupVersion.includes('/') ? list.groupVersion.split('/') : ['', list.groupVersion];
@@ -45,7 +50,11 @@ for (const list of lists) {
     });
   }
 }
-const groups = read('apis.json').groups.map((g) => ({ name: g.name, versions: g.versions.map((v) => v.version), preferred: g.preferredVersion.version }));
+const groups = read('apis.json').groups.map((g) => ({
+  name: g.name,
+  versions: g.versions.map((v) => v.version),
+  preferred: g.preferredVersion.version,
+}));
 // the server's version, as its OpenAPI documents name it (\`info.version\`, e.g. v1.25.9)
 const gitVersion = read(join('openapi-v3', 'version.json')).info.version;
 const [, major, minor] = /^v(\d+)\.(\d+)\./.exec(gitVersion);
@@ -78,11 +87,19 @@ export const BUILTIN_RESOURCES: readonly BuiltinResource[] = ${lines(resources)}
 export const BUILTIN_GROUPS: ReadonlyArray<{ name: string; versions: string[]; preferred: string }> = ${lines(groups)};
 `;
 writeFileSync(join(ROOT, 'src', 'kube', 'builtin-api.ts'), text);
-console.log(`wrote src/kube/builtin-api.ts: ${resources.length} resources in ${groups.length + 1} groups (${version.gitVersion})`);
+console.log(
+  `wrote src/kube/builtin-api.ts: ${resources.length} resources in ${groups.length + 1} groups (${version.gitVersion})`,
+);
 
 // the OpenAPI documents, compressed with a window that spans them all (they repeat the shared types' schemas)
 const brotli = (text) =>
-  brotliCompressSync(text, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_LGWIN]: 24, [constants.BROTLI_PARAM_SIZE_HINT]: text.length } });
+  brotliCompressSync(text, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: 11,
+      [constants.BROTLI_PARAM_LGWIN]: 24,
+      [constants.BROTLI_PARAM_SIZE_HINT]: text.length,
+    },
+  });
 const v3 = join(ref, 'openapi-v3');
 const documents = {};
 for (const f of readdirSync(v3).sort()) {
@@ -98,7 +115,9 @@ const v3Out = brotli(JSON.stringify({ index, documents }));
 writeFileSync(join(ROOT, 'src', 'authority', 'data', 'openapi-v3.json.br'), v3Out);
 const v2Out = brotli(JSON.stringify(JSON.parse(readFileSync(join(ref, 'openapi-v2.json'), 'utf8'))));
 writeFileSync(join(ROOT, 'src', 'authority', 'data', 'openapi-v2.json.br'), v2Out);
-console.log(`wrote src/authority/data/openapi-v3.json.br (${Object.keys(documents).length} documents, not recorded: ${missing.join(', ') || 'none'}; ${v3Out.length} bytes) and openapi-v2.json.br (${v2Out.length} bytes)`);
+console.log(
+  `wrote src/authority/data/openapi-v3.json.br (${Object.keys(documents).length} documents, not recorded: ${missing.join(', ') || 'none'}; ${v3Out.length} bytes) and openapi-v2.json.br (${v2Out.length} bytes)`,
+);
 
 // The built-in types' fields, for unknown-field and type checks (src/authority/data/builtin-types.json.br): every
 // type of the OpenAPI v3 documents as {field: shape}, a shape being a type's name, a scalar ('s' string, 'i32' or
@@ -123,7 +142,8 @@ const shapeOf = (s) => {
       return [shapeOf(s.items)];
     case 'object':
       if (s.properties) throw new Error('an inline object type: give it a name');
-      if (s.additionalProperties && typeof s.additionalProperties === 'object') return { '': shapeOf(s.additionalProperties) };
+      if (s.additionalProperties && typeof s.additionalProperties === 'object')
+        return { '': shapeOf(s.additionalProperties) };
       return 'o';
     default:
       return '*';
@@ -134,18 +154,24 @@ const kinds = {};
 for (const doc of Object.values(documents)) {
   for (const [name, s] of Object.entries(doc.components?.schemas ?? {})) {
     if (types[name] !== undefined) continue;
-    types[name] = s.properties ? Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, shapeOf(v)])) : shapeOf(s);
-    for (const gvk of s['x-kubernetes-group-version-kind'] ?? []) kinds[`${gvk.group}/${gvk.version}/${gvk.kind}`] ??= name;
+    types[name] = s.properties
+      ? Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, shapeOf(v)]))
+      : shapeOf(s);
+    for (const gvk of s['x-kubernetes-group-version-kind'] ?? [])
+      kinds[`${gvk.group}/${gvk.version}/${gvk.kind}`] ??= name;
   }
 }
 const typesOut = brotli(JSON.stringify({ kinds, types }));
 writeFileSync(join(ROOT, 'src', 'authority', 'data', 'builtin-types.json.br'), typesOut);
-console.log(`wrote src/authority/data/builtin-types.json.br (${Object.keys(types).length} types, ${Object.keys(kinds).length} kinds, ${typesOut.length} bytes)`);
+console.log(
+  `wrote src/authority/data/builtin-types.json.br (${Object.keys(types).length} types, ${Object.keys(kinds).length} kinds, ${typesOut.length} bytes)`,
+);
 
 // The TypeScript type of each built-in kind (src/kube/known-kinds.ts): kubernetes-types of the same Kubernetes
 // version, where it has the kind (it lacks kube-aggregator's APIService). Types only: nothing of it runs.
 const typesRoot = join(ROOT, 'node_modules', 'kubernetes-types');
-const folderOf = (group) => (!group ? 'core' : group === 'internal.apiserver.k8s.io' ? 'apiserverinternal' : group.split('.')[0]);
+const folderOf = (group) =>
+  !group ? 'core' : group === 'internal.apiserver.k8s.io' ? 'apiserverinternal' : group.split('.')[0];
 const known = [];
 for (const r of resources) {
   const file = join(typesRoot, folderOf(r.group), `${r.version}.d.ts`);
@@ -157,7 +183,8 @@ for (const r of resources) {
   }
   if (!new RegExp(`^export interface ${r.kind} \\{`, 'm').test(text)) continue;
   const key = `${r.group ? `${r.group}/` : ''}${r.version}/${r.kind}`;
-  if (!known.some((k) => k.key === key)) known.push({ key, module: `kubernetes-types/${folderOf(r.group)}/${r.version}.js`, kind: r.kind });
+  if (!known.some((k) => k.key === key))
+    known.push({ key, module: `kubernetes-types/${folderOf(r.group)}/${r.version}.js`, kind: r.kind });
 }
 const typesPkg = JSON.parse(readFileSync(join(typesRoot, 'package.json'), 'utf8'));
 const knownText = `// Generated by scripts/gen-builtin-api.mjs from kubernetes-types ${typesPkg.version} and the built-in API of ${version.gitVersion}: do not edit.

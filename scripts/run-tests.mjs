@@ -43,9 +43,13 @@ const testKubeconfig = process.env.CTRLMETRICS_TEST_KUBECONFIG;
 
 /** Starts the real-api suite's control plane; returns its directory. */
 function startControlPlane() {
-  if (!existsSync(join(sharedKube, 'start.sh'))) throw new Error(`CTRLMETRICS_SHARED_KUBE names ${sharedKube}, which holds no start.sh`);
+  if (!existsSync(join(sharedKube, 'start.sh')))
+    throw new Error(`CTRLMETRICS_SHARED_KUBE names ${sharedKube}, which holds no start.sh`);
   const dir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-kube-'));
-  const r = spawnSync('bash', [join(sharedKube, 'start.sh'), dir], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 180_000 });
+  const r = spawnSync('bash', [join(sharedKube, 'start.sh'), dir], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 180_000,
+  });
   if (r.status !== 0) {
     stopControlPlane(dir);
     throw new Error(`${sharedKube}/start.sh failed (exit ${r.status}); its output is above`);
@@ -86,7 +90,9 @@ for (const name of order) {
       continue;
     }
     env.CTRLMETRICS_TEST_RUN_ID ||= `r${randomBytes(3).toString('hex')}`;
-    console.log(`# real-api: run id ${env.CTRLMETRICS_TEST_RUN_ID}, against ${testKubeconfig ? `the cluster of ${testKubeconfig}` : `a control plane from ${sharedKube}`}`);
+    console.log(
+      `# real-api: run id ${env.CTRLMETRICS_TEST_RUN_ID}, against ${testKubeconfig ? `the cluster of ${testKubeconfig}` : `a control plane from ${sharedKube}`}`,
+    );
     if (!testKubeconfig) {
       kubeDir = startControlPlane();
       env.CTRLMETRICS_REAL_KUBE_DIR = kubeDir;
@@ -95,7 +101,14 @@ for (const name of order) {
   try {
     const r = spawnSync(
       process.execPath,
-      ['--import', 'tsx', '--test', `--test-concurrency=${name === 'unit' ? unitConcurrency : 1}`, '--test-reporter=spec', ...files],
+      [
+        '--import',
+        'tsx',
+        '--test',
+        `--test-concurrency=${name === 'unit' ? unitConcurrency : 1}`,
+        '--test-reporter=spec',
+        ...files,
+      ],
       { stdio: 'inherit', env },
     );
     if (r.status !== 0) failed = true;

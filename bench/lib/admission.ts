@@ -49,7 +49,12 @@ const REVIEW = JSON.stringify({
     resource: { group: 'cache.example.com', version: 'v1alpha1', resource: 'memcacheds' },
     operation: 'CREATE',
     userInfo: { username: 'system:serviceaccount:load:generator' },
-    object: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'm1', namespace: 'load' }, spec: { size: 1 } },
+    object: {
+      apiVersion: 'cache.example.com/v1alpha1',
+      kind: 'Memcached',
+      metadata: { name: 'm1', namespace: 'load' },
+      spec: { size: 1 },
+    },
   },
 });
 
@@ -57,7 +62,8 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const stat = (xs: number[], d = 1) => `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
+const stat = (xs: number[], d = 1) =>
+  `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
 
 /** user + system CPU seconds of a process so far. */
 function cpuSeconds(pid: number): number {
@@ -73,16 +79,27 @@ function rssMb(pid: number): number {
 type Running = { name: string; child: ChildProcess; pid: number; url: string };
 
 /** Starts one server and waits for its `WEBHOOK <port>` line. */
-async function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, pin: boolean): Promise<Running> {
+async function start(
+  name: string,
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  pin: boolean,
+): Promise<Running> {
   const [c, a] = pin ? ['taskset', ['-c', '0', cmd, ...args]] : [cmd, args];
-  const child = spawnTracked(c, a, { cwd: REPO_ROOT, env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'error', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnTracked(c, a, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-4000)));
   const deadline = Date.now() + 60_000;
   while (!/^WEBHOOK (\d+)$/m.test(out)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${name} did not serve within 60 s: ${out}${err}`);
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`${name} did not serve within 60 s: ${out}${err}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   const port = Number(/^WEBHOOK (\d+)$/m.exec(out)![1]);
@@ -90,8 +107,14 @@ async function start(name: string, cmd: string, args: string[], env: NodeJS.Proc
   return { name, child, pid: child.pid!, url: `https://127.0.0.1:${port}${PATH}` };
 }
 
-
-export async function measureAdmission(cluster: TestCluster, lib: PreparedLib, conns: number[], reps: number, durationS: number, pin: boolean): Promise<AdmissionResult> {
+export async function measureAdmission(
+  cluster: TestCluster,
+  lib: PreparedLib,
+  conns: number[],
+  reps: number,
+  durationS: number,
+  pin: boolean,
+): Promise<AdmissionResult> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-admission-'));
   const ca = await generateCA('bench-admission-ca');
   const pair = await issueServingCert(ca, ['127.0.0.1']);
@@ -99,16 +122,30 @@ export async function measureAdmission(cluster: TestCluster, lib: PreparedLib, c
   writeFileSync(join(dir, 'tls.key'), pair.keyPem);
   const lua = join(dir, 'post.lua');
   // the body as a Lua long string: the JSON holds no "]]"
-  writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [[${REVIEW}]]\n`);
+  writeFileSync(
+    lua,
+    `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [[${REVIEW}]]\n`,
+  );
   const running: Running[] = [];
   const goBin = await buildGoFloor('admission-go');
   try {
     running.push(
-      await start('ours', process.execPath, [...lib.nodeArgs, lib.script('servers/admission-ours.ts')], { ...libEnv(lib), CERT_DIR: dir, RESTCONFIG: JSON.stringify(cluster.authority.restConfig) }, pin),
+      await start(
+        'ours',
+        process.execPath,
+        [...lib.nodeArgs, lib.script('servers/admission-ours.ts')],
+        { ...libEnv(lib), CERT_DIR: dir, RESTCONFIG: JSON.stringify(cluster.authority.restConfig) },
+        pin,
+      ),
     );
-    running.push(await start('node-https', process.execPath, [lib.script('servers/admission-node.ts')], { CERT_DIR: dir }, pin));
-    if (goBin) running.push(await start('go-nethttp', goBin, [], { CERT_DIR: dir, ...(pin ? { GOMAXPROCS: '1' } : {}) }, pin));
-    const cells: AdmissionCell[] = running.flatMap((s) => conns.map((c) => ({ server: s.name, conns: c, reqPerSec: [], p50Ms: [], p99Ms: [], cpuSPer1000: [] })));
+    running.push(
+      await start('node-https', process.execPath, [lib.script('servers/admission-node.ts')], { CERT_DIR: dir }, pin),
+    );
+    if (goBin)
+      running.push(await start('go-nethttp', goBin, [], { CERT_DIR: dir, ...(pin ? { GOMAXPROCS: '1' } : {}) }, pin));
+    const cells: AdmissionCell[] = running.flatMap((s) =>
+      conns.map((c) => ({ server: s.name, conns: c, reqPerSec: [], p50Ms: [], p99Ms: [], cpuSPer1000: [] })),
+    );
     const cpu = pin ? '1' : undefined;
     // warm-up: JIT, TLS session set-up, the defaulter's first (lazy) load
     for (const s of running) await runWrk({ url: s.url, connections: 8, durationS: 2, headers: {}, script: lua, cpu });
@@ -119,8 +156,13 @@ export async function measureAdmission(cluster: TestCluster, lib: PreparedLib, c
           const before = cpuSeconds(s.pid);
           const r = await runWrk({ url: s.url, connections: c, durationS, headers: {}, script: lua, cpu });
           const used = cpuSeconds(s.pid) - before;
-          if (r.non2xx || r.socketErrors.connect + r.socketErrors.read + r.socketErrors.write + r.socketErrors.timeout) {
-            throw new Error(`${s.name} at ${c} connections: ${r.non2xx} non-2xx answers, socket errors ${JSON.stringify(r.socketErrors)}`);
+          if (
+            r.non2xx ||
+            r.socketErrors.connect + r.socketErrors.read + r.socketErrors.write + r.socketErrors.timeout
+          ) {
+            throw new Error(
+              `${s.name} at ${c} connections: ${r.non2xx} non-2xx answers, socket errors ${JSON.stringify(r.socketErrors)}`,
+            );
           }
           const cell = cells.find((x) => x.server === s.name && x.conns === c)!;
           cell.reqPerSec.push(r.reqPerSec);
@@ -146,7 +188,10 @@ export function admissionTable(r: AdmissionResult): string[] {
   return [
     '| server | connections | admissions/s | p50 ms | p99 ms | CPU-s per 1,000 | RSS MB |',
     '|---|---|---|---|---|---|---|',
-    ...cells.map((c) => `| ${c.server ?? 'ours'} | ${c.conns} | ${stat(c.reqPerSec, 0)} | ${stat(c.p50Ms, 3)} | ${stat(c.p99Ms, 2)} | ${c.cpuSPer1000 ? stat(c.cpuSPer1000, 3) : '–'} | ${r.rssMb?.[c.server ?? 'ours']?.toFixed(0) ?? '–'} |`),
+    ...cells.map(
+      (c) =>
+        `| ${c.server ?? 'ours'} | ${c.conns} | ${stat(c.reqPerSec, 0)} | ${stat(c.p50Ms, 3)} | ${stat(c.p99Ms, 2)} | ${c.cpuSPer1000 ? stat(c.cpuSPer1000, 3) : '–'} | ${r.rssMb?.[c.server ?? 'ours']?.toFixed(0) ?? '–'} |`,
+    ),
     ...(servers.length > 1 ? ratioRows(r) : []),
   ];
 }
@@ -161,7 +206,9 @@ function ratioRows(r: AdmissionResult): string[] {
       const b = by(peer, conns);
       if (!a || !b) continue;
       const ratio = (f: (c: AdmissionCell) => number[], d = 2) => (median(f(a)) / median(f(b))).toFixed(d);
-      rows.push(`| ours ÷ ${peer} | ${conns} | ${ratio((c) => c.reqPerSec)} | ${ratio((c) => c.p50Ms)} | ${ratio((c) => c.p99Ms)} | ${ratio((c) => c.cpuSPer1000)} | ${(r.rssMb.ours / r.rssMb[peer]).toFixed(2)} |`);
+      rows.push(
+        `| ours ÷ ${peer} | ${conns} | ${ratio((c) => c.reqPerSec)} | ${ratio((c) => c.p50Ms)} | ${ratio((c) => c.p99Ms)} | ${ratio((c) => c.cpuSPer1000)} | ${(r.rssMb.ours / r.rssMb[peer]).toFixed(2)} |`,
+      );
     }
   }
   return rows;

@@ -18,8 +18,23 @@ export async function makeCert(): Promise<BenchCert> {
   const keyFile = join(dir, 'key.pem');
   const r = await runCapture(
     'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
     { timeoutMs: 30_000 },
   );
   if (r.code !== 0) throw new Error(`openssl failed: ${r.stderr}`);

@@ -63,7 +63,8 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const stat = (xs: number[], digits = 0) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
+const stat = (xs: number[], digits = 0) =>
+  `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
 
 /** Creates `n` ConfigMaps labelled `bench=1` in a new namespace, 32 requests at a time. */
 async function populate(admin: KubeClient, namespace: string, n: number): Promise<void> {
@@ -91,38 +92,82 @@ export function buildControllerGoFloor(): Promise<string | undefined> {
 const pem = (v: string | Buffer | undefined) => (v === undefined ? '' : String(v));
 
 /** Starts one manager (ours, or the Go floor) over `namespace`. */
-function startManager(manager: ControllerManager, lib: PreparedLib, goBin: string | undefined, target: ControllerTarget, namespace: string, expected: number, workers: number, pin: boolean) {
-  const pinned = (cmd: string, args: string[]): [string, string[]] => (pin ? ['taskset', ['-c', '0', cmd, ...args]] : [cmd, args]);
+function startManager(
+  manager: ControllerManager,
+  lib: PreparedLib,
+  goBin: string | undefined,
+  target: ControllerTarget,
+  namespace: string,
+  expected: number,
+  workers: number,
+  pin: boolean,
+) {
+  const pinned = (cmd: string, args: string[]): [string, string[]] =>
+    pin ? ['taskset', ['-c', '0', cmd, ...args]] : [cmd, args];
   if (manager === 'go-floor') {
     const rc = target.restConfig;
     const [cmd, argv] = pinned(goBin!, []);
     return spawnTracked(cmd, argv, {
       cwd: REPO_ROOT,
-      env: { ...process.env, CONTROLLER_GO_CONFIG: JSON.stringify({ server: rc.server, ca: pem(rc.ca), cert: pem(rc.cert), key: pem(rc.key), token: rc.token ?? '', namespace, expected, workers }) },
+      env: {
+        ...process.env,
+        CONTROLLER_GO_CONFIG: JSON.stringify({
+          server: rc.server,
+          ca: pem(rc.ca),
+          cert: pem(rc.cert),
+          key: pem(rc.key),
+          token: rc.token ?? '',
+          namespace,
+          expected,
+          workers,
+        }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   }
   // CTRLMETRICS_BENCH_CPU_PROF=DIR: the manager writes a V8 CPU profile there (bench/profile-summary.ts reads it)
   const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
   // the compiled library with the generated manager.yaml's NODE_OPTIONS: the manager as a scaffolded project runs it
-  const args = [...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...OURS_NODE_ARGS, ...lib.nodeArgs, lib.script('servers/controller-manager.ts')];
+  const args = [
+    ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []),
+    ...OURS_NODE_ARGS,
+    ...lib.nodeArgs,
+    lib.script('servers/controller-manager.ts'),
+  ];
   const [cmd, argv] = pinned(process.execPath, args);
   return spawnTracked(cmd, argv, {
     cwd: REPO_ROOT,
-    env: { ...process.env, NODE_OPTIONS: '', ...libEnv(lib), CTRLMETRICS_LOG_LEVEL: 'error', CONTROLLER_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, expected, workers }) },
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      ...libEnv(lib),
+      CTRLMETRICS_LOG_LEVEL: 'error',
+      CONTROLLER_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, expected, workers }),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
 
-async function runOnce(manager: ControllerManager, lib: PreparedLib, goBin: string | undefined, target: ControllerTarget, namespace: string, expected: number, workers: number, pin: boolean): Promise<{ first: ManagerEvent; done: ManagerEvent }> {
+async function runOnce(
+  manager: ControllerManager,
+  lib: PreparedLib,
+  goBin: string | undefined,
+  target: ControllerTarget,
+  namespace: string,
+  expected: number,
+  workers: number,
+  pin: boolean,
+): Promise<{ first: ManagerEvent; done: ManagerEvent }> {
   const child = startManager(manager, lib, goBin, target, namespace, expected, workers, pin);
   const events = new Map<string, ManagerEvent>();
   const stderr = readJsonLines<ManagerEvent>(child, (e) => events.set(e.event, e));
   try {
     const deadline = Date.now() + 600_000;
     while (!events.has('all-annotated')) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the manager exited before annotating every object: ${stderr()}`);
-      if (Date.now() > deadline) throw new Error(`the manager did not annotate ${expected} objects within 600 s: ${stderr()}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`the manager exited before annotating every object: ${stderr()}`);
+      if (Date.now() > deadline)
+        throw new Error(`the manager did not annotate ${expected} objects within 600 s: ${stderr()}`);
       await new Promise((r) => setTimeout(r, 20));
     }
     return { first: events.get('first-reconcile')!, done: events.get('all-annotated')! };
@@ -148,7 +193,18 @@ export async function measureController(
 ): Promise<ControllerResult> {
   const managers: ControllerManager[] = goBin ? ['ours', 'go-floor'] : ['ours'];
   const cells: ControllerCell[] = sizes.flatMap((objects) =>
-    workerCounts.flatMap((workers) => managers.map((manager) => ({ manager, objects, workers, ms: [], cpuMs: [], mainCpuMs: [], rssSyncedMb: [], reconciles: [] }))),
+    workerCounts.flatMap((workers) =>
+      managers.map((manager) => ({
+        manager,
+        objects,
+        workers,
+        ms: [],
+        cpuMs: [],
+        mainCpuMs: [],
+        rssSyncedMb: [],
+        reconciles: [],
+      })),
+    ),
   );
   let round = 0;
   const prefix = `bench-ctl-${Date.now().toString(36)}`;
@@ -182,7 +238,15 @@ export async function measureController(
  * process pinned to CPU 0, through KubeClient and through bare node:https, alternated block by block after
  * `warmup` of each (bench/servers/patch-loop.ts).
  */
-export async function measureRequestFloor(lib: PreparedLib, target: ControllerTarget, pin: boolean, objects = 200, perBlock = 300, blocks = 16, warmup = 3000): Promise<{ client: number[]; bare: number[] }> {
+export async function measureRequestFloor(
+  lib: PreparedLib,
+  target: ControllerTarget,
+  pin: boolean,
+  objects = 200,
+  perBlock = 300,
+  blocks = 16,
+  warmup = 3000,
+): Promise<{ client: number[]; bare: number[] }> {
   const namespace = `bench-floor-${Date.now().toString(36)}`;
   await populate(target.admin, namespace, objects);
   try {
@@ -190,7 +254,19 @@ export async function measureRequestFloor(lib: PreparedLib, target: ControllerTa
     const [cmd, argv] = pin ? ['taskset', ['-c', '0', process.execPath, ...args]] : [process.execPath, args];
     const child = spawnTracked(cmd, argv, {
       cwd: REPO_ROOT,
-      env: { ...process.env, NODE_OPTIONS: '', ...libEnv(lib), PATCH_LOOP_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, objects, perBlock, blocks, warmup }) },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        ...libEnv(lib),
+        PATCH_LOOP_CONFIG: JSON.stringify({
+          restConfig: target.restConfig,
+          namespace,
+          objects,
+          perBlock,
+          blocks,
+          warmup,
+        }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let result: { client: number[]; bare: number[] } | undefined;
@@ -222,20 +298,35 @@ export function controllerTable(r: ControllerResult): string[] {
   const rate = (c: ControllerCell) => median(c.ms.map((ms) => c.objects / (ms / 1000)));
   const cpu = (c: ControllerCell) => median(c.cpuMs.map((ms) => (ms / c.objects) * 1000));
   for (const g of r.cells.filter((c) => c.manager === 'go-floor')) {
-    const o = r.cells.find((c) => (c.manager ?? 'ours') === 'ours' && c.objects === g.objects && c.workers === g.workers);
-    if (o) out.push(`| ours ÷ go-floor | ${g.objects.toLocaleString('en-US')} | ${g.workers} | ${(rate(o) / rate(g)).toFixed(2)} | ${(cpu(o) / cpu(g)).toFixed(2)} | | ${(median(o.rssSyncedMb) / median(g.rssSyncedMb)).toFixed(2)} | |`);
+    const o = r.cells.find(
+      (c) => (c.manager ?? 'ours') === 'ours' && c.objects === g.objects && c.workers === g.workers,
+    );
+    if (o)
+      out.push(
+        `| ours ÷ go-floor | ${g.objects.toLocaleString('en-US')} | ${g.workers} | ${(rate(o) / rate(g)).toFixed(2)} | ${(cpu(o) / cpu(g)).toFixed(2)} | | ${(median(o.rssSyncedMb) / median(g.rssSyncedMb)).toFixed(2)} | |`,
+      );
   }
-  const one = r.cells.filter((c) => (c.manager ?? 'ours') === 'ours' && c.workers === Math.min(...r.cells.map((x) => x.workers)));
+  const one = r.cells.filter(
+    (c) => (c.manager ?? 'ours') === 'ours' && c.workers === Math.min(...r.cells.map((x) => x.workers)),
+  );
   const small = one.reduce((a, b) => (b.objects < a.objects ? b : a), one[0]);
   const large = one.reduce((a, b) => (b.objects > a.objects ? b : a), one[0]);
   if (small && large && large.objects > small.objects) {
-    const perObjectKiB = ((median(large.rssSyncedMb) - median(small.rssSyncedMb)) * 1024) / (large.objects - small.objects);
-    out.push('', `RSS per cached object (N ${small.objects.toLocaleString('en-US')} → ${large.objects.toLocaleString('en-US')}, medians): ${perObjectKiB.toFixed(2)} KiB`);
+    const perObjectKiB =
+      ((median(large.rssSyncedMb) - median(small.rssSyncedMb)) * 1024) / (large.objects - small.objects);
+    out.push(
+      '',
+      `RSS per cached object (N ${small.objects.toLocaleString('en-US')} → ${large.objects.toLocaleString('en-US')}, medians): ${perObjectKiB.toFixed(2)} KiB`,
+    );
   }
   for (const n of new Set(r.cells.map((c) => c.objects))) {
-    const byWorkers = r.cells.filter((c) => (c.manager ?? 'ours') === 'ours' && c.objects === n).sort((a, b) => a.workers - b.workers);
+    const byWorkers = r.cells
+      .filter((c) => (c.manager ?? 'ours') === 'ours' && c.objects === n)
+      .sort((a, b) => a.workers - b.workers);
     if (byWorkers.length < 2) continue;
-    out.push(`Throughput at ${byWorkers.at(-1)!.workers} workers ÷ 1 (N ${n.toLocaleString('en-US')}): ${(rate(byWorkers.at(-1)!) / rate(byWorkers[0])).toFixed(2)}×`);
+    out.push(
+      `Throughput at ${byWorkers.at(-1)!.workers} workers ÷ 1 (N ${n.toLocaleString('en-US')}): ${(rate(byWorkers.at(-1)!) / rate(byWorkers[0])).toFixed(2)}×`,
+    );
   }
   if (r.floor) {
     const { client, bare } = r.floor;

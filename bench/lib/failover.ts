@@ -35,14 +35,31 @@ const median = (xs: number[]) => {
 };
 const stat = (xs: number[]) => `${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})`;
 
-type Replica = { child: ChildProcess; events: Map<string, number>; waitFor: (event: string, timeoutMs: number) => Promise<number> };
+type Replica = {
+  child: ChildProcess;
+  events: Map<string, number>;
+  waitFor: (event: string, timeoutMs: number) => Promise<number>;
+};
 
-function replica(cluster: TestCluster, cfg: { namespace: string; leaseId: string; expected: number; warmup: boolean }, cpu: number | undefined): Replica {
+function replica(
+  cluster: TestCluster,
+  cfg: { namespace: string; leaseId: string; expected: number; warmup: boolean },
+  cpu: number | undefined,
+): Replica {
   const args = ['--import', 'tsx', join(REPO_ROOT, 'bench/servers/failover-manager.ts')];
-  const [cmd, argv] = cpu === undefined ? [process.execPath, args] : ['taskset', ['-c', String(cpu), process.execPath, ...args]];
+  const [cmd, argv] =
+    cpu === undefined ? [process.execPath, args] : ['taskset', ['-c', String(cpu), process.execPath, ...args]];
   const child = spawnTracked(cmd, argv, {
     cwd: REPO_ROOT,
-    env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'error', FAILOVER_CONFIG: JSON.stringify({ restConfig: cluster.authority.restConfig, labelSelector: 'bench=failover', ...cfg }) },
+    env: {
+      ...process.env,
+      CTRLMETRICS_LOG_LEVEL: 'error',
+      FAILOVER_CONFIG: JSON.stringify({
+        restConfig: cluster.authority.restConfig,
+        labelSelector: 'bench=failover',
+        ...cfg,
+      }),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const events = new Map<string, number>();
@@ -52,7 +69,8 @@ function replica(cluster: TestCluster, cfg: { namespace: string; leaseId: string
   const waitFor = async (event: string, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     while (!events.has(event)) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the replica exited before "${event}": ${stderr()}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`the replica exited before "${event}": ${stderr()}`);
       if (Date.now() > deadline) throw new Error(`no "${event}" from the replica within ${timeoutMs} ms: ${stderr()}`);
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -63,7 +81,11 @@ function replica(cluster: TestCluster, cfg: { namespace: string; leaseId: string
 
 /** Creates `n` labelled ConfigMaps in `namespace`, 32 requests at a time. */
 async function populate(cluster: TestCluster, namespace: string, n: number): Promise<void> {
-  await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await cluster.admin.create('/api/v1/namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace },
+  });
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < n; i = next++) {
@@ -82,11 +104,23 @@ async function populate(cluster: TestCluster, namespace: string, n: number): Pro
  * Measures failover `reps` times per variant (cold, warm; alternated). With `pin`, the leader runs on CPU 0 and the
  * standby on CPU 1 (the authority shares the benchmark's process).
  */
-export async function measureFailover(cluster: TestCluster, objects: number, reps: number, pin: boolean, progress: (msg: string) => void = () => undefined): Promise<FailoverResult> {
+export async function measureFailover(
+  cluster: TestCluster,
+  objects: number,
+  reps: number,
+  pin: boolean,
+  progress: (msg: string) => void = () => undefined,
+): Promise<FailoverResult> {
   const namespace = 'bench-failover';
   progress(`failover: creating ${objects} ConfigMaps`);
   await populate(cluster, namespace, objects);
-  const cells: FailoverCell[] = [false, true].map((warmup) => ({ warmup, toLeadMs: [], leadToReconcileMs: [], toFirstReconcileMs: [], toAllReconciledMs: [] }));
+  const cells: FailoverCell[] = [false, true].map((warmup) => ({
+    warmup,
+    toLeadMs: [],
+    leadToReconcileMs: [],
+    toFirstReconcileMs: [],
+    toAllReconciledMs: [],
+  }));
   let round = 0;
   for (let rep = 0; rep < reps; rep++) {
     for (const cell of rep % 2 ? [...cells].reverse() : cells) {
@@ -109,7 +143,9 @@ export async function measureFailover(cluster: TestCluster, objects: number, rep
         cell.leadToReconcileMs.push(first - leading);
         cell.toFirstReconcileMs.push(first - killedAt);
         cell.toAllReconciledMs.push(all - killedAt);
-        progress(`failover ${cell.warmup ? 'warm' : 'cold'}: kill → first reconcile ${first - killedAt} ms (leading → first ${first - leading} ms)`);
+        progress(
+          `failover ${cell.warmup ? 'warm' : 'cold'}: kill → first reconcile ${first - killedAt} ms (leading → first ${first - leading} ms)`,
+        );
       } finally {
         await stopChild(leader.child);
         if (standby) await stopChild(standby.child);
@@ -124,7 +160,10 @@ export function failoverTable(r: FailoverResult): string[] {
   return [
     '| standby | kill → leading ms | leading → first reconcile ms | kill → first reconcile ms | kill → all reconciled ms |',
     '|---|---|---|---|---|',
-    ...r.cells.map((c) => `| ${c.warmup ? 'warm (`enableWarmup`)' : 'cold'} | ${stat(c.toLeadMs)} | ${stat(c.leadToReconcileMs)} | ${stat(c.toFirstReconcileMs)} | ${stat(c.toAllReconciledMs)} |`),
+    ...r.cells.map(
+      (c) =>
+        `| ${c.warmup ? 'warm (`enableWarmup`)' : 'cold'} | ${stat(c.toLeadMs)} | ${stat(c.leadToReconcileMs)} | ${stat(c.toFirstReconcileMs)} | ${stat(c.toAllReconciledMs)} |`,
+    ),
     ...ratioRow(r),
   ];
 }
@@ -135,5 +174,7 @@ function ratioRow(r: FailoverResult): string[] {
   const warm = r.cells.find((c) => c.warmup);
   if (!cold || !warm) return [];
   const ratio = (f: (c: FailoverCell) => number[]) => (median(f(warm)) / median(f(cold))).toFixed(2);
-  return [`| warm ÷ cold | ${ratio((c) => c.toLeadMs)} | ${ratio((c) => c.leadToReconcileMs)} | ${ratio((c) => c.toFirstReconcileMs)} | ${ratio((c) => c.toAllReconciledMs)} |`];
+  return [
+    `| warm ÷ cold | ${ratio((c) => c.toLeadMs)} | ${ratio((c) => c.leadToReconcileMs)} | ${ratio((c) => c.toFirstReconcileMs)} | ${ratio((c) => c.toAllReconciledMs)} |`,
+  ];
 }

@@ -40,7 +40,8 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const fmtStat = (xs: number[], d = 1) => `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
+const fmtStat = (xs: number[], d = 1) =>
+  `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
 
 export const footprintMedian = median;
 
@@ -52,7 +53,11 @@ function nodeCommand(pin: boolean, args: string[]): [string, string[]] {
 async function importOnce(pin: boolean, withImport: boolean): Promise<{ ms: number; rssMb: number }> {
   const code = `const t = performance.now(); ${withImport ? "await import('ctrlmetrics');" : ''} const ms = performance.now() - t; process.stdout.write(JSON.stringify({ ms, rssMb: process.memoryUsage().rss / 1048576 }));`;
   const [cmd, args] = nodeCommand(pin, ['--input-type=module', '-e', code]);
-  const r = await runCapture(cmd, args, { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: '' }, timeoutMs: 60_000 });
+  const r = await runCapture(cmd, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, NODE_OPTIONS: '' },
+    timeoutMs: 60_000,
+  });
   if (r.code !== 0) throw new Error(`import run failed (${r.code}): ${r.stderr}`);
   return JSON.parse(r.stdout) as { ms: number; rssMb: number };
 }
@@ -60,10 +65,14 @@ async function importOnce(pin: boolean, withImport: boolean): Promise<{ ms: numb
 function status(url: string, token: string): Promise<number> {
   return new Promise((resolveStatus, reject) => {
     // the manager serves a self-signed certificate here; this measures start-up, not verification
-    const req = request(url, { headers: { Authorization: `Bearer ${token}` }, rejectUnauthorized: false, agent: false, timeout: 5_000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolveStatus(res.statusCode ?? 0));
-    });
+    const req = request(
+      url,
+      { headers: { Authorization: `Bearer ${token}` }, rejectUnauthorized: false, agent: false, timeout: 5_000 },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolveStatus(res.statusCode ?? 0));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', reject);
     req.end();
@@ -100,7 +109,14 @@ export async function measureFootprint(cluster: TestCluster, reps: number, pin: 
     const t0 = performance.now();
     const child = spawnTracked(cmd, args, {
       cwd: REPO_ROOT,
-      env: { ...process.env, NODE_OPTIONS: '', KUBECONFIG: cluster.authority.kubeconfig, METRICS_BIND_ADDRESS: `127.0.0.1:${port}`, HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0', CTRLMETRICS_LOG_LEVEL: 'error' },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        KUBECONFIG: cluster.authority.kubeconfig,
+        METRICS_BIND_ADDRESS: `127.0.0.1:${port}`,
+        HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
+        CTRLMETRICS_LOG_LEVEL: 'error',
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -108,7 +124,8 @@ export async function measureFootprint(cluster: TestCluster, reps: number, pin: 
     try {
       const deadline = t0 + 30_000;
       for (;;) {
-        if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the quick-start manager did not serve /metrics within 30 s:\n${stderr}`);
+        if (child.exitCode !== null || performance.now() > deadline)
+          throw new Error(`the quick-start manager did not serve /metrics within 30 s:\n${stderr}`);
         const code = await status(`https://127.0.0.1:${port}/metrics`, token).catch(() => 0);
         if (code === 200) break;
         if (code !== 0) throw new Error(`/metrics answered ${code}:\n${stderr}`);
@@ -129,9 +146,20 @@ export async function measureFootprint(cluster: TestCluster, reps: number, pin: 
 async function authorityOnce(pin: boolean, r: FootprintResult): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-footprint-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  const [cmd, args] = nodeCommand(pin, [join(REPO_ROOT, 'dist/cli.js'), 'authority', '--listen', '127.0.0.1:0', '--kubeconfig-out', kubeconfig]);
+  const [cmd, args] = nodeCommand(pin, [
+    join(REPO_ROOT, 'dist/cli.js'),
+    'authority',
+    '--listen',
+    '127.0.0.1:0',
+    '--kubeconfig-out',
+    kubeconfig,
+  ]);
   const t0 = performance.now();
-  const child = spawnTracked(cmd, args, { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: '', CTRLMETRICS_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnTracked(cmd, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, NODE_OPTIONS: '', CTRLMETRICS_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const collect = (d: string) => (out = (out + d).slice(-8000));
   child.stdout!.setEncoding('utf8').on('data', collect);
@@ -140,7 +168,8 @@ async function authorityOnce(pin: boolean, r: FootprintResult): Promise<void> {
   try {
     const deadline = t0 + 30_000;
     while (!out.includes('authority ready')) {
-      if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the authority was not ready within 30 s:\n${out}`);
+      if (child.exitCode !== null || performance.now() > deadline)
+        throw new Error(`the authority was not ready within 30 s:\n${out}`);
       await new Promise((res) => setTimeout(res, 2));
     }
     r.authorityStartMs.push(performance.now() - t0);
@@ -154,7 +183,10 @@ async function authorityOnce(pin: boolean, r: FootprintResult): Promise<void> {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'footprint' },
-      spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } } },
+      spec: {
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
+      },
     });
     r.authorityFirstWriteMs.push(performance.now() - t1);
     r.authorityWriteRssMb.push(memoryMb(child.pid!).rssMb);

@@ -10,7 +10,8 @@ export interface GcEvent {
 
 // e.g. "[7308:0x68b6c00]     8120 ms: Scavenge 14.6 (20.0) -> 9.2 (18.1) MB, 0.25 / 0.00 ms  (average mu = …"
 // ("Scavenge (interleaved)" and "Mark-Compact (reduce)" are kinds of the same collections)
-const GC_LINE = /\d+ ms: (Scavenge|Mark-Compact|Mark-Sweep|Minor Mark-Compact|Minor Mark-Sweep)(?: \([a-z ]+\))? ([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/;
+const GC_LINE =
+  /\d+ ms: (Scavenge|Mark-Compact|Mark-Sweep|Minor Mark-Compact|Minor Mark-Sweep)(?: \([a-z ]+\))? ([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/;
 
 /** The collection a `--trace-gc` line reports, or undefined for any other line. */
 export function parseGcLine(line: string): GcEvent | undefined {

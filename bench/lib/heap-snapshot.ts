@@ -32,7 +32,13 @@ export function summarizeHeapSnapshot(json: string | Buffer): HeapSummary {
   for (let i = 0; i < snap.nodes.length; i += fields.length) {
     const type = types[snap.nodes[i + iType]];
     const size = snap.nodes[i + iSize];
-    const kind = type.includes('string') ? 'strings (incl. module sources)' : type === 'code' ? 'code (bytecode, compiled)' : type === 'object' ? `object ${snap.strings[snap.nodes[i + iName]]}` : type;
+    const kind = type.includes('string')
+      ? 'strings (incl. module sources)'
+      : type === 'code'
+        ? 'code (bytecode, compiled)'
+        : type === 'object'
+          ? `object ${snap.strings[snap.nodes[i + iName]]}`
+          : type;
     let k = kinds.get(kind);
     if (!k) kinds.set(kind, (k = { kind, count: 0, bytes: 0 }));
     k.count++;
@@ -44,12 +50,21 @@ export function summarizeHeapSnapshot(json: string | Buffer): HeapSummary {
 }
 
 /** The kinds whose live bytes changed most from `a` to `b`, largest growth first. */
-export function heapGrowth(a: HeapSummary, b: HeapSummary, limit: number): Array<{ kind: string; dCount: number; dBytes: number; bytes: number }> {
+export function heapGrowth(
+  a: HeapSummary,
+  b: HeapSummary,
+  limit: number,
+): Array<{ kind: string; dCount: number; dBytes: number; bytes: number }> {
   const names = new Set([...a.kinds.keys(), ...b.kinds.keys()]);
   const rows = [...names].map((kind) => {
     const x = a.kinds.get(kind);
     const y = b.kinds.get(kind);
-    return { kind, dCount: (y?.count ?? 0) - (x?.count ?? 0), dBytes: (y?.bytes ?? 0) - (x?.bytes ?? 0), bytes: y?.bytes ?? 0 };
+    return {
+      kind,
+      dCount: (y?.count ?? 0) - (x?.count ?? 0),
+      dBytes: (y?.bytes ?? 0) - (x?.bytes ?? 0),
+      bytes: y?.bytes ?? 0,
+    };
   });
   return rows.sort((p, q) => q.dBytes - p.dBytes).slice(0, limit);
 }

@@ -31,18 +31,55 @@ export interface Variant {
 
 export function variants(conns: readonly number[]): Variant[] {
   return [
-    { key: 'go', server: 'go', accept: PROMETHEUS_ACCEPT, label: 'Go client_golang promhttp (serves text 0.0.4)', conns },
-    { key: 'prom-client', server: 'prom-client', accept: PROMETHEUS_ACCEPT, label: 'prom-client 15 + node:https (serves text 0.0.4)', conns },
-    { key: 'ours', server: 'ours', accept: PROMETHEUS_ACCEPT, label: 'ours, filter on, Prometheus Accept → OpenMetrics', conns },
+    {
+      key: 'go',
+      server: 'go',
+      accept: PROMETHEUS_ACCEPT,
+      label: 'Go client_golang promhttp (serves text 0.0.4)',
+      conns,
+    },
+    {
+      key: 'prom-client',
+      server: 'prom-client',
+      accept: PROMETHEUS_ACCEPT,
+      label: 'prom-client 15 + node:https (serves text 0.0.4)',
+      conns,
+    },
+    {
+      key: 'ours',
+      server: 'ours',
+      accept: PROMETHEUS_ACCEPT,
+      label: 'ours, filter on, Prometheus Accept → OpenMetrics',
+      conns,
+    },
     { key: 'ours-text', server: 'ours', accept: TEXT_ACCEPT, label: 'ours, filter on, Accept text/plain 0.0.4', conns },
-    { key: 'go-protobuf', server: 'go', accept: PROTOBUF_ACCEPT, label: 'Go client_golang promhttp, Prometheus native-histogram Accept → protobuf', conns },
-    { key: 'ours-protobuf', server: 'ours', accept: PROTOBUF_ACCEPT, label: 'ours, filter on, Prometheus native-histogram Accept → protobuf', conns },
-    { key: 'ours-nofilter', server: 'ours-nofilter', accept: PROMETHEUS_ACCEPT, label: 'ours, no filter (a second listener of the same process), OpenMetrics: the filter-cost baseline', conns },
+    {
+      key: 'go-protobuf',
+      server: 'go',
+      accept: PROTOBUF_ACCEPT,
+      label: 'Go client_golang promhttp, Prometheus native-histogram Accept → protobuf',
+      conns,
+    },
+    {
+      key: 'ours-protobuf',
+      server: 'ours',
+      accept: PROTOBUF_ACCEPT,
+      label: 'ours, filter on, Prometheus native-histogram Accept → protobuf',
+      conns,
+    },
+    {
+      key: 'ours-nofilter',
+      server: 'ours-nofilter',
+      accept: PROMETHEUS_ACCEPT,
+      label: 'ours, no filter (a second listener of the same process), OpenMetrics: the filter-cost baseline',
+      conns,
+    },
     {
       key: 'ours-control',
       server: 'ours-control',
       accept: PROMETHEUS_ACCEPT,
-      label: 'ours, no filter (a third listener of the same process), OpenMetrics: A/A control of the baseline, shows the noise floor',
+      label:
+        'ours, no filter (a third listener of the same process), OpenMetrics: A/A control of the baseline, shows the noise floor',
       conns,
       optIn: true,
     },

@@ -34,7 +34,11 @@ export interface LoadSpec {
 }
 
 /** Runs wrk against `server` while sampling the server; never throws for a bad run (it is recorded as invalid). */
-export async function measure(server: RunningServer, spec: LoadSpec, tags: Pick<RunRecord, 'variant' | 'size' | 'enc' | 'conns' | 'rep'>): Promise<RunRecord> {
+export async function measure(
+  server: RunningServer,
+  spec: LoadSpec,
+  tags: Pick<RunRecord, 'variant' | 'size' | 'enc' | 'conns' | 'rep'>,
+): Promise<RunRecord> {
   const peakReset = resetPeakRss(server.pid);
   const cpu0 = cpuMs(server.pid);
   if (server.eld) await server.eld.start();
@@ -61,7 +65,8 @@ export async function measure(server: RunningServer, spec: LoadSpec, tags: Pick<
   if (wrk && wrk.non2xx > 0) errs.push(`${wrk.non2xx} non-2xx answers`);
   if (wrk) {
     const s = wrk.socketErrors;
-    if (s.connect + s.read + s.write + s.timeout > 0) errs.push(`socket errors connect ${s.connect} read ${s.read} write ${s.write} timeout ${s.timeout}`);
+    if (s.connect + s.read + s.write + s.timeout > 0)
+      errs.push(`socket errors connect ${s.connect} read ${s.read} write ${s.write} timeout ${s.timeout}`);
   }
   if (wrk && requests === 0) errs.push('no request completed');
   return {

@@ -25,7 +25,8 @@ export function parseStatCpuTicks(stat: string): number {
   // rest[0] is field 3 (state); utime is field 14 → rest[11], stime field 15 → rest[12].
   const utime = Number(rest[11]);
   const stime = Number(rest[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`cannot parse /proc stat line: ${stat.slice(0, 80)}`);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime))
+    throw new Error(`cannot parse /proc stat line: ${stat.slice(0, 80)}`);
   return utime + stime;
 }
 

@@ -14,7 +14,12 @@ export interface ScrapeResult {
 }
 
 /** GETs `url` with `headers`; rejects after `timeoutMs`. */
-export function scrape(url: string, headers: Record<string, string>, ca: string, timeoutMs = 60_000): Promise<ScrapeResult> {
+export function scrape(
+  url: string,
+  headers: Record<string, string>,
+  ca: string,
+  timeoutMs = 60_000,
+): Promise<ScrapeResult> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = request(url, { method: 'GET', headers, ca, agent: false, timeout: timeoutMs }, (res) => {
@@ -30,7 +35,13 @@ export function scrape(url: string, headers: Record<string, string>, ca: string,
           reject(e);
           return;
         }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, wireBytes: raw.length, body, ms: performance.now() - started });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          wireBytes: raw.length,
+          body,
+          ms: performance.now() - started,
+        });
       });
     });
     req.on('timeout', () => req.destroy(new Error(`scrape of ${url} timed out after ${timeoutMs} ms`)));

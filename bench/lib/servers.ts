@@ -21,7 +21,9 @@ import { MANAGER_NODE_OPTIONS } from '../../src/scaffold/templates/config-manage
  * V8/Node flags of our servers: the generated manager.yaml's `NODE_OPTIONS` (ours as a scaffolded project runs it),
  * or CTRLMETRICS_BENCH_OURS_NODE_ARGS when set (empty: Node's defaults).
  */
-export const OURS_NODE_ARGS: readonly string[] = (process.env.CTRLMETRICS_BENCH_OURS_NODE_ARGS ?? MANAGER_NODE_OPTIONS).split(/\s+/).filter(Boolean);
+export const OURS_NODE_ARGS: readonly string[] = (process.env.CTRLMETRICS_BENCH_OURS_NODE_ARGS ?? MANAGER_NODE_OPTIONS)
+  .split(/\s+/)
+  .filter(Boolean);
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const PEERS_DIR = process.env.CTRLMETRICS_BENCH_PEERS ?? resolve(REPO_ROOT, '..', 'shared', 'bench');
@@ -101,7 +103,11 @@ export async function buildGoFloor(name: string): Promise<string | undefined> {
   if (which.code !== 0) return undefined;
   const bin = join(mkdtempSync(join(tmpdir(), `ctrlmetrics-bench-${name}-`)), name);
   const env = { ...process.env, GO111MODULE: 'off', GOFLAGS: '' };
-  const r = await runCapture('go', ['build', '-o', bin, 'main.go'], { cwd: join(REPO_ROOT, 'bench/servers', name), env, timeoutMs: 300_000 });
+  const r = await runCapture('go', ['build', '-o', bin, 'main.go'], {
+    cwd: join(REPO_ROOT, 'bench/servers', name),
+    env,
+    timeoutMs: 300_000,
+  });
   if (r.code !== 0) throw new Error(`go build of bench/servers/${name} failed:\n${r.stderr}`);
   return bin;
 }
@@ -109,9 +115,25 @@ export async function buildGoFloor(name: string): Promise<string | undefined> {
 export const PEER_TOKEN = 'secret-token';
 
 /** Starts the Go promhttp peer (GOMAXPROCS=1 when pinned). */
-export async function startGo(bin: string, shape: RegistryShape, cert: BenchCert, cpu?: string): Promise<RunningServer> {
+export async function startGo(
+  bin: string,
+  shape: RegistryShape,
+  cert: BenchCert,
+  cpu?: string,
+): Promise<RunningServer> {
   const port = await freePort();
-  const [cmd, args] = pinned(cpu, bin, ['-port', String(port), '-k', String(shape.k), '-n', String(shape.n), '-cert', cert.certFile, '-key', cert.keyFile]);
+  const [cmd, args] = pinned(cpu, bin, [
+    '-port',
+    String(port),
+    '-k',
+    String(shape.k),
+    '-n',
+    String(shape.n),
+    '-cert',
+    cert.certFile,
+    '-key',
+    cert.keyFile,
+  ]);
   const env = { ...process.env, ...(cpu !== undefined ? { GOMAXPROCS: '1' } : {}) };
   const child = spawnTracked(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const stderr = collectStderr(child);
@@ -123,7 +145,12 @@ export async function startGo(bin: string, shape: RegistryShape, cert: BenchCert
 }
 
 /** Starts the prom-client + node:https peer (with the event-loop probe preloaded), resolving prom-client from this project's node_modules. */
-export async function startPromClient(lib: PreparedLib, shape: RegistryShape, cert: BenchCert, cpu?: string): Promise<RunningServer> {
+export async function startPromClient(
+  lib: PreparedLib,
+  shape: RegistryShape,
+  cert: BenchCert,
+  cpu?: string,
+): Promise<RunningServer> {
   const port = await freePort();
   const script = join(PEERS_DIR, 'prom-client-baseline', 'server.cjs');
   const [cmd, args] = pinned(cpu, process.execPath, ['--import', lib.probe, script]);
@@ -144,7 +171,16 @@ export async function startPromClient(lib: PreparedLib, shape: RegistryShape, ce
   const authorization = `Bearer ${PEER_TOKEN}`;
   await ready('prom-client', child, url, stderr);
   const wrkScript = authorizationScript(cert.dir, 'prom-client', authorization);
-  return { key: 'prom-client', pid: child.pid!, url, authorization, wrkScript, child, eld, stop: () => stopChild(child) };
+  return {
+    key: 'prom-client',
+    pid: child.pid!,
+    url,
+    authorization,
+    wrkScript,
+    child,
+    eld,
+    stop: () => stopChild(child),
+  };
 }
 
 /** How our server reaches the authority, as the manager identity. */
@@ -190,11 +226,24 @@ export async function prepareLib(): Promise<PreparedLib> {
   };
   const probe = pathToFileURL(transpile('servers/eld-probe.ts')).href;
   if (from === 'src') {
-    return { root: pathToFileURL(join(REPO_ROOT, 'src')).href + '/', ext: '.ts', nodeArgs: ['--import', 'tsx'], probe, script: transpile };
+    return {
+      root: pathToFileURL(join(REPO_ROOT, 'src')).href + '/',
+      ext: '.ts',
+      nodeArgs: ['--import', 'tsx'],
+      probe,
+      script: transpile,
+    };
   }
   const lib = join(REPO_ROOT, 'dist', 'src', 'index.js');
-  if (!existsSync(lib)) throw new Error(`${lib} is missing: run \`npm run build\` (npm run bench does) or set CTRLMETRICS_BENCH_FROM=src`);
-  return { root: pathToFileURL(join(REPO_ROOT, 'dist', 'src')).href + '/', ext: '.js', nodeArgs: [], probe, script: transpile };
+  if (!existsSync(lib))
+    throw new Error(`${lib} is missing: run \`npm run build\` (npm run bench does) or set CTRLMETRICS_BENCH_FROM=src`);
+  return {
+    root: pathToFileURL(join(REPO_ROOT, 'dist', 'src')).href + '/',
+    ext: '.js',
+    nodeArgs: [],
+    probe,
+    script: transpile,
+  };
 }
 
 /** Environment that tells a transpiled bench entry where the library is. */
@@ -214,17 +263,34 @@ export interface OursServers {
  * same registry without the filter (baseline and control). All accept the same reader token, so the A/B requests are
  * byte for byte the same.
  */
-export async function startOurs(lib: PreparedLib, shape: RegistryShape, cert: BenchCert, auth: { access: ManagerAccess; readerToken: string }, cpu?: string): Promise<OursServers> {
+export async function startOurs(
+  lib: PreparedLib,
+  shape: RegistryShape,
+  cert: BenchCert,
+  auth: { access: ManagerAccess; readerToken: string },
+  cpu?: string,
+): Promise<OursServers> {
   const port = await freePort();
   const noFilterPort = await freePort();
   const controlPort = await freePort();
   const kubeconfig = join(cert.dir, 'ours-kubeconfig.yaml');
-  writeFileSync(kubeconfig, toYaml(kubeconfigFor({ server: auth.access.server, caPem: auth.access.caPem, token: auth.access.token })), { mode: 0o600 });
+  writeFileSync(
+    kubeconfig,
+    toYaml(kubeconfigFor({ server: auth.access.server, caPem: auth.access.caPem, token: auth.access.token })),
+    { mode: 0o600 },
+  );
   const profDir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
   // one directory per server; Node names each thread's profile CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile
   const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, `ours-n${shape.n}`)] : [];
   const extra = OURS_NODE_ARGS;
-  const [cmd, args] = pinned(cpu, process.execPath, [...prof, ...extra, ...lib.nodeArgs, '--import', lib.probe, lib.script('servers/ours.ts')]);
+  const [cmd, args] = pinned(cpu, process.execPath, [
+    ...prof,
+    ...extra,
+    ...lib.nodeArgs,
+    '--import',
+    lib.probe,
+    lib.script('servers/ours.ts'),
+  ]);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_OPTIONS: '',
@@ -274,7 +340,8 @@ function eventLoopChannel(child: ChildProcess): NonNullable<RunningServer['eld']
     new Promise((resolve, reject) => {
       const waiter = (msg: Record<string, unknown>) => {
         clearTimeout(t);
-        if (msg.state !== expect) reject(new Error(`event-loop-delay channel out of step: got ${String(msg.state)}, expected ${expect}`));
+        if (msg.state !== expect)
+          reject(new Error(`event-loop-delay channel out of step: got ${String(msg.state)}, expected ${expect}`));
         else resolve(msg);
       };
       const t = setTimeout(() => {
@@ -299,7 +366,14 @@ function eventLoopChannel(child: ChildProcess): NonNullable<RunningServer['eld']
               maxUs: Number(m.filterMaxUs),
             }
           : undefined;
-      return { p50Ms: Number(m.p50Ms), p99Ms: Number(m.p99Ms), maxMs: Number(m.maxMs), meanMs: Number(m.meanMs), count: Number(m.count), ...(filter ? { filter } : {}) };
+      return {
+        p50Ms: Number(m.p50Ms),
+        p99Ms: Number(m.p99Ms),
+        maxMs: Number(m.maxMs),
+        meanMs: Number(m.meanMs),
+        count: Number(m.count),
+        ...(filter ? { filter } : {}),
+      };
     },
   };
 }

@@ -83,10 +83,18 @@ export function authorizationScript(dir: string, name: string, authorization: st
 
 /** The wrk command line for a run (also recorded in the results); credentials come only through `script`. */
 export function wrkArgs(run: WrkRun): string[] {
-  const args = ['-t1', `-c${run.connections}`, `-d${run.durationS}s`, `--timeout`, `${run.timeoutS ?? 30}s`, '--latency'];
+  const args = [
+    '-t1',
+    `-c${run.connections}`,
+    `-d${run.durationS}s`,
+    `--timeout`,
+    `${run.timeoutS ?? 30}s`,
+    '--latency',
+  ];
   if (run.script) args.push('-s', run.script);
   for (const [k, v] of Object.entries(run.headers)) {
-    if (k.toLowerCase() === 'authorization') throw new Error('pass the Authorization header through a script (authorizationScript), not on the command line');
+    if (k.toLowerCase() === 'authorization')
+      throw new Error('pass the Authorization header through a script (authorizationScript), not on the command line');
     args.push('-H', `${k}: ${v}`);
   }
   args.push(run.url);

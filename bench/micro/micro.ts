@@ -66,16 +66,39 @@ const ROUTES = Array.from({ length: 100 }, (_, i) => `/api/v1/resource/${i}`);
 const CODES = ['200', '404', '500'];
 
 // ---- metric updates ----
-const oc = new metrics.Counter({ name: 'bench_ours_total', help: 'bench', labelNames: ['route', 'code'], registers: [] });
-const oh = new metrics.Histogram({ name: 'bench_ours_seconds', help: 'bench', labelNames: ['route', 'code'], buckets: BUCKETS, registers: [] });
-const pc = new promClient.Counter({ name: 'bench_pc_total', help: 'bench', labelNames: ['route', 'code'], registers: [] });
-const ph = new promClient.Histogram({ name: 'bench_pc_seconds', help: 'bench', labelNames: ['route', 'code'], buckets: BUCKETS, registers: [] });
-for (const r of ROUTES) for (const c of CODES) {
-  oc.labels(r, c).inc(0);
-  oh.labels(r, c).observe(0.1);
-  pc.labels(r, c).inc(0);
-  ph.labels(r, c).observe(0.1);
-}
+const oc = new metrics.Counter({
+  name: 'bench_ours_total',
+  help: 'bench',
+  labelNames: ['route', 'code'],
+  registers: [],
+});
+const oh = new metrics.Histogram({
+  name: 'bench_ours_seconds',
+  help: 'bench',
+  labelNames: ['route', 'code'],
+  buckets: BUCKETS,
+  registers: [],
+});
+const pc = new promClient.Counter({
+  name: 'bench_pc_total',
+  help: 'bench',
+  labelNames: ['route', 'code'],
+  registers: [],
+});
+const ph = new promClient.Histogram({
+  name: 'bench_pc_seconds',
+  help: 'bench',
+  labelNames: ['route', 'code'],
+  buckets: BUCKETS,
+  registers: [],
+});
+for (const r of ROUTES)
+  for (const c of CODES) {
+    oc.labels(r, c).inc(0);
+    oh.labels(r, c).observe(0.1);
+    pc.labels(r, c).inc(0);
+    ph.labels(r, c).observe(0.1);
+  }
 // controller-runtime's reconcile-time settings: classic buckets plus native ones (schema 3, 100 buckets, hourly reset)
 const onh = new metrics.Histogram({
   name: 'bench_ours_native_seconds',
@@ -184,7 +207,9 @@ async function reconcileCost(): Promise<{ usPerReconcile: number; reconciles: nu
 const reconcile = await reconcileCost();
 
 // ---- one cached authentication + authorization decision ----
-async function decisionCost(): Promise<{ usPerDecision: number; usPerFilteredRequest: number; decisions: number } | { skipped: string }> {
+async function decisionCost(): Promise<
+  { usPerDecision: number; usPerFilteredRequest: number; decisions: number } | { skipped: string }
+> {
   const accessFile = process.env.MANAGER_ACCESS_FILE;
   const tokenFile = process.env.READER_TOKEN_FILE;
   if (!accessFile || !tokenFile) return { skipped: 'no authority access given' };
@@ -221,7 +246,12 @@ async function decisionCost(): Promise<{ usPerDecision: number; usPerFilteredReq
     handled++;
   });
   const authorization = `Bearer ${token}`;
-  const req = { method: 'GET', url: '/metrics', headers: { accept: 'text/plain', authorization }, rawHeaders: ['Accept', 'text/plain', 'Authorization', authorization] };
+  const req = {
+    method: 'GET',
+    url: '/metrics',
+    headers: { accept: 'text/plain', authorization },
+    rawHeaders: ['Accept', 'text/plain', 'Authorization', authorization],
+  };
   const res = {};
   const request = async () => {
     await filtered(req as never, res as never);
@@ -242,5 +272,7 @@ async function decisionCost(): Promise<{ usPerDecision: number; usPerFilteredReq
 }
 const decision = await decisionCost();
 
-process.stdout.write(`MICRO ${JSON.stringify({ opsPerTrial: OPS, trials: TRIALS, nsPerOp: updates, reconcile, decision })}\n`);
+process.stdout.write(
+  `MICRO ${JSON.stringify({ opsPerTrial: OPS, trials: TRIALS, nsPerOp: updates, reconcile, decision })}\n`,
+);
 process.exit(0);

@@ -11,7 +11,10 @@ import type * as Example from '../../examples/memcached-operator/webhook.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';
-if (!root) throw new Error('CTRLMETRICS_LIB_ROOT is not set (bench/servers/admission-ours.ts is started by bench/lib/admission.ts)');
+if (!root)
+  throw new Error(
+    'CTRLMETRICS_LIB_ROOT is not set (bench/servers/admission-ours.ts is started by bench/lib/admission.ts)',
+  );
 const lib = (await import(`${root}index${ext}`)) as typeof Lib;
 const example = (await import(new URL(`../examples/memcached-operator/webhook${ext}`, root).href)) as typeof Example;
 

@@ -19,7 +19,8 @@ import type * as ConfigModule from '../../src/kube/config.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';
-if (!root) throw new Error('CTRLMETRICS_LIB_ROOT is not set (bench/servers/anatomy.ts is started by bench/memory-anatomy.ts)');
+if (!root)
+  throw new Error('CTRLMETRICS_LIB_ROOT is not set (bench/servers/anatomy.ts is started by bench/memory-anatomy.ts)');
 const lib = <T>(rel: string): Promise<T> => import(`${root}${rel}${ext}`) as Promise<T>;
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -31,7 +32,16 @@ function reading(step: string): Record<string, unknown> {
   const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
   const rss = kb('Rss') / 1024;
   const anon = kb('Anonymous') / 1024;
-  return { step, rssMb: mb(rss * 1048576), anonMb: mb(anon * 1048576), fileMb: mb((rss - anon) * 1048576), heapTotalMb: mb(m.heapTotal), heapUsedMb: mb(m.heapUsed), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers) };
+  return {
+    step,
+    rssMb: mb(rss * 1048576),
+    anonMb: mb(anon * 1048576),
+    fileMb: mb((rss - anon) * 1048576),
+    heapTotalMb: mb(m.heapTotal),
+    heapUsedMb: mb(m.heapUsed),
+    externalMb: mb(m.external),
+    arrayBuffersMb: mb(m.arrayBuffers),
+  };
 }
 
 async function step(name: string): Promise<void> {
@@ -54,8 +64,17 @@ const N = Number(process.env.N ?? 73);
 const DEF_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const CODES = ['200', '404', '500'];
 for (let v = 0; v < K; v++) {
-  const cv = new metrics.Counter({ name: `app_requests_${v}_total`, help: `Synthetic counter vector ${v}.`, labelNames: ['route', 'code'] });
-  const hv = new metrics.Histogram({ name: `app_request_duration_${v}_seconds`, help: `Synthetic histogram vector ${v}.`, labelNames: ['route', 'code'], buckets: DEF_BUCKETS });
+  const cv = new metrics.Counter({
+    name: `app_requests_${v}_total`,
+    help: `Synthetic counter vector ${v}.`,
+    labelNames: ['route', 'code'],
+  });
+  const hv = new metrics.Histogram({
+    name: `app_request_duration_${v}_seconds`,
+    help: `Synthetic histogram vector ${v}.`,
+    labelNames: ['route', 'code'],
+    buckets: DEF_BUCKETS,
+  });
   for (let i = 0; i < N; i++) {
     const route = `/api/v1/resource/${i}`;
     const code = CODES[i % 3];
@@ -73,7 +92,13 @@ await step('API config read (kubeconfig file)');
 
 const kubeClient = new KubeClient(restConfig);
 const server = createMetricsServer(
-  { bindAddress: '127.0.0.1:0', certDir: process.env.CERT_DIR, certName: 'cert.pem', keyName: 'key.pem', filterProvider: filters.withAuthenticationAndAuthorization },
+  {
+    bindAddress: '127.0.0.1:0',
+    certDir: process.env.CERT_DIR,
+    certName: 'cert.pem',
+    keyName: 'key.pem',
+    filterProvider: filters.withAuthenticationAndAuthorization,
+  },
   { restConfig, kubeClient, logger: createLogger('anatomy') },
 );
 await server.start();
@@ -93,7 +118,10 @@ async function heapSummary(): Promise<Record<string, unknown>> {
   // imported here so that the start-up readings above do not include it
   const { summarizeHeapSnapshot } = await import('../lib/heap-snapshot.js');
   const sum = summarizeHeapSnapshot(Buffer.concat(parts));
-  const top = [...sum.kinds.values()].sort((a, b) => b.bytes - a.bytes).slice(0, 12).map((k) => ({ kind: k.kind, kb: Math.round(k.bytes / 1024) }));
+  const top = [...sum.kinds.values()]
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, 12)
+    .map((k) => ({ kind: k.kind, kb: Math.round(k.bytes / 1024) }));
   return { totalMb: Math.round(sum.totalMb * 100) / 100, top };
 }
 

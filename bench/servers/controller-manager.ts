@@ -14,10 +14,18 @@ import type * as Lib from '../../src/index.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';
-if (!root) throw new Error('CTRLMETRICS_LIB_ROOT is not set (bench/servers/controller-manager.ts is started by bench/lib/controller.ts)');
+if (!root)
+  throw new Error(
+    'CTRLMETRICS_LIB_ROOT is not set (bench/servers/controller-manager.ts is started by bench/lib/controller.ts)',
+  );
 const { Controller, Manager, ignoreNotFound } = (await import(`${root}index${ext}`)) as typeof Lib;
 
-const cfg = JSON.parse(process.env.CONTROLLER_CONFIG ?? '{}') as { restConfig: Lib.RestConfig; namespace: string; expected: number; workers: number };
+const cfg = JSON.parse(process.env.CONTROLLER_CONFIG ?? '{}') as {
+  restConfig: Lib.RestConfig;
+  namespace: string;
+  expected: number;
+  workers: number;
+};
 
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -35,7 +43,9 @@ const mainCpuMs = () => {
 let reconciles = 0;
 let annotated = 0;
 const say = (event: string) =>
-  process.stdout.write(`${JSON.stringify({ event, at: Date.now(), cpuMs: cpuMs(), mainCpuMs: mainCpuMs(), systemCpuMs: process.cpuUsage().system / 1000, rssMb: process.memoryUsage.rss() / 2 ** 20, reconciles })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ event, at: Date.now(), cpuMs: cpuMs(), mainCpuMs: mainCpuMs(), systemCpuMs: process.cpuUsage().system / 1000, rssMb: process.memoryUsage.rss() / 2 ** 20, reconciles })}\n`,
+  );
 
 const mgr = new Manager({
   restConfig: { ...cfg.restConfig, qps: -1 },
@@ -50,8 +60,11 @@ mgr.add(
     watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: cfg.namespace }],
     reconciler: async (req, ctx) => {
       if (++reconciles === 1) say('first-reconcile');
-      const cm = await ctx.client.get('v1', 'ConfigMap', { namespace: req.namespace, name: req.name }).catch(ignoreNotFound);
-      if (!cm || cm.metadata?.labels?.['bench'] !== '1' || cm.metadata.annotations?.['bench/seen'] !== undefined) return;
+      const cm = await ctx.client
+        .get('v1', 'ConfigMap', { namespace: req.namespace, name: req.name })
+        .catch(ignoreNotFound);
+      if (!cm || cm.metadata?.labels?.['bench'] !== '1' || cm.metadata.annotations?.['bench/seen'] !== undefined)
+        return;
       await ctx.client.patch(cm, { metadata: { annotations: { 'bench/seen': '1' } } });
       if (++annotated === cfg.expected) say('all-annotated');
     },

@@ -19,7 +19,8 @@ const cfg = JSON.parse(process.env.FAILOVER_CONFIG ?? '{}') as {
   warmup: boolean;
 };
 
-const say = (event: string, extra: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ event, at: Date.now(), ...extra })}\n`);
+const say = (event: string, extra: Record<string, unknown> = {}) =>
+  process.stdout.write(`${JSON.stringify({ event, at: Date.now(), ...extra })}\n`);
 
 const mgr = new Manager({
   restConfig: cfg.restConfig,

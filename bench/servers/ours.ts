@@ -39,7 +39,9 @@ const { createLogger } = await lib<typeof LogModule>('util/log');
 const { loadRestConfig } = await lib<typeof ConfigModule>('kube/config');
 
 const port = Number(process.env.PORT);
-const unfilteredPorts = [process.env.NOFILTER_PORT, process.env.CONTROL_PORT].filter((p): p is string => !!p).map(Number);
+const unfilteredPorts = [process.env.NOFILTER_PORT, process.env.CONTROL_PORT]
+  .filter((p): p is string => !!p)
+  .map(Number);
 const K = Number(process.env.K ?? 10);
 const N = Number(process.env.N ?? 7);
 const certDir = process.env.CERT_DIR;
@@ -50,7 +52,11 @@ const DEF_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const CODES = ['200', '404', '500'];
 
 for (let v = 0; v < K; v++) {
-  const cv = new metrics.Counter({ name: `app_requests_${v}_total`, help: `Synthetic counter vector ${v}.`, labelNames: ['route', 'code'] });
+  const cv = new metrics.Counter({
+    name: `app_requests_${v}_total`,
+    help: `Synthetic counter vector ${v}.`,
+    labelNames: ['route', 'code'],
+  });
   const hv = new metrics.Histogram({
     name: `app_request_duration_${v}_seconds`,
     help: `Synthetic histogram vector ${v}.`,
@@ -133,7 +139,9 @@ const servers = [
   ...unfilteredPorts.map((p) => createMetricsServer({ bindAddress: `127.0.0.1:${p}`, ...tls }, deps)),
 ];
 for (const s of servers) await s.start();
-process.stderr.write(`ours pid=${process.pid} ports=${servers.map((s) => s.port).join(',')} k=${K} n=${N} filter=${kubeconfig ? 'on' : 'off'}\n`);
+process.stderr.write(
+  `ours pid=${process.pid} ports=${servers.map((s) => s.port).join(',')} k=${K} n=${N} filter=${kubeconfig ? 'on' : 'off'}\n`,
+);
 
 // A clean exit on SIGTERM so that `--cpu-prof` writes its profile.
 process.once('SIGTERM', () => {

@@ -13,17 +13,33 @@ import type * as Lib from '../../src/index.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';
-if (!root) throw new Error('CTRLMETRICS_LIB_ROOT is not set (bench/servers/patch-loop.ts is started by bench/lib/controller.ts)');
+if (!root)
+  throw new Error(
+    'CTRLMETRICS_LIB_ROOT is not set (bench/servers/patch-loop.ts is started by bench/lib/controller.ts)',
+  );
 const { KubeClient } = (await import(`${root}index${ext}`)) as typeof Lib;
 
-const cfg = JSON.parse(process.env.PATCH_LOOP_CONFIG ?? '{}') as { restConfig: Lib.RestConfig; namespace: string; objects: number; perBlock: number; blocks: number; warmup: number };
+const cfg = JSON.parse(process.env.PATCH_LOOP_CONFIG ?? '{}') as {
+  restConfig: Lib.RestConfig;
+  namespace: string;
+  objects: number;
+  perBlock: number;
+  blocks: number;
+  warmup: number;
+};
 const rc = cfg.restConfig;
 const server = new URL(rc.server);
 const path = (i: number) => `/api/v1/namespaces/${cfg.namespace}/configmaps/cm-${i % cfg.objects}`;
 const body = (i: number) => ({ metadata: { annotations: { 'bench/floor': String(i) } } });
 
 const client = new KubeClient({ ...rc, qps: -1 });
-const agent = new https.Agent({ keepAlive: true, ca: rc.ca, cert: rc.cert, key: rc.key, rejectUnauthorized: !rc.insecureSkipTLSVerify });
+const agent = new https.Agent({
+  keepAlive: true,
+  ca: rc.ca,
+  cert: rc.cert,
+  key: rc.key,
+  rejectUnauthorized: !rc.insecureSkipTLSVerify,
+});
 const auth: Record<string, string> = rc.token ? { Authorization: `Bearer ${rc.token}` } : {};
 
 const viaClient = (i: number) => client.mergePatch(path(i), body(i));
@@ -37,12 +53,22 @@ const bare = (i: number) =>
         path: path(i),
         method: 'PATCH',
         agent,
-        headers: { Accept: 'application/json', 'User-Agent': 'bench', 'Content-Type': 'application/merge-patch+json', 'Content-Length': String(payload.length), ...auth },
+        headers: {
+          Accept: 'application/json',
+          'User-Agent': 'bench',
+          'Content-Type': 'application/merge-patch+json',
+          'Content-Length': String(payload.length),
+          ...auth,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))) : reject(new Error(`status ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+            : reject(new Error(`status ${res.statusCode}`)),
+        );
       },
     );
     req.on('error', reject);
@@ -53,7 +79,8 @@ const ways = { client: viaClient, bare } as const;
 const perRequestUs: Record<keyof typeof ways, number[]> = { client: [], bare: [] };
 let i = 0;
 // warm-up: until the JIT has compiled both paths (the first blocks of a cold process cost twice the later ones)
-for (const way of Object.keys(ways) as Array<keyof typeof ways>) for (let n = 0; n < cfg.warmup; n++) await ways[way](i++);
+for (const way of Object.keys(ways) as Array<keyof typeof ways>)
+  for (let n = 0; n < cfg.warmup; n++) await ways[way](i++);
 for (let b = 0; b < cfg.blocks; b++) {
   const order: Array<keyof typeof ways> = b % 2 ? ['bare', 'client'] : ['client', 'bare'];
   for (const way of order) {

@@ -6,7 +6,15 @@
  * Watches: the managed ConfigMaps themselves, and the derived ones (mapped to their owner), so a deleted or
  * edited digest is repaired at once.
  */
-import { Controller, TerminalError, ignoreNotFound, isAlreadyExists, type ReconcileContext, type Request, type Result } from '../../src/index.js';
+import {
+  Controller,
+  TerminalError,
+  ignoreNotFound,
+  isAlreadyExists,
+  type ReconcileContext,
+  type Request,
+  type Result,
+} from '../../src/index.js';
 import { DIGEST_OF_LABEL, MANAGED_LABEL, dataDigest, digestName } from './digest.js';
 import { goobers } from './goobers.js';
 
@@ -16,7 +24,9 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
   const name = digestName(req.name);
   const { signal } = ctx;
   // from the cache: the first read started an informer of the namespace's ConfigMaps (controller-runtime's cache)
-  const source = await ctx.client.get('v1', 'ConfigMap', { namespace: ns, name: req.name }, { signal }).catch(ignoreNotFound);
+  const source = await ctx.client
+    .get('v1', 'ConfigMap', { namespace: ns, name: req.name }, { signal })
+    .catch(ignoreNotFound);
   const derived = await ctx.client.get('v1', 'ConfigMap', { namespace: ns, name }, { signal }).catch(ignoreNotFound);
 
   if (!source || source.metadata?.labels?.[MANAGED_LABEL] !== 'true') {
@@ -45,12 +55,15 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
   ];
   if (!derived) {
     try {
-      await ctx.client.create({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name, namespace: ns, labels: { [DIGEST_OF_LABEL]: req.name }, ownerReferences },
-        data: { digest, source: req.name },
-      }, { signal });
+      await ctx.client.create(
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, namespace: ns, labels: { [DIGEST_OF_LABEL]: req.name }, ownerReferences },
+          data: { digest, source: req.name },
+        },
+        { signal },
+      );
     } catch (err) {
       // the cache had not seen the digest we made a moment ago: look again once it has
       if (isAlreadyExists(err)) return { requeueAfterMs: 100 };
@@ -67,17 +80,26 @@ export async function reconcileConfigMap(req: Request, ctx: ReconcileContext): P
     derived.metadata?.ownerReferences?.some((r) => r.controller && r.uid === source.metadata?.uid);
   if (upToDate) return;
   // an update carries the resourceVersion we read: a concurrent change gives 409 and the request is retried
-  await ctx.client.update({
-    ...derived,
-    metadata: { ...derived.metadata, labels: { ...derived.metadata?.labels, [DIGEST_OF_LABEL]: req.name }, ownerReferences },
-    data: { ...derived.data, digest, source: req.name },
-  }, { signal });
+  await ctx.client.update(
+    {
+      ...derived,
+      metadata: {
+        ...derived.metadata,
+        labels: { ...derived.metadata?.labels, [DIGEST_OF_LABEL]: req.name },
+        ownerReferences,
+      },
+      data: { ...derived.data, digest, source: req.name },
+    },
+    { signal },
+  );
   goobers.addWithExemplar(1, { reconcile_id: ctx.reconcileID });
   ctx.log.debug('updated digest', { digest: name });
 }
 
 /** The `configmap` controller. */
-export function newConfigMapController(opts: { namespace?: string; maxConcurrentReconciles?: number } = {}): Controller {
+export function newConfigMapController(
+  opts: { namespace?: string; maxConcurrentReconciles?: number } = {},
+): Controller {
   return new Controller({
     name: 'configmap',
     maxConcurrentReconciles: opts.maxConcurrentReconciles ?? 2,
@@ -87,7 +109,13 @@ export function newConfigMapController(opts: { namespace?: string; maxConcurrent
     reconciler: reconcileConfigMap,
     watches: [
       { apiVersion: 'v1', kind: 'ConfigMap', namespace: opts.namespace, labelSelector: `${MANAGED_LABEL}=true` },
-      { apiVersion: 'v1', kind: 'ConfigMap', namespace: opts.namespace, labelSelector: DIGEST_OF_LABEL, enqueue: { ownerKind: 'ConfigMap', ownerApiVersion: 'v1' } },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: opts.namespace,
+        labelSelector: DIGEST_OF_LABEL,
+        enqueue: { ownerKind: 'ConfigMap', ownerApiVersion: 'v1' },
+      },
     ],
   });
 }

@@ -5,7 +5,10 @@ import { createHash } from 'node:crypto';
 export function dataDigest(data: Record<string, string> | undefined): string {
   const h = createHash('sha256');
   for (const key of Object.keys(data ?? {}).sort()) {
-    h.update(key).update('\0').update(data![key] ?? '').update('\0');
+    h.update(key)
+      .update('\0')
+      .update(data![key] ?? '')
+      .update('\0');
   }
   return h.digest('hex');
 }

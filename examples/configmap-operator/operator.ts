@@ -19,7 +19,9 @@ export function newOperator(opts: OperatorOptions = {}): Manager {
     metrics: {
       // protect /metrics like kubebuilder's scaffold: with HTTPS (the default), only identities allowed to
       // `get /metrics` may scrape; --metrics-secure=false serves plain HTTP without authentication
-      ...(managerOptions.metrics?.secureServing === false ? {} : { filterProvider: filters.withAuthenticationAndAuthorization }),
+      ...(managerOptions.metrics?.secureServing === false
+        ? {}
+        : { filterProvider: filters.withAuthenticationAndAuthorization }),
       ...managerOptions.metrics,
     },
     leaderElectionID: managerOptions.leaderElectionID ?? 'a1b2c3d4.ctrlmetrics.dev',

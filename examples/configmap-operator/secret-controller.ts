@@ -12,13 +12,19 @@ export async function reconcileSecret(req: Request, ctx: ReconcileContext): Prom
   // read from the watch cache: no API call when nothing changed
   const secret = ctx.cache.get<Secret>('Secret', req.namespace, req.name);
   if (!secret) return; // deleted
-  const keys = Object.keys(secret.data ?? {}).sort().join(',');
+  const keys = Object.keys(secret.data ?? {})
+    .sort()
+    .join(',');
   if (secret.metadata?.annotations?.[KEYS_ANNOTATION] === keys) return;
   try {
     // a merge patch carrying the resourceVersion read: 409 when the Secret changed since
-    await ctx.client.patch(secret, {
-      metadata: { annotations: { [KEYS_ANNOTATION]: keys }, resourceVersion: secret.metadata?.resourceVersion },
-    }, { signal: ctx.signal });
+    await ctx.client.patch(
+      secret,
+      {
+        metadata: { annotations: { [KEYS_ANNOTATION]: keys }, resourceVersion: secret.metadata?.resourceVersion },
+      },
+      { signal: ctx.signal },
+    );
   } catch (err) {
     if (err instanceof KubeApiError && err.status === 409) {
       // our cached copy is stale; the watch brings the new one: try again shortly

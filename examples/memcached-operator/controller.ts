@@ -65,17 +65,37 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
 
   if (isBeingDeleted(m)) {
     if (!containsFinalizer(m, FINALIZER)) return;
-    m = await setCondition(ctx, m, { type: 'Degraded', status: 'Unknown', reason: 'Finalizing', message: `Performing finalizer operations for ${m.metadata.name}` });
+    m = await setCondition(ctx, m, {
+      type: 'Degraded',
+      status: 'Unknown',
+      reason: 'Finalizing',
+      message: `Performing finalizer operations for ${m.metadata.name}`,
+    });
     // the clean-up a real operator does before its resource goes (backups, external resources, …)
-    ctx.recorder.event(m, 'Warning', 'Deleting', `Custom Resource ${m.metadata.name} is being deleted from the namespace ${m.metadata.namespace}`);
-    m = await setCondition(ctx, m, { type: 'Degraded', status: 'True', reason: 'Finalizing', message: `Finalizer operations for ${m.metadata.name} were successfully accomplished` });
+    ctx.recorder.event(
+      m,
+      'Warning',
+      'Deleting',
+      `Custom Resource ${m.metadata.name} is being deleted from the namespace ${m.metadata.namespace}`,
+    );
+    m = await setCondition(ctx, m, {
+      type: 'Degraded',
+      status: 'True',
+      reason: 'Finalizing',
+      message: `Finalizer operations for ${m.metadata.name} were successfully accomplished`,
+    });
     removeFinalizer(m, FINALIZER);
     await ctx.client.update(m); // the last finalizer gone, the API server deletes the Memcached
     return;
   }
 
   if (!m.status?.conditions?.length) {
-    m = await setCondition(ctx, m, { type: 'Available', status: 'Unknown', reason: 'Reconciling', message: 'Starting reconciliation' });
+    m = await setCondition(ctx, m, {
+      type: 'Available',
+      status: 'Unknown',
+      reason: 'Reconciling',
+      message: 'Starting reconciliation',
+    });
   }
   if (addFinalizer(m, FINALIZER)) m = await ctx.client.update(m);
 
@@ -87,26 +107,48 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
     d.spec ??= { selector: { matchLabels: labels(owner) }, template: podTemplate(owner) };
     d.spec.replicas = size;
   });
-  if (operation === 'created') ctx.recorder.event(m, 'Normal', 'Created', `Created Deployment ${m.metadata.name} with ${size} replicas`);
+  if (operation === 'created')
+    ctx.recorder.event(m, 'Normal', 'Created', `Created Deployment ${m.metadata.name} with ${size} replicas`);
   // any other Deployment this Memcached controls (left by an earlier naming, or made by hand) goes: found through
   // the index of Deployments by their controller, in O(matches) rather than a scan of every cached Deployment
-  const owned = ctx.cache.list<Deployment>('Deployment', { matchingFields: { [OWNER_FIELD]: owner.metadata.name ?? '' }, namespace: owner.metadata.namespace });
+  const owned = ctx.cache.list<Deployment>('Deployment', {
+    matchingFields: { [OWNER_FIELD]: owner.metadata.name ?? '' },
+    namespace: owner.metadata.namespace,
+  });
   for (const stray of owned.filter((d) => d.metadata?.name !== owner.metadata.name)) {
     await ctx.client.delete(stray).catch(ignoreNotFound);
-    ctx.recorder.event(m, 'Normal', 'Deleted', `Deleted Deployment ${stray.metadata?.name ?? ''}: ${m.metadata.name} keeps one, named after it`);
+    ctx.recorder.event(
+      m,
+      'Normal',
+      'Deleted',
+      `Deleted Deployment ${stray.metadata?.name ?? ''}: ${m.metadata.name} keeps one, named after it`,
+    );
   }
-  await setCondition(ctx, m, { type: 'Available', status: 'True', reason: 'Reconciling', message: `Deployment for custom resource (${m.metadata.name}) with ${size} replicas created successfully` });
+  await setCondition(ctx, m, {
+    type: 'Available',
+    status: 'True',
+    reason: 'Reconciling',
+    message: `Deployment for custom resource (${m.metadata.name}) with ${size} replicas created successfully`,
+  });
 }
 
 /** Sets a condition and writes the status when it changed; answers the object as stored. */
-async function setCondition(ctx: ReconcileContext, m: Memcached, c: Omit<NewCondition, 'observedGeneration'>): Promise<Memcached> {
+async function setCondition(
+  ctx: ReconcileContext,
+  m: Memcached,
+  c: Omit<NewCondition, 'observedGeneration'>,
+): Promise<Memcached> {
   const conditions = [...(m.status?.conditions ?? [])].map((x) => ({ ...x }));
   if (!setStatusCondition(conditions, { ...c, observedGeneration: m.metadata.generation })) return m;
   return ctx.client.status().update({ ...m, status: { ...m.status, conditions } });
 }
 
 function labels(m: Memcached): Record<string, string> {
-  return { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': m.metadata.name ?? '', 'app.kubernetes.io/managed-by': 'memcached-operator' };
+  return {
+    'app.kubernetes.io/name': 'memcached',
+    'app.kubernetes.io/instance': m.metadata.name ?? '',
+    'app.kubernetes.io/managed-by': 'memcached-operator',
+  };
 }
 
 function deploymentFor(m: Memcached): Deployment {
@@ -125,7 +167,12 @@ function podTemplate(m: Memcached): PodTemplateSpec {
           imagePullPolicy: 'IfNotPresent',
           command: ['memcached', '--memory-limit=64', '-o', 'modern', '-v'],
           ports: [{ containerPort: 11211, name: 'memcached' }],
-          securityContext: { runAsNonRoot: true, runAsUser: 1001, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1001,
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ['ALL'] },
+          },
         },
       ],
     },

@@ -22,10 +22,14 @@ function validate(m: Memcached): Warnings {
   const image = m.spec?.image;
   if (image !== undefined && !namesTagOrDigest(image)) {
     throw AdmissionDeniedError.invalid({ group: 'cache.example.com', kind: 'Memcached' }, m.metadata?.name ?? '', [
-      { field: 'spec.image', message: `Invalid value: ${JSON.stringify(image)}: must name a tag (memcached:1.6) or a digest (memcached@sha256:…)` },
+      {
+        field: 'spec.image',
+        message: `Invalid value: ${JSON.stringify(image)}: must name a tag (memcached:1.6) or a digest (memcached@sha256:…)`,
+      },
     ]);
   }
-  if (m.spec?.size === MAX_SIZE) return [`spec.size is at its maximum (${MAX_SIZE}): the Memcached cannot grow further`];
+  if (m.spec?.size === MAX_SIZE)
+    return [`spec.size is at its maximum (${MAX_SIZE}): the Memcached cannot grow further`];
   return undefined;
 }
 

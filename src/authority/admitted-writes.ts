@@ -30,7 +30,10 @@ export interface AdmittedWriteRequest {
 /** Attempts of a write whose object changed under it while webhooks were being called. */
 const ATTEMPTS = 3;
 
-function base(r: AdmittedWriteRequest, objectName: string): Omit<AdmissionRequest, 'operation' | 'name' | 'object' | 'oldObject' | 'options'> {
+function base(
+  r: AdmittedWriteRequest,
+  objectName: string,
+): Omit<AdmissionRequest, 'operation' | 'name' | 'object' | 'oldObject' | 'options'> {
   const t = r.type;
   const isNamespace = t.group === '' && t.resource === 'namespaces';
   return {
@@ -40,13 +43,16 @@ function base(r: AdmittedWriteRequest, objectName: string): Omit<AdmissionReques
     resource: t.resource,
     subresource: r.subresource,
     // kube names a Namespace object's own name as the request's namespace
-    namespace: t.namespaced ? r.namespace ?? '' : isNamespace ? objectName : '',
+    namespace: t.namespaced ? (r.namespace ?? '') : isNamespace ? objectName : '',
     user: r.user,
     dryRun: r.dryRun,
   };
 }
 
-function metaOptions(kind: string, q: { dryRun: boolean; fieldManager?: string | null; fieldValidation?: string | null }): KubeObject {
+function metaOptions(
+  kind: string,
+  q: { dryRun: boolean; fieldManager?: string | null; fieldValidation?: string | null },
+): KubeObject {
   return {
     kind,
     apiVersion: 'meta.k8s.io/v1',
@@ -61,7 +67,11 @@ function metaOptions(kind: string, q: { dryRun: boolean; fieldManager?: string |
  * webhooks. `operation` is what the write does (a patch that creates is a CREATE).
  */
 export async function admittedWrite(
-  r: AdmittedWriteRequest & { operation: 'CREATE' | 'UPDATE'; fieldManager?: string | null; fieldValidation?: string | null },
+  r: AdmittedWriteRequest & {
+    operation: 'CREATE' | 'UPDATE';
+    fieldManager?: string | null;
+    fieldValidation?: string | null;
+  },
   write: (extra: WriteOptions) => KubeObject | Promise<KubeObject>,
 ): Promise<KubeObject> {
   const recorder = new WarningRecorder(r.warnings);
@@ -69,7 +79,11 @@ export async function admittedWrite(
   for (let attempt = 1; ; attempt++) {
     try {
       const stored = r.operation === 'UPDATE' ? r.objects.peek(r.type, r.namespace, r.name) : undefined;
-      const oldObject = stored ? (r.viewOfStored ? await r.viewOfStored(stored) : r.objects.present(r.type, stored)) : null;
+      const oldObject = stored
+        ? r.viewOfStored
+          ? await r.viewOfStored(stored)
+          : r.objects.present(r.type, stored)
+        : null;
       const input = await write({ untilAdmission: true });
       const inputName = String(input.metadata?.name ?? '');
       const common = { ...base(r, inputName || r.name), operation: r.operation, options, oldObject };
@@ -78,7 +92,10 @@ export async function admittedWrite(
       const m = final.metadata ?? {};
       await r.webhooks.validate({ ...common, name: String(m.name ?? ''), object: final }, recorder);
       if (r.dryRun) return final;
-      const identity = r.operation === 'CREATE' ? { identity: { name: String(m.name), uid: String(m.uid), creationTimestamp: String(m.creationTimestamp) } } : {};
+      const identity =
+        r.operation === 'CREATE'
+          ? { identity: { name: String(m.name), uid: String(m.uid), creationTimestamp: String(m.creationTimestamp) } }
+          : {};
       return await write({ admitted: mutated, warnings: [], ...identity });
     } catch (err) {
       if (!isStaleAdmission(err) || attempt >= ATTEMPTS) throw err;
@@ -87,13 +104,23 @@ export async function admittedWrite(
 }
 
 /** A delete under admission webhooks: they see the stored object as `oldObject` and no object. */
-export async function admittedDelete(r: AdmittedWriteRequest & { deleteOptions: KubeObject }, remove: () => KubeObject): Promise<KubeObject> {
+export async function admittedDelete(
+  r: AdmittedWriteRequest & { deleteOptions: KubeObject },
+  remove: () => KubeObject,
+): Promise<KubeObject> {
   const recorder = new WarningRecorder(r.warnings);
   const stored = r.viewOfStored && r.objects.peek(r.type, r.namespace, r.name);
   const oldObject = stored ? await r.viewOfStored!(stored) : r.objects.get(r.type, r.namespace, r.name);
   const { kind: _k, apiVersion: _a, ...given } = r.deleteOptions;
   const options = { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', ...given };
-  const req: AdmissionRequest = { ...base(r, r.name), operation: 'DELETE', name: r.name, object: null, oldObject, options };
+  const req: AdmissionRequest = {
+    ...base(r, r.name),
+    operation: 'DELETE',
+    name: r.name,
+    object: null,
+    oldObject,
+    options,
+  };
   await r.webhooks.mutate(req, recorder);
   await r.webhooks.validate(req, recorder);
   return remove();

@@ -33,7 +33,11 @@ export function loadManifests(paths: string[]): KubeObject[] {
       if (KUSTOMIZATION.some((k) => existsSync(join(p, k)))) {
         let text: string;
         try {
-          text = execFileSync('kubectl', ['kustomize', p], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+          text = execFileSync('kubectl', ['kustomize', p], {
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'pipe'],
+            timeout: 60_000,
+          });
         } catch (err) {
           const e = err as { stderr?: string; message: string };
           throw new Error(`--apply ${p}: kubectl kustomize failed: ${(e.stderr || e.message).trim()}`, { cause: err });
@@ -64,8 +68,12 @@ export function applyObjects(objects: KubeObject[], registry: ResourceRegistry, 
     const t = registry.forKind(String(o.apiVersion ?? ''), String(o.kind ?? ''));
     if (!t || t.virtual) {
       const set = crdSetForGroup(String(o.apiVersion ?? '').split('/')[0]);
-      const hint = set ? `: start it with --crds ${set} (the ${set} CRDs ship with ctrlmetrics), or apply the CRD first` : '';
-      throw new Error(`cannot apply ${id}: the authority does not serve ${String(o.apiVersion)} ${String(o.kind)}${hint}`);
+      const hint = set
+        ? `: start it with --crds ${set} (the ${set} CRDs ship with ctrlmetrics), or apply the CRD first`
+        : '';
+      throw new Error(
+        `cannot apply ${id}: the authority does not serve ${String(o.apiVersion)} ${String(o.kind)}${hint}`,
+      );
     }
     try {
       svc.createOrUpdate(t, o);

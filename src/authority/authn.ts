@@ -11,15 +11,19 @@ import { looksLikeJWT, type TokenSigner } from './sa-tokens.js';
 
 /** Outcome of authenticating one token. */
 export type AuthnResult =
-  | { authenticated: true; user: UserInfo; audiences: string[] }
-  | { authenticated: false; error: string };
+  { authenticated: true; user: UserInfo; audiences: string[] } | { authenticated: false; error: string };
 
 export const SYSTEM_AUTHENTICATED = 'system:authenticated';
 
 /** Adds `system:authenticated` like kube's group adder. */
 export function withAuthenticatedGroup(user: UserInfo): UserInfo {
   const groups = user.groups ?? [];
-  if (user.username === 'system:anonymous' || groups.includes(SYSTEM_AUTHENTICATED) || groups.includes('system:unauthenticated')) return user;
+  if (
+    user.username === 'system:anonymous' ||
+    groups.includes(SYSTEM_AUTHENTICATED) ||
+    groups.includes('system:unauthenticated')
+  )
+    return user;
   return { ...user, groups: [...groups, SYSTEM_AUTHENTICATED] };
 }
 
@@ -39,7 +43,8 @@ export function parseTokenAuthFile(text: string, fileName = 'token file'): Map<s
     const line = raw.trim();
     if (!line || line.startsWith('#')) return;
     const fields = parseCsvLine(line);
-    if (fields.length < 3) throw new Error(`${fileName}:${i + 1}: expected token,user,uid[,"groups"] (at least 3 columns)`);
+    if (fields.length < 3)
+      throw new Error(`${fileName}:${i + 1}: expected token,user,uid[,"groups"] (at least 3 columns)`);
     const [token, username, uid, groups] = fields as [string, string, string, string | undefined];
     if (!token || !username) throw new Error(`${fileName}:${i + 1}: token and user must not be empty`);
     out.set(token, {
@@ -117,7 +122,8 @@ export class Authenticator {
       if (!auds.length) return { authenticated: false, error: 'invalid bearer token' };
       return { authenticated: true, user: withAuthenticatedGroup(user), audiences: auds };
     };
-    if (safeEqual(token, this.deps.adminToken)) return agnostic({ username: 'admin', uid: 'admin', groups: ['system:masters'] });
+    if (safeEqual(token, this.deps.adminToken))
+      return agnostic({ username: 'admin', uid: 'admin', groups: ['system:masters'] });
     const st = this.deps.staticTokens.get(token);
     if (st) return agnostic({ ...st, groups: [...st.groups] });
     if (!looksLikeJWT(token)) return { authenticated: false, error: 'invalid bearer token' };
@@ -133,19 +139,26 @@ export class Authenticator {
     if (!c) return undefined;
     const fail = (why: string): AuthnResult => ({ authenticated: false, error: `[invalid bearer token, ${why}]` });
     const auds = wanted.filter((a) => this.deps.apiAudiences.includes(a));
-    if (!auds.length) return fail(`token audiences ${q(this.deps.apiAudiences)} is invalid for the target audiences ${q(wanted)}`);
+    if (!auds.length)
+      return fail(`token audiences ${q(this.deps.apiAudiences)} is invalid for the target audiences ${q(wanted)}`);
     const ns = c['kubernetes.io/serviceaccount/namespace'];
     const secretName = c['kubernetes.io/serviceaccount/secret.name'];
     const saName = c['kubernetes.io/serviceaccount/service-account.name'];
     const secret = this.deps.store.get('secrets', ns, secretName);
     if (!secret) return fail(`secrets "${secretName}" not found`);
-    const stored = typeof secret.data?.token === 'string' ? Buffer.from(secret.data.token, 'base64').toString('utf8') : '';
+    const stored =
+      typeof secret.data?.token === 'string' ? Buffer.from(secret.data.token, 'base64').toString('utf8') : '';
     if (!safeEqual(stored, token)) return fail("Token does not match server's copy");
     const sa = this.deps.store.get('serviceaccounts', ns, saName);
     if (!sa) return fail(`serviceaccounts "${saName}" not found`);
     const uid = c['kubernetes.io/serviceaccount/service-account.uid'];
-    if (uid && sa.metadata.uid !== uid) return fail(`service account UID (${String(sa.metadata.uid)}) does not match claim (${uid})`);
-    const user: UserInfo = { username: c.sub, uid: String(sa.metadata.uid), groups: [...serviceAccountGroups(ns), SYSTEM_AUTHENTICATED] };
+    if (uid && sa.metadata.uid !== uid)
+      return fail(`service account UID (${String(sa.metadata.uid)}) does not match claim (${uid})`);
+    const user: UserInfo = {
+      username: c.sub,
+      uid: String(sa.metadata.uid),
+      groups: [...serviceAccountGroups(ns), SYSTEM_AUTHENTICATED],
+    };
     return { authenticated: true, user, audiences: auds };
   }
 
@@ -167,11 +180,15 @@ export class Authenticator {
     if (sa.metadata.uid !== k.serviceaccount.uid) {
       return fail(`service account UID (${String(sa.metadata.uid)}) does not match claim (${k.serviceaccount.uid})`);
     }
-    if (sa.metadata.deletionTimestamp) return fail(`service account ${k.namespace}/${k.serviceaccount.name} is being deleted`);
+    if (sa.metadata.deletionTimestamp)
+      return fail(`service account ${k.namespace}/${k.serviceaccount.name} is being deleted`);
     if (k.secret) {
       const secret = this.deps.store.get('secrets', k.namespace, k.secret.name);
       if (!secret) return fail(`secret ${k.namespace}/${k.secret.name} has been deleted`);
-      if (secret.metadata.uid !== k.secret.uid) return fail(`secret ${k.namespace}/${k.secret.name} UID (${String(secret.metadata.uid)}) does not match claim (${k.secret.uid})`);
+      if (secret.metadata.uid !== k.secret.uid)
+        return fail(
+          `secret ${k.namespace}/${k.secret.name} UID (${String(secret.metadata.uid)}) does not match claim (${k.secret.uid})`,
+        );
     }
     const user: UserInfo = {
       username: claims.sub,

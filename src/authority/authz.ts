@@ -2,7 +2,14 @@
  * Authorization of requests to the authority (and of SubjectAccessReviews) by the RBAC evaluator over the stored
  * RBAC objects, with kube's Forbidden message shape.
  */
-import { authorize, rulesFor, type PolicyRule, type AuthzAttributes, type AuthzDecision, type RbacObjects } from './rbac.js';
+import {
+  authorize,
+  rulesFor,
+  type PolicyRule,
+  type AuthzAttributes,
+  type AuthzDecision,
+  type RbacObjects,
+} from './rbac.js';
 import type { Store } from './store.js';
 import { ApiError, qualifiedResource } from './status.js';
 import type { RequestInfo } from './requestinfo.js';
@@ -36,7 +43,9 @@ export class Authorizer {
       const s = this.store;
       this.cached = {
         clusterRoles: s.list('clusterroles.rbac.authorization.k8s.io') as RbacObjects['clusterRoles'],
-        clusterRoleBindings: s.list('clusterrolebindings.rbac.authorization.k8s.io') as RbacObjects['clusterRoleBindings'],
+        clusterRoleBindings: s.list(
+          'clusterrolebindings.rbac.authorization.k8s.io',
+        ) as RbacObjects['clusterRoleBindings'],
         roles: s.list('roles.rbac.authorization.k8s.io') as RbacObjects['roles'],
         roleBindings: s.list('rolebindings.rbac.authorization.k8s.io') as RbacObjects['roleBindings'],
       };
@@ -81,7 +90,9 @@ export function forbidden(user: UserInfo, info: RequestInfo, reason: string): Ap
     msg = `forbidden: User "${user.username}" cannot ${info.verb} path "${info.path}"`;
   } else {
     const res = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
-    const subject = info.name ? `${qualifiedResource(info.resource, info.apiGroup)} "${info.name}"` : qualifiedResource(info.resource, info.apiGroup);
+    const subject = info.name
+      ? `${qualifiedResource(info.resource, info.apiGroup)} "${info.name}"`
+      : qualifiedResource(info.resource, info.apiGroup);
     const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
     msg = `${subject} is forbidden: User "${user.username}" cannot ${info.verb} resource "${res}" in API group "${info.apiGroup}" ${scope}`;
     details = { name: info.name || undefined, group: info.apiGroup, kind: info.resource };

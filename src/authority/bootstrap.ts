@@ -74,10 +74,22 @@ export function bootstrapClusterRoles(): ClusterRole[] {
   return [
     clusterRole('cluster-admin', [rule(['*'], ['*'], ['*']), urls(['*'], ['*'])]),
     clusterRole('system:discovery', [
-      urls(['get'], [
-        '/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version',
-        '/version/',
-      ]),
+      urls(
+        ['get'],
+        [
+          '/api',
+          '/api/*',
+          '/apis',
+          '/apis/*',
+          '/healthz',
+          '/livez',
+          '/openapi',
+          '/openapi/*',
+          '/readyz',
+          '/version',
+          '/version/',
+        ],
+      ),
     ]),
     clusterRole('system:public-info-viewer', [
       urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/']),
@@ -91,15 +103,21 @@ export function bootstrapClusterRoles(): ClusterRole[] {
       rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
     ]),
     clusterRole('system:monitoring', [
-      urls(['get'], [
-        '/healthz', '/healthz/*', '/livez', '/livez/*', '/metrics', '/metrics/slis', '/readyz', '/readyz/*',
-      ]),
+      urls(
+        ['get'],
+        ['/healthz', '/healthz/*', '/livez', '/livez/*', '/metrics', '/metrics/slis', '/readyz', '/readyz/*'],
+      ),
     ]),
     clusterRole('system:service-account-issuer-discovery', [
-      urls(['get'], [
-        '/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks',
-        '/openid/v1/jwks/',
-      ]),
+      urls(
+        ['get'],
+        [
+          '/.well-known/openid-configuration',
+          '/.well-known/openid-configuration/',
+          '/openid/v1/jwks',
+          '/openid/v1/jwks/',
+        ],
+      ),
     ]),
     aggregatedRole('admin', AGGREGATE_TO_ADMIN),
     aggregatedRole('edit', AGGREGATE_TO_EDIT, { [AGGREGATE_TO_ADMIN]: 'true' }),
@@ -119,21 +137,52 @@ export function bootstrapClusterRoles(): ClusterRole[] {
         rule(['impersonate'], [''], ['serviceaccounts']),
         rule(WRITE, [''], ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy']),
         rule(['create'], [''], ['pods/eviction']),
-        rule(WRITE, [''], [
-          'configmaps', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets',
-          'serviceaccounts', 'services', 'services/proxy',
-        ]),
+        rule(
+          WRITE,
+          [''],
+          [
+            'configmaps',
+            'persistentvolumeclaims',
+            'replicationcontrollers',
+            'replicationcontrollers/scale',
+            'secrets',
+            'serviceaccounts',
+            'services',
+            'services/proxy',
+          ],
+        ),
         rule(['create'], [''], ['serviceaccounts/token']),
-        rule(WRITE, ['apps'], [
-          'daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale',
-          'statefulsets', 'statefulsets/scale',
-        ]),
+        rule(
+          WRITE,
+          ['apps'],
+          [
+            'daemonsets',
+            'deployments',
+            'deployments/rollback',
+            'deployments/scale',
+            'replicasets',
+            'replicasets/scale',
+            'statefulsets',
+            'statefulsets/scale',
+          ],
+        ),
         rule(WRITE, ['autoscaling'], ['horizontalpodautoscalers']),
         rule(WRITE, ['batch'], ['cronjobs', 'jobs']),
-        rule(WRITE, ['extensions'], [
-          'daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'ingresses', 'networkpolicies',
-          'replicasets', 'replicasets/scale', 'replicationcontrollers/scale',
-        ]),
+        rule(
+          WRITE,
+          ['extensions'],
+          [
+            'daemonsets',
+            'deployments',
+            'deployments/rollback',
+            'deployments/scale',
+            'ingresses',
+            'networkpolicies',
+            'replicasets',
+            'replicasets/scale',
+            'replicationcontrollers/scale',
+          ],
+        ),
         rule(WRITE, ['policy'], ['poddisruptionbudgets']),
         rule(WRITE, ['networking.k8s.io'], ['ingresses', 'networkpolicies']),
       ],
@@ -142,28 +191,77 @@ export function bootstrapClusterRoles(): ClusterRole[] {
     clusterRole(
       'system:aggregate-to-view',
       [
-        rule(READ, [''], [
-          'configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'pods',
-          'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status',
-        ]),
-        rule(READ, [''], [
-          'bindings', 'events', 'limitranges', 'namespaces/status', 'pods/log', 'pods/status',
-          'replicationcontrollers/status', 'resourcequotas', 'resourcequotas/status',
-        ]),
+        rule(
+          READ,
+          [''],
+          [
+            'configmaps',
+            'endpoints',
+            'persistentvolumeclaims',
+            'persistentvolumeclaims/status',
+            'pods',
+            'replicationcontrollers',
+            'replicationcontrollers/scale',
+            'serviceaccounts',
+            'services',
+            'services/status',
+          ],
+        ),
+        rule(
+          READ,
+          [''],
+          [
+            'bindings',
+            'events',
+            'limitranges',
+            'namespaces/status',
+            'pods/log',
+            'pods/status',
+            'replicationcontrollers/status',
+            'resourcequotas',
+            'resourcequotas/status',
+          ],
+        ),
         rule(READ, [''], ['namespaces']),
         rule(READ, ['discovery.k8s.io'], ['endpointslices']),
-        rule(READ, ['apps'], [
-          'controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale',
-          'deployments/status', 'replicasets', 'replicasets/scale', 'replicasets/status', 'statefulsets',
-          'statefulsets/scale', 'statefulsets/status',
-        ]),
+        rule(
+          READ,
+          ['apps'],
+          [
+            'controllerrevisions',
+            'daemonsets',
+            'daemonsets/status',
+            'deployments',
+            'deployments/scale',
+            'deployments/status',
+            'replicasets',
+            'replicasets/scale',
+            'replicasets/status',
+            'statefulsets',
+            'statefulsets/scale',
+            'statefulsets/status',
+          ],
+        ),
         rule(READ, ['autoscaling'], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status']),
         rule(READ, ['batch'], ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status']),
-        rule(READ, ['extensions'], [
-          'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'ingresses',
-          'ingresses/status', 'networkpolicies', 'replicasets', 'replicasets/scale', 'replicasets/status',
-          'replicationcontrollers/scale',
-        ]),
+        rule(
+          READ,
+          ['extensions'],
+          [
+            'daemonsets',
+            'daemonsets/status',
+            'deployments',
+            'deployments/scale',
+            'deployments/status',
+            'ingresses',
+            'ingresses/status',
+            'networkpolicies',
+            'replicasets',
+            'replicasets/scale',
+            'replicasets/status',
+            'replicationcontrollers/scale',
+          ],
+        ),
         rule(READ, ['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
         rule(READ, ['networking.k8s.io'], ['ingresses', 'ingresses/status', 'networkpolicies']),
       ],
@@ -202,9 +300,23 @@ export function bootstrapPolicy(): Array<Record<string, unknown>> {
  * components name; the authority stores them on first start too.
  */
 export function bootstrapPriorityClasses(): Array<Record<string, unknown>> {
-  const pc = (name: string, value: number, description: string) => ({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value, description });
+  const pc = (name: string, value: number, description: string) => ({
+    apiVersion: 'scheduling.k8s.io/v1',
+    kind: 'PriorityClass',
+    metadata: { name },
+    value,
+    description,
+  });
   return [
-    pc('system-node-critical', 2000001000, 'Used for system critical pods that must not be moved from their current node.'),
-    pc('system-cluster-critical', 2000000000, 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.'),
+    pc(
+      'system-node-critical',
+      2000001000,
+      'Used for system critical pods that must not be moved from their current node.',
+    ),
+    pc(
+      'system-cluster-critical',
+      2000000000,
+      'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.',
+    ),
   ];
 }

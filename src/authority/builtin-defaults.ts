@@ -32,9 +32,14 @@ function defaultContainer(c: Obj): void {
   c.terminationMessagePolicy ??= 'File';
   const image = String(c.image ?? '');
   const tagged = /:[^/:]+$/.test(image.split('@')[0]);
-  c.imagePullPolicy ??= image.includes('@') ? 'IfNotPresent' : !tagged || image.endsWith(':latest') ? 'Always' : 'IfNotPresent';
+  c.imagePullPolicy ??= image.includes('@')
+    ? 'IfNotPresent'
+    : !tagged || image.endsWith(':latest')
+      ? 'Always'
+      : 'IfNotPresent';
   for (const p of objects(c.ports)) p.protocol ??= 'TCP';
-  for (const e of objects(c.env)) if (isObj(e.valueFrom) && isObj(e.valueFrom.fieldRef)) e.valueFrom.fieldRef.apiVersion ??= 'v1';
+  for (const e of objects(c.env))
+    if (isObj(e.valueFrom) && isObj(e.valueFrom.fieldRef)) e.valueFrom.fieldRef.apiVersion ??= 'v1';
   defaultProbe(c.livenessProbe);
   defaultProbe(c.readinessProbe);
   defaultProbe(c.startupProbe);
@@ -44,8 +49,10 @@ function defaultContainer(c: Obj): void {
 const DEFAULT_MODE = 420;
 
 function defaultVolume(v: Obj): void {
-  for (const source of ['configMap', 'secret', 'downwardAPI', 'projected']) if (isObj(v[source])) v[source].defaultMode ??= DEFAULT_MODE;
-  if (isObj(v.downwardAPI)) for (const i of objects(v.downwardAPI.items)) if (isObj(i.fieldRef)) i.fieldRef.apiVersion ??= 'v1';
+  for (const source of ['configMap', 'secret', 'downwardAPI', 'projected'])
+    if (isObj(v[source])) v[source].defaultMode ??= DEFAULT_MODE;
+  if (isObj(v.downwardAPI))
+    for (const i of objects(v.downwardAPI.items)) if (isObj(i.fieldRef)) i.fieldRef.apiVersion ??= 'v1';
   if (isObj(v.hostPath)) v.hostPath.type ??= '';
 }
 
@@ -59,7 +66,8 @@ export function defaultPodSpec(ps: unknown): void {
   ps.schedulerName ??= 'default-scheduler';
   // the deprecated `serviceAccount` is v1's alias of `serviceAccountName`: kube's conversion reads it when the name
   // is missing and writes the name into it
-  if (!ps.serviceAccountName && typeof ps.serviceAccount === 'string' && ps.serviceAccount) ps.serviceAccountName = ps.serviceAccount;
+  if (!ps.serviceAccountName && typeof ps.serviceAccount === 'string' && ps.serviceAccount)
+    ps.serviceAccountName = ps.serviceAccount;
   if (ps.serviceAccountName) ps.serviceAccount = ps.serviceAccountName;
   for (const c of [...objects(ps.containers), ...objects(ps.initContainers)]) defaultContainer(c);
   for (const v of objects(ps.volumes)) defaultVolume(v);
@@ -83,7 +91,11 @@ function generateJobSelector(job: Obj): void {
   const uid = String(job.metadata?.uid ?? '');
   const template = (spec.template = isObj(spec.template) ? spec.template : {});
   const meta = (template.metadata = isObj(template.metadata) ? template.metadata : {});
-  meta.labels = { ...(isObj(meta.labels) ? meta.labels : {}), 'controller-uid': uid, 'job-name': String(job.metadata?.name ?? '') };
+  meta.labels = {
+    ...(isObj(meta.labels) ? meta.labels : {}),
+    'controller-uid': uid,
+    'job-name': String(job.metadata?.name ?? ''),
+  };
   spec.selector = { matchLabels: { 'controller-uid': uid } };
 }
 
@@ -93,13 +105,17 @@ function generateJobSelector(job: Obj): void {
  */
 function qosClassOf(spec: Obj): string {
   const containers = [...objects(spec.containers), ...objects(spec.initContainers)];
-  const of = (c: Obj, k: 'requests' | 'limits'): Obj => (isObj(c.resources) && isObj(c.resources[k]) ? c.resources[k] : {});
+  const of = (c: Obj, k: 'requests' | 'limits'): Obj =>
+    isObj(c.resources) && isObj(c.resources[k]) ? c.resources[k] : {};
   const compute = (r: Obj) => Object.keys(r).filter((k) => k === 'cpu' || k === 'memory');
-  if (containers.every((c) => !compute(of(c, 'requests')).length && !compute(of(c, 'limits')).length)) return 'BestEffort';
+  if (containers.every((c) => !compute(of(c, 'requests')).length && !compute(of(c, 'limits')).length))
+    return 'BestEffort';
   const guaranteed = containers.every((c) => {
     const limits = of(c, 'limits');
     const requests = of(c, 'requests');
-    return ['cpu', 'memory'].every((k) => limits[k] !== undefined && (requests[k] === undefined || sameQuantity(requests[k], limits[k])));
+    return ['cpu', 'memory'].every(
+      (k) => limits[k] !== undefined && (requests[k] === undefined || sameQuantity(requests[k], limits[k])),
+    );
   });
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
@@ -126,7 +142,12 @@ export function defaultBuiltin(group: string, resource: string, o: Obj, creating
       s.replicas ??= 1;
       const strategy = (s.strategy = isObj(s.strategy) ? s.strategy : {});
       strategy.type ||= 'RollingUpdate';
-      if (strategy.type === 'RollingUpdate') strategy.rollingUpdate = { maxUnavailable: '25%', maxSurge: '25%', ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}) };
+      if (strategy.type === 'RollingUpdate')
+        strategy.rollingUpdate = {
+          maxUnavailable: '25%',
+          maxSurge: '25%',
+          ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}),
+        };
       s.revisionHistoryLimit ??= 10;
       s.progressDeadlineSeconds ??= 600;
       defaultPodTemplate(s.template);
@@ -138,7 +159,8 @@ export function defaultBuiltin(group: string, resource: string, o: Obj, creating
       s.podManagementPolicy ??= 'OrderedReady';
       const strategy = (s.updateStrategy = isObj(s.updateStrategy) ? s.updateStrategy : {});
       strategy.type ||= 'RollingUpdate';
-      if (strategy.type === 'RollingUpdate') strategy.rollingUpdate = { partition: 0, ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}) };
+      if (strategy.type === 'RollingUpdate')
+        strategy.rollingUpdate = { partition: 0, ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}) };
       s.revisionHistoryLimit ??= 10;
       defaultPodTemplate(s.template);
       for (const claim of objects(s.volumeClaimTemplates)) defaultClaim(claim);
@@ -148,7 +170,12 @@ export function defaultBuiltin(group: string, resource: string, o: Obj, creating
       const s = (o.spec = spec ?? {});
       const strategy = (s.updateStrategy = isObj(s.updateStrategy) ? s.updateStrategy : {});
       strategy.type ||= 'RollingUpdate';
-      if (strategy.type === 'RollingUpdate') strategy.rollingUpdate = { maxUnavailable: 1, maxSurge: 0, ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}) };
+      if (strategy.type === 'RollingUpdate')
+        strategy.rollingUpdate = {
+          maxUnavailable: 1,
+          maxSurge: 0,
+          ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}),
+        };
       s.revisionHistoryLimit ??= 10;
       defaultPodTemplate(s.template);
       break;
@@ -163,7 +190,10 @@ export function defaultBuiltin(group: string, resource: string, o: Obj, creating
       const s = (o.spec = spec ?? {});
       s.replicas ??= 1;
       // an RC without a selector or labels takes its template's labels for both
-      const labels = isObj(s.template) && isObj(s.template.metadata) && isObj(s.template.metadata.labels) ? s.template.metadata.labels : undefined;
+      const labels =
+        isObj(s.template) && isObj(s.template.metadata) && isObj(s.template.metadata.labels)
+          ? s.template.metadata.labels
+          : undefined;
       if (labels && !(isObj(s.selector) && Object.keys(s.selector).length)) s.selector = { ...labels };
       const meta = (o.metadata = isObj(o.metadata) ? o.metadata : {});
       if (labels && !(isObj(meta.labels) && Object.keys(meta.labels).length)) meta.labels = { ...labels };
@@ -176,7 +206,8 @@ export function defaultBuiltin(group: string, resource: string, o: Obj, creating
       // a pod's own defaults (not a template's): requests default to the limits given, service links are on
       for (const c of [...objects(s.containers), ...objects(s.initContainers)]) {
         const resources = isObj(c.resources) ? c.resources : (c.resources = {});
-        if (isObj(resources.limits)) resources.requests = { ...resources.limits, ...(isObj(resources.requests) ? resources.requests : {}) };
+        if (isObj(resources.limits))
+          resources.requests = { ...resources.limits, ...(isObj(resources.requests) ? resources.requests : {}) };
       }
       s.enableServiceLinks ??= true;
       // the pod strategy's create: Pending, with the quality of service its resources give it
@@ -213,11 +244,19 @@ export function defaultBuiltin(group: string, resource: string, o: Obj, creating
       const s = (o.spec = spec ?? {});
       s.minReplicas ??= 1;
       // without metrics an HPA scales on CPU at 80 % of the pods' requests
-      if (!Array.isArray(s.metrics) || !s.metrics.length) s.metrics = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
+      if (!Array.isArray(s.metrics) || !s.metrics.length)
+        s.metrics = [
+          { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+        ];
       // a behavior, once given, has every rule filled in (kube's GenerateHPAScale{Up,Down}Rules)
       if (isObj(s.behavior)) {
-        s.behavior.scaleUp = scalingRules(s.behavior.scaleUp, 0, [{ type: 'Pods', value: 4, periodSeconds: 15 }, { type: 'Percent', value: 100, periodSeconds: 15 }]);
-        s.behavior.scaleDown = scalingRules(s.behavior.scaleDown, 300, [{ type: 'Percent', value: 100, periodSeconds: 15 }]);
+        s.behavior.scaleUp = scalingRules(s.behavior.scaleUp, 0, [
+          { type: 'Pods', value: 4, periodSeconds: 15 },
+          { type: 'Percent', value: 100, periodSeconds: 15 },
+        ]);
+        s.behavior.scaleDown = scalingRules(s.behavior.scaleDown, 300, [
+          { type: 'Percent', value: 100, periodSeconds: 15 },
+        ]);
       }
       break;
     }

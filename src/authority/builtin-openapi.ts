@@ -47,8 +47,12 @@ export function builtinTypes(): BuiltinTypes {
   if (!fields) {
     // every record without a prototype: fields are looked up by the keys of request bodies, and a body's
     // `valueOf` or `constructor` must find no field rather than Object.prototype's
-    fields = JSON.parse(brotliDecompressSync(readFileSync(join(DATA, 'builtin-types.json.br'))).toString('utf8'), (_key, value: unknown) =>
-      typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.assign(Object.create(null) as object, value) : value,
+    fields = JSON.parse(
+      brotliDecompressSync(readFileSync(join(DATA, 'builtin-types.json.br'))).toString('utf8'),
+      (_key, value: unknown) =>
+        typeof value === 'object' && value !== null && !Array.isArray(value)
+          ? Object.assign(Object.create(null) as object, value)
+          : value,
     ) as BuiltinTypes;
     for (const [type, extra] of Object.entries(NEWER_FIELDS)) Object.assign(fields.types[type] as object, extra);
   }
@@ -61,12 +65,19 @@ export function builtinTypes(): BuiltinTypes {
  * `fieldPath` (1.28) and `optionalOldSelf` (1.29).
  */
 const NEWER_FIELDS: Record<string, Record<string, FieldShape>> = {
-  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule': { messageExpression: 's', reason: 's', fieldPath: 's', optionalOldSelf: 'b' },
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule': {
+    messageExpression: 's',
+    reason: 's',
+    fieldPath: 's',
+    optionalOldSelf: 'b',
+  },
 };
 
 /** The built-in OpenAPI v3 documents (shared: never change them). */
 export function builtinOpenAPIv3(): BuiltinOpenAPIv3 {
-  v3 ??= JSON.parse(brotliDecompressSync(readFileSync(join(DATA, 'openapi-v3.json.br'))).toString('utf8')) as BuiltinOpenAPIv3;
+  v3 ??= JSON.parse(
+    brotliDecompressSync(readFileSync(join(DATA, 'openapi-v3.json.br'))).toString('utf8'),
+  ) as BuiltinOpenAPIv3;
   return v3;
 }
 

@@ -27,7 +27,10 @@ function goLabelSelector(s: Obj): string {
   const expressions = Array.isArray(s.matchExpressions)
     ? `[]v1.LabelSelectorRequirement{${s.matchExpressions
         .filter(isObj)
-        .map((e) => `v1.LabelSelectorRequirement{Key:${JSON.stringify(String(e.key ?? ''))}, Operator:${JSON.stringify(String(e.operator ?? ''))}, Values:${Array.isArray(e.values) ? `[]string{${e.values.map((v: unknown) => JSON.stringify(String(v))).join(', ')}}` : '[]string(nil)'}}`)
+        .map(
+          (e) =>
+            `v1.LabelSelectorRequirement{Key:${JSON.stringify(String(e.key ?? ''))}, Operator:${JSON.stringify(String(e.operator ?? ''))}, Values:${Array.isArray(e.values) ? `[]string{${e.values.map((v: unknown) => JSON.stringify(String(v))).join(', ')}}` : '[]string(nil)'}}`,
+        )
         .join(', ')}}`
     : '[]v1.LabelSelectorRequirement(nil)';
   return `v1.LabelSelector{MatchLabels:${goStringMap(s.matchLabels)}, MatchExpressions:${expressions}}`;
@@ -41,7 +44,15 @@ function selects(s: Obj, labels: Record<string, unknown>): boolean {
     const values = Array.isArray(e.values) ? e.values.map(String) : [];
     const has = Object.prototype.hasOwnProperty.call(labels, key);
     const ok =
-      e.operator === 'In' ? has && values.includes(String(labels[key])) : e.operator === 'NotIn' ? !has || !values.includes(String(labels[key])) : e.operator === 'Exists' ? has : e.operator === 'DoesNotExist' ? !has : false;
+      e.operator === 'In'
+        ? has && values.includes(String(labels[key]))
+        : e.operator === 'NotIn'
+          ? !has || !values.includes(String(labels[key]))
+          : e.operator === 'Exists'
+            ? has
+            : e.operator === 'DoesNotExist'
+              ? !has
+              : false;
     if (!ok) return false;
   }
   return true;
@@ -52,15 +63,30 @@ function podTemplateCauses(template: unknown, at: string, restartPolicies: strin
   const causes: FieldCause[] = [];
   const spec = isObj(template) && isObj(template.spec) ? template.spec : {};
   const containers = Array.isArray(spec.containers) ? spec.containers : [];
-  if (!containers.length) causes.push({ field: `${at}.spec.containers`, message: 'Required value', reason: 'FieldValueRequired' });
+  if (!containers.length)
+    causes.push({ field: `${at}.spec.containers`, message: 'Required value', reason: 'FieldValueRequired' });
   containers.forEach((c: unknown, i: number) => {
     const container = isObj(c) ? c : {};
-    if (!container.name) causes.push({ field: `${at}.spec.containers[${i}].name`, message: 'Required value', reason: 'FieldValueRequired' });
-    if (!container.image) causes.push({ field: `${at}.spec.containers[${i}].image`, message: 'Required value', reason: 'FieldValueRequired' });
+    if (!container.name)
+      causes.push({
+        field: `${at}.spec.containers[${i}].name`,
+        message: 'Required value',
+        reason: 'FieldValueRequired',
+      });
+    if (!container.image)
+      causes.push({
+        field: `${at}.spec.containers[${i}].image`,
+        message: 'Required value',
+        reason: 'FieldValueRequired',
+      });
   });
   const policy = spec.restartPolicy;
   if (typeof policy === 'string' && !restartPolicies.includes(policy)) {
-    causes.push({ field: `${at}.spec.restartPolicy`, message: `Unsupported value: ${JSON.stringify(policy)}: supported values: ${restartPolicies.map((p) => JSON.stringify(p)).join(', ')}`, reason: 'FieldValueNotSupported' });
+    causes.push({
+      field: `${at}.spec.restartPolicy`,
+      message: `Unsupported value: ${JSON.stringify(policy)}: supported values: ${restartPolicies.map((p) => JSON.stringify(p)).join(', ')}`,
+      reason: 'FieldValueNotSupported',
+    });
   }
   return causes;
 }
@@ -83,15 +109,34 @@ function workloadCauses(kindWord: string, o: Obj, old: Obj | undefined): FieldCa
   if (!isObj(selector)) {
     causes.push({ field: 'spec.selector', message: 'Required value', reason: 'FieldValueRequired' });
     // kube reads a missing selector as one that selects nothing, so the template does not match it either
-    causes.push({ field: 'spec.template.metadata.labels', message: `Invalid value: ${goStringMap(rawLabels)}: \`selector\` does not match template \`labels\``, reason: 'FieldValueInvalid' });
-  } else if (!Object.keys(selector.matchLabels ?? {}).length && !(Array.isArray(selector.matchExpressions) && selector.matchExpressions.length)) {
-    causes.push({ field: 'spec.selector', message: `Invalid value: ${goLabelSelector(selector)}: empty selector is invalid for ${kindWord}`, reason: 'FieldValueInvalid' });
+    causes.push({
+      field: 'spec.template.metadata.labels',
+      message: `Invalid value: ${goStringMap(rawLabels)}: \`selector\` does not match template \`labels\``,
+      reason: 'FieldValueInvalid',
+    });
+  } else if (
+    !Object.keys(selector.matchLabels ?? {}).length &&
+    !(Array.isArray(selector.matchExpressions) && selector.matchExpressions.length)
+  ) {
+    causes.push({
+      field: 'spec.selector',
+      message: `Invalid value: ${goLabelSelector(selector)}: empty selector is invalid for ${kindWord}`,
+      reason: 'FieldValueInvalid',
+    });
   } else if (!selects(selector, labels)) {
-    causes.push({ field: 'spec.template.metadata.labels', message: `Invalid value: ${goStringMap(rawLabels)}: \`selector\` does not match template \`labels\``, reason: 'FieldValueInvalid' });
+    causes.push({
+      field: 'spec.template.metadata.labels',
+      message: `Invalid value: ${goStringMap(rawLabels)}: \`selector\` does not match template \`labels\``,
+      reason: 'FieldValueInvalid',
+    });
   }
   causes.push(...podTemplateCauses(template, 'spec.template', ['Always']));
   if (old && isObj(selector) && isObj(old.spec?.selector) && !isDeepStrictEqual(selector, old.spec.selector)) {
-    causes.push({ field: 'spec.selector', message: `Invalid value: ${goLabelSelector(selector)}: field is immutable`, reason: 'FieldValueInvalid' });
+    causes.push({
+      field: 'spec.selector',
+      message: `Invalid value: ${goLabelSelector(selector)}: field is immutable`,
+      reason: 'FieldValueInvalid',
+    });
   }
   return causes;
 }
@@ -102,18 +147,40 @@ function jobCauses(o: Obj, old: Obj | undefined): FieldCause[] {
   const template = isObj(spec.template) ? spec.template : undefined;
   const rawLabels = template && isObj(template.metadata) ? template.metadata.labels : undefined;
   const labels = isObj(rawLabels) ? rawLabels : {};
-  if (!isObj(spec.selector)) causes.push({ field: 'spec.selector', message: 'Required value', reason: 'FieldValueRequired' });
+  if (!isObj(spec.selector))
+    causes.push({ field: 'spec.selector', message: 'Required value', reason: 'FieldValueRequired' });
   else if (!selects(spec.selector, labels)) {
-    causes.push({ field: 'spec.template.metadata.labels', message: `Invalid value: ${goStringMap(rawLabels)}: \`selector\` does not match template \`labels\``, reason: 'FieldValueInvalid' });
+    causes.push({
+      field: 'spec.template.metadata.labels',
+      message: `Invalid value: ${goStringMap(rawLabels)}: \`selector\` does not match template \`labels\``,
+      reason: 'FieldValueInvalid',
+    });
   }
   const policy = template && isObj(template.spec) ? template.spec.restartPolicy : undefined;
   if (policy === undefined || policy === 'Always') {
     // a Job's pods must end: kube names the two policies that let them
-    causes.push({ field: 'spec.template.spec.restartPolicy', message: `Unsupported value: ${JSON.stringify(policy ?? '')}: supported values: "OnFailure", "Never"`, reason: 'FieldValueNotSupported' });
+    causes.push({
+      field: 'spec.template.spec.restartPolicy',
+      message: `Unsupported value: ${JSON.stringify(policy ?? '')}: supported values: "OnFailure", "Never"`,
+      reason: 'FieldValueNotSupported',
+    });
   }
-  causes.push(...podTemplateCauses(template, 'spec.template', ['Always', 'OnFailure', 'Never']).filter((c) => !c.field.endsWith('.restartPolicy')));
-  if (old && isObj(spec.selector) && isObj(old.spec?.selector) && !isDeepStrictEqual(spec.selector, old.spec.selector)) {
-    causes.push({ field: 'spec.selector', message: `Invalid value: ${goLabelSelector(spec.selector)}: field is immutable`, reason: 'FieldValueInvalid' });
+  causes.push(
+    ...podTemplateCauses(template, 'spec.template', ['Always', 'OnFailure', 'Never']).filter(
+      (c) => !c.field.endsWith('.restartPolicy'),
+    ),
+  );
+  if (
+    old &&
+    isObj(spec.selector) &&
+    isObj(old.spec?.selector) &&
+    !isDeepStrictEqual(spec.selector, old.spec.selector)
+  ) {
+    causes.push({
+      field: 'spec.selector',
+      message: `Invalid value: ${goLabelSelector(spec.selector)}: field is immutable`,
+      reason: 'FieldValueInvalid',
+    });
   }
   return causes;
 }
@@ -128,9 +195,16 @@ export function validateBuiltin(group: string, resource: string, o: Obj, old: Ob
     const causes: FieldCause[] = [];
     // a CronJob's name prefixes its Jobs' names, which take 11 characters more: kube checks it on create
     const name = String(o.metadata?.name ?? '');
-    if (!old && name.length > 52) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: must be no more than 52 characters`, reason: 'FieldValueInvalid' });
-    if (!spec.schedule) causes.push({ field: 'spec.schedule', message: 'Required value', reason: 'FieldValueRequired' });
-    const template = isObj(spec.jobTemplate) && isObj(spec.jobTemplate.spec) ? spec.jobTemplate.spec.template : undefined;
+    if (!old && name.length > 52)
+      causes.push({
+        field: 'metadata.name',
+        message: `Invalid value: ${JSON.stringify(name)}: must be no more than 52 characters`,
+        reason: 'FieldValueInvalid',
+      });
+    if (!spec.schedule)
+      causes.push({ field: 'spec.schedule', message: 'Required value', reason: 'FieldValueRequired' });
+    const template =
+      isObj(spec.jobTemplate) && isObj(spec.jobTemplate.spec) ? spec.jobTemplate.spec.template : undefined;
     causes.push(...podTemplateCauses(template, 'spec.jobTemplate.spec.template', ['OnFailure', 'Never']));
     return causes;
   }

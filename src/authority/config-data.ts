@@ -20,7 +20,8 @@ const IMMUTABLE = 'Forbidden: field is immutable when `immutable` is set';
 export function mergeStringData(o: KubeObject): void {
   if (!o.stringData || typeof o.stringData !== 'object') return;
   o.data = { ...(o.data ?? {}) };
-  for (const [k, v] of Object.entries(o.stringData as Record<string, unknown>)) o.data[k] = Buffer.from(String(v)).toString('base64');
+  for (const [k, v] of Object.entries(o.stringData as Record<string, unknown>))
+    o.data[k] = Buffer.from(String(v)).toString('base64');
   delete o.stringData;
 }
 
@@ -39,7 +40,8 @@ function keyCauses(field: string, map: unknown): FieldCause[] {
   const out: FieldCause[] = [];
   if (!map || typeof map !== 'object') return out;
   for (const k of Object.keys(map)) {
-    for (const p of configKeyProblems(k)) out.push({ field: `${field}[${k}]`, message: `Invalid value: ${JSON.stringify(k)}: ${p}` });
+    for (const p of configKeyProblems(k))
+      out.push({ field: `${field}[${k}]`, message: `Invalid value: ${JSON.stringify(k)}: ${p}` });
   }
   return out;
 }
@@ -60,14 +62,22 @@ export function configMapCauses(o: KubeObject): FieldCause[] {
   const out = keyCauses('data', o.data);
   if (o.binaryData && typeof o.binaryData === 'object') {
     for (const k of Object.keys(o.binaryData)) {
-      for (const p of configKeyProblems(k)) out.push({ field: `binaryData[${k}]`, message: `Invalid value: ${JSON.stringify(k)}: ${p}` });
+      for (const p of configKeyProblems(k))
+        out.push({ field: `binaryData[${k}]`, message: `Invalid value: ${JSON.stringify(k)}: ${p}` });
       if (o.data && typeof o.data === 'object' && Object.hasOwn(o.data, k)) {
-        out.push({ field: `data[${k}]`, message: `Invalid value: ${JSON.stringify(k)}: duplicate of key present in binaryData` });
+        out.push({
+          field: `data[${k}]`,
+          message: `Invalid value: ${JSON.stringify(k)}: duplicate of key present in binaryData`,
+        });
       }
     }
   }
   if (valueBytes(o.data, false) + valueBytes(o.binaryData, true) > MAX_DATA_BYTES) {
-    out.push({ field: '[]', message: `Too long: may not be more than ${MAX_DATA_BYTES} bytes`, reason: 'FieldValueTooLong' });
+    out.push({
+      field: '[]',
+      message: `Too long: may not be more than ${MAX_DATA_BYTES} bytes`,
+      reason: 'FieldValueTooLong',
+    });
   }
   return out;
 }
@@ -76,7 +86,11 @@ export function configMapCauses(o: KubeObject): FieldCause[] {
 export function secretCauses(o: KubeObject): FieldCause[] {
   const out = keyCauses('data', o.data);
   if (valueBytes(o.data, true) > MAX_DATA_BYTES) {
-    out.push({ field: 'data', message: `Too long: may not be more than ${MAX_DATA_BYTES} bytes`, reason: 'FieldValueTooLong' });
+    out.push({
+      field: 'data',
+      message: `Too long: may not be more than ${MAX_DATA_BYTES} bytes`,
+      reason: 'FieldValueTooLong',
+    });
   }
   return out;
 }
@@ -93,7 +107,8 @@ export function immutabilityCauses(kind: 'ConfigMap' | 'Secret', old: KubeObject
   }
   if (old.immutable !== true) return out;
   if (next.immutable !== true) out.push({ field: 'immutable', message: IMMUTABLE, reason: 'FieldValueForbidden' });
-  if (!isDeepStrictEqual(old.data ?? {}, next.data ?? {})) out.push({ field: 'data', message: IMMUTABLE, reason: 'FieldValueForbidden' });
+  if (!isDeepStrictEqual(old.data ?? {}, next.data ?? {}))
+    out.push({ field: 'data', message: IMMUTABLE, reason: 'FieldValueForbidden' });
   if (kind === 'ConfigMap' && !isDeepStrictEqual(old.binaryData ?? {}, next.binaryData ?? {})) {
     out.push({ field: 'binaryData', message: IMMUTABLE, reason: 'FieldValueForbidden' });
   }

@@ -28,7 +28,11 @@ export interface ConvertedWriteRequest {
  * Runs `write` (a create, update or patch of the request, with the given options added) for a type converted by
  * webhook. Admission's intermediate steps (`untilAdmission`, dry runs) run in the request's version only.
  */
-export async function convertedWrite(r: ConvertedWriteRequest, write: (extra: WriteOptions) => KubeObject, extra: WriteOptions = {}): Promise<KubeObject> {
+export async function convertedWrite(
+  r: ConvertedWriteRequest,
+  write: (extra: WriteOptions) => KubeObject,
+  extra: WriteOptions = {},
+): Promise<KubeObject> {
   const t = r.type;
   const storage = r.converter.storageVersion(t);
   for (let attempt = 1; ; attempt++) {
@@ -38,7 +42,13 @@ export async function convertedWrite(r: ConvertedWriteRequest, write: (extra: Wr
     try {
       const next = write({ ...extra, viewOfOld, dryRun: true });
       // nothing changed: nothing to store (the write answered the object as it is)
-      if (stored && viewOfOld && next.metadata?.resourceVersion === stored.metadata.resourceVersion && same(next, r.objects.present(t, viewOfOld))) return next;
+      if (
+        stored &&
+        viewOfOld &&
+        next.metadata?.resourceVersion === stored.metadata.resourceVersion &&
+        same(next, r.objects.present(t, viewOfOld))
+      )
+        return next;
       const [inStorage] = await r.converter.convert(t, [next], storage);
       const committed = r.objects.storeConverted(t, stored, inStorage);
       const [back] = await r.converter.convert(t, [committed], t.version);

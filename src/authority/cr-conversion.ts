@@ -68,7 +68,9 @@ export class CustomResourceConverter {
   async convert(t: ResourceType, objects: KubeObject[], version: string): Promise<KubeObject[]> {
     const target = apiVersionOf({ group: t.group, version });
     const crd = this.webhookCrd(t);
-    const pending = objects.map((o, i) => ({ o, i })).filter(({ o }) => crd && versionOf(o.apiVersion) !== version && !isEmpty(o));
+    const pending = objects
+      .map((o, i) => ({ o, i }))
+      .filter(({ o }) => crd && versionOf(o.apiVersion) !== version && !isEmpty(o));
     const out: KubeObject[] = objects.map((o) => ({ ...o, apiVersion: target }));
     if (!crd || pending.length === 0) return out;
     const first = pending[0].o;
@@ -80,7 +82,11 @@ export class CustomResourceConverter {
       reply = await postReview({
         clientConfig: webhook.clientConfig ?? {},
         timeoutSeconds: CONVERSION_TIMEOUT_SECONDS,
-        review: { kind: 'ConversionReview', apiVersion: 'apiextensions.k8s.io/v1', request: { uid, desiredAPIVersion: target, objects: pending.map(({ o }) => o) } },
+        review: {
+          kind: 'ConversionReview',
+          apiVersion: 'apiextensions.k8s.io/v1',
+          request: { uid, desiredAPIVersion: target, objects: pending.map(({ o }) => o) },
+        },
         resolveService: this.opts.resolveService,
         userAgent: 'kube-apiserver',
         prefix: '',
@@ -93,8 +99,12 @@ export class CustomResourceConverter {
     const converted = checkReply(reply, uid, what, pending.length);
     converted.forEach((c, k) => {
       const { o, i } = pending[k];
-      if (!c || typeof c !== 'object' || Array.isArray(c)) throw failure(`conversion webhook for ${what} returned invalid object at index ${k}: not an object`);
-      if (c.apiVersion !== target) throw failure(`conversion webhook for ${what} returned invalid object at index ${k}: invalid groupVersion (expected ${target}, received ${String(c.apiVersion ?? '')})`);
+      if (!c || typeof c !== 'object' || Array.isArray(c))
+        throw failure(`conversion webhook for ${what} returned invalid object at index ${k}: not an object`);
+      if (c.apiVersion !== target)
+        throw failure(
+          `conversion webhook for ${what} returned invalid object at index ${k}: invalid groupVersion (expected ${target}, received ${String(c.apiVersion ?? '')})`,
+        );
       const why = changedIdentity(o, c);
       if (why) throw failure(`conversion webhook for ${what} returned invalid object: ${why}`);
       // kube keeps the original metadata but for labels and annotations, which the webhook may change
@@ -112,7 +122,12 @@ export class CustomResourceConverter {
 
 function sortedDeep(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortedDeep);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortedDeep((v as Record<string, unknown>)[k])]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortedDeep((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }
 
@@ -125,20 +140,34 @@ function isEmpty(o: KubeObject): boolean {
 function checkReply(reply: KubeObject, uid: string, what: string, expected: number): KubeObject[] {
   const failed = (why: string) => failure(`conversion webhook for ${what} failed: ${why}`);
   if (!reply || typeof reply !== 'object' || Array.isArray(reply)) throw failed('no response provided');
-  const known = reply.kind === 'ConversionReview' && (reply.apiVersion === 'apiextensions.k8s.io/v1' || reply.apiVersion === 'apiextensions.k8s.io/v1beta1');
+  const known =
+    reply.kind === 'ConversionReview' &&
+    (reply.apiVersion === 'apiextensions.k8s.io/v1' || reply.apiVersion === 'apiextensions.k8s.io/v1beta1');
   // kube decodes the answer with a scheme that knows ConversionReview only
-  if (!known) throw failed(`no kind ${JSON.stringify(String(reply.kind ?? ''))} is registered for version ${JSON.stringify(String(reply.apiVersion ?? ''))} in scheme "k8s.io/apiserver/pkg/util/webhook/client.go:69"`);
-  if (reply.apiVersion !== 'apiextensions.k8s.io/v1') throw failed(`expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got ${String(reply.apiVersion)}, Kind=ConversionReview`);
+  if (!known)
+    throw failed(
+      `no kind ${JSON.stringify(String(reply.kind ?? ''))} is registered for version ${JSON.stringify(String(reply.apiVersion ?? ''))} in scheme "k8s.io/apiserver/pkg/util/webhook/client.go:69"`,
+    );
+  if (reply.apiVersion !== 'apiextensions.k8s.io/v1')
+    throw failed(
+      `expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got ${String(reply.apiVersion)}, Kind=ConversionReview`,
+    );
   const r = reply.response;
   if (!r || typeof r !== 'object') throw failed('no response provided');
-  if (String(r.uid ?? '') !== uid) throw failed(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(r.uid ?? ''))}`);
+  if (String(r.uid ?? '') !== uid)
+    throw failed(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(r.uid ?? ''))}`);
   const status = r.result?.status;
   if (status !== 'Success') {
     const message = r.result?.message;
-    throw failed(typeof message === 'string' && message ? message : `response.result.status was '${String(status ?? '')}', not 'Success'`);
+    throw failed(
+      typeof message === 'string' && message
+        ? message
+        : `response.result.status was '${String(status ?? '')}', not 'Success'`,
+    );
   }
   const objects = Array.isArray(r.convertedObjects) ? (r.convertedObjects as KubeObject[]) : [];
-  if (objects.length !== expected) throw failure(`conversion webhook for ${what} returned ${objects.length} objects, expected ${expected}`);
+  if (objects.length !== expected)
+    throw failure(`conversion webhook for ${what} returned ${objects.length} objects, expected ${expected}`);
   return objects;
 }
 
@@ -152,6 +181,8 @@ function changedIdentity(original: KubeObject, c: KubeObject): string | undefine
     ['namespace', om.namespace, m.namespace],
     ['UID', om.uid, m.uid],
   ];
-  for (const [what, was, now] of pairs) if (String(was ?? '') !== String(now ?? '')) return `must have the same ${what}: ${String(was ?? '')} != ${String(now ?? '')}`;
+  for (const [what, was, now] of pairs)
+    if (String(was ?? '') !== String(now ?? ''))
+      return `must have the same ${what}: ${String(was ?? '')} != ${String(now ?? '')}`;
   return undefined;
 }

@@ -74,8 +74,13 @@ export function toCel(v: Json, s: StructuralSchema | undefined): CelInput {
   if (typeof v === 'string' || typeof v === 'boolean') return v;
   if (Array.isArray(v)) return v.map((x) => toCel(x, s?.items));
   if (isObj(v)) {
-    const extra = isObj(s?.additionalProperties) ? (s.additionalProperties) : undefined;
-    return new Map(Object.entries(v).map(([k, x]) => [k, toCel(x, (s?.properties && Object.hasOwn(s.properties, k) ? s.properties[k] : undefined) ?? extra)]));
+    const extra = isObj(s?.additionalProperties) ? s.additionalProperties : undefined;
+    return new Map(
+      Object.entries(v).map(([k, x]) => [
+        k,
+        toCel(x, (s?.properties && Object.hasOwn(s.properties, k) ? s.properties[k] : undefined) ?? extra),
+      ]),
+    );
   }
   return null;
 }
@@ -109,7 +114,11 @@ export function evaluateRules(value: Json, s: StructuralSchema, field: string, o
     if (result === true) continue;
     if (result instanceof Error || loadCel().lib.isCelError(result)) {
       const why = result instanceof Error ? result.message : String((result as { message?: string }).message ?? result);
-      out.push({ field: path, message: `Invalid value: "${type}": ${why} evaluating rule: ${r.rule}`, reason: 'FieldValueInvalid' });
+      out.push({
+        field: path,
+        message: `Invalid value: "${type}": ${why} evaluating rule: ${r.rule}`,
+        reason: 'FieldValueInvalid',
+      });
       continue;
     }
     let text = r.message || `failed rule: ${r.rule}`;

@@ -28,42 +28,89 @@ export function conversionCauses(spec: KubeObject): FieldCause[] {
   const causes: FieldCause[] = [];
   const versions: KubeObject[] = Array.isArray(spec.versions) ? spec.versions : [];
   versions.forEach((v, i) => {
-    if (v && typeof v === 'object' && v.deprecationWarning !== undefined && v.deprecationWarning !== null && !v.deprecated) {
-      causes.push({ field: `spec.versions[${i}].deprecationWarning`, message: `Invalid value: ${JSON.stringify(v.deprecationWarning)}: can only be set for deprecated versions` });
+    if (
+      v &&
+      typeof v === 'object' &&
+      v.deprecationWarning !== undefined &&
+      v.deprecationWarning !== null &&
+      !v.deprecated
+    ) {
+      causes.push({
+        field: `spec.versions[${i}].deprecationWarning`,
+        message: `Invalid value: ${JSON.stringify(v.deprecationWarning)}: can only be set for deprecated versions`,
+      });
     }
   });
   const c = spec.conversion;
   if (c && typeof c === 'object') {
     const path = 'spec.conversion';
     if (!STRATEGIES.includes(c.strategy)) {
-      causes.push({ field: `${path}.strategy`, message: `Unsupported value: ${JSON.stringify(c.strategy)}: supported values: ${STRATEGIES.map((x) => JSON.stringify(x)).join(', ')}`, reason: 'FieldValueNotSupported' });
+      causes.push({
+        field: `${path}.strategy`,
+        message: `Unsupported value: ${JSON.stringify(c.strategy)}: supported values: ${STRATEGIES.map((x) => JSON.stringify(x)).join(', ')}`,
+        reason: 'FieldValueNotSupported',
+      });
     }
     if (spec.preserveUnknownFields === true && c.strategy !== 'None') {
-      causes.push({ field: `${path}.strategy`, message: `Invalid value: ${JSON.stringify(c.strategy)}: must be None if spec.preserveUnknownFields is true` });
+      causes.push({
+        field: `${path}.strategy`,
+        message: `Invalid value: ${JSON.stringify(c.strategy)}: must be None if spec.preserveUnknownFields is true`,
+      });
     }
     const clientConfig = c.webhook?.clientConfig;
     const reviewVersions = c.webhook?.conversionReviewVersions;
     if (c.strategy === 'Webhook') {
-      if (!clientConfig || typeof clientConfig !== 'object') causes.push({ field: `${path}.webhookClientConfig`, message: 'Required value: required when strategy is set to Webhook', reason: 'FieldValueRequired' });
+      if (!clientConfig || typeof clientConfig !== 'object')
+        causes.push({
+          field: `${path}.webhookClientConfig`,
+          message: 'Required value: required when strategy is set to Webhook',
+          reason: 'FieldValueRequired',
+        });
       else causes.push(...clientConfigCauses(clientConfig, `${path}.webhookClientConfig`));
-      if (!Array.isArray(reviewVersions) || reviewVersions.length === 0) causes.push({ field: `${path}.conversionReviewVersions`, message: 'Required value', reason: 'FieldValueRequired' });
+      if (!Array.isArray(reviewVersions) || reviewVersions.length === 0)
+        causes.push({
+          field: `${path}.conversionReviewVersions`,
+          message: 'Required value',
+          reason: 'FieldValueRequired',
+        });
       else {
         const seen = new Set<string>();
         reviewVersions.forEach((v: unknown, k: number) => {
-          if (seen.has(String(v))) causes.push({ field: `${path}.conversionReviewVersions[${k}]`, message: `Invalid value: ${JSON.stringify(v)}: duplicate version` });
+          if (seen.has(String(v)))
+            causes.push({
+              field: `${path}.conversionReviewVersions[${k}]`,
+              message: `Invalid value: ${JSON.stringify(v)}: duplicate version`,
+            });
           seen.add(String(v));
         });
         if (!reviewVersions.some((v: unknown) => REVIEW_VERSIONS.includes(String(v)))) {
-          causes.push({ field: `${path}.conversionReviewVersions`, message: `Invalid value: ${goStrings(reviewVersions)}: must include at least one of ${REVIEW_VERSIONS.join(', ')}` });
+          causes.push({
+            field: `${path}.conversionReviewVersions`,
+            message: `Invalid value: ${goStrings(reviewVersions)}: must include at least one of ${REVIEW_VERSIONS.join(', ')}`,
+          });
         }
       }
     } else {
-      if (clientConfig !== undefined && clientConfig !== null) causes.push({ field: `${path}.webhookClientConfig`, message: 'Forbidden: should not be set when strategy is not set to Webhook', reason: 'FieldValueForbidden' });
-      if (Array.isArray(reviewVersions) && reviewVersions.length > 0) causes.push({ field: `${path}.conversionReviewVersions`, message: 'Forbidden: should not be set when strategy is not set to Webhook', reason: 'FieldValueForbidden' });
+      if (clientConfig !== undefined && clientConfig !== null)
+        causes.push({
+          field: `${path}.webhookClientConfig`,
+          message: 'Forbidden: should not be set when strategy is not set to Webhook',
+          reason: 'FieldValueForbidden',
+        });
+      if (Array.isArray(reviewVersions) && reviewVersions.length > 0)
+        causes.push({
+          field: `${path}.conversionReviewVersions`,
+          message: 'Forbidden: should not be set when strategy is not set to Webhook',
+          reason: 'FieldValueForbidden',
+        });
     }
   }
   if (spec.preserveUnknownFields === true) {
-    causes.push({ field: 'spec.preserveUnknownFields', message: 'Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead' });
+    causes.push({
+      field: 'spec.preserveUnknownFields',
+      message:
+        'Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+    });
   }
   return causes;
 }
@@ -73,7 +120,12 @@ export function versionPriority(a: string, b: string): number {
   const parse = (v: string) => {
     const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
     if (!m) return { rank: 0, major: 0, minor: 0, name: v };
-    return { rank: m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1, major: Number(m[1]), minor: Number(m[3] ?? 0), name: v };
+    return {
+      rank: m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1,
+      major: Number(m[1]),
+      minor: Number(m[3] ?? 0),
+      name: v,
+    };
   };
   const x = parse(a);
   const y = parse(b);

@@ -54,14 +54,27 @@ const same = (a: Json, b: Json) => isDeepStrictEqual(a, b);
 
 /** The fields of ObjectMeta: anything else under a `metadata` is pruned. */
 const OBJECT_META = new Set([
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
 ]);
 
 const child = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
 function additional(s: StructuralSchema): StructuralSchema | undefined {
-  return isObj(s.additionalProperties) ? (s.additionalProperties) : undefined;
+  return isObj(s.additionalProperties) ? s.additionalProperties : undefined;
 }
 
 // ---- pruning and nulls ----
@@ -95,7 +108,13 @@ function ownField(props: Record<string, StructuralSchema> | undefined, key: stri
   return props && Object.hasOwn(props, key) ? props[key] : undefined;
 }
 
-function pruneObject(o: Record<string, Json>, s: StructuralSchema, path: string, out: string[], resource: boolean): void {
+function pruneObject(
+  o: Record<string, Json>,
+  s: StructuralSchema,
+  path: string,
+  out: string[],
+  resource: boolean,
+): void {
   const props = s.properties ?? {};
   const extra = additional(s);
   const keep = s['x-kubernetes-preserve-unknown-fields'] === true;
@@ -146,7 +165,8 @@ function defaultValue(v: Json, s: StructuralSchema): void {
   }
   if (!isObj(v)) return;
   for (const [k, ps] of Object.entries(s.properties ?? {})) {
-    if (ps.default !== undefined && (!Object.hasOwn(v, k) || (v[k] === null && !ps.nullable))) v[k] = structuredClone(ps.default);
+    if (ps.default !== undefined && (!Object.hasOwn(v, k) || (v[k] === null && !ps.nullable)))
+      v[k] = structuredClone(ps.default);
     if (Object.hasOwn(v, k)) defaultValue(v[k], ps);
   }
   const extra = additional(s);
@@ -169,7 +189,10 @@ function goValue(v: Json): string {
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v !== 'object') return String(v);
   if (Array.isArray(v)) return `[]interface {}{${v.map(goValue).join(', ')}}`;
-  return `map[string]interface {}{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${goValue(v[k])}`).join(', ')}}`;
+  return `map[string]interface {}{${Object.keys(v)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${goValue(v[k])}`)
+    .join(', ')}}`;
 }
 
 function typeName(v: Json): string {
@@ -196,7 +219,9 @@ const FORMATS: Record<string, (v: string) => boolean> = {
     if (rest.length || bits === undefined || !/^\d{1,3}$/.test(bits)) return false;
     return (isIPv4(ip) && Number(bits) <= 32) || (isIPv6(ip) && Number(bits) <= 128);
   },
-  hostname: (v) => v.length <= 255 && /^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$/.test(v),
+  hostname: (v) =>
+    v.length <= 255 &&
+    /^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$/.test(v),
   email: (v) => /^[^\s@]+@[^\s@]+$/.test(v),
   uri: (v) => {
     try {
@@ -211,8 +236,12 @@ const FORMATS: Record<string, (v: string) => boolean> = {
   uuid4: (v) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i.test(v),
   uuid5: (v) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i.test(v),
   date: (v) => DATE.test(v) && !Number.isNaN(Date.parse(v)),
-  'date-time': (v) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))),
-  duration: (v) => /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h|d|w))+$/.test(v.replace(/\s+/g, '')) || /^\d+\s*(nanoseconds?|microseconds?|milliseconds?|seconds?|minutes?|hours?|days?|weeks?)$/.test(v),
+  'date-time': (v) =>
+    /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(v) &&
+    !Number.isNaN(Date.parse(v.replace(' ', 'T'))),
+  duration: (v) =>
+    /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h|d|w))+$/.test(v.replace(/\s+/g, '')) ||
+    /^\d+\s*(nanoseconds?|microseconds?|milliseconds?|seconds?|minutes?|hours?|days?|weeks?)$/.test(v),
   byte: (v) => /^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(v),
 };
 
@@ -225,7 +254,13 @@ interface PendingRules {
 }
 
 /** Errors after which kube does not evaluate CEL rules. */
-const CEL_BLOCKERS = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+const CEL_BLOCKERS = new Set([
+  'FieldValueNotSupported',
+  'FieldValueRequired',
+  'FieldValueTooLong',
+  'FieldValueTooMany',
+  'FieldValueTypeInvalid',
+]);
 
 interface Ctx {
   causes: FieldCause[];
@@ -245,7 +280,7 @@ function hasRules(s: StructuralSchema | undefined): boolean {
   const children: Array<StructuralSchema | undefined> = [
     ...Object.values(s.properties ?? {}),
     s.items,
-    typeof s.additionalProperties === 'object' ? (s.additionalProperties) : undefined,
+    typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined,
   ];
   const found = !!s['x-kubernetes-validations']?.length || children.some((c) => hasRules(c));
   RULES.set(s, found);
@@ -261,7 +296,12 @@ function push(ctx: Ctx, field: string, message: string, reason = 'FieldValueInva
  * object on an update: errors in values it already had are not reported (kube's validation ratcheting). A write to
  * the status subresource validates `status` against its own schema: fields read `status.x`, texts `x in body`.
  */
-export function validateCustomResource(o: Json, schema: StructuralSchema, old?: Json, statusOnly = false): FieldCause[] {
+export function validateCustomResource(
+  o: Json,
+  schema: StructuralSchema,
+  old?: Json,
+  statusOnly = false,
+): FieldCause[] {
   const ctx: Ctx = { causes: [], rules: [], prefix: '' };
   if (!isObj(o)) return ctx.causes;
   const statusSchema = schema.properties?.status;
@@ -269,7 +309,8 @@ export function validateCustomResource(o: Json, schema: StructuralSchema, old?: 
     if (o.status !== undefined && isObj(o.status)) {
       const sub: Ctx = { ...ctx, prefix: 'status.' };
       const oldStatus = isObj(old?.status) ? old.status : undefined;
-      if (statusSchema['x-kubernetes-validations']?.length) ctx.rules.push({ value: o.status, schema: statusSchema, field: 'status', old: oldStatus });
+      if (statusSchema['x-kubernetes-validations']?.length)
+        ctx.rules.push({ value: o.status, schema: statusSchema, field: 'status', old: oldStatus });
       validateObject(o.status, statusSchema, '', sub, oldStatus, false);
     }
   } else {
@@ -279,7 +320,11 @@ export function validateCustomResource(o: Json, schema: StructuralSchema, old?: 
   // kube runs its CEL validator when the schema has rules anywhere, present in this object or not
   if (hasRules(statusOnly && statusSchema ? statusSchema : schema)) {
     if (ctx.causes.some((c) => CEL_BLOCKERS.has(c.reason ?? ''))) {
-      push(ctx, '<nil>', 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation');
+      push(
+        ctx,
+        '<nil>',
+        'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+      );
     } else for (const r of ctx.rules) ctx.causes.push(...evaluateRules(r.value, r.schema, r.field, r.old));
   }
   return ctx.causes;
@@ -290,35 +335,56 @@ function validateValue(v: Json, s: StructuralSchema, path: string, ctx: Ctx, old
   if (v === null) {
     if (s.nullable) return;
     const want = s['x-kubernetes-int-or-string'] ? 'integer,string' : s.type;
-    if (want) push(ctx, path, `Invalid value: "null": ${path} in body must be of type ${want}: "null"`, 'FieldValueTypeInvalid');
+    if (want)
+      push(
+        ctx,
+        path,
+        `Invalid value: "null": ${path} in body must be of type ${want}: "null"`,
+        'FieldValueTypeInvalid',
+      );
     return;
   }
   if (!typeMatches(v, s)) {
     const want = s['x-kubernetes-int-or-string'] ? 'integer,string' : s.type;
-    push(ctx, path, `Invalid value: "${typeName(v)}": ${path} in body must be of type ${want}: "${typeName(v)}"`, 'FieldValueTypeInvalid');
+    push(
+      ctx,
+      path,
+      `Invalid value: "${typeName(v)}": ${path} in body must be of type ${want}: "${typeName(v)}"`,
+      'FieldValueTypeInvalid',
+    );
     return;
   }
-  if (s['x-kubernetes-validations']?.length) ctx.rules.push({ value: v, schema: s, field: `${ctx.prefix}${path}`, old });
+  if (s['x-kubernetes-validations']?.length)
+    ctx.rules.push({ value: v, schema: s, field: `${ctx.prefix}${path}`, old });
   if (s.enum && !s.enum.some((e) => same(e, v))) {
-    push(ctx, path, `Unsupported value: ${shown(v)}: supported values: ${s.enum.map(shown).join(', ')}`, 'FieldValueNotSupported');
+    push(
+      ctx,
+      path,
+      `Unsupported value: ${shown(v)}: supported values: ${s.enum.map(shown).join(', ')}`,
+      'FieldValueNotSupported',
+    );
   }
   if (typeof v === 'string') validateString(v, s, path, ctx);
   else if (typeof v === 'number') validateNumber(v, s, path, ctx);
   else if (Array.isArray(v)) validateArray(v, s, path, ctx, Array.isArray(old) ? old : undefined);
-  else if (isObj(v)) validateObject(v, s, path, ctx, isObj(old) ? old : undefined, s['x-kubernetes-embedded-resource'] === true);
+  else if (isObj(v))
+    validateObject(v, s, path, ctx, isObj(old) ? old : undefined, s['x-kubernetes-embedded-resource'] === true);
 }
 
 function validateString(v: string, s: StructuralSchema, path: string, ctx: Ctx): void {
   validateStringBounds(v, s, path, ctx);
   const check = s.format ? FORMATS[s.format] : undefined;
-  if (check && !check(v)) push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body must be of type ${s.format}: ${shown(v)}`);
+  if (check && !check(v))
+    push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body must be of type ${s.format}: ${shown(v)}`);
 }
 
 /** maxLength, minLength, pattern: the first that fails is the only one reported (kube-openapi's string validator). */
 function validateStringBounds(v: string, s: StructuralSchema, path: string, ctx: Ctx): void {
   const chars = [...v].length;
-  if (s.maxLength !== undefined && chars > s.maxLength) return push(ctx, path, `Too long: may not be more than ${s.maxLength} bytes`, 'FieldValueTooLong');
-  if (s.minLength !== undefined && chars < s.minLength) return push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body should be at least ${s.minLength} chars long`);
+  if (s.maxLength !== undefined && chars > s.maxLength)
+    return push(ctx, path, `Too long: may not be more than ${s.maxLength} bytes`, 'FieldValueTooLong');
+  if (s.minLength !== undefined && chars < s.minLength)
+    return push(ctx, path, `Invalid value: ${shown(v)}: ${path} in body should be at least ${s.minLength} chars long`);
   if (s.pattern !== undefined) {
     let re: RegExp | undefined;
     try {
@@ -333,17 +399,22 @@ function validateStringBounds(v: string, s: StructuralSchema, path: string, ctx:
 function validateNumber(v: number, s: StructuralSchema, path: string, ctx: Ctx): void {
   const bad = (why: string) => push(ctx, path, `Invalid value: ${v}: ${path} in body ${why}`);
   if (s.minimum !== undefined) {
-    if (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum) bad(`should be greater than ${s.exclusiveMinimum ? '' : 'or equal to '}${s.minimum}`);
+    if (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum)
+      bad(`should be greater than ${s.exclusiveMinimum ? '' : 'or equal to '}${s.minimum}`);
   }
   if (s.maximum !== undefined) {
-    if (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum) bad(`should be less than ${s.exclusiveMaximum ? '' : 'or equal to '}${s.maximum}`);
+    if (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum)
+      bad(`should be less than ${s.exclusiveMaximum ? '' : 'or equal to '}${s.maximum}`);
   }
-  if (s.multipleOf !== undefined && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf)) bad(`should be a multiple of ${s.multipleOf}`);
+  if (s.multipleOf !== undefined && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf))
+    bad(`should be a multiple of ${s.multipleOf}`);
 }
 
 function validateArray(v: Json[], s: StructuralSchema, path: string, ctx: Ctx, old: Json[] | undefined): void {
-  if (s.maxItems !== undefined && v.length > s.maxItems) push(ctx, path, `Too many: ${v.length}: must have at most ${s.maxItems} items`, 'FieldValueTooMany');
-  if (s.minItems !== undefined && v.length < s.minItems) push(ctx, path, `Invalid value: ${v.length}: ${path} in body should have at least ${s.minItems} items`);
+  if (s.maxItems !== undefined && v.length > s.maxItems)
+    push(ctx, path, `Too many: ${v.length}: must have at most ${s.maxItems} items`, 'FieldValueTooMany');
+  if (s.minItems !== undefined && v.length < s.minItems)
+    push(ctx, path, `Invalid value: ${v.length}: ${path} in body should have at least ${s.minItems} items`);
   if (s.items) v.forEach((x, i) => validateValue(x, s.items!, `${path}[${i}]`, ctx, old?.[i]));
   const listType = s['x-kubernetes-list-type'];
   if (listType === 'set') {
@@ -370,7 +441,14 @@ function validateArray(v: Json[], s: StructuralSchema, path: string, ctx: Ctx, o
   }
 }
 
-function validateObject(v: Record<string, Json>, s: StructuralSchema, path: string, ctx: Ctx, old: Record<string, Json> | undefined, resource: boolean): void {
+function validateObject(
+  v: Record<string, Json>,
+  s: StructuralSchema,
+  path: string,
+  ctx: Ctx,
+  old: Record<string, Json> | undefined,
+  resource: boolean,
+): void {
   const props = s.properties ?? {};
   const extra = additional(s);
   for (const [k, x] of Object.entries(v)) {
@@ -378,17 +456,22 @@ function validateObject(v: Record<string, Json>, s: StructuralSchema, path: stri
     const ps = ownField(props, k) ?? extra;
     if (ps) validateValue(x, ps, child(path, k), ctx, old?.[k]);
   }
-  for (const r of s.required ?? []) if (!(r in v) || v[r] === undefined) push(ctx, child(path, r), 'Required value', 'FieldValueRequired');
+  for (const r of s.required ?? [])
+    if (!(r in v) || v[r] === undefined) push(ctx, child(path, r), 'Required value', 'FieldValueRequired');
   const n = Object.keys(v).length;
-  if (s.maxProperties !== undefined && n > s.maxProperties) push(ctx, path, `Too many: ${n}: must have at most ${s.maxProperties} items`, 'FieldValueTooMany');
-  if (s.minProperties !== undefined && n < s.minProperties) push(ctx, path, `Invalid value: ${n}: ${path} in body should have at least ${s.minProperties} properties`);
+  if (s.maxProperties !== undefined && n > s.maxProperties)
+    push(ctx, path, `Too many: ${n}: must have at most ${s.maxProperties} items`, 'FieldValueTooMany');
+  if (s.minProperties !== undefined && n < s.minProperties)
+    push(ctx, path, `Invalid value: ${n}: ${path} in body should have at least ${s.minProperties} properties`);
   if (resource && path !== '') {
     for (const k of ['apiVersion', 'kind']) {
-      if (v[k] === undefined || v[k] === '') push(ctx, child(path, k), 'Required value: must not be empty', 'FieldValueRequired');
+      if (v[k] === undefined || v[k] === '')
+        push(ctx, child(path, k), 'Required value: must not be empty', 'FieldValueRequired');
       else if (typeof v[k] !== 'string') push(ctx, child(path, k), `Invalid value: ${shown(v[k])}: must be a string`);
     }
     // an embedded object's metadata is an ObjectMeta: its labels follow the label rules
-    if (isObj(v.metadata)) for (const e of validateLabels(v.metadata.labels)) push(ctx, child(path, e.field), e.message);
+    if (isObj(v.metadata))
+      for (const e of validateLabels(v.metadata.labels)) push(ctx, child(path, e.field), e.message);
   }
 }
 
@@ -451,19 +534,38 @@ export function structuralSchemaCauses(schema: unknown, path: string): FieldCaus
     const node = s as StructuralSchema & { uniqueItems?: boolean };
     const type = typeof node.type === 'string' ? node.type : '';
     if (node['x-kubernetes-embedded-resource'] && type !== 'object') {
-      if (!type) out.push({ field: `${at}.type`, message: 'Required value: must be object if x-kubernetes-embedded-resource is true', reason: 'FieldValueRequired' });
-      else out.push({ field: `${at}.type`, message: `Invalid value: ${JSON.stringify(type)}: must be object if x-kubernetes-embedded-resource is true` });
+      if (!type)
+        out.push({
+          field: `${at}.type`,
+          message: 'Required value: must be object if x-kubernetes-embedded-resource is true',
+          reason: 'FieldValueRequired',
+        });
+      else
+        out.push({
+          field: `${at}.type`,
+          message: `Invalid value: ${JSON.stringify(type)}: must be object if x-kubernetes-embedded-resource is true`,
+        });
     } else if (!type && !node['x-kubernetes-int-or-string'] && !node['x-kubernetes-preserve-unknown-fields']) {
       out.push({ field: `${at}.type`, message: `Required value: ${EMPTY_TYPE[level]}`, reason: 'FieldValueRequired' });
     }
-    if (level === 'root' && type && type !== 'object') out.push({ field: `${at}.type`, message: `Invalid value: ${JSON.stringify(type)}: must be object at the root` });
+    if (level === 'root' && type && type !== 'object')
+      out.push({ field: `${at}.type`, message: `Invalid value: ${JSON.stringify(type)}: must be object at the root` });
     if (node.properties && node.additionalProperties !== undefined) {
-      out.push({ field: `${at}.additionalProperties`, message: 'Forbidden: additionalProperties and properties are mutual exclusive', reason: 'FieldValueForbidden' });
+      out.push({
+        field: `${at}.additionalProperties`,
+        message: 'Forbidden: additionalProperties and properties are mutual exclusive',
+        reason: 'FieldValueForbidden',
+      });
     }
     if (node.uniqueItems === true) {
-      out.push({ field: `${at}.uniqueItems`, message: 'Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic', reason: 'FieldValueForbidden' });
+      out.push({
+        field: `${at}.uniqueItems`,
+        message: 'Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic',
+        reason: 'FieldValueForbidden',
+      });
     }
-    if (isObj(node.properties)) for (const [k, v] of Object.entries(node.properties)) walk(v, `${at}.properties[${k}]`, 'field');
+    if (isObj(node.properties))
+      for (const [k, v] of Object.entries(node.properties)) walk(v, `${at}.properties[${k}]`, 'field');
     if (isObj(node.additionalProperties)) walk(node.additionalProperties, `${at}.additionalProperties`, 'field');
     if (isObj(node.items)) walk(node.items, `${at}.items`, 'item');
   };
@@ -487,7 +589,12 @@ export function defaultCauses(schema: unknown, path: string): FieldCause[] {
       const field = `${at}.default`;
       const pruned = structuredClone(node.default);
       if (isObj(pruned) || Array.isArray(pruned)) pruneValue(pruned, node, '', []);
-      if (!same(pruned, node.default)) out.push({ field, message: `Invalid value: ${shown(node.default)}: must not have unknown fields`, reason: 'FieldValueInvalid' });
+      if (!same(pruned, node.default))
+        out.push({
+          field,
+          message: `Invalid value: ${shown(node.default)}: must not have unknown fields`,
+          reason: 'FieldValueInvalid',
+        });
       else {
         const ctx: Ctx = { causes: [], rules: [], prefix: '' };
         validateValue(node.default, node, '', ctx, undefined);

@@ -30,13 +30,17 @@ const open = (properties: Record<string, unknown> = {}, extra: Record<string, un
 });
 const labelSelector = open({
   matchLabels: { type: 'object', additionalProperties: str },
-  matchExpressions: { type: 'array', items: open({ key: str, operator: str, values: strings }, { required: ['key', 'operator'] }) },
+  matchExpressions: {
+    type: 'array',
+    items: open({ key: str, operator: str, values: strings }, { required: ['key', 'operator'] }),
+  },
 });
 const secretKey = open({ name: str, key: str, optional: bool }, { required: ['key'] });
 const secretOrConfigMap = open({ secret: secretKey, configMap: secretKey });
 
 /** Duration as the Prometheus operator validates it (`30s`, `1m30s`, `0`). */
-const PROMETHEUS_DURATION = '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$';
+const PROMETHEUS_DURATION =
+  '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$';
 
 function crd(o: {
   group: string;
@@ -54,7 +58,9 @@ function crd(o: {
     kind: 'CustomResourceDefinition',
     metadata: {
       name: `${o.plural}.${o.group}`,
-      annotations: { 'ctrlmetrics.dev/declares': `${o.source} ${o.group}/v1 ${o.kind} (reduced schema; unknown fields kept)` },
+      annotations: {
+        'ctrlmetrics.dev/declares': `${o.source} ${o.group}/v1 ${o.kind} (reduced schema; unknown fields kept)`,
+      },
     },
     spec: {
       group: o.group,
@@ -81,7 +87,8 @@ function crd(o: {
   };
 }
 
-const PROMETHEUS_OPERATOR = 'prometheus-operator v0.84.1 (github.com/prometheus-operator/prometheus-operator, example/prometheus-operator-crd)';
+const PROMETHEUS_OPERATOR =
+  'prometheus-operator v0.84.1 (github.com/prometheus-operator/prometheus-operator, example/prometheus-operator-crd)';
 const CERT_MANAGER = 'cert-manager v1.20.2 (github.com/cert-manager/cert-manager, deploy/crds)';
 
 const endpoint = open({
@@ -95,12 +102,27 @@ const endpoint = open({
   bearerTokenSecret: secretKey,
   authorization: open({ type: str, credentials: secretKey }),
   honorLabels: bool,
-  tlsConfig: open({ serverName: str, insecureSkipVerify: bool, ca: secretOrConfigMap, cert: secretOrConfigMap, keySecret: secretKey, caFile: str, certFile: str, keyFile: str }),
+  tlsConfig: open({
+    serverName: str,
+    insecureSkipVerify: bool,
+    ca: secretOrConfigMap,
+    cert: secretOrConfigMap,
+    keySecret: secretKey,
+    caFile: str,
+    certFile: str,
+    keyFile: str,
+  }),
 });
 
 const ready = '.status.conditions[?(@.type == "Ready")]';
 const age = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
-const issuerSpec = open({ selfSigned: open({ crlDistributionPoints: strings }), ca: open({ secretName: str }, { required: ['secretName'] }), acme: open(), vault: open(), venafi: open() });
+const issuerSpec = open({
+  selfSigned: open({ crlDistributionPoints: strings }),
+  ca: open({ secretName: str }, { required: ['secretName'] }),
+  acme: open(),
+  vault: open(),
+  venafi: open(),
+});
 const issuerColumns = [
   { name: 'Ready', type: 'string', jsonPath: `${ready}.status` },
   { name: 'Status', type: 'string', priority: 1, jsonPath: `${ready}.message` },
@@ -144,7 +166,12 @@ export const CRD_SETS: Readonly<Record<string, CrdSet>> = {
     source: CERT_MANAGER,
     crds: [
       // Issuer and ClusterIssuer: the same API, namespaced and cluster-wide
-      ...([['Issuer', 'issuers', 'Namespaced'], ['ClusterIssuer', 'clusterissuers', 'Cluster']] as const).map(([kind, plural, scope]) =>
+      ...(
+        [
+          ['Issuer', 'issuers', 'Namespaced'],
+          ['ClusterIssuer', 'clusterissuers', 'Cluster'],
+        ] as const
+      ).map(([kind, plural, scope]) =>
         crd({
           group: 'cert-manager.io',
           kind,
@@ -198,10 +225,15 @@ export const CRD_SETS: Readonly<Record<string, CrdSet>> = {
 
 /** The flag's value split into known set names; an unknown name is an error listing the known ones. */
 export function parseCrdSets(value: string): string[] {
-  const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(n in CRD_SETS));
   if (unknown.length || names.length === 0) {
-    throw new Error(`--crds ${JSON.stringify(value)}: unknown CRD set ${unknown.map((u) => JSON.stringify(u)).join(', ') || '(none given)'}; known: ${Object.keys(CRD_SETS).join(', ')}`);
+    throw new Error(
+      `--crds ${JSON.stringify(value)}: unknown CRD set ${unknown.map((u) => JSON.stringify(u)).join(', ') || '(none given)'}; known: ${Object.keys(CRD_SETS).join(', ')}`,
+    );
   }
   return [...new Set(names)];
 }

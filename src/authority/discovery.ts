@@ -19,7 +19,11 @@ export function versionInfo(): KubeObject {
 }
 
 export function coreVersions(serverAddress: string): KubeObject {
-  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
 }
 
 function groupEntry(name: string, versions: string[]): KubeObject {
@@ -44,11 +48,18 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
   if (!types.length) return undefined;
   const resources: KubeObject[] = [];
   // built-in resources by name, as kube-apiserver sorts them; custom ones in the order their CRDs came
-  const builtins = types.filter((t) => !t.crd).sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+  const builtins = types
+    .filter((t) => !t.crd)
+    .sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
   for (const t of builtins) resources.push(...builtinEntries(t));
   for (const t of types.filter((x) => x.crd)) resources.push(...customEntries(t));
   // the core group's list has no apiVersion, as kube-apiserver answers it
-  return { kind: 'APIResourceList', ...(group ? { apiVersion: 'v1' } : {}), groupVersion: group ? `${group}/${version}` : version, resources };
+  return {
+    kind: 'APIResourceList',
+    ...(group ? { apiVersion: 'v1' } : {}),
+    groupVersion: group ? `${group}/${version}` : version,
+    resources,
+  };
 }
 
 /** A built-in kind's entries, as kube-apiserver lists them: no singular name, subresources by name after it. */
@@ -74,11 +85,33 @@ function builtinEntries(t: ResourceType): KubeObject[] {
 
 /** A custom resource's entries: the resource, then its `status` and `scale` subresources where its CRD has them. */
 function customEntries(t: ResourceType): KubeObject[] {
-  const r: KubeObject = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: t.verbs };
+  const r: KubeObject = {
+    name: t.resource,
+    singularName: t.singular,
+    namespaced: t.namespaced,
+    kind: t.kind,
+    verbs: t.verbs,
+  };
   if (t.shortNames?.length) r.shortNames = t.shortNames;
   if (t.categories?.length) r.categories = t.categories;
   const out = [r];
-  if (t.statusSubresource) out.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
-  if (t.scale) out.push({ name: `${t.resource}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+  if (t.statusSubresource)
+    out.push({
+      name: `${t.resource}/status`,
+      singularName: '',
+      namespaced: t.namespaced,
+      kind: t.kind,
+      verbs: ['get', 'patch', 'update'],
+    });
+  if (t.scale)
+    out.push({
+      name: `${t.resource}/scale`,
+      singularName: '',
+      namespaced: t.namespaced,
+      group: 'autoscaling',
+      version: 'v1',
+      kind: 'Scale',
+      verbs: ['get', 'patch', 'update'],
+    });
   return out;
 }

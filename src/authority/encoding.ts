@@ -85,7 +85,9 @@ function sortDeep(v: Json): Json {
 
 function isMapValue(v: Json): boolean {
   if (!isPlainObject(v)) return false;
-  return Object.values(v).every((x) => x === null || typeof x !== 'object' || (Array.isArray(x) && x.every((s) => typeof s === 'string')));
+  return Object.values(v).every(
+    (x) => x === null || typeof x !== 'object' || (Array.isArray(x) && x.every((s) => typeof s === 'string')),
+  );
 }
 
 /** A built-in object's fields below the top: map fields sorted, the rest as written. */
@@ -93,14 +95,24 @@ function sortMaps(v: Json): Json {
   if (Array.isArray(v)) return v.map(sortMaps);
   if (!isPlainObject(v)) return v;
   const out: Record<string, Json> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = MAP_FIELDS.has(k) && isMapValue(x) ? sortedKeys(x as Record<string, Json>) : sortMaps(x);
+  for (const [k, x] of Object.entries(v))
+    out[k] = MAP_FIELDS.has(k) && isMapValue(x) ? sortedKeys(x as Record<string, Json>) : sortMaps(x);
   return out;
 }
 
 function orderMeta(m: Json): Json {
   if (!isPlainObject(m)) return m;
   const out: Record<string, Json> = {};
-  for (const k of OBJECT_META_ORDER) if (k in m) out[k] = k === 'labels' || k === 'annotations' ? (isPlainObject(m[k]) ? sortedKeys(m[k]) : m[k]) : k === 'managedFields' ? sortDeepInFields(m[k]) : sortMaps(m[k]);
+  for (const k of OBJECT_META_ORDER)
+    if (k in m)
+      out[k] =
+        k === 'labels' || k === 'annotations'
+          ? isPlainObject(m[k])
+            ? sortedKeys(m[k])
+            : m[k]
+          : k === 'managedFields'
+            ? sortDeepInFields(m[k])
+            : sortMaps(m[k]);
   for (const k of Object.keys(m)) if (!(k in out)) out[k] = m[k];
   return out;
 }
@@ -121,7 +133,9 @@ export function kubeEncoded(t: ResourceType, o: KubeObject): KubeObject {
   if ('kind' in o) out.kind = o.kind;
   if ('apiVersion' in o) out.apiVersion = o.apiVersion;
   if ('metadata' in o) out.metadata = orderMeta(o.metadata);
-  for (const k of Object.keys(o)) if (k !== 'status' && !(k in out)) out[k] = MAP_FIELDS.has(k) && isMapValue(o[k]) ? sortedKeys(o[k]) : sortMaps(o[k]);
+  for (const k of Object.keys(o))
+    if (k !== 'status' && !(k in out))
+      out[k] = MAP_FIELDS.has(k) && isMapValue(o[k]) ? sortedKeys(o[k]) : sortMaps(o[k]);
   if ('status' in o) out.status = sortMaps(o.status);
   return out;
 }

@@ -16,17 +16,23 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
  * Walks `v` along `shape`, calling `unknown(parent, key, path)` for each field its type does not have. `$…` keys
  * are strategic-merge-patch directives, not fields.
  */
-function walk(v: unknown, shape: FieldShape, path: string, unknown: (parent: Record<string, unknown>, key: string, path: string) => void): void {
+function walk(
+  v: unknown,
+  shape: FieldShape,
+  path: string,
+  unknown: (parent: Record<string, unknown>, key: string, path: string) => void,
+): void {
   const { types } = builtinTypes();
   if (typeof shape === 'string') {
     const type = types[shape];
     if (type === undefined) return; // a scalar, '*' or a free-form object
-    if (typeof type === 'string' || Array.isArray(type) || '' in type) return walk(v, type as FieldShape, path, unknown);
+    if (typeof type === 'string' || Array.isArray(type) || '' in type)
+      return walk(v, type as FieldShape, path, unknown);
     if (!isObj(v)) return; // a wrong JSON type is a decoding error of its own, not an unknown field
     for (const [k, x] of Object.entries(v)) {
       if (k.startsWith('$')) continue;
       const at = path ? `${path}.${k}` : k;
-      const field = (type)[k];
+      const field = type[k];
       if (field === undefined) unknown(v, k, at);
       else walk(x, field, at, unknown);
     }
@@ -73,7 +79,9 @@ export function checkFields(t: ResourceType, body: unknown, directive: string | 
   if (!unknown.length) return [];
   const list = unknown.map((f) => `unknown field ${JSON.stringify(f)}`);
   if (mode === 'Strict') {
-    throw badRequest(`${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: strict decoding error: ${list.join(', ')}`);
+    throw badRequest(
+      `${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: strict decoding error: ${list.join(', ')}`,
+    );
   }
   return list.map((w) => `299 - ${JSON.stringify(w)}`);
 }
@@ -134,7 +142,8 @@ function firstTypeError(body: Record<string, unknown>, rootType: string): string
   const visit = (v: unknown, shape: FieldShape, struct: string, path: string): string | undefined => {
     if (v === null || v === undefined) return undefined;
     if (!fits(v, shape)) {
-      const resolved = typeof shape === 'string' && typeof types[shape] === 'string' ? (types[shape] as FieldShape) : shape;
+      const resolved =
+        typeof shape === 'string' && typeof types[shape] === 'string' ? (types[shape] as FieldShape) : shape;
       const integer = resolved === 'i32' || resolved === 'i64';
       return `json: cannot unmarshal ${jsonKind(v, integer)} into Go struct field ${struct}.${path} of type ${goTypeName(resolved)}`;
     }
@@ -181,5 +190,6 @@ export function checkTypes(t: ResourceType, body: unknown): void {
   const type = typeOfKind(t);
   if (!type || !isObj(body)) return;
   const error = firstTypeError(body, type);
-  if (error) throw badRequest(`${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: ${error}`);
+  if (error)
+    throw badRequest(`${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: ${error}`);
 }

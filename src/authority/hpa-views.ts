@@ -30,7 +30,13 @@ function struct(fields: Array<[string, unknown]>): Obj {
 
 /** A v2 metric on CPU utilization: the one target v1 has a field for. */
 function isCpuUtilization(m: Obj): boolean {
-  return m.type === 'Resource' && isObj(m.resource) && m.resource.name === 'cpu' && isObj(m.resource.target) && m.resource.target.averageUtilization != null;
+  return (
+    m.type === 'Resource' &&
+    isObj(m.resource) &&
+    m.resource.name === 'cpu' &&
+    isObj(m.resource.target) &&
+    m.resource.target.averageUtilization != null
+  );
 }
 
 // ---- v2 → v1 (reads) ----
@@ -45,11 +51,60 @@ function metricSpecToV1(m: Obj): Obj {
   const e = t(m.external);
   return struct([
     ['type', m.type],
-    ['object', m.object ? struct([['target', o.describedObject ?? {}], ['metricName', t(o.metric).name ?? ''], ['targetValue', t(o.target).value ?? '0'], ['selector', t(o.metric).selector], ['averageValue', t(o.target).averageValue]]) : undefined],
-    ['pods', m.pods ? struct([['metricName', t(p.metric).name ?? ''], ['targetAverageValue', t(p.target).averageValue ?? '0'], ['selector', t(p.metric).selector]]) : undefined],
-    ['resource', m.resource ? struct([['name', r.name ?? ''], ['targetAverageUtilization', t(r.target).averageUtilization], ['targetAverageValue', t(r.target).averageValue]]) : undefined],
-    ['containerResource', m.containerResource ? struct([['name', c.name ?? ''], ['targetAverageUtilization', t(c.target).averageUtilization], ['targetAverageValue', t(c.target).averageValue], ['container', c.container ?? '']]) : undefined],
-    ['external', m.external ? struct([['metricName', t(e.metric).name ?? ''], ['metricSelector', t(e.metric).selector], ['targetValue', t(e.target).value], ['targetAverageValue', t(e.target).averageValue]]) : undefined],
+    [
+      'object',
+      m.object
+        ? struct([
+            ['target', o.describedObject ?? {}],
+            ['metricName', t(o.metric).name ?? ''],
+            ['targetValue', t(o.target).value ?? '0'],
+            ['selector', t(o.metric).selector],
+            ['averageValue', t(o.target).averageValue],
+          ])
+        : undefined,
+    ],
+    [
+      'pods',
+      m.pods
+        ? struct([
+            ['metricName', t(p.metric).name ?? ''],
+            ['targetAverageValue', t(p.target).averageValue ?? '0'],
+            ['selector', t(p.metric).selector],
+          ])
+        : undefined,
+    ],
+    [
+      'resource',
+      m.resource
+        ? struct([
+            ['name', r.name ?? ''],
+            ['targetAverageUtilization', t(r.target).averageUtilization],
+            ['targetAverageValue', t(r.target).averageValue],
+          ])
+        : undefined,
+    ],
+    [
+      'containerResource',
+      m.containerResource
+        ? struct([
+            ['name', c.name ?? ''],
+            ['targetAverageUtilization', t(c.target).averageUtilization],
+            ['targetAverageValue', t(c.target).averageValue],
+            ['container', c.container ?? ''],
+          ])
+        : undefined,
+    ],
+    [
+      'external',
+      m.external
+        ? struct([
+            ['metricName', t(e.metric).name ?? ''],
+            ['metricSelector', t(e.metric).selector],
+            ['targetValue', t(e.target).value],
+            ['targetAverageValue', t(e.target).averageValue],
+          ])
+        : undefined,
+    ],
   ]);
 }
 
@@ -63,11 +118,60 @@ function metricStatusToV1(m: Obj): Obj {
   const e = t(m.external);
   return struct([
     ['type', m.type],
-    ['object', m.object ? struct([['target', o.describedObject ?? {}], ['metricName', t(o.metric).name ?? ''], ['currentValue', t(o.current).value ?? '0'], ['selector', t(o.metric).selector], ['averageValue', t(o.current).averageValue]]) : undefined],
-    ['pods', m.pods ? struct([['metricName', t(p.metric).name ?? ''], ['currentAverageValue', t(p.current).averageValue ?? '0'], ['selector', t(p.metric).selector]]) : undefined],
-    ['resource', m.resource ? struct([['name', r.name ?? ''], ['currentAverageUtilization', t(r.current).averageUtilization], ['currentAverageValue', t(r.current).averageValue ?? '0']]) : undefined],
-    ['containerResource', m.containerResource ? struct([['name', c.name ?? ''], ['currentAverageUtilization', t(c.current).averageUtilization], ['currentAverageValue', t(c.current).averageValue ?? '0'], ['container', c.container ?? '']]) : undefined],
-    ['external', m.external ? struct([['metricName', t(e.metric).name ?? ''], ['metricSelector', t(e.metric).selector], ['currentValue', t(e.current).value ?? '0'], ['currentAverageValue', t(e.current).averageValue]]) : undefined],
+    [
+      'object',
+      m.object
+        ? struct([
+            ['target', o.describedObject ?? {}],
+            ['metricName', t(o.metric).name ?? ''],
+            ['currentValue', t(o.current).value ?? '0'],
+            ['selector', t(o.metric).selector],
+            ['averageValue', t(o.current).averageValue],
+          ])
+        : undefined,
+    ],
+    [
+      'pods',
+      m.pods
+        ? struct([
+            ['metricName', t(p.metric).name ?? ''],
+            ['currentAverageValue', t(p.current).averageValue ?? '0'],
+            ['selector', t(p.metric).selector],
+          ])
+        : undefined,
+    ],
+    [
+      'resource',
+      m.resource
+        ? struct([
+            ['name', r.name ?? ''],
+            ['currentAverageUtilization', t(r.current).averageUtilization],
+            ['currentAverageValue', t(r.current).averageValue ?? '0'],
+          ])
+        : undefined,
+    ],
+    [
+      'containerResource',
+      m.containerResource
+        ? struct([
+            ['name', c.name ?? ''],
+            ['currentAverageUtilization', t(c.current).averageUtilization],
+            ['currentAverageValue', t(c.current).averageValue ?? '0'],
+            ['container', c.container ?? ''],
+          ])
+        : undefined,
+    ],
+    [
+      'external',
+      m.external
+        ? struct([
+            ['metricName', t(e.metric).name ?? ''],
+            ['metricSelector', t(e.metric).selector],
+            ['currentValue', t(e.current).value ?? '0'],
+            ['currentAverageValue', t(e.current).averageValue],
+          ])
+        : undefined,
+    ],
   ]);
 }
 
@@ -80,17 +184,30 @@ export function hpaV1FromV2(stored: KubeObject): KubeObject {
   const conditions: Obj[] = Array.isArray(status.conditions) ? status.conditions.filter(isObj) : [];
   const cpu = metrics.find(isCpuUtilization);
   const others = metrics.filter((m) => !isCpuUtilization(m));
-  const currentCpu = current.find((m) => m.type === 'Resource' && isObj(m.resource) && m.resource.name === 'cpu' && isObj(m.resource.current));
+  const currentCpu = current.find(
+    (m) => m.type === 'Resource' && isObj(m.resource) && m.resource.name === 'cpu' && isObj(m.resource.current),
+  );
 
   const metadata: Obj = { ...stored.metadata };
   const annotations: Obj = {};
-  for (const [k, v] of Object.entries(isObj(metadata.annotations) ? metadata.annotations : {})) if (!ROUND_TRIP.includes(k)) annotations[k] = v;
+  for (const [k, v] of Object.entries(isObj(metadata.annotations) ? metadata.annotations : {}))
+    if (!ROUND_TRIP.includes(k)) annotations[k] = v;
   // Go's encoding/json writes the annotations' values; a map's keys come out sorted (kubeEncoded sorts them)
   if (others.length) annotations[METRICS] = JSON.stringify(others.map(metricSpecToV1));
   if (current.length) annotations[CURRENT_METRICS] = JSON.stringify(current.map(metricStatusToV1));
   if (isObj(spec.behavior)) annotations[BEHAVIOR] = JSON.stringify(spec.behavior);
   if (conditions.length) {
-    annotations[CONDITIONS] = JSON.stringify(conditions.map((c) => struct([['type', c.type], ['status', c.status], ['lastTransitionTime', c.lastTransitionTime ?? null], ['reason', c.reason], ['message', c.message]])));
+    annotations[CONDITIONS] = JSON.stringify(
+      conditions.map((c) =>
+        struct([
+          ['type', c.type],
+          ['status', c.status],
+          ['lastTransitionTime', c.lastTransitionTime ?? null],
+          ['reason', c.reason],
+          ['message', c.message],
+        ]),
+      ),
+    );
   }
   if (Object.keys(annotations).length) metadata.annotations = annotations;
   else delete metadata.annotations;
@@ -99,7 +216,15 @@ export function hpaV1FromV2(stored: KubeObject): KubeObject {
     ['kind', 'HorizontalPodAutoscaler'],
     ['apiVersion', 'autoscaling/v1'],
     ['metadata', metadata],
-    ['spec', struct([['scaleTargetRef', spec.scaleTargetRef ?? { kind: '', name: '' }], ['minReplicas', spec.minReplicas], ['maxReplicas', spec.maxReplicas ?? 0], ['targetCPUUtilizationPercentage', cpu?.resource.target.averageUtilization]])],
+    [
+      'spec',
+      struct([
+        ['scaleTargetRef', spec.scaleTargetRef ?? { kind: '', name: '' }],
+        ['minReplicas', spec.minReplicas],
+        ['maxReplicas', spec.maxReplicas ?? 0],
+        ['targetCPUUtilizationPercentage', cpu?.resource.target.averageUtilization],
+      ]),
+    ],
     [
       'status',
       struct([
@@ -124,10 +249,14 @@ function annotationList(annotations: Obj, key: string): Obj[] | undefined {
   try {
     parsed = JSON.parse(String(text));
   } catch (err) {
-    throw badRequest(`HorizontalPodAutoscaler in version "v1" cannot be handled as a HorizontalPodAutoscaler: the ${key} annotation is not JSON: ${(err as Error).message}`);
+    throw badRequest(
+      `HorizontalPodAutoscaler in version "v1" cannot be handled as a HorizontalPodAutoscaler: the ${key} annotation is not JSON: ${(err as Error).message}`,
+    );
   }
   if (!Array.isArray(parsed) || !parsed.every(isObj)) {
-    throw badRequest(`HorizontalPodAutoscaler in version "v1" cannot be handled as a HorizontalPodAutoscaler: json: cannot unmarshal ${Array.isArray(parsed) ? 'a non-object item' : typeof parsed} of the ${key} annotation into a list`);
+    throw badRequest(
+      `HorizontalPodAutoscaler in version "v1" cannot be handled as a HorizontalPodAutoscaler: json: cannot unmarshal ${Array.isArray(parsed) ? 'a non-object item' : typeof parsed} of the ${key} annotation into a list`,
+    );
   }
   return parsed;
 }
@@ -135,7 +264,11 @@ function annotationList(annotations: Obj, key: string): Obj[] | undefined {
 /** A v1 MetricSpec (v2beta1's shape) as v2's, with the target type kube's conversion infers. */
 function metricSpecFromV1(m: Obj): Obj {
   const t = (x: unknown): Obj => (isObj(x) ? x : {});
-  const metric = (name: unknown, selector: unknown) => struct([['name', name ?? ''], ['selector', selector]]);
+  const metric = (name: unknown, selector: unknown) =>
+    struct([
+      ['name', name ?? ''],
+      ['selector', selector],
+    ]);
   const o = t(m.object);
   const p = t(m.pods);
   const r = t(m.resource);
@@ -143,18 +276,98 @@ function metricSpecFromV1(m: Obj): Obj {
   const e = t(m.external);
   return struct([
     ['type', m.type],
-    ['object', m.object ? struct([['describedObject', o.target ?? {}], ['target', struct([['type', o.averageValue == null ? 'Value' : 'AverageValue'], ['value', o.targetValue], ['averageValue', o.averageValue]])], ['metric', metric(o.metricName, o.selector)]]) : undefined],
-    ['pods', m.pods ? struct([['metric', metric(p.metricName, p.selector)], ['target', struct([['type', 'AverageValue'], ['averageValue', p.targetAverageValue]])]]) : undefined],
-    ['resource', m.resource ? struct([['name', r.name ?? ''], ['target', struct([['type', r.targetAverageUtilization == null ? 'AverageValue' : 'Utilization'], ['averageValue', r.targetAverageValue], ['averageUtilization', r.targetAverageUtilization]])]]) : undefined],
-    ['containerResource', m.containerResource ? struct([['name', c.name ?? ''], ['target', struct([['type', c.targetAverageUtilization == null ? 'AverageValue' : 'Utilization'], ['averageValue', c.targetAverageValue], ['averageUtilization', c.targetAverageUtilization]])], ['container', c.container ?? '']]) : undefined],
-    ['external', m.external ? struct([['metric', metric(e.metricName, e.metricSelector)], ['target', struct([['type', e.targetValue == null ? 'AverageValue' : 'Value'], ['value', e.targetValue], ['averageValue', e.targetAverageValue]])]]) : undefined],
+    [
+      'object',
+      m.object
+        ? struct([
+            ['describedObject', o.target ?? {}],
+            [
+              'target',
+              struct([
+                ['type', o.averageValue == null ? 'Value' : 'AverageValue'],
+                ['value', o.targetValue],
+                ['averageValue', o.averageValue],
+              ]),
+            ],
+            ['metric', metric(o.metricName, o.selector)],
+          ])
+        : undefined,
+    ],
+    [
+      'pods',
+      m.pods
+        ? struct([
+            ['metric', metric(p.metricName, p.selector)],
+            [
+              'target',
+              struct([
+                ['type', 'AverageValue'],
+                ['averageValue', p.targetAverageValue],
+              ]),
+            ],
+          ])
+        : undefined,
+    ],
+    [
+      'resource',
+      m.resource
+        ? struct([
+            ['name', r.name ?? ''],
+            [
+              'target',
+              struct([
+                ['type', r.targetAverageUtilization == null ? 'AverageValue' : 'Utilization'],
+                ['averageValue', r.targetAverageValue],
+                ['averageUtilization', r.targetAverageUtilization],
+              ]),
+            ],
+          ])
+        : undefined,
+    ],
+    [
+      'containerResource',
+      m.containerResource
+        ? struct([
+            ['name', c.name ?? ''],
+            [
+              'target',
+              struct([
+                ['type', c.targetAverageUtilization == null ? 'AverageValue' : 'Utilization'],
+                ['averageValue', c.targetAverageValue],
+                ['averageUtilization', c.targetAverageUtilization],
+              ]),
+            ],
+            ['container', c.container ?? ''],
+          ])
+        : undefined,
+    ],
+    [
+      'external',
+      m.external
+        ? struct([
+            ['metric', metric(e.metricName, e.metricSelector)],
+            [
+              'target',
+              struct([
+                ['type', e.targetValue == null ? 'AverageValue' : 'Value'],
+                ['value', e.targetValue],
+                ['averageValue', e.targetAverageValue],
+              ]),
+            ],
+          ])
+        : undefined,
+    ],
   ]);
 }
 
 /** A v1 MetricStatus as v2's. */
 function metricStatusFromV1(m: Obj): Obj {
   const t = (x: unknown): Obj => (isObj(x) ? x : {});
-  const metric = (name: unknown, selector: unknown) => struct([['name', name ?? ''], ['selector', selector]]);
+  const metric = (name: unknown, selector: unknown) =>
+    struct([
+      ['name', name ?? ''],
+      ['selector', selector],
+    ]);
   const o = t(m.object);
   const p = t(m.pods);
   const r = t(m.resource);
@@ -162,11 +375,77 @@ function metricStatusFromV1(m: Obj): Obj {
   const e = t(m.external);
   return struct([
     ['type', m.type],
-    ['object', m.object ? struct([['metric', metric(o.metricName, o.selector)], ['current', struct([['value', o.currentValue], ['averageValue', o.averageValue]])], ['describedObject', o.target ?? {}]]) : undefined],
-    ['pods', m.pods ? struct([['metric', metric(p.metricName, p.selector)], ['current', struct([['averageValue', p.currentAverageValue]])]]) : undefined],
-    ['resource', m.resource ? struct([['name', r.name ?? ''], ['current', struct([['averageValue', r.currentAverageValue], ['averageUtilization', r.currentAverageUtilization]])]]) : undefined],
-    ['containerResource', m.containerResource ? struct([['name', c.name ?? ''], ['current', struct([['averageValue', c.currentAverageValue], ['averageUtilization', c.currentAverageUtilization]])], ['container', c.container ?? '']]) : undefined],
-    ['external', m.external ? struct([['metric', metric(e.metricName, e.metricSelector)], ['current', struct([['value', e.currentValue], ['averageValue', e.currentAverageValue]])]]) : undefined],
+    [
+      'object',
+      m.object
+        ? struct([
+            ['metric', metric(o.metricName, o.selector)],
+            [
+              'current',
+              struct([
+                ['value', o.currentValue],
+                ['averageValue', o.averageValue],
+              ]),
+            ],
+            ['describedObject', o.target ?? {}],
+          ])
+        : undefined,
+    ],
+    [
+      'pods',
+      m.pods
+        ? struct([
+            ['metric', metric(p.metricName, p.selector)],
+            ['current', struct([['averageValue', p.currentAverageValue]])],
+          ])
+        : undefined,
+    ],
+    [
+      'resource',
+      m.resource
+        ? struct([
+            ['name', r.name ?? ''],
+            [
+              'current',
+              struct([
+                ['averageValue', r.currentAverageValue],
+                ['averageUtilization', r.currentAverageUtilization],
+              ]),
+            ],
+          ])
+        : undefined,
+    ],
+    [
+      'containerResource',
+      m.containerResource
+        ? struct([
+            ['name', c.name ?? ''],
+            [
+              'current',
+              struct([
+                ['averageValue', c.currentAverageValue],
+                ['averageUtilization', c.currentAverageUtilization],
+              ]),
+            ],
+            ['container', c.container ?? ''],
+          ])
+        : undefined,
+    ],
+    [
+      'external',
+      m.external
+        ? struct([
+            ['metric', metric(e.metricName, e.metricSelector)],
+            [
+              'current',
+              struct([
+                ['value', e.currentValue],
+                ['averageValue', e.currentAverageValue],
+              ]),
+            ],
+          ])
+        : undefined,
+    ],
   ]);
 }
 
@@ -186,7 +465,9 @@ export function hpaV2FromV1(body: KubeObject): KubeObject {
     try {
       behavior = JSON.parse(String(given[BEHAVIOR]));
     } catch (err) {
-      throw badRequest(`HorizontalPodAutoscaler in version "v1" cannot be handled as a HorizontalPodAutoscaler: the ${BEHAVIOR} annotation is not JSON: ${(err as Error).message}`);
+      throw badRequest(
+        `HorizontalPodAutoscaler in version "v1" cannot be handled as a HorizontalPodAutoscaler: the ${BEHAVIOR} annotation is not JSON: ${(err as Error).message}`,
+      );
     }
   }
   if (isObj(metadata.annotations)) {
@@ -201,7 +482,13 @@ export function hpaV2FromV1(body: KubeObject): KubeObject {
     const s: Obj = body.spec;
     const metrics = (others ?? []).map(metricSpecFromV1);
     if (s.targetCPUUtilizationPercentage != null) {
-      metrics.push({ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: s.targetCPUUtilizationPercentage } } });
+      metrics.push({
+        type: 'Resource',
+        resource: {
+          name: 'cpu',
+          target: { type: 'Utilization', averageUtilization: s.targetCPUUtilizationPercentage },
+        },
+      });
     }
     out.spec = struct([
       ['scaleTargetRef', s.scaleTargetRef],
@@ -215,7 +502,12 @@ export function hpaV2FromV1(body: KubeObject): KubeObject {
     const st: Obj = body.status;
     let currentMetrics = (current ?? []).map(metricStatusFromV1);
     if (!current && st.currentCPUUtilizationPercentage != null) {
-      currentMetrics = [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: st.currentCPUUtilizationPercentage } } }];
+      currentMetrics = [
+        {
+          type: 'Resource',
+          resource: { name: 'cpu', current: { averageUtilization: st.currentCPUUtilizationPercentage } },
+        },
+      ];
     }
     out.status = struct([
       ['observedGeneration', st.observedGeneration],
@@ -223,7 +515,20 @@ export function hpaV2FromV1(body: KubeObject): KubeObject {
       ['currentReplicas', st.currentReplicas],
       ['desiredReplicas', st.desiredReplicas],
       ['currentMetrics', currentMetrics.length ? currentMetrics : undefined],
-      ['conditions', conditions?.length ? conditions.map((c) => struct([['type', c.type], ['status', c.status], ['lastTransitionTime', c.lastTransitionTime ?? undefined], ['reason', c.reason], ['message', c.message]])) : undefined],
+      [
+        'conditions',
+        conditions?.length
+          ? conditions.map((c) =>
+              struct([
+                ['type', c.type],
+                ['status', c.status],
+                ['lastTransitionTime', c.lastTransitionTime ?? undefined],
+                ['reason', c.reason],
+                ['message', c.message],
+              ]),
+            )
+          : undefined,
+      ],
     ]);
   }
   return out;

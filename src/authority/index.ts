@@ -99,7 +99,12 @@ export { API_AUDIENCES };
 export type { ServerLimits } from '../httpserver/index.js';
 export { CRD_SETS, type CrdSet } from './crds.js';
 export { installWebhooks, type InstallWebhooksOptions, type InstalledWebhooks } from './install-webhooks.js';
-export { startTestEnvironment, useExistingClusterFromEnv, type TestEnvironment, type TestEnvironmentOptions } from './test-environment.js';
+export {
+  startTestEnvironment,
+  useExistingClusterFromEnv,
+  type TestEnvironment,
+  type TestEnvironmentOptions,
+} from './test-environment.js';
 
 const MAX_HEADER_BYTES = 16 * 1024;
 /** Open connections at most: every informer holds one watch, so more than a manager's servers allow. */
@@ -124,9 +129,11 @@ function urlHost(host: string): string {
 function serviceResolver(map: Record<string, string>): ServiceResolver {
   const table = new Map<string, { host: string; port: number }>();
   for (const [ref, address] of Object.entries(map)) {
-    if (!/^[^/\s]+\/[^/:\s]+:\d+$/.test(ref)) throw new Error(`invalid webhook service ${JSON.stringify(ref)}: expected <namespace>/<name>:<port>`);
+    if (!/^[^/\s]+\/[^/:\s]+:\d+$/.test(ref))
+      throw new Error(`invalid webhook service ${JSON.stringify(ref)}: expected <namespace>/<name>:<port>`);
     const { host, port } = parseListen(address);
-    if (!port) throw new Error(`invalid address ${JSON.stringify(address)} of webhook service ${ref}: expected host:port`);
+    if (!port)
+      throw new Error(`invalid address ${JSON.stringify(address)} of webhook service ${ref}: expected host:port`);
     table.set(ref, { host: host === '0.0.0.0' ? '127.0.0.1' : host, port });
   }
   return (namespace, name, port) => table.get(`${namespace}/${name}:${port}`);
@@ -145,7 +152,13 @@ export async function startAuthority(opts: AuthorityOptions = {}): Promise<Autho
   }
 }
 
-async function start(opts: AuthorityOptions, host: string, port: number, state: StateDir | undefined, unlock: () => void): Promise<Authority> {
+async function start(
+  opts: AuthorityOptions,
+  host: string,
+  port: number,
+  state: StateDir | undefined,
+  unlock: () => void,
+): Promise<Authority> {
   const log = opts.logger ?? createLogger('authority');
 
   let ca: CertKeyPair;
@@ -169,7 +182,9 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
   }
 
   const store = new Store(opts.historyLimit ?? 2000);
-  const persistence = state ? Persistence.open(state, store, { logger: log, compactAfterBytes: opts.compactAfterBytes }) : undefined;
+  const persistence = state
+    ? Persistence.open(state, store, { logger: log, compactAfterBytes: opts.compactAfterBytes })
+    : undefined;
   const registry = new ResourceRegistry();
   registry.setCRDs(store.list('customresourcedefinitions.apiextensions.k8s.io'));
   const signer = new TokenSigner(signingKey);
@@ -180,18 +195,29 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     now: opts.clock,
   });
   const staticTokens = opts.tokenAuthFile ? loadTokenAuthFile(opts.tokenAuthFile) : new Map<string, UserInfo>();
-  const authn = new Authenticator({ store, signer, adminToken, staticTokens, apiAudiences: API_AUDIENCES, now: opts.clock });
+  const authn = new Authenticator({
+    store,
+    signer,
+    adminToken,
+    staticTokens,
+    apiAudiences: API_AUDIENCES,
+    now: opts.clock,
+  });
   const authz = new Authorizer(store);
   const reviews = new Reviews({ store, authn, authz, signer, apiAudiences: API_AUDIENCES, now: opts.clock });
   const hub = new WatchHub(store);
   const resolveService = serviceResolver(opts.webhookServices ?? {});
-  const conversions = new CustomResourceConverter({ crdOf: (name) => store.get('customresourcedefinitions.apiextensions.k8s.io', undefined, name), resolveService });
+  const conversions = new CustomResourceConverter({
+    crdOf: (name) => store.get('customresourcedefinitions.apiextensions.k8s.io', undefined, name),
+    resolveService,
+  });
   const webhooks = new WebhookAdmission(store, registry, { resolveService, logger: log, converter: conversions });
 
   // A fresh cluster's namespaces, bootstrap RBAC policy and system PriorityClasses; missing bootstrap objects are
   // re-created on every start.
   for (const ns of INITIAL_NAMESPACES) {
-    if (!store.get('namespaces', undefined, ns)) objects.create(registry.get('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } });
+    if (!store.get('namespaces', undefined, ns))
+      objects.create(registry.get('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } });
   }
   for (const o of [...bootstrapPolicy(), ...bootstrapPriorityClasses()]) {
     const t = registry.forKind(String(o.apiVersion), String(o.kind));
@@ -204,7 +230,11 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
       if (!set) throw new Error(`unknown CRD set ${JSON.stringify(name)}; known: ${Object.keys(CRD_SETS).join(', ')}`);
       return set;
     });
-    applyObjects(sets.flatMap((s) => s.crds), registry, objects);
+    applyObjects(
+      sets.flatMap((s) => s.crds),
+      registry,
+      objects,
+    );
     log.info('installed CRDs', { sets: opts.crds, sources: sets.map((s) => s.source) });
   }
   if (opts.apply?.length) {
@@ -225,7 +255,8 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     hostname(),
   ];
   if (host === '0.0.0.0' || host === '::') {
-    for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) sanHosts.push(a.address.split('%')[0]);
+    for (const addrs of Object.values(networkInterfaces()))
+      for (const a of addrs ?? []) sanHosts.push(a.address.split('%')[0]);
   } else sanHosts.push(host);
   const serving = await issueServingCert(ca, sanHosts);
 
@@ -255,7 +286,14 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
     {
       bindAddress: host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
       tls: { options: { cert: serving.certPem, key: serving.keyPem, ALPNProtocols: ['http/1.1'] } },
-      limits: { maxHeaderBytes: MAX_HEADER_BYTES, headersTimeoutMs: 30_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: MAX_CONNECTIONS, ...opts.serverLimits },
+      limits: {
+        maxHeaderBytes: MAX_HEADER_BYTES,
+        headersTimeoutMs: 30_000,
+        requestTimeoutMs: 60_000,
+        keepAliveTimeoutMs: 65_000,
+        maxConnections: MAX_CONNECTIONS,
+        ...opts.serverLimits,
+      },
     },
     handler as (req: ServerRequest, res: ServerResponseOf) => void,
   );
@@ -279,7 +317,18 @@ async function start(opts: AuthorityOptions, host: string, port: number, state: 
   }
   try {
     mkdirSync(dirname(kubeconfig), { recursive: true });
-    writeFileAtomic(kubeconfig, toYaml(kubeconfigFor({ server: url, caPem: ca.certPem, token: adminToken, clusterName: 'ctrlmetrics-authority', userName: 'admin' })));
+    writeFileAtomic(
+      kubeconfig,
+      toYaml(
+        kubeconfigFor({
+          server: url,
+          caPem: ca.certPem,
+          token: adminToken,
+          clusterName: 'ctrlmetrics-authority',
+          userName: 'admin',
+        }),
+      ),
+    );
   } catch (err) {
     await server.close(0);
     await persistence?.close().catch(() => undefined);

@@ -83,7 +83,12 @@ export function readWebhookConfigurations(paths: string[]): KubeObject[] {
   for (const p of paths) {
     let files: string[];
     try {
-      files = statSync(p).isDirectory() ? readdirSync(p).filter((f) => /\.(ya?ml|json)$/.test(f)).sort().map((f) => join(p, f)) : [p];
+      files = statSync(p).isDirectory()
+        ? readdirSync(p)
+            .filter((f) => /\.(ya?ml|json)$/.test(f))
+            .sort()
+            .map((f) => join(p, f))
+        : [p];
     } catch {
       throw new Error(`webhook manifests ${p}: no such file or directory`);
     }
@@ -92,7 +97,10 @@ export function readWebhookConfigurations(paths: string[]): KubeObject[] {
         if (doc.errors.length) throw new Error(`webhook manifests ${f}: ${doc.errors[0].message}`);
         const o = doc.toJS() as KubeObject | null;
         if (!o || typeof o !== 'object' || !KINDS[String(o.kind)]) continue;
-        if (o.apiVersion !== API_VERSION) throw new Error(`webhook manifests ${f}: only ${API_VERSION} is supported for ${String(o.kind)} ${JSON.stringify(o.metadata?.name ?? '')}, got ${String(o.apiVersion)}`);
+        if (o.apiVersion !== API_VERSION)
+          throw new Error(
+            `webhook manifests ${f}: only ${API_VERSION} is supported for ${String(o.kind)} ${JSON.stringify(o.metadata?.name ?? '')}, got ${String(o.apiVersion)}`,
+          );
         out.push(o);
       }
     }
@@ -125,7 +133,10 @@ export function pointWebhooksAt(config: KubeObject, hostPort: string, caPem: str
  * manifests' webhook configurations pointed at `https://host:port` with that CA. Start the manager with
  * `webhook: { bindAddress, certDir }` to serve them.
  */
-export async function installWebhooks(authority: { restConfig: RestConfig }, opts: InstallWebhooksOptions): Promise<InstalledWebhooks> {
+export async function installWebhooks(
+  authority: { restConfig: RestConfig },
+  opts: InstallWebhooksOptions,
+): Promise<InstalledWebhooks> {
   const configs = readWebhookConfigurations(opts.manifests);
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? (await freePort(host));
@@ -149,16 +160,31 @@ export async function installWebhooks(authority: { restConfig: RestConfig }, opt
         await client.create(path, body);
       } catch (err) {
         if (!(err instanceof KubeApiError) || err.status !== 409) throw err;
-        if (opts.replaceExisting === false) throw new Error(`a ${String(c.kind)} named ${name} exists already: it is not replaced (it may be another's); delete it if it is a leftover of yours`, { cause: err });
+        if (opts.replaceExisting === false)
+          throw new Error(
+            `a ${String(c.kind)} named ${name} exists already: it is not replaced (it may be another's); delete it if it is a leftover of yours`,
+            { cause: err },
+          );
         const existing = await client.get<KubeObject>(`${path}/${name}`);
-        await client.replace(`${path}/${name}`, { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } });
+        await client.replace(`${path}/${name}`, {
+          ...body,
+          metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+        });
       }
       installed.push(`${c.kind}/${name}`);
     }
     for (const name of opts.conversions ?? []) {
       // a merge patch: `service: null` drops a service reference kustomize's patch may have set
-      const clientConfig = { url: `https://${hostPort}/convert`, caBundle: Buffer.from(ca.certPem).toString('base64'), service: null };
-      await client.mergePatch(`${CRD_PATH}/${name}`, { spec: { conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1', 'v1beta1'], clientConfig } } } });
+      const clientConfig = {
+        url: `https://${hostPort}/convert`,
+        caBundle: Buffer.from(ca.certPem).toString('base64'),
+        service: null,
+      };
+      await client.mergePatch(`${CRD_PATH}/${name}`, {
+        spec: {
+          conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1', 'v1beta1'], clientConfig } },
+        },
+      });
       converted.push(name);
     }
   } catch (err) {
@@ -195,7 +221,9 @@ async function removeInstalled(c: KubeClient, installed: string[], converted: st
     if (!(err instanceof KubeApiError) || err.status !== 404) throw err;
   };
   for (const name of converted) {
-    await c.mergePatch(`${CRD_PATH}/${name}`, { spec: { conversion: { strategy: 'None', webhook: null } } }).catch(gone);
+    await c
+      .mergePatch(`${CRD_PATH}/${name}`, { spec: { conversion: { strategy: 'None', webhook: null } } })
+      .catch(gone);
   }
   for (const ref of installed) {
     const [kind, name] = ref.split('/') as [string, string];

@@ -48,7 +48,12 @@ export function notAcceptable(type: string): ApiError {
  * Answers `path` if it is one of the issuer discovery documents and returns true; returns false for any other
  * path. Throws {@link ApiError} (405, 406) for a request the real server refuses.
  */
-export function serveIssuerDiscovery(src: IssuerDiscoverySource, path: string, req: IncomingMessage, res: ServerResponse): boolean {
+export function serveIssuerDiscovery(
+  src: IssuerDiscoverySource,
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): boolean {
   let contentType: string;
   let body: () => unknown;
   if (path === CONFIGURATION_PATH) {
@@ -69,7 +74,11 @@ export function serveIssuerDiscovery(src: IssuerDiscoverySource, path: string, r
   if (req.method !== 'GET') throw methodNotAllowed();
   if (!admits(req.headers.accept, contentType)) throw notAcceptable(contentType);
   const text = JSON.stringify(body());
-  res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'public, max-age=3600', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(200, {
+    'Content-Type': contentType,
+    'Cache-Control': 'public, max-age=3600',
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
   return true;
 }

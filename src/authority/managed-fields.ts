@@ -182,7 +182,10 @@ export function pick(obj: Json, set: PathSet, shapes: ListShapes = builtinListSh
       const el = (src as Json[]).find((x, n) => elementKey(shape, x, n) === k);
       let mine = (dst as Json[]).find((x, n) => elementKey(shape, x, n) === k);
       if (mine === undefined) {
-        mine = shape.type === 'map' && isObj(el) ? Object.fromEntries(shape.keys.filter((f) => f in el).map((f) => [f, structuredClone(el[f])])) : structuredClone(el);
+        mine =
+          shape.type === 'map' && isObj(el)
+            ? Object.fromEntries(shape.keys.filter((f) => f in el).map((f) => [f, structuredClone(el[f])]))
+            : structuredClone(el);
         (dst as Json[]).push(mine);
       }
       src = el;
@@ -218,14 +221,21 @@ function removeAt(obj: Json, path: FieldPath, shapes: ListShapes): void {
  * Calls `visit` with each top-level field ownership tracks (within `only`) and its path: not `apiVersion` or `kind`,
  * and of `metadata` only the given fields.
  */
-function forEachTracked(o: KubeObject, only: Scope, metadataFields: string[], visit: (v: Json, path: FieldPath) => void): void {
+function forEachTracked(
+  o: KubeObject,
+  only: Scope,
+  metadataFields: string[],
+  visit: (v: Json, path: FieldPath) => void,
+): void {
   if (!isObj(o)) return;
   for (const [k, v] of Object.entries(o)) {
     if (k === 'apiVersion' || k === 'kind' || k.startsWith('$')) continue;
     if (only === 'status' && k !== 'status') continue;
     if (only === 'no-status' && k === 'status') continue;
     if (k !== 'metadata') visit(v, [`f:${k}`]);
-    else if (isObj(v)) for (const m of metadataFields) if (m in v && v[m] !== null && v[m] !== undefined) visit(v[m], ['f:metadata', `f:${m}`]);
+    else if (isObj(v))
+      for (const m of metadataFields)
+        if (m in v && v[m] !== null && v[m] !== undefined) visit(v[m], ['f:metadata', `f:${m}`]);
   }
 }
 
@@ -242,7 +252,11 @@ function objectsOf(o: KubeObject, shapes: ListShapes, only: Scope): FieldPath[] 
       for (const k of keys) walk(v[k], [...path, `f:${k}`]);
     } else if (Array.isArray(v)) {
       const shape = shapes(path, v);
-      if (shape.type === 'map') v.forEach((el, i) => isObj(el) && Object.keys(el).forEach((k) => walk(el[k], [...path, elementKey(shape, el, i), `f:${k}`])));
+      if (shape.type === 'map')
+        v.forEach(
+          (el, i) =>
+            isObj(el) && Object.keys(el).forEach((k) => walk(el[k], [...path, elementKey(shape, el, i), `f:${k}`])),
+        );
     }
   };
   forEachTracked(o, only, ['labels', 'annotations'], walk);
@@ -263,7 +277,11 @@ export const builtinStructs = (path: FieldPath): boolean => BUILTIN_STRUCTS.has(
  * list. `apiVersion`, `kind` and `metadata` (but for labels, annotations, finalizers and ownerReferences) are never
  * tracked.
  */
-export function fieldsOf(o: KubeObject, shapes: ListShapes = builtinListShapes, only?: 'status' | 'no-status'): PathSet {
+export function fieldsOf(
+  o: KubeObject,
+  shapes: ListShapes = builtinListShapes,
+  only?: 'status' | 'no-status',
+): PathSet {
   const out = new PathSet();
   const walk = (v: Json, path: FieldPath) => {
     if (isObj(v)) {
@@ -309,7 +327,10 @@ export function pathText(p: FieldPath): string {
       if (k.startsWith('i:')) return `[${k.slice(2)}]`;
       if (k.startsWith('v:')) return `[=${k.slice(2)}]`;
       const key = JSON.parse(k.slice(2)) as Record<string, Json>;
-      return `[${Object.keys(key).sort().map((n) => `${n}=${JSON.stringify(key[n])}`).join(',')}]`;
+      return `[${Object.keys(key)
+        .sort()
+        .map((n) => `${n}=${JSON.stringify(key[n])}`)
+        .join(',')}]`;
     })
     .join('');
 }
@@ -318,7 +339,9 @@ export function pathText(p: FieldPath): string {
 export function entriesOf(o: KubeObject | undefined): ManagedFieldsEntry[] {
   const mf = o?.metadata?.managedFields;
   if (!Array.isArray(mf)) return [];
-  return mf.filter((e) => isObj(e) && (e.operation === 'Apply' || e.operation === 'Update') && typeof e.manager === 'string') as ManagedFieldsEntry[];
+  return mf.filter(
+    (e) => isObj(e) && (e.operation === 'Apply' || e.operation === 'Update') && typeof e.manager === 'string',
+  ) as ManagedFieldsEntry[];
 }
 
 /** kube's order: Apply before Update, then by time, manager, apiVersion, subresource. */
@@ -346,7 +369,12 @@ function capUpdates(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
     const m = merged.get(e.apiVersion);
     const set = PathSet.fromFieldsV1(e.fieldsV1);
     if (m) for (const p of PathSet.fromFieldsV1(m.fieldsV1)) set.add(p);
-    merged.set(e.apiVersion, { ...e, manager: 'ancient-changes', time: m && m.time > e.time ? m.time : e.time, fieldsV1: set.toFieldsV1() });
+    merged.set(e.apiVersion, {
+      ...e,
+      manager: 'ancient-changes',
+      time: m && m.time > e.time ? m.time : e.time,
+      fieldsV1: set.toFieldsV1(),
+    });
   }
   return [...entries.filter((e) => !oldest.includes(e)), ...merged.values()];
 }
@@ -397,7 +425,11 @@ export function afterUpdate(p: {
     if (!structs(path) && (!p.old || valueAt(p.old, path, shapes) === undefined)) changed.add(path);
   }
   const owned: Owned[] = p.entries.map((entry) => ({ entry, set: PathSet.fromFieldsV1(entry.fieldsV1) }));
-  const mine = (e: ManagedFieldsEntry) => e.operation === 'Update' && e.manager === p.manager && e.apiVersion === p.apiVersion && (e.subresource ?? '') === (p.subresource ?? '');
+  const mine = (e: ManagedFieldsEntry) =>
+    e.operation === 'Update' &&
+    e.manager === p.manager &&
+    e.apiVersion === p.apiVersion &&
+    (e.subresource ?? '') === (p.subresource ?? '');
   let self = owned.find((o) => mine(o.entry));
   const changedIn = new Map<string, { changed: PathSet; next: KubeObject } | undefined>();
   for (const o of owned) {
@@ -408,18 +440,37 @@ export function afterUpdate(p: {
         const other = p.otherVersion(o.entry.apiVersion);
         changedIn.set(
           o.entry.apiVersion,
-          other && { next: other.next, changed: new PathSet([...fieldsOf(other.next, shapes, p.scope)].filter((path) => !other.old || differs(other.old, other.next, path, shapes))) },
+          other && {
+            next: other.next,
+            changed: new PathSet(
+              [...fieldsOf(other.next, shapes, p.scope)].filter(
+                (path) => !other.old || differs(other.old, other.next, path, shapes),
+              ),
+            ),
+          },
         );
       }
       view = changedIn.get(o.entry.apiVersion);
     }
     const [changedHere, nextHere] = view ? [view.changed, view.next] : [changed, p.next];
-    for (const path of [...o.set]) if (changedHere.has(path) || valueAt(nextHere, path, shapes) === undefined) o.set.delete(path);
+    for (const path of [...o.set])
+      if (changedHere.has(path) || valueAt(nextHere, path, shapes) === undefined) o.set.delete(path);
   }
   if (self) for (const path of [...self.set]) if (valueAt(p.next, path, shapes) === undefined) self.set.delete(path);
   if (changed.size) {
     if (!self) {
-      self = { entry: { manager: p.manager, operation: 'Update', apiVersion: p.apiVersion, time: p.time, fieldsType: 'FieldsV1', fieldsV1: {}, ...(p.subresource ? { subresource: p.subresource } : {}) }, set: new PathSet() };
+      self = {
+        entry: {
+          manager: p.manager,
+          operation: 'Update',
+          apiVersion: p.apiVersion,
+          time: p.time,
+          fieldsType: 'FieldsV1',
+          fieldsV1: {},
+          ...(p.subresource ? { subresource: p.subresource } : {}),
+        },
+        set: new PathSet(),
+      };
       owned.push(self);
     }
     self.entry = { ...self.entry, time: p.time };
@@ -437,18 +488,23 @@ export interface FieldConflict {
 /** The conflict text of a manager: `"name"` for an applier, `"name" using <apiVersion>` for an updater. */
 export function managerText(e: ManagedFieldsEntry): string {
   const sub = e.subresource ? ` with subresource ${JSON.stringify(e.subresource)}` : '';
-  return e.operation === 'Apply' ? `${JSON.stringify(e.manager)}${sub}` : `${JSON.stringify(e.manager)}${sub} using ${e.apiVersion}`;
+  return e.operation === 'Apply'
+    ? `${JSON.stringify(e.manager)}${sub}`
+    : `${JSON.stringify(e.manager)}${sub} using ${e.apiVersion}`;
 }
 
 /** kube's message for a failed apply. */
 export function conflictMessage(conflicts: FieldConflict[]): string {
-  if (conflicts.length === 1) return `Apply failed with 1 conflict: conflict with ${managerText(conflicts[0].entry)}: ${pathText(conflicts[0].path)}`;
+  if (conflicts.length === 1)
+    return `Apply failed with 1 conflict: conflict with ${managerText(conflicts[0].entry)}: ${pathText(conflicts[0].path)}`;
   const by = new Map<string, string[]>();
   for (const c of conflicts) {
     const m = managerText(c.entry);
     by.set(m, [...(by.get(m) ?? []), pathText(c.path)]);
   }
-  const parts = [...by.keys()].sort().map((m) => [`conflicts with ${m}:`, ...by.get(m)!.map((p) => `- ${p}`)].join('\n'));
+  const parts = [...by.keys()]
+    .sort()
+    .map((m) => [`conflicts with ${m}:`, ...by.get(m)!.map((p) => `- ${p}`)].join('\n'));
   return `Apply failed with ${conflicts.length} conflicts: ${parts.join('\n')}`;
 }
 
@@ -501,27 +557,40 @@ export function planApply(p: {
   const shapes = p.shapes ?? builtinListShapes;
   const applied = fieldsOf(p.config, shapes, p.scope);
   const owned: Owned[] = p.entries.map((entry) => ({ entry, set: PathSet.fromFieldsV1(entry.fieldsV1) }));
-  const isSelf = (e: ManagedFieldsEntry) => e.operation === 'Apply' && e.manager === p.manager && (e.subresource ?? '') === (p.subresource ?? '');
+  const isSelf = (e: ManagedFieldsEntry) =>
+    e.operation === 'Apply' && e.manager === p.manager && (e.subresource ?? '') === (p.subresource ?? '');
   const selfIndex = owned.findIndex((o) => isSelf(o.entry));
   const previous = selfIndex >= 0 ? owned.splice(selfIndex, 1)[0] : undefined;
-  const convert = (apiVersion: string) => (apiVersion !== p.apiVersion && p.otherVersion ? p.otherVersion(apiVersion) : undefined);
+  const convert = (apiVersion: string) =>
+    apiVersion !== p.apiVersion && p.otherVersion ? p.otherVersion(apiVersion) : undefined;
   if (previous && p.live && previous.entry.apiVersion !== p.apiVersion) {
     // the manager's last apply, in its version's fields, as this version shows them (what is not set now goes)
     const c = convert(previous.entry.apiVersion);
     const shownThere = c && attempt(() => c.from(pick(c.to(p.live!), previous.set, shapes)));
     const present = fieldsOf(p.live, shapes, p.scope);
-    previous.set = shownThere ? new PathSet([...fieldsOf(shownThere, shapes, p.scope)].filter((x) => present.has(x))) : new PathSet();
+    previous.set = shownThere
+      ? new PathSet([...fieldsOf(shownThere, shapes, p.scope)].filter((x) => present.has(x)))
+      : new PathSet();
   }
   // each other version's view of the object before and after the merge (no pruning yet: kube compares that)
   const views = new Map<string, { live: KubeObject; merged: KubeObject; changed: PathSet } | undefined>();
   const viewIn = (apiVersion: string) => {
     if (!views.has(apiVersion)) {
       const c = convert(apiVersion);
-      const v = c && p.live && attempt(() => {
-        const live = c.to(p.live!);
-        const merged = c.to(mergeApplied(structuredClone(p.live), p.config, shapes) as KubeObject);
-        return { live, merged, changed: new PathSet([...fieldsOf(merged, shapes, p.scope)].filter((x) => differs(live, merged, x, shapes))) };
-      });
+      const v =
+        c &&
+        p.live &&
+        attempt(() => {
+          const live = c.to(p.live!);
+          const merged = c.to(mergeApplied(structuredClone(p.live), p.config, shapes) as KubeObject);
+          return {
+            live,
+            merged,
+            changed: new PathSet(
+              [...fieldsOf(merged, shapes, p.scope)].filter((x) => differs(live, merged, x, shapes)),
+            ),
+          };
+        });
       views.set(apiVersion, v);
     }
     return views.get(apiVersion);
@@ -534,7 +603,8 @@ export function planApply(p: {
         for (const path of o.set) if (view.changed.has(path)) conflicts.push({ path, entry: o.entry });
         continue;
       }
-      for (const path of applied) if (o.set.has(path) && differs(p.live, p.config, path, shapes)) conflicts.push({ path, entry: o.entry });
+      for (const path of applied)
+        if (o.set.has(path) && differs(p.live, p.config, path, shapes)) conflicts.push({ path, entry: o.entry });
     }
   }
   // a forced apply takes the conflicting fields from their owners
@@ -566,7 +636,11 @@ export function planApply(p: {
       prune.push(path);
     }
   }
-  const sameSet = previous && previous.entry.apiVersion === p.apiVersion && previous.set.size === applied.size && [...applied].every((x) => previous.set.has(x));
+  const sameSet =
+    previous &&
+    previous.entry.apiVersion === p.apiVersion &&
+    previous.set.size === applied.size &&
+    [...applied].every((x) => previous.set.has(x));
   const entry: ManagedFieldsEntry = {
     manager: p.manager,
     operation: 'Apply',
@@ -589,7 +663,12 @@ export function prunePaths(obj: KubeObject, paths: FieldPath[], shapes: ListShap
  * An applied configuration merged into the live object: objects field by field, keyed lists element by element (new
  * elements appended), sets as a union, atomic lists and scalars replaced; a null removes the field.
  */
-export function mergeApplied(live: Json, config: Json, shapes: ListShapes = builtinListShapes, path: FieldPath = []): Json {
+export function mergeApplied(
+  live: Json,
+  config: Json,
+  shapes: ListShapes = builtinListShapes,
+  path: FieldPath = [],
+): Json {
   if (isObj(config)) {
     const out: Record<string, Json> = isObj(live) ? { ...live } : {};
     for (const [k, v] of Object.entries(config)) {

@@ -8,7 +8,15 @@ import { isDeepStrictEqual } from 'node:util';
 import { defaultCauses, structuralSchemaCauses } from './crd-schema.js';
 import { conversionCauses } from './crd-conversion.js';
 
-const STRING_META = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'];
+const STRING_META = [
+  'name',
+  'generateName',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'creationTimestamp',
+  'deletionTimestamp',
+];
 
 /** Rejects metadata of the wrong JSON types with 400, as kube's decoder does (a number as name never reaches storage). */
 export function checkMetadataShape(meta: unknown): void {
@@ -22,9 +30,14 @@ export function checkMetadataShape(meta: unknown): void {
   for (const f of ['labels', 'annotations']) {
     const v = m[f];
     if (v === undefined || v === null) continue;
-    if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string')) fail(f, 'a map of strings');
+    if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string'))
+      fail(f, 'a map of strings');
   }
-  if (m.finalizers != null && (!Array.isArray(m.finalizers) || m.finalizers.some((x: unknown) => typeof x !== 'string'))) fail('finalizers', 'a list of strings');
+  if (
+    m.finalizers != null &&
+    (!Array.isArray(m.finalizers) || m.finalizers.some((x: unknown) => typeof x !== 'string'))
+  )
+    fail('finalizers', 'a list of strings');
   if (m.ownerReferences != null && !Array.isArray(m.ownerReferences)) fail('ownerReferences', 'a list');
 }
 
@@ -38,7 +51,9 @@ function schemasToCheck(versions: KubeObject[]): Array<{ schema: unknown; path: 
   if (schemas.length && schemas[0] !== undefined && schemas.every((x) => isDeepStrictEqual(x, schemas[0]))) {
     return [{ schema: schemas[0], path: 'spec.validation.openAPIV3Schema' }];
   }
-  return schemas.flatMap((schema, i) => (schema === undefined ? [] : [{ schema, path: `spec.versions[${i}].schema.openAPIV3Schema` }]));
+  return schemas.flatMap((schema, i) =>
+    schema === undefined ? [] : [{ schema, path: `spec.versions[${i}].schema.openAPIV3Schema` }],
+  );
 }
 
 export function validateCRD(o: KubeObject): FieldCause[] {
@@ -46,18 +61,34 @@ export function validateCRD(o: KubeObject): FieldCause[] {
   const spec = o.spec ?? {};
   const names = spec.names ?? {};
   if (!spec.group) causes.push({ field: 'spec.group', message: 'Required value', reason: 'FieldValueRequired' });
-  if (!names.plural) causes.push({ field: 'spec.names.plural', message: 'Required value', reason: 'FieldValueRequired' });
+  if (!names.plural)
+    causes.push({ field: 'spec.names.plural', message: 'Required value', reason: 'FieldValueRequired' });
   if (!names.kind) causes.push({ field: 'spec.names.kind', message: 'Required value', reason: 'FieldValueRequired' });
   if (spec.group && names.plural && o.metadata.name !== `${names.plural}.${spec.group}`) {
-    causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(o.metadata.name)}: must be spec.names.plural+"."+spec.group` });
+    causes.push({
+      field: 'metadata.name',
+      message: `Invalid value: ${JSON.stringify(o.metadata.name)}: must be spec.names.plural+"."+spec.group`,
+    });
   }
   if (spec.scope && spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
-    causes.push({ field: 'spec.scope', message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"`, reason: 'FieldValueNotSupported' });
+    causes.push({
+      field: 'spec.scope',
+      message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"`,
+      reason: 'FieldValueNotSupported',
+    });
   }
   const versions: KubeObject[] = Array.isArray(spec.versions) ? spec.versions : [];
-  if (!versions.length) causes.push({ field: 'spec.versions', message: 'Invalid value: null: must have exactly one version marked as storage version', reason: 'FieldValueInvalid' });
+  if (!versions.length)
+    causes.push({
+      field: 'spec.versions',
+      message: 'Invalid value: null: must have exactly one version marked as storage version',
+      reason: 'FieldValueInvalid',
+    });
   else if (versions.filter((v) => v.storage).length !== 1) {
-    causes.push({ field: 'spec.versions', message: 'Invalid value: must have exactly one version marked as storage version' });
+    causes.push({
+      field: 'spec.versions',
+      message: 'Invalid value: must have exactly one version marked as storage version',
+    });
   }
   for (const { schema, path } of schemasToCheck(versions)) {
     const structural = structuralSchemaCauses(schema, path);

@@ -12,8 +12,31 @@ import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type 
 import { validateFinalizers, validateLabels, validateName } from './validation.js';
 import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
 import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
-import { afterUpdate, builtinListShapes, conflictMessage, entriesOf, fieldsOf, managerText, mergeApplied, pathText, planApply, prunePaths, valueAt, type FieldConflict, type ListShapes, type ManagedFieldsEntry, type Scope, type VersionConversion } from './managed-fields.js';
-import { defaultCustomResource, pruneCustomResource, readCustomResource, schemaListShapes, validateCustomResource } from './crd-schema.js';
+import {
+  afterUpdate,
+  builtinListShapes,
+  conflictMessage,
+  entriesOf,
+  fieldsOf,
+  managerText,
+  mergeApplied,
+  pathText,
+  planApply,
+  prunePaths,
+  valueAt,
+  type FieldConflict,
+  type ListShapes,
+  type ManagedFieldsEntry,
+  type Scope,
+  type VersionConversion,
+} from './managed-fields.js';
+import {
+  defaultCustomResource,
+  pruneCustomResource,
+  readCustomResource,
+  schemaListShapes,
+  validateCustomResource,
+} from './crd-schema.js';
 import { checkMetadataShape, validateCRD } from './object-checks.js';
 import { defaultBuiltin } from './builtin-defaults.js';
 import { admitNewPod } from './pod-admission.js';
@@ -80,7 +103,12 @@ function dropEmptyMeta(t: ResourceType, o: KubeObject): void {
   if (t.crd || !m || typeof m !== 'object') return;
   for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
     const v = m[k];
-    if (v === null || (Array.isArray(v) && v.length === 0) || (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0)) delete m[k];
+    if (
+      v === null ||
+      (Array.isArray(v) && v.length === 0) ||
+      (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0)
+    )
+      delete m[k];
   }
 }
 
@@ -111,12 +139,19 @@ function shapesFor(t: ResourceType): ListShapes {
  */
 function strictPatchError(patchedJson: string, unknown: string[]): ApiError {
   const message = `Invalid value: ${JSON.stringify(patchedJson)}: strict decoding error: ${unknown.join(', ')}`;
-  return new ApiError(422, 'Invalid', ` "" is invalid: patch: ${message}`, { causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }] });
+  return new ApiError(422, 'Invalid', ` "" is invalid: patch: ${message}`, {
+    causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }],
+  });
 }
 
 function sortedKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortedKeys);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortedKeys((v as Record<string, unknown>)[k])]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortedKeys((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }
 
@@ -160,7 +195,11 @@ function hasFinalizers(o: KubeObject): boolean {
 
 function sameContent(a: KubeObject, b: KubeObject): boolean {
   // apiVersion aside: an object written back unchanged in another version of its CRD is the same object
-  const strip = (o: KubeObject) => ({ ...o, apiVersion: undefined, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
+  const strip = (o: KubeObject) => ({
+    ...o,
+    apiVersion: undefined,
+    metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined },
+  });
   // in any key order: the stored object is in kube's encoding order, a new one as its writer wrote it
   return isDeepStrictEqual(strip(a), strip(b));
 }
@@ -168,7 +207,11 @@ function sameContent(a: KubeObject, b: KubeObject): boolean {
 /** The 409 of an apply that would change fields other managers own. */
 function applyConflict(conflicts: FieldConflict[]): ApiError {
   return new ApiError(409, 'Conflict', conflictMessage(conflicts), {
-    causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${managerText(c.entry)}`, field: pathText(c.path) })),
+    causes: conflicts.map((c) => ({
+      reason: 'FieldManagerConflict',
+      message: `conflict with ${managerText(c.entry)}`,
+      field: pathText(c.path),
+    })),
   });
 }
 
@@ -192,7 +235,8 @@ export class ObjectService {
     },
   ) {
     this.pages = new ListPages({ now: opts.now });
-    for (const ns of store.list(NS_KEY)) if (ns.metadata.deletionTimestamp) this.schedulePurge(ns.metadata.name, ns.metadata.uid);
+    for (const ns of store.list(NS_KEY))
+      if (ns.metadata.deletionTimestamp) this.schedulePurge(ns.metadata.name, ns.metadata.uid);
     for (const s of store.list('services')) {
       const ip = String(s.spec?.clusterIP ?? '');
       const m = /^10\.96\.(\d+)\.(\d+)$/.exec(ip);
@@ -232,7 +276,8 @@ export class ObjectService {
       shown = new Map([[apiVersionOf(t), { read: same, write: same }]]);
       for (const v of this.registry.all()) {
         const s = v.view?.storage;
-        if (s && s.group === t.group && s.version === t.version && s.resource === t.resource) shown.set(apiVersionOf(v), { read: v.view!.read, write: v.view!.write });
+        if (s && s.group === t.group && s.version === t.version && s.resource === t.resource)
+          shown.set(apiVersionOf(v), { read: v.view!.read, write: v.view!.write });
       }
       this.shownIn.set(t, shown);
     }
@@ -307,7 +352,11 @@ export class ObjectService {
   }
 
   /** Lists objects (with label and field selectors) and the resourceVersion of the list. */
-  list(t: ResourceType, ns: string | undefined, sel: { labelSelector?: string | null; fieldSelector?: string | null } = {}): { items: KubeObject[]; resourceVersion: string } {
+  list(
+    t: ResourceType,
+    ns: string | undefined,
+    sel: { labelSelector?: string | null; fieldSelector?: string | null } = {},
+  ): { items: KubeObject[]; resourceVersion: string } {
     const byLabel = parseLabelSelector(sel.labelSelector);
     const byField = parseFieldSelector(sel.fieldSelector, t.resource);
     const items = this.store
@@ -347,13 +396,17 @@ export class ObjectService {
   }
 
   private checkKind(t: ResourceType, body: KubeObject): void {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the request body must be a JSON or YAML object');
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw badRequest('the request body must be a JSON or YAML object');
     if (body.kind !== undefined && body.kind !== t.kind) {
       throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${t.kind})`);
     }
     if (body.apiVersion !== undefined) {
       const [g] = String(body.apiVersion).includes('/') ? String(body.apiVersion).split('/') : [''];
-      if (g !== t.group) throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersionOf(t)})`);
+      if (g !== t.group)
+        throw badRequest(
+          `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersionOf(t)})`,
+        );
     }
     checkMetadataShape(body.metadata);
   }
@@ -362,13 +415,23 @@ export class ObjectService {
   private validateMeta(t: ResourceType, o: KubeObject, old?: KubeObject, subresource?: string): void {
     const name = String(o.metadata.name ?? '');
     const causes: FieldCause[] = [];
-    const data = t.group === '' && (t.resource === 'configmaps' || t.resource === 'secrets') ? (t.kind as 'ConfigMap' | 'Secret') : undefined;
+    const data =
+      t.group === '' && (t.resource === 'configmaps' || t.resource === 'secrets')
+        ? (t.kind as 'ConfigMap' | 'Secret')
+        : undefined;
     // as kube, a Secret's stringData is merged into data before it is validated
     if (data === 'Secret') mergeStringData(o);
     // kube validates an update's immutability before the object itself
     if (data && old) causes.push(...immutabilityCauses(data, old, o));
-    if (!name) causes.push({ field: 'metadata.name', message: 'Required value: name or generateName is required', reason: 'FieldValueRequired' });
-    else for (const e of validateName(name, t.nameRule)) causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
+    if (!name)
+      causes.push({
+        field: 'metadata.name',
+        message: 'Required value: name or generateName is required',
+        reason: 'FieldValueRequired',
+      });
+    else
+      for (const e of validateName(name, t.nameRule))
+        causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
     causes.push(...validateLabels(o.metadata.labels));
     causes.push(...validateFinalizers(o.metadata.finalizers, old?.metadata));
     if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') {
@@ -402,7 +465,11 @@ export class ObjectService {
     if (!this.store.get(NS_KEY, undefined, ns)) throw notFound('namespaces', '', ns);
     const nsObj = this.store.get(NS_KEY, undefined, ns);
     if (nsObj?.metadata?.deletionTimestamp) {
-      throw new ApiError(403, 'Forbidden', `unable to create new content in namespace ${ns} because it is being terminated`);
+      throw new ApiError(
+        403,
+        'Forbidden',
+        `unable to create new content in namespace ${ns} because it is being terminated`,
+      );
     }
   }
 
@@ -410,7 +477,8 @@ export class ObjectService {
   create(t: ResourceType, ns: string | undefined, body: KubeObject, w: WriteOptions & { via?: Via } = {}): KubeObject {
     this.checkKind(t, body);
     // a view's object is written as the object that stores it, and answered in the view's shape
-    if (t.view) return this.present(t, this.create(this.storageOf(t), ns, t.view.write(body), { ...w, requestType: t }));
+    if (t.view)
+      return this.present(t, this.create(this.storageOf(t), ns, t.view.write(body), { ...w, requestType: t }));
     let o = clone(body);
     this.decodeCustom(t, o, w, w.via ?? 'body');
     if (w.admitted) {
@@ -423,7 +491,8 @@ export class ObjectService {
     o.metadata = o.metadata && typeof o.metadata === 'object' ? o.metadata : {};
     const m = o.metadata;
     if (t.namespaced) {
-      if (m.namespace && ns && m.namespace !== ns) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      if (m.namespace && ns && m.namespace !== ns)
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       m.namespace = ns ?? m.namespace;
       if (!m.namespace) throw badRequest('a namespace is required for a namespaced resource');
     } else delete m.namespace;
@@ -475,7 +544,8 @@ export class ObjectService {
   /** Stores an object, its keys in the order kube-apiserver writes them; answers the stored object. */
   private put(t: ResourceType, o: KubeObject): KubeObject {
     // the store fills in the resourceVersion: its key is made here so that it lands in ObjectMeta's place
-    if (o.metadata && typeof o.metadata === 'object' && !('resourceVersion' in o.metadata)) o.metadata.resourceVersion = '';
+    if (o.metadata && typeof o.metadata === 'object' && !('resourceVersion' in o.metadata))
+      o.metadata.resourceVersion = '';
     return this.store.put(typeKey(t), kubeEncoded(t, o));
   }
 
@@ -488,7 +558,13 @@ export class ObjectService {
   }
 
   /** Replaces an object (PUT), on the main resource or the `status` subresource. */
-  update(t: ResourceType, ns: string | undefined, name: string, body: KubeObject, w: WriteOptions & { subresource?: string } = {}): KubeObject {
+  update(
+    t: ResourceType,
+    ns: string | undefined,
+    name: string,
+    body: KubeObject,
+    w: WriteOptions & { subresource?: string } = {},
+  ): KubeObject {
     this.checkKind(t, body);
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
@@ -497,17 +573,26 @@ export class ObjectService {
     const o = clone(body);
     o.metadata = o.metadata && typeof o.metadata === 'object' ? o.metadata : {};
     if (o.metadata.name !== undefined && o.metadata.name !== name) {
-      throw badRequest(`the name of the object (${String(o.metadata.name)}) does not match the name on the URL (${name})`);
+      throw badRequest(
+        `the name of the object (${String(o.metadata.name)}) does not match the name on the URL (${name})`,
+      );
     }
     if (t.namespaced && o.metadata.namespace && o.metadata.namespace !== ns) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
     const rv = o.metadata.resourceVersion;
     if (rv !== undefined && rv !== '' && rv !== old.metadata.resourceVersion) {
-      throw conflict(t.resource, t.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
+      throw conflict(
+        t.resource,
+        t.group,
+        name,
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     }
     if ((rv === undefined || rv === '') && t.crd) {
-      throw invalid(t.kind, t.group, name, [{ field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
+      throw invalid(t.kind, t.group, name, [
+        { field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' },
+      ]);
     }
     // the object as this type shows it: a view's writes are in its own shape, converted to the stored one on commit
     const shown = t.view ? this.read(t, old) : old;
@@ -541,7 +626,9 @@ export class ObjectService {
       const list = unknown.map((f) => `unknown field ${JSON.stringify(f)}`);
       if (mode === 'Strict') {
         if (via === 'patch') throw strictPatchError(before, list);
-        throw badRequest(`${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: strict decoding error: ${list.join(', ')}`);
+        throw badRequest(
+          `${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: strict decoding error: ${list.join(', ')}`,
+        );
       }
       w.warnings?.push(...list.map((x) => `299 - ${JSON.stringify(x)}`));
     }
@@ -552,12 +639,20 @@ export class ObjectService {
    * Sets `metadata.managedFields` of an object about to be stored: an apply's planned entries, or the writer's
    * Update entry (see managed-fields.ts). `incoming` is what the request sent (a `[]` or `[{}]` resets tracking).
    */
-  private track(t: ResourceType, old: KubeObject | undefined, next: KubeObject, w: WriteOptions & { subresource?: string }, incoming: unknown): void {
+  private track(
+    t: ResourceType,
+    old: KubeObject | undefined,
+    next: KubeObject,
+    w: WriteOptions & { subresource?: string },
+    incoming: unknown,
+  ): void {
     const m = next.metadata;
     let entries: ManagedFieldsEntry[];
     if (w.managedFields) entries = w.managedFields;
     else {
-      const reset = Array.isArray(incoming) && (incoming.length === 0 || (incoming.length === 1 && JSON.stringify(incoming[0]) === '{}'));
+      const reset =
+        Array.isArray(incoming) &&
+        (incoming.length === 0 || (incoming.length === 1 && JSON.stringify(incoming[0]) === '{}'));
       const base = reset ? [] : entriesOf({ metadata: { managedFields: incoming } });
       // as kube records it: in the version the request used (a view's, for a write through it), and each other
       // manager's fields compared in the version its entry names
@@ -590,12 +685,23 @@ export class ObjectService {
     else delete m.managedFields;
   }
 
-  private commit(t: ResourceType, old: KubeObject, next: KubeObject, w: WriteOptions & { subresource?: string; via?: Via }): KubeObject {
-    if (t.view) return this.present(t, this.commit(this.storageOf(t), old, t.view.write(next), { ...w, requestType: t }));
+  private commit(
+    t: ResourceType,
+    old: KubeObject,
+    next: KubeObject,
+    w: WriteOptions & { subresource?: string; via?: Via },
+  ): KubeObject {
+    if (t.view)
+      return this.present(t, this.commit(this.storageOf(t), old, t.view.write(next), { ...w, requestType: t }));
     this.decodeCustom(t, next, w, w.via ?? 'body');
     if (w.admitted) {
       if (w.admitted.metadata?.resourceVersion !== old.metadata.resourceVersion) {
-        const err = conflict(t.resource, t.group, String(old.metadata.name), 'the object has been modified; please apply your changes to the latest version and try again');
+        const err = conflict(
+          t.resource,
+          t.group,
+          String(old.metadata.name),
+          'the object has been modified; please apply your changes to the latest version and try again',
+        );
         throw Object.assign(err, { [STALE]: true });
       }
       next = clone(w.admitted);
@@ -619,7 +725,8 @@ export class ObjectService {
     // an update never sets, moves or clears a deletion (only DELETE does)
     if (old.metadata.deletionTimestamp) m.deletionTimestamp = old.metadata.deletionTimestamp;
     else delete m.deletionTimestamp;
-    if (old.metadata.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+    if (old.metadata.deletionGracePeriodSeconds !== undefined)
+      m.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
     else delete m.deletionGracePeriodSeconds;
     const incoming = m.managedFields === undefined ? old.metadata.managedFields : m.managedFields;
     dropEmptyMeta(t, next);
@@ -627,14 +734,22 @@ export class ObjectService {
     delete m.managedFields;
     delete m.selfLink;
     this.validateMeta(t, next, old, w.subresource);
-    if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings') && !isDeepStrictEqual(old.roleRef, next.roleRef)) {
-      throw invalid(t.kind, t.group, m.name, [{ field: 'roleRef', message: `Invalid value: ${JSON.stringify(next.roleRef ?? null)}: cannot change roleRef` }]);
+    if (
+      isRbacResource(t.group, t.resource) &&
+      t.resource.endsWith('bindings') &&
+      !isDeepStrictEqual(old.roleRef, next.roleRef)
+    ) {
+      throw invalid(t.kind, t.group, m.name, [
+        { field: 'roleRef', message: `Invalid value: ${JSON.stringify(next.roleRef ?? null)}: cannot change roleRef` },
+      ]);
     }
     this.defaults(t, next, old);
     this.validateSpec(t, next, old, w.subresource);
     // after defaulting, so that fields the server fills in do not count as a spec change
     const withStatus = !!t.crd && !t.statusSubresource;
-    if (t.generation) m.generation = (old.metadata.generation ?? 1) + (isDeepStrictEqual(specOf(old, withStatus), specOf(next, withStatus)) ? 0 : 1);
+    if (t.generation)
+      m.generation =
+        (old.metadata.generation ?? 1) + (isDeepStrictEqual(specOf(old, withStatus), specOf(next, withStatus)) ? 0 : 1);
     else delete m.generation;
     this.track(t, old, next, w, incoming);
     w.admit?.(next, old);
@@ -644,7 +759,11 @@ export class ObjectService {
       this.removeNow(t, old);
       return this.present(t, next);
     }
-    if (sameContent(old, next) && isDeepStrictEqual(old.metadata.managedFields ?? null, next.metadata.managedFields ?? null)) return this.present(t, old);
+    if (
+      sameContent(old, next) &&
+      isDeepStrictEqual(old.metadata.managedFields ?? null, next.metadata.managedFields ?? null)
+    )
+      return this.present(t, old);
     if (w.dryRun) return this.present(t, next);
     next.apiVersion = this.storedApiVersion(t);
     const stored = this.put(t, next);
@@ -665,7 +784,12 @@ export class ObjectService {
     if (!expected) {
       if (current) throw alreadyExists(t.resource, t.group, m.name);
     } else if (!current || current.metadata.resourceVersion !== expected.metadata.resourceVersion) {
-      const err = conflict(t.resource, t.group, String(m.name), 'the object has been modified; please apply your changes to the latest version and try again');
+      const err = conflict(
+        t.resource,
+        t.group,
+        String(m.name),
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
       throw Object.assign(err, { [STALE]: true });
     }
     const stored = clone(next);
@@ -680,19 +804,36 @@ export class ObjectService {
   }
 
   /** Patches an object (PATCH) with a merge, strategic merge or JSON patch. */
-  patch(t: ResourceType, ns: string | undefined, name: string, contentType: string, patchBody: unknown, w: WriteOptions & { subresource?: string } = {}): KubeObject {
+  patch(
+    t: ResourceType,
+    ns: string | undefined,
+    name: string,
+    contentType: string,
+    patchBody: unknown,
+    w: WriteOptions & { subresource?: string } = {},
+  ): KubeObject {
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
     const old = w.viewOfOld ?? this.store.get(key, nsx, name);
     const ct = contentType.split(';')[0].trim();
     // custom resources have no patch strategies: kube refuses a strategic merge patch before looking the object up
-    if (t.crd && ct === 'application/strategic-merge-patch+json') throw unsupportedPatchType(CUSTOM_RESOURCE_PATCH_TYPES);
-    if (ct === 'application/apply-patch+yaml') return this.serverSideApply(t, ns, name, old, patchBody as KubeObject, w);
-    if (w.force) throw invalid('PatchOptions', 'meta.k8s.io', '', [{ field: 'force', message: 'Forbidden: may not be specified for non-apply patch', reason: 'FieldValueForbidden' }]);
+    if (t.crd && ct === 'application/strategic-merge-patch+json')
+      throw unsupportedPatchType(CUSTOM_RESOURCE_PATCH_TYPES);
+    if (ct === 'application/apply-patch+yaml')
+      return this.serverSideApply(t, ns, name, old, patchBody as KubeObject, w);
+    if (w.force)
+      throw invalid('PatchOptions', 'meta.k8s.io', '', [
+        {
+          field: 'force',
+          message: 'Forbidden: may not be specified for non-apply patch',
+          reason: 'FieldValueForbidden',
+        },
+      ]);
     if (!old) throw notFound(t.resource, t.group, name);
     const current = this.present(t, old);
     let patched = applyPatch(ct, current, patchBody);
-    if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) throw badRequest('the patch produced something that is not an object');
+    if (patched === null || typeof patched !== 'object' || Array.isArray(patched))
+      throw badRequest('the patch produced something that is not an object');
     patched = clone(patched);
     patched.metadata = patched.metadata ?? {};
     checkMetadataShape(patched.metadata);
@@ -701,7 +842,12 @@ export class ObjectService {
     if (!t.crd) this.reportUnknownAfterPatch(t, patched, w);
     const rv = patched.metadata.resourceVersion;
     if (rv !== undefined && rv !== old.metadata.resourceVersion) {
-      throw conflict(t.resource, t.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
+      throw conflict(
+        t.resource,
+        t.group,
+        name,
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     }
     const shown = t.view ? current : old;
     if (w.subresource === 'status') patched = { ...clone(shown), status: patched.status };
@@ -727,26 +873,46 @@ export class ObjectService {
    * Server-side apply: creates the object, or merges the applied configuration into it, with field ownership as
    * kube-apiserver keeps it (conflicts, `force`, removal of fields the manager no longer applies).
    */
-  private serverSideApply(t: ResourceType, ns: string | undefined, name: string, old: KubeObject | undefined, body: KubeObject, w: WriteOptions & { subresource?: string }): KubeObject {
+  private serverSideApply(
+    t: ResourceType,
+    ns: string | undefined,
+    name: string,
+    old: KubeObject | undefined,
+    body: KubeObject,
+    w: WriteOptions & { subresource?: string },
+  ): KubeObject {
     if (body && typeof body === 'object' && !Array.isArray(body)) {
       // an applied configuration names its type exactly: the endpoint's group, version and kind
       const gv = apiVersionOf(t);
-      if (String(body.apiVersion ?? '') !== gv) throw badRequest(`Incorrect version specified in apply patch. Specified patch version: ${String(body.apiVersion ?? '')}, expected: ${gv}`);
-      if (body.kind !== t.kind) throw badRequest(`invalid object type: ${t.group}/${t.version}, Kind=${String(body.kind ?? '')}`);
+      if (String(body.apiVersion ?? '') !== gv)
+        throw badRequest(
+          `Incorrect version specified in apply patch. Specified patch version: ${String(body.apiVersion ?? '')}, expected: ${gv}`,
+        );
+      if (body.kind !== t.kind)
+        throw badRequest(`invalid object type: ${t.group}/${t.version}, Kind=${String(body.kind ?? '')}`);
     }
     this.checkKind(t, body);
     if (body.metadata?.name && body.metadata.name !== name) {
-      throw badRequest(`the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`);
+      throw badRequest(
+        `the name of the object (${String(body.metadata.name)}) does not match the name on the URL (${name})`,
+      );
     }
     if (!w.fieldManager) {
-      throw invalid('PatchOptions', 'meta.k8s.io', '', [{ field: 'fieldManager', message: 'Required value: is required for apply patch', reason: 'FieldValueRequired' }]);
+      throw invalid('PatchOptions', 'meta.k8s.io', '', [
+        { field: 'fieldManager', message: 'Required value: is required for apply patch', reason: 'FieldValueRequired' },
+      ]);
     }
-    if (body.metadata?.managedFields !== undefined && body.metadata.managedFields !== null) throw badRequest('metadata.managedFields must be nil');
+    if (body.metadata?.managedFields !== undefined && body.metadata.managedFields !== null)
+      throw badRequest('metadata.managedFields must be nil');
     if (t.schema) {
       // kube turns the configuration into a typed object first: a field its schema does not declare fails the apply
       const undeclared = pruneCustomResource(clone(body), t.schema).filter((p) => !p.startsWith('metadata.'));
       if (undeclared.length) {
-        throw new ApiError(500, '', `failed to create typed patch object (${ns ? `${ns}/` : ''}${name}; ${apiVersionOf(t)}, Kind=${t.kind}): .${undeclared[0]}: field not declared in schema`);
+        throw new ApiError(
+          500,
+          '',
+          `failed to create typed patch object (${ns ? `${ns}/` : ''}${name}; ${apiVersionOf(t)}, Kind=${t.kind}): .${undeclared[0]}: field not declared in schema`,
+        );
       }
     }
     const shapes = shapesFor(t);
@@ -767,10 +933,20 @@ export class ObjectService {
       const left = w.fieldManager === 'kubectl' && live ? this.notUpgradable(t, live, plan.conflicts) : plan.conflicts;
       if (left.length) throw applyConflict(left);
     }
-    if (!old || !live) return this.create(t, ns, { ...body, metadata: { ...(body.metadata ?? {}), name } }, { ...w, managedFields: plan.entries, via: 'apply' });
+    if (!old || !live)
+      return this.create(
+        t,
+        ns,
+        { ...body, metadata: { ...(body.metadata ?? {}), name } },
+        { ...w, managedFields: plan.entries, via: 'apply' },
+      );
     const base = clone(live);
     prunePaths(base, plan.prune, shapes);
-    let merged = mergeApplied(base, { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } }, shapes) as KubeObject;
+    let merged = mergeApplied(
+      base,
+      { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } },
+      shapes,
+    ) as KubeObject;
     // what the apply may not change, as the request's version shows it (a view's own shape)
     const shown = t.view ? live : old;
     if (w.subresource === 'status') merged = { ...clone(shown), status: merged.status };
@@ -799,17 +975,32 @@ export class ObjectService {
   }
 
   /** Deletes an object; answers what kube answers (the object for namespaces and CRDs, else a Success Status). */
-  delete(t: ResourceType, ns: string | undefined, name: string, opts: WriteOptions & { preconditions?: { uid?: string; resourceVersion?: string } } = {}): KubeObject {
+  delete(
+    t: ResourceType,
+    ns: string | undefined,
+    name: string,
+    opts: WriteOptions & { preconditions?: { uid?: string; resourceVersion?: string } } = {},
+  ): KubeObject {
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
     const old = this.store.get(key, nsx, name);
     if (!old) throw notFound(t.resource, t.group, name);
     const pre = opts.preconditions;
     if (pre?.uid && pre.uid !== old.metadata.uid) {
-      throw conflict(t.resource, t.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(old.metadata.uid)}`);
+      throw conflict(
+        t.resource,
+        t.group,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(old.metadata.uid)}`,
+      );
     }
     if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-      throw conflict(t.resource, t.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(old.metadata.resourceVersion)}`);
+      throw conflict(
+        t.resource,
+        t.group,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(old.metadata.resourceVersion)}`,
+      );
     }
     if (key === NS_KEY) return this.terminateNamespace(t, old, !!opts.dryRun);
     if (hasFinalizers(old)) return this.markDeleting(t, old, !!opts.dryRun);
@@ -860,9 +1051,18 @@ export class ObjectService {
    */
   private terminateNamespace(t: ResourceType, old: KubeObject, dryRun: boolean): KubeObject {
     const name = String(old.metadata.name);
-    if (IMMORTAL_NAMESPACES.has(name)) throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: 'namespaces' });
+    if (IMMORTAL_NAMESPACES.has(name))
+      throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, {
+        name,
+        kind: 'namespaces',
+      });
     if (old.metadata.deletionTimestamp) {
-      throw conflict('namespaces', '', name, 'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.');
+      throw conflict(
+        'namespaces',
+        '',
+        name,
+        'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
+      );
     }
     const next = clone(old);
     next.metadata.deletionTimestamp = kubeTime();
@@ -950,15 +1150,25 @@ export class ObjectService {
   }
 
   /** Deletes every object of a type matching the selectors (in a namespace or everywhere). */
-  deleteCollection(t: ResourceType, ns: string | undefined, sel: { labelSelector?: string | null; fieldSelector?: string | null }, w: WriteOptions = {}): KubeObject {
+  deleteCollection(
+    t: ResourceType,
+    ns: string | undefined,
+    sel: { labelSelector?: string | null; fieldSelector?: string | null },
+    w: WriteOptions = {},
+  ): KubeObject {
     const { items } = this.list(t, ns, sel);
     for (const o of items) this.delete(t, o.metadata.namespace, o.metadata.name, w);
-    return { kind: `${t.listKind}`, apiVersion: apiVersionOf(t), metadata: { resourceVersion: String(this.store.resourceVersion) }, items };
+    return {
+      kind: `${t.listKind}`,
+      apiVersion: apiVersionOf(t),
+      metadata: { resourceVersion: String(this.store.resourceVersion) },
+      items,
+    };
   }
 
   /** Creates the object, or replaces it (keeping its status) when it exists: what `--apply` and bootstrapping use. */
   createOrUpdate(t: ResourceType, o: KubeObject): KubeObject {
-    const ns = t.namespaced ? o.metadata?.namespace ?? 'default' : undefined;
+    const ns = t.namespaced ? (o.metadata?.namespace ?? 'default') : undefined;
     const old = this.store.get(typeKey(t), ns, o.metadata?.name);
     if (!old) return this.create(t, ns, o);
     const next = clone(o);
@@ -1020,8 +1230,20 @@ export class ObjectService {
       o.status = {
         acceptedNames: names,
         conditions: [
-          { type: 'NamesAccepted', status: 'True', lastTransitionTime: old?.status?.conditions?.[0]?.lastTransitionTime ?? now, reason: 'NoConflicts', message: 'no conflicts found' },
-          { type: 'Established', status: 'True', lastTransitionTime: old?.status?.conditions?.[1]?.lastTransitionTime ?? now, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+          {
+            type: 'NamesAccepted',
+            status: 'True',
+            lastTransitionTime: old?.status?.conditions?.[0]?.lastTransitionTime ?? now,
+            reason: 'NoConflicts',
+            message: 'no conflicts found',
+          },
+          {
+            type: 'Established',
+            status: 'True',
+            lastTransitionTime: old?.status?.conditions?.[1]?.lastTransitionTime ?? now,
+            reason: 'InitialNamesAccepted',
+            message: 'the initial names have been accepted',
+          },
         ],
         storedVersions: [...new Set([...(old?.status?.storedVersions ?? []), ...(storage ? [storage] : [])])],
       };
@@ -1036,7 +1258,13 @@ export class ObjectService {
     const m = o.metadata;
     const saName = m.annotations?.[SA_NAME_ANNOTATION];
     if (!saName) {
-      throw invalid('Secret', '', m.name, [{ field: `metadata.annotations[${SA_NAME_ANNOTATION}]`, message: 'Required value', reason: 'FieldValueRequired' }]);
+      throw invalid('Secret', '', m.name, [
+        {
+          field: `metadata.annotations[${SA_NAME_ANNOTATION}]`,
+          message: 'Required value',
+          reason: 'FieldValueRequired',
+        },
+      ]);
     }
     const sa = this.store.get('serviceaccounts', m.namespace, saName);
     if (!sa || !this.opts.issueLegacyToken) return;
@@ -1044,7 +1272,9 @@ export class ObjectService {
     const data = (o.data = { ...(o.data ?? {}) });
     if (m.annotations[SA_UID_ANNOTATION] !== uid || !data.token) {
       m.annotations = { ...m.annotations, [SA_UID_ANNOTATION]: uid };
-      data.token = Buffer.from(this.opts.issueLegacyToken({ namespace: m.namespace, name: saName, uid, secretName: m.name })).toString('base64');
+      data.token = Buffer.from(
+        this.opts.issueLegacyToken({ namespace: m.namespace, name: saName, uid, secretName: m.name }),
+      ).toString('base64');
     }
     data['ca.crt'] = Buffer.from(this.opts.caPem).toString('base64');
     data.namespace = Buffer.from(String(m.namespace)).toString('base64');
@@ -1060,11 +1290,22 @@ export class ObjectService {
     const key = typeKey(t);
     if (key === NS_KEY && now && !old) {
       const ns = now.metadata.name;
-      this.ensure('serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } });
+      this.ensure('serviceaccounts', {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'default', namespace: ns },
+      });
       this.ensure('configmaps', {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { name: 'kube-root-ca.crt', namespace: ns, annotations: { 'kubernetes.io/description': 'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.' } },
+        metadata: {
+          name: 'kube-root-ca.crt',
+          namespace: ns,
+          annotations: {
+            'kubernetes.io/description':
+              'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.',
+          },
+        },
         data: { 'ca.crt': this.opts.caPem },
       });
     }

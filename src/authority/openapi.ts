@@ -24,7 +24,9 @@ function gvPath(group: string, version: string): string {
 
 const q = (name: string): KubeObject => ({ name, in: 'query', schema: { type: 'string', uniqueItems: true } });
 const WRITE_PARAMS = ['dryRun', 'fieldManager', 'fieldValidation', 'pretty'].map(q);
-const ok = (code: string) => ({ [code]: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } } });
+const ok = (code: string) => ({
+  [code]: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } },
+});
 
 function operations(t: ResourceType): Record<string, KubeObject> {
   const gvk = { group: t.group, version: t.version, kind: t.kind };
@@ -48,7 +50,10 @@ function operations(t: ResourceType): Record<string, KubeObject> {
   }
   return {
     [base]: {
-      get: op('list', ['labelSelector', 'fieldSelector', 'resourceVersion', 'timeoutSeconds', 'watch', 'allowWatchBookmarks'].map(q)),
+      get: op(
+        'list',
+        ['labelSelector', 'fieldSelector', 'resourceVersion', 'timeoutSeconds', 'watch', 'allowWatchBookmarks'].map(q),
+      ),
       post: op('post', WRITE_PARAMS, '201'),
       delete: op('deletecollection', ['labelSelector', 'fieldSelector', 'dryRun'].map(q)),
       parameters: nsParam,
@@ -68,7 +73,12 @@ function gvDocument(registry: ResourceRegistry, group: string, version: string):
   if (!types.length) return undefined;
   const paths: Record<string, KubeObject> = {};
   for (const t of types) Object.assign(paths, operations(t));
-  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: KUBE_VERSION.gitVersion }, paths, components: { schemas: {} } };
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes', version: KUBE_VERSION.gitVersion },
+    paths,
+    components: { schemas: {} },
+  };
 }
 
 function send(res: ServerResponse, body: unknown, head: boolean): void {
@@ -76,7 +86,11 @@ function send(res: ServerResponse, body: unknown, head: boolean): void {
 }
 
 function sendText(res: ServerResponse, text: string | Buffer, head: boolean): void {
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.writeHead(200, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+  });
   res.end(head ? undefined : text);
 }
 
@@ -98,7 +112,9 @@ function isBuiltinGroupVersion(registry: ResourceRegistry, group: string, versio
 }
 
 /** The non-resource hook serving `/openapi/v2` and `/openapi/v3[/...]`; returns false for other paths. */
-export function openapiHandler(registry: ResourceRegistry): (path: string, req: IncomingMessage, res: ServerResponse) => boolean {
+export function openapiHandler(
+  registry: ResourceRegistry,
+): (path: string, req: IncomingMessage, res: ServerResponse) => boolean {
   // the JSON text of each built-in document, made once (the largest, api/v1, is 1.2 MB)
   const texts = new Map<string, string>();
   return (path, req, res) => {
@@ -109,7 +125,11 @@ export function openapiHandler(registry: ResourceRegistry): (path: string, req: 
       // kubectl asks for the protobuf form (and validates Lists with it); a document without definitions makes it
       // skip schema checks, leaving validation to the server as with OpenAPI v3.
       if (/protobuf/.test(String(req.headers.accept ?? ''))) {
-        res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF, 'Content-Length': OPENAPI_V2_DOCUMENT.length, 'Cache-Control': 'no-cache, private' });
+        res.writeHead(200, {
+          'Content-Type': OPENAPI_V2_PROTOBUF,
+          'Content-Length': OPENAPI_V2_DOCUMENT.length,
+          'Cache-Control': 'no-cache, private',
+        });
         res.end(head ? undefined : OPENAPI_V2_DOCUMENT);
         return true;
       }
@@ -119,7 +139,8 @@ export function openapiHandler(registry: ResourceRegistry): (path: string, req: 
     const builtin = builtinOpenAPIv3();
     if (path === '/openapi/v3') {
       const paths: Record<string, { serverRelativeURL: string }> = {};
-      for (const [p, entry] of Object.entries(builtin.index.paths)) if (servedBuiltinPath(registry, p)) paths[p] = entry;
+      for (const [p, entry] of Object.entries(builtin.index.paths))
+        if (servedBuiltinPath(registry, p)) paths[p] = entry;
       for (const [group, versions] of registry.groups()) {
         for (const v of versions) {
           if (isBuiltinGroupVersion(registry, group, v)) continue;
@@ -128,7 +149,11 @@ export function openapiHandler(registry: ResourceRegistry): (path: string, req: 
           paths[gvPath(group, v)] = { serverRelativeURL: `/openapi/v3/${gvPath(group, v)}?hash=${hash}` };
         }
       }
-      send(res, { paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) }, head);
+      send(
+        res,
+        { paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) },
+        head,
+      );
       return true;
     }
     const docPath = path.slice('/openapi/v3/'.length);
@@ -141,7 +166,8 @@ export function openapiHandler(registry: ResourceRegistry): (path: string, req: 
     }
     const rest = docPath.split('/');
     let doc: KubeObject | undefined;
-    if (rest[0] === 'apis' && rest.length === 3 && !isBuiltinGroupVersion(registry, rest[1], rest[2])) doc = gvDocument(registry, rest[1], rest[2]);
+    if (rest[0] === 'apis' && rest.length === 3 && !isBuiltinGroupVersion(registry, rest[1], rest[2]))
+      doc = gvDocument(registry, rest[1], rest[2]);
     if (!doc) return false;
     send(res, doc, head);
     return true;

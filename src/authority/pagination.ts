@@ -67,13 +67,24 @@ function decode(s: string, scope: string): Token {
   try {
     t = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
   } catch {
-    throw badRequest('invalid continue token: it is not one this server issued (pass the metadata.continue of the previous page as it is)');
+    throw badRequest(
+      'invalid continue token: it is not one this server issued (pass the metadata.continue of the previous page as it is)',
+    );
   }
   const tok = t as Partial<Token> | null;
-  if (!tok || tok.v !== TOKEN_VERSION || !Number.isSafeInteger(tok.rv) || typeof tok.start !== 'string' || typeof tok.scope !== 'string') {
-    throw badRequest('invalid continue token: it is not one this server issued (pass the metadata.continue of the previous page as it is)');
+  if (
+    !tok ||
+    tok.v !== TOKEN_VERSION ||
+    !Number.isSafeInteger(tok.rv) ||
+    typeof tok.start !== 'string' ||
+    typeof tok.scope !== 'string'
+  ) {
+    throw badRequest(
+      'invalid continue token: it is not one this server issued (pass the metadata.continue of the previous page as it is)',
+    );
   }
-  if (tok.scope !== scope) throw badRequest('invalid continue token: it continues a list of another resource or namespace');
+  if (tok.scope !== scope)
+    throw badRequest('invalid continue token: it continues a list of another resource or namespace');
   return tok as Token;
 }
 
@@ -107,7 +118,13 @@ export class ListPages {
    * sorted by {@link listKey}, with the current resourceVersion; `matches` filters them (selectors), and
    * `filtered` says whether it may drop any (then no `remainingItemCount`, as kube).
    */
-  page(scope: string, req: PageRequest, current: () => { items: KubeObject[]; rv: number }, matches: (o: KubeObject) => boolean, filtered: boolean): Page {
+  page(
+    scope: string,
+    req: PageRequest,
+    current: () => { items: KubeObject[]; rv: number },
+    matches: (o: KubeObject) => boolean,
+    filtered: boolean,
+  ): Page {
     const limit = parseLimit(req.limit);
     this.expire();
     let list: Held;

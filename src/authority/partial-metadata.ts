@@ -20,14 +20,31 @@ export function partialMetadataWanted(accept: string | undefined): PartialKind |
     const [type, ...params] = range.split(';').map((p) => p.trim());
     const p = Object.fromEntries(params.map((x) => x.split('=', 2).map((v) => v.trim()) as [string, string]));
     if (!p.as) {
-      if (['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf', '*/*', 'application/*', ''].includes(type ?? '')) return undefined;
+      if (
+        [
+          'application/json',
+          'application/yaml',
+          'application/vnd.kubernetes.protobuf',
+          '*/*',
+          'application/*',
+          '',
+        ].includes(type ?? '')
+      )
+        return undefined;
       continue;
     }
     if (p.as === 'Table') return undefined;
-    const known = (p.as === 'PartialObjectMetadata' || p.as === 'PartialObjectMetadataList') && p.g === 'meta.k8s.io' && (p.v === 'v1' || p.v === 'v1beta1');
+    const known =
+      (p.as === 'PartialObjectMetadata' || p.as === 'PartialObjectMetadataList') &&
+      p.g === 'meta.k8s.io' &&
+      (p.v === 'v1' || p.v === 'v1beta1');
     if (known && (type === 'application/json' || type === '*/*')) return p.as as PartialKind;
   }
-  throw new ApiError(406, 'NotAcceptable', 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
+  throw new ApiError(
+    406,
+    'NotAcceptable',
+    'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+  );
 }
 
 /** The Go type kube names in its 406 (`*core.ConfigMap`, `*apps.DeploymentList`, `*unstructured.Unstructured`). */
@@ -38,8 +55,18 @@ function goType(t: ResourceType, list: boolean): string {
 
 /** Refuses a request whose answer is (`list`) or is not a list when the other form was asked for. */
 export function checkPartialForm(t: ResourceType, wanted: PartialKind, list: boolean): void {
-  if (wanted === 'PartialObjectMetadata' && list) throw new ApiError(406, 'NotAcceptable', `you requested PartialObjectMetadata, but the requested object is a list (${goType(t, true)})`);
-  if (wanted === 'PartialObjectMetadataList' && !list) throw new ApiError(406, 'NotAcceptable', `you requested PartialObjectMetadataList, but the requested object is not a list (${goType(t, false)})`);
+  if (wanted === 'PartialObjectMetadata' && list)
+    throw new ApiError(
+      406,
+      'NotAcceptable',
+      `you requested PartialObjectMetadata, but the requested object is a list (${goType(t, true)})`,
+    );
+  if (wanted === 'PartialObjectMetadataList' && !list)
+    throw new ApiError(
+      406,
+      'NotAcceptable',
+      `you requested PartialObjectMetadataList, but the requested object is not a list (${goType(t, false)})`,
+    );
 }
 
 /** An object as PartialObjectMetadata. */

@@ -150,7 +150,9 @@ function parentOf(doc: Json, parts: string[], op: string): { parent: Json; key: 
  */
 /** A JSON patch that does not apply; `detail` says why (what kube-apiserver shows when a webhook's patch fails). */
 function patchFailed(detail: string): ApiError {
-  return Object.assign(new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request'), { detail });
+  return Object.assign(new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request'), {
+    detail,
+  });
 }
 
 /** RFC 6902 JSON patch. */
@@ -158,7 +160,8 @@ export function jsonPatch(doc: Json, ops: Json): Json {
   if (!Array.isArray(ops)) throw badRequest('a JSON patch must be an array of operations');
   let root = structuredClone(doc);
   for (const op of ops) {
-    if (!isObj(op) || typeof op.op !== 'string' || typeof op.path !== 'string') throw badRequest('each JSON patch operation needs "op" and "path"');
+    if (!isObj(op) || typeof op.op !== 'string' || typeof op.path !== 'string')
+      throw badRequest('each JSON patch operation needs "op" and "path"');
     const parts = pointer(op.path);
     const put = (value: Json, insert: boolean) => {
       if (parts.length === 0) {
@@ -168,11 +171,13 @@ export function jsonPatch(doc: Json, ops: Json): Json {
       const { parent, key } = parentOf(root, parts, op.op);
       if (Array.isArray(parent)) {
         const i = key === '-' ? parent.length : Number(key);
-        if (!Number.isInteger(i) || i < 0 || i > parent.length) throw patchFailed(`jsonpatch ${op.op}: index ${key} out of range`);
+        if (!Number.isInteger(i) || i < 0 || i > parent.length)
+          throw patchFailed(`jsonpatch ${op.op}: index ${key} out of range`);
         if (insert) parent.splice(i, 0, value);
         else parent[i] = value;
       } else {
-        if (!insert && !(key in parent)) throw patchFailed(`jsonpatch replace operation does not apply: doc is missing key: ${op.path}`);
+        if (!insert && !(key in parent))
+          throw patchFailed(`jsonpatch replace operation does not apply: doc is missing key: ${op.path}`);
         parent[key] = value;
       }
     };
@@ -180,10 +185,12 @@ export function jsonPatch(doc: Json, ops: Json): Json {
       const { parent, key } = parentOf(root, parts, op.op);
       if (Array.isArray(parent)) {
         const i = Number(key);
-        if (!Number.isInteger(i) || i < 0 || i >= parent.length) throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
+        if (!Number.isInteger(i) || i < 0 || i >= parent.length)
+          throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
         return parent.splice(i, 1)[0];
       }
-      if (!(key in parent)) throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
+      if (!(key in parent))
+        throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
       const v = parent[key];
       delete parent[key];
       return v;
@@ -199,7 +206,8 @@ export function jsonPatch(doc: Json, ops: Json): Json {
         remove();
         break;
       case 'test':
-        if (JSON.stringify(getAt(root, parts)) !== JSON.stringify(op.value)) throw patchFailed(`testing value ${op.path} failed: test failed`);
+        if (JSON.stringify(getAt(root, parts)) !== JSON.stringify(op.value))
+          throw patchFailed(`testing value ${op.path} failed: test failed`);
         break;
       case 'move':
       case 'copy': {
@@ -225,13 +233,26 @@ export function jsonPatch(doc: Json, ops: Json): Json {
 }
 
 /** The patch types of built-in resources, in the order kube-apiserver lists them when refusing another. */
-export const BUILTIN_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/strategic-merge-patch+json'];
+export const BUILTIN_PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/apply-patch+yaml',
+  'application/strategic-merge-patch+json',
+];
 /** The patch types of custom resources: no strategic merge patch (they have no patch strategies). */
-export const CUSTOM_RESOURCE_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+export const CUSTOM_RESOURCE_PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/apply-patch+yaml',
+];
 
 /** 415 for a patch type the resource does not take, listing those it does. */
 export function unsupportedPatchType(accepted: readonly string[]): ApiError {
-  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
+  );
 }
 
 /** Applies a patch of the given content type to an object. */

@@ -4,7 +4,16 @@
  * snapshot, a new snapshot is written in the background, a slice at a time, and the segments it covers are removed.
  * A write costs one appended line whatever the number of objects, and no save ever blocks the server for long.
  */
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -35,16 +44,20 @@ function fsyncDir(dir: string): void {
   }
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Checks one parsed log line; throws saying what is wrong. */
 function checkRecord(r: unknown): LogRecord {
   if (!isPlainObject(r)) throw new Error('not an object');
-  if (!(typeof r['rv'] === 'number' && Number.isSafeInteger(r['rv']) && r['rv'] > 0)) throw new Error(`rv is ${JSON.stringify(r['rv'])}, not a positive integer`);
+  if (!(typeof r['rv'] === 'number' && Number.isSafeInteger(r['rv']) && r['rv'] > 0))
+    throw new Error(`rv is ${JSON.stringify(r['rv'])}, not a positive integer`);
   if (typeof r['key'] !== 'string' || !r['key']) throw new Error('key is missing');
   const m = isPlainObject(r['object']) ? r['object']['metadata'] : undefined;
-  if (!isPlainObject(m) || typeof m['name'] !== 'string' || !m['name']) throw new Error('the object has no metadata.name');
-  if (m['namespace'] !== undefined && typeof m['namespace'] !== 'string') throw new Error('the object has a metadata.namespace that is not a string');
+  if (!isPlainObject(m) || typeof m['name'] !== 'string' || !m['name'])
+    throw new Error('the object has no metadata.name');
+  if (m['namespace'] !== undefined && typeof m['namespace'] !== 'string')
+    throw new Error('the object has a metadata.namespace that is not a string');
   return r as unknown as LogRecord;
 }
 
@@ -87,7 +100,11 @@ export class Persistence {
     }
     const snapshot = state.loadSnapshot();
     if (snapshot) store.load(snapshot);
-    else writeFileSync(join(state.dir, SNAPSHOT), JSON.stringify({ resourceVersion: 0, objects: {} }), { mode: 0o600, flush: true });
+    else
+      writeFileSync(join(state.dir, SNAPSHOT), JSON.stringify({ resourceVersion: 0, objects: {} }), {
+        mode: 0o600,
+        flush: true,
+      });
     const snapshotBytes = statSync(join(state.dir, SNAPSHOT)).size;
     const segments = names
       .map((n) => SEGMENT.exec(n))
@@ -104,14 +121,21 @@ export class Persistence {
       const lines = text.split('\n');
       // the part after the last newline was being written when the process died: never acknowledged, dropped
       const torn = lines.pop()!;
-      if (torn) opts.logger.info('dropping an incomplete last record of the state log (written when the authority was killed)', { file, bytes: torn.length });
+      if (torn)
+        opts.logger.info(
+          'dropping an incomplete last record of the state log (written when the authority was killed)',
+          { file, bytes: torn.length },
+        );
       lines.forEach((line, i) => {
         let rec: LogRecord;
         try {
           rec = checkRecord(JSON.parse(line));
           if (rec.rv > snapshotRV && rec.rv <= last) throw new Error(`rv ${rec.rv} does not follow ${last}`);
         } catch (err) {
-          throw new Error(`the authority state log ${file} is corrupt at line ${i + 1} (${(err as Error).message}); it was left as it is: move the state directory away to start fresh`, { cause: err });
+          throw new Error(
+            `the authority state log ${file} is corrupt at line ${i + 1} (${(err as Error).message}); it was left as it is: move the state directory away to start fresh`,
+            { cause: err },
+          );
         }
         if (rec.rv <= snapshotRV) return; // already in the snapshot
         last = rec.rv;
@@ -139,7 +163,12 @@ export class Persistence {
     const threshold = Math.max(this.opts.compactAfterBytes ?? 8 * 1024 * 1024, this.snapshotBytes);
     if (this.olderBytes + segmentBytes < threshold) return;
     this.compacting = this.compact()
-      .catch((err: unknown) => this.opts.logger.error('cannot write a snapshot of the authority state; the log keeps every change', { dir: this.state.dir, err: (err as Error).message }))
+      .catch((err: unknown) =>
+        this.opts.logger.error('cannot write a snapshot of the authority state; the log keeps every change', {
+          dir: this.state.dir,
+          err: (err as Error).message,
+        }),
+      )
       .finally(() => {
         this.compacting = undefined;
       });
@@ -172,7 +201,13 @@ export class Persistence {
         await write(`${firstKey ? '' : ','}${JSON.stringify(key)}:[`);
         firstKey = false;
         for (let i = 0; i < objs.length; i += SLICE) {
-          await write((i ? ',' : '') + objs.slice(i, i + SLICE).map((o) => JSON.stringify(o)).join(','));
+          await write(
+            (i ? ',' : '') +
+              objs
+                .slice(i, i + SLICE)
+                .map((o) => JSON.stringify(o))
+                .join(','),
+          );
         }
         await write(']');
       }

@@ -38,7 +38,7 @@ function serial(): string {
 
 /** Generates a new CA (ECDSA P-256, 10 years). */
 export async function generateCA(commonName = 'ctrlmetrics-authority-ca'): Promise<CertKeyPair> {
-  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']));
+  const keys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -49,7 +49,10 @@ export async function generateCA(commonName = 'ctrlmetrics-authority-ca'): Promi
     keys: keys as never,
     extensions: [
       new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
@@ -60,8 +63,10 @@ export async function generateCA(commonName = 'ctrlmetrics-authority-ca'): Promi
 export async function issueServingCert(ca: CertKeyPair, hosts: string[]): Promise<CertKeyPair> {
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await importKeyPem(ca.keyPem);
-  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']));
-  const names = [...new Set(hosts.filter(Boolean))].map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h }));
+  const keys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']);
+  const names = [...new Set(hosts.filter(Boolean))].map((h) =>
+    isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h },
+  );
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),

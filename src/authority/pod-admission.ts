@@ -44,13 +44,23 @@ function admitServiceAccount(pod: Obj, spec: Obj, lookups: PodAdmissionLookups):
   spec.serviceAccount = spec.serviceAccountName;
   const account = lookups.serviceAccount(ns, spec.serviceAccountName);
   if (!account) {
-    throw forbidden(name, `error looking up service account ${ns}/${spec.serviceAccountName}: serviceaccount "${spec.serviceAccountName}" not found`);
+    throw forbidden(
+      name,
+      `error looking up service account ${ns}/${spec.serviceAccountName}: serviceaccount "${spec.serviceAccountName}" not found`,
+    );
   }
-  if ((!Array.isArray(spec.imagePullSecrets) || !spec.imagePullSecrets.length) && Array.isArray(account.imagePullSecrets) && account.imagePullSecrets.length) {
+  if (
+    (!Array.isArray(spec.imagePullSecrets) || !spec.imagePullSecrets.length) &&
+    Array.isArray(account.imagePullSecrets) &&
+    account.imagePullSecrets.length
+  ) {
     spec.imagePullSecrets = structuredClone(account.imagePullSecrets);
   }
   // the pod's own setting wins over its account's
-  const automount = typeof spec.automountServiceAccountToken === 'boolean' ? spec.automountServiceAccountToken : account.automountServiceAccountToken !== false;
+  const automount =
+    typeof spec.automountServiceAccountToken === 'boolean'
+      ? spec.automountServiceAccountToken
+      : account.automountServiceAccountToken !== false;
   if (!automount) return;
   const volumes = objects(spec.volumes);
   const existing = volumes.find((v) => typeof v.name === 'string' && v.name.startsWith(TOKEN_VOLUME_PREFIX));
@@ -64,7 +74,10 @@ function admitServiceAccount(pod: Obj, spec: Obj, lookups: PodAdmissionLookups):
   for (const c of [...objects(spec.initContainers), ...objects(spec.containers)]) {
     const mounts = objects(c.volumeMounts);
     if (mounts.some((m) => m.mountPath === TOKEN_MOUNT_PATH)) continue;
-    c.volumeMounts = [...(Array.isArray(c.volumeMounts) ? c.volumeMounts : []), { name: volumeName, readOnly: true, mountPath: TOKEN_MOUNT_PATH }];
+    c.volumeMounts = [
+      ...(Array.isArray(c.volumeMounts) ? c.volumeMounts : []),
+      { name: volumeName, readOnly: true, mountPath: TOKEN_MOUNT_PATH },
+    ];
     mounted = true;
   }
   if (!existing && mounted) {
@@ -76,7 +89,11 @@ function admitServiceAccount(pod: Obj, spec: Obj, lookups: PodAdmissionLookups):
           sources: [
             { serviceAccountToken: { expirationSeconds: TOKEN_EXPIRATION_SECONDS, path: 'token' } },
             { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-            { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+            {
+              downwardAPI: {
+                items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+              },
+            },
           ],
           defaultMode: 0o644,
         },
@@ -108,7 +125,9 @@ function admitPriority(pod: Obj, spec: Obj, lookups: PodAdmissionLookups): void 
     preemptionPolicy = pc.preemptionPolicy ?? preemptionPolicy;
   } else {
     // the global default with the lowest value, if any
-    const defaults = classes.filter((c) => c.globalDefault === true).sort((a, b) => Number(a.value ?? 0) - Number(b.value ?? 0));
+    const defaults = classes
+      .filter((c) => c.globalDefault === true)
+      .sort((a, b) => Number(a.value ?? 0) - Number(b.value ?? 0));
     if (defaults[0]) {
       spec.priorityClassName = defaults[0].metadata?.name;
       priority = Number(defaults[0].value ?? 0);
@@ -116,7 +135,10 @@ function admitPriority(pod: Obj, spec: Obj, lookups: PodAdmissionLookups): void 
     }
   }
   if (spec.priority !== undefined && spec.priority !== null && spec.priority !== priority) {
-    throw forbidden(name, `the integer value of priority (${String(spec.priority)}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`);
+    throw forbidden(
+      name,
+      `the integer value of priority (${String(spec.priority)}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`,
+    );
   }
   spec.priority = priority;
   if (spec.preemptionPolicy == null) spec.preemptionPolicy = preemptionPolicy;
@@ -127,7 +149,8 @@ export function admitNewPod(pod: Obj, lookups: PodAdmissionLookups): void {
   if (!isObj(pod.spec)) pod.spec = {};
   const spec = pod.spec as Obj;
   // a mirror pod (a kubelet's static pod) has no service account
-  if (!(isObj(pod.metadata?.annotations) && 'kubernetes.io/config.mirror' in pod.metadata.annotations)) admitServiceAccount(pod, spec, lookups);
+  if (!(isObj(pod.metadata?.annotations) && 'kubernetes.io/config.mirror' in pod.metadata.annotations))
+    admitServiceAccount(pod, spec, lookups);
   admitTolerations(spec);
   admitPriority(pod, spec, lookups);
 }

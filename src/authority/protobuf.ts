@@ -43,23 +43,69 @@ const SCHEMAS: Record<string, Record<number, Field>> = {
     13: rm('ownerReferences', 'OwnerReference'),
     14: rs('finalizers'),
   },
-  OwnerReference: { 1: s('kind'), 3: s('name'), 4: s('uid'), 5: s('apiVersion'), 6: { n: 'controller', t: 'bool', opt: true }, 7: { n: 'blockOwnerDeletion', t: 'bool', opt: true } },
+  OwnerReference: {
+    1: s('kind'),
+    3: s('name'),
+    4: s('uid'),
+    5: s('apiVersion'),
+    6: { n: 'controller', t: 'bool', opt: true },
+    7: { n: 'blockOwnerDeletion', t: 'bool', opt: true },
+  },
   Time: { 1: { n: 'seconds', t: 'int64' }, 2: { n: 'nanos', t: 'int32' } },
   LabelSelector: { 1: { n: 'matchLabels', t: 'map' }, 2: rm('matchExpressions', 'LabelSelectorRequirement') },
   LabelSelectorRequirement: { 1: s('key'), 2: s('operator'), 3: rs('values') },
-  ObjectReference: { 1: s('kind'), 2: s('namespace'), 3: s('name'), 4: s('uid'), 5: s('apiVersion'), 6: s('resourceVersion'), 7: s('fieldPath') },
+  ObjectReference: {
+    1: s('kind'),
+    2: s('namespace'),
+    3: s('name'),
+    4: s('uid'),
+    5: s('apiVersion'),
+    6: s('resourceVersion'),
+    7: s('fieldPath'),
+  },
   LocalObjectReference: { 1: s('name') },
   IntOrString: { 1: { n: 'type', t: 'int64' }, 2: { n: 'intVal', t: 'int32' }, 3: s('strVal') },
   // core/v1
   Namespace: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'NamespaceSpec'), 3: m('status', 'NamespaceStatus') },
   NamespaceSpec: { 1: rs('finalizers') },
   NamespaceStatus: { 1: s('phase') },
-  ServiceAccount: { 1: m('metadata', 'ObjectMeta'), 2: rm('secrets', 'ObjectReference'), 3: { n: 'automountServiceAccountToken', t: 'bool', opt: true }, 4: rm('imagePullSecrets', 'LocalObjectReference') },
-  ConfigMap: { 1: m('metadata', 'ObjectMeta'), 2: { n: 'data', t: 'map' }, 3: { n: 'binaryData', t: 'bmap' }, 4: { n: 'immutable', t: 'bool', opt: true } },
-  Secret: { 1: m('metadata', 'ObjectMeta'), 2: { n: 'data', t: 'bmap' }, 3: s('type'), 4: { n: 'stringData', t: 'map' }, 5: { n: 'immutable', t: 'bool', opt: true } },
+  ServiceAccount: {
+    1: m('metadata', 'ObjectMeta'),
+    2: rm('secrets', 'ObjectReference'),
+    3: { n: 'automountServiceAccountToken', t: 'bool', opt: true },
+    4: rm('imagePullSecrets', 'LocalObjectReference'),
+  },
+  ConfigMap: {
+    1: m('metadata', 'ObjectMeta'),
+    2: { n: 'data', t: 'map' },
+    3: { n: 'binaryData', t: 'bmap' },
+    4: { n: 'immutable', t: 'bool', opt: true },
+  },
+  Secret: {
+    1: m('metadata', 'ObjectMeta'),
+    2: { n: 'data', t: 'bmap' },
+    3: s('type'),
+    4: { n: 'stringData', t: 'map' },
+    5: { n: 'immutable', t: 'bool', opt: true },
+  },
   Service: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'ServiceSpec') },
-  ServiceSpec: { 1: rm('ports', 'ServicePort'), 2: { n: 'selector', t: 'map' }, 3: s('clusterIP'), 4: s('type'), 5: rs('externalIPs'), 7: s('sessionAffinity'), 10: s('externalName') },
-  ServicePort: { 1: s('name'), 2: s('protocol'), 3: { n: 'port', t: 'int32' }, 4: m('targetPort', 'IntOrString'), 5: { n: 'nodePort', t: 'int32' }, 6: s('appProtocol', true) },
+  ServiceSpec: {
+    1: rm('ports', 'ServicePort'),
+    2: { n: 'selector', t: 'map' },
+    3: s('clusterIP'),
+    4: s('type'),
+    5: rs('externalIPs'),
+    7: s('sessionAffinity'),
+    10: s('externalName'),
+  },
+  ServicePort: {
+    1: s('name'),
+    2: s('protocol'),
+    3: { n: 'port', t: 'int32' },
+    4: m('targetPort', 'IntOrString'),
+    5: { n: 'nodePort', t: 'int32' },
+    6: s('appProtocol', true),
+  },
   // apps/v1 (what `kubectl create deployment` sends)
   Deployment: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'DeploymentSpec') },
   DeploymentSpec: {
@@ -126,21 +172,41 @@ const SCHEMAS: Record<string, Record<number, Field>> = {
     14: s('imagePullPolicy'),
     20: s('terminationMessagePolicy'),
   },
-  ContainerPort: { 1: s('name'), 2: { n: 'hostPort', t: 'int32' }, 3: { n: 'containerPort', t: 'int32' }, 4: s('protocol'), 5: s('hostIP') },
+  ContainerPort: {
+    1: s('name'),
+    2: { n: 'hostPort', t: 'int32' },
+    3: { n: 'containerPort', t: 'int32' },
+    4: s('protocol'),
+    5: s('hostIP'),
+  },
   EnvVar: { 1: s('name'), 2: s('value') },
   ResourceRequirements: {},
   // rbac.authorization.k8s.io/v1
-  ClusterRole: { 1: m('metadata', 'ObjectMeta'), 2: rm('rules', 'PolicyRule'), 3: m('aggregationRule', 'AggregationRule', true) },
+  ClusterRole: {
+    1: m('metadata', 'ObjectMeta'),
+    2: rm('rules', 'PolicyRule'),
+    3: m('aggregationRule', 'AggregationRule', true),
+  },
   Role: { 1: m('metadata', 'ObjectMeta'), 2: rm('rules', 'PolicyRule') },
   AggregationRule: { 1: rm('clusterRoleSelectors', 'LabelSelector') },
-  PolicyRule: { 1: rs('verbs'), 2: rs('apiGroups'), 3: rs('resources'), 4: rs('resourceNames'), 5: rs('nonResourceURLs') },
+  PolicyRule: {
+    1: rs('verbs'),
+    2: rs('apiGroups'),
+    3: rs('resources'),
+    4: rs('resourceNames'),
+    5: rs('nonResourceURLs'),
+  },
   ClusterRoleBinding: { 1: m('metadata', 'ObjectMeta'), 2: rm('subjects', 'Subject'), 3: m('roleRef', 'RoleRef') },
   RoleBinding: { 1: m('metadata', 'ObjectMeta'), 2: rm('subjects', 'Subject'), 3: m('roleRef', 'RoleRef') },
   Subject: { 1: s('kind'), 2: s('apiGroup'), 3: s('name'), 4: s('namespace') },
   RoleRef: { 1: s('apiGroup'), 2: s('kind'), 3: s('name') },
   // authentication.k8s.io/v1
   TokenRequest: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'TokenRequestSpec') },
-  TokenRequestSpec: { 1: rs('audiences'), 3: m('boundObjectRef', 'BoundObjectReference', true), 4: { n: 'expirationSeconds', t: 'int64', opt: true } },
+  TokenRequestSpec: {
+    1: rs('audiences'),
+    3: m('boundObjectRef', 'BoundObjectReference', true),
+    4: { n: 'expirationSeconds', t: 'int64', opt: true },
+  },
   BoundObjectReference: { 1: s('kind'), 2: s('apiVersion'), 3: s('name'), 4: s('uid') },
   TokenReview: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'TokenReviewSpec') },
   TokenReviewSpec: { 1: s('token'), 2: rs('audiences') },
@@ -157,10 +223,21 @@ const SCHEMAS: Record<string, Record<number, Field>> = {
     6: s('uid'),
   },
   SelfSubjectAccessReview: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'SelfSubjectAccessReviewSpec') },
-  SelfSubjectAccessReviewSpec: { 1: m('resourceAttributes', 'ResourceAttributes', true), 2: m('nonResourceAttributes', 'NonResourceAttributes', true) },
+  SelfSubjectAccessReviewSpec: {
+    1: m('resourceAttributes', 'ResourceAttributes', true),
+    2: m('nonResourceAttributes', 'NonResourceAttributes', true),
+  },
   SelfSubjectRulesReview: { 1: m('metadata', 'ObjectMeta'), 2: m('spec', 'SelfSubjectRulesReviewSpec') },
   SelfSubjectRulesReviewSpec: { 1: s('namespace') },
-  ResourceAttributes: { 1: s('namespace'), 2: s('verb'), 3: s('group'), 4: s('version'), 5: s('resource'), 6: s('subresource'), 7: s('name') },
+  ResourceAttributes: {
+    1: s('namespace'),
+    2: s('verb'),
+    3: s('group'),
+    4: s('version'),
+    5: s('resource'),
+    6: s('subresource'),
+    7: s('name'),
+  },
   NonResourceAttributes: { 1: s('path'), 2: s('verb') },
   ExtraValue: { 1: rs('items') },
   MapEntry: { 1: s('key'), 2: s('value') },
@@ -244,11 +321,18 @@ function decodeMessage(type: string, buf: Buffer): KubeObject {
       case 'map':
       case 'bmap':
       case 'xmap': {
-        const entry = decodeMessage(f.t === 'map' ? 'MapEntry' : f.t === 'bmap' ? 'BytesMapEntry' : 'ExtraMapEntry', r.bytes());
+        const entry = decodeMessage(
+          f.t === 'map' ? 'MapEntry' : f.t === 'bmap' ? 'BytesMapEntry' : 'ExtraMapEntry',
+          r.bytes(),
+        );
         const map = (out[f.n] ??= {}) as Record<string, unknown>;
         const val = entry.value;
         map[String(entry.key ?? '')] =
-          f.t === 'map' ? String(val ?? '') : f.t === 'bmap' ? (val as Buffer | undefined ?? Buffer.alloc(0)).toString('base64') : ((val as KubeObject | undefined)?.items ?? []);
+          f.t === 'map'
+            ? String(val ?? '')
+            : f.t === 'bmap'
+              ? ((val as Buffer | undefined) ?? Buffer.alloc(0)).toString('base64')
+              : ((val as KubeObject | undefined)?.items ?? []);
         continue;
       }
       default:
@@ -267,7 +351,7 @@ function finish(type: string, o: KubeObject, schema: Record<number, Field>): Kub
     if (!o.seconds && !o.nanos) return undefined as unknown as KubeObject;
     return new Date((o.seconds ?? 0) * 1000).toISOString().replace('.000Z', 'Z') as unknown as KubeObject;
   }
-  if (type === 'IntOrString') return o.type === 1 ? o.strVal ?? '' : o.intVal ?? 0;
+  if (type === 'IntOrString') return o.type === 1 ? (o.strVal ?? '') : (o.intVal ?? 0);
   for (const f of Object.values(schema)) {
     if (f.opt || f.rep) continue;
     if (isZero(o[f.n])) delete o[f.n];
@@ -278,7 +362,8 @@ function finish(type: string, o: KubeObject, schema: Record<number, Field>): Kub
 
 /** Decodes a `k8s\0`-prefixed protobuf body into the JSON object (with apiVersion and kind). */
 export function decodeProtobufObject(buf: Buffer): KubeObject {
-  if (buf.length < 4 || !buf.subarray(0, 4).equals(PROTOBUF_MAGIC)) throw badRequest('the protobuf request body does not start with the Kubernetes magic number');
+  if (buf.length < 4 || !buf.subarray(0, 4).equals(PROTOBUF_MAGIC))
+    throw badRequest('the protobuf request body does not start with the Kubernetes magic number');
   const unknown = decodeMessage('Unknown', buf.subarray(4));
   const tm = (unknown.typeMeta ?? {}) as { apiVersion?: string; kind?: string };
   const kind = tm.kind ?? '';

@@ -14,7 +14,15 @@ import { isDeepStrictEqual } from 'node:util';
 import type { FieldCause } from './status.js';
 import { ApiError, notFound } from './status.js';
 import type { KubeObject } from './resources.js';
-import { resolveAggregatedRules, SYSTEM_MASTERS, type PolicyRule, type RbacObjects, type UserInfo, type AuthzAttributes, type AuthzDecision } from './rbac.js';
+import {
+  resolveAggregatedRules,
+  SYSTEM_MASTERS,
+  type PolicyRule,
+  type RbacObjects,
+  type UserInfo,
+  type AuthzAttributes,
+  type AuthzDecision,
+} from './rbac.js';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 const ROLE_KINDS = new Set(['roles', 'clusterroles']);
@@ -33,21 +41,31 @@ export function validateRbacObject(resource: string, o: KubeObject): FieldCause[
   if (ROLE_KINDS.has(resource)) {
     const namespaced = resource === 'roles';
     const rules = o.rules;
-    if (rules != null && !Array.isArray(rules)) causes.push({ field: 'rules', message: 'Invalid value: must be a list of rules' });
+    if (rules != null && !Array.isArray(rules))
+      causes.push({ field: 'rules', message: 'Invalid value: must be a list of rules' });
     (arr(rules) ?? []).forEach((r, i) => causes.push(...validateRule(r as KubeObject, `rules[${i}]`, namespaced)));
   } else if (BINDING_KINDS.has(resource)) {
     const namespaced = resource === 'rolebindings';
     const ref = (o.roleRef ?? {}) as KubeObject;
     if (ref.apiGroup !== RBAC_GROUP) {
-      causes.push({ field: 'roleRef.apiGroup', message: `Unsupported value: ${JSON.stringify(ref.apiGroup ?? '')}: supported values: "${RBAC_GROUP}"`, reason: 'FieldValueNotSupported' });
+      causes.push({
+        field: 'roleRef.apiGroup',
+        message: `Unsupported value: ${JSON.stringify(ref.apiGroup ?? '')}: supported values: "${RBAC_GROUP}"`,
+        reason: 'FieldValueNotSupported',
+      });
     }
     const kinds = namespaced ? ['Role', 'ClusterRole'] : ['ClusterRole'];
     if (!kinds.includes(ref.kind)) {
-      causes.push({ field: 'roleRef.kind', message: `Unsupported value: ${JSON.stringify(ref.kind ?? '')}: supported values: ${kinds.map((k) => `"${k}"`).join(', ')}`, reason: 'FieldValueNotSupported' });
+      causes.push({
+        field: 'roleRef.kind',
+        message: `Unsupported value: ${JSON.stringify(ref.kind ?? '')}: supported values: ${kinds.map((k) => `"${k}"`).join(', ')}`,
+        reason: 'FieldValueNotSupported',
+      });
     }
     if (!ref.name) causes.push({ field: 'roleRef.name', message: 'Required value', reason: 'FieldValueRequired' });
-    if (o.subjects != null && !Array.isArray(o.subjects)) causes.push({ field: 'subjects', message: 'Invalid value: must be a list of subjects' });
-    (arr(o.subjects) ?? []).forEach((s, i) => causes.push(...validateSubject((s ?? {}), `subjects[${i}]`, namespaced)));
+    if (o.subjects != null && !Array.isArray(o.subjects))
+      causes.push({ field: 'subjects', message: 'Invalid value: must be a list of subjects' });
+    (arr(o.subjects) ?? []).forEach((s, i) => causes.push(...validateSubject(s ?? {}, `subjects[${i}]`, namespaced)));
   }
   return causes;
 }
@@ -56,16 +74,38 @@ function validateRule(r: KubeObject, path: string, namespaced: boolean): FieldCa
   const out: FieldCause[] = [];
   if (!r || typeof r !== 'object') return [{ field: path, message: 'Invalid value: must be an object' }];
   const n = (k: string) => arr(r[k])?.length ?? 0;
-  if (n('verbs') === 0) out.push({ field: `${path}.verbs`, message: 'Required value: verbs must contain at least one value', reason: 'FieldValueRequired' });
+  if (n('verbs') === 0)
+    out.push({
+      field: `${path}.verbs`,
+      message: 'Required value: verbs must contain at least one value',
+      reason: 'FieldValueRequired',
+    });
   if (n('nonResourceURLs') > 0) {
-    if (namespaced) out.push({ field: `${path}.nonResourceURLs`, message: `Invalid value: ${JSON.stringify(r.nonResourceURLs)}: namespaced rules cannot apply to non-resource URLs` });
+    if (namespaced)
+      out.push({
+        field: `${path}.nonResourceURLs`,
+        message: `Invalid value: ${JSON.stringify(r.nonResourceURLs)}: namespaced rules cannot apply to non-resource URLs`,
+      });
     if (n('apiGroups') > 0 || n('resources') > 0 || n('resourceNames') > 0) {
-      out.push({ field: `${path}.nonResourceURLs`, message: `Invalid value: ${JSON.stringify(r.nonResourceURLs)}: rules cannot apply to both regular resources and non-resource URLs` });
+      out.push({
+        field: `${path}.nonResourceURLs`,
+        message: `Invalid value: ${JSON.stringify(r.nonResourceURLs)}: rules cannot apply to both regular resources and non-resource URLs`,
+      });
     }
     return out;
   }
-  if (n('apiGroups') === 0) out.push({ field: `${path}.apiGroups`, message: 'Required value: resource rules must supply at least one api group', reason: 'FieldValueRequired' });
-  if (n('resources') === 0) out.push({ field: `${path}.resources`, message: 'Required value: resource rules must supply at least one resource', reason: 'FieldValueRequired' });
+  if (n('apiGroups') === 0)
+    out.push({
+      field: `${path}.apiGroups`,
+      message: 'Required value: resource rules must supply at least one api group',
+      reason: 'FieldValueRequired',
+    });
+  if (n('resources') === 0)
+    out.push({
+      field: `${path}.resources`,
+      message: 'Required value: resource rules must supply at least one resource',
+      reason: 'FieldValueRequired',
+    });
   return out;
 }
 
@@ -74,18 +114,32 @@ function validateSubject(s: KubeObject, path: string, namespaced: boolean): Fiel
   if (!s.name) out.push({ field: `${path}.name`, message: 'Required value', reason: 'FieldValueRequired' });
   switch (s.kind) {
     case 'ServiceAccount':
-      if (s.apiGroup) out.push({ field: `${path}.apiGroup`, message: `Unsupported value: ${JSON.stringify(s.apiGroup)}: supported values: ""`, reason: 'FieldValueNotSupported' });
-      if (!s.namespace && !namespaced) out.push({ field: `${path}.namespace`, message: 'Required value', reason: 'FieldValueRequired' });
+      if (s.apiGroup)
+        out.push({
+          field: `${path}.apiGroup`,
+          message: `Unsupported value: ${JSON.stringify(s.apiGroup)}: supported values: ""`,
+          reason: 'FieldValueNotSupported',
+        });
+      if (!s.namespace && !namespaced)
+        out.push({ field: `${path}.namespace`, message: 'Required value', reason: 'FieldValueRequired' });
       break;
     case 'User':
     case 'Group':
       // an empty apiGroup is defaulted to rbac.authorization.k8s.io (see defaultSubjects)
       if (s.apiGroup && s.apiGroup !== RBAC_GROUP) {
-        out.push({ field: `${path}.apiGroup`, message: `Unsupported value: ${JSON.stringify(s.apiGroup ?? '')}: supported values: "${RBAC_GROUP}"`, reason: 'FieldValueNotSupported' });
+        out.push({
+          field: `${path}.apiGroup`,
+          message: `Unsupported value: ${JSON.stringify(s.apiGroup ?? '')}: supported values: "${RBAC_GROUP}"`,
+          reason: 'FieldValueNotSupported',
+        });
       }
       break;
     default:
-      out.push({ field: `${path}.kind`, message: `Unsupported value: ${JSON.stringify(s.kind ?? '')}: supported values: "ServiceAccount", "User", "Group"`, reason: 'FieldValueNotSupported' });
+      out.push({
+        field: `${path}.kind`,
+        message: `Unsupported value: ${JSON.stringify(s.kind ?? '')}: supported values: "ServiceAccount", "User", "Group"`,
+        reason: 'FieldValueNotSupported',
+      });
   }
   return out;
 }
@@ -94,7 +148,13 @@ function validateSubject(s: KubeObject, path: string, namespaced: boolean): Fiel
 export function defaultSubjects(o: KubeObject): void {
   for (const s of arr(o.subjects) ?? []) {
     const subject = s as KubeObject;
-    if (subject && typeof subject === 'object' && (subject.kind === 'User' || subject.kind === 'Group') && !subject.apiGroup) subject.apiGroup = RBAC_GROUP;
+    if (
+      subject &&
+      typeof subject === 'object' &&
+      (subject.kind === 'User' || subject.kind === 'Group') &&
+      !subject.apiGroup
+    )
+      subject.apiGroup = RBAC_GROUP;
   }
 }
 
@@ -113,12 +173,15 @@ export function breakdownRule(rule: PolicyRule): PolicyRule[] {
     for (const resource of list(rule.resources)) {
       for (const verb of list(rule.verbs)) {
         const names = list(rule.resourceNames);
-        if (names.length) for (const name of names) out.push({ apiGroups: [group], resources: [resource], verbs: [verb], resourceNames: [name] });
+        if (names.length)
+          for (const name of names)
+            out.push({ apiGroups: [group], resources: [resource], verbs: [verb], resourceNames: [name] });
         else out.push({ apiGroups: [group], resources: [resource], verbs: [verb] });
       }
     }
   }
-  for (const url of list(rule.nonResourceURLs)) for (const verb of list(rule.verbs)) out.push({ nonResourceURLs: [url], verbs: [verb] });
+  for (const url of list(rule.nonResourceURLs))
+    for (const verb of list(rule.verbs)) out.push({ nonResourceURLs: [url], verbs: [verb] });
   return out;
 }
 
@@ -142,7 +205,10 @@ export function ruleCovers(owner: PolicyRule, wanted: PolicyRule): boolean {
   const groups = has(list(owner.apiGroups), '*') || hasAll(list(owner.apiGroups), list(wanted.apiGroups));
   const resources = resourcesCovered(list(owner.resources), list(wanted.resources));
   const urls = list(wanted.nonResourceURLs).every((p) => list(owner.nonResourceURLs).some((o) => urlCovered(o, p)));
-  const names = list(wanted.resourceNames).length === 0 ? list(owner.resourceNames).length === 0 : list(owner.resourceNames).length === 0 || hasAll(list(owner.resourceNames), list(wanted.resourceNames));
+  const names =
+    list(wanted.resourceNames).length === 0
+      ? list(owner.resourceNames).length === 0
+      : list(owner.resourceNames).length === 0 || hasAll(list(owner.resourceNames), list(wanted.resourceNames));
   return verbs && groups && resources && urls && names;
 }
 
@@ -179,10 +245,21 @@ export interface EscalationDeps {
 }
 
 function forbiddenWrite(resource: string, name: string, why: string): ApiError {
-  return new ApiError(403, 'Forbidden', `${resource}.${RBAC_GROUP} "${name}" is forbidden: ${why}`, { name, group: RBAC_GROUP, kind: resource });
+  return new ApiError(403, 'Forbidden', `${resource}.${RBAC_GROUP} "${name}" is forbidden: ${why}`, {
+    name,
+    group: RBAC_GROUP,
+    kind: resource,
+  });
 }
 
-function confirmNoEscalation(d: EscalationDeps, user: UserInfo, namespace: string, wanted: PolicyRule[], resource: string, name: string): void {
+function confirmNoEscalation(
+  d: EscalationDeps,
+  user: UserInfo,
+  namespace: string,
+  wanted: PolicyRule[],
+  resource: string,
+  name: string,
+): void {
   const { rules: held, errors } = d.rulesFor(user, namespace);
   const missing = uncoveredRules(held, wanted);
   if (!missing.length) return;
@@ -208,25 +285,58 @@ function roleRefRules(d: EscalationDeps, ref: KubeObject, namespace: string): Po
  * Checks a create/update of an RBAC object by `user` (throws 403/404 as kube-apiserver would). `old` is the stored
  * object on update. Writes that change nothing RBAC-relevant (labels, annotations) are not re-checked.
  */
-export function admitRbacWrite(d: EscalationDeps, user: UserInfo, resource: string, next: KubeObject, old: KubeObject | undefined): void {
+export function admitRbacWrite(
+  d: EscalationDeps,
+  user: UserInfo,
+  resource: string,
+  next: KubeObject,
+  old: KubeObject | undefined,
+): void {
   if (user.groups.includes(SYSTEM_MASTERS)) return;
   const name = String(next.metadata?.name ?? '');
   const namespace = resource === 'roles' || resource === 'rolebindings' ? String(next.metadata?.namespace ?? '') : '';
   if (ROLE_KINDS.has(resource)) {
-    if (old && isDeepStrictEqual(old.rules ?? null, next.rules ?? null) && isDeepStrictEqual(old.aggregationRule ?? null, next.aggregationRule ?? null)) return;
-    const escalate = d.authorize({ user, verb: 'escalate', resourceRequest: true, namespace, apiGroup: RBAC_GROUP, resource, name });
+    if (
+      old &&
+      isDeepStrictEqual(old.rules ?? null, next.rules ?? null) &&
+      isDeepStrictEqual(old.aggregationRule ?? null, next.aggregationRule ?? null)
+    )
+      return;
+    const escalate = d.authorize({
+      user,
+      verb: 'escalate',
+      resourceRequest: true,
+      namespace,
+      apiGroup: RBAC_GROUP,
+      resource,
+      name,
+    });
     if (escalate.allowed) return;
     confirmNoEscalation(d, user, namespace, (arr(next.rules) ?? []) as PolicyRule[], resource, name);
     if (resource === 'clusterroles' && next.aggregationRule) {
       const { rules: held } = d.rulesFor(user, '');
-      if (uncoveredRules(held, FULL_AUTHORITY).length) throw forbiddenWrite(resource, name, 'must have cluster-admin privileges to use the aggregationRule');
+      if (uncoveredRules(held, FULL_AUTHORITY).length)
+        throw forbiddenWrite(resource, name, 'must have cluster-admin privileges to use the aggregationRule');
     }
     return;
   }
   if (!BINDING_KINDS.has(resource)) return;
-  if (old && isDeepStrictEqual(old.subjects ?? null, next.subjects ?? null) && isDeepStrictEqual(old.roleRef, next.roleRef)) return;
+  if (
+    old &&
+    isDeepStrictEqual(old.subjects ?? null, next.subjects ?? null) &&
+    isDeepStrictEqual(old.roleRef, next.roleRef)
+  )
+    return;
   const ref = (next.roleRef ?? {}) as KubeObject;
-  const bind = d.authorize({ user, verb: 'bind', resourceRequest: true, namespace, apiGroup: RBAC_GROUP, resource: ref.kind === 'Role' ? 'roles' : 'clusterroles', name: String(ref.name ?? '') });
+  const bind = d.authorize({
+    user,
+    verb: 'bind',
+    resourceRequest: true,
+    namespace,
+    apiGroup: RBAC_GROUP,
+    resource: ref.kind === 'Role' ? 'roles' : 'clusterroles',
+    name: String(ref.name ?? ''),
+  });
   if (bind.allowed) return;
   confirmNoEscalation(d, user, namespace, roleRefRules(d, ref, namespace), resource, name);
 }

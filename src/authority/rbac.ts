@@ -216,7 +216,10 @@ export function ruleAllows(attrs: AuthzAttributes, rule: PolicyRule): boolean {
  * selector matches everything). An unknown operator makes the selector match nothing, as an invalid selector does
  * in kube.
  */
-export function labelSelectorMatches(selector: LabelSelector, labels: Record<string, string> | undefined | null): boolean {
+export function labelSelectorMatches(
+  selector: LabelSelector,
+  labels: Record<string, string> | undefined | null,
+): boolean {
   const l: Record<string, string> = labels ?? {};
   const ml = selector.matchLabels;
   if (ml) {
@@ -283,7 +286,9 @@ export function resolveAggregatedRules(objects: RbacObjects, role: ClusterRole):
 
 /** The well-formed ClusterRoles sorted by name (the order kube's aggregation controller unions them in). */
 function sortedClusterRoles(objects: RbacObjects): ClusterRole[] {
-  return list(objects.clusterRoles).filter((r) => !!r?.metadata?.name).sort(byName);
+  return list(objects.clusterRoles)
+    .filter((r) => !!r?.metadata?.name)
+    .sort(byName);
 }
 
 function resolveRules(sorted: ClusterRole[], role: ClusterRole, visiting: Set<string>): PolicyRule[] {
@@ -297,9 +302,7 @@ function resolveRules(sorted: ClusterRole[], role: ClusterRole, visiting: Set<st
     for (const candidate of sorted) {
       if (nameOf(candidate) === nameOf(role)) continue;
       if (!labelSelectorMatches(selector, candidate?.metadata?.labels)) continue;
-      const rules = visiting.has(nameOf(candidate))
-        ? list(candidate.rules)
-        : resolveRules(sorted, candidate, visiting);
+      const rules = visiting.has(nameOf(candidate)) ? list(candidate.rules) : resolveRules(sorted, candidate, visiting);
       for (const r of rules) {
         if (!r) continue;
         const k = ruleKey(r);
@@ -469,7 +472,11 @@ export function authorize(objects: RbacObjects, attrs: AuthzAttributes): AuthzDe
  * `{ rules, errors }`, rules in binding order. `system:masters` is not special-cased here (kube answers its rules
  * from cluster-admin's binding too).
  */
-export function rulesFor(objects: RbacObjects, user: UserInfo, namespace: string): { rules: PolicyRule[]; errors: string[] } {
+export function rulesFor(
+  objects: RbacObjects,
+  user: UserInfo,
+  namespace: string,
+): { rules: PolicyRule[]; errors: string[] } {
   const idx = buildIndex(objects);
   const rules: PolicyRule[] = [];
   const errors: string[] = [];
@@ -480,6 +487,7 @@ export function rulesFor(objects: RbacObjects, user: UserInfo, namespace: string
     else rules.push(...found.rules);
   };
   for (const b of list(objects.clusterRoleBindings)) visit(b, '');
-  if (namespace) for (const b of list(objects.roleBindings)) if ((b?.metadata?.namespace ?? '') === namespace) visit(b, namespace);
+  if (namespace)
+    for (const b of list(objects.roleBindings)) if ((b?.metadata?.namespace ?? '') === namespace) visit(b, namespace);
   return { rules, errors };
 }

@@ -41,7 +41,11 @@ export function requestInfo(method: string, url: URL): RequestInfo {
     name: '',
     parts: [],
   };
-  let parts = path.replace(/^\/+|\/+$/g, '').split('/').filter((p) => p.length > 0).map(safeDecode);
+  let parts = path
+    .replace(/^\/+|\/+$/g, '')
+    .split('/')
+    .filter((p) => p.length > 0)
+    .map(safeDecode);
   if (parts.length < 2 || (parts[0] !== 'api' && parts[0] !== 'apis')) return info;
   info.apiPrefix = parts[0]!;
   parts = parts.slice(1);

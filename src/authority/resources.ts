@@ -41,7 +41,14 @@ export interface ResourceType {
   /** Has a `status` subresource: updates of the main resource keep the stored status. */
   statusSubresource?: boolean;
   /** For custom resources: the CRD's additional printer columns. */
-  printerColumns?: Array<{ name: string; type: string; jsonPath: string; description?: string; priority?: number; format?: string }>;
+  printerColumns?: Array<{
+    name: string;
+    type: string;
+    jsonPath: string;
+    description?: string;
+    priority?: number;
+    format?: string;
+  }>;
   /** Set for custom resources. */
   crd?: string;
   /** For custom resources with a scale subresource: where the replicas and the selector are. */
@@ -84,7 +91,10 @@ const gvr = (group: string, version: string, resource: string) => `${group ? `${
  */
 export const NOT_SERVED_RESOURCES: ReadonlyMap<string, string> = new Map([
   ['v1/bindings', 'binds a pod to a node: no scheduler or kubelet runs beside the authority'],
-  ['v1/componentstatuses', 'reports the health of control-plane components (etcd, scheduler, controller-manager) the authority does not have'],
+  [
+    'v1/componentstatuses',
+    'reports the health of control-plane components (etcd, scheduler, controller-manager) the authority does not have',
+  ],
 ]);
 
 /**
@@ -92,18 +102,46 @@ export const NOT_SERVED_RESOURCES: ReadonlyMap<string, string> = new Map([
  * to a node, pod or service (`proxy`), or stand for a controller's work (`binding`, `eviction`,
  * `ephemeralcontainers`, a namespace's `finalize`, a CSR's `approval`).
  */
-export const NOT_SERVED_SUBRESOURCES: ReadonlySet<string> = new Set(['attach', 'binding', 'ephemeralcontainers', 'eviction', 'exec', 'finalize', 'log', 'portforward', 'proxy', 'approval']);
+export const NOT_SERVED_SUBRESOURCES: ReadonlySet<string> = new Set([
+  'attach',
+  'binding',
+  'ephemeralcontainers',
+  'eviction',
+  'exec',
+  'finalize',
+  'log',
+  'portforward',
+  'proxy',
+  'approval',
+]);
 
 /**
  * Resources the authority serves beyond its Kubernetes version's: `SelfSubjectReview` (authentication.k8s.io/v1
  * from Kubernetes 1.28), which `kubectl auth whoami` asks.
  */
 const LATER_RESOURCES: ResourceType[] = [
-  { group: 'authentication.k8s.io', version: 'v1', resource: 'selfsubjectreviews', singular: 'selfsubjectreview', kind: 'SelfSubjectReview', listKind: 'SelfSubjectReviewList', namespaced: false, verbs: ['create'], virtual: true, nameRule: 'subdomain' },
+  {
+    group: 'authentication.k8s.io',
+    version: 'v1',
+    resource: 'selfsubjectreviews',
+    singular: 'selfsubjectreview',
+    kind: 'SelfSubjectReview',
+    listKind: 'SelfSubjectReviewList',
+    namespaced: false,
+    verbs: ['create'],
+    virtual: true,
+    nameRule: 'subdomain',
+  },
 ];
 
 /** Create-only reviews: answered, never stored. */
-const REVIEWS = new Set(['tokenreviews', 'subjectaccessreviews', 'selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'localsubjectaccessreviews']);
+const REVIEWS = new Set([
+  'tokenreviews',
+  'subjectaccessreviews',
+  'selfsubjectaccessreviews',
+  'selfsubjectrulesreviews',
+  'localsubjectaccessreviews',
+]);
 
 /**
  * Kinds whose `metadata.generation` kube-apiserver maintains (their strategies set it on create and bump it on a
@@ -158,9 +196,23 @@ function typeOf(r: BuiltinResource): ResourceType {
     ...(subs.some((s) => s.name === 'status') ? { statusSubresource: true } : {}),
     ...(subs.some((s) => s.name === 'scale') ? { builtinScale: true } : {}),
     ...(subs.length ? { subresources: subs } : {}),
-    ...(r.group === 'events.k8s.io' && r.resource === 'events' ? { view: { storage: { group: '', version: 'v1', resource: 'events' }, read: eventsV1FromCore, write: coreFromEventsV1 } } : {}),
+    ...(r.group === 'events.k8s.io' && r.resource === 'events'
+      ? {
+          view: {
+            storage: { group: '', version: 'v1', resource: 'events' },
+            read: eventsV1FromCore,
+            write: coreFromEventsV1,
+          },
+        }
+      : {}),
     ...(r.group === 'autoscaling' && r.version === 'v1' && r.resource === 'horizontalpodautoscalers'
-      ? { view: { storage: { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers' }, read: hpaV1FromV2, write: hpaV2FromV1 } }
+      ? {
+          view: {
+            storage: { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers' },
+            read: hpaV1FromV2,
+            write: hpaV2FromV1,
+          },
+        }
       : {}),
   };
 }
@@ -261,13 +313,18 @@ export function typesOfCRD(crd: KubeObject): ResourceType[] {
       printerColumns: v.additionalPrinterColumns,
       crd: crd.metadata?.name,
       ...(v.deprecated ? { deprecationWarning: deprecationWarningOf(crd, v.name) } : {}),
-      ...(v.schema?.openAPIV3Schema && typeof v.schema.openAPIV3Schema === 'object' ? { schema: v.schema.openAPIV3Schema as StructuralSchema } : {}),
-      ...(typeof v.subresources?.scale?.specReplicasPath === 'string' && typeof v.subresources.scale.statusReplicasPath === 'string'
+      ...(v.schema?.openAPIV3Schema && typeof v.schema.openAPIV3Schema === 'object'
+        ? { schema: v.schema.openAPIV3Schema as StructuralSchema }
+        : {}),
+      ...(typeof v.subresources?.scale?.specReplicasPath === 'string' &&
+      typeof v.subresources.scale.statusReplicasPath === 'string'
         ? {
             scale: {
               specReplicasPath: v.subresources.scale.specReplicasPath,
               statusReplicasPath: v.subresources.scale.statusReplicasPath,
-              ...(typeof v.subresources.scale.labelSelectorPath === 'string' ? { labelSelectorPath: v.subresources.scale.labelSelectorPath } : {}),
+              ...(typeof v.subresources.scale.labelSelectorPath === 'string'
+                ? { labelSelectorPath: v.subresources.scale.labelSelectorPath }
+                : {}),
             },
           }
         : {}),

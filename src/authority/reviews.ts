@@ -21,38 +21,77 @@ function isObj(v: unknown): v is KubeObject {
 /** Handles the review and token-request endpoints. */
 export class Reviews {
   constructor(
-    private readonly deps: { store: Store; authn: Authenticator; authz: Authorizer; signer: TokenSigner; apiAudiences: string[]; now?: () => number },
+    private readonly deps: {
+      store: Store;
+      authn: Authenticator;
+      authz: Authorizer;
+      signer: TokenSigner;
+      apiAudiences: string[];
+      now?: () => number;
+    },
   ) {}
 
   /** `POST /api/v1/namespaces/{ns}/serviceaccounts/{name}/token`. */
   tokenRequest(ns: string, name: string, body: unknown): KubeObject {
     const req: KubeObject = isObj(body) ? body : {};
-    if (req.kind !== undefined && req.kind !== 'TokenRequest') throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (TokenRequest)`);
+    if (req.kind !== undefined && req.kind !== 'TokenRequest')
+      throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (TokenRequest)`);
     // kube-apiserver 1.32's order: the body's name and namespace against the URL's, then the service account, then
     // the spec (validated after the name is filled in from the service account, but reported with an empty name)
     const meta = isObj(req.metadata) ? req.metadata : {};
     if (typeof meta.name === 'string' && meta.name !== '' && meta.name !== name) {
-      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(meta.name)}: must match the service account name if specified` }]);
+      throw invalid('TokenRequest', 'authentication.k8s.io', name, [
+        {
+          field: 'metadata.name',
+          message: `Invalid value: ${JSON.stringify(meta.name)}: must match the service account name if specified`,
+        },
+      ]);
     }
     if (typeof meta.namespace === 'string' && meta.namespace !== '' && meta.namespace !== ns) {
-      throw invalid('TokenRequest', 'authentication.k8s.io', name, [{ field: 'metadata.namespace', message: `Invalid value: ${JSON.stringify(meta.namespace)}: must match the service account namespace if specified` }]);
+      throw invalid('TokenRequest', 'authentication.k8s.io', name, [
+        {
+          field: 'metadata.namespace',
+          message: `Invalid value: ${JSON.stringify(meta.namespace)}: must match the service account namespace if specified`,
+        },
+      ]);
     }
     const sa = this.deps.store.get('serviceaccounts', ns, name);
     if (!sa) throw notFound('serviceaccounts', '', name);
     const spec = isObj(req.spec) ? req.spec : {};
     const exp = spec.expirationSeconds ?? 3600;
     if (typeof exp !== 'number' || !Number.isInteger(exp)) {
-      throw invalid('TokenRequest', 'authentication.k8s.io', '', [{ field: 'spec.expirationSeconds', message: `Invalid value: ${JSON.stringify(exp)}: must be an integer` }]);
+      throw invalid('TokenRequest', 'authentication.k8s.io', '', [
+        { field: 'spec.expirationSeconds', message: `Invalid value: ${JSON.stringify(exp)}: must be an integer` },
+      ]);
     }
     if (exp < MIN_EXPIRATION) {
-      throw invalid('TokenRequest', 'authentication.k8s.io', '', [{ field: 'spec.expirationSeconds', message: `Invalid value: ${exp}: may not specify a duration less than 10 minutes` }]);
+      throw invalid('TokenRequest', 'authentication.k8s.io', '', [
+        {
+          field: 'spec.expirationSeconds',
+          message: `Invalid value: ${exp}: may not specify a duration less than 10 minutes`,
+        },
+      ]);
     }
     if (exp > MAX_EXPIRATION) {
-      throw invalid('TokenRequest', 'authentication.k8s.io', '', [{ field: 'spec.expirationSeconds', message: `Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds` }]);
+      throw invalid('TokenRequest', 'authentication.k8s.io', '', [
+        {
+          field: 'spec.expirationSeconds',
+          message: `Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds`,
+        },
+      ]);
     }
-    const audiences: string[] = Array.isArray(spec.audiences) && spec.audiences.length ? spec.audiences.map(String) : this.deps.apiAudiences;
+    const audiences: string[] =
+      Array.isArray(spec.audiences) && spec.audiences.length ? spec.audiences.map(String) : this.deps.apiAudiences;
     const boundSecret = this.boundSecret(ns, name, spec.boundObjectRef);
-    const { token, claims } = this.deps.signer.issue({ namespace: ns, name, uid: String(sa.metadata.uid), audiences, expirationSeconds: exp, now: this.deps.now?.(), boundSecret });
+    const { token, claims } = this.deps.signer.issue({
+      namespace: ns,
+      name,
+      uid: String(sa.metadata.uid),
+      audiences,
+      expirationSeconds: exp,
+      now: this.deps.now?.(),
+      boundSecret,
+    });
     return {
       kind: 'TokenRequest',
       apiVersion: 'authentication.k8s.io/v1',
@@ -68,26 +107,35 @@ export class Reviews {
    */
   private boundSecret(ns: string, saName: string, ref: unknown): { name: string; uid: string } | undefined {
     if (ref === undefined || ref === null) return undefined;
-    const r = (isObj(ref) ? ref : {});
+    const r = isObj(ref) ? ref : {};
     const kind = String(r.kind ?? '');
     const refName = String(r.name ?? '');
     if (kind === 'Secret' && (r.apiVersion ?? 'v1') === 'v1') {
       const secret = this.deps.store.get('secrets', ns, refName);
       if (!secret) throw notFound('secrets', '', refName);
       if (r.uid && r.uid !== secret.metadata.uid) {
-        throw conflict('secrets', '', refName, `the UID in the bound object reference (${String(r.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
+        throw conflict(
+          'secrets',
+          '',
+          refName,
+          `the UID in the bound object reference (${String(r.uid)}) does not match the UID in record. The object might have been deleted and then recreated`,
+        );
       }
       return { name: refName, uid: String(secret.metadata.uid) };
     }
-    if ((kind === 'Pod' || kind === 'Node') && (r.apiVersion ?? 'v1') === 'v1') throw notFound(kind === 'Pod' ? 'pods' : 'nodes', '', refName);
-    throw badRequest(`cannot bind token for serviceaccount "${saName}" to object of type ${r.apiVersion ? `${String(r.apiVersion)}, ` : ''}Kind=${kind}`);
+    if ((kind === 'Pod' || kind === 'Node') && (r.apiVersion ?? 'v1') === 'v1')
+      throw notFound(kind === 'Pod' ? 'pods' : 'nodes', '', refName);
+    throw badRequest(
+      `cannot bind token for serviceaccount "${saName}" to object of type ${r.apiVersion ? `${String(r.apiVersion)}, ` : ''}Kind=${kind}`,
+    );
   }
 
   /** `POST /apis/authentication.k8s.io/v1/tokenreviews`. */
   tokenReview(body: unknown): KubeObject {
     const req: KubeObject = isObj(body) ? body : {};
     const spec = isObj(req.spec) ? req.spec : {};
-    if (typeof spec.token !== 'string' || spec.token.length === 0) throw badRequest('token is required for TokenReview in authentication');
+    if (typeof spec.token !== 'string' || spec.token.length === 0)
+      throw badRequest('token is required for TokenReview in authentication');
     const audiences = Array.isArray(spec.audiences) ? spec.audiences.map(String) : undefined;
     const r = this.deps.authn.authenticate(spec.token, audiences);
     const status: KubeObject = r.authenticated
@@ -119,7 +167,9 @@ export class Reviews {
   selfSubjectRulesReview(body: unknown, caller: UserInfo): KubeObject {
     const req: KubeObject = isObj(body) ? body : {};
     if (req.kind !== undefined && req.kind !== 'SelfSubjectRulesReview') {
-      throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (SelfSubjectRulesReview)`);
+      throw badRequest(
+        `the kind in the data (${String(req.kind)}) does not match the expected kind (SelfSubjectRulesReview)`,
+      );
     }
     const spec: KubeObject = isObj(req.spec) ? req.spec : {};
     const namespace = typeof spec.namespace === 'string' ? spec.namespace : '';
@@ -136,10 +186,12 @@ export class Reviews {
         if (r.resourceNames?.length) rr.resourceNames = r.resourceNames;
         resourceRules.push(rr);
       }
-      if (Array.isArray(r.nonResourceURLs) && r.nonResourceURLs.length) nonResourceRules.push({ verbs: r.verbs ?? [], nonResourceURLs: r.nonResourceURLs });
+      if (Array.isArray(r.nonResourceURLs) && r.nonResourceURLs.length)
+        nonResourceRules.push({ verbs: r.verbs ?? [], nonResourceURLs: r.nonResourceURLs });
     }
     const status: KubeObject = { resourceRules, nonResourceRules, incomplete: false };
-    if (errors.length) status.evaluationError = [...new Set(errors)].length === 1 ? errors[0] : `[${[...new Set(errors)].join(', ')}]`;
+    if (errors.length)
+      status.evaluationError = [...new Set(errors)].length === 1 ? errors[0] : `[${[...new Set(errors)].join(', ')}]`;
     return {
       kind: 'SelfSubjectRulesReview',
       apiVersion: 'authorization.k8s.io/v1',
@@ -150,9 +202,15 @@ export class Reviews {
   }
 
   /** `POST .../subjectaccessreviews`, `selfsubjectaccessreviews` (user = caller) and `localsubjectaccessreviews`. */
-  accessReview(kind: 'SubjectAccessReview' | 'SelfSubjectAccessReview' | 'LocalSubjectAccessReview', body: unknown, caller: UserInfo, ns?: string): KubeObject {
+  accessReview(
+    kind: 'SubjectAccessReview' | 'SelfSubjectAccessReview' | 'LocalSubjectAccessReview',
+    body: unknown,
+    caller: UserInfo,
+    ns?: string,
+  ): KubeObject {
     const req: KubeObject = isObj(body) ? body : {};
-    if (req.kind !== undefined && req.kind !== kind) throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (${kind})`);
+    if (req.kind !== undefined && req.kind !== kind)
+      throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (${kind})`);
     const spec: KubeObject = isObj(req.spec) ? req.spec : {};
     const ra = isObj(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
     const nra = isObj(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
@@ -161,23 +219,45 @@ export class Reviews {
     // empty when it is validated), hence `.authorization.k8s.io "" is invalid: …`
     const causes: FieldCause[] = [];
     if (ra && nra) {
-      causes.push({ field: 'spec.nonResourceAttributes', message: `Invalid value: ${goNonResourceAttributes(nra)}: cannot be specified in combination with resourceAttributes` });
+      causes.push({
+        field: 'spec.nonResourceAttributes',
+        message: `Invalid value: ${goNonResourceAttributes(nra)}: cannot be specified in combination with resourceAttributes`,
+      });
     }
-    if (!ra && !nra) causes.push({ field: 'spec.resourceAttributes', message: 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified' });
+    if (!ra && !nra)
+      causes.push({
+        field: 'spec.resourceAttributes',
+        message: 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+      });
     if (kind !== 'SelfSubjectAccessReview' && !spec.user && groups.length === 0) {
-      causes.push({ field: 'spec.user', message: 'Invalid value: "": at least one of user or group must be specified' });
+      causes.push({
+        field: 'spec.user',
+        message: 'Invalid value: "": at least one of user or group must be specified',
+      });
     }
     if (kind === 'LocalSubjectAccessReview') {
       if (ra && String(ra.namespace ?? '') !== ns) {
-        causes.push({ field: 'spec.resourceAttributes.namespace', message: `Invalid value: ${JSON.stringify(String(ra.namespace ?? ''))}: must match metadata.namespace` });
+        causes.push({
+          field: 'spec.resourceAttributes.namespace',
+          message: `Invalid value: ${JSON.stringify(String(ra.namespace ?? ''))}: must match metadata.namespace`,
+        });
       }
-      if (nra) causes.push({ field: 'spec.nonResourceAttributes', message: `Invalid value: ${goNonResourceAttributes(nra)}: disallowed on this kind of request` });
+      if (nra)
+        causes.push({
+          field: 'spec.nonResourceAttributes',
+          message: `Invalid value: ${goNonResourceAttributes(nra)}: disallowed on this kind of request`,
+        });
     }
     if (causes.length) throw invalid('', 'authorization.k8s.io', '', causes);
     const user: UserInfo =
       kind === 'SelfSubjectAccessReview'
         ? caller
-        : { username: String(spec.user ?? ''), uid: spec.uid, groups, extra: isObj(spec.extra) ? (spec.extra) : undefined };
+        : {
+            username: String(spec.user ?? ''),
+            uid: spec.uid,
+            groups,
+            extra: isObj(spec.extra) ? spec.extra : undefined,
+          };
     const attrs: AuthzAttributes = ra
       ? {
           user,
@@ -196,7 +276,11 @@ export class Reviews {
     return {
       kind,
       apiVersion: 'authorization.k8s.io/v1',
-      metadata: { creationTimestamp: null, ...(isObj(req.metadata) ? req.metadata : {}), ...(ns ? { namespace: ns } : {}) },
+      metadata: {
+        creationTimestamp: null,
+        ...(isObj(req.metadata) ? req.metadata : {}),
+        ...(ns ? { namespace: ns } : {}),
+      },
       spec,
       status,
     };

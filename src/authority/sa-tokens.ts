@@ -1,7 +1,16 @@
 /**
  * Service-account tokens: ES256 JWTs with the claims kube-apiserver's TokenRequest issues, and their verification.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, verify, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomUUID,
+  sign,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
 import { DEFAULT_ISSUER } from './audiences.js';
 
 export { DEFAULT_ISSUER };
@@ -15,7 +24,11 @@ export interface SATokenClaims {
   iss: string;
   jti: string;
   sub: string;
-  'kubernetes.io': { namespace: string; serviceaccount: { name: string; uid: string }; secret?: { name: string; uid: string } };
+  'kubernetes.io': {
+    namespace: string;
+    serviceaccount: { name: string; uid: string };
+    secret?: { name: string; uid: string };
+  };
 }
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
@@ -39,7 +52,11 @@ export class TokenSigner {
   ) {
     this.priv = createPrivateKey(privateKeyPem);
     this.pub = createPublicKey(this.priv);
-    this.kid = b64url(createHash('sha256').update(this.pub.export({ format: 'der', type: 'spki' })).digest());
+    this.kid = b64url(
+      createHash('sha256')
+        .update(this.pub.export({ format: 'der', type: 'spki' }))
+        .digest(),
+    );
   }
 
   /** The public key as a JWK (for `/openid/v1/jwks`). */
@@ -106,10 +123,17 @@ export class TokenSigner {
     try {
       const header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8')) as { alg?: string };
       if (header.alg !== 'ES256') return undefined;
-      const ok = verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key: this.pub, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2], 'base64url'));
+      const ok = verify(
+        'sha256',
+        Buffer.from(`${parts[0]}.${parts[1]}`),
+        { key: this.pub, dsaEncoding: 'ieee-p1363' },
+        Buffer.from(parts[2], 'base64url'),
+      );
       if (!ok) return undefined;
       const claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as unknown;
-      return claims && typeof claims === 'object' && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
+      return claims && typeof claims === 'object' && !Array.isArray(claims)
+        ? (claims as Record<string, unknown>)
+        : undefined;
     } catch {
       return undefined;
     }
@@ -131,7 +155,12 @@ export class TokenSigner {
   verifyLegacy(token: string): LegacyTokenClaims | undefined {
     const claims = this.verified(token) as LegacyTokenClaims | undefined;
     if (!claims || claims.iss !== LEGACY_ISSUER) return undefined;
-    for (const k of ['kubernetes.io/serviceaccount/namespace', 'kubernetes.io/serviceaccount/secret.name', 'kubernetes.io/serviceaccount/service-account.name', 'sub'] as const) {
+    for (const k of [
+      'kubernetes.io/serviceaccount/namespace',
+      'kubernetes.io/serviceaccount/secret.name',
+      'kubernetes.io/serviceaccount/service-account.name',
+      'sub',
+    ] as const) {
       if (typeof claims[k] !== 'string' || !claims[k]) return undefined;
     }
     return claims;

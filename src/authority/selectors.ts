@@ -68,8 +68,16 @@ function fieldValue(obj: KubeObject, path: string): string | undefined {
 const SUPPORTED_FIELDS: Record<string, string[]> = {
   secrets: ['type'],
   events: [
-    'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion',
-    'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'type',
+    'involvedObject.kind',
+    'involvedObject.namespace',
+    'involvedObject.name',
+    'involvedObject.uid',
+    'involvedObject.apiVersion',
+    'involvedObject.resourceVersion',
+    'involvedObject.fieldPath',
+    'reason',
+    'reportingComponent',
+    'type',
   ],
   '': ['metadata.name', 'metadata.namespace'],
 };
@@ -83,8 +91,11 @@ export function parseFieldSelector(sel: string | null | undefined, resource: str
     const m = /^\s*([^!=\s]+)\s*(==|=|!=)\s*(.*?)\s*$/.exec(term);
     if (!m) throw badRequest(`invalid selector: '${sel}'; can't understand '${term}'`);
     const [, field, op, value] = m as unknown as [string, string, string, string];
-    if (!allowed.has(field)) throw badRequest(`"${field}" is not a known field selector: only "${[...allowed].join('", "')}"`);
-    preds.push(op === '!=' ? (o) => (fieldValue(o, field) ?? '') !== value : (o) => (fieldValue(o, field) ?? '') === value);
+    if (!allowed.has(field))
+      throw badRequest(`"${field}" is not a known field selector: only "${[...allowed].join('", "')}"`);
+    preds.push(
+      op === '!=' ? (o) => (fieldValue(o, field) ?? '') !== value : (o) => (fieldValue(o, field) ?? '') === value,
+    );
   }
   return (obj) => preds.every((p) => p(obj));
 }

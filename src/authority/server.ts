@@ -11,7 +11,15 @@ import { serviceAccountGroups, withAuthenticatedGroup } from './authn.js';
 import type { Authorizer } from './authz.js';
 import { forbidden } from './authz.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
-import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError, unsupportedMediaType } from './status.js';
+import {
+  ApiError,
+  badRequest,
+  invalid,
+  methodNotAllowed,
+  unauthorized,
+  internalError,
+  unsupportedMediaType,
+} from './status.js';
 import { applyPatch } from './patch.js';
 import { deleteOptionsError, writeOptionsError } from './write-options.js';
 import type { ObjectService } from './objects.js';
@@ -74,7 +82,11 @@ function wantsPretty(req: IncomingMessage): boolean {
 
 function send(res: ServerResponse, code: number, body: unknown, head = false): void {
   const text = prettyResponses.has(res) ? JSON.stringify(body, null, 2) : JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-cache, private',
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(head ? undefined : text);
 }
 
@@ -85,7 +97,13 @@ const LIST_SLICE = 500;
  * Answers a list. A large one is written a slice at a time, yielding to other requests between slices and waiting
  * while the client is behind, so that one big list neither stalls the server nor piles up in memory.
  */
-async function sendList(res: ServerResponse, envelope: KubeObject, items: KubeObject[], present: (o: KubeObject) => KubeObject, head: boolean): Promise<void> {
+async function sendList(
+  res: ServerResponse,
+  envelope: KubeObject,
+  items: KubeObject[],
+  present: (o: KubeObject) => KubeObject,
+  head: boolean,
+): Promise<void> {
   if (items.length <= LIST_SLICE) return send(res, 200, { ...envelope, items: items.map(present) }, head);
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
   if (head) {
@@ -107,7 +125,10 @@ function warn(res: ServerResponse, warnings: string[]): void {
   if (!warnings.length) return;
   // after any set earlier (a deprecated version's warning comes first)
   const before = res.getHeader('Warning');
-  res.setHeader('Warning', [...(Array.isArray(before) ? before : before === undefined ? [] : [String(before)]), ...warnings]);
+  res.setHeader('Warning', [
+    ...(Array.isArray(before) ? before : before === undefined ? [] : [String(before)]),
+    ...warnings,
+  ]);
 }
 
 function sendError(res: ServerResponse, err: ApiError): void {
@@ -122,7 +143,13 @@ function sendError(res: ServerResponse, err: ApiError): void {
  * Answers a write once it is on disk, as kube-apiserver answers once etcd has committed it; when it cannot be
  * made durable the client gets a 500 naming the cause instead.
  */
-async function sendWritten(d: ServerDeps, res: ServerResponse, code: number, body: unknown, head = false): Promise<void> {
+async function sendWritten(
+  d: ServerDeps,
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  head = false,
+): Promise<void> {
   if (d.durable) {
     try {
       await d.durable();
@@ -174,8 +201,19 @@ function writeManager(fieldManager: string | null, userAgent: string | undefined
 }
 
 /** Validates a write's query options as kube does, before the body is read. */
-function checkWriteOptions(kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', q: URLSearchParams, apply: boolean): void {
-  const err = writeOptionsError({ kind, dryRun: q.getAll('dryRun'), fieldManager: q.get('fieldManager'), fieldValidation: q.get('fieldValidation'), force: q.has('force'), apply });
+function checkWriteOptions(
+  kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions',
+  q: URLSearchParams,
+  apply: boolean,
+): void {
+  const err = writeOptionsError({
+    kind,
+    dryRun: q.getAll('dryRun'),
+    fieldManager: q.get('fieldManager'),
+    fieldValidation: q.get('fieldValidation'),
+    force: q.has('force'),
+    apply,
+  });
   if (err) throw err;
 }
 
@@ -210,7 +248,11 @@ export function createHandler(d: ServerDeps): (req: IncomingMessage, res: Server
     if (wantsPretty(req)) prettyResponses.add(res);
     handle(d, req, res).catch((err: unknown) => {
       if (err instanceof ApiError) return sendError(res, err);
-      d.logger.error('request failed', { method: req.method, path: req.url?.split('?')[0], err: err instanceof Error ? err.message : String(err) });
+      d.logger.error('request failed', {
+        method: req.method,
+        path: req.url?.split('?')[0],
+        err: err instanceof Error ? err.message : String(err),
+      });
       sendError(res, internalError(err instanceof Error ? err.message : String(err)));
     });
   };
@@ -248,7 +290,8 @@ function impersonate(d: ServerDeps, req: IncomingMessage, user: UserInfo): UserI
   const asUid = h['impersonate-uid']?.[0];
   const extraKeys = Object.keys(h).filter((k) => k.startsWith('impersonate-extra-'));
   if (!asUser) {
-    if (asGroups.length || asUid || extraKeys.length) throw badRequest('requested impersonation without a user: set Impersonate-User as well');
+    if (asGroups.length || asUid || extraKeys.length)
+      throw badRequest('requested impersonation without a user: set Impersonate-User as well');
     return user;
   }
   const check = (resource: string, name: string, namespace = '', apiGroup = '') => {
@@ -265,7 +308,15 @@ function impersonate(d: ServerDeps, req: IncomingMessage, user: UserInfo): UserI
       name,
       parts: [],
     };
-    const dec = d.authz.authorize({ user, verb: 'impersonate', resourceRequest: true, namespace, apiGroup, resource, name });
+    const dec = d.authz.authorize({
+      user,
+      verb: 'impersonate',
+      resourceRequest: true,
+      namespace,
+      apiGroup,
+      resource,
+      name,
+    });
     if (!dec.allowed) throw forbidden(user, info, dec.reason);
   };
   const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(asUser);
@@ -374,15 +425,33 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   const table = wantsTable(req.headers.accept);
   const webhooks = d.webhooks?.applies(t) ? d.webhooks : undefined;
   const admission = (name: string, warnings: string[], isDryRun = dryRun): AdmittedWriteRequest | undefined =>
-    webhooks && { webhooks, objects: d.objects, type: t, namespace: ns, name, subresource: info.subresource ?? '', user, dryRun: isDryRun, warnings, ...(converter ? { viewOfStored: inVersion } : {}) };
+    webhooks && {
+      webhooks,
+      objects: d.objects,
+      type: t,
+      namespace: ns,
+      name,
+      subresource: info.subresource ?? '',
+      user,
+      dryRun: isDryRun,
+      warnings,
+      ...(converter ? { viewOfStored: inVersion } : {}),
+    };
   const writeQuery = { fieldManager: q.get('fieldManager'), fieldValidation: q.get('fieldValidation') };
   // a CRD that converts by webhook: reads convert what is stored, writes go through the storage version
   const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;
-  const inVersion = async (stored: KubeObject): Promise<KubeObject> => d.objects.present(t, converter ? (await converter.convert(t, [stored], t.version))[0] : stored);
+  const inVersion = async (stored: KubeObject): Promise<KubeObject> =>
+    d.objects.present(t, converter ? (await converter.convert(t, [stored], t.version))[0] : stored);
   const converting =
     (name: string, write: (extra: WriteOptions) => KubeObject, isDryRun = dryRun) =>
     (extra: WriteOptions = {}): KubeObject | Promise<KubeObject> =>
-      converter ? convertedWrite({ converter, objects: d.objects, type: t, namespace: ns, name, dryRun: isDryRun }, write, extra) : write(extra);
+      converter
+        ? convertedWrite(
+            { converter, objects: d.objects, type: t, namespace: ns, name, dryRun: isDryRun },
+            write,
+            extra,
+          )
+        : write(extra);
   // warnings reach the client also when admission refuses the write (kube sends them as they are recorded)
   const keepingWarnings = async <T>(warnings: string[], write: () => Promise<T>): Promise<T> => {
     try {
@@ -393,14 +462,22 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
   };
   // PartialObjectMetadata (metadata-only clients) for reads; writes answer objects whatever they ask
-  const partial = ['get', 'list', 'watch'].includes(info.verb) && !table ? partialMetadataWanted(req.headers.accept) : undefined;
+  const partial =
+    ['get', 'list', 'watch'].includes(info.verb) && !table ? partialMetadataWanted(req.headers.accept) : undefined;
   if (partial) checkPartialForm(t, partial, info.verb === 'list');
   switch (info.verb) {
     case 'get': {
       const stored = converter && d.objects.peek(t, ns, info.name);
       const o = stored ? await inVersion(stored) : d.objects.get(t, ns, info.name);
       if (partial) return send(res, 200, partialOf(o), head);
-      return send(res, 200, table ? toTable(t, [o], { includeObject: q.get('includeObject'), resourceVersion: o.metadata?.resourceVersion }) : o, head);
+      return send(
+        res,
+        200,
+        table
+          ? toTable(t, [o], { includeObject: q.get('includeObject'), resourceVersion: o.metadata?.resourceVersion })
+          : o,
+        head,
+      );
     }
     case 'list': {
       const page = d.objects.listPage(
@@ -413,12 +490,29 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       delete (more as { items?: unknown }).items;
       const items = converter ? await converter.convert(t, page.items, t.version) : page.items;
       if (table) {
-        const tbl = toTable(t, items.map((o) => d.objects.present(t, o)), { includeObject: q.get('includeObject'), resourceVersion });
+        const tbl = toTable(
+          t,
+          items.map((o) => d.objects.present(t, o)),
+          { includeObject: q.get('includeObject'), resourceVersion },
+        );
         tbl.metadata = { ...(tbl.metadata as object), ...more };
         return send(res, 200, tbl, head);
       }
-      if (partial) return sendList(res, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion, ...more } }, items, (o) => partialOf(d.objects.presentShallow(t, o)), head);
-      return sendList(res, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion, ...more } }, items, (o) => d.objects.presentListItem(t, o), head);
+      if (partial)
+        return sendList(
+          res,
+          { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion, ...more } },
+          items,
+          (o) => partialOf(d.objects.presentShallow(t, o)),
+          head,
+        );
+      return sendList(
+        res,
+        { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion, ...more } },
+        items,
+        (o) => d.objects.presentListItem(t, o),
+        head,
+      );
     }
     case 'watch': {
       const timeout = q.get('timeoutSeconds');
@@ -454,7 +548,9 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const w = { dryRun, admit, manager, fieldValidation: q.get('fieldValidation'), warnings };
       const a = admission('', warnings);
       const create = converting('', (extra) => d.objects.create(t, ns, b as KubeObject, { ...w, ...extra }));
-      const out = a ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'CREATE', ...writeQuery }, create)) : await create();
+      const out = a
+        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'CREATE', ...writeQuery }, create))
+        : await create();
       warn(res, warnings);
       return sendWritten(d, res, 201, out);
     }
@@ -463,10 +559,21 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const b = await body();
       const warnings = checkFields(t, b, q.get('fieldValidation'));
       checkTypes(t, b);
-      const w = { dryRun, admit, subresource: info.subresource, manager, fieldValidation: q.get('fieldValidation'), warnings };
+      const w = {
+        dryRun,
+        admit,
+        subresource: info.subresource,
+        manager,
+        fieldValidation: q.get('fieldValidation'),
+        warnings,
+      };
       const a = admission(info.name, warnings);
-      const update = converting(info.name, (extra) => d.objects.update(t, ns, info.name, b as KubeObject, { ...w, ...extra }));
-      const out = a ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'UPDATE', ...writeQuery }, update)) : await update();
+      const update = converting(info.name, (extra) =>
+        d.objects.update(t, ns, info.name, b as KubeObject, { ...w, ...extra }),
+      );
+      const out = a
+        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'UPDATE', ...writeQuery }, update))
+        : await update();
       warn(res, warnings);
       return sendWritten(d, res, 200, out);
     }
@@ -490,7 +597,11 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       };
       const a = admission(info.name, warnings);
       const patch = converting(info.name, (extra) => d.objects.patch(t, ns, info.name, ct, b, { ...w, ...extra }));
-      const out = a ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: existed ? 'UPDATE' : 'CREATE', ...writeQuery }, patch)) : await patch();
+      const out = a
+        ? await keepingWarnings(warnings, () =>
+            admittedWrite({ ...a, operation: existed ? 'UPDATE' : 'CREATE', ...writeQuery }, patch),
+          )
+        : await patch();
       warn(res, warnings);
       return sendWritten(d, res, existed ? 200 : 201, out);
     }
@@ -511,7 +622,11 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const a = admission(info.name, warnings, isDryRun);
       // the answer is the stored object: in the version it was stored in, converted to the request's
       const storedVersion = converter ? d.objects.peek(t, ns, info.name)?.apiVersion : undefined;
-      let out = a ? await keepingWarnings(warnings, () => admittedDelete({ ...a, deleteOptions: { ...opts, ...(isDryRun ? { dryRun: ['All'] } : {}) } }, remove)) : remove();
+      let out = a
+        ? await keepingWarnings(warnings, () =>
+            admittedDelete({ ...a, deleteOptions: { ...opts, ...(isDryRun ? { dryRun: ['All'] } : {}) } }, remove),
+          )
+        : remove();
       if (storedVersion) out = await inVersion({ ...out, apiVersion: storedVersion });
       warn(res, warnings);
       return sendWritten(d, res, 200, out);
@@ -529,8 +644,11 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       if (bad) throw bad;
       const isDryRun = dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All'));
       // the answer lists the objects as they were before the delete, converted to the request's version
-      const stored = converter ? d.objects.listPage(t, ns, sel, { limit: null, continue: null, resourceVersion: null }).items : [];
-      const answerItems = async (items: KubeObject[]) => (converter ? (await converter.convert(t, stored, t.version)).map((o) => d.objects.present(t, o)) : items);
+      const stored = converter
+        ? d.objects.listPage(t, ns, sel, { limit: null, continue: null, resourceVersion: null }).items
+        : [];
+      const answerItems = async (items: KubeObject[]) =>
+        converter ? (await converter.convert(t, stored, t.version)).map((o) => d.objects.present(t, o)) : items;
       if (!webhooks) {
         const out = d.objects.deleteCollection(t, ns, sel, { dryRun: isDryRun });
         return sendWritten(d, res, 200, { ...out, items: await answerItems(out.items as KubeObject[]) });
@@ -539,11 +657,21 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
       const warnings: string[] = [];
       const { items } = d.objects.list(t, ns, sel);
       for (const o of items) {
-        const each = { ...admission(String(o.metadata.name), warnings)!, namespace: t.namespaced ? String(o.metadata.namespace) : undefined };
-        await admittedDelete({ ...each, deleteOptions: isDryRun ? { dryRun: ['All'] } : {} }, () => d.objects.delete(t, each.namespace, each.name, { dryRun: isDryRun }));
+        const each = {
+          ...admission(String(o.metadata.name), warnings)!,
+          namespace: t.namespaced ? String(o.metadata.namespace) : undefined,
+        };
+        await admittedDelete({ ...each, deleteOptions: isDryRun ? { dryRun: ['All'] } : {} }, () =>
+          d.objects.delete(t, each.namespace, each.name, { dryRun: isDryRun }),
+        );
       }
       warn(res, warnings);
-      return sendWritten(d, res, 200, { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion: d.objects.list(t, ns, {}).resourceVersion }, items: await answerItems(items) });
+      return sendWritten(d, res, 200, {
+        kind: t.listKind,
+        apiVersion: apiVersionOf(t),
+        metadata: { resourceVersion: d.objects.list(t, ns, {}).resourceVersion },
+        items: await answerItems(items),
+      });
     }
     default:
       throw methodNotAllowed();
@@ -576,12 +704,18 @@ function selectorText(selector: unknown): string {
 
 /** The value at a CRD scale path (`.spec.replicas`). */
 function atPath(o: KubeObject, path: string): unknown {
-  return path.split('.').filter(Boolean).reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as KubeObject)[k] : undefined), o);
+  return path
+    .split('.')
+    .filter(Boolean)
+    .reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as KubeObject)[k] : undefined), o);
 }
 
 /** A merge patch that sets a CRD scale path. */
 function patchAt(path: string, value: unknown): KubeObject {
-  return path.split('.').filter(Boolean).reduceRight<unknown>((v, k) => ({ [k]: v }), value) as KubeObject;
+  return path
+    .split('.')
+    .filter(Boolean)
+    .reduceRight<unknown>((v, k) => ({ [k]: v }), value) as KubeObject;
 }
 
 /** `/scale` of a built-in workload (Deployment, ReplicaSet, StatefulSet, ReplicationController), or of a custom resource through its CRD's scale paths. */
@@ -598,7 +732,13 @@ async function scale(
   const paths = t.scale;
   const view = (o: KubeObject): KubeObject => {
     const m = o.metadata;
-    const metadata = { name: m.name, ...(m.namespace ? { namespace: m.namespace } : {}), uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp };
+    const metadata = {
+      name: m.name,
+      ...(m.namespace ? { namespace: m.namespace } : {}),
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
+      creationTimestamp: m.creationTimestamp,
+    };
     if (paths) {
       const selector = paths.labelSelectorPath ? atPath(o, paths.labelSelectorPath) : undefined;
       return {
@@ -606,7 +746,10 @@ async function scale(
         apiVersion: 'autoscaling/v1',
         metadata,
         spec: { replicas: Number(atPath(o, paths.specReplicasPath) ?? 0) },
-        status: { replicas: Number(atPath(o, paths.statusReplicasPath) ?? 0), ...(typeof selector === 'string' && selector ? { selector } : {}) },
+        status: {
+          replicas: Number(atPath(o, paths.statusReplicasPath) ?? 0),
+          ...(typeof selector === 'string' && selector ? { selector } : {}),
+        },
       };
     }
     return {
@@ -621,17 +764,22 @@ async function scale(
   const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;
   const read = async (): Promise<KubeObject> => {
     const stored = converter && d.objects.peek(t, ns, info.name);
-    return stored ? d.objects.present(t, (await converter.convert(t, [stored], t.version))[0]) : d.objects.get(t, ns, info.name);
+    return stored
+      ? d.objects.present(t, (await converter.convert(t, [stored], t.version))[0])
+      : d.objects.get(t, ns, info.name);
   };
   const patchObject = async (p: KubeObject, dryRun: boolean): Promise<KubeObject> => {
-    const write = (extra: WriteOptions) => d.objects.patch(t, ns, info.name, 'application/merge-patch+json', p, { dryRun, ...extra });
-    return converter ? convertedWrite({ converter, objects: d.objects, type: t, namespace: ns, name: info.name, dryRun }, write) : write({});
+    const write = (extra: WriteOptions) =>
+      d.objects.patch(t, ns, info.name, 'application/merge-patch+json', p, { dryRun, ...extra });
+    return converter
+      ? convertedWrite({ converter, objects: d.objects, type: t, namespace: ns, name: info.name, dryRun }, write)
+      : write({});
   };
   const current = view(await read());
   if (method === 'GET' || method === 'HEAD') return current;
   let wanted: KubeObject;
   if (method === 'PATCH') wanted = applyPatch(String(req.headers['content-type'] ?? ''), current, await body());
-  else if (method === 'PUT') wanted = ((await body()) ?? {});
+  else if (method === 'PUT') wanted = (await body()) ?? {};
   else throw methodNotAllowed();
   // admission sees the Scale (autoscaling/v1) of the resource's scale subresource, as kube-apiserver sends it
   const webhooks = d.webhooks?.applies(t) ? d.webhooks : undefined;
@@ -655,10 +803,18 @@ async function scale(
   if (webhooks && admission && recorder) wanted = (await webhooks.mutate(admission, recorder)) ?? wanted;
   const replicas = wanted?.spec?.replicas;
   if (!Number.isInteger(replicas) || replicas < 0) {
-    throw invalid('Scale', 'autoscaling', info.name, [{ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0` }]);
+    throw invalid('Scale', 'autoscaling', info.name, [
+      {
+        field: 'spec.replicas',
+        message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0`,
+      },
+    ]);
   }
   const rv = wanted?.metadata?.resourceVersion;
-  const patch: KubeObject = { ...(paths ? patchAt(paths.specReplicasPath, replicas) : { spec: { replicas } }), ...(rv ? { metadata: { resourceVersion: rv } } : {}) };
+  const patch: KubeObject = {
+    ...(paths ? patchAt(paths.specReplicasPath, replicas) : { spec: { replicas } }),
+    ...(rv ? { metadata: { resourceVersion: rv } } : {}),
+  };
   if (webhooks && admission && recorder) {
     const final = view(await patchObject(patch, true));
     await webhooks.validate({ ...admission, object: final }, recorder);
@@ -666,7 +822,14 @@ async function scale(
   return view(await patchObject(patch, a.dryRun));
 }
 
-function nonResource(d: ServerDeps, info: RequestInfo, url: URL, req: IncomingMessage, res: ServerResponse, head: boolean): void {
+function nonResource(
+  d: ServerDeps,
+  info: RequestInfo,
+  url: URL,
+  req: IncomingMessage,
+  res: ServerResponse,
+  head: boolean,
+): void {
   const path = info.path.replace(/\/+$/, '') || '/';
   const get = req.method === 'GET' || head;
   if (d.nonResource?.(path, req, res)) return;
@@ -679,7 +842,20 @@ function nonResource(d: ServerDeps, info: RequestInfo, url: URL, req: IncomingMe
   }
   if (path === '/api') return send(res, 200, coreVersions(d.serverAddress()), head);
   if (path === '/apis') return send(res, 200, apiGroupList(d.registry), head);
-  if (serveIssuerDiscovery({ issuer: d.signer.issuer, serverAddress: () => d.serverAddress(), keys: () => [d.signer.jwk()], algorithm: 'ES256' }, path, req, res)) return;
+  if (
+    serveIssuerDiscovery(
+      {
+        issuer: d.signer.issuer,
+        serverAddress: () => d.serverAddress(),
+        keys: () => [d.signer.jwk()],
+        algorithm: 'ES256',
+      },
+      path,
+      req,
+      res,
+    )
+  )
+    return;
   // discovery of one group (`/apis/<g>`) or one group version (`/api/v1`, `/apis/<g>/<v>`)
   const m = /^\/(?:api\/(v1)|apis\/([^/]+)(?:\/([^/]+))?)$/.exec(path);
   if (m) {

@@ -86,7 +86,9 @@ export class StateDir {
       }
       const owner = Number((this.read(LOCK_FILE) ?? '').trim());
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
-        throw new Error(`another authority (pid ${owner}) is using the state directory ${this.dir}: stop it, or use another --state-dir`);
+        throw new Error(
+          `another authority (pid ${owner}) is using the state directory ${this.dir}: stop it, or use another --state-dir`,
+        );
       }
       try {
         unlinkSync(path); // stale (its process is gone), or our own from an earlier start in this process
@@ -108,7 +110,10 @@ export class StateDir {
       if (text.length === 0) throw new Error('it is empty (0 bytes)');
       return checkSnapshot(JSON.parse(text) as unknown);
     } catch (err) {
-      throw new Error(`the authority state file ${this.p('state.json')} is corrupt (${(err as Error).message}); it was left as it is: move it away to start fresh`, { cause: err });
+      throw new Error(
+        `the authority state file ${this.p('state.json')} is corrupt (${(err as Error).message}); it was left as it is: move it away to start fresh`,
+        { cause: err },
+      );
     }
   }
 
@@ -117,21 +122,28 @@ export class StateDir {
   }
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Checks the shape a snapshot must have before any of it is loaded; throws saying what is wrong and where. */
 function checkSnapshot(s: unknown): StoreSnapshot {
   if (!isPlainObject(s)) throw new Error('the top level is not an object');
   const rv = s['resourceVersion'];
-  if (!(typeof rv === 'number' && Number.isSafeInteger(rv) && rv >= 0)) throw new Error(`resourceVersion is ${JSON.stringify(rv)}, not a non-negative integer`);
+  if (!(typeof rv === 'number' && Number.isSafeInteger(rv) && rv >= 0))
+    throw new Error(`resourceVersion is ${JSON.stringify(rv)}, not a non-negative integer`);
   const objects = s['objects'];
-  if (!isPlainObject(objects)) throw new Error(`objects is ${Array.isArray(objects) ? 'an array' : JSON.stringify(objects)}, not an object of lists`);
+  if (!isPlainObject(objects))
+    throw new Error(
+      `objects is ${Array.isArray(objects) ? 'an array' : JSON.stringify(objects)}, not an object of lists`,
+    );
   for (const [key, list] of Object.entries(objects)) {
     if (!Array.isArray(list)) throw new Error(`objects.${key} is not a list`);
     list.forEach((o: unknown, i) => {
       const m = isPlainObject(o) ? o['metadata'] : undefined;
-      if (!isPlainObject(m) || typeof m['name'] !== 'string' || m['name'] === '') throw new Error(`objects.${key}[${i}] has no metadata.name`);
-      if (m['namespace'] !== undefined && typeof m['namespace'] !== 'string') throw new Error(`objects.${key}[${i}] has a metadata.namespace that is not a string`);
+      if (!isPlainObject(m) || typeof m['name'] !== 'string' || m['name'] === '')
+        throw new Error(`objects.${key}[${i}] has no metadata.name`);
+      if (m['namespace'] !== undefined && typeof m['namespace'] !== 'string')
+        throw new Error(`objects.${key}[${i}] has a metadata.namespace that is not a string`);
     });
   }
   return s as unknown as StoreSnapshot;

@@ -10,7 +10,14 @@ export interface StatusBody {
   status: 'Failure' | 'Success';
   message: string;
   reason: string;
-  details?: { name?: string; group?: string; kind?: string; uid?: string; retryAfterSeconds?: number; causes?: Array<{ reason: string; message: string; field?: string }> };
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    uid?: string;
+    retryAfterSeconds?: number;
+    causes?: Array<{ reason: string; message: string; field?: string }>;
+  };
   code: number;
 }
 
@@ -31,10 +38,23 @@ export class ApiError extends Error {
   toStatus(): StatusBody {
     // in the order of Go's metav1.Status fields (pretty-printed answers show it), `details` before `code`
     // Go's omitempty: empty strings are not serialized (core-group errors carry no `group`)
-    const details = this.details && (Object.fromEntries(Object.entries(this.details).filter(([, v]) => v !== '' && v !== undefined)) as StatusBody['details']);
+    const details =
+      this.details &&
+      (Object.fromEntries(
+        Object.entries(this.details).filter(([, v]) => v !== '' && v !== undefined),
+      ) as StatusBody['details']);
     const metadata = this.listContinue ? { continue: this.listContinue } : {};
     const reason = this.reason ? { reason: this.reason } : {};
-    return { kind: 'Status', apiVersion: 'v1', metadata, status: 'Failure', message: this.message, ...reason, ...(details ? { details } : {}), code: this.code } as StatusBody;
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata,
+      status: 'Failure',
+      message: this.message,
+      ...reason,
+      ...(details ? { details } : {}),
+      code: this.code,
+    } as StatusBody;
   }
 }
 
@@ -44,15 +64,28 @@ export function qualifiedResource(resource: string, group: string): string {
 }
 
 export function notFound(resource: string, group: string, name: string): ApiError {
-  return new ApiError(404, 'NotFound', `${qualifiedResource(resource, group)} "${name}" not found`, { name, group, kind: resource });
+  return new ApiError(404, 'NotFound', `${qualifiedResource(resource, group)} "${name}" not found`, {
+    name,
+    group,
+    kind: resource,
+  });
 }
 
 export function alreadyExists(resource: string, group: string, name: string): ApiError {
-  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(resource, group)} "${name}" already exists`, { name, group, kind: resource });
+  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(resource, group)} "${name}" already exists`, {
+    name,
+    group,
+    kind: resource,
+  });
 }
 
 export function conflict(resource: string, group: string, name: string, why: string): ApiError {
-  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(resource, group)} "${name}": ${why}`, { name, group, kind: resource });
+  return new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualifiedResource(resource, group)} "${name}": ${why}`,
+    { name, group, kind: resource },
+  );
 }
 
 export function badRequest(message: string): ApiError {
@@ -63,12 +96,18 @@ export function unauthorized(): ApiError {
   return new ApiError(401, 'Unauthorized', 'Unauthorized');
 }
 
-export function methodNotAllowed(message = 'the server does not allow this method on the requested resource'): ApiError {
+export function methodNotAllowed(
+  message = 'the server does not allow this method on the requested resource',
+): ApiError {
   return new ApiError(405, 'MethodNotAllowed', message);
 }
 
 export function unsupportedMediaType(contentType: string): ApiError {
-  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/merge-patch+json, application/strategic-merge-patch+json, application/json-patch+json, application/apply-patch+yaml (got ${JSON.stringify(contentType)})`);
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/merge-patch+json, application/strategic-merge-patch+json, application/json-patch+json, application/apply-patch+yaml (got ${JSON.stringify(contentType)})`,
+  );
 }
 
 export function expired(message: string): ApiError {

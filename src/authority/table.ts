@@ -54,7 +54,9 @@ export function jsonPathValue(obj: KubeObject, path: string): unknown {
     else if (filter) {
       if (!Array.isArray(cur)) return undefined;
       const want = filter[2] ?? filter[3] ?? filter[4];
-      cur = cur.find((el) => el && typeof el === 'object' && String(jsonPathValue(el as KubeObject, filter[1])) === want);
+      cur = cur.find(
+        (el) => el && typeof el === 'object' && String(jsonPathValue(el as KubeObject, filter[1])) === want,
+      );
     } else cur = (cur as Record<string, unknown>)[tok];
   }
   return cur;
@@ -78,7 +80,8 @@ const joinOr = (xs: string[], none: string) => (xs.length ? xs.join(',') : none)
 function labelSelectorText(sel: KubeObject | undefined): string {
   if (!sel || typeof sel !== 'object') return '<none>';
   const parts = Object.entries((sel.matchLabels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`);
-  for (const e of list(sel.matchExpressions)) parts.push(`${e.key} ${String(e.operator).toLowerCase()} (${list(e.values).join(',')})`);
+  for (const e of list(sel.matchExpressions))
+    parts.push(`${e.key} ${String(e.operator).toLowerCase()} (${list(e.values).join(',')})`);
   return parts.length ? parts.join(',') : '<none>';
 }
 function subjectsOf(o: KubeObject, kind: string): string {
@@ -107,14 +110,34 @@ const createdAt: Column = { name: 'Created At', type: 'date', cell: (o) => o.met
 
 /** kube's `labels.FormatLabels`: `k=v` pairs sorted by key, `<none>` when empty. */
 function labelsText(m: unknown): string {
-  const entries = m && typeof m === 'object' ? Object.entries(m as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : 1)) : [];
-  return joinOr(entries.map(([k, v]) => `${k}=${v}`), '<none>');
+  const entries =
+    m && typeof m === 'object' ? Object.entries(m as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : 1)) : [];
+  return joinOr(
+    entries.map(([k, v]) => `${k}=${v}`),
+    '<none>',
+  );
 }
 /** A pod template's `-o wide` columns, as the workload printers add them. */
 const templateColumns = (spec: (o: KubeObject) => KubeObject | undefined, selector = true): Column[] => [
-  { name: 'Containers', priority: 1, cell: (o) => list(spec(o)?.template?.spec?.containers).map((c) => String(c.name)).join(',') },
-  { name: 'Images', priority: 1, cell: (o) => list(spec(o)?.template?.spec?.containers).map((c) => String(c.image)).join(',') },
-  ...(selector ? [{ name: 'Selector', priority: 1, cell: (o: KubeObject) => labelSelectorText(spec(o)?.selector) }] : []),
+  {
+    name: 'Containers',
+    priority: 1,
+    cell: (o) =>
+      list(spec(o)?.template?.spec?.containers)
+        .map((c) => String(c.name))
+        .join(','),
+  },
+  {
+    name: 'Images',
+    priority: 1,
+    cell: (o) =>
+      list(spec(o)?.template?.spec?.containers)
+        .map((c) => String(c.image))
+        .join(','),
+  },
+  ...(selector
+    ? [{ name: 'Selector', priority: 1, cell: (o: KubeObject) => labelSelectorText(spec(o)?.selector) }]
+    : []),
 ];
 const int = (v: unknown) => Number(v ?? 0);
 /** kube's `printBoolPtr`. */
@@ -122,7 +145,8 @@ const boolText = (v: unknown) => (v === undefined || v === null ? '<unset>' : v 
 /** A Job's COMPLETIONS cell. */
 function completionsText(o: KubeObject): string {
   const succeeded = int(o.status?.succeeded);
-  if (o.spec?.completions !== undefined && o.spec?.completions !== null) return `${succeeded}/${int(o.spec.completions)}`;
+  if (o.spec?.completions !== undefined && o.spec?.completions !== null)
+    return `${succeeded}/${int(o.spec.completions)}`;
   const parallelism = int(o.spec?.parallelism);
   return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
 }
@@ -135,8 +159,15 @@ function durationText(o: KubeObject): string {
 }
 /** kube's access modes shorthand (`RWO,ROX`). */
 function accessModesText(modes: unknown): string {
-  const short: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
-  return list(modes).map((m) => short[String(m)] ?? String(m)).join(',');
+  const short: Record<string, string> = {
+    ReadWriteOnce: 'RWO',
+    ReadOnlyMany: 'ROX',
+    ReadWriteMany: 'RWX',
+    ReadWriteOncePod: 'RWOP',
+  };
+  return list(modes)
+    .map((m) => short[String(m)] ?? String(m))
+    .join(',');
 }
 /** An Ingress's HOSTS cell: the rules' hosts (`*` for a rule without one), the first three then how many more. */
 function hostsText(o: KubeObject): string {
@@ -156,15 +187,44 @@ function loadBalancerText(status: unknown): string {
 const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noName?: boolean }> = {
   namespaces: { columns: [{ name: 'Status', cell: (o) => o.status?.phase ?? '' }] },
   configmaps: { columns: [{ name: 'Data', type: 'integer', cell: (o) => count(o.data) + count(o.binaryData) }] },
-  secrets: { columns: [{ name: 'Type', cell: (o) => o.type ?? '' }, { name: 'Data', type: 'integer', cell: (o) => count(o.data) }] },
+  secrets: {
+    columns: [
+      { name: 'Type', cell: (o) => o.type ?? '' },
+      { name: 'Data', type: 'integer', cell: (o) => count(o.data) },
+    ],
+  },
   serviceaccounts: { columns: [{ name: 'Secrets', type: 'integer', cell: (o) => list(o.secrets).length }] },
   services: {
     columns: [
       { name: 'Type', cell: (o) => o.spec?.type ?? 'ClusterIP' },
       { name: 'Cluster-IP', cell: (o) => o.spec?.clusterIP || '<none>' },
-      { name: 'External-IP', cell: (o) => joinOr(list(o.spec?.externalIPs).map(String), o.spec?.type === 'ExternalName' ? String(o.spec?.externalName ?? '<none>') : '<none>') },
-      { name: 'Port(s)', cell: (o) => joinOr(list(o.spec?.ports).map((p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${String(p.protocol ?? 'TCP')}`), '<none>') },
-      { name: 'Selector', priority: 1, cell: (o) => joinOr(Object.entries((o.spec?.selector ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`), '<none>') },
+      {
+        name: 'External-IP',
+        cell: (o) =>
+          joinOr(
+            list(o.spec?.externalIPs).map(String),
+            o.spec?.type === 'ExternalName' ? String(o.spec?.externalName ?? '<none>') : '<none>',
+          ),
+      },
+      {
+        name: 'Port(s)',
+        cell: (o) =>
+          joinOr(
+            list(o.spec?.ports).map(
+              (p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${String(p.protocol ?? 'TCP')}`,
+            ),
+            '<none>',
+          ),
+      },
+      {
+        name: 'Selector',
+        priority: 1,
+        cell: (o) =>
+          joinOr(
+            Object.entries((o.spec?.selector ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`),
+            '<none>',
+          ),
+      },
     ],
   },
   'deployments.apps': {
@@ -172,13 +232,30 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
       { name: 'Ready', cell: (o) => `${Number(o.status?.readyReplicas ?? 0)}/${Number(o.spec?.replicas ?? 0)}` },
       { name: 'Up-to-date', type: 'integer', cell: (o) => Number(o.status?.updatedReplicas ?? 0) },
       { name: 'Available', type: 'integer', cell: (o) => Number(o.status?.availableReplicas ?? 0) },
-      { name: 'Containers', priority: 1, cell: (o) => list(o.spec?.template?.spec?.containers).map((c) => String(c.name)).join(',') },
-      { name: 'Images', priority: 1, cell: (o) => list(o.spec?.template?.spec?.containers).map((c) => String(c.image)).join(',') },
+      {
+        name: 'Containers',
+        priority: 1,
+        cell: (o) =>
+          list(o.spec?.template?.spec?.containers)
+            .map((c) => String(c.name))
+            .join(','),
+      },
+      {
+        name: 'Images',
+        priority: 1,
+        cell: (o) =>
+          list(o.spec?.template?.spec?.containers)
+            .map((c) => String(c.image))
+            .join(','),
+      },
       { name: 'Selector', priority: 1, cell: (o) => labelSelectorText(o.spec?.selector) },
     ],
   },
   'statefulsets.apps': {
-    columns: [{ name: 'Ready', cell: (o) => `${int(o.status?.readyReplicas)}/${int(o.spec?.replicas)}` }, ...templateColumns((o) => o.spec, false)],
+    columns: [
+      { name: 'Ready', cell: (o) => `${int(o.status?.readyReplicas)}/${int(o.spec?.replicas)}` },
+      ...templateColumns((o) => o.spec, false),
+    ],
   },
   'replicasets.apps': {
     columns: [
@@ -200,14 +277,21 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
     ],
   },
   'jobs.batch': {
-    columns: [{ name: 'Completions', cell: completionsText }, { name: 'Duration', cell: durationText }, ...templateColumns((o) => o.spec)],
+    columns: [
+      { name: 'Completions', cell: completionsText },
+      { name: 'Duration', cell: durationText },
+      ...templateColumns((o) => o.spec),
+    ],
   },
   'cronjobs.batch': {
     columns: [
       { name: 'Schedule', cell: (o) => o.spec?.schedule ?? '' },
       { name: 'Suspend', cell: (o) => boolText(o.spec?.suspend) },
       { name: 'Active', type: 'integer', cell: (o) => list(o.status?.active).length },
-      { name: 'Last Schedule', cell: (o) => (o.status?.lastScheduleTime ? sinceText(o.status.lastScheduleTime) : '<none>') },
+      {
+        name: 'Last Schedule',
+        cell: (o) => (o.status?.lastScheduleTime ? sinceText(o.status.lastScheduleTime) : '<none>'),
+      },
       ...templateColumns((o) => o.spec?.jobTemplate?.spec),
     ],
   },
@@ -217,7 +301,11 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
       { name: 'Volume', cell: (o) => o.spec?.volumeName ?? '' },
       { name: 'Capacity', cell: (o) => (o.spec?.volumeName ? String(o.status?.capacity?.storage ?? '') : '') },
       { name: 'Access Modes', cell: (o) => (o.spec?.volumeName ? accessModesText(o.status?.accessModes) : '') },
-      { name: 'StorageClass', cell: (o) => o.spec?.storageClassName ?? o.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? '' },
+      {
+        name: 'StorageClass',
+        cell: (o) =>
+          o.spec?.storageClassName ?? o.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? '',
+      },
       { name: 'VolumeMode', priority: 1, cell: (o) => o.spec?.volumeMode ?? '<unset>' },
     ],
   },
@@ -227,7 +315,11 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
       { name: 'Access Modes', cell: (o) => accessModesText(o.spec?.accessModes) },
       { name: 'Reclaim Policy', cell: (o) => o.spec?.persistentVolumeReclaimPolicy ?? '' },
       { name: 'Status', cell: (o) => o.status?.phase ?? '' },
-      { name: 'Claim', cell: (o) => (o.spec?.claimRef ? `${String(o.spec.claimRef.namespace ?? '')}/${String(o.spec.claimRef.name ?? '')}` : '') },
+      {
+        name: 'Claim',
+        cell: (o) =>
+          o.spec?.claimRef ? `${String(o.spec.claimRef.namespace ?? '')}/${String(o.spec.claimRef.name ?? '')}` : '',
+      },
       { name: 'StorageClass', cell: (o) => o.spec?.storageClassName ?? '' },
       { name: 'Reason', cell: (o) => o.status?.reason ?? '' },
       { name: 'VolumeMode', priority: 1, cell: (o) => o.spec?.volumeMode ?? '<unset>' },
@@ -240,7 +332,9 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
         cell: (o) => {
           const pairs = list(o.subsets).flatMap((s) => {
             const ports = list(s.ports).map((p) => String(p.port));
-            return list(s.addresses).flatMap((a) => (ports.length ? ports.map((p) => `${String(a.ip)}:${p}`) : [String(a.ip)]));
+            return list(s.addresses).flatMap((a) =>
+              ports.length ? ports.map((p) => `${String(a.ip)}:${p}`) : [String(a.ip)],
+            );
           });
           return pairs.length ? endpointsText(pairs) : '<none>';
         },
@@ -258,13 +352,25 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
   'ingressclasses.networking.k8s.io': {
     columns: [
       { name: 'Controller', cell: (o) => o.spec?.controller ?? '' },
-      { name: 'Parameters', cell: (o) => (o.spec?.parameters ? `${String(o.spec.parameters.kind ?? '')}/${String(o.spec.parameters.name ?? '')}` : '<none>') },
+      {
+        name: 'Parameters',
+        cell: (o) =>
+          o.spec?.parameters
+            ? `${String(o.spec.parameters.kind ?? '')}/${String(o.spec.parameters.name ?? '')}`
+            : '<none>',
+      },
     ],
   },
   'poddisruptionbudgets.policy': {
     columns: [
-      { name: 'Min Available', cell: (o) => (o.spec?.minAvailable === undefined ? 'N/A' : String(o.spec.minAvailable)) },
-      { name: 'Max Unavailable', cell: (o) => (o.spec?.maxUnavailable === undefined ? 'N/A' : String(o.spec.maxUnavailable)) },
+      {
+        name: 'Min Available',
+        cell: (o) => (o.spec?.minAvailable === undefined ? 'N/A' : String(o.spec.minAvailable)),
+      },
+      {
+        name: 'Max Unavailable',
+        cell: (o) => (o.spec?.maxUnavailable === undefined ? 'N/A' : String(o.spec.maxUnavailable)),
+      },
       { name: 'Allowed Disruptions', type: 'integer', cell: (o) => int(o.status?.disruptionsAllowed) },
     ],
   },
@@ -274,17 +380,33 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
       { name: 'Global-Default', type: 'boolean', cell: (o) => o.globalDefault === true },
     ],
   },
-  'networkpolicies.networking.k8s.io': { columns: [{ name: 'Pod-Selector', cell: (o) => labelSelectorText(o.spec?.podSelector) }] },
+  'networkpolicies.networking.k8s.io': {
+    columns: [{ name: 'Pod-Selector', cell: (o) => labelSelectorText(o.spec?.podSelector) }],
+  },
   'endpointslices.discovery.k8s.io': {
     columns: [
       { name: 'AddressType', cell: (o) => o.addressType ?? '' },
-      { name: 'Ports', cell: (o) => joinOr(list(o.ports).map((p) => String(p.port ?? '')), '<unset>') },
-      { name: 'Endpoints', cell: (o) => endpointsText(list(o.endpoints).flatMap((e) => list(e.addresses).map(String))) },
+      {
+        name: 'Ports',
+        cell: (o) =>
+          joinOr(
+            list(o.ports).map((p) => String(p.port ?? '')),
+            '<unset>',
+          ),
+      },
+      {
+        name: 'Endpoints',
+        cell: (o) => endpointsText(list(o.endpoints).flatMap((e) => list(e.addresses).map(String))),
+      },
     ],
   },
   'leases.coordination.k8s.io': { columns: [{ name: 'Holder', cell: (o) => o.spec?.holderIdentity ?? '' }] },
-  'mutatingwebhookconfigurations.admissionregistration.k8s.io': { columns: [{ name: 'Webhooks', type: 'integer', cell: (o) => list(o.webhooks).length }] },
-  'validatingwebhookconfigurations.admissionregistration.k8s.io': { columns: [{ name: 'Webhooks', type: 'integer', cell: (o) => list(o.webhooks).length }] },
+  'mutatingwebhookconfigurations.admissionregistration.k8s.io': {
+    columns: [{ name: 'Webhooks', type: 'integer', cell: (o) => list(o.webhooks).length }],
+  },
+  'validatingwebhookconfigurations.admissionregistration.k8s.io': {
+    columns: [{ name: 'Webhooks', type: 'integer', cell: (o) => list(o.webhooks).length }],
+  },
   events: {
     noAge: true,
     noName: true,
@@ -292,7 +414,10 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
       { name: 'Last Seen', cell: (o) => sinceText(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp) },
       { name: 'Type', cell: (o) => o.type ?? '' },
       { name: 'Reason', cell: (o) => o.reason ?? '' },
-      { name: 'Object', cell: (o) => `${String(o.involvedObject?.kind ?? '').toLowerCase()}/${String(o.involvedObject?.name ?? '')}` },
+      {
+        name: 'Object',
+        cell: (o) => `${String(o.involvedObject?.kind ?? '').toLowerCase()}/${String(o.involvedObject?.name ?? '')}`,
+      },
       { name: 'Message', cell: (o) => String(o.message ?? '').trim() },
       { name: 'Name', priority: 1, cell: (o) => o.metadata?.name },
     ],
@@ -305,28 +430,60 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
 };
 
 /** Converts objects to a Table; `includeObject` is the query parameter (`None`, `Metadata` (default), `Object`). */
-export function toTable(t: ResourceType, objects: KubeObject[], opts: { includeObject?: string | null; resourceVersion?: string; now?: number }): KubeObject {
+export function toTable(
+  t: ResourceType,
+  objects: KubeObject[],
+  opts: { includeObject?: string | null; resourceVersion?: string; now?: number },
+): KubeObject {
   const now = opts.now ?? Date.now();
   const builtin = t.crd ? undefined : BUILTIN_COLUMNS[t.group ? `${t.resource}.${t.group}` : t.resource];
   if (builtin) return builtinTable(builtin, objects, opts, now);
   const extra = (t.printerColumns ?? []).filter((c) => c.jsonPath !== '.metadata.creationTimestamp');
   const columnDefinitions = [
-    { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
-    ...extra.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 })),
-    { name: 'Age', type: 'string', format: '', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0 },
+    {
+      name: 'Name',
+      type: 'string',
+      format: 'name',
+      description: 'Name must be unique within a namespace.',
+      priority: 0,
+    },
+    ...extra.map((c) => ({
+      name: c.name,
+      type: c.type,
+      format: c.format ?? '',
+      description: c.description ?? '',
+      priority: c.priority ?? 0,
+    })),
+    {
+      name: 'Age',
+      type: 'string',
+      format: '',
+      description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+      priority: 0,
+    },
   ];
   const rows = objects.map((o) => {
     const created = Date.parse(String(o.metadata?.creationTimestamp ?? ''));
-    const cells: unknown[] = [o.metadata?.name, ...extra.map((c) => {
-      const v = jsonPathValue(o, c.jsonPath);
-      if (c.type === 'date' && typeof v === 'string') return humanDuration(now - Date.parse(v));
-      return v ?? null;
-    }), Number.isNaN(created) ? '<unknown>' : humanDuration(now - created)];
+    const cells: unknown[] = [
+      o.metadata?.name,
+      ...extra.map((c) => {
+        const v = jsonPathValue(o, c.jsonPath);
+        if (c.type === 'date' && typeof v === 'string') return humanDuration(now - Date.parse(v));
+        return v ?? null;
+      }),
+      Number.isNaN(created) ? '<unknown>' : humanDuration(now - created),
+    ];
     const row: KubeObject = { cells };
     if (opts.includeObject !== 'None') row.object = opts.includeObject === 'Object' ? o : partialMetadata(o);
     return row;
   });
-  return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: opts.resourceVersion ?? '' }, columnDefinitions, rows };
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: { resourceVersion: opts.resourceVersion ?? '' },
+    columnDefinitions,
+    rows,
+  };
 }
 
 function rowObject(o: KubeObject, includeObject: string | null | undefined): KubeObject | undefined {
@@ -340,10 +497,13 @@ function builtinTable(
   opts: { includeObject?: string | null; resourceVersion?: string },
   now: number,
 ): KubeObject {
-  const age: Column = { name: 'Age', cell: (o) => {
-    const created = Date.parse(String(o.metadata?.creationTimestamp ?? ''));
-    return Number.isNaN(created) ? '<unknown>' : humanDuration(now - created);
-  } };
+  const age: Column = {
+    name: 'Age',
+    cell: (o) => {
+      const created = Date.parse(String(o.metadata?.creationTimestamp ?? ''));
+      return Number.isNaN(created) ? '<unknown>' : humanDuration(now - created);
+    },
+  };
   // kube's order: NAME, the normal columns, AGE, then the `-o wide` ones
   const columns = [
     ...(spec.noName ? [] : [{ name: 'Name', cell: (o: KubeObject) => o.metadata?.name } as Column]),
@@ -351,12 +511,24 @@ function builtinTable(
     ...(spec.noAge ? [] : [age]),
     ...spec.columns.filter((c) => c.priority),
   ];
-  const columnDefinitions = columns.map((c) => ({ name: c.name, type: c.type ?? 'string', format: c.name === 'Name' && !c.priority ? 'name' : '', description: '', priority: c.priority ?? 0 }));
+  const columnDefinitions = columns.map((c) => ({
+    name: c.name,
+    type: c.type ?? 'string',
+    format: c.name === 'Name' && !c.priority ? 'name' : '',
+    description: '',
+    priority: c.priority ?? 0,
+  }));
   const rows = objects.map((o) => {
     const row: KubeObject = { cells: columns.map((c) => c.cell(o) ?? null) };
     const obj = rowObject(o, opts.includeObject);
     if (obj) row.object = obj;
     return row;
   });
-  return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: opts.resourceVersion ?? '' }, columnDefinitions, rows };
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: { resourceVersion: opts.resourceVersion ?? '' },
+    columnDefinitions,
+    rows,
+  };
 }

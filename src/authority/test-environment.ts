@@ -89,7 +89,10 @@ export async function startTestEnvironment(opts: TestEnvironmentOptions = {}): P
 }
 
 async function startOnAuthority(opts: TestEnvironmentOptions): Promise<TestEnvironment> {
-  const authority = await startAuthority({ ...opts.authority, apply: [...(opts.crdDirectoryPaths ?? []), ...(opts.apply ?? [])] });
+  const authority = await startAuthority({
+    ...opts.authority,
+    apply: [...(opts.crdDirectoryPaths ?? []), ...(opts.apply ?? [])],
+  });
   let webhooks: InstalledWebhooks | undefined;
   try {
     if (opts.webhookInstallOptions) webhooks = await installWebhooks(authority, opts.webhookInstallOptions);
@@ -119,7 +122,10 @@ async function startOnExistingCluster(opts: TestEnvironmentOptions): Promise<Tes
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const file = opts.kubeconfig ? resolve(opts.kubeconfig) : kubeconfigFileFromEnv();
   const where = 'USE_EXISTING_CLUSTER=true';
-  if (!file) throw new Error(`${where}: no kubeconfig: set KUBECONFIG to the cluster's kubeconfig (or unset USE_EXISTING_CLUSTER to test on the embedded authority)`);
+  if (!file)
+    throw new Error(
+      `${where}: no kubeconfig: set KUBECONFIG to the cluster's kubeconfig (or unset USE_EXISTING_CLUSTER to test on the embedded authority)`,
+    );
   let restConfig: RestConfig;
   try {
     restConfig = await loadRestConfig({ kubeconfig: file, context: opts.context });
@@ -145,15 +151,25 @@ async function startOnExistingCluster(opts: TestEnvironmentOptions): Promise<Tes
       }
     };
     if (webhooks) await attempt('the webhook configurations', () => webhooks!.uninstall());
-    for (const o of [...objectsMade].reverse()) await attempt(`${o.kind} ${o.metadata?.name}`, () => objects.delete(o).catch(gone));
-    for (const name of [...crdsMade].reverse()) await attempt(`CRD ${name}`, () => client.delete(`${CRD_PATH}/${name}`).catch(gone));
+    for (const o of [...objectsMade].reverse())
+      await attempt(`${o.kind} ${o.metadata?.name}`, () => objects.delete(o).catch(gone));
+    for (const name of [...crdsMade].reverse())
+      await attempt(`CRD ${name}`, () => client.delete(`${CRD_PATH}/${name}`).catch(gone));
     // a CRD goes only once its objects are deleted: wait, so the next run does not meet it terminating
     const deadline = Date.now() + 2 * timeoutMs;
     for (const name of crdsMade) {
-      while (Date.now() < deadline && (await client.get(`${CRD_PATH}/${name}`).then(() => true, () => false))) await sleep(200);
+      while (
+        Date.now() < deadline &&
+        (await client.get(`${CRD_PATH}/${name}`).then(
+          () => true,
+          () => false,
+        ))
+      )
+        await sleep(200);
     }
     client.close();
-    if (failures.length) throw new Error(`${where}: could not remove what the test environment installed: ${failures.join('; ')}`);
+    if (failures.length)
+      throw new Error(`${where}: could not remove what the test environment installed: ${failures.join('; ')}`);
   };
 
   try {
@@ -175,7 +191,14 @@ async function startOnExistingCluster(opts: TestEnvironmentOptions): Promise<Tes
     }
     if (opts.webhookInstallOptions) {
       // names of their own, never replacing a configuration someone else installed
-      webhooks = await installWebhooks({ restConfig }, { ...opts.webhookInstallOptions, namePrefix: `envtest-${randomBytes(3).toString('hex')}-`, replaceExisting: false });
+      webhooks = await installWebhooks(
+        { restConfig },
+        {
+          ...opts.webhookInstallOptions,
+          namePrefix: `envtest-${randomBytes(3).toString('hex')}-`,
+          replaceExisting: false,
+        },
+      );
     }
   } catch (err) {
     await cleanUp().catch(() => undefined);
@@ -191,28 +214,41 @@ async function reachable(client: KubeClient, server: string, file: string, timeo
     await client.get('/version', { signal });
   } catch (err) {
     const why = err instanceof KubeApiError ? `${err.status} ${err.message}` : (err as Error).message;
-    throw new Error(`USE_EXISTING_CLUSTER=true: cannot reach the cluster at ${server} (kubeconfig ${file}): ${why}; check that it runs and that KUBECONFIG names it`, { cause: err });
+    throw new Error(
+      `USE_EXISTING_CLUSTER=true: cannot reach the cluster at ${server} (kubeconfig ${file}): ${why}; check that it runs and that KUBECONFIG names it`,
+      { cause: err },
+    );
   }
 }
 
 /** Throws a clear error when the kubeconfig's identity may not install what the environment installs. */
 async function mayInstall(client: KubeClient, file: string, crds: boolean, webhooks: boolean): Promise<void> {
   const needs: Array<[string, string, string]> = [];
-  if (crds) needs.push(['apiextensions.k8s.io', 'customresourcedefinitions', 'create'], ['apiextensions.k8s.io', 'customresourcedefinitions', 'delete']);
+  if (crds)
+    needs.push(
+      ['apiextensions.k8s.io', 'customresourcedefinitions', 'create'],
+      ['apiextensions.k8s.io', 'customresourcedefinitions', 'delete'],
+    );
   if (webhooks) {
-    for (const r of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) needs.push(['admissionregistration.k8s.io', r, 'create'], ['admissionregistration.k8s.io', r, 'delete']);
+    for (const r of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'])
+      needs.push(['admissionregistration.k8s.io', r, 'create'], ['admissionregistration.k8s.io', r, 'delete']);
   }
   const denied: string[] = [];
   for (const [group, resource, verb] of needs) {
-    const review = await client.create<{ status?: { allowed?: boolean } }>('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SelfSubjectAccessReview',
-      spec: { resourceAttributes: { group, resource, verb } },
-    });
+    const review = await client.create<{ status?: { allowed?: boolean } }>(
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: { group, resource, verb } },
+      },
+    );
     if (!review.status?.allowed) denied.push(`${verb} ${resource}.${group}`);
   }
   if (denied.length) {
-    throw new Error(`USE_EXISTING_CLUSTER=true: the identity of kubeconfig ${file} may not ${denied.join(', ')}, which the tests install and remove: use a kubeconfig with those rights (cluster-admin on a test cluster)`);
+    throw new Error(
+      `USE_EXISTING_CLUSTER=true: the identity of kubeconfig ${file} may not ${denied.join(', ')}, which the tests install and remove: use a kubeconfig with those rights (cluster-admin on a test cluster)`,
+    );
   }
 }
 
@@ -226,7 +262,10 @@ async function installCrd(client: KubeClient, crd: KubeObject): Promise<boolean>
     if (!(err instanceof KubeApiError) || err.status !== 409) throw err;
   }
   const current = await client.get<KubeObject>(`${CRD_PATH}/${name}`);
-  await client.replace(`${CRD_PATH}/${name}`, { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata?.resourceVersion } });
+  await client.replace(`${CRD_PATH}/${name}`, {
+    ...crd,
+    metadata: { ...crd.metadata, resourceVersion: current.metadata?.resourceVersion },
+  });
   return false;
 }
 
@@ -234,9 +273,12 @@ async function installCrd(client: KubeClient, crd: KubeObject): Promise<boolean>
 async function established(client: KubeClient, name: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const crd = await client.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`${CRD_PATH}/${name}`);
+    const crd = await client.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(
+      `${CRD_PATH}/${name}`,
+    );
     if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
-    if (Date.now() > deadline) throw new Error(`USE_EXISTING_CLUSTER=true: CRD ${name} was not Established within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`USE_EXISTING_CLUSTER=true: CRD ${name} was not Established within ${timeoutMs} ms`);
     await sleep(100);
   }
 }

@@ -48,16 +48,28 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 export function validateLabels(labels: unknown): Array<{ field: string; message: string }> {
   const out: Array<{ field: string; message: string }> = [];
   if (labels === undefined || labels === null) return out;
-  if (typeof labels !== 'object' || Array.isArray(labels)) return [{ field: 'metadata.labels', message: 'Invalid value: must be a map of strings' }];
+  if (typeof labels !== 'object' || Array.isArray(labels))
+    return [{ field: 'metadata.labels', message: 'Invalid value: must be a map of strings' }];
   for (const [k, v] of Object.entries(labels as Record<string, unknown>)) {
     const slash = k.lastIndexOf('/');
     const prefix = slash >= 0 ? k.slice(0, slash) : '';
     const name = slash >= 0 ? k.slice(slash + 1) : k;
-    if (name.length === 0 || name.length > 63 || !LABEL_KEY_NAME.test(name) || (slash >= 0 && (prefix.length > 253 || !SUBDOMAIN.test(prefix)))) {
-      out.push({ field: 'metadata.labels', message: `Invalid value: ${JSON.stringify(k)}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character` });
+    if (
+      name.length === 0 ||
+      name.length > 63 ||
+      !LABEL_KEY_NAME.test(name) ||
+      (slash >= 0 && (prefix.length > 253 || !SUBDOMAIN.test(prefix)))
+    ) {
+      out.push({
+        field: 'metadata.labels',
+        message: `Invalid value: ${JSON.stringify(k)}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+      });
     }
     if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) {
-      out.push({ field: `metadata.labels`, message: `Invalid value: ${JSON.stringify(v)}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character` });
+      out.push({
+        field: `metadata.labels`,
+        message: `Invalid value: ${JSON.stringify(v)}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+      });
     }
   }
   return out;
@@ -70,7 +82,10 @@ const QUALIFIED_NAME_MSG =
 /** Problems with a qualified name (`[prefix/]name`, as finalizers and label keys), in kube's words. */
 export function qualifiedNameErrors(value: string): string[] {
   const parts = value.split('/');
-  if (parts.length > 2) return [`a qualified name ${QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+  if (parts.length > 2)
+    return [
+      `a qualified name ${QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
   const errs: string[] = [];
   const name = parts.length === 2 ? parts[1] : parts[0];
   if (parts.length === 2) {
@@ -89,13 +104,22 @@ const ORPHAN_FINALIZER = 'orphan';
 const FOREGROUND_FINALIZER = 'foregroundDeletion';
 
 /** Problems with `metadata.finalizers`, as kube's ObjectMeta validation reports them; `old` on an update. */
-export function validateFinalizers(finalizers: unknown, old: { finalizers?: unknown; deletionTimestamp?: unknown } | undefined): Array<{ field: string; message: string; reason?: string }> {
+export function validateFinalizers(
+  finalizers: unknown,
+  old: { finalizers?: unknown; deletionTimestamp?: unknown } | undefined,
+): Array<{ field: string; message: string; reason?: string }> {
   if (finalizers === undefined || finalizers === null) return [];
-  if (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== 'string')) return [{ field: 'metadata.finalizers', message: 'Invalid value: must be a list of strings' }];
+  if (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== 'string'))
+    return [{ field: 'metadata.finalizers', message: 'Invalid value: must be a list of strings' }];
   const out: Array<{ field: string; message: string; reason?: string }> = [];
-  for (const f of finalizers as string[]) for (const e of qualifiedNameErrors(f)) out.push({ field: 'metadata.finalizers', message: `Invalid value: ${JSON.stringify(f)}: ${e}` });
+  for (const f of finalizers as string[])
+    for (const e of qualifiedNameErrors(f))
+      out.push({ field: 'metadata.finalizers', message: `Invalid value: ${JSON.stringify(f)}: ${e}` });
   if (finalizers.includes(ORPHAN_FINALIZER) && finalizers.includes(FOREGROUND_FINALIZER)) {
-    out.push({ field: 'metadata.finalizers', message: `Invalid value: []string{${(finalizers as string[]).map((f) => JSON.stringify(f)).join(', ')}}: finalizer ${ORPHAN_FINALIZER} and ${FOREGROUND_FINALIZER} cannot be both set` });
+    out.push({
+      field: 'metadata.finalizers',
+      message: `Invalid value: []string{${(finalizers as string[]).map((f) => JSON.stringify(f)).join(', ')}}: finalizer ${ORPHAN_FINALIZER} and ${FOREGROUND_FINALIZER} cannot be both set`,
+    });
   }
   if (old?.deletionTimestamp) {
     const before = new Set(Array.isArray(old.finalizers) ? (old.finalizers as string[]) : []);

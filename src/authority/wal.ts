@@ -29,7 +29,10 @@ export class StorageError extends CtrlmetricsError {
 
 /** Encodes one change as a log line. */
 export function encodeRecord(ev: StoreEvent): Buffer {
-  const rec: LogRecord = ev.type === 'DELETED' ? { rv: ev.rv, key: ev.key, object: ev.object, deleted: true } : { rv: ev.rv, key: ev.key, object: ev.object };
+  const rec: LogRecord =
+    ev.type === 'DELETED'
+      ? { rv: ev.rv, key: ev.key, object: ev.object, deleted: true }
+      : { rv: ev.rv, key: ev.key, object: ev.object };
   return Buffer.from(JSON.stringify(rec) + '\n');
 }
 
@@ -77,7 +80,10 @@ export class WriteAheadLog implements StoreJournal {
 
   /** Writes one change; throws {@link StorageError} (leaving the segment as it was) when it cannot. */
   append(ev: StoreEvent): void {
-    if (this.failure) throw new StorageError(`the state log ${this.path} failed earlier (${this.failure.message}); restart the authority`);
+    if (this.failure)
+      throw new StorageError(
+        `the state log ${this.path} failed earlier (${this.failure.message}); restart the authority`,
+      );
     if (this.closed) throw new StorageError('the authority is stopping; the change was not stored');
     const buf = encodeRecord(ev);
     let off = 0;
@@ -100,7 +106,10 @@ export class WriteAheadLog implements StoreJournal {
 
   /** Resolves once every change appended so far is durable; rejects when the fsync failed. */
   durable(): Promise<void> {
-    if (this.failure) return Promise.reject(new StorageError(`the state log ${this.path} could not be synced: ${this.failure.message}`));
+    if (this.failure)
+      return Promise.reject(
+        new StorageError(`the state log ${this.path} could not be synced: ${this.failure.message}`),
+      );
     if (this.durableRV >= this.appendedRV) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.waiters.push({ rv: this.appendedRV, resolve, reject });
@@ -175,7 +184,9 @@ export class WriteAheadLog implements StoreJournal {
       fdatasyncSync(this.fd);
     } catch (err) {
       this.fail(err as Error);
-      throw new StorageError(`the state log ${this.path} could not be synced: ${(err as Error).message}`, { cause: err });
+      throw new StorageError(`the state log ${this.path} could not be synced: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     this.synced(this.appendedRV);
   }
@@ -189,6 +200,9 @@ export class WriteAheadLog implements StoreJournal {
       this.closed = true;
       this.release(this.fd);
     }
-    if (this.failure) throw new StorageError(`the state log ${this.path} failed (${this.failure.message}): changes after resourceVersion ${this.durableRV} may be lost`);
+    if (this.failure)
+      throw new StorageError(
+        `the state log ${this.path} failed (${this.failure.message}): changes after resourceVersion ${this.durableRV} may be lost`,
+      );
   }
 }

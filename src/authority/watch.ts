@@ -54,14 +54,26 @@ export class WatchHub {
     const ns = p.type.namespaced ? p.namespace || undefined : undefined;
     const byLabel = parseLabelSelector(p.labelSelector);
     const byField = parseFieldSelector(p.fieldSelector, p.type.resource);
-    const matches = (o: KubeObject | undefined) => !!o && (!ns || o.metadata?.namespace === ns) && byLabel(o) && byField(o);
+    const matches = (o: KubeObject | undefined) =>
+      !!o && (!ns || o.metadata?.namespace === ns) && byLabel(o) && byField(o);
     const present = (o: KubeObject): KubeObject => {
-      const out = { ...(p.type.view ? p.type.view.read(o) : readCustomResource(o, p.type.schema)), apiVersion: apiVersionOf(p.type), kind: p.type.kind };
-      if (p.partialMetadata) return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: out.metadata };
-      return p.table ? toTable(p.type, [out], { includeObject: p.includeObject, resourceVersion: o.metadata?.resourceVersion }) : out;
+      const out = {
+        ...(p.type.view ? p.type.view.read(o) : readCustomResource(o, p.type.schema)),
+        apiVersion: apiVersionOf(p.type),
+        kind: p.type.kind,
+      };
+      if (p.partialMetadata)
+        return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: out.metadata };
+      return p.table
+        ? toTable(p.type, [out], { includeObject: p.includeObject, resourceVersion: o.metadata?.resourceVersion })
+        : out;
     };
 
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-cache, private',
+      'Transfer-Encoding': 'chunked',
+    });
     res.flushHeaders();
     const write = (type: string, object: KubeObject) => {
       if (!res.writableEnded && !res.destroyed) res.write(JSON.stringify({ type, object }) + '\n');
@@ -76,7 +88,10 @@ export class WatchHub {
         try {
           write(type, stored ? present(await convert(stored)) : object);
         } catch (err) {
-          const status = err instanceof ApiError ? err.toStatus() : new ApiError(500, 'InternalError', String((err as Error)?.message ?? err)).toStatus();
+          const status =
+            err instanceof ApiError
+              ? err.toStatus()
+              : new ApiError(500, 'InternalError', String((err as Error)?.message ?? err)).toStatus();
           write('ERROR', status);
           close();
         }
@@ -128,7 +143,9 @@ export class WatchHub {
       const past = Number.isFinite(from) ? this.store.eventsSince(from) : undefined;
       if (!past) {
         const e = expired(
-          Number.isFinite(from) ? `too old resource version: ${rvParam} (${this.store.oldestWatchableRV + 1})` : `invalid resource version: ${JSON.stringify(rvParam)}`,
+          Number.isFinite(from)
+            ? `too old resource version: ${rvParam} (${this.store.oldestWatchableRV + 1})`
+            : `invalid resource version: ${JSON.stringify(rvParam)}`,
         );
         send('ERROR', e.toStatus());
         close();
@@ -142,7 +159,11 @@ export class WatchHub {
     if (p.allowWatchBookmarks) {
       const every = p.bookmarkIntervalMs ?? 10_000;
       const tick = () => {
-        send('BOOKMARK', { kind: p.type.kind, apiVersion: apiVersionOf(p.type), metadata: { resourceVersion: String(Math.max(floor, this.store.committedResourceVersion)) } });
+        send('BOOKMARK', {
+          kind: p.type.kind,
+          apiVersion: apiVersionOf(p.type),
+          metadata: { resourceVersion: String(Math.max(floor, this.store.committedResourceVersion)) },
+        });
         timers[0] = setTimeout(tick, every);
         timers[0].unref();
       };
@@ -150,7 +171,10 @@ export class WatchHub {
       timers[0].unref();
     }
     // kube's default: a random timeout between 30 and 60 minutes
-    const timeoutMs = p.timeoutSeconds !== undefined && p.timeoutSeconds > 0 ? p.timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
+    const timeoutMs =
+      p.timeoutSeconds !== undefined && p.timeoutSeconds > 0
+        ? p.timeoutSeconds * 1000
+        : (1800 + Math.random() * 1800) * 1000;
     const t = setTimeout(close, timeoutMs);
     t.unref();
     timers.push(t);

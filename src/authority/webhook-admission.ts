@@ -15,7 +15,13 @@ import type { UserInfo } from './rbac.js';
 import type { LabelSelector } from './rbac.js';
 import { labelSelectorMatches } from './rbac.js';
 import type { CustomResourceConverter } from './cr-conversion.js';
-import { isEmptySelector, matchedVersion, objectSelectorMatches, type AdmissionAttributes, type WebhookRule } from './webhook-match.js';
+import {
+  isEmptySelector,
+  matchedVersion,
+  objectSelectorMatches,
+  type AdmissionAttributes,
+  type WebhookRule,
+} from './webhook-match.js';
 import { callWebhook, WebhookCallError, type ServiceResolver, type WebhookAnswer } from './webhook-call.js';
 
 const GROUP = 'admissionregistration.k8s.io';
@@ -62,13 +68,20 @@ export class WarningRecorder {
   constructor(private readonly out: string[]) {}
 
   add(text: string): void {
-    // eslint-disable-next-line no-control-regex
-    if (!text || /[\u0000-\u0008\u000a-\u001f\u007f]/.test(text) || text.includes('\ufffd') || this.texts.includes(text)) return;
+    if (
+      !text ||
+      // eslint-disable-next-line no-control-regex
+      /[\u0000-\u0008\u000a-\u001f\u007f]/.test(text) ||
+      text.includes('\ufffd') ||
+      this.texts.includes(text)
+    )
+      return;
     const runes = (s: string) => [...s].length;
     let total = this.texts.reduce((n, t) => n + runes(t), 0) + runes(text);
     if (total > WARNINGS_TOTAL_RUNES && !this.truncated) {
       this.truncated = true;
-      for (let i = 0; i < this.texts.length; i++) this.texts[i] = [...this.texts[i]].slice(0, WARNING_TRUNCATED_RUNES).join('');
+      for (let i = 0; i < this.texts.length; i++)
+        this.texts[i] = [...this.texts[i]].slice(0, WARNING_TRUNCATED_RUNES).join('');
       total = this.texts.reduce((n, t) => n + runes(t), 0);
     }
     const next = this.truncated ? [...text].slice(0, WARNING_TRUNCATED_RUNES).join('') : text;
@@ -87,7 +100,9 @@ export class WarningRecorder {
 
 function internal(message: string): ApiError {
   // kube's NewInternalError: one cause with the message and no reason
-  return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] as Array<{ reason: string; message: string }> });
+  return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, {
+    causes: [{ message }] as Array<{ reason: string; message: string }>,
+  });
 }
 
 /** kube's rejection of a denied request: the webhook's status, its code raised to at least 400, the message prefixed. */
@@ -96,7 +111,12 @@ function denial(name: string, status: WebhookAnswer['status']): ApiError {
   const code = typeof s.code === 'number' && s.code >= 400 ? s.code : 400;
   const by = `admission webhook ${JSON.stringify(name)} denied the request`;
   const message = s.message ? `${by}: ${s.message}` : s.reason ? `${by}: ${s.reason}` : `${by} without explanation`;
-  return new ApiError(code, String(s.reason ?? ''), message, s.details && typeof s.details === 'object' ? (s.details) : undefined);
+  return new ApiError(
+    code,
+    String(s.reason ?? ''),
+    message,
+    s.details && typeof s.details === 'object' ? s.details : undefined,
+  );
 }
 
 /** The admission webhooks of an authority. */
@@ -111,7 +131,15 @@ export class WebhookAdmission {
    * How an object goes to a webhook matched in another version than the request's (`matchPolicy: Equivalent`) and
    * comes back: converted by the CRD's conversion webhook when it has one (else only apiVersion changes, in review).
    */
-  private conversionFor(r: AdmissionRequest, version: string): { there: (o: KubeObject | null | undefined) => Promise<KubeObject | null>; back: (o: KubeObject) => Promise<KubeObject> } | undefined {
+  private conversionFor(
+    r: AdmissionRequest,
+    version: string,
+  ):
+    | {
+        there: (o: KubeObject | null | undefined) => Promise<KubeObject | null>;
+        back: (o: KubeObject) => Promise<KubeObject>;
+      }
+    | undefined {
     const c = this.opts.converter;
     if (version === r.version || !c?.webhookCrd(r.type)) return undefined;
     return {
@@ -127,15 +155,22 @@ export class WebhookAdmission {
   }
 
   private hooks(key: string): Hook[] {
-    const configs = [...this.store.list(key)].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
-    return configs.flatMap((c) => ((c.webhooks ?? []) as KubeObject[]).map((w) => ({ ...w, configuration: String(c.metadata.name) }) as Hook));
+    const configs = [...this.store.list(key)].sort((a, b) =>
+      a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
+    );
+    return configs.flatMap((c) =>
+      ((c.webhooks ?? []) as KubeObject[]).map((w) => ({ ...w, configuration: String(c.metadata.name) }) as Hook),
+    );
   }
 
   /** Whether a webhook is called for a request, and in which version; throws when the namespace is missing. */
   private version(h: Hook, r: AdmissionRequest): string | undefined {
     if (!this.namespaceMatches(h.namespaceSelector, r)) return undefined;
     if (!objectSelectorMatches(h.objectSelector, r)) return undefined;
-    const others = this.registry.all().filter((x) => x.group === r.group && x.resource === r.resource).map((x) => x.version);
+    const others = this.registry
+      .all()
+      .filter((x) => x.group === r.group && x.resource === r.resource)
+      .map((x) => x.version);
     return matchedVersion(h, r, others);
   }
 
@@ -153,9 +188,15 @@ export class WebhookAdmission {
     return labelSelectorMatches(selector!, labels ?? {});
   }
 
-  private review(r: AdmissionRequest, version: string, object: KubeObject | null, oldObject: KubeObject | null | undefined): KubeObject {
+  private review(
+    r: AdmissionRequest,
+    version: string,
+    object: KubeObject | null,
+    oldObject: KubeObject | null | undefined,
+  ): KubeObject {
     const gv = (v: string) => ({ group: r.group, version: v });
-    const withVersion = (o: KubeObject | null) => (o && version !== r.version ? { ...o, apiVersion: r.group ? `${r.group}/${version}` : version } : o);
+    const withVersion = (o: KubeObject | null) =>
+      o && version !== r.version ? { ...o, apiVersion: r.group ? `${r.group}/${version}` : version } : o;
     const kind = this.registry.get(r.group, version, r.resource)?.kind ?? r.type.kind;
     const user: KubeObject = { username: r.user.username };
     if (r.user.uid) user.uid = r.user.uid;
@@ -188,7 +229,14 @@ export class WebhookAdmission {
    * Calls one webhook. Answers its verified answer, or undefined when it failed open; throws the client's error for
    * a failure under `Fail` and for a dry run it does not support.
    */
-  private async call(h: Hook, r: AdmissionRequest, version: string, object: KubeObject | null, mutating: boolean, oldObject: KubeObject | null | undefined = r.oldObject): Promise<WebhookAnswer | undefined> {
+  private async call(
+    h: Hook,
+    r: AdmissionRequest,
+    version: string,
+    object: KubeObject | null,
+    mutating: boolean,
+    oldObject: KubeObject | null | undefined = r.oldObject,
+  ): Promise<WebhookAnswer | undefined> {
     if (r.dryRun && h.sideEffects !== 'None' && h.sideEffects !== 'NoneOnDryRun') {
       if (!h.sideEffects) return this.failed(h, 'Webhook SideEffects is nil');
       throw new ApiError(400, 'BadRequest', `admission webhook ${JSON.stringify(h.name)} does not support dry run`);
@@ -207,13 +255,19 @@ export class WebhookAdmission {
         configuration: h.configuration,
         operation: r.operation,
         allowed: answer.allowed,
-        code: answer.allowed ? 200 : answer.status?.code ?? 400,
+        code: answer.allowed ? 200 : (answer.status?.code ?? 400),
         durationMs: Math.round(performance.now() - started),
       });
       return answer;
     } catch (err) {
       if (!(err instanceof WebhookCallError)) throw err;
-      this.opts.logger.debug('called admission webhook', { webhook: h.name, configuration: h.configuration, operation: r.operation, error: err.message, durationMs: Math.round(performance.now() - started) });
+      this.opts.logger.debug('called admission webhook', {
+        webhook: h.name,
+        configuration: h.configuration,
+        operation: r.operation,
+        error: err.message,
+        durationMs: Math.round(performance.now() - started),
+      });
       return this.failed(h, err.message);
     }
   }
@@ -247,7 +301,14 @@ export class WebhookAdmission {
         if (version === undefined) continue;
         const conv = this.conversionFor(r, version);
         const sent = conv ? await conv.there(object) : object;
-        const answer = await this.call(h, current, version, sent, true, conv ? await conv.there(r.oldObject) : r.oldObject);
+        const answer = await this.call(
+          h,
+          current,
+          version,
+          sent,
+          true,
+          conv ? await conv.there(r.oldObject) : r.oldObject,
+        );
         if (!answer) continue;
         for (const w of answer.warnings) warnings.add(w);
         if (!answer.allowed) throw denial(h.name, answer.status);
@@ -267,16 +328,21 @@ export class WebhookAdmission {
   /** The object after a webhook's patch (the same object when it sent none). */
   private patched(h: Hook, answer: WebhookAnswer, object: KubeObject | null): KubeObject | null {
     if (!answer.patch) return object;
-    if (answer.patchType !== 'JSONPatch') return this.failed(h, `unsupported patch type ${JSON.stringify(answer.patchType)}`) ?? object;
+    if (answer.patchType !== 'JSONPatch')
+      return this.failed(h, `unsupported patch type ${JSON.stringify(answer.patchType)}`) ?? object;
     let ops: unknown;
     try {
       ops = JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8'));
-      if (!Array.isArray(ops)) throw new Error(`json: cannot unmarshal ${typeof ops} into Go value of type jsonpatch.Patch`);
+      if (!Array.isArray(ops))
+        throw new Error(`json: cannot unmarshal ${typeof ops} into Go value of type jsonpatch.Patch`);
     } catch (err) {
       return this.failed(h, `received undecodable patch in webhook response: ${(err as Error).message}`) ?? object;
     }
     if (ops.length === 0) return object;
-    if (object === null) throw internal(`admission webhook ${JSON.stringify(h.name)} attempted to modify the object, which is not supported for this operation`);
+    if (object === null)
+      throw internal(
+        `admission webhook ${JSON.stringify(h.name)} attempted to modify the object, which is not supported for this operation`,
+      );
     // a patch that does not apply fails the request whatever the failure policy says, as in kube
     try {
       const out = applyPatch('application/json-patch+json', object, ops as KubeObject);
@@ -297,7 +363,9 @@ export class WebhookAdmission {
       calls.push(
         (async () => {
           const conv = this.conversionFor(r, version);
-          const answer = conv ? await this.call(h, r, version, await conv.there(r.object), false, await conv.there(r.oldObject)) : await this.call(h, r, version, r.object, false);
+          const answer = conv
+            ? await this.call(h, r, version, await conv.there(r.object), false, await conv.there(r.oldObject))
+            : await this.call(h, r, version, r.object, false);
           if (!answer) return;
           for (const w of answer.warnings) warnings.add(w);
           if (!answer.allowed) throw denial(h.name, answer.status);

@@ -11,7 +11,11 @@ import type { KubeObject } from './resources.js';
 import { CtrlmetricsError } from '../util/errors.js';
 
 /** Where a webhook service reference (`<namespace>/<name>:<port>`) is served; undefined when unknown. */
-export type ServiceResolver = (namespace: string, name: string, port: number) => { host: string; port: number } | undefined;
+export type ServiceResolver = (
+  namespace: string,
+  name: string,
+  port: number,
+) => { host: string; port: number } | undefined;
 
 /** The answer of a webhook that answered well-formed. */
 export interface WebhookAnswer {
@@ -49,7 +53,12 @@ interface Target {
   servername: string;
 }
 
-function target(clientConfig: KubeObject, resolve: ServiceResolver | undefined, timeoutSeconds: number, missingService = (name: string) => `services "${name}" not found`): Target {
+function target(
+  clientConfig: KubeObject,
+  resolve: ServiceResolver | undefined,
+  timeoutSeconds: number,
+  missingService = (name: string) => `services "${name}" not found`,
+): Target {
   const query = `?timeout=${timeoutSeconds}s`;
   if (typeof clientConfig.url === 'string') {
     const u = new URL(clientConfig.url);
@@ -57,7 +66,14 @@ function target(clientConfig: KubeObject, resolve: ServiceResolver | undefined, 
     const host = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(clientConfig.url)?.[1] ?? u.host;
     const path = `${joinPath(u.pathname)}${query}`;
     const hostname = u.hostname.replace(/^\[|\]$/g, '');
-    return { href: `${u.protocol}//${host}${path}`, host, path, connectHost: hostname, connectPort: Number(u.port || 443), servername: isIP(hostname) ? '' : hostname };
+    return {
+      href: `${u.protocol}//${host}${path}`,
+      host,
+      path,
+      connectHost: hostname,
+      connectPort: Number(u.port || 443),
+      servername: isIP(hostname) ? '' : hostname,
+    };
   }
   const svc = (clientConfig.service ?? {}) as { namespace?: string; name?: string; path?: string; port?: number };
   const port = svc.port ?? 443;
@@ -94,7 +110,9 @@ function transportText(err: NodeJS.ErrnoException, t: Target): string {
     case 'CERT_HAS_EXPIRED':
       return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
     case 'ERR_TLS_CERT_ALTNAME_INVALID': {
-      const sans = String((err as { cert?: { subjectaltname?: string } }).cert?.subjectaltname ?? '').split(', ').map((s) => s.replace(/^(DNS|IP Address):/, ''));
+      const sans = String((err as { cert?: { subjectaltname?: string } }).cert?.subjectaltname ?? '')
+        .split(', ')
+        .map((s) => s.replace(/^(DNS|IP Address):/, ''));
       return `tls: failed to verify certificate: x509: certificate is valid for ${sans.join(', ')}, not ${t.servername || t.connectHost}`;
     }
     default:
@@ -119,7 +137,11 @@ export async function callWebhook(opts: {
   mutating: boolean;
   resolveService?: ServiceResolver;
 }): Promise<WebhookAnswer> {
-  const review = await postReview({ ...opts, userAgent: 'kube-apiserver-admission', prefix: 'failed to call webhook: ' });
+  const review = await postReview({
+    ...opts,
+    userAgent: 'kube-apiserver-admission',
+    prefix: 'failed to call webhook: ',
+  });
   return verify(review, String(opts.review.request?.uid), opts.mutating);
 }
 
@@ -180,7 +202,8 @@ export async function postReview(opts: {
         let size = 0;
         res.on('data', (c: Buffer) => {
           size += c.length;
-          if (size > MAX_RESPONSE_BYTES) return fail(`http: response body too large (over ${MAX_RESPONSE_BYTES} bytes)`);
+          if (size > MAX_RESPONSE_BYTES)
+            return fail(`http: response body too large (over ${MAX_RESPONSE_BYTES} bytes)`);
           chunks.push(c);
         });
         res.on('end', () => {
@@ -192,18 +215,26 @@ export async function postReview(opts: {
         res.on('error', (e) => fail(transportText(e, t)));
       },
     );
-    const timer = setTimeout(() => fail('context deadline exceeded'), Math.min(opts.timeoutSeconds * 1000, CLIENT_TIMEOUT_MS));
+    const timer = setTimeout(
+      () => fail('context deadline exceeded'),
+      Math.min(opts.timeoutSeconds * 1000, CLIENT_TIMEOUT_MS),
+    );
     req.on('error', (e: NodeJS.ErrnoException) => fail(transportText(e, t)));
     req.end(body);
   });
   if (raw.status < 200 || raw.status > 299) {
-    const text = raw.status === 404 ? 'the server could not find the requested resource' : `an error on the server (${JSON.stringify(raw.body.toString('utf8').slice(0, 1024))}) has prevented the request from succeeding`;
+    const text =
+      raw.status === 404
+        ? 'the server could not find the requested resource'
+        : `an error on the server (${JSON.stringify(raw.body.toString('utf8').slice(0, 1024))}) has prevented the request from succeeding`;
     throw new WebhookCallError(`${opts.prefix}${text}`);
   }
   try {
     return JSON.parse(raw.body.toString('utf8')) as KubeObject;
   } catch (err) {
-    throw new WebhookCallError(`${opts.prefix}couldn't get version/kind; json parse error: ${(err as Error).message}`, { cause: err });
+    throw new WebhookCallError(`${opts.prefix}couldn't get version/kind; json parse error: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 
@@ -213,10 +244,15 @@ function verify(review: KubeObject, uid: string, mutating: boolean): WebhookAnsw
   if (!review || typeof review !== 'object' || Array.isArray(review)) throw invalid('webhook response was absent');
   const r = review.response as KubeObject | undefined;
   if (!r || typeof r !== 'object') throw invalid('webhook response was absent');
-  if (String(r.uid ?? '') !== uid) throw invalid(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(r.uid ?? ''))}`);
+  if (String(r.uid ?? '') !== uid)
+    throw invalid(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(r.uid ?? ''))}`);
   if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
-    const [g, v] = String(review.apiVersion ?? '').includes('/') ? String(review.apiVersion).split('/', 2) : ['', String(review.apiVersion ?? '')];
-    throw invalid(`expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${g ? `${g}/` : ''}${v}, Kind=${String(review.kind ?? '')}`);
+    const [g, v] = String(review.apiVersion ?? '').includes('/')
+      ? String(review.apiVersion).split('/', 2)
+      : ['', String(review.apiVersion ?? '')];
+    throw invalid(
+      `expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${g ? `${g}/` : ''}${v}, Kind=${String(review.kind ?? '')}`,
+    );
   }
   const hasPatch = typeof r.patch === 'string' && r.patch !== '';
   const hasType = r.patchType !== undefined && r.patchType !== null;

@@ -26,16 +26,28 @@ const unsupported = (field: string, value: unknown, allowed: string[]): FieldCau
   message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${allowed.map((a) => JSON.stringify(a)).join(', ')}`,
   reason: 'FieldValueNotSupported',
 });
-const required = (field: string, detail = ''): FieldCause => ({ field, message: detail ? `Required value: ${detail}` : 'Required value', reason: 'FieldValueRequired' });
-const invalidValue = (field: string, value: string, detail: string): FieldCause => ({ field, message: `Invalid value: ${value}: ${detail}` });
+const required = (field: string, detail = ''): FieldCause => ({
+  field,
+  message: detail ? `Required value: ${detail}` : 'Required value',
+  reason: 'FieldValueRequired',
+});
+const invalidValue = (field: string, value: string, detail: string): FieldCause => ({
+  field,
+  message: `Invalid value: ${value}: ${detail}`,
+});
 
 /** Fills in kube-apiserver's v1 defaults, in the field order kube writes them. */
 export function defaultWebhookConfiguration(o: KubeObject, mutating: boolean): void {
   if (!Array.isArray(o.webhooks)) return;
   o.webhooks = o.webhooks.map((w: KubeObject) => {
     if (!w || typeof w !== 'object') return w;
-    const rules = Array.isArray(w.rules) ? w.rules.map((r: KubeObject) => (r && typeof r === 'object' ? { ...r, scope: r.scope ?? '*' } : r)) : w.rules;
-    const clientConfig = w.clientConfig?.service && typeof w.clientConfig.service === 'object' ? { ...w.clientConfig, service: { ...w.clientConfig.service, port: w.clientConfig.service.port ?? 443 } } : w.clientConfig;
+    const rules = Array.isArray(w.rules)
+      ? w.rules.map((r: KubeObject) => (r && typeof r === 'object' ? { ...r, scope: r.scope ?? '*' } : r))
+      : w.rules;
+    const clientConfig =
+      w.clientConfig?.service && typeof w.clientConfig.service === 'object'
+        ? { ...w.clientConfig, service: { ...w.clientConfig.service, port: w.clientConfig.service.port ?? 443 } }
+        : w.clientConfig;
     const out: KubeObject = {
       name: w.name,
       clientConfig,
@@ -58,7 +70,8 @@ export function defaultWebhookConfiguration(o: KubeObject, mutating: boolean): v
 /** One list of a rule: required, and `*` alone. */
 function wildcardList(field: string, xs: unknown, what: string): FieldCause[] {
   if (!Array.isArray(xs) || xs.length === 0) return [required(field)];
-  if (xs.includes('*') && xs.length > 1) return [invalidValue(field, goStrings(xs), `if '*' is present, must not specify other ${what}`)];
+  if (xs.includes('*') && xs.length > 1)
+    return [invalidValue(field, goStrings(xs), `if '*' is present, must not specify other ${what}`)];
   return [];
 }
 
@@ -67,7 +80,10 @@ function ruleCauses(rule: KubeObject, path: string): FieldCause[] {
   const ops = rule?.operations;
   if (!Array.isArray(ops) || ops.length === 0) causes.push(required(`${path}.operations`));
   else {
-    if (ops.includes('*') && ops.length > 1) causes.push(invalidValue(`${path}.operations`, goStrings(ops), "if '*' is present, must not specify other operations"));
+    if (ops.includes('*') && ops.length > 1)
+      causes.push(
+        invalidValue(`${path}.operations`, goStrings(ops), "if '*' is present, must not specify other operations"),
+      );
     ops.forEach((op: unknown, k: number) => {
       if (!OPERATIONS.includes(String(op))) causes.push(unsupported(`${path}.operations[${k}]`, op, OPERATIONS));
     });
@@ -76,8 +92,12 @@ function ruleCauses(rule: KubeObject, path: string): FieldCause[] {
   causes.push(...wildcardList(`${path}.apiVersions`, rule?.apiVersions, 'API versions'));
   const resources = rule?.resources;
   if (!Array.isArray(resources) || resources.length === 0) causes.push(required(`${path}.resources`));
-  else if (resources.includes('*/*') && resources.length > 1) causes.push(invalidValue(`${path}.resources`, goStrings(resources), "if '*/*' is present, must not specify other resources"));
-  if (rule?.scope !== undefined && !SCOPES.includes(String(rule.scope))) causes.push(unsupported(`${path}.scope`, rule.scope, SCOPES));
+  else if (resources.includes('*/*') && resources.length > 1)
+    causes.push(
+      invalidValue(`${path}.resources`, goStrings(resources), "if '*/*' is present, must not specify other resources"),
+    );
+  if (rule?.scope !== undefined && !SCOPES.includes(String(rule.scope)))
+    causes.push(unsupported(`${path}.scope`, rule.scope, SCOPES));
   return causes;
 }
 
@@ -93,10 +113,22 @@ export function clientConfigCauses(cc: KubeObject | undefined, path: string): Fi
       return [invalidValue(`${path}.url`, JSON.stringify(cc.url), 'host must be specified')];
     }
     const scheme = u.protocol.replace(/:$/, '');
-    if (scheme !== 'https') return [invalidValue(`${path}.url`, JSON.stringify(scheme), "'https' is the only allowed URL scheme; desired format: https://host[/path]")];
-    if (u.username || u.password) return [invalidValue(`${path}.url`, JSON.stringify(u.username), 'user information is not permitted in the URL')];
-    if (u.search) return [invalidValue(`${path}.url`, JSON.stringify(u.search.slice(1)), 'query parameters are not permitted in the URL')];
-    if (u.hash) return [invalidValue(`${path}.url`, JSON.stringify(u.hash.slice(1)), 'fragments are not permitted in the URL')];
+    if (scheme !== 'https')
+      return [
+        invalidValue(
+          `${path}.url`,
+          JSON.stringify(scheme),
+          "'https' is the only allowed URL scheme; desired format: https://host[/path]",
+        ),
+      ];
+    if (u.username || u.password)
+      return [invalidValue(`${path}.url`, JSON.stringify(u.username), 'user information is not permitted in the URL')];
+    if (u.search)
+      return [
+        invalidValue(`${path}.url`, JSON.stringify(u.search.slice(1)), 'query parameters are not permitted in the URL'),
+      ];
+    if (u.hash)
+      return [invalidValue(`${path}.url`, JSON.stringify(u.hash.slice(1)), 'fragments are not permitted in the URL')];
     return [];
   }
   const svc = cc!.service as KubeObject;
@@ -104,20 +136,26 @@ export function clientConfigCauses(cc: KubeObject | undefined, path: string): Fi
   if (!svc.namespace) causes.push(required(`${path}.service.namespace`, 'service namespace is required'));
   if (!svc.name) causes.push(required(`${path}.service.name`, 'service name is required'));
   const port = svc.port ?? 443;
-  if (!Number.isInteger(port) || port < 1 || port > 65535) causes.push(invalidValue(`${path}.service.port`, String(port), 'port is not valid: must be between 1 and 65535, inclusive'));
-  if (svc.path !== undefined && svc.path !== '' && !String(svc.path).startsWith('/')) causes.push(invalidValue(`${path}.service.path`, JSON.stringify(svc.path), "must start with a '/'"));
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    causes.push(
+      invalidValue(`${path}.service.port`, String(port), 'port is not valid: must be between 1 and 65535, inclusive'),
+    );
+  if (svc.path !== undefined && svc.path !== '' && !String(svc.path).startsWith('/'))
+    causes.push(invalidValue(`${path}.service.path`, JSON.stringify(svc.path), "must start with a '/'"));
   return causes;
 }
 
 function reviewVersionCauses(versions: unknown, path: string): FieldCause[] {
-  if (!Array.isArray(versions) || versions.length === 0) return [required(path, `must specify one of ${REVIEW_VERSIONS.join(', ')}`)];
+  if (!Array.isArray(versions) || versions.length === 0)
+    return [required(path, `must specify one of ${REVIEW_VERSIONS.join(', ')}`)];
   const causes: FieldCause[] = [];
   const seen = new Set<string>();
   versions.forEach((v: unknown, k: number) => {
     if (seen.has(String(v))) causes.push(invalidValue(`${path}[${k}]`, JSON.stringify(v), 'duplicate version'));
     seen.add(String(v));
   });
-  if (!versions.some((v) => REVIEW_VERSIONS.includes(String(v)))) causes.push(invalidValue(path, goStrings(versions), `must include at least one of ${REVIEW_VERSIONS.join(', ')}`));
+  if (!versions.some((v) => REVIEW_VERSIONS.includes(String(v))))
+    causes.push(invalidValue(path, goStrings(versions), `must include at least one of ${REVIEW_VERSIONS.join(', ')}`));
   return causes;
 }
 
@@ -134,20 +172,42 @@ export function validateWebhookConfiguration(o: KubeObject, mutating: boolean): 
     else {
       const bad = validateName(name, 'subdomain');
       if (bad.length) for (const e of bad) causes.push(invalidValue(`${path}.name`, JSON.stringify(name), e));
-      else if (name.split('.').length < 3) causes.push(invalidValue(`${path}.name`, JSON.stringify(name), 'should be a domain with at least three segments separated by dots'));
+      else if (name.split('.').length < 3)
+        causes.push(
+          invalidValue(
+            `${path}.name`,
+            JSON.stringify(name),
+            'should be a domain with at least three segments separated by dots',
+          ),
+        );
     }
-    (Array.isArray(w.rules) ? w.rules : []).forEach((r: KubeObject, j: number) => causes.push(...ruleCauses(r, `${path}.rules[${j}]`)));
-    if (!FAILURE_POLICIES.includes(String(w.failurePolicy))) causes.push(unsupported(`${path}.failurePolicy`, w.failurePolicy, FAILURE_POLICIES));
-    if (!MATCH_POLICIES.includes(String(w.matchPolicy))) causes.push(unsupported(`${path}.matchPolicy`, w.matchPolicy, MATCH_POLICIES));
-    if (w.sideEffects === undefined) causes.push(required(`${path}.sideEffects`, `must specify one of ${SIDE_EFFECTS.join(', ')}`));
-    else if (!SIDE_EFFECTS.includes(String(w.sideEffects))) causes.push(unsupported(`${path}.sideEffects`, w.sideEffects, SIDE_EFFECTS));
+    (Array.isArray(w.rules) ? w.rules : []).forEach((r: KubeObject, j: number) =>
+      causes.push(...ruleCauses(r, `${path}.rules[${j}]`)),
+    );
+    if (!FAILURE_POLICIES.includes(String(w.failurePolicy)))
+      causes.push(unsupported(`${path}.failurePolicy`, w.failurePolicy, FAILURE_POLICIES));
+    if (!MATCH_POLICIES.includes(String(w.matchPolicy)))
+      causes.push(unsupported(`${path}.matchPolicy`, w.matchPolicy, MATCH_POLICIES));
+    if (w.sideEffects === undefined)
+      causes.push(required(`${path}.sideEffects`, `must specify one of ${SIDE_EFFECTS.join(', ')}`));
+    else if (!SIDE_EFFECTS.includes(String(w.sideEffects)))
+      causes.push(unsupported(`${path}.sideEffects`, w.sideEffects, SIDE_EFFECTS));
     const timeout = w.timeoutSeconds;
-    if (!(Number.isInteger(timeout) && timeout >= 1 && timeout <= 30)) causes.push(invalidValue(`${path}.timeoutSeconds`, String(timeout), 'the timeout value must be between 1 and 30 seconds'));
-    if (mutating && !REINVOCATION.includes(String(w.reinvocationPolicy))) causes.push(unsupported(`${path}.reinvocationPolicy`, w.reinvocationPolicy, REINVOCATION));
+    if (!(Number.isInteger(timeout) && timeout >= 1 && timeout <= 30))
+      causes.push(
+        invalidValue(`${path}.timeoutSeconds`, String(timeout), 'the timeout value must be between 1 and 30 seconds'),
+      );
+    if (mutating && !REINVOCATION.includes(String(w.reinvocationPolicy)))
+      causes.push(unsupported(`${path}.reinvocationPolicy`, w.reinvocationPolicy, REINVOCATION));
     causes.push(...clientConfigCauses(w.clientConfig, `${path}.clientConfig`));
     causes.push(...reviewVersionCauses(w.admissionReviewVersions, `${path}.admissionReviewVersions`));
     if (name) {
-      if (names.has(name)) causes.push({ field: `${path}.name`, message: `Duplicate value: ${JSON.stringify(name)}`, reason: 'FieldValueDuplicate' });
+      if (names.has(name))
+        causes.push({
+          field: `${path}.name`,
+          message: `Duplicate value: ${JSON.stringify(name)}`,
+          reason: 'FieldValueDuplicate',
+        });
       names.add(name);
     }
   });

@@ -75,13 +75,19 @@ export function ruleMatches(rule: WebhookRule, a: AdmissionAttributes): boolean 
  */
 export function objectSelectorMatches(selector: LabelSelector | undefined, a: AdmissionAttributes): boolean {
   if (isEmptySelector(selector)) return true;
-  const matches = (o: KubeObject | null) => !!o && typeof o === 'object' && labelSelectorMatches(selector!, (o.metadata?.labels ?? {}) as Record<string, string>);
+  const matches = (o: KubeObject | null) =>
+    !!o &&
+    typeof o === 'object' &&
+    labelSelectorMatches(selector!, (o.metadata?.labels ?? {}) as Record<string, string>);
   return matches(a.object) || matches(a.oldObject);
 }
 
 /** Whether a selector is empty (`{}`), which matches everything without looking at labels. */
 export function isEmptySelector(selector: LabelSelector | undefined | null): boolean {
-  return !selector || (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0);
+  return (
+    !selector ||
+    (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0)
+  );
 }
 
 /**

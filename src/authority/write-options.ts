@@ -33,23 +33,49 @@ export interface WriteQuery {
 export function writeOptionsError(q: WriteQuery): ApiError | undefined {
   const causes: FieldCause[] = [];
   if (q.kind === 'PatchOptions') {
-    if (!q.apply && q.force) causes.push({ field: 'force', message: 'Forbidden: may not be specified for non-apply patch', reason: 'FieldValueForbidden' });
-    if (q.apply && !q.fieldManager) causes.push({ field: 'fieldManager', message: 'Required value: is required for apply patch', reason: 'FieldValueRequired' });
+    if (!q.apply && q.force)
+      causes.push({
+        field: 'force',
+        message: 'Forbidden: may not be specified for non-apply patch',
+        reason: 'FieldValueForbidden',
+      });
+    if (q.apply && !q.fieldManager)
+      causes.push({
+        field: 'fieldManager',
+        message: 'Required value: is required for apply patch',
+        reason: 'FieldValueRequired',
+      });
   }
   const manager = q.fieldManager ?? '';
   if (Buffer.byteLength(manager) > FIELD_MANAGER_MAX_BYTES) {
-    causes.push({ field: 'fieldManager', message: `Too long: may not be more than ${FIELD_MANAGER_MAX_BYTES} bytes`, reason: 'FieldValueTooLong' });
+    causes.push({
+      field: 'fieldManager',
+      message: `Too long: may not be more than ${FIELD_MANAGER_MAX_BYTES} bytes`,
+      reason: 'FieldValueTooLong',
+    });
   }
   let at = 0;
   for (const ch of manager) {
-    if (!PRINTABLE.test(ch)) causes.push({ field: 'fieldManager', message: `Invalid value: ${JSON.stringify(manager)}: invalid character ${goRune(ch.codePointAt(0)!)} (at position ${at})` });
+    if (!PRINTABLE.test(ch))
+      causes.push({
+        field: 'fieldManager',
+        message: `Invalid value: ${JSON.stringify(manager)}: invalid character ${goRune(ch.codePointAt(0)!)} (at position ${at})`,
+      });
     at += Buffer.byteLength(ch);
   }
   if (q.dryRun.some((v) => v !== 'All')) {
-    causes.push({ field: 'dryRun', message: `Unsupported value: []string{${q.dryRun.map((v) => JSON.stringify(v)).join(', ')}}: supported values: "All"`, reason: 'FieldValueNotSupported' });
+    causes.push({
+      field: 'dryRun',
+      message: `Unsupported value: []string{${q.dryRun.map((v) => JSON.stringify(v)).join(', ')}}: supported values: "All"`,
+      reason: 'FieldValueNotSupported',
+    });
   }
   if (q.fieldValidation !== null && !FIELD_VALIDATION.includes(q.fieldValidation)) {
-    causes.push({ field: 'fieldValidation', message: `Unsupported value: ${JSON.stringify(q.fieldValidation)}: supported values: ${FIELD_VALIDATION.map((v) => JSON.stringify(v)).join(', ')}`, reason: 'FieldValueNotSupported' });
+    causes.push({
+      field: 'fieldValidation',
+      message: `Unsupported value: ${JSON.stringify(q.fieldValidation)}: supported values: ${FIELD_VALIDATION.map((v) => JSON.stringify(v)).join(', ')}`,
+      reason: 'FieldValueNotSupported',
+    });
   }
   return causes.length ? invalid(q.kind, 'meta.k8s.io', '', causes) : undefined;
 }
@@ -60,12 +86,19 @@ const PROPAGATION_POLICIES = ['Foreground', 'Background', 'Orphan'];
  * The 422 for invalid `DeleteOptions` (from the body or the query), or undefined. The authority runs no garbage
  * collector (as envtest), so a valid `propagationPolicy` is accepted and changes nothing.
  */
-export function deleteOptionsError(o: { propagationPolicy?: unknown; orphanDependents?: unknown; dryRun?: unknown }): ApiError | undefined {
+export function deleteOptionsError(o: {
+  propagationPolicy?: unknown;
+  orphanDependents?: unknown;
+  dryRun?: unknown;
+}): ApiError | undefined {
   const causes: FieldCause[] = [];
   const policy = o.propagationPolicy;
   if (policy !== undefined && policy !== null) {
     if (o.orphanDependents !== undefined && o.orphanDependents !== null) {
-      causes.push({ field: 'propagationPolicy', message: `Invalid value: ${JSON.stringify(policy)}: orphanDependents and deletionPropagation cannot be both set` });
+      causes.push({
+        field: 'propagationPolicy',
+        message: `Invalid value: ${JSON.stringify(policy)}: orphanDependents and deletionPropagation cannot be both set`,
+      });
     }
     if (!PROPAGATION_POLICIES.includes(String(policy))) {
       causes.push({
@@ -77,7 +110,11 @@ export function deleteOptionsError(o: { propagationPolicy?: unknown; orphanDepen
   }
   const dryRun = Array.isArray(o.dryRun) ? (o.dryRun as unknown[]).map(String) : [];
   if (dryRun.some((v) => v !== 'All')) {
-    causes.push({ field: 'dryRun', message: `Unsupported value: []string{${dryRun.map((v) => JSON.stringify(v)).join(', ')}}: supported values: "All"`, reason: 'FieldValueNotSupported' });
+    causes.push({
+      field: 'dryRun',
+      message: `Unsupported value: []string{${dryRun.map((v) => JSON.stringify(v)).join(', ')}}: supported values: "All"`,
+      reason: 'FieldValueNotSupported',
+    });
   }
   return causes.length ? invalid('DeleteOptions', 'meta.k8s.io', '', causes) : undefined;
 }

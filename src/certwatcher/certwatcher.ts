@@ -76,7 +76,10 @@ export async function loadCertificatePair(certPath: string, keyPath: string): Pr
   try {
     leaf = new X509Certificate(certPem);
   } catch (err) {
-    throw new CertificateLoadError(`certificate file ${certPath} does not hold a valid PEM certificate: ${(err as Error).message}`, { cause: err });
+    throw new CertificateLoadError(
+      `certificate file ${certPath} does not hold a valid PEM certificate: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   let key;
   try {
@@ -91,7 +94,10 @@ export async function loadCertificatePair(certPath: string, keyPath: string): Pr
   try {
     createSecureContext({ cert: certPem, key: keyPem });
   } catch (err) {
-    throw new CertificateLoadError(`certificate ${certPath} with key ${keyPath} is not usable for TLS: ${(err as Error).message}`, { cause: err });
+    throw new CertificateLoadError(
+      `certificate ${certPath} with key ${keyPath} is not usable for TLS: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   const hash = createHash('sha256').update(certPem).update('\0').update(keyPem).digest('hex');
   return { certPem, keyPem, hash, leaf };
@@ -102,7 +108,8 @@ async function readText(path: string, what: string): Promise<string> {
     return await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+    const why =
+      code === 'ENOENT' ? 'it does not exist' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
     throw new CertificateLoadError(`cannot read ${what} file ${path}: ${why}`);
   }
 }
@@ -158,13 +165,16 @@ export class CertWatcher {
       }
     } catch (err) {
       this.counters?.readCertificateErrorsTotal.inc();
-      throw err instanceof CertificateLoadError ? err : new CertificateLoadError(`certificate ${this.certPath} rejected: ${(err as Error).message}`);
+      throw err instanceof CertificateLoadError
+        ? err
+        : new CertificateLoadError(`certificate ${this.certPath} rejected: ${(err as Error).message}`);
     }
     if (pair.hash !== this.currentPair?.hash) {
       const first = this.currentPair === undefined;
       this.currentPair = pair;
       this.lastFailure = undefined;
-      if (!first) this.log.info('Updated current TLS certificate', { cert: this.certPath, notAfter: pair.leaf.validTo });
+      if (!first)
+        this.log.info('Updated current TLS certificate', { cert: this.certPath, notAfter: pair.leaf.validTo });
     }
     return pair;
   }

@@ -71,7 +71,9 @@ export function oid(dotted: string): Buffer {
 export function time(d: Date): Buffer {
   const iso = d.toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
   const digits = iso.slice(0, 19).replace(/[-T:]/g, '') + 'Z';
-  return d.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(digits.slice(2), 'ascii')) : tlv(0x18, Buffer.from(digits, 'ascii'));
+  return d.getUTCFullYear() < 2050
+    ? tlv(0x17, Buffer.from(digits.slice(2), 'ascii'))
+    : tlv(0x18, Buffer.from(digits, 'ascii'));
 }
 
 /** The 4 or 16 bytes of an IPv4 or IPv6 address (a `::` run and a trailing dotted IPv4 part allowed); throws on anything else. */

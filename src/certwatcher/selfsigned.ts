@@ -85,7 +85,7 @@ function keyIdentifier(publicKey: KeyObject): Buffer {
 
 function serialNumber(): Buffer {
   const b = randomBytes(16);
-  b[0] = (b[0] & 0x7f) || 1; // positive, 16 bytes
+  b[0] = b[0] & 0x7f || 1; // positive, 16 bytes
   return unsignedInteger(b);
 }
 

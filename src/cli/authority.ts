@@ -25,7 +25,6 @@ export interface AuthorityCliOptions {
   crds?: string[];
 }
 
-
 /** Runs the authority until a signal arrives (or `signal` aborts, for tests). */
 export async function runAuthority(o: AuthorityCliOptions, signal?: AbortSignal): Promise<void> {
   const log = createLogger('authority');
@@ -44,11 +43,17 @@ export async function runAuthority(o: AuthorityCliOptions, signal?: AbortSignal)
     const e = err as NodeJS.ErrnoException;
     // the server core's ListenError keeps the system's code apart from its own
     const code = err instanceof ListenError ? err.systemCode : e.code;
-    if (code === 'EADDRINUSE') throw new CliError(`cannot listen on ${o.listen}: the address is already in use (pick another --listen port)`);
-    if (code === 'EACCES') throw new CliError(`cannot listen on ${o.listen}: permission denied (use a port above 1024)`);
+    if (code === 'EADDRINUSE')
+      throw new CliError(`cannot listen on ${o.listen}: the address is already in use (pick another --listen port)`);
+    if (code === 'EACCES')
+      throw new CliError(`cannot listen on ${o.listen}: permission denied (use a port above 1024)`);
     throw new CliError(e.message, 1, { cause: e });
   }
-  log.info('authority ready', { url: authority.url, kubeconfig: authority.kubeconfig, stateDir: o.stateDir ?? '(in memory)' });
+  log.info('authority ready', {
+    url: authority.url,
+    kubeconfig: authority.kubeconfig,
+    stateDir: o.stateDir ?? '(in memory)',
+  });
   await new Promise<void>((resolve) => {
     const done = () => {
       process.off('SIGTERM', done);
@@ -66,12 +71,24 @@ export async function runAuthority(o: AuthorityCliOptions, signal?: AbortSignal)
 export function register(program: Command): void {
   program
     .command('authority')
-    .description('Run the embedded Kubernetes-API-compatible authority (TokenReview, SubjectAccessReview, RBAC, objects) until SIGTERM/SIGINT')
+    .description(
+      'Run the embedded Kubernetes-API-compatible authority (TokenReview, SubjectAccessReview, RBAC, objects) until SIGTERM/SIGINT',
+    )
     .option('--listen <host:port>', 'address to listen on', '127.0.0.1:6443')
     .option('--state-dir <dir>', 'directory for the CA, keys, admin token and objects (default: in memory)')
-    .option('--kubeconfig-out <file>', 'where to write the admin kubeconfig (default: <state-dir>/kubeconfig, or a temp file)')
-    .option('--apply <fileOrDir...>', 'YAML files, directories, or kustomize directories to create/update at start (repeatable)')
-    .option('--crds <sets>', `install upstream APIs' CRDs at start, comma-separated: ${Object.keys(CRD_SETS).join(', ')} (for overlays with a ServiceMonitor or cert-manager)`, crdsOption)
+    .option(
+      '--kubeconfig-out <file>',
+      'where to write the admin kubeconfig (default: <state-dir>/kubeconfig, or a temp file)',
+    )
+    .option(
+      '--apply <fileOrDir...>',
+      'YAML files, directories, or kustomize directories to create/update at start (repeatable)',
+    )
+    .option(
+      '--crds <sets>',
+      `install upstream APIs' CRDs at start, comma-separated: ${Object.keys(CRD_SETS).join(', ')} (for overlays with a ServiceMonitor or cert-manager)`,
+      crdsOption,
+    )
     .option('--token-auth-file <file>', 'static tokens, kube-apiserver format: token,user,uid,"group1,group2"')
     .action(async (opts: AuthorityCliOptions) => {
       await runAuthority(opts);

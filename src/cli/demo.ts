@@ -65,33 +65,72 @@ export interface DemoOptions {
 function parseBool(v: string | undefined): boolean {
   if (v === undefined || v === '') return true;
   const b = parseGoBool(v);
-  if (b === undefined) throw new UsageError(`expected a boolean (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False), got ${JSON.stringify(v)}`);
+  if (b === undefined)
+    throw new UsageError(
+      `expected a boolean (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False), got ${JSON.stringify(v)}`,
+    );
   return b;
 }
 
 /** A duration in seconds: `90`, `90s`, `1m30s`, `500ms` (as the other commands take them). */
-const seconds = (flag: string) => (v: string): number => parseDuration(v, flag) / 1000;
+const seconds =
+  (flag: string) =>
+  (v: string): number =>
+    parseDuration(v, flag) / 1000;
 
 export function register(program: Command): void {
   const cmd = program
     .command('demo')
-    .description('Run the example operator with its secure /metrics endpoint on an embedded API (or --kubeconfig cluster)')
+    .description(
+      'Run the example operator with its secure /metrics endpoint on an embedded API (or --kubeconfig cluster)',
+    )
     .option('--state-dir <dir>', 'state of the embedded API, kubeconfig and reader token', '.ctrlmetrics')
     .option('--kubeconfig <file>', 'run against this cluster instead of the embedded API')
-    .option('--metrics-bind-address <addr>', 'metrics endpoint address (":8443" all interfaces, "0" disables)', '127.0.0.1:8443')
-    .option('--metrics-secure [bool]', 'serve metrics over HTTPS with authentication and authorization', parseBool, true)
+    .option(
+      '--metrics-bind-address <addr>',
+      'metrics endpoint address (":8443" all interfaces, "0" disables)',
+      '127.0.0.1:8443',
+    )
+    .option(
+      '--metrics-secure [bool]',
+      'serve metrics over HTTPS with authentication and authorization',
+      parseBool,
+      true,
+    )
     .option('--metrics-cert-path <dir>', 'directory of the metrics serving certificate (default: self-signed)')
     .option('--metrics-cert-name <file>', 'certificate file name in --metrics-cert-path', 'tls.crt')
     .option('--metrics-cert-key <file>', 'key file name in --metrics-cert-path', 'tls.key')
     .option('--enable-http2 [bool]', 'offer HTTP/2 on the metrics endpoint', parseBool, false)
     .option('--health-probe-bind-address <addr>', 'address of /healthz and /readyz', '127.0.0.1:8081')
     .option('--leader-elect [bool]', 'enable Lease-based leader election', parseBool, false)
-    .option('--leader-election-namespace <ns>', `namespace of the leader-election Lease (default: ${SYSTEM_NAMESPACE}; with --kubeconfig, ${WORKLOAD_NAMESPACE})`)
-    .option('--duration <duration>', 'exit after this long, e.g. 90s or 5m (0: run until SIGINT/SIGTERM)', seconds('--duration'), 0)
-    .option('--load-interval <duration>', 'time between updates of the demo objects, e.g. 3s or 500ms', seconds('--load-interval'), 3)
+    .option(
+      '--leader-election-namespace <ns>',
+      `namespace of the leader-election Lease (default: ${SYSTEM_NAMESPACE}; with --kubeconfig, ${WORKLOAD_NAMESPACE})`,
+    )
+    .option(
+      '--duration <duration>',
+      'exit after this long, e.g. 90s or 5m (0: run until SIGINT/SIGTERM)',
+      seconds('--duration'),
+      0,
+    )
+    .option(
+      '--load-interval <duration>',
+      'time between updates of the demo objects, e.g. 3s or 500ms',
+      seconds('--load-interval'),
+      3,
+    )
     .option('--api-listen <addr>', 'address of the embedded API', '127.0.0.1:0')
-    .option('--crds <sets>', 'CRDs the embedded API installs at start, comma-separated: prometheus-operator, cert-manager', crdsOption)
-    .option('--prometheus [bool]', 'start the prometheus binary on PATH beside the demo, scraping its endpoint, and print graph links', parseBool, false)
+    .option(
+      '--crds <sets>',
+      'CRDs the embedded API installs at start, comma-separated: prometheus-operator, cert-manager',
+      crdsOption,
+    )
+    .option(
+      '--prometheus [bool]',
+      'start the prometheus binary on PATH beside the demo, scraping its endpoint, and print graph links',
+      parseBool,
+      false,
+    )
     .option('--prometheus-address <addr>', 'address of that Prometheus', '127.0.0.1:9090');
   addZapOptions(cmd);
   cmd
@@ -107,10 +146,14 @@ export function register(program: Command): void {
 }
 
 /** The manager's identity on the embedded API: a TokenRequest token, renewed before it expires. */
-function rotatingToken(admin: KubeClient, first: { token: string; expiresAt: number }): () => Promise<Record<string, string>> {
+function rotatingToken(
+  admin: KubeClient,
+  first: { token: string; expiresAt: number },
+): () => Promise<Record<string, string>> {
   let current = first;
   return async () => {
-    if (current.expiresAt - Date.now() < 10 * 60_000) current = await requestToken(admin, SYSTEM_NAMESPACE, MANAGER_SA, 3600);
+    if (current.expiresAt - Date.now() < 10 * 60_000)
+      current = await requestToken(admin, SYSTEM_NAMESPACE, MANAGER_SA, 3600);
     return { Authorization: `Bearer ${current.token}` };
   };
 }
@@ -152,12 +195,22 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
 
     let prometheusBinary: string | undefined;
     if (o.prometheus) {
-      if (o.kubeconfig) throw new UsageError('--prometheus runs with the embedded API (it scrapes with the demo\'s reader token); against a cluster, render a scrape job with `ctrlmetrics prometheus-config`');
-      if (isDisabled(o.metricsBindAddress)) throw new UsageError('--prometheus needs the metrics endpoint: drop --metrics-bind-address 0');
+      if (o.kubeconfig)
+        throw new UsageError(
+          "--prometheus runs with the embedded API (it scrapes with the demo's reader token); against a cluster, render a scrape job with `ctrlmetrics prometheus-config`",
+        );
+      if (isDisabled(o.metricsBindAddress))
+        throw new UsageError('--prometheus needs the metrics endpoint: drop --metrics-bind-address 0');
       prometheusBinary = await findPrometheus();
-      if (!prometheusBinary) throw new CliError('--prometheus needs a prometheus binary on PATH (Debian/Ubuntu: apt-get install prometheus; or a release from prometheus.io)');
+      if (!prometheusBinary)
+        throw new CliError(
+          '--prometheus needs a prometheus binary on PATH (Debian/Ubuntu: apt-get install prometheus; or a release from prometheus.io)',
+        );
     }
-    if (o.kubeconfig && o.crds) throw new UsageError('--crds installs CRDs into the embedded API; with --kubeconfig install the Prometheus operator or cert-manager in that cluster');
+    if (o.kubeconfig && o.crds)
+      throw new UsageError(
+        '--crds installs CRDs into the embedded API; with --kubeconfig install the Prometheus operator or cert-manager in that cluster',
+      );
     if (o.kubeconfig) {
       try {
         managerConfig = await loadRestConfig({ kubeconfig: o.kubeconfig });
@@ -170,10 +223,18 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
       await checkApiReachable(admin, apiUrl).catch((err: Error) => {
         throw new CliError(err.message, 1, { cause: err });
       });
-      await applyObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: WORKLOAD_NAMESPACE } }).catch((err: Error) => {
-        const forbidden = /\b403\b|forbidden/i.test(err.message);
-        throw new CliError(forbidden ? `${err.message} (the kubeconfig identity needs create on namespaces, or create the namespace ${WORKLOAD_NAMESPACE} first)` : err.message, 1, { cause: err });
-      });
+      await applyObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: WORKLOAD_NAMESPACE } }).catch(
+        (err: Error) => {
+          const forbidden = /\b403\b|forbidden/i.test(err.message);
+          throw new CliError(
+            forbidden
+              ? `${err.message} (the kubeconfig identity needs create on namespaces, or create the namespace ${WORKLOAD_NAMESPACE} first)`
+              : err.message,
+            1,
+            { cause: err },
+          );
+        },
+      );
     } else {
       await mkdir(stateDir, { recursive: true, mode: 0o700 });
       const unlock = await lockStateDir(stateDir).catch((err: Error) => {
@@ -212,13 +273,22 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
       const headerPath = join(stateDir, 'reader.header');
       const writeReaderToken = async () => {
         const { token } = await requestToken(admin, SYSTEM_NAMESPACE, SCRAPER_SA, 24 * 3600);
-        for (const [path, text] of [[readerTokenPath!, `${token}\n`], [headerPath, `Authorization: Bearer ${token}\n`]] as const) {
+        for (const [path, text] of [
+          [readerTokenPath!, `${token}\n`],
+          [headerPath, `Authorization: Bearer ${token}\n`],
+        ] as const) {
           await writeFile(path, text, { mode: 0o600 });
           await chmod(path, 0o600);
         }
       };
       await writeReaderToken();
-      const renew = setInterval(() => void writeReaderToken().catch((err: Error) => log.warn('cannot renew the reader token', { error: err.message })), 12 * 3600_000);
+      const renew = setInterval(
+        () =>
+          void writeReaderToken().catch((err: Error) =>
+            log.warn('cannot renew the reader token', { error: err.message }),
+          ),
+        12 * 3600_000,
+      );
       renew.unref();
       cleanups.push(() => clearInterval(renew));
     }
@@ -267,11 +337,33 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
     }
     let prometheus: DemoPrometheus | undefined;
     if (prometheusBinary && mgr.metricsServer) {
-      const job = demoScrapeJob({ metricsUrl: mgr.metricsServer.url, secure: o.metricsSecure, tokenFile: readerTokenPath && resolve(readerTokenPath), caFile: metricsCaPath && resolve(metricsCaPath), intervalSeconds: 5 });
-      prometheus = await startDemoPrometheus({ binary: prometheusBinary, stateDir: resolve(o.stateDir), listen: o.prometheusAddress, job, intervalSeconds: 5, log: log.child('prometheus'), signal: stop.signal });
+      const job = demoScrapeJob({
+        metricsUrl: mgr.metricsServer.url,
+        secure: o.metricsSecure,
+        tokenFile: readerTokenPath && resolve(readerTokenPath),
+        caFile: metricsCaPath && resolve(metricsCaPath),
+        intervalSeconds: 5,
+      });
+      prometheus = await startDemoPrometheus({
+        binary: prometheusBinary,
+        stateDir: resolve(o.stateDir),
+        listen: o.prometheusAddress,
+        job,
+        intervalSeconds: 5,
+        log: log.child('prometheus'),
+        signal: stop.signal,
+      });
       cleanups.push(() => prometheus!.stop());
     }
-    printBanner(o, { apiUrl, kubeconfigPath, readerTokenPath, metricsUrl: mgr.metricsServer?.url, healthUrl: mgr.healthProbeServer?.url, metricsCaPath, prometheus });
+    printBanner(o, {
+      apiUrl,
+      kubeconfigPath,
+      readerTokenPath,
+      metricsUrl: mgr.metricsServer?.url,
+      healthUrl: mgr.healthProbeServer?.url,
+      metricsCaPath,
+      prometheus,
+    });
     // stop the load as soon as we are told to stop, before the manager drains
     stop.signal.addEventListener('abort', () => load.stop(), { once: true });
     try {
@@ -298,16 +390,27 @@ export async function runDemo(o: DemoOptions, signal?: AbortSignal): Promise<voi
 /** Adds what to do to the start-up failures a demo user can fix with a flag. */
 function withHint(message: string, o: DemoOptions): string {
   if (/EADDRINUSE|already in use/.test(message)) {
-    if (/metrics server/.test(message)) return `${message} (stop the process using ${o.metricsBindAddress}, or pick a free address with --metrics-bind-address)`;
-    if (/health probe/.test(message)) return `${message} (stop the process using ${o.healthProbeBindAddress}, or pick a free address with --health-probe-bind-address)`;
+    if (/metrics server/.test(message))
+      return `${message} (stop the process using ${o.metricsBindAddress}, or pick a free address with --metrics-bind-address)`;
+    if (/health probe/.test(message))
+      return `${message} (stop the process using ${o.healthProbeBindAddress}, or pick a free address with --health-probe-bind-address)`;
   }
-  if (/EACCES|permission denied/.test(message)) return `${message} (binding that port needs privileges: use a port above 1023)`;
+  if (/EACCES|permission denied/.test(message))
+    return `${message} (binding that port needs privileges: use a port above 1023)`;
   return message;
 }
 
 function printBanner(
   o: DemoOptions,
-  p: { apiUrl: string; kubeconfigPath: string; readerTokenPath?: string; metricsUrl?: string; healthUrl?: string; metricsCaPath?: string; prometheus?: DemoPrometheus },
+  p: {
+    apiUrl: string;
+    kubeconfigPath: string;
+    readerTokenPath?: string;
+    metricsUrl?: string;
+    healthUrl?: string;
+    metricsCaPath?: string;
+    prometheus?: DemoPrometheus;
+  },
 ): void {
   const lines = [
     '',
@@ -317,13 +420,18 @@ function printBanner(
   if (p.healthUrl) lines.push(`  health probes:  ${p.healthUrl}/healthz  ${p.healthUrl}/readyz`);
   if (p.metricsUrl) {
     lines.push(`  metrics:        ${p.metricsUrl}/metrics`);
-    if (p.metricsCaPath) lines.push(`  metrics CA:     ${p.metricsCaPath} (the serving certificate's CA; the API's CA is another)`);
+    if (p.metricsCaPath)
+      lines.push(`  metrics CA:     ${p.metricsCaPath} (the serving certificate's CA; the API's CA is another)`);
     if (!o.metricsSecure) {
       lines.push('', 'Try (plain HTTP, no authentication: --metrics-secure=false):', `  curl ${p.metricsUrl}/metrics`);
     } else if (p.readerTokenPath) {
       // -H @FILE: curl reads the header line from the file, so the token stays off the command line
       const header = join(dirname(p.readerTokenPath), 'reader.header');
-      lines.push('', 'Try (a token of a service account bound to the metrics-reader role):', `  curl -k -H @${header} ${p.metricsUrl}/metrics`);
+      lines.push(
+        '',
+        'Try (a token of a service account bound to the metrics-reader role):',
+        `  curl -k -H @${header} ${p.metricsUrl}/metrics`,
+      );
       if (p.metricsCaPath) {
         lines.push(
           'The same with the certificate verified:',
@@ -342,10 +450,18 @@ function printBanner(
     lines.push('  metrics:        disabled (--metrics-bind-address 0)');
   }
   if (p.prometheus) {
-    lines.push('', `Prometheus scrapes it every 5s: ${p.prometheus.url} (configuration, data and log in ${p.prometheus.dir})`);
+    lines.push(
+      '',
+      `Prometheus scrapes it every 5s: ${p.prometheus.url} (configuration, data and log in ${p.prometheus.dir})`,
+    );
     for (const l of p.prometheus.links) lines.push(`  ${l.title}:`, `    ${l.url}`);
   }
-  if (!o.kubeconfig) lines.push('', 'Look at the objects:', `  kubectl --kubeconfig ${p.kubeconfigPath} get configmaps,secrets -n ${WORKLOAD_NAMESPACE}`);
+  if (!o.kubeconfig)
+    lines.push(
+      '',
+      'Look at the objects:',
+      `  kubectl --kubeconfig ${p.kubeconfigPath} get configmaps,secrets -n ${WORKLOAD_NAMESPACE}`,
+    );
   lines.push('', o.duration > 0 ? `Stopping after ${o.duration}s (or Ctrl-C).` : 'Press Ctrl-C to stop.', '');
   process.stdout.write(lines.join('\n') + '\n');
 }

@@ -66,11 +66,19 @@ function parseDocs(text: string, source: string): DevObject[] {
 function kustomize(dir: string): DevObject[] {
   if (!['kustomization.yaml', 'kustomization.yml', 'Kustomization'].some((k) => existsSync(join(dir, k)))) return [];
   try {
-    return parseDocs(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }), dir);
+    return parseDocs(
+      execFileSync('kubectl', ['kustomize', dir], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 60_000,
+      }),
+      dir,
+    );
   } catch (err) {
     if (err instanceof CliError) throw err;
     const e = err as { stderr?: string; message: string; code?: string };
-    if (e.code === 'ENOENT') throw new CliError('kubectl is not on PATH: ctrlmetrics dev builds config/crd with kubectl kustomize');
+    if (e.code === 'ENOENT')
+      throw new CliError('kubectl is not on PATH: ctrlmetrics dev builds config/crd with kubectl kustomize');
     throw new CliError(`kubectl kustomize ${dir} failed: ${(e.stderr || e.message).trim()}`);
   }
 }
@@ -86,7 +94,11 @@ function build(dir: string): boolean {
 /** What the project has to serve: the webhook configurations of config/webhook and the CRDs converted by webhook. */
 function webhooksOf(dir: string, crds: DevObject[]): { configs: DevObject[]; conversions: string[] } {
   const file = join(dir, 'config', 'webhook', 'manifests.yaml');
-  const configs = existsSync(file) ? parseDocs(readFileSync(file, 'utf8'), file).filter((o) => /^(Mutating|Validating)WebhookConfiguration$/.test(String(o.kind))) : [];
+  const configs = existsSync(file)
+    ? parseDocs(readFileSync(file, 'utf8'), file).filter((o) =>
+        /^(Mutating|Validating)WebhookConfiguration$/.test(String(o.kind)),
+      )
+    : [];
   const conversions = crds
     .filter((c) => (c.spec as { conversion?: { strategy?: string } } | undefined)?.conversion?.strategy === 'Webhook')
     .map((c) => String(c.metadata?.name));
@@ -94,7 +106,8 @@ function webhooksOf(dir: string, crds: DevObject[]): { configs: DevObject[]; con
 }
 
 function portOf(v: string, flag: string): number {
-  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535) throw new UsageError(`${flag} takes a port number (1-65535), got ${JSON.stringify(v)}`);
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535)
+    throw new UsageError(`${flag} takes a port number (1-65535), got ${JSON.stringify(v)}`);
   return Number(v);
 }
 
@@ -114,7 +127,9 @@ async function run(flags: DevFlags, managerArgs: string[]): Promise<number> {
   try {
     project = readProjectFile(dir).projectName;
   } catch {
-    throw new CliError(`no PROJECT file in ${dir}: run ctrlmetrics dev in a project made by ctrlmetrics init (or pass --dir)`);
+    throw new CliError(
+      `no PROJECT file in ${dir}: run ctrlmetrics dev in a project made by ctrlmetrics init (or pass --dir)`,
+    );
   }
   const host = flags.webhookHost;
   const webhookPort = portOf(flags.webhookPort, '--webhook-port');
@@ -130,7 +145,10 @@ async function run(flags: DevFlags, managerArgs: string[]): Promise<number> {
     try {
       await client.get('/version', { signal: AbortSignal.timeout(15_000) });
     } catch (err) {
-      throw new OpsError(`cannot reach the cluster at ${client.config.server} (kubeconfig ${kubeconfig}): ${(err as Error).message}`, { cause: err });
+      throw new OpsError(
+        `cannot reach the cluster at ${client.config.server} (kubeconfig ${kubeconfig}): ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     if (!build(dir)) throw new CliError('npm run build failed: its output is above');
 
@@ -140,13 +158,24 @@ async function run(flags: DevFlags, managerArgs: string[]): Promise<number> {
     const roleFile = join(dir, 'config', 'rbac', 'metrics_reader_role.yaml');
     if (existsSync(roleFile)) {
       for (const role of parseDocs(readFileSync(roleFile, 'utf8'), roleFile).filter((o) => o.kind === 'ClusterRole')) {
-        await installMetricsReaderRole(client, { ...role, metadata: { ...role.metadata, name: `${project}-${role.metadata?.name}` } }, log);
+        await installMetricsReaderRole(
+          client,
+          { ...role, metadata: { ...role.metadata, name: `${project}-${role.metadata?.name}` } },
+          log,
+        );
       }
     }
 
-    const args = ['dist/main.js', '--kubeconfig', kubeconfig, `--metrics-bind-address=${flags.metricsBindAddress}`, `--health-probe-bind-address=${flags.healthProbeBindAddress}`];
+    const args = [
+      'dist/main.js',
+      '--kubeconfig',
+      kubeconfig,
+      `--metrics-bind-address=${flags.metricsBindAddress}`,
+      `--health-probe-bind-address=${flags.healthProbeBindAddress}`,
+    ];
     // ENABLE_WEBHOOKS=false: the manager serves none, so none may be pointed at it
-    const { configs, conversions } = process.env.ENABLE_WEBHOOKS === 'false' ? { configs: [], conversions: [] } : webhooksOf(dir, crds);
+    const { configs, conversions } =
+      process.env.ENABLE_WEBHOOKS === 'false' ? { configs: [], conversions: [] } : webhooksOf(dir, crds);
     let webhookUrl = '';
     if (configs.length || conversions.length) {
       const cert = await generateSelfSignedCertificate(isIP(host) ? { extraIPs: [host] } : { extraDNSNames: [host] });
@@ -173,7 +202,9 @@ async function run(flags: DevFlags, managerArgs: string[]): Promise<number> {
         if (!flags.watch) done(code ?? 1);
       });
       child = c;
-      log(`manager running (pid ${c.pid}) against ${client.config.server}${webhookUrl ? `; webhooks served at ${webhookUrl}` : ''}; Ctrl-C stops it${changes ? ' and puts the webhook configurations back' : ''}`);
+      log(
+        `manager running (pid ${c.pid}) against ${client.config.server}${webhookUrl ? `; webhooks served at ${webhookUrl}` : ''}; Ctrl-C stops it${changes ? ' and puts the webhook configurations back' : ''}`,
+      );
     };
     start();
 
@@ -236,7 +267,9 @@ async function run(flags: DevFlags, managerArgs: string[]): Promise<number> {
 export function register(program: Command): void {
   program
     .command('dev')
-    .description("Run a scaffolded project's manager against a cluster from this machine: build, install the CRDs, serve the webhooks locally, restore on Ctrl-C")
+    .description(
+      "Run a scaffolded project's manager against a cluster from this machine: build, install the CRDs, serve the webhooks locally, restore on Ctrl-C",
+    )
     .argument('[manager-args...]', 'flags passed on to the manager (after --)')
     .option('--dir <dir>', 'the project (a directory with a PROJECT file)', '.')
     .option('--kubeconfig <file>', 'the cluster (default: KUBECONFIG, then ~/.kube/config)')

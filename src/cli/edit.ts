@@ -1,11 +1,23 @@
 /** `ctrlmetrics edit`: switches optional parts of a generated project on and off in its kustomizations. */
 import type { Command } from 'commander';
 import { CliError, UsageError } from './errors.js';
-import { SCAFFOLD_OPTIONS, ScaffoldError, editProject, isScaffoldOption, type ScaffoldOption } from '../scaffold/index.js';
+import {
+  SCAFFOLD_OPTIONS,
+  ScaffoldError,
+  editProject,
+  isScaffoldOption,
+  type ScaffoldOption,
+} from '../scaffold/index.js';
 import { setMultigroup } from '../scaffold/project-file.js';
 import { parseGoBool } from '../util/go-bool.js';
 
-const collect = (value: string, previous: string[]): string[] => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+const collect = (value: string, previous: string[]): string[] => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
 
 function options(values: string[], flag: string): ScaffoldOption[] {
   const bad = values.filter((v) => !isScaffoldOption(v));
@@ -18,21 +30,36 @@ function options(values: string[], flag: string): ScaffoldOption[] {
 export function register(program: Command): void {
   program
     .command('edit')
-    .description(`Enable or disable optional parts of a project (${SCAFFOLD_OPTIONS.join(', ')}), keeping your own edits`)
-    .option('--enable <option>', `turn an option on (repeatable, or comma-separated): ${SCAFFOLD_OPTIONS.join(', ')}`, collect, [])
+    .description(
+      `Enable or disable optional parts of a project (${SCAFFOLD_OPTIONS.join(', ')}), keeping your own edits`,
+    )
+    .option(
+      '--enable <option>',
+      `turn an option on (repeatable, or comma-separated): ${SCAFFOLD_OPTIONS.join(', ')}`,
+      collect,
+      [],
+    )
     .option('--disable <option>', 'turn an option off (repeatable, or comma-separated)', collect, [])
-    .option('--multigroup [bool]', "switch the project to the multi-group layout (kubebuilder's edit --multigroup): new kinds go to src/api/<group>/<version>/")
+    .option(
+      '--multigroup [bool]',
+      "switch the project to the multi-group layout (kubebuilder's edit --multigroup): new kinds go to src/api/<group>/<version>/",
+    )
     .option('--dir <dir>', 'project directory', '.')
     .action(async (flags: { enable: string[]; disable: string[]; dir: string; multigroup?: boolean | string }) => {
       const enable = options(flags.enable, '--enable');
       const disable = options(flags.disable, '--disable');
       if (enable.length === 0 && disable.length === 0 && flags.multigroup === undefined) {
-        throw new UsageError(`nothing to do: pass --enable or --disable with one of ${SCAFFOLD_OPTIONS.join(', ')}, or --multigroup`);
+        throw new UsageError(
+          `nothing to do: pass --enable or --disable with one of ${SCAFFOLD_OPTIONS.join(', ')}, or --multigroup`,
+        );
       }
       try {
         if (flags.multigroup !== undefined) {
           const on = typeof flags.multigroup === 'boolean' ? flags.multigroup : parseGoBool(flags.multigroup);
-          if (on === undefined) throw new UsageError(`invalid argument "${String(flags.multigroup)}" for "--multigroup" flag: strconv.ParseBool: parsing "${String(flags.multigroup)}": invalid syntax`);
+          if (on === undefined)
+            throw new UsageError(
+              `invalid argument "${String(flags.multigroup)}" for "--multigroup" flag: strconv.ParseBool: parsing "${String(flags.multigroup)}": invalid syntax`,
+            );
           const changed = setMultigroup(flags.dir, on);
           process.stdout.write(
             changed

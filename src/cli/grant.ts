@@ -29,7 +29,10 @@ export function register(program: Command): void {
     .command('grant')
     .description('Bind the metrics-reader ClusterRole to a service account so it may GET /metrics (idempotent)')
     .requiredOption('--serviceaccount <ns:name>', 'the service account that scrapes, e.g. monitoring:prometheus')
-    .option('--clusterrole <name>', 'the reader ClusterRole (default: <project>-metrics-reader for a service account in <project>-system, else the only *-metrics-reader in the cluster)')
+    .option(
+      '--clusterrole <name>',
+      'the reader ClusterRole (default: <project>-metrics-reader for a service account in <project>-system, else the only *-metrics-reader in the cluster)',
+    )
     .option('--name <binding>', 'ClusterRoleBinding name (default: <clusterrole>:<ns>:<name>)')
     .option('--dry-run [strategy]', 'only "client": print the object, create nothing')
     .option('-o, --output <format>', 'yaml, json or name')
@@ -42,7 +45,9 @@ export function register(program: Command): void {
       if (dryRun && !flags.clusterrole) {
         // kubectl's client dry run never asks the server; neither do we: the role comes from the namespace name.
         if (!sa.namespace.endsWith('-system')) {
-          throw new UsageError('--dry-run=client needs --clusterrole when the service account is not in <project>-system (the role is otherwise looked up in the cluster)');
+          throw new UsageError(
+            '--dry-run=client needs --clusterrole when the service account is not in <project>-system (the role is otherwise looked up in the cluster)',
+          );
         }
         flags.clusterrole = `${sa.namespace.slice(0, -'-system'.length)}-metrics-reader`;
       }
@@ -60,7 +65,9 @@ export function register(program: Command): void {
         const role = flags.clusterrole ?? (await findReaderRole(client, sa.namespace));
         const binding = buildBinding(flags.name ?? defaultBindingName(role, sa), role, sa);
         if ((await serviceAccountExists(client, sa)) === false) {
-          process.stderr.write(`warning: serviceaccount ${sa.namespace}/${sa.name} does not exist yet; the binding applies once it is created\n`);
+          process.stderr.write(
+            `warning: serviceaccount ${sa.namespace}/${sa.name} does not exist yet; the binding applies once it is created\n`,
+          );
         }
         const result = await applyGrant(client, binding);
         print(result.binding, binding.metadata.name, result.status);

@@ -21,7 +21,23 @@ import * as generate from './generate.js';
 import * as create from './create.js';
 import * as dev from './dev.js';
 
-const COMMANDS = [demo, authority, init, edit, create, generate, dev, grant, token, monitors, labelNamespace, scrape, doctor, prometheusConfig, version];
+const COMMANDS = [
+  demo,
+  authority,
+  init,
+  edit,
+  create,
+  generate,
+  dev,
+  grant,
+  token,
+  monitors,
+  labelNamespace,
+  scrape,
+  doctor,
+  prometheusConfig,
+  version,
+];
 
 /** Builds the program with every command registered. */
 export function buildProgram(): Command {
@@ -73,7 +89,8 @@ export async function main(argv: string[]): Promise<number> {
   const args = argv.slice(2);
   // commander's own error text is replaced by kubectl's wording below
   program.configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: () => undefined });
-  for (const c of program.commands) c.configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: () => undefined });
+  for (const c of program.commands)
+    c.configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: () => undefined });
   if (args.length === 0) {
     // bare, as kubectl: the help on stdout, exit 0
     process.stdout.write(program.helpInformation());
@@ -98,7 +115,9 @@ function report(err: unknown, sub: string | undefined): number {
   if (err instanceof CommanderError) {
     // --help and --version end here with exit code 0
     if (err.exitCode === 0) return 0;
-    process.stderr.write(`error: ${usageMessage(err)}\n${usageHint(err.code === 'commander.unknownCommand' ? undefined : sub)}\n`);
+    process.stderr.write(
+      `error: ${usageMessage(err)}\n${usageHint(err.code === 'commander.unknownCommand' ? undefined : sub)}\n`,
+    );
     return 1;
   }
   if (err instanceof UsageError || err instanceof OpsUsageError) {

@@ -15,12 +15,23 @@ interface InitFlags {
 export function register(program: Command): void {
   program
     .command('init')
-    .description('Generate a TypeScript operator project: package.json, src/main.ts, Dockerfile and config/ (kustomize)')
-    .requiredOption('--project-name <name>', 'project name (DNS-1123 label): namePrefix "<name>-" and namespace "<name>-system"')
+    .description(
+      'Generate a TypeScript operator project: package.json, src/main.ts, Dockerfile and config/ (kustomize)',
+    )
+    .requiredOption(
+      '--project-name <name>',
+      'project name (DNS-1123 label): namePrefix "<name>-" and namespace "<name>-system"',
+    )
     .option('--domain <domain>', 'domain of the project (leader-election ID)', 'my.domain')
     .option('--dir <dir>', 'directory to generate the project in', '.')
-    .option('--force', 'write into a non-empty directory, overwriting the files init generates (other files are left alone)')
-    .option('--multigroup', "lay the project out for several API groups of its own: src/api/<group>/<version>/, src/controllers/<group>/ (kubebuilder's multi-group layout)")
+    .option(
+      '--force',
+      'write into a non-empty directory, overwriting the files init generates (other files are left alone)',
+    )
+    .option(
+      '--multigroup',
+      "lay the project out for several API groups of its own: src/api/<group>/<version>/, src/controllers/<group>/ (kubebuilder's multi-group layout)",
+    )
     .option(
       '--ctrlmetrics-version <spec>',
       `npm spec of the ctrlmetrics dependency, e.g. ^${ctrlmetricsPackageVersion()}, a git URL or file:../ctrlmetrics (default: this ctrlmetrics, packed into vendor/ctrlmetrics-${ctrlmetricsPackageVersion()}.tgz)`,

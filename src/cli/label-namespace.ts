@@ -9,9 +9,14 @@ import { OpsError } from '../ops/errors.js';
 export function register(program: Command): void {
   program
     .command('label-namespace')
-    .description('Set metrics=enabled on each namespace whose pods scrape the metrics endpoint (for the allow-metrics-traffic NetworkPolicy)')
+    .description(
+      'Set metrics=enabled on each namespace whose pods scrape the metrics endpoint (for the allow-metrics-traffic NetworkPolicy)',
+    )
     .argument('<namespace...>', 'namespaces to label')
-    .option('--overwrite', 'replace another value of the metrics label (without it such a namespace is an error, as kubectl label)')
+    .option(
+      '--overwrite',
+      'replace another value of the metrics label (without it such a namespace is an error, as kubectl label)',
+    )
     .option('--dry-run [strategy]', '"client": print what would change, change nothing (as kubectl)')
     .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
@@ -21,7 +26,9 @@ export function register(program: Command): void {
       await withClient(flags, async (client) => {
         for (const ns of namespaces) {
           try {
-            process.stdout.write(`namespace/${ns} ${await labelNamespace(client, ns, { overwrite: flags.overwrite, dryRun })}\n`);
+            process.stdout.write(
+              `namespace/${ns} ${await labelNamespace(client, ns, { overwrite: flags.overwrite, dryRun })}\n`,
+            );
           } catch (err) {
             if (!(err instanceof OpsError)) throw err;
             failed++;

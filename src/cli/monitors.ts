@@ -26,17 +26,27 @@ function wideColumns(m: ServiceMonitor): string[] {
   const spec = (m.spec ?? {}) as { endpoints?: Endpoint[]; selector?: { matchLabels?: Record<string, string> } };
   const endpoints = spec.endpoints ?? [];
   const where = endpoints.map((e) => `${e.scheme ?? 'http'}:${e.port ?? e.targetPort ?? '?'}${e.path ?? '/metrics'}`);
-  const tls = endpoints.map((e) => (e.scheme !== 'https' && !e.tlsConfig ? '-' : e.tlsConfig?.insecureSkipVerify ? 'insecure' : `verify${e.tlsConfig?.serverName ? ` ${e.tlsConfig.serverName}` : ''}`));
+  const tls = endpoints.map((e) =>
+    e.scheme !== 'https' && !e.tlsConfig
+      ? '-'
+      : e.tlsConfig?.insecureSkipVerify
+        ? 'insecure'
+        : `verify${e.tlsConfig?.serverName ? ` ${e.tlsConfig.serverName}` : ''}`,
+  );
   // sorted by key, as kubectl formats a label selector (and whatever order the server stored the map in)
-  const selector = Object.entries(spec.selector?.matchLabels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`);
+  const selector = Object.entries(spec.selector?.matchLabels ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`);
   return [where.join(',') || '<none>', tls.join(',') || '<none>', selector.join(',') || '<none>'];
 }
 
 export function register(program: Command): void {
   program
     .command('monitors')
-    .description('List the ServiceMonitors of a namespace (NAME, AGE); says so when the Prometheus operator\'s CRD is missing')
-    .option('-n, --namespace <ns>', 'namespace (default: the kubeconfig context\'s, else default)')
+    .description(
+      "List the ServiceMonitors of a namespace (NAME, AGE); says so when the Prometheus operator's CRD is missing",
+    )
+    .option('-n, --namespace <ns>', "namespace (default: the kubeconfig context's, else default)")
     .option('-A, --all-namespaces', 'list across all namespaces')
     .option('-o, --output <format>', 'wide (adds ENDPOINTS, TLS, SELECTOR), yaml, json or name')
     .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, in-cluster service account, ~/.kube/config)')
@@ -46,11 +56,14 @@ export function register(program: Command): void {
       const ns = flags.allNamespaces ? undefined : (flags.namespace ?? defaultNamespace(flags));
       const items = await withClient(flags, (client) => listServiceMonitors(client, ns));
       if (output === 'yaml' || output === 'json') {
-        process.stdout.write(formatObject({ apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } }, output, ''));
+        process.stdout.write(
+          formatObject({ apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } }, output, ''),
+        );
         return;
       }
       if (output === 'name') {
-        for (const m of items) process.stdout.write(resourceName('servicemonitor', 'monitoring.coreos.com', m.metadata.name) + '\n');
+        for (const m of items)
+          process.stdout.write(resourceName('servicemonitor', 'monitoring.coreos.com', m.metadata.name) + '\n');
         return;
       }
       if (items.length === 0) {
@@ -58,12 +71,27 @@ export function register(program: Command): void {
         return;
       }
       const now = Date.now();
-      const age = (m: (typeof items)[number]) => (m.metadata.creationTimestamp ? humanAge(now - Date.parse(m.metadata.creationTimestamp)) : '<unknown>');
+      const age = (m: (typeof items)[number]) =>
+        m.metadata.creationTimestamp ? humanAge(now - Date.parse(m.metadata.creationTimestamp)) : '<unknown>';
       const rows = items
         .slice()
-        .sort((a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name))
-        .map((m) => [...(ns ? [] : [m.metadata.namespace ?? '']), m.metadata.name, age(m), ...(output === 'wide' ? wideColumns(m) : [])]);
-      const headers = [...(ns ? [] : ['NAMESPACE']), 'NAME', 'AGE', ...(output === 'wide' ? ['ENDPOINTS', 'TLS', 'SELECTOR'] : [])];
+        .sort(
+          (a, b) =>
+            (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
+            a.metadata.name.localeCompare(b.metadata.name),
+        )
+        .map((m) => [
+          ...(ns ? [] : [m.metadata.namespace ?? '']),
+          m.metadata.name,
+          age(m),
+          ...(output === 'wide' ? wideColumns(m) : []),
+        ]);
+      const headers = [
+        ...(ns ? [] : ['NAMESPACE']),
+        'NAME',
+        'AGE',
+        ...(output === 'wide' ? ['ENDPOINTS', 'TLS', 'SELECTOR'] : []),
+      ];
       process.stdout.write(formatTable(headers, rows));
     });
 }

@@ -9,11 +9,23 @@ interface PrometheusConfigFlags extends PrometheusConfigOptions {
 export function register(program: Command): void {
   program
     .command('prometheus-config')
-    .description('Print the Prometheus scrape_configs job equivalent to the project\'s ServiceMonitor (for Prometheus without the operator)')
-    .option('--from <dirOrFile>', 'kustomize overlay to build (kubectl kustomize) or a YAML file with the ServiceMonitor', 'config/default')
-    .option('--target <host:port>', 'scrape this address directly (static target with the operator\'s labels) instead of discovering the Service endpoints')
-    .option('--token-file <file>', 'bearer token file Prometheus reads (default: the ServiceMonitor\'s bearerTokenFile)')
-    .option('--ca-file <file>', 'CA certificate that verifies the endpoint (default: where the operator mounts the CA Secret)')
+    .description(
+      "Print the Prometheus scrape_configs job equivalent to the project's ServiceMonitor (for Prometheus without the operator)",
+    )
+    .option(
+      '--from <dirOrFile>',
+      'kustomize overlay to build (kubectl kustomize) or a YAML file with the ServiceMonitor',
+      'config/default',
+    )
+    .option(
+      '--target <host:port>',
+      "scrape this address directly (static target with the operator's labels) instead of discovering the Service endpoints",
+    )
+    .option('--token-file <file>', "bearer token file Prometheus reads (default: the ServiceMonitor's bearerTokenFile)")
+    .option(
+      '--ca-file <file>',
+      'CA certificate that verifies the endpoint (default: where the operator mounts the CA Secret)',
+    )
     .option('--cert-file <file>', 'client certificate to present (with --key-file)')
     .option('--key-file <file>', 'client key to present (with --cert-file)')
     .option('--pod <name>', 'value of the "pod" label of a static --target')

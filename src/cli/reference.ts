@@ -28,7 +28,7 @@ export function renderCliReference(): string {
   const out = [
     '# CLI reference',
     '',
-    '<!-- Generated from the commands\' own help by `npm run docs:cli` (src/cli/reference.ts); do not edit. -->',
+    "<!-- Generated from the commands' own help by `npm run docs:cli` (src/cli/reference.ts); do not edit. -->",
     '',
     'Every command of `ctrlmetrics`, as `ctrlmetrics <command> --help` prints it. The guides explain when to use',
     'each: [the tutorial](../tutorial.md), [testing on the authority](../guides/testing.md),',
@@ -42,11 +42,15 @@ export function renderCliReference(): string {
     helpOf(program),
     '```',
   ];
-  for (const { path, cmd } of commands) out.push('', `## \`ctrlmetrics ${path.join(' ')}\``, '', '```text', helpOf(cmd), '```');
+  for (const { path, cmd } of commands)
+    out.push('', `## \`ctrlmetrics ${path.join(' ')}\``, '', '```text', helpOf(cmd), '```');
   return out.join('\n') + '\n';
 }
 
 /** GitHub's anchor of the heading `ctrlmetrics <path>` in backticks. */
 function anchorOf(path: string[]): string {
-  return ['ctrlmetrics', ...path].join('-').toLowerCase().replace(/[^a-z0-9 -]/g, '');
+  return ['ctrlmetrics', ...path]
+    .join('-')
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '');
 }

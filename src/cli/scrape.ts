@@ -7,7 +7,15 @@
 import type { Command } from 'commander';
 import { filterExposition } from '../ops/exposition.js';
 import { parseDuration } from '../ops/output.js';
-import { DEFAULT_RETRY, ScrapeFailure, abortableSleep, resolveTarget, scrapeOnce, scrapeWithRetry, type ScrapeTarget } from '../ops/scrape.js';
+import {
+  DEFAULT_RETRY,
+  ScrapeFailure,
+  abortableSleep,
+  resolveTarget,
+  scrapeOnce,
+  scrapeWithRetry,
+  type ScrapeTarget,
+} from '../ops/scrape.js';
 import { WatchHistory, renderLines, renderScreen, watchPoint } from '../ops/scrape-watch.js';
 import { TerminalScreen } from './terminal-screen.js';
 import { CliError, UsageError } from './errors.js';
@@ -24,20 +32,27 @@ interface ScrapeFlags {
   requestTimeout: string;
 }
 
-
 export function register(program: Command): void {
   program
     .command('scrape')
-    .description('Scrape a secure metrics endpoint with a bearer token, explaining 401/403/500/TLS failures; --watch shows a live per-controller table')
+    .description(
+      'Scrape a secure metrics endpoint with a bearer token, explaining 401/403/500/TLS failures; --watch shows a live per-controller table',
+    )
     .argument('<url>', 'metrics URL, e.g. https://127.0.0.1:8443/metrics')
     .option('--token <token>', 'bearer token')
-    .option('--token-file <file>', 'file holding the bearer token, re-read on every scrape (default in a pod: the service account token)')
+    .option(
+      '--token-file <file>',
+      'file holding the bearer token, re-read on every scrape (default in a pod: the service account token)',
+    )
     .option('--insecure', 'do not verify the server certificate (testing only)')
     .option('--cacert <file>', 'CA certificate that signed the server certificate')
     .option('--interval <duration>', 'time between scrapes', '5s')
     .option('--count <n>', 'number of scrapes (default: 1, or until Ctrl-C with --watch)')
     .option('--match <regex>', 'print only metrics whose name matches')
-    .option('--watch', 'a live view per controller: reconciles/s, error ratio, p50/p90 reconcile latency, queue depth, the last minute as a sparkline; keeps retrying across restarts until Ctrl-C (one line per controller per scrape when not a terminal)')
+    .option(
+      '--watch',
+      'a live view per controller: reconciles/s, error ratio, p50/p90 reconcile latency, queue depth, the last minute as a sparkline; keeps retrying across restarts until Ctrl-C (one line per controller per scrape when not a terminal)',
+    )
     .option('--request-timeout <duration>', 'deadline of each request', '10s')
     .action(async (url: string, flags: ScrapeFlags) => {
       await runScrape(url, flags);
@@ -51,7 +66,8 @@ async function runScrape(url: string, flags: ScrapeFlags): Promise<void> {
   let count: number | undefined;
   if (flags.count !== undefined) {
     count = Number(flags.count);
-    if (!Number.isInteger(count) || count < 1) throw new UsageError(`--count must be a positive integer, got ${JSON.stringify(flags.count)}`);
+    if (!Number.isInteger(count) || count < 1)
+      throw new UsageError(`--count must be a positive integer, got ${JSON.stringify(flags.count)}`);
   } else if (!flags.watch) count = 1;
   let match: RegExp | undefined;
   if (flags.match !== undefined) {
@@ -61,7 +77,14 @@ async function runScrape(url: string, flags: ScrapeFlags): Promise<void> {
       throw new UsageError(`--match: invalid regular expression: ${(err as Error).message}`, { cause: err });
     }
   }
-  const target = resolveTarget({ url, token: flags.token, tokenFile: flags.tokenFile, insecure: flags.insecure, cacert: flags.cacert, timeoutMs });
+  const target = resolveTarget({
+    url,
+    token: flags.token,
+    tokenFile: flags.tokenFile,
+    insecure: flags.insecure,
+    cacert: flags.cacert,
+    timeoutMs,
+  });
 
   const abort = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
@@ -80,8 +103,18 @@ async function runScrape(url: string, flags: ScrapeFlags): Promise<void> {
 }
 
 /** Plain scrapes: the exposition (or the lines `--match` keeps), `count` times. */
-async function scrapeLoop(target: ScrapeTarget, o: { intervalMs: number; count: number; match?: RegExp }, signal: AbortSignal): Promise<void> {
-  const retry = { ...DEFAULT_RETRY, onRetry: (f: ScrapeFailure, attempt: number, waitMs: number) => process.stderr.write(`retrying in ${(waitMs / 1000).toFixed(1)}s (attempt ${attempt + 1}/${DEFAULT_RETRY.attempts}): ${f.message}\n`) };
+async function scrapeLoop(
+  target: ScrapeTarget,
+  o: { intervalMs: number; count: number; match?: RegExp },
+  signal: AbortSignal,
+): Promise<void> {
+  const retry = {
+    ...DEFAULT_RETRY,
+    onRetry: (f: ScrapeFailure, attempt: number, waitMs: number) =>
+      process.stderr.write(
+        `retrying in ${(waitMs / 1000).toFixed(1)}s (attempt ${attempt + 1}/${DEFAULT_RETRY.attempts}): ${f.message}\n`,
+      ),
+  };
   for (let n = 1; n <= o.count; n++) {
     if (signal.aborted) return;
     let res;
@@ -111,7 +144,11 @@ function clock(ms: number): string {
  * a rollout, a 5xx) are retried with backoff for as long as it takes, the last table kept on screen; a failure that
  * retrying cannot fix (401, 403, TLS) ends the watch with its explanation.
  */
-async function watch(target: ScrapeTarget, o: { intervalMs: number; count?: number; tty: boolean }, signal: AbortSignal): Promise<void> {
+async function watch(
+  target: ScrapeTarget,
+  o: { intervalMs: number; count?: number; tty: boolean },
+  signal: AbortSignal,
+): Promise<void> {
   const history = new WatchHistory();
   const screen = o.tty ? new TerminalScreen(process.stdout) : undefined;
   let scrapes = 0;
@@ -119,7 +156,15 @@ async function watch(target: ScrapeTarget, o: { intervalMs: number; count?: numb
   let downSince: number | undefined;
   let lastError = '';
   const draw = () =>
-    screen?.draw(renderScreen(history, { url: target.url.href, intervalMs: o.intervalMs, columns: screen.columns, rows: screen.rows - 1, staleSince: downSince }));
+    screen?.draw(
+      renderScreen(history, {
+        url: target.url.href,
+        intervalMs: o.intervalMs,
+        columns: screen.columns,
+        rows: screen.rows - 1,
+        staleSince: downSince,
+      }),
+    );
   screen?.onResize(draw);
   screen?.enter();
   draw();
@@ -149,7 +194,10 @@ async function watch(target: ScrapeTarget, o: { intervalMs: number; count?: numb
           draw();
         }
         wait = retryDelay(failures, o.intervalMs);
-        if (!screen) process.stderr.write(`${clock(Date.now())} not answering (attempt ${failures}): ${lastError}; retrying in ${(wait / 1000).toFixed(1)}s\n`);
+        if (!screen)
+          process.stderr.write(
+            `${clock(Date.now())} not answering (attempt ${failures}): ${lastError}; retrying in ${(wait / 1000).toFixed(1)}s\n`,
+          );
       }
       const until = Date.now() + wait;
       const left = () => `${Math.max(0, Math.ceil((until - Date.now()) / 1000))}s`;
@@ -163,6 +211,14 @@ async function watch(target: ScrapeTarget, o: { intervalMs: number; count?: numb
     }
   } finally {
     // the last screen stays in the terminal's scrollback once the view closes
-    screen?.leave(renderScreen(history, { url: target.url.href, intervalMs: o.intervalMs, columns: screen.columns, rows: Number.MAX_SAFE_INTEGER, staleSince: downSince }));
+    screen?.leave(
+      renderScreen(history, {
+        url: target.url.href,
+        intervalMs: o.intervalMs,
+        columns: screen.columns,
+        rows: Number.MAX_SAFE_INTEGER,
+        staleSince: downSince,
+      }),
+    );
   }
 }

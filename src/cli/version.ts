@@ -19,7 +19,13 @@ export function packageVersion(): string {
 
 /** What `-o json|yaml` prints: kubectl's `clientVersion` object, with ctrlmetrics' fields. */
 export function versionInfo(): { clientVersion: { gitVersion: string; nodeVersion: string; platform: string } } {
-  return { clientVersion: { gitVersion: `v${packageVersion()}`, nodeVersion: process.version, platform: `${process.platform}/${process.arch}` } };
+  return {
+    clientVersion: {
+      gitVersion: `v${packageVersion()}`,
+      nodeVersion: process.version,
+      platform: `${process.platform}/${process.arch}`,
+    },
+  };
 }
 
 export function register(program: Command): void {
@@ -32,7 +38,9 @@ export function register(program: Command): void {
       if (flags.output === 'json') process.stdout.write(JSON.stringify(info, null, 2) + '\n');
       else if (flags.output === 'yaml') process.stdout.write(toKubectlYaml(info));
       else if (flags.output === undefined) {
-        process.stdout.write(`Client Version: ${info.clientVersion.gitVersion}\nNode.js Version: ${info.clientVersion.nodeVersion}\nPlatform: ${info.clientVersion.platform}\n`);
+        process.stdout.write(
+          `Client Version: ${info.clientVersion.gitVersion}\nNode.js Version: ${info.clientVersion.nodeVersion}\nPlatform: ${info.clientVersion.platform}\n`,
+        );
       } else throw new UsageError(`--output must be 'yaml' or 'json'`);
     });
 }

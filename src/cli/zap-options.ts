@@ -15,15 +15,17 @@ export interface ZapCliOptions {
 /** Adds the five flags; their values accumulate into `zap`. */
 export function addZapOptions(cmd: Command): Command {
   for (const [name, flag] of Object.entries(ZAP_FLAGS)) {
-    const option = new Option(flag.boolean ? `--${name} [bool]` : `--${name} <value>`, flag.help).argParser((value: string | undefined, previous: unknown) => {
-      const o: LogOptions = { ...(previous as LogOptions | undefined) };
-      try {
-        setZapFlag(o, name, value);
-      } catch (err) {
-        throw new UsageError(`--${name}: ${(err as Error).message}`, { cause: err });
-      }
-      return o;
-    });
+    const option = new Option(flag.boolean ? `--${name} [bool]` : `--${name} <value>`, flag.help).argParser(
+      (value: string | undefined, previous: unknown) => {
+        const o: LogOptions = { ...(previous as LogOptions | undefined) };
+        try {
+          setZapFlag(o, name, value);
+        } catch (err) {
+          throw new UsageError(`--${name}: ${(err as Error).message}`, { cause: err });
+        }
+        return o;
+      },
+    );
     // a boolean given alone goes through the parser too (commander would otherwise store `true` over the object)
     if (flag.boolean) option.preset('true');
     option.attributeName = () => 'zap';

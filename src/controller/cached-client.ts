@@ -15,12 +15,21 @@ import { copyJson } from '../util/json-copy.js';
 const OBJECT_PATH = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?$/;
 
 /** A read the cache can answer: the collection path, the namespace and the name (none for a list). */
-function cacheable(path: string, opts: RequestOptions | undefined): { collection: string; namespace?: string; name?: string } | undefined {
+function cacheable(
+  path: string,
+  opts: RequestOptions | undefined,
+): { collection: string; namespace?: string; name?: string } | undefined {
   // a query (selectors, resourceVersion, pagination) asks for something the cache does not answer as the API would
   if (opts?.query && Object.values(opts.query).some((v) => v !== undefined)) return undefined;
   const m = OBJECT_PATH.exec(path);
   if (!m) return undefined;
-  const [, prefix, ns, resource, name] = m as unknown as [string, string, string | undefined, string, string | undefined];
+  const [, prefix, ns, resource, name] = m as unknown as [
+    string,
+    string,
+    string | undefined,
+    string,
+    string | undefined,
+  ];
   const namespace = ns === undefined ? undefined : decodeURIComponent(ns);
   const collection = `${prefix}${ns === undefined ? '' : `/namespaces/${ns}`}/${resource}`;
   return { collection, namespace, name: name === undefined ? undefined : decodeURIComponent(name) };
@@ -53,7 +62,11 @@ const READ_SYNC_TIMEOUT_MS = 30_000;
  * (reconcilers may change what they read) or, with `unsafeDisableDeepCopy`, frozen as cached; a missing one as the
  * API's 404; a collection as a List.
  */
-export function cachedReadClient(client: KubeClient, informers: InformerSet | (() => InformerSet | undefined), opts: CachedReadOptions = {}): KubeClient {
+export function cachedReadClient(
+  client: KubeClient,
+  informers: InformerSet | (() => InformerSet | undefined),
+  opts: CachedReadOptions = {},
+): KubeClient {
   const handOut = opts.unsafeDisableDeepCopy ? <T>(v: T): T => deepFreeze(v) : copyJson;
   // a getter: the manager's client exists before its informers do (they are made by start())
   const current = typeof informers === 'function' ? informers : () => informers;
@@ -63,7 +76,11 @@ export function cachedReadClient(client: KubeClient, informers: InformerSet | ((
     const set = read && current();
     let inf = set?.wholeCollection(read!.collection, read!.namespace);
     if (set && !inf && mapper) {
-      inf = await set.informerForRead(read.collection, read.namespace, mapper, { start: !readerFailOnMissingInformer, timeoutMs: syncTimeoutMs, signal: opts?.signal });
+      inf = await set.informerForRead(read.collection, read.namespace, mapper, {
+        start: !readerFailOnMissingInformer,
+        timeoutMs: syncTimeoutMs,
+        signal: opts?.signal,
+      });
     }
     if (!read || !inf) return client.get<T>(path, opts);
     if (read.name === undefined) {

@@ -21,7 +21,6 @@ export interface Condition {
 /** A condition to set: `lastTransitionTime` is filled in when absent. */
 export type NewCondition = Omit<Condition, 'lastTransitionTime'> & { lastTransitionTime?: string };
 
-
 /** The condition of `type`, or undefined. */
 export function findStatusCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
   return conditions?.find((c) => c.type === type);
@@ -32,7 +31,11 @@ export function findStatusCondition(conditions: readonly Condition[] | undefined
  * `lastTransitionTime` is set only when it is new or its status changes (to the one given, else `now`). True when
  * anything changed (write the status then).
  */
-export function setStatusCondition(conditions: Condition[], condition: NewCondition, now: number = Date.now()): boolean {
+export function setStatusCondition(
+  conditions: Condition[],
+  condition: NewCondition,
+  now: number = Date.now(),
+): boolean {
   const existing = findStatusCondition(conditions, condition.type);
   if (!existing) {
     conditions.push({ ...condition, lastTransitionTime: condition.lastTransitionTime || kubeTime(now) });

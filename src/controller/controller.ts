@@ -11,7 +11,17 @@ import { keyRequest, requestKey, requestsFor } from './handlers.js';
 import { WatchSpecError, type InformerSet, type WatchCache } from './informers.js';
 import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './ratelimiter.js';
-import type { CacheListOptions, CacheReader, EventType, KubeObject, ReconcileContext, Reconciler, Request, Result, WatchSpec } from './types.js';
+import type {
+  CacheListOptions,
+  CacheReader,
+  EventType,
+  KubeObject,
+  ReconcileContext,
+  Reconciler,
+  Request,
+  Result,
+  WatchSpec,
+} from './types.js';
 import { Workqueue } from './workqueue.js';
 import { LOW_PRIORITY, PriorityQueue } from './priorityqueue.js';
 import { cachedReadClient } from './cached-client.js';
@@ -145,7 +155,9 @@ export class Controller {
 
   constructor(opts: ControllerOptions) {
     if (!opts.name || !NAME_RE.test(opts.name)) {
-      throw new Error(`controller name ${JSON.stringify(opts.name)} is invalid: use lower-case letters, digits, '-', '_' or '.'`);
+      throw new Error(
+        `controller name ${JSON.stringify(opts.name)} is invalid: use lower-case letters, digits, '-', '_' or '.'`,
+      );
     }
     if (!opts.watches?.length) throw new Error(`controller ${opts.name}: at least one watch is required`);
     this.name = opts.name;
@@ -219,7 +231,9 @@ export class Controller {
     const log = this.logFor(deps);
     this.metrics = controllerMetricsFor(this.name, this.maxConcurrentReconciles);
     const queueOptions = { name: this.name, rateLimiter: this.rateLimiter, clock: this.clock };
-    const queue: ControllerQueue = this.usePriorityQueue ? new PriorityQueue<string>(queueOptions) : new Workqueue<string>(queueOptions);
+    const queue: ControllerQueue = this.usePriorityQueue
+      ? new PriorityQueue<string>(queueOptions)
+      : new Workqueue<string>(queueOptions);
     const lowPriority = this.usePriorityQueue ? LOW_PRIORITY : 0;
     this._queue = queue;
 
@@ -227,8 +241,12 @@ export class Controller {
     // resources and scopes from discovery; what is not served yet is asked again within the sync timeout
     const deadline = Date.now() + this.cacheSyncTimeoutMs;
     const mapper = this.mapperFor(deps);
-    const resolved = await Promise.allSettled(this.watches.map((spec) => deps.informers.resolve(spec, mapper, deadline, deps.signal)));
-    const wrong = resolved.find((r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof WatchSpecError);
+    const resolved = await Promise.allSettled(
+      this.watches.map((spec) => deps.informers.resolve(spec, mapper, deadline, deps.signal)),
+    );
+    const wrong = resolved.find(
+      (r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof WatchSpecError,
+    );
     if (wrong) throw new Error(`controller ${this.name}: ${(wrong.reason as Error).message}`);
     if (deps.signal.aborted) {
       this.sources = undefined;
@@ -254,7 +272,8 @@ export class Controller {
       };
       // controller-runtime's LowPriority: objects of the initial list, and updates that change nothing (resync,
       // re-list) wait behind real changes
-      const unchanged = (o: KubeObject, n: KubeObject) => o.metadata?.resourceVersion !== undefined && o.metadata.resourceVersion === n.metadata?.resourceVersion;
+      const unchanged = (o: KubeObject, n: KubeObject) =>
+        o.metadata?.resourceVersion !== undefined && o.metadata.resourceVersion === n.metadata?.resourceVersion;
       this.removeHandlers.push(
         inf.addHandler({
           onAdd: (o, initial) => enqueue(o, 'add', undefined, initial ? lowPriority : 0),
@@ -264,7 +283,9 @@ export class Controller {
       );
     }
     // the manager's abort ends the wait at once (a test's after() must not wait for the sync timeout)
-    const synced = await Promise.all([...used].map((i) => i.waitForSync(Math.max(0, deadline - Date.now()), deps.signal)));
+    const synced = await Promise.all(
+      [...used].map((i) => i.waitForSync(Math.max(0, deadline - Date.now()), deps.signal)),
+    );
     if (deps.signal.aborted) {
       // a later start (the warm-up was cut short) registers and syncs again
       for (const r of this.removeHandlers.splice(0)) r();
@@ -283,13 +304,21 @@ export class Controller {
 
   private startWorkers(deps: ControllerStartDeps, { queue, caches }: Sources, log: Logger): void {
     const mapper = this.mapperFor(deps);
-    const readClient = cachedReadClient(deps.client, deps.informers, { unsafeDisableDeepCopy: deps.unsafeDisableDeepCopy, mapper, readerFailOnMissingInformer: deps.readerFailOnMissingInformer });
+    const readClient = cachedReadClient(deps.client, deps.informers, {
+      unsafeDisableDeepCopy: deps.unsafeDisableDeepCopy,
+      mapper,
+      readerFailOnMissingInformer: deps.readerFailOnMissingInformer,
+    });
     // matchingFields lists answered from the field indexes of this controller's watches
     const fromIndex = (type: TypeRef, field: string, value: string, namespace: string | undefined) => {
       try {
         return caches.byIndex(type, field, value, namespace);
       } catch (err) {
-        if (err instanceof NotCachedError) throw new Error(`list ${type.kind} (${type.apiVersion}) with matchingFields: the controller ${this.name} does not watch it, so no cache of it is indexed`, { cause: err });
+        if (err instanceof NotCachedError)
+          throw new Error(
+            `list ${type.kind} (${type.apiVersion}) with matchingFields: the controller ${this.name} does not watch it, so no cache of it is indexed`,
+            { cause: err },
+          );
         throw err;
       }
     };
@@ -305,10 +334,16 @@ export class Controller {
         const fields = Object.entries(opts.matchingFields ?? {});
         const named = typeof kind === 'string' ? kind : kind.kind;
         // as controller-runtime's cache: one exact field match, answered from its index
-        if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${named} by one field (got ${fields.map(([f]) => f).join(', ')})`);
-        if (fields.length === 1) return caches.byIndex(kind, fields[0][0], fields[0][1], opts.namespace).map(deepFreeze) as unknown as T[];
+        if (fields.length > 1)
+          throw new Error(
+            `non-exact field matches are not supported by the cache: list ${named} by one field (got ${fields.map(([f]) => f).join(', ')})`,
+          );
+        if (fields.length === 1)
+          return caches.byIndex(kind, fields[0][0], fields[0][1], opts.namespace).map(deepFreeze) as unknown as T[];
         const all = caches.list(kind);
-        return (opts.namespace === undefined ? all : all.filter((o) => o.metadata?.namespace === opts.namespace)).map(deepFreeze) as unknown as T[];
+        return (opts.namespace === undefined ? all : all.filter((o) => o.metadata?.namespace === opts.namespace)).map(
+          deepFreeze,
+        ) as unknown as T[];
       },
     };
     log.info('Starting workers', { 'worker count': this.maxConcurrentReconciles });
@@ -343,7 +378,7 @@ export class Controller {
       // checked after the wait for an item: a process that wakes from a freeze must not act on a lost lease
       if (deps.mayReconcile && !deps.mayReconcile()) {
         queue.done(item);
-        log.error('Not reconciling: the leader lease may have expired by this process\'s clock', { key: item });
+        log.error("Not reconciling: the leader lease may have expired by this process's clock", { key: item });
         deps.onFenced?.();
         return;
       }
@@ -355,7 +390,14 @@ export class Controller {
     }
   }
 
-  private async reconcileHandler(queue: ControllerQueue, key: string, priority: number, deps: WorkerDeps, log: Logger, cache: CacheReader): Promise<void> {
+  private async reconcileHandler(
+    queue: ControllerQueue,
+    key: string,
+    priority: number,
+    deps: WorkerDeps,
+    log: Logger,
+    cache: CacheReader,
+  ): Promise<void> {
     const m = this.metrics!;
     const req: Request = keyRequest(key);
     // the request's logger is built only if something logs (keeps the hot path free of allocations)
@@ -364,14 +406,23 @@ export class Controller {
     let reconcileID: string | undefined;
     const getID = () => (reconcileID ??= randomUUID());
     const getLog = () =>
-      (reqLog ??= log.child('reconcile', req.namespace ? { namespace: req.namespace, name: req.name, reconcileID: getID() } : { name: req.name, reconcileID: getID() }));
+      (reqLog ??= log.child(
+        'reconcile',
+        req.namespace
+          ? { namespace: req.namespace, name: req.name, reconcileID: getID() }
+          : { name: req.name, reconcileID: getID() },
+      ));
     // controller-runtime's context.WithTimeoutCause: the reconcile's own signal, aborted by the timeout or shutdown
     let timeout: AbortController | undefined;
     let cancelTimer: (() => void) | undefined;
     if (this.reconciliationTimeoutMs > 0) {
       const t = (timeout = new AbortController());
       const ms = this.reconciliationTimeoutMs;
-      cancelTimer = after(ms, () => t.abort(new ReconcileTimeoutError(`reconcile of ${key} exceeded the reconciliation timeout of ${ms} ms`)), this.clock);
+      cancelTimer = after(
+        ms,
+        () => t.abort(new ReconcileTimeoutError(`reconcile of ${key} exceeded the reconciliation timeout of ${ms} ms`)),
+        this.clock,
+      );
     }
     const ctx: ReconcileContext = {
       controller: this.name,
@@ -409,7 +460,10 @@ export class Controller {
       let text = describe(err);
       if (isPanic(err)) {
         m.panics.inc();
-        getLog().error('Observed a panic in reconciler', { panic: text, ...(err instanceof Error && err.stack ? { stacktrace: err.stack } : {}) });
+        getLog().error('Observed a panic in reconciler', {
+          panic: text,
+          ...(err instanceof Error && err.stack ? { stacktrace: err.stack } : {}),
+        });
         text = `panic: ${text} [recovered]`;
       }
       m.errors.inc();
@@ -443,7 +497,7 @@ export class Controller {
 function describe(err: unknown): string {
   if (err instanceof Error) return err.message;
   try {
-    return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+    return typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err));
   } catch {
     return String(err);
   }

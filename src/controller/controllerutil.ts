@@ -22,7 +22,9 @@ export class AlreadyOwnedError extends CtrlmetricsError {
     readonly owner: OwnerReference,
   ) {
     const md = object.metadata ?? {};
-    super(`Object ${md.namespace ? `${md.namespace}/` : ''}${md.name ?? ''} is already owned by another ${owner.kind} controller ${owner.name}`);
+    super(
+      `Object ${md.namespace ? `${md.namespace}/` : ''}${md.name ?? ''} is already owned by another ${owner.kind} controller ${owner.name}`,
+    );
   }
 }
 
@@ -31,7 +33,10 @@ function groupOf(apiVersion: string): string {
   return i < 0 ? '' : apiVersion.slice(0, i);
 }
 
-function sameOwner(a: Pick<OwnerReference, 'apiVersion' | 'kind' | 'name'>, b: Pick<OwnerReference, 'apiVersion' | 'kind' | 'name'>): boolean {
+function sameOwner(
+  a: Pick<OwnerReference, 'apiVersion' | 'kind' | 'name'>,
+  b: Pick<OwnerReference, 'apiVersion' | 'kind' | 'name'>,
+): boolean {
   // as controller-runtime: the group, not the version, identifies the owner's type
   return groupOf(a.apiVersion) === groupOf(b.apiVersion) && a.kind === b.kind && a.name === b.name;
 }
@@ -40,13 +45,19 @@ function sameOwner(a: Pick<OwnerReference, 'apiVersion' | 'kind' | 'name'>, b: P
 function referenceTo(owner: ObjectLike, object: ObjectLike): OwnerReference {
   const md = owner.metadata ?? {};
   if (!owner.apiVersion || !owner.kind || !md.name || !md.uid) {
-    throw new TypeError(`the owner needs apiVersion, kind, metadata.name and metadata.uid (use the object as read from the API, not a new literal)`);
+    throw new TypeError(
+      `the owner needs apiVersion, kind, metadata.name and metadata.uid (use the object as read from the API, not a new literal)`,
+    );
   }
   const ownerNs = md.namespace;
   const objectNs = object.metadata?.namespace;
   if (ownerNs) {
-    if (!objectNs) throw new Error(`cluster-scoped resource must not have a namespace-scoped owner, owner's namespace ${ownerNs}`);
-    if (ownerNs !== objectNs) throw new Error(`cross-namespace owner references are disallowed, owner's namespace ${ownerNs}, obj's namespace ${objectNs}`);
+    if (!objectNs)
+      throw new Error(`cluster-scoped resource must not have a namespace-scoped owner, owner's namespace ${ownerNs}`);
+    if (ownerNs !== objectNs)
+      throw new Error(
+        `cross-namespace owner references are disallowed, owner's namespace ${ownerNs}, obj's namespace ${objectNs}`,
+      );
   }
   return { apiVersion: owner.apiVersion, kind: owner.kind, name: md.name, uid: md.uid };
 }
@@ -99,7 +110,12 @@ export function hasControllerReference(object: ObjectLike, owner?: ObjectLike): 
   const ctl = object.metadata?.ownerReferences?.find((r) => r.controller === true);
   if (!ctl) return false;
   if (!owner) return true;
-  return !!owner.apiVersion && !!owner.kind && !!owner.metadata?.name && sameOwner(ctl, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name });
+  return (
+    !!owner.apiVersion &&
+    !!owner.kind &&
+    !!owner.metadata?.name &&
+    sameOwner(ctl, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name })
+  );
 }
 
 /** True when `finalizer` is in `metadata.finalizers`. */
@@ -139,7 +155,11 @@ export type OperationResult = 'created' | 'updated' | 'updatedStatus' | 'updated
  * creates it, else `mutate`s what was read and updates it when that changed anything. `mutate` must not change the
  * name or namespace. Answers what it did and the object as the API answered (or as read, when unchanged).
  */
-export async function createOrUpdate<T extends ObjectLike>(client: ObjectClient, obj: T, mutate: (obj: T) => void | Promise<void>): Promise<{ operation: OperationResult; object: T }> {
+export async function createOrUpdate<T extends ObjectLike>(
+  client: ObjectClient,
+  obj: T,
+  mutate: (obj: T) => void | Promise<void>,
+): Promise<{ operation: OperationResult; object: T }> {
   const m = await readAndMutate(client, obj, mutate, 'createOrUpdate');
   if ('created' in m) return { operation: 'created', object: m.created };
   // semantically, as controller-runtime: a server answers map keys sorted, a mutate function assigns them in its order
@@ -152,9 +172,15 @@ export async function createOrUpdate<T extends ObjectLike>(client: ObjectClient,
  * create it; else `mutate` what was read (with its type, which a read may lack) and answer it with a copy from
  * before. `mutate` must keep the name and namespace.
  */
-async function readAndMutate<T extends ObjectLike>(client: ObjectClient, obj: T, mutate: (obj: T) => void | Promise<void>, what: string): Promise<{ created: T } | { before: T; after: T }> {
+async function readAndMutate<T extends ObjectLike>(
+  client: ObjectClient,
+  obj: T,
+  mutate: (obj: T) => void | Promise<void>,
+  what: string,
+): Promise<{ created: T } | { before: T; after: T }> {
   const name = obj.metadata?.name;
-  if (!obj.apiVersion || !obj.kind || !name) throw new TypeError(`${what} needs an object with apiVersion, kind and metadata.name`);
+  if (!obj.apiVersion || !obj.kind || !name)
+    throw new TypeError(`${what} needs an object with apiVersion, kind and metadata.name`);
   const key = obj.metadata?.namespace ? { namespace: obj.metadata.namespace, name } : { name };
   let current: T | undefined;
   try {
@@ -162,7 +188,8 @@ async function readAndMutate<T extends ObjectLike>(client: ObjectClient, obj: T,
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
-  const sameKey = (o: T) => o.metadata?.name === key.name && (o.metadata?.namespace ?? undefined) === (key.namespace ?? undefined);
+  const sameKey = (o: T) =>
+    o.metadata?.name === key.name && (o.metadata?.namespace ?? undefined) === (key.namespace ?? undefined);
   if (!current) {
     const fresh = copyJson(obj);
     await mutate(fresh);
@@ -184,7 +211,11 @@ async function readAndMutate<T extends ObjectLike>(client: ObjectClient, obj: T,
  * the API last answered (or as read, when unchanged). The status is patched only through its subresource: a kind
  * without one keeps its status as the API has it.
  */
-export async function createOrPatch<T extends ObjectLike>(client: ObjectClient, obj: T, mutate: (obj: T) => void | Promise<void>): Promise<{ operation: OperationResult; object: T }> {
+export async function createOrPatch<T extends ObjectLike>(
+  client: ObjectClient,
+  obj: T,
+  mutate: (obj: T) => void | Promise<void>,
+): Promise<{ operation: OperationResult; object: T }> {
   const m = await readAndMutate(client, obj, mutate, 'createOrPatch');
   if ('created' in m) return { operation: 'created', object: m.created };
   const existing = m.after;
@@ -211,14 +242,16 @@ export async function createOrPatch<T extends ObjectLike>(client: ObjectClient, 
  * it are unmaintained.
  */
 export function mergePatch(from: unknown, to: unknown): unknown {
-  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === 'object' && !Array.isArray(v);
   if (!isObject(from) || !isObject(to)) return to === undefined ? null : to;
   const patch: Record<string, unknown> = {};
   for (const k of Object.keys(from)) if (!(k in to) || to[k] === undefined) if (from[k] !== undefined) patch[k] = null;
   for (const k of Object.keys(to)) {
     if (to[k] === undefined) continue;
     if (!(k in from) || from[k] === undefined) patch[k] = to[k];
-    else if (!semanticEqual(from[k], to[k])) patch[k] = isObject(from[k]) && isObject(to[k]) ? mergePatch(from[k], to[k]) : to[k];
+    else if (!semanticEqual(from[k], to[k]))
+      patch[k] = isObject(from[k]) && isObject(to[k]) ? mergePatch(from[k], to[k]) : to[k];
   }
   return patch;
 }

@@ -43,7 +43,9 @@ export function isTerminal(err: unknown): boolean {
  */
 export function isPanic(err: unknown): boolean {
   if (!(err instanceof Error) || err instanceof PanicError) return true;
-  return (err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError) && err.cause === undefined;
+  return (
+    (err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError) && err.cause === undefined
+  );
 }
 
 /** The reason of a reconcile's `signal` when the controller's reconciliation timeout fired. */

@@ -34,7 +34,10 @@ export function requestsFor(mode: EnqueueMode | undefined, obj: KubeObject, even
     return [md.namespace ? { namespace: md.namespace, name: md.name } : { name: md.name }];
   }
   const owner = (md.ownerReferences ?? []).find(
-    (r) => r.controller === true && r.kind === mode.ownerKind && (mode.ownerApiVersion === undefined || groupOf(r.apiVersion) === groupOf(mode.ownerApiVersion)),
+    (r) =>
+      r.controller === true &&
+      r.kind === mode.ownerKind &&
+      (mode.ownerApiVersion === undefined || groupOf(r.apiVersion) === groupOf(mode.ownerApiVersion)),
   );
   if (!owner) return [];
   return [md.namespace ? { namespace: md.namespace, name: owner.name } : { name: owner.name }];

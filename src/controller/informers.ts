@@ -14,7 +14,10 @@ import type { KubeObject, WatchSpec } from './types.js';
 import { CtrlmetricsError } from '../util/errors.js';
 
 /** Tuning shared by every informer of a manager (see {@link InformerOptions}). */
-export type InformerTuning = Omit<InformerOptions, 'path' | 'labelSelector' | 'fieldSelector' | 'logger' | 'notFoundHint'>;
+export type InformerTuning = Omit<
+  InformerOptions,
+  'path' | 'labelSelector' | 'fieldSelector' | 'logger' | 'notFoundHint'
+>;
 
 /**
  * What to do when the API does not serve a watched kind (controller-runtime: install a CRD before Start); the
@@ -75,7 +78,10 @@ export interface CacheByObject {
 }
 
 /** What the controllers read of a watch: one informer, or one per namespace of a namespace-scoped cache. */
-export type WatchCache = Pick<Informer<KubeObject>, 'path' | 'synced' | 'addHandler' | 'waitForSync' | 'get' | 'list' | 'byIndex' | 'lastFailure'>;
+export type WatchCache = Pick<
+  Informer<KubeObject>,
+  'path' | 'synced' | 'addHandler' | 'waitForSync' | 'get' | 'list' | 'byIndex' | 'lastFailure'
+>;
 
 /** Two selectors that must both hold (the API reads `a,b` as a and b). */
 function both(a: string | undefined, b: string | undefined): string | undefined {
@@ -100,7 +106,9 @@ class NamespacesCache implements WatchCache {
   }
 
   async waitForSync(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    return (await Promise.all([...this.byNamespace.values()].map((i) => i.waitForSync(timeoutMs, signal)))).every(Boolean);
+    return (await Promise.all([...this.byNamespace.values()].map((i) => i.waitForSync(timeoutMs, signal)))).every(
+      Boolean,
+    );
   }
 
   get(key: string): KubeObject | undefined {
@@ -129,7 +137,12 @@ export class InformerSet {
   private readonly whole = new Map<string, Informer<KubeObject>>();
 
   private readonly specs = new Map<string, WatchSpec>();
-  private readonly indexes: Array<{ apiVersion: string; kind: string; name: string; extract: IndexExtractor<KubeObject> }> = [];
+  private readonly indexes: Array<{
+    apiVersion: string;
+    kind: string;
+    name: string;
+    extract: IndexExtractor<KubeObject>;
+  }> = [];
 
   constructor(
     private readonly client: KubeClient,
@@ -139,14 +152,22 @@ export class InformerSet {
   ) {
     for (const o of scope.byObject ?? []) {
       if (!o?.apiVersion || !o.kind) throw new TypeError('cache.byObject: each entry needs apiVersion and kind');
-      if (o.transform !== undefined && typeof o.transform !== 'function') throw new TypeError(`cache.byObject ${o.kind}: transform must be a function`);
+      if (o.transform !== undefined && typeof o.transform !== 'function')
+        throw new TypeError(`cache.byObject ${o.kind}: transform must be a function`);
     }
-    if (scope.defaultTransform !== undefined && typeof scope.defaultTransform !== 'function') throw new TypeError('cache.defaultTransform must be a function');
+    if (scope.defaultTransform !== undefined && typeof scope.defaultTransform !== 'function')
+      throw new TypeError('cache.defaultTransform must be a function');
     if (scope.defaultTransform && tuning.transform) {
-      throw new TypeError('cache.defaultTransform and informers.transform both set: they are the same setting, keep one');
+      throw new TypeError(
+        'cache.defaultTransform and informers.transform both set: they are the same setting, keep one',
+      );
     }
-    for (const ns of [...(scope.defaultNamespaces ?? []), ...(scope.byObject ?? []).flatMap((o) => o.namespaces ?? [])]) {
-      if (typeof ns !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) throw new TypeError(`cache namespaces: ${JSON.stringify(ns)} is not a namespace name`);
+    for (const ns of [
+      ...(scope.defaultNamespaces ?? []),
+      ...(scope.byObject ?? []).flatMap((o) => o.namespaces ?? []),
+    ]) {
+      if (typeof ns !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns))
+        throw new TypeError(`cache namespaces: ${JSON.stringify(ns)} is not a namespace name`);
     }
   }
 
@@ -168,7 +189,11 @@ export class InformerSet {
     mapper: RESTMapper,
     opts: { start: boolean; timeoutMs: number; signal?: AbortSignal },
   ): Promise<Informer<KubeObject> | undefined> {
-    const existing = this.whole.get(collection) ?? (namespace === undefined ? undefined : this.whole.get(collection.replace(`/namespaces/${encodeURIComponent(namespace)}/`, '/')));
+    const existing =
+      this.whole.get(collection) ??
+      (namespace === undefined
+        ? undefined
+        : this.whole.get(collection.replace(`/namespaces/${encodeURIComponent(namespace)}/`, '/')));
     let cache: WatchCache | undefined = existing;
     if (!cache) {
       const m = /^\/(?:api\/(v1)|apis\/([^/]+\/[^/]+))(?:\/namespaces\/[^/]+)?\/([^/]+)$/.exec(collection);
@@ -178,17 +203,28 @@ export class InformerSet {
       if (!mapping || !mapping.verbs.includes('list') || !mapping.verbs.includes('watch')) return undefined;
       // the cache's selectors or metadata-only setting for the kind: an informer of it could never answer a read
       const own = this.scope.byObject?.find((o) => o.apiVersion === apiVersion && o.kind === mapping.kind);
-      const selectors = own ? [own.labelSelector, own.fieldSelector] : [this.scope.defaultLabelSelector, this.scope.defaultFieldSelector];
+      const selectors = own
+        ? [own.labelSelector, own.fieldSelector]
+        : [this.scope.defaultLabelSelector, this.scope.defaultFieldSelector];
       if (own?.metadataOnly || selectors.some((x) => x !== undefined && x.trim() !== '')) return undefined;
       if (!opts.start) {
-        throw new NotCachedError(`${mapping.kind} (${apiVersion}) is not cached: the manager's cache.readerFailOnMissingInformer is set and nothing watches it; watch it, or read it with apiReader`);
+        throw new NotCachedError(
+          `${mapping.kind} (${apiVersion}) is not cached: the manager's cache.readerFailOnMissingInformer is set and nothing watches it; watch it, or read it with apiReader`,
+        );
       }
       if (this.stopped) return undefined;
-      cache = this.cacheFor({ apiVersion, kind: mapping.kind, resource: mapping.resource, clusterScoped: !mapping.namespaced });
+      cache = this.cacheFor({
+        apiVersion,
+        kind: mapping.kind,
+        resource: mapping.resource,
+        clusterScoped: !mapping.namespaced,
+      });
     }
     if (!(await cache.waitForSync(opts.timeoutMs, opts.signal))) {
       if (opts.signal?.aborted || this.stopped) return undefined;
-      throw new Error(`timed out after ${opts.timeoutMs} ms waiting for the cache of ${cache.path} to sync for a read: ${cache.lastFailure ?? 'no list answered yet'}`);
+      throw new Error(
+        `timed out after ${opts.timeoutMs} ms waiting for the cache of ${cache.path} to sync for a read: ${cache.lastFailure ?? 'no list answered yet'}`,
+      );
     }
     return this.wholeCollection(collection, namespace);
   }
@@ -203,7 +239,12 @@ export class InformerSet {
    * `signal` aborts (undefined). A `resource` or `clusterScoped` in the spec that contradicts discovery is an
    * error at once.
    */
-  async resolve(spec: WatchSpec, mapper: RESTMapper, deadline: number, signal: AbortSignal): Promise<WatchSpec | undefined> {
+  async resolve(
+    spec: WatchSpec,
+    mapper: RESTMapper,
+    deadline: number,
+    signal: AbortSignal,
+  ): Promise<WatchSpec | undefined> {
     const what = `${spec.kind} (${spec.apiVersion})`;
     const entry = { what, lastFailure: 'discovery not answered yet' };
     this.resolving.add(entry);
@@ -213,16 +254,28 @@ export class InformerSet {
         try {
           const m = await mapper.mappingFor(spec.apiVersion, spec.kind);
           if (spec.resource !== undefined && spec.resource !== m.resource) {
-            throw new WatchSpecError(`watch of ${what}: resource ${JSON.stringify(spec.resource)} is not the API's resource of the kind, ${JSON.stringify(m.resource)}: drop the option (discovery names it)`);
+            throw new WatchSpecError(
+              `watch of ${what}: resource ${JSON.stringify(spec.resource)} is not the API's resource of the kind, ${JSON.stringify(m.resource)}: drop the option (discovery names it)`,
+            );
           }
           if (spec.clusterScoped !== undefined && spec.clusterScoped === m.namespaced) {
-            throw new WatchSpecError(`watch of ${what}: clusterScoped is ${spec.clusterScoped}, but the API serves ${spec.kind} as ${m.namespaced ? 'namespaced' : 'cluster-scoped'}: drop the option (discovery says it)`);
+            throw new WatchSpecError(
+              `watch of ${what}: clusterScoped is ${spec.clusterScoped}, but the API serves ${spec.kind} as ${m.namespaced ? 'namespaced' : 'cluster-scoped'}: drop the option (discovery says it)`,
+            );
           }
           return { ...spec, resource: m.resource, clusterScoped: !m.namespaced };
         } catch (err) {
           if (err instanceof WatchSpecError) throw err;
-          const failure = err instanceof NoKindMatchError ? notFoundHint(spec) : `discovery of ${spec.apiVersion} failed: ${(err as Error).message}`;
-          if (failure !== entry.lastFailure) this.logger?.error('watch not started: its kind is not resolved', { apiVersion: spec.apiVersion, kind: spec.kind, error: failure });
+          const failure =
+            err instanceof NoKindMatchError
+              ? notFoundHint(spec)
+              : `discovery of ${spec.apiVersion} failed: ${(err as Error).message}`;
+          if (failure !== entry.lastFailure)
+            this.logger?.error('watch not started: its kind is not resolved', {
+              apiVersion: spec.apiVersion,
+              kind: spec.kind,
+              error: failure,
+            });
           entry.lastFailure = failure;
         }
         if (signal.aborted) return undefined;
@@ -248,13 +301,20 @@ export class InformerSet {
    * first list has not completed (their paths).
    */
   unsynced(): string[] {
-    return [...[...this.resolving].map((r) => `${r.what} (${r.lastFailure})`), ...this.all().filter((i) => !i.synced).map((i) => i.path)];
+    return [
+      ...[...this.resolving].map((r) => `${r.what} (${r.lastFailure})`),
+      ...this.all()
+        .filter((i) => !i.synced)
+        .map((i) => i.path),
+    ];
   }
 
   /** The cache for a watch spec, narrowed to the cache's scope (started). */
   cacheFor(spec: WatchSpec): WatchCache {
     const own = this.scope.byObject?.find((o) => o.apiVersion === spec.apiVersion && o.kind === spec.kind);
-    const namespaces = spec.clusterScoped ? undefined : (own ? own.namespaces : undefined) ?? this.scope.defaultNamespaces;
+    const namespaces = spec.clusterScoped
+      ? undefined
+      : ((own ? own.namespaces : undefined) ?? this.scope.defaultNamespaces);
     const narrowed: WatchSpec = {
       ...spec,
       ...(own?.metadataOnly ? { metadataOnly: true } : {}),
@@ -264,12 +324,16 @@ export class InformerSet {
     if (!namespaces?.length) return this.informerFor(narrowed);
     if (spec.namespace !== undefined) {
       if (!namespaces.includes(spec.namespace)) {
-        throw new Error(`cannot watch ${spec.kind} in namespace ${spec.namespace}: the manager's cache holds only namespaces ${namespaces.join(', ')} (cache.${own?.namespaces ? 'byObject' : 'defaultNamespaces'})`);
+        throw new Error(
+          `cannot watch ${spec.kind} in namespace ${spec.namespace}: the manager's cache holds only namespaces ${namespaces.join(', ')} (cache.${own?.namespaces ? 'byObject' : 'defaultNamespaces'})`,
+        );
       }
       return this.informerFor(narrowed);
     }
     if (namespaces.length === 1) return this.informerFor({ ...narrowed, namespace: namespaces[0] });
-    const byNamespace = new Map(namespaces.map((ns) => [ns, this.informerFor({ ...narrowed, namespace: ns })] as const));
+    const byNamespace = new Map(
+      namespaces.map((ns) => [ns, this.informerFor({ ...narrowed, namespace: ns })] as const),
+    );
     return new NamespacesCache(`${collectionPath(narrowed)} (namespaces ${namespaces.join(', ')})`, byNamespace);
   }
 
@@ -299,7 +363,8 @@ export class InformerSet {
       this.specs.set(key, spec);
       // a metadata-only cache cannot answer a read of the whole object
       if (!spec.labelSelector && !spec.fieldSelector && !spec.metadataOnly) this.whole.set(path, inf);
-      for (const i of this.indexes) if (i.apiVersion === spec.apiVersion && i.kind === spec.kind) inf.addIndex(i.name, i.extract);
+      for (const i of this.indexes)
+        if (i.apiVersion === spec.apiVersion && i.kind === spec.kind) inf.addIndex(i.name, i.extract);
       inf.start();
     }
     return inf;
@@ -312,14 +377,17 @@ export class InformerSet {
    */
   wholeCollection(path: string, namespace: string | undefined): Informer<KubeObject> | undefined {
     const candidates = [this.whole.get(path)];
-    if (namespace !== undefined) candidates.push(this.whole.get(path.replace(`/namespaces/${encodeURIComponent(namespace)}/`, '/')));
+    if (namespace !== undefined)
+      candidates.push(this.whole.get(path.replace(`/namespaces/${encodeURIComponent(namespace)}/`, '/')));
     return candidates.find((i) => i?.synced);
   }
 
   /** Indexes the objects of a kind in every informer of it, those made so far and later ones. */
   addIndex(target: { apiVersion: string; kind: string }, name: string, extract: IndexExtractor<KubeObject>): void {
     this.indexes.push({ apiVersion: target.apiVersion, kind: target.kind, name, extract });
-    for (const [key, inf] of this.informers) if (this.specs.get(key)?.apiVersion === target.apiVersion && this.specs.get(key)?.kind === target.kind) inf.addIndex(name, extract);
+    for (const [key, inf] of this.informers)
+      if (this.specs.get(key)?.apiVersion === target.apiVersion && this.specs.get(key)?.kind === target.kind)
+        inf.addIndex(name, extract);
   }
 
   /** Every informer created so far. */

@@ -141,7 +141,7 @@ export const workqueueWorkDuration = new Histogram({
 export const workqueueUnfinishedWork = new Gauge({
   name: 'workqueue_unfinished_work_seconds',
   help:
-    'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. ' +
+    "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
     'Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
   labelNames: ['name', 'controller'],
   maxSeries: BUILTIN_MAX_SERIES,
@@ -169,7 +169,7 @@ export const workqueueRetries = new Counter({
 export const leaderElectionMasterStatus = new Gauge({
   name: 'leader_election_master_status',
   help:
-    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. " +
+    'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. ' +
     "'name' is the string used to identify the lease. Please make sure to group by name.",
   labelNames: ['name'],
   maxSeries: BUILTIN_MAX_SERIES,

@@ -29,7 +29,9 @@ export const labelChanged: Predicate = onUpdate((o, n) => !same(o.metadata?.labe
 export const annotationChanged: Predicate = onUpdate((o, n) => !same(o.metadata?.annotations, n.metadata?.annotations));
 
 /** Updates pass only when the object changed at all (`ResourceVersionChangedPredicate`: drops resyncs). */
-export const resourceVersionChanged: Predicate = onUpdate((o, n) => o.metadata?.resourceVersion !== n.metadata?.resourceVersion);
+export const resourceVersionChanged: Predicate = onUpdate(
+  (o, n) => o.metadata?.resourceVersion !== n.metadata?.resourceVersion,
+);
 
 /** Passes when every predicate passes. */
 export function and(...ps: Predicate[]): Predicate {

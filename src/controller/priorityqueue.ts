@@ -11,7 +11,13 @@
  * - `shutDown` drops what is queued: `get` answers `shutdown` at once, later adds are ignored.
  */
 import { ItemExponentialFailureRateLimiter, type RateLimiter } from './ratelimiter.js';
-import { noopWorkqueueMetrics, reportUnfinishedWork, workqueueDepth, workqueueMetricsFor, type WorkqueueMetrics } from './metrics.js';
+import {
+  noopWorkqueueMetrics,
+  reportUnfinishedWork,
+  workqueueDepth,
+  workqueueMetricsFor,
+  type WorkqueueMetrics,
+} from './metrics.js';
 import { after, systemTimerClock, type TimerClock } from '../util/timers.js';
 
 /** controller-runtime's `handler.LowPriority`: objects of the initial list and resync updates. */
@@ -23,7 +29,8 @@ const MAX_PRIORITY_LABELS = 25;
 const NS_PER_S = 1e9;
 
 /** What {@link PriorityQueue.get} hands out. */
-export type PriorityGet<T> = { item: T; priority: number; shutdown: false } | { item: undefined; priority: undefined; shutdown: true };
+export type PriorityGet<T> =
+  { item: T; priority: number; shutdown: false } | { item: undefined; priority: undefined; shutdown: true };
 
 /** Options of a {@link PriorityQueue}. */
 export interface PriorityQueueOptions<T> {
@@ -199,7 +206,8 @@ export class PriorityQueue<T = string> {
     this.depth(priority).dec();
     if (observe) {
       const e = this.entries.get(item);
-      if (e?.readyAtNs !== undefined) this.m.queueDuration.observe(Number(process.hrtime.bigint() - e.readyAtNs) / NS_PER_S);
+      if (e?.readyAtNs !== undefined)
+        this.m.queueDuration.observe(Number(process.hrtime.bigint() - e.readyAtNs) / NS_PER_S);
     }
   }
 

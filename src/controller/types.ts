@@ -36,13 +36,20 @@ export interface CacheReader {
    * undefined when the watched collection does not hold it. A kind the controller does not watch throws a
    * `NotCachedError` (not a not-found: the cache cannot say whether it exists).
    */
-  get<T extends object = KubeObject>(kind: string | { apiVersion: string; kind: string }, namespace: string | undefined, name: string): T | undefined;
+  get<T extends object = KubeObject>(
+    kind: string | { apiVersion: string; kind: string },
+    namespace: string | undefined,
+    name: string,
+  ): T | undefined;
   /**
    * The cached objects of a watched kind: all, those of a namespace, or those a field index (`mgr.indexField`) lists
    * for one value (`matchingFields: { [field]: value }`; an index that does not exist is an error naming the field).
    * Watches of one kind with other namespaces or selectors are read together. Unwatched: a `NotCachedError`.
    */
-  list<T extends object = KubeObject>(kind: string | { apiVersion: string; kind: string }, opts?: CacheListOptions): T[];
+  list<T extends object = KubeObject>(
+    kind: string | { apiVersion: string; kind: string },
+    opts?: CacheListOptions,
+  ): T[];
 }
 
 /** Options of {@link CacheReader.list}. */

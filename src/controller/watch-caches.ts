@@ -55,14 +55,18 @@ export class WatchCaches {
     const versions = this.versionsOf.get(kind);
     if (!versions) throw this.notCached(kind);
     if (versions.length > 1) {
-      throw new NotCachedError(`controller ${this.controller} watches ${kind} in ${versions.join(' and ')}: name the one to read, ctx.cache.get({ apiVersion: '${versions[0]}', kind: '${kind}' }, namespace, name)`);
+      throw new NotCachedError(
+        `controller ${this.controller} watches ${kind} in ${versions.join(' and ')}: name the one to read, ctx.cache.get({ apiVersion: '${versions[0]}', kind: '${kind}' }, namespace, name)`,
+      );
     }
     return { apiVersion: versions[0], kind };
   }
 
   private notCached(what: string): NotCachedError {
     const watched = [...this.byType.keys()].join(', ');
-    return new NotCachedError(`controller ${this.controller} does not watch ${what}, so ctx.cache does not hold it (it watches ${watched}): read it with ctx.client (from the API), or add a watch`);
+    return new NotCachedError(
+      `controller ${this.controller} does not watch ${what}, so ctx.cache does not hold it (it watches ${watched}): read it with ctx.client (from the API), or add a watch`,
+    );
   }
 
   /** The cached object, or undefined when the watched collection does not hold it. */
@@ -83,7 +87,9 @@ export class WatchCaches {
   /** The objects a field index lists for one value. */
   byIndex(type: string | TypeRef, field: string, value: string, namespace: string | undefined): KubeObject[] {
     const caches = this.cachesOf(type);
-    return caches.length === 1 ? caches[0].byIndex(field, value, namespace) : unique(caches.flatMap((c) => c.byIndex(field, value, namespace)));
+    return caches.length === 1
+      ? caches[0].byIndex(field, value, namespace)
+      : unique(caches.flatMap((c) => c.byIndex(field, value, namespace)));
   }
 }
 

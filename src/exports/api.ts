@@ -4,6 +4,16 @@
  * @module ctrlmetrics/api
  */
 export type { KubeObject, ObjectLike, ObjectMeta, OwnerReference } from '../kube/objects.js';
-export type { int32, int64, Quantity, IntOrString, Time, MicroTime, Duration, RawExtension, JSONValue } from '../api/types.js';
+export type {
+  int32,
+  int64,
+  Quantity,
+  IntOrString,
+  Time,
+  MicroTime,
+  Duration,
+  RawExtension,
+  JSONValue,
+} from '../api/types.js';
 export type { Condition, NewCondition } from '../controller/conditions.js';
 export type { BuiltinKinds } from '../kube/builtin-kinds.js';

@@ -4,6 +4,11 @@
  * @module ctrlmetrics/certwatcher
  */
 export { CertWatcher, CertificateLoadError, loadCertificatePair } from '../certwatcher/certwatcher.js';
-export type { CertificatePair, CertWatcherCounters, CertWatcherOptions, CertificateListener } from '../certwatcher/certwatcher.js';
+export type {
+  CertificatePair,
+  CertWatcherCounters,
+  CertWatcherOptions,
+  CertificateListener,
+} from '../certwatcher/certwatcher.js';
 export { generateSelfSignedCertificate } from '../certwatcher/selfsigned.js';
 export type { SelfSignedCertificate, SelfSignedOptions } from '../certwatcher/selfsigned.js';

@@ -8,7 +8,16 @@
  * @module ctrlmetrics/client
  */
 export { KubeClient, KubeApiError, DEFAULT_RETRY } from '../kube/client.js';
-export type { KubeResponse, KubeStatus, RequestOptions, RetryPolicy, WatchEvent, WatchHandle, RequestObserver, KubeClientOptions } from '../kube/client.js';
+export type {
+  KubeResponse,
+  KubeStatus,
+  RequestOptions,
+  RetryPolicy,
+  WatchEvent,
+  WatchHandle,
+  RequestObserver,
+  KubeClientOptions,
+} from '../kube/client.js';
 export { ObjectClient } from '../kube/object-client.js';
 export type {
   IndexLookup,
@@ -30,7 +39,16 @@ export type {
   SubResourceClient,
 } from '../kube/object-client.js';
 export type { IndexExtractor } from '../kube/field-index.js';
-export { isNotFound, isConflict, isAlreadyExists, isForbidden, isInvalid, isUnauthorized, ignoreNotFound, ignoreAlreadyExists } from '../kube/errors.js';
+export {
+  isNotFound,
+  isConflict,
+  isAlreadyExists,
+  isForbidden,
+  isInvalid,
+  isUnauthorized,
+  ignoreNotFound,
+  ignoreAlreadyExists,
+} from '../kube/errors.js';
 export { RESTMapper, NoKindMatchError } from '../kube/restmapper.js';
 export type { ResourceMapping, RESTMapperOptions } from '../kube/restmapper.js';
 export { semanticEqual } from '../kube/equality.js';

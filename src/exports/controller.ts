@@ -12,7 +12,17 @@ export type { ControllerOptions, ControllerQueue } from '../controller/controlle
 export { TerminalError, PanicError, ReconcileTimeoutError } from '../controller/errors.js';
 export { NotCachedError } from '../controller/watch-caches.js';
 export type { InformerTuning, CacheByObject, CacheTransform } from '../controller/informers.js';
-export type { Request, Result, Reconciler, ReconcileContext, CacheReader, CacheListOptions, WatchSpec, EnqueueMode, EventType } from '../controller/types.js';
+export type {
+  Request,
+  Result,
+  Reconciler,
+  ReconcileContext,
+  CacheReader,
+  CacheListOptions,
+  WatchSpec,
+  EnqueueMode,
+  EventType,
+} from '../controller/types.js';
 export * as predicates from '../controller/predicates.js';
 export type { Predicate } from '../controller/predicates.js';
 export * as controllerMetrics from '../controller/metrics.js';

@@ -18,5 +18,11 @@ export {
   AlreadyOwnedError,
 } from '../controller/controllerutil.js';
 export type { OperationResult } from '../controller/controllerutil.js';
-export { setStatusCondition, findStatusCondition, removeStatusCondition, isStatusConditionTrue, isStatusConditionFalse } from '../controller/conditions.js';
+export {
+  setStatusCondition,
+  findStatusCondition,
+  removeStatusCondition,
+  isStatusConditionTrue,
+  isStatusConditionFalse,
+} from '../controller/conditions.js';
 export type { Condition, NewCondition } from '../controller/conditions.js';

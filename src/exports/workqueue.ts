@@ -7,5 +7,10 @@ export { Workqueue } from '../controller/workqueue.js';
 export type { WorkqueueOptions, QueueGet } from '../controller/workqueue.js';
 export { PriorityQueue, LOW_PRIORITY } from '../controller/priorityqueue.js';
 export type { PriorityQueueOptions, PriorityGet } from '../controller/priorityqueue.js';
-export { ItemExponentialFailureRateLimiter, BucketRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter } from '../controller/ratelimiter.js';
+export {
+  ItemExponentialFailureRateLimiter,
+  BucketRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+} from '../controller/ratelimiter.js';
 export type { RateLimiter, DefaultRateLimiterOptions } from '../controller/ratelimiter.js';

@@ -93,10 +93,19 @@ function kindsOf(src: ApiSources): KindVersion[] {
           `${stmt.name.text} (${pinned}) is one of Kubernetes' own kinds, which get no CRD: type it with kubernetes-types (import type { ${stmt.name.text} } from 'kubernetes-types/<group>/<version>.js') outside the API files`,
         );
       }
-      if (group === undefined) throw new MarkerError(site, `the kind ${stmt.name.text} has no group: add // +groupName=<group> to ${basename(sf.fileName)}`);
+      if (group === undefined)
+        throw new MarkerError(
+          site,
+          `the kind ${stmt.name.text} has no group: add // +groupName=<group> to ${basename(sf.fileName)}`,
+        );
       const folder = basename(dirname(sf.fileName));
-      const version = markerValue<string>(fileMarkers, 'versionName') ?? (VERSION_FOLDER.test(folder) ? folder : undefined);
-      if (!version) throw new MarkerError(site, `the kind ${stmt.name.text} has no version: add // +versionName=<version> to ${basename(sf.fileName)}, or put it in a folder named for its version (api/v1alpha1)`);
+      const version =
+        markerValue<string>(fileMarkers, 'versionName') ?? (VERSION_FOLDER.test(folder) ? folder : undefined);
+      if (!version)
+        throw new MarkerError(
+          site,
+          `the kind ${stmt.name.text} has no version: add // +versionName=<version> to ${basename(sf.fileName)}, or put it in a folder named for its version (api/v1alpha1)`,
+        );
       const comments = src.commentsOf(stmt);
       const root = builder.objectOf(stmt);
       const props = (root.properties ?? {}) as Record<string, Schema>;
@@ -104,10 +113,28 @@ function kindsOf(src: ApiSources): KindVersion[] {
       props.kind = { description: KIND_DOC, type: 'string' };
       // the root metadata may say nothing but its type (the API server refuses more)
       props.metadata = { type: 'object' };
-      const required = ((root.required ?? []) as string[]).filter((r) => !['apiVersion', 'kind', 'metadata'].includes(r));
-      const schema: Schema = { ...(comments.doc !== undefined ? { description: comments.doc } : {}), type: 'object', properties: props, ...(required.length ? { required } : {}) };
-      builder.apply(schema, comments.markers.filter((m) => !isCrdLevel(m.name)), stmt);
-      out.push({ group, version, kind: stmt.name.text, schema, markers: comments.markers.filter((m) => isCrdLevel(m.name)), site });
+      const required = ((root.required ?? []) as string[]).filter(
+        (r) => !['apiVersion', 'kind', 'metadata'].includes(r),
+      );
+      const schema: Schema = {
+        ...(comments.doc !== undefined ? { description: comments.doc } : {}),
+        type: 'object',
+        properties: props,
+        ...(required.length ? { required } : {}),
+      };
+      builder.apply(
+        schema,
+        comments.markers.filter((m) => !isCrdLevel(m.name)),
+        stmt,
+      );
+      out.push({
+        group,
+        version,
+        kind: stmt.name.text,
+        schema,
+        markers: comments.markers.filter((m) => isCrdLevel(m.name)),
+        site,
+      });
     }
   }
   for (const sf of src.sources()) src.strayMarkers(sf);
@@ -115,7 +142,12 @@ function kindsOf(src: ApiSources): KindVersion[] {
 }
 
 function isCrdLevel(name: string): boolean {
-  return name === 'kubebuilder:resource' || name.startsWith('kubebuilder:subresource:') || name === 'kubebuilder:printcolumn' || name === 'kubebuilder:storageversion';
+  return (
+    name === 'kubebuilder:resource' ||
+    name.startsWith('kubebuilder:subresource:') ||
+    name === 'kubebuilder:printcolumn' ||
+    name === 'kubebuilder:storageversion'
+  );
 }
 
 /** How CRDs are generated (controller-gen's `crd:` options). */
@@ -126,7 +158,8 @@ export interface CrdOptions {
 
 /** The CRDs of the API sources, one per group and kind, with every version found. */
 export function generateCrds(src: ApiSources, opts: CrdOptions = {}): GeneratedCrd[] {
-  if (opts.maxDescLen !== undefined && (!Number.isInteger(opts.maxDescLen) || opts.maxDescLen < 0)) throw new RangeError(`maxDescLen must be a whole number of bytes, 0 or more; got ${opts.maxDescLen}`);
+  if (opts.maxDescLen !== undefined && (!Number.isInteger(opts.maxDescLen) || opts.maxDescLen < 0))
+    throw new RangeError(`maxDescLen must be a whole number of bytes, 0 or more; got ${opts.maxDescLen}`);
   const kinds = kindsOf(src);
   const byGroupKind = new Map<string, KindVersion[]>();
   for (const k of kinds) {
@@ -146,7 +179,8 @@ function crdOf(versions: KindVersion[], opts: CrdOptions): GeneratedCrd {
   const { group, kind } = first;
   for (const v of versions) {
     const dup = versions.filter((x) => x.version === v.version);
-    if (dup.length > 1) throw new MarkerError(siteOf(dup[1]), `the kind ${kind} is defined twice in ${group}/${v.version}`);
+    if (dup.length > 1)
+      throw new MarkerError(siteOf(dup[1]), `the kind ${kind} is defined twice in ${group}/${v.version}`);
   }
   let plural = pluralOf(kind.toLowerCase());
   let singular = kind.toLowerCase();
@@ -159,7 +193,11 @@ function crdOf(versions: KindVersion[], opts: CrdOptions): GeneratedCrd {
     if (r.path) plural = String(r.path);
     if (r.singular) singular = String(r.singular);
     if (r.scope) {
-      if (r.scope !== 'Namespaced' && r.scope !== 'Cluster') throw new MarkerError(v.markers.find((m) => m.name === 'kubebuilder:resource')!, `scope must be Namespaced or Cluster, got ${JSON.stringify(r.scope)}`);
+      if (r.scope !== 'Namespaced' && r.scope !== 'Cluster')
+        throw new MarkerError(
+          v.markers.find((m) => m.name === 'kubebuilder:resource')!,
+          `scope must be Namespaced or Cluster, got ${JSON.stringify(r.scope)}`,
+        );
       scope = String(r.scope);
     }
     if (r.shortName) shortNames = r.shortName as string[];
@@ -167,7 +205,12 @@ function crdOf(versions: KindVersion[], opts: CrdOptions): GeneratedCrd {
   }
   const storage = versions.filter((v) => v.markers.some((m) => m.name === 'kubebuilder:storageversion'));
   if (versions.length > 1 && storage.length !== 1) {
-    throw new MarkerError(siteOf(first), storage.length === 0 ? `CRD for ${kind}.${group} has no storage version: mark one version's kind // +kubebuilder:storageversion` : `CRD for ${kind}.${group} has ${storage.length} storage versions; exactly one may be marked // +kubebuilder:storageversion`);
+    throw new MarkerError(
+      siteOf(first),
+      storage.length === 0
+        ? `CRD for ${kind}.${group} has no storage version: mark one version's kind // +kubebuilder:storageversion`
+        : `CRD for ${kind}.${group} has ${storage.length} storage versions; exactly one may be marked // +kubebuilder:storageversion`,
+    );
   }
   const crdVersions = versions.map((v) => {
     const columns = v.markers.filter((m) => m.name === 'kubebuilder:printcolumn').map((m) => printerColumn(m));
@@ -176,7 +219,15 @@ function crdOf(versions: KindVersion[], opts: CrdOptions): GeneratedCrd {
     const subresources: Schema | undefined =
       status || scale || columns.length
         ? {
-            ...(scale ? { scale: { specReplicasPath: scale.specpath, statusReplicasPath: scale.statuspath, ...(scale.selectorpath ? { labelSelectorPath: scale.selectorpath } : {}) } } : {}),
+            ...(scale
+              ? {
+                  scale: {
+                    specReplicasPath: scale.specpath,
+                    statusReplicasPath: scale.statuspath,
+                    ...(scale.selectorpath ? { labelSelectorPath: scale.selectorpath } : {}),
+                  },
+                }
+              : {}),
             ...(status ? { status: {} } : {}),
           }
         : undefined;
@@ -184,7 +235,9 @@ function crdOf(versions: KindVersion[], opts: CrdOptions): GeneratedCrd {
     return {
       ...(columns.length ? { additionalPrinterColumns: columns } : {}),
       name: v.version,
-      schema: { openAPIV3Schema: opts.maxDescLen === undefined ? v.schema : truncateDescriptions(v.schema, opts.maxDescLen) },
+      schema: {
+        openAPIV3Schema: opts.maxDescLen === undefined ? v.schema : truncateDescriptions(v.schema, opts.maxDescLen),
+      },
       served: true,
       storage: versions.length === 1 || storage[0] === v,
       ...(subresources ? { subresources } : {}),
@@ -196,7 +249,14 @@ function crdOf(versions: KindVersion[], opts: CrdOptions): GeneratedCrd {
     metadata: { annotations: { [GENERATOR_ANNOTATION]: 'ctrlmetrics generate crd' }, name: `${plural}.${group}` },
     spec: {
       group,
-      names: { ...(categories ? { categories } : {}), kind, listKind: `${kind}List`, plural, ...(shortNames ? { shortNames } : {}), singular },
+      names: {
+        ...(categories ? { categories } : {}),
+        kind,
+        listKind: `${kind}List`,
+        plural,
+        ...(shortNames ? { shortNames } : {}),
+        singular,
+      },
       scope,
       versions: crdVersions,
     },
@@ -213,9 +273,21 @@ const COLUMN_FORMATS = ['int32', 'int64', 'float', 'double', 'byte', 'date', 'da
 
 function printerColumn(m: Marker): Schema {
   const a = m.value as Record<string, unknown>;
-  if (!COLUMN_TYPES.includes(String(a.type))) throw new MarkerError(m, `printcolumn type must be one of ${COLUMN_TYPES.join(', ')}; got ${JSON.stringify(a.type)}`);
-  if (a.format !== undefined && !COLUMN_FORMATS.includes(String(a.format))) throw new MarkerError(m, `printcolumn format must be one of ${COLUMN_FORMATS.join(', ')}; got ${JSON.stringify(a.format)}`);
-  if (!String(a.JSONPath).startsWith('.')) throw new MarkerError(m, `printcolumn JSONPath must be a simple JSON path starting with ".", got ${JSON.stringify(a.JSONPath)}`);
+  if (!COLUMN_TYPES.includes(String(a.type)))
+    throw new MarkerError(
+      m,
+      `printcolumn type must be one of ${COLUMN_TYPES.join(', ')}; got ${JSON.stringify(a.type)}`,
+    );
+  if (a.format !== undefined && !COLUMN_FORMATS.includes(String(a.format)))
+    throw new MarkerError(
+      m,
+      `printcolumn format must be one of ${COLUMN_FORMATS.join(', ')}; got ${JSON.stringify(a.format)}`,
+    );
+  if (!String(a.JSONPath).startsWith('.'))
+    throw new MarkerError(
+      m,
+      `printcolumn JSONPath must be a simple JSON path starting with ".", got ${JSON.stringify(a.JSONPath)}`,
+    );
   return {
     ...(a.description !== undefined ? { description: a.description } : {}),
     ...(a.format !== undefined ? { format: a.format } : {}),
@@ -228,35 +300,74 @@ function printerColumn(m: Marker): Schema {
 
 /** Keywords the root schema may use once the status subresource is on (apiextensions' allow list). */
 const ROOT_WITH_STATUS = new Set([
-  'description', 'type', 'format', 'title', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength', 'pattern',
-  'maxItems', 'minItems', 'uniqueItems', 'multipleOf', 'required', 'items', 'properties', 'externalDocs', 'example',
-  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-validations',
+  'description',
+  'type',
+  'format',
+  'title',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'multipleOf',
+  'required',
+  'items',
+  'properties',
+  'externalDocs',
+  'example',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-validations',
 ]);
 
 /** The schema rules apiextensions enforces that a generated schema could break, with its reasons. */
 function checkSchema(v: KindVersion, status: boolean): void {
   const at = siteOf(v);
-  const refuse = (path: string, why: string) => new MarkerError(at, `${v.kind} ${v.version}: ${path}: ${why} (the API server would refuse this CRD)`);
-  if (status) for (const k of Object.keys(v.schema)) if (!ROOT_WITH_STATUS.has(k)) throw refuse('openAPIV3Schema', `${k} is not allowed at the root with the status subresource`);
+  const refuse = (path: string, why: string) =>
+    new MarkerError(at, `${v.kind} ${v.version}: ${path}: ${why} (the API server would refuse this CRD)`);
+  if (status)
+    for (const k of Object.keys(v.schema))
+      if (!ROOT_WITH_STATUS.has(k))
+        throw refuse('openAPIV3Schema', `${k} is not allowed at the root with the status subresource`);
   const walk = (s: Schema, path: string, inJunctor: boolean) => {
     const hasType = typeof s.type === 'string';
-    if (!inJunctor && !hasType && s['x-kubernetes-preserve-unknown-fields'] !== true && s['x-kubernetes-int-or-string'] !== true) throw refuse(path, 'type: Required value: must not be empty for specified fields');
-    if (s.properties && s.additionalProperties !== undefined && s.additionalProperties !== true) throw refuse(path, 'additionalProperties and properties are mutual exclusive');
+    if (
+      !inJunctor &&
+      !hasType &&
+      s['x-kubernetes-preserve-unknown-fields'] !== true &&
+      s['x-kubernetes-int-or-string'] !== true
+    )
+      throw refuse(path, 'type: Required value: must not be empty for specified fields');
+    if (s.properties && s.additionalProperties !== undefined && s.additionalProperties !== true)
+      throw refuse(path, 'additionalProperties and properties are mutual exclusive');
     if (s.type === 'array' && !s.items) throw refuse(path, 'items: Required value: must be specified');
     if (s['x-kubernetes-list-type'] === 'map') {
       const keys = (s['x-kubernetes-list-map-keys'] ?? []) as string[];
       const item = (s.items ?? {}) as Schema;
-      if (!keys.length) throw refuse(path, 'x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map');
+      if (!keys.length)
+        throw refuse(
+          path,
+          'x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map',
+        );
       for (const k of keys) {
         const p = ((item.properties ?? {}) as Record<string, Schema>)[k];
-        if (!p) throw refuse(path, `x-kubernetes-list-map-keys: entries must all be names of item properties (${k} is not)`);
-        if (!((item.required ?? []) as string[]).includes(k) && p.default === undefined) throw refuse(path, `x-kubernetes-list-map-keys: ${k} must be required or have a default`);
+        if (!p)
+          throw refuse(path, `x-kubernetes-list-map-keys: entries must all be names of item properties (${k} is not)`);
+        if (!((item.required ?? []) as string[]).includes(k) && p.default === undefined)
+          throw refuse(path, `x-kubernetes-list-map-keys: ${k} must be required or have a default`);
       }
     }
-    for (const [k, child] of Object.entries((s.properties ?? {}) as Record<string, Schema>)) walk(child, `${path}.properties[${k}]`, inJunctor);
+    for (const [k, child] of Object.entries((s.properties ?? {}) as Record<string, Schema>))
+      walk(child, `${path}.properties[${k}]`, inJunctor);
     if (s.items && typeof s.items === 'object') walk(s.items as Schema, `${path}.items`, inJunctor);
-    if (s.additionalProperties && typeof s.additionalProperties === 'object') walk(s.additionalProperties as Schema, `${path}.additionalProperties`, inJunctor);
-    for (const j of ['allOf', 'anyOf', 'oneOf']) for (const [i, c] of ((s[j] ?? []) as Schema[]).entries()) walk(c, `${path}.${j}[${i}]`, true);
+    if (s.additionalProperties && typeof s.additionalProperties === 'object')
+      walk(s.additionalProperties as Schema, `${path}.additionalProperties`, inJunctor);
+    for (const j of ['allOf', 'anyOf', 'oneOf'])
+      for (const [i, c] of ((s[j] ?? []) as Schema[]).entries()) walk(c, `${path}.${j}[${i}]`, true);
   };
   walk(v.schema, 'openAPIV3Schema', false);
 }

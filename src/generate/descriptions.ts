@@ -40,11 +40,16 @@ export function truncateDescriptions(schema: Schema, maxLen: number): Schema {
     if (maxLen === 0) delete out.description;
     else out.description = truncateDescription(out.description, maxLen);
   }
-  const walkMap = (m: unknown) => Object.fromEntries(Object.entries(m as Record<string, Schema>).map(([k, s]) => [k, truncateDescriptions(s, maxLen)]));
+  const walkMap = (m: unknown) =>
+    Object.fromEntries(
+      Object.entries(m as Record<string, Schema>).map(([k, s]) => [k, truncateDescriptions(s, maxLen)]),
+    );
   if (out.properties) out.properties = walkMap(out.properties);
   if (out.items && typeof out.items === 'object') out.items = truncateDescriptions(out.items as Schema, maxLen);
-  if (out.additionalProperties && typeof out.additionalProperties === 'object') out.additionalProperties = truncateDescriptions(out.additionalProperties as Schema, maxLen);
+  if (out.additionalProperties && typeof out.additionalProperties === 'object')
+    out.additionalProperties = truncateDescriptions(out.additionalProperties as Schema, maxLen);
   if (out.not && typeof out.not === 'object') out.not = truncateDescriptions(out.not as Schema, maxLen);
-  for (const j of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(out[j])) out[j] = (out[j] as Schema[]).map((s) => truncateDescriptions(s, maxLen));
+  for (const j of ['allOf', 'anyOf', 'oneOf'])
+    if (Array.isArray(out[j])) out[j] = (out[j] as Schema[]).map((s) => truncateDescriptions(s, maxLen));
   return out;
 }

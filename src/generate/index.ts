@@ -32,7 +32,11 @@ export async function crdsOf(paths: string[], root = process.cwd(), opts: CrdOpt
 }
 
 /** The role documents of the `+kubebuilder:rbac` markers under `paths` (nothing written); none without markers. */
-export async function rolesOf(paths: string[], root = process.cwd(), roleName?: string): Promise<Array<Record<string, unknown>>> {
+export async function rolesOf(
+  paths: string[],
+  root = process.cwd(),
+  roleName?: string,
+): Promise<Array<Record<string, unknown>>> {
   const src = await load(paths, root);
   const markers = src.sources().flatMap((sf) => src.markersOfFile(sf).filter((m) => m.name === 'kubebuilder:rbac'));
   return generateRoles(markers, roleName);
@@ -51,7 +55,9 @@ function writeIfChanged(file: string, content: string): boolean {
 }
 
 /** `generate crd`: one `<group>_<plural>.yaml` per CRD in `outputDir`. Answers the files and whether each changed. */
-export async function writeCrds(opts: { paths: string[]; outputDir: string; root?: string } & CrdOptions): Promise<Array<{ file: string; changed: boolean }>> {
+export async function writeCrds(
+  opts: { paths: string[]; outputDir: string; root?: string } & CrdOptions,
+): Promise<Array<{ file: string; changed: boolean }>> {
   const root = opts.root ?? process.cwd();
   const crds = await crdsOf(opts.paths, root, { maxDescLen: opts.maxDescLen });
   return crds.map((c) => {
@@ -61,7 +67,12 @@ export async function writeCrds(opts: { paths: string[]; outputDir: string; root
 }
 
 /** `generate rbac`: the roles into `output`; nothing is written without markers. */
-export async function writeRoles(opts: { paths: string[]; output: string; root?: string; roleName?: string }): Promise<{ file: string; changed: boolean } | undefined> {
+export async function writeRoles(opts: {
+  paths: string[];
+  output: string;
+  root?: string;
+  roleName?: string;
+}): Promise<{ file: string; changed: boolean } | undefined> {
   const root = opts.root ?? process.cwd();
   const roles = await rolesOf(opts.paths, root, opts.roleName);
   if (roles.length === 0) return undefined;
@@ -70,13 +81,22 @@ export async function writeRoles(opts: { paths: string[]; output: string; root?:
 }
 
 /** The webhook configurations of the `+kubebuilder:webhook` markers under `paths` (nothing written); none without. */
-export async function webhookConfigurationsOf(paths: string[], root = process.cwd()): Promise<Array<Record<string, unknown>>> {
+export async function webhookConfigurationsOf(
+  paths: string[],
+  root = process.cwd(),
+): Promise<Array<Record<string, unknown>>> {
   const src = await load(paths, root);
-  return generateWebhookConfigurations(src.sources().flatMap((sf) => src.markersOfFile(sf).filter((m) => m.name === 'kubebuilder:webhook')));
+  return generateWebhookConfigurations(
+    src.sources().flatMap((sf) => src.markersOfFile(sf).filter((m) => m.name === 'kubebuilder:webhook')),
+  );
 }
 
 /** `generate webhook`: the configurations into `output` (config/webhook/manifests.yaml); nothing without markers. */
-export async function writeWebhooks(opts: { paths: string[]; output: string; root?: string }): Promise<{ file: string; changed: boolean } | undefined> {
+export async function writeWebhooks(opts: {
+  paths: string[];
+  output: string;
+  root?: string;
+}): Promise<{ file: string; changed: boolean } | undefined> {
   const root = opts.root ?? process.cwd();
   const configs = await webhookConfigurationsOf(opts.paths, root);
   if (configs.length === 0) return undefined;

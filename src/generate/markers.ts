@@ -29,7 +29,16 @@ export class MarkerError extends CtrlmetricsError {
   }
 }
 
-type Shape = 'flag' | 'bool' | 'int' | 'number' | 'string' | 'strings' | 'any' | 'json' | { args: Record<string, ArgShape>; required?: string[] };
+type Shape =
+  | 'flag'
+  | 'bool'
+  | 'int'
+  | 'number'
+  | 'string'
+  | 'strings'
+  | 'any'
+  | 'json'
+  | { args: Record<string, ArgShape>; required?: string[] };
 type ArgShape = 'bool' | 'int' | 'string' | 'strings';
 
 /** The markers understood, by name, with the shape of their value. */
@@ -41,7 +50,15 @@ const MARKERS: Record<string, Shape> = {
   'kubebuilder:object:generate': 'bool',
   'kubebuilder:object:root': 'bool',
   'kubebuilder:rbac': {
-    args: { groups: 'strings', resources: 'strings', resourceNames: 'strings', verbs: 'strings', urls: 'strings', namespace: 'string', roleName: 'string' },
+    args: {
+      groups: 'strings',
+      resources: 'strings',
+      resourceNames: 'strings',
+      verbs: 'strings',
+      urls: 'strings',
+      namespace: 'string',
+      roleName: 'string',
+    },
     required: ['verbs'],
   },
   'kubebuilder:webhook': {
@@ -93,7 +110,14 @@ const MARKERS: Record<string, Shape> = {
   'kubebuilder:validation:XIntOrString': 'flag',
   'kubebuilder:validation:Schemaless': 'flag',
   'kubebuilder:validation:XValidation': {
-    args: { rule: 'string', message: 'string', messageExpression: 'string', reason: 'string', fieldPath: 'string', optionalOldSelf: 'bool' },
+    args: {
+      rule: 'string',
+      message: 'string',
+      messageExpression: 'string',
+      reason: 'string',
+      fieldPath: 'string',
+      optionalOldSelf: 'bool',
+    },
     required: ['rule'],
   },
   'kubebuilder:default': 'any',
@@ -108,11 +132,23 @@ const MARKERS: Record<string, Shape> = {
   mapType: 'string',
   structType: 'string',
   // CRD level, on the kind
-  'kubebuilder:resource': { args: { path: 'string', shortName: 'strings', categories: 'strings', singular: 'string', scope: 'string' } },
+  'kubebuilder:resource': {
+    args: { path: 'string', shortName: 'strings', categories: 'strings', singular: 'string', scope: 'string' },
+  },
   'kubebuilder:subresource:status': 'flag',
-  'kubebuilder:subresource:scale': { args: { specpath: 'string', statuspath: 'string', selectorpath: 'string' }, required: ['specpath', 'statuspath'] },
+  'kubebuilder:subresource:scale': {
+    args: { specpath: 'string', statuspath: 'string', selectorpath: 'string' },
+    required: ['specpath', 'statuspath'],
+  },
   'kubebuilder:printcolumn': {
-    args: { name: 'string', type: 'string', JSONPath: 'string', description: 'string', format: 'string', priority: 'int' },
+    args: {
+      name: 'string',
+      type: 'string',
+      JSONPath: 'string',
+      description: 'string',
+      format: 'string',
+      priority: 'int',
+    },
     required: ['name', 'type', 'JSONPath'],
   },
   'kubebuilder:storageversion': 'flag',
@@ -237,7 +273,12 @@ function closingQuote(s: string, open: number): number {
   return -1;
 }
 
-function coerce(shape: Exclude<Shape, object | 'flag' | 'json'> | ArgShape, raw: string, fail: (why: string) => Error, arg?: string): unknown {
+function coerce(
+  shape: Exclude<Shape, object | 'flag' | 'json'> | ArgShape,
+  raw: string,
+  fail: (why: string) => Error,
+  arg?: string,
+): unknown {
   const what = arg ? `argument ${JSON.stringify(arg)}` : 'value';
   const v = parseValue(raw.trim(), fail);
   switch (shape) {

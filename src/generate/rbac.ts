@@ -16,7 +16,11 @@ interface Rule {
 
 const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
 const keyOf = (r: Rule, without: keyof Rule) =>
-  JSON.stringify((['groups', 'resources', 'resourceNames', 'urls', 'verbs'] as const).filter((k) => k !== without).map((k) => sorted(r[k])));
+  JSON.stringify(
+    (['groups', 'resources', 'resourceNames', 'urls', 'verbs'] as const)
+      .filter((k) => k !== without)
+      .map((k) => sorted(r[k])),
+  );
 
 /** Merges rules equal in everything but `field`, taking the union of `field`. */
 function mergeBy(rules: Rule[], field: keyof Rule): Rule[] {
@@ -34,8 +38,14 @@ function normalise(markers: Marker[]): Rule[] {
   const split: Rule[] = [];
   for (const m of markers) {
     const a = m.value as Record<string, unknown>;
-    const list = (k: string) => ((a[k] as string[] | undefined) ?? []).map((x) => (k === 'groups' && x === 'core' ? '' : x));
-    const base = { groups: list('groups'), resourceNames: list('resourceNames'), urls: list('urls'), verbs: list('verbs') };
+    const list = (k: string) =>
+      ((a[k] as string[] | undefined) ?? []).map((x) => (k === 'groups' && x === 'core' ? '' : x));
+    const base = {
+      groups: list('groups'),
+      resourceNames: list('resourceNames'),
+      urls: list('urls'),
+      verbs: list('verbs'),
+    };
     const resources = list('resources');
     if (resources.length === 0) split.push({ ...base, resources: [] });
     for (const r of resources) split.push({ ...base, resources: [r] });
@@ -50,7 +60,8 @@ function normalise(markers: Marker[]): Rule[] {
     r.urls = sorted(r.urls);
     r.verbs = r.verbs.includes('*') ? ['*'] : sorted(r.verbs);
   }
-  const sortKey = (r: Rule) => `${r.groups.join('&')} + ${r.resources.join('&')} + ${r.resourceNames.join('&')} + ${r.urls.join('&')}`;
+  const sortKey = (r: Rule) =>
+    `${r.groups.join('&')} + ${r.resources.join('&')} + ${r.resourceNames.join('&')} + ${r.urls.join('&')}`;
   return rules.sort((x, y) => (sortKey(x) < sortKey(y) ? -1 : sortKey(x) > sortKey(y) ? 1 : 0));
 }
 

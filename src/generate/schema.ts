@@ -46,7 +46,8 @@ function remember(dirs: string[], value: boolean): boolean {
   return value;
 }
 
-const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+const QUANTITY_PATTERN =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
 /** The fixed schemas of the well-known types (controller-gen's known types and `metav1.Condition`). */
 const KNOWN: Record<string, () => Schema> = {
@@ -54,7 +55,11 @@ const KNOWN: Record<string, () => Schema> = {
   Time: () => ({ type: 'string', format: 'date-time' }),
   MicroTime: () => ({ type: 'string', format: 'date-time' }),
   Duration: () => ({ type: 'string' }),
-  Quantity: () => ({ anyOf: [{ type: 'integer' }, { type: 'string' }], pattern: QUANTITY_PATTERN, 'x-kubernetes-int-or-string': true }),
+  Quantity: () => ({
+    anyOf: [{ type: 'integer' }, { type: 'string' }],
+    pattern: QUANTITY_PATTERN,
+    'x-kubernetes-int-or-string': true,
+  }),
   IntOrString: () => ({ anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true }),
   RawExtension: () => ({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true }),
   JSONValue: () => ({ 'x-kubernetes-preserve-unknown-fields': true }),
@@ -69,7 +74,12 @@ const KNOWN: Record<string, () => Schema> = {
       observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
       reason: { type: 'string', maxLength: 1024, minLength: 1, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$' },
       status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
-      type: { type: 'string', maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' },
+      type: {
+        type: 'string',
+        maxLength: 316,
+        pattern:
+          '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+      },
     },
   }),
 };
@@ -119,7 +129,9 @@ export class SchemaBuilder {
     const has = (n: string) => c.markers.some((m) => m.name === n);
     if (!decl.type) throw this.fail(decl, `field ${JSON.stringify(name)} has no type`);
     const typeMarker = c.markers.some((m) => m.name === 'kubebuilder:validation:Type');
-    let schema = has('kubebuilder:validation:Schemaless') ? {} : this.typeNode(decl.type, { field: name, typed: typeMarker });
+    let schema = has('kubebuilder:validation:Schemaless')
+      ? {}
+      : this.typeNode(decl.type, { field: name, typed: typeMarker });
     if (c.doc !== undefined) schema = { ...schema, description: c.doc };
     const fromType = { ...schema };
     this.apply(schema, c.markers, decl);
@@ -145,7 +157,11 @@ export class SchemaBuilder {
       properties[name] = f.schema;
       if (f.required) required.push(name);
     }
-    return { type: 'object', ...(Object.keys(properties).length ? { properties } : {}), ...(required.length ? { required: [...new Set(required)].sort() } : {}) };
+    return {
+      type: 'object',
+      ...(Object.keys(properties).length ? { properties } : {}),
+      ...(required.length ? { required: [...new Set(required)].sort() } : {}),
+    };
   }
 
   /** The schema of a type as written. */
@@ -158,19 +174,28 @@ export class SchemaBuilder {
         return { type: 'boolean' };
       case ts.SyntaxKind.NumberKeyword:
         if (ctx.typed) return { type: 'number' };
-        throw this.fail(node, `${ctx.field ? `field ${JSON.stringify(ctx.field)}` : 'a type'} is a number: say which, with int32 or int64 (from ctrlmetrics) or // +kubebuilder:validation:Type=integer (or =number for a float)`);
+        throw this.fail(
+          node,
+          `${ctx.field ? `field ${JSON.stringify(ctx.field)}` : 'a type'} is a number: say which, with int32 or int64 (from ctrlmetrics) or // +kubebuilder:validation:Type=integer (or =number for a float)`,
+        );
       case ts.SyntaxKind.AnyKeyword:
       case ts.SyntaxKind.UnknownKeyword:
       case ts.SyntaxKind.ObjectKeyword:
-        throw this.fail(node, `${ctx.field ? `field ${JSON.stringify(ctx.field)}` : 'a type'} has no schema (${node.getText()}): use JSONValue or RawExtension from ctrlmetrics, or an interface`);
+        throw this.fail(
+          node,
+          `${ctx.field ? `field ${JSON.stringify(ctx.field)}` : 'a type'} has no schema (${node.getText()}): use JSONValue or RawExtension from ctrlmetrics, or an interface`,
+        );
     }
     if (ts.isParenthesizedTypeNode(node)) return this.typeNode(node.type, ctx);
-    if (ts.isArrayTypeNode(node)) return { type: 'array', items: this.typeNode(node.elementType, { typed: ctx.typed }) };
-    if (ts.isTypeOperatorNode(node) && node.operator === ts.SyntaxKind.ReadonlyKeyword) return this.typeNode(node.type, ctx);
+    if (ts.isArrayTypeNode(node))
+      return { type: 'array', items: this.typeNode(node.elementType, { typed: ctx.typed }) };
+    if (ts.isTypeOperatorNode(node) && node.operator === ts.SyntaxKind.ReadonlyKeyword)
+      return this.typeNode(node.type, ctx);
     if (ts.isTypeLiteralNode(node)) return this.objectOf(node);
     if (ts.isLiteralTypeNode(node)) {
       if (ts.isStringLiteral(node.literal)) return { type: 'string', enum: [node.literal.text] };
-      if (node.literal.kind === ts.SyntaxKind.TrueKeyword || node.literal.kind === ts.SyntaxKind.FalseKeyword) return { type: 'boolean' };
+      if (node.literal.kind === ts.SyntaxKind.TrueKeyword || node.literal.kind === ts.SyntaxKind.FalseKeyword)
+        return { type: 'boolean' };
       throw this.fail(node, `literal type ${node.getText()} has no CRD schema`);
     }
     if (ts.isUnionTypeNode(node)) return this.union(node, ctx);
@@ -180,7 +205,10 @@ export class SchemaBuilder {
       throw this.fail(node, `${node.getText()} has no CRD schema`);
     }
     if (ts.isTypeReferenceNode(node)) return this.reference(node, ctx);
-    throw this.fail(node, `type ${node.getText()} has no CRD schema (use interfaces, arrays, records, string-literal unions and ctrlmetrics' API types)`);
+    throw this.fail(
+      node,
+      `type ${node.getText()} has no CRD schema (use interfaces, arrays, records, string-literal unions and ctrlmetrics' API types)`,
+    );
   }
 
   private union(node: TS.UnionTypeNode, ctx: { field?: string; typed?: boolean }): Schema {
@@ -198,10 +226,19 @@ export class SchemaBuilder {
     if (rest.length === 1) schema = this.typeNode(rest[0], ctx);
     else if (rest.every((t) => ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal))) {
       schema = { type: 'string', enum: rest.map((t) => ((t as TS.LiteralTypeNode).literal as TS.StringLiteral).text) };
-    } else if (rest.every((t) => ts.isLiteralTypeNode(t) && (t.literal.kind === ts.SyntaxKind.TrueKeyword || t.literal.kind === ts.SyntaxKind.FalseKeyword))) {
+    } else if (
+      rest.every(
+        (t) =>
+          ts.isLiteralTypeNode(t) &&
+          (t.literal.kind === ts.SyntaxKind.TrueKeyword || t.literal.kind === ts.SyntaxKind.FalseKeyword),
+      )
+    ) {
       schema = { type: 'boolean' };
     } else {
-      throw this.fail(node, `${ctx.field ? `field ${JSON.stringify(ctx.field)}: ` : ''}the union ${node.getText()} is not a structural schema: use string literals (an enum), IntOrString, or optional fields with an XValidation rule`);
+      throw this.fail(
+        node,
+        `${ctx.field ? `field ${JSON.stringify(ctx.field)}: ` : ''}the union ${node.getText()} is not a structural schema: use string literals (an enum), IntOrString, or optional fields with an XValidation rule`,
+      );
     }
     return nullable ? { ...schema, nullable: true } : schema;
   }
@@ -210,10 +247,12 @@ export class SchemaBuilder {
     const ts = this.ts;
     const name = node.typeName.getText();
     const args = node.typeArguments ?? [];
-    if ((name === 'Array' || name === 'ReadonlyArray') && args.length === 1) return { type: 'array', items: this.typeNode(args[0], { typed: ctx.typed }) };
+    if ((name === 'Array' || name === 'ReadonlyArray') && args.length === 1)
+      return { type: 'array', items: this.typeNode(args[0], { typed: ctx.typed }) };
     if (name === 'Record' && args.length === 2) {
       const key = args[0];
-      if (key.kind !== ts.SyntaxKind.StringKeyword) throw this.fail(node, `map keys must be strings, not ${key.getText()}`);
+      if (key.kind !== ts.SyntaxKind.StringKeyword)
+        throw this.fail(node, `map keys must be strings, not ${key.getText()}`);
       return { type: 'object', additionalProperties: this.typeNode(args[1], { typed: ctx.typed }) };
     }
     const decl = this.declarationOf(node);
@@ -222,7 +261,10 @@ export class SchemaBuilder {
     if (this.isOwn(decl) && KNOWN[declName]) return KNOWN[declName]();
     const key = `${decl.getSourceFile().fileName}#${declName}`;
     if (this.stack.includes(key)) {
-      throw this.fail(node, `the type ${declName} contains itself: a recursive type has no structural schema; mark the field // +kubebuilder:validation:Schemaless and // +kubebuilder:pruning:PreserveUnknownFields`);
+      throw this.fail(
+        node,
+        `the type ${declName} contains itself: a recursive type has no structural schema; mark the field // +kubebuilder:validation:Schemaless and // +kubebuilder:pruning:PreserveUnknownFields`,
+      );
     }
     this.stack.push(key);
     try {
@@ -233,7 +275,11 @@ export class SchemaBuilder {
       else throw this.fail(node, `the type ${declName} is not an interface, a type alias or an enum`);
       const c = this.src.commentsOf(decl);
       if (c.doc !== undefined) schema = { ...schema, description: c.doc };
-      this.apply(schema, c.markers.filter((m) => !isCrdMarker(m.name)), decl);
+      this.apply(
+        schema,
+        c.markers.filter((m) => !isCrdMarker(m.name)),
+        decl,
+      );
       return schema;
     } finally {
       this.stack.pop();
@@ -259,14 +305,26 @@ export class SchemaBuilder {
     const defaulted = ordered.find((m) => m.name === 'kubebuilder:default' || m.name === 'default');
     if (defaulted && schema.default !== undefined) {
       const why = defaultProblem(schema, schema.default);
-      if (why) throw new MarkerError(defaulted, `the default ${JSON.stringify(schema.default)} breaks the field's own schema: ${why} (the API server would refuse this CRD)`);
+      if (why)
+        throw new MarkerError(
+          defaulted,
+          `the default ${JSON.stringify(schema.default)} breaks the field's own schema: ${why} (the API server would refuse this CRD)`,
+        );
     }
     if (items.length) {
       if (schema.type !== 'array' || !schema.items) {
         const m = items[0];
-        throw new MarkerError(m, `must apply ${m.name.slice('kubebuilder:validation:items:'.length).toLowerCase()} to an array value, found ${String(schema.type ?? 'no type')}`);
+        throw new MarkerError(
+          m,
+          `must apply ${m.name.slice('kubebuilder:validation:items:'.length).toLowerCase()} to an array value, found ${String(schema.type ?? 'no type')}`,
+        );
       }
-      for (const m of items) applyMarker(schema.items as Schema, m, `kubebuilder:validation:${m.name.slice('kubebuilder:validation:items:'.length)}`);
+      for (const m of items)
+        applyMarker(
+          schema.items as Schema,
+          m,
+          `kubebuilder:validation:${m.name.slice('kubebuilder:validation:items:'.length)}`,
+        );
     }
     void node;
   }
@@ -280,7 +338,8 @@ export function defaultProblem(s: Schema, v: unknown, at = ''): string | undefin
   const where = at ? ` at ${at}` : '';
   if (v === null) return s.nullable === true ? undefined : `null${where} is not allowed (the field is not nullable)`;
   if (s['x-kubernetes-int-or-string'] === true) {
-    if (typeof v !== 'string' && !(typeof v === 'number' && Number.isInteger(v))) return `${JSON.stringify(v)}${where} is neither an integer nor a string`;
+    if (typeof v !== 'string' && !(typeof v === 'number' && Number.isInteger(v)))
+      return `${JSON.stringify(v)}${where} is neither an integer nor a string`;
   } else {
     const type = s.type as string | undefined;
     const is: Record<string, boolean> = {
@@ -293,18 +352,24 @@ export function defaultProblem(s: Schema, v: unknown, at = ''): string | undefin
     };
     if (type && type in is && !is[type]) return `${JSON.stringify(v)}${where} is not of type ${type}`;
   }
-  if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) return `${JSON.stringify(v)}${where} is not one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`;
+  if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(v)))
+    return `${JSON.stringify(v)}${where} is not one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`;
   if (typeof v === 'number') {
     const min = s.minimum as number | undefined;
     const max = s.maximum as number | undefined;
-    if (min !== undefined && (s.exclusiveMinimum === true ? v <= min : v < min)) return `${v}${where} should be greater than ${s.exclusiveMinimum === true ? '' : 'or equal to '}${min}`;
-    if (max !== undefined && (s.exclusiveMaximum === true ? v >= max : v > max)) return `${v}${where} should be less than ${s.exclusiveMaximum === true ? '' : 'or equal to '}${max}`;
-    if (typeof s.multipleOf === 'number' && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf)) return `${v}${where} should be a multiple of ${s.multipleOf}`;
+    if (min !== undefined && (s.exclusiveMinimum === true ? v <= min : v < min))
+      return `${v}${where} should be greater than ${s.exclusiveMinimum === true ? '' : 'or equal to '}${min}`;
+    if (max !== undefined && (s.exclusiveMaximum === true ? v >= max : v > max))
+      return `${v}${where} should be less than ${s.exclusiveMaximum === true ? '' : 'or equal to '}${max}`;
+    if (typeof s.multipleOf === 'number' && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf))
+      return `${v}${where} should be a multiple of ${s.multipleOf}`;
   }
   if (typeof v === 'string') {
     const length = [...v].length;
-    if (typeof s.minLength === 'number' && length < s.minLength) return `${JSON.stringify(v)}${where} should be at least ${s.minLength} chars long`;
-    if (typeof s.maxLength === 'number' && length > s.maxLength) return `${JSON.stringify(v)}${where} may not be more than ${s.maxLength} chars long`;
+    if (typeof s.minLength === 'number' && length < s.minLength)
+      return `${JSON.stringify(v)}${where} should be at least ${s.minLength} chars long`;
+    if (typeof s.maxLength === 'number' && length > s.maxLength)
+      return `${JSON.stringify(v)}${where} may not be more than ${s.maxLength} chars long`;
     if (typeof s.pattern === 'string') {
       let re: RegExp | undefined;
       try {
@@ -316,8 +381,10 @@ export function defaultProblem(s: Schema, v: unknown, at = ''): string | undefin
     }
   }
   if (Array.isArray(v)) {
-    if (typeof s.minItems === 'number' && v.length < s.minItems) return `${v.length} items${where}: should have at least ${s.minItems}`;
-    if (typeof s.maxItems === 'number' && v.length > s.maxItems) return `${v.length} items${where}: should have at most ${s.maxItems}`;
+    if (typeof s.minItems === 'number' && v.length < s.minItems)
+      return `${v.length} items${where}: should have at least ${s.minItems}`;
+    if (typeof s.maxItems === 'number' && v.length > s.maxItems)
+      return `${v.length} items${where}: should have at most ${s.maxItems}`;
     if (s.items && typeof s.items === 'object') {
       for (const [i, x] of v.entries()) {
         const why = defaultProblem(s.items as Schema, x, `${at}[${i}]`);
@@ -327,7 +394,11 @@ export function defaultProblem(s: Schema, v: unknown, at = ''): string | undefin
   } else if (typeof v === 'object' && v !== null) {
     const props = (s.properties ?? {}) as Record<string, Schema>;
     for (const [k, x] of Object.entries(v)) {
-      const ps = Object.hasOwn(props, k) ? props[k] : typeof s.additionalProperties === 'object' ? (s.additionalProperties as Schema) : undefined;
+      const ps = Object.hasOwn(props, k)
+        ? props[k]
+        : typeof s.additionalProperties === 'object'
+          ? (s.additionalProperties as Schema)
+          : undefined;
       if (!ps) continue;
       const why = defaultProblem(ps, x, at ? `${at}.${k}` : k);
       if (why) return why;
@@ -337,7 +408,21 @@ export function defaultProblem(s: Schema, v: unknown, at = ''): string | undefin
 }
 
 /** Value validations a field's markers may set on a node its type already limits. */
-const LIMITS = ['exclusiveMaximum', 'exclusiveMinimum', 'format', 'maxItems', 'maxLength', 'maxProperties', 'maximum', 'minItems', 'minLength', 'minProperties', 'minimum', 'multipleOf', 'pattern'];
+const LIMITS = [
+  'exclusiveMaximum',
+  'exclusiveMinimum',
+  'format',
+  'maxItems',
+  'maxLength',
+  'maxProperties',
+  'maximum',
+  'minItems',
+  'minLength',
+  'minProperties',
+  'minimum',
+  'multipleOf',
+  'pattern',
+];
 
 /**
  * controller-gen never lets a field loosen its type: where the field's markers set a limit the type already sets
@@ -346,7 +431,12 @@ const LIMITS = ['exclusiveMaximum', 'exclusiveMinimum', 'format', 'maxItems', 'm
 function keepTypeLimits(fromType: Schema, withField: Schema): Schema {
   // an enum is not combined: the type's wins
   if (fromType.enum !== undefined) withField = { ...withField, enum: fromType.enum };
-  const conflicts = LIMITS.filter((k) => fromType[k] !== undefined && withField[k] !== undefined && JSON.stringify(fromType[k]) !== JSON.stringify(withField[k]));
+  const conflicts = LIMITS.filter(
+    (k) =>
+      fromType[k] !== undefined &&
+      withField[k] !== undefined &&
+      JSON.stringify(fromType[k]) !== JSON.stringify(withField[k]),
+  );
   if (!conflicts.length) return withField;
   const out = { ...withField };
   const typeSide: Schema = {};
@@ -362,7 +452,12 @@ function keepTypeLimits(fromType: Schema, withField: Schema): Schema {
 
 /** Markers about the CRD rather than a schema node. */
 export function isCrdMarker(name: string): boolean {
-  return name === 'kubebuilder:resource' || name.startsWith('kubebuilder:subresource:') || name === 'kubebuilder:printcolumn' || name === 'kubebuilder:storageversion';
+  return (
+    name === 'kubebuilder:resource' ||
+    name.startsWith('kubebuilder:subresource:') ||
+    name === 'kubebuilder:printcolumn' ||
+    name === 'kubebuilder:storageversion'
+  );
 }
 
 const isNumeric = (s: Schema) => s.type === 'integer' || s.type === 'number';
@@ -373,8 +468,10 @@ function applyMarker(s: Schema, m: Marker, name: string): void {
   const short = name.replace(/^kubebuilder:validation:/, '');
   const v = m.value;
   const numeric = (kw: string) => {
-    if (!isNumeric(s)) throw fail(`must apply ${kw.toLowerCase()} to a numeric value, found ${String(s.type ?? 'no type')}`);
-    if (s.type === 'integer' && typeof v === 'number' && !Number.isInteger(v)) throw fail(`cannot apply non-integral ${kw.toLowerCase()} validation (${v}) to integer value`);
+    if (!isNumeric(s))
+      throw fail(`must apply ${kw.toLowerCase()} to a numeric value, found ${String(s.type ?? 'no type')}`);
+    if (s.type === 'integer' && typeof v === 'number' && !Number.isInteger(v))
+      throw fail(`cannot apply non-integral ${kw.toLowerCase()} validation (${v}) to integer value`);
   };
   switch (name) {
     case 'kubebuilder:validation:Minimum':
@@ -391,7 +488,10 @@ function applyMarker(s: Schema, m: Marker, name: string): void {
     case 'kubebuilder:validation:MinLength':
     case 'kubebuilder:validation:MaxLength':
     case 'kubebuilder:validation:Pattern':
-      if (!isText(s)) throw fail(`must apply ${short.toLowerCase()} to a textual value, found type ${JSON.stringify(String(s.type ?? ''))}`);
+      if (!isText(s))
+        throw fail(
+          `must apply ${short.toLowerCase()} to a textual value, found type ${JSON.stringify(String(s.type ?? ''))}`,
+        );
       s[{ MinLength: 'minLength', MaxLength: 'maxLength', Pattern: 'pattern' }[short]!] = v;
       return;
     case 'kubebuilder:validation:MinItems':
@@ -401,7 +501,10 @@ function applyMarker(s: Schema, m: Marker, name: string): void {
       return;
     case 'kubebuilder:validation:UniqueItems':
       if (s.type !== 'array') throw fail('must apply uniqueitems to an array');
-      if (v === true) throw fail('uniqueItems cannot be set to true since the runtime complexity becomes quadratic (the API server refuses it): use // +listType=set');
+      if (v === true)
+        throw fail(
+          'uniqueItems cannot be set to true since the runtime complexity becomes quadratic (the API server refuses it): use // +listType=set',
+        );
       return;
     case 'kubebuilder:validation:MinProperties':
     case 'kubebuilder:validation:MaxProperties':
@@ -415,7 +518,8 @@ function applyMarker(s: Schema, m: Marker, name: string): void {
       s.format = v;
       return;
     case 'kubebuilder:validation:Type':
-      if (!['string', 'number', 'integer', 'boolean', 'array', 'object'].includes(String(v))) throw fail(`type must be one of string, number, integer, boolean, array, object; got ${JSON.stringify(v)}`);
+      if (!['string', 'number', 'integer', 'boolean', 'array', 'object'].includes(String(v)))
+        throw fail(`type must be one of string, number, integer, boolean, array, object; got ${JSON.stringify(v)}`);
       s.type = v;
       if (v !== 'integer' && v !== 'number') delete s.format;
       return;
@@ -437,15 +541,18 @@ function applyMarker(s: Schema, m: Marker, name: string): void {
       return;
     case 'kubebuilder:validation:XValidation': {
       const a = v as Record<string, unknown>;
-      if (a.reason !== undefined && !XVALIDATION_REASONS.includes(String(a.reason))) throw fail(`invalid reason ${JSON.stringify(a.reason)}: one of ${XVALIDATION_REASONS.join(', ')}`);
+      if (a.reason !== undefined && !XVALIDATION_REASONS.includes(String(a.reason)))
+        throw fail(`invalid reason ${JSON.stringify(a.reason)}: one of ${XVALIDATION_REASONS.join(', ')}`);
       const rule: Schema = {};
-      for (const k of ['fieldPath', 'message', 'messageExpression', 'optionalOldSelf', 'reason', 'rule']) if (a[k] !== undefined) rule[k] = a[k];
+      for (const k of ['fieldPath', 'message', 'messageExpression', 'optionalOldSelf', 'reason', 'rule'])
+        if (a[k] !== undefined) rule[k] = a[k];
       s['x-kubernetes-validations'] = [...((s['x-kubernetes-validations'] as Schema[]) ?? []), rule];
       return;
     }
     case 'kubebuilder:default':
     case 'default':
-      s.default = s.type === 'array' && v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0 ? [] : v;
+      s.default =
+        s.type === 'array' && v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0 ? [] : v;
       return;
     case 'kubebuilder:example':
       s.example = v;
@@ -462,13 +569,16 @@ function applyMarker(s: Schema, m: Marker, name: string): void {
       s['x-kubernetes-list-type'] = v;
       return;
     case 'listMapKey':
-      if (s.type !== 'array' || s['x-kubernetes-list-type'] !== 'map') throw fail('must apply listMapKey to an associative-list');
+      if (s.type !== 'array' || s['x-kubernetes-list-type'] !== 'map')
+        throw fail('must apply listMapKey to an associative-list');
       s['x-kubernetes-list-map-keys'] = [...((s['x-kubernetes-list-map-keys'] as string[]) ?? []), v];
       return;
     case 'mapType':
     case 'structType':
-      if (s.type !== 'object' && !(name === 'structType' && s.type === undefined)) throw fail(`must apply ${name} to an object`);
-      if (!['granular', 'atomic'].includes(String(v))) throw fail(`${name === 'mapType' ? 'MapType' : 'StructType'} must be either "granular" or "atomic"`);
+      if (s.type !== 'object' && !(name === 'structType' && s.type === undefined))
+        throw fail(`must apply ${name} to an object`);
+      if (!['granular', 'atomic'].includes(String(v)))
+        throw fail(`${name === 'mapType' ? 'MapType' : 'StructType'} must be either "granular" or "atomic"`);
       s['x-kubernetes-map-type'] = v;
       return;
     case 'optional':

@@ -13,7 +13,15 @@ import { isMarkerLine, MarkerError, parseMarker, type Marker } from './markers.j
 export type TypeScript = typeof TS;
 
 /** Markers that belong to the file (package, in Go) wherever they are written. */
-const FILE_MARKERS = new Set(['groupName', 'versionName', 'kubebuilder:skip', 'kubebuilder:rbac', 'kubebuilder:object:generate', 'scaffold', 'kubebuilder:webhook']);
+const FILE_MARKERS = new Set([
+  'groupName',
+  'versionName',
+  'kubebuilder:skip',
+  'kubebuilder:rbac',
+  'kubebuilder:object:generate',
+  'scaffold',
+  'kubebuilder:webhook',
+]);
 
 /**
  * Loads the compiler, with what to do when the project lacks it. TypeScript is deliberately not a dependency (nor a
@@ -25,10 +33,17 @@ export async function loadTypeScript(): Promise<TypeScript> {
     const mod = (await import('typescript')) as TypeScript & { default?: TypeScript };
     const ts = mod.default ?? mod;
     const major = Number(ts.version.split('.')[0]);
-    if (major < 5 || major > 6) throw new Error(`ctrlmetrics generate needs TypeScript 5 or 6 (its compiler API), found ${ts.version}: npm install --save-dev typescript@5`);
+    if (major < 5 || major > 6)
+      throw new Error(
+        `ctrlmetrics generate needs TypeScript 5 or 6 (its compiler API), found ${ts.version}: npm install --save-dev typescript@5`,
+      );
     return ts;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') throw new Error('ctrlmetrics generate reads your TypeScript with its compiler API: npm install --save-dev typescript@5', { cause: err });
+    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND')
+      throw new Error(
+        'ctrlmetrics generate reads your TypeScript with its compiler API: npm install --save-dev typescript@5',
+        { cause: err },
+      );
     throw err;
   }
 }
@@ -92,7 +107,8 @@ function cachingHost(ts: TypeScript, options: TS.CompilerOptions): TS.CompilerHo
   const host = ts.createCompilerHost(options, true);
   const read = host.getSourceFile.bind(host);
   host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
-    const cacheable = fileName.endsWith('.d.ts') && (fileName.includes('/node_modules/') || fileName.includes('/typescript/lib/'));
+    const cacheable =
+      fileName.endsWith('.d.ts') && (fileName.includes('/node_modules/') || fileName.includes('/typescript/lib/'));
     if (!cacheable) return read(fileName, languageVersion, onError, shouldCreate);
     const key = `${typeof languageVersion === 'object' ? JSON.stringify(languageVersion) : String(languageVersion)}:${fileName}`;
     let sf = declarationCache.get(key);
@@ -145,7 +161,10 @@ export class ApiSources {
       const d = this.program.getSyntacticDiagnostics(sf)[0];
       if (d) {
         const message = this.ts.flattenDiagnosticMessageText(d.messageText, ' ');
-        throw new MarkerError({ file: this.display(sf.fileName), line: this.lineOf(sf, d.start ?? 0) }, `error TS${d.code}: ${message}`);
+        throw new MarkerError(
+          { file: this.display(sf.fileName), line: this.lineOf(sf, d.start ?? 0) },
+          `error TS${d.code}: ${message}`,
+        );
       }
     }
     return out;
@@ -225,7 +244,11 @@ export class ApiSources {
       if (!m || !isMarkerLine(m[1]) || claimed.has(i + 1)) continue;
       const site = { file: this.display(sf.fileName), line: i + 1 };
       const marker = parseMarker(m[1], site);
-      if (!FILE_MARKERS.has(marker.name)) throw new MarkerError(site, `marker ${marker.text} is not above a type or field of an API kind, so nothing would read it`);
+      if (!FILE_MARKERS.has(marker.name))
+        throw new MarkerError(
+          site,
+          `marker ${marker.text} is not above a type or field of an API kind, so nothing would read it`,
+        );
     }
   }
 }

@@ -36,7 +36,10 @@ const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && 
 
 /** `FirstMate` → `FIRST_MATE`. */
 function constantName(kind: string): string {
-  return kind.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z])([A-Z][a-z])/g, '$1_$2').toUpperCase();
+  return kind
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1_$2')
+    .toUpperCase();
 }
 
 /** `private-key` / `privateKey` → `PrivateKey`. */
@@ -79,7 +82,10 @@ class Emitter {
 
   private fail(at: Array<string | number>, message: string): never {
     const full = [...this.schemaPath, ...at];
-    const path = full.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '');
+    const path = full
+      .map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`))
+      .join('')
+      .replace(/^\./, '');
     throw new TypesError(`${this.locate(full)}: ${path}: ${message}`);
   }
 
@@ -108,7 +114,12 @@ class Emitter {
       if (!Array.isArray(s.enum)) return undefined;
       const ok = s.enum.every((v) => typeof v === kind || v === null);
       if (!ok) this.fail([...at, 'enum'], `holds values that are not ${kind}s`);
-      return s.enum.filter((v) => v !== null).map((v) => JSON.stringify(v)).join(' | ') || undefined;
+      return (
+        s.enum
+          .filter((v) => v !== null)
+          .map((v) => JSON.stringify(v))
+          .join(' | ') || undefined
+      );
     };
     switch (s.type) {
       case 'string':
@@ -127,21 +138,37 @@ class Emitter {
       case undefined:
         return this.objectType(s, at, name);
       default:
-        return this.fail([...at, 'type'], `type ${JSON.stringify(s.type)} is not one of string, integer, number, boolean, array, object`);
+        return this.fail(
+          [...at, 'type'],
+          `type ${JSON.stringify(s.type)} is not one of string, integer, number, boolean, array, object`,
+        );
     }
   }
 
   private objectType(s: Json, at: Array<string | number>, name: string): string {
     const open = s['x-kubernetes-preserve-unknown-fields'] === true;
     const props = isObj(s.properties) ? s.properties : undefined;
-    if (props && Object.keys(props).length) return this.emitInterface(s, props, at, name, open || s.additionalProperties === true);
-    if (isObj(s.additionalProperties)) return `Record<string, ${this.typeOf(s.additionalProperties, [...at, 'additionalProperties'], `${name}Value`)}>`;
+    if (props && Object.keys(props).length)
+      return this.emitInterface(s, props, at, name, open || s.additionalProperties === true);
+    if (isObj(s.additionalProperties))
+      return `Record<string, ${this.typeOf(s.additionalProperties, [...at, 'additionalProperties'], `${name}Value`)}>`;
     if (s.type === 'object' || open || s.additionalProperties === true) return 'Record<string, unknown>';
-    return this.fail(at, 'has no type: a structural schema gives every field one (or x-kubernetes-preserve-unknown-fields, or x-kubernetes-int-or-string)');
+    return this.fail(
+      at,
+      'has no type: a structural schema gives every field one (or x-kubernetes-preserve-unknown-fields, or x-kubernetes-int-or-string)',
+    );
   }
 
   /** An interface for an object schema with properties; answers its name. */
-  emitInterface(s: Json, props: Json, at: Array<string | number>, wanted: string, open: boolean, head: string[] = [], skip: string[] = []): string {
+  emitInterface(
+    s: Json,
+    props: Json,
+    at: Array<string | number>,
+    wanted: string,
+    open: boolean,
+    head: string[] = [],
+    skip: string[] = [],
+  ): string {
     const name = this.nameFor(wanted);
     const slot = this.interfaces.length;
     this.interfaces.push(''); // keeps the parent before its children
@@ -152,7 +179,10 @@ class Emitter {
       const type = this.typeOf(v, [...at, 'properties', k], `${name}${pascal(k)}`);
       fields.push(`${isObj(v) ? doc(v, '  ') : ''}  ${propertyName(k)}${required.has(k) ? '' : '?'}: ${type};`);
     }
-    if (open) fields.push('  /** Fields the schema keeps without declaring them (x-kubernetes-preserve-unknown-fields). */\n  [key: string]: unknown;');
+    if (open)
+      fields.push(
+        '  /** Fields the schema keeps without declaring them (x-kubernetes-preserve-unknown-fields). */\n  [key: string]: unknown;',
+      );
     this.interfaces[slot] = `${doc(s, '')}export interface ${name} {\n${fields.join('\n')}\n}\n`;
     return name;
   }
@@ -168,17 +198,20 @@ function typesOfVersion(crd: Json, versionIndex: number, locate: Locate, source:
   const v = String(version.name);
   const schemaPath: Array<string | number> = ['spec', 'versions', versionIndex, 'schema', 'openAPIV3Schema'];
   const schema = isObj(version.schema) ? version.schema.openAPIV3Schema : undefined;
-  if (!isObj(schema)) throw new TypesError(`${locate(['spec', 'versions', versionIndex])}: spec.versions[${versionIndex}] (${v}) has no schema.openAPIV3Schema to read types from`);
+  if (!isObj(schema))
+    throw new TypesError(
+      `${locate(['spec', 'versions', versionIndex])}: spec.versions[${versionIndex}] (${v}) has no schema.openAPIV3Schema to read types from`,
+    );
   const e = new Emitter(locate, schemaPath);
   const apiVersion = `${group}/${v}`;
   const c = constantName(kind);
-  const head = [
-    `  apiVersion: typeof ${c}.apiVersion;`,
-    `  kind: typeof ${c}.kind;`,
-    '  metadata: ObjectMeta;',
-  ];
+  const head = [`  apiVersion: typeof ${c}.apiVersion;`, `  kind: typeof ${c}.kind;`, '  metadata: ObjectMeta;'];
   const props = isObj(schema.properties) ? schema.properties : {};
-  e.emitInterface(schema, props, [], kind, schema['x-kubernetes-preserve-unknown-fields'] === true, head, ['apiVersion', 'kind', 'metadata']);
+  e.emitInterface(schema, props, [], kind, schema['x-kubernetes-preserve-unknown-fields'] === true, head, [
+    'apiVersion',
+    'kind',
+    'metadata',
+  ]);
   const imports = ['ObjectMeta', ...(e.usesKubeObject ? ['KubeObject'] : [])].sort();
   return {
     path: join(group, v, `${kind.toLowerCase()}-types.ts`),
@@ -209,7 +242,8 @@ function crdsOf(file: string, shown: string): Array<{ crd: Json; locate: Locate 
   const out: Array<{ crd: Json; locate: Locate }> = [];
   for (const d of Array.isArray(docs) ? docs : [docs]) {
     const at = (offset: number | undefined) => `${shown}:${offset === undefined ? 1 : lines.linePos(offset).line}`;
-    if (d.errors.length) throw new TypesError(`${at(d.errors[0].pos[0])}: not YAML: ${d.errors[0].message.split('\n')[0]}`);
+    if (d.errors.length)
+      throw new TypesError(`${at(d.errors[0].pos[0])}: not YAML: ${d.errors[0].message.split('\n')[0]}`);
     // plain JSON: YAML aliases become copies, so the CRD can be written out again in any key order
     const js = d.toJS() as unknown;
     const value = js === undefined ? undefined : (JSON.parse(JSON.stringify(js)) as unknown);
@@ -230,11 +264,21 @@ function crdsOf(file: string, shown: string): Array<{ crd: Json; locate: Locate 
       return at(undefined);
     };
     if (!isObj(value) || value.kind !== 'CustomResourceDefinition' || value.apiVersion !== 'apiextensions.k8s.io/v1') {
-      const what = isObj(value) ? `${String(value.apiVersion ?? '(no apiVersion)')} ${String(value.kind ?? '(no kind)')}` : 'not an object';
-      throw new TypesError(`${locate(['kind'])}: not a CustomResourceDefinition of apiextensions.k8s.io/v1 (${what}): generate types reads CRDs`);
+      const what = isObj(value)
+        ? `${String(value.apiVersion ?? '(no apiVersion)')} ${String(value.kind ?? '(no kind)')}`
+        : 'not an object';
+      throw new TypesError(
+        `${locate(['kind'])}: not a CustomResourceDefinition of apiextensions.k8s.io/v1 (${what}): generate types reads CRDs`,
+      );
     }
     const spec = value.spec;
-    if (!isObj(spec) || typeof spec.group !== 'string' || !isObj(spec.names) || typeof spec.names.kind !== 'string' || !Array.isArray(spec.versions)) {
+    if (
+      !isObj(spec) ||
+      typeof spec.group !== 'string' ||
+      !isObj(spec.names) ||
+      typeof spec.names.kind !== 'string' ||
+      !Array.isArray(spec.versions)
+    ) {
       throw new TypesError(`${locate(['spec'])}: spec needs group, names.kind and versions`);
     }
     out.push({ crd: value, locate });
@@ -280,7 +324,15 @@ export function crdKinds(from: string[], root = process.cwd()): CrdKind[] {
       const names = spec.names as Json;
       for (const v of spec.versions as unknown[]) {
         if (!isObj(v) || v.served === false) continue;
-        out.push({ group: String(spec.group), version: String(v.name), kind: String(names.kind), plural: String(names.plural ?? ''), namespaced: spec.scope !== 'Cluster', crd, file });
+        out.push({
+          group: String(spec.group),
+          version: String(v.name),
+          kind: String(names.kind),
+          plural: String(names.plural ?? ''),
+          namespaced: spec.scope !== 'Cluster',
+          crd,
+          file,
+        });
       }
     }
   }
@@ -308,7 +360,11 @@ export function typesFromCrds(from: string[], root = process.cwd()): GeneratedTy
 }
 
 /** Writes the types of the CRDs in `from` under `out`; answers each file and whether it changed. */
-export async function writeTypesFromCrds(opts: { from: string[]; out: string; root?: string }): Promise<Array<{ file: string; changed: boolean }>> {
+export async function writeTypesFromCrds(opts: {
+  from: string[];
+  out: string;
+  root?: string;
+}): Promise<Array<{ file: string; changed: boolean }>> {
   const root = opts.root ?? process.cwd();
   const written: Array<{ file: string; changed: boolean }> = [];
   for (const g of typesFromCrds(opts.from, root)) {

@@ -60,7 +60,13 @@ export class ConnectionGuard {
   }
 
   stats(): ConnectionGuardStats {
-    return { open: this.conns.size, headTimeouts: this.headTimeouts, idleTimeouts: this.idleTimeouts, evicted: this.evicted, refused: this.refused };
+    return {
+      open: this.conns.size,
+      headTimeouts: this.headTimeouts,
+      idleTimeouts: this.idleTimeouts,
+      evicted: this.evicted,
+      refused: this.refused,
+    };
   }
 
   private opened(socket: Socket): void {

@@ -74,11 +74,18 @@ function isHttp2(s: Socket): boolean {
  * Closes `server` gracefully: stops accepting, drains the tracked connections, and past `timeoutMs` cuts what is
  * still open. Resolves true when the deadline had to cut connections.
  */
-export async function closeGracefully(server: NetServer, tracker: ConnectionTracker | undefined, timeoutMs: number): Promise<boolean> {
+export async function closeGracefully(
+  server: NetServer,
+  tracker: ConnectionTracker | undefined,
+  timeoutMs: number,
+): Promise<boolean> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   tracker?.drain();
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([closed.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
+  const timedOut = await Promise.race([
+    closed.then(() => false),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+  ]);
   clearTimeout(timer);
   if (timedOut) {
     tracker?.destroyAll();
@@ -89,7 +96,11 @@ export async function closeGracefully(server: NetServer, tracker: ConnectionTrac
 
 /** `scheme://host:port` of a bound address (the wildcard addresses as loopback, IPv6 in brackets). */
 export function boundUrl(a: { address: string; family: string; port: number }, scheme: 'http' | 'https'): string {
-  const host = a.family === 'IPv6' ? `[${a.address === '::' ? '::1' : a.address}]` : a.address === '0.0.0.0' ? '127.0.0.1' : a.address;
+  const host =
+    a.family === 'IPv6'
+      ? `[${a.address === '::' ? '::1' : a.address}]`
+      : a.address === '0.0.0.0'
+        ? '127.0.0.1'
+        : a.address;
   return `${scheme}://${host}:${a.port}`;
 }
-

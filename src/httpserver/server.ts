@@ -142,7 +142,12 @@ export class HttpServer {
     this.tracker = new ConnectionTracker(server, this.secure);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
-        const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : (err.code ?? err.message);
+        const why =
+          err.code === 'EADDRINUSE'
+            ? 'the address is already in use'
+            : err.code === 'EACCES'
+              ? 'permission denied'
+              : (err.code ?? err.message);
         reject(new ListenError(this.opts.bindAddress, err.code, why, err));
       };
       server.once('error', onError);
@@ -171,7 +176,14 @@ export class HttpServer {
     if (this.opts.http2) {
       // loaded only here: on Node 20 `node:http2` adds ≈1.8 MB of RSS to a process that serves HTTP/1.1 only
       const { createSecureServer } = await import('node:http2');
-      server = createSecureServer({ ...tlsOptions, allowHTTP1: true, settings: { maxConcurrentStreams: 100, maxHeaderListSize: l.maxHeaderBytes } }, listener);
+      server = createSecureServer(
+        {
+          ...tlsOptions,
+          allowHTTP1: true,
+          settings: { maxConcurrentStreams: 100, maxHeaderListSize: l.maxHeaderBytes },
+        },
+        listener,
+      );
       // idle sessions are cut after the keep-alive time; HTTP/1.1 fallback connections do not get Node's head and
       // request timeouts here: the connection guard closes those that start no request
       server.setTimeout(l.keepAliveTimeoutMs);

@@ -52,7 +52,8 @@ function baseOptions(opts: ServingTlsOptions): TlsConfig {
 
 function applyGuardRails(o: TlsConfig, opts: ServingTlsOptions, log: Logger): void {
   if (!o.minVersion || VERSION_ORDER.indexOf(o.minVersion) < VERSION_ORDER.indexOf('TLSv1.2')) {
-    if (o.minVersion) log.warn('tlsOpts asked for a TLS version below 1.2: serving TLS >= 1.2 only', { minVersion: o.minVersion });
+    if (o.minVersion)
+      log.warn('tlsOpts asked for a TLS version below 1.2: serving TLS >= 1.2 only', { minVersion: o.minVersion });
     o.minVersion = 'TLSv1.2';
   }
   if (!opts.enableHTTP2 && Array.isArray(o.ALPNProtocols) && o.ALPNProtocols.includes('h2')) {
@@ -72,7 +73,10 @@ function clientCertificateOptions(caFile: string): TlsConfig {
   } catch (err) {
     throw new CertificateLoadError(`clientCAFile ${caFile}: ${(err as Error).message}`, { cause: err });
   }
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new CertificateLoadError(`clientCAFile ${caFile}: no PEM certificate in it (expected the CA that signs the clients' certificates)`);
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new CertificateLoadError(
+      `clientCAFile ${caFile}: no PEM certificate in it (expected the CA that signs the clients' certificates)`,
+    );
   return { requestCert: true, rejectUnauthorized: false, ca: pem };
 }
 
@@ -88,7 +92,11 @@ const OMIT_CERT_DIR = 'omit certDir to serve a self-signed certificate';
  * Builds the serving TLS options. Rejects with a clear error when `certDir` lacks a usable pair, ending with
  * `remedy` (what the caller's user can do about it; default: the metrics server's, omitting certDir).
  */
-export async function resolveServingTls(opts: ServingTlsOptions, log: Logger, remedy = OMIT_CERT_DIR): Promise<ServingTls> {
+export async function resolveServingTls(
+  opts: ServingTlsOptions,
+  log: Logger,
+  remedy = OMIT_CERT_DIR,
+): Promise<ServingTls> {
   const options = baseOptions(opts);
   for (const adjust of opts.tlsOpts ?? []) adjust(options);
   applyGuardRails(options, opts, log);

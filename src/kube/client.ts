@@ -128,10 +128,14 @@ function isRetryable(err: unknown): boolean {
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -202,7 +206,10 @@ export class KubeClient {
       if (!this.cachedAuth || now - this.cachedAuth.at > 60_000 || this.authRefused) {
         const refused = this.authRefused;
         this.authRefused = false;
-        this.cachedAuth = { headers: await this.config.authHeaders(refused ? { unauthorized: true } : undefined), at: now };
+        this.cachedAuth = {
+          headers: await this.config.authHeaders(refused ? { unauthorized: true } : undefined),
+          at: now,
+        };
       }
       Object.assign(h, this.cachedAuth.headers);
     } else if (this.config.token) {
@@ -217,14 +224,23 @@ export class KubeClient {
    * never change, so they are made once (a provider's are read through {@link authHeaders}, which caches them).
    */
   private async baseHeaders(accept: string): Promise<Record<string, string>> {
-    return this.fixedHeaders(accept) ?? { Accept: accept, 'User-Agent': this.config.userAgent ?? 'ctrlmetrics', ...(await this.authHeaders()) };
+    return (
+      this.fixedHeaders(accept) ?? {
+        Accept: accept,
+        'User-Agent': this.config.userAgent ?? 'ctrlmetrics',
+        ...(await this.authHeaders()),
+      }
+    );
   }
 
   /** {@link baseHeaders} at once when no credentials provider is configured (a copy: the caller adds to it). */
   private fixedHeaders(accept: string): Record<string, string> | undefined {
     if (this.config.authHeaders) return undefined;
     if (!this.staticHeaders) {
-      const h: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.config.userAgent ?? 'ctrlmetrics' };
+      const h: Record<string, string> = {
+        Accept: 'application/json',
+        'User-Agent': this.config.userAgent ?? 'ctrlmetrics',
+      };
       if (this.config.token) h.Authorization = `Bearer ${this.config.token}`;
       if (this.config.impersonateUser) h['Impersonate-User'] = this.config.impersonateUser;
       this.staticHeaders = h;
@@ -302,19 +318,38 @@ export class KubeClient {
     // the common case without awaiting anything: a token at hand (or no limit) and credentials that do not change
     const took = this.limiter.tryTake();
     const headers = took ? this.fixedHeaders('application/json') : undefined;
-    return headers ? this.send<T>(method, path, opts, deadline, headers) : this.waitAndSend<T>(method, path, opts, deadline, remaining, took);
+    return headers
+      ? this.send<T>(method, path, opts, deadline, headers)
+      : this.waitAndSend<T>(method, path, opts, deadline, remaining, took);
   }
 
   /** {@link once} when it must wait: for the rate limiter's token, or for the credentials provider. */
-  private async waitAndSend<T>(method: string, path: string, opts: RequestOptions, deadline: number, remaining: number, took: boolean): Promise<KubeResponse<T>> {
+  private async waitAndSend<T>(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    deadline: number,
+    remaining: number,
+    took: boolean,
+  ): Promise<KubeResponse<T>> {
     if (!took && !(await this.limiter.take(Math.min(remaining, opts.maxRateLimitWaitMs ?? 10_000), opts.signal))) {
-      throw new KubeApiError(0, 'RateLimited', `${method} ${path}: client-side rate limit (qps ${this.limiter.qps}) would delay the call past its deadline`);
+      throw new KubeApiError(
+        0,
+        'RateLimited',
+        `${method} ${path}: client-side rate limit (qps ${this.limiter.qps}) would delay the call past its deadline`,
+      );
     }
     return this.send<T>(method, path, opts, deadline, await this.baseHeaders('application/json'));
   }
 
   /** Sends one request with the given base headers and decodes the answer. */
-  private send<T>(method: string, path: string, opts: RequestOptions, deadline: number, headers: Record<string, string>): Promise<KubeResponse<T>> {
+  private send<T>(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    deadline: number,
+    headers: Record<string, string>,
+  ): Promise<KubeResponse<T>> {
     const target = this.target(path, opts.query);
     if (opts.headers) Object.assign(headers, opts.headers);
     let payload: Buffer | undefined;
@@ -334,7 +369,12 @@ export class KubeClient {
         this.observe('<error>', method);
         reject(new KubeApiError(0, reason, `${method} ${pathname()}: ${message}`));
       };
-      const cancelTimer = after(Math.max(1, deadline - Date.now()), () => req.destroy(new Error('timeout')), undefined, true);
+      const cancelTimer = after(
+        Math.max(1, deadline - Date.now()),
+        () => req.destroy(new Error('timeout')),
+        undefined,
+        true,
+      );
       const onAbort = () => req.destroy(new Error('aborted'));
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', (err: NodeJS.ErrnoException) => {
@@ -358,7 +398,13 @@ export class KubeClient {
             try {
               body = JSON.parse(text);
             } catch {
-              reject(new KubeApiError(status || 0, 'MalformedResponse', `${method} ${pathname()}: the API answered ${status} with malformed JSON`));
+              reject(
+                new KubeApiError(
+                  status || 0,
+                  'MalformedResponse',
+                  `${method} ${pathname()}: the API answered ${status} with malformed JSON`,
+                ),
+              );
               return;
             }
           }
@@ -430,10 +476,14 @@ export class KubeClient {
       const mod = url.protocol === 'http:' ? http : https;
       await new Promise<void>((resolve, reject) => {
         const req = mod.request(url, { method: 'GET', headers, agent: this.agent });
-        controller.signal.addEventListener('abort', () => {
-          req.destroy();
-          resolve();
-        }, { once: true });
+        controller.signal.addEventListener(
+          'abort',
+          () => {
+            req.destroy();
+            resolve();
+          },
+          { once: true },
+        );
         req.on('error', (err: NodeJS.ErrnoException) => {
           if (controller.signal.aborted) return resolve();
           this.observe('<error>', 'GET');

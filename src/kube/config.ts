@@ -13,7 +13,15 @@ import type { RequestOptions } from 'node:https';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { KubeConfigError, type LoadConfigOptions, type RestConfig } from './config-types.js';
-import { inClusterConfig, needsCredentialPlugin, readKubeconfig, restConfigOf, selectContext, type KubeconfigUser, type ParsedKubeconfig } from './kubeconfig.js';
+import {
+  inClusterConfig,
+  needsCredentialPlugin,
+  readKubeconfig,
+  restConfigOf,
+  selectContext,
+  type KubeconfigUser,
+  type ParsedKubeconfig,
+} from './kubeconfig.js';
 import type { ExecClusterInfo, ExecCredentials } from './exec-credential.js';
 
 export type { RestConfig, LoadConfigOptions, AuthHeadersRequest } from './config-types.js';
@@ -79,7 +87,11 @@ export async function loadRestConfig(options: LoadConfigOptions = {}): Promise<R
  * A user with an exec credential plugin: the plugin runs now (its errors are the load's) and again as its
  * credentials expire or are refused. A token or client certificate written beside it wins, as in client-go.
  */
-async function withExecPlugin(kc: ParsedKubeconfig, cluster: Record<string, unknown>, user: KubeconfigUser): Promise<RestConfig> {
+async function withExecPlugin(
+  kc: ParsedKubeconfig,
+  cluster: Record<string, unknown>,
+  user: KubeconfigUser,
+): Promise<RestConfig> {
   const { exec, ...rest } = user;
   const config = restConfigOf(kc, cluster, rest);
   if (config.token || config.cert) return config;
@@ -143,7 +155,10 @@ async function loadWithClientNode(file: string, context: string | undefined): Pr
     throw new KubeConfigError(`cannot load kubeconfig ${file}: ${reason}`);
   }
   const cluster = kc.getCurrentCluster();
-  if (!cluster || !cluster.server) throw new KubeConfigError(`kubeconfig ${file}: its current context names no cluster with a server: pick a context with --context, or fix the file`);
+  if (!cluster || !cluster.server)
+    throw new KubeConfigError(
+      `kubeconfig ${file}: its current context names no cluster with a server: pick a context with --context, or fix the file`,
+    );
   const opts: RequestOptions = {};
   try {
     await kc.applyToHTTPSOptions(opts);
@@ -184,10 +199,15 @@ export function kubeconfigFor(params: {
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [
-      { name: cluster, cluster: { server: params.server, 'certificate-authority-data': Buffer.from(params.caPem).toString('base64') } },
+      {
+        name: cluster,
+        cluster: { server: params.server, 'certificate-authority-data': Buffer.from(params.caPem).toString('base64') },
+      },
     ],
     users: [{ name: user, user: { token: params.token } }],
-    contexts: [{ name: cluster, context: { cluster, user, ...(params.namespace ? { namespace: params.namespace } : {}) } }],
+    contexts: [
+      { name: cluster, context: { cluster, user, ...(params.namespace ? { namespace: params.namespace } : {}) } },
+    ],
     'current-context': cluster,
     preferences: {},
   };

@@ -13,7 +13,20 @@
  * `requests`, a node's `capacity`, a quota's `hard`, a LimitRange's `max`, …): there `"1"`, `"1000m"` and `"1.0"`
  * are the same quantity, as `resource.Quantity.Cmp` says. Elsewhere strings are compared as written.
  */
-const QUANTITY_MAPS = new Set(['limits', 'requests', 'capacity', 'allocatable', 'hard', 'used', 'overhead', 'max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio']);
+const QUANTITY_MAPS = new Set([
+  'limits',
+  'requests',
+  'capacity',
+  'allocatable',
+  'hard',
+  'used',
+  'overhead',
+  'max',
+  'min',
+  'default',
+  'defaultRequest',
+  'maxLimitRequestRatio',
+]);
 /** Keys whose value is one quantity. */
 const QUANTITY_FIELDS = new Set(['sizeLimit']);
 
@@ -37,7 +50,10 @@ function equalAt(a: unknown, b: unknown, key: string | undefined, inQuantityMap 
   if (a === b) return true;
   if (isEmpty(a) && isEmpty(b)) return true;
   if (typeof a === 'string' || typeof a === 'number') {
-    if ((inQuantityMap || (key !== undefined && QUANTITY_FIELDS.has(key))) && (typeof b === 'string' || typeof b === 'number')) {
+    if (
+      (inQuantityMap || (key !== undefined && QUANTITY_FIELDS.has(key))) &&
+      (typeof b === 'string' || typeof b === 'number')
+    ) {
       return sameQuantity(a, b);
     }
     return false;

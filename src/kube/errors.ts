@@ -7,9 +7,25 @@ import { KubeApiError } from './client.js';
 
 /** The Status reasons apimachinery knows; an answer with another reason (or none) is judged by its HTTP code. */
 const KNOWN_REASONS = new Set([
-  'Unauthorized', 'Forbidden', 'NotFound', 'AlreadyExists', 'Conflict', 'Gone', 'Invalid', 'ServerTimeout', 'StoreReadError',
-  'Timeout', 'TooManyRequests', 'BadRequest', 'MethodNotAllowed', 'NotAcceptable', 'RequestEntityTooLarge',
-  'UnsupportedMediaType', 'InternalError', 'Expired', 'ServiceUnavailable',
+  'Unauthorized',
+  'Forbidden',
+  'NotFound',
+  'AlreadyExists',
+  'Conflict',
+  'Gone',
+  'Invalid',
+  'ServerTimeout',
+  'StoreReadError',
+  'Timeout',
+  'TooManyRequests',
+  'BadRequest',
+  'MethodNotAllowed',
+  'NotAcceptable',
+  'RequestEntityTooLarge',
+  'UnsupportedMediaType',
+  'InternalError',
+  'Expired',
+  'ServiceUnavailable',
 ]);
 
 function hasStatus(err: unknown, status: number, reason: string): boolean {

@@ -28,7 +28,14 @@ export interface EventsV1Recorder {
    * `ScaleDown`), `note` is a sentence for humans (longer than 1 KiB: cut, as the API refuses it). Returns at once;
    * the write happens in the background.
    */
-  event(regarding: ObjectLike, related: ObjectLike | undefined, type: KubeEventType, reason: string, action: string, note: string): void;
+  event(
+    regarding: ObjectLike,
+    related: ObjectLike | undefined,
+    type: KubeEventType,
+    reason: string,
+    action: string,
+    note: string,
+  ): void;
 }
 
 /** Options of an {@link EventsV1Broadcaster}. */
@@ -120,7 +127,10 @@ export class EventsV1Broadcaster {
 
   /** A recorder whose events name `controller` as their reporting controller. */
   recorderFor(controller: string): EventsV1Recorder {
-    return { event: (regarding, related, type, reason, action, note) => this.record(controller, regarding, related, type, reason, action, note) };
+    return {
+      event: (regarding, related, type, reason, action, note) =>
+        this.record(controller, regarding, related, type, reason, action, note),
+    };
   }
 
   /** Resolves once every queued write has been sent (or has failed). */
@@ -134,7 +144,8 @@ export class EventsV1Broadcaster {
    */
   async shutdown(timeoutMs = 2000): Promise<void> {
     for (const c of this.cancelTimers.splice(0)) c();
-    for (const entry of this.tracked.values()) if (entry.series && entry.series.count > entry.writtenCount) this.enqueue({ op: 'series', entry });
+    for (const entry of this.tracked.values())
+      if (entry.series && entry.series.count > entry.writtenCount) this.enqueue({ op: 'series', entry });
     let cancel: (() => void) | undefined;
     await Promise.race([this.flush(), new Promise<void>((r) => (cancel = after(timeoutMs, r)))]);
     cancel?.();
@@ -144,18 +155,30 @@ export class EventsV1Broadcaster {
 
   private every(ms: number, fn: () => void): void {
     const arm = () => {
-      this.cancelTimers[index] = after(ms, () => {
-        if (this.stopped) return;
-        fn();
-        arm();
-      }, this.opts.clock);
+      this.cancelTimers[index] = after(
+        ms,
+        () => {
+          if (this.stopped) return;
+          fn();
+          arm();
+        },
+        this.opts.clock,
+      );
     };
     const index = this.cancelTimers.length;
     this.cancelTimers.push(() => undefined);
     arm();
   }
 
-  private record(controller: string, regarding: ObjectLike, related: ObjectLike | undefined, type: KubeEventType, reason: string, action: string, note: string): void {
+  private record(
+    controller: string,
+    regarding: ObjectLike,
+    related: ObjectLike | undefined,
+    type: KubeEventType,
+    reason: string,
+    action: string,
+    note: string,
+  ): void {
     const log = this.opts.logger;
     if (this.stopped) return;
     if (type !== 'Normal' && type !== 'Warning') {
@@ -215,7 +238,10 @@ export class EventsV1Broadcaster {
 
   private enqueue(w: Write): void {
     if (this.queue.length >= this.opts.queueSize) {
-      this.opts.logger?.warn('event queue full: dropping the event', { reason: String(w.entry.body['reason']), object: w.entry.name });
+      this.opts.logger?.warn('event queue full: dropping the event', {
+        reason: String(w.entry.body['reason']),
+        object: w.entry.name,
+      });
       return;
     }
     this.queue.push(w);
@@ -238,7 +264,8 @@ export class EventsV1Broadcaster {
 
   /** Writes the count of every running series (the API expires events an hour after their last write). */
   private refreshSeries(): void {
-    for (const entry of this.tracked.values()) if (entry.series && entry.series.count > entry.writtenCount) this.enqueue({ op: 'series', entry });
+    for (const entry of this.tracked.values())
+      if (entry.series && entry.series.count > entry.writtenCount) this.enqueue({ op: 'series', entry });
   }
 
   private async drain(): Promise<void> {
@@ -248,7 +275,11 @@ export class EventsV1Broadcaster {
         else await this.writeSeries(w.entry);
       } catch (err) {
         // an event is best effort: a failed write is logged, never thrown into a reconcile
-        this.opts.logger?.warn('could not write an event', { reason: String(w.entry.body['reason']), object: w.entry.name, error: err instanceof Error ? err.message : String(err) });
+        this.opts.logger?.warn('could not write an event', {
+          reason: String(w.entry.body['reason']),
+          object: w.entry.name,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
     }
   }
@@ -258,7 +289,10 @@ export class EventsV1Broadcaster {
   }
 
   private async create(entry: Tracked, withSeries = false): Promise<void> {
-    const series = withSeries && entry.series ? { series: { count: entry.series.count, lastObservedTime: microTime(entry.series.lastObservedMs) } } : {};
+    const series =
+      withSeries && entry.series
+        ? { series: { count: entry.series.count, lastObservedTime: microTime(entry.series.lastObservedMs) } }
+        : {};
     await this.client.create(this.path(entry), { ...entry.body, ...series });
     entry.writtenCount = withSeries && entry.series ? entry.series.count : 1;
   }

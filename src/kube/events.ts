@@ -48,7 +48,6 @@ const MAX_TRACKED = 4096;
 /** Kubernetes' limit on an event message (longer ones are truncated, as client-go does). */
 const MAX_MESSAGE_BYTES = 1024;
 
-
 /** A message or note within the API's 1 KiB, cut at a character boundary and marked `...` (as client-go cuts it). */
 export function truncate(message: string): string {
   if (Buffer.byteLength(message) <= MAX_MESSAGE_BYTES) return message;
@@ -62,7 +61,12 @@ export function truncate(message: string): string {
 
 interface Pending {
   component: string;
-  obj: Required<Pick<ObjectLike, 'apiVersion' | 'kind'>> & { name: string; namespace?: string; uid?: string; resourceVersion?: string };
+  obj: Required<Pick<ObjectLike, 'apiVersion' | 'kind'>> & {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+  };
   type: KubeEventType;
   reason: string;
   message: string;
@@ -73,7 +77,9 @@ interface Pending {
 export class EventBroadcaster {
   private readonly opts: typeof DEFAULTS & { now: () => number; logger?: Logger };
   private readonly queue: Pending[] = [];
-  private readonly written = new LRUCache<string, { namespace: string; name: string; count: number }>({ max: MAX_TRACKED });
+  private readonly written = new LRUCache<string, { namespace: string; name: string; count: number }>({
+    max: MAX_TRACKED,
+  });
   private readonly tokens = new LRUCache<string, { tokens: number; at: number }>({ max: MAX_TRACKED });
   private draining: Promise<void> | undefined;
   private stopped = false;
@@ -134,7 +140,14 @@ export class EventBroadcaster {
     }
     this.queue.push({
       component,
-      obj: { apiVersion: obj.apiVersion, kind: obj.kind, name: md.name, namespace: md.namespace, uid: md.uid, resourceVersion: md.resourceVersion },
+      obj: {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        name: md.name,
+        namespace: md.namespace,
+        uid: md.uid,
+        resourceVersion: md.resourceVersion,
+      },
       type,
       reason,
       message: truncate(String(message)),
@@ -164,20 +177,37 @@ export class EventBroadcaster {
         await this.write(e);
       } catch (err) {
         // an event is best effort: a failed write is logged, never thrown into a reconcile
-        this.opts.logger?.warn('could not write an event', { reason: e.reason, object: e.obj.name, error: err instanceof Error ? err.message : String(err) });
+        this.opts.logger?.warn('could not write an event', {
+          reason: e.reason,
+          object: e.obj.name,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
     }
   }
 
   private async write(e: Pending): Promise<void> {
     const namespace = e.obj.namespace || 'default';
-    const key = JSON.stringify([e.component, e.obj.apiVersion, e.obj.kind, e.obj.namespace ?? '', e.obj.name, e.obj.uid ?? '', e.type, e.reason, e.message]);
+    const key = JSON.stringify([
+      e.component,
+      e.obj.apiVersion,
+      e.obj.kind,
+      e.obj.namespace ?? '',
+      e.obj.name,
+      e.obj.uid ?? '',
+      e.type,
+      e.reason,
+      e.message,
+    ]);
     const seen = this.written.get(key);
     const ts = kubeTime(e.at);
     if (seen) {
       const count = seen.count + 1;
       try {
-        await this.client.mergePatch(`/api/v1/namespaces/${encodeURIComponent(seen.namespace)}/events/${encodeURIComponent(seen.name)}`, { count, lastTimestamp: ts });
+        await this.client.mergePatch(
+          `/api/v1/namespaces/${encodeURIComponent(seen.namespace)}/events/${encodeURIComponent(seen.name)}`,
+          { count, lastTimestamp: ts },
+        );
         seen.count = count;
         return;
       } catch (err) {

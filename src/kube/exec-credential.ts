@@ -75,12 +75,15 @@ function parseExec(exec: unknown, kubeconfigDir: string, where: string): ExecCon
   if (!isObj(exec)) throw new KubeConfigError(`${where}: exec must be a mapping`);
   const apiVersion = typeof exec.apiVersion === 'string' ? exec.apiVersion : '';
   if (!API_VERSIONS.has(apiVersion)) {
-    throw new KubeConfigError(`${where}: exec plugin: invalid apiVersion ${JSON.stringify(apiVersion)} (use client.authentication.k8s.io/v1 or v1beta1)`);
+    throw new KubeConfigError(
+      `${where}: exec plugin: invalid apiVersion ${JSON.stringify(apiVersion)} (use client.authentication.k8s.io/v1 or v1beta1)`,
+    );
   }
   const command = typeof exec.command === 'string' ? exec.command : '';
   if (!command) throw new KubeConfigError(`${where}: exec plugin: command must be specified`);
   const args = exec.args === undefined || exec.args === null ? [] : exec.args;
-  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw new KubeConfigError(`${where}: exec plugin: args must be a list of strings`);
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string'))
+    throw new KubeConfigError(`${where}: exec plugin: args must be a list of strings`);
   const envList = exec.env === undefined || exec.env === null ? [] : exec.env;
   if (!Array.isArray(envList)) throw new KubeConfigError(`${where}: exec plugin: env must be a list of {name, value}`);
   const env: Array<[string, string]> = envList.map((e, i) => {
@@ -93,12 +96,16 @@ function parseExec(exec: unknown, kubeconfigDir: string, where: string): ExecCon
   let mode = exec.interactiveMode;
   if (mode === undefined || mode === '') {
     if (apiVersion === 'client.authentication.k8s.io/v1') {
-      throw new KubeConfigError(`${where}: exec plugin: interactiveMode must be specified for client.authentication.k8s.io/v1 (Never, IfAvailable or Always)`);
+      throw new KubeConfigError(
+        `${where}: exec plugin: interactiveMode must be specified for client.authentication.k8s.io/v1 (Never, IfAvailable or Always)`,
+      );
     }
     mode = 'IfAvailable';
   }
   if (mode !== 'Never' && mode !== 'IfAvailable' && mode !== 'Always') {
-    throw new KubeConfigError(`${where}: exec plugin: unknown interactiveMode ${JSON.stringify(mode)} (Never, IfAvailable or Always)`);
+    throw new KubeConfigError(
+      `${where}: exec plugin: unknown interactiveMode ${JSON.stringify(mode)} (Never, IfAvailable or Always)`,
+    );
   }
   // a bare name is looked up on PATH; a path is relative to the kubeconfig, as kubectl resolves it
   const resolved = command.includes('/') && !isAbsolute(command) ? join(kubeconfigDir, command) : command;
@@ -205,7 +212,11 @@ export class ExecCredentialPlugin {
     const stdout = await new Promise<string>((resolve, reject) => {
       // stdin only when interactive; the plugin's own messages (a login prompt, what to run) reach the user on
       // stderr, as with kubectl; its answer is read from stdout
-      const child = spawn(this.cfg.command, this.cfg.args, { env, stdio: [interactive ? 'inherit' : 'ignore', 'pipe', 'inherit'], windowsHide: true });
+      const child = spawn(this.cfg.command, this.cfg.args, {
+        env,
+        stdio: [interactive ? 'inherit' : 'ignore', 'pipe', 'inherit'],
+        windowsHide: true,
+      });
       const chunks: Buffer[] = [];
       let size = 0;
       let failure: RunFailure | undefined;
@@ -223,12 +234,19 @@ export class ExecCredentialPlugin {
       child.on('error', (err: NodeJS.ErrnoException) => {
         // the command could not be started (no 'close' may follow)
         clearTimeout(timer);
-        reject(this.runError(failure ?? (err.code === 'ENOENT' ? { notFound: true, message: '' } : { message: err.message })));
+        reject(
+          this.runError(
+            failure ?? (err.code === 'ENOENT' ? { notFound: true, message: '' } : { message: err.message }),
+          ),
+        );
       });
       child.on('close', (code, signal) => {
         clearTimeout(timer);
         if (failure) return reject(this.runError(failure));
-        if (code !== 0) return reject(this.runError(code === null ? { signal, message: 'was killed' } : { exitCode: code, message: '' }));
+        if (code !== 0)
+          return reject(
+            this.runError(code === null ? { signal, message: 'was killed' } : { exitCode: code, message: '' }),
+          );
         resolve(Buffer.concat(chunks).toString('utf8'));
       });
     });
@@ -247,7 +265,10 @@ export class ExecCredentialPlugin {
       return new Error(text);
     }
     if (f.exitCode !== undefined) return new Error(`exec: executable ${cmd} failed with exit code ${f.exitCode}`);
-    if (f.signal) return new Error(`exec: executable ${cmd} ${f.message.startsWith('was') ? f.message : `was stopped: it ${f.message}`}`);
+    if (f.signal)
+      return new Error(
+        `exec: executable ${cmd} ${f.message.startsWith('was') ? f.message : `was stopped: it ${f.message}`}`,
+      );
     return new Error(`exec: ${f.message}`);
   }
 
@@ -257,11 +278,16 @@ export class ExecCredentialPlugin {
       out = JSON.parse(stdout);
     } catch {
       // neither the parser's message nor the error: both quote the output, which may hold the credential
-      throw new Error(`decoding stdout: the plugin did not print an ExecCredential as JSON (${Buffer.byteLength(stdout)} bytes)`);
+      throw new Error(
+        `decoding stdout: the plugin did not print an ExecCredential as JSON (${Buffer.byteLength(stdout)} bytes)`,
+      );
     }
-    if (!isObj(out) || out.kind !== 'ExecCredential') throw new Error('decoding stdout: the plugin did not print an ExecCredential');
+    if (!isObj(out) || out.kind !== 'ExecCredential')
+      throw new Error('decoding stdout: the plugin did not print an ExecCredential');
     if (out.apiVersion !== this.cfg.apiVersion) {
-      throw new Error(`exec plugin is configured to use API version ${this.cfg.apiVersion}, plugin returned version ${scalarText(out.apiVersion)}`);
+      throw new Error(
+        `exec plugin is configured to use API version ${this.cfg.apiVersion}, plugin returned version ${scalarText(out.apiVersion)}`,
+      );
     }
     const status = out.status;
     if (!isObj(status)) throw new Error("exec plugin didn't return a status field");
@@ -278,7 +304,10 @@ export class ExecCredentialPlugin {
     }
     if (status.expirationTimestamp !== undefined && status.expirationTimestamp !== null) {
       const at = typeof status.expirationTimestamp === 'string' ? Date.parse(status.expirationTimestamp) : NaN;
-      if (Number.isNaN(at)) throw new Error(`exec plugin returned an expirationTimestamp that is not an RFC 3339 time: ${JSON.stringify(status.expirationTimestamp)}`);
+      if (Number.isNaN(at))
+        throw new Error(
+          `exec plugin returned an expirationTimestamp that is not an RFC 3339 time: ${JSON.stringify(status.expirationTimestamp)}`,
+        );
       creds.expiresAt = at;
     }
     return creds;

@@ -134,7 +134,12 @@ export class Informer<T extends InformerObject = InformerObject> {
   readonly path: string;
   private readonly store = new Map<string, T>();
   private readonly handlers = new Set<InformerHandler<T>>();
-  private readonly opts: Required<Omit<InformerOptions, 'labelSelector' | 'fieldSelector' | 'logger' | 'path' | 'notFoundHint' | 'transform' | 'metadataOnly'>>;
+  private readonly opts: Required<
+    Omit<
+      InformerOptions,
+      'labelSelector' | 'fieldSelector' | 'logger' | 'path' | 'notFoundHint' | 'transform' | 'metadataOnly'
+    >
+  >;
   private readonly transform: ((obj: T) => T) | undefined;
   private readonly log: Logger | undefined;
   private resourceVersion = '';
@@ -153,7 +158,16 @@ export class Informer<T extends InformerObject = InformerObject> {
   private resyncTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   /** Counters, for tests and diagnostics. */
-  readonly stats = { lists: 0, listPages: 0, watches: 0, relistsOnGone: 0, relistsOnError: 0, failures: 0, events: 0, stuckWatches: 0 };
+  readonly stats = {
+    lists: 0,
+    listPages: 0,
+    watches: 0,
+    relistsOnGone: 0,
+    relistsOnError: 0,
+    failures: 0,
+    events: 0,
+    stuckWatches: 0,
+  };
   /** The resourceVersion of the last list cannot be listed from (the watch expired): re-list with `""`. */
   private lastSyncUnavailable = false;
 
@@ -197,7 +211,8 @@ export class Informer<T extends InformerObject = InformerObject> {
    * already cached are indexed at once; the index follows every change after.
    */
   addIndex(name: string, extract: IndexExtractor<T>): void {
-    if (this.indexes.has(name)) throw new Error(`indexer conflict: an index named ${JSON.stringify(name)} already exists for ${this.path}`);
+    if (this.indexes.has(name))
+      throw new Error(`indexer conflict: an index named ${JSON.stringify(name)} already exists for ${this.path}`);
     const idx = new FieldIndex<T>(name, extract);
     for (const [key, obj] of this.store) idx.set(key, obj, obj.metadata?.namespace ?? '');
     this.indexes.set(name, idx);
@@ -206,8 +221,14 @@ export class Informer<T extends InformerObject = InformerObject> {
   /** The cached objects whose index `name` holds `value` (in `namespace`, when given). */
   byIndex(name: string, value: string, namespace?: string): T[] {
     const idx = this.indexes.get(name);
-    if (!idx) throw new Error(`index with name field:${name} does not exist (add it with mgr.indexField before the manager starts)`);
-    return idx.keys(value, namespace).map((k) => this.store.get(k)!).filter((o) => o !== undefined);
+    if (!idx)
+      throw new Error(
+        `index with name field:${name} does not exist (add it with mgr.indexField before the manager starts)`,
+      );
+    return idx
+      .keys(value, namespace)
+      .map((k) => this.store.get(k)!)
+      .filter((o) => o !== undefined);
   }
 
   /** True once the first full list has been delivered to the handlers. */
@@ -290,12 +311,16 @@ export class Informer<T extends InformerObject = InformerObject> {
     if (now - this.lastSuccess > this.opts.stuckAfterMs) {
       return {
         healthy: false,
-        reason: `no successful list or watch of ${this.path} for ${Math.round((now - this.lastSuccess) / 1000)}s` +
+        reason:
+          `no successful list or watch of ${this.path} for ${Math.round((now - this.lastSuccess) / 1000)}s` +
           (this.lastError ? ` (last error: ${this.lastError})` : ''),
       };
     }
     if (this.currentWatch && this.watchDeadline > 0 && now > this.watchDeadline) {
-      return { healthy: false, reason: `watch of ${this.path} is stuck: open for ${Math.round((now - this.watchOpenedAt) / 1000)}s past its timeout` };
+      return {
+        healthy: false,
+        reason: `watch of ${this.path} is stuck: open for ${Math.round((now - this.watchOpenedAt) / 1000)}s past its timeout`,
+      };
     }
     return { healthy: true };
   }
@@ -344,7 +369,8 @@ export class Informer<T extends InformerObject = InformerObject> {
   private noteFailure(err: unknown): void {
     this.stats.failures++;
     this.lastError = err instanceof Error ? err.message : String(err);
-    if (err instanceof KubeApiError && err.status === 404 && this.options.notFoundHint) this.lastError += `: ${this.options.notFoundHint}`;
+    if (err instanceof KubeApiError && err.status === 404 && this.options.notFoundHint)
+      this.lastError += `: ${this.options.notFoundHint}`;
     this.log?.warn('list/watch failed; retrying with backoff', { error: this.lastError });
   }
 
@@ -379,7 +405,8 @@ export class Informer<T extends InformerObject = InformerObject> {
     } catch (err) {
       // 410 Expired, or a resourceVersion the server has not reached: at once again, as a consistent read
       const tooOld = err instanceof GoneError;
-      const tooLarge = err instanceof KubeApiError && err.status === 504 && /too large resource version/i.test(err.message);
+      const tooLarge =
+        err instanceof KubeApiError && err.status === 504 && /too large resource version/i.test(err.message);
       if (!(tooOld || tooLarge) || this.listResourceVersion() === '') throw err;
       this.lastSyncUnavailable = true;
       await this.listFrom('');
@@ -394,22 +421,29 @@ export class Informer<T extends InformerObject = InformerObject> {
     const paged = resourceVersion === '' || resourceVersion === '0';
     const first = !this._synced;
     do {
-      const page = await this.client.get<{ apiVersion?: string; kind?: string; metadata?: { resourceVersion?: string; continue?: string }; items?: T[] }>(this.path, {
-        query: {
-          labelSelector: this.options.labelSelector,
-          fieldSelector: this.options.fieldSelector,
-          resourceVersion: cont ? undefined : resourceVersion || undefined,
-          limit: paged ? this.opts.pageSize : undefined,
-          continue: cont,
-        },
-        timeoutMs: this.opts.listTimeoutMs,
-        signal: this.abort.signal,
-        ...(this.options.metadataOnly ? { headers: { Accept: PARTIAL_LIST_ACCEPT } } : {}),
-      }).catch((err: unknown) => {
-        // an expired continue token or resourceVersion: start over
-        if (err instanceof KubeApiError && err.status === 410) throw new GoneError(err.message);
-        throw err;
-      });
+      const page = await this.client
+        .get<{
+          apiVersion?: string;
+          kind?: string;
+          metadata?: { resourceVersion?: string; continue?: string };
+          items?: T[];
+        }>(this.path, {
+          query: {
+            labelSelector: this.options.labelSelector,
+            fieldSelector: this.options.fieldSelector,
+            resourceVersion: cont ? undefined : resourceVersion || undefined,
+            limit: paged ? this.opts.pageSize : undefined,
+            continue: cont,
+          },
+          timeoutMs: this.opts.listTimeoutMs,
+          signal: this.abort.signal,
+          ...(this.options.metadataOnly ? { headers: { Accept: PARTIAL_LIST_ACCEPT } } : {}),
+        })
+        .catch((err: unknown) => {
+          // an expired continue token or resourceVersion: start over
+          if (err instanceof KubeApiError && err.status === 410) throw new GoneError(err.message);
+          throw err;
+        });
       this.stats.listPages++;
       const typed = typeOfItems(page);
       for (const raw of page.items ?? []) {
@@ -464,7 +498,12 @@ export class Informer<T extends InformerObject = InformerObject> {
       },
       (ev) => {
         this.lastSuccess = Date.now();
-        const event = this.options.metadataOnly && ev.object && (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED') ? { ...ev, object: metadataOf(ev.object) } : ev;
+        const event =
+          this.options.metadataOnly &&
+          ev.object &&
+          (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED')
+            ? { ...ev, object: metadataOf(ev.object) }
+            : ev;
         this.onEvent(event, (e) => (gone = e));
         if (gone) throw gone;
       },
@@ -477,7 +516,10 @@ export class Informer<T extends InformerObject = InformerObject> {
     this.stats.watches++;
     try {
       await handle.done;
-      if (this.watchCut) throw new Error(`watch of ${this.path} stayed silent past its ${timeoutSeconds}s timeout (half-open connection?): cut it`);
+      if (this.watchCut)
+        throw new Error(
+          `watch of ${this.path} stayed silent past its ${timeoutSeconds}s timeout (half-open connection?): cut it`,
+        );
       this.lastSuccess = Date.now();
     } catch (err) {
       if (gone || err instanceof GoneError) throw gone ?? err;

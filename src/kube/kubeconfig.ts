@@ -24,7 +24,12 @@ export interface ParsedKubeconfig {
   currentContext: string | undefined;
 }
 
-function named(doc: Record<string, unknown>, key: string, inner: string, file: string): Map<string, Record<string, unknown>> {
+function named(
+  doc: Record<string, unknown>,
+  key: string,
+  inner: string,
+  file: string,
+): Map<string, Record<string, unknown>> {
   const out = new Map<string, Record<string, unknown>>();
   const list = doc[key];
   if (list === undefined || list === null) return out;
@@ -35,7 +40,8 @@ function named(doc: Record<string, unknown>, key: string, inner: string, file: s
       throw new KubeConfigError(`cannot load kubeconfig ${file}: ${key}[${i}].name is missing`);
     }
     const body = entry[inner] ?? {};
-    if (typeof body !== 'object' || Array.isArray(body)) throw new KubeConfigError(`cannot load kubeconfig ${file}: ${key}[${i}].${inner} must be a mapping`);
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw new KubeConfigError(`cannot load kubeconfig ${file}: ${key}[${i}].${inner} must be a mapping`);
     out.set(entry.name, body as Record<string, unknown>);
   });
   return out;
@@ -55,10 +61,13 @@ export async function readKubeconfig(file: string): Promise<ParsedKubeconfig> {
   } catch (err) {
     // YAML errors carry a multi-line code frame: one line is enough to say what and where
     // the first line only, and not the parser's error as the cause: its code frame quotes the file, tokens included
-    throw new KubeConfigError(`cannot load kubeconfig ${file}: ${((err as Error).message ?? String(err)).split('\n')[0].trim()}`);
+    throw new KubeConfigError(
+      `cannot load kubeconfig ${file}: ${((err as Error).message ?? String(err)).split('\n')[0].trim()}`,
+    );
   }
   if (doc === null || doc === undefined) doc = {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new KubeConfigError(`cannot load kubeconfig ${file}: not a kubeconfig (expected a mapping)`);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new KubeConfigError(`cannot load kubeconfig ${file}: not a kubeconfig (expected a mapping)`);
   const d = doc as Record<string, unknown>;
   const current = d['current-context'];
   return {
@@ -76,20 +85,33 @@ export function needsCredentialPlugin(user: KubeconfigUser | undefined): boolean
 }
 
 /** The selected context's cluster and user entries. */
-export function selectContext(kc: ParsedKubeconfig, context: string | undefined): { cluster: Record<string, unknown>; user: KubeconfigUser | undefined } {
+export function selectContext(
+  kc: ParsedKubeconfig,
+  context: string | undefined,
+): { cluster: Record<string, unknown>; user: KubeconfigUser | undefined } {
   const name = context ?? kc.currentContext;
   if (!name) {
-    throw new KubeConfigError(`kubeconfig ${kc.file} has no current-context: pass --context NAME or run \`kubectl config use-context NAME\``);
+    throw new KubeConfigError(
+      `kubeconfig ${kc.file} has no current-context: pass --context NAME or run \`kubectl config use-context NAME\``,
+    );
   }
   const ctx = kc.contexts.get(name);
-  if (!ctx) throw new KubeConfigError(`context "${name}" is not in kubeconfig ${kc.file} (it has: ${[...kc.contexts.keys()].join(', ') || 'none'})`);
+  if (!ctx)
+    throw new KubeConfigError(
+      `context "${name}" is not in kubeconfig ${kc.file} (it has: ${[...kc.contexts.keys()].join(', ') || 'none'})`,
+    );
   const clusterName = typeof ctx.cluster === 'string' ? ctx.cluster : '';
   const cluster = kc.clusters.get(clusterName);
-  if (!cluster) throw new KubeConfigError(`context "${name}" in kubeconfig ${kc.file} names cluster "${clusterName}", which is not in the file`);
+  if (!cluster)
+    throw new KubeConfigError(
+      `context "${name}" in kubeconfig ${kc.file} names cluster "${clusterName}", which is not in the file`,
+    );
   const userName = typeof ctx.user === 'string' ? ctx.user : undefined;
   const user = userName === undefined ? undefined : kc.users.get(userName);
   if (userName !== undefined && userName !== '' && !user) {
-    throw new KubeConfigError(`context "${name}" in kubeconfig ${kc.file} names user "${userName}", which is not in the file`);
+    throw new KubeConfigError(
+      `context "${name}" in kubeconfig ${kc.file} names user "${userName}", which is not in the file`,
+    );
   }
   return { cluster, user };
 }
@@ -104,7 +126,10 @@ function material(entry: Record<string, unknown>, key: string, base: string, wha
   try {
     return readFileSync(abs);
   } catch (err) {
-    throw new KubeConfigError(`cannot read the ${what} ${abs}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+    throw new KubeConfigError(
+      `cannot read the ${what} ${abs}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
@@ -112,12 +137,19 @@ function readToken(path: string): string {
   try {
     return readFileSync(path, 'utf8').trim();
   } catch (err) {
-    throw new KubeConfigError(`cannot read the token file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+    throw new KubeConfigError(
+      `cannot read the token file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
 /** The {@link RestConfig} of a cluster and a user with a static identity (no exec plugin or auth provider). */
-export function restConfigOf(kc: ParsedKubeconfig, cluster: Record<string, unknown>, user: KubeconfigUser | undefined): RestConfig {
+export function restConfigOf(
+  kc: ParsedKubeconfig,
+  cluster: Record<string, unknown>,
+  user: KubeconfigUser | undefined,
+): RestConfig {
   const base = dirname(kc.file);
   const server = typeof cluster.server === 'string' ? cluster.server.replace(/\/+$/, '') : '';
   if (!server) throw new KubeConfigError(`the cluster of the selected context in kubeconfig ${kc.file} has no server`);
@@ -126,11 +158,16 @@ export function restConfigOf(kc: ParsedKubeconfig, cluster: Record<string, unkno
   if (ca) config.ca = ca;
   if (!user) return config;
   if (user.username !== undefined || user.password !== undefined) {
-    throw new KubeConfigError(`kubeconfig ${kc.file}: basic authentication (username/password) was removed from Kubernetes in 1.19; use a token or a client certificate`);
+    throw new KubeConfigError(
+      `kubeconfig ${kc.file}: basic authentication (username/password) was removed from Kubernetes in 1.19; use a token or a client certificate`,
+    );
   }
   const cert = material(user, 'client-certificate', base, 'client certificate');
   const key = material(user, 'client-key', base, 'client key');
-  if (!cert !== !key) throw new KubeConfigError(`kubeconfig ${kc.file}: the user has a client ${cert ? 'certificate without a key' : 'key without a certificate'}`);
+  if (!cert !== !key)
+    throw new KubeConfigError(
+      `kubeconfig ${kc.file}: the user has a client ${cert ? 'certificate without a key' : 'key without a certificate'}`,
+    );
   if (cert && key) {
     config.cert = cert;
     config.key = key;

@@ -30,7 +30,9 @@ import { copyJson } from '../util/json-copy.js';
 export interface KnownKinds extends BuiltinKinds {}
 
 /** The type of the objects of `apiVersion` and `kind`: their {@link KnownKinds} entry, else {@link KubeObject}. */
-export type ObjectOf<A extends string, K extends string> = `${A}/${K}` extends keyof KnownKinds ? KnownKinds[`${A}/${K}`] : KubeObject;
+export type ObjectOf<A extends string, K extends string> = `${A}/${K}` extends keyof KnownKinds
+  ? KnownKinds[`${A}/${K}`]
+  : KubeObject;
 
 /** A kind given as a constant (`{ apiVersion: 'apps/v1', kind: 'Deployment' } as const`), not as an object of it. */
 export type KindConstant = ObjectType & { metadata?: never };
@@ -139,7 +141,12 @@ export interface ListOptions {
 }
 
 /** Answers a `matchingFields` list from a cache's index; throws when none covers it. */
-export type IndexLookup = (type: ObjectType, field: string, value: string, namespace: string | undefined) => ObjectLike[];
+export type IndexLookup = (
+  type: ObjectType,
+  field: string,
+  value: string,
+  namespace: string | undefined,
+) => ObjectLike[];
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: 'application/merge-patch+json',
@@ -164,11 +171,12 @@ export interface SubResourceClient {
   apply<T extends ObjectLike>(obj: T, opts: ApplyOptions): Promise<T>;
 }
 
-
 /** The object's API type, required to find its path. */
 function typeOf(obj: ObjectLike): ObjectType {
   if (!obj || typeof obj !== 'object' || !obj.apiVersion || !obj.kind) {
-    throw new TypeError(`the object ${obj?.metadata?.name ?? ''} needs apiVersion and kind (plain JSON from a list or a client-node model without them does not carry its type)`);
+    throw new TypeError(
+      `the object ${obj?.metadata?.name ?? ''} needs apiVersion and kind (plain JSON from a list or a client-node model without them does not carry its type)`,
+    );
   }
   return { apiVersion: obj.apiVersion, kind: obj.kind };
 }
@@ -211,7 +219,10 @@ export class ObjectClient {
     return new ObjectClient(this.pathClient, this.mapper, this.fromIndex, { ...this.defaults, ...defaults });
   }
 
-  private writeQuery(o: WriteOptions | undefined, extra: Record<string, string | undefined> = {}): RequestOptions['query'] {
+  private writeQuery(
+    o: WriteOptions | undefined,
+    extra: Record<string, string | undefined> = {},
+  ): RequestOptions['query'] {
     return {
       fieldManager: o?.fieldManager ?? this.defaults.fieldOwner,
       fieldValidation: o?.fieldValidation ?? this.defaults.fieldValidation,
@@ -228,7 +239,8 @@ export class ObjectClient {
   /** The path of one object (and subresource), e.g. `/apis/apps/v1/namespaces/ns/deployments/web/status`. */
   async objectPath(type: ObjectType, key: ObjectKey, subresource?: string): Promise<string> {
     const m = await this.mapper.mappingFor(type.apiVersion, type.kind);
-    if (m.namespaced && !key.namespace) throw new TypeError(`${type.kind} ${key.name}: a namespace is required (${type.kind} is namespaced)`);
+    if (m.namespaced && !key.namespace)
+      throw new TypeError(`${type.kind} ${key.name}: a namespace is required (${type.kind} is namespaced)`);
     return `${collection(m, key.namespace)}/${encodeURIComponent(key.name)}${subresource ? `/${subresource}` : ''}`;
   }
 
@@ -237,11 +249,28 @@ export class ObjectClient {
    * given by `apiVersion` and `kind`, or as a constant, answers in its {@link KnownKinds} type:
    * `get('apps/v1', 'Deployment', { namespace, name })` is a kubernetes-types `Deployment`.
    */
-  get<const A extends string, const K extends string>(apiVersion: A, kind: K, key: ObjectKey, opts?: { signal?: AbortSignal }): Promise<ObjectOf<A, K>>;
-  get<const Ty extends KindConstant>(type: Ty, key: ObjectKey, opts?: { signal?: AbortSignal }): Promise<ObjectOf<Ty['apiVersion'], Ty['kind']>>;
+  get<const A extends string, const K extends string>(
+    apiVersion: A,
+    kind: K,
+    key: ObjectKey,
+    opts?: { signal?: AbortSignal },
+  ): Promise<ObjectOf<A, K>>;
+  get<const Ty extends KindConstant>(
+    type: Ty,
+    key: ObjectKey,
+    opts?: { signal?: AbortSignal },
+  ): Promise<ObjectOf<Ty['apiVersion'], Ty['kind']>>;
   get<T extends ObjectLike = KubeObject>(type: ObjectType, key: ObjectKey, opts?: { signal?: AbortSignal }): Promise<T>;
-  async get(a: string | ObjectType, b: string | ObjectKey, c?: ObjectKey | { signal?: AbortSignal }, d?: { signal?: AbortSignal }): Promise<unknown> {
-    const [type, key, opts] = typeof a === 'string' ? [{ apiVersion: a, kind: b as string }, c as ObjectKey, d] : [a, b as ObjectKey, c as { signal?: AbortSignal } | undefined];
+  async get(
+    a: string | ObjectType,
+    b: string | ObjectKey,
+    c?: ObjectKey | { signal?: AbortSignal },
+    d?: { signal?: AbortSignal },
+  ): Promise<unknown> {
+    const [type, key, opts] =
+      typeof a === 'string'
+        ? [{ apiVersion: a, kind: b as string }, c as ObjectKey, d]
+        : [a, b as ObjectKey, c as { signal?: AbortSignal } | undefined];
     return this.pathClient.get(await this.objectPath(type, key), { signal: opts?.signal });
   }
 
@@ -249,22 +278,43 @@ export class ObjectClient {
    * Lists objects of a kind; each item carries `apiVersion` and `kind` (the API leaves them out of list items). A
    * kind given by `apiVersion` and `kind`, or as a constant, answers in its {@link KnownKinds} type.
    */
-  list<const A extends string, const K extends string>(apiVersion: A, kind: K, opts?: ListOptions): Promise<Array<ObjectOf<A, K>>>;
-  list<const Ty extends KindConstant>(type: Ty, opts?: ListOptions): Promise<Array<ObjectOf<Ty['apiVersion'], Ty['kind']>>>;
+  list<const A extends string, const K extends string>(
+    apiVersion: A,
+    kind: K,
+    opts?: ListOptions,
+  ): Promise<Array<ObjectOf<A, K>>>;
+  list<const Ty extends KindConstant>(
+    type: Ty,
+    opts?: ListOptions,
+  ): Promise<Array<ObjectOf<Ty['apiVersion'], Ty['kind']>>>;
   list<T extends ObjectLike = KubeObject>(type: ObjectType, opts?: ListOptions): Promise<T[]>;
   async list(a: string | ObjectType, b?: string | ListOptions, c?: ListOptions): Promise<unknown[]> {
-    const [type, opts] = typeof a === 'string' ? [{ apiVersion: a, kind: b as string }, c ?? {}] : [a, (b as ListOptions | undefined) ?? {}];
+    const [type, opts] =
+      typeof a === 'string'
+        ? [{ apiVersion: a, kind: b as string }, c ?? {}]
+        : [a, (b as ListOptions | undefined) ?? {}];
     return this.listOf<ObjectLike>(type, opts);
   }
 
   private async listOf<T extends ObjectLike>(type: ObjectType, opts: ListOptions): Promise<T[]> {
     const fields = Object.entries(opts.matchingFields ?? {});
     if (fields.length) {
-      if (fields.length > 1) throw new Error(`non-exact field matches are not supported by the cache: list ${type.kind} by one field (got ${fields.map(([f]) => f).join(', ')})`);
-      if (opts.labelSelector || opts.fieldSelector) throw new Error(`list ${type.kind}: matchingFields is answered from an index, and cannot be combined with labelSelector or fieldSelector`);
-      if (!this.fromIndex) throw new Error(`list ${type.kind} with matchingFields: only a reconcile's ctx.client answers it, from the field indexes of the manager's cache (mgr.indexField)`);
+      if (fields.length > 1)
+        throw new Error(
+          `non-exact field matches are not supported by the cache: list ${type.kind} by one field (got ${fields.map(([f]) => f).join(', ')})`,
+        );
+      if (opts.labelSelector || opts.fieldSelector)
+        throw new Error(
+          `list ${type.kind}: matchingFields is answered from an index, and cannot be combined with labelSelector or fieldSelector`,
+        );
+      if (!this.fromIndex)
+        throw new Error(
+          `list ${type.kind} with matchingFields: only a reconcile's ctx.client answers it, from the field indexes of the manager's cache (mgr.indexField)`,
+        );
       const [field, value] = fields[0];
-      return this.fromIndex(type, field, value, opts.namespace).map((o) => ({ ...copyJson(o), apiVersion: type.apiVersion, kind: type.kind }) as T);
+      return this.fromIndex(type, field, value, opts.namespace).map(
+        (o) => ({ ...copyJson(o), apiVersion: type.apiVersion, kind: type.kind }) as T,
+      );
     }
     const path = await this.collectionPath(type, opts.namespace);
     const list = await this.pathClient.get<{ items?: T[] }>(path, {
@@ -278,10 +328,21 @@ export class ObjectClient {
    * One page of a list (the API's `limit`/`continue`): at most `limit` objects, and `continue` to ask for the next
    * page with, absent on the last one. A token older than the API server keeps (about five minutes) is a 410.
    */
-  async listPage<T extends ObjectLike = KubeObject>(type: ObjectType, opts: ListOptions & { limit: number; continue?: string }): Promise<ListPage<T>> {
+  async listPage<T extends ObjectLike = KubeObject>(
+    type: ObjectType,
+    opts: ListOptions & { limit: number; continue?: string },
+  ): Promise<ListPage<T>> {
     const path = await this.collectionPath(type, opts.namespace);
-    const list = await this.pathClient.get<{ items?: T[]; metadata?: { continue?: string; resourceVersion?: string; remainingItemCount?: number } }>(path, {
-      query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: String(opts.limit), continue: opts.continue || undefined },
+    const list = await this.pathClient.get<{
+      items?: T[];
+      metadata?: { continue?: string; resourceVersion?: string; remainingItemCount?: number };
+    }>(path, {
+      query: {
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        limit: String(opts.limit),
+        continue: opts.continue || undefined,
+      },
       signal: opts.signal,
     });
     const md = list.metadata ?? {};
@@ -298,7 +359,10 @@ export class ObjectClient {
    * one page at a time. When a continue token expires midway (410), it starts over with one full list, as the pager
    * does.
    */
-  async listAll<T extends ObjectLike = KubeObject>(type: ObjectType, opts: ListOptions & { pageSize?: number } = {}): Promise<T[]> {
+  async listAll<T extends ObjectLike = KubeObject>(
+    type: ObjectType,
+    opts: ListOptions & { pageSize?: number } = {},
+  ): Promise<T[]> {
     const limit = Math.max(1, Math.floor(opts.pageSize ?? 500));
     const out: T[] = [];
     let token: string | undefined;
@@ -318,12 +382,18 @@ export class ObjectClient {
   /** Creates the object (POST); answers it as stored. */
   async create<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T> {
     const ns = obj.metadata?.namespace;
-    return this.pathClient.create<T>(await this.collectionPath(typeOf(obj), ns), obj, { query: this.writeQuery(opts), signal: opts?.signal });
+    return this.pathClient.create<T>(await this.collectionPath(typeOf(obj), ns), obj, {
+      query: this.writeQuery(opts),
+      signal: opts?.signal,
+    });
   }
 
   /** Replaces the object (PUT); its `resourceVersion` must be current (else 409 Conflict: re-read and retry). */
   async update<T extends ObjectLike>(obj: T, opts?: WriteOptions): Promise<T> {
-    return this.pathClient.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj)), obj, { query: this.writeQuery(opts), signal: opts?.signal });
+    return this.pathClient.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj)), obj, {
+      query: this.writeQuery(opts),
+      signal: opts?.signal,
+    });
   }
 
   /** Patches the object named by `obj` with `patch`. */
@@ -342,7 +412,10 @@ export class ObjectClient {
 
   /** Deletes the object. An object with finalizers stays, marked deleting, until they are removed. */
   async delete(obj: ObjectLike, opts: DeleteOptions = {}): Promise<void> {
-    await this.pathClient.delete(await this.objectPath(typeOf(obj), keyOf(obj)), { body: deleteBody(opts), signal: opts.signal });
+    await this.pathClient.delete(await this.objectPath(typeOf(obj), keyOf(obj)), {
+      body: deleteBody(opts),
+      signal: opts.signal,
+    });
   }
 
   /**
@@ -352,7 +425,10 @@ export class ObjectClient {
    */
   async deleteAllOf(type: ObjectType, opts: DeleteAllOfOptions = {}): Promise<void> {
     const m = await this.mapper.mappingFor(type.apiVersion, type.kind);
-    if (m.namespaced && !opts.namespace) throw new TypeError(`deleteAllOf ${type.kind} needs a namespace: the API deletes collections of a namespaced kind one namespace at a time`);
+    if (m.namespaced && !opts.namespace)
+      throw new TypeError(
+        `deleteAllOf ${type.kind} needs a namespace: the API deletes collections of a namespaced kind one namespace at a time`,
+      );
     await this.pathClient.delete(collection(m, opts.namespace), {
       query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
       body: deleteBody(opts),
@@ -368,13 +444,22 @@ export class ObjectClient {
   /** Writes to a named subresource (`status`, `scale`, …). */
   subResource(name: string): SubResourceClient {
     return {
-      get: async <T>(obj: ObjectLike, opts?: { signal?: AbortSignal }) => this.pathClient.get<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), { signal: opts?.signal }),
+      get: async <T>(obj: ObjectLike, opts?: { signal?: AbortSignal }) =>
+        this.pathClient.get<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), { signal: opts?.signal }),
       create: async <T>(obj: ObjectLike, body: object, opts?: WriteOptions) =>
-        this.pathClient.create<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), body, { query: this.writeQuery(opts), signal: opts?.signal }),
+        this.pathClient.create<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), body, {
+          query: this.writeQuery(opts),
+          signal: opts?.signal,
+        }),
       update: async <T extends ObjectLike>(obj: T, opts?: WriteOptions) =>
-        this.pathClient.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, { query: this.writeQuery(opts), signal: opts?.signal }),
-      patch: async <T extends ObjectLike>(obj: T, patch: unknown, opts?: PatchOptions) => this.patchAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), patch, opts),
-      apply: async <T extends ObjectLike>(obj: T, opts: ApplyOptions) => this.applyAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, opts),
+        this.pathClient.replace<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, {
+          query: this.writeQuery(opts),
+          signal: opts?.signal,
+        }),
+      patch: async <T extends ObjectLike>(obj: T, patch: unknown, opts?: PatchOptions) =>
+        this.patchAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), patch, opts),
+      apply: async <T extends ObjectLike>(obj: T, opts: ApplyOptions) =>
+        this.applyAt<T>(await this.objectPath(typeOf(obj), keyOf(obj), name), obj, opts),
     };
   }
 
@@ -388,7 +473,12 @@ export class ObjectClient {
   }
 
   private applyAt<T>(path: string, obj: ObjectLike, opts: ApplyOptions): Promise<T> {
-    if (!opts?.fieldManager && !this.defaults.fieldOwner) return Promise.reject(new TypeError('apply needs a fieldManager (or the client\'s fieldOwner): the name this controller owns the applied fields under'));
+    if (!opts?.fieldManager && !this.defaults.fieldOwner)
+      return Promise.reject(
+        new TypeError(
+          "apply needs a fieldManager (or the client's fieldOwner): the name this controller owns the applied fields under",
+        ),
+      );
     return this.pathClient.request<T>('PATCH', path, {
       // JSON is YAML: the apply content type takes it as is
       body: applyBody(obj),

@@ -25,7 +25,9 @@ export class NoKindMatchError extends CtrlmetricsError {
     readonly kind: string,
     readonly apiVersion: string,
   ) {
-    super(`no matches for kind ${JSON.stringify(kind)} in version ${JSON.stringify(apiVersion)}: if it is a custom resource, install its CRD first`);
+    super(
+      `no matches for kind ${JSON.stringify(kind)} in version ${JSON.stringify(apiVersion)}: if it is a custom resource, install its CRD first`,
+    );
   }
 }
 
@@ -75,14 +77,23 @@ export class RESTMapper {
     }
     if (!found) throw new NoKindMatchError(kind, apiVersion);
     const i = apiVersion.indexOf('/');
-    return { group: i < 0 ? '' : apiVersion.slice(0, i), version: i < 0 ? apiVersion : apiVersion.slice(i + 1), resource: found.name, kind, namespaced: found.namespaced };
+    return {
+      group: i < 0 ? '' : apiVersion.slice(0, i),
+      version: i < 0 ? apiVersion : apiVersion.slice(i + 1),
+      resource: found.name,
+      kind,
+      namespaced: found.namespaced,
+    };
   }
 
   /**
    * Where a resource of `apiVersion` is served, and its kind and verbs (the way back from a path); undefined when
    * discovery does not list it. Asks discovery again for a resource it missed, as {@link mappingFor} does.
    */
-  async mappingForResource(apiVersion: string, resource: string): Promise<(ResourceMapping & { verbs: string[] }) | undefined> {
+  async mappingForResource(
+    apiVersion: string,
+    resource: string,
+  ): Promise<(ResourceMapping & { verbs: string[] }) | undefined> {
     let entry = await this.discover(apiVersion, false);
     let found = entry.resources?.find((r) => r.name === resource);
     if (!found && this.now() - entry.at >= this.minRefreshMs) {
@@ -91,13 +102,24 @@ export class RESTMapper {
     }
     if (!found) return undefined;
     const i = apiVersion.indexOf('/');
-    return { group: i < 0 ? '' : apiVersion.slice(0, i), version: i < 0 ? apiVersion : apiVersion.slice(i + 1), resource, kind: found.kind, namespaced: found.namespaced, verbs: found.verbs };
+    return {
+      group: i < 0 ? '' : apiVersion.slice(0, i),
+      version: i < 0 ? apiVersion : apiVersion.slice(i + 1),
+      resource,
+      kind: found.kind,
+      namespaced: found.namespaced,
+      verbs: found.verbs,
+    };
   }
 
   /** The mapping of an object's `apiVersion` and `kind` (both required). */
   mappingOf(obj: ObjectLike): Promise<ResourceMapping> {
     if (!obj.apiVersion || !obj.kind) {
-      return Promise.reject(new TypeError(`the object ${obj.metadata?.name ?? ''} has no apiVersion or kind: set both to map it to its resource`));
+      return Promise.reject(
+        new TypeError(
+          `the object ${obj.metadata?.name ?? ''} has no apiVersion or kind: set both to map it to its resource`,
+        ),
+      );
     }
     return this.mappingFor(obj.apiVersion, obj.kind);
   }
@@ -122,10 +144,17 @@ export class RESTMapper {
     const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
     let resources: DiscoveredResource[] | undefined;
     try {
-      const list = await this.client.get<{ resources?: Array<{ name?: string; kind?: string; namespaced?: boolean; verbs?: unknown }> }>(path);
+      const list = await this.client.get<{
+        resources?: Array<{ name?: string; kind?: string; namespaced?: boolean; verbs?: unknown }>;
+      }>(path);
       resources = (list.resources ?? [])
         .filter((r) => typeof r.name === 'string' && !r.name.includes('/') && typeof r.kind === 'string')
-        .map((r) => ({ name: r.name!, kind: r.kind!, namespaced: r.namespaced === true, verbs: Array.isArray(r.verbs) ? r.verbs.filter((v): v is string => typeof v === 'string') : [] }));
+        .map((r) => ({
+          name: r.name!,
+          kind: r.kind!,
+          namespaced: r.namespaced === true,
+          verbs: Array.isArray(r.verbs) ? r.verbs.filter((v): v is string => typeof v === 'string') : [],
+        }));
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 404)) throw err;
     }

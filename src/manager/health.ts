@@ -10,7 +10,14 @@ import { HttpServer, ListenError, type ServerLimits } from '../httpserver/index.
  * The probe server's bounds: a probe's head is a few hundred bytes and comes at once; the kubelet opens a connection
  * per probe, so an idle one is not kept long. Reachable by anything in the pod network: bounded like the others.
  */
-const PROBE_LIMITS: Readonly<ServerLimits> = { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 256, handshakeTimeoutMs: 10_000 };
+const PROBE_LIMITS: Readonly<ServerLimits> = {
+  maxHeaderBytes: 16 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 256,
+  handshakeTimeoutMs: 10_000,
+};
 /** How long stopping waits for probes in flight. */
 const STOP_TIMEOUT_MS = 2_000;
 
@@ -74,14 +81,20 @@ export class HealthProbeServer {
 
   /** Listens; rejects with a clear message when the address cannot be bound. */
   async start(): Promise<void> {
-    const server = new HttpServer({ bindAddress: this.bindAddress, limits: this.limits }, (req, res) => void this.handle(req as http.IncomingMessage, res as http.ServerResponse));
+    const server = new HttpServer(
+      { bindAddress: this.bindAddress, limits: this.limits },
+      (req, res) => void this.handle(req as http.IncomingMessage, res as http.ServerResponse),
+    );
     try {
       await server.listen();
     } catch (err) {
       if (!(err instanceof ListenError)) throw err;
       const code = err.systemCode;
-      const why = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : err.message;
-      throw new Error(`cannot bind the health probe server on ${this.bindAddress}: ${why}${code ? ` (${code})` : ''}`, { cause: err });
+      const why =
+        code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : err.message;
+      throw new Error(`cannot bind the health probe server on ${this.bindAddress}: ${why}${code ? ` (${code})` : ''}`, {
+        cause: err,
+      });
     }
     this.server = server;
   }

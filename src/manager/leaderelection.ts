@@ -105,10 +105,16 @@ export class LeaderElector {
     this.leaseMs = opts.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryMs = opts.retryPeriodMs ?? 2_000;
-    if (!(this.leaseMs > 0 && this.renewDeadlineMs > 0 && this.retryMs > 0)) throw new Error('leader election: lease duration, renew deadline and retry period must be greater than 0');
-    if (!(this.leaseMs > this.renewDeadlineMs)) throw new Error(`leader election: the lease duration (${this.leaseMs} ms) must be greater than the renew deadline (${this.renewDeadlineMs} ms)`);
+    if (!(this.leaseMs > 0 && this.renewDeadlineMs > 0 && this.retryMs > 0))
+      throw new Error('leader election: lease duration, renew deadline and retry period must be greater than 0');
+    if (!(this.leaseMs > this.renewDeadlineMs))
+      throw new Error(
+        `leader election: the lease duration (${this.leaseMs} ms) must be greater than the renew deadline (${this.renewDeadlineMs} ms)`,
+      );
     if (!(this.renewDeadlineMs > ACQUIRE_JITTER * this.retryMs)) {
-      throw new Error(`leader election: the renew deadline (${this.renewDeadlineMs} ms) must be greater than 1.2 × the retry period (${this.retryMs} ms)`);
+      throw new Error(
+        `leader election: the renew deadline (${this.renewDeadlineMs} ms) must be greater than 1.2 × the retry period (${this.retryMs} ms)`,
+      );
     }
     this.identity = opts.identity ?? `${hostname()}_${randomUUID()}`;
     if (!this.identity) throw new Error('leader election: the identity must not be empty');
@@ -146,7 +152,10 @@ export class LeaderElector {
       if (await this.tryAcquireOrRenew(signal)) {
         this.leading = true;
         this.gauge.set(1);
-        this.opts.logger?.info('successfully acquired lease', { lease: `${this.opts.namespace}/${this.opts.id}`, identity: this.identity });
+        this.opts.logger?.info('successfully acquired lease', {
+          lease: `${this.opts.namespace}/${this.opts.id}`,
+          identity: this.identity,
+        });
         return true;
       }
       await sleep(this.retryMs * (1 + Math.random() * ACQUIRE_JITTER), signal);
@@ -165,8 +174,13 @@ export class LeaderElector {
       if (!renewed) {
         this.leading = false;
         this.gauge.set(0);
-        this.opts.logger?.error('Failed to renew lease', { lease: `${this.opts.namespace}/${this.opts.id}`, renewDeadlineMs: this.renewDeadlineMs });
-        return new Error(`leader election lost: could not renew lease ${this.opts.namespace}/${this.opts.id} within ${this.renewDeadlineMs} ms`);
+        this.opts.logger?.error('Failed to renew lease', {
+          lease: `${this.opts.namespace}/${this.opts.id}`,
+          renewDeadlineMs: this.renewDeadlineMs,
+        });
+        return new Error(
+          `leader election lost: could not renew lease ${this.opts.namespace}/${this.opts.id} within ${this.renewDeadlineMs} ms`,
+        );
       }
       await sleep(this.retryMs, signal);
     }
@@ -258,15 +272,25 @@ export class LeaderElector {
     try {
       // 1. fast path: we hold a lease that is valid by our clock: PUT the record we have, no GET
       const seen = this.observed?.lease;
-      if (seen?.spec?.holderIdentity === this.identity && this.now() < this.observedAt + (seen.spec.leaseDurationSeconds ?? 0) * 1000) {
+      if (
+        seen?.spec?.holderIdentity === this.identity &&
+        this.now() < this.observedAt + (seen.spec.leaseDurationSeconds ?? 0) * 1000
+      ) {
         const sentAt = this.now();
         try {
-          const spec = { ...seen.spec, ...desired, acquireTime: seen.spec.acquireTime, leaseTransitions: seen.spec.leaseTransitions };
+          const spec = {
+            ...seen.spec,
+            ...desired,
+            acquireTime: seen.spec.acquireTime,
+            leaseTransitions: seen.spec.leaseTransitions,
+          };
           this.wrote(await this.client.replace<Lease>(this.leasePath, { ...seen, spec }, req), sentAt);
           return true;
         } catch (err) {
           if (signal.aborted) return false;
-          this.opts.logger?.debug('fast-path lease renewal failed, reading the lease', { error: (err as Error).message });
+          this.opts.logger?.debug('fast-path lease renewal failed, reading the lease', {
+            error: (err as Error).message,
+          });
         }
       }
       // 2. read the record
@@ -283,7 +307,12 @@ export class LeaderElector {
         try {
           created = await this.client.create<Lease>(
             this.path,
-            { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.opts.id, namespace: this.opts.namespace }, spec: { ...desired, leaseTransitions: 0 } },
+            {
+              apiVersion: 'coordination.k8s.io/v1',
+              kind: 'Lease',
+              metadata: { name: this.opts.id, namespace: this.opts.namespace },
+              spec: { ...desired, leaseTransitions: 0 },
+            },
             req,
           );
         } catch (createErr) {
@@ -297,10 +326,20 @@ export class LeaderElector {
       this.observe(lease);
       const s = lease.spec ?? {};
       const holder = s.holderIdentity ?? '';
-      if (holder !== '' && holder !== this.identity && this.now() < this.observedAt + (s.leaseDurationSeconds ?? 0) * 1000) return false;
+      if (
+        holder !== '' &&
+        holder !== this.identity &&
+        this.now() < this.observedAt + (s.leaseDurationSeconds ?? 0) * 1000
+      )
+        return false;
       // 4. renew (holder: keep acquire time and transitions) or take over (+1 transition)
       const self = holder === this.identity;
-      const spec: LeaseSpec = { ...s, ...desired, acquireTime: self ? s.acquireTime : desired.acquireTime, leaseTransitions: self ? s.leaseTransitions ?? 0 : (s.leaseTransitions ?? 0) + 1 };
+      const spec: LeaseSpec = {
+        ...s,
+        ...desired,
+        acquireTime: self ? s.acquireTime : desired.acquireTime,
+        leaseTransitions: self ? (s.leaseTransitions ?? 0) : (s.leaseTransitions ?? 0) + 1,
+      };
       const sentAt = this.now();
       try {
         this.wrote(await this.client.replace<Lease>(this.leasePath, { ...lease, spec }, req), sentAt);

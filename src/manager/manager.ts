@@ -167,7 +167,10 @@ export class Manager {
   private resolveReady!: () => void;
   private rejectReady!: (e: Error) => void;
   /** The runnables, in controller-runtime's groups. */
-  private readonly groups: Record<'httpServers' | 'webhooks' | 'caches' | 'others' | 'warmup' | 'leaderElection', RunnableGroup>;
+  private readonly groups: Record<
+    'httpServers' | 'webhooks' | 'caches' | 'others' | 'warmup' | 'leaderElection',
+    RunnableGroup
+  >;
   /** Stops the running manager with an error (set while start() runs). */
   private failRunning: ((e: Error) => void) | undefined;
   private stopDeadline: number | undefined;
@@ -195,10 +198,14 @@ export class Manager {
       try {
         restConfig = await loadRestConfig({ kubeconfig: opts.kubeconfig });
       } catch (err) {
-        throw new ManagerError(`cannot load the Kubernetes API configuration: ${(err as Error).message}`, { cause: err });
+        throw new ManagerError(`cannot load the Kubernetes API configuration: ${(err as Error).message}`, {
+          cause: err,
+        });
       }
     }
-    const leaderElectionNamespace_ = opts.leaderElection ? await leaderElectionNamespace(opts.leaderElectionNamespace) : opts.leaderElectionNamespace;
+    const leaderElectionNamespace_ = opts.leaderElection
+      ? await leaderElectionNamespace(opts.leaderElectionNamespace)
+      : opts.leaderElectionNamespace;
     return new Manager({ ...opts, restConfig, leaderElectionNamespace: leaderElectionNamespace_ });
   }
 
@@ -254,7 +261,9 @@ export class Manager {
     if (item instanceof ConversionWebhook) return this.addConversion(item);
     if (item instanceof Controller) return this.addController(item);
     if (typeof (item as Partial<Runnable> | undefined)?.start !== 'function') {
-      throw new ManagerError('add() takes a Controller, a Webhook, a ConversionWebhook or a Runnable (an object with start(signal))');
+      throw new ManagerError(
+        'add() takes a Controller, a Webhook, a ConversionWebhook or a Runnable (an object with start(signal))',
+      );
     }
     const group = item.needLeaderElection === false ? this.groups.others : this.groups.leaderElection;
     this.addTo(group, () => group.add(item), item.name ?? 'runnable');
@@ -263,12 +272,22 @@ export class Manager {
 
   private addController(controller: Controller): this {
     if (this.controllers.some((c) => c.name === controller.name)) {
-      throw new ManagerError(`a controller named ${controller.name} was already added: controller names must be unique (they label the metrics)`);
+      throw new ManagerError(
+        `a controller named ${controller.name} was already added: controller names must be unique (they label the metrics)`,
+      );
     }
     const group = controller.needLeaderElection ? this.groups.leaderElection : this.groups.others;
-    this.addTo(group, () => void group.addReporting(this.controllerRunnable(controller))?.catch(() => undefined), `controller ${controller.name}`);
+    this.addTo(
+      group,
+      () => void group.addReporting(this.controllerRunnable(controller))?.catch(() => undefined),
+      `controller ${controller.name}`,
+    );
     // warm-up only matters where a replica waits for the Lease
-    if (this.opts.leaderElection && controller.needLeaderElection && (controller.enableWarmup ?? this.opts.enableWarmup ?? false)) {
+    if (
+      this.opts.leaderElection &&
+      controller.needLeaderElection &&
+      (controller.enableWarmup ?? this.opts.enableWarmup ?? false)
+    ) {
       this.groups.warmup.addReporting(this.warmupRunnable(controller))?.catch(() => undefined);
     }
     this.controllers.push(controller);
@@ -281,7 +300,12 @@ export class Manager {
     add();
   }
 
-  private readonly fieldIndexes: Array<{ apiVersion: string; kind: string; field: string; extract: IndexExtractor<KubeObject> }> = [];
+  private readonly fieldIndexes: Array<{
+    apiVersion: string;
+    kind: string;
+    field: string;
+    extract: IndexExtractor<KubeObject>;
+  }> = [];
 
   /**
    * Indexes the cached objects of a kind by a field (controller-runtime's `mgr.GetFieldIndexer().IndexField`), before
@@ -289,12 +313,24 @@ export class Manager {
    * `ctx.cache.list(kind, { matchingFields: { [field]: value }, namespace })` in O(matches), e.g. the Deployments
    * owned by a Memcached or the Pods on a node.
    */
-  indexField<T extends object = KubeObject>(target: { apiVersion: string; kind: string }, field: string, extract: (obj: T) => string[] | string | undefined): this {
-    if (this.startedFlag) throw new ManagerError(`cannot index ${target.kind} by ${field}: the manager is already started`);
-    if (this.fieldIndexes.some((i) => i.apiVersion === target.apiVersion && i.kind === target.kind && i.field === field)) {
+  indexField<T extends object = KubeObject>(
+    target: { apiVersion: string; kind: string },
+    field: string,
+    extract: (obj: T) => string[] | string | undefined,
+  ): this {
+    if (this.startedFlag)
+      throw new ManagerError(`cannot index ${target.kind} by ${field}: the manager is already started`);
+    if (
+      this.fieldIndexes.some((i) => i.apiVersion === target.apiVersion && i.kind === target.kind && i.field === field)
+    ) {
       throw new ManagerError(`indexer conflict: ${target.kind} (${target.apiVersion}) is already indexed by ${field}`);
     }
-    this.fieldIndexes.push({ apiVersion: target.apiVersion, kind: target.kind, field, extract: extract as unknown as IndexExtractor<KubeObject> });
+    this.fieldIndexes.push({
+      apiVersion: target.apiVersion,
+      kind: target.kind,
+      field,
+      extract: extract as unknown as IndexExtractor<KubeObject>,
+    });
     return this;
   }
 
@@ -302,9 +338,11 @@ export class Manager {
 
   private addConversion(webhook: ConversionWebhook): this {
     const { kind, group } = webhook.opts;
-    if (this.startedFlag) throw new ManagerError(`cannot add the conversion webhook for ${kind}.${group}: the manager is already started`);
+    if (this.startedFlag)
+      throw new ManagerError(`cannot add the conversion webhook for ${kind}.${group}: the manager is already started`);
     if (!this.conversions) {
-      if (this.webhookServer.paths.includes(CONVERSION_PATH)) throw new ManagerError(`a webhook is already registered at ${CONVERSION_PATH}, where conversions are served`);
+      if (this.webhookServer.paths.includes(CONVERSION_PATH))
+        throw new ManagerError(`a webhook is already registered at ${CONVERSION_PATH}, where conversions are served`);
       this.conversions = new ConversionRegistry();
       this.webhookServer.registerConversion(CONVERSION_PATH, this.conversions);
     }
@@ -317,11 +355,15 @@ export class Manager {
   }
 
   private addWebhook(webhook: Webhook<object>): this {
-    if (this.startedFlag) throw new ManagerError(`cannot add the webhook for ${webhook.opts.for.kind}: the manager is already started`);
+    if (this.startedFlag)
+      throw new ManagerError(`cannot add the webhook for ${webhook.opts.for.kind}: the manager is already started`);
     const server = this.webhookServer;
     const handlers = webhook.handlers();
     const taken = handlers.map(([path]) => path).filter((path) => server.paths.includes(path));
-    if (taken.length) throw new ManagerError(`a webhook is already registered at ${taken.join(' and ')}: one defaulter and one validator per kind (or give custom paths)`);
+    if (taken.length)
+      throw new ManagerError(
+        `a webhook is already registered at ${taken.join(' and ')}: one defaulter and one validator per kind (or give custom paths)`,
+      );
     for (const [path, handler] of handlers) server.register(path, handler);
     return this;
   }
@@ -375,7 +417,10 @@ export class Manager {
    * Available when {@link Manager.client} is.
    */
   get pathClient(): KubeClient {
-    if (!this._client) throw new ManagerError('the manager has no API client yet: make it with `await Manager.create(options)` (or pass restConfig), or wait for start()');
+    if (!this._client)
+      throw new ManagerError(
+        'the manager has no API client yet: make it with `await Manager.create(options)` (or pass restConfig), or wait for start()',
+      );
     return this._client;
   }
 
@@ -417,7 +462,11 @@ export class Manager {
     return {
       event: (obj, type, reason, message) => {
         if (this._client) this.eventBroadcaster().recorderFor(name).event(obj, type, reason, message);
-        else this.log.warn('event dropped: the manager has no API client yet (make it with Manager.create(), or record after start())', { reason });
+        else
+          this.log.warn(
+            'event dropped: the manager has no API client yet (make it with Manager.create(), or record after start())',
+            { reason },
+          );
       },
     };
   }
@@ -433,7 +482,10 @@ export class Manager {
     return {
       event: (regarding, related, type, reason, action, note) => {
         if (!this._client) {
-          this.log.warn('event dropped: the manager has no API client yet (make it with Manager.create(), or record after start())', { reason });
+          this.log.warn(
+            'event dropped: the manager has no API client yet (make it with Manager.create(), or record after start())',
+            { reason },
+          );
           return;
         }
         this.eventsV1 ??= new EventsV1Broadcaster(this.pathClient, { logger: this.log.child('events') });
@@ -475,7 +527,8 @@ export class Manager {
       try {
         await this.startComponents(stop.signal, fail);
       } catch (err) {
-        const e = err instanceof ManagerError ? err : new ManagerError(err instanceof Error ? err.message : String(err));
+        const e =
+          err instanceof ManagerError ? err : new ManagerError(err instanceof Error ? err.message : String(err));
         this.rejectReady(e);
         // not logged here: the caller logs what start() rejects with (controller-runtime's main.go does, and the
         // scaffolded main.ts): logged here too, every start-up failure would show twice
@@ -499,7 +552,10 @@ export class Manager {
       this.stopping = true;
       const inTime = await this.stopComponents();
       if (fatal) throw fatal instanceof ManagerError ? fatal : new ManagerError(fatal.message, { cause: fatal });
-      if (!inTime) throw new ManagerError(`failed waiting for all runnables to end within grace period of ${this.opts.gracefulShutdownTimeoutMs ?? 30_000} ms`);
+      if (!inTime)
+        throw new ManagerError(
+          `failed waiting for all runnables to end within grace period of ${this.opts.gracefulShutdownTimeoutMs ?? 30_000} ms`,
+        );
     } finally {
       signal?.removeEventListener('abort', onAbort);
       removeSignals();
@@ -536,13 +592,21 @@ export class Manager {
     promClientCopiesReported = true;
     for (const c of await promClientCopies) {
       if (!first) continue;
-      if (c.included) log.info('including the default registry of another prom-client copy', { module: c.module, version: c.version, dir: c.dir });
-      else {
-        log.warn(`metrics of ${c.module} ${c.version} at ${c.dir} will not be served: ${c.reason}; pass its register to metrics.registerPromClientRegistry()`, {
+      if (c.included)
+        log.info('including the default registry of another prom-client copy', {
           module: c.module,
           version: c.version,
           dir: c.dir,
         });
+      else {
+        log.warn(
+          `metrics of ${c.module} ${c.version} at ${c.dir} will not be served: ${c.reason}; pass its register to metrics.registerPromClientRegistry()`,
+          {
+            module: c.module,
+            version: c.version,
+            dir: c.dir,
+          },
+        );
       }
     }
   }
@@ -553,14 +617,18 @@ export class Manager {
       try {
         this._restConfig = await loadRestConfig({ kubeconfig: this.opts.kubeconfig });
       } catch (err) {
-        throw new ManagerError(`cannot load the Kubernetes API configuration: ${(err as Error).message}`, { cause: err });
+        throw new ManagerError(`cannot load the Kubernetes API configuration: ${(err as Error).message}`, {
+          cause: err,
+        });
       }
       this._client = new KubeClient(this._restConfig);
     }
     const client = this._client!;
     const mapper = this.restMapper;
     // leader election's configuration, before anything runs (controller-runtime builds its elector first)
-    const leaseNamespace = this.opts.leaderElection ? await leaderElectionNamespace(this.opts.leaderElectionNamespace) : '';
+    const leaseNamespace = this.opts.leaderElection
+      ? await leaderElectionNamespace(this.opts.leaderElectionNamespace)
+      : '';
 
     // 2. is the API there?
     await this.checkApi(client, signal);
@@ -587,11 +655,24 @@ export class Manager {
           mayReconcile: () => elector.mayLead(),
           onFenced: () => {
             this.leaseLost = true;
-            fail(new ManagerError('leader election lost: the lease may have expired by this process\'s clock (paused, or renewals failing); no reconcile was started'));
+            fail(
+              new ManagerError(
+                "leader election lost: the lease may have expired by this process's clock (paused, or renewals failing); no reconcile was started",
+              ),
+            );
           },
         }
       : {};
-    this.controllerDeps = { client, informers: this.informers, logger: this.log, signal, mapper, events: this.eventBroadcaster(), unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy, readerFailOnMissingInformer: this.opts.cache?.readerFailOnMissingInformer };
+    this.controllerDeps = {
+      client,
+      informers: this.informers,
+      logger: this.log,
+      signal,
+      mapper,
+      events: this.eventBroadcaster(),
+      unsafeDisableDeepCopy: this.opts.cache?.unsafeDisableDeepCopy,
+      readerFailOnMissingInformer: this.opts.cache?.readerFailOnMissingInformer,
+    };
     this.fencing = fencing;
 
     // 4. the groups in controller-runtime's order: HTTP servers (metrics, probes: served whether or not this replica
@@ -638,12 +719,17 @@ export class Manager {
         name: 'metrics server',
         start: async (signal, up) => {
           await this.includeApplicationPromClients(metricsLog);
-          const server = createMetricsServer({ ...this.opts.metrics, bindAddress: addr }, { restConfig: this._restConfig, kubeClient: client, logger: metricsLog });
+          const server = createMetricsServer(
+            { ...this.opts.metrics, bindAddress: addr },
+            { restConfig: this._restConfig, kubeClient: client, logger: metricsLog },
+          );
           try {
             await server.start();
           } catch (err) {
             const msg = (err as Error).message;
-            throw new ManagerError(`failed to start metrics server${msg.includes(addr) ? '' : ` on ${addr}`}: ${msg}`, { cause: err });
+            throw new ManagerError(`failed to start metrics server${msg.includes(addr) ? '' : ` on ${addr}`}: ${msg}`, {
+              cause: err,
+            });
           }
           this._metricsServer = server;
           this.log.info('metrics server is serving', { url: server.url });
@@ -719,7 +805,10 @@ export class Manager {
     const health = new HealthProbeServer(this.opts.healthProbeBindAddress!);
     health.healthz.add('ping', () => undefined);
     health.healthz.add('informers', () => {
-      const bad = informers.all().map((i) => i.health()).filter((h) => !h.healthy);
+      const bad = informers
+        .all()
+        .map((i) => i.health())
+        .filter((h) => !h.healthy);
       if (bad.length) return new Error(bad.map((b) => b.reason).join('; '));
     });
     health.readyz.add('ping', () => undefined);
@@ -767,7 +856,11 @@ export class Manager {
         const deps = this.controllerDeps!;
         try {
           // only the leader's controllers are fenced by the lease: the others reconcile on every replica
-          await c.start({ ...deps, ...(c.needLeaderElection ? this.fencing : {}), signal: AbortSignal.any([deps.signal, signal]) });
+          await c.start({
+            ...deps,
+            ...(c.needLeaderElection ? this.fencing : {}),
+            signal: AbortSignal.any([deps.signal, signal]),
+          });
         } catch (err) {
           throw new ManagerError((err as Error).message, { cause: err });
         }
@@ -777,7 +870,8 @@ export class Manager {
         }
         up();
         await aborted(signal);
-        if (!(await c.stop(this.stopBudgetLeft()))) this.log.warn('some reconciles did not finish within the graceful shutdown timeout', { controller: c.name });
+        if (!(await c.stop(this.stopBudgetLeft())))
+          this.log.warn('some reconciles did not finish within the graceful shutdown timeout', { controller: c.name });
       },
     };
   }
@@ -794,10 +888,14 @@ export class Manager {
     } catch (err) {
       if (signal.aborted) return;
       const msg = err instanceof KubeApiError ? err.message : String(err);
-      throw new ManagerError(`cannot reach the Kubernetes API at ${server}: ${msg} (check --kubeconfig and that the API server is running)`);
+      throw new ManagerError(
+        `cannot reach the Kubernetes API at ${server}: ${msg} (check --kubeconfig and that the API server is running)`,
+      );
     }
     if (res.status === 401) {
-      throw new ManagerError(`the Kubernetes API at ${server} rejected the manager's credentials (401 Unauthorized): check the token or client certificate in the kubeconfig`);
+      throw new ManagerError(
+        `the Kubernetes API at ${server} rejected the manager's credentials (401 Unauthorized): check the token or client certificate in the kubeconfig`,
+      );
     }
     if (res.status >= 500) {
       throw new ManagerError(`the Kubernetes API at ${server} is not healthy: GET /version answered ${res.status}`);
@@ -807,7 +905,9 @@ export class Manager {
   /** What is left of the shutdown budget, in ms. */
   private stopBudgetLeft(): number {
     if (this.leaseLost) return 0;
-    return this.stopDeadline === undefined ? this.opts.gracefulShutdownTimeoutMs ?? 30_000 : Math.max(100, this.stopDeadline - Date.now());
+    return this.stopDeadline === undefined
+      ? (this.opts.gracefulShutdownTimeoutMs ?? 30_000)
+      : Math.max(100, this.stopDeadline - Date.now());
   }
 
   /**
@@ -818,7 +918,7 @@ export class Manager {
    */
   private async stopComponents(): Promise<boolean> {
     // a lost lease stops at once, as controller-runtime (grace 0): another replica may already be leading
-    const budget = this.leaseLost ? 0 : this.opts.gracefulShutdownTimeoutMs ?? 30_000;
+    const budget = this.leaseLost ? 0 : (this.opts.gracefulShutdownTimeoutMs ?? 30_000);
     this.stopDeadline = Date.now() + budget;
     const left = () => this.stopBudgetLeft();
     let inTime = true;
@@ -863,7 +963,10 @@ function aborted(signal: AbortSignal): Promise<void> {
  * The Lease namespace as controller-runtime decides it: the option when given, else the namespace of the pod's
  * service account (`namespaceFile`), else a {@link ManagerError} with controller-runtime's message.
  */
-export async function leaderElectionNamespace(option: string | undefined, namespaceFile = IN_CLUSTER_NAMESPACE_FILE): Promise<string> {
+export async function leaderElectionNamespace(
+  option: string | undefined,
+  namespaceFile = IN_CLUSTER_NAMESPACE_FILE,
+): Promise<string> {
   if (option) return option;
   let fromPod = '';
   try {

@@ -36,10 +36,16 @@ export class ProfilingServer {
     const { host, port } = parseBindAddress(bindAddress);
     this.bindAddress = host === undefined ? `127.0.0.1:${port}` : bindAddress;
     if (host !== undefined && !isLoopback(host)) {
-      log.warn('the profiling server listens beyond loopback: anyone who reaches it can take a heap snapshot, which holds the tokens and keys in memory', { bindAddress });
+      log.warn(
+        'the profiling server listens beyond loopback: anyone who reaches it can take a heap snapshot, which holds the tokens and keys in memory',
+        { bindAddress },
+      );
     }
     // a profile's answer takes its N seconds: the request timeout counts the request only, not the answer
-    this.server = new HttpServer({ bindAddress: this.bindAddress, limits: { maxConnections: 16, keepAliveTimeoutMs: 5_000 } }, (req, res) => void this.handle(req, res as ServerResponse));
+    this.server = new HttpServer(
+      { bindAddress: this.bindAddress, limits: { maxConnections: 16, keepAliveTimeoutMs: 5_000 } },
+      (req, res) => void this.handle(req, res as ServerResponse),
+    );
   }
 
   /** `http://host:port` once listening. */
@@ -59,14 +65,25 @@ export class ProfilingServer {
 
   private async handle(req: ServerRequest, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://profiling');
-    const kind = url.pathname === '/debug/pprof/profile' ? 'cpu' : url.pathname === '/debug/pprof/heap' ? 'heap' : undefined;
-    if (!kind) return text(res, 404, '404 page not found: GET /debug/pprof/profile?seconds=N (CPU) or /debug/pprof/heap (heap snapshot)');
+    const kind =
+      url.pathname === '/debug/pprof/profile' ? 'cpu' : url.pathname === '/debug/pprof/heap' ? 'heap' : undefined;
+    if (!kind)
+      return text(
+        res,
+        404,
+        '404 page not found: GET /debug/pprof/profile?seconds=N (CPU) or /debug/pprof/heap (heap snapshot)',
+      );
     if (req.method !== 'GET') return text(res, 405, `${req.method} is not allowed: use GET`);
     let seconds = DEFAULT_PROFILE_SECONDS;
     if (kind === 'cpu' && url.searchParams.has('seconds')) {
       const raw = url.searchParams.get('seconds')!;
       seconds = /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
-      if (!(seconds >= 1 && seconds <= MAX_PROFILE_SECONDS)) return text(res, 400, `seconds must be a whole number from 1 to ${MAX_PROFILE_SECONDS} (got ${JSON.stringify(raw)})`);
+      if (!(seconds >= 1 && seconds <= MAX_PROFILE_SECONDS))
+        return text(
+          res,
+          400,
+          `seconds must be a whole number from 1 to ${MAX_PROFILE_SECONDS} (got ${JSON.stringify(raw)})`,
+        );
     }
     if (this.busy) {
       res.setHeader('Retry-After', '5');
@@ -131,11 +148,16 @@ export class ProfilingServer {
 }
 
 function post(session: Session, method: string, params?: object): Promise<unknown> {
-  return new Promise((resolve, reject) => session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result))));
+  return new Promise((resolve, reject) =>
+    session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result))),
+  );
 }
 
 function text(res: ServerResponse | ServerResponseOf, status: number, body: string): void {
-  (res as ServerResponse).writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+  (res as ServerResponse).writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+  });
   (res as ServerResponse).end(`${body}\n`);
 }
 

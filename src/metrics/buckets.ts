@@ -21,7 +21,8 @@ export function linearBuckets(start: number, width: number, count: number): numb
 
 /** `count` buckets, the first `start`, each `factor` times the previous one (accumulated, as client_golang's). */
 export function exponentialBuckets(start: number, factor: number, count: number): number[] {
-  if (!(count >= 1) || !Number.isInteger(count)) throw new RangeError('exponentialBuckets needs a positive integer count');
+  if (!(count >= 1) || !Number.isInteger(count))
+    throw new RangeError('exponentialBuckets needs a positive integer count');
   if (!(start > 0)) throw new RangeError('exponentialBuckets needs a positive start');
   if (!(factor > 1)) throw new RangeError('exponentialBuckets needs a factor greater than 1');
   const out: number[] = [];

@@ -47,7 +47,10 @@ setSeriesRefusedHandler((metric, maxSeries, first) => {
   });
   seriesRefused.labels(metric).inc();
   if (first) {
-    createLogger('metrics').warn(`metric ${metric} reached its limit of ${maxSeries} series: new label values are dropped (a label fed by unbounded input?)`, { metric, maxSeries });
+    createLogger('metrics').warn(
+      `metric ${metric} reached its limit of ${maxSeries} series: new label values are dropped (a label fed by unbounded input?)`,
+      { metric, maxSeries },
+    );
   }
 });
 

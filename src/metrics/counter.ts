@@ -24,7 +24,8 @@ export class CounterChild {
 
   /** Adds `v` (default 1); a negative or NaN amount throws. */
   inc(v = 1): void {
-    if (!(v >= 0)) throw new RangeError(`counter ${this.shared.metric}: increment must be a non-negative number, got ${v}`);
+    if (!(v >= 0))
+      throw new RangeError(`counter ${this.shared.metric}: increment must be a non-negative number, got ${v}`);
     this.cell.value += v;
   }
 
@@ -105,19 +106,45 @@ export class Counter<L extends string = string> extends Metric<CounterChild, Sca
     return this.self().cell.value;
   }
 
-  protected renderChildren(list: readonly ScalarCell[], format: TextFormat, from: number, to: number, x?: ExposedFamily): string {
+  protected renderChildren(
+    list: readonly ScalarCell[],
+    format: TextFormat,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): string {
     const om = format === 'openmetrics' && this.exemplars.on;
     if (x === undefined && !om) return renderScalarLines(this.name, list, from, to);
     const name = this.name;
-    return renderScalarLinesSlow(list, from, to, x ? (c) => sampleStart(x.name, labelPairs(x, c.values)) : (c) => name + c.text, om);
+    return renderScalarLinesSlow(
+      list,
+      from,
+      to,
+      x ? (c) => sampleStart(x.name, labelPairs(x, c.values)) : (c) => name + c.text,
+      om,
+    );
   }
 
-  protected override writeChildren(list: readonly ScalarCell[], out: TextSink, format: TextFormat, from: number, to: number, x?: ExposedFamily): void {
-    if (x === undefined && !(format === 'openmetrics' && this.exemplars.on)) writeScalarLines(out, this.nameBytes, list, from, to);
+  protected override writeChildren(
+    list: readonly ScalarCell[],
+    out: TextSink,
+    format: TextFormat,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): void {
+    if (x === undefined && !(format === 'openmetrics' && this.exemplars.on))
+      writeScalarLines(out, this.nameBytes, list, from, to);
     else super.writeChildren(list, out, format, from, to, x);
   }
 
-  protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {
+  protected encodeChildren(
+    list: readonly ScalarCell[],
+    out: ProtoSink,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): void {
     const names = x ? x.proto : this.layout;
     for (let i = from; i < to; i++) {
       const c = list[i];

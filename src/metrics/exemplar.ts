@@ -4,7 +4,14 @@
  * `Bucket.exemplar`); text 0.0.4 has none. As client_golang's `newExemplar`: label names are label names, values
  * valid UTF-8, and all names and values together at most 128 runes (OpenMetrics' limit).
  */
-import { compareUtf8, escapeLabelValue, formatFloat, formatFloatLabel, validateLabelName, type ScalarCell } from './format.js';
+import {
+  compareUtf8,
+  escapeLabelValue,
+  formatFloat,
+  formatFloatLabel,
+  validateLabelName,
+  type ScalarCell,
+} from './format.js';
 import { isLegacyLabelName, quoteName } from './names.js';
 
 /** OpenMetrics' limit on the runes of an exemplar's label names and values together. */
@@ -46,7 +53,8 @@ function runes(s: string): number {
 
 /** Validates `labels` and makes the exemplar of `value` at `timestampMs`; throws a `TypeError`/`RangeError` saying what is wrong. */
 export function newExemplar(labels: ExemplarLabels, value: number, timestampMs: number, metric: string): Exemplar {
-  if (labels === null || typeof labels !== 'object') throw new TypeError(`metric ${metric}: exemplar labels must be an object of label name → value`);
+  if (labels === null || typeof labels !== 'object')
+    throw new TypeError(`metric ${metric}: exemplar labels must be an object of label name → value`);
   const pairs: Array<[string, string]> = [];
   let total = 0;
   for (const k in labels) {
@@ -60,11 +68,15 @@ export function newExemplar(labels: ExemplarLabels, value: number, timestampMs: 
       }
     }
     const n = typeof v === 'string' ? runes(v) : -1;
-    if (n < 0) throw new TypeError(`metric ${metric}: exemplar label ${k} needs a UTF-8 string value, got ${JSON.stringify(v)}`);
+    if (n < 0)
+      throw new TypeError(`metric ${metric}: exemplar label ${k} needs a UTF-8 string value, got ${JSON.stringify(v)}`);
     total += runes(k) + n;
     pairs.push([k, v]);
   }
-  if (total > EXEMPLAR_MAX_RUNES) throw new RangeError(`metric ${metric}: exemplar labels have ${total} runes, exceeding the limit of ${EXEMPLAR_MAX_RUNES}`);
+  if (total > EXEMPLAR_MAX_RUNES)
+    throw new RangeError(
+      `metric ${metric}: exemplar labels have ${total} runes, exceeding the limit of ${EXEMPLAR_MAX_RUNES}`,
+    );
   if (typeof value !== 'number') throw new TypeError(`metric ${metric}: exemplar value must be a number`);
   // Go iterates its label map in random order; sorted here, so the same exemplar is always the same bytes
   if (pairs.length > 1) pairs.sort((a, b) => compareUtf8(a[0], b[0]));
@@ -99,7 +111,13 @@ export function bucketOf(bounds: ArrayLike<number>, v: number): number {
  * The sample lines of counters' or gauges' `cells[from..to)` when the fast path (`renderScalarLines`) does not
  * do: names to escape or quote (`start` builds each line's start), or OpenMetrics exemplars to append (`om`).
  */
-export function renderScalarLinesSlow(cells: readonly ScalarCell[], from: number, to: number, start: (c: ScalarCell) => string, om: boolean): string {
+export function renderScalarLinesSlow(
+  cells: readonly ScalarCell[],
+  from: number,
+  to: number,
+  start: (c: ScalarCell) => string,
+  om: boolean,
+): string {
   let s = '';
   for (let i = from; i < to; i++) {
     const c = cells[i];

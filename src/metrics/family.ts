@@ -91,7 +91,15 @@ export interface ProtoSink {
     exemplars?: ArrayLike<Exemplar | undefined>,
   ): void;
   /** Writes one summary (quantiles, sum, count). */
-  summary(names: ProtoLabelNames, labels: ProtoLabels, quantiles: ArrayLike<number>, values: ArrayLike<number>, sum: number, count: number, createdMs: number): void;
+  summary(
+    names: ProtoLabelNames,
+    labels: ProtoLabels,
+    quantiles: ArrayLike<number>,
+    values: ArrayLike<number>,
+    sum: number,
+    count: number,
+    createdMs: number,
+  ): void;
 }
 
 /** Something that yields metric families on every collect: our metrics, prom-client adapters, custom collectors. */

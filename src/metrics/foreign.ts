@@ -10,7 +10,15 @@
  * shows one, a warning names the family and the fix ({@link warnAmbiguousLabels}).
  */
 import type { Registry as PromRegistry } from 'prom-client';
-import type { Collector, FamilyView, MetricType, ProtoLabelNames, ProtoLabels, ProtoSink, TextFormat } from './family.js';
+import type {
+  Collector,
+  FamilyView,
+  MetricType,
+  ProtoLabelNames,
+  ProtoLabels,
+  ProtoSink,
+  TextFormat,
+} from './family.js';
 import { newExemplar, openMetricsExemplar, type Exemplar } from './exemplar.js';
 import { escapeLabelValue, formatFloat, formatFloatLabel } from './format.js';
 import { createLogger } from '../util/log.js';
@@ -100,11 +108,15 @@ const warnedInvalidUtf8 = new Set<string>();
  * named once in a warning), as our own classes refuse the value and client_golang refuses the scrape.
  */
 function withoutInvalidUtf8(family: string, values: PromValue[]): PromValue[] {
-  const bad = (v: PromValue) => Object.values(v.labels ?? {}).some((l) => typeof l === 'string' && LONE_SURROGATE.test(l));
+  const bad = (v: PromValue) =>
+    Object.values(v.labels ?? {}).some((l) => typeof l === 'string' && LONE_SURROGATE.test(l));
   if (!values.some(bad)) return values;
   if (!warnedInvalidUtf8.has(family) && warnedInvalidUtf8.size < 1000) {
     warnedInvalidUtf8.add(family);
-    log.warn('a prom-client metric has series with a label value that is not valid UTF-8 (a lone UTF-16 surrogate); they are left out of /metrics', { family });
+    log.warn(
+      'a prom-client metric has series with a label value that is not valid UTF-8 (a lone UTF-16 surrogate); they are left out of /metrics',
+      { family },
+    );
   }
   return values.filter((v) => !bad(v));
 }
@@ -142,7 +154,11 @@ interface ProtoSeries {
 }
 
 /** The series' labels without `le`/`quantile`, as protobuf label names (sorted) and values. */
-function seriesLabels(labels: Record<string, unknown> | undefined): { names: ProtoLabelNames; labels: ProtoLabels; key: string } {
+function seriesLabels(labels: Record<string, unknown> | undefined): {
+  names: ProtoLabelNames;
+  labels: ProtoLabels;
+  key: string;
+} {
   const names: string[] = [];
   const values: string[] = [];
   for (const k of Object.keys(labels ?? {}).sort()) {
@@ -151,7 +167,11 @@ function seriesLabels(labels: Record<string, unknown> | undefined): { names: Pro
     names.push(k);
     values.push(scalarText(v));
   }
-  return { names: { names, order: undefined }, labels: { values, pb: undefined }, key: JSON.stringify([names, values]) };
+  return {
+    names: { names, order: undefined },
+    labels: { values, pb: undefined },
+    key: JSON.stringify([names, values]),
+  };
 }
 
 /** A number from a prom-client `le`/`quantile` label (`+Inf` as Infinity). */
@@ -220,7 +240,19 @@ export function viewOfPromFamily(f: PromFamily): FamilyView {
         if (s.first < from || s.first >= to) continue;
         if (type === 'counter') out.counter(s.names, s.labels, s.value, 0, s.exemplars[0]);
         else if (type === 'gauge') out.gauge(s.names, s.labels, s.value);
-        else if (type === 'histogram') out.histogram(s.names, s.labels, s.keys, s.counts, true, s.sum, s.count, 0, undefined, s.exemplars.some((e) => e) ? s.exemplars : undefined);
+        else if (type === 'histogram')
+          out.histogram(
+            s.names,
+            s.labels,
+            s.keys,
+            s.counts,
+            true,
+            s.sum,
+            s.count,
+            0,
+            undefined,
+            s.exemplars.some((e) => e) ? s.exemplars : undefined,
+          );
         else if (type === 'summary') out.summary(s.names, s.labels, s.keys, s.counts, s.sum, s.count, 0);
         else out.untyped(s.names, s.labels, s.value);
       }
@@ -232,7 +264,13 @@ export function viewOfPromFamily(f: PromFamily): FamilyView {
         const v = values[i];
         // samples keep their name in both formats (a counter without `_total` is `unknown` in OpenMetrics)
         const sample = v.metricName ?? name;
-        s += sample + labelsOf(v.labels, om) + ' ' + formatFloat(Number(v.value)) + (om && v.exemplar ? openMetricsExemplar(exemplarOf(name, v)) : '') + '\n';
+        s +=
+          sample +
+          labelsOf(v.labels, om) +
+          ' ' +
+          formatFloat(Number(v.value)) +
+          (om && v.exemplar ? openMetricsExemplar(exemplarOf(name, v)) : '') +
+          '\n';
       }
       return s;
     },
@@ -247,7 +285,15 @@ function isMisnamedGauge(f: PromFamily): boolean {
 /** The type of a prom-client metric object, from its class (prom-client has no type property before collecting). */
 export function promMetricType(m: unknown): MetricType | undefined {
   const cls = (m as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-  return cls === 'Counter' ? 'counter' : cls === 'Gauge' ? 'gauge' : cls === 'Histogram' ? 'histogram' : cls === 'Summary' ? 'summary' : undefined;
+  return cls === 'Counter'
+    ? 'counter'
+    : cls === 'Gauge'
+      ? 'gauge'
+      : cls === 'Histogram'
+        ? 'histogram'
+        : cls === 'Summary'
+          ? 'summary'
+          : undefined;
 }
 
 /** A whole prom-client registry as a collector. */
@@ -315,7 +361,11 @@ export function isPromMetric(x: unknown): x is PromMetricLike {
 
 /** True for a prom-client Registry instance. */
 export function isPromRegistry(x: unknown): x is PromRegistry {
-  return !!x && typeof (x as PromRegistry).getMetricsAsJSON === 'function' && typeof (x as PromRegistry).getMetricsAsArray === 'function';
+  return (
+    !!x &&
+    typeof (x as PromRegistry).getMetricsAsJSON === 'function' &&
+    typeof (x as PromRegistry).getMetricsAsArray === 'function'
+  );
 }
 
 /** Adapts one prom-client metric. */

@@ -71,7 +71,9 @@ export interface LabelLayout {
 
 /** The {@link LabelLayout} of labels declared in this order. */
 export function labelLayout(declared: readonly string[]): LabelLayout {
-  const order = declared.map((_, i) => i).sort((a, b) => (declared[a] < declared[b] ? -1 : declared[a] > declared[b] ? 1 : 0));
+  const order = declared
+    .map((_, i) => i)
+    .sort((a, b) => (declared[a] < declared[b] ? -1 : declared[a] > declared[b] ? 1 : 0));
   if (order.every((d, i) => d === i)) return { names: declared, order: undefined };
   return { names: order.map((d) => declared[d]), order };
 }
@@ -158,7 +160,14 @@ export function scalarCell(values: readonly string[], created: number): ScalarCe
 
 /** The same series in a new cell, its label text rendered (see `Metric.view` for why cells move). */
 export function movedScalarCell(old: ScalarCell, layout: LabelLayout): ScalarCell {
-  return { value: old.value, text: old.text || closedLabels(layout, old.values), values: old.values, pb: old.pb, created: old.created, exemplar: old.exemplar };
+  return {
+    value: old.value,
+    text: old.text || closedLabels(layout, old.values),
+    values: old.values,
+    pb: old.pb,
+    created: old.created,
+    exemplar: old.exemplar,
+  };
 }
 
 /** The sample lines `name{labels} value` of `cells[from..to)`. */
@@ -172,7 +181,13 @@ export function renderScalarLines(name: string, cells: readonly ScalarCell[], fr
 }
 
 /** {@link renderScalarLines} written to `out` as bytes. */
-export function writeScalarLines(out: TextSink, name: Uint8Array, cells: readonly ScalarCell[], from: number, to: number): void {
+export function writeScalarLines(
+  out: TextSink,
+  name: Uint8Array,
+  cells: readonly ScalarCell[],
+  from: number,
+  to: number,
+): void {
   for (let i = from; i < to; i++) {
     const c = cells[i];
     out.bytes(name);
@@ -197,14 +212,19 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
  */
 export function validateMetricName(name: string): void {
   if (typeof name !== 'string' || name === '' || LONE_SURROGATE.test(name)) {
-    throw new TypeError(`invalid metric name ${JSON.stringify(name)}: use non-empty UTF-8 text, best [a-zA-Z_:][a-zA-Z0-9_:]*`);
+    throw new TypeError(
+      `invalid metric name ${JSON.stringify(name)}: use non-empty UTF-8 text, best [a-zA-Z_:][a-zA-Z0-9_:]*`,
+    );
   }
 }
 
 /** Throws unless `name` is a valid, non-reserved label name: non-empty UTF-8 text not starting with `__`. */
 export function validateLabelName(name: string, reserved: readonly string[] = []): void {
   if (typeof name !== 'string' || name === '' || LONE_SURROGATE.test(name) || name.startsWith('__')) {
-    throw new TypeError(`invalid label name ${JSON.stringify(name)}: use non-empty UTF-8 text not starting with "__", best [a-zA-Z_][a-zA-Z0-9_]*`);
+    throw new TypeError(
+      `invalid label name ${JSON.stringify(name)}: use non-empty UTF-8 text not starting with "__", best [a-zA-Z_][a-zA-Z0-9_]*`,
+    );
   }
-  if (reserved.includes(name)) throw new TypeError(`label name ${JSON.stringify(name)} is reserved for this metric type`);
+  if (reserved.includes(name))
+    throw new TypeError(`label name ${JSON.stringify(name)} is reserved for this metric type`);
 }

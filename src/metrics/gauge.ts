@@ -118,16 +118,37 @@ export class Gauge<L extends string = string> extends Metric<GaugeChild, ScalarC
     return this.self().cell.value;
   }
 
-  protected renderChildren(list: readonly ScalarCell[], _format: TextFormat, from: number, to: number, x?: ExposedFamily): string {
-    return x ? renderScalarLinesSlow(list, from, to, (c) => sampleStart(x.name, labelPairs(x, c.values)), false) : renderScalarLines(this.name, list, from, to);
+  protected renderChildren(
+    list: readonly ScalarCell[],
+    _format: TextFormat,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): string {
+    return x
+      ? renderScalarLinesSlow(list, from, to, (c) => sampleStart(x.name, labelPairs(x, c.values)), false)
+      : renderScalarLines(this.name, list, from, to);
   }
 
-  protected override writeChildren(list: readonly ScalarCell[], out: TextSink, format: TextFormat, from: number, to: number, x?: ExposedFamily): void {
+  protected override writeChildren(
+    list: readonly ScalarCell[],
+    out: TextSink,
+    format: TextFormat,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): void {
     if (x === undefined) writeScalarLines(out, this.nameBytes, list, from, to);
     else super.writeChildren(list, out, format, from, to, x);
   }
 
-  protected encodeChildren(list: readonly ScalarCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {
+  protected encodeChildren(
+    list: readonly ScalarCell[],
+    out: ProtoSink,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): void {
     const names = x ? x.proto : this.layout;
     for (let i = from; i < to; i++) {
       const c = list[i];

@@ -2,14 +2,32 @@
 import { DEFAULT_BUCKETS } from './buckets.js';
 import type { MetricType, ProtoSink, TextFormat } from './family.js';
 import { closedLabels, formatFloat, formatFloatLabel, openLabels } from './format.js';
-import { bucketOf, newExemplar, openMetricsExemplar, type Exemplar, type ExemplarLabels, type ExemplarsUsed } from './exemplar.js';
+import {
+  bucketOf,
+  newExemplar,
+  openMetricsExemplar,
+  type Exemplar,
+  type ExemplarLabels,
+  type ExemplarsUsed,
+} from './exemplar.js';
 import { Metric, type MetricOptions } from './metric.js';
 import type { TextSink } from './text-sink.js';
 import { labelPairs, sampleOpen, sampleStart, type ExposedFamily } from './names.js';
-import { applyDueReset, nativeConfig, newNativeState, observeNative, type NativeConfig, type NativeState } from './native-histogram.js';
+import {
+  applyDueReset,
+  nativeConfig,
+  newNativeState,
+  observeNative,
+  type NativeConfig,
+  type NativeState,
+} from './native-histogram.js';
 // for the {@link} tags of the options' docs
-// eslint-disable-next-line @typescript-eslint/no-unused-vars
-import type { DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD, NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO } from './native-histogram.js';
+/* eslint-disable @typescript-eslint/no-unused-vars */
+import type {
+  DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD,
+  NATIVE_HISTOGRAM_ZERO_THRESHOLD_ZERO,
+} from './native-histogram.js';
+/* eslint-enable @typescript-eslint/no-unused-vars */
 
 /**
  * The storage of a histogram series. A histogram re-allocates its series' cells in exposition order whenever
@@ -101,7 +119,9 @@ export class HistogramChild {
     const e = newExemplar(labels, v, shared.now(), shared.metric);
     this.observe(v);
     const cell = this.cell;
-    (cell.exemplars ??= new Array<Exemplar | undefined>(this.bounds.length + 1).fill(undefined))[bucketOf(this.bounds, v)] = e;
+    (cell.exemplars ??= new Array<Exemplar | undefined>(this.bounds.length + 1).fill(undefined))[
+      bucketOf(this.bounds, v)
+    ] = e;
     shared.on = true;
   }
 
@@ -175,8 +195,10 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
     this.native = nativeConfig(this.name, opts);
     const buckets = [...(opts.buckets ?? (this.native ? [] : DEFAULT_BUCKETS))].filter((b) => b !== Infinity);
     for (let i = 0; i < buckets.length; i++) {
-      if (typeof buckets[i] !== 'number' || Number.isNaN(buckets[i])) throw new TypeError(`histogram ${this.name}: bucket bounds must be numbers`);
-      if (i > 0 && !(buckets[i] > buckets[i - 1])) throw new TypeError(`histogram ${this.name}: bucket bounds must be strictly increasing`);
+      if (typeof buckets[i] !== 'number' || Number.isNaN(buckets[i]))
+        throw new TypeError(`histogram ${this.name}: bucket bounds must be numbers`);
+      if (i > 0 && !(buckets[i] > buckets[i - 1]))
+        throw new TypeError(`histogram ${this.name}: bucket bounds must be strictly increasing`);
     }
     this.buckets = buckets;
     this.bounds = Float64Array.from(buckets);
@@ -233,7 +255,13 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
     return this.self().startTimer();
   }
 
-  protected encodeChildren(list: readonly HistogramCell[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void {
+  protected encodeChildren(
+    list: readonly HistogramCell[],
+    out: ProtoSink,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): void {
     const names = x ? x.proto : this.layout;
     const bounds = this.bounds;
     const native = this.native;
@@ -241,11 +269,29 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
       const c = list[i];
       if (native !== undefined && c.native!.resetAt !== 0) applyDueReset(c, native);
       // escaped names are encoded afresh: the cell caches only the label bytes of its names as registered
-      out.histogram(names, x ? { values: c.values, pb: undefined } : c, bounds, c.counts, false, c.sum, c.count, c.created, c.native, c.exemplars);
+      out.histogram(
+        names,
+        x ? { values: c.values, pb: undefined } : c,
+        bounds,
+        c.counts,
+        false,
+        c.sum,
+        c.count,
+        c.created,
+        c.native,
+        c.exemplars,
+      );
     }
   }
 
-  protected override writeChildren(list: readonly HistogramCell[], out: TextSink, format: TextFormat, from: number, to: number, x?: ExposedFamily): void {
+  protected override writeChildren(
+    list: readonly HistogramCell[],
+    out: TextSink,
+    format: TextFormat,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): void {
     if (x !== undefined || (format === 'openmetrics' && this.exemplars.on)) {
       super.writeChildren(list, out, format, from, to, x);
       return;
@@ -284,7 +330,13 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
     }
   }
 
-  protected renderChildren(list: readonly HistogramCell[], format: TextFormat, from: number, to: number, x?: ExposedFamily): string {
+  protected renderChildren(
+    list: readonly HistogramCell[],
+    format: TextFormat,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): string {
     const le = format === 'openmetrics' ? this.leOm : this.leText;
     const name = x ? x.name : this.name;
     // with names to escape or quote, a sample's name may go inside the braces: each line start is built whole
@@ -315,7 +367,20 @@ export class Histogram<L extends string = string> extends Metric<HistogramChild,
         s += bucket + open + le[b] + formatFloat(cum) + (ex === undefined ? '\n' : openMetricsExemplar(ex[b]) + '\n');
       }
       const total = formatFloat(c.count);
-      s += bucket + open + le[n] + total + (ex === undefined ? '\n' : openMetricsExemplar(ex[n]) + '\n') + sum + closedSum + formatFloat(c.sum) + '\n' + count + closedCount + total + '\n';
+      s +=
+        bucket +
+        open +
+        le[n] +
+        total +
+        (ex === undefined ? '\n' : openMetricsExemplar(ex[n]) + '\n') +
+        sum +
+        closedSum +
+        formatFloat(c.sum) +
+        '\n' +
+        count +
+        closedCount +
+        total +
+        '\n';
     }
     return s;
   }

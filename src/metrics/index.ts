@@ -12,7 +12,16 @@
  * Metrics made with prom-client's own API (its default registry) are included in every collect.
  * @module
  */
-export { registry, register, mustRegister, unregister, registerPromClientRegistry, Registry, DuplicateMetricError, MetricsCollectError } from './registry.js';
+export {
+  registry,
+  register,
+  mustRegister,
+  unregister,
+  registerPromClientRegistry,
+  Registry,
+  DuplicateMetricError,
+  MetricsCollectError,
+} from './registry.js';
 export { includePromClientCopies, PROM_CLIENT_MODULES } from './prom-client-copies.js';
 export type { PromClientCopy } from './prom-client-copies.js';
 export type { Registrable, RegistryOptions, CollectOptions } from './registry.js';
@@ -32,8 +41,29 @@ export type { MetricOptions, MetricRegistry, LabelValue, SeriesBase } from './me
 export { DEFAULT_BUCKETS, exponentialBuckets, linearBuckets } from './buckets.js';
 export { MetricsSnapshot, DEFAULT_SLICE_LINES } from './snapshot.js';
 export { TextSink, BlockPool, BlockLease } from './text-sink.js';
-export type { Collector, FamilyView, ExpositionFormat, TextFormat, MetricType, ProtoSink, ProtoLabels, ProtoLabelNames, ProtoNativeBuckets } from './family.js';
-export { negotiateFormat, TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE, OPENMETRICS_0_0_1_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE } from './negotiate.js';
+export type {
+  Collector,
+  FamilyView,
+  ExpositionFormat,
+  TextFormat,
+  MetricType,
+  ProtoSink,
+  ProtoLabels,
+  ProtoLabelNames,
+  ProtoNativeBuckets,
+} from './family.js';
+export {
+  negotiateFormat,
+  TEXT_CONTENT_TYPE,
+  OPENMETRICS_CONTENT_TYPE,
+  OPENMETRICS_0_0_1_CONTENT_TYPE,
+  PROTOBUF_CONTENT_TYPE,
+} from './negotiate.js';
 export type { NegotiatedFormat, EscapingScheme } from './negotiate.js';
 export { formatFloat, escapeLabelValue, escapeHelp, validateMetricName, validateLabelName } from './format.js';
-export { restClientRequests, certwatcherReadCertificate, certwatcherReadCertificateErrors, runtimeCollector } from './builtin.js';
+export {
+  restClientRequests,
+  certwatcherReadCertificate,
+  certwatcherReadCertificateErrors,
+  runtimeCollector,
+} from './builtin.js';

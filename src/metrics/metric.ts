@@ -108,26 +108,32 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
   refusedSeries = 0;
 
   protected constructor(opts: MetricOptions<L>, reservedLabels: readonly string[] = []) {
-    if (!opts || typeof opts !== 'object') throw new TypeError('metric options are required: {name, help, labelNames?}');
+    if (!opts || typeof opts !== 'object')
+      throw new TypeError('metric options are required: {name, help, labelNames?}');
     validateMetricName(opts.name);
-    if (typeof opts.help !== 'string' || opts.help === '') throw new TypeError(`metric ${opts.name}: help text is required`);
+    if (typeof opts.help !== 'string' || opts.help === '')
+      throw new TypeError(`metric ${opts.name}: help text is required`);
     const labelNames = [...(opts.labelNames ?? [])];
     for (const l of labelNames) validateLabelName(l, reservedLabels);
-    if (new Set(labelNames).size !== labelNames.length) throw new TypeError(`metric ${opts.name}: duplicate label names`);
+    if (new Set(labelNames).size !== labelNames.length)
+      throw new TypeError(`metric ${opts.name}: duplicate label names`);
     this.name = opts.name;
     this.nameBytes = Buffer.from(opts.name, 'utf8');
     this.help = opts.help;
     this.labelNames = labelNames;
     this.layout = labelLayout(labelNames);
     this.collectFn = opts.collect;
-    if (opts.maxSeries !== undefined && !(Number.isInteger(opts.maxSeries) && opts.maxSeries >= 1)) throw new TypeError(`metric ${opts.name}: maxSeries must be a positive integer`);
+    if (opts.maxSeries !== undefined && !(Number.isInteger(opts.maxSeries) && opts.maxSeries >= 1))
+      throw new TypeError(`metric ${opts.name}: maxSeries must be a positive integer`);
     this.maxSeries = opts.maxSeries ?? Infinity;
     if (needsEscaping(this.name, labelNames)) {
       const escaped = labelNames.map((l) => escapeName(l, 'underscores', 'label'));
       const clash = escaped.findIndex((e, i) => escaped.indexOf(e) !== i);
       if (clash >= 0) {
         const first = labelNames[escaped.indexOf(escaped[clash])];
-        throw new TypeError(`metric ${opts.name}: label names ${JSON.stringify(first)} and ${JSON.stringify(labelNames[clash])} are both written ${JSON.stringify(escaped[clash])} to scrapers without UTF-8 names (escaping=underscores, Prometheus 2): rename one`);
+        throw new TypeError(
+          `metric ${opts.name}: label names ${JSON.stringify(first)} and ${JSON.stringify(labelNames[clash])} are both written ${JSON.stringify(escaped[clash])} to scrapers without UTF-8 names (escaping=underscores, Prometheus 2): rename one`,
+        );
       }
       this.exposed = new Map(ESCAPING_SCHEMES.map((s) => [s, exposeFamily(this.name, this.layout, s)]));
     }
@@ -152,18 +158,37 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
    * Renders units `[from, to)` of `list`; `x` is given when some name is not legacy: the names to write (the cells'
    * cached label text is then not used).
    */
-  protected abstract renderChildren(list: readonly K[], format: TextFormat, from: number, to: number, x?: ExposedFamily): string;
+  protected abstract renderChildren(
+    list: readonly K[],
+    format: TextFormat,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): string;
 
   /**
    * Appends units `[from, to)` of `list` to `out`: the lines {@link renderChildren} makes. Subclasses write their
    * common lines without building strings; this default (names to escape, exemplars) writes the rendered text.
    */
-  protected writeChildren(list: readonly K[], out: TextSink, format: TextFormat, from: number, to: number, x?: ExposedFamily): void {
+  protected writeChildren(
+    list: readonly K[],
+    out: TextSink,
+    format: TextFormat,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): void {
     out.text(this.renderChildren(list, format, from, to, x));
   }
 
   /** Writes units `[from, to)` of `list` as protobuf `Metric` messages; `x` as in {@link renderChildren} (no cached label bytes then). */
-  protected abstract encodeChildren(list: readonly K[], out: ProtoSink, from: number, to: number, x?: ExposedFamily): void;
+  protected abstract encodeChildren(
+    list: readonly K[],
+    out: ProtoSink,
+    from: number,
+    to: number,
+    x?: ExposedFamily,
+  ): void;
 
   protected abstract get linesPerChild(): number;
 
@@ -218,7 +243,9 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
   private checkUtf8(values: readonly string[]): void {
     for (let i = 0; i < values.length; i++) {
       if (LONE_SURROGATE.test(values[i])) {
-        throw new TypeError(`metric ${this.name}: the value of label ${this.labelNames[i]} is not valid UTF-8 (a lone UTF-16 surrogate in ${JSON.stringify(values[i])})`);
+        throw new TypeError(
+          `metric ${this.name}: the value of label ${this.labelNames[i]} is not valid UTF-8 (a lone UTF-16 surrogate in ${JSON.stringify(values[i])})`,
+        );
       }
     }
   }
@@ -228,12 +255,15 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
     if (args.length === 1 && args[0] !== null && typeof args[0] === 'object') {
       const obj = args[0] as Record<string, unknown>;
       for (const k of Object.keys(obj)) {
-        if (!(this.labelNames as readonly string[]).includes(k)) throw new TypeError(`metric ${this.name}: unknown label ${JSON.stringify(k)}`);
+        if (!(this.labelNames as readonly string[]).includes(k))
+          throw new TypeError(`metric ${this.name}: unknown label ${JSON.stringify(k)}`);
       }
       values = this.labelNames.map((n) => obj[n]);
     } else values = [...args];
     if (values.length !== this.labelNames.length) {
-      throw new TypeError(`metric ${this.name}: expected ${this.labelNames.length} label values (${this.labelNames.join(', ')}), got ${values.length}`);
+      throw new TypeError(
+        `metric ${this.name}: expected ${this.labelNames.length} label values (${this.labelNames.join(', ')}), got ${values.length}`,
+      );
     }
     return values.map((v, i) => {
       if (typeof v === 'string') return v;
@@ -283,7 +313,8 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
 
   /** The label-less child; throws for a metric with labels. */
   protected self(): C {
-    if (!this.unlabelled) throw new TypeError(`metric ${this.name} has labels (${this.labelNames.join(', ')}): use .labels(...) first`);
+    if (!this.unlabelled)
+      throw new TypeError(`metric ${this.name} has labels (${this.labelNames.join(', ')}): use .labels(...) first`);
     return this.unlabelled;
   }
 
@@ -298,7 +329,7 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
   /** The family now; a promise only when the `collect` callback returns one (a scrape then waits for it). */
   collect(): FamilyView[] | Promise<FamilyView[]> {
     const sampled = this.collectFn?.call(this);
-    if (sampled && typeof (sampled).then === 'function') return Promise.resolve(sampled).then(() => [this.view()]);
+    if (sampled && typeof sampled.then === 'function') return Promise.resolve(sampled).then(() => [this.view()]);
     return [this.view()];
   }
 
@@ -333,7 +364,8 @@ export abstract class Metric<C extends SeriesBase, K = unknown, L extends string
       units: list.length,
       linesPerUnit: this.linesPerChild,
       render: (format, from, to, escaping) => this.renderChildren(list, format, from, to, this.exposedAs(escaping)),
-      write: (out, format, from, to, escaping) => this.writeChildren(list, out, format, from, to, this.exposedAs(escaping)),
+      write: (out, format, from, to, escaping) =>
+        this.writeChildren(list, out, format, from, to, this.exposedAs(escaping)),
       encode: (out, from, to, escaping) => this.encodeChildren(list, out, from, to, this.exposedAs(escaping)),
     });
   }

@@ -47,7 +47,11 @@ function isLegacyRune(cp: number, first: boolean, kind: NameKind): boolean {
 }
 
 /** `name` escaped by `scheme` (not `allow-utf-8`, under which names are quoted instead). */
-export function escapeName(name: string, scheme: Exclude<EscapingScheme, 'allow-utf-8'>, kind: NameKind = 'metric'): string {
+export function escapeName(
+  name: string,
+  scheme: Exclude<EscapingScheme, 'allow-utf-8'>,
+  kind: NameKind = 'metric',
+): string {
   if (scheme !== 'dots' && isLegacy(name, kind)) return name;
   let out = scheme === 'values' ? 'U__' : '';
   let first = true;
@@ -129,4 +133,3 @@ export function sampleOpen(sample: string, pairs: string): string {
   const rest = pairs ? pairs + ',' : '';
   return LEGACY_NAME.test(sample) ? `${sample}{${rest}` : `{${quoteName(sample)},${rest}`;
 }
-

@@ -42,7 +42,8 @@ export type NativeOptions = Pick<
 export function nativeConfig(name: string, o: NativeOptions): NativeConfig | undefined {
   const factor = o.nativeHistogramBucketFactor ?? 0;
   if (!(factor > 1)) {
-    if (factor !== 0 && !(factor <= 1)) throw new TypeError(`histogram ${name}: nativeHistogramBucketFactor must be a number`);
+    if (factor !== 0 && !(factor <= 1))
+      throw new TypeError(`histogram ${name}: nativeHistogramBucketFactor must be a number`);
     return undefined;
   }
   const num = (v: number | undefined, what: string): number => {
@@ -53,8 +54,10 @@ export function nativeConfig(name: string, o: NativeOptions): NativeConfig | und
   const zt = num(o.nativeHistogramZeroThreshold, 'nativeHistogramZeroThreshold');
   const max = num(o.nativeHistogramMaxBucketNumber, 'nativeHistogramMaxBucketNumber');
   const reset = num(o.nativeHistogramMinResetDuration, 'nativeHistogramMinResetDuration');
-  if (!Number.isInteger(max) || max < 0) throw new TypeError(`histogram ${name}: nativeHistogramMaxBucketNumber must be a whole number ≥ 0 (0: no limit)`);
-  if (reset < 0) throw new TypeError(`histogram ${name}: nativeHistogramMinResetDuration must be ≥ 0 ms (0: never reset)`);
+  if (!Number.isInteger(max) || max < 0)
+    throw new TypeError(`histogram ${name}: nativeHistogramMaxBucketNumber must be a whole number ≥ 0 (0: no limit)`);
+  if (reset < 0)
+    throw new TypeError(`histogram ${name}: nativeHistogramMinResetDuration must be ≥ 0 ms (0: never reset)`);
   return {
     schema: schemaForFactor(factor),
     zeroThreshold: zt === 0 ? DEFAULT_NATIVE_HISTOGRAM_ZERO_THRESHOLD : zt < 0 ? 0 : zt,
@@ -90,7 +93,16 @@ export interface ResettableSeries {
 }
 
 export function newNativeState(cfg: NativeConfig, now: number): NativeState {
-  return { schema: cfg.schema, zeroThreshold: cfg.zeroThreshold, zeroCount: 0, positive: new Map(), negative: new Map(), buckets: 0, lastReset: now, resetAt: 0 };
+  return {
+    schema: cfg.schema,
+    zeroThreshold: cfg.zeroThreshold,
+    zeroCount: 0,
+    positive: new Map(),
+    negative: new Map(),
+    buckets: 0,
+    lastReset: now,
+    resetAt: 0,
+  };
 }
 
 /** Clears the whole series (classic and native) as of `at`. */
@@ -118,7 +130,12 @@ function add(map: Map<number, number>, key: number, by: number): boolean {
  * Counts `v` in the native buckets (the classic part has counted it already, after {@link applyDueReset}); NaN
  * counts only there. `observeClassic` counts it in the classic part again after a reset.
  */
-export function observeNative(s: ResettableSeries, cfg: NativeConfig, v: number, observeClassic: (v: number) => void): void {
+export function observeNative(
+  s: ResettableSeries,
+  cfg: NativeConfig,
+  v: number,
+  observeClassic: (v: number) => void,
+): void {
   const n = s.native!;
   if (v !== v) return;
   if (v > n.zeroThreshold) {

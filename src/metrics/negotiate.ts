@@ -30,7 +30,8 @@ export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1
 /** `Content-Type` of OpenMetrics 0.0.1 (the same body as 1.0.0), without the `escaping` parameter. */
 export const OPENMETRICS_0_0_1_CONTENT_TYPE = 'application/openmetrics-text; version=0.0.1; charset=utf-8';
 /** `Content-Type` of length-delimited protobuf `io.prometheus.client.MetricFamily` messages, without `escaping`. */
-export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
+export const PROTOBUF_CONTENT_TYPE =
+  'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
 
 /** The name-escaping schemes of client_golang (`model.EscapingScheme`); `underscores` is its default. */
 export type EscapingScheme = 'allow-utf-8' | 'underscores' | 'dots' | 'values';
@@ -69,7 +70,15 @@ function parseAccept(header: string): AcceptEntry[] {
     const [range, ...rawParams] = parts[i].split(';');
     const slash = range.indexOf('/');
     const type = (slash < 0 ? range : range.slice(0, slash)).trim().toLowerCase();
-    const subtype = slash < 0 ? (type === '*' ? '*' : '') : range.slice(slash + 1).trim().toLowerCase();
+    const subtype =
+      slash < 0
+        ? type === '*'
+          ? '*'
+          : ''
+        : range
+            .slice(slash + 1)
+            .trim()
+            .toLowerCase();
     if (!type || !subtype || subtype.includes('/')) continue;
     const params: Record<string, string> = {};
     let q = 1;
@@ -77,7 +86,10 @@ function parseAccept(header: string): AcceptEntry[] {
       const eq = p.indexOf('=');
       if (eq < 0) continue;
       const k = p.slice(0, eq).trim().toLowerCase();
-      const v = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+      const v = p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
       if (k === 'q') q = parseQ(v);
       else params[k] = v;
     }
@@ -111,12 +123,17 @@ export function negotiateFormat(accept?: string | string[]): NegotiatedFormat {
       }
       continue;
     }
-    if (e.type === 'text' && e.subtype === 'plain' && (version === undefined || version === '' || version === '0.0.4')) {
+    if (
+      e.type === 'text' &&
+      e.subtype === 'plain' &&
+      (version === undefined || version === '' || version === '0.0.4')
+    ) {
       return answer('text', TEXT_CONTENT_TYPE, escaping);
     }
     if (e.type === 'application' && e.subtype === 'openmetrics-text') {
       if (version === '1.0.0') return answer('openmetrics', OPENMETRICS_CONTENT_TYPE, escaping);
-      if (version === undefined || version === '' || version === '0.0.1') return answer('openmetrics', OPENMETRICS_0_0_1_CONTENT_TYPE, escaping);
+      if (version === undefined || version === '' || version === '0.0.1')
+        return answer('openmetrics', OPENMETRICS_0_0_1_CONTENT_TYPE, escaping);
     }
   }
   return answer('text', TEXT_CONTENT_TYPE, escaping);

@@ -90,7 +90,9 @@ function applicationDirs(): string[] {
  * Finds the prom-client copies (and `@prometheus-io/client`) the application resolves other than ctrlmetrics'
  * own, and includes their default registries in `into` (the global registry by default).
  */
-export async function includePromClientCopies(opts: { from?: string[]; into?: Registry } = {}): Promise<PromClientCopy[]> {
+export async function includePromClientCopies(
+  opts: { from?: string[]; into?: Registry } = {},
+): Promise<PromClientCopy[]> {
   const own = ownPromClientDir();
   const into = opts.into ?? globalRegistry;
   const seen = new Set<string>(own ? [own] : []);
@@ -104,7 +106,10 @@ export async function includePromClientCopies(opts: { from?: string[]; into?: Re
       try {
         const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
         copy.version = pkg.version ?? 'unknown';
-        const mod = (await import(pathToFileURL(entryOf(dir, pkg)).href)) as { register?: unknown; default?: { register?: unknown } };
+        const mod = (await import(pathToFileURL(entryOf(dir, pkg)).href)) as {
+          register?: unknown;
+          default?: { register?: unknown };
+        };
         const reg = mod.register ?? mod.default?.register;
         if (!isPromRegistry(reg)) throw new Error('it exports no default registry (`register`)');
         into.includePromClientRegistry(reg, `the default registry of ${module} ${copy.version} at ${dir}`);

@@ -113,7 +113,12 @@ function bucketWithExemplar(w: BinaryWriter, count: number, bound: Uint8Array, e
 const idleWriters: BinaryWriter[] = [];
 
 /** `BucketSpan`s and their deltas as fields `spanField` and `spanField + 1`. */
-function spansFields(w: BinaryWriter, spanField: number, spans: readonly BucketSpan[], deltas: readonly number[]): void {
+function spansFields(
+  w: BinaryWriter,
+  spanField: number,
+  spans: readonly BucketSpan[],
+  deltas: readonly number[],
+): void {
   for (const s of spans) {
     w.tag(spanField, WireType.LengthDelimited).fork();
     w.tag(1, WireType.Varint).sint32(s.offset);
@@ -136,7 +141,8 @@ function nativeFields(w: BinaryWriter, n: ProtoNativeBuckets): void {
   const neg = spansAndDeltas(n.negative);
   const pos = spansAndDeltas(n.positive);
   spansFields(w, 9, neg.spans, neg.deltas);
-  if (n.zeroThreshold === 0 && n.zeroCount === 0 && pos.spans.length === 0 && neg.spans.length === 0) pos.spans.push({ offset: 0, length: 0 });
+  if (n.zeroThreshold === 0 && n.zeroCount === 0 && pos.spans.length === 0 && neg.spans.length === 0)
+    pos.spans.push({ offset: 0, length: 0 });
   spansFields(w, 12, pos.spans, pos.deltas);
 }
 
@@ -222,7 +228,9 @@ class MetricEncoder implements ProtoSink {
       const bound = bb[b];
       const e = exemplars?.[b];
       if (e === undefined) {
-        w.uint32(0x1a).uint32(1 + varintSize(c) + bound.length).uint32(0x08);
+        w.uint32(0x1a)
+          .uint32(1 + varintSize(c) + bound.length)
+          .uint32(0x08);
         uvarint(w, c);
         w.raw(bound);
       } else bucketWithExemplar(w, c, bound, e);
@@ -236,7 +244,15 @@ class MetricEncoder implements ProtoSink {
     w.join();
   }
 
-  summary(names: ProtoLabelNames, labels: ProtoLabels, quantiles: ArrayLike<number>, values: ArrayLike<number>, sum: number, count: number, createdMs: number): void {
+  summary(
+    names: ProtoLabelNames,
+    labels: ProtoLabels,
+    quantiles: ArrayLike<number>,
+    values: ArrayLike<number>,
+    sum: number,
+    count: number,
+    createdMs: number,
+  ): void {
     const w = this.open(names, labels);
     w.tag(4, WireType.LengthDelimited).fork();
     w.tag(1, WireType.Varint);
@@ -261,9 +277,16 @@ const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(r
  * `sliceLines` lines with a turn of the event loop between slices. A message's length comes before it, so a
  * family larger than a slice is held until it is whole (the loop still turns between its slices).
  */
-export async function* protobufChunks(families: readonly FamilyView[], sliceLines: number, escaping: EscapingScheme = 'underscores'): AsyncGenerator<Buffer> {
+export async function* protobufChunks(
+  families: readonly FamilyView[],
+  sliceLines: number,
+  escaping: EscapingScheme = 'underscores',
+): AsyncGenerator<Buffer> {
   for (const f of families) {
-    if (typeof f.encode !== 'function') throw new TypeError(`metric family ${f.name}: its collector's FamilyView has no encode(), which the protobuf format needs`);
+    if (typeof f.encode !== 'function')
+      throw new TypeError(
+        `metric family ${f.name}: its collector's FamilyView has no encode(), which the protobuf format needs`,
+      );
   }
   const w = idleWriters.pop() ?? new BinaryWriter();
   try {
@@ -274,7 +297,12 @@ export async function* protobufChunks(families: readonly FamilyView[], sliceLine
   }
 }
 
-async function* encodeFamilies(w: BinaryWriter, families: readonly FamilyView[], sliceLines: number, escaping: EscapingScheme): AsyncGenerator<Buffer> {
+async function* encodeFamilies(
+  w: BinaryWriter,
+  families: readonly FamilyView[],
+  sliceLines: number,
+  escaping: EscapingScheme,
+): AsyncGenerator<Buffer> {
   const out = new MetricEncoder(w);
   let lines = 0;
   for (const f of families) {

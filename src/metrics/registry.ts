@@ -11,7 +11,14 @@
 import { createRequire } from 'node:module';
 import type { Registry as PromRegistry } from 'prom-client';
 import { claimedNames, type Collector, type FamilyView, type MetricType } from './family.js';
-import { isPromMetric, isPromRegistry, promMetricType, PromMetricCollector, PromRegistryCollector, type PromMetricLike } from './foreign.js';
+import {
+  isPromMetric,
+  isPromRegistry,
+  promMetricType,
+  PromMetricCollector,
+  PromRegistryCollector,
+  type PromMetricLike,
+} from './foreign.js';
 import { createLogger } from '../util/log.js';
 import { setDefaultMetricRegistry, type MetricRegistry } from './metric.js';
 import { DEFAULT_SLICE_LINES, MetricsSnapshot } from './snapshot.js';
@@ -59,7 +66,9 @@ interface Entry {
 
 function describe(c: Collector): string {
   const names = c.familyNames();
-  return names.length === 1 ? `metric ${names[0]}` : `collector of ${names.length ? names.join(', ') : 'no declared families'}`;
+  return names.length === 1
+    ? `metric ${names[0]}`
+    : `collector of ${names.length ? names.join(', ') : 'no declared families'}`;
 }
 
 const requireHere = createRequire(import.meta.url);
@@ -123,10 +132,14 @@ export class Registry implements MetricRegistry {
    * `label` names the copy in errors (e.g. its path and version).
    */
   includePromClientRegistry(reg: PromRegistry, label = 'a prom-client default registry'): void {
-    if (!isPromRegistry(reg)) throw new TypeError('includePromClientRegistry: expected a prom-client Registry (e.g. `register` from prom-client)');
+    if (!isPromRegistry(reg))
+      throw new TypeError(
+        'includePromClientRegistry: expected a prom-client Registry (e.g. `register` from prom-client)',
+      );
     if ((reg === promDefaultRegistry() && this.includePromDefault) || this.promCopies.has(reg)) return;
     for (const e of this.entries.values()) {
-      if (e.collector === this.adapters.get(reg)) throw new DuplicateMetricError(`${label} is already registered in this registry`);
+      if (e.collector === this.adapters.get(reg))
+        throw new DuplicateMetricError(`${label} is already registered in this registry`);
     }
     this.promCopies.set(reg, label);
   }
@@ -134,7 +147,7 @@ export class Registry implements MetricRegistry {
   private adapt(x: Registrable): Collector {
     if (isPromRegistry(x)) {
       if ((x === promDefaultRegistry() && this.includePromDefault) || this.promCopies.has(x)) {
-        throw new DuplicateMetricError("this prom-client default registry is already included in this registry");
+        throw new DuplicateMetricError('this prom-client default registry is already included in this registry');
       }
       let a = this.adapters.get(x);
       if (!a) this.adapters.set(x, (a = new PromRegistryCollector(x)));
@@ -147,7 +160,9 @@ export class Registry implements MetricRegistry {
     }
     const c = x;
     if (!c || typeof c.familyNames !== 'function' || typeof c.collect !== 'function') {
-      throw new TypeError('register: expected a metric, a Collector {familyNames(), collect()}, or a prom-client metric or registry');
+      throw new TypeError(
+        'register: expected a metric, a Collector {familyNames(), collect()}, or a prom-client metric or registry',
+      );
     }
     return c;
   }
@@ -161,15 +176,22 @@ export class Registry implements MetricRegistry {
     const names = c.familyNames();
     const types = c.familyTypes?.() ?? [];
     for (const n of names) {
-      if (this.owners.has(n)) throw new DuplicateMetricError(`a metric named ${n} is already registered; metric names must be unique`);
+      if (this.owners.has(n))
+        throw new DuplicateMetricError(`a metric named ${n} is already registered; metric names must be unique`);
       if (this.includePromDefault && promDefaultRegistry()?.getSingleMetric(n)) {
-        throw new DuplicateMetricError(`a metric named ${n} is already registered in prom-client's default registry, which this registry includes`);
+        throw new DuplicateMetricError(
+          `a metric named ${n} is already registered in prom-client's default registry, which this registry includes`,
+        );
       }
       for (const [reg, label] of this.promCopies) {
-        if (reg.getSingleMetric(n)) throw new DuplicateMetricError(`a metric named ${n} is already registered in ${label}, which this registry includes`);
+        if (reg.getSingleMetric(n))
+          throw new DuplicateMetricError(
+            `a metric named ${n} is already registered in ${label}, which this registry includes`,
+          );
       }
     }
-    if (new Set(names).size !== names.length) throw new DuplicateMetricError(`${describe(c)} declares a family name twice`);
+    if (new Set(names).size !== names.length)
+      throw new DuplicateMetricError(`${describe(c)} declares a family name twice`);
     const claimed = this.checkClaims(names, types);
     for (const n of names) this.owners.set(n, c);
     for (const [name, family] of claimed) this.claims.set(name, { collector: c, family });
@@ -242,7 +264,11 @@ export class Registry implements MetricRegistry {
    * callback: no promise per family per scrape), else a promise, shared with a collect of it still in flight
    * (started less than `deadlineMs` ago). A synchronous throw is returned as the error.
    */
-  private collectOne(c: Collector, deadlineMs: number, now: number): { views: FamilyView[] } | { error: unknown } | Promise<FamilyView[]> {
+  private collectOne(
+    c: Collector,
+    deadlineMs: number,
+    now: number,
+  ): { views: FamilyView[] } | { error: unknown } | Promise<FamilyView[]> {
     const pending = this.inflight.get(c);
     if (pending && now - pending.startedAt < deadlineMs) return pending.promise;
     let result: FamilyView[] | Promise<FamilyView[]>;
@@ -302,17 +328,23 @@ export class Registry implements MetricRegistry {
       }
       pending.add(entry.label);
       waiting.push(
-        r.then(
-          (views) => void (settled[i] = { entry, views }),
-          (error: unknown) => void (settled[i] = { entry, error }),
-        ).finally(() => pending.delete(entry.label)),
+        r
+          .then(
+            (views) => void (settled[i] = { entry, views }),
+            (error: unknown) => void (settled[i] = { entry, error }),
+          )
+          .finally(() => pending.delete(entry.label)),
       );
     }
     if (waiting.length > 0) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          reject(new MetricsCollectError(`collecting metrics timed out after ${timeoutMs} ms; still running: ${[...pending].join('; ')}`));
+          reject(
+            new MetricsCollectError(
+              `collecting metrics timed out after ${timeoutMs} ms; still running: ${[...pending].join('; ')}`,
+            ),
+          );
         }, timeoutMs);
       });
       try {
@@ -323,7 +355,10 @@ export class Registry implements MetricRegistry {
     }
     const errors = settled.filter((r) => 'error' in r).map((r) => `${r.entry.label}: ${messageOf(r.error)}`);
     if (errors.length === 1) throw new MetricsCollectError(`collecting ${errors[0]}`);
-    if (errors.length > 1) throw new MetricsCollectError(`${errors.length} errors occurred while collecting metrics:\n* ${errors.join('\n* ')}`);
+    if (errors.length > 1)
+      throw new MetricsCollectError(
+        `${errors.length} errors occurred while collecting metrics:\n* ${errors.join('\n* ')}`,
+      );
     return new MetricsSnapshot(this.merge(settled as Array<{ entry: Entry; views: FamilyView[] }>), this.sliceLines);
   }
 
@@ -343,7 +378,8 @@ export class Registry implements MetricRegistry {
     }
     if (same && k === last.length) return this.lastMerged!;
     const ordered: FamilyView[] = [];
-    for (const pass of [false, true]) for (const { entry, views } of results) if (!!entry.yields === pass) ordered.push(...views);
+    for (const pass of [false, true])
+      for (const { entry, views } of results) if (!!entry.yields === pass) ordered.push(...views);
     this.lastViews = ordered;
     return (this.lastMerged = mergeFamilies(results));
   }
@@ -411,10 +447,13 @@ function logCollision(dropped: FamilyView, by: Entry, kept: FamilyView, keptBy: 
   const key = `${dropped.name}\u0000${kept.name}`;
   if (loggedCollisions.has(key) || loggedCollisions.size >= MAX_LOGGED_COLLISIONS) return;
   loggedCollisions.add(key);
-  log.error('metric family left out of /metrics: its samples would collide with another family; rename or unregister one of them', {
-    family: `${dropped.type} ${dropped.name} (${by.label})`,
-    collidesWith: `${kept.type} ${kept.name} (${keptBy.label})`,
-  });
+  log.error(
+    'metric family left out of /metrics: its samples would collide with another family; rename or unregister one of them',
+    {
+      family: `${dropped.type} ${dropped.name} (${by.label})`,
+      collidesWith: `${kept.type} ${kept.name} (${keptBy.label})`,
+    },
+  );
 }
 
 /**

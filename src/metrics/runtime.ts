@@ -67,23 +67,87 @@ const ns = (v: number) => v / 1e9;
 /** The runtime families as one collector. */
 export class RuntimeCollector implements Collector {
   private readonly none = { registers: [] as [] };
-  private readonly cpuUser = new Counter({ name: 'process_cpu_user_seconds_total', help: 'Total user CPU time spent in seconds.', ...this.none });
-  private readonly cpuSystem = new Counter({ name: 'process_cpu_system_seconds_total', help: 'Total system CPU time spent in seconds.', ...this.none });
-  private readonly cpu = new Counter({ name: 'process_cpu_seconds_total', help: 'Total user and system CPU time spent in seconds.', ...this.none });
-  private readonly startTime = new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.', ...this.none });
-  private readonly rss = new Gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', ...this.none });
-  private readonly vsize = new Gauge({ name: 'process_virtual_memory_bytes', help: 'Virtual memory size in bytes.', ...this.none });
-  private readonly fds = new Gauge({ name: 'process_open_fds', help: 'Number of open file descriptors.', ...this.none });
-  private readonly fdLimit = new Gauge({ name: 'process_max_fds', help: 'Maximum number of open file descriptors.', ...this.none });
-  private readonly lag = new Gauge({ name: 'nodejs_eventloop_lag_seconds', help: 'Lag of event loop in seconds.', ...this.none });
+  private readonly cpuUser = new Counter({
+    name: 'process_cpu_user_seconds_total',
+    help: 'Total user CPU time spent in seconds.',
+    ...this.none,
+  });
+  private readonly cpuSystem = new Counter({
+    name: 'process_cpu_system_seconds_total',
+    help: 'Total system CPU time spent in seconds.',
+    ...this.none,
+  });
+  private readonly cpu = new Counter({
+    name: 'process_cpu_seconds_total',
+    help: 'Total user and system CPU time spent in seconds.',
+    ...this.none,
+  });
+  private readonly startTime = new Gauge({
+    name: 'process_start_time_seconds',
+    help: 'Start time of the process since unix epoch in seconds.',
+    ...this.none,
+  });
+  private readonly rss = new Gauge({
+    name: 'process_resident_memory_bytes',
+    help: 'Resident memory size in bytes.',
+    ...this.none,
+  });
+  private readonly vsize = new Gauge({
+    name: 'process_virtual_memory_bytes',
+    help: 'Virtual memory size in bytes.',
+    ...this.none,
+  });
+  private readonly fds = new Gauge({
+    name: 'process_open_fds',
+    help: 'Number of open file descriptors.',
+    ...this.none,
+  });
+  private readonly fdLimit = new Gauge({
+    name: 'process_max_fds',
+    help: 'Maximum number of open file descriptors.',
+    ...this.none,
+  });
+  private readonly lag = new Gauge({
+    name: 'nodejs_eventloop_lag_seconds',
+    help: 'Lag of event loop in seconds.',
+    ...this.none,
+  });
   private readonly lagStats = {
-    min: new Gauge({ name: 'nodejs_eventloop_lag_min_seconds', help: 'The minimum recorded event loop delay.', ...this.none }),
-    max: new Gauge({ name: 'nodejs_eventloop_lag_max_seconds', help: 'The maximum recorded event loop delay.', ...this.none }),
-    mean: new Gauge({ name: 'nodejs_eventloop_lag_mean_seconds', help: 'The mean of the recorded event loop delays.', ...this.none }),
-    stddev: new Gauge({ name: 'nodejs_eventloop_lag_stddev_seconds', help: 'The standard deviation of the recorded event loop delays.', ...this.none }),
-    p50: new Gauge({ name: 'nodejs_eventloop_lag_p50_seconds', help: 'The 50th percentile of the recorded event loop delays.', ...this.none }),
-    p90: new Gauge({ name: 'nodejs_eventloop_lag_p90_seconds', help: 'The 90th percentile of the recorded event loop delays.', ...this.none }),
-    p99: new Gauge({ name: 'nodejs_eventloop_lag_p99_seconds', help: 'The 99th percentile of the recorded event loop delays.', ...this.none }),
+    min: new Gauge({
+      name: 'nodejs_eventloop_lag_min_seconds',
+      help: 'The minimum recorded event loop delay.',
+      ...this.none,
+    }),
+    max: new Gauge({
+      name: 'nodejs_eventloop_lag_max_seconds',
+      help: 'The maximum recorded event loop delay.',
+      ...this.none,
+    }),
+    mean: new Gauge({
+      name: 'nodejs_eventloop_lag_mean_seconds',
+      help: 'The mean of the recorded event loop delays.',
+      ...this.none,
+    }),
+    stddev: new Gauge({
+      name: 'nodejs_eventloop_lag_stddev_seconds',
+      help: 'The standard deviation of the recorded event loop delays.',
+      ...this.none,
+    }),
+    p50: new Gauge({
+      name: 'nodejs_eventloop_lag_p50_seconds',
+      help: 'The 50th percentile of the recorded event loop delays.',
+      ...this.none,
+    }),
+    p90: new Gauge({
+      name: 'nodejs_eventloop_lag_p90_seconds',
+      help: 'The 90th percentile of the recorded event loop delays.',
+      ...this.none,
+    }),
+    p99: new Gauge({
+      name: 'nodejs_eventloop_lag_p99_seconds',
+      help: 'The 99th percentile of the recorded event loop delays.',
+      ...this.none,
+    }),
   };
   private readonly resourceSeries = new Map<string, GaugeChild>();
   private readonly resources = new Gauge({
@@ -92,14 +156,52 @@ export class RuntimeCollector implements Collector {
     labelNames: ['type'],
     ...this.none,
   });
-  private readonly heapTotal = new Gauge({ name: 'nodejs_heap_size_total_bytes', help: 'Process heap size from Node.js in bytes.', ...this.none });
-  private readonly heapUsed = new Gauge({ name: 'nodejs_heap_size_used_bytes', help: 'Process heap size used from Node.js in bytes.', ...this.none });
-  private readonly external = new Gauge({ name: 'nodejs_external_memory_bytes', help: 'Node.js external memory size in bytes.', ...this.none });
-  private readonly spaceTotal = new Gauge({ name: 'nodejs_heap_space_size_total_bytes', help: 'Process heap space size total from Node.js in bytes.', labelNames: ['space'], ...this.none });
-  private readonly spaceUsed = new Gauge({ name: 'nodejs_heap_space_size_used_bytes', help: 'Process heap space size used from Node.js in bytes.', labelNames: ['space'], ...this.none });
-  private readonly spaceAvailable = new Gauge({ name: 'nodejs_heap_space_size_available_bytes', help: 'Process heap space size available from Node.js in bytes.', labelNames: ['space'], ...this.none });
-  private readonly version = new Gauge({ name: 'nodejs_version_info', help: 'Node.js version info.', labelNames: ['version', 'major', 'minor', 'patch'], ...this.none });
-  private readonly gc = new Histogram({ name: 'nodejs_gc_duration_seconds', help: 'Garbage collection duration by kind, one of major, minor, incremental or weakcb.', labelNames: ['kind'], buckets: GC_BUCKETS, ...this.none });
+  private readonly heapTotal = new Gauge({
+    name: 'nodejs_heap_size_total_bytes',
+    help: 'Process heap size from Node.js in bytes.',
+    ...this.none,
+  });
+  private readonly heapUsed = new Gauge({
+    name: 'nodejs_heap_size_used_bytes',
+    help: 'Process heap size used from Node.js in bytes.',
+    ...this.none,
+  });
+  private readonly external = new Gauge({
+    name: 'nodejs_external_memory_bytes',
+    help: 'Node.js external memory size in bytes.',
+    ...this.none,
+  });
+  private readonly spaceTotal = new Gauge({
+    name: 'nodejs_heap_space_size_total_bytes',
+    help: 'Process heap space size total from Node.js in bytes.',
+    labelNames: ['space'],
+    ...this.none,
+  });
+  private readonly spaceUsed = new Gauge({
+    name: 'nodejs_heap_space_size_used_bytes',
+    help: 'Process heap space size used from Node.js in bytes.',
+    labelNames: ['space'],
+    ...this.none,
+  });
+  private readonly spaceAvailable = new Gauge({
+    name: 'nodejs_heap_space_size_available_bytes',
+    help: 'Process heap space size available from Node.js in bytes.',
+    labelNames: ['space'],
+    ...this.none,
+  });
+  private readonly version = new Gauge({
+    name: 'nodejs_version_info',
+    help: 'Node.js version info.',
+    labelNames: ['version', 'major', 'minor', 'patch'],
+    ...this.none,
+  });
+  private readonly gc = new Histogram({
+    name: 'nodejs_gc_duration_seconds',
+    help: 'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
+    labelNames: ['kind'],
+    buckets: GC_BUCKETS,
+    ...this.none,
+  });
 
   private readonly metrics: Array<Metric<SeriesBase>>;
   private readonly loop: IntervalHistogram;
@@ -110,9 +212,25 @@ export class RuntimeCollector implements Collector {
 
   constructor() {
     this.metrics = [
-      this.cpuUser, this.cpuSystem, this.cpu, this.startTime, this.rss, this.vsize, this.fds, this.fdLimit, this.lag,
-      ...Object.values(this.lagStats), this.resources, this.heapTotal, this.heapUsed, this.external, this.spaceTotal,
-      this.spaceUsed, this.spaceAvailable, this.version, this.gc,
+      this.cpuUser,
+      this.cpuSystem,
+      this.cpu,
+      this.startTime,
+      this.rss,
+      this.vsize,
+      this.fds,
+      this.fdLimit,
+      this.lag,
+      ...Object.values(this.lagStats),
+      this.resources,
+      this.heapTotal,
+      this.heapUsed,
+      this.external,
+      this.spaceTotal,
+      this.spaceUsed,
+      this.spaceAvailable,
+      this.version,
+      this.gc,
     ];
     this.startTime.set(Math.round(Date.now() / 1000 - process.uptime()));
     const [major, minor, patch] = process.versions.node.split('.');
@@ -122,7 +240,7 @@ export class RuntimeCollector implements Collector {
     const gcChildren = new Map<number, ReturnType<Histogram['labels']>>();
     this.gcObserver = new PerformanceObserver((list) => {
       for (const e of list.getEntries()) {
-        const kind = ((e as unknown as { detail?: { kind?: number } }).detail)?.kind ?? 0;
+        const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0;
         let child = gcChildren.get(kind);
         if (!child) gcChildren.set(kind, (child = this.gc.labels(GC_KINDS[kind] ?? 'unknown')));
         child.observe(e.duration / 1000);

@@ -50,7 +50,9 @@ function writeHeader(out: TextSink, f: FamilyView, escaping: EscapingScheme, om:
   }
   let cached = headerCache.get(f);
   if (!cached) headerCache.set(f, (cached = {}));
-  const bytes = om ? (cached.om ??= Buffer.from(header(f, sent, true))) : (cached.text ??= Buffer.from(header(f, sent, false)));
+  const bytes = om
+    ? (cached.om ??= Buffer.from(header(f, sent, true)))
+    : (cached.text ??= Buffer.from(header(f, sent, false)));
   out.bytes(bytes);
 }
 
@@ -77,7 +79,11 @@ export class MetricsSnapshot {
    * Text is written into blocks from `lease` when given (the chunks are views of them: release the lease only once
    * nothing reads them any longer), else into blocks of its own.
    */
-  async *chunks(format: ExpositionFormat, escaping: EscapingScheme = 'underscores', lease?: BlockLease): AsyncGenerator<Buffer> {
+  async *chunks(
+    format: ExpositionFormat,
+    escaping: EscapingScheme = 'underscores',
+    lease?: BlockLease,
+  ): AsyncGenerator<Buffer> {
     if (format === 'protobuf') {
       const { protobufChunks } = await (protobufModule ??= import('./protobuf.js'));
       yield* protobufChunks(this.families, this.sliceLines, escaping);

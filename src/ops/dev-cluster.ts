@@ -18,7 +18,13 @@ import { apiError, isStatus } from './kube.js';
 export interface DevObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; resourceVersion?: string };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+  };
   [key: string]: unknown;
 }
 
@@ -42,7 +48,10 @@ async function createOrReplace(client: KubeClient, collection: string, obj: DevO
   }
   try {
     const current = await client.get<DevObject>(`${collection}/${name}`);
-    await client.replace(`${collection}/${name}`, { ...obj, metadata: { ...obj.metadata, resourceVersion: current.metadata?.resourceVersion } });
+    await client.replace(`${collection}/${name}`, {
+      ...obj,
+      metadata: { ...obj.metadata, resourceVersion: current.metadata?.resourceVersion },
+    });
     return 'updated';
   } catch (err) {
     throw apiError(err, `update ${collection.split('/').pop()} ${name}`, client);
@@ -50,21 +59,36 @@ async function createOrReplace(client: KubeClient, collection: string, obj: DevO
 }
 
 /** Applies the CRDs (as `make install`: created or updated, and kept); waits until each is Established. */
-export async function installCrds(client: KubeClient, crds: DevObject[], log: (line: string) => void, timeoutMs = 30_000): Promise<void> {
-  for (const crd of crds) log(`customresourcedefinition ${crd.metadata?.name} ${await createOrReplace(client, CRDS, crd)}`);
+export async function installCrds(
+  client: KubeClient,
+  crds: DevObject[],
+  log: (line: string) => void,
+  timeoutMs = 30_000,
+): Promise<void> {
+  for (const crd of crds)
+    log(`customresourcedefinition ${crd.metadata?.name} ${await createOrReplace(client, CRDS, crd)}`);
   for (const crd of crds) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const got = await client.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`${CRDS}/${crd.metadata?.name}`);
+      const got = await client.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(
+        `${CRDS}/${crd.metadata?.name}`,
+      );
       if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new OpsError(`CRD ${crd.metadata?.name} was not Established within ${timeoutMs / 1000} s: kubectl describe crd ${crd.metadata?.name}`);
+      if (Date.now() > deadline)
+        throw new OpsError(
+          `CRD ${crd.metadata?.name} was not Established within ${timeoutMs / 1000} s: kubectl describe crd ${crd.metadata?.name}`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 }
 
 /** Applies the metrics reader ClusterRole (kept): `ctrlmetrics grant` binds scrapers to it. */
-export async function installMetricsReaderRole(client: KubeClient, role: DevObject, log: (line: string) => void): Promise<void> {
+export async function installMetricsReaderRole(
+  client: KubeClient,
+  role: DevObject,
+  log: (line: string) => void,
+): Promise<void> {
   log(`clusterrole ${role.metadata?.name} ${await createOrReplace(client, CLUSTER_ROLES, role)}`);
 }
 
@@ -78,15 +102,21 @@ export interface LocalWebhookServer {
 /** The project's webhook configuration pointed at the local server: URLs instead of the Service, the CA as caBundle. */
 export function pointAtLocal(config: DevObject, server: LocalWebhookServer, session: string): DevObject {
   const caBundle = Buffer.from(server.caPem).toString('base64');
-  const webhooks = (Array.isArray(config.webhooks) ? (config.webhooks as Array<Record<string, unknown>>) : []).map((w) => {
-    const cc = { ...((w.clientConfig as Record<string, unknown> | undefined) ?? {}) };
-    const service = cc.service as { path?: string } | undefined;
-    const path = service?.path ?? (typeof cc.url === 'string' ? new URL(cc.url).pathname : '/');
-    delete cc.service;
-    return { ...w, clientConfig: { ...cc, url: `${server.url}${path.startsWith('/') ? '' : '/'}${path}`, caBundle } };
-  });
+  const webhooks = (Array.isArray(config.webhooks) ? (config.webhooks as Array<Record<string, unknown>>) : []).map(
+    (w) => {
+      const cc = { ...((w.clientConfig as Record<string, unknown> | undefined) ?? {}) };
+      const service = cc.service as { path?: string } | undefined;
+      const path = service?.path ?? (typeof cc.url === 'string' ? new URL(cc.url).pathname : '/');
+      delete cc.service;
+      return { ...w, clientConfig: { ...cc, url: `${server.url}${path.startsWith('/') ? '' : '/'}${path}`, caBundle } };
+    },
+  );
   const { resourceVersion: _rv, ...metadata } = config.metadata ?? {};
-  return { ...config, metadata: { ...metadata, annotations: { ...metadata.annotations, [DEV_ANNOTATION]: session } }, webhooks };
+  return {
+    ...config,
+    metadata: { ...metadata, annotations: { ...metadata.annotations, [DEV_ANNOTATION]: session } },
+    webhooks,
+  };
 }
 
 /** What {@link pointWebhooksAtLocal} changed, to put back. */
@@ -132,9 +162,14 @@ export async function pointWebhooksAtLocal(
         });
         changes.created.push({ collection, name });
       } else {
-        await client.replace(`${collection}/${name}`, { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } }).catch((err: unknown) => {
-          throw apiError(err, `update ${collection.split('/').pop()} ${name}`, client);
-        });
+        await client
+          .replace(`${collection}/${name}`, {
+            ...body,
+            metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+          })
+          .catch((err: unknown) => {
+            throw apiError(err, `update ${collection.split('/').pop()} ${name}`, client);
+          });
         // a leftover of a dev session that died is not an original to restore: it is removed
         if (existing.metadata?.annotations?.[DEV_ANNOTATION]) changes.created.push({ collection, name });
         else changes.replaced.push({ collection, original: existing });
@@ -143,8 +178,14 @@ export async function pointWebhooksAtLocal(
     }
     for (const name of conversionCrds) {
       const crd = await client.get<{ spec?: { conversion?: unknown } }>(`${CRDS}/${name}`);
-      const clientConfig = { url: `${server.url}/convert`, caBundle: Buffer.from(server.caPem).toString('base64'), service: null };
-      await client.mergePatch(`${CRDS}/${name}`, { spec: { conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig } } } });
+      const clientConfig = {
+        url: `${server.url}/convert`,
+        caBundle: Buffer.from(server.caPem).toString('base64'),
+        service: null,
+      };
+      await client.mergePatch(`${CRDS}/${name}`, {
+        spec: { conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig } } },
+      });
       changes.conversions.push({ name, conversion: crd.spec?.conversion ?? { strategy: 'None' } });
       log(`customresourcedefinition ${name} conversion → ${server.url}/convert`);
     }
@@ -174,7 +215,10 @@ export async function restore(client: KubeClient, changes: DevChanges, log: (lin
     try {
       const current = await client.get<DevObject>(`${collection}/${name}`);
       const { resourceVersion: _rv, ...metadata } = original.metadata ?? {};
-      await client.replace(`${collection}/${name}`, { ...original, metadata: { ...metadata, resourceVersion: current.metadata?.resourceVersion } });
+      await client.replace(`${collection}/${name}`, {
+        ...original,
+        metadata: { ...metadata, resourceVersion: current.metadata?.resourceVersion },
+      });
       log(`${collection.split('/').pop()!.replace(/s$/, '')} ${name} restored`);
     } catch (err) {
       failures.push(`restore ${name}: ${(err as Error).message}`);
@@ -222,12 +266,24 @@ export async function probeWebhookReachable(
         // not a review: answered all the same
       }
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: false, status: { code: 403, message: answer } } }));
+      res.end(
+        JSON.stringify({
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          response: { uid, allowed: false, status: { code: 403, message: answer } },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve, reject) => {
     probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new OpsError(err.code === 'EADDRINUSE' ? `port ${listenPort} is in use: pick another with --webhook-port` : `cannot listen on port ${listenPort}: ${err.message}`)),
+      reject(
+        new OpsError(
+          err.code === 'EADDRINUSE'
+            ? `port ${listenPort} is in use: pick another with --webhook-port`
+            : `cannot listen on port ${listenPort}: ${err.message}`,
+        ),
+      ),
     );
     probe.listen(listenPort, () => resolve());
   });
@@ -261,7 +317,11 @@ export async function probeWebhookReachable(
     for (;;) {
       try {
         // a dry run: nothing is stored; the API server still calls webhooks with sideEffects None
-        await client.create('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `dev-probe-${id}`, labels: { [label]: id } } }, { query: { dryRun: 'All' } });
+        await client.create(
+          '/api/v1/namespaces/default/configmaps',
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `dev-probe-${id}`, labels: { [label]: id } } },
+          { query: { dryRun: 'All' } },
+        );
         last = 'the API server did not call the probe webhook yet';
       } catch (err) {
         const message = (err as Error).message;
@@ -277,9 +337,11 @@ export async function probeWebhookReachable(
           );
         }
         last = message;
-        if (!isStatus(err, 0) && !isStatus(err, 500)) throw apiError(err, 'create a dry-run ConfigMap to probe the webhook server', client);
+        if (!isStatus(err, 0) && !isStatus(err, 500))
+          throw apiError(err, 'create a dry-run ConfigMap to probe the webhook server', client);
       }
-      if (Date.now() > deadline) throw new OpsError(`the webhook probe got no answer within ${timeoutMs / 1000} s (${last})`);
+      if (Date.now() > deadline)
+        throw new OpsError(`the webhook probe got no answer within ${timeoutMs / 1000} s (${last})`);
       // kube-apiserver picks up a new configuration from its informer a moment later
       await new Promise((r) => setTimeout(r, 250));
     }

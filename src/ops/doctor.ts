@@ -66,7 +66,11 @@ interface Pod {
   metadata: Meta;
   status?: {
     phase?: string;
-    containerStatuses?: Array<{ name: string; ready?: boolean; state?: { waiting?: { reason?: string }; terminated?: { reason?: string } } }>;
+    containerStatuses?: Array<{
+      name: string;
+      ready?: boolean;
+      state?: { waiting?: { reason?: string }; terminated?: { reason?: string } };
+    }>;
   };
 }
 interface ServicePort {
@@ -88,7 +92,10 @@ interface NetworkPolicy {
   spec?: {
     podSelector?: { matchLabels?: Record<string, string> };
     policyTypes?: string[];
-    ingress?: Array<{ from?: Array<{ namespaceSelector?: { matchLabels?: Record<string, string> } }>; ports?: Array<{ port?: number | string }> }>;
+    ingress?: Array<{
+      from?: Array<{ namespaceSelector?: { matchLabels?: Record<string, string> } }>;
+      ports?: Array<{ port?: number | string }>;
+    }>;
   };
 }
 
@@ -100,7 +107,11 @@ function reason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-async function getOrUndefined<T>(client: KubeClient, path: string, query?: Record<string, string>): Promise<T | undefined> {
+async function getOrUndefined<T>(
+  client: KubeClient,
+  path: string,
+  query?: Record<string, string>,
+): Promise<T | undefined> {
   try {
     return await client.get<T>(path, { timeoutMs: 15_000, query });
   } catch (err) {
@@ -110,7 +121,11 @@ async function getOrUndefined<T>(client: KubeClient, path: string, query?: Recor
 }
 
 /** Asks the API whether a service account may do something (a SubjectAccessReview as the caller). */
-async function mayServiceAccount(client: KubeClient, sa: { namespace: string; name: string }, attrs: Obj): Promise<{ allowed: boolean; reason?: string }> {
+async function mayServiceAccount(
+  client: KubeClient,
+  sa: { namespace: string; name: string },
+  attrs: Obj,
+): Promise<{ allowed: boolean; reason?: string }> {
   const res = await client.create<{ status?: { allowed?: boolean; reason?: string } }>(
     '/apis/authorization.k8s.io/v1/subjectaccessreviews',
     {
@@ -146,18 +161,25 @@ export async function assertApiReachable(client: KubeClient, timeoutMs = 5_000):
 
 function selectorOf(d: Deployment): string {
   const labels = d.spec?.selector?.matchLabels ?? d.spec?.template?.metadata?.labels ?? {};
-  return Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
 }
 
 /** Why the manager's pods are not ready, in a few words each (`; pods: NAME CrashLoopBackOff, …`), or that there are none. */
 async function podsSummary(client: KubeClient, ns: string, d: Deployment): Promise<string> {
   const selector = selectorOf(d);
   if (!selector) return '';
-  const pods = await client.get<{ items: Pod[] }>(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, { query: { labelSelector: selector }, timeoutMs: 15_000 });
-  if (pods.items.length === 0) return '; no pod exists (quota, admission or the ReplicaSet: kubectl describe replicaset)';
+  const pods = await client.get<{ items: Pod[] }>(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, {
+    query: { labelSelector: selector },
+    timeoutMs: 15_000,
+  });
+  if (pods.items.length === 0)
+    return '; no pod exists (quota, admission or the ReplicaSet: kubectl describe replicaset)';
   const why = pods.items.slice(0, 5).map((p) => {
     const c = p.status?.containerStatuses?.find((x) => !x.ready);
-    const state = c?.state?.waiting?.reason ?? c?.state?.terminated?.reason ?? (c ? 'not ready' : (p.status?.phase ?? 'Pending'));
+    const state =
+      c?.state?.waiting?.reason ?? c?.state?.terminated?.reason ?? (c ? 'not ready' : (p.status?.phase ?? 'Pending'));
     return `${p.metadata.name} ${state}`;
   });
   return `; pods: ${why.join(', ')}`;
@@ -168,13 +190,28 @@ async function podsSummary(client: KubeClient, ns: string, d: Deployment): Promi
  * metrics port. A Service whose selector matches no pod, or only unready ones, has the right port and still
  * serves nothing.
  */
-async function endpointsCheck(client: KubeClient, ns: string, name: string, svc: Service | undefined, port: ServicePort | undefined): Promise<Check> {
+async function endpointsCheck(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  svc: Service | undefined,
+  port: ServicePort | undefined,
+): Promise<Check> {
   if (!svc || !port) return skip(`metrics Service endpoints: not checked (no Service port ${METRICS_PORT})`);
-  const slices = await getOrUndefined<{ items: EndpointSlice[] }>(client, `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/endpointslices`, {
-    labelSelector: `kubernetes.io/service-name=${name}`,
-  });
-  if (!slices) return skip('metrics Service endpoints: not checked (this API server does not serve discovery.k8s.io/v1 EndpointSlices)');
-  const selector = Object.entries(svc.spec?.selector ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+  const slices = await getOrUndefined<{ items: EndpointSlice[] }>(
+    client,
+    `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/endpointslices`,
+    {
+      labelSelector: `kubernetes.io/service-name=${name}`,
+    },
+  );
+  if (!slices)
+    return skip(
+      'metrics Service endpoints: not checked (this API server does not serve discovery.k8s.io/v1 EndpointSlices)',
+    );
+  const selector = Object.entries(svc.spec?.selector ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
   const withPort = slices.items.filter((s) => (s.ports ?? []).some((p) => (p.name ?? '') === (port.name ?? '')));
   const all = slices.items.flatMap((s) => s.endpoints ?? []);
   if (all.length === 0) {
@@ -185,10 +222,15 @@ async function endpointsCheck(client: KubeClient, ns: string, name: string, svc:
   }
   const ready = withPort.flatMap((s) => {
     const p = (s.ports ?? []).find((x) => (x.name ?? '') === (port.name ?? ''));
-    return (s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).flatMap((e) => e.addresses.map((a) => `${a}:${p?.port ?? '?'}`));
+    return (s.endpoints ?? [])
+      .filter((e) => e.conditions?.ready !== false)
+      .flatMap((e) => e.addresses.map((a) => `${a}:${p?.port ?? '?'}`));
   });
   if (withPort.length === 0) {
-    return fail(`metrics Service ${ns}/${name}: its endpoints carry no port ${port.name ?? METRICS_PORT}`, `name the container port ${port.targetPort ?? METRICS_PORT} as the Service's targetPort (kubectl describe service -n ${ns} ${name})`);
+    return fail(
+      `metrics Service ${ns}/${name}: its endpoints carry no port ${port.name ?? METRICS_PORT}`,
+      `name the container port ${port.targetPort ?? METRICS_PORT} as the Service's targetPort (kubectl describe service -n ${ns} ${name})`,
+    );
   }
   if (ready.length === 0) {
     return fail(
@@ -196,7 +238,9 @@ async function endpointsCheck(client: KubeClient, ns: string, name: string, svc:
       `kubectl describe pods -n ${ns} ${selector ? `-l ${selector} ` : ''}(Readiness) and kubectl logs -n ${ns} -l ${selector || 'control-plane=controller-manager'}`,
     );
   }
-  return ok(`metrics Service ${ns}/${name} endpoints: ${ready.length} ready (${ready.slice(0, 3).join(', ')}${ready.length > 3 ? ', …' : ''})`);
+  return ok(
+    `metrics Service ${ns}/${name} endpoints: ${ready.length} ready (${ready.slice(0, 3).join(', ')}${ready.length > 3 ? ', …' : ''})`,
+  );
 }
 
 /** Runs every check in order; never throws for an API failure (it becomes a failed check). */
@@ -215,36 +259,63 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
       const c = await fn();
       checks.push(...(Array.isArray(c) ? c : [c]));
     } catch (err) {
-      checks.push(fail(`${what}: cannot check (${reason(err)})`, 'the identity running doctor needs read access to it (e.g. cluster-admin or view)'));
+      checks.push(
+        fail(
+          `${what}: cannot check (${reason(err)})`,
+          'the identity running doctor needs read access to it (e.g. cluster-admin or view)',
+        ),
+      );
     }
   };
 
   // 1. the manager Deployment
   let deployment: Deployment | undefined;
   await guard(`manager Deployment ${ns}/${deployName}`, async () => {
-    deployment = await getOrUndefined<Deployment>(client, `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/deployments/${encodeURIComponent(deployName)}`);
-    if (!deployment) return fail(`manager Deployment ${ns}/${deployName} not found`, `deploy the project (${apply}), or pass --namespace/--project of the right project`);
+    deployment = await getOrUndefined<Deployment>(
+      client,
+      `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/deployments/${encodeURIComponent(deployName)}`,
+    );
+    if (!deployment)
+      return fail(
+        `manager Deployment ${ns}/${deployName} not found`,
+        `deploy the project (${apply}), or pass --namespace/--project of the right project`,
+      );
     const desired = deployment.spec?.replicas ?? 1;
     const ready = deployment.status?.readyReplicas ?? 0;
-    if (desired === 0) return fail(`manager Deployment ${ns}/${deployName} is scaled to 0: nothing serves /metrics`, `kubectl scale -n ${ns} deployment/${deployName} --replicas=1`);
+    if (desired === 0)
+      return fail(
+        `manager Deployment ${ns}/${deployName} is scaled to 0: nothing serves /metrics`,
+        `kubectl scale -n ${ns} deployment/${deployName} --replicas=1`,
+      );
     if (ready >= desired) return ok(`manager Deployment ${ns}/${deployName}: ${ready} of ${desired} replicas ready`);
-    return fail(`manager Deployment ${ns}/${deployName}: ${ready} of ${desired} replicas ready${await podsSummary(client, ns, deployment)}`, `kubectl describe pods -n ${ns} -l ${selectorOf(deployment)} and kubectl logs -n ${ns} deployment/${deployName}`);
+    return fail(
+      `manager Deployment ${ns}/${deployName}: ${ready} of ${desired} replicas ready${await podsSummary(client, ns, deployment)}`,
+      `kubectl describe pods -n ${ns} -l ${selectorOf(deployment)} and kubectl logs -n ${ns} deployment/${deployName}`,
+    );
   });
 
   // 2. the metrics Service and its port
   let svc: Service | undefined;
   let svcPort: ServicePort | undefined;
   await guard(`metrics Service ${ns}/${serviceName}`, async () => {
-    svc = await getOrUndefined<Service>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/services/${encodeURIComponent(serviceName)}`);
+    svc = await getOrUndefined<Service>(
+      client,
+      `/api/v1/namespaces/${encodeURIComponent(ns)}/services/${encodeURIComponent(serviceName)}`,
+    );
     if (!svc) {
       return [
-        fail(`metrics Service ${ns}/${serviceName} not found`, `enable "- metrics_service.yaml" in config/default/kustomization.yaml and run ${apply}`),
+        fail(
+          `metrics Service ${ns}/${serviceName} not found`,
+          `enable "- metrics_service.yaml" in config/default/kustomization.yaml and run ${apply}`,
+        ),
         skip('metrics Service port: not checked (no Service)'),
       ];
     }
     const port = (svcPort = (svc.spec?.ports ?? []).find((p) => p.port === METRICS_PORT));
     const portCheck = port
-      ? ok(`metrics Service port ${port.name ?? ''}${port.name ? ' ' : ''}${METRICS_PORT} → ${port.targetPort ?? METRICS_PORT}`)
+      ? ok(
+          `metrics Service port ${port.name ?? ''}${port.name ? ' ' : ''}${METRICS_PORT} → ${port.targetPort ?? METRICS_PORT}`,
+        )
       : fail(
           `metrics Service ${serviceName} does not expose port ${METRICS_PORT} (ports: ${(svc.spec?.ports ?? []).map((p) => p.port).join(', ') || 'none'})`,
           `set the Service's port to ${METRICS_PORT} (name https, targetPort ${METRICS_PORT}) to match --metrics-bind-address=:${METRICS_PORT}`,
@@ -253,7 +324,9 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
   });
 
   // 2b. ready manager pods behind the Service's port (what the EndpointSlice controller found)
-  await guard(`metrics Service ${ns}/${serviceName} endpoints`, () => endpointsCheck(client, ns, serviceName, svc, svcPort));
+  await guard(`metrics Service ${ns}/${serviceName} endpoints`, () =>
+    endpointsCheck(client, ns, serviceName, svc, svcPort),
+  );
 
   // 3. the manager's service account may create TokenReviews and SubjectAccessReviews
   const saName = deployment?.spec?.template?.spec?.serviceAccountName ?? deployName;
@@ -274,7 +347,9 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
   }
 
   // 3b. with --leader-elect, the manager's service account may hold its Lease (else it waits for it forever)
-  await guard(`manager service account ${ns}/${saName} holding its Lease`, () => leaseRightsCheck(client, managerSa, deployment, project, apply));
+  await guard(`manager service account ${ns}/${saName} holding its Lease`, () =>
+    leaseRightsCheck(client, managerSa, deployment, project, apply),
+  );
 
   // 4. the scraper may GET /metrics
   let scraper = o.as;
@@ -284,22 +359,37 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
       const r = await mayServiceAccount(client, as, { nonResourceAttributes: { path: '/metrics', verb: 'get' } });
       return r.allowed
         ? ok(`scraper ${as.namespace}:${as.name} can get /metrics`)
-        : fail(`scraper ${as.namespace}:${as.name} cannot get /metrics (scrapes answer 403)`, `ctrlmetrics grant --serviceaccount ${as.namespace}:${as.name} --clusterrole ${readerRole}`);
+        : fail(
+            `scraper ${as.namespace}:${as.name} cannot get /metrics (scrapes answer 403)`,
+            `ctrlmetrics grant --serviceaccount ${as.namespace}:${as.name} --clusterrole ${readerRole}`,
+          );
     }
-    const role = await getOrUndefined(client, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(readerRole)}`);
-    if (!role) return fail(`ClusterRole ${readerRole} not found`, `apply the project's RBAC (${apply})`);
-    const list = await client.get<{ items: Array<{ metadata: Meta; roleRef: { kind: string; name: string }; subjects?: Array<{ kind: string; name: string; namespace?: string }> }> }>(
-      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-      { timeoutMs: 15_000 },
+    const role = await getOrUndefined(
+      client,
+      `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(readerRole)}`,
     );
-    const bound = list.items.filter((b) => b.roleRef.kind === 'ClusterRole' && b.roleRef.name === readerRole).flatMap((b) => b.subjects ?? []);
+    if (!role) return fail(`ClusterRole ${readerRole} not found`, `apply the project's RBAC (${apply})`);
+    const list = await client.get<{
+      items: Array<{
+        metadata: Meta;
+        roleRef: { kind: string; name: string };
+        subjects?: Array<{ kind: string; name: string; namespace?: string }>;
+      }>;
+    }>('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { timeoutMs: 15_000 });
+    const bound = list.items
+      .filter((b) => b.roleRef.kind === 'ClusterRole' && b.roleRef.name === readerRole)
+      .flatMap((b) => b.subjects ?? []);
     const sa = bound.find((s) => s.kind === 'ServiceAccount' && s.namespace);
     if (sa) scraper = { namespace: sa.namespace!, name: sa.name };
-    const subjects = bound
-      .map((s) => (s.kind === 'ServiceAccount' ? `${s.namespace}:${s.name}` : `${s.kind} ${s.name}`));
+    const subjects = bound.map((s) =>
+      s.kind === 'ServiceAccount' ? `${s.namespace}:${s.name}` : `${s.kind} ${s.name}`,
+    );
     return subjects.length
       ? ok(`${readerRole} is bound to ${subjects.join(', ')} (check one with --as NS:NAME)`)
-      : fail(`nothing is bound to ClusterRole ${readerRole}: every scrape is denied (403)`, `ctrlmetrics grant --serviceaccount <scraper-ns>:<scraper-sa> --clusterrole ${readerRole}`);
+      : fail(
+          `nothing is bound to ClusterRole ${readerRole}: every scrape is denied (403)`,
+          `ctrlmetrics grant --serviceaccount <scraper-ns>:<scraper-sa> --clusterrole ${readerRole}`,
+        );
   });
 
   // 5. the ServiceMonitor and its CRD
@@ -313,7 +403,10 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
         skip(`ServiceMonitor ${ns}/${monitorName}: not checked (no CRD)`),
       ];
     }
-    const sm = await getOrUndefined(client, `/apis/monitoring.coreos.com/v1/namespaces/${encodeURIComponent(ns)}/servicemonitors/${encodeURIComponent(monitorName)}`);
+    const sm = await getOrUndefined(
+      client,
+      `/apis/monitoring.coreos.com/v1/namespaces/${encodeURIComponent(ns)}/servicemonitors/${encodeURIComponent(monitorName)}`,
+    );
     return [
       ok('ServiceMonitor CRD is installed'),
       sm
@@ -325,27 +418,54 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
   // 6. a NetworkPolicy in front of the metrics port: which namespaces may scrape
   await guard('NetworkPolicy', async () => {
     const podLabels = deployment?.spec?.template?.metadata?.labels ?? { 'control-plane': 'controller-manager' };
-    const list = await client.get<{ items: NetworkPolicy[] }>(`/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/networkpolicies`, { timeoutMs: 15_000 });
+    const list = await client.get<{ items: NetworkPolicy[] }>(
+      `/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/networkpolicies`,
+      { timeoutMs: 15_000 },
+    );
     const policies = list.items.filter(
-      (p) => matches(podLabels, p.spec?.podSelector?.matchLabels) && (p.spec?.policyTypes ?? ['Ingress']).includes('Ingress'),
+      (p) =>
+        matches(podLabels, p.spec?.podSelector?.matchLabels) &&
+        (p.spec?.policyTypes ?? ['Ingress']).includes('Ingress'),
     );
     if (policies.length === 0) return skip('no NetworkPolicy restricts traffic to the manager pods');
     const selectors = policies.flatMap((p) =>
       (p.spec?.ingress ?? [])
-        .filter((r) => !r.ports || r.ports.some((pt) => pt.port === undefined || Number(pt.port) === METRICS_PORT || pt.port === 'https'))
-        .flatMap((r) => (r.from ?? []).map((f) => f.namespaceSelector?.matchLabels).filter((m): m is Record<string, string> => !!m)),
+        .filter(
+          (r) =>
+            !r.ports ||
+            r.ports.some((pt) => pt.port === undefined || Number(pt.port) === METRICS_PORT || pt.port === 'https'),
+        )
+        .flatMap((r) =>
+          (r.from ?? []).map((f) => f.namespaceSelector?.matchLabels).filter((m): m is Record<string, string> => !!m),
+        ),
     );
     const names = policies.map((p) => p.metadata.name).join(', ');
-    if (selectors.length === 0) return fail(`NetworkPolicy ${names} lets no namespace reach port ${METRICS_PORT}`, `allow the scraper's namespace on port ${METRICS_PORT} (namespaceSelector ${METRICS_NAMESPACE_LABEL.key}: ${METRICS_NAMESPACE_LABEL.value})`);
-    const namespaces = await client.get<{ items: Array<{ metadata: Meta }> }>('/api/v1/namespaces', { timeoutMs: 15_000 });
-    const allowed = namespaces.items.filter((n) => selectors.some((s) => matches(n.metadata.labels, s))).map((n) => n.metadata.name);
-    const label = Object.entries(selectors[0]).map(([k, v]) => `${k}=${v}`).join(',');
+    if (selectors.length === 0)
+      return fail(
+        `NetworkPolicy ${names} lets no namespace reach port ${METRICS_PORT}`,
+        `allow the scraper's namespace on port ${METRICS_PORT} (namespaceSelector ${METRICS_NAMESPACE_LABEL.key}: ${METRICS_NAMESPACE_LABEL.value})`,
+      );
+    const namespaces = await client.get<{ items: Array<{ metadata: Meta }> }>('/api/v1/namespaces', {
+      timeoutMs: 15_000,
+    });
+    const allowed = namespaces.items
+      .filter((n) => selectors.some((s) => matches(n.metadata.labels, s)))
+      .map((n) => n.metadata.name);
+    const label = Object.entries(selectors[0])
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     if (o.as && !allowed.includes(o.as.namespace)) {
-      return fail(`NetworkPolicy ${names}: the scraper's namespace ${o.as.namespace} lacks ${label} (allowed: ${allowed.join(', ') || 'none'})`, `ctrlmetrics label-namespace ${o.as.namespace}`);
+      return fail(
+        `NetworkPolicy ${names}: the scraper's namespace ${o.as.namespace} lacks ${label} (allowed: ${allowed.join(', ') || 'none'})`,
+        `ctrlmetrics label-namespace ${o.as.namespace}`,
+      );
     }
     return allowed.length
       ? ok(`NetworkPolicy ${names}: namespaces with ${label} may scrape: ${allowed.join(', ')}`)
-      : fail(`NetworkPolicy ${names}: no namespace carries ${label}, so no pod can scrape`, `ctrlmetrics label-namespace <scraper-namespace>`);
+      : fail(
+          `NetworkPolicy ${names}: no namespace carries ${label}, so no pod can scrape`,
+          `ctrlmetrics label-namespace <scraper-namespace>`,
+        );
   });
 
   // 7. a serving certificate from a Secret: its DNS names must cover the Service
@@ -355,25 +475,49 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
     const container = pod?.containers?.[0];
     const certArg = container?.args?.find((a) => a.startsWith('--metrics-cert-path='));
     if (!deployment) return skip('metrics certificate: not checked (no Deployment)');
-    if (!certArg) return skip('metrics certificate: none mounted, the manager serves a self-signed one (scrapers need insecureSkipVerify)');
+    if (!certArg)
+      return skip(
+        'metrics certificate: none mounted, the manager serves a self-signed one (scrapers need insecureSkipVerify)',
+      );
     const dir = certArg.slice('--metrics-cert-path='.length).replace(/\/+$/, '');
     const mount = container?.volumeMounts?.find((m) => m.mountPath.replace(/\/+$/, '') === dir);
     const secretName = pod?.volumes?.find((v) => v.name === mount?.name)?.secret?.secretName;
-    if (!secretName) return fail(`--metrics-cert-path=${dir} is not a mounted Secret volume`, 'mount the certificate Secret there (cert_metrics_manager_patch.yaml)');
-    const secret = await getOrUndefined<{ data?: Record<string, string> }>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets/${encodeURIComponent(secretName)}`);
-    if (!secret) return fail(`certificate Secret ${ns}/${secretName} not found (the pod cannot start)`, `check that cert-manager issued the Certificate ${project}-metrics-certs (kubectl describe certificate -n ${ns})`);
+    if (!secretName)
+      return fail(
+        `--metrics-cert-path=${dir} is not a mounted Secret volume`,
+        'mount the certificate Secret there (cert_metrics_manager_patch.yaml)',
+      );
+    const secret = await getOrUndefined<{ data?: Record<string, string> }>(
+      client,
+      `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets/${encodeURIComponent(secretName)}`,
+    );
+    if (!secret)
+      return fail(
+        `certificate Secret ${ns}/${secretName} not found (the pod cannot start)`,
+        `check that cert-manager issued the Certificate ${project}-metrics-certs (kubectl describe certificate -n ${ns})`,
+      );
     const caPem = secret.data?.['ca.crt'];
     if (caPem) servingCa = { secretName, pem: Buffer.from(caPem, 'base64') };
     const pem = secret.data?.['tls.crt'];
-    if (!pem) return fail(`certificate Secret ${ns}/${secretName} has no tls.crt`, 'the Secret must hold tls.crt, tls.key and ca.crt');
+    if (!pem)
+      return fail(
+        `certificate Secret ${ns}/${secretName} has no tls.crt`,
+        'the Secret must hold tls.crt, tls.key and ca.crt',
+      );
     let cert: X509Certificate;
     try {
       cert = new X509Certificate(Buffer.from(pem, 'base64'));
     } catch (err) {
-      return fail(`tls.crt of Secret ${ns}/${secretName} is not a PEM certificate (${reason(err)})`, 'reissue the certificate');
+      return fail(
+        `tls.crt of Secret ${ns}/${secretName} is not a PEM certificate (${reason(err)})`,
+        'reissue the certificate',
+      );
     }
     const wanted = `${serviceName}.${ns}.svc`;
-    const dns = (cert.subjectAltName ?? '').split(/,\s*/).filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4));
+    const dns = (cert.subjectAltName ?? '')
+      .split(/,\s*/)
+      .filter((s) => s.startsWith('DNS:'))
+      .map((s) => s.slice(4));
     if (cert.checkHost(wanted)) return ok(`certificate in Secret ${secretName} covers ${wanted}`);
     return fail(
       `certificate in Secret ${secretName} does not cover ${wanted} (DNS names: ${dns.join(', ') || 'none'}); scrapers verifying with serverName fail`,
@@ -382,7 +526,15 @@ export async function runDoctor(client: KubeClient, o: DoctorOptions): Promise<C
   });
 
   // 8. a real scrape, as the scraper: through the Service from inside the cluster, or the URL given
-  await guard('scrape', () => scrapeCheck(client, { ns, serviceName, url: o.url ?? (o.inCluster ? `https://${serviceName}.${ns}.svc:${METRICS_PORT}/metrics` : undefined), scraper, servingCa }));
+  await guard('scrape', () =>
+    scrapeCheck(client, {
+      ns,
+      serviceName,
+      url: o.url ?? (o.inCluster ? `https://${serviceName}.${ns}.svc:${METRICS_PORT}/metrics` : undefined),
+      scraper,
+      servingCa,
+    }),
+  );
 
   return checks;
 }
@@ -400,7 +552,13 @@ const LEASE_VERBS = ['get', 'create', 'update'] as const;
  * the namespace of `--leader-election-namespace` in the Deployment's args, else the pod's (the Deployment's).
  * Not applicable when the Deployment runs without `--leader-elect`.
  */
-async function leaseRightsCheck(client: KubeClient, sa: { namespace: string; name: string }, d: Deployment | undefined, project: string, apply: string): Promise<Check> {
+async function leaseRightsCheck(
+  client: KubeClient,
+  sa: { namespace: string; name: string },
+  d: Deployment | undefined,
+  project: string,
+  apply: string,
+): Promise<Check> {
   const args = d?.spec?.template?.spec?.containers?.flatMap((c) => c.args ?? []) ?? ['--leader-elect'];
   // Go's flag syntax: a boolean is --name or --name=value, a string --name value or --name=value
   const flag = (name: string, boolean: boolean) => {
@@ -412,14 +570,18 @@ async function leaseRightsCheck(client: KubeClient, sa: { namespace: string; nam
     return undefined;
   };
   const elect = flag('leader-elect', true);
-  if (elect === undefined || /^(0|f|false)$/i.test(elect)) return skip('leader election: not checked (the manager runs without --leader-elect)');
+  if (elect === undefined || /^(0|f|false)$/i.test(elect))
+    return skip('leader election: not checked (the manager runs without --leader-elect)');
   const leaseNs = flag('leader-election-namespace', false) || sa.namespace;
   const missing: string[] = [];
   for (const verb of LEASE_VERBS) {
-    const r = await mayServiceAccount(client, sa, { resourceAttributes: { namespace: leaseNs, group: 'coordination.k8s.io', resource: 'leases', verb } });
+    const r = await mayServiceAccount(client, sa, {
+      resourceAttributes: { namespace: leaseNs, group: 'coordination.k8s.io', resource: 'leases', verb },
+    });
     if (!r.allowed) missing.push(verb);
   }
-  if (missing.length === 0) return ok(`manager service account ${sa.namespace}/${sa.name} can get, create and update Leases in ${leaseNs}`);
+  if (missing.length === 0)
+    return ok(`manager service account ${sa.namespace}/${sa.name} can get, create and update Leases in ${leaseNs}`);
   return fail(
     `manager service account ${sa.namespace}/${sa.name} cannot ${missing.join(', ')} Leases in ${leaseNs} (leader election never acquires: the manager reconciles nothing)`,
     `bind it to Role ${project}-leader-election-role in ${leaseNs}: the RoleBinding ${project}-leader-election-rolebinding of config/rbac (${apply})`,
@@ -428,7 +590,13 @@ async function leaseRightsCheck(client: KubeClient, sa: { namespace: string; nam
 
 async function scrapeCheck(
   client: KubeClient,
-  c: { ns: string; serviceName: string; url?: string; scraper?: { namespace: string; name: string }; servingCa?: { secretName: string; pem: Buffer } },
+  c: {
+    ns: string;
+    serviceName: string;
+    url?: string;
+    scraper?: { namespace: string; name: string };
+    servingCa?: { secretName: string; pem: Buffer };
+  },
 ): Promise<Check> {
   if (!c.url) {
     return skip(
@@ -436,19 +604,30 @@ async function scrapeCheck(
         `and pass --url https://127.0.0.1:${METRICS_PORT}/metrics`,
     );
   }
-  if (!c.scraper) return skip('scrape: not tried (no service account is bound to the metrics-reader role; pass --as NS:NAME)');
+  if (!c.scraper)
+    return skip('scrape: not tried (no service account is bound to the metrics-reader role; pass --as NS:NAME)');
   const who = `${c.scraper.namespace}:${c.scraper.name}`;
   let url: URL;
   try {
     url = new URL(c.url);
   } catch {
-    return fail(`scrape: --url ${JSON.stringify(c.url)} is not a URL`, `e.g. --url https://127.0.0.1:${METRICS_PORT}/metrics`);
+    return fail(
+      `scrape: --url ${JSON.stringify(c.url)} is not a URL`,
+      `e.g. --url https://127.0.0.1:${METRICS_PORT}/metrics`,
+    );
   }
   let token: string;
   try {
-    token = await requestServiceAccountToken(client, { namespace: c.scraper.namespace, serviceAccount: c.scraper.name, expirationSeconds: 600 });
+    token = await requestServiceAccountToken(client, {
+      namespace: c.scraper.namespace,
+      serviceAccount: c.scraper.name,
+      expirationSeconds: 600,
+    });
   } catch (err) {
-    return fail(`scrape: cannot get a token for ${who} (${reason(err)})`, `the identity running doctor needs create on serviceaccounts/token in ${c.scraper.namespace}`);
+    return fail(
+      `scrape: cannot get a token for ${who} (${reason(err)})`,
+      `the identity running doctor needs create on serviceaccounts/token in ${c.scraper.namespace}`,
+    );
   }
   const serverName = `${c.serviceName}.${c.ns}.svc`;
   const target: ScrapeTarget = c.servingCa
@@ -464,7 +643,9 @@ async function scrapeCheck(
         timeoutMs: 10_000,
       }
     : { url, token: () => token, tokenSource: `a token of ${who}`, insecure: true, timeoutMs: 10_000 };
-  const tls = c.servingCa ? `TLS verified for ${serverName} against ca.crt of Secret ${c.servingCa.secretName}` : 'TLS not verified: the manager serves a self-signed certificate';
+  const tls = c.servingCa
+    ? `TLS verified for ${serverName} against ca.crt of Secret ${c.servingCa.secretName}`
+    : 'TLS not verified: the manager serves a self-signed certificate';
   try {
     const res = await scrapeOnce(target);
     const families = res.body.split('\n').filter((l) => l.startsWith('# TYPE ')).length;
@@ -476,7 +657,15 @@ async function scrapeCheck(
 
 /** The report: one line per check, `✓`, `✗` (with the fix) or `-` (not applicable). */
 export function formatReport(checks: Check[]): string {
-  return checks
-    .map((c) => (c.status === 'ok' ? `✓ ${c.message}` : c.status === 'skip' ? `- ${c.message}` : `✗ ${c.message}${c.fix ? ` → fix: ${c.fix}` : ''}`))
-    .join('\n') + '\n';
+  return (
+    checks
+      .map((c) =>
+        c.status === 'ok'
+          ? `✓ ${c.message}`
+          : c.status === 'skip'
+            ? `- ${c.message}`
+            : `✗ ${c.message}${c.fix ? ` → fix: ${c.fix}` : ''}`,
+      )
+      .join('\n') + '\n'
+  );
 }

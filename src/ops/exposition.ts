@@ -98,9 +98,15 @@ export function controllerTotals(samples: Sample[]): Map<string, ControllerTotal
     return t;
   };
   for (const s of samples) {
-    if (s.name === 'controller_runtime_reconcile_total' && s.labels.controller) get(s.labels.controller).reconciles += s.value;
-    else if (s.name === 'controller_runtime_reconcile_errors_total' && s.labels.controller) get(s.labels.controller).errors += s.value;
-    else if (s.name === 'controller_runtime_reconcile_time_seconds_bucket' && s.labels.controller && s.labels.le !== undefined) {
+    if (s.name === 'controller_runtime_reconcile_total' && s.labels.controller)
+      get(s.labels.controller).reconciles += s.value;
+    else if (s.name === 'controller_runtime_reconcile_errors_total' && s.labels.controller)
+      get(s.labels.controller).errors += s.value;
+    else if (
+      s.name === 'controller_runtime_reconcile_time_seconds_bucket' &&
+      s.labels.controller &&
+      s.labels.le !== undefined
+    ) {
       const b = get(s.labels.controller).buckets;
       const le = parseValue(s.labels.le);
       b.set(le, (b.get(le) ?? 0) + s.value);
@@ -116,7 +122,11 @@ export function controllerTotals(samples: Sample[]): Map<string, ControllerTotal
  * The q-quantile of the observations that fell between two scrapes, from cumulative bucket deltas, interpolating
  * linearly inside the bucket (what PromQL's histogram_quantile does). Undefined when nothing was observed.
  */
-export function quantileFromBuckets(q: number, now: Map<number, number>, before?: Map<number, number>): number | undefined {
+export function quantileFromBuckets(
+  q: number,
+  now: Map<number, number>,
+  before?: Map<number, number>,
+): number | undefined {
   const bounds = [...now.keys()].sort((a, b) => a - b);
   const counts = bounds.map((b) => Math.max(0, (now.get(b) ?? 0) - (before?.get(b) ?? 0)));
   const total = counts[counts.length - 1] ?? 0;

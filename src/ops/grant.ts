@@ -20,7 +20,11 @@ export interface ClusterRoleBinding {
 }
 
 /** The binding, with fields in the order kubectl prints them in JSON. */
-export function buildBinding(name: string, clusterRole: string, sa: { namespace: string; name: string }): ClusterRoleBinding {
+export function buildBinding(
+  name: string,
+  clusterRole: string,
+  sa: { namespace: string; name: string },
+): ClusterRoleBinding {
   return {
     kind: 'ClusterRoleBinding',
     apiVersion: `${RBAC_GROUP}/v1`,
@@ -44,7 +48,9 @@ export async function findReaderRole(client: KubeClient, saNamespace: string): P
   let names: string[];
   try {
     const list = await client.get<{ items: Array<{ metadata: { name: string } }> }>(CR_PATH, { timeoutMs: 15_000 });
-    names = list.items.map((i) => i.metadata.name).filter((n) => n === 'metrics-reader' || n.endsWith('-metrics-reader'));
+    names = list.items
+      .map((i) => i.metadata.name)
+      .filter((n) => n === 'metrics-reader' || n.endsWith('-metrics-reader'));
   } catch (err) {
     throw apiError(err, 'cannot list clusterroles to find the metrics-reader role (pass --clusterrole)', client);
   }
@@ -54,9 +60,13 @@ export async function findReaderRole(client: KubeClient, saNamespace: string): P
   }
   if (names.length === 1) return names[0];
   if (names.length === 0) {
-    throw new OpsError('no ClusterRole named *-metrics-reader exists: apply the project\'s RBAC (kubectl apply -k config/default) or pass --clusterrole');
+    throw new OpsError(
+      "no ClusterRole named *-metrics-reader exists: apply the project's RBAC (kubectl apply -k config/default) or pass --clusterrole",
+    );
   }
-  throw new OpsError(`several metrics-reader ClusterRoles exist (${names.sort().join(', ')}): pass --clusterrole <prefix>-metrics-reader`);
+  throw new OpsError(
+    `several metrics-reader ClusterRoles exist (${names.sort().join(', ')}): pass --clusterrole <prefix>-metrics-reader`,
+  );
 }
 
 /** What differs between an existing binding and the wanted one (empty when they are the same grant). */
@@ -67,7 +77,8 @@ export function bindingDifferences(existing: ClusterRoleBinding, wanted: Cluster
   if (r.kind !== w.kind || r.name !== w.name || r.apiGroup !== w.apiGroup) {
     diffs.push(`roleRef is ${r.kind}/${r.name}, wanted ${w.kind}/${w.name}`);
   }
-  const fmt = (s: { kind: string; name: string; namespace?: string }) => `${s.kind} ${s.namespace ? s.namespace + '/' : ''}${s.name}`;
+  const fmt = (s: { kind: string; name: string; namespace?: string }) =>
+    `${s.kind} ${s.namespace ? s.namespace + '/' : ''}${s.name}`;
   const have = (existing.subjects ?? []).map(fmt);
   const want = (wanted.subjects ?? []).map(fmt);
   if (have.length !== want.length || have.some((s, i) => s !== want[i])) {
@@ -90,12 +101,16 @@ export function grantsMetricsGet(role: ClusterRole): boolean {
   return (role.rules ?? []).some(
     (r) =>
       (r.verbs ?? []).some((v) => v === 'get' || v === '*') &&
-      (r.nonResourceURLs ?? []).some((u) => u === '/metrics' || u === '*' || (u.endsWith('*') && '/metrics'.startsWith(u.slice(0, -1)))),
+      (r.nonResourceURLs ?? []).some(
+        (u) => u === '/metrics' || u === '*' || (u.endsWith('*') && '/metrics'.startsWith(u.slice(0, -1))),
+      ),
   );
 }
 
 function describeRules(role: ClusterRole): string {
-  const rules = (role.rules ?? []).map((r) => `${(r.verbs ?? []).join(',')} ${(r.nonResourceURLs ?? r.resources ?? []).join(',')}`.trim());
+  const rules = (role.rules ?? []).map((r) =>
+    `${(r.verbs ?? []).join(',')} ${(r.nonResourceURLs ?? r.resources ?? []).join(',')}`.trim(),
+  );
   return rules.length ? rules.join('; ') : 'none';
 }
 
@@ -117,7 +132,8 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
     if (!grantsMetricsGet(role)) {
       const what = `clusterrole "${roleName}" does not allow get on /metrics (its rules: ${describeRules(role)})`;
       // an aggregated role's rules are filled in by the controller: they may come later
-      if (role.aggregationRule) warning = `${what}; it aggregates other roles, so a scraper bound to it gets 403 until one of them grants it`;
+      if (role.aggregationRule)
+        warning = `${what}; it aggregates other roles, so a scraper bound to it gets 403 until one of them grants it`;
       else {
         throw new OpsError(
           `${what}: a scraper bound to it would get 403. Bind the project's metrics-reader role (--clusterrole <prefix>-metrics-reader), ` +
@@ -128,7 +144,9 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
   } catch (err) {
     if (err instanceof OpsError) throw err;
     if (isStatus(err, 404)) {
-      throw new OpsError(`clusterrole "${roleName}" not found: apply the project's RBAC (kubectl apply -k config/default) or pass the right --clusterrole`);
+      throw new OpsError(
+        `clusterrole "${roleName}" not found: apply the project's RBAC (kubectl apply -k config/default) or pass the right --clusterrole`,
+      );
     }
     if (!isStatus(err, 403)) throw apiError(err, `cannot read clusterrole ${roleName}`, client);
     // may bind without being allowed to read roles: let the create decide
@@ -153,7 +171,9 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
     } catch (err) {
       if (isStatus(err, 409)) continue; // created concurrently: compare with it
       if (err instanceof KubeApiError && err.status === 403) {
-        throw new OpsError(`cannot create clusterrolebinding ${name}: forbidden (${err.message}); binding a ClusterRole needs create on clusterrolebindings and either the role's permissions or "bind" on it`);
+        throw new OpsError(
+          `cannot create clusterrolebinding ${name}: forbidden (${err.message}); binding a ClusterRole needs create on clusterrolebindings and either the role's permissions or "bind" on it`,
+        );
       }
       throw apiError(err, `cannot create clusterrolebinding ${name}`, client);
     }
@@ -165,9 +185,15 @@ export async function applyGrant(client: KubeClient, wanted: ClusterRoleBinding)
  * Whether the service account exists (undefined when the caller may not tell). RBAC allows binding one ahead of
  * time, so the command only warns about a missing one.
  */
-export async function serviceAccountExists(client: KubeClient, sa: { namespace: string; name: string }): Promise<boolean | undefined> {
+export async function serviceAccountExists(
+  client: KubeClient,
+  sa: { namespace: string; name: string },
+): Promise<boolean | undefined> {
   try {
-    await client.get(`/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}`, { timeoutMs: 15_000 });
+    await client.get(
+      `/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}`,
+      { timeoutMs: 15_000 },
+    );
     return true;
   } catch (err) {
     if (isStatus(err, 404)) return false;

@@ -48,13 +48,18 @@ export function isStatus(err: unknown, status: number): err is KubeApiError {
  */
 export function apiError(err: unknown, what: string, client?: KubeClient): OpsError {
   if (err instanceof OpsError) return err;
-  if (!(err instanceof KubeApiError)) return new OpsError(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+  if (!(err instanceof KubeApiError))
+    return new OpsError(`${what}: ${err instanceof Error ? err.message : String(err)}`);
   const server = client ? ` at ${client.config.server}` : '';
   switch (err.status) {
     case 0:
-      return new OpsError(`${what}: cannot reach the API server${server} (${err.message}); check --kubeconfig / KUBECONFIG and that the server runs`);
+      return new OpsError(
+        `${what}: cannot reach the API server${server} (${err.message}); check --kubeconfig / KUBECONFIG and that the server runs`,
+      );
     case 401:
-      return new OpsError(`${what}: the API server${server} rejected the credentials (401 Unauthorized); the kubeconfig's token or certificate is invalid or expired`);
+      return new OpsError(
+        `${what}: the API server${server} rejected the credentials (401 Unauthorized); the kubeconfig's token or certificate is invalid or expired`,
+      );
     case 403:
       return new OpsError(`${what}: forbidden: ${err.message}`);
     default:
@@ -65,7 +70,10 @@ export function apiError(err: unknown, what: string, client?: KubeClient): OpsEr
 /** Parses `NS:NAME` (a service account reference, as `kubectl --serviceaccount`). */
 export function parseServiceAccountRef(value: string, flag: string): { namespace: string; name: string } {
   const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(value);
-  if (!m) throw new OpsUsageError(`${flag} must be NAMESPACE:NAME (e.g. monitoring:prometheus), got ${JSON.stringify(value)}`);
+  if (!m)
+    throw new OpsUsageError(
+      `${flag} must be NAMESPACE:NAME (e.g. monitoring:prometheus), got ${JSON.stringify(value)}`,
+    );
   return { namespace: m[1], name: m[3] };
 }
 
@@ -86,10 +94,16 @@ const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/name
  * else the pod's own namespace in a cluster, else `default`.
  */
 export function defaultNamespace(flags: KubeFlags): string {
-  const file = flags.kubeconfig ?? process.env.KUBECONFIG?.split(':').find((f) => f && existsSync(f)) ?? join(homedir(), '.kube', 'config');
+  const file =
+    flags.kubeconfig ??
+    process.env.KUBECONFIG?.split(':').find((f) => f && existsSync(f)) ??
+    join(homedir(), '.kube', 'config');
   try {
     if (existsSync(file)) {
-      const kc = parseYaml(readFileSync(file, 'utf8')) as { 'current-context'?: string; contexts?: Array<{ name: string; context?: { namespace?: string } }> };
+      const kc = parseYaml(readFileSync(file, 'utf8')) as {
+        'current-context'?: string;
+        contexts?: Array<{ name: string; context?: { namespace?: string } }>;
+      };
       const name = flags.context ?? kc['current-context'];
       const ns = kc.contexts?.find((c) => c.name === name)?.context?.namespace;
       if (ns) return ns;

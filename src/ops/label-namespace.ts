@@ -22,13 +22,20 @@ export async function labelNamespace(client: KubeClient, namespace: string, o: L
   const { key, value } = METRICS_NAMESPACE_LABEL;
   const suffix = o.dryRun ? ' (dry run)' : '';
   try {
-    const ns = await client.get<{ metadata: { labels?: Record<string, string>; resourceVersion?: string } }>(path, { timeoutMs: 15_000 });
+    const ns = await client.get<{ metadata: { labels?: Record<string, string>; resourceVersion?: string } }>(path, {
+      timeoutMs: 15_000,
+    });
     const current = ns.metadata.labels?.[key];
     if (current === value) return `not labeled${suffix}`;
-    if (current !== undefined && !o.overwrite) throw new OpsError(`'${key}' already has a value (${current}), and --overwrite is false`);
+    if (current !== undefined && !o.overwrite)
+      throw new OpsError(`'${key}' already has a value (${current}), and --overwrite is false`);
     if (o.dryRun) return `labeled${suffix}`;
     // the resourceVersion read above: a concurrent change of the labels fails (409) instead of being overwritten
-    await client.mergePatch(path, { metadata: { labels: { [key]: value }, resourceVersion: ns.metadata.resourceVersion } }, { timeoutMs: 15_000 });
+    await client.mergePatch(
+      path,
+      { metadata: { labels: { [key]: value }, resourceVersion: ns.metadata.resourceVersion } },
+      { timeoutMs: 15_000 },
+    );
     return 'labeled';
   } catch (err) {
     if (err instanceof OpsError) throw err;

@@ -9,7 +9,13 @@ export const MONITORING_GROUP_VERSION = 'monitoring.coreos.com/v1';
 export interface ServiceMonitor {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace?: string; creationTimestamp?: string; labels?: Record<string, string>; [k: string]: unknown };
+  metadata: {
+    name: string;
+    namespace?: string;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    [k: string]: unknown;
+  };
   spec?: Record<string, unknown>;
   [k: string]: unknown;
 }
@@ -23,7 +29,9 @@ export const CRD_MISSING =
 /** True when the API serves `monitoring.coreos.com/v1` servicemonitors (i.e. the CRD is installed). */
 export async function serviceMonitorCrdInstalled(client: KubeClient): Promise<boolean> {
   try {
-    const res = await client.get<{ resources?: Array<{ name: string }> }>(`/apis/${MONITORING_GROUP_VERSION}`, { timeoutMs: 15_000 });
+    const res = await client.get<{ resources?: Array<{ name: string }> }>(`/apis/${MONITORING_GROUP_VERSION}`, {
+      timeoutMs: 15_000,
+    });
     return (res.resources ?? []).some((r) => r.name === 'servicemonitors');
   } catch (err) {
     if (isStatus(err, 404)) return false;
@@ -32,7 +40,10 @@ export async function serviceMonitorCrdInstalled(client: KubeClient): Promise<bo
 }
 
 /** Lists the ServiceMonitors of `namespace` (all namespaces when undefined); a missing CRD is a {@link OpsError} saying so. */
-export async function listServiceMonitors(client: KubeClient, namespace: string | undefined): Promise<ServiceMonitor[]> {
+export async function listServiceMonitors(
+  client: KubeClient,
+  namespace: string | undefined,
+): Promise<ServiceMonitor[]> {
   const path = namespace
     ? `/apis/${MONITORING_GROUP_VERSION}/namespaces/${encodeURIComponent(namespace)}/servicemonitors`
     : `/apis/${MONITORING_GROUP_VERSION}/servicemonitors`;

@@ -6,10 +6,15 @@ import { OpsUsageError } from './errors.js';
 export type OutputFormat = 'yaml' | 'json' | 'name' | 'wide';
 
 /** Validates an `-o` value. */
-export function parseOutput(value: string | undefined, allowed: readonly OutputFormat[] = ['yaml', 'json', 'name']): OutputFormat | undefined {
+export function parseOutput(
+  value: string | undefined,
+  allowed: readonly OutputFormat[] = ['yaml', 'json', 'name'],
+): OutputFormat | undefined {
   if (value === undefined || value === '') return undefined;
   if ((allowed as readonly string[]).includes(value)) return value as OutputFormat;
-  throw new OpsUsageError(`unable to match a printer suitable for the output format "${value}", allowed formats are: ${allowed.join(',')}`);
+  throw new OpsUsageError(
+    `unable to match a printer suitable for the output format "${value}", allowed formats are: ${allowed.join(',')}`,
+  );
 }
 
 /** Validates `--dry-run`: only `client` (and `none`) are supported; true when it is a client dry run. */
@@ -68,9 +73,9 @@ export function formatObject(obj: unknown, format: OutputFormat, name: string): 
 export function formatTable(headers: string[], rows: string[][]): string {
   const all = [headers, ...rows];
   const widths = headers.map((_, i) => Math.max(6, ...all.map((r) => (r[i] ?? '').length + 3)));
-  return all
-    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join(''))
-    .join('\n') + '\n';
+  return (
+    all.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('')).join('\n') + '\n'
+  );
 }
 
 /** kubectl's AGE: a short, coarser-with-time duration (`45s`, `3m12s`, `25m`, `5h3m`, `3d4h`, `2y10d`). */

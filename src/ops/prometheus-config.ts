@@ -96,8 +96,13 @@ export async function loadManifests(from: string): Promise<Manifest[]> {
   if (!existsSync(from)) throw new OpsError(`--from ${from}: no such file or directory`);
   let text: string;
   if (statSync(from).isDirectory()) {
-    const isKustomization = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].some((f) => existsSync(join(from, f)));
-    if (!isKustomization) throw new OpsError(`--from ${from}: not a kustomize directory (no kustomization.yaml); pass the overlay (config/default) or a ServiceMonitor YAML file`);
+    const isKustomization = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].some((f) =>
+      existsSync(join(from, f)),
+    );
+    if (!isKustomization)
+      throw new OpsError(
+        `--from ${from}: not a kustomize directory (no kustomization.yaml); pass the overlay (config/default) or a ServiceMonitor YAML file`,
+      );
     text = await kustomize(from);
   } else {
     text = readFileSync(from, 'utf8');
@@ -121,22 +126,38 @@ function kustomize(dir: string): Promise<string> {
     execFile('kubectl', ['kustomize', dir], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (!err) return resolve(stdout);
       const e = err as NodeJS.ErrnoException;
-      if (e.code === 'ENOENT') return reject(new OpsError('kubectl is not installed: it builds the kustomize overlay (or pass a ServiceMonitor YAML file with --from)'));
+      if (e.code === 'ENOENT')
+        return reject(
+          new OpsError(
+            'kubectl is not installed: it builds the kustomize overlay (or pass a ServiceMonitor YAML file with --from)',
+          ),
+        );
       reject(new OpsError(`kubectl kustomize ${dir} failed: ${(stderr || e.message).trim()}`));
     });
   });
 }
 
-function matchesSelector(labels: Record<string, string> | undefined, selector: { matchLabels?: Record<string, string> } | undefined): boolean {
+function matchesSelector(
+  labels: Record<string, string> | undefined,
+  selector: { matchLabels?: Record<string, string> } | undefined,
+): boolean {
   const want = selector?.matchLabels ?? {};
   return Object.entries(want).every(([k, v]) => labels?.[k] === v);
 }
 
 /** The `scrape_configs` jobs for every endpoint of every ServiceMonitor in the manifests. */
-export function buildScrapeConfigs(manifests: Manifest[], opts: PrometheusConfigOptions, warn: (msg: string) => void = () => undefined): Obj[] {
-  const monitors = manifests.filter((m) => m.kind === 'ServiceMonitor' && String(m.apiVersion ?? '').startsWith('monitoring.coreos.com/'));
+export function buildScrapeConfigs(
+  manifests: Manifest[],
+  opts: PrometheusConfigOptions,
+  warn: (msg: string) => void = () => undefined,
+): Obj[] {
+  const monitors = manifests.filter(
+    (m) => m.kind === 'ServiceMonitor' && String(m.apiVersion ?? '').startsWith('monitoring.coreos.com/'),
+  );
   if (monitors.length === 0) {
-    throw new OpsError('no ServiceMonitor in the input: enable it with `ctrlmetrics edit --enable prometheus` (config/default lists ../prometheus), or pass its YAML file with --from');
+    throw new OpsError(
+      'no ServiceMonitor in the input: enable it with `ctrlmetrics edit --enable prometheus` (config/default lists ../prometheus), or pass its YAML file with --from',
+    );
   }
   if (opts.target !== undefined && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(opts.target)) {
     throw new OpsUsageError(`--target must be HOST:PORT (e.g. 127.0.0.1:8443), got ${JSON.stringify(opts.target)}`);
@@ -145,20 +166,47 @@ export function buildScrapeConfigs(manifests: Manifest[], opts: PrometheusConfig
   for (const sm of monitors) {
     const name = sm.metadata?.name ?? '';
     const ns = sm.metadata?.namespace ?? 'default';
-    const spec = (sm.spec ?? {}) as { endpoints?: MonitorEndpoint[]; selector?: { matchLabels?: Record<string, string> }; namespaceSelector?: { matchNames?: string[]; any?: boolean }; jobLabel?: string };
-    const namespaces = spec.namespaceSelector?.any ? [] : spec.namespaceSelector?.matchNames?.length ? spec.namespaceSelector.matchNames : [ns];
+    const spec = (sm.spec ?? {}) as {
+      endpoints?: MonitorEndpoint[];
+      selector?: { matchLabels?: Record<string, string> };
+      namespaceSelector?: { matchNames?: string[]; any?: boolean };
+      jobLabel?: string;
+    };
+    const namespaces = spec.namespaceSelector?.any
+      ? []
+      : spec.namespaceSelector?.matchNames?.length
+        ? spec.namespaceSelector.matchNames
+        : [ns];
     const services = manifests.filter(
-      (m) => m.kind === 'Service' && (namespaces.length === 0 || namespaces.includes(m.metadata?.namespace ?? 'default')) && matchesSelector(m.metadata?.labels, spec.selector),
+      (m) =>
+        m.kind === 'Service' &&
+        (namespaces.length === 0 || namespaces.includes(m.metadata?.namespace ?? 'default')) &&
+        matchesSelector(m.metadata?.labels, spec.selector),
     );
     (spec.endpoints ?? []).forEach((ep, i) => {
-      jobs.push(buildJob({ name, ns, namespaces, selector: spec.selector, jobLabel: spec.jobLabel }, ep, i, services, opts, warn));
+      jobs.push(
+        buildJob(
+          { name, ns, namespaces, selector: spec.selector, jobLabel: spec.jobLabel },
+          ep,
+          i,
+          services,
+          opts,
+          warn,
+        ),
+      );
     });
   }
   return jobs;
 }
 
 function buildJob(
-  sm: { name: string; ns: string; namespaces: string[]; selector?: { matchLabels?: Record<string, string> }; jobLabel?: string },
+  sm: {
+    name: string;
+    ns: string;
+    namespaces: string[];
+    selector?: { matchLabels?: Record<string, string> };
+    jobLabel?: string;
+  },
   ep: MonitorEndpoint,
   index: number,
   services: Manifest[],
@@ -179,8 +227,14 @@ function buildJob(
   const tokenFile = opts.tokenFile ?? ep.bearerTokenFile;
   if (opts.tokenFile === undefined && (ep.bearerTokenSecret || ep.authorization?.credentials)) {
     const ref = ep.bearerTokenSecret ?? ep.authorization!.credentials!;
-    if (isStatic) throw new OpsError(`${where} takes its token from Secret ${ref.name} key ${ref.key}: pass --token-file with a file holding that token`);
-    job.authorization = { type: ep.authorization?.type ?? 'Bearer', credentials_file: operatorMountPath(sm.ns, { secret: ref }) };
+    if (isStatic)
+      throw new OpsError(
+        `${where} takes its token from Secret ${ref.name} key ${ref.key}: pass --token-file with a file holding that token`,
+      );
+    job.authorization = {
+      type: ep.authorization?.type ?? 'Bearer',
+      credentials_file: operatorMountPath(sm.ns, { secret: ref }),
+    };
   } else if (tokenFile) {
     job.authorization = { type: 'Bearer', credentials_file: tokenFile };
   }
@@ -188,40 +242,56 @@ function buildJob(
   const tls = ep.tlsConfig;
   if (tls || opts.caFile) {
     const t: Obj = {};
-    const ca = opts.caFile ?? tls?.caFile ?? (tls?.ca ? (isStatic ? undefined : operatorMountPath(sm.ns, tls.ca)) : undefined);
+    const ca =
+      opts.caFile ?? tls?.caFile ?? (tls?.ca ? (isStatic ? undefined : operatorMountPath(sm.ns, tls.ca)) : undefined);
     if (tls?.ca && ca === undefined) {
-      throw new OpsError(`${where} verifies the server with the CA in ${describeRef(tls.ca)}: pass --ca-file with that CA certificate (e.g. kubectl get secret ${tls.ca.secret?.name ?? ''} -n ${sm.ns} -o jsonpath='{.data.ca\\.crt}' | base64 -d > ca.crt)`);
+      throw new OpsError(
+        `${where} verifies the server with the CA in ${describeRef(tls.ca)}: pass --ca-file with that CA certificate (e.g. kubectl get secret ${tls.ca.secret?.name ?? ''} -n ${sm.ns} -o jsonpath='{.data.ca\\.crt}' | base64 -d > ca.crt)`,
+      );
     }
     if (ca) t.ca_file = ca;
-    const cert = opts.certFile ?? tls?.certFile ?? (tls?.cert && !isStatic ? operatorMountPath(sm.ns, tls.cert) : undefined);
-    const key = opts.keyFile ?? tls?.keyFile ?? (tls?.keySecret && !isStatic ? operatorMountPath(sm.ns, { secret: tls.keySecret }) : undefined);
+    const cert =
+      opts.certFile ?? tls?.certFile ?? (tls?.cert && !isStatic ? operatorMountPath(sm.ns, tls.cert) : undefined);
+    const key =
+      opts.keyFile ??
+      tls?.keyFile ??
+      (tls?.keySecret && !isStatic ? operatorMountPath(sm.ns, { secret: tls.keySecret }) : undefined);
     if (cert && key) {
       t.cert_file = cert;
       t.key_file = key;
     } else if ((tls?.cert || tls?.keySecret) && isStatic) {
-      warn(`${where} also presents a client certificate from a Secret; it is left out (the metrics endpoint authenticates the bearer token). Pass --cert-file and --key-file to include it.`);
+      warn(
+        `${where} also presents a client certificate from a Secret; it is left out (the metrics endpoint authenticates the bearer token). Pass --cert-file and --key-file to include it.`,
+      );
     } else if (cert || key) {
       throw new OpsUsageError('--cert-file and --key-file go together: pass both or neither');
     }
     if (tls?.serverName) {
       if (/SERVICE_NAME|SERVICE_NAMESPACE/.test(tls.serverName)) {
-        throw new OpsError(`${where} has the placeholder serverName ${tls.serverName}: enable the [PROMETHEUS-WITH-CERTS] replacements in config/default/kustomization.yaml (ctrlmetrics edit --enable metrics-tls)`);
+        throw new OpsError(
+          `${where} has the placeholder serverName ${tls.serverName}: enable the [PROMETHEUS-WITH-CERTS] replacements in config/default/kustomization.yaml (ctrlmetrics edit --enable metrics-tls)`,
+        );
       }
       t.server_name = tls.serverName;
     }
     if (tls?.insecureSkipVerify) {
       t.insecure_skip_verify = true;
-      if (opts.caFile) warn(`${where} sets insecureSkipVerify: true, so --ca-file is not used to verify the server; enable the TLS patch (ctrlmetrics edit --enable metrics-tls) to verify it.`);
+      if (opts.caFile)
+        warn(
+          `${where} sets insecureSkipVerify: true, so --ca-file is not used to verify the server; enable the TLS patch (ctrlmetrics edit --enable metrics-tls) to verify it.`,
+        );
     }
     if (Object.keys(t).length > 0) job.tls_config = t;
   }
 
   const service = services[0];
-  if (services.length > 1) warn(`${where} selects ${services.length} Services; the labels name the first, ${service?.metadata?.name}`);
+  if (services.length > 1)
+    warn(`${where} selects ${services.length} Services; the labels name the first, ${service?.metadata?.name}`);
   const serviceName = service?.metadata?.name;
   const portName = ep.port;
   if (isStatic) {
-    if (!service) warn(`${where}: no Service in the input matches its selector, so the target has no "service" and "job" labels`);
+    if (!service)
+      warn(`${where}: no Service in the input matches its selector, so the target has no "service" and "job" labels`);
     const labels: Record<string, string> = { namespace: service?.metadata?.namespace ?? sm.ns };
     if (serviceName) labels.service = serviceName;
     if (opts.pod) labels.pod = opts.pod;
@@ -233,7 +303,9 @@ function buildJob(
     return job;
   }
 
-  job.kubernetes_sd_configs = [{ role: 'endpoints', namespaces: { names: sm.namespaces.length ? sm.namespaces : [sm.ns] } }];
+  job.kubernetes_sd_configs = [
+    { role: 'endpoints', namespaces: { names: sm.namespaces.length ? sm.namespaces : [sm.ns] } },
+  ];
   const relabel: Obj[] = [{ source_labels: ['job'], target_label: '__tmp_prometheus_job_name' }];
   for (const [k, v] of Object.entries(sm.selector?.matchLabels ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
     const l = sanitizeLabelName(k);
@@ -243,24 +315,56 @@ function buildJob(
       regex: `(${escapeRegex(v)});true`,
     });
   }
-  if (portName) relabel.push({ action: 'keep', source_labels: ['__meta_kubernetes_endpoint_port_name'], regex: escapeRegex(portName) });
+  if (portName)
+    relabel.push({
+      action: 'keep',
+      source_labels: ['__meta_kubernetes_endpoint_port_name'],
+      regex: escapeRegex(portName),
+    });
   else if (ep.targetPort !== undefined) {
     relabel.push({
       action: 'keep',
-      source_labels: [typeof ep.targetPort === 'number' ? '__meta_kubernetes_pod_container_port_number' : '__meta_kubernetes_pod_container_port_name'],
+      source_labels: [
+        typeof ep.targetPort === 'number'
+          ? '__meta_kubernetes_pod_container_port_number'
+          : '__meta_kubernetes_pod_container_port_name',
+      ],
       regex: escapeRegex(String(ep.targetPort)),
     });
   }
   relabel.push(
-    { source_labels: ['__meta_kubernetes_endpoint_address_target_kind', '__meta_kubernetes_endpoint_address_target_name'], separator: ';', regex: 'Node;(.*)', replacement: '${1}', target_label: 'node' },
-    { source_labels: ['__meta_kubernetes_endpoint_address_target_kind', '__meta_kubernetes_endpoint_address_target_name'], separator: ';', regex: 'Pod;(.*)', replacement: '${1}', target_label: 'pod' },
+    {
+      source_labels: [
+        '__meta_kubernetes_endpoint_address_target_kind',
+        '__meta_kubernetes_endpoint_address_target_name',
+      ],
+      separator: ';',
+      regex: 'Node;(.*)',
+      replacement: '${1}',
+      target_label: 'node',
+    },
+    {
+      source_labels: [
+        '__meta_kubernetes_endpoint_address_target_kind',
+        '__meta_kubernetes_endpoint_address_target_name',
+      ],
+      separator: ';',
+      regex: 'Pod;(.*)',
+      replacement: '${1}',
+      target_label: 'pod',
+    },
     { source_labels: ['__meta_kubernetes_namespace'], target_label: 'namespace' },
     { source_labels: ['__meta_kubernetes_service_name'], target_label: 'service' },
     { source_labels: ['__meta_kubernetes_pod_name'], target_label: 'pod' },
     { source_labels: ['__meta_kubernetes_pod_container_name'], target_label: 'container' },
     { action: 'drop', source_labels: ['__meta_kubernetes_pod_phase'], regex: '(Failed|Succeeded)' },
     sm.jobLabel
-      ? { source_labels: [`__meta_kubernetes_service_label_${sanitizeLabelName(sm.jobLabel)}`], target_label: 'job', regex: '(.+)', replacement: '${1}' }
+      ? {
+          source_labels: [`__meta_kubernetes_service_label_${sanitizeLabelName(sm.jobLabel)}`],
+          target_label: 'job',
+          regex: '(.+)',
+          replacement: '${1}',
+        }
       : { source_labels: ['__meta_kubernetes_service_name'], target_label: 'job', replacement: '${1}' },
     { target_label: 'endpoint', replacement: portName ?? String(ep.targetPort ?? '') },
   );
@@ -269,7 +373,11 @@ function buildJob(
 }
 
 /** Reads `--from` and prints the `scrape_configs` YAML document. */
-export async function renderScrapeConfigs(from: string, opts: PrometheusConfigOptions, warn: (msg: string) => void): Promise<string> {
+export async function renderScrapeConfigs(
+  from: string,
+  opts: PrometheusConfigOptions,
+  warn: (msg: string) => void,
+): Promise<string> {
   const jobs = buildScrapeConfigs(await loadManifests(from), opts, warn);
   return stringify({ scrape_configs: jobs }, { lineWidth: 0 });
 }

@@ -52,7 +52,10 @@ function increase(now: number, before: number | undefined): number {
 }
 
 /** Bucket deltas, or the new buckets whole when the histogram was reset. */
-function bucketsSince(now: Map<number, number>, before: Map<number, number> | undefined): Map<number, number> | undefined {
+function bucketsSince(
+  now: Map<number, number>,
+  before: Map<number, number> | undefined,
+): Map<number, number> | undefined {
   if (!before) return undefined;
   for (const [le, v] of now) if (v < (before.get(le) ?? 0)) return undefined;
   return before;
@@ -82,7 +85,11 @@ const SPARKS = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 /** A sparkline of `values`, scaled to their maximum; an empty one when there are none. */
 export function sparkline(values: number[]): string {
   const max = Math.max(0, ...values);
-  return values.map((v) => (max <= 0 ? SPARKS[0] : SPARKS[Math.min(SPARKS.length - 1, Math.round((v / max) * (SPARKS.length - 1)))])).join('');
+  return values
+    .map((v) =>
+      max <= 0 ? SPARKS[0] : SPARKS[Math.min(SPARKS.length - 1, Math.round((v / max) * (SPARKS.length - 1)))],
+    )
+    .join('');
 }
 
 /** How much history the sparkline shows. */
@@ -167,7 +174,11 @@ function clock(ms: number): string {
 /** The screen: a title, the table (width-fitted; the sparkline takes what is left) and at most `rows` lines. */
 export function renderScreen(history: WatchHistory, o: ScreenOptions): string[] {
   const last = history.last;
-  const when = last ? (o.staleSince !== undefined ? `last scrape ${clock(last.at)}, not answering since ${clock(o.staleSince)}` : clock(last.at)) : 'waiting for the first scrape';
+  const when = last
+    ? o.staleSince !== undefined
+      ? `last scrape ${clock(last.at)}, not answering since ${clock(o.staleSince)}`
+      : clock(last.at)
+    : 'waiting for the first scrape';
   const lines = [fit(`${o.url}  every ${o.intervalMs / 1000}s  ${when}`, o.columns), ''];
   if (!last) return lines.slice(0, o.rows);
   const stats = history.latest();
@@ -184,7 +195,9 @@ export function renderScreen(history: WatchHistory, o: ScreenOptions): string[] 
   const sparkWidth = o.columns - used;
   const withSpark = sparkWidth >= 8;
   const line = (r: string[], spark?: string) => {
-    const text = r.map((c, i) => fit(c, widths[i]).padEnd(widths[i] + GAP)).join('') + (withSpark && spark !== undefined ? spark : '');
+    const text =
+      r.map((c, i) => fit(c, widths[i]).padEnd(widths[i] + GAP)).join('') +
+      (withSpark && spark !== undefined ? spark : '');
     return fit(text.trimEnd(), o.columns);
   };
   lines.push(line(HEADERS, withSpark ? fit(SPARK_HEADER, sparkWidth) : undefined));
@@ -201,7 +214,8 @@ export function renderScreen(history: WatchHistory, o: ScreenOptions): string[] 
 
 /** Plain lines for a pipe or a log: one per controller per scrape, `key=value` after the time and the name. */
 export function renderLines(at: number, stats: ControllerStats[]): string[] {
-  if (stats.length === 0) return [`${clock(at)} no controller_runtime_reconcile_* metrics in this scrape (no controller has run yet?)`];
+  if (stats.length === 0)
+    return [`${clock(at)} no controller_runtime_reconcile_* metrics in this scrape (no controller has run yet?)`];
   return stats.map((s) => {
     const [name, rate, errors, p50, p90, depth] = cells(s);
     return `${clock(at)} ${name} reconciles/s=${rate} errors=${errors} p50=${p50} p90=${p90} depth=${depth} total=${s.total}`;

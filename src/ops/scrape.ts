@@ -53,7 +53,8 @@ export class ScrapeFailure extends CtrlmetricsError {
   }
 }
 
-const TOKEN_HINT = 'a token is one line of base64url characters, e.g. the output of ctrlmetrics token -n NAMESPACE SERVICEACCOUNT';
+const TOKEN_HINT =
+  'a token is one line of base64url characters, e.g. the output of ctrlmetrics token -n NAMESPACE SERVICEACCOUNT';
 
 /**
  * The token as read from `source` (`--token` or `token file F`), or a {@link OpsError} saying what the value holds
@@ -66,23 +67,37 @@ export function checkToken(value: string, source: string): string {
   if (/^apiVersion:|^kind:\s*Config|^clusters:|^\{\s*"(apiVersion|kind|clusters)"/m.test(t)) {
     throw new OpsUsageError(`${source} holds a kubeconfig, not a token: ${TOKEN_HINT}`);
   }
-  if (/[\r\n]/.test(t)) throw new OpsUsageError(`${source} holds ${t.split(/\r?\n/).length} lines, not a token: ${TOKEN_HINT}`);
-  if (/^bearer\s/i.test(t)) throw new OpsUsageError(`${source} starts with "${t.split(/\s/)[0]} ": give the token alone, without the scheme (${TOKEN_HINT})`);
+  if (/[\r\n]/.test(t))
+    throw new OpsUsageError(`${source} holds ${t.split(/\r?\n/).length} lines, not a token: ${TOKEN_HINT}`);
+  if (/^bearer\s/i.test(t))
+    throw new OpsUsageError(
+      `${source} starts with "${t.split(/\s/)[0]} ": give the token alone, without the scheme (${TOKEN_HINT})`,
+    );
   // visible ASCII only: what a header value can carry and what every Kubernetes token is made of
-  if (!/^[\x21-\x7e]+$/.test(t)) throw new OpsUsageError(`${source} holds spaces or characters a bearer token cannot have: ${TOKEN_HINT}`);
+  if (!/^[\x21-\x7e]+$/.test(t))
+    throw new OpsUsageError(`${source} holds spaces or characters a bearer token cannot have: ${TOKEN_HINT}`);
   return t;
 }
 
 /** Builds the target from the command's flags (token, token file or the pod's, CA or insecure). */
-export function resolveTarget(flags: { url: string; token?: string; tokenFile?: string; insecure?: boolean; cacert?: string; timeoutMs: number }): ScrapeTarget {
+export function resolveTarget(flags: {
+  url: string;
+  token?: string;
+  tokenFile?: string;
+  insecure?: boolean;
+  cacert?: string;
+  timeoutMs: number;
+}): ScrapeTarget {
   let url: URL;
   try {
     url = new URL(flags.url);
   } catch {
     throw new OpsUsageError(`invalid URL ${JSON.stringify(flags.url)}: expected e.g. https://127.0.0.1:8443/metrics`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OpsUsageError(`unsupported scheme ${url.protocol} in ${flags.url}: use https:// (or http://)`);
-  if (flags.token !== undefined && flags.tokenFile !== undefined) throw new OpsUsageError('pass either --token or --token-file, not both');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new OpsUsageError(`unsupported scheme ${url.protocol} in ${flags.url}: use https:// (or http://)`);
+  if (flags.token !== undefined && flags.tokenFile !== undefined)
+    throw new OpsUsageError('pass either --token or --token-file, not both');
   if (flags.insecure && flags.cacert) throw new OpsUsageError('pass either --insecure or --cacert, not both');
   const target: ScrapeTarget = { url, insecure: !!flags.insecure, timeoutMs: flags.timeoutMs };
   if (flags.token !== undefined) {
@@ -133,7 +148,17 @@ const TLS_CODES = new Set([
   'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'TIMEOUT']);
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'TIMEOUT',
+]);
 
 /** The sentence for a TLS failure: what is wrong with the certificate and which flag fixes it. */
 export function explainTls(code: string, message: string, target: ScrapeTarget): string {
@@ -143,12 +168,15 @@ export function explainTls(code: string, message: string, target: ScrapeTarget):
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
     return `TLS: the server's certificate does not name ${host} (${message}); ${hint ?? `connect by a name the certificate lists (e.g. <service>.<namespace>.svc), ${skip}`}`;
   }
-  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `TLS: the server's certificate is not valid now (${code}); renew it (the manager reloads it from --metrics-cert-path)${hint ? '' : `, ${skip}`}`;
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID')
+    return `TLS: the server's certificate is not valid now (${code}); renew it (the manager reloads it from --metrics-cert-path)${hint ? '' : `, ${skip}`}`;
   if (code === 'EPROTO' || code === 'ERR_SSL_WRONG_VERSION_NUMBER') {
     return `TLS handshake with ${target.url.host} failed (${message}); if the endpoint serves plain HTTP (--metrics-secure=false) use http://`;
   }
   const ca = hint ? target.caFile : `--cacert ${target.caFile}`;
-  const why = target.caFile ? `is not signed by the CA in ${ca}` : 'is not signed by a CA this machine trusts (the manager serves a self-signed certificate unless --metrics-cert-path is set)';
+  const why = target.caFile
+    ? `is not signed by the CA in ${ca}`
+    : 'is not signed by a CA this machine trusts (the manager serves a self-signed certificate unless --metrics-cert-path is set)';
   return `TLS: the server's certificate ${why} (${code}); ${hint ?? `pass --cacert FILE with the CA that signed it, ${skip}`}`;
 }
 
@@ -231,7 +259,8 @@ export function explainStatus(status: number, body: string, target: ScrapeTarget
     return `${target.url.host} serves HTTPS (the metrics endpoint's default, --metrics-secure=true): use ${httpsUrl(target.url)}`;
   }
   if (status === 404) {
-    if (target.url.pathname !== '/metrics') return `the endpoint answered 404 Not Found for ${target.url.pathname}: the metrics path is /metrics (${withPath(target.url, '/metrics')})`;
+    if (target.url.pathname !== '/metrics')
+      return `the endpoint answered 404 Not Found for ${target.url.pathname}: the metrics path is /metrics (${withPath(target.url, '/metrics')})`;
     return (
       `nothing is served at /metrics on ${target.url.host}: is this the metrics port? The health probe port (--health-probe-bind-address, :8081) ` +
       'serves only /healthz and /readyz; metrics are on --metrics-bind-address (:8443 by default, HTTPS)'
@@ -256,10 +285,18 @@ function withPath(url: URL, path: string): string {
 /** One GET of the endpoint; throws {@link ScrapeFailure} with the explanation on any failure. */
 export function scrapeOnce(target: ScrapeTarget, signal?: AbortSignal): Promise<ScrapeResponse> {
   const token = target.token?.();
-  const headers: Record<string, string> = { Accept: 'text/plain;version=0.0.4;q=1,*/*;q=0.1', 'User-Agent': 'ctrlmetrics-scrape' };
+  const headers: Record<string, string> = {
+    Accept: 'text/plain;version=0.0.4;q=1,*/*;q=0.1',
+    'User-Agent': 'ctrlmetrics-scrape',
+  };
   if (token) headers.Authorization = `Bearer ${token}`;
   const mod = target.url.protocol === 'https:' ? https : http;
-  const options: https.RequestOptions & { ALPNProtocols?: string[] } = { method: 'GET', headers, timeout: target.timeoutMs, agent: false };
+  const options: https.RequestOptions & { ALPNProtocols?: string[] } = {
+    method: 'GET',
+    headers,
+    timeout: target.timeoutMs,
+    agent: false,
+  };
   if (target.url.protocol === 'https:') {
     options.rejectUnauthorized = !target.insecure;
     if (target.ca) options.ca = target.ca;
@@ -291,17 +328,33 @@ export function scrapeOnce(target: ScrapeTarget, signal?: AbortSignal): Promise<
     const onAbort = () => req.destroy(new Error('aborted'));
     signal?.addEventListener('abort', onAbort, { once: true });
     req.on('close', () => signal?.removeEventListener('abort', onAbort));
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${target.timeoutMs} ms`), { code: 'TIMEOUT' })));
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error(`no answer within ${target.timeoutMs} ms`), { code: 'TIMEOUT' })),
+    );
     req.on('error', (err: NodeJS.ErrnoException) => {
       const code = err.code ?? '';
       if (signal?.aborted) return reject(new ScrapeFailure('interrupted', false));
-      if (TLS_CODES.has(code) || /certificate|SSL|TLS/i.test(err.message)) return reject(new ScrapeFailure(explainTls(code || 'TLS', err.message, target), false));
-      if (target.url.protocol === 'http:' && (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(err.message))) {
+      if (TLS_CODES.has(code) || /certificate|SSL|TLS/i.test(err.message))
+        return reject(new ScrapeFailure(explainTls(code || 'TLS', err.message, target), false));
+      if (
+        target.url.protocol === 'http:' &&
+        (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(err.message))
+      ) {
         // a TLS-only server closes a plain-HTTP request without answering: no point retrying
-        return reject(new ScrapeFailure(`${target.url.host} closed the connection without answering (${code || err.message}): if it serves HTTPS (the metrics endpoint's default), use ${httpsUrl(target.url)}`, false));
+        return reject(
+          new ScrapeFailure(
+            `${target.url.host} closed the connection without answering (${code || err.message}): if it serves HTTPS (the metrics endpoint's default), use ${httpsUrl(target.url)}`,
+            false,
+          ),
+        );
       }
       if (CONNECT_CODES.has(code)) {
-        return reject(new ScrapeFailure(`cannot connect to ${target.url.host} (${code}: ${err.message}): is the manager running and listening there (--metrics-bind-address)?`, true));
+        return reject(
+          new ScrapeFailure(
+            `cannot connect to ${target.url.host} (${code}: ${err.message}): is the manager running and listening there (--metrics-bind-address)?`,
+            true,
+          ),
+        );
       }
       reject(new ScrapeFailure(`request to ${target.url.host} failed: ${err.message}`, true));
     });
@@ -336,7 +389,11 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
 }
 
 /** {@link scrapeOnce} with bounded retries and exponential backoff for transient failures (5xx, 429, connection). */
-export async function scrapeWithRetry(target: ScrapeTarget, retry: RetryOptions = DEFAULT_RETRY, signal?: AbortSignal): Promise<ScrapeResponse> {
+export async function scrapeWithRetry(
+  target: ScrapeTarget,
+  retry: RetryOptions = DEFAULT_RETRY,
+  signal?: AbortSignal,
+): Promise<ScrapeResponse> {
   let wait = retry.backoffMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -350,4 +407,3 @@ export async function scrapeWithRetry(target: ScrapeTarget, retry: RetryOptions 
     }
   }
 }
-

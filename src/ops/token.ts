@@ -50,10 +50,14 @@ export async function requestTokenRequest(client: KubeClient, spec: TokenRequest
     return res;
   } catch (err) {
     if (isStatus(err, 404)) {
-      throw new OpsError(`serviceaccount "${name}" not found in namespace "${ns}": create it with kubectl create serviceaccount ${name} -n ${ns}`);
+      throw new OpsError(
+        `serviceaccount "${name}" not found in namespace "${ns}": create it with kubectl create serviceaccount ${name} -n ${ns}`,
+      );
     }
     if (isStatus(err, 403)) {
-      throw new OpsError(`cannot create a token for serviceaccount ${ns}/${name}: forbidden (${err.message}); the caller needs create on serviceaccounts/token in ${ns}`);
+      throw new OpsError(
+        `cannot create a token for serviceaccount ${ns}/${name}: forbidden (${err.message}); the caller needs create on serviceaccounts/token in ${ns}`,
+      );
     }
     throw apiError(err, `cannot create a token for serviceaccount ${ns}/${name}`, client);
   }

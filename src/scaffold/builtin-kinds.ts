@@ -63,21 +63,28 @@ function typesFolder(group: string): string | undefined {
  */
 export function resolveBuiltinKind(groupFlag: string, version: string, kind: string): BuiltinKind {
   const group = builtinGroupOf(groupFlag);
-  if (group === undefined) throw new ScaffoldError(`${groupFlag} is not a built-in API group of Kubernetes ${BUILTIN_API_VERSION.gitVersion}`);
+  if (group === undefined)
+    throw new ScaffoldError(`${groupFlag} is not a built-in API group of Kubernetes ${BUILTIN_API_VERSION.gitVersion}`);
   const shown = group || 'core';
   const inGroup = BUILTIN_RESOURCES.filter((r) => r.group === group);
   const versions = [...new Set(inGroup.map((r) => r.version))];
   if (!versions.includes(version)) {
-    throw new ScaffoldError(`the built-in API group ${shown} has no version ${version} in Kubernetes ${BUILTIN_API_VERSION.gitVersion}; its versions: ${versions.join(', ')}`);
+    throw new ScaffoldError(
+      `the built-in API group ${shown} has no version ${version} in Kubernetes ${BUILTIN_API_VERSION.gitVersion}; its versions: ${versions.join(', ')}`,
+    );
   }
   const kinds = inGroup.filter((r) => r.version === version);
   const r: BuiltinResource | undefined = kinds.find((x) => x.kind === kind);
   if (!r) {
     const names = [...new Set(kinds.map((x) => x.kind))].sort();
-    throw new ScaffoldError(`${group ? `${group}/` : ''}${version} has no kind ${kind} in Kubernetes ${BUILTIN_API_VERSION.gitVersion}; its kinds: ${names.join(', ')}`);
+    throw new ScaffoldError(
+      `${group ? `${group}/` : ''}${version} has no kind ${kind} in Kubernetes ${BUILTIN_API_VERSION.gitVersion}; its kinds: ${names.join(', ')}`,
+    );
   }
   if (!r.verbs.includes('list') || !r.verbs.includes('watch')) {
-    throw new ScaffoldError(`${kind} (${shown}/${version}) answers only ${r.verbs.join(', ')}: a controller needs to list and watch the kind it reconciles`);
+    throw new ScaffoldError(
+      `${kind} (${shown}/${version}) answers only ${r.verbs.join(', ')}: a controller needs to list and watch the kind it reconciles`,
+    );
   }
   const folder = typesFolder(group);
   const short = group.endsWith('.k8s.io') ? group.slice(0, -'.k8s.io'.length) : group || 'core';

@@ -19,7 +19,9 @@ function valueOf(s: unknown): unknown {
     case 'boolean':
       return false;
     case 'array':
-      return typeof s.minItems === 'number' && s.minItems > 0 ? Array.from({ length: s.minItems }, () => valueOf(s.items)) : [];
+      return typeof s.minItems === 'number' && s.minItems > 0
+        ? Array.from({ length: s.minItems }, () => valueOf(s.items))
+        : [];
     default:
       return requiredFields(s);
   }

@@ -36,7 +36,13 @@ import { builtinGroupOf, KUBERNETES_TYPES_VERSION, resolveBuiltinKind, type Buil
 import { builtinSample } from './builtin-samples.js';
 import { sampleOfSchema } from './crd-sample.js';
 import { crdKinds, toManifestYaml, writeTypesFromCrds, TypesError } from '../generate/index.js';
-import { builtinControllerFile, builtinControllerFunction, builtinControllerPath, builtinControllerTestFile, builtinControllerTestPath } from './templates/builtin-controller.js';
+import {
+  builtinControllerFile,
+  builtinControllerFunction,
+  builtinControllerPath,
+  builtinControllerTestFile,
+  builtinControllerTestPath,
+} from './templates/builtin-controller.js';
 
 export interface CreateApiOptions {
   /** The project directory (default: the current directory). */
@@ -98,11 +104,16 @@ function validate(group: string, domain: string, version: string, kind: string, 
   const fail = (m: string) => new ScaffoldError(`error validating resource: ${m}`);
   const qualified = [group, domain].filter(Boolean).join('.');
   if (!qualified) throw fail('group cannot be empty if the domain is empty');
-  if (qualified.length > 253 || !DNS1123_SUBDOMAIN.test(qualified)) throw fail(`either Group or Domain is invalid: [${SUBDOMAIN_TEXT}]`);
+  if (qualified.length > 253 || !DNS1123_SUBDOMAIN.test(qualified))
+    throw fail(`either Group or Domain is invalid: [${SUBDOMAIN_TEXT}]`);
   if (!version) throw fail('version cannot be empty');
-  if (version.length > 253 || !DNS1123_SUBDOMAIN.test(version)) throw fail(`version must respect DNS-1123 (was "${version}")`);
+  if (version.length > 253 || !DNS1123_SUBDOMAIN.test(version))
+    throw fail(`version must respect DNS-1123 (was "${version}")`);
   // stricter than kubebuilder: the API server refuses a CRD version that is not a DNS-1035 label (e.g. v1.2)
-  if (label1035Errors(version).length) throw fail(`version "${version}" must be a DNS-1035 label, as the API server requires of CRD versions (e.g. v1, v1alpha1)`);
+  if (label1035Errors(version).length)
+    throw fail(
+      `version "${version}" must be a DNS-1035 label, as the API server requires of CRD versions (e.g. v1, v1alpha1)`,
+    );
   if (!kind) throw fail('kind cannot be empty');
   const kindErrs = label1035Errors(kind.toLowerCase());
   if (kindErrs.length) throw fail(`invalid Kind: [${kindErrs.join(', ')}]`);
@@ -122,7 +133,10 @@ function flagValue(name: string, v: string | undefined): string {
 export function insertAtMarker(text: string, marker: string, line: string, file: string): string {
   const lines = text.split('\n');
   const at = lines.findIndex((l) => l.trim() === marker);
-  if (at < 0) throw new ScaffoldError(`${file}: the scaffold marker "${marker}" is missing; put it back where new lines go (ctrlmetrics create api inserts them above it)`);
+  if (at < 0)
+    throw new ScaffoldError(
+      `${file}: the scaffold marker "${marker}" is missing; put it back where new lines go (ctrlmetrics create api inserts them above it)`,
+    );
   if (lines.some((l) => l.trim() === line.trim())) return text;
   const indent = /^\s*/.exec(lines[at])![0];
   lines.splice(at, 0, `${indent}${line.trim()}`);
@@ -150,17 +164,34 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
   const existing = resources.find((r) => r.group === group && r.version === version && r.kind === kind);
   if (existing?.api && withResource && !opts.force) throw new ScaffoldError('API resource already exists');
   if ((opts.externalApiPath || opts.externalApiDomain) && withResource) {
-    throw new ScaffoldError('--external-api-path and --external-api-domain name a kind of another project: they go with --resource=false');
+    throw new ScaffoldError(
+      '--external-api-path and --external-api-domain name a kind of another project: they go with --resource=false',
+    );
   }
-  if (opts.externalApiDomain && !opts.externalApiPath) throw new ScaffoldError('--external-api-domain needs --external-api-path: the CRD that defines the kind');
+  if (opts.externalApiDomain && !opts.externalApiPath)
+    throw new ScaffoldError('--external-api-domain needs --external-api-path: the CRD that defines the kind');
   if (opts.externalApiPath) {
     const domain = opts.externalApiDomain?.trim() || project.domain;
-    return createExternalController(dir, project, { group: [group, domain].filter(Boolean).join('.'), shortGroup: group, domain, version, kind }, opts.externalApiPath, withController, opts.force === true);
+    return createExternalController(
+      dir,
+      project,
+      { group: [group, domain].filter(Boolean).join('.'), shortGroup: group, domain, version, kind },
+      opts.externalApiPath,
+      withController,
+      opts.force === true,
+    );
   }
   // a controller without types is for a kind the project does not define: one of Kubernetes' own (kubebuilder's
   // rule: unless the project already has an API of that group, version and kind)
   if (!withResource && !existing?.api) {
-    if (builtinGroupOf(group) !== undefined) return createBuiltinController(dir, project, resolveBuiltinKind(group, version, kind), withController, opts.force === true);
+    if (builtinGroupOf(group) !== undefined)
+      return createBuiltinController(
+        dir,
+        project,
+        resolveBuiltinKind(group, version, kind),
+        withController,
+        opts.force === true,
+      );
     throw new ScaffoldError(
       `${qualifiedGroup}/${version} ${kind} has no types in this project: drop --resource=false to scaffold them, or name one of Kubernetes' own API groups (core, apps, batch, networking, rbac.authorization, …) for a built-in kind`,
     );
@@ -172,7 +203,17 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
     );
   }
 
-  const r: ApiResource = { group, qualifiedGroup, version, kind, lowerKind, plural, irregularPlural: plural !== regular, namespaced: opts.namespaced !== false, ...(project.multigroup ? { multigroup: true } : {}) };
+  const r: ApiResource = {
+    group,
+    qualifiedGroup,
+    version,
+    kind,
+    lowerKind,
+    plural,
+    irregularPlural: plural !== regular,
+    namespaced: opts.namespaced !== false,
+    ...(project.multigroup ? { multigroup: true } : {}),
+  };
   const params: ProjectParams = { projectName: project.projectName, domain: project.domain, ctrlmetricsVersion: '' };
   const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
   const out = new Map<string, string>();
@@ -193,22 +234,43 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
     create(typesPath(r), typesFile(r));
     create(samplePath(r), sampleFile(r, params));
     const samples = current('config/samples/kustomization.yaml') ?? samplesKustomization();
-    out.set('config/samples/kustomization.yaml', insertAtMarker(samples, SAMPLES_MARKER, `- ${samplePath(r).slice('config/samples/'.length)}`, 'config/samples/kustomization.yaml'));
+    out.set(
+      'config/samples/kustomization.yaml',
+      insertAtMarker(
+        samples,
+        SAMPLES_MARKER,
+        `- ${samplePath(r).slice('config/samples/'.length)}`,
+        'config/samples/kustomization.yaml',
+      ),
+    );
     const crd = current('config/crd/kustomization.yaml') ?? crdKustomization();
-    out.set('config/crd/kustomization.yaml', insertAtMarker(crd, CRD_MARKER, `- bases/${crdFile(r)}`, 'config/crd/kustomization.yaml'));
+    out.set(
+      'config/crd/kustomization.yaml',
+      insertAtMarker(crd, CRD_MARKER, `- bases/${crdFile(r)}`, 'config/crd/kustomization.yaml'),
+    );
     // the admin/editor/viewer roles are always rewritten, as kubebuilder does
-    for (const [i, which] of (['admin', 'editor', 'viewer'] as const).entries()) out.set(roleFiles(r)[i], roleFile(r, params, which));
+    for (const [i, which] of (['admin', 'editor', 'viewer'] as const).entries())
+      out.set(roleFiles(r)[i], roleFile(r, params, which));
     const rbacK = current('config/rbac/kustomization.yaml');
-    if (rbacK === undefined) throw new ScaffoldError('config/rbac/kustomization.yaml not found: the project is missing the files init generated');
+    if (rbacK === undefined)
+      throw new ScaffoldError(
+        'config/rbac/kustomization.yaml not found: the project is missing the files init generated',
+      );
     const names = roleFiles(r).map((f) => f.slice('config/rbac/'.length));
     if (!names.every((n) => rbacK.includes(`- ${n}`))) {
       const block = `# For each CRD, "Admin", "Editor" and "Viewer" roles are scaffolded by default, aiding admins in cluster management.\n# Those roles are not used by the ${project.projectName} itself. You can comment the following lines\n# if you do not want those helpers be installed with your Project.\n${names.map((n) => `- ${n}`).join('\n')}\n`;
       out.set('config/rbac/kustomization.yaml', `${rbacK.endsWith('\n') ? rbacK : `${rbacK}\n`}${block}`);
     }
     const def = current('config/default/kustomization.yaml');
-    if (def === undefined) throw new ScaffoldError('config/default/kustomization.yaml not found: the project is missing the files init generated');
+    if (def === undefined)
+      throw new ScaffoldError(
+        'config/default/kustomization.yaml not found: the project is missing the files init generated',
+      );
     if (!/^- \.\.\/crd\s*$/m.test(def)) {
-      if (!/^#- \.\.\/crd\s*$/m.test(def)) throw new ScaffoldError('config/default/kustomization.yaml has no "#- ../crd" line to enable: add "- ../crd" under resources by hand');
+      if (!/^#- \.\.\/crd\s*$/m.test(def))
+        throw new ScaffoldError(
+          'config/default/kustomization.yaml has no "#- ../crd" line to enable: add "- ../crd" under resources by hand',
+        );
       out.set('config/default/kustomization.yaml', def.replace(/^#- \.\.\/crd(\s*)$/m, '- ../crd$1'));
     }
   }
@@ -220,9 +282,14 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
     if (!files.some((f) => hasStorageVersion(current(f) ?? ''))) {
       const first = files.find((f) => current(f) !== undefined);
       const marked = first && withStorageVersion(current(first)!, kind, true);
-      if (!first || !marked) throw new ScaffoldError(`${kind} has another version (${siblings.map((x) => x.version).join(', ')}) whose types file has no "export interface ${kind}": mark the version to store with // +kubebuilder:storageversion by hand`);
+      if (!first || !marked)
+        throw new ScaffoldError(
+          `${kind} has another version (${siblings.map((x) => x.version).join(', ')}) whose types file has no "export interface ${kind}": mark the version to store with // +kubebuilder:storageversion by hand`,
+        );
       out.set(first, marked);
-      notes.push(`${first}: marked +kubebuilder:storageversion — ${kind} now has ${siblings.length + 1} versions and objects stay stored in this one (create webhook --conversion moves the mark to the hub)`);
+      notes.push(
+        `${first}: marked +kubebuilder:storageversion — ${kind} now has ${siblings.length + 1} versions and objects stay stored in this one (create webhook --conversion moves the mark to the hub)`,
+      );
     }
   }
   if (withController) {
@@ -233,7 +300,9 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
 
   const entry: ProjectResource = {
     ...(existing ?? {}),
-    ...(withResource || existing?.api ? { api: { crdVersion: 'v1', ...(r.namespaced ? { namespaced: true } : {}) } } : {}),
+    ...(withResource || existing?.api
+      ? { api: { crdVersion: 'v1', ...(r.namespaced ? { namespaced: true } : {}) } }
+      : {}),
     ...(withController || existing?.controller ? { controller: true } : {}),
     domain: project.domain,
     group,
@@ -268,7 +337,8 @@ function addForeignController(
   o: { force: boolean; skipped: string[]; crds?: string[] },
 ): void {
   const controller = builtinControllerPath(kind);
-  if (read(controller) !== undefined && !o.force) throw new ScaffoldError(`failed to create ${controller}: file already exists`);
+  if (read(controller) !== undefined && !o.force)
+    throw new ScaffoldError(`failed to create ${controller}: file already exists`);
   out.set(controller, builtinControllerFile(kind));
   const testPath = builtinControllerTestPath(kind);
   if (read(testPath) !== undefined && !o.force) o.skipped.push(testPath);
@@ -294,8 +364,17 @@ async function writeFiles(dir: string, out: Map<string, string>): Promise<string
  * `kubernetes-types` dependency its type comes from, and kubebuilder's PROJECT entry for a core type (the group's
  * short name and domain, the module of its types).
  */
-async function createBuiltinController(dir: string, project: ReturnType<typeof readProjectFile>, k: BuiltinKind, withController: boolean, force: boolean): Promise<CreateApiResult> {
-  if (!withController) throw new ScaffoldError(`${k.kind} is a built-in kind of Kubernetes: with --resource=false there is only its controller to scaffold, and --controller=false leaves nothing`);
+async function createBuiltinController(
+  dir: string,
+  project: ReturnType<typeof readProjectFile>,
+  k: BuiltinKind,
+  withController: boolean,
+  force: boolean,
+): Promise<CreateApiResult> {
+  if (!withController)
+    throw new ScaffoldError(
+      `${k.kind} is a built-in kind of Kubernetes: with --resource=false there is only its controller to scaffold, and --controller=false leaves nothing`,
+    );
   const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
   const out = new Map<string, string>();
   const skipped: string[] = [];
@@ -308,15 +387,34 @@ async function createBuiltinController(dir: string, project: ReturnType<typeof r
   const resources = project.resources ?? [];
   const existing = builtinEntryOf(resources, k);
   const entry: ProjectResource = { ...(existing ?? builtinEntry(k)), controller: true };
-  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }));
+  out.set(
+    PROJECT_FILE,
+    renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }),
+  );
   const written = await writeFiles(dir, out);
-  const r: ApiResource = { group: k.projectGroup, qualifiedGroup: k.group, version: k.version, kind: k.kind, lowerKind, plural: k.plural, irregularPlural: false, namespaced: k.namespaced };
+  const r: ApiResource = {
+    group: k.projectGroup,
+    qualifiedGroup: k.group,
+    version: k.version,
+    kind: k.kind,
+    lowerKind,
+    plural: k.plural,
+    irregularPlural: false,
+    namespaced: k.namespaced,
+  };
   return { dir, resource: r, written, skipped, apiCreated: false, notes: [], builtin: k };
 }
 
 /** The PROJECT entry of a built-in kind, if the project has one. */
 export function builtinEntryOf(resources: ProjectResource[], k: BuiltinKind): ProjectResource | undefined {
-  return resources.find((x) => !x.api && x.group === k.projectGroup && x.version === k.version && x.kind === k.kind && (x.domain ?? '') === k.projectDomain);
+  return resources.find(
+    (x) =>
+      !x.api &&
+      x.group === k.projectGroup &&
+      x.version === k.version &&
+      x.kind === k.kind &&
+      (x.domain ?? '') === k.projectDomain,
+  );
 }
 
 /** kubebuilder's PROJECT entry for a core type: the group's short name and domain, the module of its types. */
@@ -336,11 +434,19 @@ export function builtinEntry(k: BuiltinKind): ProjectResource {
  */
 export function withKubernetesTypes(k: BuiltinKind, pkgText: string | undefined): string | undefined {
   if (!k.typesModule) return undefined;
-  if (pkgText === undefined) throw new ScaffoldError('package.json not found: the project is missing the files init generated');
-  const pkg = JSON.parse(pkgText) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  if (pkgText === undefined)
+    throw new ScaffoldError('package.json not found: the project is missing the files init generated');
+  const pkg = JSON.parse(pkgText) as {
+    dependencies?: Record<string, string>;
+    devDependencies?: Record<string, string>;
+  };
   if (pkg.dependencies?.['kubernetes-types'] || pkg.devDependencies?.['kubernetes-types']) return undefined;
   // types only: nothing of it runs; a dependency, as the project's exported signatures may name its types
-  pkg.dependencies = Object.fromEntries(Object.entries({ ...pkg.dependencies, 'kubernetes-types': KUBERNETES_TYPES_VERSION }).sort(([a], [b]) => (a < b ? -1 : 1)));
+  pkg.dependencies = Object.fromEntries(
+    Object.entries({ ...pkg.dependencies, 'kubernetes-types': KUBERNETES_TYPES_VERSION }).sort(([a], [b]) =>
+      a < b ? -1 : 1,
+    ),
+  );
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
 
@@ -358,7 +464,10 @@ async function createExternalController(
   withController: boolean,
   force: boolean,
 ): Promise<CreateApiResult> {
-  if (!withController) throw new ScaffoldError(`${want.kind} is another project's kind: with --resource=false there is only its controller to scaffold, and --controller=false leaves nothing`);
+  if (!withController)
+    throw new ScaffoldError(
+      `${want.kind} is another project's kind: with --resource=false there is only its controller to scaffold, and --controller=false leaves nothing`,
+    );
   let found;
   try {
     found = crdKinds([path], dir);
@@ -369,7 +478,9 @@ async function createExternalController(
   const k = found.find((x) => x.group === want.group && x.version === want.version && x.kind === want.kind);
   if (!k) {
     const have = found.map((x) => `${x.group}/${x.version} ${x.kind}`);
-    throw new ScaffoldError(`${path} defines no ${want.group}/${want.version} ${want.kind}${have.length ? `; it defines ${[...new Set(have)].join(', ')}` : ''} (the group is --group and --external-api-domain)`);
+    throw new ScaffoldError(
+      `${path} defines no ${want.group}/${want.version} ${want.kind}${have.length ? `; it defines ${[...new Set(have)].join(', ')}` : ''} (the group is --group and --external-api-domain)`,
+    );
   }
   const lowerKind = want.kind.toLowerCase();
   const typesDir = `src/api/external/${k.group}/${k.version}`;
@@ -387,8 +498,15 @@ async function createExternalController(
     external: true,
   };
   const crdCopy = `config/crd/external/${k.group}_${k.plural}.yaml`;
-  const schema = ((k.crd.spec as { versions: Array<{ name: string; schema?: { openAPIV3Schema?: unknown } }> }).versions.find((v) => v.name === k.version)?.schema?.openAPIV3Schema ?? {}) as Record<string, unknown>;
-  const sample = { apiVersion: kind.apiVersion, kind: k.kind, metadata: { name: `${lowerKind}-sample`, ...(k.namespaced ? { namespace: 'default' } : {}) }, ...sampleOfSchema(schema) };
+  const schema = ((
+    k.crd.spec as { versions: Array<{ name: string; schema?: { openAPIV3Schema?: unknown } }> }
+  ).versions.find((v) => v.name === k.version)?.schema?.openAPIV3Schema ?? {}) as Record<string, unknown>;
+  const sample = {
+    apiVersion: kind.apiVersion,
+    kind: k.kind,
+    metadata: { name: `${lowerKind}-sample`, ...(k.namespaced ? { namespace: 'default' } : {}) },
+    ...sampleOfSchema(schema),
+  };
 
   const read = (p: string) => (existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined);
   const out = new Map<string, string>();
@@ -396,12 +514,35 @@ async function createExternalController(
   addForeignController(out, read, kind, sample, { force, skipped, crds: [crdCopy] });
   out.set(crdCopy, toManifestYaml([k.crd]));
   const resources = project.resources ?? [];
-  const existing = resources.find((x) => x.external && x.group === want.shortGroup && x.version === k.version && x.kind === k.kind);
-  const entry: ProjectResource = { controller: true, ...(want.domain ? { domain: want.domain } : {}), external: true, group: want.shortGroup, kind: k.kind, path: typesDir, version: k.version };
-  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }));
+  const existing = resources.find(
+    (x) => x.external && x.group === want.shortGroup && x.version === k.version && x.kind === k.kind,
+  );
+  const entry: ProjectResource = {
+    controller: true,
+    ...(want.domain ? { domain: want.domain } : {}),
+    external: true,
+    group: want.shortGroup,
+    kind: k.kind,
+    path: typesDir,
+    version: k.version,
+  };
+  out.set(
+    PROJECT_FILE,
+    renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }),
+  );
   const written = await writeFiles(dir, out);
   // the types, from the CRD kept in the project
-  for (const w of await writeTypesFromCrds({ from: [crdCopy], out: 'src/api/external', root: dir })) if (w.changed) written.push(w.file.slice(dir.length + 1));
-  const r: ApiResource = { group: want.shortGroup, qualifiedGroup: k.group, version: k.version, kind: k.kind, lowerKind, plural: k.plural, irregularPlural: false, namespaced: k.namespaced };
+  for (const w of await writeTypesFromCrds({ from: [crdCopy], out: 'src/api/external', root: dir }))
+    if (w.changed) written.push(w.file.slice(dir.length + 1));
+  const r: ApiResource = {
+    group: want.shortGroup,
+    qualifiedGroup: k.group,
+    version: k.version,
+    kind: k.kind,
+    lowerKind,
+    plural: k.plural,
+    irregularPlural: false,
+    namespaced: k.namespaced,
+  };
   return { dir, resource: r, written, skipped, apiCreated: false, notes: [], builtin: kind };
 }

@@ -83,7 +83,10 @@ function dnsReplacement(fieldPath: 'metadata.name' | 'metadata.namespace'): Reco
 }
 
 /** kustomize replacements: cert-manager's CA injection annotation (`<namespace>/<certificate>`) on a configuration. */
-function caReplacement(fieldPath: 'metadata.name' | 'metadata.namespace', kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration'): Record<string, unknown> {
+function caReplacement(
+  fieldPath: 'metadata.name' | 'metadata.namespace',
+  kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration',
+): Record<string, unknown> {
   return {
     source: { kind: 'Certificate', group: 'cert-manager.io', version: 'v1', name: 'serving-cert', fieldPath },
     targets: [
@@ -114,7 +117,12 @@ const crdReplacementIs =
   (fieldPath: string, crdName: string): EntryMatcher =>
   (e) => {
     const r = e as { source?: Record<string, unknown>; targets?: Array<{ select?: Record<string, unknown> }> } | null;
-    return !!r && r.source?.name === 'serving-cert' && r.source?.fieldPath === fieldPath && !!r.targets?.some((t) => t?.select?.kind === 'CustomResourceDefinition' && t.select.name === crdName);
+    return (
+      !!r &&
+      r.source?.name === 'serving-cert' &&
+      r.source?.fieldPath === fieldPath &&
+      !!r.targets?.some((t) => t?.select?.kind === 'CustomResourceDefinition' && t.select.name === crdName)
+    );
   };
 
 const replacementIs =
@@ -143,32 +151,51 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
   const conversion = !!opts.conversion;
   const admission = k.defaulting || k.validation;
   if (!admission && !conversion) {
-    throw new ScaffoldError('create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true');
+    throw new ScaffoldError(
+      'create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true',
+    );
   }
   const resources = project.resources ?? [];
   const own = resources.find((r) => r.group === group && r.version === version && r.kind === kind && r.api);
   // a kind the project does not define: one of Kubernetes' own, whose webhooks the library serves as any other's
   let builtin: BuiltinKind | undefined;
   if (!own) {
-    if (builtinGroupOf(group) === undefined) throw new ScaffoldError('create webhook requires a previously created API');
+    if (builtinGroupOf(group) === undefined)
+      throw new ScaffoldError('create webhook requires a previously created API');
     builtin = resolveBuiltinKind(group, version, kind);
-    if (conversion) throw new ScaffoldError(`${kind} is a built-in kind of Kubernetes, which the API server converts itself: a conversion webhook is for a CRD's versions`);
+    if (conversion)
+      throw new ScaffoldError(
+        `${kind} is a built-in kind of Kubernetes, which the API server converts itself: a conversion webhook is for a CRD's versions`,
+      );
   }
   const entry: ProjectResource = own ?? (builtin && builtinEntryOf(resources, builtin)) ?? builtinEntry(builtin!);
   const existing = entry.webhooks ?? {};
   if (!opts.force) {
-    if (k.defaulting && existing.defaulting) throw new ScaffoldError('defaulting webhook already exists for this resource');
-    if (k.validation && existing.validation) throw new ScaffoldError('validation webhook already exists for this resource');
-    if (conversion && existing.conversion) throw new ScaffoldError('conversion webhook already exists for this resource');
+    if (k.defaulting && existing.defaulting)
+      throw new ScaffoldError('defaulting webhook already exists for this resource');
+    if (k.validation && existing.validation)
+      throw new ScaffoldError('validation webhook already exists for this resource');
+    if (conversion && existing.conversion)
+      throw new ScaffoldError('conversion webhook already exists for this resource');
   }
   const versionsOfKind = resources.filter((x) => x.group === group && x.kind === kind && x.api).map((x) => x.version);
-  const spokes = conversion ? (opts.spoke?.length ? opts.spoke.map((v) => v.trim()).filter(Boolean) : versionsOfKind.filter((v) => v !== version)) : [];
-  for (const v of spokes) if (v === version || !versionsOfKind.includes(v)) throw new ScaffoldError(`invalid spoke version "${v}"`);
+  const spokes = conversion
+    ? opts.spoke?.length
+      ? opts.spoke.map((v) => v.trim()).filter(Boolean)
+      : versionsOfKind.filter((v) => v !== version)
+    : [];
+  for (const v of spokes)
+    if (v === version || !versionsOfKind.includes(v)) throw new ScaffoldError(`invalid spoke version "${v}"`);
   if (conversion && spokes.length === 0) {
-    throw new ScaffoldError(`a conversion webhook needs another version of ${kind} to convert from: create it first (ctrlmetrics create api --group ${group} --version <version> --kind ${kind} --controller=false)`);
+    throw new ScaffoldError(
+      `a conversion webhook needs another version of ${kind} to convert from: create it first (ctrlmetrics create api --group ${group} --version <version> --kind ${kind} --controller=false)`,
+    );
   }
   // a webhook file holds every webhook kind of its resource: asking for one more keeps those it has
-  const kinds: WebhookKinds = { defaulting: k.defaulting || !!existing.defaulting, validation: k.validation || !!existing.validation };
+  const kinds: WebhookKinds = {
+    defaulting: k.defaulting || !!existing.defaulting,
+    validation: k.validation || !!existing.validation,
+  };
 
   const lowerKind = kind.toLowerCase();
   const plural = builtin?.plural ?? entry.plural ?? pluralOf(lowerKind);
@@ -195,8 +222,14 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
 
   let main = need(MAIN);
   if (admission && builtin) {
-    const sample = builtinSample(builtin.apiVersion, kind, `${lowerKind}-sample`, builtin.namespaced ? 'default' : undefined);
-    if (!sample) throw new ScaffoldError(`${kind} (${builtin.apiVersion}) has no sample object to test its webhooks with`);
+    const sample = builtinSample(
+      builtin.apiVersion,
+      kind,
+      `${lowerKind}-sample`,
+      builtin.namespaced ? 'default' : undefined,
+    );
+    if (!sample)
+      throw new ScaffoldError(`${kind} (${builtin.apiVersion}) has no sample object to test its webhooks with`);
     out.set(webhookPath(r), builtinWebhookFile(builtin, kinds, project.domain));
     out.set(webhookTestPath(r), builtinWebhookTestFile(builtin, kinds, sample, project.domain));
     const pkg = withKubernetesTypes(builtin, current('package.json'));
@@ -206,30 +239,56 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
     out.set(webhookTestPath(r), webhookTestFile(r, kinds));
   }
   if (admission) {
-    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${webhookFunction(r)} } from '${importPath(MAIN, webhookPath(r))}';`, MAIN);
+    main = insertAtMarker(
+      main,
+      '// +ctrlmetrics:scaffold:imports',
+      `import { ${webhookFunction(r)} } from '${importPath(MAIN, webhookPath(r))}';`,
+      MAIN,
+    );
     // ENABLE_WEBHOOKS=false runs the manager without them (e.g. locally, with no certificate), as kubebuilder's main.go
-    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:controllers', `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${webhookFunction(r)}());`, MAIN);
+    main = insertAtMarker(
+      main,
+      '// +ctrlmetrics:scaffold:controllers',
+      `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${webhookFunction(r)}());`,
+      MAIN,
+    );
   }
   if (conversion) {
     out.set(conversionPath(r), conversionFile(r, spokes));
     out.set(conversionTestPath(r), conversionTestFile(r, spokes));
-    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:imports', `import { ${conversionFunction(r)} } from '${importPath(MAIN, conversionPath(r))}';`, MAIN);
-    main = insertAtMarker(main, '// +ctrlmetrics:scaffold:controllers', `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${conversionFunction(r)}());`, MAIN);
+    main = insertAtMarker(
+      main,
+      '// +ctrlmetrics:scaffold:imports',
+      `import { ${conversionFunction(r)} } from '${importPath(MAIN, conversionPath(r))}';`,
+      MAIN,
+    );
+    main = insertAtMarker(
+      main,
+      '// +ctrlmetrics:scaffold:controllers',
+      `if (process.env.ENABLE_WEBHOOKS !== 'false') mgr.add(${conversionFunction(r)}());`,
+      MAIN,
+    );
     // the hub is the version objects are stored in
     for (const v of versionsOfKind) {
       const f = typesPath({ ...r, version: v });
       const text = current(f);
       if (text === undefined) continue;
       const marked = withStorageVersion(text, kind, v === version);
-      if (marked === undefined) throw new ScaffoldError(`${f} has no "export interface ${kind}": mark the hub ${version} with // +kubebuilder:storageversion by hand`);
+      if (marked === undefined)
+        throw new ScaffoldError(
+          `${f} has no "export interface ${kind}": mark the hub ${version} with // +kubebuilder:storageversion by hand`,
+        );
       if (marked !== text || (v === version && !hasStorageVersion(text))) out.set(f, marked);
     }
     out.set(crdConversionPatchPath(r), crdConversionPatch(r));
-    if (current('config/crd/kustomizeconfig.yaml') === undefined) out.set('config/crd/kustomizeconfig.yaml', crdKustomizeConfig());
+    if (current('config/crd/kustomizeconfig.yaml') === undefined)
+      out.set('config/crd/kustomizeconfig.yaml', crdKustomizeConfig());
     let crdK = need('config/crd/kustomization.yaml');
     const patchLine = `- path: ${crdConversionPatchPath(r).slice('config/crd/'.length)}`;
     if (!crdK.split('\n').some((l) => l.trim() === patchLine)) {
-      crdK = /^patches:\s*$/m.test(crdK) ? crdK.replace(/^patches:\s*$/m, `patches:\n${patchLine}`) : `${crdK.trimEnd()}\n\npatches:\n${patchLine}\n`;
+      crdK = /^patches:\s*$/m.test(crdK)
+        ? crdK.replace(/^patches:\s*$/m, `patches:\n${patchLine}`)
+        : `${crdK.trimEnd()}\n\npatches:\n${patchLine}\n`;
     }
     if (!/^configurations:\s*$/m.test(crdK)) crdK = `${crdK.trimEnd()}\n\nconfigurations:\n- kustomizeconfig.yaml\n`;
     out.set('config/crd/kustomization.yaml', crdK);
@@ -238,20 +297,40 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
   // config/webhook lists manifests.yaml only once there are admission webhooks (generate writes it from their markers)
   const whK = current('config/webhook/kustomization.yaml');
   const hasAdmission = admission || !!existing.defaulting || !!existing.validation;
-  if (whK === undefined) out.set('config/webhook/kustomization.yaml', hasAdmission ? webhookKustomization() : webhookKustomization().replace('- manifests.yaml\n', ''));
-  else if (hasAdmission && !/^- manifests\.yaml\s*$/m.test(whK)) out.set('config/webhook/kustomization.yaml', whK.replace(/^resources:\s*$/m, 'resources:\n- manifests.yaml'));
-  if (current('config/webhook/kustomizeconfig.yaml') === undefined) out.set('config/webhook/kustomizeconfig.yaml', webhookKustomizeConfig());
-  if (current('config/webhook/service.yaml') === undefined) out.set('config/webhook/service.yaml', webhookService(params));
-  if (current('config/default/manager_webhook_patch.yaml') === undefined) out.set('config/default/manager_webhook_patch.yaml', managerWebhookPatch());
-  if (current('config/certmanager/certificate-webhook.yaml') === undefined) out.set('config/certmanager/certificate-webhook.yaml', webhookCertificate(params));
+  if (whK === undefined)
+    out.set(
+      'config/webhook/kustomization.yaml',
+      hasAdmission ? webhookKustomization() : webhookKustomization().replace('- manifests.yaml\n', ''),
+    );
+  else if (hasAdmission && !/^- manifests\.yaml\s*$/m.test(whK))
+    out.set('config/webhook/kustomization.yaml', whK.replace(/^resources:\s*$/m, 'resources:\n- manifests.yaml'));
+  if (current('config/webhook/kustomizeconfig.yaml') === undefined)
+    out.set('config/webhook/kustomizeconfig.yaml', webhookKustomizeConfig());
+  if (current('config/webhook/service.yaml') === undefined)
+    out.set('config/webhook/service.yaml', webhookService(params));
+  if (current('config/default/manager_webhook_patch.yaml') === undefined)
+    out.set('config/default/manager_webhook_patch.yaml', managerWebhookPatch());
+  if (current('config/certmanager/certificate-webhook.yaml') === undefined)
+    out.set('config/certmanager/certificate-webhook.yaml', webhookCertificate(params));
   const cm = need('config/certmanager/kustomization.yaml');
   if (!/^- certificate-webhook\.yaml\s*$/m.test(cm)) {
-    if (!/^- certificate-metrics\.yaml\s*$/m.test(cm)) throw new ScaffoldError('config/certmanager/kustomization.yaml: no "- certificate-metrics.yaml" entry to add the webhook certificate after; add "- certificate-webhook.yaml" under resources by hand');
-    out.set('config/certmanager/kustomization.yaml', cm.replace(/^(- certificate-metrics\.yaml)(\s*)$/m, '$1\n- certificate-webhook.yaml$2'));
+    if (!/^- certificate-metrics\.yaml\s*$/m.test(cm))
+      throw new ScaffoldError(
+        'config/certmanager/kustomization.yaml: no "- certificate-metrics.yaml" entry to add the webhook certificate after; add "- certificate-webhook.yaml" under resources by hand',
+      );
+    out.set(
+      'config/certmanager/kustomization.yaml',
+      cm.replace(/^(- certificate-metrics\.yaml)(\s*)$/m, '$1\n- certificate-webhook.yaml$2'),
+    );
   }
   const np = need('config/network-policy/kustomization.yaml');
   if (!/^- allow-webhook-traffic\.yaml\s*$/m.test(np)) {
-    out.set('config/network-policy/kustomization.yaml', /^#- allow-webhook-traffic\.yaml\s*$/m.test(np) ? np.replace(/^#- allow-webhook-traffic\.yaml/m, '- allow-webhook-traffic.yaml') : `${np.trimEnd()}\n- allow-webhook-traffic.yaml\n`);
+    out.set(
+      'config/network-policy/kustomization.yaml',
+      /^#- allow-webhook-traffic\.yaml\s*$/m.test(np)
+        ? np.replace(/^#- allow-webhook-traffic\.yaml/m, '- allow-webhook-traffic.yaml')
+        : `${np.trimEnd()}\n- allow-webhook-traffic.yaml\n`,
+    );
   }
   const conversionSpokes = conversion ? spokes : existing.spoke;
   const updated: ProjectResource = {
@@ -264,14 +343,25 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
       webhookVersion: 'v1',
     },
   };
-  out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: resources.includes(entry) ? resources.map((x) => (x === entry ? updated : x)) : [...resources, updated] }));
+  out.set(
+    PROJECT_FILE,
+    renderProjectFile({
+      ...project,
+      resources: resources.includes(entry)
+        ? resources.map((x) => (x === entry ? updated : x))
+        : [...resources, updated],
+    }),
+  );
 
   const written: string[] = [];
   const exists = (p: string) => read(p) !== undefined;
   // the webhook file is the user's code once written: rewriting it (to add a webhook kind) takes --force
-  if (conversion && exists(conversionPath(r)) && !opts.force) throw new ScaffoldError(`failed to create ${conversionPath(r)}: file already exists (pass --force to rewrite it)`);
+  if (conversion && exists(conversionPath(r)) && !opts.force)
+    throw new ScaffoldError(`failed to create ${conversionPath(r)}: file already exists (pass --force to rewrite it)`);
   if (admission && exists(webhookPath(r)) && !opts.force) {
-    throw new ScaffoldError(`failed to create ${webhookPath(r)}: file already exists (pass --force to rewrite it with the ${kinds.defaulting && kinds.validation ? 'defaulting and validation webhooks' : 'webhook'}, replacing your code in it)`);
+    throw new ScaffoldError(
+      `failed to create ${webhookPath(r)}: file already exists (pass --force to rewrite it with the ${kinds.defaulting && kinds.validation ? 'defaulting and validation webhooks' : 'webhook'}, replacing your code in it)`,
+    );
   }
   for (const [p, content] of [...out].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (read(p) === content) continue;
@@ -288,17 +378,20 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
   const d = def.doc;
   enableEntry(d, 'resources', resourceIs('../webhook'), '../webhook');
   enableEntry(d, 'patches', patchIs(WEBHOOK_PATCH.path), WEBHOOK_PATCH);
-  for (const fp of ['metadata.name', 'metadata.namespace'] as const) enableEntry(d, 'replacements', replacementIs(dnsReplacement(fp)), dnsReplacement(fp));
+  for (const fp of ['metadata.name', 'metadata.namespace'] as const)
+    enableEntry(d, 'replacements', replacementIs(dnsReplacement(fp)), dnsReplacement(fp));
   for (const [on, configKind] of [
     [kinds.defaulting, 'MutatingWebhookConfiguration'],
     [kinds.validation, 'ValidatingWebhookConfiguration'],
   ] as const) {
     if (!on) continue;
-    for (const fp of ['metadata.namespace', 'metadata.name'] as const) enableEntry(d, 'replacements', replacementIs(caReplacement(fp, configKind)), caReplacement(fp, configKind));
+    for (const fp of ['metadata.namespace', 'metadata.name'] as const)
+      enableEntry(d, 'replacements', replacementIs(caReplacement(fp, configKind)), caReplacement(fp, configKind));
   }
   if (conversion) {
     const crdName = `${r.plural}.${r.qualifiedGroup}`;
-    for (const fp of ['metadata.namespace', 'metadata.name'] as const) enableEntry(d, 'replacements', crdReplacementIs(fp, crdName), crdCaReplacement(fp, crdName));
+    for (const fp of ['metadata.namespace', 'metadata.name'] as const)
+      enableEntry(d, 'replacements', crdReplacementIs(fp, crdName), crdCaReplacement(fp, crdName));
   }
   const text = render(def);
   if (text !== def.original) {

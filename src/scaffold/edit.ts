@@ -41,7 +41,10 @@ export const patchIs =
 const replacementIs =
   (fieldPath: string, kind: string): EntryMatcher =>
   (e) => {
-    const r = e as { source?: { name?: string; fieldPath?: string }; targets?: Array<{ select?: { kind?: string } }> } | null;
+    const r = e as {
+      source?: { name?: string; fieldPath?: string };
+      targets?: Array<{ select?: { kind?: string } }>;
+    } | null;
     return (
       !!r &&
       typeof r === 'object' &&
@@ -82,13 +85,16 @@ export interface LoadedFile {
 /** What an option turns on along with it. */
 const NEEDS: Partial<Record<ScaffoldOption, ScaffoldOption[]>> = { 'metrics-tls': ['prometheus', 'certmanager'] };
 
-const REGENERATE_HINT = 'fix it by hand, or compare with a fresh `ctrlmetrics init` in another directory; nothing was written';
+const REGENERATE_HINT =
+  'fix it by hand, or compare with a fresh `ctrlmetrics init` in another directory; nothing was written';
 
 export function load(dir: string, rel: string): LoadedFile {
   const path = join(dir, rel);
   if (!existsSync(path)) {
     if (rel === DEFAULT_KUSTOMIZATION) {
-      throw new ScaffoldError(`${rel} not found in ${dir}: not a ctrlmetrics project (run ctrlmetrics init, or pass --dir)`);
+      throw new ScaffoldError(
+        `${rel} not found in ${dir}: not a ctrlmetrics project (run ctrlmetrics init, or pass --dir)`,
+      );
     }
     throw new ScaffoldError(`${rel} not found in ${dir}: ${REGENERATE_HINT}`);
   }
@@ -96,14 +102,19 @@ export function load(dir: string, rel: string): LoadedFile {
   const eol = original.includes('\r\n') ? '\r\n' : '\n';
   const text = original.replace(/\r\n/g, '\n');
   const all = parseAllDocuments(text);
-  if (!Array.isArray(all) || all.length !== 1) throw new ScaffoldError(`${rel} must hold exactly one YAML document: ${REGENERATE_HINT}`);
+  if (!Array.isArray(all) || all.length !== 1)
+    throw new ScaffoldError(`${rel} must hold exactly one YAML document: ${REGENERATE_HINT}`);
   const doc = all[0];
-  if (doc.errors.length > 0) throw new ScaffoldError(`${rel} is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
-  if (!isMap(doc.contents)) throw new ScaffoldError(`${rel} is not a kustomization (a YAML mapping): ${REGENERATE_HINT}`);
+  if (doc.errors.length > 0)
+    throw new ScaffoldError(`${rel} is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
+  if (!isMap(doc.contents))
+    throw new ScaffoldError(`${rel} is not a kustomization (a YAML mapping): ${REGENERATE_HINT}`);
   for (const key of ['resources', 'patches', 'replacements']) {
     const v = doc.get(key, true);
     if (v !== undefined && v !== null && !isSeq(v) && !(isScalar(v) && v.value === null)) {
-      throw new ScaffoldError(`${rel}: "${key}" is not a list, so ctrlmetrics edit cannot switch entries in it: ${REGENERATE_HINT}`);
+      throw new ScaffoldError(
+        `${rel}: "${key}" is not a list, so ctrlmetrics edit cannot switch entries in it: ${REGENERATE_HINT}`,
+      );
     }
   }
   return { path, original, text, eol, doc };
@@ -126,7 +137,9 @@ function refuseForeignReference(file: LoadedFile, rel: string, key: string, need
     const k = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
     if (k === key || pair.value === null || pair.value === undefined) continue;
     if (strings((pair.value as Node).toJSON?.() ?? pair.value).some((v) => trimSlash(v) === needle)) {
-      throw new ScaffoldError(`${rel} refers to ${needle} under "${k}", where ctrlmetrics edit cannot switch it (it uses "${key}"): ${REGENERATE_HINT}`);
+      throw new ScaffoldError(
+        `${rel} refers to ${needle} under "${k}", where ctrlmetrics edit cannot switch it (it uses "${key}"): ${REGENERATE_HINT}`,
+      );
     }
   }
 }
@@ -135,7 +148,9 @@ function refuseForeignReference(file: LoadedFile, rel: string, key: string, need
 function refuseUnknownReplacements(file: LoadedFile, rel: string): void {
   const list = file.doc.get('replacements', true);
   if (!isSeq(list)) return;
-  const known = (['Certificate', 'ServiceMonitor'] as const).flatMap((kind) => FIELD_PATHS.map((fp) => replacementIs(fp, kind)));
+  const known = (['Certificate', 'ServiceMonitor'] as const).flatMap((kind) =>
+    FIELD_PATHS.map((fp) => replacementIs(fp, kind)),
+  );
   for (const item of list.items) {
     const r = (item as Node).toJSON() as { source?: { name?: string } } | null;
     if (r?.source?.name === 'controller-manager-metrics-service' && !known.some((m) => m(r))) {
@@ -199,11 +214,16 @@ export interface EditRequest {
 /** Builds `dir` with `kubectl kustomize`: undefined when it builds or kubectl is not installed, else why not. */
 function kustomizeError(dir: string): Promise<string | undefined> {
   return new Promise((done) => {
-    execFile('kubectl', ['kustomize', dir], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, _stdout, stderr) => {
-      if (!err) return done(undefined);
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return done(undefined); // no kubectl: nothing to check with
-      done((stderr || err.message).trim().split('\n')[0]);
-    });
+    execFile(
+      'kubectl',
+      ['kustomize', dir],
+      { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+      (err, _stdout, stderr) => {
+        if (!err) return done(undefined);
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return done(undefined); // no kubectl: nothing to check with
+        done((stderr || err.message).trim().split('\n')[0]);
+      },
+    );
   });
 }
 
@@ -225,7 +245,8 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   // options turned on along with another contradict disabling them in the same request
   for (const o of enable) {
     for (const needed of NEEDS[o] ?? []) {
-      if (disable.includes(needed)) throw new ScaffoldError(`cannot enable ${o} and disable ${needed}: ${o} needs ${needed}; nothing was written`);
+      if (disable.includes(needed))
+        throw new ScaffoldError(`cannot enable ${o} and disable ${needed}: ${o} needs ${needed}; nothing was written`);
     }
   }
 
@@ -250,13 +271,19 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   if (touched.has('metrics-tls')) refuseUnknownReplacements(def, DEFAULT_KUSTOMIZATION);
   if (enable.includes('metrics-tls')) {
     requireFile(root, 'config/default/cert_metrics_manager_patch.yaml', 'metrics-tls mounts the certificate with it');
-    requireFile(root, 'config/prometheus/monitor_tls_patch.yaml', 'metrics-tls makes the ServiceMonitor verify the certificate with it');
+    requireFile(
+      root,
+      'config/prometheus/monitor_tls_patch.yaml',
+      'metrics-tls makes the ServiceMonitor verify the certificate with it',
+    );
   }
   const messages: string[] = [];
   const d = def.doc;
 
   const isOn = (o: ScaffoldOption): boolean =>
-    o === 'metrics-tls' ? hasEntry(d, 'patches', patchIs(CERT_PATCH.path)) : hasEntry(d, 'resources', resourceIs(RESOURCE[o]));
+    o === 'metrics-tls'
+      ? hasEntry(d, 'patches', patchIs(CERT_PATCH.path))
+      : hasEntry(d, 'resources', resourceIs(RESOURCE[o]));
 
   /** Switches the replacement blocks of one target kind; true when anything changed. */
   const setReplacements = (kind: 'Certificate' | 'ServiceMonitor', on: boolean): boolean => {
@@ -287,7 +314,9 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     // the webhooks' serving certificate and CA injection come from cert-manager: without it their replacements
     // have no source and the build fails
     if (o === 'certmanager' && isOn(o) && hasEntry(d, 'resources', resourceIs('../webhook'))) {
-      throw new ScaffoldError('certmanager cannot be disabled while the project has webhooks (../webhook in config/default): their serving certificate and CA injection come from cert-manager');
+      throw new ScaffoldError(
+        'certmanager cannot be disabled while the project has webhooks (../webhook in config/default): their serving certificate and CA injection come from cert-manager',
+      );
     }
     if (!isOn(o)) {
       // e.g. a hand-enabled ServiceMonitor TLS patch without the cert patch: Prometheus would expect a CA the
@@ -310,17 +339,21 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
 
   const turnOn = (o: ScaffoldOption, why?: string): void => {
     if (o === 'metrics-tls') {
-      if (!isOn('prometheus')) turnOn('prometheus', 'metrics-tls configures the ServiceMonitor, and the TLS patch alone does not enable it');
+      if (!isOn('prometheus'))
+        turnOn('prometheus', 'metrics-tls configures the ServiceMonitor, and the TLS patch alone does not enable it');
       if (!isOn('certmanager')) turnOn('certmanager', 'metrics-tls uses the cert-manager Certificate');
     } else if (!existsSync(join(root, RESOURCE_DIR[o], 'kustomization.yaml'))) {
-      throw new ScaffoldError(`${RESOURCE_DIR[o]}/kustomization.yaml not found: regenerate it with ctrlmetrics init --force in a copy and bring it over`);
+      throw new ScaffoldError(
+        `${RESOURCE_DIR[o]}/kustomization.yaml not found: regenerate it with ctrlmetrics init --force in a copy and bring it over`,
+      );
     }
     const already = isOn(o);
     if (o === 'metrics-tls') enableEntry(d, 'patches', patchIs(CERT_PATCH.path), CERT_PATCH);
     else enableEntry(d, 'resources', resourceIs(RESOURCE[o]), RESOURCE[o]);
     // e.g. the Certificate's DNS names are placeholders until its replacements fill them in
     const completed = setCompanions(o, true);
-    if (already) messages.push(completed ? `${o} was partly enabled by hand; enabled the rest of it` : `${o} is already enabled`);
+    if (already)
+      messages.push(completed ? `${o} was partly enabled by hand; enabled the rest of it` : `${o} is already enabled`);
     else messages.push(why ? `enabled ${o} too (${why})` : `enabled ${o}`);
   };
 
@@ -329,7 +362,10 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     for (const o of enable) turnOn(o);
   } catch (err) {
     if (err instanceof ScaffoldError) throw err;
-    throw new ScaffoldError(`cannot edit ${DEFAULT_KUSTOMIZATION} or ${PROMETHEUS_KUSTOMIZATION}: ${(err as Error).message}; ${REGENERATE_HINT}`, { cause: err });
+    throw new ScaffoldError(
+      `cannot edit ${DEFAULT_KUSTOMIZATION} or ${PROMETHEUS_KUSTOMIZATION}: ${(err as Error).message}; ${REGENERATE_HINT}`,
+      { cause: err },
+    );
   }
 
   const changed: string[] = [];
@@ -340,7 +376,8 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   ] as Array<[LoadedFile | undefined, string]>) {
     if (!file) continue;
     const text = render(file);
-    if (parseDocument(text.replace(/\r\n/g, '\n')).errors.length > 0) throw new ScaffoldError(`internal error: editing ${rel} produced invalid YAML; nothing written`);
+    if (parseDocument(text.replace(/\r\n/g, '\n')).errors.length > 0)
+      throw new ScaffoldError(`internal error: editing ${rel} produced invalid YAML; nothing written`);
     if (text !== file.original) outputs.push([file, rel, text]);
   }
   const written: LoadedFile[] = [];
@@ -359,7 +396,9 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     const why = await kustomizeError(join(root, 'config', 'default'));
     if (why !== undefined) {
       for (const w of written) await writeAtomically(w.path, w.original).catch(() => undefined);
-      throw new ScaffoldError(`the edited config/default does not build with kubectl kustomize (${why}); nothing was changed`);
+      throw new ScaffoldError(
+        `the edited config/default does not build with kubectl kustomize (${why}); nothing was changed`,
+      );
     }
   }
   return { messages, changed };

@@ -61,7 +61,13 @@ export function renderProject(params: ProjectParams, multigroup = false): Record
     ...configCertmanager(params),
     ...configNetworkPolicy(params),
     ...configGrafana(params),
-    [PROJECT_FILE]: renderProjectFile({ domain: params.domain, layout: [LAYOUT], ...(multigroup ? { multigroup: true } : {}), projectName: params.projectName, version: '3' }),
+    [PROJECT_FILE]: renderProjectFile({
+      domain: params.domain,
+      layout: [LAYOUT],
+      ...(multigroup ? { multigroup: true } : {}),
+      projectName: params.projectName,
+      version: '3',
+    }),
   };
 }
 
@@ -98,12 +104,17 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
     throw new ScaffoldError(`cannot write the project to ${target}: it exists and is not a directory`);
   }
   // The tarball's name is npm pack's for an unscoped package; checked (and fixed) after packing.
-  const vendorFile = opts.ctrlmetricsVersion ? undefined : `${VENDOR_DIR}/ctrlmetrics-${ctrlmetricsPackageVersion()}.tgz`;
-  const files = renderProject({
-    projectName: opts.projectName,
-    domain,
-    ctrlmetricsVersion: opts.ctrlmetricsVersion ?? `file:${vendorFile}`,
-  }, opts.multigroup === true);
+  const vendorFile = opts.ctrlmetricsVersion
+    ? undefined
+    : `${VENDOR_DIR}/ctrlmetrics-${ctrlmetricsPackageVersion()}.tgz`;
+  const files = renderProject(
+    {
+      projectName: opts.projectName,
+      domain,
+      ctrlmetricsVersion: opts.ctrlmetricsVersion ?? `file:${vendorFile}`,
+    },
+    opts.multigroup === true,
+  );
   const paths = [...Object.keys(files), ...(vendorFile ? [vendorFile] : [])].sort();
   if (!opts.force) {
     const clash = paths.filter((p) => existsSync(join(target, p)));
@@ -112,7 +123,11 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
         `${target} already contains a project (${clash.slice(0, 3).join(', ')}${clash.length > 3 ? ', …' : ''}); pass --force to overwrite the generated files`,
       );
     }
-    const others = existsSync(target) ? readdirSync(target).filter((n) => !IGNORED_ENTRIES.has(n)).sort() : [];
+    const others = existsSync(target)
+      ? readdirSync(target)
+          .filter((n) => !IGNORED_ENTRIES.has(n))
+          .sort()
+      : [];
     if (others.length > 0) {
       throw new ScaffoldError(
         `${target} is not empty (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}); choose a new or empty directory with --dir, or pass --force to add the project to it (files init does not generate are left alone)`,

@@ -26,7 +26,11 @@ export function projectNameProblem(name: string): string | undefined {
 
 /** Returns an error message when `domain` is not a DNS-1123 subdomain, otherwise undefined. */
 export function domainProblem(domain: string): string | undefined {
-  if (domain.length > 253 || domain.length === 0 || !domain.split('.').every((l) => DNS1123_LABEL.test(l) && l.length <= 63)) {
+  if (
+    domain.length > 253 ||
+    domain.length === 0 ||
+    !domain.split('.').every((l) => DNS1123_LABEL.test(l) && l.length <= 63)
+  ) {
     return `invalid domain "${domain}": it must be a DNS-1123 subdomain such as example.com`;
   }
   return undefined;

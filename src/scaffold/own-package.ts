@@ -21,7 +21,11 @@ export function ownPackage(): OwnPackage {
   for (let i = 0; i < 6; i++) {
     const f = join(dir, 'package.json');
     if (existsSync(f)) {
-      const pkg = JSON.parse(readFileSync(f, 'utf8')) as { name?: string; version: string; devDependencies?: Record<string, string> };
+      const pkg = JSON.parse(readFileSync(f, 'utf8')) as {
+        name?: string;
+        version: string;
+        devDependencies?: Record<string, string>;
+      };
       if (pkg.name === 'ctrlmetrics') return { dir, version: pkg.version, devDependencies: pkg.devDependencies ?? {} };
     }
     dir = dirname(dir);
@@ -40,9 +44,12 @@ const ALTERNATIVE = 'or pass --ctrlmetrics-version <spec> (a registry version, a
  */
 export async function packOwnPackage(destDir: string): Promise<string> {
   const own = ownPackage();
-  if (!own.dir) throw new ScaffoldError(`cannot find the running ctrlmetrics package to copy into the project; ${ALTERNATIVE}`);
+  if (!own.dir)
+    throw new ScaffoldError(`cannot find the running ctrlmetrics package to copy into the project; ${ALTERNATIVE}`);
   if (!existsSync(join(own.dir, 'dist/src/index.js')) || !existsSync(join(own.dir, 'dist/cli.js'))) {
-    throw new ScaffoldError(`the running ctrlmetrics (${own.dir}) is not built (no dist/); run npm run build there, ${ALTERNATIVE}`);
+    throw new ScaffoldError(
+      `the running ctrlmetrics (${own.dir}) is not built (no dist/); run npm run build there, ${ALTERNATIVE}`,
+    );
   }
   const out = await new Promise<string>((resolve, reject) => {
     execFile(
@@ -51,8 +58,14 @@ export async function packOwnPackage(destDir: string): Promise<string> {
       // npm_config_* of an enclosing `npm run`/`npx` (e.g. dry-run) must not change what is packed
       { cwd: own.dir, timeout: 120_000, maxBuffer: 16 << 20, env: withoutNpmConfig(process.env) },
       (err, stdout, stderr) => {
-        if ((err as NodeJS.ErrnoException | null)?.code === 'ENOENT') reject(new ScaffoldError(`npm is not on PATH, so ctrlmetrics cannot be packed into the project; ${ALTERNATIVE}`));
-        else if (err) reject(new ScaffoldError(`npm pack of ${own.dir} failed: ${lastLine(stderr || err.message)}; ${ALTERNATIVE}`));
+        if ((err as NodeJS.ErrnoException | null)?.code === 'ENOENT')
+          reject(
+            new ScaffoldError(`npm is not on PATH, so ctrlmetrics cannot be packed into the project; ${ALTERNATIVE}`),
+          );
+        else if (err)
+          reject(
+            new ScaffoldError(`npm pack of ${own.dir} failed: ${lastLine(stderr || err.message)}; ${ALTERNATIVE}`),
+          );
         else resolve(stdout);
       },
     );
@@ -74,6 +87,9 @@ function withoutNpmConfig(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 function lastLine(text: string): string {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines[lines.length - 1] ?? 'no output';
 }

@@ -6,7 +6,20 @@
  * The `yaml` library attaches a comment to whatever node follows it (an item, the sequence, the next key) or to the
  * document's tail, so a commented-out entry is searched for in every comment of the document.
  */
-import { Document, Pair, Scalar, YAMLMap, YAMLSeq, isMap, isPair, isScalar, isSeq, parseDocument, parse, type Node } from 'yaml';
+import {
+  Document,
+  Pair,
+  Scalar,
+  YAMLMap,
+  YAMLSeq,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  parseDocument,
+  parse,
+  type Node,
+} from 'yaml';
 
 type Commentable = Node & { commentBefore?: string | null; spaceBefore?: boolean };
 
@@ -83,7 +96,7 @@ function pairIndex(map: YAMLMap, key: string): number {
 function commentSlots(doc: Document, key: string): CommentSlot[] {
   const map = rootMap(doc);
   const idx = pairIndex(map, key);
-  const seq = idx >= 0 ? (map.items[idx]).value : undefined;
+  const seq = idx >= 0 ? map.items[idx].value : undefined;
   const slots: CommentSlot[] = [];
   const elsewhere = { kind: 'elsewhere' } as const;
   const nodeSlots = (node: Node, whereBefore: CommentSlot['where'], whereAfter: CommentSlot['where']): void => {
@@ -100,11 +113,19 @@ function commentSlots(doc: Document, key: string): CommentSlot[] {
     if (!node || typeof node !== 'object') return;
     const isTarget = node === seq;
     if (isSeq(node) || isMap(node)) {
-      nodeSlots(node, isTarget ? { kind: 'before-item', index: 0 } : elsewhere, isTarget ? { kind: 'after-list' } : elsewhere);
+      nodeSlots(
+        node,
+        isTarget ? { kind: 'before-item', index: 0 } : elsewhere,
+        isTarget ? { kind: 'after-list' } : elsewhere,
+      );
       node.items.forEach((item, i) => {
-        if (isTarget && item && typeof item === 'object' && 'commentBefore' in (item)) {
+        if (isTarget && item && typeof item === 'object' && 'commentBefore' in item) {
           const n = item as Node & { commentBefore?: string | null; comment?: string | null };
-          slots.push({ get: () => n.commentBefore ?? undefined, set: (t) => setCommentBefore(n, t), where: { kind: 'before-item', index: i } });
+          slots.push({
+            get: () => n.commentBefore ?? undefined,
+            set: (t) => setCommentBefore(n, t),
+            where: { kind: 'before-item', index: i },
+          });
           slots.push({ get: () => n.comment ?? undefined, set: (t) => (n.comment = t), where: elsewhere });
           walkChildren(item);
         } else {
@@ -122,14 +143,22 @@ function commentSlots(doc: Document, key: string): CommentSlot[] {
   map.items.forEach((p, i) => {
     if (i === idx + 1 && idx >= 0 && isScalar(p.key)) {
       const k = p.key;
-      slots.push({ get: () => k.commentBefore ?? undefined, set: (t) => setCommentBefore(k, t), where: { kind: 'after-list' } });
+      slots.push({
+        get: () => k.commentBefore ?? undefined,
+        set: (t) => setCommentBefore(k, t),
+        where: { kind: 'after-list' },
+      });
       slots.push({ get: () => k.comment ?? undefined, set: (t) => (k.comment = t), where: elsewhere });
       walk(p.value);
     } else {
       walk(p);
     }
   });
-  slots.push({ get: () => doc.commentBefore ?? undefined, set: (t) => (doc.commentBefore = t ?? null), where: elsewhere });
+  slots.push({
+    get: () => doc.commentBefore ?? undefined,
+    set: (t) => (doc.commentBefore = t ?? null),
+    where: elsewhere,
+  });
   slots.push({
     get: () => doc.comment ?? undefined,
     // the library always renders a blank line above the document's trailing comment
@@ -157,14 +186,17 @@ function findCommentedEntry(slots: CommentSlot[], match: EntryMatcher): Found | 
       const indent = m[1].length;
       let k = j + 1;
       while (k < lines.length && lines[k].trim() !== '' && leading(lines[k]) >= indent + 2) k++;
-      const chunk = lines.slice(j, k).map((l) => l.slice(indent)).join('\n');
+      const chunk = lines
+        .slice(j, k)
+        .map((l) => l.slice(indent))
+        .join('\n');
       let value: unknown;
       try {
         value = parse(chunk);
       } catch {
         continue;
       }
-      if (Array.isArray(value) && value.length === 1 && match(value[0])) return { slot, lines, start: j, end: k, };
+      if (Array.isArray(value) && value.length === 1 && match(value[0])) return { slot, lines, start: j, end: k };
     }
   }
   return undefined;
@@ -212,7 +244,7 @@ function ensureList(doc: Document, key: string): YAMLSeq {
   const seq = new YAMLSeq();
   const idx = pairIndex(map, key);
   if (idx >= 0) {
-    (map.items[idx]).value = seq;
+    map.items[idx].value = seq;
     return seq;
   }
   const pair = doc.createPair<Scalar, YAMLSeq>(key, seq);
@@ -247,7 +279,10 @@ export function enableEntry(doc: Document, key: string, match: EntryMatcher, ent
     return true;
   }
   const dedent = leading(found.lines[found.start]);
-  const chunk = found.lines.slice(found.start, found.end).map((l) => l.slice(dedent)).join('\n');
+  const chunk = found.lines
+    .slice(found.start, found.end)
+    .map((l) => l.slice(dedent))
+    .join('\n');
   const parsed = parseDocument(chunk).contents as YAMLSeq;
   const node = parsed.items[0] as Node & { commentBefore?: string | null };
   const pre = joinLines(found.lines.slice(0, found.start));
@@ -266,8 +301,7 @@ export function enableEntry(doc: Document, key: string, match: EntryMatcher, ent
         const above = blankAbove(target);
         target.spaceBefore = false;
         setCommentBefore(target, concatComments(post, above, target.commentBefore ?? undefined));
-      }
-      else seq.comment = concatComments(post, seq.comment ?? undefined);
+      } else seq.comment = concatComments(post, seq.comment ?? undefined);
     }
     seq.items.splice(where.index, 0, node);
   } else if (where.kind === 'after-list') {
@@ -293,7 +327,11 @@ export function disableEntry(doc: Document, key: string, match: EntryMatcher, in
   const i = seq.items.findIndex((it) => match((it as Node).toJSON()));
   if (i < 0) return false;
   const item = seq.items[i] as Commentable;
-  const commented = concatComments(blankAbove(item), item.commentBefore ?? undefined, entryText(item, indentSeq).join('\n'))!;
+  const commented = concatComments(
+    blankAbove(item),
+    item.commentBefore ?? undefined,
+    entryText(item, indentSeq).join('\n'),
+  )!;
   seq.items.splice(i, 1);
   const idx = pairIndex(map, key);
   const afterList = (text: string): void => {
@@ -311,14 +349,20 @@ export function disableEntry(doc: Document, key: string, match: EntryMatcher, in
       const above = blankAbove(next);
       next.spaceBefore = false;
       setCommentBefore(next, concatComments(commented, above, next.commentBefore ?? undefined));
-    }
-    else afterList(concatComments(seq.comment ?? undefined, commented)!);
+    } else afterList(concatComments(seq.comment ?? undefined, commented)!);
     if (!next) seq.comment = null;
     return true;
   }
   // last entry gone: comment out the key too
   const pair = map.items[idx] as Pair<Scalar, YAMLSeq>;
-  const text = concatComments(blankAbove(pair.key), pair.key.commentBefore ?? undefined, `${key}:`, seq.commentBefore ?? undefined, commented, seq.comment ?? undefined)!;
+  const text = concatComments(
+    blankAbove(pair.key),
+    pair.key.commentBefore ?? undefined,
+    `${key}:`,
+    seq.commentBefore ?? undefined,
+    commented,
+    seq.comment ?? undefined,
+  )!;
   afterList(text);
   map.items.splice(idx, 1);
   return true;

@@ -43,7 +43,8 @@ export class CtrlmetricsError extends Error {
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (typeof value !== 'object' || value === null) return false;
     const codes = (value as { [CODES]?: unknown })[CODES];
-    if (!Array.isArray(codes) || !Object.hasOwn(this, 'code')) return Function.prototype[Symbol.hasInstance].call(this, value);
+    if (!Array.isArray(codes) || !Object.hasOwn(this, 'code'))
+      return Function.prototype[Symbol.hasInstance].call(this, value);
     return this === CtrlmetricsError || codes.includes((this as unknown as { code: string }).code);
   }
 }
@@ -51,6 +52,11 @@ export class CtrlmetricsError extends Error {
 /** The error chain from `err` down its causes (at most 10 links: a cause may point back). */
 export function causeChain(err: unknown): unknown[] {
   const out: unknown[] = [];
-  for (let e: unknown = err; e !== undefined && e !== null && out.length < 10 && !out.includes(e); e = (e as { cause?: unknown }).cause) out.push(e);
+  for (
+    let e: unknown = err;
+    e !== undefined && e !== null && out.length < 10 && !out.includes(e);
+    e = (e as { cause?: unknown }).cause
+  )
+    out.push(e);
   return out;
 }

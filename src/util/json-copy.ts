@@ -15,7 +15,8 @@ export function copyJson<T>(v: T): T {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(v)) {
     const value = copyJson((v as Record<string, unknown>)[k]);
-    if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
     else out[k] = value;
   }
   return out as T;

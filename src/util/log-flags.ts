@@ -19,9 +19,13 @@ export const ZAP_FLAGS: Readonly<Record<string, ZapFlag>> = {
     help: 'Development mode defaults (encoder=console, log level=debug, stacktrace level=warn); production mode defaults (encoder=json, or console on a terminal; log level=info; stacktrace level=error).',
   },
   'zap-encoder': { help: "Log encoding: 'json' or 'console'." },
-  'zap-log-level': { help: "Verbosity of logging: 'debug', 'info', 'error', 'panic', or an integer > 0 (debug and more verbose levels)." },
+  'zap-log-level': {
+    help: "Verbosity of logging: 'debug', 'info', 'error', 'panic', or an integer > 0 (debug and more verbose levels).",
+  },
   'zap-stacktrace-level': { help: "Level at and above which stack traces are logged: 'info', 'error' or 'panic'." },
-  'zap-time-encoding': { help: "Time format: 'epoch', 'millis', 'nano', 'iso8601', 'rfc3339' or 'rfc3339nano' (default iso8601)." },
+  'zap-time-encoding': {
+    help: "Time format: 'epoch', 'millis', 'nano', 'iso8601', 'rfc3339' or 'rfc3339nano' (default iso8601).",
+  },
 };
 
 const TIME_ENCODINGS: readonly TimeEncoding[] = ['epoch', 'millis', 'nano', 'iso8601', 'rfc3339', 'rfc3339nano'];
@@ -31,7 +35,9 @@ function level(value: string, what: string, allowed: readonly LogThreshold[], in
   if ((allowed as readonly string[]).includes(v)) return v as LogThreshold;
   // zap levels below debug are logr verbosities V(2), V(3)…: ctrlmetrics has one debug level, so all map to it
   if (integers && /^\d+$/.test(v) && Number(v) > 0) return 'debug';
-  throw new Error(`invalid ${what} "${value}": one of ${allowed.map((a) => `'${a}'`).join(', ')}${integers ? ', or an integer > 0' : ''}`);
+  throw new Error(
+    `invalid ${what} "${value}": one of ${allowed.map((a) => `'${a}'`).join(', ')}${integers ? ', or an integer > 0' : ''}`,
+  );
 }
 
 /**
@@ -46,7 +52,10 @@ export function setZapFlag(o: LogOptions, name: string, value: string | undefine
   switch (name) {
     case 'zap-devel': {
       const b = parseGoBool(v);
-      if (b === undefined) throw new Error(`invalid boolean value "${v}" for --${name}: one of 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False`);
+      if (b === undefined)
+        throw new Error(
+          `invalid boolean value "${v}" for --${name}: one of 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False`,
+        );
       o.development = b;
       break;
     }
@@ -64,7 +73,8 @@ export function setZapFlag(o: LogOptions, name: string, value: string | undefine
       break;
     case 'zap-time-encoding': {
       const t = v.toLowerCase() as TimeEncoding;
-      if (!TIME_ENCODINGS.includes(t)) throw new Error(`invalid time encoding "${v}": one of ${TIME_ENCODINGS.map((x) => `'${x}'`).join(', ')}`);
+      if (!TIME_ENCODINGS.includes(t))
+        throw new Error(`invalid time encoding "${v}": one of ${TIME_ENCODINGS.map((x) => `'${x}'`).join(', ')}`);
       o.timeEncoding = t;
       break;
     }

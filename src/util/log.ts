@@ -36,7 +36,9 @@ const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g;
 
 let sink: LogSink = (line) => process.stderr.write(line + '\n');
 /** `CTRLMETRICS_LOG_LEVEL`, when it names a level: the level until {@link configureLogging} is given another. */
-const ENV_LEVEL = Object.hasOwn(LEVELS, process.env.CTRLMETRICS_LOG_LEVEL ?? '') ? (process.env.CTRLMETRICS_LOG_LEVEL as LogLevel) : undefined;
+const ENV_LEVEL = Object.hasOwn(LEVELS, process.env.CTRLMETRICS_LOG_LEVEL ?? '')
+  ? (process.env.CTRLMETRICS_LOG_LEVEL as LogLevel)
+  : undefined;
 let threshold = LEVELS[ENV_LEVEL ?? 'info'];
 /** Entries at or above this level carry a stack trace (zap's stacktrace level); Infinity: none. */
 let stackThreshold = Infinity;
@@ -72,7 +74,7 @@ const rank = (l: LogThreshold): number => (l === 'panic' ? 50 : LEVELS[l]);
 export function configureLogging(o: LogOptions = {}, tty: boolean = process.stderr.isTTY === true): void {
   const dev = o.development === true;
   encoder = o.encoder ?? (dev || tty ? 'console' : 'json');
-  threshold = rank(o.level ?? (dev ? 'debug' : ENV_LEVEL ?? 'info'));
+  threshold = rank(o.level ?? (dev ? 'debug' : (ENV_LEVEL ?? 'info')));
   stackThreshold = rank(o.stacktraceLevel ?? (dev ? 'warn' : 'error'));
   timeEncoding = o.timeEncoding ?? 'iso8601';
 }
@@ -100,7 +102,10 @@ function encodeTime(ms: number): string | number {
 function stackTrace(): string {
   const lines = (new Error().stack ?? '').split('\n').slice(1);
   const own = lines.findLastIndex((l) => /util[\\/]log\.[jt]s/.test(l));
-  return lines.slice(own + 1).map((l) => l.trim()).join('\n');
+  return lines
+    .slice(own + 1)
+    .map((l) => l.trim())
+    .join('\n');
 }
 
 /** Replaces the output of every logger (returns the previous sink). */
@@ -127,7 +132,10 @@ function redact(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k] = SECRET_KEY.test(k) && v !== undefined && typeof v !== 'boolean' && typeof v !== 'number' ? '[REDACTED]' : redact(v, depth + 1);
+    out[k] =
+      SECRET_KEY.test(k) && v !== undefined && typeof v !== 'boolean' && typeof v !== 'number'
+        ? '[REDACTED]'
+        : redact(v, depth + 1);
   }
   return out;
 }
@@ -148,7 +156,15 @@ class JsonLogger implements Logger {
       sink(`${ts}\t${level.toUpperCase()}\t${this.name}\t${redactString(msg)}${tail}${stack ? `\n${stack}` : ''}`);
       return;
     }
-    const entry = redact({ ts, level, logger: this.name, msg, ...this.fields, ...fields, ...(stack ? { stacktrace: stack } : {}) });
+    const entry = redact({
+      ts,
+      level,
+      logger: this.name,
+      msg,
+      ...this.fields,
+      ...fields,
+      ...(stack ? { stacktrace: stack } : {}),
+    });
     sink(JSON.stringify(entry));
   }
 

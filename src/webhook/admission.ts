@@ -43,7 +43,12 @@ export interface AdmissionStatus {
   status?: 'Success' | 'Failure';
   message?: string;
   reason?: string;
-  details?: { name?: string; group?: string; kind?: string; causes?: Array<{ reason?: string; message?: string; field?: string }> };
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    causes?: Array<{ reason?: string; message?: string; field?: string }>;
+  };
   code?: number;
 }
 
@@ -113,38 +118,53 @@ function encode(apiVersion: string | undefined, kind: string | undefined, respon
 /** An error found before the request decoded: no apiVersion, no kind, an empty uid. */
 function early(code: number, message: string): AdmissionAnswer {
   const r = errored(code, message);
-  return { body: encode(undefined, undefined, { uid: '', allowed: false, status: r.status }), uid: '', panicked: false };
+  return {
+    body: encode(undefined, undefined, { uid: '', allowed: false, status: r.status }),
+    uid: '',
+    panicked: false,
+  };
 }
 
 /**
  * Answers one admission HTTP request: `body` is what was read (`truncated` when the 7 MiB limit was reached),
  * `contentType` the request's header.
  */
-export async function answerAdmission(body: Buffer | undefined, truncated: boolean, contentType: string | undefined, handler: AdmissionHandler): Promise<AdmissionAnswer> {
+export async function answerAdmission(
+  body: Buffer | undefined,
+  truncated: boolean,
+  contentType: string | undefined,
+  handler: AdmissionHandler,
+): Promise<AdmissionAnswer> {
   if (!body || body.length === 0) return early(400, 'request body is empty');
   if (truncated) return early(413, `request entity is too large; limit is ${MAX_ADMISSION_BODY_BYTES} bytes`);
-  if (contentType !== 'application/json') return early(400, `contentType=${contentType ?? ''}, expected application/json`);
+  if (contentType !== 'application/json')
+    return early(400, `contentType=${contentType ?? ''}, expected application/json`);
   let review: { apiVersion?: unknown; kind?: unknown; request?: unknown };
   try {
     review = JSON.parse(body.toString('utf8')) as typeof review;
   } catch (err) {
     return early(400, `couldn't decode the AdmissionReview: ${(err as Error).message}`);
   }
-  if (!review || typeof review !== 'object' || Array.isArray(review)) return early(400, "couldn't decode the AdmissionReview: not a JSON object");
-  const apiVersion = typeof review.apiVersion === 'string' && review.apiVersion ? review.apiVersion : 'admission.k8s.io/v1';
+  if (!review || typeof review !== 'object' || Array.isArray(review))
+    return early(400, "couldn't decode the AdmissionReview: not a JSON object");
+  const apiVersion =
+    typeof review.apiVersion === 'string' && review.apiVersion ? review.apiVersion : 'admission.k8s.io/v1';
   const kind = typeof review.kind === 'string' && review.kind ? review.kind : 'AdmissionReview';
   if (apiVersion !== 'admission.k8s.io/v1' && apiVersion !== 'admission.k8s.io/v1beta1') {
     return early(400, `no kind "${kind}" is registered for version "${apiVersion}"`);
   }
   if (kind !== 'AdmissionReview') return early(400, `no kind "${kind}" is registered for version "${apiVersion}"`);
-  const request = (review.request && typeof review.request === 'object' && !Array.isArray(review.request) ? review.request : {}) as AdmissionRequest;
+  const request = (
+    review.request && typeof review.request === 'object' && !Array.isArray(review.request) ? review.request : {}
+  ) as AdmissionRequest;
   const uid = typeof request.uid === 'string' ? request.uid : '';
   let response: AdmissionResponse;
   let panicked = false;
   let panic: unknown;
   try {
     response = await handler(request);
-    if (!response || typeof response !== 'object' || typeof response.allowed !== 'boolean') throw new TypeError('the admission handler returned no response');
+    if (!response || typeof response !== 'object' || typeof response.allowed !== 'boolean')
+      throw new TypeError('the admission handler returned no response');
   } catch (err) {
     panicked = true;
     panic = err;

@@ -40,11 +40,21 @@ export const CONVERSION_PATH = '/convert';
 export class ConversionWebhook {
   constructor(readonly opts: ConversionWebhookOptions) {
     const { group, kind, hub, spokes } = opts ?? ({} as ConversionWebhookOptions);
-    if (!group || !kind || !hub) throw new TypeError('a ConversionWebhook needs group, kind and hub: { group: "cache.example.com", kind: "Memcached", hub: "v1", spokes: { … } }');
-    if (!spokes || typeof spokes !== 'object' || Object.keys(spokes).length === 0) throw new TypeError(`the conversion webhook for ${kind}.${group} needs at least one spoke version besides the hub ${hub}`);
-    if (hub in spokes) throw new TypeError(`the conversion webhook for ${kind}.${group}: ${hub} is the hub and cannot also be a spoke`);
+    if (!group || !kind || !hub)
+      throw new TypeError(
+        'a ConversionWebhook needs group, kind and hub: { group: "cache.example.com", kind: "Memcached", hub: "v1", spokes: { … } }',
+      );
+    if (!spokes || typeof spokes !== 'object' || Object.keys(spokes).length === 0)
+      throw new TypeError(
+        `the conversion webhook for ${kind}.${group} needs at least one spoke version besides the hub ${hub}`,
+      );
+    if (hub in spokes)
+      throw new TypeError(`the conversion webhook for ${kind}.${group}: ${hub} is the hub and cannot also be a spoke`);
     for (const [v, s] of Object.entries(spokes)) {
-      if (typeof s?.toHub !== 'function' || typeof s?.fromHub !== 'function') throw new TypeError(`the conversion webhook for ${kind}.${group}: spoke ${v} needs toHub and fromHub functions`);
+      if (typeof s?.toHub !== 'function' || typeof s?.fromHub !== 'function')
+        throw new TypeError(
+          `the conversion webhook for ${kind}.${group}: spoke ${v} needs toHub and fromHub functions`,
+        );
     }
   }
 
@@ -60,14 +70,18 @@ export class ConversionWebhook {
     if (fromVersion === toVersion) throw new Error(`conversion is not allowed between same type ${gvk(fromVersion)}`);
     const spokeOf = (v: string) => {
       const s = Object.hasOwn(spokes, v) ? spokes[v] : undefined;
-      if (v !== hub && !s) throw new Error(`${gvk(v)} is not convertible: ${kind} has the hub ${hub} and the spokes ${Object.keys(spokes).sort().join(', ')}`);
+      if (v !== hub && !s)
+        throw new Error(
+          `${gvk(v)} is not convertible: ${kind} has the hub ${hub} and the spokes ${Object.keys(spokes).sort().join(', ')}`,
+        );
       return s;
     };
     const from = spokeOf(fromVersion);
     const to = spokeOf(toVersion);
     const hubObj = from ? restoreMeta(await from.toHub(structuredClone(obj)), obj) : structuredClone(obj);
     const out = to ? restoreMeta(await to.fromHub(structuredClone(hubObj)), obj) : hubObj;
-    if (!out || typeof out !== 'object' || Array.isArray(out)) throw new Error(`converting ${gvk(fromVersion)} to ${toVersion} gave no object`);
+    if (!out || typeof out !== 'object' || Array.isArray(out))
+      throw new Error(`converting ${gvk(fromVersion)} to ${toVersion} gave no object`);
     return { ...out, apiVersion: `${group}/${toVersion}`, kind };
   }
 }
@@ -85,7 +99,8 @@ export class ConversionRegistry {
 
   /** Adds a kind's conversions; a second webhook for the same kind is an error. */
   add(webhook: ConversionWebhook): void {
-    if (this.byGroupKind.has(webhook.groupKind)) throw new Error(`a conversion webhook for ${webhook.opts.kind}.${webhook.opts.group} is already registered`);
+    if (this.byGroupKind.has(webhook.groupKind))
+      throw new Error(`a conversion webhook for ${webhook.opts.kind}.${webhook.opts.group} is already registered`);
     this.byGroupKind.set(webhook.groupKind, webhook);
   }
 
@@ -96,16 +111,24 @@ export class ConversionRegistry {
 
   /** Converts one object to `desiredAPIVersion`; throws with the reason it cannot. */
   async convert(obj: unknown, desiredAPIVersion: string): Promise<KubeJson> {
-    if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new Error('an object to convert is not a JSON object');
+    if (!obj || typeof obj !== 'object' || Array.isArray(obj))
+      throw new Error('an object to convert is not a JSON object');
     const o = obj as KubeJson;
     const [srcGroup, srcVersion] = splitApiVersion(scalarText(o.apiVersion));
     const kind = scalarText(o.kind);
-    if (!srcVersion || !kind) throw new Error("an object to convert has no apiVersion or kind: Object 'Kind' is missing");
+    if (!srcVersion || !kind)
+      throw new Error("an object to convert has no apiVersion or kind: Object 'Kind' is missing");
     const [dstGroup, dstVersion] = splitApiVersion(desiredAPIVersion);
     if (!dstVersion) throw new Error(`invalid desiredAPIVersion ${JSON.stringify(desiredAPIVersion)}`);
-    if (srcGroup !== dstGroup) throw new Error(`src ${srcGroup}/${srcVersion}, Kind=${kind} and dst ${dstGroup}/${dstVersion}, Kind=${kind} does not belong to same API Group`);
+    if (srcGroup !== dstGroup)
+      throw new Error(
+        `src ${srcGroup}/${srcVersion}, Kind=${kind} and dst ${dstGroup}/${dstVersion}, Kind=${kind} does not belong to same API Group`,
+      );
     const webhook = this.byGroupKind.get(`${srcGroup}/${kind}`);
-    if (!webhook) throw new Error(`no kind "${kind}" is registered for version "${srcGroup}/${srcVersion}": this webhook converts ${this.kinds.join(', ') || 'no kinds'}`);
+    if (!webhook)
+      throw new Error(
+        `no kind "${kind}" is registered for version "${srcGroup}/${srcVersion}": this webhook converts ${this.kinds.join(', ') || 'no kinds'}`,
+      );
     return webhook.convert(o, srcVersion, dstVersion);
   }
 }
@@ -131,7 +154,10 @@ export interface ConversionAnswer {
  * 200 with the converted objects (`result.status: Success`), or with the first failure's message
  * (`result.status: Failure`, `convertedObjects` null). The review's apiVersion and kind are echoed.
  */
-export async function answerConversion(body: Buffer | undefined, registry: ConversionRegistry): Promise<ConversionAnswer> {
+export async function answerConversion(
+  body: Buffer | undefined,
+  registry: ConversionRegistry,
+): Promise<ConversionAnswer> {
   const bad: ConversionAnswer = { status: 400, body: '', panicked: false };
   if (!body || body.length === 0) return bad;
   let review: { apiVersion?: unknown; kind?: unknown; request?: unknown };
@@ -141,11 +167,15 @@ export async function answerConversion(body: Buffer | undefined, registry: Conve
     return bad;
   }
   if (!review || typeof review !== 'object' || Array.isArray(review)) return bad;
-  const request = review.request as { uid?: unknown; desiredAPIVersion?: unknown; objects?: unknown } | null | undefined;
+  const request = review.request as
+    { uid?: unknown; desiredAPIVersion?: unknown; objects?: unknown } | null | undefined;
   if (!request || typeof request !== 'object' || Array.isArray(request)) return bad;
   if (request.objects !== undefined && request.objects !== null && !Array.isArray(request.objects)) return bad;
   const uid = typeof request.uid === 'string' ? request.uid : '';
-  const head = { ...(typeof review.kind === 'string' ? { kind: review.kind } : {}), ...(typeof review.apiVersion === 'string' ? { apiVersion: review.apiVersion } : {}) };
+  const head = {
+    ...(typeof review.kind === 'string' ? { kind: review.kind } : {}),
+    ...(typeof review.apiVersion === 'string' ? { apiVersion: review.apiVersion } : {}),
+  };
   const desired = typeof request.desiredAPIVersion === 'string' ? request.desiredAPIVersion : '';
   const converted: KubeJson[] = [];
   try {
@@ -153,7 +183,12 @@ export async function answerConversion(body: Buffer | undefined, registry: Conve
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const response = { uid, convertedObjects: null, result: { metadata: {}, status: 'Failure', message } };
-    return { status: 200, body: `${JSON.stringify({ ...head, response })}\n`, panicked: isPanic(err), failure: message };
+    return {
+      status: 200,
+      body: `${JSON.stringify({ ...head, response })}\n`,
+      panicked: isPanic(err),
+      failure: message,
+    };
   }
   const response = { uid, convertedObjects: converted, result: { metadata: {}, status: 'Success' } };
   return { status: 200, body: `${JSON.stringify({ ...head, response })}\n`, panicked: false };

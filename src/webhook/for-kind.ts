@@ -11,7 +11,15 @@
  */
 import { isPanic } from '../controller/errors.js';
 import { copyJson } from '../util/json-copy.js';
-import { allowed, denied, errored, type AdmissionHandler, type AdmissionRequest, type AdmissionResponse, type AdmissionStatus } from './admission.js';
+import {
+  allowed,
+  denied,
+  errored,
+  type AdmissionHandler,
+  type AdmissionRequest,
+  type AdmissionResponse,
+  type AdmissionStatus,
+} from './admission.js';
 import { CtrlmetricsError } from '../util/errors.js';
 
 /** An object as the API sends it: plain JSON. */
@@ -63,15 +71,24 @@ export class AdmissionDeniedError extends CtrlmetricsError {
   }
 
   /** 422 Invalid naming the fields, as the API server words it: `Kind.group "name" is invalid: field: message`. */
-  static invalid(kind: { group?: string; kind: string }, name: string, causes: Array<{ field: string; message: string }>): AdmissionDeniedError {
+  static invalid(
+    kind: { group?: string; kind: string },
+    name: string,
+    causes: Array<{ field: string; message: string }>,
+  ): AdmissionDeniedError {
     const qk = kind.group ? `${kind.kind}.${kind.group}` : kind.kind;
     const parts = causes.map((c) => `${c.field}: ${c.message}`);
-    return new AdmissionDeniedError(422, 'Invalid', `${qk} "${name}" is invalid: ${parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`}`, {
-      name,
-      group: kind.group ?? '',
-      kind: kind.kind,
-      causes: causes.map((c) => ({ reason: 'FieldValueInvalid', message: c.message, field: c.field })),
-    });
+    return new AdmissionDeniedError(
+      422,
+      'Invalid',
+      `${qk} "${name}" is invalid: ${parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`}`,
+      {
+        name,
+        group: kind.group ?? '',
+        kind: kind.kind,
+        causes: causes.map((c) => ({ reason: 'FieldValueInvalid', message: c.message, field: c.field })),
+      },
+    );
   }
 }
 
@@ -90,7 +107,14 @@ export function webhookPath(prefix: 'mutate' | 'validate', apiVersion: string, k
 function statusOf(err: unknown): AdmissionStatus | undefined {
   if (!(err instanceof Error)) return undefined;
   if (err instanceof AdmissionDeniedError) {
-    return { metadata: {}, status: 'Failure', message: err.message, reason: err.reason, ...(err.details ? { details: err.details } : {}), code: err.status };
+    return {
+      metadata: {},
+      status: 'Failure',
+      message: err.message,
+      reason: err.reason,
+      ...(err.details ? { details: err.details } : {}),
+      code: err.status,
+    };
   }
   // an API error passed on from a call (KubeApiError: `status` and `reason`)
   const e = err as Error & { status?: unknown; reason?: unknown };
@@ -206,16 +230,21 @@ export class Webhook<T extends object = KubeJson> {
   constructor(readonly opts: WebhookOptions<T>) {
     const { apiVersion, kind } = opts.for ?? {};
     if (!apiVersion || !kind) throw new TypeError('a Webhook needs for: { apiVersion, kind }');
-    if (!opts.defaulter && !opts.validator) throw new TypeError(`the webhook for ${kind} needs a defaulter, a validator or both`);
+    if (!opts.defaulter && !opts.validator)
+      throw new TypeError(`the webhook for ${kind} needs a defaulter, a validator or both`);
     this.defaultingPath = opts.defaulter ? (opts.defaultingPath ?? webhookPath('mutate', apiVersion, kind)) : undefined;
-    this.validatingPath = opts.validator ? (opts.validatingPath ?? webhookPath('validate', apiVersion, kind)) : undefined;
+    this.validatingPath = opts.validator
+      ? (opts.validatingPath ?? webhookPath('validate', apiVersion, kind))
+      : undefined;
   }
 
   /** The paths and handlers to register. */
   handlers(): Array<[string, AdmissionHandler]> {
     const out: Array<[string, AdmissionHandler]> = [];
-    if (this.opts.defaulter && this.defaultingPath) out.push([this.defaultingPath, defaultingHandler(this.opts.defaulter)]);
-    if (this.opts.validator && this.validatingPath) out.push([this.validatingPath, validatingHandler(this.opts.validator)]);
+    if (this.opts.defaulter && this.defaultingPath)
+      out.push([this.defaultingPath, defaultingHandler(this.opts.defaulter)]);
+    if (this.opts.validator && this.validatingPath)
+      out.push([this.validatingPath, validatingHandler(this.opts.validator)]);
     return out;
   }
 }

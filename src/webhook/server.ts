@@ -13,7 +13,14 @@ import { connect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CertWatcher } from '../certwatcher/certwatcher.js';
-import { HttpServer, resolveServingTls, type ServerLimits, type ServerRequest, type ServerResponseOf, type TlsConfig } from '../httpserver/index.js';
+import {
+  HttpServer,
+  resolveServingTls,
+  type ServerLimits,
+  type ServerRequest,
+  type ServerResponseOf,
+  type TlsConfig,
+} from '../httpserver/index.js';
 import { parseBindAddress } from '../util/bind-address.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { answerAdmission, MAX_ADMISSION_BODY_BYTES, type AdmissionHandler } from './admission.js';
@@ -51,7 +58,12 @@ export const DEFAULT_WEBHOOK_CERT_DIR = join(tmpdir(), 'k8s-webhook-server', 'se
  * controller-runtime's `httpserver.New` limits (1 MiB head, ReadHeaderTimeout 32 s, IdleTimeout 90 s); a whole
  * request in 60 s: the caller's deadline is at most 30 s, a body still arriving after a minute is not coming.
  */
-const LIMITS: Partial<ServerLimits> = { maxHeaderBytes: 1024 * 1024, headersTimeoutMs: 32_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 90_000 };
+const LIMITS: Partial<ServerLimits> = {
+  maxHeaderBytes: 1024 * 1024,
+  headersTimeoutMs: 32_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 90_000,
+};
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 60_000;
 
 type Req = ServerRequest;
@@ -135,14 +147,21 @@ export class WebhookServer {
         if (truncated) return { status: 413, body: '', panicked: false };
         const a = await answerConversion(body, registry);
         // controller-runtime counts panics of admission handlers only; a converter's engine bug is logged as one
-        if (a.failure !== undefined) this.log.error(a.panicked ? 'Observed a panic in a conversion' : 'conversion failed', { webhook: path, error: a.failure });
+        if (a.failure !== undefined)
+          this.log.error(a.panicked ? 'Observed a panic in a conversion' : 'conversion failed', {
+            webhook: path,
+            error: a.failure,
+          });
         return { status: a.status, body: a.body, panicked: false };
       },
     });
   }
 
   private add(path: string, route: Omit<Route, 'metrics'>): void {
-    if (!/^((\/[a-zA-Z0-9_.-]+)+|\/)$/.test(path)) throw new Error(`webhook path ${JSON.stringify(path)} must be "/" or "/"-separated segments of letters, digits, "-", "_" and "."`);
+    if (!/^((\/[a-zA-Z0-9_.-]+)+|\/)$/.test(path))
+      throw new Error(
+        `webhook path ${JSON.stringify(path)} must be "/" or "/"-separated segments of letters, digits, "-", "_" and "."`,
+      );
     if (this.routes.has(path)) throw new Error(`can't register duplicate path: ${path}`);
     this.routes.set(path, { ...route, metrics: webhookMetricsFor(path) });
     this.log.info('Registering webhook', { path });
@@ -157,7 +176,13 @@ export class WebhookServer {
     // the webhook server never serves a self-signed certificate (an API server must trust its CA through the
     // configurations' caBundle), so the metrics server's remedy does not apply: say what does
     const tls = await resolveServingTls(
-      { certDir, certName: this.opts.certName, keyName: this.opts.keyName, enableHTTP2: this.opts.enableHTTP2, tlsOpts: this.opts.tlsOpts },
+      {
+        certDir,
+        certName: this.opts.certName,
+        keyName: this.opts.keyName,
+        enableHTTP2: this.opts.enableHTTP2,
+        tlsOpts: this.opts.tlsOpts,
+      },
       this.log,
       'the webhook server needs a certificate its callers trust: pass the directory that holds it as certDir (--webhook-cert-path DIR in a scaffolded manager; `ctrlmetrics dev` makes one and points the webhook configurations at it), or run the manager without webhooks (ENABLE_WEBHOOKS=false)',
     );
@@ -180,7 +205,10 @@ export class WebhookServer {
     const server = new HttpServer(
       {
         bindAddress,
-        limits: { ...LIMITS, ...(this.opts.maxConnections !== undefined ? { maxConnections: this.opts.maxConnections } : {}) },
+        limits: {
+          ...LIMITS,
+          ...(this.opts.maxConnections !== undefined ? { maxConnections: this.opts.maxConnections } : {}),
+        },
         tls: { options, watcher: tls.watcher },
         http2: this.opts.enableHTTP2,
       },
@@ -248,7 +276,10 @@ export class WebhookServer {
           ...(err instanceof Error && err.stack ? { stacktrace: err.stack } : {}),
         });
       }
-      res.writeHead(answer.status, { ...(answer.body ? { 'Content-Type': 'application/json' } : {}), 'Content-Length': Buffer.byteLength(answer.body) });
+      res.writeHead(answer.status, {
+        ...(answer.body ? { 'Content-Type': 'application/json' } : {}),
+        'Content-Length': Buffer.byteLength(answer.body),
+      });
       res.end(answer.body);
       m.requests(answer.status);
     } catch (err) {
@@ -278,7 +309,9 @@ export class WebhookServer {
     this.log.info('Shutting down webhook server', { timeoutMs });
     this.watcher?.stop();
     if (await server.close(timeoutMs)) {
-      this.log.warn('in-flight admission requests did not finish in time: their connections were closed', { timeoutMs });
+      this.log.warn('in-flight admission requests did not finish in time: their connections were closed', {
+        timeoutMs,
+      });
     }
   }
 }

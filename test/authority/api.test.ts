@@ -9,14 +9,20 @@ import { call, watch, type CallOptions, type Obj } from './https.js';
 
 describe('authority API over HTTPS', () => {
   let a: Authority;
-  const as = (token: string | undefined) => (method: string, path: string, o: CallOptions = {}) => call(a.url, a.caPem, method, path, { token, ...o });
+  const as =
+    (token: string | undefined) =>
+    (method: string, path: string, o: CallOptions = {}) =>
+      call(a.url, a.caPem, method, path, { token, ...o });
   let admin: ReturnType<typeof as>;
   const anon = (method: string, path: string, o: CallOptions = {}) => call(a.url, a.caPem, method, path, o);
 
-  const ns = (name: string, labels?: Record<string, string>) => admin('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } } });
+  const ns = (name: string, labels?: Record<string, string>) =>
+    admin('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } } });
   const saToken = async (namespace: string, name: string): Promise<string> => {
     await admin('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, { body: { metadata: { name } } });
-    const r = await admin('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, { body: { spec: {} } });
+    const r = await admin('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+      body: { spec: {} },
+    });
     assert.equal(r.status, 201, r.text);
     return r.body.status.token as string;
   };
@@ -39,11 +45,25 @@ describe('authority API over HTTPS', () => {
       assert.deepEqual(api.body.versions, ['v1']);
       const core = await admin('GET', '/api/v1');
       const names = (core.body.resources as Obj[]).map((r) => r.name);
-      for (const r of ['namespaces', 'serviceaccounts', 'serviceaccounts/token', 'services', 'configmaps', 'secrets']) assert.ok(names.includes(r), r);
+      for (const r of ['namespaces', 'serviceaccounts', 'serviceaccounts/token', 'services', 'configmaps', 'secrets'])
+        assert.ok(names.includes(r), r);
       const groups = (await admin('GET', '/apis')).body.groups.map((g: Obj) => g.name);
-      for (const g of ['apps', 'rbac.authorization.k8s.io', 'networking.k8s.io', 'apiextensions.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io']) assert.ok(groups.includes(g), g);
+      for (const g of [
+        'apps',
+        'rbac.authorization.k8s.io',
+        'networking.k8s.io',
+        'apiextensions.k8s.io',
+        'authentication.k8s.io',
+        'authorization.k8s.io',
+      ])
+        assert.ok(groups.includes(g), g);
       const rbac = await admin('GET', '/apis/rbac.authorization.k8s.io/v1');
-      assert.deepEqual((rbac.body.resources as Obj[]).map((r) => r.name).sort(), ['clusterrolebindings', 'clusterroles', 'rolebindings', 'roles']);
+      assert.deepEqual((rbac.body.resources as Obj[]).map((r) => r.name).sort(), [
+        'clusterrolebindings',
+        'clusterroles',
+        'rolebindings',
+        'roles',
+      ]);
       const authz = await admin('GET', '/apis/authorization.k8s.io/v1');
       assert.ok((authz.body.resources as Obj[]).some((r) => r.name === 'selfsubjectrulesreviews'));
     });
@@ -62,7 +82,10 @@ describe('authority API over HTTPS', () => {
     it('401 Unauthorized for an unknown bearer token', async () => {
       const r = await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', { token: 'not-a-token' });
       assert.equal(r.status, 401);
-      assert.deepEqual([r.body.kind, r.body.status, r.body.reason, r.body.code], ['Status', 'Failure', 'Unauthorized', 401]);
+      assert.deepEqual(
+        [r.body.kind, r.body.status, r.body.reason, r.body.code],
+        ['Status', 'Failure', 'Unauthorized', 401],
+      );
     });
 
     it('403 Forbidden for an anonymous resource request, with kube message; another scheme than Bearer is anonymous', async () => {
@@ -72,7 +95,10 @@ describe('authority API over HTTPS', () => {
       const r = await anon('GET', '/api/v1/namespaces');
       assert.equal(r.status, 403);
       assert.equal(r.body.reason, 'Forbidden');
-      assert.equal(r.body.message, 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope');
+      assert.equal(
+        r.body.message,
+        'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+      );
     });
 
     it('404 NotFound for a missing object and for an unknown path', async () => {
@@ -114,14 +140,20 @@ describe('authority API over HTTPS', () => {
       const stale = await admin('PUT', '/api/v1/namespaces/api/configmaps/dup', { body: { ...cur, data: { a: '3' } } });
       assert.equal(stale.status, 409);
       assert.equal(stale.body.reason, 'Conflict');
-      assert.match(stale.body.message, /^Operation cannot be fulfilled on configmaps "dup": the object has been modified/);
+      assert.match(
+        stale.body.message,
+        /^Operation cannot be fulfilled on configmaps "dup": the object has been modified/,
+      );
     });
 
     it('422 Invalid for a name that is not a DNS-1123 label/subdomain', async () => {
       const r = await ns('Not_Valid');
       assert.equal(r.status, 422);
       assert.equal(r.body.reason, 'Invalid');
-      assert.match(r.body.message, /^Namespace "Not_Valid" is invalid: metadata\.name: Invalid value: "Not_Valid": a lowercase RFC 1123 label/);
+      assert.match(
+        r.body.message,
+        /^Namespace "Not_Valid" is invalid: metadata\.name: Invalid value: "Not_Valid": a lowercase RFC 1123 label/,
+      );
       assert.equal(r.body.details.causes[0].field, 'metadata.name');
       const cm = await admin('POST', '/api/v1/namespaces/api/configmaps', { body: { metadata: { name: 'UPPER' } } });
       assert.equal(cm.status, 422);
@@ -131,27 +163,44 @@ describe('authority API over HTTPS', () => {
       const r = await admin('POST', '/api/v1/namespaces/api/configmaps', { raw: '{not json' });
       assert.equal(r.status, 400);
       assert.equal(r.body.reason, 'BadRequest');
-      const tr = await admin('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: {} } });
+      const tr = await admin('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: {} },
+      });
       assert.equal(tr.status, 400);
-      const kind = await admin('POST', '/api/v1/namespaces/api/configmaps', { body: { kind: 'Secret', metadata: { name: 'x' } } });
+      const kind = await admin('POST', '/api/v1/namespaces/api/configmaps', {
+        body: { kind: 'Secret', metadata: { name: 'x' } },
+      });
       assert.equal(kind.status, 400);
-      for (const metadata of [{ name: 5 }, { name: 'n', labels: { a: 1 } }, { name: 'n', annotations: 'x' }, 'not-an-object']) {
+      for (const metadata of [
+        { name: 5 },
+        { name: 'n', labels: { a: 1 } },
+        { name: 'n', annotations: 'x' },
+        'not-an-object',
+      ]) {
         const r2 = await admin('POST', '/api/v1/namespaces/api/configmaps', { body: { metadata } });
         assert.equal(r2.status, 400, `metadata ${JSON.stringify(metadata)}: ${r2.text}`);
       }
-      const patch = await admin('PATCH', '/api/v1/namespaces/api/configmaps/kube-root-ca.crt', { body: { metadata: { labels: { a: true } } }, contentType: 'application/merge-patch+json' });
+      const patch = await admin('PATCH', '/api/v1/namespaces/api/configmaps/kube-root-ca.crt', {
+        body: { metadata: { labels: { a: true } } },
+        contentType: 'application/merge-patch+json',
+      });
       assert.equal(patch.status, 400);
       const text = await admin('POST', '/api/v1/namespaces/api/configmaps', { raw: '{}', contentType: 'text/plain' });
       assert.equal(text.status, 415);
       assert.equal(text.body.reason, 'UnsupportedMediaType');
-      const yaml = await admin('POST', '/api/v1/namespaces/api/configmaps', { raw: 'metadata:\n  name: from-yaml\n', contentType: 'application/yaml' });
+      const yaml = await admin('POST', '/api/v1/namespaces/api/configmaps', {
+        raw: 'metadata:\n  name: from-yaml\n',
+        contentType: 'application/yaml',
+      });
       assert.equal(yaml.status, 201, yaml.text);
       const rv = await admin('GET', '/api/v1/namespaces/api/configmaps?watch=1&resourceVersion=abc');
       assert.equal(rv.status, 400);
     });
 
     it('bounds: a body over 3 MiB is 413, request headers over 16 KiB are 431', async () => {
-      const big = await admin('POST', '/api/v1/namespaces/api/configmaps', { raw: Buffer.alloc(3 * 1024 * 1024 + 10, 'a') });
+      const big = await admin('POST', '/api/v1/namespaces/api/configmaps', {
+        raw: Buffer.alloc(3 * 1024 * 1024 + 10, 'a'),
+      });
       assert.equal(big.status, 413);
       assert.equal(big.body.reason, 'RequestEntityTooLarge');
       const huge = await admin('GET', '/version', { headers: { 'X-Filler': 'x'.repeat(20 * 1024) } });
@@ -164,8 +213,19 @@ describe('authority API over HTTPS', () => {
       const small = await startAuthority({ listen: '127.0.0.1:0', maxRequestsInFlight: 1 });
       // one request holds the only slot: its body never completes
       const held = request(
-        { hostname: '127.0.0.1', port: new URL(small.url).port, path: '/api/v1/namespaces/default/configmaps', method: 'POST', ca: small.caPem, agent: false,
-          headers: { Authorization: `Bearer ${small.adminToken}`, 'Content-Type': 'application/json', 'Content-Length': '1000' } },
+        {
+          hostname: '127.0.0.1',
+          port: new URL(small.url).port,
+          path: '/api/v1/namespaces/default/configmaps',
+          method: 'POST',
+          ca: small.caPem,
+          agent: false,
+          headers: {
+            Authorization: `Bearer ${small.adminToken}`,
+            'Content-Type': 'application/json',
+            'Content-Length': '1000',
+          },
+        },
         () => undefined,
       );
       held.on('error', () => undefined);
@@ -199,7 +259,10 @@ describe('authority API over HTTPS', () => {
         apiVersion: 'apps/v1',
         kind: 'Deployment',
         metadata: { name: 'web', labels: { app: 'web' } },
-        spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } } },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } },
+        },
       };
       const c = await admin('POST', '/apis/apps/v1/namespaces/api/deployments', { body: dep });
       assert.equal(c.status, 201, c.text);
@@ -208,7 +271,10 @@ describe('authority API over HTTPS', () => {
       assert.match(m.creationTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
       assert.equal(m.generation, 1);
       assert.equal(m.namespace, 'api');
-      const labelled = await admin('PATCH', '/apis/apps/v1/namespaces/api/deployments/web', { body: { metadata: { labels: { tier: 'front' } } }, contentType: 'application/merge-patch+json' });
+      const labelled = await admin('PATCH', '/apis/apps/v1/namespaces/api/deployments/web', {
+        body: { metadata: { labels: { tier: 'front' } } },
+        contentType: 'application/merge-patch+json',
+      });
       assert.equal(labelled.status, 200);
       assert.equal(labelled.body.metadata.generation, 1, 'a metadata change keeps the generation');
       assert.deepEqual(labelled.body.metadata.labels, { app: 'web', tier: 'front' });
@@ -228,11 +294,20 @@ describe('authority API over HTTPS', () => {
     });
 
     it('lists with label selectors', async () => {
-      for (const [name, env] of [['l1', 'prod'], ['l2', 'dev'], ['l3', 'prod']]) {
-        await admin('POST', '/api/v1/namespaces/api/configmaps', { body: { metadata: { name, labels: { env: env, sel: 'yes' } } } });
+      for (const [name, env] of [
+        ['l1', 'prod'],
+        ['l2', 'dev'],
+        ['l3', 'prod'],
+      ]) {
+        await admin('POST', '/api/v1/namespaces/api/configmaps', {
+          body: { metadata: { name, labels: { env: env, sel: 'yes' } } },
+        });
       }
       const names = async (sel: string) =>
-        ((await admin('GET', `/api/v1/namespaces/api/configmaps?labelSelector=${encodeURIComponent(sel)}`)).body.items as Obj[]).map((o) => o.metadata.name);
+        (
+          (await admin('GET', `/api/v1/namespaces/api/configmaps?labelSelector=${encodeURIComponent(sel)}`)).body
+            .items as Obj[]
+        ).map((o) => o.metadata.name);
       assert.deepEqual(await names('sel=yes,env=prod'), ['l1', 'l3']);
       assert.deepEqual(await names('sel=yes,env!=prod'), ['l2']);
       assert.deepEqual(await names('env in (dev),sel'), ['l2']);
@@ -252,12 +327,18 @@ describe('authority API over HTTPS', () => {
       assert.ok(del.body.metadata.deletionTimestamp);
       // while terminating: objects still readable, new content refused, a second delete is a conflict
       assert.equal((await admin('GET', '/api/v1/namespaces/short-lived/configmaps/c')).status, 200);
-      const refused = await admin('POST', '/api/v1/namespaces/short-lived/configmaps', { body: { metadata: { name: 'late' } } });
+      const refused = await admin('POST', '/api/v1/namespaces/short-lived/configmaps', {
+        body: { metadata: { name: 'late' } },
+      });
       assert.equal(refused.status, 403);
-      assert.equal(refused.body.message, 'unable to create new content in namespace short-lived because it is being terminated');
+      assert.equal(
+        refused.body.message,
+        'unable to create new content in namespace short-lived because it is being terminated',
+      );
       assert.equal((await admin('DELETE', '/api/v1/namespaces/short-lived')).status, 409);
       // then the namespace controller's work: contents and namespace are gone (bounded wait)
-      for (let i = 0; i < 50 && (await admin('GET', '/api/v1/namespaces/short-lived')).status !== 404; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 50 && (await admin('GET', '/api/v1/namespaces/short-lived')).status !== 404; i++)
+        await new Promise((r) => setTimeout(r, 100));
       assert.equal((await admin('GET', '/api/v1/namespaces/short-lived')).status, 404);
       assert.equal((await admin('GET', '/api/v1/namespaces/short-lived/configmaps/c')).status, 404);
       const immortal = await admin('DELETE', '/api/v1/namespaces/default');
@@ -277,15 +358,37 @@ describe('authority API over HTTPS', () => {
             group: 'monitoring.coreos.com',
             scope: 'Namespaced',
             names: { plural: 'servicemonitors', singular: 'servicemonitor', kind: 'ServiceMonitor' },
-            versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+            versions: [
+              {
+                name: 'v1',
+                served: true,
+                storage: true,
+                schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+              },
+            ],
           },
         },
       });
       assert.equal(crd.status, 201, crd.text);
-      const sm = await admin('POST', path, { body: { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'm' }, spec: { endpoints: [{ port: 'https' }] } } });
+      const sm = await admin('POST', path, {
+        body: {
+          apiVersion: 'monitoring.coreos.com/v1',
+          kind: 'ServiceMonitor',
+          metadata: { name: 'm' },
+          spec: { endpoints: [{ port: 'https' }] },
+        },
+      });
       assert.equal(sm.status, 201, sm.text);
       assert.equal((await admin('GET', `${path}/m`)).body.spec.endpoints[0].port, 'https');
-      assert.equal((await admin('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/servicemonitors.monitoring.coreos.com')).status, 200);
+      assert.equal(
+        (
+          await admin(
+            'DELETE',
+            '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/servicemonitors.monitoring.coreos.com',
+          )
+        ).status,
+        200,
+      );
       assert.equal((await admin('GET', path)).status, 404);
     });
   });
@@ -293,15 +396,28 @@ describe('authority API over HTTPS', () => {
   describe('watch', () => {
     it('streams ADDED, MODIFIED and DELETED for matching objects from a resourceVersion', async () => {
       const list = await admin('GET', '/api/v1/namespaces/api/secrets?labelSelector=w%3D1');
-      const w = await watch(a.url, a.caPem, `/api/v1/namespaces/api/secrets?watch=1&labelSelector=w%3D1&resourceVersion=${list.body.metadata.resourceVersion}`, a.adminToken);
+      const w = await watch(
+        a.url,
+        a.caPem,
+        `/api/v1/namespaces/api/secrets?watch=1&labelSelector=w%3D1&resourceVersion=${list.body.metadata.resourceVersion}`,
+        a.adminToken,
+      );
       try {
         assert.equal(w.status, 200);
         await admin('POST', '/api/v1/namespaces/api/secrets', { body: { metadata: { name: 'other' } } });
-        await admin('POST', '/api/v1/namespaces/api/secrets', { body: { metadata: { name: 's', labels: { w: '1' } }, stringData: { k: 'v' } } });
-        await admin('PATCH', '/api/v1/namespaces/api/secrets/s', { body: { metadata: { annotations: { x: 'y' } } }, contentType: 'application/merge-patch+json' });
+        await admin('POST', '/api/v1/namespaces/api/secrets', {
+          body: { metadata: { name: 's', labels: { w: '1' } }, stringData: { k: 'v' } },
+        });
+        await admin('PATCH', '/api/v1/namespaces/api/secrets/s', {
+          body: { metadata: { annotations: { x: 'y' } } },
+          contentType: 'application/merge-patch+json',
+        });
         await admin('DELETE', '/api/v1/namespaces/api/secrets/s');
         const evs = await w.waitFor(3);
-        assert.deepEqual(evs.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED s', 'MODIFIED s', 'DELETED s']);
+        assert.deepEqual(
+          evs.map((e) => `${e.type} ${e.object.metadata.name}`),
+          ['ADDED s', 'MODIFIED s', 'DELETED s'],
+        );
         assert.equal(evs[1].object.metadata.annotations.x, 'y');
         const rvs = evs.map((e) => Number(e.object.metadata.resourceVersion));
         assert.ok(rvs[0] < rvs[1] && rvs[1] < rvs[2], 'resourceVersions increase');
@@ -314,9 +430,17 @@ describe('authority API over HTTPS', () => {
       const small = await startAuthority({ listen: '127.0.0.1:0', historyLimit: 5 });
       try {
         for (let i = 0; i < 10; i++) {
-          await call(small.url, small.caPem, 'POST', '/api/v1/namespaces/default/configmaps', { token: small.adminToken, body: { metadata: { name: `c${i}` } } });
+          await call(small.url, small.caPem, 'POST', '/api/v1/namespaces/default/configmaps', {
+            token: small.adminToken,
+            body: { metadata: { name: `c${i}` } },
+          });
         }
-        const w = await watch(small.url, small.caPem, '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=2', small.adminToken);
+        const w = await watch(
+          small.url,
+          small.caPem,
+          '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=2',
+          small.adminToken,
+        );
         const [ev] = await w.waitFor(1);
         await w.ended;
         assert.equal(ev.type, 'ERROR');
@@ -330,10 +454,18 @@ describe('authority API over HTTPS', () => {
 
     it('a streaming list (sendInitialEvents=true) sends the current state, then a bookmark marking its end', async () => {
       await admin('POST', '/api/v1/namespaces', { body: { metadata: { name: 'wl' } } });
-      const w = await watch(a.url, a.caPem, '/api/v1/namespaces/wl/serviceaccounts?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true', a.adminToken);
+      const w = await watch(
+        a.url,
+        a.caPem,
+        '/api/v1/namespaces/wl/serviceaccounts?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true',
+        a.adminToken,
+      );
       try {
         const evs = await w.waitFor(2);
-        assert.deepEqual(evs.map((e) => e.type), ['ADDED', 'BOOKMARK']);
+        assert.deepEqual(
+          evs.map((e) => e.type),
+          ['ADDED', 'BOOKMARK'],
+        );
         assert.equal(evs[0].object.metadata.name, 'default');
         assert.equal(evs[1].object.metadata.annotations['k8s.io/initial-events-end'], 'true');
       } finally {
@@ -344,9 +476,15 @@ describe('authority API over HTTPS', () => {
     it('ends a watch after timeoutSeconds', async () => {
       const w = await watch(a.url, a.caPem, '/api/v1/namespaces/api/configmaps?watch=1&timeoutSeconds=1', a.adminToken);
       const t0 = Date.now();
-      await Promise.race([w.ended, new Promise((_, rej) => setTimeout(() => rej(new Error('watch did not end within 5 s')), 5000))]);
+      await Promise.race([
+        w.ended,
+        new Promise((_, rej) => setTimeout(() => rej(new Error('watch did not end within 5 s')), 5000)),
+      ]);
       assert.ok(Date.now() - t0 < 5000);
-      assert.ok(w.events.every((e) => e.type === 'ADDED'), 'only the initial state');
+      assert.ok(
+        w.events.every((e) => e.type === 'ADDED'),
+        'only the initial state',
+      );
     });
   });
 
@@ -357,15 +495,29 @@ describe('authority API over HTTPS', () => {
       const sa = as(token);
       assert.equal((await sa('GET', '/api/v1/namespaces/api/configmaps')).status, 403);
       const rb = await admin('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/api/rolebindings', {
-        body: { metadata: { name: 'reader-view' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'ServiceAccount', name: 'reader' }] },
+        body: {
+          metadata: { name: 'reader-view' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+          subjects: [{ kind: 'ServiceAccount', name: 'reader' }],
+        },
       });
       assert.equal(rb.status, 201, rb.text);
-      assert.equal((await sa('GET', '/api/v1/namespaces/api/configmaps')).status, 200, 'view is aggregated from system:aggregate-to-view');
+      assert.equal(
+        (await sa('GET', '/api/v1/namespaces/api/configmaps')).status,
+        200,
+        'view is aggregated from system:aggregate-to-view',
+      );
       assert.equal((await sa('GET', '/api/v1/namespaces/api/secrets')).status, 403, 'view does not include secrets');
       const other = await sa('GET', '/api/v1/namespaces/rb-other/configmaps');
       assert.equal(other.status, 403);
-      assert.equal(other.body.message, 'configmaps is forbidden: User "system:serviceaccount:api:reader" cannot list resource "configmaps" in API group "" in the namespace "rb-other"');
-      assert.equal((await sa('POST', '/api/v1/namespaces/api/configmaps', { body: { metadata: { name: 'w' } } })).status, 403);
+      assert.equal(
+        other.body.message,
+        'configmaps is forbidden: User "system:serviceaccount:api:reader" cannot list resource "configmaps" in API group "" in the namespace "rb-other"',
+      );
+      assert.equal(
+        (await sa('POST', '/api/v1/namespaces/api/configmaps', { body: { metadata: { name: 'w' } } })).status,
+        403,
+      );
     });
 
     it('impersonating a service account gives it the service-account groups and system:authenticated', async () => {
@@ -375,7 +527,11 @@ describe('authority API over HTTPS', () => {
       });
       assert.equal(r.status, 201, r.text);
       assert.equal(r.body.status.userInfo.username, 'system:serviceaccount:api:whoever');
-      assert.deepEqual(r.body.status.userInfo.groups, ['system:serviceaccounts', 'system:serviceaccounts:api', 'system:authenticated']);
+      assert.deepEqual(r.body.status.userInfo.groups, [
+        'system:serviceaccounts',
+        'system:serviceaccounts:api',
+        'system:authenticated',
+      ]);
       const g = await admin('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
         body: {},
         headers: { 'Impersonate-User': 'jane', 'Impersonate-Group': ['devs', 'ops'] },
@@ -388,15 +544,30 @@ describe('authority API over HTTPS', () => {
       const h = { 'Impersonate-User': 'jane' };
       const denied = await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', { token, headers: h });
       assert.equal(denied.status, 403);
-      assert.equal(denied.body.message, 'users "jane" is forbidden: User "system:serviceaccount:api:impostor" cannot impersonate resource "users" in API group "" at the cluster scope');
-      await admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { body: { metadata: { name: 'impersonate-jane' }, rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: ['jane'] }] } });
+      assert.equal(
+        denied.body.message,
+        'users "jane" is forbidden: User "system:serviceaccount:api:impostor" cannot impersonate resource "users" in API group "" at the cluster scope',
+      );
+      await admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        body: {
+          metadata: { name: 'impersonate-jane' },
+          rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: ['jane'] }],
+        },
+      });
       await admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-        body: { metadata: { name: 'impostor-jane' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'impersonate-jane' }, subjects: [{ kind: 'ServiceAccount', name: 'impostor', namespace: 'api' }] },
+        body: {
+          metadata: { name: 'impostor-jane' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'impersonate-jane' },
+          subjects: [{ kind: 'ServiceAccount', name: 'impostor', namespace: 'api' }],
+        },
       });
       const asJane = await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', { token, headers: h });
       assert.equal(asJane.status, 403, 'jane herself may not list namespaces');
       assert.match(asJane.body.message, /User "jane" cannot list/);
-      const bob = await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', { token, headers: { 'Impersonate-User': 'bob' } });
+      const bob = await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', {
+        token,
+        headers: { 'Impersonate-User': 'bob' },
+      });
       assert.equal(bob.status, 403);
       assert.match(bob.body.message, /^users "bob" is forbidden/);
     });
@@ -407,20 +578,41 @@ describe('authority API over HTTPS', () => {
       const extra = await admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
         body: {
           metadata: { name: 'monitoring-view', labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
-          rules: [{ apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors'], verbs: ['get', 'list', 'watch'] }],
+          rules: [
+            { apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors'], verbs: ['get', 'list', 'watch'] },
+          ],
         },
       });
       assert.equal(extra.status, 201, extra.text);
       for (const role of ['view', 'edit', 'admin']) {
         const r = (await admin('GET', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}`)).body;
-        assert.ok((r.rules as Obj[]).some((x) => x.resources?.includes('servicemonitors')), `${role} aggregates the new rule`);
+        assert.ok(
+          (r.rules as Obj[]).some((x) => x.resources?.includes('servicemonitors')),
+          `${role} aggregates the new rule`,
+        );
       }
       const sar = await admin('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-        body: { spec: { user: 'system:serviceaccount:api:reader', resourceAttributes: { namespace: 'api', verb: 'list', group: 'monitoring.coreos.com', resource: 'servicemonitors' } } },
+        body: {
+          spec: {
+            user: 'system:serviceaccount:api:reader',
+            resourceAttributes: {
+              namespace: 'api',
+              verb: 'list',
+              group: 'monitoring.coreos.com',
+              resource: 'servicemonitors',
+            },
+          },
+        },
       });
       assert.equal(sar.body.status.allowed, true, 'reader is bound to view in namespace api');
-      assert.equal(sar.body.status.reason, 'RBAC: allowed by RoleBinding "reader-view/api" of ClusterRole "view" to ServiceAccount "reader/api"');
-      assert.equal((await admin('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/monitoring-view')).status, 200);
+      assert.equal(
+        sar.body.status.reason,
+        'RBAC: allowed by RoleBinding "reader-view/api" of ClusterRole "view" to ServiceAccount "reader/api"',
+      );
+      assert.equal(
+        (await admin('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/monitoring-view')).status,
+        200,
+      );
       const after = (await admin('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view')).body;
       assert.ok(!(after.rules as Obj[]).some((x) => x.resources?.includes('servicemonitors')), 'removed again');
     });
@@ -432,9 +624,18 @@ describe('authority API over HTTPS', () => {
       });
       assert.equal(r.status, 201, r.text);
       const res = r.body.status.resourceRules as Obj[];
-      assert.ok(res.some((x) => x.resources.includes('configmaps') && x.verbs.includes('list')), 'view rules via the RoleBinding');
-      assert.ok(res.some((x) => x.resources.includes('selfsubjectaccessreviews')), 'system:basic-user');
-      assert.ok((r.body.status.nonResourceRules as Obj[]).some((x) => x.nonResourceURLs.includes('/version')), 'system:public-info-viewer');
+      assert.ok(
+        res.some((x) => x.resources.includes('configmaps') && x.verbs.includes('list')),
+        'view rules via the RoleBinding',
+      );
+      assert.ok(
+        res.some((x) => x.resources.includes('selfsubjectaccessreviews')),
+        'system:basic-user',
+      );
+      assert.ok(
+        (r.body.status.nonResourceRules as Obj[]).some((x) => x.nonResourceURLs.includes('/version')),
+        'system:public-info-viewer',
+      );
       assert.equal(r.body.status.incomplete, false);
     });
   });

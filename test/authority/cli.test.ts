@@ -30,16 +30,37 @@ describe('ctrlmetrics authority (CLI)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const kubectl = (kubeconfig: string, ...args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env, timeoutMs: 30_000 });
+  const kubectl = (kubeconfig: string, ...args: string[]) =>
+    run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env, timeoutMs: 30_000 });
 
   it('runs until SIGTERM, says once that it is ready, applies --apply inputs, and never logs the admin token', async () => {
     const stateDir = join(dir, 'state');
     const kubeconfig = join(dir, 'kubeconfig');
-    const p = procs.startCli('authority', ['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', kubeconfig, '--apply', join(dir, 'objects.yaml'), join(dir, 'overlay')]);
+    const p = procs.startCli('authority', [
+      'authority',
+      '--listen',
+      '127.0.0.1:0',
+      '--state-dir',
+      stateDir,
+      '--kubeconfig-out',
+      kubeconfig,
+      '--apply',
+      join(dir, 'objects.yaml'),
+      join(dir, 'overlay'),
+    ]);
     const m = await p.waitForOutput(/"msg":"authority ready".*"url":"(https:\/\/127\.0\.0\.1:\d+)"/, 30_000);
     const cm = await kubectl(kubeconfig, 'get', 'configmap', 'from-file', '-n', 'applied', '-o', 'name');
     assert.equal(cm.stdout.trim(), 'configmap/from-file', cm.stderr);
-    const sa = await kubectl(kubeconfig, 'get', 'serviceaccount', 'demo-controller-manager', '-n', 'applied', '-o', 'name');
+    const sa = await kubectl(
+      kubeconfig,
+      'get',
+      'serviceaccount',
+      'demo-controller-manager',
+      '-n',
+      'applied',
+      '-o',
+      'name',
+    );
     assert.equal(sa.stdout.trim(), 'serviceaccount/demo-controller-manager', sa.stderr);
     assert.match(readFileSync(kubeconfig, 'utf8'), new RegExp(`server: ${m[1].replace(/\./g, '\\.')}`));
 
@@ -57,13 +78,27 @@ describe('ctrlmetrics authority (CLI)', () => {
     const stateDir = join(dir, 'state-port');
     const kubeconfig = join(dir, 'kubeconfig-port');
     const port = await freePort();
-    const args = ['authority', '--listen', `127.0.0.1:${port}`, '--state-dir', stateDir, '--kubeconfig-out', kubeconfig];
+    const args = [
+      'authority',
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--state-dir',
+      stateDir,
+      '--kubeconfig-out',
+      kubeconfig,
+    ];
     const first = procs.startCli('authority-1', args);
     await first.waitForOutput(/authority ready/, 30_000);
     assert.equal((await kubectl(kubeconfig, 'create', 'namespace', 'survivor')).code, 0);
     const rival = await runCli(['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir]);
     assert.notEqual(rival.code, 0);
-    assert.match(rival.stderr, new RegExp(`^error: another authority \\(pid ${first.pid}\\) is using the state directory .*state-port: stop it, or use another --state-dir$`, 'm'));
+    assert.match(
+      rival.stderr,
+      new RegExp(
+        `^error: another authority \\(pid ${first.pid}\\) is using the state directory .*state-port: stop it, or use another --state-dir$`,
+        'm',
+      ),
+    );
     const saved = readFileSync(kubeconfig, 'utf8');
     assert.equal(await within(procs.stop(first), 15_000, 'first exit'), 0);
 
@@ -93,9 +128,18 @@ describe('ctrlmetrics authority (CLI)', () => {
     }
     const [taken, bad, missing] = results;
     assert.notEqual(taken.code, 0);
-    assert.match(taken.stderr, new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use \\(pick another --listen port\\)$`, 'm'));
+    assert.match(
+      taken.stderr,
+      new RegExp(
+        `^error: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use \\(pick another --listen port\\)$`,
+        'm',
+      ),
+    );
     assert.notEqual(bad.code, 0);
-    assert.match(bad.stderr, /^error: invalid listen address "nonsense": expected host:port, e\.g\. 127\.0\.0\.1:6443$/m);
+    assert.match(
+      bad.stderr,
+      /^error: invalid listen address "nonsense": expected host:port, e\.g\. 127\.0\.0\.1:6443$/m,
+    );
     assert.notEqual(missing.code, 0);
     assert.match(missing.stderr, /^error: --apply .*nope\.yaml: no such file or directory$/m);
     for (const r of [bad, missing]) assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
@@ -107,7 +151,10 @@ describe('ctrlmetrics authority (CLI)', () => {
     writeFileSync(join(stateDir, 'state.json'), '');
     const r = await runCli(['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir]);
     assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /^error: .*state file .*empty-state\/state\.json is corrupt \(it is empty \(0 bytes\)\); it was left as it is: move it away to start fresh$/m);
+    assert.match(
+      r.stderr,
+      /^error: .*state file .*empty-state\/state\.json is corrupt \(it is empty \(0 bytes\)\); it was left as it is: move it away to start fresh$/m,
+    );
     assert.equal(readFileSync(join(stateDir, 'state.json'), 'utf8'), '');
   });
 
@@ -115,11 +162,15 @@ describe('ctrlmetrics authority (CLI)', () => {
     const stateDir = join(dir, 'bad-log');
     mkdirSync(stateDir);
     writeFileSync(join(stateDir, 'state.json'), '{"resourceVersion":0,"objects":{}}');
-    const log = '{"rv":1,"key":"namespaces","object":{"metadata":{"name":"a"}}}\n{"rv":2,"key":"namespaces"\n{"rv":3,"key":"namespaces","object":{"metadata":{"name":"b"}}}\n';
+    const log =
+      '{"rv":1,"key":"namespaces","object":{"metadata":{"name":"a"}}}\n{"rv":2,"key":"namespaces"\n{"rv":3,"key":"namespaces","object":{"metadata":{"name":"b"}}}\n';
     writeFileSync(join(stateDir, 'state.1.log'), log);
     const r = await runCli(['authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir]);
     assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /^error: the authority state log .*bad-log\/state\.1\.log is corrupt at line 2 \(.*\); it was left as it is: move the state directory away to start fresh$/m);
+    assert.match(
+      r.stderr,
+      /^error: the authority state log .*bad-log\/state\.1\.log is corrupt at line 2 \(.*\); it was left as it is: move the state directory away to start fresh$/m,
+    );
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.equal(readFileSync(join(stateDir, 'state.1.log'), 'utf8'), log);
   });

@@ -56,14 +56,19 @@ describe('@kubernetes/client-node against the authority', () => {
 
   it('an informer sees add, update and delete events', async () => {
     await core.createNamespace({ body: { metadata: { name: 'inf' } } });
-    const informer = k8s.makeInformer(kc, '/api/v1/namespaces/inf/configmaps', () => core.listNamespacedConfigMap({ namespace: 'inf' }));
+    const informer = k8s.makeInformer(kc, '/api/v1/namespaces/inf/configmaps', () =>
+      core.listNamespacedConfigMap({ namespace: 'inf' }),
+    );
     const seen: string[] = [];
     informer.on('add', (o: k8s.V1ConfigMap) => seen.push(`add ${o.metadata?.name} ${o.data?.v ?? ''}`));
     informer.on('update', (o: k8s.V1ConfigMap) => seen.push(`update ${o.metadata?.name} ${o.data?.v ?? ''}`));
     informer.on('delete', (o: k8s.V1ConfigMap) => seen.push(`delete ${o.metadata?.name}`));
     const errors: unknown[] = [];
     informer.on('error', (e: unknown) => errors.push(e));
-    await core.createNamespacedConfigMap({ namespace: 'inf', body: { metadata: { name: 'before' }, data: { v: '0' } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'inf',
+      body: { metadata: { name: 'before' }, data: { v: '0' } },
+    });
     await informer.start();
     try {
       await waitFor('initial add', () => (seen.includes('add before 0') ? true : undefined));
@@ -76,9 +81,18 @@ describe('@kubernetes/client-node against the authority', () => {
       await waitFor('update c1', () => (seen.includes('update c1 2') ? true : undefined));
       await core.deleteNamespacedConfigMap({ name: 'c1', namespace: 'inf' });
       await waitFor('delete c1', () => (seen.includes('delete c1') ? true : undefined));
-      assert.deepEqual(seen.filter((s) => s.includes('c1')), ['add c1 1', 'update c1 2', 'delete c1']);
+      assert.deepEqual(
+        seen.filter((s) => s.includes('c1')),
+        ['add c1 1', 'update c1 2', 'delete c1'],
+      );
       // every namespace also holds kube-root-ca.crt, as in a real cluster
-      assert.deepEqual(informer.list('inf').map((o) => o.metadata?.name).sort(), ['before', 'kube-root-ca.crt']);
+      assert.deepEqual(
+        informer
+          .list('inf')
+          .map((o) => o.metadata?.name)
+          .sort(),
+        ['before', 'kube-root-ca.crt'],
+      );
       assert.deepEqual(errors, []);
     } finally {
       await informer.stop();

@@ -25,12 +25,14 @@ describe('ConfigMap and Secret data rules', () => {
     await a?.stop();
   });
 
-  it('a key outside [-._a-zA-Z0-9]+ is refused with the real server\'s text (K53)', async () => {
+  it("a key outside [-._a-zA-Z0-9]+ is refused with the real server's text (K53)", async () => {
     const r = await admin('POST', cms, { body: { metadata: { name: 'badkey' }, data: { 'a b': '1' } } });
     assert.equal(r.status, 422);
     assert.equal(r.body.reason, 'Invalid');
     assert.equal(r.body.message, `ConfigMap "badkey" is invalid: data[a b]: Invalid value: "a b": ${KEY_MESSAGE}`);
-    assert.deepEqual(r.body.details.causes, [{ reason: 'FieldValueInvalid', message: `Invalid value: "a b": ${KEY_MESSAGE}`, field: 'data[a b]' }]);
+    assert.deepEqual(r.body.details.causes, [
+      { reason: 'FieldValueInvalid', message: `Invalid value: "a b": ${KEY_MESSAGE}`, field: 'data[a b]' },
+    ]);
   });
 
   it('keys ".", "..", "..x", longer than 253, in both data and binaryData', async () => {
@@ -38,8 +40,14 @@ describe('ConfigMap and Secret data rules', () => {
       [{ data: { '.': '1' } }, `data[.]: Invalid value: ".": must not be '.'`],
       [{ data: { '..': '1' } }, `data[..]: Invalid value: "..": must not be '..'`],
       [{ data: { '..x': '1' } }, `data[..x]: Invalid value: "..x": must not start with '..'`],
-      [{ data: { ['k'.repeat(254)]: '1' } }, `data[${'k'.repeat(254)}]: Invalid value: "${'k'.repeat(254)}": must be no more than 253 characters`],
-      [{ data: { k: '1' }, binaryData: { k: 'MQ==' } }, `data[k]: Invalid value: "k": duplicate of key present in binaryData`],
+      [
+        { data: { ['k'.repeat(254)]: '1' } },
+        `data[${'k'.repeat(254)}]: Invalid value: "${'k'.repeat(254)}": must be no more than 253 characters`,
+      ],
+      [
+        { data: { k: '1' }, binaryData: { k: 'MQ==' } },
+        `data[k]: Invalid value: "k": duplicate of key present in binaryData`,
+      ],
       [{ binaryData: { 'x/y': 'MQ==' } }, `binaryData[x/y]: Invalid value: "x/y": ${KEY_MESSAGE}`],
     ];
     for (const [fields, want] of cases) {
@@ -47,7 +55,9 @@ describe('ConfigMap and Secret data rules', () => {
       assert.equal(r.status, 422, JSON.stringify(fields).slice(0, 80));
       assert.equal(r.body.message, `ConfigMap "keys" is invalid: ${want}`);
     }
-    const ok = await admin('POST', cms, { body: { metadata: { name: 'keys' }, data: { 'key.name': '1', KEY_NAME: '2', 'key-name': '3', '.hidden': '4' } } });
+    const ok = await admin('POST', cms, {
+      body: { metadata: { name: 'keys' }, data: { 'key.name': '1', KEY_NAME: '2', 'key-name': '3', '.hidden': '4' } },
+    });
     assert.equal(ok.status, 201, ok.text);
   });
 
@@ -64,13 +74,21 @@ describe('ConfigMap and Secret data rules', () => {
   });
 
   it('immutable: true fixes data, binaryData and the flag itself; labels stay mutable (K75)', async () => {
-    assert.equal((await admin('POST', cms, { body: { metadata: { name: 'imm' }, immutable: true, data: { a: '1' } } })).status, 201);
+    assert.equal(
+      (await admin('POST', cms, { body: { metadata: { name: 'imm' }, immutable: true, data: { a: '1' } } })).status,
+      201,
+    );
     const merge = { contentType: 'application/merge-patch+json' };
     const patched = await admin('PATCH', `${cms}/imm`, { ...merge, body: { data: { a: '2' } } });
     assert.equal(patched.status, 422);
     assert.equal(patched.body.message, `ConfigMap "imm" is invalid: data: ${IMMUTABLE}`);
-    assert.deepEqual(patched.body.details.causes, [{ reason: 'FieldValueForbidden', message: IMMUTABLE, field: 'data' }]);
-    const both = await admin('PATCH', `${cms}/imm`, { ...merge, body: { immutable: false, binaryData: { b: 'MQ==' } } });
+    assert.deepEqual(patched.body.details.causes, [
+      { reason: 'FieldValueForbidden', message: IMMUTABLE, field: 'data' },
+    ]);
+    const both = await admin('PATCH', `${cms}/imm`, {
+      ...merge,
+      body: { immutable: false, binaryData: { b: 'MQ==' } },
+    });
     assert.equal(both.body.message, `ConfigMap "imm" is invalid: [immutable: ${IMMUTABLE}, binaryData: ${IMMUTABLE}]`);
     const labelled = await admin('PATCH', `${cms}/imm`, { ...merge, body: { metadata: { labels: { a: 'b' } } } });
     assert.equal(labelled.status, 200, labelled.text);
@@ -81,14 +99,27 @@ describe('ConfigMap and Secret data rules', () => {
   });
 
   it('a Secret: immutable data (stringData counts), and its type never changes', async () => {
-    assert.equal((await admin('POST', secrets, { body: { metadata: { name: 'imm' }, immutable: true, stringData: { a: '1' } } })).status, 201);
+    assert.equal(
+      (await admin('POST', secrets, { body: { metadata: { name: 'imm' }, immutable: true, stringData: { a: '1' } } }))
+        .status,
+      201,
+    );
     const merge = { contentType: 'application/merge-patch+json' };
     const r = await admin('PATCH', `${secrets}/imm`, { ...merge, body: { stringData: { a: '2' } } });
     assert.equal(r.status, 422);
     assert.equal(r.body.message, `Secret "imm" is invalid: data: ${IMMUTABLE}`);
-    assert.equal((await admin('POST', secrets, { body: { metadata: { name: 'typed' }, type: 'Opaque', data: {} } })).status, 201);
-    const t = await admin('PATCH', `${secrets}/typed`, { ...merge, body: { type: 'kubernetes.io/basic-auth', data: { username: 'dQ==', password: 'cA==' } } });
+    assert.equal(
+      (await admin('POST', secrets, { body: { metadata: { name: 'typed' }, type: 'Opaque', data: {} } })).status,
+      201,
+    );
+    const t = await admin('PATCH', `${secrets}/typed`, {
+      ...merge,
+      body: { type: 'kubernetes.io/basic-auth', data: { username: 'dQ==', password: 'cA==' } },
+    });
     assert.equal(t.status, 422);
-    assert.equal(t.body.message, 'Secret "typed" is invalid: type: Invalid value: "kubernetes.io/basic-auth": field is immutable');
+    assert.equal(
+      t.body.message,
+      'Secret "typed" is invalid: type: Invalid value: "kubernetes.io/basic-auth": field is immutable',
+    );
   });
 });

@@ -22,7 +22,12 @@ let running: Promise<void>;
 before(async () => {
   authority = await startAuthority({ apply: [CRDS] }); // in memory, an ephemeral port on 127.0.0.1
   client = new KubeClient(authority.restConfig); // the admin identity (group system:masters)
-  const mgr = new Manager({ restConfig: authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, healthProbeBindAddress: '0' });
+  const mgr = new Manager({
+    restConfig: authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+    healthProbeBindAddress: '0',
+  });
   mgr.add(
     new Controller({
       name: 'widget',
@@ -45,8 +50,13 @@ after(async () => {
   await authority.stop();
 });
 
-test('the controller reports each widget\'s size in its status', async () => {
-  await client.create('/apis/example.com/v1/namespaces/default/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 3 } });
+test("the controller reports each widget's size in its status", async () => {
+  await client.create('/apis/example.com/v1/namespaces/default/widgets', {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w1' },
+    spec: { size: 3 },
+  });
   let observed: unknown;
   for (let i = 0; i < 100 && observed === undefined; i++) {
     const w = await client.get<Widget>('/apis/example.com/v1/namespaces/default/widgets/w1');

@@ -2,7 +2,7 @@
 import { request as httpsRequest } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 
-export type Obj = Record<string, any>;  
+export type Obj = Record<string, any>;
 
 /** A finished response: status, headers and the body (parsed JSON when it is JSON, else the text). */
 export interface Reply {
@@ -34,7 +34,16 @@ export function call(base: string, ca: string, method: string, path: string, o: 
   }
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
-      { hostname: u.hostname, port: u.port, path: u.pathname + u.search, method, ca, headers, agent: false, timeout: o.timeoutMs ?? 10_000 },
+      {
+        hostname: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method,
+        ca,
+        headers,
+        agent: false,
+        timeout: o.timeoutMs ?? 10_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -73,7 +82,15 @@ export function watch(base: string, ca: string, path: string, token: string): Pr
   const u = new URL(path, base);
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
-      { hostname: u.hostname, port: u.port, path: u.pathname + u.search, method: 'GET', ca, agent: false, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } },
+      {
+        hostname: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: 'GET',
+        ca,
+        agent: false,
+        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+      },
       (res) => {
         const events: Obj[] = [];
         const waiters: Array<() => void> = [];
@@ -100,7 +117,10 @@ export function watch(base: string, ca: string, path: string, token: string): Pr
           close: () => req.destroy(),
           waitFor(n, timeoutMs = 5000) {
             return new Promise((ok, fail) => {
-              const t = setTimeout(() => fail(new Error(`watch ${path}: ${events.length} of ${n} events within ${timeoutMs} ms`)), timeoutMs);
+              const t = setTimeout(
+                () => fail(new Error(`watch ${path}: ${events.length} of ${n} events within ${timeoutMs} ms`)),
+                timeoutMs,
+              );
               const check = () => {
                 if (events.length >= n) {
                   clearTimeout(t);

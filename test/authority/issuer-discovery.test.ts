@@ -17,7 +17,12 @@ before(async () => {
 });
 after(() => cluster?.stop());
 
-function get(path: string, accept: string | undefined, method = 'GET', asAdmin = false): Promise<{ line: string; body: string }> {
+function get(
+  path: string,
+  accept: string | undefined,
+  method = 'GET',
+  asAdmin = false,
+): Promise<{ line: string; body: string }> {
   const admin = cluster.authority.restConfig;
   const headers: Record<string, string> = {};
   const bearer = asAdmin ? admin.token : token;
@@ -28,8 +33,12 @@ function get(path: string, accept: string | undefined, method = 'GET', asAdmin =
     request(`${cluster.url}${path}`, { method, ca: cluster.caPem, headers, ...identity }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString('utf8')));
-      res.on('end', () => resolve({ line: `${res.statusCode} ${res.headers['content-type']} ${res.headers['cache-control']}`, body }));
-    }).on('error', reject).end();
+      res.on('end', () =>
+        resolve({ line: `${res.statusCode} ${res.headers['content-type']} ${res.headers['cache-control']}`, body }),
+      );
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -50,7 +59,8 @@ describe('issuer discovery documents (as kube-apiserver answers them)', () => {
       ['*/*', OK_JWKS],
       [undefined, OK_JWKS],
     ];
-    for (const [accept, want] of cases) assert.equal((await get('/openid/v1/jwks', accept)).line, want, `Accept: ${accept}`);
+    for (const [accept, want] of cases)
+      assert.equal((await get('/openid/v1/jwks', accept)).line, want, `Accept: ${accept}`);
     const refused = JSON.parse((await get('/openid/v1/jwks', 'application/json')).body);
     assert.equal(refused.reason, 'NotAcceptable');
     assert.equal(refused.message, '406: Not Acceptable\n\nAvailable representations: application/jwk-set+json');
@@ -71,7 +81,11 @@ describe('issuer discovery documents (as kube-apiserver answers them)', () => {
     for (const p of ['/openid/v1/jwks', '/.well-known/openid-configuration']) {
       for (const method of ['HEAD', 'POST']) {
         assert.equal((await get(p, undefined, method, true)).line, NOT_ALLOWED, `${method} ${p} as admin`);
-        assert.equal((await get(p, undefined, method)).line.split(' ')[0], '403', `${method} ${p} as a service account`);
+        assert.equal(
+          (await get(p, undefined, method)).line.split(' ')[0],
+          '403',
+          `${method} ${p} as a service account`,
+        );
       }
     }
   });

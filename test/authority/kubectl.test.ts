@@ -16,7 +16,8 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
   let dir: string;
   let env: NodeJS.ProcessEnv;
 
-  const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', a.kubeconfig, ...args], { env, timeoutMs: 30_000 });
+  const kubectl = (...args: string[]) =>
+    run('kubectl', ['--kubeconfig', a.kubeconfig, ...args], { env, timeoutMs: 30_000 });
   /** kubectl that must succeed; returns stdout. */
   const ok = async (...args: string[]) => {
     const r = await kubectl(...args);
@@ -44,18 +45,26 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
     const v = JSON.parse(await ok('version', '-o', 'json')) as Obj;
     assert.equal(v.serverVersion.major, '1');
     const res = await ok('api-resources');
-    for (const line of [/^namespaces\s+ns\s+v1\s+false\s+Namespace$/m, /^clusterroles\s+rbac\.authorization\.k8s\.io\/v1\s+false\s+ClusterRole$/m, /^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment$/m]) {
+    for (const line of [
+      /^namespaces\s+ns\s+v1\s+false\s+Namespace$/m,
+      /^clusterroles\s+rbac\.authorization\.k8s\.io\/v1\s+false\s+ClusterRole$/m,
+      /^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment$/m,
+    ]) {
       assert.match(res, line);
     }
     const ns = await ok('get', 'ns');
     assert.match(ns, /^NAME\s+STATUS\s+AGE$/m);
-    for (const n of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) assert.match(ns, new RegExp(`^${n}\\s+Active\\s+\\d+s$`, 'm'));
+    for (const n of ['default', 'kube-system', 'kube-public', 'kube-node-lease'])
+      assert.match(ns, new RegExp(`^${n}\\s+Active\\s+\\d+s$`, 'm'));
   });
 
   it('create namespace / serviceaccount / clusterrole / clusterrolebinding / token, then auth can-i', async () => {
     assert.match(await ok('create', 'namespace', 'mon'), /^namespace\/mon created$/m);
     assert.match(await ok('create', 'serviceaccount', 'scraper', '-n', 'mon'), /^serviceaccount\/scraper created$/m);
-    assert.match(await ok('create', 'clusterrole', 'metrics-reader', '--non-resource-url=/metrics', '--verb=get'), /clusterrole.rbac.authorization.k8s.io\/metrics-reader created/);
+    assert.match(
+      await ok('create', 'clusterrole', 'metrics-reader', '--non-resource-url=/metrics', '--verb=get'),
+      /clusterrole.rbac.authorization.k8s.io\/metrics-reader created/,
+    );
     const role = JSON.parse(await ok('get', 'clusterrole', 'metrics-reader', '-o', 'json')) as Obj;
     assert.deepEqual(role.rules, [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
 
@@ -64,18 +73,34 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
     assert.notEqual(before.code, 0);
 
     assert.match(
-      await ok('create', 'clusterrolebinding', 'scraper-metrics', '--clusterrole=metrics-reader', '--serviceaccount=mon:scraper'),
+      await ok(
+        'create',
+        'clusterrolebinding',
+        'scraper-metrics',
+        '--clusterrole=metrics-reader',
+        '--serviceaccount=mon:scraper',
+      ),
       /clusterrolebinding.rbac.authorization.k8s.io\/scraper-metrics created/,
     );
     const crb = JSON.parse(await ok('get', 'clusterrolebinding', 'scraper-metrics', '-o', 'json')) as Obj;
     assert.deepEqual(crb.subjects, [{ kind: 'ServiceAccount', name: 'scraper', namespace: 'mon' }]);
-    assert.deepEqual(crb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'metrics-reader' });
+    assert.deepEqual(crb.roleRef, {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: 'metrics-reader',
+    });
 
     const yes = await kubectl('auth', 'can-i', 'get', '/metrics', '--as=system:serviceaccount:mon:scraper');
     assert.equal(yes.stdout.trim(), 'yes');
     assert.equal(yes.code, 0);
-    assert.equal((await kubectl('auth', 'can-i', 'get', '/metrics/other', '--as=system:serviceaccount:mon:scraper')).stdout.trim(), 'no');
-    assert.equal((await kubectl('auth', 'can-i', 'get', '/metrics', '--as=system:serviceaccount:mon:someone-else')).stdout.trim(), 'no');
+    assert.equal(
+      (await kubectl('auth', 'can-i', 'get', '/metrics/other', '--as=system:serviceaccount:mon:scraper')).stdout.trim(),
+      'no',
+    );
+    assert.equal(
+      (await kubectl('auth', 'can-i', 'get', '/metrics', '--as=system:serviceaccount:mon:someone-else')).stdout.trim(),
+      'no',
+    );
 
     const token = (await ok('create', 'token', 'scraper', '-n', 'mon', '--duration=20m')).trim();
     const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as Obj;
@@ -83,9 +108,15 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
     assert.equal(claims.exp - claims.iat, 1200);
 
     // the token works as a kubectl credential too: the scraper may not list namespaces
-    const denied = await run('kubectl', ['--kubeconfig', a.kubeconfig, '--token', token, 'get', 'ns'], { env, timeoutMs: 30_000 });
+    const denied = await run('kubectl', ['--kubeconfig', a.kubeconfig, '--token', token, 'get', 'ns'], {
+      env,
+      timeoutMs: 30_000,
+    });
     assert.notEqual(denied.code, 0);
-    assert.match(denied.stderr, /namespaces is forbidden: User "system:serviceaccount:mon:scraper" cannot list resource "namespaces" in API group "" at the cluster scope/);
+    assert.match(
+      denied.stderr,
+      /namespaces is forbidden: User "system:serviceaccount:mon:scraper" cannot list resource "namespaces" in API group "" at the cluster scope/,
+    );
   });
 
   it('create -f of a TokenReview and a SubjectAccessReview with -o json', async () => {
@@ -94,12 +125,22 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
     const token = (await ok('create', 'token', 'app', '-n', 'rev')).trim();
     const sa = JSON.parse(await ok('get', 'sa', 'app', '-n', 'rev', '-o', 'json')) as Obj;
     const tr = JSON.parse(
-      await ok('create', '-o', 'json', '-f', file('tr.yaml', `apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec:\n  token: ${token}\n`)),
+      await ok(
+        'create',
+        '-o',
+        'json',
+        '-f',
+        file('tr.yaml', `apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec:\n  token: ${token}\n`),
+      ),
     ) as Obj;
     assert.equal(tr.status.authenticated, true);
     assert.equal(tr.status.user.username, 'system:serviceaccount:rev:app');
     assert.equal(tr.status.user.uid, sa.metadata.uid);
-    assert.deepEqual(tr.status.user.groups, ['system:serviceaccounts', 'system:serviceaccounts:rev', 'system:authenticated']);
+    assert.deepEqual(tr.status.user.groups, [
+      'system:serviceaccounts',
+      'system:serviceaccounts:rev',
+      'system:authenticated',
+    ]);
 
     const sarYaml = (path: string) =>
       `apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec:\n  user: system:serviceaccount:rev:app\n  groups: [system:serviceaccounts, system:serviceaccounts:rev, system:authenticated]\n  nonResourceAttributes:\n    path: ${path}\n    verb: get\n`;
@@ -108,7 +149,10 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
     const version = JSON.parse(await ok('create', '-o', 'json', '-f', file('sar2.yaml', sarYaml('/version')))) as Obj;
     assert.equal(version.status.allowed, true);
     // /version is in both system:discovery and system:public-info-viewer; kube names whichever binding it visits first
-    assert.match(version.status.reason, /^RBAC: allowed by ClusterRoleBinding "(system:discovery|system:public-info-viewer)" of ClusterRole "\1" to Group "system:authenticated"$/);
+    assert.match(
+      version.status.reason,
+      /^RBAC: allowed by ClusterRoleBinding "(system:discovery|system:public-info-viewer)" of ClusterRole "\1" to Group "system:authenticated"$/,
+    );
   });
 
   it('label namespace, get -o yaml, and AlreadyExists / NotFound errors', async () => {
@@ -128,7 +172,8 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
 
   it('apply -f twice (client-side: last-applied annotation + patch), then server-side, diff and delete', async () => {
     await ok('create', 'namespace', 'app');
-    const cm = (v: string, extra = '') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: app\n  labels: {tier: web}\ndata:\n  mode: ${v}\n${extra}`;
+    const cm = (v: string, extra = '') =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: app\n  labels: {tier: web}\ndata:\n  mode: ${v}\n${extra}`;
     const p = file('cm.yaml', cm('a', '  keep: "1"\n'));
     assert.match(await ok('apply', '-f', p), /^configmap\/settings created$/m);
     writeFileSync(p, cm('b'));
@@ -146,7 +191,9 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
     await ok('apply', '--server-side', '-f', p);
     writeFileSync(p, cm('c'));
     await ok('apply', '--server-side', '-f', p);
-    const ssa = JSON.parse(await ok('get', 'cm', 'settings', '-n', 'app', '-o', 'json', '--show-managed-fields')) as Obj;
+    const ssa = JSON.parse(
+      await ok('get', 'cm', 'settings', '-n', 'app', '-o', 'json', '--show-managed-fields'),
+    ) as Obj;
     assert.deepEqual(ssa.data, { mode: 'c' });
     assert.equal(ssa.metadata.labels.owner, 'someone-else');
     assert.ok((ssa.metadata.managedFields as Obj[]).some((e) => e.manager === 'kubectl' && e.operation === 'Apply'));
@@ -156,12 +203,18 @@ describe('kubectl against the authority', { skip: SECOND_NODE_SKIP }, () => {
     assert.match((await kubectl('get', 'cm', 'settings', '-n', 'app')).stderr, /NotFound/);
   });
 
-  it('unknown fields: rejected under kubectl\'s default strict validation, a warning with --validate=warn', async () => {
+  it("unknown fields: rejected under kubectl's default strict validation, a warning with --validate=warn", async () => {
     await ok('create', 'namespace', 'typos');
-    const p = file('typo.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n  namespace: typos\n  lables: {a: b}\ndatas:\n  k: v\n');
+    const p = file(
+      'typo.yaml',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n  namespace: typos\n  lables: {a: b}\ndatas:\n  k: v\n',
+    );
     const strict = await kubectl('apply', '-f', p);
     assert.notEqual(strict.code, 0);
-    assert.match(strict.stderr, /Error from server \(BadRequest\): error when creating ".*typo\.yaml": ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datas", unknown field "metadata\.lables"/);
+    assert.match(
+      strict.stderr,
+      /Error from server \(BadRequest\): error when creating ".*typo\.yaml": ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datas", unknown field "metadata\.lables"/,
+    );
     const warned = await kubectl('apply', '-f', p, '--validate=warn');
     assert.equal(warned.code, 0, warned.stderr);
     assert.match(warned.stderr, /^Warning: unknown field "datas"$/m);
@@ -194,11 +247,29 @@ spec:
     await ok(
       'apply',
       '-f',
-      file('sm.yaml', 'apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: controller-manager-metrics-monitor\n  namespace: smon\nspec:\n  endpoints:\n  - port: https\n    scheme: https\n'),
+      file(
+        'sm.yaml',
+        'apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: controller-manager-metrics-monitor\n  namespace: smon\nspec:\n  endpoints:\n  - port: https\n    scheme: https\n',
+      ),
     );
     // a List on stdin is validated by kubectl against OpenAPI v2 (protobuf)
-    const list = { apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'from-list', namespace: 'smon' }, spec: {} }] };
-    const piped = await run('kubectl', ['--kubeconfig', a.kubeconfig, 'apply', '-f', '-'], { env, timeoutMs: 30_000, input: JSON.stringify(list) });
+    const list = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'monitoring.coreos.com/v1',
+          kind: 'ServiceMonitor',
+          metadata: { name: 'from-list', namespace: 'smon' },
+          spec: {},
+        },
+      ],
+    };
+    const piped = await run('kubectl', ['--kubeconfig', a.kubeconfig, 'apply', '-f', '-'], {
+      env,
+      timeoutMs: 30_000,
+      input: JSON.stringify(list),
+    });
     assert.equal(piped.code, 0, piped.stderr);
     assert.match(piped.stdout, /^servicemonitor.monitoring.coreos.com\/from-list created$/m);
     await ok('delete', 'servicemonitor', 'from-list', '-n', 'smon');
@@ -217,10 +288,21 @@ spec:
     assert.match(out, /^serviceaccount\/kdemo-controller-manager created$/m);
     assert.match(out, /^clusterrole.rbac.authorization.k8s.io\/kdemo-metrics-auth-role created$/m);
     assert.match(out, /^deployment.apps\/kdemo-controller-manager created$/m);
-    assert.match(await ok('apply', '-k', join(project, 'config', 'default')), /^deployment.apps\/kdemo-controller-manager unchanged$/m);
+    assert.match(
+      await ok('apply', '-k', join(project, 'config', 'default')),
+      /^deployment.apps\/kdemo-controller-manager unchanged$/m,
+    );
     const sa = 'system:serviceaccount:kdemo-system:kdemo-controller-manager';
-    assert.equal((await kubectl('auth', 'can-i', 'create', 'tokenreviews.authentication.k8s.io', `--as=${sa}`)).stdout.trim(), 'yes');
-    assert.equal((await kubectl('auth', 'can-i', 'create', 'subjectaccessreviews.authorization.k8s.io', `--as=${sa}`)).stdout.trim(), 'yes');
+    assert.equal(
+      (await kubectl('auth', 'can-i', 'create', 'tokenreviews.authentication.k8s.io', `--as=${sa}`)).stdout.trim(),
+      'yes',
+    );
+    assert.equal(
+      (
+        await kubectl('auth', 'can-i', 'create', 'subjectaccessreviews.authorization.k8s.io', `--as=${sa}`)
+      ).stdout.trim(),
+      'yes',
+    );
     // the reader role is scaffolded but not bound, as in kubebuilder
     assert.equal((await kubectl('auth', 'can-i', 'get', '/metrics', `--as=${sa}`)).stdout.trim(), 'no');
     // delete -k: the namespace terminates while its objects are deleted one by one, as in a cluster
@@ -228,12 +310,19 @@ spec:
     assert.equal(del.code, 0, del.stderr);
     assert.match(del.stdout, /^namespace "kdemo-system" deleted$/m);
     assert.match(del.stdout, /^deployment.apps "kdemo-controller-manager" deleted$/m);
-    assert.match((await kubectl('get', 'namespace', 'kdemo-system')).stderr, /NotFound/, 'kubectl delete waited for the namespace to go');
+    assert.match(
+      (await kubectl('get', 'namespace', 'kdemo-system')).stderr,
+      /NotFound/,
+      'kubectl delete waited for the namespace to go',
+    );
   });
 
   it('create deployment (protobuf body) and the columns kube prints for built-in kinds', async () => {
     await ok('create', 'namespace', 'cols');
-    assert.match(await ok('create', 'deployment', 'web', '--image=nginx:1.27', '--port=8080', '--replicas=2', '-n', 'cols'), /^deployment.apps\/web created$/m);
+    assert.match(
+      await ok('create', 'deployment', 'web', '--image=nginx:1.27', '--port=8080', '--replicas=2', '-n', 'cols'),
+      /^deployment.apps\/web created$/m,
+    );
     const dep = JSON.parse(await ok('get', 'deploy', 'web', '-n', 'cols', '-o', 'json')) as Obj;
     assert.equal(dep.spec.replicas, 2);
     assert.deepEqual(dep.spec.selector, { matchLabels: { app: 'web' } });
@@ -243,29 +332,53 @@ spec:
     const wide = (await ok('get', 'deploy', '-n', 'cols', '-o', 'wide')).trim().split('\n');
     assert.match(wide[0], /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/);
     assert.match(wide[1], /^web\s+0\/2\s+0\s+0\s+\d+s\s+nginx\s+nginx:1\.27\s+app=web$/);
-    assert.match(await ok('scale', 'deployment', 'web', '--replicas=3', '-n', 'cols'), /^deployment.apps\/web scaled$/m);
+    assert.match(
+      await ok('scale', 'deployment', 'web', '--replicas=3', '-n', 'cols'),
+      /^deployment.apps\/web scaled$/m,
+    );
     const scaled = JSON.parse(await ok('get', 'deploy', 'web', '-n', 'cols', '-o', 'json')) as Obj;
     assert.equal(scaled.spec.replicas, 3);
     assert.equal(scaled.metadata.generation, 2, 'a spec change bumps the generation');
     const stale = await kubectl('scale', 'deployment', 'web', '--replicas=1', '--current-replicas=2', '-n', 'cols');
     assert.notEqual(stale.code, 0);
     assert.match(stale.stderr, /Expected replicas to be 2, was 3/);
-        // events: stored like any object, listed with kube's event columns, and found by describe's field selector
+    // events: stored like any object, listed with kube's event columns, and found by describe's field selector
     const event = {
-      apiVersion: 'v1', kind: 'Event', metadata: { name: 'web.1', namespace: 'cols' },
-      involvedObject: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'cols', uid: dep.metadata.uid },
-      reason: 'ScalingReplicaSet', message: 'Scaled up replica set web-1 to 2', type: 'Normal', lastTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'web.1', namespace: 'cols' },
+      involvedObject: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: 'web',
+        namespace: 'cols',
+        uid: dep.metadata.uid,
+      },
+      reason: 'ScalingReplicaSet',
+      message: 'Scaled up replica set web-1 to 2',
+      type: 'Normal',
+      lastTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     };
-    const ev = await run('kubectl', ['--kubeconfig', a.kubeconfig, 'create', '-f', '-'], { env, timeoutMs: 30_000, input: JSON.stringify(event) });
+    const ev = await run('kubectl', ['--kubeconfig', a.kubeconfig, 'create', '-f', '-'], {
+      env,
+      timeoutMs: 30_000,
+      input: JSON.stringify(event),
+    });
     assert.equal(ev.code, 0, ev.stderr);
     const events = (await ok('get', 'events', '-n', 'cols')).trim().split('\n');
     assert.match(events[0], /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
     assert.match(events[1], /^\d+s\s+Normal\s+ScalingReplicaSet\s+deployment\/web\s+Scaled up replica set web-1 to 2$/);
-    assert.match(await ok('describe', 'deployment', 'web', '-n', 'cols'), /Normal\s+ScalingReplicaSet\s+\S+\s+Scaled up replica set web-1 to 2/);
+    assert.match(
+      await ok('describe', 'deployment', 'web', '-n', 'cols'),
+      /Normal\s+ScalingReplicaSet\s+\S+\s+Scaled up replica set web-1 to 2/,
+    );
     await ok('create', 'configmap', 'two', '--from-literal=a=1', '--from-literal=b=2', '-n', 'cols');
     assert.match(await ok('get', 'cm', 'two', '-n', 'cols'), /^two\s+2\s+\d+s$/m);
     await ok('create', 'service', 'clusterip', 'svc', '--tcp=8443:8443', '-n', 'cols');
-    assert.match(await ok('get', 'svc', 'svc', '-n', 'cols'), /^svc\s+ClusterIP\s+\d+\.\d+\.\d+\.\d+\s+<none>\s+8443\/TCP\s+\d+s$/m);
+    assert.match(
+      await ok('get', 'svc', 'svc', '-n', 'cols'),
+      /^svc\s+ClusterIP\s+\d+\.\d+\.\d+\.\d+\s+<none>\s+8443\/TCP\s+\d+s$/m,
+    );
     assert.match(await ok('get', 'clusterrole', 'view'), /^NAME\s+CREATED AT\nview\s+\d{4}-\d\d-\d\dT/);
     await ok('create', 'rolebinding', 'rb', '--clusterrole=view', '--serviceaccount=cols:default', '-n', 'cols');
     const rb = (await ok('get', 'rolebinding', 'rb', '-n', 'cols', '-o', 'wide')).trim().split('\n');
@@ -276,24 +389,65 @@ spec:
   it('impersonation with --as and --as-group, and subresource permissions (serviceaccounts/token)', async () => {
     const can = async (...args: string[]) => (await kubectl('auth', 'can-i', ...args)).stdout.trim();
     assert.equal(await can('get', '/metrics', '--as=jane'), 'no');
-    assert.equal(await can('get', '/metrics', '--as=jane', '--as-group=system:monitoring'), 'yes', 'system:monitoring is bound to /metrics by default');
+    assert.equal(
+      await can('get', '/metrics', '--as=jane', '--as-group=system:monitoring'),
+      'yes',
+      'system:monitoring is bound to /metrics by default',
+    );
     // as in a cluster, the anonymous user may not even ask (system:basic-user is bound to system:authenticated only)
-    const anon = await kubectl('auth', 'can-i', 'get', '/healthz', '--as=system:anonymous', '--as-group=system:unauthenticated');
+    const anon = await kubectl(
+      'auth',
+      'can-i',
+      'get',
+      '/healthz',
+      '--as=system:anonymous',
+      '--as-group=system:unauthenticated',
+    );
     assert.notEqual(anon.code, 0);
-    assert.match(anon.stderr, /selfsubjectaccessreviews\.authorization\.k8s\.io is forbidden: User "system:anonymous" cannot create resource "selfsubjectaccessreviews"/);
+    assert.match(
+      anon.stderr,
+      /selfsubjectaccessreviews\.authorization\.k8s\.io is forbidden: User "system:anonymous" cannot create resource "selfsubjectaccessreviews"/,
+    );
     await ok('create', 'namespace', 'subres');
     await ok('create', 'serviceaccount', 'deployer', '-n', 'subres');
-    await ok('create', 'rolebinding', 'deployer-edit', '--clusterrole=edit', '--serviceaccount=subres:deployer', '-n', 'subres');
+    await ok(
+      'create',
+      'rolebinding',
+      'deployer-edit',
+      '--clusterrole=edit',
+      '--serviceaccount=subres:deployer',
+      '-n',
+      'subres',
+    );
     const as = '--as=system:serviceaccount:subres:deployer';
-    assert.equal(await can('create', 'serviceaccounts', '--subresource=token', '-n', 'subres', as), 'yes', 'edit grants serviceaccounts/token create');
-    assert.equal(await can('create', 'serviceaccounts', '--subresource=token', '-n', 'default', as), 'no', 'only in its namespace');
-    assert.equal(await can('get', 'serviceaccounts', '--subresource=token', '-n', 'subres', as), 'no', 'the subresource is granted for create only');
-    assert.equal(await can('get', 'serviceaccounts', '-n', 'subres', as), 'yes', 'the resource itself is readable (view)');
+    assert.equal(
+      await can('create', 'serviceaccounts', '--subresource=token', '-n', 'subres', as),
+      'yes',
+      'edit grants serviceaccounts/token create',
+    );
+    assert.equal(
+      await can('create', 'serviceaccounts', '--subresource=token', '-n', 'default', as),
+      'no',
+      'only in its namespace',
+    );
+    assert.equal(
+      await can('get', 'serviceaccounts', '--subresource=token', '-n', 'subres', as),
+      'no',
+      'the subresource is granted for create only',
+    );
+    assert.equal(
+      await can('get', 'serviceaccounts', '-n', 'subres', as),
+      'yes',
+      'the resource itself is readable (view)',
+    );
     const token = await kubectl('create', 'token', 'default', '-n', 'subres', as);
     assert.equal(token.code, 0, token.stderr);
     assert.equal(token.stdout.trim().split('.').length, 3);
     const denied = await kubectl('create', 'token', 'default', '-n', 'default', as);
-    assert.match(denied.stderr, /serviceaccounts "default" is forbidden: User "system:serviceaccount:subres:deployer" cannot create resource "serviceaccounts\/token" in API group "" in the namespace "default"/);
+    assert.match(
+      denied.stderr,
+      /serviceaccounts "default" is forbidden: User "system:serviceaccount:subres:deployer" cannot create resource "serviceaccounts\/token" in API group "" in the namespace "default"/,
+    );
   });
 
   it('apply -k of an overlay with Prometheus, cert-manager, metrics TLS and network policy once their CRDs exist', async () => {
@@ -311,13 +465,27 @@ spec:
       /^issuer.cert-manager.io\/kfull-selfsigned-issuer created$/m,
       /^servicemonitor.monitoring.coreos.com\/kfull-controller-manager-metrics-monitor (created|unchanged)$/m,
       /^networkpolicy.networking.k8s.io\/kfull-allow-metrics-traffic (created|unchanged)$/m,
-    ]) assert.match(out, line);
+    ])
+      assert.match(out, line);
     // the CRD's printer columns, with a JSONPath filter on the status conditions
     const before = (await ok('get', 'certificates', '-n', 'kfull-system')).trim().split('\n');
     assert.match(before[0], /^NAME\s+READY\s+SECRET\s+AGE$/);
     assert.match(before[1], /^kfull-metrics-certs\s+metrics-server-cert\s+\d+s$/);
-    await ok('patch', 'certificate', 'kfull-metrics-certs', '-n', 'kfull-system', '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"Issuing","status":"False"},{"type":"Ready","status":"True"}]}}');
-    assert.match(await ok('get', 'certificates', '-n', 'kfull-system'), /^kfull-metrics-certs\s+True\s+metrics-server-cert\s+\d+s$/m);
+    await ok(
+      'patch',
+      'certificate',
+      'kfull-metrics-certs',
+      '-n',
+      'kfull-system',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"conditions":[{"type":"Issuing","status":"False"},{"type":"Ready","status":"True"}]}}',
+    );
+    assert.match(
+      await ok('get', 'certificates', '-n', 'kfull-system'),
+      /^kfull-metrics-certs\s+True\s+metrics-server-cert\s+\d+s$/m,
+    );
   });
 
   it('auth can-i --list and auth whoami', async () => {

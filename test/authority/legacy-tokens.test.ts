@@ -15,7 +15,12 @@ describe('legacy service-account token Secrets', () => {
     type: 'kubernetes.io/service-account-token',
     metadata: { name, annotations: sa ? { 'kubernetes.io/service-account.name': sa } : {} },
   });
-  const review = (token: string) => admin('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+  const review = (token: string) =>
+    admin('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      spec: { token },
+    });
 
   before(async () => {
     a = await startAuthority({ listen: '127.0.0.1:0' });
@@ -44,8 +49,15 @@ describe('legacy service-account token Secrets', () => {
     const tr = await review(token);
     assert.equal(tr.body.status.authenticated, true, tr.text);
     assert.equal(tr.body.status.user.username, 'system:serviceaccount:mon:prometheus');
-    assert.deepEqual(tr.body.status.user.groups, ['system:serviceaccounts', 'system:serviceaccounts:mon', 'system:authenticated']);
-    const who = await call(a.url, a.caPem, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { token, body: {} });
+    assert.deepEqual(tr.body.status.user.groups, [
+      'system:serviceaccounts',
+      'system:serviceaccounts:mon',
+      'system:authenticated',
+    ]);
+    const who = await call(a.url, a.caPem, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      token,
+      body: {},
+    });
     assert.equal(who.body.status.userInfo.username, 'system:serviceaccount:mon:prometheus');
     assert.equal((await admin('DELETE', '/api/v1/namespaces/mon/secrets/prometheus-token')).status, 200);
     assert.equal((await review(token)).body.status.authenticated, undefined, 'deleting the Secret revokes the token');

@@ -3,13 +3,40 @@
 // co-ownership of equal values, removal of fields a manager no longer applies, and Update ownership.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { afterUpdate, conflictMessage, fieldsOf, planApply, prunePaths, type FieldSet, type ManagedFieldsEntry } from '../../src/authority/managed-fields.js';
+import {
+  afterUpdate,
+  conflictMessage,
+  fieldsOf,
+  planApply,
+  prunePaths,
+  type FieldSet,
+  type ManagedFieldsEntry,
+} from '../../src/authority/managed-fields.js';
 
 const T = '2026-01-01T00:00:00Z';
 const T2 = '2026-01-02T00:00:00Z';
-const apply = (manager: string, fieldsV1: FieldSet): ManagedFieldsEntry => ({ manager, operation: 'Apply', apiVersion: 'v1', time: T, fieldsType: 'FieldsV1', fieldsV1 });
-const update = (manager: string, apiVersion: string, fieldsV1: FieldSet): ManagedFieldsEntry => ({ manager, operation: 'Update', apiVersion, time: T, fieldsType: 'FieldsV1', fieldsV1 });
-const cm = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'n' }, data });
+const apply = (manager: string, fieldsV1: FieldSet): ManagedFieldsEntry => ({
+  manager,
+  operation: 'Apply',
+  apiVersion: 'v1',
+  time: T,
+  fieldsType: 'FieldsV1',
+  fieldsV1,
+});
+const update = (manager: string, apiVersion: string, fieldsV1: FieldSet): ManagedFieldsEntry => ({
+  manager,
+  operation: 'Update',
+  apiVersion,
+  time: T,
+  fieldsType: 'FieldsV1',
+  fieldsV1,
+});
+const cm = (data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'c', namespace: 'n' },
+  data,
+});
 
 describe('server-side apply field sets', () => {
   it('FieldsV1 as kube writes it: f: fields, k: keyed elements with ".", atomic lists, metadata only for labels and friends', () => {
@@ -21,7 +48,11 @@ describe('server-side apply field sets', () => {
     });
     assert.deepEqual(set.toFieldsV1(), {
       'f:metadata': { 'f:finalizers': { 'v:"x"': {} }, 'f:labels': { 'f:app': {} } },
-      'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:args': {}, 'f:image': {}, 'f:name': {} } } } } },
+      'f:spec': {
+        'f:template': {
+          'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:args': {}, 'f:image': {}, 'f:name': {} } } },
+        },
+      },
     });
     assert.deepEqual(fieldsOf(cm({ a: '1' })).toFieldsV1(), { 'f:data': { 'f:a': {} } });
   });
@@ -36,8 +67,13 @@ describe('server-side apply field sets', () => {
 describe('server-side apply conflicts and ownership', () => {
   const base = { manager: 'other', apiVersion: 'v1', scope: undefined, time: T2 } as const;
 
-  it('a different value of a field another applier owns is a conflict, with kube\'s message', () => {
-    const plan = planApply({ ...base, live: cm({ a: '1' }), config: cm({ a: '9' }), entries: [apply('kubectl', { 'f:data': { 'f:a': {} } })] });
+  it("a different value of a field another applier owns is a conflict, with kube's message", () => {
+    const plan = planApply({
+      ...base,
+      live: cm({ a: '1' }),
+      config: cm({ a: '9' }),
+      entries: [apply('kubectl', { 'f:data': { 'f:a': {} } })],
+    });
     assert.equal(plan.conflicts.length, 1);
     assert.equal(conflictMessage(plan.conflicts), 'Apply failed with 1 conflict: conflict with "kubectl": .data.a');
     // forced: the field moves, and a manager left with nothing is dropped
@@ -45,11 +81,34 @@ describe('server-side apply conflicts and ownership', () => {
   });
 
   it('an updater is named with its apiVersion; several conflicts are grouped per manager', () => {
-    const live = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 1, paused: false, minReadySeconds: 0 } };
-    const entries = [update('kubectl-client-side-apply', 'apps/v1', { 'f:spec': { 'f:replicas': {} } }), update('kube-controller-manager', 'apps/v1', { 'f:spec': { 'f:paused': {}, 'f:minReadySeconds': {} } })];
-    const one = planApply({ ...base, apiVersion: 'apps/v1', live, config: { ...live, spec: { replicas: 3 } }, entries });
-    assert.equal(conflictMessage(one.conflicts), 'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1: .spec.replicas');
-    const three = planApply({ ...base, apiVersion: 'apps/v1', live, config: { ...live, spec: { replicas: 3, paused: true, minReadySeconds: 5 } }, entries });
+    const live = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'd' },
+      spec: { replicas: 1, paused: false, minReadySeconds: 0 },
+    };
+    const entries = [
+      update('kubectl-client-side-apply', 'apps/v1', { 'f:spec': { 'f:replicas': {} } }),
+      update('kube-controller-manager', 'apps/v1', { 'f:spec': { 'f:paused': {}, 'f:minReadySeconds': {} } }),
+    ];
+    const one = planApply({
+      ...base,
+      apiVersion: 'apps/v1',
+      live,
+      config: { ...live, spec: { replicas: 3 } },
+      entries,
+    });
+    assert.equal(
+      conflictMessage(one.conflicts),
+      'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1: .spec.replicas',
+    );
+    const three = planApply({
+      ...base,
+      apiVersion: 'apps/v1',
+      live,
+      config: { ...live, spec: { replicas: 3, paused: true, minReadySeconds: 5 } },
+      entries,
+    });
     assert.equal(
       conflictMessage(three.conflicts),
       'Apply failed with 3 conflicts: conflicts with "kube-controller-manager" using apps/v1:\n- .spec.paused\n- .spec.minReadySeconds\nconflicts with "kubectl-client-side-apply" using apps/v1:\n- .spec.replicas',
@@ -57,28 +116,63 @@ describe('server-side apply conflicts and ownership', () => {
   });
 
   it('an equal value is no conflict: the field becomes co-owned', () => {
-    const plan = planApply({ ...base, live: cm({ a: '1' }), config: cm({ a: '1' }), entries: [apply('kubectl', { 'f:data': { 'f:a': {} } })] });
+    const plan = planApply({
+      ...base,
+      live: cm({ a: '1' }),
+      config: cm({ a: '1' }),
+      entries: [apply('kubectl', { 'f:data': { 'f:a': {} } })],
+    });
     assert.deepEqual(plan.conflicts, []);
-    assert.deepEqual(plan.entries.map((e) => [e.manager, e.fieldsV1]), [
-      ['kubectl', { 'f:data': { 'f:a': {} } }],
-      ['other', { 'f:data': { 'f:a': {} } }],
-    ]);
+    assert.deepEqual(
+      plan.entries.map((e) => [e.manager, e.fieldsV1]),
+      [
+        ['kubectl', { 'f:data': { 'f:a': {} } }],
+        ['other', { 'f:data': { 'f:a': {} } }],
+      ],
+    );
   });
 
   it('keyed list elements conflict by their key path', () => {
     const pod = (image: string) => ({ spec: { containers: [{ name: 'nginx', image }] } });
-    const plan = planApply({ ...base, live: pod('a'), config: pod('b'), entries: [apply('x', fieldsOf(pod('a')).toFieldsV1())] });
-    assert.equal(conflictMessage(plan.conflicts), 'Apply failed with 1 conflict: conflict with "x": .spec.containers[name="nginx"].image');
+    const plan = planApply({
+      ...base,
+      live: pod('a'),
+      config: pod('b'),
+      entries: [apply('x', fieldsOf(pod('a')).toFieldsV1())],
+    });
+    assert.equal(
+      conflictMessage(plan.conflicts),
+      'Apply failed with 1 conflict: conflict with "x": .spec.containers[name="nginx"].image',
+    );
   });
 
   it('prunes what the manager applied before and applies no more, unless someone else owns it', () => {
-    const live = { data: { a: '1', b: '2', c: '3' }, spec: { containers: [{ name: 'x', image: 'i' }, { name: 'y', image: 'j', imagePullPolicy: 'IfNotPresent' }] } };
-    const before = { data: { a: '1', b: '2', c: '3' }, spec: { containers: [{ name: 'x', image: 'i' }, { name: 'y', image: 'j' }] } };
+    const live = {
+      data: { a: '1', b: '2', c: '3' },
+      spec: {
+        containers: [
+          { name: 'x', image: 'i' },
+          { name: 'y', image: 'j', imagePullPolicy: 'IfNotPresent' },
+        ],
+      },
+    };
+    const before = {
+      data: { a: '1', b: '2', c: '3' },
+      spec: {
+        containers: [
+          { name: 'x', image: 'i' },
+          { name: 'y', image: 'j' },
+        ],
+      },
+    };
     const plan = planApply({
       ...base,
       live,
       config: { data: { a: '1' }, spec: { containers: [{ name: 'x', image: 'i' }] } },
-      entries: [apply('other', fieldsOf(before).toFieldsV1()), update('kubectl-edit', 'v1', { 'f:data': { 'f:c': {} } })],
+      entries: [
+        apply('other', fieldsOf(before).toFieldsV1()),
+        update('kubectl-edit', 'v1', { 'f:data': { 'f:c': {} } }),
+      ],
     });
     const obj = structuredClone(live);
     prunePaths(obj, plan.prune);
@@ -92,7 +186,10 @@ describe('server-side apply conflicts and ownership', () => {
       ...base,
       live,
       config: { data: { a: '1' } },
-      entries: [apply('other', { 'f:metadata': { 'f:annotations': { '.': {}, 'f:mine': {} } }, 'f:data': { 'f:a': {} } }), apply('x', { 'f:metadata': { 'f:annotations': { 'f:theirs': {} } } })],
+      entries: [
+        apply('other', { 'f:metadata': { 'f:annotations': { '.': {}, 'f:mine': {} } }, 'f:data': { 'f:a': {} } }),
+        apply('x', { 'f:metadata': { 'f:annotations': { 'f:theirs': {} } } }),
+      ],
     });
     const obj = structuredClone(live);
     prunePaths(obj, plan.prune);
@@ -101,18 +198,44 @@ describe('server-side apply conflicts and ownership', () => {
 
   it('an update takes what it adds or changes from every other manager; what it removes leaves every set', () => {
     const entries = [apply('kubectl', { 'f:data': { 'f:a': {}, 'f:b': {} } })];
-    const next = afterUpdate({ old: cm({ a: '1', b: '2' }), next: cm({ a: '5', c: '3' }), entries, manager: 'kubectl-edit', apiVersion: 'v1', scope: undefined, time: T2 });
-    assert.deepEqual(next, [
-      { ...update('kubectl-edit', 'v1', { 'f:data': { 'f:a': {}, 'f:c': {} } }), time: T2 },
-    ]);
+    const next = afterUpdate({
+      old: cm({ a: '1', b: '2' }),
+      next: cm({ a: '5', c: '3' }),
+      entries,
+      manager: 'kubectl-edit',
+      apiVersion: 'v1',
+      scope: undefined,
+      time: T2,
+    });
+    assert.deepEqual(next, [{ ...update('kubectl-edit', 'v1', { 'f:data': { 'f:a': {}, 'f:c': {} } }), time: T2 }]);
     // an update that changes nothing takes nothing and keeps the entries as they were
     const mine = [apply('kubectl', { 'f:data': { 'f:a': {} } })];
-    assert.deepEqual(afterUpdate({ old: cm({ a: '1' }), next: cm({ a: '1' }), entries: mine, manager: 'kubectl-edit', apiVersion: 'v1', scope: undefined, time: T2 }), mine);
+    assert.deepEqual(
+      afterUpdate({
+        old: cm({ a: '1' }),
+        next: cm({ a: '1' }),
+        entries: mine,
+        manager: 'kubectl-edit',
+        apiVersion: 'v1',
+        scope: undefined,
+        time: T2,
+      }),
+      mine,
+    );
   });
 
   it('a create owns the maps it adds as such (".") but not the structs of the built-in kinds; custom resources have no structs', () => {
     const create = (next: object, structs?: (p: string[]) => boolean) =>
-      afterUpdate({ old: undefined, next, entries: [], manager: 'kubectl-create', apiVersion: 'v1', scope: undefined, time: T2, ...(structs ? { structs } : {}) })[0].fieldsV1;
+      afterUpdate({
+        old: undefined,
+        next,
+        entries: [],
+        manager: 'kubectl-create',
+        apiVersion: 'v1',
+        scope: undefined,
+        time: T2,
+        ...(structs ? { structs } : {}),
+      })[0].fieldsV1;
     // as `kubectl create configmap` and `kubectl create deployment` are recorded by kube
     assert.deepEqual(create(cm({ a: '1' })), { 'f:data': { '.': {}, 'f:a': {} } });
     const deploy = {
@@ -122,7 +245,10 @@ describe('server-side apply conflicts and ownership', () => {
       spec: {
         replicas: 1,
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
-        template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'nginx', image: 'nginx', resources: {} }] } },
+        template: {
+          metadata: { labels: { app: 'd' } },
+          spec: { containers: [{ name: 'nginx', image: 'nginx', resources: {} }] },
+        },
       },
     };
     assert.deepEqual(create(deploy), {
@@ -132,15 +258,31 @@ describe('server-side apply conflicts and ownership', () => {
         'f:strategy': { 'f:rollingUpdate': { '.': {}, 'f:maxSurge': {}, 'f:maxUnavailable': {} }, 'f:type': {} },
         'f:template': {
           'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
-          'f:spec': { 'f:containers': { 'k:{"name":"nginx"}': { '.': {}, 'f:image': {}, 'f:name': {}, 'f:resources': {} } } },
+          'f:spec': {
+            'f:containers': { 'k:{"name":"nginx"}': { '.': {}, 'f:image': {}, 'f:name': {}, 'f:resources': {} } },
+          },
         },
       },
     });
-    assert.deepEqual(create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { size: 1 } }, () => false), { 'f:spec': { '.': {}, 'f:size': {} } });
+    assert.deepEqual(
+      create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { size: 1 } }, () => false),
+      { 'f:spec': { '.': {}, 'f:size': {} } },
+    );
   });
 
-  it('kube\'s order: Apply entries first, then by time', () => {
-    const next = afterUpdate({ old: cm({ x: '1', y: '1' }), next: cm({ x: '1', y: '1', z: '1' }), entries: [update('a', 'v1', { 'f:data': { 'f:y': {} } }), apply('b', { 'f:data': { 'f:x': {} } })], manager: 'c', apiVersion: 'v1', scope: undefined, time: T2 });
-    assert.deepEqual(next.map((e) => `${e.operation} ${e.manager}`), ['Apply b', 'Update a', 'Update c']);
+  it("kube's order: Apply entries first, then by time", () => {
+    const next = afterUpdate({
+      old: cm({ x: '1', y: '1' }),
+      next: cm({ x: '1', y: '1', z: '1' }),
+      entries: [update('a', 'v1', { 'f:data': { 'f:y': {} } }), apply('b', { 'f:data': { 'f:x': {} } })],
+      manager: 'c',
+      apiVersion: 'v1',
+      scope: undefined,
+      time: T2,
+    });
+    assert.deepEqual(
+      next.map((e) => `${e.operation} ${e.manager}`),
+      ['Apply b', 'Update a', 'Update c'],
+    );
   });
 });

@@ -26,7 +26,9 @@ describe('paginated LIST', () => {
     a = await startAuthority({ listen: '127.0.0.1:0', kubeconfigOut: join(dir, 'kubeconfig'), clock: () => now });
     assert.equal((await api('POST', '/api/v1/namespaces', { metadata: { name: 'pages' } })).status, 201);
     for (let i = 0; i < N; i++) {
-      const r = await api('POST', '/api/v1/namespaces/pages/configmaps', { metadata: { name: `cm-${String(i).padStart(3, '0')}`, labels: { parity: i % 2 ? 'odd' : 'even' } } });
+      const r = await api('POST', '/api/v1/namespaces/pages/configmaps', {
+        metadata: { name: `cm-${String(i).padStart(3, '0')}`, labels: { parity: i % 2 ? 'odd' : 'even' } },
+      });
       assert.equal(r.status, 201, r.text);
     }
   });
@@ -45,7 +47,10 @@ describe('paginated LIST', () => {
     let rv = '';
     let pages = 0;
     do {
-      const r = await api('GET', `/api/v1/namespaces/pages/configmaps?limit=10${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+      const r = await api(
+        'GET',
+        `/api/v1/namespaces/pages/configmaps?limit=10${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`,
+      );
       assert.equal(r.status, 200, r.text);
       pages++;
       seen.push(...names(r));
@@ -63,8 +68,14 @@ describe('paginated LIST', () => {
     const first = await api('GET', '/api/v1/namespaces/pages/configmaps?limit=20');
     assert.deepEqual(names(first), expected.slice(0, 20));
     assert.equal((await api('DELETE', '/api/v1/namespaces/pages/configmaps/cm-030')).status, 200);
-    assert.equal((await api('POST', '/api/v1/namespaces/pages/configmaps', { metadata: { name: 'cm-0305' } })).status, 201);
-    const rest = await api('GET', `/api/v1/namespaces/pages/configmaps?limit=100&continue=${encodeURIComponent(first.body.metadata.continue)}`);
+    assert.equal(
+      (await api('POST', '/api/v1/namespaces/pages/configmaps', { metadata: { name: 'cm-0305' } })).status,
+      201,
+    );
+    const rest = await api(
+      'GET',
+      `/api/v1/namespaces/pages/configmaps?limit=100&continue=${encodeURIComponent(first.body.metadata.continue)}`,
+    );
     assert.equal(rest.status, 200, rest.text);
     assert.deepEqual(names(rest), expected.slice(20), 'the deleted object is still there, the new one not yet');
     assert.equal(rest.body.metadata.resourceVersion, first.body.metadata.resourceVersion);
@@ -72,7 +83,14 @@ describe('paginated LIST', () => {
     assert.ok(names(fresh).includes('cm-0305') && !names(fresh).includes('cm-030'));
     // put things back for the other tests
     assert.equal((await api('DELETE', '/api/v1/namespaces/pages/configmaps/cm-0305')).status, 200);
-    assert.equal((await api('POST', '/api/v1/namespaces/pages/configmaps', { metadata: { name: 'cm-030', labels: { parity: 'even' } } })).status, 201);
+    assert.equal(
+      (
+        await api('POST', '/api/v1/namespaces/pages/configmaps', {
+          metadata: { name: 'cm-030', labels: { parity: 'even' } },
+        })
+      ).status,
+      201,
+    );
   });
 
   it('with a selector: limit counts matching objects, no remainingItemCount, no token when nothing more matches', async () => {
@@ -80,29 +98,44 @@ describe('paginated LIST', () => {
     let cont = '';
     let pages = 0;
     do {
-      const r = await api('GET', `/api/v1/namespaces/pages/configmaps?labelSelector=parity%3Dodd&limit=13${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+      const r = await api(
+        'GET',
+        `/api/v1/namespaces/pages/configmaps?labelSelector=parity%3Dodd&limit=13${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`,
+      );
       assert.equal(r.status, 200, r.text);
       pages++;
       assert.equal(r.body.metadata.remainingItemCount, undefined);
       seen.push(...names(r));
       cont = r.body.metadata.continue ?? '';
     } while (cont && pages < 20);
-    assert.deepEqual(seen, cms.filter((_, i) => i % 2));
+    assert.deepEqual(
+      seen,
+      cms.filter((_, i) => i % 2),
+    );
     assert.equal(pages, 2, '26 odd objects in pages of 13: the second page is the last');
   });
 
   it('an expired continue token is answered 410 Expired with a token that continues at the current state', async () => {
     const first = await api('GET', '/api/v1/namespaces/pages/configmaps?limit=5');
-    assert.equal((await api('POST', '/api/v1/namespaces/pages/configmaps', { metadata: { name: 'zz-new' } })).status, 201);
+    assert.equal(
+      (await api('POST', '/api/v1/namespaces/pages/configmaps', { metadata: { name: 'zz-new' } })).status,
+      201,
+    );
     now += 6 * 60_000; // past the 5 minutes a list is held
-    const gone = await api('GET', `/api/v1/namespaces/pages/configmaps?limit=5&continue=${encodeURIComponent(first.body.metadata.continue)}`);
+    const gone = await api(
+      'GET',
+      `/api/v1/namespaces/pages/configmaps?limit=5&continue=${encodeURIComponent(first.body.metadata.continue)}`,
+    );
     assert.equal(gone.status, 410, gone.text);
     assert.equal(gone.body.kind, 'Status');
     assert.equal(gone.body.reason, 'Expired');
     assert.match(gone.body.message, /continue token is too old.*Start a new list without continue/);
     const inconsistent = gone.body.metadata.continue as string;
     assert.ok(inconsistent, 'the 410 carries a token to go on with');
-    const rest = await api('GET', `/api/v1/namespaces/pages/configmaps?limit=100&continue=${encodeURIComponent(inconsistent)}`);
+    const rest = await api(
+      'GET',
+      `/api/v1/namespaces/pages/configmaps?limit=100&continue=${encodeURIComponent(inconsistent)}`,
+    );
     assert.equal(rest.status, 200, rest.text);
     assert.deepEqual(names(rest), [...expected.slice(5), 'zz-new'], 'the rest as it is now');
     assert.equal((await api('DELETE', '/api/v1/namespaces/pages/configmaps/zz-new')).status, 200);
@@ -113,7 +146,10 @@ describe('paginated LIST', () => {
     const cases: Array<[string, RegExp]> = [
       ['limit=abc', /invalid limit "abc"/],
       ['limit=5&continue=not-a-token', /invalid continue token: it is not one this server issued/],
-      [`limit=5&continue=${encodeURIComponent(first.body.metadata.continue)}&resourceVersion=5`, /specifying resource version is not allowed when using continue/],
+      [
+        `limit=5&continue=${encodeURIComponent(first.body.metadata.continue)}&resourceVersion=5`,
+        /specifying resource version is not allowed when using continue/,
+      ],
     ];
     for (const [query, why] of cases) {
       const r = await api('GET', `/api/v1/namespaces/pages/configmaps?${query}`);
@@ -121,7 +157,10 @@ describe('paginated LIST', () => {
       assert.equal(r.body.reason, 'BadRequest');
       assert.match(r.body.message, why);
     }
-    const other = await api('GET', `/api/v1/namespaces/default/configmaps?limit=5&continue=${encodeURIComponent(first.body.metadata.continue)}`);
+    const other = await api(
+      'GET',
+      `/api/v1/namespaces/default/configmaps?limit=5&continue=${encodeURIComponent(first.body.metadata.continue)}`,
+    );
     assert.equal(other.status, 400);
     assert.match(other.body.message, /continues a list of another resource or namespace/);
     // limit=0 or below: everything at once, as kube
@@ -132,15 +171,31 @@ describe('paginated LIST', () => {
 
   it('kubectl get --chunk-size pages through the list and prints every object once', async () => {
     const env = { ...process.env, KUBECACHEDIR: join(dir, 'cache'), HOME: dir, KUBECONFIG: '' };
-    const r = await run('kubectl', ['--kubeconfig', a.kubeconfig, 'get', 'configmaps', '-n', 'pages', '--chunk-size=7', '-o', 'name', '-v=6'], { env, timeoutMs: 30_000 });
+    const r = await run(
+      'kubectl',
+      ['--kubeconfig', a.kubeconfig, 'get', 'configmaps', '-n', 'pages', '--chunk-size=7', '-o', 'name', '-v=6'],
+      { env, timeoutMs: 30_000 },
+    );
     assert.equal(r.code, 0, r.stderr);
-    const printed = r.stdout.trim().split('\n').map((l) => l.replace('configmap/', ''));
+    const printed = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.replace('configmap/', ''));
     assert.deepEqual(printed.sort(), expected);
     assert.equal(new Set(printed).size, printed.length, 'no object twice');
-    const requests = r.stderr.split('\n').filter((l) => /GET https:\/\/.*\/namespaces\/pages\/configmaps\?(continue=[^&\s]+&)?limit=7 200/.test(l));
+    const requests = r.stderr
+      .split('\n')
+      .filter((l) => /GET https:\/\/.*\/namespaces\/pages\/configmaps\?(continue=[^&\s]+&)?limit=7 200/.test(l));
     assert.ok(requests.length >= 8, `kubectl asked for pages of 7 (${requests.length} requests)`);
-    assert.ok(requests.some((l) => /continue=/.test(l)), 'and continued');
-    const table = await run('kubectl', ['--kubeconfig', a.kubeconfig, 'get', 'configmaps', '-n', 'pages', '--chunk-size=10'], { env, timeoutMs: 30_000 });
+    assert.ok(
+      requests.some((l) => /continue=/.test(l)),
+      'and continued',
+    );
+    const table = await run(
+      'kubectl',
+      ['--kubeconfig', a.kubeconfig, 'get', 'configmaps', '-n', 'pages', '--chunk-size=10'],
+      { env, timeoutMs: 30_000 },
+    );
     assert.equal(table.code, 0, table.stderr);
     const rows = table.stdout.trim().split('\n').slice(1);
     assert.deepEqual(rows.map((l) => l.split(/\s+/)[0]).sort(), expected, 'the table view pages too (one header)');
@@ -148,27 +203,36 @@ describe('paginated LIST', () => {
 
   it('the informer lists in pages and delivers every object exactly once', async () => {
     const adds = new Map<string, number>();
-    const inf = new Informer<KubeObject>(new KubeClient(a.restConfig), { path: '/api/v1/namespaces/pages/configmaps', pageSize: 8 });
+    const inf = new Informer<KubeObject>(new KubeClient(a.restConfig), {
+      path: '/api/v1/namespaces/pages/configmaps',
+      pageSize: 8,
+    });
     inf.addHandler({ onAdd: (o) => adds.set(o.metadata!.name!, (adds.get(o.metadata!.name!) ?? 0) + 1) });
     try {
       inf.start();
       assert.equal(await inf.waitForSync(10_000), true);
       assert.equal(inf.stats.listPages, 7, '54 objects in pages of 8');
       assert.deepEqual([...adds.keys()].sort(), expected);
-      assert.ok([...adds.values()].every((n) => n === 1), 'each object added once');
+      assert.ok(
+        [...adds.values()].every((n) => n === 1),
+        'each object added once',
+      );
       assert.equal(inf.list().length, expected.length);
     } finally {
       await inf.stop();
     }
   });
 
-  it('a list larger than one slice is written in slices: one valid document with every object, the items without kind and apiVersion as kube-apiserver writes a built-in kind\'s', async () => {
+  it("a list larger than one slice is written in slices: one valid document with every object, the items without kind and apiVersion as kube-apiserver writes a built-in kind's", async () => {
     assert.equal((await api('POST', '/api/v1/namespaces', { metadata: { name: 'big' } })).status, 201);
     const want: string[] = [];
     for (let i = 0; i < 1234; i++) {
       const n = `big-${String(i).padStart(4, '0')}`;
       want.push(n);
-      const r = await api('POST', '/api/v1/namespaces/big/configmaps', { metadata: { name: n }, data: { i: String(i) } });
+      const r = await api('POST', '/api/v1/namespaces/big/configmaps', {
+        metadata: { name: n },
+        data: { i: String(i) },
+      });
       assert.equal(r.status, 201);
     }
     want.push('kube-root-ca.crt');
@@ -178,7 +242,10 @@ describe('paginated LIST', () => {
     assert.equal(list.body.kind, 'ConfigMapList');
     assert.equal(list.body.apiVersion, 'v1');
     const items = list.body.items as Obj[];
-    assert.deepEqual(items.map((o) => o.metadata.name), want);
+    assert.deepEqual(
+      items.map((o) => o.metadata.name),
+      want,
+    );
     assert.ok(items.every((o) => o.kind === undefined && o.apiVersion === undefined));
     assert.equal(items[7].data.i, '7');
     const head = await api('HEAD', '/api/v1/namespaces/big/configmaps');

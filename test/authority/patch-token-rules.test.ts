@@ -15,7 +15,11 @@ describe('patch types and TokenRequest rules', () => {
     a = await startAuthority({ listen: '127.0.0.1:0' });
     admin = (method, path, o = {}) => call(a.url, a.caPem, method, path, { token: a.adminToken, ...o });
     assert.equal((await admin('POST', '/api/v1/namespaces', { body: { metadata: { name: 'rules' } } })).status, 201);
-    assert.equal((await admin('POST', '/api/v1/namespaces/rules/serviceaccounts', { body: { metadata: { name: 'prom' } } })).status, 201);
+    assert.equal(
+      (await admin('POST', '/api/v1/namespaces/rules/serviceaccounts', { body: { metadata: { name: 'prom' } } }))
+        .status,
+      201,
+    );
   });
   after(async () => {
     await a?.stop();
@@ -29,21 +33,44 @@ describe('patch types and TokenRequest rules', () => {
           group: 'example.com',
           scope: 'Namespaced',
           names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            },
+          ],
         },
       },
     });
     assert.equal(crd.status, 201, crd.text);
     const path = '/apis/example.com/v1/namespaces/rules/widgets';
-    assert.equal((await admin('POST', path, { body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { a: 1 } } })).status, 201);
+    assert.equal(
+      (
+        await admin('POST', path, {
+          body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { a: 1 } },
+        })
+      ).status,
+      201,
+    );
     for (const name of ['w', 'missing']) {
-      const r = await admin('PATCH', `${path}/${name}`, { contentType: 'application/strategic-merge-patch+json', body: { spec: { jobLabel: 'x' } } });
+      const r = await admin('PATCH', `${path}/${name}`, {
+        contentType: 'application/strategic-merge-patch+json',
+        body: { spec: { jobLabel: 'x' } },
+      });
       assert.equal(r.status, 415, name);
       assert.equal(r.body.reason, 'UnsupportedMediaType');
-      assert.equal(r.body.message, 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+      assert.equal(
+        r.body.message,
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+      );
       assert.equal(r.body.details, undefined);
     }
-    const merged = await admin('PATCH', `${path}/w`, { contentType: 'application/merge-patch+json', body: { spec: { jobLabel: 'y' } } });
+    const merged = await admin('PATCH', `${path}/w`, {
+      contentType: 'application/merge-patch+json',
+      body: { spec: { jobLabel: 'y' } },
+    });
     assert.equal(merged.status, 200, merged.text);
     assert.equal(merged.body.spec.jobLabel, 'y');
   });
@@ -54,40 +81,67 @@ describe('patch types and TokenRequest rules', () => {
         metadata: { name: 'd1' },
         spec: {
           selector: { matchLabels: { app: 'd1' } },
-          template: { metadata: { labels: { app: 'd1' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:2', env: [{ name: 'A', value: '1' }] }] } },
+          template: {
+            metadata: { labels: { app: 'd1' } },
+            spec: { containers: [{ name: 'nginx', image: 'nginx:2', env: [{ name: 'A', value: '1' }] }] },
+          },
         },
       },
     });
     assert.equal(d.status, 201, d.text);
     const r = await admin('PATCH', '/apis/apps/v1/namespaces/rules/deployments/d1', {
       contentType: 'application/strategic-merge-patch+json',
-      body: { spec: { template: { spec: { containers: [{ name: 'nginx', env: [{ name: 'A', $patch: 'delete' }] }] } } } },
+      body: {
+        spec: { template: { spec: { containers: [{ name: 'nginx', env: [{ name: 'A', $patch: 'delete' }] }] } } },
+      },
     });
     assert.equal(r.status, 200, r.text);
     // the recorded answer, as kubectl's jsonpath printed the containers
     assert.deepEqual(r.body.spec.template.spec.containers, [
-      { image: 'nginx:2', imagePullPolicy: 'IfNotPresent', name: 'nginx', resources: {}, terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' },
+      {
+        image: 'nginx:2',
+        imagePullPolicy: 'IfNotPresent',
+        name: 'nginx',
+        resources: {},
+        terminationMessagePath: '/dev/termination-log',
+        terminationMessagePolicy: 'File',
+      },
     ]);
   });
 
   it('a TokenRequest naming another service account or namespace in its body is Invalid (K83)', async () => {
     const url = '/api/v1/namespaces/rules/serviceaccounts/prom/token';
-    const other = await admin('POST', url, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name: 'other' }, spec: {} } });
+    const other = await admin('POST', url, {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name: 'other' }, spec: {} },
+    });
     assert.equal(other.status, 422);
-    assert.equal(other.body.message, 'TokenRequest.authentication.k8s.io "prom" is invalid: metadata.name: Invalid value: "other": must match the service account name if specified');
+    assert.equal(
+      other.body.message,
+      'TokenRequest.authentication.k8s.io "prom" is invalid: metadata.name: Invalid value: "other": must match the service account name if specified',
+    );
     const ns = await admin('POST', url, { body: { metadata: { namespace: 'default' }, spec: {} } });
     assert.equal(ns.status, 422);
-    assert.equal(ns.body.message, 'TokenRequest.authentication.k8s.io "prom" is invalid: metadata.namespace: Invalid value: "default": must match the service account namespace if specified');
+    assert.equal(
+      ns.body.message,
+      'TokenRequest.authentication.k8s.io "prom" is invalid: metadata.namespace: Invalid value: "default": must match the service account namespace if specified',
+    );
     // the body's name is checked before the service account exists
-    const missing = await admin('POST', '/api/v1/namespaces/rules/serviceaccounts/missing/token', { body: { metadata: { name: 'x' }, spec: {} } });
+    const missing = await admin('POST', '/api/v1/namespaces/rules/serviceaccounts/missing/token', {
+      body: { metadata: { name: 'x' }, spec: {} },
+    });
     assert.equal(missing.status, 422);
     const same = await admin('POST', url, { body: { metadata: { name: 'prom', namespace: 'rules' }, spec: {} } });
     assert.equal(same.status, 201, same.text);
   });
 
   it('a too short expiration is reported with an empty name (K21)', async () => {
-    const r = await admin('POST', '/api/v1/namespaces/rules/serviceaccounts/prom/token', { body: { spec: { expirationSeconds: 60 } } });
+    const r = await admin('POST', '/api/v1/namespaces/rules/serviceaccounts/prom/token', {
+      body: { spec: { expirationSeconds: 60 } },
+    });
     assert.equal(r.status, 422);
-    assert.equal(r.body.message, 'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes');
+    assert.equal(
+      r.body.message,
+      'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
+    );
   });
 });

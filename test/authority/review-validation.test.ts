@@ -13,7 +13,8 @@ const LOCAL = '/apis/authorization.k8s.io/v1/namespaces/rev/localsubjectaccessre
 describe('access review validation', () => {
   let a: Authority;
   let admin: (method: string, path: string, o?: CallOptions) => ReturnType<typeof call>;
-  const review = (path: string, spec: unknown) => admin('POST', path, { body: { apiVersion: 'authorization.k8s.io/v1', spec } });
+  const review = (path: string, spec: unknown) =>
+    admin('POST', path, { body: { apiVersion: 'authorization.k8s.io/v1', spec } });
 
   before(async () => {
     a = await startAuthority({ listen: '127.0.0.1:0' });
@@ -28,15 +29,28 @@ describe('access review validation', () => {
     const r = await review(SAR, { nonResourceAttributes: { path: '/metrics', verb: 'get' } });
     assert.equal(r.status, 422);
     assert.equal(r.body.reason, 'Invalid');
-    assert.equal(r.body.message, '.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified');
+    assert.equal(
+      r.body.message,
+      '.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified',
+    );
     assert.deepEqual(r.body.details, {
       group: 'authorization.k8s.io',
-      causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "": at least one of user or group must be specified', field: 'spec.user' }],
+      causes: [
+        {
+          reason: 'FieldValueInvalid',
+          message: 'Invalid value: "": at least one of user or group must be specified',
+          field: 'spec.user',
+        },
+      ],
     });
   });
 
   it('both attribute blocks: the error is on nonResourceAttributes, with the struct as Go prints it', async () => {
-    const r = await review(SAR, { user: 'u', nonResourceAttributes: { path: '/x', verb: 'get' }, resourceAttributes: { verb: 'get', resource: 'pods' } });
+    const r = await review(SAR, {
+      user: 'u',
+      nonResourceAttributes: { path: '/x', verb: 'get' },
+      resourceAttributes: { verb: 'get', resource: 'pods' },
+    });
     assert.equal(r.status, 422);
     assert.equal(
       r.body.message,
@@ -56,13 +70,28 @@ describe('access review validation', () => {
 
   it('a self review needs no user; a local one refuses another namespace and non-resource attributes', async () => {
     const self = await review(SELF, {});
-    assert.equal(self.body.message, '.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified');
+    assert.equal(
+      self.body.message,
+      '.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+    );
     assert.equal((await review(SELF, { nonResourceAttributes: { path: '/metrics', verb: 'get' } })).status, 201);
-    const other = await review(LOCAL, { user: 'u', resourceAttributes: { namespace: 'elsewhere', verb: 'get', resource: 'pods' } });
-    assert.equal(other.body.message, '.authorization.k8s.io "" is invalid: spec.resourceAttributes.namespace: Invalid value: "elsewhere": must match metadata.namespace');
+    const other = await review(LOCAL, {
+      user: 'u',
+      resourceAttributes: { namespace: 'elsewhere', verb: 'get', resource: 'pods' },
+    });
+    assert.equal(
+      other.body.message,
+      '.authorization.k8s.io "" is invalid: spec.resourceAttributes.namespace: Invalid value: "elsewhere": must match metadata.namespace',
+    );
     const nonResource = await review(LOCAL, { user: 'u', nonResourceAttributes: { path: '/metrics', verb: 'get' } });
-    assert.equal(nonResource.body.message, '.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:"/metrics", Verb:"get"}: disallowed on this kind of request');
-    const ok = await review(LOCAL, { user: 'u', resourceAttributes: { namespace: 'rev', verb: 'get', resource: 'pods' } });
+    assert.equal(
+      nonResource.body.message,
+      '.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:"/metrics", Verb:"get"}: disallowed on this kind of request',
+    );
+    const ok = await review(LOCAL, {
+      user: 'u',
+      resourceAttributes: { namespace: 'rev', verb: 'get', resource: 'pods' },
+    });
     assert.equal(ok.status, 201, ok.text);
     assert.equal(ok.body.status.allowed, false);
   });

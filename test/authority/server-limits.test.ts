@@ -48,7 +48,7 @@ test('a connection that sends no request is closed', async () => {
   assert.ok(r.ms < 5_000, `closed after ${r.ms} ms`);
 });
 
-test('a request head over 16 KiB gets 431; plain HTTP on the port gets Go\'s 400', async () => {
+test("a request head over 16 KiB gets 431; plain HTTP on the port gets Go's 400", async () => {
   const big = await talk((c) => c.write(`GET /api HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`));
   assert.match(big.got, /^HTTP\/1\.1 431 /);
   const plain = await new Promise<string>((resolve) => {
@@ -70,7 +70,9 @@ test('a watch outlives the head and request timeouts: its answer streams as long
 function fetchWatch(): Promise<string> {
   return new Promise((resolve, reject) => {
     const c = tls.connect({ host: '127.0.0.1', port, ca: authority.caPem, servername: 'localhost' }, () =>
-      c.write(`GET /api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=30 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${authority.adminToken}\r\n\r\n`),
+      c.write(
+        `GET /api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=30 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${authority.adminToken}\r\n\r\n`,
+      ),
     );
     let got = '';
     c.setEncoding('latin1').on('data', (d: string) => (got += d));

@@ -15,34 +15,38 @@ const op = fc.oneof(
 
 it('lists in key order and by namespace after any loads, puts and removals', async () => {
   fc.assert(
-    fc.property(fc.array(fc.record({ ns, name }), { maxLength: 30 }), fc.array(op, { maxLength: 60 }), (loaded, ops) => {
-      const store = new Store();
-      const live = new Map<string, { ns: string; name: string }>();
-      const key = (o: { ns: string; name: string }) => `${o.ns}/${o.name}`;
-      const objects: Record<string, Array<{ metadata: { name: string; namespace: string } }>> = { configmaps: [] };
-      for (const o of loaded) {
-        if (live.has(key(o))) continue;
-        live.set(key(o), o);
-        objects.configmaps.push({ metadata: { name: o.name, namespace: o.ns } });
-      }
-      store.load({ resourceVersion: 1, objects });
-      for (const o of ops) {
-        if (o.kind === 'put') {
-          store.put('configmaps', { metadata: { name: o.name, namespace: o.ns } });
+    fc.property(
+      fc.array(fc.record({ ns, name }), { maxLength: 30 }),
+      fc.array(op, { maxLength: 60 }),
+      (loaded, ops) => {
+        const store = new Store();
+        const live = new Map<string, { ns: string; name: string }>();
+        const key = (o: { ns: string; name: string }) => `${o.ns}/${o.name}`;
+        const objects: Record<string, Array<{ metadata: { name: string; namespace: string } }>> = { configmaps: [] };
+        for (const o of loaded) {
+          if (live.has(key(o))) continue;
           live.set(key(o), o);
-        } else {
-          store.remove('configmaps', o.ns, o.name);
-          live.delete(key(o));
+          objects.configmaps.push({ metadata: { name: o.name, namespace: o.ns } });
         }
-      }
-      const byKey = (xs: string[]) => [...xs].sort((p, q) => (p < q ? -1 : p > q ? 1 : 0));
-      const listed = store.list('configmaps').map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
-      assert.deepEqual(listed, byKey([...live.keys()]));
-      for (const n of ['a', 'a-b', 'ab', 'kube-system', 'none']) {
-        const inNs = store.list('configmaps', n).map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
-        assert.deepEqual(inNs, byKey([...live.values()].filter((o) => o.ns === n).map(key)), `namespace ${n}`);
-      }
-    }),
+        store.load({ resourceVersion: 1, objects });
+        for (const o of ops) {
+          if (o.kind === 'put') {
+            store.put('configmaps', { metadata: { name: o.name, namespace: o.ns } });
+            live.set(key(o), o);
+          } else {
+            store.remove('configmaps', o.ns, o.name);
+            live.delete(key(o));
+          }
+        }
+        const byKey = (xs: string[]) => [...xs].sort((p, q) => (p < q ? -1 : p > q ? 1 : 0));
+        const listed = store.list('configmaps').map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+        assert.deepEqual(listed, byKey([...live.keys()]));
+        for (const n of ['a', 'a-b', 'ab', 'kube-system', 'none']) {
+          const inNs = store.list('configmaps', n).map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+          assert.deepEqual(inNs, byKey([...live.values()].filter((o) => o.ns === n).map(key)), `namespace ${n}`);
+        }
+      },
+    ),
     propertyParams(300),
   );
 });

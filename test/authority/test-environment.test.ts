@@ -58,19 +58,31 @@ describe('startTestEnvironment', () => {
     assert.equal(useExistingClusterFromEnv({ USE_EXISTING_CLUSTER: 'true' }), true);
     assert.equal(useExistingClusterFromEnv({ USE_EXISTING_CLUSTER: '1' }), true);
     assert.equal(useExistingClusterFromEnv({ USE_EXISTING_CLUSTER: 'False' }), false);
-    assert.throws(() => useExistingClusterFromEnv({ USE_EXISTING_CLUSTER: 'yes' }), /^Error: USE_EXISTING_CLUSTER=yes: use true or false$/);
+    assert.throws(
+      () => useExistingClusterFromEnv({ USE_EXISTING_CLUSTER: 'yes' }),
+      /^Error: USE_EXISTING_CLUSTER=yes: use true or false$/,
+    );
   });
 
   test('by default, the embedded authority with the CRDs and the webhooks installed', async () => {
-    const env = await startTestEnvironment({ crdDirectoryPaths: [CRDS], webhookInstallOptions: { manifests: [WEBHOOKS] }, useExistingCluster: false });
+    const env = await startTestEnvironment({
+      crdDirectoryPaths: [CRDS],
+      webhookInstallOptions: { manifests: [WEBHOOKS] },
+      useExistingCluster: false,
+    });
     try {
       assert.equal(env.existingCluster, false);
       assert.ok(env.authority);
       const client = new KubeClient(env.restConfig);
       try {
         await client.get(CRD);
-        const hooks = await client.get<{ items: Array<{ metadata: { name: string } }> }>('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations');
-        assert.deepEqual(hooks.items.map((h) => h.metadata.name), ['mutating-webhook-configuration']);
+        const hooks = await client.get<{ items: Array<{ metadata: { name: string } }> }>(
+          '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+        );
+        assert.deepEqual(
+          hooks.items.map((h) => h.metadata.name),
+          ['mutating-webhook-configuration'],
+        );
       } finally {
         client.close();
       }
@@ -93,7 +105,7 @@ describe('startTestEnvironment', () => {
       await cluster?.stop();
     });
 
-    test('installs, serves the API server\'s webhook calls, and leaves the cluster as it found it', async () => {
+    test("installs, serves the API server's webhook calls, and leaves the cluster as it found it", async () => {
       // what the cluster holds already: a configuration of the same name as the project's (another's), a ConfigMap
       // of the name the manifests create
       await cluster.admin.create('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
@@ -102,7 +114,12 @@ describe('startTestEnvironment', () => {
         metadata: { name: 'validating-webhook-configuration' },
         webhooks: [],
       });
-      await cluster.admin.create('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kept' }, data: { owner: 'someone else' } });
+      await cluster.admin.create('/api/v1/namespaces/default/configmaps', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'kept' },
+        data: { owner: 'someone else' },
+      });
       const manifests = join(tmp, 'manifests.yaml');
       await writeFile(
         manifests,
@@ -115,7 +132,11 @@ describe('startTestEnvironment', () => {
       process.env.USE_EXISTING_CLUSTER = 'true';
       let env;
       try {
-        env = await startTestEnvironment({ crdDirectoryPaths: [CRDS], apply: [manifests], webhookInstallOptions: { manifests: [WEBHOOKS] } });
+        env = await startTestEnvironment({
+          crdDirectoryPaths: [CRDS],
+          apply: [manifests],
+          webhookInstallOptions: { manifests: [WEBHOOKS] },
+        });
       } finally {
         delete process.env.USE_EXISTING_CLUSTER;
       }
@@ -135,30 +156,68 @@ describe('startTestEnvironment', () => {
         assert.equal(env.kubeconfig, cluster.kubeconfig);
         await mgr.ready();
         // the API server calls the local webhook server: defaulted, and a denial in the webhook's words
-        const stored = await cluster.admin.create<{ spec: { image?: string } }>(MEMCACHEDS, { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'm1' }, spec: { size: 1 } });
+        const stored = await cluster.admin.create<{ spec: { image?: string } }>(MEMCACHEDS, {
+          apiVersion: 'cache.example.com/v1alpha1',
+          kind: 'Memcached',
+          metadata: { name: 'm1' },
+          spec: { size: 1 },
+        });
         assert.match(stored.spec.image ?? '', /^memcached:/);
-        await assert.rejects(cluster.admin.create(MEMCACHEDS, { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'm2' }, spec: { image: 'memcached' } }), /denied the request/);
+        await assert.rejects(
+          cluster.admin.create(MEMCACHEDS, {
+            apiVersion: 'cache.example.com/v1alpha1',
+            kind: 'Memcached',
+            metadata: { name: 'm2' },
+            spec: { image: 'memcached' },
+          }),
+          /denied the request/,
+        );
         // its configurations carry names of their own; the other one's is untouched
-        const validating = await cluster.admin.get<{ items: Array<{ metadata: { name: string }; webhooks?: unknown[] }> }>('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations');
+        const validating = await cluster.admin.get<{
+          items: Array<{ metadata: { name: string }; webhooks?: unknown[] }>;
+        }>('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations');
         const names = validating.items.map((v) => v.metadata.name).sort();
         assert.equal(names.length, 2);
         assert.equal(names[1], 'validating-webhook-configuration');
         assert.match(names[0], /^envtest-[0-9a-f]{6}-validating-webhook-configuration$/);
-        assert.deepEqual(validating.items.find((v) => v.metadata.name === 'validating-webhook-configuration')?.webhooks ?? [], []);
-        assert.equal((await cluster.admin.get<{ data: { owner: string } }>('/api/v1/namespaces/default/configmaps/kept')).data.owner, 'someone else');
-        assert.equal((await cluster.admin.get<{ data: { owner: string } }>('/api/v1/namespaces/default/configmaps/made')).data.owner, 'the test');
+        assert.deepEqual(
+          validating.items.find((v) => v.metadata.name === 'validating-webhook-configuration')?.webhooks ?? [],
+          [],
+        );
+        assert.equal(
+          (await cluster.admin.get<{ data: { owner: string } }>('/api/v1/namespaces/default/configmaps/kept')).data
+            .owner,
+          'someone else',
+        );
+        assert.equal(
+          (await cluster.admin.get<{ data: { owner: string } }>('/api/v1/namespaces/default/configmaps/made')).data
+            .owner,
+          'the test',
+        );
       } finally {
         stop.abort();
         await running;
         await env.stop();
       }
-      assert.deepEqual(await inventory(cluster.admin), before, 'the cluster as it was: the CRD (with its objects), the made ConfigMap and the configurations gone, nothing else changed');
+      assert.deepEqual(
+        await inventory(cluster.admin),
+        before,
+        'the cluster as it was: the CRD (with its objects), the made ConfigMap and the configurations gone, nothing else changed',
+      );
     });
 
     test('a CRD the cluster had is updated and kept, with its objects', async () => {
       // as if installed before the tests (by a deploy, or kubectl apply -k config/crd)
-      await cluster.admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', parseYaml(readFileSync(join(CRDS, 'cache.example.com_memcacheds.yaml'), 'utf8')));
-      await cluster.admin.create(MEMCACHEDS, { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'theirs' }, spec: { size: 1, image: 'memcached:1.6' } });
+      await cluster.admin.create(
+        '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+        parseYaml(readFileSync(join(CRDS, 'cache.example.com_memcacheds.yaml'), 'utf8')),
+      );
+      await cluster.admin.create(MEMCACHEDS, {
+        apiVersion: 'cache.example.com/v1alpha1',
+        kind: 'Memcached',
+        metadata: { name: 'theirs' },
+        spec: { size: 1, image: 'memcached:1.6' },
+      });
       const env = await startTestEnvironment({ crdDirectoryPaths: [CRDS], useExistingCluster: true });
       await env.stop();
       await cluster.admin.get(CRD);
@@ -169,19 +228,46 @@ describe('startTestEnvironment', () => {
     test('an unreachable cluster and an identity without the rights are clear errors', async () => {
       const port = await freePort();
       const unreachable = join(tmp, 'unreachable.kubeconfig');
-      await writeFile(unreachable, toYaml(kubeconfigFor({ server: `https://127.0.0.1:${port}`, caPem: cluster.caPem, token: 'x' })));
-      await assert.rejects(startTestEnvironment({ crdDirectoryPaths: [CRDS], useExistingCluster: true, kubeconfig: unreachable, timeoutMs: 3_000 }), (err: Error) => {
-        assert.match(err.message, new RegExp(`^USE_EXISTING_CLUSTER=true: cannot reach the cluster at https://127\\.0\\.0\\.1:${port} \\(kubeconfig ${unreachable.replace(/[.]/g, '\\.')}\\): .+; check that it runs and that KUBECONFIG names it$`));
-        return true;
-      });
+      await writeFile(
+        unreachable,
+        toYaml(kubeconfigFor({ server: `https://127.0.0.1:${port}`, caPem: cluster.caPem, token: 'x' })),
+      );
+      await assert.rejects(
+        startTestEnvironment({
+          crdDirectoryPaths: [CRDS],
+          useExistingCluster: true,
+          kubeconfig: unreachable,
+          timeoutMs: 3_000,
+        }),
+        (err: Error) => {
+          assert.match(
+            err.message,
+            new RegExp(
+              `^USE_EXISTING_CLUSTER=true: cannot reach the cluster at https://127\\.0\\.0\\.1:${port} \\(kubeconfig ${unreachable.replace(/[.]/g, '\\.')}\\): .+; check that it runs and that KUBECONFIG names it$`,
+            ),
+          );
+          return true;
+        },
+      );
 
       const token = await cluster.serviceAccountToken('default', 'no-rights');
       const weak = join(tmp, 'weak.kubeconfig');
       await writeFile(weak, toYaml(kubeconfigFor({ server: cluster.url, caPem: cluster.caPem, token })));
-      await assert.rejects(startTestEnvironment({ crdDirectoryPaths: [CRDS], webhookInstallOptions: { manifests: [WEBHOOKS] }, useExistingCluster: true, kubeconfig: weak }), (err: Error) => {
-        assert.match(err.message, /^USE_EXISTING_CLUSTER=true: the identity of kubeconfig .*weak\.kubeconfig may not create customresourcedefinitions\.apiextensions\.k8s\.io, delete customresourcedefinitions\.apiextensions\.k8s\.io, create mutatingwebhookconfigurations\.admissionregistration\.k8s\.io, .*: use a kubeconfig with those rights \(cluster-admin on a test cluster\)$/);
-        return true;
-      });
+      await assert.rejects(
+        startTestEnvironment({
+          crdDirectoryPaths: [CRDS],
+          webhookInstallOptions: { manifests: [WEBHOOKS] },
+          useExistingCluster: true,
+          kubeconfig: weak,
+        }),
+        (err: Error) => {
+          assert.match(
+            err.message,
+            /^USE_EXISTING_CLUSTER=true: the identity of kubeconfig .*weak\.kubeconfig may not create customresourcedefinitions\.apiextensions\.k8s\.io, delete customresourcedefinitions\.apiextensions\.k8s\.io, create mutatingwebhookconfigurations\.admissionregistration\.k8s\.io, .*: use a kubeconfig with those rights \(cluster-admin on a test cluster\)$/,
+          );
+          return true;
+        },
+      );
       // refused before anything was installed
       await assert.rejects(cluster.admin.get(CRD), (err: unknown) => err instanceof KubeApiError && err.status === 404);
     });

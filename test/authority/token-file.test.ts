@@ -14,13 +14,20 @@ describe('static token file', () => {
   const review = (token: string, audiences?: string[]) =>
     call(a.url, a.caPem, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
       token: a.adminToken,
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: audiences ? { token, audiences } : { token } },
+      body: {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: audiences ? { token, audiences } : { token },
+      },
     });
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'authority-token-file-'));
     const file = join(dir, 'tokens.csv');
-    writeFileSync(file, '# static users\nop-token-1234,operator,u-1,"system:masters,ops"\n\nscraper-token-5678,prometheus,u-2\n');
+    writeFileSync(
+      file,
+      '# static users\nop-token-1234,operator,u-1,"system:masters,ops"\n\nscraper-token-5678,prometheus,u-2\n',
+    );
     a = await startAuthority({ listen: '127.0.0.1:0', tokenAuthFile: file });
   });
   after(async () => {
@@ -32,17 +39,29 @@ describe('static token file', () => {
     const r = await review('op-token-1234');
     assert.equal(r.status, 201, r.text);
     assert.equal(r.body.status.authenticated, true);
-    assert.deepEqual(r.body.status.user, { username: 'operator', uid: 'u-1', groups: ['system:masters', 'ops', 'system:authenticated'] });
+    assert.deepEqual(r.body.status.user, {
+      username: 'operator',
+      uid: 'u-1',
+      groups: ['system:masters', 'ops', 'system:authenticated'],
+    });
     const noGroups = await review('scraper-token-5678');
     assert.deepEqual(noGroups.body.status.user.groups, ['system:authenticated']);
   });
 
   it('requests with a static token are authorized by RBAC for that user', async () => {
-    assert.equal((await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', { token: 'op-token-1234' })).status, 200, 'operator is in system:masters');
+    assert.equal(
+      (await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', { token: 'op-token-1234' })).status,
+      200,
+      'operator is in system:masters',
+    );
     const denied = await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', { token: 'scraper-token-5678' });
     assert.equal(denied.status, 403);
     assert.match(denied.body.message, /User "prometheus" cannot list resource "namespaces"/);
-    assert.equal((await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', { token: 'scraper-token-567' })).status, 401, 'a prefix is not the token');
+    assert.equal(
+      (await call(a.url, a.caPem, 'GET', '/api/v1/namespaces', { token: 'scraper-token-567' })).status,
+      401,
+      'a prefix is not the token',
+    );
   });
 
   it('static tokens are valid only for the API audiences', async () => {
@@ -57,6 +76,9 @@ describe('static token file', () => {
   it('a malformed file stops the start with the line number', async () => {
     const bad = join(dir, 'bad.csv');
     writeFileSync(bad, 'good,user,uid\nonly-two,fields\n');
-    await assert.rejects(() => startAuthority({ listen: '127.0.0.1:0', tokenAuthFile: bad }), /bad\.csv:2: expected token,user,uid/);
+    await assert.rejects(
+      () => startAuthority({ listen: '127.0.0.1:0', tokenAuthFile: bad }),
+      /bad\.csv:2: expected token,user,uid/,
+    );
   });
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { KubeClient } from '../../src/kube/client.js';
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
 describe('authority: tokens and reviews', () => {
   let cluster: TestCluster;
@@ -41,16 +41,23 @@ describe('authority: tokens and reviews', () => {
     assert.equal(claims.exp - claims.iat, 1200);
     assert.equal(claims.nbf, claims.iat);
     assert.equal(typeof claims.iss, 'string');
-    assert.deepEqual(claims['kubernetes.io'], { namespace: 'claims', serviceaccount: { name: 'sa1', uid: sa.metadata.uid } });
+    assert.deepEqual(claims['kubernetes.io'], {
+      namespace: 'claims',
+      serviceaccount: { name: 'sa1', uid: sa.metadata.uid },
+    });
     assert.equal(Date.parse(tr.status.expirationTimestamp) / 1000, claims.exp);
   });
 
   it('rejects expirationSeconds below 600 with 422 Invalid', async () => {
     await cluster.serviceAccountToken('claims', 'sa1');
-    const r = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/claims/serviceaccounts/sa1/token', { body: { spec: { expirationSeconds: 599 } } });
+    const r = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/claims/serviceaccounts/sa1/token', {
+      body: { spec: { expirationSeconds: 599 } },
+    });
     assert.equal(r.status, 422);
     assert.equal(r.body.reason, 'Invalid');
-    const missing = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/claims/serviceaccounts/nobody/token', { body: { spec: {} } });
+    const missing = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/claims/serviceaccounts/nobody/token', {
+      body: { spec: {} },
+    });
     assert.equal(missing.status, 404);
     assert.equal(missing.body.message, 'serviceaccounts "nobody" not found');
   });
@@ -62,7 +69,11 @@ describe('authority: tokens and reviews', () => {
     assert.equal(r.status.authenticated, true);
     assert.equal(r.status.user.username, 'system:serviceaccount:team-a:scraper');
     assert.equal(r.status.user.uid, sa.metadata.uid);
-    assert.deepEqual(r.status.user.groups, ['system:serviceaccounts', 'system:serviceaccounts:team-a', 'system:authenticated']);
+    assert.deepEqual(r.status.user.groups, [
+      'system:serviceaccounts',
+      'system:serviceaccounts:team-a',
+      'system:authenticated',
+    ]);
     assert.equal(r.status.error, undefined);
   });
 
@@ -94,7 +105,11 @@ describe('authority: tokens and reviews', () => {
 
   it('a token bound to a Secret is valid only while that Secret exists; Pods are not found, other kinds refused', async () => {
     await cluster.serviceAccountToken('bound', 'app');
-    const secret = await cluster.admin.create<Obj>('/api/v1/namespaces/bound/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'anchor' } });
+    const secret = await cluster.admin.create<Obj>('/api/v1/namespaces/bound/secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'anchor' },
+    });
     const tr = await cluster.admin.create<Obj>('/api/v1/namespaces/bound/serviceaccounts/app/token', {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenRequest',
@@ -107,9 +122,13 @@ describe('authority: tokens and reviews', () => {
     const after = await review(tr.status.token);
     assert.equal(after.status.authenticated, undefined);
     assert.match(after.status.error, /secret bound\/anchor has been deleted/);
-    const pod = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/bound/serviceaccounts/app/token', { body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p' } } } });
+    const pod = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/bound/serviceaccounts/app/token', {
+      body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p' } } },
+    });
     assert.equal(pod.status, 404);
-    const cm = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/bound/serviceaccounts/app/token', { body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', name: 'c' } } } });
+    const cm = await cluster.admin.raw<Obj>('POST', '/api/v1/namespaces/bound/serviceaccounts/app/token', {
+      body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', name: 'c' } } },
+    });
     assert.equal(cm.status, 400);
   });
 
@@ -144,7 +163,9 @@ describe('authority: tokens and reviews', () => {
   });
 
   it('an empty token is a 400 BadRequest', async () => {
-    const r = await cluster.admin.raw<Obj>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: { spec: { token: '' } } });
+    const r = await cluster.admin.raw<Obj>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+      body: { spec: { token: '' } },
+    });
     assert.equal(r.status, 400);
     assert.equal(r.body.kind, 'Status');
   });
@@ -153,7 +174,9 @@ describe('authority: tokens and reviews', () => {
     const token = await cluster.serviceAccountToken('mgr-ns', 'manager');
     const asMgr = cluster.admin.withToken(token);
     try {
-      const denied = await asMgr.raw<Obj>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: { spec: { token } } });
+      const denied = await asMgr.raw<Obj>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+        body: { spec: { token } },
+      });
       assert.equal(denied.status, 403);
       assert.equal(denied.body.reason, 'Forbidden');
       assert.equal(
@@ -166,7 +189,11 @@ describe('authority: tokens and reviews', () => {
         const ok = await mgr.create<Obj>('/apis/authentication.k8s.io/v1/tokenreviews', { spec: { token } });
         assert.equal(ok.status.authenticated, true);
         const sar = await mgr.create<Obj>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-          spec: { user: 'system:serviceaccount:mgr-ns:manager', groups: ['system:authenticated'], nonResourceAttributes: { path: '/metrics', verb: 'get' } },
+          spec: {
+            user: 'system:serviceaccount:mgr-ns:manager',
+            groups: ['system:authenticated'],
+            nonResourceAttributes: { path: '/metrics', verb: 'get' },
+          },
         });
         assert.equal(sar.status.allowed, false);
         // the manager may not read secrets

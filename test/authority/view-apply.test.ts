@@ -4,14 +4,18 @@ import { startAuthority } from '../../src/authority/index.js';
 import { KubeClient } from '../../src/index.js';
 import { viewApplySuite } from './view-apply.suite.js';
 
-viewApplySuite('server-side apply through a view on the authority', async () => {
-  const a = await startAuthority({ listen: '127.0.0.1:0' });
-  const client = new KubeClient({ ...a.restConfig, qps: 1000, burst: 1000 });
-  return {
-    client,
-    async stop() {
-      client.close();
-      await a.stop();
-    },
-  };
-}, 'view-apply');
+viewApplySuite(
+  'server-side apply through a view on the authority',
+  async () => {
+    const a = await startAuthority({ listen: '127.0.0.1:0' });
+    const client = new KubeClient({ ...a.restConfig, qps: 1000, burst: 1000 });
+    return {
+      client,
+      async stop() {
+        client.close();
+        await a.stop();
+      },
+    };
+  },
+  'view-apply',
+);

@@ -34,7 +34,11 @@ describe('write-ahead log', () => {
     const lines = readFileSync(path, 'utf8').split('\n');
     assert.equal(lines.pop(), '', 'every record ends with a newline');
     assert.equal(lines.length, 51);
-    assert.deepEqual(JSON.parse(lines[0]), { rv: 1, key: 'configmaps', object: { metadata: { name: 'c1', namespace: 'default', resourceVersion: '1' } } });
+    assert.deepEqual(JSON.parse(lines[0]), {
+      rv: 1,
+      key: 'configmaps',
+      object: { metadata: { name: 'c1', namespace: 'default', resourceVersion: '1' } },
+    });
     assert.equal(JSON.parse(lines[50]).deleted, true);
     wal.close();
     assert.throws(() => wal.append(event(52, 'late')), /the authority is stopping; the change was not stored/);
@@ -43,7 +47,10 @@ describe('write-ahead log', () => {
   it('a failed fdatasync rejects the waiting writes, refuses later ones and makes close report possible loss', async () => {
     const wal = new WriteAheadLog('/dev/null', { onDurable: () => assert.fail('nothing is durable') });
     wal.append(event(1, 'a'));
-    await assert.rejects(wal.durable(), (err: Error) => err instanceof StorageError && /\/dev\/null could not be synced: EINVAL/.test(err.message));
+    await assert.rejects(
+      wal.durable(),
+      (err: Error) => err instanceof StorageError && /\/dev\/null could not be synced: EINVAL/.test(err.message),
+    );
     assert.ok(wal.failed);
     assert.throws(() => wal.append(event(2, 'b')), /failed earlier \(EINVAL.*\); restart the authority/);
     assert.throws(() => wal.close(), /changes after resourceVersion 0 may be lost/);

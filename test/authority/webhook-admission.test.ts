@@ -46,9 +46,12 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
   let hook: ScriptedWebhook;
   const log = debugLines();
   const configs: string[] = [];
-  const kubectl = (args: string[], input?: string) => run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args], { timeoutMs: 30_000, input });
+  const kubectl = (args: string[], input?: string) =>
+    run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args], { timeoutMs: 30_000, input });
 
-  const rules = (resources = ['configmaps'], operations = ['CREATE', 'UPDATE']) => [{ apiGroups: [''], apiVersions: ['v1'], operations, resources }];
+  const rules = (resources = ['configmaps'], operations = ['CREATE', 'UPDATE']) => [
+    { apiGroups: [''], apiVersions: ['v1'], operations, resources },
+  ];
   const webhook = (name: string, path: string, extra: Hook = {}): Hook => ({
     name,
     clientConfig: { url: `${hook.url}${path}`, caBundle: hook.caBundle },
@@ -68,12 +71,20 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     });
     configs.push(`${path}/${name}`);
   };
-  const configMap = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, ...extra }, data: { a: '1' } });
+  const configMap = (name: string, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: NS, ...extra },
+    data: { a: '1' },
+  });
   const cms = `/api/v1/namespaces/${NS}/configmaps`;
 
   before(async () => {
     hook = await ScriptedWebhook.start(['127.0.0.1', 'hooks.webhook-system.svc']);
-    cluster = await startTestCluster({ logger: log.logger, webhookServices: { 'webhook-system/hooks:443': `127.0.0.1:${hook.port}` } });
+    cluster = await startTestCluster({
+      logger: log.logger,
+      webhookServices: { 'webhook-system/hooks:443': `127.0.0.1:${hook.port}` },
+    });
     await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   });
   afterEach(async () => {
@@ -88,11 +99,15 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
   });
 
   test('a mutating webhook gets the AdmissionReview kube-apiserver sends, and its patch is stored', async () => {
-    hook.on('/mutate', () => ({ response: { allowed: true, ...jsonPatch([{ op: 'add', path: '/data/added', value: 'by-webhook' }]) } }));
+    hook.on('/mutate', () => ({
+      response: { allowed: true, ...jsonPatch([{ op: 'add', path: '/data/added', value: 'by-webhook' }]) },
+    }));
     hook.on('/validate', () => ({ response: { allowed: true } }));
     await install('mutating', 'm', [webhook('m.example.com', '//mutate/')]);
     await install('validating', 'v', [webhook('v.example.com', '/validate')]);
-    const created = await cluster.admin.create<Record<string, any>>(cms, configMap('', { generateName: 'gen-' }), { query: { fieldManager: 'tester' } });  
+    const created = await cluster.admin.create<Record<string, any>>(cms, configMap('', { generateName: 'gen-' }), {
+      query: { fieldManager: 'tester' },
+    });
     assert.equal(created.data.added, 'by-webhook');
     const [m] = hook.callsTo('/mutate');
     const [v] = hook.callsTo('/validate');
@@ -124,7 +139,7 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     assert.equal(vr.name, created.metadata.name);
     assert.equal(vr.object.metadata.uid, created.metadata.uid);
     assert.equal(vr.object.data.added, 'by-webhook');
-    const stored = await cluster.admin.get<Record<string, any>>(`${cms}/${created.metadata.name}`);  
+    const stored = await cluster.admin.get<Record<string, any>>(`${cms}/${created.metadata.name}`);
     assert.equal(stored.metadata.uid, created.metadata.uid);
     assert.equal(stored.data.added, 'by-webhook');
     // one debug line per call: webhook, code, duration
@@ -138,30 +153,64 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     await install('validating', 'seen', [webhook('seen.example.com', '/seen')]);
     // the same writes in NS (through the webhook) and in default (which no webhook selects)
     const writes = async (ns: string) => {
-      const applied = (v: string) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'writes', namespace: ns }, data: { v } });
+      const applied = (v: string) =>
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'writes', namespace: ns },
+          data: { v },
+        });
       for (const [args, input] of [
         [['apply', '--server-side', '-f', '-'], applied('1')],
         [['apply', '--server-side', '-f', '-'], applied('2')],
-        [['patch', 'configmap', 'writes', '-n', ns, '--type=json', '-p', '[{"op":"add","path":"/data/w","value":"x"}]']],
+        [
+          [
+            'patch',
+            'configmap',
+            'writes',
+            '-n',
+            ns,
+            '--type=json',
+            '-p',
+            '[{"op":"add","path":"/data/w","value":"x"}]',
+          ],
+        ],
         [['label', 'configmap', 'writes', '-n', ns, 'l=1']],
       ] as Array<[string[], string?]>) {
         const r = await kubectl(args, input);
         assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
       }
       const path = `/api/v1/namespaces/${ns}/configmaps/writes`;
-      const got = await cluster.admin.get<Record<string, any>>(path);  
-      const replaced = await cluster.admin.replace<Record<string, any>>(path, { ...got, data: { ...got.data, v: '3' } });  
+      const got = await cluster.admin.get<Record<string, any>>(path);
+      const replaced = await cluster.admin.replace<Record<string, any>>(path, {
+        ...got,
+        data: { ...got.data, v: '3' },
+      });
       await cluster.admin.delete(path);
-      const { uid: _u, creationTimestamp: _c, resourceVersion: _r, namespace: _n, managedFields, ...meta } = replaced.metadata;
+      const {
+        uid: _u,
+        creationTimestamp: _c,
+        resourceVersion: _r,
+        namespace: _n,
+        managedFields,
+        ...meta
+      } = replaced.metadata;
       // the entries' order follows their (second-granular) times, which differ between the two runs: compared as a set
-      const fields = managedFields.map((f: Record<string, unknown>) => ({ ...f, time: undefined })).sort((x: Record<string, unknown>, y: Record<string, unknown>) => (`${x.manager}/${x.operation}` < `${y.manager}/${y.operation}` ? -1 : 1));
+      const fields = managedFields
+        .map((f: Record<string, unknown>) => ({ ...f, time: undefined }))
+        .sort((x: Record<string, unknown>, y: Record<string, unknown>) =>
+          `${x.manager}/${x.operation}` < `${y.manager}/${y.operation}` ? -1 : 1,
+        );
       return { meta, data: replaced.data, fields };
     };
     const through = await writes(NS);
     const direct = await writes('default');
     assert.deepEqual(through, direct);
     assert.deepEqual(through.data, { v: '3', w: 'x' });
-    assert.deepEqual(hook.callsTo('/seen').map((c) => c.review.request.operation), ['CREATE', 'UPDATE', 'UPDATE', 'UPDATE', 'UPDATE']);
+    assert.deepEqual(
+      hook.callsTo('/seen').map((c) => c.review.request.operation),
+      ['CREATE', 'UPDATE', 'UPDATE', 'UPDATE', 'UPDATE'],
+    );
   });
 
   test('denials: the webhook name and message, its code raised to at least 400, its reason and causes kept', async () => {
@@ -179,7 +228,17 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     e = await rejection(cluster.admin.create(cms, configMap('denied')));
     assert.equal(e.message, 'admission webhook "deny.example.com" denied the request without explanation');
     const causes = [{ reason: 'FieldValueInvalid', message: 'Invalid value: "1": no', field: 'data.a' }];
-    hook.on('/deny-200', () => ({ response: { allowed: false, status: { code: 422, reason: 'Invalid', message: 'ConfigMap "denied" is invalid: data.a: Invalid value: "1": no', details: { name: 'denied', kind: 'ConfigMap', causes } } } }));
+    hook.on('/deny-200', () => ({
+      response: {
+        allowed: false,
+        status: {
+          code: 422,
+          reason: 'Invalid',
+          message: 'ConfigMap "denied" is invalid: data.a: Invalid value: "1": no',
+          details: { name: 'denied', kind: 'ConfigMap', causes },
+        },
+      },
+    }));
     const r = await kubectl(['create', '-f', '-'], JSON.stringify(configMap('denied')));
     assert.equal(r.code, 1);
     assert.equal(r.stderr.trim(), 'The ConfigMap "denied" is invalid: data.a: Invalid value: "1": no');
@@ -187,7 +246,9 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
   });
 
   test('warnings reach the client as Warning headers (kubectl prints them), also with a denial', async () => {
-    hook.on('/warn', () => ({ response: { allowed: true, warnings: ['first warning', 'first warning', 'second warning'] } }));
+    hook.on('/warn', () => ({
+      response: { allowed: true, warnings: ['first warning', 'first warning', 'second warning'] },
+    }));
     await install('validating', 'v', [webhook('warn.example.com', '/warn')]);
     const r = await kubectl(['create', '-f', '-'], JSON.stringify(configMap('warned')));
     assert.equal(r.code, 0, r.stderr);
@@ -199,7 +260,7 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     assert.match(denied.stderr, /admission webhook "warn.example.com" denied the request: no/);
   });
 
-  test('an unreachable webhook: Fail refuses the write with kube\'s internal error, Ignore lets it through', async () => {
+  test("an unreachable webhook: Fail refuses the write with kube's internal error, Ignore lets it through", async () => {
     await hook.stop();
     await install('validating', 'fail', [webhook('fail.example.com', '/validate', { failurePolicy: 'Fail' })]);
     const e = await rejection(cluster.admin.create(cms, configMap('refused')));
@@ -220,27 +281,52 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     const started = Date.now();
     const e = await rejection(cluster.admin.create(cms, configMap('slow')));
     assert.ok(Date.now() - started < 2900, 'answered at the webhook timeout, not when the webhook answered');
-    assert.equal(e.message, `Internal error occurred: failed calling webhook "slow.example.com": failed to call webhook: Post "${hook.url}/slow?timeout=1s": context deadline exceeded`);
+    assert.equal(
+      e.message,
+      `Internal error occurred: failed calling webhook "slow.example.com": failed to call webhook: Post "${hook.url}/slow?timeout=1s": context deadline exceeded`,
+    );
   });
 
   test('invalid answers are call failures (subject to failurePolicy); a patch that does not apply fails even under Ignore', async () => {
     hook.on('/wrong-uid', () => ({ response: { uid: 'other', allowed: true } }));
     hook.on('/not-json', () => ({ raw: { status: 200, body: 'hello' } }));
     hook.on('/http-500', () => ({ raw: { status: 500, body: 'boom' } }));
-    hook.on('/bad-patch', () => ({ response: { allowed: true, ...jsonPatch([{ op: 'replace', path: '/data/missing', value: 'x' }]) } }));
+    hook.on('/bad-patch', () => ({
+      response: { allowed: true, ...jsonPatch([{ op: 'replace', path: '/data/missing', value: 'x' }]) },
+    }));
     hook.on('/patch-no-type', () => ({ response: { allowed: true, patch: jsonPatch([]).patch } }));
     const cases: Array<[string, 'mutating' | 'validating', string, string]> = [
-      ['/wrong-uid', 'validating', 'Fail', 'received invalid webhook response: expected response.uid=<uid>, got "other"'],
-      ['/not-json', 'validating', 'Fail', 'failed to call webhook: couldn\'t get version/kind; json parse error: '],
-      ['/http-500', 'validating', 'Fail', 'failed to call webhook: an error on the server ("boom") has prevented the request from succeeding'],
-      ['/patch-no-type', 'mutating', 'Fail', 'received invalid webhook response: webhook returned response.patch but not response.patchType'],
+      [
+        '/wrong-uid',
+        'validating',
+        'Fail',
+        'received invalid webhook response: expected response.uid=<uid>, got "other"',
+      ],
+      ['/not-json', 'validating', 'Fail', "failed to call webhook: couldn't get version/kind; json parse error: "],
+      [
+        '/http-500',
+        'validating',
+        'Fail',
+        'failed to call webhook: an error on the server ("boom") has prevented the request from succeeding',
+      ],
+      [
+        '/patch-no-type',
+        'mutating',
+        'Fail',
+        'received invalid webhook response: webhook returned response.patch but not response.patchType',
+      ],
     ];
     for (const [path, kind, policy, want] of cases) {
       await install(kind, 'bad', [webhook('bad.example.com', path, { failurePolicy: policy })]);
       const e = await rejection(cluster.admin.create(cms, configMap('bad')));
       const uid = hook.callsTo(path).at(-1)!.review.request.uid as string;
       assert.equal(e.status, 500, path);
-      assert.ok(e.message.startsWith(`Internal error occurred: failed calling webhook "bad.example.com": ${want.replace('<uid>', JSON.stringify(uid))}`), `${path}: ${e.message}`);
+      assert.ok(
+        e.message.startsWith(
+          `Internal error occurred: failed calling webhook "bad.example.com": ${want.replace('<uid>', JSON.stringify(uid))}`,
+        ),
+        `${path}: ${e.message}`,
+      );
       await cluster.admin.delete(configs.pop()!);
       await install(kind, 'bad', [webhook('bad.example.com', path, { failurePolicy: 'Ignore' })]);
       await cluster.admin.create(cms, configMap(`ignored${path.replace(/\//g, '-')}`));
@@ -253,16 +339,31 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
   });
 
   test('reinvocation: an IfNeeded webhook runs again once after a later webhook changed the object', async () => {
-    hook.on('/a', (rv) => ({ response: { allowed: true, ...(rv.request.object.metadata.labels?.a ? {} : jsonPatch([{ op: 'add', path: '/metadata/labels', value: { ...rv.request.object.metadata.labels, a: 'yes' } }])) } }));
-    hook.on('/b', () => ({ response: { allowed: true, ...jsonPatch([{ op: 'add', path: '/metadata/labels/b', value: 'yes' }]) } }));
+    hook.on('/a', (rv) => ({
+      response: {
+        allowed: true,
+        ...(rv.request.object.metadata.labels?.a
+          ? {}
+          : jsonPatch([
+              { op: 'add', path: '/metadata/labels', value: { ...rv.request.object.metadata.labels, a: 'yes' } },
+            ])),
+      },
+    }));
+    hook.on('/b', () => ({
+      response: { allowed: true, ...jsonPatch([{ op: 'add', path: '/metadata/labels/b', value: 'yes' }]) },
+    }));
     // configurations run in name order: "1-a" before "2-b"
     await install('mutating', '2-b', [webhook('b.example.com', '/b')]);
     await install('mutating', '1-a', [webhook('a.example.com', '/a', { reinvocationPolicy: 'IfNeeded' })]);
-    const created = await cluster.admin.create<Record<string, any>>(cms, configMap('reinvoked'));  
+    const created = await cluster.admin.create<Record<string, any>>(cms, configMap('reinvoked'));
     assert.deepEqual(created.metadata.labels, { a: 'yes', b: 'yes' });
     assert.equal(hook.callsTo('/a').length, 2, 'a: round 0 and its reinvocation');
     assert.equal(hook.callsTo('/b').length, 1, 'b (Never) runs once, and its own change does not re-invoke it');
-    assert.equal(hook.callsTo('/a')[1].review.request.object.metadata.labels.b, 'yes', 'the second call sees b\'s change');
+    assert.equal(
+      hook.callsTo('/a')[1].review.request.object.metadata.labels.b,
+      'yes',
+      "the second call sees b's change",
+    );
   });
 
   test('the scale subresource: webhooks on deployments/scale get the autoscaling/v1 Scale, and may refuse it', async () => {
@@ -270,28 +371,45 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'scaled', namespace: NS },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'scaled' } }, template: { metadata: { labels: { app: 'scaled' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'scaled' } },
+        template: { metadata: { labels: { app: 'scaled' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+      },
     };
     await cluster.admin.create(`/apis/apps/v1/namespaces/${NS}/deployments`, deployment);
-    hook.on('/scale', (rv) => ({ response: rv.request.object.spec.replicas > 5 ? { allowed: false, status: { message: 'at most 5 replicas' } } : { allowed: true, warnings: ['scaled'] } }));
-    const scaleRules = [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['deployments/scale'] }];
+    hook.on('/scale', (rv) => ({
+      response:
+        rv.request.object.spec.replicas > 5
+          ? { allowed: false, status: { message: 'at most 5 replicas' } }
+          : { allowed: true, warnings: ['scaled'] },
+    }));
+    const scaleRules = [
+      { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['deployments/scale'] },
+    ];
     await install('validating', 'scale', [webhook('scale.example.com', '/scale', { rules: scaleRules })]);
     const ok = await kubectl(['scale', 'deployment', 'scaled', '-n', NS, '--replicas=3']);
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stderr, 'Warning: scaled\n');
     const refused = await kubectl(['scale', 'deployment', 'scaled', '-n', NS, '--replicas=9']);
     assert.equal(refused.code, 1);
-    assert.equal(refused.stderr.trim(), 'Error from server: admission webhook "scale.example.com" denied the request: at most 5 replicas');
+    assert.equal(
+      refused.stderr.trim(),
+      'Error from server: admission webhook "scale.example.com" denied the request: at most 5 replicas',
+    );
     const r = hook.callsTo('/scale').at(-1)!.review.request;
-    assert.deepEqual([r.kind, r.resource, r.subResource, r.requestKind, r.operation], [
-      { group: 'autoscaling', version: 'v1', kind: 'Scale' },
-      { group: 'apps', version: 'v1', resource: 'deployments' },
-      'scale',
-      { group: 'autoscaling', version: 'v1', kind: 'Scale' },
-      'UPDATE',
-    ]);
+    assert.deepEqual(
+      [r.kind, r.resource, r.subResource, r.requestKind, r.operation],
+      [
+        { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+        { group: 'apps', version: 'v1', resource: 'deployments' },
+        'scale',
+        { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+        'UPDATE',
+      ],
+    );
     assert.deepEqual([r.object.spec.replicas, r.oldObject.spec.replicas], [9, 3]);
-    const stored = await cluster.admin.get<Record<string, any>>(`/apis/apps/v1/namespaces/${NS}/deployments/scaled`);  
+    const stored = await cluster.admin.get<Record<string, any>>(`/apis/apps/v1/namespaces/${NS}/deployments/scaled`);
     assert.equal(stored.spec.replicas, 3);
   });
 
@@ -308,8 +426,13 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
 
   test('updates and deletes: oldObject, a null object on DELETE, and a delete refused', async () => {
     await cluster.admin.create(cms, configMap('kept'));
-    hook.on('/guard', (rv) => ({ response: rv.request.operation === 'DELETE' ? { allowed: false, status: { message: 'kept forever' } } : { allowed: true } }));
-    await install('validating', 'guard', [webhook('guard.example.com', '/guard', { rules: rules(['configmaps'], ['UPDATE', 'DELETE']) })]);
+    hook.on('/guard', (rv) => ({
+      response:
+        rv.request.operation === 'DELETE' ? { allowed: false, status: { message: 'kept forever' } } : { allowed: true },
+    }));
+    await install('validating', 'guard', [
+      webhook('guard.example.com', '/guard', { rules: rules(['configmaps'], ['UPDATE', 'DELETE']) }),
+    ]);
     await cluster.admin.mergePatch(`${cms}/kept`, { data: { a: '2' } });
     const [u] = hook.callsTo('/guard');
     assert.equal(u?.review.request.operation, 'UPDATE');
@@ -318,7 +441,10 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
     assert.equal(u?.review.request.options.kind, 'UpdateOptions');
     const r = await kubectl(['delete', 'configmap', 'kept', '-n', NS]);
     assert.equal(r.code, 1);
-    assert.equal(r.stderr.trim(), 'Error from server: admission webhook "guard.example.com" denied the request: kept forever');
+    assert.equal(
+      r.stderr.trim(),
+      'Error from server: admission webhook "guard.example.com" denied the request: kept forever',
+    );
     const d = hook.callsTo('/guard').at(-1)!.review.request;
     assert.equal(d.object, null);
     assert.equal(d.oldObject.metadata.name, 'kept');
@@ -328,39 +454,76 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
 
   test('selectors and rules decide who is called; webhook configurations are never sent to webhooks', async () => {
     hook.on('/sel', () => ({ response: { allowed: false, status: { message: 'selected' } } }));
-    await install('validating', 'sel', [webhook('sel.example.com', '/sel', { objectSelector: { matchLabels: { guarded: 'true' } } })]);
+    await install('validating', 'sel', [
+      webhook('sel.example.com', '/sel', { objectSelector: { matchLabels: { guarded: 'true' } } }),
+    ]);
     await cluster.admin.create(cms, configMap('unlabelled'));
     const e = await rejection(cluster.admin.create(cms, configMap('labelled', { labels: { guarded: 'true' } })));
     assert.match(e.message, /selected$/);
     // another namespace: the namespace selector does not match
-    await cluster.admin.create(`/api/v1/namespaces/default/configmaps`, { ...configMap('elsewhere', { labels: { guarded: 'true' } }), metadata: { name: 'elsewhere', namespace: 'default', labels: { guarded: 'true' } } });
+    await cluster.admin.create(`/api/v1/namespaces/default/configmaps`, {
+      ...configMap('elsewhere', { labels: { guarded: 'true' } }),
+      metadata: { name: 'elsewhere', namespace: 'default', labels: { guarded: 'true' } },
+    });
     await cluster.admin.delete('/api/v1/namespaces/default/configmaps/elsewhere');
     await cluster.admin.delete(configs.pop()!);
     // a webhook for everything that is down cannot lock its own configuration in
     await hook.stop();
-    await install('validating', 'all', [webhook('all.example.com', '/sel', { rules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*/*'] }], namespaceSelector: {} })]);
-    await rejection(cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'blocked' } }));
+    await install('validating', 'all', [
+      webhook('all.example.com', '/sel', {
+        rules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*/*'] }],
+        namespaceSelector: {},
+      }),
+    ]);
+    await rejection(
+      cluster.admin.create('/api/v1/namespaces', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'blocked' },
+      }),
+    );
     await cluster.admin.mergePatch(`${VWC}/all`, { metadata: { labels: { edited: 'yes' } } });
     await cluster.admin.delete(configs.pop()!);
     await hook.listen();
     assert.equal(hook.callsTo('/sel').length, 1);
   });
 
-  test('clientConfig.service: resolved through the authority\'s service map, the certificate checked for <name>.<namespace>.svc', async () => {
+  test("clientConfig.service: resolved through the authority's service map, the certificate checked for <name>.<namespace>.svc", async () => {
     hook.on('/svc', () => ({ response: { allowed: false, status: { message: 'via the service' } } }));
-    await install('validating', 'svc', [{ ...webhook('svc.example.com', '/svc'), clientConfig: { service: { namespace: 'webhook-system', name: 'hooks', path: '/svc' }, caBundle: hook.caBundle } }]);
+    await install('validating', 'svc', [
+      {
+        ...webhook('svc.example.com', '/svc'),
+        clientConfig: {
+          service: { namespace: 'webhook-system', name: 'hooks', path: '/svc' },
+          caBundle: hook.caBundle,
+        },
+      },
+    ]);
     const e = await rejection(cluster.admin.create(cms, configMap('svc')));
     assert.equal(e.message, 'admission webhook "svc.example.com" denied the request: via the service');
     assert.equal(hook.callsTo('/svc')[0]?.headers.host, 'hooks.webhook-system.svc:443');
     await cluster.admin.delete(configs.pop()!);
-    await install('validating', 'svc', [{ ...webhook('nosvc.example.com', '/svc'), clientConfig: { service: { namespace: 'webhook-system', name: 'unknown', path: '/svc' }, caBundle: hook.caBundle } }]);
+    await install('validating', 'svc', [
+      {
+        ...webhook('nosvc.example.com', '/svc'),
+        clientConfig: {
+          service: { namespace: 'webhook-system', name: 'unknown', path: '/svc' },
+          caBundle: hook.caBundle,
+        },
+      },
+    ]);
     const gone = await rejection(cluster.admin.create(cms, configMap('svc')));
-    assert.equal(gone.message, 'Internal error occurred: failed calling webhook "nosvc.example.com": failed to call webhook: Post "https://unknown.webhook-system.svc:443/svc?timeout=10s": services "unknown" not found');
+    assert.equal(
+      gone.message,
+      'Internal error occurred: failed calling webhook "nosvc.example.com": failed to call webhook: Post "https://unknown.webhook-system.svc:443/svc?timeout=10s": services "unknown" not found',
+    );
   });
 
   test('a caBundle holding the serving certificate itself (as envtest writes it) is trusted, as Go trusts it', async () => {
     hook.on('/leaf', () => ({ response: { allowed: false, status: { message: 'reached' } } }));
-    await install('validating', 'leaf', [{ ...webhook('leaf.example.com', '/leaf'), clientConfig: { url: `${hook.url}/leaf`, caBundle: hook.leafBundle } }]);
+    await install('validating', 'leaf', [
+      { ...webhook('leaf.example.com', '/leaf'), clientConfig: { url: `${hook.url}/leaf`, caBundle: hook.leafBundle } },
+    ]);
     const e = await rejection(cluster.admin.create(cms, configMap('leaf')));
     assert.equal(e.message, 'admission webhook "leaf.example.com" denied the request: reached');
   });
@@ -368,9 +531,17 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
   test('TLS is verified against caBundle: another CA fails the call', async () => {
     const other = await ScriptedWebhook.start();
     try {
-      await install('validating', 'tls', [{ ...webhook('tls.example.com', '/validate'), clientConfig: { url: `${hook.url}/validate`, caBundle: other.caBundle } }]);
+      await install('validating', 'tls', [
+        {
+          ...webhook('tls.example.com', '/validate'),
+          clientConfig: { url: `${hook.url}/validate`, caBundle: other.caBundle },
+        },
+      ]);
       const e = await rejection(cluster.admin.create(cms, configMap('tls')));
-      assert.equal(e.message, `Internal error occurred: failed calling webhook "tls.example.com": failed to call webhook: Post "${hook.url}/validate?timeout=10s": tls: failed to verify certificate: x509: certificate signed by unknown authority`);
+      assert.equal(
+        e.message,
+        `Internal error occurred: failed calling webhook "tls.example.com": failed to call webhook: Post "${hook.url}/validate?timeout=10s": tls: failed to verify certificate: x509: certificate signed by unknown authority`,
+      );
     } finally {
       await other.stop();
     }

@@ -17,21 +17,22 @@ const fixture = (f: string) => readFileSync(join(FIXTURES, f), 'utf8');
 
 describe('webhook configurations on the authority, as kube-apiserver answers', { skip: SECOND_NODE_SKIP }, () => {
   let cluster: TestCluster;
-  const kubectl = (args: string[], input?: string) => run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args], { timeoutMs: 30_000, input });
+  const kubectl = (args: string[], input?: string) =>
+    run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args], { timeoutMs: 30_000, input });
 
   before(async () => {
     cluster = await startTestCluster();
   });
   after(() => cluster?.stop());
 
-  test('invalid configurations: every cause, in kube-apiserver\'s order and words', async () => {
+  test("invalid configurations: every cause, in kube-apiserver's order and words", async () => {
     for (const f of ['bad-validating', 'bad-mutating']) {
       const r = await kubectl(['create', '-f', '-'], fixture(`${f}.yaml`));
       assert.equal(`${r.stdout}${r.stderr}[rc=${r.code}]\n`, fixture(`${f}.out`), f);
     }
   });
 
-  test('valid configurations are stored with kube-apiserver\'s defaults', async () => {
+  test("valid configurations are stored with kube-apiserver's defaults", async () => {
     for (const [f, resource, name] of [
       ['good-mutating', 'mutatingwebhookconfigurations', 'good'],
       ['good-validating', 'validatingwebhookconfigurations', 'good-validating'],

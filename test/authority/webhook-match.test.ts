@@ -4,7 +4,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { matchedVersion, objectSelectorMatches, ruleMatches, type AdmissionAttributes } from '../../src/authority/webhook-match.js';
+import {
+  matchedVersion,
+  objectSelectorMatches,
+  ruleMatches,
+  type AdmissionAttributes,
+} from '../../src/authority/webhook-match.js';
 
 const attrs = (o: Partial<AdmissionAttributes> = {}): AdmissionAttributes => ({
   operation: 'CREATE',
@@ -17,7 +22,14 @@ const attrs = (o: Partial<AdmissionAttributes> = {}): AdmissionAttributes => ({
   oldObject: null,
   ...o,
 });
-const rule = (resources: string[], o: Record<string, unknown> = {}) => ({ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources, scope: '*', ...o });
+const rule = (resources: string[], o: Record<string, unknown> = {}) => ({
+  operations: ['*'],
+  apiGroups: ['*'],
+  apiVersions: ['*'],
+  resources,
+  scope: '*',
+  ...o,
+});
 
 test('resources: a name matches itself only; * every resource but no subresource; x/* and */* include the resource; */y one subresource everywhere', () => {
   const main = attrs();
@@ -42,7 +54,10 @@ test('operations, groups and versions: listed or *; the core group is ""', () =>
   assert.equal(ruleMatches(rule(['*'], { operations: ['UPDATE'] }), attrs()), false);
   assert.equal(ruleMatches(rule(['*'], { operations: ['CREATE', 'UPDATE'] }), attrs()), true);
   assert.equal(ruleMatches(rule(['*'], { apiGroups: [''] }), attrs()), false);
-  assert.equal(ruleMatches(rule(['*'], { apiGroups: [''] }), attrs({ group: '', version: 'v1', resource: 'configmaps' })), true);
+  assert.equal(
+    ruleMatches(rule(['*'], { apiGroups: [''] }), attrs({ group: '', version: 'v1', resource: 'configmaps' })),
+    true,
+  );
   assert.equal(ruleMatches(rule(['*'], { apiVersions: ['v1'] }), attrs()), false);
 });
 
@@ -68,9 +83,21 @@ test('matchPolicy: Exact wants the request version; Equivalent takes another ser
 test('object selector: the object or the old object; no object never matches a non-empty selector, no labels is the empty set', () => {
   const sel = { matchLabels: { app: 'a' } };
   assert.equal(objectSelectorMatches(sel, attrs()), true);
-  assert.equal(objectSelectorMatches(sel, attrs({ object: null, oldObject: { metadata: { labels: { app: 'a' } } } })), true);
+  assert.equal(
+    objectSelectorMatches(sel, attrs({ object: null, oldObject: { metadata: { labels: { app: 'a' } } } })),
+    true,
+  );
   assert.equal(objectSelectorMatches(sel, attrs({ object: { metadata: {} } })), false);
-  assert.equal(objectSelectorMatches({ matchExpressions: [{ key: 'app', operator: 'DoesNotExist' }] }, attrs({ object: { metadata: {} } })), true);
-  assert.equal(objectSelectorMatches({ matchExpressions: [{ key: 'app', operator: 'DoesNotExist' }] }, attrs({ object: null })), false);
+  assert.equal(
+    objectSelectorMatches(
+      { matchExpressions: [{ key: 'app', operator: 'DoesNotExist' }] },
+      attrs({ object: { metadata: {} } }),
+    ),
+    true,
+  );
+  assert.equal(
+    objectSelectorMatches({ matchExpressions: [{ key: 'app', operator: 'DoesNotExist' }] }, attrs({ object: null })),
+    false,
+  );
   assert.equal(objectSelectorMatches({}, attrs({ object: null })), true);
 });

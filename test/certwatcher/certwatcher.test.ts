@@ -13,7 +13,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { generateCA, issueServingCert, type CertKeyPair } from '../../src/authority/pki.js';
-import { CertWatcher, CertificateLoadError, generateSelfSignedCertificate, loadCertificatePair } from '../../src/certwatcher/index.js';
+import {
+  CertWatcher,
+  CertificateLoadError,
+  generateSelfSignedCertificate,
+  loadCertificatePair,
+} from '../../src/certwatcher/index.js';
 import { setLogSink } from '../../src/util/log.js';
 
 const logs: string[] = [];
@@ -33,7 +38,10 @@ function counters() {
   const c = { reads: 0, errors: 0 };
   return {
     c,
-    counters: { readCertificateTotal: { inc: () => void c.reads++ }, readCertificateErrorsTotal: { inc: () => void c.errors++ } },
+    counters: {
+      readCertificateTotal: { inc: () => void c.reads++ },
+      readCertificateErrorsTotal: { inc: () => void c.errors++ },
+    },
   };
 }
 
@@ -54,7 +62,12 @@ describe('loadCertificatePair', () => {
 
   test('names the bad file and never echoes key material', async () => {
     const missing = loadCertificatePair(join(dir, 'nope.crt'), join(dir, 'nope.key'));
-    await assert.rejects(missing, (e: Error) => e instanceof CertificateLoadError && /cannot read certificate file .*nope\.crt: it does not exist/.test(e.message));
+    await assert.rejects(
+      missing,
+      (e: Error) =>
+        e instanceof CertificateLoadError &&
+        /cannot read certificate file .*nope\.crt: it does not exist/.test(e.message),
+    );
     const badKey = await files('badkey', a.certPem, '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n');
     await assert.rejects(loadCertificatePair(badKey.certPath, badKey.keyPath), (e: Error) => {
       assert.match(e.message, /key file .*badkey\.key does not hold a valid PEM private key/);
@@ -62,7 +75,10 @@ describe('loadCertificatePair', () => {
       return true;
     });
     const mismatch = await files('mismatch', a.certPem, b.keyPem);
-    await assert.rejects(loadCertificatePair(mismatch.certPath, mismatch.keyPath), /key file .*mismatch\.key does not match the certificate in .*mismatch\.crt/);
+    await assert.rejects(
+      loadCertificatePair(mismatch.certPath, mismatch.keyPath),
+      /key file .*mismatch\.key does not match the certificate in .*mismatch\.crt/,
+    );
   });
 });
 
@@ -110,7 +126,8 @@ describe('CertWatcher', () => {
       w.onChange((pair) => seen.push(pair.leaf.fingerprint256));
       await files('polled', b.certPem, b.keyPem);
       const deadline = Date.now() + 5_000;
-      while (w.current?.leaf.fingerprint256 !== new X509Certificate(b.certPem).fingerprint256 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (w.current?.leaf.fingerprint256 !== new X509Certificate(b.certPem).fingerprint256 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       assert.equal(w.current?.leaf.fingerprint256, new X509Certificate(b.certPem).fingerprint256);
       assert.deepEqual(seen, [new X509Certificate(b.certPem).fingerprint256], 'one change reported once');
     } finally {
@@ -139,7 +156,8 @@ describe('generateSelfSignedCertificate', () => {
     const to = Date.parse(leaf.validTo);
     assert.ok(Math.abs(Date.now() - 3600_000 - from) < 120_000, `validFrom ${leaf.validFrom}`);
     assert.ok(Math.abs(to - from - 3600_000 - 365 * 86_400_000) < 120_000, `validTo ${leaf.validTo}`);
-    for (const san of ['DNS:localhost', 'DNS:svc.ns.svc', 'IP Address:127.0.0.1', 'IP Address:10.0.0.1']) assert.ok(leaf.subjectAltName?.includes(san), san);
+    for (const san of ['DNS:localhost', 'DNS:svc.ns.svc', 'IP Address:127.0.0.1', 'IP Address:10.0.0.1'])
+      assert.ok(leaf.subjectAltName?.includes(san), san);
     assert.equal(self.certPem.match(/BEGIN CERTIFICATE/g)?.length, 2, 'the chain is leaf + CA');
   });
 
@@ -148,21 +166,37 @@ describe('generateSelfSignedCertificate', () => {
     const [leafPem] = self.certPem.split(/(?<=-----END CERTIFICATE-----\n)/);
     await writeFile(join(dir, 'ss-ca.pem'), self.caPem);
     await writeFile(join(dir, 'ss-leaf.pem'), leafPem);
-    const out = execFileSync('openssl', ['verify', '-x509_strict', '-purpose', 'sslserver', '-CAfile', join(dir, 'ss-ca.pem'), join(dir, 'ss-leaf.pem')], { encoding: 'utf8' });
+    const out = execFileSync(
+      'openssl',
+      ['verify', '-x509_strict', '-purpose', 'sslserver', '-CAfile', join(dir, 'ss-ca.pem'), join(dir, 'ss-leaf.pem')],
+      { encoding: 'utf8' },
+    );
     assert.match(out, /ss-leaf\.pem: OK/);
 
     const ca = new x509.X509Certificate(self.caPem);
     const leaf = new x509.X509Certificate(leafPem);
     const caBasic = ca.getExtension(x509.BasicConstraintsExtension)!;
     assert.deepEqual([caBasic.ca, caBasic.pathLength, caBasic.critical], [true, 0, true]);
-    assert.equal(ca.getExtension(x509.KeyUsagesExtension)!.usages, x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign);
+    assert.equal(
+      ca.getExtension(x509.KeyUsagesExtension)!.usages,
+      x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign,
+    );
     const leafBasic = leaf.getExtension(x509.BasicConstraintsExtension)!;
     assert.deepEqual([leafBasic.ca, leafBasic.critical], [false, true]);
     assert.equal(leaf.getExtension(x509.KeyUsagesExtension)!.usages, x509.KeyUsageFlags.digitalSignature);
-    assert.deepEqual([...leaf.getExtension(x509.ExtendedKeyUsageExtension)!.usages].map(String), [x509.ExtendedKeyUsage.serverAuth]);
-    const sans = leaf.getExtension(x509.SubjectAlternativeNameExtension)!.names.toJSON().map((n) => `${n.type}:${n.value}`);
-    for (const want of ['dns:localhost', `dns:${os.hostname().toLowerCase()}`, 'ip:127.0.0.1', 'ip:::1', 'ip:fd00::10']) assert.ok(sans.includes(want), `${want} in ${sans.join(', ')}`);
-    assert.equal(leaf.getExtension(x509.AuthorityKeyIdentifierExtension)!.keyId, ca.getExtension(x509.SubjectKeyIdentifierExtension)!.keyId);
+    assert.deepEqual([...leaf.getExtension(x509.ExtendedKeyUsageExtension)!.usages].map(String), [
+      x509.ExtendedKeyUsage.serverAuth,
+    ]);
+    const sans = leaf
+      .getExtension(x509.SubjectAlternativeNameExtension)!
+      .names.toJSON()
+      .map((n) => `${n.type}:${n.value}`);
+    for (const want of ['dns:localhost', `dns:${os.hostname().toLowerCase()}`, 'ip:127.0.0.1', 'ip:::1', 'ip:fd00::10'])
+      assert.ok(sans.includes(want), `${want} in ${sans.join(', ')}`);
+    assert.equal(
+      leaf.getExtension(x509.AuthorityKeyIdentifierExtension)!.keyId,
+      ca.getExtension(x509.SubjectKeyIdentifierExtension)!.keyId,
+    );
     assert.equal(leaf.issuer, ca.subject);
     assert.ok(await leaf.verify({ publicKey: ca.publicKey, signatureOnly: true }), 'signed by the CA');
   });
@@ -175,10 +209,23 @@ describe('generateSelfSignedCertificate', () => {
     try {
       for (const servername of ['localhost', '127.0.0.1']) {
         const body = await new Promise<string>((resolveBody, reject) => {
-          const req = httpsRequest({ host: '127.0.0.1', port, path: '/', ca: self.caPem, servername: servername === '127.0.0.1' ? undefined : servername, agent: false }, (res) => {
-            let b = '';
-            res.setEncoding('utf8').on('data', (d: string) => (b += d)).on('end', () => resolveBody(b));
-          });
+          const req = httpsRequest(
+            {
+              host: '127.0.0.1',
+              port,
+              path: '/',
+              ca: self.caPem,
+              servername: servername === '127.0.0.1' ? undefined : servername,
+              agent: false,
+            },
+            (res) => {
+              let b = '';
+              res
+                .setEncoding('utf8')
+                .on('data', (d: string) => (b += d))
+                .on('end', () => resolveBody(b));
+            },
+          );
           req.on('error', reject);
           req.end();
         });

@@ -13,13 +13,43 @@ function asn1parse(der: Buffer): string {
 
 describe('DER encoders', () => {
   test('IP addresses are the bytes Python’s ipaddress packs', () => {
-    const cases = ['127.0.0.1', '10.0.0.1', '255.255.255.255', '0.0.0.0', '::1', '::', 'fe80::1:2', '2001:db8::8a2e:370:7334', '1:2:3:4:5:6:7:8', '::ffff:1.2.3.4', '64:ff9b::192.0.2.33', 'FE80:0:0:0:0:0:0:1'];
-    const py = execFileSync('python3', ['-c', 'import ipaddress,sys\nfor a in sys.argv[1:]: print(ipaddress.ip_address(a).packed.hex())', ...cases], { encoding: 'utf8' }).trim().split('\n');
+    const cases = [
+      '127.0.0.1',
+      '10.0.0.1',
+      '255.255.255.255',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1:2',
+      '2001:db8::8a2e:370:7334',
+      '1:2:3:4:5:6:7:8',
+      '::ffff:1.2.3.4',
+      '64:ff9b::192.0.2.33',
+      'FE80:0:0:0:0:0:0:1',
+    ];
+    const py = execFileSync(
+      'python3',
+      ['-c', 'import ipaddress,sys\nfor a in sys.argv[1:]: print(ipaddress.ip_address(a).packed.hex())', ...cases],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n');
     cases.forEach((ip, i) => assert.equal(ipBytes(ip).toString('hex'), py[i], ip));
   });
 
   test('anything else is refused', () => {
-    for (const bad of ['1.2.3', '256.1.1.1', '01.2.3.4', '1::2::3', '1:2:3:4:5:6:7:8:9', '1:2:3:4:5:6:7', ':::', 'g::1', 'localhost', '1:2:3:4:5:6:7::8']) {
+    for (const bad of [
+      '1.2.3',
+      '256.1.1.1',
+      '01.2.3.4',
+      '1::2::3',
+      '1:2:3:4:5:6:7:8:9',
+      '1:2:3:4:5:6:7',
+      ':::',
+      'g::1',
+      'localhost',
+      '1:2:3:4:5:6:7::8',
+    ]) {
       assert.throws(() => ipBytes(bad), /not an IP address/, bad);
     }
   });
@@ -29,7 +59,11 @@ describe('DER encoders', () => {
     assert.equal(oid('1.2.840.10045.4.3.2').toString('hex'), '06082a8648ce3d040302');
     assert.match(asn1parse(oid('1.3.6.1.5.5.7.3.1')), /OBJECT\s+:TLS Web Server Authentication/);
     assert.match(asn1parse(unsignedInteger(Buffer.from([0x00, 0x00, 0x80, 0x01]))), /INTEGER\s+:8001/);
-    assert.equal(unsignedInteger(Buffer.from([0x80])).toString('hex'), '02020080', 'a zero byte keeps a high bit positive');
+    assert.equal(
+      unsignedInteger(Buffer.from([0x80])).toString('hex'),
+      '02020080',
+      'a zero byte keeps a high bit positive',
+    );
     assert.equal(unsignedInteger(Buffer.from([0x00, 0x7f])).toString('hex'), '02017f', 'no redundant leading zero');
     for (const n of [0, 127, 128, 255, 256, 70_000]) {
       const der = tlv(0x04, Buffer.alloc(n, 0x61));

@@ -25,7 +25,8 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
     return { ...process.env, KUBECONFIG: cluster.kubeconfig, CTRLMETRICS_LOG_LEVEL: 'warn' };
   }
   const cli = (args: string[]) => runCli(args, { env: env(), timeoutMs: 30_000 });
-  const kubectl = (args: string[]) => run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args], { timeoutMs: 30_000 });
+  const kubectl = (args: string[]) =>
+    run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args], { timeoutMs: 30_000 });
 
   async function ok(p: Promise<{ code: number; stdout: string; stderr: string }>, what: string): Promise<string> {
     const r = await p;
@@ -55,13 +56,43 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
       await Promise.all(
         ['yaml', 'json', 'name'].map(async (o) => {
           const [ours, theirs] = await Promise.all([
-            ok(cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER, '--name', 'scrape', '--dry-run=client', '-o', o]), `grant -o ${o}`),
-            ok(kubectl(['create', 'clusterrolebinding', 'scrape', `--clusterrole=${READER}`, '--serviceaccount=monitoring:prometheus', '--dry-run=client', '-o', o]), `kubectl -o ${o}`),
+            ok(
+              cli([
+                'grant',
+                '--serviceaccount',
+                'monitoring:prometheus',
+                '--clusterrole',
+                READER,
+                '--name',
+                'scrape',
+                '--dry-run=client',
+                '-o',
+                o,
+              ]),
+              `grant -o ${o}`,
+            ),
+            ok(
+              kubectl([
+                'create',
+                'clusterrolebinding',
+                'scrape',
+                `--clusterrole=${READER}`,
+                '--serviceaccount=monitoring:prometheus',
+                '--dry-run=client',
+                '-o',
+                o,
+              ]),
+              `kubectl -o ${o}`,
+            ),
           ]);
           assert.equal(ours, theirs, `-o ${o} differs from kubectl`);
         }),
       );
-      await assert.rejects(cluster.admin.get('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/scrape'), /not found/, 'a client dry run must not create the binding');
+      await assert.rejects(
+        cluster.admin.get('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/scrape'),
+        /not found/,
+        'a client dry run must not create the binding',
+      );
     });
 
     test('creates the binding (role found in the cluster), then accepts it unchanged; kubectl sees the same object', async () => {
@@ -83,11 +114,18 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
       assert.equal(again, `clusterrolebinding.rbac.authorization.k8s.io/${name} unchanged\n`);
       assert.equal(yaml, kubectlYaml);
       // the grant works: the API now allows this service account to GET /metrics
-      const sar = await cluster.admin.create<{ status: { allowed: boolean } }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SubjectAccessReview',
-        spec: { user: 'system:serviceaccount:monitoring:prometheus', groups: ['system:serviceaccounts'], nonResourceAttributes: { path: '/metrics', verb: 'get' } },
-      });
+      const sar = await cluster.admin.create<{ status: { allowed: boolean } }>(
+        '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: 'system:serviceaccount:monitoring:prometheus',
+            groups: ['system:serviceaccounts'],
+            nonResourceAttributes: { path: '/metrics', verb: 'get' },
+          },
+        },
+      );
       assert.equal(sar.status.allowed, true);
     });
 
@@ -99,20 +137,43 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
         subjects: [{ kind: 'ServiceAccount', name: 'other', namespace: 'monitoring' }],
       });
-      const r = await cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER, '--name', 'taken']);
+      const r = await cli([
+        'grant',
+        '--serviceaccount',
+        'monitoring:prometheus',
+        '--clusterrole',
+        READER,
+        '--name',
+        'taken',
+      ]);
       assert.equal(r.code, 1);
       assert.equal(r.stdout, '');
-      assert.match(r.stderr, /^error: clusterrolebinding "taken" already exists and differs: roleRef is ClusterRole\/view, wanted ClusterRole\/cmdtest-metrics-reader; subjects are \[ServiceAccount monitoring\/other\], wanted \[ServiceAccount monitoring\/prometheus\]/);
+      assert.match(
+        r.stderr,
+        /^error: clusterrolebinding "taken" already exists and differs: roleRef is ClusterRole\/view, wanted ClusterRole\/cmdtest-metrics-reader; subjects are \[ServiceAccount monitoring\/other\], wanted \[ServiceAccount monitoring\/prometheus\]/,
+      );
     });
 
     test('usage errors: a bad --serviceaccount, an unknown role, an unknown -o', async () => {
       const [bad, role, out] = await Promise.all([
         cli(['grant', '--serviceaccount', 'prometheus']),
         cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', 'nope-metrics-reader']),
-        cli(['grant', '--serviceaccount', 'monitoring:prometheus', '--clusterrole', READER, '--dry-run=client', '-o', 'wide']),
+        cli([
+          'grant',
+          '--serviceaccount',
+          'monitoring:prometheus',
+          '--clusterrole',
+          READER,
+          '--dry-run=client',
+          '-o',
+          'wide',
+        ]),
       ]);
       assert.equal(bad.code, 1);
-      assert.match(bad.stderr, /--serviceaccount must be NAMESPACE:NAME.*\nSee 'ctrlmetrics grant --help' for usage\.\n$/);
+      assert.match(
+        bad.stderr,
+        /--serviceaccount must be NAMESPACE:NAME.*\nSee 'ctrlmetrics grant --help' for usage\.\n$/,
+      );
       assert.equal(role.code, 1);
       assert.match(role.stderr, /clusterrole "nope-metrics-reader" not found/);
       assert.equal(out.code, 1);
@@ -125,9 +186,28 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
     const BINDINGS = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings';
 
     test('a role without get on /metrics is refused (nothing bound); a wildcard one is bound; an aggregated one is bound with a warning', async () => {
-      await cluster.admin.create(ROLES, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'pod-reader' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }, { nonResourceURLs: ['/healthz'], verbs: ['get'] }] });
-      await cluster.admin.create(ROLES, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'prefix-reader' }, rules: [{ nonResourceURLs: ['/met*'], verbs: ['*'] }] });
-      await cluster.admin.create(ROLES, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'aggregated-reader' }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/aggregate-to-metrics': 'true' } }] }, rules: [] });
+      await cluster.admin.create(ROLES, {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'pod-reader' },
+        rules: [
+          { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+          { nonResourceURLs: ['/healthz'], verbs: ['get'] },
+        ],
+      });
+      await cluster.admin.create(ROLES, {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'prefix-reader' },
+        rules: [{ nonResourceURLs: ['/met*'], verbs: ['*'] }],
+      });
+      await cluster.admin.create(ROLES, {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'aggregated-reader' },
+        aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/aggregate-to-metrics': 'true' } }] },
+        rules: [],
+      });
       await cluster.serviceAccountToken('monitoring', 'checked');
 
       const refused = await cli(['grant', '--serviceaccount', 'monitoring:checked', '--clusterrole', 'pod-reader']);
@@ -137,47 +217,98 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
         'error: clusterrole "pod-reader" does not allow get on /metrics (its rules: get,list pods; get /healthz): a scraper bound to it would get 403. ' +
           'Bind the project\'s metrics-reader role (--clusterrole <prefix>-metrics-reader), or add the rule {nonResourceURLs: ["/metrics"], verbs: ["get"]} to it\n',
       );
-      await assert.rejects(cluster.admin.get(`${BINDINGS}/pod-reader:monitoring:checked`), /not found/, 'nothing was bound');
+      await assert.rejects(
+        cluster.admin.get(`${BINDINGS}/pod-reader:monitoring:checked`),
+        /not found/,
+        'nothing was bound',
+      );
 
       const prefix = await cli(['grant', '--serviceaccount', 'monitoring:checked', '--clusterrole', 'prefix-reader']);
       assert.equal(prefix.code, 0, prefix.stderr);
       assert.doesNotMatch(prefix.stderr, /warning/);
       // the authority's own RBAC agrees: the identity may now get /metrics
-      const sar = await cluster.admin.create<{ status: { allowed: boolean } }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SubjectAccessReview',
-        spec: { user: 'system:serviceaccount:monitoring:checked', groups: ['system:serviceaccounts', 'system:serviceaccounts:monitoring'], nonResourceAttributes: { path: '/metrics', verb: 'get' } },
-      });
+      const sar = await cluster.admin.create<{ status: { allowed: boolean } }>(
+        '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: 'system:serviceaccount:monitoring:checked',
+            groups: ['system:serviceaccounts', 'system:serviceaccounts:monitoring'],
+            nonResourceAttributes: { path: '/metrics', verb: 'get' },
+          },
+        },
+      );
       assert.equal(sar.status.allowed, true);
 
-      const aggregated = await cli(['grant', '--serviceaccount', 'monitoring:checked', '--clusterrole', 'aggregated-reader']);
+      const aggregated = await cli([
+        'grant',
+        '--serviceaccount',
+        'monitoring:checked',
+        '--clusterrole',
+        'aggregated-reader',
+      ]);
       assert.equal(aggregated.code, 0, aggregated.stderr);
-      assert.match(aggregated.stdout, /^clusterrolebinding\.rbac\.authorization\.k8s\.io\/aggregated-reader:monitoring:checked created\n$/);
-      assert.match(aggregated.stderr, /^warning: clusterrole "aggregated-reader" does not allow get on \/metrics \(its rules: none\); it aggregates other roles, so a scraper bound to it gets 403 until one of them grants it\n/m);
+      assert.match(
+        aggregated.stdout,
+        /^clusterrolebinding\.rbac\.authorization\.k8s\.io\/aggregated-reader:monitoring:checked created\n$/,
+      );
+      assert.match(
+        aggregated.stderr,
+        /^warning: clusterrole "aggregated-reader" does not allow get on \/metrics \(its rules: none\); it aggregates other roles, so a scraper bound to it gets 403 until one of them grants it\n/m,
+      );
     });
   });
 
   describe('ctrlmetrics token', () => {
     test('prints only the token, which the API accepts for that service account with the requested audience and lifetime', async () => {
       const [out, kubectlOut] = await Promise.all([
-        ok(cli(['token', '--namespace', 'monitoring', 'prometheus', '--duration', '2h', '--audience', 'metrics-test']), 'token'),
-        ok(kubectl(['create', 'token', 'prometheus', '--namespace', 'monitoring', '--duration', '2h', '--audience', 'metrics-test']), 'kubectl create token'),
+        ok(
+          cli(['token', '--namespace', 'monitoring', 'prometheus', '--duration', '2h', '--audience', 'metrics-test']),
+          'token',
+        ),
+        ok(
+          kubectl([
+            'create',
+            'token',
+            'prometheus',
+            '--namespace',
+            'monitoring',
+            '--duration',
+            '2h',
+            '--audience',
+            'metrics-test',
+          ]),
+          'kubectl create token',
+        ),
       ]);
       // the same request as kubectl create token: the same claims apart from the times and the token's own id
       const claimsOf = (t: string) => {
-        const { iat: _i, exp: _e, nbf: _n, jti: _j, ...rest } = JSON.parse(Buffer.from(t.trim().split('.')[1], 'base64url').toString()) as Record<string, unknown>;
+        const {
+          iat: _i,
+          exp: _e,
+          nbf: _n,
+          jti: _j,
+          ...rest
+        } = JSON.parse(Buffer.from(t.trim().split('.')[1], 'base64url').toString()) as Record<string, unknown>;
         return rest;
       };
       assert.deepEqual(claimsOf(out), claimsOf(kubectlOut));
       assert.match(out, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$/);
       const token = out.trim();
-      const review = await cluster.admin.create<{ status: { authenticated?: boolean; user?: { username?: string }; audiences?: string[] } }>(
-        '/apis/authentication.k8s.io/v1/tokenreviews',
-        { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: ['metrics-test'] } },
-      );
+      const review = await cluster.admin.create<{
+        status: { authenticated?: boolean; user?: { username?: string }; audiences?: string[] };
+      }>('/apis/authentication.k8s.io/v1/tokenreviews', {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token, audiences: ['metrics-test'] },
+      });
       assert.equal(review.status.authenticated, true);
       assert.equal(review.status.user?.username, 'system:serviceaccount:monitoring:prometheus');
-      const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { exp: number; iat: number };
+      const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as {
+        exp: number;
+        iat: number;
+      };
       assert.equal(claims.exp - claims.iat, 7200);
     });
 
@@ -190,7 +321,9 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
       ]);
       // the token and the times differ per request; the rest is the same object, in the same layout
       const mask = (text: string) =>
-        text.replace(/"token": "[^"]+"/, '"token": "T"').replace(/"(expirationTimestamp|creationTimestamp)": "[^"]+"/g, '"$1": "TIME"');
+        text
+          .replace(/"token": "[^"]+"/, '"token": "T"')
+          .replace(/"(expirationTimestamp|creationTimestamp)": "[^"]+"/g, '"$1": "TIME"');
       assert.equal(mask(json), mask(kubectlJson));
       const parsed = JSON.parse(json) as { kind: string; status: { token: string; expirationTimestamp: string } };
       assert.equal(parsed.kind, 'TokenRequest');
@@ -206,16 +339,24 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
     });
 
     test('a missing service account and a too short duration are clear errors', async () => {
-      const [missing, short] = await Promise.all([cli(['token', '-n', 'monitoring', 'ghost']), cli(['token', '-n', 'monitoring', 'prometheus', '--duration', '1m'])]);
+      const [missing, short] = await Promise.all([
+        cli(['token', '-n', 'monitoring', 'ghost']),
+        cli(['token', '-n', 'monitoring', 'prometheus', '--duration', '1m']),
+      ]);
       assert.equal(missing.code, 1);
       assert.equal(missing.stdout, '');
-      assert.match(missing.stderr, /^error: serviceaccount "ghost" not found in namespace "monitoring": create it with kubectl create serviceaccount ghost -n monitoring\n$/);
+      assert.match(
+        missing.stderr,
+        /^error: serviceaccount "ghost" not found in namespace "monitoring": create it with kubectl create serviceaccount ghost -n monitoring\n$/,
+      );
       assert.equal(short.code, 1);
       assert.match(short.stderr, /at least 10m.*\nSee 'ctrlmetrics token --help' for usage\.\n$/);
     });
 
     test('a kubeconfig that does not exist is one clear line', async () => {
-      const r = await runCli(['token', '-n', 'monitoring', 'prometheus', '--kubeconfig', '/nonexistent/kubeconfig'], { env: env() });
+      const r = await runCli(['token', '-n', 'monitoring', 'prometheus', '--kubeconfig', '/nonexistent/kubeconfig'], {
+        env: env(),
+      });
       assert.equal(r.code, 1);
       assert.equal(r.stderr, 'error: kubeconfig /nonexistent/kubeconfig does not exist\n');
     });
@@ -223,7 +364,11 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
 
   describe('ctrlmetrics label-namespace', () => {
     test('sets metrics=enabled, reports unchanged namespaces, and fails (after the others) on a missing one', async () => {
-      await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'scrapers' } });
+      await cluster.admin.create('/api/v1/namespaces', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'scrapers' },
+      });
       const r = await cli(['label-namespace', 'scrapers', 'monitoring', 'missing-ns']);
       assert.equal(r.code, 1);
       assert.equal(r.stdout, 'namespace/scrapers labeled\nnamespace/monitoring labeled\n');
@@ -234,34 +379,57 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
       ]);
       assert.equal(again, 'namespace/scrapers not labeled\n');
       assert.equal(theirs, 'namespace/monitoring not labeled\n', 'kubectl reports an unchanged label the same way');
-      const labelled = await cluster.admin.get<{ items: Array<{ metadata: { name: string } }> }>('/api/v1/namespaces', { query: { labelSelector: 'metrics=enabled' } });
+      const labelled = await cluster.admin.get<{ items: Array<{ metadata: { name: string } }> }>('/api/v1/namespaces', {
+        query: { labelSelector: 'metrics=enabled' },
+      });
       assert.deepEqual(labelled.items.map((n) => n.metadata.name).sort(), ['monitoring', 'scrapers']);
     });
 
-    test('another value of the label is kept without --overwrite (kubectl\'s error), replaced with it; --dry-run changes nothing', async () => {
+    test("another value of the label is kept without --overwrite (kubectl's error), replaced with it; --dry-run changes nothing", async () => {
       for (const name of ['taken', 'theirs']) {
-        await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { metrics: 'disabled' } } });
+        await cluster.admin.create('/api/v1/namespaces', {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name, labels: { metrics: 'disabled' } },
+        });
       }
-      const [refused, kubectlRefused] = await Promise.all([cli(['label-namespace', 'taken']), kubectl(['label', 'namespace', 'theirs', 'metrics=enabled'])]);
+      const [refused, kubectlRefused] = await Promise.all([
+        cli(['label-namespace', 'taken']),
+        kubectl(['label', 'namespace', 'theirs', 'metrics=enabled']),
+      ]);
       assert.equal(refused.code, 1);
       assert.equal(refused.stdout, '');
       assert.equal(kubectlRefused.code, 1);
       assert.equal(refused.stderr.split('\n')[0], kubectlRefused.stderr.trim(), 'the same words as kubectl label');
-      assert.equal(kubectlRefused.stderr.trim(), "error: 'metrics' already has a value (disabled), and --overwrite is false");
+      assert.equal(
+        kubectlRefused.stderr.trim(),
+        "error: 'metrics' already has a value (disabled), and --overwrite is false",
+      );
 
       const [dry, kubectlDry] = await Promise.all([
         ok(cli(['label-namespace', 'taken', '--overwrite', '--dry-run=client']), 'label --dry-run'),
-        ok(kubectl(['label', 'namespace', 'theirs', 'metrics=enabled', '--overwrite', '--dry-run=client']), 'kubectl label --dry-run'),
+        ok(
+          kubectl(['label', 'namespace', 'theirs', 'metrics=enabled', '--overwrite', '--dry-run=client']),
+          'kubectl label --dry-run',
+        ),
       ]);
       assert.equal(dry, 'namespace/taken labeled (dry run)\n');
       assert.equal(dry.replace('taken', 'theirs'), kubectlDry);
-      const label = async () => (await cluster.admin.get<{ metadata: { labels: Record<string, string> } }>('/api/v1/namespaces/taken')).metadata.labels.metrics;
+      const label = async () =>
+        (await cluster.admin.get<{ metadata: { labels: Record<string, string> } }>('/api/v1/namespaces/taken')).metadata
+          .labels.metrics;
       assert.equal(await label(), 'disabled', 'a dry run changes nothing');
-      assert.equal(await ok(cli(['label-namespace', 'taken', '--overwrite']), 'label --overwrite'), 'namespace/taken labeled\n');
+      assert.equal(
+        await ok(cli(['label-namespace', 'taken', '--overwrite']), 'label --overwrite'),
+        'namespace/taken labeled\n',
+      );
       assert.equal(await label(), 'enabled');
       const server = await cli(['label-namespace', 'taken', '--dry-run=server']);
       assert.equal(server.code, 1);
-      assert.match(server.stderr, /^error: --dry-run=server is not supported: use --dry-run=client\nSee 'ctrlmetrics label-namespace --help' for usage\.\n$/);
+      assert.match(
+        server.stderr,
+        /^error: --dry-run=server is not supported: use --dry-run=client\nSee 'ctrlmetrics label-namespace --help' for usage\.\n$/,
+      );
     });
   });
 
@@ -270,20 +438,33 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
       const r = await cli(['monitors', '-n', 'monitoring']);
       assert.equal(r.code, 1);
       assert.equal(r.stdout, '');
-      assert.match(r.stderr, /^error: the ServiceMonitor CRD \(servicemonitors\.monitoring\.coreos\.com\) is not installed: no Prometheus operator runs in this cluster/);
-      assert.match(r.stderr, /on ctrlmetrics' embedded API, start it with --crds prometheus-operator \(ctrlmetrics authority or demo\)\n$/);
+      assert.match(
+        r.stderr,
+        /^error: the ServiceMonitor CRD \(servicemonitors\.monitoring\.coreos\.com\) is not installed: no Prometheus operator runs in this cluster/,
+      );
+      assert.match(
+        r.stderr,
+        /on ctrlmetrics' embedded API, start it with --crds prometheus-operator \(ctrlmetrics authority or demo\)\n$/,
+      );
       assert.doesNotMatch(r.stderr, /404|NotFound/);
     });
 
     test('lists ServiceMonitors as kubectl get servicemonitors does (NAME, AGE), -A and -o name too', async () => {
       const crd = CRD_SETS['prometheus-operator'].crds[0]; // the CRD `authority --crds prometheus-operator` installs
       await cluster.admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-      const empty = await ok(cli(['monitors', '-n', 'monitoring']).then((r) => {
-        assert.equal(r.stderr, 'No resources found in monitoring namespace.\n');
-        return r;
-      }), 'monitors (empty)');
+      const empty = await ok(
+        cli(['monitors', '-n', 'monitoring']).then((r) => {
+          assert.equal(r.stderr, 'No resources found in monitoring namespace.\n');
+          return r;
+        }),
+        'monitors (empty)',
+      );
       assert.equal(empty, '');
-      for (const [ns, name] of [['monitoring', 'a-long-servicemonitor-name'], ['monitoring', 'b'], ['scrapers', 'c']]) {
+      for (const [ns, name] of [
+        ['monitoring', 'a-long-servicemonitor-name'],
+        ['monitoring', 'b'],
+        ['scrapers', 'c'],
+      ]) {
         await cluster.admin.create(`/apis/monitoring.coreos.com/v1/namespaces/${ns}/servicemonitors`, {
           apiVersion: 'monitoring.coreos.com/v1',
           kind: 'ServiceMonitor',
@@ -304,38 +485,69 @@ export function clusterCommandsSuite(start: () => Promise<ApiCluster>): void {
         }),
       );
       // without -n: the kubeconfig context's namespace, as kubectl
-      const kc = parseYaml(readFileSync(cluster.kubeconfig, 'utf8')) as { contexts: Array<{ context: Record<string, unknown> }> };
+      const kc = parseYaml(readFileSync(cluster.kubeconfig, 'utf8')) as {
+        contexts: Array<{ context: Record<string, unknown> }>;
+      };
       for (const c of kc.contexts) c.context.namespace = 'scrapers';
       const scopedKubeconfig = `${cluster.kubeconfig}.scrapers`;
       writeFileSync(scopedKubeconfig, stringifyYaml(kc), { mode: 0o600 });
       const [scopedOurs, scopedTheirs] = await Promise.all([
         ok(cli(['monitors', '--kubeconfig', scopedKubeconfig]), 'monitors (context namespace)'),
-        ok(run('kubectl', ['--kubeconfig', scopedKubeconfig, 'get', 'servicemonitors']), 'kubectl get servicemonitors (context namespace)'),
+        ok(
+          run('kubectl', ['--kubeconfig', scopedKubeconfig, 'get', 'servicemonitors']),
+          'kubectl get servicemonitors (context namespace)',
+        ),
       ]);
       assert.match(scopedOurs, /^NAME +AGE\nc +\d+s\n$/);
       assert.equal(norm(scopedOurs), norm(scopedTheirs));
       const yaml = await ok(cli(['monitors', '-n', 'scrapers', '-o', 'yaml']), 'monitors -o yaml');
-      assert.match(yaml, /^apiVersion: v1\nitems:\n- apiVersion: monitoring\.coreos\.com\/v1\n {2}kind: ServiceMonitor\n/);
+      assert.match(
+        yaml,
+        /^apiVersion: v1\nitems:\n- apiVersion: monitoring\.coreos\.com\/v1\n {2}kind: ServiceMonitor\n/,
+      );
     });
 
     test('-o wide adds where each endpoint is scraped, how TLS is checked and which Services are selected', async () => {
-      await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'wide' } });
+      await cluster.admin.create('/api/v1/namespaces', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'wide' },
+      });
       const monitors = '/apis/monitoring.coreos.com/v1/namespaces/wide/servicemonitors';
       // kubebuilder's monitor.yaml, before and after monitor_tls_patch.yaml
-      const endpoint = { path: '/metrics', port: 'https', scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' };
+      const endpoint = {
+        path: '/metrics',
+        port: 'https',
+        scheme: 'https',
+        bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+      };
       const selector = { matchLabels: { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': 'p' } };
-      await cluster.admin.create(monitors, { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'insecure' }, spec: { endpoints: [{ ...endpoint, tlsConfig: { insecureSkipVerify: true } }], selector } });
+      await cluster.admin.create(monitors, {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'ServiceMonitor',
+        metadata: { name: 'insecure' },
+        spec: { endpoints: [{ ...endpoint, tlsConfig: { insecureSkipVerify: true } }], selector },
+      });
       await cluster.admin.create(monitors, {
         apiVersion: 'monitoring.coreos.com/v1',
         kind: 'ServiceMonitor',
         metadata: { name: 'verified' },
-        spec: { endpoints: [{ ...endpoint, tlsConfig: { insecureSkipVerify: false, serverName: 'p-svc.p-system.svc' } }], selector },
+        spec: {
+          endpoints: [{ ...endpoint, tlsConfig: { insecureSkipVerify: false, serverName: 'p-svc.p-system.svc' } }],
+          selector,
+        },
       });
       const out = await ok(cli(['monitors', '-n', 'wide', '-o', 'wide']), 'monitors -o wide');
       const lines = out.trimEnd().split('\n');
       assert.match(lines[0], /^NAME +AGE +ENDPOINTS +TLS +SELECTOR$/);
-      assert.match(lines[1], /^insecure +\d+s +https:https\/metrics +insecure +app\.kubernetes\.io\/name=p,control-plane=controller-manager$/);
-      assert.match(lines[2], /^verified +\d+s +https:https\/metrics +verify p-svc\.p-system\.svc +app\.kubernetes\.io\/name=p,control-plane=controller-manager$/);
+      assert.match(
+        lines[1],
+        /^insecure +\d+s +https:https\/metrics +insecure +app\.kubernetes\.io\/name=p,control-plane=controller-manager$/,
+      );
+      assert.match(
+        lines[2],
+        /^verified +\d+s +https:https\/metrics +verify p-svc\.p-system\.svc +app\.kubernetes\.io\/name=p,control-plane=controller-manager$/,
+      );
       assert.equal(lines.length, 3);
     });
   });

@@ -26,7 +26,10 @@ test('bare ctrlmetrics, --help and help CMD print the help on stdout and exit 0'
 
 test('every command description starts with a capital letter and ends without a period', async () => {
   const r = await runCli([]);
-  const commands = r.stdout.split('Commands:\n')[1].split('\n').filter((l) => /^ {2}\S/.test(l));
+  const commands = r.stdout
+    .split('Commands:\n')[1]
+    .split('\n')
+    .filter((l) => /^ {2}\S/.test(l));
   assert.ok(commands.length >= 12, r.stdout);
   for (const line of commands) {
     const description = line.replace(/^ {2}\S+(?: \[[^\]]+\]| <[^>]+>)* +/, '');
@@ -35,13 +38,22 @@ test('every command description starts with a capital letter and ends without a 
   }
 });
 
-test('usage errors: one error line in kubectl\'s words, the subcommand\'s help hint, exit 1', async () => {
+test("usage errors: one error line in kubectl's words, the subcommand's help hint, exit 1", async () => {
   const cases: Array<[string[], string]> = [
-    [['scrape', 'https://127.0.0.1:1/metrics', '--bogus'], "error: unknown flag: --bogus\nSee 'ctrlmetrics scrape --help' for usage.\n"],
-    [['doctor'], "error: required flag(s) \"namespace\" not set\nSee 'ctrlmetrics doctor --help' for usage.\n"],
+    [
+      ['scrape', 'https://127.0.0.1:1/metrics', '--bogus'],
+      "error: unknown flag: --bogus\nSee 'ctrlmetrics scrape --help' for usage.\n",
+    ],
+    [['doctor'], 'error: required flag(s) "namespace" not set\nSee \'ctrlmetrics doctor --help\' for usage.\n'],
     [['scrape'], "error: missing required argument 'url'\nSee 'ctrlmetrics scrape --help' for usage.\n"],
-    [['no-such-command'], "error: unknown command \"no-such-command\" for \"ctrlmetrics\"\nRun 'ctrlmetrics --help' for usage.\n"],
-    [['version', '-o', 'xml'], "error: --output must be 'yaml' or 'json'\nSee 'ctrlmetrics version --help' for usage.\n"],
+    [
+      ['no-such-command'],
+      'error: unknown command "no-such-command" for "ctrlmetrics"\nRun \'ctrlmetrics --help\' for usage.\n',
+    ],
+    [
+      ['version', '-o', 'xml'],
+      "error: --output must be 'yaml' or 'json'\nSee 'ctrlmetrics version --help' for usage.\n",
+    ],
   ];
   const results = await Promise.all(cases.map(([args]) => runCli(args)));
   results.forEach((r, i) => {
@@ -54,13 +66,31 @@ test('usage errors: one error line in kubectl\'s words, the subcommand\'s help h
 });
 
 test('version: the package version, Node.js and the platform; -o json and -o yaml as kubectl version prints them', async () => {
-  const [plain, json, yaml, flag] = await Promise.all([runCli(['version']), runCli(['version', '-o', 'json']), runCli(['version', '-o', 'yaml']), runCli(['--version'])]);
+  const [plain, json, yaml, flag] = await Promise.all([
+    runCli(['version']),
+    runCli(['version', '-o', 'json']),
+    runCli(['version', '-o', 'yaml']),
+    runCli(['--version']),
+  ]);
   assert.equal(plain.code, 0, plain.stderr);
-  assert.equal(plain.stdout, `Client Version: v${VERSION}\nNode.js Version: ${process.version}\nPlatform: ${process.platform}/${process.arch}\n`);
-  const expected = { clientVersion: { gitVersion: `v${VERSION}`, nodeVersion: process.version, platform: `${process.platform}/${process.arch}` } };
+  assert.equal(
+    plain.stdout,
+    `Client Version: v${VERSION}\nNode.js Version: ${process.version}\nPlatform: ${process.platform}/${process.arch}\n`,
+  );
+  const expected = {
+    clientVersion: {
+      gitVersion: `v${VERSION}`,
+      nodeVersion: process.version,
+      platform: `${process.platform}/${process.arch}`,
+    },
+  };
   assert.equal(json.code, 0);
   assert.deepEqual(JSON.parse(json.stdout), expected);
-  assert.match(json.stdout, /^\{\n {2}"clientVersion": \{\n {4}"gitVersion"/, 'two-space indentation, as kubectl version -o json');
+  assert.match(
+    json.stdout,
+    /^\{\n {2}"clientVersion": \{\n {4}"gitVersion"/,
+    'two-space indentation, as kubectl version -o json',
+  );
   assert.equal(yaml.code, 0);
   assert.deepEqual(parseYaml(yaml.stdout), expected);
   assert.equal(flag.stdout, `${VERSION}\n`);

@@ -26,9 +26,18 @@ const FLAGS: DemoOptions = {
 };
 
 describe('demo --prometheus', () => {
-  it('the job: the scaffold\'s ServiceMonitor as prometheus-config renders it, verified against the demo\'s CA', () => {
-    const job = demoScrapeJob({ metricsUrl: 'https://127.0.0.1:8443', secure: true, tokenFile: '/s/reader.token', caFile: '/s/metrics-ca.crt', intervalSeconds: 5 });
-    assert.equal(job.job_name, 'serviceMonitor/ctrlmetrics-demo-system/ctrlmetrics-demo-controller-manager-metrics-monitor/0');
+  it("the job: the scaffold's ServiceMonitor as prometheus-config renders it, verified against the demo's CA", () => {
+    const job = demoScrapeJob({
+      metricsUrl: 'https://127.0.0.1:8443',
+      secure: true,
+      tokenFile: '/s/reader.token',
+      caFile: '/s/metrics-ca.crt',
+      intervalSeconds: 5,
+    });
+    assert.equal(
+      job.job_name,
+      'serviceMonitor/ctrlmetrics-demo-system/ctrlmetrics-demo-controller-manager-metrics-monitor/0',
+    );
     assert.equal(job.scheme, 'https');
     assert.equal(job.metrics_path, '/metrics');
     assert.equal(job.scrape_interval, '5s');
@@ -39,7 +48,10 @@ describe('demo --prometheus', () => {
     assert.equal(plain.scheme, 'http');
     assert.equal(plain.authorization, undefined);
     assert.equal(plain.tls_config, undefined);
-    assert.equal(graphLink('http://127.0.0.1:9090', 'up{job="a b"}'), 'http://127.0.0.1:9090/graph?g0.expr=up%7Bjob%3D%22a%20b%22%7D&g0.tab=0&g0.range_input=15m');
+    assert.equal(
+      graphLink('http://127.0.0.1:9090', 'up{job="a b"}'),
+      'http://127.0.0.1:9090/graph?g0.expr=up%7Bjob%3D%22a%20b%22%7D&g0.tab=0&g0.range_input=15m',
+    );
   });
 
   it('finds an executable prometheus on PATH, and nothing where there is none', async () => {
@@ -59,11 +71,20 @@ describe('demo --prometheus', () => {
     const path = process.env.PATH;
     process.env.PATH = '/nonexistent';
     try {
-      await assert.rejects(runDemo(FLAGS), /^CliError: --prometheus needs a prometheus binary on PATH \(Debian\/Ubuntu: apt-get install prometheus; or a release from prometheus\.io\)$/);
+      await assert.rejects(
+        runDemo(FLAGS),
+        /^CliError: --prometheus needs a prometheus binary on PATH \(Debian\/Ubuntu: apt-get install prometheus; or a release from prometheus\.io\)$/,
+      );
     } finally {
       process.env.PATH = path;
     }
-    await assert.rejects(runDemo({ ...FLAGS, metricsBindAddress: '0' }), /--prometheus needs the metrics endpoint: drop --metrics-bind-address 0/);
-    await assert.rejects(runDemo({ ...FLAGS, kubeconfig: '/nonexistent/kubeconfig' }), /--prometheus runs with the embedded API/);
+    await assert.rejects(
+      runDemo({ ...FLAGS, metricsBindAddress: '0' }),
+      /--prometheus needs the metrics endpoint: drop --metrics-bind-address 0/,
+    );
+    await assert.rejects(
+      runDemo({ ...FLAGS, kubeconfig: '/nonexistent/kubeconfig' }),
+      /--prometheus runs with the embedded API/,
+    );
   });
 });

@@ -26,7 +26,8 @@ let goodSecret: Obj;
 /** The manager's secure endpoint: its service account's token, the certificate of the Secret cert-manager would write. */
 let endpoint: SecureEndpoint;
 
-const kubectl = (args: string[], input?: string) => run('kubectl', ['--kubeconfig', cluster.authority.kubeconfig, ...args], { timeoutMs: 30_000, input });
+const kubectl = (args: string[], input?: string) =>
+  run('kubectl', ['--kubeconfig', cluster.authority.kubeconfig, ...args], { timeoutMs: 30_000, input });
 
 async function k(args: string[], input?: string): Promise<string> {
   const r = await kubectl(args, input);
@@ -34,7 +35,9 @@ async function k(args: string[], input?: string): Promise<string> {
   return r.stdout;
 }
 
-async function doctor(extra: string[] = ['--url', `${endpoint.url}/metrics`]): Promise<{ code: number; lines: string[]; failed: string[]; stderr: string }> {
+async function doctor(
+  extra: string[] = ['--url', `${endpoint.url}/metrics`],
+): Promise<{ code: number; lines: string[]; failed: string[]; stderr: string }> {
   const r = await runCli(['doctor', '--namespace', NS, '--as', SCRAPER, ...extra], {
     env: { ...process.env, KUBECONFIG: cluster.authority.kubeconfig, CTRLMETRICS_LOG_LEVEL: 'warn' },
     timeoutMs: 60_000,
@@ -52,7 +55,14 @@ const MONITORS = `/apis/monitoring.coreos.com/v1/namespaces/${NS}/servicemonitor
 async function remove(collection: string, name: string): Promise<Obj> {
   const obj = await cluster.admin.get<Obj>(`${collection}/${name}`);
   await cluster.admin.delete(`${collection}/${name}`);
-  const { resourceVersion: _rv, uid: _uid, creationTimestamp: _ct, generation: _g, managedFields: _mf, ...metadata } = obj.metadata;
+  const {
+    resourceVersion: _rv,
+    uid: _uid,
+    creationTimestamp: _ct,
+    generation: _g,
+    managedFields: _mf,
+    ...metadata
+  } = obj.metadata;
   return { ...obj, metadata };
 }
 
@@ -85,7 +95,10 @@ before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-doctor-'));
   cluster = await startTestCluster({ crds: ['prometheus-operator', 'cert-manager'] });
   const proj = join(tmp, 'proj');
-  for (const args of [['init', '--project-name', PROJECT, '--dir', proj], ['edit', '--enable', 'prometheus,network-policy,metrics-tls', '--dir', proj]]) {
+  for (const args of [
+    ['init', '--project-name', PROJECT, '--dir', proj],
+    ['edit', '--enable', 'prometheus,network-policy,metrics-tls', '--dir', proj],
+  ]) {
     const r = await runCli(args);
     assert.equal(r.code, 0, r.stderr);
   }
@@ -105,12 +118,24 @@ before(async () => {
   const certDir = join(tmp, 'metrics-certs');
   await mkdir(certDir);
   const data = goodSecret.data as Record<string, string>;
-  for (const f of ['tls.crt', 'tls.key']) await writeFile(join(certDir, f), Buffer.from(data[f], 'base64'), { mode: 0o600 });
-  const managerToken = await cluster.serviceAccountToken(NS, `${PROJECT}-controller-manager`, { expirationSeconds: 86_400 });
-  endpoint = await startSecureEndpoint({ server: cluster.authority.url, ca: cluster.authority.caPem, token: managerToken }, { metrics: { certDir } });
+  for (const f of ['tls.crt', 'tls.key'])
+    await writeFile(join(certDir, f), Buffer.from(data[f], 'base64'), { mode: 0o600 });
+  const managerToken = await cluster.serviceAccountToken(NS, `${PROJECT}-controller-manager`, {
+    expirationSeconds: 86_400,
+  });
+  endpoint = await startSecureEndpoint(
+    { server: cluster.authority.url, ca: cluster.authority.caPem, token: managerToken },
+    { metrics: { certDir } },
+  );
   // no kubelet, Deployment or EndpointSlice controller here: say what they would once the manager pod is up
   await setReady(1);
-  await setEndpoints([{ addresses: ['10.244.0.7'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'doc-controller-manager-7d9f-abcde', namespace: NS } }]);
+  await setEndpoints([
+    {
+      addresses: ['10.244.0.7'],
+      conditions: { ready: true },
+      targetRef: { kind: 'Pod', name: 'doc-controller-manager-7d9f-abcde', namespace: NS },
+    },
+  ]);
 });
 
 const SLICES = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`;
@@ -120,7 +145,14 @@ async function setEndpoints(endpoints: unknown[]): Promise<void> {
   await cluster.admin.create(SLICES, {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
-    metadata: { name: `${SERVICE}-x7k2p`, namespace: NS, labels: { 'kubernetes.io/service-name': SERVICE, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
+    metadata: {
+      name: `${SERVICE}-x7k2p`,
+      namespace: NS,
+      labels: {
+        'kubernetes.io/service-name': SERVICE,
+        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+      },
+    },
     addressType: 'IPv4',
     ports: [{ name: 'https', port: 8443, protocol: 'TCP' }],
     endpoints,
@@ -129,7 +161,9 @@ async function setEndpoints(endpoints: unknown[]): Promise<void> {
 
 const DEPLOYMENT = `/apis/apps/v1/namespaces/${NS}/deployments/${PROJECT}-controller-manager`;
 function setReady(ready: number): Promise<unknown> {
-  return cluster.admin.mergePatch(`${DEPLOYMENT}/status`, { status: { replicas: 1, readyReplicas: ready, availableReplicas: ready } });
+  return cluster.admin.mergePatch(`${DEPLOYMENT}/status`, {
+    status: { replicas: 1, readyReplicas: ready, availableReplicas: ready },
+  });
 }
 
 after(async () => {
@@ -164,7 +198,12 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
 
   // each case breaks one link, checks that exactly its check(s) fail with the fix, and repairs it
   let saved: Obj;
-  const cases: Array<{ name: string; breakIt: () => Promise<unknown>; fixIt: () => Promise<unknown>; failing: RegExp[] }> = [
+  const cases: Array<{
+    name: string;
+    breakIt: () => Promise<unknown>;
+    fixIt: () => Promise<unknown>;
+    failing: RegExp[];
+  }> = [
     {
       name: 'the manager service account is not bound to the metrics-auth-role',
       breakIt: async () => (saved = await remove(RBAC, `${PROJECT}-metrics-auth-rolebinding`)),
@@ -177,7 +216,11 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
     },
     {
       name: 'the manager service account is not bound to the leader-election Role',
-      breakIt: async () => (saved = await remove(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, `${PROJECT}-leader-election-rolebinding`)),
+      breakIt: async () =>
+        (saved = await remove(
+          `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`,
+          `${PROJECT}-leader-election-rolebinding`,
+        )),
       fixIt: () => cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, saved),
       failing: [
         /^✗ manager service account doc-system\/doc-controller-manager cannot get, create, update Leases in doc-system \(leader election never acquires: the manager reconciles nothing\) → fix: bind it to Role doc-leader-election-role in doc-system: the RoleBinding doc-leader-election-rolebinding of config\/rbac \(kubectl apply -k config\/default\)$/,
@@ -194,9 +237,13 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
     },
     {
       name: 'the scraper namespace lacks metrics=enabled',
-      breakIt: () => cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: null } } }),
-      fixIt: () => cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: 'enabled' } } }),
-      failing: [/^✗ NetworkPolicy doc-allow-metrics-traffic: the scraper's namespace monitoring lacks metrics=enabled .*→ fix: ctrlmetrics label-namespace monitoring$/],
+      breakIt: () =>
+        cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: null } } }),
+      fixIt: () =>
+        cluster.admin.mergePatch('/api/v1/namespaces/monitoring', { metadata: { labels: { metrics: 'enabled' } } }),
+      failing: [
+        /^✗ NetworkPolicy doc-allow-metrics-traffic: the scraper's namespace monitoring lacks metrics=enabled .*→ fix: ctrlmetrics label-namespace monitoring$/,
+      ],
     },
     {
       name: 'the certificate does not name the Service',
@@ -224,7 +271,19 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
           spec: { containers: [{ name: 'manager', image: 'controller:latest' }] },
         });
         await cluster.admin.mergePatch(`${pods}/doc-controller-manager-7d9f-x2x/status`, {
-          status: { phase: 'Running', containerStatuses: [{ name: 'manager', ready: false, restartCount: 5, image: 'controller:latest', imageID: '', state: { waiting: { reason: 'CrashLoopBackOff' } } }] },
+          status: {
+            phase: 'Running',
+            containerStatuses: [
+              {
+                name: 'manager',
+                ready: false,
+                restartCount: 5,
+                image: 'controller:latest',
+                imageID: '',
+                state: { waiting: { reason: 'CrashLoopBackOff' } },
+              },
+            ],
+          },
         });
       },
       fixIt: async () => {
@@ -263,25 +322,33 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
       name: 'the manager pod runs but is not ready: its endpoint is not ready',
       breakIt: () => setEndpoints([{ addresses: ['10.244.0.7'], conditions: { ready: false } }]),
       fixIt: () => setEndpoints([{ addresses: ['10.244.0.7'], conditions: { ready: true } }]),
-      failing: [/^✗ metrics Service doc-system\/doc-controller-manager-metrics-service: 1 endpoint, none ready \(the manager's readiness probe fails\) → fix: kubectl describe pods -n doc-system -l /],
+      failing: [
+        /^✗ metrics Service doc-system\/doc-controller-manager-metrics-service: 1 endpoint, none ready \(the manager's readiness probe fails\) → fix: kubectl describe pods -n doc-system -l /,
+      ],
     },
     {
       name: 'the manager is scaled to 0',
       breakIt: () => cluster.admin.mergePatch(DEPLOYMENT, { spec: { replicas: 0 } }),
       fixIt: () => cluster.admin.mergePatch(DEPLOYMENT, { spec: { replicas: 1 } }),
-      failing: [/^✗ manager Deployment doc-system\/doc-controller-manager is scaled to 0: nothing serves \/metrics → fix: kubectl scale -n doc-system deployment\/doc-controller-manager --replicas=1$/],
+      failing: [
+        /^✗ manager Deployment doc-system\/doc-controller-manager is scaled to 0: nothing serves \/metrics → fix: kubectl scale -n doc-system deployment\/doc-controller-manager --replicas=1$/,
+      ],
     },
     {
       name: 'the ServiceMonitor is missing',
       breakIt: async () => (saved = await remove(MONITORS, `${PROJECT}-controller-manager-metrics-monitor`)),
       fixIt: () => cluster.admin.create(MONITORS, saved),
-      failing: [/^✗ ServiceMonitor doc-system\/doc-controller-manager-metrics-monitor not found → fix: ctrlmetrics edit --enable prometheus/],
+      failing: [
+        /^✗ ServiceMonitor doc-system\/doc-controller-manager-metrics-monitor not found → fix: ctrlmetrics edit --enable prometheus/,
+      ],
     },
     {
       name: 'the Service exposes another port',
       breakIt: () => setServicePort(8080),
       fixIt: () => setServicePort(8443),
-      failing: [/^✗ metrics Service doc-controller-manager-metrics-service does not expose port 8443 \(ports: 8080\) → fix: set the Service's port to 8443/],
+      failing: [
+        /^✗ metrics Service doc-controller-manager-metrics-service does not expose port 8443 \(ports: 8080\) → fix: set the Service's port to 8443/,
+      ],
     },
   ];
   for (const c of cases) {
@@ -299,10 +366,16 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
     });
   }
 
-  test('the Lease is checked where the Deployment\'s args put it, and not at all without --leader-elect', async () => {
-    const d = await cluster.admin.get<{ spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>(DEPLOYMENT);
+  test("the Lease is checked where the Deployment's args put it, and not at all without --leader-elect", async () => {
+    const d = await cluster.admin.get<{ spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>(
+      DEPLOYMENT,
+    );
     const args = d.spec.template.spec.containers[0].args;
-    const setArgs = (a: string[]) => cluster.admin.request('PATCH', DEPLOYMENT, { body: [{ op: 'replace', path: '/spec/template/spec/containers/0/args', value: a }], contentType: 'application/json-patch+json' });
+    const setArgs = (a: string[]) =>
+      cluster.admin.request('PATCH', DEPLOYMENT, {
+        body: [{ op: 'replace', path: '/spec/template/spec/containers/0/args', value: a }],
+        contentType: 'application/json-patch+json',
+      });
     try {
       await setArgs([...args, '--leader-election-namespace', 'elsewhere']);
       const other = await doctor();
@@ -312,13 +385,16 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
       await setArgs(args.filter((a) => !a.startsWith('--leader-elect')));
       const off = await doctor();
       assert.deepEqual(off.failed, []);
-      assert.ok(off.lines.includes('- leader election: not checked (the manager runs without --leader-elect)'), off.lines.join('\n'));
+      assert.ok(
+        off.lines.includes('- leader election: not checked (the manager runs without --leader-elect)'),
+        off.lines.join('\n'),
+      );
     } finally {
       await setArgs(args);
     }
   });
 
-  test('kubectl lists the EndpointSlice with kube-apiserver\'s columns', async () => {
+  test("kubectl lists the EndpointSlice with kube-apiserver's columns", async () => {
     const out = await k(['get', 'endpointslices', '-n', NS]);
     const [header, row] = out.trim().split('\n');
     assert.match(header, /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE$/);
@@ -335,20 +411,37 @@ describe('ctrlmetrics doctor', { skip: SECOND_NODE_SKIP }, () => {
   });
 
   test('--url that is not an http(s) URL is a usage error (exit 1 and the help hint, as kubectl)', async () => {
-    const r = await runCli(['doctor', '--namespace', NS, '--url', '127.0.0.1:8443/metrics'], { env: { ...process.env, KUBECONFIG: cluster.authority.kubeconfig }, timeoutMs: 30_000 });
+    const r = await runCli(['doctor', '--namespace', NS, '--url', '127.0.0.1:8443/metrics'], {
+      env: { ...process.env, KUBECONFIG: cluster.authority.kubeconfig },
+      timeoutMs: 30_000,
+    });
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, 'error: --url "127.0.0.1:8443/metrics" is not an http(s) URL: e.g. --url https://127.0.0.1:8443/metrics\nSee \'ctrlmetrics doctor --help\' for usage.\n');
+    assert.equal(
+      r.stderr,
+      'error: --url "127.0.0.1:8443/metrics" is not an http(s) URL: e.g. --url https://127.0.0.1:8443/metrics\nSee \'ctrlmetrics doctor --help\' for usage.\n',
+    );
   });
 
   test('without the ServiceMonitor CRD and without a Deployment: plain failures, dependent checks marked not applicable', async () => {
-    await cluster.admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/servicemonitors.monitoring.coreos.com');
+    await cluster.admin.delete(
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/servicemonitors.monitoring.coreos.com',
+    );
     await cluster.admin.delete(`/apis/apps/v1/namespaces/${NS}/deployments/${PROJECT}-controller-manager`);
     const d = await doctor();
     assert.equal(d.code, 1);
     assert.equal(d.failed.length, 2, d.lines.join('\n'));
-    assert.match(d.failed[0], /^✗ manager Deployment doc-system\/doc-controller-manager not found → fix: deploy the project/);
-    assert.match(d.failed[1], /^✗ ServiceMonitor CRD \(servicemonitors\.monitoring\.coreos\.com\) is not installed: no Prometheus operator runs in this cluster → fix: install the Prometheus operator/);
-    assert.ok(d.lines.includes('- ServiceMonitor doc-system/doc-controller-manager-metrics-monitor: not checked (no CRD)'), d.lines.join('\n'));
+    assert.match(
+      d.failed[0],
+      /^✗ manager Deployment doc-system\/doc-controller-manager not found → fix: deploy the project/,
+    );
+    assert.match(
+      d.failed[1],
+      /^✗ ServiceMonitor CRD \(servicemonitors\.monitoring\.coreos\.com\) is not installed: no Prometheus operator runs in this cluster → fix: install the Prometheus operator/,
+    );
+    assert.ok(
+      d.lines.includes('- ServiceMonitor doc-system/doc-controller-manager-metrics-monitor: not checked (no CRD)'),
+      d.lines.join('\n'),
+    );
     assert.ok(d.lines.includes('- metrics certificate: not checked (no Deployment)'), d.lines.join('\n'));
   });
 });
@@ -359,11 +452,33 @@ describe('ctrlmetrics doctor with the API down', { skip: SECOND_NODE_SKIP }, () 
     const kubeconfig = join(tmp, 'down.kubeconfig');
     await writeFile(
       kubeconfig,
-      ['apiVersion: v1', 'kind: Config', 'clusters:', '- name: down', '  cluster:', '    server: https://127.0.0.1:1', 'users:', '- name: u', '  user:', '    token: abc', 'contexts:', '- name: down', '  context: {cluster: down, user: u}', 'current-context: down', ''].join('\n'),
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: down',
+        '  cluster:',
+        '    server: https://127.0.0.1:1',
+        'users:',
+        '- name: u',
+        '  user:',
+        '    token: abc',
+        'contexts:',
+        '- name: down',
+        '  context: {cluster: down, user: u}',
+        'current-context: down',
+        '',
+      ].join('\n'),
     );
-    const r = await runCli(['doctor', '--namespace', NS, '--kubeconfig', kubeconfig], { env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' }, timeoutMs: 30_000 });
+    const r = await runCli(['doctor', '--namespace', NS, '--kubeconfig', kubeconfig], {
+      env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' },
+      timeoutMs: 30_000,
+    });
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '', 'no per-check report');
-    assert.match(r.stderr, /^error: the Kubernetes API at https:\/\/127\.0\.0\.1:1 is unreachable \(.*ECONNREFUSED.*\): start the API server or fix --kubeconfig \/ --context; nothing else was checked\n$/);
+    assert.match(
+      r.stderr,
+      /^error: the Kubernetes API at https:\/\/127\.0\.0\.1:1 is unreachable \(.*ECONNREFUSED.*\): start the API server or fix --kubeconfig \/ --context; nothing else was checked\n$/,
+    );
   });
 });

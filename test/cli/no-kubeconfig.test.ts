@@ -30,7 +30,13 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 describe('no kubeconfig anywhere', () => {
-  for (const args of [['grant', '--serviceaccount', 'monitoring:prometheus'], ['token', '-n', 'monitoring', 'prometheus'], ['monitors'], ['label-namespace', 'monitoring'], ['doctor', '-n', 'my-op-system']]) {
+  for (const args of [
+    ['grant', '--serviceaccount', 'monitoring:prometheus'],
+    ['token', '-n', 'monitoring', 'prometheus'],
+    ['monitors'],
+    ['label-namespace', 'monitoring'],
+    ['doctor', '-n', 'my-op-system'],
+  ]) {
     test(`ctrlmetrics ${args[0]}: one line saying what was looked for, exit 1`, async () => {
       const r = await runCli(args, { env: env(), timeoutMs: 30_000 });
       assert.equal(r.code, 1, r.stderr);
@@ -39,20 +45,38 @@ describe('no kubeconfig anywhere', () => {
   }
 
   test('KUBECONFIG naming only missing files says so', async () => {
-    const r = await runCli(['token', '-n', 'monitoring', 'prometheus'], { env: env({ KUBECONFIG: '/nonexistent/a:/nonexistent/b' }), timeoutMs: 30_000 });
+    const r = await runCli(['token', '-n', 'monitoring', 'prometheus'], {
+      env: env({ KUBECONFIG: '/nonexistent/a:/nonexistent/b' }),
+      timeoutMs: 30_000,
+    });
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, `error: ${expected(home, 'KUBECONFIG names no existing file (/nonexistent/a:/nonexistent/b)')}\n`);
+    assert.equal(
+      r.stderr,
+      `error: ${expected(home, 'KUBECONFIG names no existing file (/nonexistent/a:/nonexistent/b)')}\n`,
+    );
   });
 
   test('loadRestConfig() and Manager.start() give the same message', async () => {
-    const saved = { HOME: process.env.HOME, KUBECONFIG: process.env.KUBECONFIG, KUBERNETES_SERVICE_HOST: process.env.KUBERNETES_SERVICE_HOST };
+    const saved = {
+      HOME: process.env.HOME,
+      KUBECONFIG: process.env.KUBECONFIG,
+      KUBERNETES_SERVICE_HOST: process.env.KUBERNETES_SERVICE_HOST,
+    };
     process.env.HOME = home;
     delete process.env.KUBECONFIG;
     delete process.env.KUBERNETES_SERVICE_HOST;
     try {
-      await assert.rejects(loadRestConfig(), (err: Error) => err instanceof KubeConfigError && err.message === expected(home));
+      await assert.rejects(
+        loadRestConfig(),
+        (err: Error) => err instanceof KubeConfigError && err.message === expected(home),
+      );
       const mgr = new Manager({ handleSignals: false, metrics: { bindAddress: '0' } });
-      await assert.rejects(mgr.start(), (err: Error) => err instanceof ManagerError && err.message === `cannot load the Kubernetes API configuration: ${expected(home)}`);
+      await assert.rejects(
+        mgr.start(),
+        (err: Error) =>
+          err instanceof ManagerError &&
+          err.message === `cannot load the Kubernetes API configuration: ${expected(home)}`,
+      );
     } finally {
       for (const [k, v] of Object.entries(saved)) {
         if (v === undefined) delete process.env[k];

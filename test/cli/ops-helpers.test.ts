@@ -10,7 +10,7 @@ import { explainStatus, type ScrapeTarget } from '../../src/ops/scrape.js';
 import { bindingDifferences, buildBinding } from '../../src/ops/grant.js';
 
 describe('kubectl output conventions', () => {
-  test('AGE gets coarser with time like kubectl\'s', () => {
+  test("AGE gets coarser with time like kubectl's", () => {
     const s = 1000;
     const cases: Array<[number, string]> = [
       [-5 * s, '<invalid>'],
@@ -32,12 +32,24 @@ describe('kubectl output conventions', () => {
   });
 
   test('tables: columns padded to the widest cell plus 3 spaces (at least 6), the last column unpadded', () => {
-    assert.equal(formatTable(['NAME', 'AGE'], [['a', '5s'], ['longer-name', '10m']]), 'NAME          AGE\na             5s\nlonger-name   10m\n');
+    assert.equal(
+      formatTable(
+        ['NAME', 'AGE'],
+        [
+          ['a', '5s'],
+          ['longer-name', '10m'],
+        ],
+      ),
+      'NAME          AGE\na             5s\nlonger-name   10m\n',
+    );
     assert.equal(formatTable(['A', 'B'], [['x', 'y']]), 'A     B\nx     y\n');
   });
 
   test('YAML: sorted keys, unindented sequences, strings that YAML 1.1 would read otherwise are quoted', () => {
-    assert.equal(toKubectlYaml({ b: ['x'], a: { d: '2026-01-01T00:00:00Z', c: 'yes' }, z: null }), 'a:\n  c: "yes"\n  d: "2026-01-01T00:00:00Z"\nb:\n- x\nz: null\n');
+    assert.equal(
+      toKubectlYaml({ b: ['x'], a: { d: '2026-01-01T00:00:00Z', c: 'yes' }, z: null }),
+      'a:\n  c: "yes"\n  d: "2026-01-01T00:00:00Z"\nb:\n- x\nz: null\n',
+    );
   });
 
   test('durations: Go syntax and bare seconds; nonsense is a usage error', () => {
@@ -67,7 +79,10 @@ describe('exposition', () => {
   test('parses samples with escaped label values, exponents and timestamps', () => {
     const samples = parseExposition(text);
     assert.equal(samples.length, 9);
-    assert.deepEqual(samples.find((s) => s.name === 'odd_label'), { name: 'odd_label', labels: { v: 'quote " and \\ and \n' }, value: 1500 });
+    assert.deepEqual(
+      samples.find((s) => s.name === 'odd_label'),
+      { name: 'odd_label', labels: { v: 'quote " and \\ and \n' }, value: 1500 },
+    );
     assert.deepEqual(samples.find((s) => s.name === 'untyped')?.value, 42);
   });
 
@@ -76,11 +91,21 @@ describe('exposition', () => {
     assert.equal(t.reconciles, 10);
     assert.equal(t.errors, 3);
     assert.equal(t.depth, 2);
-    assert.deepEqual([...t.buckets.entries()], [[0.1, 4], [0.2, 8], [Infinity, 10]]);
+    assert.deepEqual(
+      [...t.buckets.entries()],
+      [
+        [0.1, 4],
+        [0.2, 8],
+        [Infinity, 10],
+      ],
+    );
   });
 
-  test('the depth of a priority queue is the sum of its per-priority series (scrape --watch\'s DEPTH)', () => {
-    const pq = ['workqueue_depth{controller="b",name="b",priority="0"} 2', 'workqueue_depth{controller="b",name="b",priority="-100"} 5'].join('\n');
+  test("the depth of a priority queue is the sum of its per-priority series (scrape --watch's DEPTH)", () => {
+    const pq = [
+      'workqueue_depth{controller="b",name="b",priority="0"} 2',
+      'workqueue_depth{controller="b",name="b",priority="-100"} 5',
+    ].join('\n');
     assert.equal(controllerTotals(parseExposition(pq)).get('b')!.depth, 7);
   });
 
@@ -90,8 +115,16 @@ describe('exposition', () => {
   });
 
   test('quantiles interpolate inside the bucket of the rank, from deltas between scrapes', () => {
-    const before = new Map([[0.1, 4], [0.2, 8], [Infinity, 10]]);
-    const now = new Map([[0.1, 4], [0.2, 18], [Infinity, 20]]); // 10 new: 0 ≤ 0.1, 10 in (0.1, 0.2]
+    const before = new Map([
+      [0.1, 4],
+      [0.2, 8],
+      [Infinity, 10],
+    ]);
+    const now = new Map([
+      [0.1, 4],
+      [0.2, 18],
+      [Infinity, 20],
+    ]); // 10 new: 0 ≤ 0.1, 10 in (0.1, 0.2]
     assert.equal(quantileFromBuckets(0.5, now, before), 0.1 + 0.1 * 0.5); // rank 5 of 10 in (0.1, 0.2]
     // all observations at once: 4 ≤ 0.1, 4 in (0.1, 0.2], 2 above: p50 is rank 5 → 0.1 + 0.1 * (1/4)
     assert.equal(quantileFromBuckets(0.5, before), 0.125);
@@ -101,16 +134,33 @@ describe('exposition', () => {
 });
 
 describe('explanations', () => {
-  const target = { url: new URL('https://127.0.0.1:8443/metrics'), insecure: true, timeoutMs: 1000, tokenSource: '--token' } as ScrapeTarget;
+  const target = {
+    url: new URL('https://127.0.0.1:8443/metrics'),
+    insecure: true,
+    timeoutMs: 1000,
+    tokenSource: '--token',
+  } as ScrapeTarget;
   test('403 names the identity from the body, or from the token when the body does not', () => {
-    assert.match(explainStatus(403, 'Authorization denied for user system:serviceaccount:ns1:sa1', target, 'x'), /identity system:serviceaccount:ns1:sa1 .*ctrlmetrics grant --serviceaccount ns1:sa1\. Just granted\? /);
+    assert.match(
+      explainStatus(403, 'Authorization denied for user system:serviceaccount:ns1:sa1', target, 'x'),
+      /identity system:serviceaccount:ns1:sa1 .*ctrlmetrics grant --serviceaccount ns1:sa1\. Just granted\? /,
+    );
     const jwt = `e30.${Buffer.from(JSON.stringify({ sub: 'system:serviceaccount:ns2:sa2' })).toString('base64url')}.sig`;
-    assert.match(explainStatus(403, 'Forbidden', target, jwt), /ctrlmetrics grant --serviceaccount ns2:sa2\. Just granted\? /);
-    assert.match(explainStatus(403, 'Authorization denied for user alice', target, 'x'), /--user=alice\. Just granted\? /);
+    assert.match(
+      explainStatus(403, 'Forbidden', target, jwt),
+      /ctrlmetrics grant --serviceaccount ns2:sa2\. Just granted\? /,
+    );
+    assert.match(
+      explainStatus(403, 'Authorization denied for user alice', target, 'x'),
+      /--user=alice\. Just granted\? /,
+    );
   });
 
   test('503 says the endpoint is saturated with new tokens and when to come back', () => {
-    assert.match(explainStatus(503, 'Too many new tokens to review: retry in 2 s\n', target, 'x'), /saturated with new tokens .*already knows are still served\. Try again in 2 s;/);
+    assert.match(
+      explainStatus(503, 'Too many new tokens to review: retry in 2 s\n', target, 'x'),
+      /saturated with new tokens .*already knows are still served\. Try again in 2 s;/,
+    );
     assert.match(explainStatus(503, '', target, 'x'), /Try again shortly;/);
   });
 

@@ -28,7 +28,10 @@ async function ok(args: string[]): Promise<{ stdout: string; stderr: string }> {
   return r;
 }
 
-type Job = Record<string, unknown> & { tls_config?: Record<string, unknown>; static_configs?: Array<{ targets: string[]; labels: Record<string, string> }> };
+type Job = Record<string, unknown> & {
+  tls_config?: Record<string, unknown>;
+  static_configs?: Array<{ targets: string[]; labels: Record<string, string> }>;
+};
 function onlyJob(text: string): Job {
   const doc = parseYaml(text) as { scrape_configs: Job[] };
   assert.equal(doc.scrape_configs.length, 1, text);
@@ -51,12 +54,44 @@ before(async () => {
   }
   await ok(['init', '--project-name', PROJECT, '--dir', proj]);
   await ok(['edit', '--enable', 'prometheus', '--dir', proj]);
-  insecureOut = (await ok(['prometheus-config', '--from', join(proj, 'config/default'), '--target', '127.0.0.1:8443', '--token-file', files.token])).stdout;
+  insecureOut = (
+    await ok([
+      'prometheus-config',
+      '--from',
+      join(proj, 'config/default'),
+      '--target',
+      '127.0.0.1:8443',
+      '--token-file',
+      files.token,
+    ])
+  ).stdout;
   await ok(['edit', '--enable', 'metrics-tls', '--dir', proj]);
   const from = join(proj, 'config/default');
   [tlsStatic, tlsDiscovery] = await Promise.all([
-    ok(['prometheus-config', '--from', from, '--target', '127.0.0.1:8443', '--token-file', files.token, '--ca-file', files['ca.crt']]),
-    ok(['prometheus-config', '--from', from, '--token-file', files.token, '--ca-file', files['ca.crt'], '--cert-file', files['tls.crt'], '--key-file', files['tls.key']]).then((r) => r.stdout),
+    ok([
+      'prometheus-config',
+      '--from',
+      from,
+      '--target',
+      '127.0.0.1:8443',
+      '--token-file',
+      files.token,
+      '--ca-file',
+      files['ca.crt'],
+    ]),
+    ok([
+      'prometheus-config',
+      '--from',
+      from,
+      '--token-file',
+      files.token,
+      '--ca-file',
+      files['ca.crt'],
+      '--cert-file',
+      files['tls.crt'],
+      '--key-file',
+      files['tls.key'],
+    ]).then((r) => r.stdout),
   ]);
 });
 
@@ -65,7 +100,7 @@ after(async () => {
 });
 
 describe('ctrlmetrics prometheus-config', () => {
-  test('insecure ServiceMonitor → https job with the token file, insecure_skip_verify and the operator\'s target labels', async () => {
+  test("insecure ServiceMonitor → https job with the token file, insecure_skip_verify and the operator's target labels", async () => {
     const job = onlyJob(insecureOut);
     assert.deepEqual(job, {
       job_name: JOB,
@@ -73,7 +108,9 @@ describe('ctrlmetrics prometheus-config', () => {
       scheme: 'https',
       authorization: { type: 'Bearer', credentials_file: files.token },
       tls_config: { insecure_skip_verify: true },
-      static_configs: [{ targets: ['127.0.0.1:8443'], labels: { namespace: NS, service: SERVICE, job: SERVICE, endpoint: 'https' } }],
+      static_configs: [
+        { targets: ['127.0.0.1:8443'], labels: { namespace: NS, service: SERVICE, job: SERVICE, endpoint: 'https' } },
+      ],
     });
     await promtoolAccepts(insecureOut, 'insecure');
   });
@@ -85,10 +122,18 @@ describe('ctrlmetrics prometheus-config', () => {
     await promtoolAccepts(tlsStatic.stdout, 'tls-static');
   });
 
-  test('without --target: endpoint discovery in the namespace and the operator\'s relabeling', async () => {
-    const job = onlyJob(tlsDiscovery) as Job & { relabel_configs: Array<Record<string, unknown>>; kubernetes_sd_configs: unknown };
+  test("without --target: endpoint discovery in the namespace and the operator's relabeling", async () => {
+    const job = onlyJob(tlsDiscovery) as Job & {
+      relabel_configs: Array<Record<string, unknown>>;
+      kubernetes_sd_configs: unknown;
+    };
     assert.deepEqual(job.kubernetes_sd_configs, [{ role: 'endpoints', namespaces: { names: [NS] } }]);
-    assert.deepEqual(job.tls_config, { ca_file: files['ca.crt'], cert_file: files['tls.crt'], key_file: files['tls.key'], server_name: `${SERVICE}.${NS}.svc` });
+    assert.deepEqual(job.tls_config, {
+      ca_file: files['ca.crt'],
+      cert_file: files['tls.crt'],
+      key_file: files['tls.key'],
+      server_name: `${SERVICE}.${NS}.svc`,
+    });
     const rules = job.relabel_configs;
     const keep = rules.filter((r) => r.action === 'keep').map((r) => [(r.source_labels as string[])[0], r.regex]);
     assert.deepEqual(keep, [
@@ -96,7 +141,10 @@ describe('ctrlmetrics prometheus-config', () => {
       ['__meta_kubernetes_service_label_control_plane', '(controller-manager);true'],
       ['__meta_kubernetes_endpoint_port_name', 'https'],
     ]);
-    const target = (label: string) => rules.filter((r) => r.target_label === label).map((r) => (r.source_labels as string[] | undefined)?.join(',') ?? r.replacement);
+    const target = (label: string) =>
+      rules
+        .filter((r) => r.target_label === label)
+        .map((r) => (r.source_labels as string[] | undefined)?.join(',') ?? r.replacement);
     assert.deepEqual(target('namespace'), ['__meta_kubernetes_namespace']);
     assert.deepEqual(target('service'), ['__meta_kubernetes_service_name']);
     assert.ok(target('pod').includes('__meta_kubernetes_pod_name'));
@@ -105,7 +153,10 @@ describe('ctrlmetrics prometheus-config', () => {
     // Debian's Prometheus is built without Kubernetes service discovery, so promtool rejects kubernetes_sd_configs
     // as an unknown field: validate everything else (relabel rules, TLS, authorization) with a static target instead.
     const { kubernetes_sd_configs: _sd, ...rest } = job;
-    await promtoolAccepts({ scrape_configs: [{ ...rest, static_configs: [{ targets: ['127.0.0.1:8443'] }] }] }, 'tls-discovery');
+    await promtoolAccepts(
+      { scrape_configs: [{ ...rest, static_configs: [{ targets: ['127.0.0.1:8443'] }] }] },
+      'tls-discovery',
+    );
   });
 
   test('reads a ServiceMonitor YAML file as well; placeholders, a missing ServiceMonitor and a missing CA are clear errors', async () => {
@@ -116,11 +167,26 @@ describe('ctrlmetrics prometheus-config', () => {
         apiVersion: 'monitoring.coreos.com/v1',
         kind: 'ServiceMonitor',
         metadata: { name: 'm', namespace: 'ns1' },
-        spec: { endpoints: [{ port: 'https', scheme: 'https', path: '/metrics', interval: '15s', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { serverName: 'SERVICE_NAME.SERVICE_NAMESPACE.svc', insecureSkipVerify: false } }], selector: { matchLabels: { app: 'x' } } },
+        spec: {
+          endpoints: [
+            {
+              port: 'https',
+              scheme: 'https',
+              path: '/metrics',
+              interval: '15s',
+              bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+              tlsConfig: { serverName: 'SERVICE_NAME.SERVICE_NAMESPACE.svc', insecureSkipVerify: false },
+            },
+          ],
+          selector: { matchLabels: { app: 'x' } },
+        },
       }),
     );
     const svc = join(tmp, 'service.yaml');
-    await writeFile(svc, toYaml({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'ns1' }, spec: {} }));
+    await writeFile(
+      svc,
+      toYaml({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'ns1' }, spec: {} }),
+    );
     const [placeholder, noMonitor, noCa, noTarget] = await Promise.all([
       runCli(['prometheus-config', '--from', sm]),
       runCli(['prometheus-config', '--from', svc]),
@@ -128,19 +194,37 @@ describe('ctrlmetrics prometheus-config', () => {
       runCli(['prometheus-config', '--from', join(proj, 'config/default'), '--target', 'nope']),
     ]);
     assert.equal(placeholder.code, 1);
-    assert.match(placeholder.stderr, /placeholder serverName SERVICE_NAME\.SERVICE_NAMESPACE\.svc: enable the \[PROMETHEUS-WITH-CERTS\] replacements/);
+    assert.match(
+      placeholder.stderr,
+      /placeholder serverName SERVICE_NAME\.SERVICE_NAMESPACE\.svc: enable the \[PROMETHEUS-WITH-CERTS\] replacements/,
+    );
     assert.equal(noMonitor.code, 1);
-    assert.match(noMonitor.stderr, /no ServiceMonitor in the input: enable it with `ctrlmetrics edit --enable prometheus`/);
+    assert.match(
+      noMonitor.stderr,
+      /no ServiceMonitor in the input: enable it with `ctrlmetrics edit --enable prometheus`/,
+    );
     assert.equal(noCa.code, 1);
-    assert.match(noCa.stderr, /verifies the server with the CA in Secret metrics-server-cert key ca\.crt: pass --ca-file/);
+    assert.match(
+      noCa.stderr,
+      /verifies the server with the CA in Secret metrics-server-cert key ca\.crt: pass --ca-file/,
+    );
     assert.equal(noTarget.code, 1);
-    assert.match(noTarget.stderr, /^error: --target must be HOST:PORT.*\nSee 'ctrlmetrics prometheus-config --help' for usage\.\n$/);
+    assert.match(
+      noTarget.stderr,
+      /^error: --target must be HOST:PORT.*\nSee 'ctrlmetrics prometheus-config --help' for usage\.\n$/,
+    );
     // a file without the placeholder: interval carried over, token path kept from the ServiceMonitor
-    await writeFile(sm, (await import('node:fs')).readFileSync(sm, 'utf8').replace('SERVICE_NAME.SERVICE_NAMESPACE.svc', 's.ns1.svc'));
+    await writeFile(
+      sm,
+      (await import('node:fs')).readFileSync(sm, 'utf8').replace('SERVICE_NAME.SERVICE_NAMESPACE.svc', 's.ns1.svc'),
+    );
     const out = await ok(['prometheus-config', '--from', sm]);
     const job = onlyJob(out.stdout);
     assert.equal(job.scrape_interval, '15s');
-    assert.deepEqual(job.authorization, { type: 'Bearer', credentials_file: '/var/run/secrets/kubernetes.io/serviceaccount/token' });
+    assert.deepEqual(job.authorization, {
+      type: 'Bearer',
+      credentials_file: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+    });
     assert.deepEqual(job.tls_config, { server_name: 's.ns1.svc' });
   });
 });

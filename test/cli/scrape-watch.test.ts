@@ -2,7 +2,15 @@
 // restart), p50/p90 from bucket deltas, the last minute's sparkline, and a screen that fits any terminal size.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { WatchHistory, fit, renderLines, renderScreen, sparkline, statsBetween, watchPoint } from '../../src/ops/scrape-watch.js';
+import {
+  WatchHistory,
+  fit,
+  renderLines,
+  renderScreen,
+  sparkline,
+  statsBetween,
+  watchPoint,
+} from '../../src/ops/scrape-watch.js';
 
 /** An exposition of one controller's reconcile metrics (buckets 0.01, 0.1, +Inf), written by hand. */
 function exposition(c: string, total: number, errors: number, buckets: [number, number, number], depth = 0): string {
@@ -33,7 +41,7 @@ describe('scrape --watch: the numbers', () => {
     assert.deepEqual(statsBetween(a), [{ controller: 'web', depth: 0, total: 100 }], 'the first scrape has no rates');
   });
 
-  it('a counter that went down (the manager restarted) counts from zero, as Prometheus\' rate()', () => {
+  it("a counter that went down (the manager restarted) counts from zero, as Prometheus' rate()", () => {
     const before = watchPoint(exposition('web', 500, 50, [400, 480, 500]), 0);
     const restarted = watchPoint(exposition('web', 20, 0, [20, 20, 20]), 5_000);
     const [s] = statsBetween(restarted, before);
@@ -63,13 +71,24 @@ describe('scrape --watch: the screen', () => {
   const history = () => {
     const h = new WatchHistory();
     for (let i = 0; i < 12; i++) {
-      h.add(watchPoint(exposition('configmap', i * 10, i, [i * 5, i * 9, i * 10], 3) + exposition('a-controller-with-a-rather-long-name', i * 2, 0, [i, i * 2, i * 2]), i * 5000));
+      h.add(
+        watchPoint(
+          exposition('configmap', i * 10, i, [i * 5, i * 9, i * 10], 3) +
+            exposition('a-controller-with-a-rather-long-name', i * 2, 0, [i, i * 2, i * 2]),
+          i * 5000,
+        ),
+      );
     }
     return h;
   };
 
   it('a wide terminal shows every column and a sparkline of the last minute', () => {
-    const lines = renderScreen(history(), { url: 'https://127.0.0.1:8443/metrics', intervalMs: 5000, columns: 120, rows: 20 });
+    const lines = renderScreen(history(), {
+      url: 'https://127.0.0.1:8443/metrics',
+      intervalMs: 5000,
+      columns: 120,
+      rows: 20,
+    });
     assert.match(lines[0], /^https:\/\/127\.0\.0\.1:8443\/metrics {2}every 5s {2}\d\d:\d\d:\d\dZ$/);
     assert.match(lines[2], /^CONTROLLER +RECONCILES\/S +ERRORS +P50 +P90 +DEPTH +LAST MINUTE$/);
     const row = lines.find((l) => l.startsWith('configmap '))!;
@@ -79,27 +98,47 @@ describe('scrape --watch: the screen', () => {
 
   it('a narrow terminal drops the sparkline, then shortens controller names; nothing is wider than the terminal', () => {
     for (const columns of [80, 60, 50, 30, 20]) {
-      const lines = renderScreen(history(), { url: 'https://metrics.example.com:8443/metrics', intervalMs: 5000, columns, rows: 20 });
+      const lines = renderScreen(history(), {
+        url: 'https://metrics.example.com:8443/metrics',
+        intervalMs: 5000,
+        columns,
+        rows: 20,
+      });
       for (const l of lines) assert.ok([...l].length <= columns, `${columns} columns: ${JSON.stringify(l)}`);
       if (columns <= 60) assert.doesNotMatch(lines.join('\n'), /LAST MINUTE/);
     }
     const narrow = renderScreen(history(), { url: 'u', intervalMs: 5000, columns: 60, rows: 20 });
-    assert.ok(narrow.some((l) => /^a-control\S*… /.test(l)), narrow.join('\n'));
+    assert.ok(
+      narrow.some((l) => /^a-control\S*… /.test(l)),
+      narrow.join('\n'),
+    );
   });
 
   it('a short terminal says how many controllers it hides; a stale table says since when', () => {
     const lines = renderScreen(history(), { url: 'u', intervalMs: 5000, columns: 100, rows: 4 });
     assert.equal(lines.length, 4);
     assert.equal(lines[3], '… 2 more controllers (make the terminal taller)');
-    const stale = renderScreen(history(), { url: 'u', intervalMs: 5000, columns: 100, rows: 20, staleSince: Date.parse('2026-11-27T08:00:03Z') });
+    const stale = renderScreen(history(), {
+      url: 'u',
+      intervalMs: 5000,
+      columns: 100,
+      rows: 20,
+      staleSince: Date.parse('2026-11-27T08:00:03Z'),
+    });
     assert.match(stale[0], /last scrape \d\d:\d\d:\d\dZ, not answering since 08:00:03Z$/);
-    assert.deepEqual(renderScreen(new WatchHistory(), { url: 'u', intervalMs: 1000, columns: 100, rows: 20 }), ['u  every 1s  waiting for the first scrape', '']);
+    assert.deepEqual(renderScreen(new WatchHistory(), { url: 'u', intervalMs: 1000, columns: 100, rows: 20 }), [
+      'u  every 1s  waiting for the first scrape',
+      '',
+    ]);
   });
 
   it('plain lines: one per controller per scrape', () => {
     const h = history();
     const lines = renderLines(Date.parse('2026-11-27T08:00:05Z'), h.latest());
-    assert.deepEqual(lines.map((l) => l.split(' ').slice(0, 3).join(' ')), ['08:00:05Z a-controller-with-a-rather-long-name reconciles/s=0.40', '08:00:05Z configmap reconciles/s=2.00']);
+    assert.deepEqual(
+      lines.map((l) => l.split(' ').slice(0, 3).join(' ')),
+      ['08:00:05Z a-controller-with-a-rather-long-name reconciles/s=0.40', '08:00:05Z configmap reconciles/s=2.00'],
+    );
     assert.match(lines[1], / errors=10\.0% p50=\S+ p90=\S+ depth=3 total=110$/);
     assert.equal(fit('abcdef', 4), 'abc…');
   });

@@ -19,7 +19,13 @@ import { Manager } from '../../src/manager/index.js';
 import { withAuthenticationAndAuthorization } from '../../src/metrics/filters/index.js';
 import type { MetricsOptions } from '../../src/metrics/server/types.js';
 import type { RestConfig } from '../../src/kube/config.js';
-import { RECONCILE_TIME_BUCKETS, reconcileErrors, reconcileTime, reconcileTotal, workqueueDepth } from '../../src/controller/metrics.js';
+import {
+  RECONCILE_TIME_BUCKETS,
+  reconcileErrors,
+  reconcileTime,
+  reconcileTotal,
+  workqueueDepth,
+} from '../../src/controller/metrics.js';
 
 interface RunningManager {
   port: number;
@@ -61,7 +67,8 @@ let caFile: string;
 let otherCaFile: string;
 const procs = new ProcessGroup();
 
-const scrape = (args: string[], timeoutMs = 45_000) => runCli(['scrape', ...args], { timeoutMs, env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' } });
+const scrape = (args: string[], timeoutMs = 45_000) =>
+  runCli(['scrape', ...args], { timeoutMs, env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' } });
 
 before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'ctrlmetrics-scrape-'));
@@ -71,7 +78,11 @@ before(async () => {
   await writeFile(readerTokenFile, (await cluster.readerToken()) + '\n', { mode: 0o600 });
   unboundToken = await cluster.serviceAccountToken('monitoring', 'unbound');
   // a manager whose service account is not bound to metrics-auth-role: it cannot ask the API, so it answers 500
-  const noRole = { server: cluster.authority.url, ca: cluster.authority.caPem, token: await cluster.serviceAccountToken('ctrlmetrics-system', 'no-auth-role') };
+  const noRole = {
+    server: cluster.authority.url,
+    ca: cluster.authority.caPem,
+    token: await cluster.serviceAccountToken('ctrlmetrics-system', 'no-auth-role'),
+  };
   // a serving certificate signed by a CA the client can be given with --cacert
   const ca = await generateCA('scrape-test-ca');
   const pair = await issueServingCert(ca, ['localhost']);
@@ -102,12 +113,23 @@ const url = (e: RunningManager, host = '127.0.0.1') => `https://${host}:${e.port
 
 describe('ctrlmetrics scrape', () => {
   test('200: prints the exposition, filtered by --match (token from a file)', async () => {
-    const r = await scrape([url(endpoint), '--token-file', readerTokenFile, '--insecure', '--match', '^controller_runtime_reconcile_total$']);
+    const r = await scrape([
+      url(endpoint),
+      '--token-file',
+      readerTokenFile,
+      '--insecure',
+      '--match',
+      '^controller_runtime_reconcile_total$',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.ok(lines.length >= 3, r.stdout);
-    for (const l of lines) assert.match(l, /^(# (HELP|TYPE) controller_runtime_reconcile_total |controller_runtime_reconcile_total\{)/);
-    assert.ok(lines.includes('controller_runtime_reconcile_total{controller="scrapetest",result="success"} 5'), r.stdout);
+    for (const l of lines)
+      assert.match(l, /^(# (HELP|TYPE) controller_runtime_reconcile_total |controller_runtime_reconcile_total\{)/);
+    assert.ok(
+      lines.includes('controller_runtime_reconcile_total{controller="scrapetest",result="success"} 5'),
+      r.stdout,
+    );
   });
 
   test('401 without a token and with an invalid one, 403 naming the grant command, 500 naming the metrics-auth-role', async () => {
@@ -119,28 +141,52 @@ describe('ctrlmetrics scrape', () => {
     ]);
     assert.equal(none.code, 1);
     assert.equal(none.stdout, '');
-    assert.match(none.stderr, /^error: no or invalid token: no token was sent; pass --token TOKEN or --token-file FILE/);
+    assert.match(
+      none.stderr,
+      /^error: no or invalid token: no token was sent; pass --token TOKEN or --token-file FILE/,
+    );
     assert.equal(invalid.code, 1);
     assert.match(invalid.stderr, /^error: no or invalid token: the API server did not accept the token from --token/);
     assert.equal(denied.code, 1);
-    assert.match(denied.stderr, /error: identity system:serviceaccount:monitoring:unbound is not bound to the metrics-reader ClusterRole \(get on \/metrics\): run ctrlmetrics grant --serviceaccount monitoring:unbound\. Just granted\? The manager keeps a denial for the same token for up to 30 s \(as controller-runtime\); a new token is allowed at once\n$/);
+    assert.match(
+      denied.stderr,
+      /error: identity system:serviceaccount:monitoring:unbound is not bound to the metrics-reader ClusterRole \(get on \/metrics\): run ctrlmetrics grant --serviceaccount monitoring:unbound\. Just granted\? The manager keeps a denial for the same token for up to 30 s \(as controller-runtime\); a new token is allowed at once\n$/,
+    );
     assert.equal(broken.code, 1);
     assert.match(broken.stderr, /retrying in .*\(attempt 2\/4\)/, 'a 500 is retried with backoff');
-    assert.match(broken.stderr, /error: the manager could not ask the API server .*check that its service account is bound to the metrics-auth-role/);
-    for (const r of [none, invalid, denied, broken]) assert.doesNotMatch(r.stderr, /eyJ[A-Za-z0-9_-]{10,}/, 'no token in the output');
+    assert.match(
+      broken.stderr,
+      /error: the manager could not ask the API server .*check that its service account is bound to the metrics-auth-role/,
+    );
+    for (const r of [none, invalid, denied, broken])
+      assert.doesNotMatch(r.stderr, /eyJ[A-Za-z0-9_-]{10,}/, 'no token in the output');
   });
 
   test('TLS: an unverified certificate hints at --cacert/--insecure; the right --cacert verifies, a wrong host name is explained', async () => {
     const [selfSigned, wrongCa, good, wrongName] = await Promise.all([
       scrape([url(endpoint), '--token-file', readerTokenFile]),
       scrape([url(certEndpoint, 'localhost'), '--token-file', readerTokenFile, '--cacert', otherCaFile]),
-      scrape([url(certEndpoint, 'localhost'), '--token-file', readerTokenFile, '--cacert', caFile, '--match', '^controller_runtime_reconcile_total$']),
+      scrape([
+        url(certEndpoint, 'localhost'),
+        '--token-file',
+        readerTokenFile,
+        '--cacert',
+        caFile,
+        '--match',
+        '^controller_runtime_reconcile_total$',
+      ]),
       scrape([url(certEndpoint, '127.0.0.1'), '--token-file', readerTokenFile, '--cacert', caFile]),
     ]);
     assert.equal(selfSigned.code, 1);
-    assert.match(selfSigned.stderr, /^error: TLS: the server's certificate is not signed by a CA this machine trusts .*pass --cacert FILE .* or --insecure/);
+    assert.match(
+      selfSigned.stderr,
+      /^error: TLS: the server's certificate is not signed by a CA this machine trusts .*pass --cacert FILE .* or --insecure/,
+    );
     assert.equal(wrongCa.code, 1);
-    assert.match(wrongCa.stderr, new RegExp(`is not signed by the CA in --cacert ${otherCaFile.replace(/[.]/g, '\\.')}`));
+    assert.match(
+      wrongCa.stderr,
+      new RegExp(`is not signed by the CA in --cacert ${otherCaFile.replace(/[.]/g, '\\.')}`),
+    );
     assert.equal(good.code, 0, good.stderr);
     assert.match(good.stdout, /^controller_runtime_reconcile_total\{controller="scrapetest",result="success"\} 5$/m);
     assert.equal(wrongName.code, 1);
@@ -171,10 +217,26 @@ describe('ctrlmetrics scrape', () => {
       assert.equal(r.code, 1, r.stderr);
       assert.doesNotMatch(r.stderr, /retrying/);
     }
-    assert.equal(plainToTls.stderr, `error: 127.0.0.1:${endpoint.port} serves HTTPS (the metrics endpoint's default, --metrics-secure=true): use https://127.0.0.1:${endpoint.port}/metrics\n`);
-    assert.match(healthPort.stderr, new RegExp(`^error: nothing is served at /metrics on 127\\.0\\.0\\.1:${endpoint.healthPort}: is this the metrics port\\? The health probe port .* serves only /healthz and /readyz; metrics are on --metrics-bind-address`));
-    assert.equal(wrongPath.stderr, `error: the endpoint answered 404 Not Found for /metricz: the metrics path is /metrics (https://127.0.0.1:${endpoint.port}/metrics)\n`);
-    assert.match(closing.stderr, new RegExp(`^error: 127\\.0\\.0\\.1:${closingTlsPort} closed the connection without answering .*use https://127\\.0\\.0\\.1:${closingTlsPort}/metrics`));
+    assert.equal(
+      plainToTls.stderr,
+      `error: 127.0.0.1:${endpoint.port} serves HTTPS (the metrics endpoint's default, --metrics-secure=true): use https://127.0.0.1:${endpoint.port}/metrics\n`,
+    );
+    assert.match(
+      healthPort.stderr,
+      new RegExp(
+        `^error: nothing is served at /metrics on 127\\.0\\.0\\.1:${endpoint.healthPort}: is this the metrics port\\? The health probe port .* serves only /healthz and /readyz; metrics are on --metrics-bind-address`,
+      ),
+    );
+    assert.equal(
+      wrongPath.stderr,
+      `error: the endpoint answered 404 Not Found for /metricz: the metrics path is /metrics (https://127.0.0.1:${endpoint.port}/metrics)\n`,
+    );
+    assert.match(
+      closing.stderr,
+      new RegExp(
+        `^error: 127\\.0\\.0\\.1:${closingTlsPort} closed the connection without answering .*use https://127\\.0\\.0\\.1:${closingTlsPort}/metrics`,
+      ),
+    );
     closer.close();
   });
 
@@ -183,18 +245,36 @@ describe('ctrlmetrics scrape', () => {
     const denied = await scrape([url(endpoint), '--insecure', '--token', before]);
     assert.equal(denied.code, 1);
     assert.match(denied.stderr, /is not bound to the metrics-reader ClusterRole/);
-    const grant = await runCli(['grant', '--serviceaccount', 'monitoring:late-grant', '--clusterrole', 'metrics-reader', '--kubeconfig', cluster.authority.kubeconfig], { timeoutMs: 30_000 });
+    const grant = await runCli(
+      [
+        'grant',
+        '--serviceaccount',
+        'monitoring:late-grant',
+        '--clusterrole',
+        'metrics-reader',
+        '--kubeconfig',
+        cluster.authority.kubeconfig,
+      ],
+      { timeoutMs: 30_000 },
+    );
     assert.equal(grant.code, 0, grant.stderr);
-    assert.match(grant.stderr, /keeps answering 403 to that token for up to 30 s .*a new token is allowed at once: ctrlmetrics token -n monitoring late-grant/);
+    assert.match(
+      grant.stderr,
+      /keeps answering 403 to that token for up to 30 s .*a new token is allowed at once: ctrlmetrics token -n monitoring late-grant/,
+    );
     const [stillDenied, fresh] = await Promise.all([
       scrape([url(endpoint), '--insecure', '--token', before]),
-      cluster.serviceAccountToken('monitoring', 'late-grant').then((t) => scrape([url(endpoint), '--insecure', '--token', t, '--match', '^controller_runtime_reconcile_total$'])),
+      cluster
+        .serviceAccountToken('monitoring', 'late-grant')
+        .then((t) =>
+          scrape([url(endpoint), '--insecure', '--token', t, '--match', '^controller_runtime_reconcile_total$']),
+        ),
     ]);
     assert.equal(stillDenied.code, 1, 'the cached denial holds');
     assert.equal(fresh.code, 0, fresh.stderr);
   });
 
-  test('500 from a failing collector names the metric and is told apart from the filter\'s 500', async () => {
+  test("500 from a failing collector names the metric and is told apart from the filter's 500", async () => {
     // registered in prom-client's default registry, which the manager serves
     new promClient.Gauge({
       name: 'app_broken_depth',
@@ -225,26 +305,37 @@ describe('ctrlmetrics scrape', () => {
       scrape([url(endpoint), '--insecure', '--token', 'Bearer abc.def.ghi']),
       scrape([url(endpoint), '--insecure', '--token', 'abc def']),
     ]);
-    const hint = 'a token is one line of base64url characters, e.g. the output of ctrlmetrics token -n NAMESPACE SERVICEACCOUNT';
+    const hint =
+      'a token is one line of base64url characters, e.g. the output of ctrlmetrics token -n NAMESPACE SERVICEACCOUNT';
     const see = "See 'ctrlmetrics scrape --help' for usage.\n";
     assert.equal(kubeconfig.code, 1);
-    assert.equal(kubeconfig.stderr, `error: token file ${cluster.authority.kubeconfig} holds a kubeconfig, not a token: ${hint}\n${see}`);
+    assert.equal(
+      kubeconfig.stderr,
+      `error: token file ${cluster.authority.kubeconfig} holds a kubeconfig, not a token: ${hint}\n${see}`,
+    );
     assert.equal(bearer.code, 1);
-    assert.equal(bearer.stderr, `error: token file ${bearerFile} starts with "Bearer ": give the token alone, without the scheme (${hint})\n${see}`);
+    assert.equal(
+      bearer.stderr,
+      `error: token file ${bearerFile} starts with "Bearer ": give the token alone, without the scheme (${hint})\n${see}`,
+    );
     assert.equal(bearerFlag.code, 1);
     assert.match(bearerFlag.stderr, /^error: --token starts with "Bearer ": give the token alone/);
     assert.equal(spaced.code, 1);
     assert.match(spaced.stderr, /^error: --token holds spaces or characters a bearer token cannot have/);
-    for (const r of [kubeconfig, bearer, bearerFlag, spaced]) assert.doesNotMatch(r.stderr, /eyJ[A-Za-z0-9_-]{10,}|Invalid character/);
+    for (const r of [kubeconfig, bearer, bearerFlag, spaced])
+      assert.doesNotMatch(r.stderr, /eyJ[A-Za-z0-9_-]{10,}|Invalid character/);
   });
 
-  test('usage errors exit 1 with kubectl\'s help hint', async () => {
+  test("usage errors exit 1 with kubectl's help hint", async () => {
     const [both, bad] = await Promise.all([
       scrape([url(endpoint), '--insecure', '--cacert', caFile]),
       scrape([url(endpoint), '--count', '0']),
     ]);
     assert.equal(both.code, 1);
-    assert.match(both.stderr, /either --insecure or --cacert, not both\nSee 'ctrlmetrics scrape --help' for usage\.\n$/);
+    assert.match(
+      both.stderr,
+      /either --insecure or --cacert, not both\nSee 'ctrlmetrics scrape --help' for usage\.\n$/,
+    );
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /--count must be a positive integer.*\nSee 'ctrlmetrics scrape --help' for usage\.\n$/);
   });
@@ -260,16 +351,41 @@ describe('ctrlmetrics scrape', () => {
       reconcileTime.labels('watchtest').observe(observed);
     }, 10);
     try {
-      const p = procs.startCli('watch', ['scrape', url(endpoint), '--token-file', readerTokenFile, '--insecure', '--watch', '--interval', '1s', '--count', '3'], {
-        CTRLMETRICS_LOG_LEVEL: 'warn',
-      });
+      const p = procs.startCli(
+        'watch',
+        [
+          'scrape',
+          url(endpoint),
+          '--token-file',
+          readerTokenFile,
+          '--insecure',
+          '--watch',
+          '--interval',
+          '1s',
+          '--count',
+          '3',
+        ],
+        {
+          CTRLMETRICS_LOG_LEVEL: 'warn',
+        },
+      );
       const code = await within(p.exited, 60_000, 'scrape --watch --count 3');
       assert.equal(code, 0, p.stderr());
       // eslint-disable-next-line no-control-regex -- the escape character is what the test looks for
       assert.doesNotMatch(p.stdout(), /\x1b\[/, 'no terminal control sequences in a pipe');
-      const lines = p.stdout().trim().split('\n').filter((l) => / watchtest /.test(l));
+      const lines = p
+        .stdout()
+        .trim()
+        .split('\n')
+        .filter((l) => / watchtest /.test(l));
       assert.equal(lines.length, 3, p.stdout());
-      const fields = (line: string) => Object.fromEntries(line.split(' ').slice(2).map((kv) => kv.split('=') as [string, string]));
+      const fields = (line: string) =>
+        Object.fromEntries(
+          line
+            .split(' ')
+            .slice(2)
+            .map((kv) => kv.split('=') as [string, string]),
+        );
       assert.match(lines[0], /^\d\d:\d\d:\d\dZ watchtest reconciles\/s=- errors=- p50=- p90=- depth=7 total=\d+$/);
       const last = fields(lines[2]);
       assert.ok(Number(last['reconciles/s']) > 5, `reconciles/s ${last['reconciles/s']}`);
@@ -291,7 +407,11 @@ describe('ctrlmetrics scrape', () => {
   });
 
   test('--watch exits cleanly on SIGINT', async () => {
-    const p = procs.startCli('watch-sigint', ['scrape', url(endpoint), '--token-file', readerTokenFile, '--insecure', '--watch', '--interval', '1s'], { CTRLMETRICS_LOG_LEVEL: 'warn' });
+    const p = procs.startCli(
+      'watch-sigint',
+      ['scrape', url(endpoint), '--token-file', readerTokenFile, '--insecure', '--watch', '--interval', '1s'],
+      { CTRLMETRICS_LOG_LEVEL: 'warn' },
+    );
     await p.waitForOutput(/\d\dZ /, 30_000);
     process.kill(p.pid, 'SIGINT');
     const code = await within(p.exited, 15_000, 'scrape --watch after SIGINT');

@@ -32,11 +32,22 @@ test('ctx.cache reads by apiVersion and kind; an ambiguous or unwatched kind thr
     type: 'Normal',
     source: { component: 'test' },
   });
-  for (const [name, labels] of [['a', { a: '1' }], ['b', { b: '1' }]] as const) {
-    await cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels } });
+  for (const [name, labels] of [
+    ['a', { a: '1' }],
+    ['b', { b: '1' }],
+  ] as const) {
+    await cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns, labels },
+    });
   }
   const seen: Record<string, unknown> = {};
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' } });
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+  });
   mgr.add(
     new Controller({
       name: 'cache-reader',
@@ -56,8 +67,12 @@ test('ctx.cache reads by apiVersion and kind; an ambiguous or unwatched kind thr
           }
         };
         seen.ambiguous = attempt(() => ctx.cache.get('Event', ns, 'e1'));
-        seen.core = (ctx.cache.get<{ message: string }>({ apiVersion: 'v1', kind: 'Event' }, ns, 'e1'))?.message;
-        seen.events = (ctx.cache.get<{ note: string }>({ apiVersion: 'events.k8s.io/v1', kind: 'Event' }, ns, 'e1'))?.note;
+        seen.core = ctx.cache.get<{ message: string }>({ apiVersion: 'v1', kind: 'Event' }, ns, 'e1')?.message;
+        seen.events = ctx.cache.get<{ note: string }>(
+          { apiVersion: 'events.k8s.io/v1', kind: 'Event' },
+          ns,
+          'e1',
+        )?.note;
         seen.unwatched = attempt(() => ctx.cache.get('Secret', ns, 'e1'));
         seen.unwatchedList = attempt(() => ctx.cache.list({ apiVersion: 'apps/v1', kind: 'Deployment' }));
         seen.isNotCached = (() => {
@@ -68,7 +83,10 @@ test('ctx.cache reads by apiVersion and kind; an ambiguous or unwatched kind thr
             return err instanceof NotCachedError;
           }
         })();
-        seen.configMaps = ctx.cache.list<KubeObject>('ConfigMap', { namespace: ns }).map((o) => o.metadata?.name).sort();
+        seen.configMaps = ctx.cache
+          .list<KubeObject>('ConfigMap', { namespace: ns })
+          .map((o) => o.metadata?.name)
+          .sort();
         seen.missing = ctx.cache.get('ConfigMap', ns, 'none');
       },
     }),
@@ -83,11 +101,14 @@ test('ctx.cache reads by apiVersion and kind; an ambiguous or unwatched kind thr
     await running;
   }
   assert.deepEqual(seen, {
-    ambiguous: "NotCachedError: controller cache-reader watches Event in v1 and events.k8s.io/v1: name the one to read, ctx.cache.get({ apiVersion: 'v1', kind: 'Event' }, namespace, name)",
+    ambiguous:
+      "NotCachedError: controller cache-reader watches Event in v1 and events.k8s.io/v1: name the one to read, ctx.cache.get({ apiVersion: 'v1', kind: 'Event' }, namespace, name)",
     core: 'seen through both APIs',
     events: 'seen through both APIs',
-    unwatched: 'NotCachedError: controller cache-reader does not watch Secret, so ctx.cache does not hold it (it watches v1/Event, events.k8s.io/v1/Event, v1/ConfigMap): read it with ctx.client (from the API), or add a watch',
-    unwatchedList: 'NotCachedError: controller cache-reader does not watch Deployment (apps/v1), so ctx.cache does not hold it (it watches v1/Event, events.k8s.io/v1/Event, v1/ConfigMap): read it with ctx.client (from the API), or add a watch',
+    unwatched:
+      'NotCachedError: controller cache-reader does not watch Secret, so ctx.cache does not hold it (it watches v1/Event, events.k8s.io/v1/Event, v1/ConfigMap): read it with ctx.client (from the API), or add a watch',
+    unwatchedList:
+      'NotCachedError: controller cache-reader does not watch Deployment (apps/v1), so ctx.cache does not hold it (it watches v1/Event, events.k8s.io/v1/Event, v1/ConfigMap): read it with ctx.client (from the API), or add a watch',
     isNotCached: true,
     configMaps: ['a', 'b'],
     missing: undefined,

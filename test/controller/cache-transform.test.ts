@@ -34,7 +34,9 @@ const apply = (plural: string, kind: string, name: string, extra: Record<string,
 /** A Secret's transform of its own: keep the names of its keys, drop the values (and leave managedFields). */
 function secretKeysOnly(obj: KubeObject): KubeObject {
   const secret = obj as KubeObject & { data?: Record<string, string> };
-  const keys = Object.keys(secret.data ?? {}).sort().join(',');
+  const keys = Object.keys(secret.data ?? {})
+    .sort()
+    .join(',');
   delete secret.data;
   secret.metadata = { ...secret.metadata, annotations: { ...secret.metadata?.annotations, 'example.com/keys': keys } };
   return secret;
@@ -61,7 +63,9 @@ test('cache.defaultTransform applies to every kind, a byObject transform replace
       name: String(o.metadata?.name),
       managedFields: o.metadata?.managedFields !== undefined,
       data: o.data !== undefined,
-      ...(o.metadata?.annotations?.['example.com/keys'] !== undefined ? { keys: o.metadata.annotations['example.com/keys'] } : {}),
+      ...(o.metadata?.annotations?.['example.com/keys'] !== undefined
+        ? { keys: o.metadata.annotations['example.com/keys'] }
+        : {}),
     });
   mgr.add(
     new Controller({
@@ -82,14 +86,41 @@ test('cache.defaultTransform applies to every kind, a byObject transform replace
     await apply('configmaps', 'ConfigMap', 'watched', { data: { b: '2' } });
     await apply('secrets', 'Secret', 'watched', { stringData: { token: 't' } });
     const names = () => new Set(seen.map((s) => `${s.kind}/${s.name}`));
-    await eventually(() => ['ConfigMap/listed', 'ConfigMap/watched', 'Secret/listed', 'Secret/watched'].every((k) => names().has(k)), 'every object reconciled', 10_000, 20);
+    await eventually(
+      () => ['ConfigMap/listed', 'ConfigMap/watched', 'Secret/listed', 'Secret/watched'].every((k) => names().has(k)),
+      'every object reconciled',
+      10_000,
+      20,
+    );
     const last = (kind: string, name: string) => seen.filter((s) => s.kind === kind && s.name === name).at(-1);
     // ConfigMaps: the default transform (no managedFields, data kept)
-    assert.deepEqual(last('ConfigMap', 'listed'), { kind: 'ConfigMap', name: 'listed', managedFields: false, data: true });
-    assert.deepEqual(last('ConfigMap', 'watched'), { kind: 'ConfigMap', name: 'watched', managedFields: false, data: true });
+    assert.deepEqual(last('ConfigMap', 'listed'), {
+      kind: 'ConfigMap',
+      name: 'listed',
+      managedFields: false,
+      data: true,
+    });
+    assert.deepEqual(last('ConfigMap', 'watched'), {
+      kind: 'ConfigMap',
+      name: 'watched',
+      managedFields: false,
+      data: true,
+    });
     // Secrets: their own transform instead (managedFields stay, values gone, key names kept)
-    assert.deepEqual(last('Secret', 'listed'), { kind: 'Secret', name: 'listed', managedFields: true, data: false, keys: 'password,user' });
-    assert.deepEqual(last('Secret', 'watched'), { kind: 'Secret', name: 'watched', managedFields: true, data: false, keys: 'token' });
+    assert.deepEqual(last('Secret', 'listed'), {
+      kind: 'Secret',
+      name: 'listed',
+      managedFields: true,
+      data: false,
+      keys: 'password,user',
+    });
+    assert.deepEqual(last('Secret', 'watched'), {
+      kind: 'Secret',
+      name: 'watched',
+      managedFields: true,
+      data: false,
+      keys: 'token',
+    });
   } finally {
     stop.abort();
     await running;
@@ -104,7 +135,10 @@ test('cache.defaultTransform and informers.transform together are refused at sta
     cache: { defaultTransform: transforms.stripManagedFields },
   });
   mgr.add(new Controller({ name: 'twice', watches: [CM], reconciler: async () => undefined }));
-  await assert.rejects(mgr.start(new AbortController().signal), /cache\.defaultTransform and informers\.transform both set/);
+  await assert.rejects(
+    mgr.start(new AbortController().signal),
+    /cache\.defaultTransform and informers\.transform both set/,
+  );
 });
 
 test('a byObject transform that is no function is refused at start', async () => {

@@ -22,15 +22,27 @@ let live: KubeClient;
 let informers: InformerSet;
 let cached: KubeClient;
 
-type CM = { metadata: { name: string; namespace?: string; labels?: Record<string, string> }; data?: Record<string, string> };
+type CM = {
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  data?: Record<string, string>;
+};
 
 before(async () => {
   cluster = await startTestCluster();
   await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   for (const name of ['cm-a', 'cm-b']) {
-    await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels: { app: 'x' } }, data: { k: name } });
+    await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: NS, labels: { app: 'x' } },
+      data: { k: name },
+    });
   }
-  await cluster.admin.create(`/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: NS } });
+  await cluster.admin.create(`/api/v1/namespaces/${NS}/secrets`, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's', namespace: NS },
+  });
   proxy = new FaultProxy(cluster.authority.url, cluster.authority.caPem);
   await proxy.start();
   live = new KubeClient({ ...cluster.authority.restConfig, server: proxy.url, ca: proxy.caPem });
@@ -58,14 +70,24 @@ test('a get of a cached object makes no API call and returns a copy the reconcil
   const again = await cached.get<CM>(`/api/v1/namespaces/${NS}/configmaps/cm-a`);
   assert.equal(again.data?.k, 'cm-a', 'the cache was not changed through the copy');
   assert.equal(proxy.count('/configmaps/cm-a'), before, 'no API call');
-  assert.deepEqual(again, await live.get<CM>(`/api/v1/namespaces/${NS}/configmaps/cm-a`), 'the same object as the API returns');
+  assert.deepEqual(
+    again,
+    await live.get<CM>(`/api/v1/namespaces/${NS}/configmaps/cm-a`),
+    'the same object as the API returns',
+  );
 });
 
-test('a missing object is the API\'s 404, in its words, without an API call', async () => {
+test("a missing object is the API's 404, in its words, without an API call", async () => {
   const path = `/api/v1/namespaces/${NS}/configmaps/nope`;
-  const fromCache = await cached.get(path).then(() => undefined, (e: unknown) => e);
+  const fromCache = await cached.get(path).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.equal(proxy.count('/configmaps/nope'), 0);
-  const fromApi = await live.get(path).then(() => undefined, (e: unknown) => e);
+  const fromApi = await live.get(path).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(fromCache instanceof KubeApiError && fromApi instanceof KubeApiError);
   assert.equal(fromCache.status, 404);
   assert.equal(fromCache.reason, fromApi.reason);
@@ -82,7 +104,9 @@ test('a list of the whole collection comes from the cache; a list with a query g
   assert.deepEqual(names(list), names(fromApi), 'the same objects as the API lists');
   assert.ok(names(list).includes('cm-a'));
   const before2 = lists();
-  const selected = await cached.get<{ items: CM[] }>(`/api/v1/namespaces/${NS}/configmaps`, { query: { labelSelector: 'app=x' } });
+  const selected = await cached.get<{ items: CM[] }>(`/api/v1/namespaces/${NS}/configmaps`, {
+    query: { labelSelector: 'app=x' },
+  });
   assert.equal(selected.items.length, 2);
   assert.equal(lists(), before2 + 1, 'a selector is asked of the API');
 });
@@ -103,7 +127,10 @@ test('unsafeDisableDeepCopy: the cached object itself, frozen — the same refer
   const a = await unsafe.get<CM>(path);
   const b = await unsafe.get<CM>(path);
   assert.equal(a, b, 'no copy: the same object');
-  assert.ok(Object.isFrozen(a) && Object.isFrozen(a.data) && Object.isFrozen(a.metadata.labels), 'frozen through and through');
+  assert.ok(
+    Object.isFrozen(a) && Object.isFrozen(a.data) && Object.isFrozen(a.metadata.labels),
+    'frozen through and through',
+  );
   assert.throws(() => {
     a.data!.k = 'changed by the reconciler';
   }, TypeError);
@@ -124,15 +151,35 @@ test('with a mapper, the first read of a kind no informer caches whole starts an
     const gets = proxy.count('/serviceaccounts/default');
     const sa = await starting.get<CM>(path);
     assert.equal(sa.metadata.name, 'default');
-    assert.deepEqual(set.all().map((i) => i.path), ['/api/v1/serviceaccounts'], 'one informer, for the kind (all namespaces: the cache has no scope)');
+    assert.deepEqual(
+      set.all().map((i) => i.path),
+      ['/api/v1/serviceaccounts'],
+      'one informer, for the kind (all namespaces: the cache has no scope)',
+    );
     assert.ok(set.all()[0].synced);
     await starting.get<CM>(path);
-    await assert.rejects(starting.get(`/api/v1/namespaces/${NS}/serviceaccounts/nope`), (e: unknown) => e instanceof KubeApiError && e.status === 404);
-    assert.equal(proxy.count('/serviceaccounts/default') + proxy.count('/serviceaccounts/nope'), gets, 'answered by the new informer, not by GETs');
+    await assert.rejects(
+      starting.get(`/api/v1/namespaces/${NS}/serviceaccounts/nope`),
+      (e: unknown) => e instanceof KubeApiError && e.status === 404,
+    );
+    assert.equal(
+      proxy.count('/serviceaccounts/default') + proxy.count('/serviceaccounts/nope'),
+      gets,
+      'answered by the new informer, not by GETs',
+    );
     // a kind cached only through a selector gets a whole informer too, and a list is answered from it
     const list = await starting.get<{ items: CM[] }>(`/api/v1/namespaces/${NS}/secrets`);
-    assert.deepEqual(list.items.map((i) => i.metadata.name), ['s']);
-    assert.deepEqual(set.all().map((i) => i.path).sort(), ['/api/v1/secrets', '/api/v1/serviceaccounts']);
+    assert.deepEqual(
+      list.items.map((i) => i.metadata.name),
+      ['s'],
+    );
+    assert.deepEqual(
+      set
+        .all()
+        .map((i) => i.path)
+        .sort(),
+      ['/api/v1/secrets', '/api/v1/serviceaccounts'],
+    );
   } finally {
     await set.stop();
   }
@@ -145,7 +192,10 @@ test('readerFailOnMissingInformer: such a read throws a NotCachedError, not a no
     const gets = proxy.count('/serviceaccounts/default');
     await assert.rejects(failing.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`), (e: unknown) => {
       assert.ok(e instanceof NotCachedError, String(e));
-      assert.equal((e as Error).message, 'ServiceAccount (v1) is not cached: the manager\'s cache.readerFailOnMissingInformer is set and nothing watches it; watch it, or read it with apiReader');
+      assert.equal(
+        (e as Error).message,
+        "ServiceAccount (v1) is not cached: the manager's cache.readerFailOnMissingInformer is set and nothing watches it; watch it, or read it with apiReader",
+      );
       return true;
     });
     assert.equal(set.all().length, 0);
@@ -159,12 +209,15 @@ test('readerFailOnMissingInformer: such a read throws a NotCachedError, not a no
   }
 });
 
-test('a started informer that cannot list fails the read after the sync timeout, with the list\'s error', async () => {
+test("a started informer that cannot list fails the read after the sync timeout, with the list's error", async () => {
   const set = new InformerSet(live, { backoffBaseMs: 20, backoffMaxMs: 50 });
   proxy.setFault({ kind: 'status', status: 403 }, '/limitranges');
   try {
     const starting = cachedReadClient(live, set, { mapper: new RESTMapper(live), syncTimeoutMs: 300 });
-    await assert.rejects(starting.get(`/api/v1/namespaces/${NS}/limitranges/any`), /^Error: timed out after 300 ms waiting for the cache of \/api\/v1\/limitranges to sync for a read: injected fault$/);
+    await assert.rejects(
+      starting.get(`/api/v1/namespaces/${NS}/limitranges/any`),
+      /^Error: timed out after 300 ms waiting for the cache of \/api\/v1\/limitranges to sync for a read: injected fault$/,
+    );
   } finally {
     proxy.setFault({ kind: 'pass' });
     await set.stop();

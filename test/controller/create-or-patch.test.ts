@@ -30,10 +30,17 @@ interface ConfigMap {
 }
 
 test('a ConfigMap: created, unchanged, then updated by a merge patch that keeps what another writer changed meanwhile', async () => {
-  const cm = (): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'cop' } });
+  const cm = (): ConfigMap => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'settings', namespace: 'cop' },
+  });
   const created = await createOrPatch(objects, cm(), (o) => void (o.data = { ...o.data, mine: '1' }));
   assert.equal(created.operation, 'created');
-  assert.equal((await createOrPatch(objects, cm(), (o) => void (o.data = { ...o.data, mine: '1' }))).operation, 'unchanged');
+  assert.equal(
+    (await createOrPatch(objects, cm(), (o) => void (o.data = { ...o.data, mine: '1' }))).operation,
+    'unchanged',
+  );
   // another writer changes another key while mutate runs: the patch names only what mutate changed
   const path = '/api/v1/namespaces/cop/configmaps/settings';
   const concurrent = async (o: ConfigMap) => {
@@ -44,21 +51,42 @@ test('a ConfigMap: created, unchanged, then updated by a merge patch that keeps 
   assert.equal(patched.operation, 'updated');
   assert.deepEqual((await cluster.admin.get<ConfigMap>(path)).data, { mine: '2', theirs: 'x' });
   // the same with createOrUpdate: its update carries the stale resourceVersion, and is refused
-  await assert.rejects(createOrUpdate(objects, cm(), async (o) => {
-    await cluster.admin.mergePatch(path, { data: { theirs: 'y' } });
-    o.data = { ...o.data, mine: '3' };
-  }), (err: unknown) => isConflict(err));
+  await assert.rejects(
+    createOrUpdate(objects, cm(), async (o) => {
+      await cluster.admin.mergePatch(path, { data: { theirs: 'y' } });
+      o.data = { ...o.data, mine: '3' };
+    }),
+    (err: unknown) => isConflict(err),
+  );
 });
 
 test('a Deployment: the status goes through its subresource — updatedStatusOnly, updatedStatus, updated', async () => {
-  const deployment = () => ({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'web', namespace: 'cop' },
-    spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } } },
-  }) as { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; spec: { replicas: number }; status?: { replicas?: number; readyReplicas?: number } };
+  const deployment = () =>
+    ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'cop' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+        },
+      },
+    }) as {
+      apiVersion: string;
+      kind: string;
+      metadata: { name: string; namespace: string };
+      spec: { replicas: number };
+      status?: { replicas?: number; readyReplicas?: number };
+    };
   assert.equal((await createOrPatch(objects, deployment(), () => undefined)).operation, 'created');
-  const statusOnly = await createOrPatch(objects, deployment(), (d) => void (d.status = { ...d.status, replicas: 1, readyReplicas: 1 }));
+  const statusOnly = await createOrPatch(
+    objects,
+    deployment(),
+    (d) => void (d.status = { ...d.status, replicas: 1, readyReplicas: 1 }),
+  );
   assert.equal(statusOnly.operation, 'updatedStatusOnly');
   assert.equal(statusOnly.object.status?.readyReplicas, 1);
   const both = await createOrPatch(objects, deployment(), (d) => {
@@ -66,7 +94,10 @@ test('a Deployment: the status goes through its subresource — updatedStatusOnl
     d.status = { ...d.status, replicas: 2 };
   });
   assert.equal(both.operation, 'updatedStatus');
-  const read = await cluster.admin.get<{ spec: { replicas: number }; status: { replicas: number; readyReplicas: number } }>('/apis/apps/v1/namespaces/cop/deployments/web');
+  const read = await cluster.admin.get<{
+    spec: { replicas: number };
+    status: { replicas: number; readyReplicas: number };
+  }>('/apis/apps/v1/namespaces/cop/deployments/web');
   assert.deepEqual([read.spec.replicas, read.status.replicas, read.status.readyReplicas], [2, 2, 1]);
   assert.equal((await createOrPatch(objects, deployment(), (d) => void (d.spec.replicas = 3))).operation, 'updated');
   assert.equal((await createOrPatch(objects, deployment(), (d) => void (d.spec.replicas = 3))).operation, 'unchanged');

@@ -29,7 +29,13 @@ interface Seen {
 
 async function observe(unsafeDisableDeepCopy: boolean, name: string): Promise<Seen> {
   let seen: Seen | undefined;
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, healthProbeBindAddress: '0', cache: { unsafeDisableDeepCopy } });
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+    healthProbeBindAddress: '0',
+    cache: { unsafeDisableDeepCopy },
+  });
   const attempt = (f: () => void) => {
     try {
       f();
@@ -61,7 +67,12 @@ async function observe(unsafeDisableDeepCopy: boolean, name: string): Promise<Se
   const running = mgr.start(stop.signal);
   try {
     await mgr.ready();
-    await cluster.admin.create('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'v' } });
+    await cluster.admin.create('/api/v1/namespaces/default/configmaps', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name },
+      data: { k: 'v' },
+    });
     return await eventually(() => seen, `a reconcile of ${name}`, 10_000, 20);
   } finally {
     stop.abort();
@@ -70,11 +81,23 @@ async function observe(unsafeDisableDeepCopy: boolean, name: string): Promise<Se
 }
 
 test('ctx.cache is frozen; by default ctx.client reads are copies the reconcile may change', async () => {
-  assert.deepEqual(await observe(false, 'copies'), { cacheFrozen: true, cacheWrite: 'TypeError', sameObject: false, objectFrozen: false, objectWrite: 'written' });
+  assert.deepEqual(await observe(false, 'copies'), {
+    cacheFrozen: true,
+    cacheWrite: 'TypeError',
+    sameObject: false,
+    objectFrozen: false,
+    objectWrite: 'written',
+  });
   const stored = await cluster.admin.get<CM>('/api/v1/namespaces/default/configmaps/copies');
   assert.deepEqual(stored.data, { k: 'v' });
 });
 
 test('cache.unsafeDisableDeepCopy: ctx.client reads hand out the cached object itself, frozen', async () => {
-  assert.deepEqual(await observe(true, 'shared'), { cacheFrozen: true, cacheWrite: 'TypeError', sameObject: true, objectFrozen: true, objectWrite: 'TypeError' });
+  assert.deepEqual(await observe(true, 'shared'), {
+    cacheFrozen: true,
+    cacheWrite: 'TypeError',
+    sameObject: true,
+    objectFrozen: true,
+    objectWrite: 'TypeError',
+  });
 });

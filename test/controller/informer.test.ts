@@ -14,7 +14,12 @@ import { FaultProxy } from '../helpers/fault-proxy.js';
 
 const FAST = { backoffBaseMs: 50, backoffMaxMs: 400, watchTimeoutSeconds: 30 };
 
-function cm(ns: string, name: string, data: Record<string, string> = {}, labels: Record<string, string> = { app: 'inf' }) {
+function cm(
+  ns: string,
+  name: string,
+  data: Record<string, string> = {},
+  labels: Record<string, string> = { app: 'inf' },
+) {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels }, data };
 }
 
@@ -31,13 +36,18 @@ test('lists, then follows adds, updates and deletes through the watch (selector 
     ...FAST,
   });
   try {
-    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-a' } });
+    await cluster.admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'inf-a' },
+    });
     await cluster.admin.create('/api/v1/namespaces/inf-a/configmaps', cm('inf-a', 'before'));
     await cluster.admin.create('/api/v1/namespaces/inf-a/configmaps', cm('inf-a', 'unlabelled', {}, { app: 'other' }));
     const events: string[] = [];
     inf.addHandler({
       onAdd: (o) => events.push(`add ${o.metadata?.name}`),
-      onUpdate: (_o, n) => events.push(`update ${n.metadata?.name} ${(n as { data?: Record<string, string> }).data?.v}`),
+      onUpdate: (_o, n) =>
+        events.push(`update ${n.metadata?.name} ${(n as { data?: Record<string, string> }).data?.v}`),
       onDelete: (o) => events.push(`delete ${o.metadata?.name}`),
     });
     inf.start();
@@ -48,7 +58,10 @@ test('lists, then follows adds, updates and deletes through the watch (selector 
     await cluster.admin.delete('/api/v1/namespaces/inf-a/configmaps/before');
     await eventually(() => events.length >= 4, 'watch events');
     assert.deepEqual(events, ['add before', 'add after', 'update after 2', 'delete before']);
-    assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['after']);
+    assert.deepEqual(
+      inf.list().map((o) => o.metadata?.name),
+      ['after'],
+    );
     assert.equal(inf.get('inf-a/after')?.metadata?.name, 'after');
     assert.deepEqual(inf.health(), { healthy: true });
   } finally {
@@ -66,7 +79,11 @@ test('a watch that ends (server timeout) is re-opened from the last resourceVers
     watchTimeoutSeconds: 1, // the server closes each watch after 1–2 s
   });
   try {
-    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-b' } });
+    await cluster.admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'inf-b' },
+    });
     const adds: string[] = [];
     inf.addHandler({ onAdd: (o) => adds.push(o.metadata!.name!) });
     inf.start();
@@ -104,7 +121,11 @@ test('after the API restarts (same state, same port): reconnects with backoff, r
     inf.start();
     assert.equal(await inf.waitForSync(10_000), true);
     // a change the informer never sees (another collection) moves the resourceVersion past the informer's
-    await admin().create('/api/v1/namespaces/inf-c/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'inf-c' } });
+    await admin().create('/api/v1/namespaces/inf-c/secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's', namespace: 'inf-c' },
+    });
     await authority.stop();
 
     await eventually(() => !inf.health().healthy, 'unhealthy while the API is down', 10_000);
@@ -116,29 +137,46 @@ test('after the API restarts (same state, same port): reconnects with backoff, r
     await admin().create('/api/v1/namespaces/inf-c/configmaps', cm('inf-c', 'two'));
     await admin().delete('/api/v1/namespaces/inf-c/configmaps/one');
     await eventually(() => seen.has('two') && deleted.has('one'), 'the informer to catch up after the restart', 15_000);
-    assert.ok(inf.stats.relistsOnGone >= 1, `the old resourceVersion was gone: re-listed (${JSON.stringify(inf.stats)})`);
+    assert.ok(
+      inf.stats.relistsOnGone >= 1,
+      `the old resourceVersion was gone: re-listed (${JSON.stringify(inf.stats)})`,
+    );
     await eventually(() => inf.health().healthy, 'healthy again', 5_000);
-    assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['two']);
+    assert.deepEqual(
+      inf.list().map((o) => o.metadata?.name),
+      ['two'],
+    );
   } finally {
     await inf.stop();
     await authority.stop();
   }
 });
 
-test('as client-go\'s reflector: watch cache first, re-list only on an error answer or 410 (from the last version, then a consistent list), re-watch on 429, sync events', async () => {
+test("as client-go's reflector: watch cache first, re-list only on an error answer or 410 (from the last version, then a consistent list), re-watch on 429, sync events", async () => {
   const cluster = await startTestCluster();
   const proxy = new FaultProxy(cluster.authority.url, cluster.authority.caPem);
   await proxy.start();
   const client = new KubeClient({ ...cluster.authority.restConfig, server: proxy.url, ca: proxy.caPem });
   // watches end every 1–2 s, so a fault set for the next watch is met soon
-  const inf = new Informer<KubeObject>(client, { path: '/api/v1/namespaces/inf-r/configmaps', ...FAST, watchTimeoutSeconds: 1 });
-  const lists = () => proxy.requests.filter((r) => r.startsWith('GET /api/v1/namespaces/inf-r/configmaps?') && !r.includes('watch=1'));
+  const inf = new Informer<KubeObject>(client, {
+    path: '/api/v1/namespaces/inf-r/configmaps',
+    ...FAST,
+    watchTimeoutSeconds: 1,
+  });
+  const lists = () =>
+    proxy.requests.filter((r) => r.startsWith('GET /api/v1/namespaces/inf-r/configmaps?') && !r.includes('watch=1'));
   const query = (r: string) => new URL(r.split(' ')[1], 'https://x').searchParams;
   try {
-    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-r' } });
+    await cluster.admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'inf-r' },
+    });
     await cluster.admin.create('/api/v1/namespaces/inf-r/configmaps', cm('inf-r', 'a'));
     const syncs: string[] = [];
-    inf.addHandler({ onUpdate: (o, n) => o.metadata?.resourceVersion === n.metadata?.resourceVersion && syncs.push(n.metadata!.name!) });
+    inf.addHandler({
+      onUpdate: (o, n) => o.metadata?.resourceVersion === n.metadata?.resourceVersion && syncs.push(n.metadata!.name!),
+    });
     inf.start();
     assert.equal(await inf.waitForSync(10_000), true);
     assert.equal(lists().length, 1);
@@ -154,14 +192,19 @@ test('as client-go\'s reflector: watch cache first, re-list only on an error ans
     assert.equal(inf.stats.relistsOnError, 0);
 
     // 500 on the watch: a re-list from the last synced version, unpaginated; unchanged objects are sync events
-    const rv = (await cluster.admin.get<{ metadata: { resourceVersion: string } }>('/api/v1/namespaces/inf-r/configmaps')).metadata.resourceVersion;
+    const rv = (
+      await cluster.admin.get<{ metadata: { resourceVersion: string } }>('/api/v1/namespaces/inf-r/configmaps')
+    ).metadata.resourceVersion;
     proxy.setFault({ kind: 'status', status: 500 }, 'watch=1');
     await eventually(() => inf.stats.relistsOnError >= 1, 'a re-list after an error answer', 15_000, 20);
     proxy.setFault({ kind: 'pass' });
     await eventually(() => lists().length >= 2, 'the re-list', 15_000, 20);
     const relist = query(lists()[1]);
     assert.notEqual(relist.get('resourceVersion'), '0');
-    assert.ok(Number(relist.get('resourceVersion')) >= Number(rv), `from the last synced version (${relist.get('resourceVersion')} ≥ ${rv})`);
+    assert.ok(
+      Number(relist.get('resourceVersion')) >= Number(rv),
+      `from the last synced version (${relist.get('resourceVersion')} ≥ ${rv})`,
+    );
     assert.equal(relist.get('limit'), null, 'not paginated: served from the watch cache');
     await eventually(() => syncs.includes('a'), 'a sync event for the unchanged object', 5_000, 20);
 
@@ -172,7 +215,11 @@ test('as client-go\'s reflector: watch cache first, re-list only on an error ans
     proxy.setFault({ kind: 'pass' });
     // (a re-list still due to the 500 may come first, from the last version)
     const consistent = await eventually(
-      () => lists().slice(before).map(query).find((q) => q.get('resourceVersion') === null),
+      () =>
+        lists()
+          .slice(before)
+          .map(query)
+          .find((q) => q.get('resourceVersion') === null),
       'a consistent list (resourceVersion "") after the 410',
       15_000,
       20,
@@ -194,7 +241,11 @@ test('resync re-delivers every cached object as an update, with no API call', as
     resyncMs: 200,
   });
   try {
-    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-d' } });
+    await cluster.admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'inf-d' },
+    });
     await cluster.admin.create('/api/v1/namespaces/inf-d/configmaps', cm('inf-d', 'a'));
     await cluster.admin.create('/api/v1/namespaces/inf-d/configmaps', cm('inf-d', 'b'));
     const resynced = new Map<string, number>();
@@ -206,7 +257,12 @@ test('resync re-delivers every cached object as an update, with no API call', as
     });
     inf.start();
     assert.equal(await inf.waitForSync(10_000), true);
-    await eventually(() => (resynced.get('a') ?? 0) >= 2 && (resynced.get('b') ?? 0) >= 2, 'two resyncs of both objects', 5_000, 50);
+    await eventually(
+      () => (resynced.get('a') ?? 0) >= 2 && (resynced.get('b') ?? 0) >= 2,
+      'two resyncs of both objects',
+      5_000,
+      50,
+    );
     assert.equal(inf.stats.lists, 1, 'a resync does not re-list');
   } finally {
     await inf.stop();
@@ -219,7 +275,9 @@ test('resync re-delivers every cached object as an update, with no API call', as
  * connections opened while it lasts) are dropped silently, without closing anything, like a half-open connection
  * behind a dead NAT or load balancer.
  */
-async function blackHoleRelay(target: URL): Promise<{ url: string; swallow(on: boolean): void; close(): Promise<void> }> {
+async function blackHoleRelay(
+  target: URL,
+): Promise<{ url: string; swallow(on: boolean): void; close(): Promise<void> }> {
   let swallowing = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
@@ -270,7 +328,11 @@ test('a silent (half-open) watch is detected: health turns bad, the watch is cut
     stuckAfterMs: 1_500,
   });
   try {
-    await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf-e' } });
+    await cluster.admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'inf-e' },
+    });
     const adds: string[] = [];
     inf.addHandler({ onAdd: (o) => adds.push(o.metadata!.name!) });
     inf.start();
@@ -278,10 +340,15 @@ test('a silent (half-open) watch is detected: health turns bad, the watch is cut
     await eventually(() => inf.stats.watches >= 1, 'a watch', 5_000, 20);
 
     relay.swallow(true);
-    const bad = await eventually(() => {
-      const h = inf.health();
-      return h.healthy ? undefined : h;
-    }, 'the informer to report itself unhealthy', 10_000, 50);
+    const bad = await eventually(
+      () => {
+        const h = inf.health();
+        return h.healthy ? undefined : h;
+      },
+      'the informer to report itself unhealthy',
+      10_000,
+      50,
+    );
     assert.match(bad.reason ?? '', /stuck|no successful list or watch/);
     await eventually(() => inf.stats.stuckWatches >= 1, 'the silent watch to be cut', 10_000, 50);
     assert.ok(inf.stats.failures >= 1, 'counted as a failure, not a success');

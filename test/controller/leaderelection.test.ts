@@ -34,7 +34,10 @@ after(async () => {
   await cluster?.stop();
 });
 
-const lease = (id: string) => direct.get<{ spec: { holderIdentity?: string; leaseTransitions?: number; leaseDurationSeconds?: number } }>(`/apis/coordination.k8s.io/v1/namespaces/default/leases/${id}`);
+const lease = (id: string) =>
+  direct.get<{ spec: { holderIdentity?: string; leaseTransitions?: number; leaseDurationSeconds?: number } }>(
+    `/apis/coordination.k8s.io/v1/namespaces/default/leases/${id}`,
+  );
 const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 500 };
 
 describe('LeaderElector', () => {
@@ -75,12 +78,19 @@ describe('LeaderElector', () => {
     const stopB = new AbortController();
     const t0 = performance.now();
     assert.equal(await b.acquire(stopB.signal), true);
-    assert.ok(performance.now() - t0 >= 2_900, 'b waited a full lease duration from first seeing a\'s record');
-    assert.deepEqual({ holder: (await lease(id)).spec.holderIdentity, transitions: (await lease(id)).spec.leaseTransitions }, { holder: 'b', transitions: 1 });
+    assert.ok(performance.now() - t0 >= 2_900, "b waited a full lease duration from first seeing a's record");
+    assert.deepEqual(
+      { holder: (await lease(id)).spec.holderIdentity, transitions: (await lease(id)).spec.leaseTransitions },
+      { holder: 'b', transitions: 1 },
+    );
     stopB.abort();
     await b.release();
     const released = (await lease(id)).spec;
-    assert.deepEqual([released.holderIdentity, released.leaseDurationSeconds, released.leaseTransitions], ['', 1, 1], 'released: empty holder, 1 s, transitions kept');
+    assert.deepEqual(
+      [released.holderIdentity, released.leaseDurationSeconds, released.leaseTransitions],
+      ['', 1, 1],
+      'released: empty holder, 1 s, transitions kept',
+    );
 
     const c = new LeaderElector(direct, { id, namespace: 'default', identity: 'c', ...timing });
     const t1 = performance.now();
@@ -103,15 +113,19 @@ describe('LeaderElector', () => {
   });
 
   test('timing rules as client-go: lease > renew deadline > 1.2 × retry, all positive', () => {
-    const make = (t: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number }) => () => new LeaderElector(direct, { id: 'x', namespace: 'default', ...t });
-    assert.throws(make({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }), /lease duration \(10000 ms\) must be greater than the renew deadline/);
+    const make = (t: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number }) => () =>
+      new LeaderElector(direct, { id: 'x', namespace: 'default', ...t });
+    assert.throws(
+      make({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }),
+      /lease duration \(10000 ms\) must be greater than the renew deadline/,
+    );
     assert.throws(make({ renewDeadlineMs: 2_400, retryPeriodMs: 2_000 }), /1\.2 × the retry period/);
     assert.throws(make({ retryPeriodMs: 0 }), /greater than 0/);
     assert.doesNotThrow(make({}));
   });
 });
 
-describe('the manager\'s shutdown with leader election', () => {
+describe("the manager's shutdown with leader election", () => {
   test('with releaseOnCancel, a slow reconcile in flight keeps the lease renewed; it is released only after the reconcile returned, and the other replica takes it at once', async () => {
     const ns = 'release-order';
     await direct.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -141,9 +155,17 @@ describe('the manager\'s shutdown with leader election', () => {
     const stop = new AbortController();
     const running = mgr.start(stop.signal);
     await Promise.race([mgr.ready(), running]);
-    await direct.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 's', namespace: ns, labels: { slow: 'yes' } } });
+    await direct.create(`/api/v1/namespaces/${ns}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 's', namespace: ns, labels: { slow: 'yes' } },
+    });
     while (!reconcileStarted) await new Promise((r) => setTimeout(r, 20));
-    const transitionsBefore = (await direct.get<{ spec: { leaseTransitions: number } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/release-lock`)).spec.leaseTransitions;
+    const transitionsBefore = (
+      await direct.get<{ spec: { leaseTransitions: number } }>(
+        `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/release-lock`,
+      )
+    ).spec.leaseTransitions;
     stop.abort(); // shutdown begins with the reconcile in flight
     const other = new LeaderElector(direct, { id: 'release-lock', namespace: ns, identity: 'other', ...timing });
     const otherStop = new AbortController();
@@ -151,9 +173,17 @@ describe('the manager\'s shutdown with leader election', () => {
     try {
       const acquiredAt = await acquiring;
       await running;
-      assert.ok(acquiredAt > reconcileReturnedAt, `the other replica led ${(reconcileReturnedAt - acquiredAt).toFixed(0)} ms before the reconcile returned`);
-      assert.ok(acquiredAt - reconcileReturnedAt < 2_500, `taken ${(acquiredAt - reconcileReturnedAt).toFixed(0)} ms after the release: at its next try, not after a lease duration`);
-      const l = await direct.get<{ spec: { holderIdentity: string; leaseTransitions: number } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/release-lock`);
+      assert.ok(
+        acquiredAt > reconcileReturnedAt,
+        `the other replica led ${(reconcileReturnedAt - acquiredAt).toFixed(0)} ms before the reconcile returned`,
+      );
+      assert.ok(
+        acquiredAt - reconcileReturnedAt < 2_500,
+        `taken ${(acquiredAt - reconcileReturnedAt).toFixed(0)} ms after the release: at its next try, not after a lease duration`,
+      );
+      const l = await direct.get<{ spec: { holderIdentity: string; leaseTransitions: number } }>(
+        `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/release-lock`,
+      );
       assert.equal(l.spec.holderIdentity, 'other');
       assert.equal(l.spec.leaseTransitions, transitionsBefore + 1);
     } finally {
@@ -165,9 +195,10 @@ describe('the manager\'s shutdown with leader election', () => {
 });
 
 describe('the Lease namespace, as controller-runtime decides it', () => {
-  const REFUSED = /unable to find leader election namespace: not running in-cluster, please specify LeaderElectionNamespace/;
+  const REFUSED =
+    /unable to find leader election namespace: not running in-cluster, please specify LeaderElectionNamespace/;
 
-  test('the option; else the pod\'s service-account namespace file; else refused with controller-runtime\'s message', async () => {
+  test("the option; else the pod's service-account namespace file; else refused with controller-runtime's message", async () => {
     const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     // eslint-disable-next-line @typescript-eslint/unbound-method -- node:path's functions do not use `this`
@@ -178,7 +209,10 @@ describe('the Lease namespace, as controller-runtime decides it', () => {
       await writeFile(file, 'from-pod\n');
       assert.equal(await leaderElectionNamespace('given', file), 'given');
       assert.equal(await leaderElectionNamespace(undefined, file), 'from-pod');
-      await assert.rejects(leaderElectionNamespace(undefined, join(dir, 'absent')), (err: Error) => err instanceof ManagerError && REFUSED.test(err.message));
+      await assert.rejects(
+        leaderElectionNamespace(undefined, join(dir, 'absent')),
+        (err: Error) => err instanceof ManagerError && REFUSED.test(err.message),
+      );
       await writeFile(file, '\n');
       await assert.rejects(leaderElectionNamespace(undefined, file), REFUSED, 'an empty file is no namespace');
     } finally {
@@ -205,7 +239,10 @@ describe('the Lease namespace, as controller-runtime decides it', () => {
 
 describe('failed Lease calls are logged as client-go logs them', () => {
   /** A client acting as a service account whose Role in `ns` has these rules (by default: ConfigMaps, no Leases). */
-  async function withoutLeaseRights(ns: string, rules: unknown[] = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }]): Promise<KubeClient> {
+  async function withoutLeaseRights(
+    ns: string,
+    rules: unknown[] = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
+  ): Promise<KubeClient> {
     const token = await cluster.serviceAccountToken(ns, 'manager');
     await direct.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -228,7 +265,16 @@ describe('failed Lease calls are logged as client-go logs them', () => {
     const client = await withoutLeaseRights(ns);
     const { lines, logger } = errorLines();
     let now = 0;
-    const e = new LeaderElector(client, { id: 'locked-out', namespace: ns, identity: 'x', leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 100, logger, now: () => now });
+    const e = new LeaderElector(client, {
+      id: 'locked-out',
+      namespace: ns,
+      identity: 'x',
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 1_500,
+      retryPeriodMs: 100,
+      logger,
+      now: () => now,
+    });
     const stop = new AbortController();
     const acquiring = e.acquire(stop.signal);
     try {
@@ -255,9 +301,19 @@ describe('failed Lease calls are logged as client-go logs them', () => {
 
   test('a Lease that may be read but not created: "error initially creating leader election record" with the API\'s message', async () => {
     const ns = 'le-no-create';
-    const client = await withoutLeaseRights(ns, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] }]);
+    const client = await withoutLeaseRights(ns, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
+    ]);
     const { lines, logger } = errorLines();
-    const e = new LeaderElector(client, { id: 'cannot-create', namespace: ns, identity: 'x', leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 100, logger });
+    const e = new LeaderElector(client, {
+      id: 'cannot-create',
+      namespace: ns,
+      identity: 'x',
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 1_500,
+      retryPeriodMs: 100,
+      logger,
+    });
     const stop = new AbortController();
     const acquiring = e.acquire(stop.signal);
     try {

@@ -29,8 +29,13 @@ after(async () => {
 });
 
 test("the application's other prom-client copy is served and reported once; an unloadable copy is a warning naming it", async () => {
-  const theirs = (await import(pathToFileURL(join(app, 'node_modules', 'prom-client', 'index.js')).href)) as typeof import('prom-client');
-  new theirs.Counter({ name: 'app_copy_jobs_total', help: 'Jobs counted with the application’s prom-client copy.' }).inc(5);
+  const theirs = (await import(
+    pathToFileURL(join(app, 'node_modules', 'prom-client', 'index.js')).href
+  )) as typeof import('prom-client');
+  new theirs.Counter({
+    name: 'app_copy_jobs_total',
+    help: 'Jobs counted with the application’s prom-client copy.',
+  }).inc(5);
   const reader = await cluster.readerToken();
   const lines: string[] = [];
   const prevSink = setLogSink((l) => lines.push(l));
@@ -50,11 +55,17 @@ test("the application's other prom-client copy is served and reported once; an u
     assert.equal(value(parseExposition(r.body), 'app_copy_jobs_total', {}), 5);
     const included = lines.filter((l) => l.includes('including the default registry of another prom-client copy'));
     assert.equal(included.length, 1, lines.join('\n'));
-    assert.match(included[0], new RegExp(`"dir":"${join(app, 'node_modules', 'prom-client').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}"`));
+    assert.match(
+      included[0],
+      new RegExp(`"dir":"${join(app, 'node_modules', 'prom-client').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}"`),
+    );
     const warned = lines.filter((l) => l.includes('will not be served'));
     assert.equal(warned.length, 1, lines.join('\n'));
     assert.match(warned[0], /"level":"warn"/);
-    assert.match(warned[0], /metrics of @prometheus-io\/client 0\.16\.1 at .*node_modules\/@prometheus-io\/client will not be served: this build needs Node\.js 22; pass its register to metrics\.registerPromClientRegistry\(\)/);
+    assert.match(
+      warned[0],
+      /metrics of @prometheus-io\/client 0\.16\.1 at .*node_modules\/@prometheus-io\/client will not be served: this build needs Node\.js 22; pass its register to metrics\.registerPromClientRegistry\(\)/,
+    );
   } finally {
     stop.abort();
     await running.catch(() => undefined);

@@ -57,7 +57,11 @@ function refused(url: string): Promise<boolean> {
 }
 
 function noopController(name: string, ns: string): Controller {
-  return new Controller({ name, reconciler: async () => undefined, watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns }] });
+  return new Controller({
+    name,
+    reconciler: async () => undefined,
+    watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns }],
+  });
 }
 
 test('start fails with a clear error when the metrics address is in use, and leaves nothing running', async () => {
@@ -75,7 +79,10 @@ test('start fails with a clear error when the metrics address is in use, and lea
     mgr.add(noopController('bind-fail', 'default'));
     await assert.rejects(mgr.start(), (err: Error) => {
       assert.ok(err instanceof ManagerError);
-      assert.match(err.message, new RegExp(`^failed to start metrics server: .*127\\.0\\.0\\.1:${port}.*already in use`));
+      assert.match(
+        err.message,
+        new RegExp(`^failed to start metrics server: .*127\\.0\\.0\\.1:${port}.*already in use`),
+      );
       return true;
     });
     assert.equal(await refused(`http://127.0.0.1:${healthPort}`), true, 'the health server was never started');
@@ -96,7 +103,10 @@ test('start fails when the health probe address is in use, and the metrics serve
       healthProbeBindAddress: `127.0.0.1:${port}`,
       metrics: { bindAddress: `127.0.0.1:${metricsPort}` },
     });
-    await assert.rejects(mgr.start(), /cannot bind the health probe server on 127\.0\.0\.1:\d+: the address is already in use \(EADDRINUSE\)/);
+    await assert.rejects(
+      mgr.start(),
+      /cannot bind the health probe server on 127\.0\.0\.1:\d+: the address is already in use \(EADDRINUSE\)/,
+    );
     assert.equal(await refused(`https://127.0.0.1:${metricsPort}`), true, 'metrics server stopped again');
   } finally {
     blocker.close();
@@ -128,13 +138,28 @@ test('start fails clearly when the API rejects the credentials', async () => {
 test('aborting start() during the cache sync returns within 1 s, not after the sync timeout', async () => {
   const lines: string[] = [];
   const prevSink = setLogSink((l) => lines.push(l));
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '127.0.0.1:0' } });
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '127.0.0.1:0' },
+  });
   // a kind the API does not serve: its cache never syncs (the default sync timeout is 120 s)
-  mgr.add(new Controller({ name: 'never-synced', reconciler: async () => undefined, watches: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' }] }));
+  mgr.add(
+    new Controller({
+      name: 'never-synced',
+      reconciler: async () => undefined,
+      watches: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' }],
+    }),
+  );
   const stop = new AbortController();
   const running = mgr.start(stop.signal);
   try {
-    await eventually(() => lines.some((l) => l.includes('Starting Controller')), 'the controller to wait for its caches', 10_000, 20);
+    await eventually(
+      () => lines.some((l) => l.includes('Starting Controller')),
+      'the controller to wait for its caches',
+      10_000,
+      20,
+    );
     const t0 = performance.now();
     stop.abort();
     await running;
@@ -151,8 +176,20 @@ test('aborting start() during the cache sync returns within 1 s, not after the s
 test('a watched kind the API does not serve: the log and the start-up error name it and say to install its CRD', async () => {
   const lines: string[] = [];
   const prevSink = setLogSink((l) => lines.push(l));
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, informers: { backoffBaseMs: 20, backoffMaxMs: 50 } });
-  mgr.add(new Controller({ name: 'missing-crd', cacheSyncTimeoutMs: 500, reconciler: async () => undefined, watches: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default' }] }));
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+    informers: { backoffBaseMs: 20, backoffMaxMs: 50 },
+  });
+  mgr.add(
+    new Controller({
+      name: 'missing-crd',
+      cacheSyncTimeoutMs: 500,
+      reconciler: async () => undefined,
+      watches: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default' }],
+    }),
+  );
   try {
     await assert.rejects(mgr.start(), (err: Error) => {
       assert.ok(err instanceof ManagerError);
@@ -163,7 +200,12 @@ test('a watched kind the API does not serve: the log and the start-up error name
       );
       return true;
     });
-    assert.ok(lines.some((l) => l.includes('watch not started: its kind is not resolved') && l.includes('install the CRD of Memcached')), 'the retry log line names the kind and the fix');
+    assert.ok(
+      lines.some(
+        (l) => l.includes('watch not started: its kind is not resolved') && l.includes('install the CRD of Memcached'),
+      ),
+      'the retry log line names the kind and the fix',
+    );
   } finally {
     setLogSink(prevSink);
   }
@@ -191,11 +233,18 @@ test('health probes: /readyz and /healthz pass once running; /healthz fails whil
     assert.match(verbose.body, /\[\+\]informers-synced ok/);
     assert.equal((await httpGet(`${base}/nope`)).status, 404);
     await authority.stop();
-    const bad = await eventually(async () => {
-      const r = await httpGet(`${base}/healthz`);
-      return r.status === 500 ? r : undefined;
-    }, '/healthz to fail', 10_000);
-    assert.match(bad.body, /\[-\]informers failed: no successful list or watch of \/api\/v1\/namespaces\/default\/configmaps/);
+    const bad = await eventually(
+      async () => {
+        const r = await httpGet(`${base}/healthz`);
+        return r.status === 500 ? r : undefined;
+      },
+      '/healthz to fail',
+      10_000,
+    );
+    assert.match(
+      bad.body,
+      /\[-\]informers failed: no successful list or watch of \/api\/v1\/namespaces\/default\/configmaps/,
+    );
     assert.equal((await httpGet(`${base}/healthz/ping`)).status, 200, 'single checks can be queried');
   } finally {
     stop.abort();
@@ -219,21 +268,27 @@ test('graceful shutdown: controllers stop first (in-flight reconciles finish), t
     healthProbeBindAddress: '127.0.0.1:0',
     metrics: { bindAddress: '127.0.0.1:0', filterProvider: filters.withAuthenticationAndAuthorization },
   });
-  mgr.add(new Controller({
-    name: 'slow',
-    reconciler: async () => {
-      inFlight();
-      await new Promise((r) => setTimeout(r, 800));
-      finished = true;
-    },
-    watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=slow' }],
-  }));
+  mgr.add(
+    new Controller({
+      name: 'slow',
+      reconciler: async () => {
+        inFlight();
+        await new Promise((r) => setTimeout(r, 800));
+        finished = true;
+      },
+      watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=slow' }],
+    }),
+  );
   const stop = new AbortController();
   const running = mgr.start(stop.signal);
   try {
     await Promise.race([mgr.ready(), running]);
     const metricsUrl = `${mgr.metricsServer!.url}/metrics`;
-    await cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: ns, labels: { test: 'slow' } } });
+    await cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'x', namespace: ns, labels: { test: 'slow' } },
+    });
     await entered;
     stop.abort();
     // the reconcile is still running: the metrics endpoint keeps answering meanwhile
@@ -245,10 +300,24 @@ test('graceful shutdown: controllers stop first (in-flight reconciles finish), t
     assert.equal(finished, true, 'the in-flight reconcile finished before start() resolved');
     assert.equal(await refused(metricsUrl), true, 'metrics server stopped');
     const msgs = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
-    const order = ['metrics server is serving', 'Starting Controller', 'Stopping and waiting for controllers', 'Stopping and waiting for caches', 'Stopping and waiting for HTTP servers', 'Wait completed, proceeding to shutdown the manager'];
+    const order = [
+      'metrics server is serving',
+      'Starting Controller',
+      'Stopping and waiting for controllers',
+      'Stopping and waiting for caches',
+      'Stopping and waiting for HTTP servers',
+      'Wait completed, proceeding to shutdown the manager',
+    ];
     const at = order.map((m) => msgs.indexOf(m));
-    assert.ok(at.every((i) => i >= 0), `all lifecycle messages logged: ${JSON.stringify(at)}`);
-    assert.deepEqual([...at].sort((a, b) => a - b), at, `in order: ${order.join(' → ')}`);
+    assert.ok(
+      at.every((i) => i >= 0),
+      `all lifecycle messages logged: ${JSON.stringify(at)}`,
+    );
+    assert.deepEqual(
+      [...at].sort((a, b) => a - b),
+      at,
+      `in order: ${order.join(' → ')}`,
+    );
     const f = await scrapeRegistry();
     assert.equal(value(f, 'controller_runtime_reconcile_total', { controller: 'slow', result: 'success' }), 1);
   } finally {
@@ -263,7 +332,15 @@ test('leader election: the manager runs controllers only while holding the Lease
   await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   const client = new KubeClient(cluster.authority.restConfig);
   // another replica holds the lease first
-  const other = new LeaderElector(client, { id: 'demo-lock', namespace: ns, identity: 'other', leaseDurationMs: 1_000, retryPeriodMs: 100, renewDeadlineMs: 800, releaseOnCancel: true });
+  const other = new LeaderElector(client, {
+    id: 'demo-lock',
+    namespace: ns,
+    identity: 'other',
+    leaseDurationMs: 1_000,
+    retryPeriodMs: 100,
+    renewDeadlineMs: 800,
+    releaseOnCancel: true,
+  });
   const otherStop = new AbortController();
   assert.equal(await other.acquire(otherStop.signal), true);
   const otherRenew = other.renewLoop(otherStop.signal);
@@ -282,8 +359,18 @@ test('leader election: the manager runs controllers only while holding the Lease
     retryPeriodMs: 100,
   });
   let reconciled = 0;
-  mgr.add(new Controller({ name: 'led', reconciler: async () => void reconciled++, watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=led' }] }));
-  await cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'y', namespace: ns, labels: { test: 'led' } } });
+  mgr.add(
+    new Controller({
+      name: 'led',
+      reconciler: async () => void reconciled++,
+      watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=led' }],
+    }),
+  );
+  await cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'y', namespace: ns, labels: { test: 'led' } },
+  });
   const stop = new AbortController();
   const running = mgr.start(stop.signal);
   try {
@@ -302,7 +389,9 @@ test('leader election: the manager runs controllers only while holding the Lease
     f = await scrapeRegistry();
     assert.equal(f.get('leader_election_master_status')?.type, 'gauge');
     assert.equal(value(f, 'leader_election_master_status', { name: 'demo-lock' }), 1);
-    const lease = await cluster.admin.get<{ spec: { holderIdentity: string; leaseTransitions: number } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/demo-lock`);
+    const lease = await cluster.admin.get<{ spec: { holderIdentity: string; leaseTransitions: number } }>(
+      `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/demo-lock`,
+    );
     assert.notEqual(lease.spec.holderIdentity, 'other');
     assert.ok(lease.spec.holderIdentity.length > 0);
     assert.equal(lease.spec.leaseTransitions, 1, 'taking over the released lease is a transition');
@@ -311,7 +400,9 @@ test('leader election: the manager runs controllers only while holding the Lease
     f = await scrapeRegistry();
     // as controller-runtime: only a failed renewal round sets 0; a stop between rounds leaves it as it was
     assert.equal(value(f, 'leader_election_master_status', { name: 'demo-lock' }), 1);
-    const released = await cluster.admin.get<{ spec: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/demo-lock`);
+    const released = await cluster.admin.get<{ spec: { holderIdentity?: string } }>(
+      `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/demo-lock`,
+    );
     assert.equal(released.spec.holderIdentity ?? '', '', 'the lease was released on shutdown');
   } finally {
     otherStop.abort();

@@ -25,12 +25,17 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-const cm = (name: string, labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels } });
+const cm = (name: string, labels: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: NS, labels },
+});
 
 before(async () => {
   cluster = await startTestCluster();
   await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  for (const name of ['old-1', 'old-2', 'old-3']) await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, cm(name, { t: 'order' }));
+  for (const name of ['old-1', 'old-2', 'old-3'])
+    await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, cm(name, { t: 'order' }));
   client = new KubeClient(cluster.authority.restConfig);
   informers = new InformerSet(client);
 });
@@ -96,8 +101,13 @@ test('a requeue keeps the priority the request was handed out with, unless the r
   });
   controllers.push(c);
   await c.start({ client, informers, signal: stop.signal });
-  const requeues = async () => value(await scrapeRegistry(), 'controller_runtime_reconcile_total', { controller: 'pq_requeue', result: 'requeue_after' });
-  const depth = async (priority: string) => value(await scrapeRegistry(), 'workqueue_depth', { name: 'pq_requeue', controller: 'pq_requeue', priority });
+  const requeues = async () =>
+    value(await scrapeRegistry(), 'controller_runtime_reconcile_total', {
+      controller: 'pq_requeue',
+      result: 'requeue_after',
+    });
+  const depth = async (priority: string) =>
+    value(await scrapeRegistry(), 'workqueue_depth', { name: 'pq_requeue', controller: 'pq_requeue', priority });
   /** Holds the only worker on old-2, makes the delayed old-1 ready (a plain add keeps the higher priority), and reads the depth. */
   const readyPriorityOfOld1 = async (): Promise<Record<string, number | undefined>> => {
     gate = deferred();
@@ -112,9 +122,13 @@ test('a requeue keeps the priority the request was handed out with, unless the r
     return d;
   };
   await eventually(async () => (await requeues()) === 1, 'the first requeue', 10_000, 20);
-  assert.deepEqual(await readyPriorityOfOld1(), { '-100': 1, '7': undefined, '-1000': undefined }, 'kept the priority it was handed out with (-100)');
+  assert.deepEqual(
+    await readyPriorityOfOld1(),
+    { '-100': 1, '7': undefined, '-1000': undefined },
+    'kept the priority it was handed out with (-100)',
+  );
   await eventually(async () => (await requeues()) === 2, 'the second requeue', 10_000, 20);
-  assert.deepEqual(await readyPriorityOfOld1(), { '-100': 0, '7': 1, '-1000': undefined }, 'the result\'s priority');
+  assert.deepEqual(await readyPriorityOfOld1(), { '-100': 0, '7': 1, '-1000': undefined }, "the result's priority");
   await eventually(() => calls === 3, 'the third reconcile', 10_000, 20);
 });
 
@@ -133,5 +147,8 @@ test('usePriorityQueue: false gives the legacy client-go queue: one priority="" 
   await c.start({ client, informers, signal: stop.signal });
   await done.promise;
   const depth = (await scrapeRegistry()).get('workqueue_depth')!.samples.filter((s) => s.labels.name === 'pq_legacy');
-  assert.deepEqual(depth.map((s) => s.labels.priority), ['']);
+  assert.deepEqual(
+    depth.map((s) => s.labels.priority),
+    [''],
+  );
 });

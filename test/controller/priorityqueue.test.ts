@@ -33,7 +33,12 @@ test('items come out by priority, highest first, then in the order they became r
   q.add('b', LOW_PRIORITY);
   q.add('c');
   q.add('d', 10);
-  assert.deepEqual(await drain(q), [['d', 10], ['a', 0], ['c', 0], ['b', -100]]);
+  assert.deepEqual(await drain(q), [
+    ['d', 10],
+    ['a', 0],
+    ['c', 0],
+    ['b', -100],
+  ]);
 });
 
 test('a re-add keeps the higher priority; raising it moves the item to the end of that line; a lower one is ignored', async () => {
@@ -45,7 +50,11 @@ test('a re-add keeps the higher priority; raising it moves the item to the end o
   q.add('z', LOW_PRIORITY); // lower: ignored
   q.add('y'); // the same: nothing moves
   assert.equal(q.len(), 3);
-  assert.deepEqual(await drain(q), [['z', 5], ['y', 0], ['x', 0]]);
+  assert.deepEqual(await drain(q), [
+    ['z', 5],
+    ['y', 0],
+    ['x', 0],
+  ]);
   assert.equal(await metric('workqueue_adds_total', 'pq_dedup'), 3, 'an item is added once however often it is queued');
 });
 
@@ -59,7 +68,11 @@ test('a delayed item is not in the depth until it is ready; every delayed add is
   assert.equal(q.waitingLen(), 1);
   assert.equal(await metric('workqueue_retries_total', 'pq_delay'), 3);
   assert.equal(await metric('workqueue_adds_total', 'pq_delay'), 0);
-  assert.equal(await metric('workqueue_depth', 'pq_delay', { priority: '0' }), undefined, 'no depth series before anything is ready');
+  assert.equal(
+    await metric('workqueue_depth', 'pq_delay', { priority: '0' }),
+    undefined,
+    'no depth series before anything is ready',
+  );
   await clock.advance(499);
   assert.equal(q.len(), 0);
   await clock.advance(1);
@@ -72,7 +85,10 @@ test('a delayed item is not in the depth until it is ready; every delayed add is
   assert.equal(q.len(), 2);
   assert.equal(await metric('workqueue_depth', 'pq_delay', { priority: '-100' }), 1);
   await clock.advance(20_000);
-  assert.deepEqual(await drain(q), [['a', 0], ['b', -100]]);
+  assert.deepEqual(await drain(q), [
+    ['a', 0],
+    ['b', -100],
+  ]);
   assert.equal(await metric('workqueue_depth', 'pq_delay', { priority: '0' }), 0);
   assert.equal(await metric('workqueue_depth', 'pq_delay', { priority: '-100' }), 0);
   assert.equal(await metric('workqueue_adds_total', 'pq_delay'), 2, 'the timer of b found it already handed out');

@@ -19,12 +19,17 @@ after(async () => {
   await cluster?.stop();
 });
 
-function get(url: string, method = 'GET'): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function get(
+  url: string,
+  method = 'GET',
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, agent: false, timeout: 60_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
@@ -33,7 +38,12 @@ function get(url: string, method = 'GET'): Promise<{ status: number; headers: ht
 }
 
 test('a manager with profilingBindAddress serves a CPU profile and a heap snapshot that parse, on loopback', async () => {
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, profilingBindAddress: ':0' });
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+    profilingBindAddress: ':0',
+  });
   const stop = new AbortController();
   const running = mgr.start(stop.signal);
   try {
@@ -45,8 +55,17 @@ test('a manager with profilingBindAddress serves a CPU profile and a heap snapsh
     const cpu = await get(`${base}/debug/pprof/profile?seconds=1`).finally(() => clearInterval(busy));
     assert.equal(cpu.status, 200);
     assert.match(String(cpu.headers['content-disposition']), /^attachment; filename="cpu-[\dTZ-]+\.cpuprofile"$/);
-    const profile = JSON.parse(cpu.body) as { nodes: Array<{ id: number; callFrame: { functionName: string } }>; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] };
-    assert.ok(profile.nodes.length > 1 && profile.nodes.every((n) => typeof n.id === 'number' && typeof n.callFrame.functionName === 'string'));
+    const profile = JSON.parse(cpu.body) as {
+      nodes: Array<{ id: number; callFrame: { functionName: string } }>;
+      startTime: number;
+      endTime: number;
+      samples: number[];
+      timeDeltas: number[];
+    };
+    assert.ok(
+      profile.nodes.length > 1 &&
+        profile.nodes.every((n) => typeof n.id === 'number' && typeof n.callFrame.functionName === 'string'),
+    );
     assert.equal(profile.samples.length, profile.timeDeltas.length);
     assert.ok(profile.samples.length > 10, `${profile.samples.length} samples`);
     const µs = profile.endTime - profile.startTime;
@@ -55,7 +74,11 @@ test('a manager with profilingBindAddress serves a CPU profile and a heap snapsh
     const heap = await get(`${base}/debug/pprof/heap`);
     assert.equal(heap.status, 200);
     assert.match(String(heap.headers['content-disposition']), /\.heapsnapshot"$/);
-    const snapshot = JSON.parse(heap.body) as { snapshot: { meta: { node_fields: string[] }; node_count: number }; nodes: number[]; strings: string[] };
+    const snapshot = JSON.parse(heap.body) as {
+      snapshot: { meta: { node_fields: string[] }; node_count: number };
+      nodes: number[];
+      strings: string[];
+    };
     assert.ok(snapshot.snapshot.meta.node_fields.includes('name'));
     assert.ok(snapshot.snapshot.node_count > 1_000);
     assert.equal(snapshot.nodes.length, snapshot.snapshot.node_count * snapshot.snapshot.meta.node_fields.length);
@@ -115,7 +138,11 @@ test('a profiling address beyond loopback is served as named, with a warning', a
   try {
     const server = new ProfilingServer('0.0.0.0:0', createLogger('profiling-test'));
     assert.equal(server.bindAddress, '0.0.0.0:0');
-    assert.ok(lines.some((l) => l.includes('"level":"warn"') && l.includes('heap snapshot, which holds the tokens and keys in memory')));
+    assert.ok(
+      lines.some(
+        (l) => l.includes('"level":"warn"') && l.includes('heap snapshot, which holds the tokens and keys in memory'),
+      ),
+    );
     assert.equal(new ProfilingServer(':8082', createLogger('profiling-test')).bindAddress, '127.0.0.1:8082');
   } finally {
     setLogSink(prev);

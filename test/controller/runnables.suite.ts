@@ -17,7 +17,11 @@ export interface RunnablesTarget {
 }
 
 /** A runnable that records its start and stop, and runs until its signal aborts. */
-export function recording(name: string, log: string[], opts: { needLeaderElection?: boolean; onStop?: () => Promise<void> } = {}): Runnable & { running: boolean } {
+export function recording(
+  name: string,
+  log: string[],
+  opts: { needLeaderElection?: boolean; onStop?: () => Promise<void> } = {},
+): Runnable & { running: boolean } {
   const r = {
     name,
     needLeaderElection: opts.needLeaderElection,
@@ -62,7 +66,15 @@ export function runnablesSuite(name: string, start: () => Promise<RunnablesTarge
     };
     /** Another replica holding the Lease until `release()`. */
     const holdLease = async (ns: string, id: string) => {
-      const other = new LeaderElector(new KubeClient(target.restConfig), { id, namespace: ns, identity: 'other', leaseDurationMs: 2_000, retryPeriodMs: 200, renewDeadlineMs: 1_500, releaseOnCancel: true });
+      const other = new LeaderElector(new KubeClient(target.restConfig), {
+        id,
+        namespace: ns,
+        identity: 'other',
+        leaseDurationMs: 2_000,
+        retryPeriodMs: 200,
+        renewDeadlineMs: 1_500,
+        releaseOnCancel: true,
+      });
       const stop = new AbortController();
       assert.equal(await other.acquire(stop.signal), true);
       const renewing = other.renewLoop(stop.signal);
@@ -89,7 +101,11 @@ export function runnablesSuite(name: string, start: () => Promise<RunnablesTarge
     });
     const configMaps = async (ns: string, label: string, n: number) => {
       for (let i = 0; i < n; i++) {
-        await target.admin.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns, labels: { test: label } } });
+        await target.admin.create(`/api/v1/namespaces/${ns}/configmaps`, {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `cm-${i}`, namespace: ns, labels: { test: label } },
+        });
       }
     };
 
@@ -103,13 +119,25 @@ export function runnablesSuite(name: string, start: () => Promise<RunnablesTarge
       const reconciled = { everyReplica: 0, leader: 0 };
       const watches = [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=runnables' }];
       mgr.add(everywhere).add(leaderOnly);
-      mgr.add(new Controller({ name: `${prefix}-every-replica`, needLeaderElection: false, reconciler: async () => void reconciled.everyReplica++, watches }));
+      mgr.add(
+        new Controller({
+          name: `${prefix}-every-replica`,
+          needLeaderElection: false,
+          reconciler: async () => void reconciled.everyReplica++,
+          watches,
+        }),
+      );
       mgr.add(new Controller({ name: `${prefix}-leader`, reconciler: async () => void reconciled.leader++, watches }));
       await configMaps(ns, 'runnables', 1);
       const stop = new AbortController();
       const running = mgr.start(stop.signal);
       try {
-        await eventually(() => reconciled.everyReplica === 1, 'the every-replica controller to reconcile on the standby', 15_000, 20);
+        await eventually(
+          () => reconciled.everyReplica === 1,
+          'the every-replica controller to reconcile on the standby',
+          15_000,
+          20,
+        );
         assert.equal(everywhere.running, true);
         // the standby keeps trying for the Lease (retry period 200 ms): several rounds, and still nothing that needs it ran
         await new Promise((r) => setTimeout(r, 600));
@@ -123,16 +151,29 @@ export function runnablesSuite(name: string, start: () => Promise<RunnablesTarge
         assert.equal(lateLeader.running, false);
         await other.release();
         await mgr.ready();
-        await eventually(() => reconciled.leader === 1 && leaderOnly.running && lateLeader.running, 'the leader runnables to start once leading', 15_000, 20);
-        assert.equal(reconciled.everyReplica, 1, 'no second reconcile of the every-replica controller on becoming leader');
+        await eventually(
+          () => reconciled.leader === 1 && leaderOnly.running && lateLeader.running,
+          'the leader runnables to start once leading',
+          15_000,
+          20,
+        );
+        assert.equal(
+          reconciled.everyReplica,
+          1,
+          'no second reconcile of the every-replica controller on becoming leader',
+        );
       } finally {
         stop.abort();
         await running;
       }
       assert.deepEqual(
-        [everywhere.running, leaderOnly.running, log.indexOf('everywhere stopping') < log.indexOf('leader-only stopping')],
+        [
+          everywhere.running,
+          leaderOnly.running,
+          log.indexOf('everywhere stopping') < log.indexOf('leader-only stopping'),
+        ],
         [false, false, true],
-        'every-replica runnables stop before the leader\'s (controller-runtime\'s order)',
+        "every-replica runnables stop before the leader's (controller-runtime's order)",
       );
     });
 
@@ -146,12 +187,24 @@ export function runnablesSuite(name: string, start: () => Promise<RunnablesTarge
       const cold = `${prefix}-cold`;
       const watches = [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=warmup' }];
       mgr.add(new Controller({ name: warm, reconciler: async () => void reconciled.warm++, watches }));
-      mgr.add(new Controller({ name: cold, enableWarmup: false, reconciler: async () => void reconciled.cold++, watches: [{ ...watches[0], labelSelector: 'test=warmup,cold!=x' }] }));
+      mgr.add(
+        new Controller({
+          name: cold,
+          enableWarmup: false,
+          reconciler: async () => void reconciled.cold++,
+          watches: [{ ...watches[0], labelSelector: 'test=warmup,cold!=x' }],
+        }),
+      );
       const stop = new AbortController();
       const running = mgr.start(stop.signal);
       try {
         // the standby's warm controller listed all 20 and queued them; nothing was reconciled
-        await eventually(async () => (await depth(warm)) === 20, 'the warm controller to queue the initial list on the standby', 15_000, 20);
+        await eventually(
+          async () => (await depth(warm)) === 20,
+          'the warm controller to queue the initial list on the standby',
+          15_000,
+          20,
+        );
         assert.equal(await depth(cold), undefined, 'the controller that opted out did not start its watches');
         const ready = await fetch(`${mgr.healthProbeServer!.url}/readyz?verbose`);
         assert.equal(ready.status, 200, await ready.text());
@@ -159,7 +212,12 @@ export function runnablesSuite(name: string, start: () => Promise<RunnablesTarge
         assert.deepEqual(reconciled, { warm: 0, cold: 0 }, 'no reconcile before leading');
         await other.release();
         await mgr.ready();
-        await eventually(() => reconciled.warm === 20 && reconciled.cold === 20, 'both controllers to reconcile everything once leading', 15_000, 20);
+        await eventually(
+          () => reconciled.warm === 20 && reconciled.cold === 20,
+          'both controllers to reconcile everything once leading',
+          15_000,
+          20,
+        );
         assert.equal(await depth(warm), 0);
       } finally {
         stop.abort();

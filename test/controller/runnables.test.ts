@@ -20,13 +20,21 @@ after(async () => {
 });
 
 // the Lease cases (a standby's runnables and controllers, warm replicas), shared with test/real-api/runnables.test.ts
-runnablesSuite('runnables and warm replicas with a Lease on the authority', async () => {
-  const c = await startTestCluster();
-  return { restConfig: c.authority.restConfig, admin: c.admin, stop: () => c.stop() };
-}, 'rn');
+runnablesSuite(
+  'runnables and warm replicas with a Lease on the authority',
+  async () => {
+    const c = await startTestCluster();
+    return { restConfig: c.authority.restConfig, admin: c.admin, stop: () => c.stop() };
+  },
+  'rn',
+);
 
 test('a runnable that fails stops the manager: start() rejects with its error as the cause, everything else is stopped', async () => {
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '127.0.0.1:0' } });
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '127.0.0.1:0' },
+  });
   const log: string[] = [];
   const bystander = recording('bystander', log, { needLeaderElection: false });
   const boom = new TypeError('queue consumer lost its connection');
@@ -56,7 +64,11 @@ test('a runnable that fails stops the manager: start() rejects with its error as
 });
 
 test('a runnable that fails at once fails start(); ready() rejects; a thrown non-Error is wrapped', async () => {
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' } });
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+  });
   mgr.add({
     needLeaderElection: false,
     start() {
@@ -72,9 +84,14 @@ test('a runnable that fails at once fails start(); ready() rejects; a thrown non
   await assert.rejects(mgr.ready());
 });
 
-test('stop order: every-replica runnables, then the leader\'s, then the HTTP servers: metrics still answer while runnables drain', async () => {
+test("stop order: every-replica runnables, then the leader's, then the HTTP servers: metrics still answer while runnables drain", async () => {
   const reader = await cluster.readerToken();
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '127.0.0.1:0' }, healthProbeBindAddress: '127.0.0.1:0' });
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '127.0.0.1:0' },
+    healthProbeBindAddress: '127.0.0.1:0',
+  });
   const log: string[] = [];
   const scraped: number[] = [];
   const scrape = async () => void scraped.push((await httpsGet(`${mgr.metricsServer!.url}/metrics`, reader)).status);
@@ -85,25 +102,46 @@ test('stop order: every-replica runnables, then the leader\'s, then the HTTP ser
   await mgr.ready();
   stop.abort();
   await running;
-  assert.deepEqual(log, ['worker started', 'leader started', 'worker stopping', 'worker stopped', 'leader stopping', 'leader stopped']);
+  assert.deepEqual(log, [
+    'worker started',
+    'leader started',
+    'worker stopping',
+    'worker stopped',
+    'leader stopping',
+    'leader stopped',
+  ]);
   assert.deepEqual(scraped, [200, 200], 'the metrics server serves until the runnables have stopped');
-  assert.throws(() => mgr.add(recording('too-late', log)), (err: Error) => err instanceof ManagerError && /cannot add too-late: the manager is stopping/.test(err.message));
+  assert.throws(
+    () => mgr.add(recording('too-late', log)),
+    (err: Error) => err instanceof ManagerError && /cannot add too-late: the manager is stopping/.test(err.message),
+  );
 });
 
 test('a runnable that ignores its signal: stop waits for gracefulShutdownTimeoutMs, then start() rejects saying so', async () => {
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, gracefulShutdownTimeoutMs: 300 });
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+    gracefulShutdownTimeoutMs: 300,
+  });
   mgr.add({ name: 'stubborn', start: () => new Promise<void>(() => undefined) });
   const stop = new AbortController();
   const running = mgr.start(stop.signal);
   await mgr.ready();
   const t0 = performance.now();
   stop.abort();
-  await assert.rejects(running, /^ManagerError: failed waiting for all runnables to end within grace period of 300 ms$/);
+  await assert.rejects(
+    running,
+    /^ManagerError: failed waiting for all runnables to end within grace period of 300 ms$/,
+  );
   const ms = performance.now() - t0;
   assert.ok(ms >= 250 && ms < 3_000, `stopped after ${Math.round(ms)} ms`);
 });
 
 test('add() refuses what is not a runnable, with what it takes', () => {
   const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false });
-  assert.throws(() => mgr.add({ run() {} } as unknown as Runnable), /^ManagerError: add\(\) takes a Controller, a Webhook, a ConversionWebhook or a Runnable \(an object with start\(signal\)\)$/);
+  assert.throws(
+    () => mgr.add({ run() {} } as unknown as Runnable),
+    /^ManagerError: add\(\) takes a Controller, a Webhook, a ConversionWebhook or a Runnable \(an object with start\(signal\)\)$/,
+  );
 });

@@ -34,7 +34,15 @@ function httpGet(url: string): Promise<{ status: number; body: string }> {
 
 /** Another replica holding the Lease until `release()`. */
 async function holdLease(ns: string, id: string): Promise<{ release: () => Promise<void> }> {
-  const other = new LeaderElector(new KubeClient(cluster.authority.restConfig), { id, namespace: ns, identity: 'other', leaseDurationMs: 1_000, retryPeriodMs: 100, renewDeadlineMs: 800, releaseOnCancel: true });
+  const other = new LeaderElector(new KubeClient(cluster.authority.restConfig), {
+    id,
+    namespace: ns,
+    identity: 'other',
+    leaseDurationMs: 1_000,
+    retryPeriodMs: 100,
+    renewDeadlineMs: 800,
+    releaseOnCancel: true,
+  });
   const stop = new AbortController();
   assert.equal(await other.acquire(stop.signal), true);
   const renewing = other.renewLoop(stop.signal);
@@ -65,21 +73,43 @@ test('a warm standby is not ready until its warm caches sync; a sync that times 
   const ns = 'warmup-unsynced';
   await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   const other = await holdLease(ns, 'warmup-unsynced-lock');
-  const mgr = new Manager({ ...leaderOptions(ns, 'warmup-unsynced-lock'), enableWarmup: true, informers: { backoffBaseMs: 20, backoffMaxMs: 50 } });
+  const mgr = new Manager({
+    ...leaderOptions(ns, 'warmup-unsynced-lock'),
+    enableWarmup: true,
+    informers: { backoffBaseMs: 20, backoffMaxMs: 50 },
+  });
   // a kind the API does not serve: its cache cannot sync
-  mgr.add(new Controller({ name: 'warm-unserved', cacheSyncTimeoutMs: 3_000, reconciler: async () => undefined, watches: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: ns }] }));
+  mgr.add(
+    new Controller({
+      name: 'warm-unserved',
+      cacheSyncTimeoutMs: 3_000,
+      reconciler: async () => undefined,
+      watches: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: ns }],
+    }),
+  );
   const running = mgr.start();
   try {
     // not ready from the start; the reason names the kind once discovery has answered (before: "not answered yet")
     let sawReady = false;
-    const notReady = await eventually(async () => {
-      const r = await httpGet(`${mgr.healthProbeServer!.url}/readyz?verbose`).catch(() => undefined);
-      if (r?.status === 200) sawReady = true;
-      return r?.status === 500 && /does not serve/.test(r.body) ? r : undefined;
-    }, 'the standby\'s /readyz to name the unserved kind', 2_500, 20);
+    const notReady = await eventually(
+      async () => {
+        const r = await httpGet(`${mgr.healthProbeServer!.url}/readyz?verbose`).catch(() => undefined);
+        if (r?.status === 200) sawReady = true;
+        return r?.status === 500 && /does not serve/.test(r.body) ? r : undefined;
+      },
+      "the standby's /readyz to name the unserved kind",
+      2_500,
+      20,
+    );
     assert.equal(sawReady, false, 'the standby is never ready');
-    assert.match(notReady.body, /\[-\]informers-synced failed: caches not synced: Memcached \(cache\.example\.com\/v1alpha1\) \(the API server does not serve Memcached/);
-    await assert.rejects(running, /^ManagerError: controller warm-unserved: timed out after 3000 ms waiting for the watch caches to sync/);
+    assert.match(
+      notReady.body,
+      /\[-\]informers-synced failed: caches not synced: Memcached \(cache\.example\.com\/v1alpha1\) \(the API server does not serve Memcached/,
+    );
+    await assert.rejects(
+      running,
+      /^ManagerError: controller warm-unserved: timed out after 3000 ms waiting for the watch caches to sync/,
+    );
   } finally {
     await running.catch(() => undefined);
     await other.release();
@@ -89,10 +119,25 @@ test('a warm standby is not ready until its warm caches sync; a sync that times 
 test('without leader election, enableWarmup changes nothing: controllers start as usual', async () => {
   const ns = 'warmup-no-le';
   await cluster.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  await cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'only', namespace: ns, labels: { test: 'no-le' } } });
-  const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, enableWarmup: true });
+  await cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'only', namespace: ns, labels: { test: 'no-le' } },
+  });
+  const mgr = new Manager({
+    restConfig: cluster.authority.restConfig,
+    handleSignals: false,
+    metrics: { bindAddress: '0' },
+    enableWarmup: true,
+  });
   let reconciled = 0;
-  mgr.add(new Controller({ name: 'no-le-warm', reconciler: async () => void reconciled++, watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=no-le' }] }));
+  mgr.add(
+    new Controller({
+      name: 'no-le-warm',
+      reconciler: async () => void reconciled++,
+      watches: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, labelSelector: 'test=no-le' }],
+    }),
+  );
   const stop = new AbortController();
   const running = mgr.start(stop.signal);
   try {

@@ -5,7 +5,12 @@
 import { startTestCluster } from '../helpers/cluster.js';
 import { watchResolutionSuite } from './watch-resolution.suite.js';
 
-watchResolutionSuite('watches resolved by discovery, on the authority', async () => {
-  const c = await startTestCluster();
-  return { restConfig: c.authority.restConfig, admin: c.admin, stop: () => c.stop() };
-}, 'wr', 'zoo.example.com');
+watchResolutionSuite(
+  'watches resolved by discovery, on the authority',
+  async () => {
+    const c = await startTestCluster();
+    return { restConfig: c.authority.restConfig, admin: c.admin, stop: () => c.stop() };
+  },
+  'wr',
+  'zoo.example.com',
+);

@@ -55,7 +55,10 @@ test('the default controller rate limiter takes the larger of backoff and bucket
   const l = defaultControllerRateLimiter<string>();
   assert.equal(l.when('x'), 5);
   assert.equal(l.when('x'), 10);
-  const m = new MaxOfRateLimiter<string>(new ItemExponentialFailureRateLimiter(1, 1000), new BucketRateLimiter(1, 1, () => 0));
+  const m = new MaxOfRateLimiter<string>(
+    new ItemExponentialFailureRateLimiter(1, 1000),
+    new BucketRateLimiter(1, 1, () => 0),
+  );
   assert.equal(m.when('a'), 1, 'bucket has a token, backoff wins');
   assert.equal(m.when('a'), 1000, 'bucket empty: 1 s at 1 qps wins over 2 ms');
 });
@@ -118,12 +121,19 @@ test('addAfter holds an item back; the earliest pending time wins; retries are c
   assert.equal(value(fams, 'workqueue_retries_total', { name: 'wq_delay' }), 3);
   q.addAfter('b', 0);
   assert.equal(q.len(), 1, 'no delay: queued at once');
-  assert.equal(value(await scrapeRegistry(), 'workqueue_retries_total', { name: 'wq_delay' }), 4, 'client-go counts AddAfter with no delay as a retry too');
+  assert.equal(
+    value(await scrapeRegistry(), 'workqueue_retries_total', { name: 'wq_delay' }),
+    4,
+    'client-go counts AddAfter with no delay as a retry too',
+  );
   q.shutDown();
 });
 
 test('addRateLimited backs off exponentially per item and forget resets it', async () => {
-  const q = new Workqueue<string>({ name: 'wq_backoff', rateLimiter: new ItemExponentialFailureRateLimiter(20, 10_000) });
+  const q = new Workqueue<string>({
+    name: 'wq_backoff',
+    rateLimiter: new ItemExponentialFailureRateLimiter(20, 10_000),
+  });
   const waits: number[] = [];
   for (let i = 0; i < 4; i++) {
     const t0 = performance.now();
@@ -133,7 +143,9 @@ test('addRateLimited backs off exponentially per item and forget resets it', asy
     q.done(r.item!);
   }
   // 20, 40, 80, 160 ms (timers may fire late, never early)
-  [20, 40, 80, 160].forEach((min, i) => assert.ok(waits[i] >= min - 2, `attempt ${i + 1} waited ${waits[i].toFixed(0)} ms ≥ ${min}`));
+  [20, 40, 80, 160].forEach((min, i) =>
+    assert.ok(waits[i] >= min - 2, `attempt ${i + 1} waited ${waits[i].toFixed(0)} ms ≥ ${min}`),
+  );
   assert.ok(waits[3] > waits[0] * 3, `backoff grows: ${waits.map((w) => w.toFixed(0)).join(', ')}`);
   assert.equal(q.numRequeues('a'), 4);
   q.forget('a');

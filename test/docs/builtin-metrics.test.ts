@@ -18,7 +18,8 @@ const listed = page
   .filter((l) => l.startsWith('| `'))
   .flatMap((l) => [...l.split('|')[1].matchAll(/`([a-z_*]+)`/g)].map((m) => m[1]));
 
-const covered = (family: string) => listed.some((n) => (n.endsWith('*') ? family.startsWith(n.slice(0, -1)) : n === family));
+const covered = (family: string) =>
+  listed.some((n) => (n.endsWith('*') ? family.startsWith(n.slice(0, -1)) : n === family));
 
 function sourceText(dir: string): string {
   return readdirSync(dir)
@@ -29,8 +30,15 @@ function sourceText(dir: string): string {
 
 test('every family registered at import has a row', () => {
   const families = metrics.registry.familyNames();
-  assert.ok(families.includes('controller_runtime_reconcile_total') && families.includes('controller_runtime_webhook_requests_total'), families.join(' '));
-  assert.deepEqual(families.filter((f) => !covered(f)), []);
+  assert.ok(
+    families.includes('controller_runtime_reconcile_total') &&
+      families.includes('controller_runtime_webhook_requests_total'),
+    families.join(' '),
+  );
+  assert.deepEqual(
+    families.filter((f) => !covered(f)),
+    [],
+  );
 });
 
 test('every family a row names is one the library registers', () => {

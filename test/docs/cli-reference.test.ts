@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { renderCliReference } from '../../src/cli/reference.js';
 import { ROOT } from './markdown.js';
 
-test('the CLI reference is the commands\' current help', () => {
+test("the CLI reference is the commands' current help", () => {
   const page = readFileSync(join(ROOT, 'docs/reference/cli.md'), 'utf8');
   assert.ok(page === renderCliReference(), 'docs/reference/cli.md is out of date: run npm run docs:cli');
-  for (const name of ['demo', 'create api', 'generate crd', 'scrape', 'doctor']) assert.ok(page.includes(`## \`ctrlmetrics ${name}\``), name);
+  for (const name of ['demo', 'create api', 'generate crd', 'scrape', 'doctor'])
+    assert.ok(page.includes(`## \`ctrlmetrics ${name}\``), name);
 });

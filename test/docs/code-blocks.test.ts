@@ -28,7 +28,10 @@ test('every block says how it is checked', () => {
     if (f.marker) return !/^(file |typecheck( in \S+)?$|layout$|watch-screen$)/.test(f.marker);
     return !['sh', 'indented', 'yaml', 'json'].includes(f.lang); // indented blocks on these pages are commands
   });
-  assert.deepEqual(unchecked.map((f) => `${f.where} (${f.lang || 'no language'}${f.marker ? `, marker "${f.marker}"` : ''})`), []);
+  assert.deepEqual(
+    unchecked.map((f) => `${f.where} (${f.lang || 'no language'}${f.marker ? `, marker "${f.marker}"` : ''})`),
+    [],
+  );
 });
 
 test('a block that shows a file is that file', () => {
@@ -104,29 +107,60 @@ test('shell blocks name commands, flags, npm scripts and files that exist', () =
 /** The npm scripts of this repository and of a project `ctrlmetrics init` generates (the tutorial runs those). */
 function npmScripts(): Set<string> {
   const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const generated = JSON.parse(renderProject({ projectName: 'docs-check', domain: 'example.com', ctrlmetricsVersion: '*' })['package.json']) as { scripts: Record<string, string> };
+  const generated = JSON.parse(
+    renderProject({ projectName: 'docs-check', domain: 'example.com', ctrlmetricsVersion: '*' })['package.json'],
+  ) as { scripts: Record<string, string> };
   return new Set([...Object.keys(own.scripts), ...Object.keys(generated.scripts)]);
 }
 
 test('the shell check finds a flag a command does not have', () => {
   const program = buildProgram();
   assert.deepEqual(invocationProblems(program, ['grant', '--serviceaccount', 'a:b']), []);
-  assert.deepEqual(invocationProblems(program, ['grant', '--service-account', 'a:b']), ['ctrlmetrics grant has no flag --service-account']);
+  assert.deepEqual(invocationProblems(program, ['grant', '--service-account', 'a:b']), [
+    'ctrlmetrics grant has no flag --service-account',
+  ]);
   assert.deepEqual(invocationProblems(program, ['grunt']), ['no command grunt']);
-  assert.deepEqual(commandLines('TOKEN=$(ctrlmetrics token -n ns sa) && ctrlmetrics scrape URL --watch # --nope'), [['token', '-n', 'ns', 'sa'], ['scrape', 'URL', '--watch']]);
+  assert.deepEqual(commandLines('TOKEN=$(ctrlmetrics token -n ns sa) && ctrlmetrics scrape URL --watch # --nope'), [
+    ['token', '-n', 'ns', 'sa'],
+    ['scrape', 'URL', '--watch'],
+  ]);
   const exists = (p: string) => p === 'bench/run.ts' || p === 'examples/quickstart.ts';
-  assert.deepEqual(shellProblems('npm run bench -- --quick && node --import tsx bench/run.ts\nnode dist/examples/quickstart.js', new Set(['bench']), exists), []);
-  assert.deepEqual(shellProblems('npm run bnech\nnode bench/gone.ts', new Set(['bench']), exists), ['no npm script bnech', 'no file bench/gone.ts']);
+  assert.deepEqual(
+    shellProblems(
+      'npm run bench -- --quick && node --import tsx bench/run.ts\nnode dist/examples/quickstart.js',
+      new Set(['bench']),
+      exists,
+    ),
+    [],
+  );
+  assert.deepEqual(shellProblems('npm run bnech\nnode bench/gone.ts', new Set(['bench']), exists), [
+    'no npm script bnech',
+    'no file bench/gone.ts',
+  ]);
 });
 
 test('a map of the source tree names directories that exist, and every package of src/', () => {
   const blocks = fences.filter((f) => f.marker === 'layout');
   assert.ok(blocks.length >= 1, 'a layout block');
-  const packages = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `src/${d.name}`);
+  const packages = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => `src/${d.name}`);
   for (const f of blocks) {
-    const named = f.text.split('\n').flatMap((l) => l.split(/\s{2,}/)[0].split(' ')).filter(Boolean).map((p) => p.replace(/\/$/, ''));
-    assert.deepEqual(named.filter((p) => !existsSync(join(ROOT, p))), [], `${f.where}: paths that do not exist`);
-    assert.deepEqual(packages.filter((p) => !named.includes(p)), [], `${f.where}: packages of src/ left out`);
+    const named = f.text
+      .split('\n')
+      .flatMap((l) => l.split(/\s{2,}/)[0].split(' '))
+      .filter(Boolean)
+      .map((p) => p.replace(/\/$/, ''));
+    assert.deepEqual(
+      named.filter((p) => !existsSync(join(ROOT, p))),
+      [],
+      `${f.where}: paths that do not exist`,
+    );
+    assert.deepEqual(
+      packages.filter((p) => !named.includes(p)),
+      [],
+      `${f.where}: packages of src/ left out`,
+    );
   }
 });
 

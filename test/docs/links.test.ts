@@ -23,8 +23,10 @@ test('every relative link and anchor of the documentation resolves', () => {
         continue;
       }
       if (anchor !== undefined) {
-        if (!resolved.endsWith('.md')) broken.push(`${path}:${line}: ${target} (an anchor into a file that is not a page)`);
-        else if (!readPage(resolved).anchors.has(anchor)) broken.push(`${path}:${line}: ${target} (no heading #${anchor} in ${resolved})`);
+        if (!resolved.endsWith('.md'))
+          broken.push(`${path}:${line}: ${target} (an anchor into a file that is not a page)`);
+        else if (!readPage(resolved).anchors.has(anchor))
+          broken.push(`${path}:${line}: ${target} (no heading #${anchor} in ${resolved})`);
       }
     }
   }
@@ -37,6 +39,9 @@ test('the link checker finds a broken anchor (it reads headings as GitHub does)'
   assert.ok(readme.anchors.has('quick-start'), 'a plain heading');
   const guide = readPage('docs/guides/project.md');
   // backticks, dots and parentheses dropped, spaces and dashes kept
-  assert.ok(guide.anchors.has('another-version-of-a-kind-create-api-then-create-webhook---conversion'), [...guide.anchors].join(' '));
+  assert.ok(
+    guide.anchors.has('another-version-of-a-kind-create-api-then-create-webhook---conversion'),
+    [...guide.anchors].join(' '),
+  );
   assert.ok(!readme.anchors.has('no-such-heading'));
 });

@@ -12,12 +12,24 @@ import { ROOT } from './markdown.js';
 
 function fieldsOf(typeName: string): string[] {
   const file = join(ROOT, 'src/manager/manager.ts');
-  const program = ts.createProgram([file], { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, types: ['node'], noEmit: true, skipLibCheck: true });
+  const program = ts.createProgram([file], {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    types: ['node'],
+    noEmit: true,
+    skipLibCheck: true,
+  });
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(file)!;
-  const decl = source.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === typeName);
+  const decl = source.statements.find(
+    (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === typeName,
+  );
   assert.ok(decl, `${typeName} is declared in src/manager/manager.ts`);
-  return checker.getPropertiesOfType(checker.getTypeAtLocation(decl.name)).map((p) => p.name).sort();
+  return checker
+    .getPropertiesOfType(checker.getTypeAtLocation(decl.name))
+    .map((p) => p.name)
+    .sort();
 }
 
 /** The first cell of each row of the table whose header starts with `header`. */

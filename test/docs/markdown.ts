@@ -60,12 +60,23 @@ export function readPage(path: string): Page {
   page = { path, anchors: new Set(), links: [], fences: [] };
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i];
-    if (t.type === 'heading_open') page.anchors.add(slugger.slug(tokens[i + 1].children!.map((c) => (c.type === 'code_inline' ? c.content : c.content)).join('')));
+    if (t.type === 'heading_open')
+      page.anchors.add(
+        slugger.slug(tokens[i + 1].children!.map((c) => (c.type === 'code_inline' ? c.content : c.content)).join('')),
+      );
     // fenced blocks, and indented ones (no language)
     if ((t.type === 'fence' || t.type === 'code_block') && t.map) {
-      const before = lines.slice(0, t.map[0]).reverse().find((l) => l.trim() !== '');
+      const before = lines
+        .slice(0, t.map[0])
+        .reverse()
+        .find((l) => l.trim() !== '');
       const marker = before?.match(/^<!--\s*check:\s*(.*?)\s*-->$/)?.[1];
-      page.fences.push({ lang: t.type === 'fence' ? t.info.trim() : 'indented', text: t.content, line: t.map[0] + 1, marker });
+      page.fences.push({
+        lang: t.type === 'fence' ? t.info.trim() : 'indented',
+        text: t.content,
+        line: t.map[0] + 1,
+        marker,
+      });
     }
     if (t.type === 'inline' && t.map) {
       for (const c of t.children ?? []) {

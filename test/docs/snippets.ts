@@ -53,7 +53,9 @@ export function commandLines(block: string): string[][] {
   for (const raw of joined.split('\n')) {
     const subs: string[] = [];
     // a command substitution is a command of its own: `--token "$(ctrlmetrics token …)"`
-    const line = raw.replace(/(^|\s)#.*$/, '').replace(/\$\(([^)]*)\)/g, (_m, inner: string) => (subs.push(inner), 'VALUE'));
+    const line = raw
+      .replace(/(^|\s)#.*$/, '')
+      .replace(/\$\(([^)]*)\)/g, (_m, inner: string) => (subs.push(inner), 'VALUE'));
     for (const sub of subs) found.push(...commandLines(sub));
     for (const m of line.matchAll(/(?:^|[\s($"])(ctrlmetrics|node dist\/cli\.js|npm start --)(?=\s|$)/g)) {
       const rest = line.slice(m.index + m[0].length);
@@ -76,7 +78,9 @@ export function invocationProblems(program: Command, words: string[]): string[] 
     i++;
   }
   if (cmd === program) return words.length && !words[0].startsWith('-') ? [`no command ${words[0]}`] : [];
-  const longs = new Set([...cmd.options, ...program.options].flatMap((o) => [o.long, o.short].filter((x): x is string => !!x)));
+  const longs = new Set(
+    [...cmd.options, ...program.options].flatMap((o) => [o.long, o.short].filter((x): x is string => !!x)),
+  );
   longs.add('--help').add('-h');
   const problems: string[] = [];
   for (const w of words.slice(i)) {
@@ -94,11 +98,16 @@ const REPO_PATH = /^(?:dist\/)?(?:bench|scripts|test|examples|src)\/[\w./-]+\.(?
  * What else a shell block gets wrong: an `npm run` script that neither this repository nor a generated project
  * has, a file of the repository that does not exist (`dist/x.js` stands for its source `x.ts`).
  */
-export function shellProblems(block: string, scripts: ReadonlySet<string>, exists: (path: string) => boolean): string[] {
+export function shellProblems(
+  block: string,
+  scripts: ReadonlySet<string>,
+  exists: (path: string) => boolean,
+): string[] {
   const problems: string[] = [];
   for (const raw of block.split('\n')) {
     const line = raw.replace(/(^|\s)#.*$/, '');
-    for (const m of line.matchAll(/\bnpm run ([\w:-]+)/g)) if (!scripts.has(m[1])) problems.push(`no npm script ${m[1]}`);
+    for (const m of line.matchAll(/\bnpm run ([\w:-]+)/g))
+      if (!scripts.has(m[1])) problems.push(`no npm script ${m[1]}`);
     for (const word of line.split(/[\s()"'`=]+/)) {
       if (!REPO_PATH.test(word)) continue;
       const source = word.startsWith('dist/') ? word.slice(5).replace(/\.js$/, '.ts') : word;

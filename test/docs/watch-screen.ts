@@ -19,7 +19,11 @@ function scrapeBody(upTo: number): string {
     const total = c.perInterval.slice(0, upTo).reduce((a, n) => a + n, 0);
     lines.push(`controller_runtime_reconcile_total{controller="${c.name}",result="success"} ${total}`);
     lines.push(`controller_runtime_reconcile_errors_total{controller="${c.name}"} 0`);
-    BOUNDS.forEach((le, i) => lines.push(`controller_runtime_reconcile_time_seconds_bucket{controller="${c.name}",le="${le}"} ${Math.round(total * c.spread[i])}`));
+    BOUNDS.forEach((le, i) =>
+      lines.push(
+        `controller_runtime_reconcile_time_seconds_bucket{controller="${c.name}",le="${le}"} ${Math.round(total * c.spread[i])}`,
+      ),
+    );
     lines.push(`workqueue_depth{controller="${c.name}",name="${c.name}",priority=""} 0`);
   }
   return lines.join('\n') + '\n';
@@ -29,5 +33,9 @@ function scrapeBody(upTo: number): string {
 export function docWatchScreen(): string {
   const history = new WatchHistory();
   for (let i = 0; i <= CONTROLLERS[0].perInterval.length; i++) history.add(watchPoint(scrapeBody(i), START + i * 2000));
-  return renderScreen(history, { url: 'https://127.0.0.1:18443/metrics', intervalMs: 2000, columns: 100, rows: 9 }).join('\n') + '\n';
+  return (
+    renderScreen(history, { url: 'https://127.0.0.1:18443/metrics', intervalMs: 2000, columns: 100, rows: 9 }).join(
+      '\n',
+    ) + '\n'
+  );
 }

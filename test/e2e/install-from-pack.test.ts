@@ -22,48 +22,111 @@ after(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-const SKIP = process.env.CTRLMETRICS_TEST_BUILT ? false : 'packs dist/: run it through npm test or npm run test:e2e, which build dist/ first';
+const SKIP = process.env.CTRLMETRICS_TEST_BUILT
+  ? false
+  : 'packs dist/: run it through npm test or npm run test:e2e, which build dist/ first';
 
-test('installed from its packed tarball, `ctrlmetrics demo` serves authorized metrics', { skip: SKIP, timeout: 240_000 }, async () => {
-  const work = await mkdtemp(join(tmpdir(), 'ctrlmetrics-install-'));
-  dirs.push(work);
-  const { stdout: packed } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, timeout: 120_000, maxBuffer: 64 << 20 });
-  const tarball = join(work, (JSON.parse(packed) as Array<{ filename: string }>)[0].filename);
-  const project = join(work, 'project');
-  await run('mkdir', ['-p', project]);
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'fresh-operator', version: '1.0.0', private: true, type: 'module' }));
-  const promClient = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['prom-client'];
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, `prom-client@${promClient}`], { cwd: project, timeout: 180_000, maxBuffer: 64 << 20 });
+test(
+  'installed from its packed tarball, `ctrlmetrics demo` serves authorized metrics',
+  { skip: SKIP, timeout: 240_000 },
+  async () => {
+    const work = await mkdtemp(join(tmpdir(), 'ctrlmetrics-install-'));
+    dirs.push(work);
+    const { stdout: packed } = await run('npm', ['pack', '--json', '--pack-destination', work], {
+      cwd: ROOT,
+      timeout: 120_000,
+      maxBuffer: 64 << 20,
+    });
+    const tarball = join(work, (JSON.parse(packed) as Array<{ filename: string }>)[0].filename);
+    const project = join(work, 'project');
+    await run('mkdir', ['-p', project]);
+    await writeFile(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'fresh-operator', version: '1.0.0', private: true, type: 'module' }),
+    );
+    const promClient = (
+      JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+    ).devDependencies['prom-client'];
+    await run(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--ignore-scripts',
+        tarball,
+        `prom-client@${promClient}`,
+      ],
+      { cwd: project, timeout: 180_000, maxBuffer: 64 << 20 },
+    );
 
-  const installed = await readdir(join(project, 'node_modules'));
-  assert.ok(installed.includes('ctrlmetrics') && installed.includes('prom-client'));
-  assert.ok(!(await readdir(join(project, 'node_modules', '@kubernetes')).catch(() => [] as string[])).includes('client-node'), 'the optional peer @kubernetes/client-node is not installed');
+    const installed = await readdir(join(project, 'node_modules'));
+    assert.ok(installed.includes('ctrlmetrics') && installed.includes('prom-client'));
+    assert.ok(
+      !(await readdir(join(project, 'node_modules', '@kubernetes')).catch(() => [] as string[])).includes(
+        'client-node',
+      ),
+      'the optional peer @kubernetes/client-node is not installed',
+    );
 
-  const stateDir = join(work, 'state');
-  demo = spawn(join(project, 'node_modules', '.bin', 'ctrlmetrics'), ['demo', '--state-dir', stateDir, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--load-interval', '0.3', '--duration', '120'], {
-    cwd: project,
-    env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  demo.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  demo.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  // a demo that exits fails the test at once
-  let exited!: (code: number | null) => void;
-  const exit = new Promise<number | null>((r) => (exited = r));
-  demo.once('exit', (code) => exited(code));
-  const failed = exit.then((code) => Promise.reject(new Error(`demo exited ${code}: ${err}`)));
-  failed.catch(() => undefined);
-  const url = await Promise.race([eventually(() => /curl -k -H @\S+ (https:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(out)?.[1], 'the demo\'s curl line', 90_000, 200), failed]);
-  const token = (await readFile(join(stateDir, 'reader.token'), 'utf8')).trim();
-  const body = await eventually(async () => {
-    const r = await httpsGet(url, token);
-    return r.status === 200 && /controller_runtime_reconcile_total\{controller="configmap"/.test(r.body) ? r.body : undefined;
-  }, 'an authorized scrape with the example controllers\' metrics', 60_000, 500);
-  assert.match(body, /^# HELP /m);
-  const unauthorized = await httpsGet(url, undefined);
-  assert.equal(unauthorized.status, 401, 'without the token: 401');
-  demo.kill('SIGTERM');
-  assert.equal(await exit, 0);
-});
+    const stateDir = join(work, 'state');
+    demo = spawn(
+      join(project, 'node_modules', '.bin', 'ctrlmetrics'),
+      [
+        'demo',
+        '--state-dir',
+        stateDir,
+        '--metrics-bind-address',
+        '127.0.0.1:0',
+        '--health-probe-bind-address',
+        '127.0.0.1:0',
+        '--load-interval',
+        '0.3',
+        '--duration',
+        '120',
+      ],
+      {
+        cwd: project,
+        env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    demo.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    demo.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    // a demo that exits fails the test at once
+    let exited!: (code: number | null) => void;
+    const exit = new Promise<number | null>((r) => (exited = r));
+    demo.once('exit', (code) => exited(code));
+    const failed = exit.then((code) => Promise.reject(new Error(`demo exited ${code}: ${err}`)));
+    failed.catch(() => undefined);
+    const url = await Promise.race([
+      eventually(
+        () => /curl -k -H @\S+ (https:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(out)?.[1],
+        "the demo's curl line",
+        90_000,
+        200,
+      ),
+      failed,
+    ]);
+    const token = (await readFile(join(stateDir, 'reader.token'), 'utf8')).trim();
+    const body = await eventually(
+      async () => {
+        const r = await httpsGet(url, token);
+        return r.status === 200 && /controller_runtime_reconcile_total\{controller="configmap"/.test(r.body)
+          ? r.body
+          : undefined;
+      },
+      "an authorized scrape with the example controllers' metrics",
+      60_000,
+      500,
+    );
+    assert.match(body, /^# HELP /m);
+    const unauthorized = await httpsGet(url, undefined);
+    assert.equal(unauthorized.status, 401, 'without the token: 401');
+    demo.kill('SIGTERM');
+    assert.equal(await exit, 0);
+  },
+);

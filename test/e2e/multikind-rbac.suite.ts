@@ -14,7 +14,8 @@ import type { KubeClient } from '../../src/index.js';
 import { ROOT, run } from '../helpers/process.js';
 
 /** The built CLI (faster than through tsx: the suite runs it seven times). */
-const runCli = (args: string[], opts: { cwd?: string; timeoutMs?: number }) => run(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], opts);
+const runCli = (args: string[], opts: { cwd?: string; timeoutMs?: number }) =>
+  run(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], opts);
 
 /** Where the suite runs: a cluster-admin client and kubeconfig, and how to let go of the server. */
 export interface RbacTarget {
@@ -42,11 +43,31 @@ export function multikindRbacSuite(name: string, start: () => Promise<RbacTarget
 
     before(async () => {
       work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-rbac-'));
-      const init = await runCli(['init', '--project-name', project, '--domain', domain, '--multigroup', '--dir', dir()], { timeoutMs: 120_000 });
+      const init = await runCli(
+        ['init', '--project-name', project, '--domain', domain, '--multigroup', '--dir', dir()],
+        { timeoutMs: 120_000 },
+      );
       assert.equal(init.code, 0, init.stderr);
-      writeFileSync(join(work, 'cert-manager.yaml'), CRD_SETS['cert-manager'].crds.map((c) => stringify(c)).join('---\n'));
+      writeFileSync(
+        join(work, 'cert-manager.yaml'),
+        CRD_SETS['cert-manager'].crds.map((c) => stringify(c)).join('---\n'),
+      );
       await cli(['create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'Deployment', '--resource=false']);
-      await cli(['create', 'api', '--group', 'cert-manager', '--version', 'v1', '--kind', 'Certificate', '--resource=false', '--external-api-path', join(work, 'cert-manager.yaml'), '--external-api-domain', 'io']);
+      await cli([
+        'create',
+        'api',
+        '--group',
+        'cert-manager',
+        '--version',
+        'v1',
+        '--kind',
+        'Certificate',
+        '--resource=false',
+        '--external-api-path',
+        join(work, 'cert-manager.yaml'),
+        '--external-api-domain',
+        'io',
+      ]);
       await cli(['create', 'api', '--group', 'ship', '--version', 'v1', '--kind', 'Frigate']);
       await cli(['create', 'api', '--group', 'crew', '--version', 'v1', '--kind', 'Captain']);
       await cli(['create', 'webhook', '--group', 'core', '--version', 'v1', '--kind', 'Pod', '--defaulting']);
@@ -61,7 +82,8 @@ export function multikindRbacSuite(name: string, start: () => Promise<RbacTarget
     it('kubectl applies the generated role (server dry run, then for real), and it grants each controller its kinds', async () => {
       const file = join(dir(), 'config/rbac/role.yaml');
       assert.match(readFileSync(file, 'utf8'), new RegExp(`name: ${role}\\n`));
-      const kubectl = (args: string[]) => run('kubectl', ['--kubeconfig', target.kubeconfig, ...args], { timeoutMs: 60_000 });
+      const kubectl = (args: string[]) =>
+        run('kubectl', ['--kubeconfig', target.kubeconfig, ...args], { timeoutMs: 60_000 });
       const dry = await kubectl(['apply', '--dry-run=server', '-f', file]);
       assert.equal(dry.code, 0, dry.stderr);
       assert.equal(dry.stdout.trim(), `clusterrole.rbac.authorization.k8s.io/${role} created (server dry run)`);
@@ -70,7 +92,11 @@ export function multikindRbacSuite(name: string, start: () => Promise<RbacTarget
       // the manager's service account, bound to the role
       const ns = project;
       await target.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      await target.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'controller-manager', namespace: ns } });
+      await target.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'controller-manager', namespace: ns },
+      });
       await target.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRoleBinding',
@@ -79,11 +105,18 @@ export function multikindRbacSuite(name: string, start: () => Promise<RbacTarget
         subjects: [{ kind: 'ServiceAccount', name: 'controller-manager', namespace: ns }],
       });
       const can = async (group: string, resource: string, verb: string, subresource = '') => {
-        const review = await target.admin.create<{ status: { allowed: boolean } }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SubjectAccessReview',
-          spec: { user: `system:serviceaccount:${ns}:controller-manager`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'], resourceAttributes: { group, resource, verb, subresource, namespace: 'default' } },
-        });
+        const review = await target.admin.create<{ status: { allowed: boolean } }>(
+          '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+          {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
+            spec: {
+              user: `system:serviceaccount:${ns}:controller-manager`,
+              groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
+              resourceAttributes: { group, resource, verb, subresource, namespace: 'default' },
+            },
+          },
+        );
         return review.status.allowed;
       };
       const checks: Array<[string, string, string, string?]> = [
@@ -98,7 +131,10 @@ export function multikindRbacSuite(name: string, start: () => Promise<RbacTarget
       ];
       const granted = [];
       for (const [g, r, v, s] of checks) granted.push(`${v} ${r}${s ? `/${s}` : ''}.${g}: ${await can(g, r, v, s)}`);
-      assert.deepEqual(granted, checks.map(([g, r, v, s]) => `${v} ${r}${s ? `/${s}` : ''}.${g}: true`));
+      assert.deepEqual(
+        granted,
+        checks.map(([g, r, v, s]) => `${v} ${r}${s ? `/${s}` : ''}.${g}: true`),
+      );
       // and nothing the markers do not name
       assert.equal(await can('', 'secrets', 'get'), false);
       assert.equal(await can(`crew.${domain}`, 'captains', 'deletecollection'), false);

@@ -3,7 +3,11 @@
 import { startTestCluster } from '../helpers/cluster.js';
 import { multikindRbacSuite } from './multikind-rbac.suite.js';
 
-multikindRbacSuite('the generated role of a project with every kind of API, on the authority', async () => {
-  const c = await startTestCluster();
-  return { admin: c.admin, kubeconfig: c.kubeconfig, stop: () => c.stop() };
-}, 'local');
+multikindRbacSuite(
+  'the generated role of a project with every kind of API, on the authority',
+  async () => {
+    const c = await startTestCluster();
+    return { admin: c.admin, kubeconfig: c.kubeconfig, stop: () => c.stop() };
+  },
+  'local',
+);

@@ -29,12 +29,17 @@ describe('the Memcached webhooks on the authority (installWebhooks)', { timeout:
   let mgr: Manager;
   const stop = new AbortController();
   let running: Promise<void> | undefined;
-  const kubectl = (args: string[], input?: string) => run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args], { timeoutMs: 30_000, input });
-  const memcached = (name: string, spec: string) => `apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata: {name: ${name}, namespace: ${NS}}\nspec: ${spec}\n`;
+  const kubectl = (args: string[], input?: string) =>
+    run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args], { timeoutMs: 30_000, input });
+  const memcached = (name: string, spec: string) =>
+    `apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata: {name: ${name}, namespace: ${NS}}\nspec: ${spec}\n`;
 
   before(async () => {
     cluster = await startTestCluster();
-    await installCrd(cluster.admin, parseYaml(readFileSync(join(EXAMPLE, 'crd/bases/cache.example.com_memcacheds.yaml'), 'utf8')) as KubeObject);
+    await installCrd(
+      cluster.admin,
+      parseYaml(readFileSync(join(EXAMPLE, 'crd/bases/cache.example.com_memcacheds.yaml'), 'utf8')) as KubeObject,
+    );
     installed = await installWebhooks(cluster.authority, { manifests: [join(EXAMPLE, 'webhook')] });
     mgr = new Manager({
       restConfig: cluster.authority.restConfig,
@@ -54,7 +59,10 @@ describe('the Memcached webhooks on the authority (installWebhooks)', { timeout:
   });
 
   test('installWebhooks points the service references at the local server, with its CA, and writes its certificate', async () => {
-    assert.deepEqual(installed.configurations, ['MutatingWebhookConfiguration/mutating-webhook-configuration', 'ValidatingWebhookConfiguration/validating-webhook-configuration']);
+    assert.deepEqual(installed.configurations, [
+      'MutatingWebhookConfiguration/mutating-webhook-configuration',
+      'ValidatingWebhookConfiguration/validating-webhook-configuration',
+    ]);
     const v = await cluster.admin.get<KubeObject>(VWC);
     assert.deepEqual(v.webhooks[0].clientConfig, {
       url: `https://${installed.bindAddress}/validate-cache-example-com-v1alpha1-memcached`,
@@ -71,15 +79,27 @@ describe('the Memcached webhooks on the authority (installWebhooks)', { timeout:
     assert.equal(image.stdout, DEFAULT_IMAGE);
   });
 
-  test('an image without a tag is refused with the webhook\'s message, and nothing is stored', async () => {
+  test("an image without a tag is refused with the webhook's message, and nothing is stored", async () => {
     const r = await kubectl(['create', '-f', '-'], memcached('untagged', '{image: memcached}'));
     assert.equal(r.code, 1);
-    assert.equal(r.stderr.trim(), 'The Memcached "untagged" is invalid: spec.image: Invalid value: "memcached": must name a tag (memcached:1.6) or a digest (memcached@sha256:…)');
-    await assert.rejects(cluster.admin.create(`/apis/cache.example.com/v1alpha1/namespaces/${NS}/memcacheds`, parseYaml(memcached('untagged', '{image: memcached}'))), (err: Error & { status?: number }) => {
-      assert.equal(err.status, 422);
-      assert.equal(err.message, 'admission webhook "vmemcached-v1alpha1.kb.io" denied the request: Memcached.cache.example.com "untagged" is invalid: spec.image: Invalid value: "memcached": must name a tag (memcached:1.6) or a digest (memcached@sha256:…)');
-      return true;
-    });
+    assert.equal(
+      r.stderr.trim(),
+      'The Memcached "untagged" is invalid: spec.image: Invalid value: "memcached": must name a tag (memcached:1.6) or a digest (memcached@sha256:…)',
+    );
+    await assert.rejects(
+      cluster.admin.create(
+        `/apis/cache.example.com/v1alpha1/namespaces/${NS}/memcacheds`,
+        parseYaml(memcached('untagged', '{image: memcached}')),
+      ),
+      (err: Error & { status?: number }) => {
+        assert.equal(err.status, 422);
+        assert.equal(
+          err.message,
+          'admission webhook "vmemcached-v1alpha1.kb.io" denied the request: Memcached.cache.example.com "untagged" is invalid: spec.image: Invalid value: "memcached": must name a tag (memcached:1.6) or a digest (memcached@sha256:…)',
+        );
+        return true;
+      },
+    );
     const gone = await kubectl(['get', 'memcached', 'untagged', '-n', NS]);
     assert.equal(gone.code, 1);
   });
@@ -114,7 +134,11 @@ describe('the Memcached webhooks on the authority (installWebhooks)', { timeout:
       for (const s of held) s.destroy();
       silent.close();
       // back to the manager's server
-      await installWebhooks(cluster.authority, { manifests: [join(EXAMPLE, 'webhook')], port: installed.port, certDir: installed.certDir }).then(() => undefined);
+      await installWebhooks(cluster.authority, {
+        manifests: [join(EXAMPLE, 'webhook')],
+        port: installed.port,
+        certDir: installed.certDir,
+      }).then(() => undefined);
     }
   });
 

@@ -50,7 +50,10 @@ describe('review admission lanes', () => {
     calls[2].finish();
     calls[3].finish();
     await flush();
-    assert.deepEqual(runs.map((r) => r.state), ['ok', 'ok', 'ok', 'ok']);
+    assert.deepEqual(
+      runs.map((r) => r.state),
+      ['ok', 'ok', 'ok', 'ok'],
+    );
   });
 
   test('saturation: a full queue refuses at once with Retry-After; a waiter past maxWaitMs is refused', async () => {
@@ -64,11 +67,21 @@ describe('review admission lanes', () => {
     assert.equal(overflow.state, 'rejected', 'the 4th waiter of a queue of 3 is refused without waiting');
     assert.equal(overflow.error!.lane, 'new');
     assert.ok(overflow.error!.retryAfterSeconds >= 1);
-    assert.deepEqual(queued.map((q) => q.state), ['waiting', 'waiting', 'waiting']);
+    assert.deepEqual(
+      queued.map((q) => q.state),
+      ['waiting', 'waiting', 'waiting'],
+    );
     await clock.advance(999);
-    assert.deepEqual(queued.map((q) => q.state), ['waiting', 'waiting', 'waiting']);
+    assert.deepEqual(
+      queued.map((q) => q.state),
+      ['waiting', 'waiting', 'waiting'],
+    );
     await clock.advance(1);
-    assert.deepEqual(queued.map((q) => q.state), ['rejected', 'rejected', 'rejected'], 'no slot within 1 000 ms');
+    assert.deepEqual(
+      queued.map((q) => q.state),
+      ['rejected', 'rejected', 'rejected'],
+      'no slot within 1 000 ms',
+    );
     assert.equal(queued[0].error!.retryAfterSeconds, 1);
     assert.deepEqual(adm.stats('new'), { inFlight: 2, waiting: 0, admitted: 2, rejected: 4 });
     for (const b of blockers) b.finish();
@@ -92,12 +105,18 @@ describe('review admission lanes', () => {
     assert.deepEqual(started, [0, 1, 2]);
     await clock.advance(500);
     assert.deepEqual(started, [0, 1, 2, 3]);
-    assert.deepEqual(runs.map((r) => r.state), ['ok', 'ok', 'ok', 'ok', 'rejected']);
+    assert.deepEqual(
+      runs.map((r) => r.state),
+      ['ok', 'ok', 'ok', 'ok', 'rejected'],
+    );
   });
 
   test('a known token overtakes queued unknown ones: the known lane admits it while the new lane is saturated', async () => {
     const clock = new ManualClock();
-    const adm = new Admission({ new: { ...wide, concurrency: 1, queue: 2 }, known: { ...wide, concurrency: 1 } }, clock);
+    const adm = new Admission(
+      { new: { ...wide, concurrency: 1, queue: 2 }, known: { ...wide, concurrency: 1 } },
+      clock,
+    );
     const order: string[] = [];
     const garbage = pendingCall();
     track(adm.run('new', () => (order.push('garbage-1'), garbage.fn())));
@@ -108,7 +127,10 @@ describe('review admission lanes', () => {
     assert.deepEqual(order, ['garbage-1', 'known'], 'the known token ran before the queued garbage');
     assert.equal(known.state, 'ok');
     assert.equal(refused.state, 'rejected');
-    assert.deepEqual(queuedGarbage.map((q) => q.state), ['waiting', 'waiting']);
+    assert.deepEqual(
+      queuedGarbage.map((q) => q.state),
+      ['waiting', 'waiting'],
+    );
     garbage.finish();
     await flush();
     assert.deepEqual(order, ['garbage-1', 'known', 'garbage-2', 'garbage-3']);
@@ -130,7 +152,10 @@ describe('review admission lanes', () => {
   });
 
   test('limits are checked', () => {
-    assert.throws(() => new Admission({ new: { concurrency: 0 } }), /admission\.new\.concurrency must be a finite number of at least 1, got 0/);
+    assert.throws(
+      () => new Admission({ new: { concurrency: 0 } }),
+      /admission\.new\.concurrency must be a finite number of at least 1, got 0/,
+    );
     assert.throws(() => new Admission({ known: { qps: Number.NaN } }), /admission\.known\.qps/);
     assert.doesNotThrow(() => new Admission({ new: { queue: 0 } }));
   });

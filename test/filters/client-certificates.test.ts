@@ -68,7 +68,10 @@ describe('client certificates', () => {
     const cfg = await cluster.managerConfig();
     ep = await startSecureEndpoint(
       { server: proxy.url, ca: proxy.caPem, token: cfg.token },
-      { metrics: { clientCAFile: join(dir, 'client-ca.crt') }, filter: { staticAuthorization: [{ user: { groups: ['sidecars'] }, path: '/metrics' }] } },
+      {
+        metrics: { clientCAFile: join(dir, 'client-ca.crt') },
+        filter: { staticAuthorization: [{ user: { groups: ['sidecars'] }, path: '/metrics' }] },
+      },
     );
   });
   after(async () => {
@@ -108,6 +111,12 @@ describe('client certificates', () => {
   it('a clientCAFile without a certificate in it stops the server from starting', async () => {
     writeFileSync(join(dir, 'empty.crt'), 'not a certificate\n');
     const cfg = await cluster.managerConfig();
-    await assert.rejects(startSecureEndpoint({ server: proxy.url, ca: proxy.caPem, token: cfg.token }, { metrics: { clientCAFile: join(dir, 'empty.crt') } }), /clientCAFile .*empty\.crt: no PEM certificate in it/);
+    await assert.rejects(
+      startSecureEndpoint(
+        { server: proxy.url, ca: proxy.caPem, token: cfg.token },
+        { metrics: { clientCAFile: join(dir, 'empty.crt') } },
+      ),
+      /clientCAFile .*empty\.crt: no PEM certificate in it/,
+    );
   });
 });

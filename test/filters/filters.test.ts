@@ -11,7 +11,14 @@ import { createLogger } from '../../src/util/log.js';
 import { randomUUID } from 'node:crypto';
 import { createMetricsServer } from '../../src/metrics/server/index.js';
 import { scrape } from '../helpers/secure-endpoint.js';
-import { authenticationAndAuthorization, authFilter, Authenticator, authorizationValues, MAX_TOKEN_LENGTH, parseBearerToken } from '../../src/metrics/filters/index.js';
+import {
+  authenticationAndAuthorization,
+  authFilter,
+  Authenticator,
+  authorizationValues,
+  MAX_TOKEN_LENGTH,
+  parseBearerToken,
+} from '../../src/metrics/filters/index.js';
 import { DecisionCache } from '../../src/metrics/filters/cache.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { propertyParams } from '../helpers/property.js';
@@ -27,16 +34,33 @@ describe('parseBearerToken', () => {
   });
 
   test('refuses anything else', () => {
-    for (const values of [[], ['Basic abc'], ['Bearer'], ['Bearer '], ['Bearer a b'], ['Bearerabc'], ['Bearer a\u00e9'], ['Bearer a', 'Bearer a'], ['Bearer ' + 'x'.repeat(MAX_TOKEN_LENGTH + 1)]]) {
+    for (const values of [
+      [],
+      ['Basic abc'],
+      ['Bearer'],
+      ['Bearer '],
+      ['Bearer a b'],
+      ['Bearerabc'],
+      ['Bearer a\u00e9'],
+      ['Bearer a', 'Bearer a'],
+      ['Bearer ' + 'x'.repeat(MAX_TOKEN_LENGTH + 1)],
+    ]) {
       assert.equal(parseBearerToken(values), undefined, JSON.stringify(values).slice(0, 80));
     }
   });
 
   test('every visible-ASCII token round-trips; any other scheme is refused', () => {
     const token = fc.stringMatching(/^[\x21-\x7e]{1,200}$/);
-    fc.assert(fc.property(token, (t) => parseBearerToken([`Bearer ${t}`]) === t), propertyParams(100));
     fc.assert(
-      fc.property(fc.stringMatching(/^[A-Za-z]{1,10}$/).filter((s) => s.toLowerCase() !== 'bearer'), token, (scheme, t) => parseBearerToken([`${scheme} ${t}`]) === undefined),
+      fc.property(token, (t) => parseBearerToken([`Bearer ${t}`]) === t),
+      propertyParams(100),
+    );
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[A-Za-z]{1,10}$/).filter((s) => s.toLowerCase() !== 'bearer'),
+        token,
+        (scheme, t) => parseBearerToken([`${scheme} ${t}`]) === undefined,
+      ),
       propertyParams(100),
     );
   });
@@ -61,14 +85,20 @@ describe('parseBearerToken', () => {
     );
     const value = fc.tuple(space, scheme, space, token, space).map((parts) => parts.join(''));
     fc.assert(
-      fc.property(fc.oneof({ arbitrary: value.map((v) => [v]), weight: 4 }, { arbitrary: fc.array(value, { maxLength: 3 }), weight: 1 }), (values) => {
-        assert.equal(parseBearerToken(values), expectedToken(values));
-      }),
+      fc.property(
+        fc.oneof(
+          { arbitrary: value.map((v) => [v]), weight: 4 },
+          { arbitrary: fc.array(value, { maxLength: 3 }), weight: 1 },
+        ),
+        (values) => {
+          assert.equal(parseBearerToken(values), expectedToken(values));
+        },
+      ),
       propertyParams(2000),
     );
   });
 
-  test('whitespace that is not HTTP\'s optional whitespace is part of the value, not trimmed', () => {
+  test("whitespace that is not HTTP's optional whitespace is part of the value, not trimmed", () => {
     for (const ws of ['\u00a0', '\v', '\f', '\r', '\n', '\u2028', '\ufeff']) {
       assert.equal(parseBearerToken([`Bearer abc${ws}`]), undefined, JSON.stringify(ws));
       assert.equal(parseBearerToken([`${ws}Bearer abc`]), undefined, JSON.stringify(ws));
@@ -77,7 +107,10 @@ describe('parseBearerToken', () => {
   });
 
   test('authorizationValues keeps duplicate headers apart (case-insensitive name)', () => {
-    assert.deepEqual(authorizationValues(['Host', 'x', 'authorization', 'Bearer a', 'AUTHORIZATION', 'Bearer b']), ['Bearer a', 'Bearer b']);
+    assert.deepEqual(authorizationValues(['Host', 'x', 'authorization', 'Bearer a', 'AUTHORIZATION', 'Bearer b']), [
+      'Bearer a',
+      'Bearer b',
+    ]);
   });
 });
 
@@ -122,7 +155,10 @@ describe('DecisionCache', () => {
       throw new Error('api down');
     };
     const outcomes = await Promise.allSettled([cache.get('k', failing), cache.get('k', failing)]);
-    assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['rejected', 'rejected'],
+    );
     assert.equal(calls, 1);
     assert.equal(cache.pending, 0);
     assert.equal((await cache.get('k', async () => ({ v: 2 }))).v, 2);
@@ -156,9 +192,17 @@ describe('DecisionCache', () => {
     assert.equal((await cache.get('allow', async (s) => (stands.push(s), { ok: true, n: 1 }))).n, 1);
     await cache.get('deny', async () => ({ ok: false, n: 2 }));
     t = 1_500; // past the TTL
-    assert.equal((await cache.get('allow', async (s) => (stands.push(s), Promise.reject(new Error('outage'))))).n, 1, 'served stale');
+    assert.equal(
+      (await cache.get('allow', async (s) => (stands.push(s), Promise.reject(new Error('outage'))))).n,
+      1,
+      'served stale',
+    );
     assert.deepEqual(stands, [false, true], 'the refresh learns that a stale value stands by');
-    await assert.rejects(Promise.resolve(cache.get('allow', fail('malformed answer'))), /malformed answer/, 'only accepted failures fall back');
+    await assert.rejects(
+      Promise.resolve(cache.get('allow', fail('malformed answer'))),
+      /malformed answer/,
+      'only accepted failures fall back',
+    );
     await assert.rejects(Promise.resolve(cache.get('deny', fail('outage'))), /outage/, 'a deny is never served stale');
     t = 5_900; // within TTL + stale window
     assert.equal((await cache.get('allow', fail('outage'))).n, 1);
@@ -227,7 +271,12 @@ describe('Authenticator against the embedded authority', () => {
       handled++;
     });
     const request = () =>
-      ({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` }, rawHeaders: ['Authorization', `Bearer ${token}`] }) as unknown as IncomingMessage;
+      ({
+        method: 'GET',
+        url: '/metrics',
+        headers: { authorization: `Bearer ${token}` },
+        rawHeaders: ['Authorization', `Bearer ${token}`],
+      }) as unknown as IncomingMessage;
     const response = {} as ServerResponse;
     const cold = filtered(request(), response);
     assert.equal(handled, 0, 'a cold request waits for the TokenReview');
@@ -240,26 +289,40 @@ describe('Authenticator against the embedded authority', () => {
     assert.equal(calls.length, n, 'no review for the warm request');
   });
 
-  test('the filter reviews through its own client: a flood of new tokens leaves the manager\'s client and its rate limit untouched', async () => {
+  test("the filter reviews through its own client: a flood of new tokens leaves the manager's client and its rate limit untouched", async () => {
     const restConfig = await cluster.managerConfig();
     // a manager client that could make one call a second: any review through it would queue or fail on its limiter
     const manager = new KubeClient({ ...restConfig, qps: 1, burst: 1 });
     const managerCalls: string[] = [];
     manager.observer = (code, method) => managerCalls.push(`${method} ${code}`);
     const server = createMetricsServer(
-      { bindAddress: '127.0.0.1:0', filterProvider: authenticationAndAuthorization({ rateLimitWaitMs: 100 }), shutdownTimeoutMs: 2_000 },
+      {
+        bindAddress: '127.0.0.1:0',
+        filterProvider: authenticationAndAuthorization({ rateLimitWaitMs: 100 }),
+        shutdownTimeoutMs: 2_000,
+      },
       { restConfig, kubeClient: manager, logger: createLogger('isolation-under-test') },
     );
     await server.start();
     try {
       const garbage = Array.from({ length: 40 }, (_, i) => `garbage-${i}-${randomUUID()}`);
-      const answers = await Promise.all([...garbage.map((token) => scrape(server.port, { token })), scrape(server.port, { token: await cluster.readerToken() })]);
-      assert.deepEqual(answers.slice(0, -1).map((r) => r.status), garbage.map(() => 401), 'every garbage token reviewed and refused');
+      const answers = await Promise.all([
+        ...garbage.map((token) => scrape(server.port, { token })),
+        scrape(server.port, { token: await cluster.readerToken() }),
+      ]);
+      assert.deepEqual(
+        answers.slice(0, -1).map((r) => r.status),
+        garbage.map(() => 401),
+        'every garbage token reviewed and refused',
+      );
       assert.equal(answers.at(-1)!.status, 200, 'the reader is served');
-      assert.deepEqual(managerCalls, [], 'no review went through the manager\'s client');
+      assert.deepEqual(managerCalls, [], "no review went through the manager's client");
       const t0 = performance.now();
       await manager.get('/version', { maxRateLimitWaitMs: 0 });
-      assert.ok(performance.now() - t0 < 1_000, 'the manager\'s one call a second is still there, not spent by the filter');
+      assert.ok(
+        performance.now() - t0 < 1_000,
+        "the manager's one call a second is still there, not spent by the filter",
+      );
     } finally {
       await server.stop();
       manager.close();
@@ -272,7 +335,10 @@ describe('Authenticator against the embedded authority', () => {
       {
         bindAddress: '127.0.0.1:0',
         // one review of a never-seen token per second, none waiting longer than 200 ms
-        filterProvider: authenticationAndAuthorization({ authnTTLms: 50, admission: { new: { concurrency: 1, queue: 1, maxWaitMs: 200, qps: 1, burst: 1 } } }),
+        filterProvider: authenticationAndAuthorization({
+          authnTTLms: 50,
+          admission: { new: { concurrency: 1, queue: 1, maxWaitMs: 200, qps: 1, burst: 1 } },
+        }),
         shutdownTimeoutMs: 2_000,
       },
       { restConfig, logger: createLogger('lanes-under-test') },
@@ -280,18 +346,38 @@ describe('Authenticator against the embedded authority', () => {
     await server.start();
     try {
       const reader = await cluster.readerToken();
-      assert.equal((await scrape(server.port, { token: reader })).status, 200, 'first scrape: the reader becomes known (and spends the new lane\'s token)');
+      assert.equal(
+        (await scrape(server.port, { token: reader })).status,
+        200,
+        "first scrape: the reader becomes known (and spends the new lane's token)",
+      );
       await sleep(100); // the reader's authentication (50 ms) has expired
-      const garbage = await Promise.all(Array.from({ length: 10 }, () => scrape(server.port, { token: `garbage-${randomUUID()}` })));
+      const garbage = await Promise.all(
+        Array.from({ length: 10 }, () => scrape(server.port, { token: `garbage-${randomUUID()}` })),
+      );
       const statuses = garbage.map((r) => r.status);
-      assert.ok(statuses.every((st) => st === 503 || st === 401), JSON.stringify(statuses));
-      assert.ok(statuses.filter((st) => st === 503).length >= 9, `the new lane is saturated: ${JSON.stringify(statuses)}`);
+      assert.ok(
+        statuses.every((st) => st === 503 || st === 401),
+        JSON.stringify(statuses),
+      );
+      assert.ok(
+        statuses.filter((st) => st === 503).length >= 9,
+        `the new lane is saturated: ${JSON.stringify(statuses)}`,
+      );
       const refused = garbage.find((r) => r.status === 503)!;
       assert.equal(refused.headers['retry-after'], '1');
       assert.match(refused.body, /^Too many new tokens to review: retry in 1 s\n$/);
-      assert.equal((await scrape(server.port, { token: reader })).status, 200, 'the known reader is re-validated in its own lane');
+      assert.equal(
+        (await scrape(server.port, { token: reader })).status,
+        200,
+        'the known reader is re-validated in its own lane',
+      );
       const newcomer = await cluster.readerToken('monitoring', 'newcomer');
-      assert.equal((await scrape(server.port, { token: newcomer })).status, 200, 'a never-seen token the cluster signed takes the signed lane');
+      assert.equal(
+        (await scrape(server.port, { token: newcomer })).status,
+        200,
+        'a never-seen token the cluster signed takes the signed lane',
+      );
     } finally {
       await server.stop();
     }

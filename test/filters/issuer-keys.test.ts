@@ -50,10 +50,20 @@ describe('IssuerKeys', () => {
     const claims = decode(p);
     const tampered = `${h}.${Buffer.from(JSON.stringify({ ...claims, sub: 'system:serviceaccount:kube-system:admin' })).toString('base64url')}.${sig}`;
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const foreign = await new CompactSign(Buffer.from(JSON.stringify(claims))).setProtectedHeader({ alg: 'ES256', kid: decode(h).kid as string }).sign(privateKey);
+    const foreign = await new CompactSign(Buffer.from(JSON.stringify(claims)))
+      .setProtectedHeader({ alg: 'ES256', kid: decode(h).kid as string })
+      .sign(privateKey);
     const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', kid: decode(h).kid })).toString('base64url')}.${p}.`;
     const hs256 = `${Buffer.from(JSON.stringify({ alg: 'HS256', kid: decode(h).kid })).toString('base64url')}.${p}.${sig}`;
-    for (const [name, token] of Object.entries({ garbage: 'not-a-jwt', dots: 'a.b.c', tampered, foreign, unsigned, hs256, empty: '' })) {
+    for (const [name, token] of Object.entries({
+      garbage: 'not-a-jwt',
+      dots: 'a.b.c',
+      tampered,
+      foreign,
+      unsigned,
+      hs256,
+      empty: '',
+    })) {
       assert.equal(await keys.signedByCluster(token), false, name);
     }
   });
@@ -61,7 +71,12 @@ describe('IssuerKeys', () => {
   test('keys that cannot be read: nothing verifies, one log line with the hint, and the next read (not sooner than allowed) recovers', async () => {
     let t = 0;
     const lines = () => logs.lines.filter((l) => l.includes('"logger":"issuer-keys-under-test"'));
-    const keys = new IssuerKeys(client, { refreshMs: 60_000, minIntervalMs: 1_000 }, () => t, createLogger('issuer-keys-under-test'));
+    const keys = new IssuerKeys(
+      client,
+      { refreshMs: 60_000, minIntervalMs: 1_000 },
+      () => t,
+      createLogger('issuer-keys-under-test'),
+    );
     proxy.setFault({ kind: 'status', status: 403 });
     try {
       await keys.load();

@@ -34,7 +34,9 @@ test('tokens signed with each algorithm kube-apiserver uses verify, as with jose
   for (const alg of ALGORITHMS) {
     const { privateKey, publicKey } = pair(alg);
     const keys = [await jwk(publicKey, `k-${alg}`, { alg })];
-    const token = await new CompactSign(Buffer.from(JSON.stringify(claims))).setProtectedHeader({ alg, kid: `k-${alg}` }).sign(privateKey);
+    const token = await new CompactSign(Buffer.from(JSON.stringify(claims)))
+      .setProtectedHeader({ alg, kid: `k-${alg}` })
+      .sign(privateKey);
     assert.equal(verifyCompact(token, importKeys(keys)), true, alg);
     assert.equal(await joseVerdict(token, keys), true, `jose: ${alg}`);
   }
@@ -45,7 +47,9 @@ test('forgeries and oddities never verify, and jose agrees on each', async () =>
   const es = pair('ES256');
   const other = pair('ES256');
   const keys = [await jwk(rs.publicKey, 'rsa'), await jwk(es.publicKey, 'ec')];
-  const good = await new CompactSign(Buffer.from(JSON.stringify(claims))).setProtectedHeader({ alg: 'ES256', kid: 'ec' }).sign(es.privateKey);
+  const good = await new CompactSign(Buffer.from(JSON.stringify(claims)))
+    .setProtectedHeader({ alg: 'ES256', kid: 'ec' })
+    .sign(es.privateKey);
   const [h, p, s] = good.split('.') as [string, string, string];
   const resigned = (header: object) => {
     const hh = b64(header);
@@ -55,7 +59,9 @@ test('forgeries and oddities never verify, and jose agrees on each', async () =>
   const hsHeader = b64({ alg: 'HS256', kid: 'rsa' });
   const cases: Record<string, string> = {
     tampered: `${h}.${b64({ ...claims, sub: 'system:serviceaccount:kube-system:admin' })}.${s}`,
-    'foreign key, right kid': await new CompactSign(Buffer.from(JSON.stringify(claims))).setProtectedHeader({ alg: 'ES256', kid: 'ec' }).sign(other.privateKey),
+    'foreign key, right kid': await new CompactSign(Buffer.from(JSON.stringify(claims)))
+      .setProtectedHeader({ alg: 'ES256', kid: 'ec' })
+      .sign(other.privateKey),
     'alg none': `${b64({ alg: 'none', kid: 'ec' })}.${p}.`,
     'HS256 keyed with the RSA public key (algorithm confusion)': `${hsHeader}.${p}.${createHmac('sha256', rsaPem).update(`${hsHeader}.${p}`).digest('base64url')}`,
     'kid of the other key': `${b64({ alg: 'ES256', kid: 'rsa' })}.${p}.${s}`,
@@ -96,10 +102,18 @@ test('key sets: RSA under 2048 bits, encryption keys, symmetric and private-only
     'a string',
     await jwk(good.publicKey, 'good'),
   ]);
-  assert.deepEqual(keys.map((k) => k.kid), ['good']);
-  const weakToken = await new CompactSign(Buffer.from('{}')).setProtectedHeader({ alg: 'RS256', kid: 'weak' }).sign(weak.privateKey).catch(() => undefined);
+  assert.deepEqual(
+    keys.map((k) => k.kid),
+    ['good'],
+  );
+  const weakToken = await new CompactSign(Buffer.from('{}'))
+    .setProtectedHeader({ alg: 'RS256', kid: 'weak' })
+    .sign(weak.privateKey)
+    .catch(() => undefined);
   if (weakToken) assert.equal(verifyCompact(weakToken, keys), false, 'a token signed with the weak key');
-  const ok = await new CompactSign(Buffer.from('{}')).setProtectedHeader({ alg: 'ES384', kid: 'good' }).sign(good.privateKey);
+  const ok = await new CompactSign(Buffer.from('{}'))
+    .setProtectedHeader({ alg: 'ES384', kid: 'good' })
+    .sign(good.privateKey);
   assert.equal(verifyCompact(ok, keys), true);
   const noKid = await new CompactSign(Buffer.from('{}')).setProtectedHeader({ alg: 'ES384' }).sign(good.privateKey);
   assert.equal(verifyCompact(noKid, keys), true, 'a token without kid is tried against every key of its type');

@@ -9,7 +9,11 @@ import { join } from 'node:path';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { scrape, startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
-import { StaticAuthorizationError, loadStaticAuthorizationFile, validateStaticRules } from '../../src/metrics/filters/index.js';
+import {
+  StaticAuthorizationError,
+  loadStaticAuthorizationFile,
+  validateStaticRules,
+} from '../../src/metrics/filters/index.js';
 
 describe('static authorization', () => {
   let cluster: TestCluster;
@@ -48,7 +52,10 @@ describe('static authorization', () => {
         '',
       ].join('\n'),
     );
-    ep = await startSecureEndpoint({ server: proxy.url, ca: proxy.caPem, token: cfg.token }, { filter: { staticAuthorization: loadStaticAuthorizationFile(file) } });
+    ep = await startSecureEndpoint(
+      { server: proxy.url, ca: proxy.caPem, token: cfg.token },
+      { filter: { staticAuthorization: loadStaticAuthorizationFile(file) } },
+    );
   });
   after(async () => {
     await ep?.stop();
@@ -70,23 +77,52 @@ describe('static authorization', () => {
     assert.equal((await scrape(ep.port, { token: other })).status, 403);
     assert.equal((await scrape(ep.port, { token: byName, method: 'POST' })).status, 403, 'the rule names get only');
     assert.equal(sars(), s0 + 2);
-    assert.equal((await scrape(ep.port, { token: byName, path: '/metrics/extra' })).status, 404, 'paths nothing serves are answered before any authorization');
+    assert.equal(
+      (await scrape(ep.port, { token: byName, path: '/metrics/extra' })).status,
+      404,
+      'paths nothing serves are answered before any authorization',
+    );
     assert.equal((await scrape(ep.port, { token: 'not-a-token-at-all' })).status, 401, 'authentication comes first');
   });
 
   it('half-written rules and resource rules are refused with what to fix', () => {
-    assert.throws(() => validateStaticRules([{ user: {}, path: '/metrics' }]), (e: Error) => e instanceof StaticAuthorizationError && /staticAuthorization\[0\]: name the user \(user\.name\) or groups \(user\.groups\)/.test(e.message));
-    assert.throws(() => validateStaticRules([{ user: { name: 'u' } }]), /path must be a non-resource path starting with "\/"/);
-    assert.throws(() => validateStaticRules([{ user: { name: 'u' }, path: '/metrics', verb: 'GET' }]), /verb must be a lower-case HTTP method/);
-    assert.throws(() => validateStaticRules([{ user: { name: 'u' }, path: '/metrics', resourceRequest: true }]), /resourceRequest rules are not supported/);
+    assert.throws(
+      () => validateStaticRules([{ user: {}, path: '/metrics' }]),
+      (e: Error) =>
+        e instanceof StaticAuthorizationError &&
+        /staticAuthorization\[0\]: name the user \(user\.name\) or groups \(user\.groups\)/.test(e.message),
+    );
+    assert.throws(
+      () => validateStaticRules([{ user: { name: 'u' } }]),
+      /path must be a non-resource path starting with "\/"/,
+    );
+    assert.throws(
+      () => validateStaticRules([{ user: { name: 'u' }, path: '/metrics', verb: 'GET' }]),
+      /verb must be a lower-case HTTP method/,
+    );
+    assert.throws(
+      () => validateStaticRules([{ user: { name: 'u' }, path: '/metrics', resourceRequest: true }]),
+      /resourceRequest rules are not supported/,
+    );
     assert.throws(() => validateStaticRules({}), /expected a list of rules/);
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'authorization:\n  rules: []\n');
     assert.throws(() => loadStaticAuthorizationFile(bad), /expected authorization\.static: \[rules\]/);
-    assert.throws(() => loadStaticAuthorizationFile(join(dir, 'missing.yaml')), /cannot read the static authorization file/);
+    assert.throws(
+      () => loadStaticAuthorizationFile(join(dir, 'missing.yaml')),
+      /cannot read the static authorization file/,
+    );
     const malformed = join(dir, 'malformed.yaml');
     writeFileSync(malformed, 'authorization:\n  static: [{user: {name: u}, path: /metrics\n');
-    assert.throws(() => loadStaticAuthorizationFile(malformed), /^StaticAuthorizationError: cannot read the static authorization file .*malformed\.yaml: [^\n]*\(\d+:\d+\)$/, 'one line: what and where');
-    assert.deepEqual(validateStaticRules([{ user: { groups: ['g'] }, path: '/metrics' }]), [{ user: { groups: ['g'] }, path: '/metrics', verb: 'get' }], 'verb defaults to get');
+    assert.throws(
+      () => loadStaticAuthorizationFile(malformed),
+      /^StaticAuthorizationError: cannot read the static authorization file .*malformed\.yaml: [^\n]*\(\d+:\d+\)$/,
+      'one line: what and where',
+    );
+    assert.deepEqual(
+      validateStaticRules([{ user: { groups: ['g'] }, path: '/metrics' }]),
+      [{ user: { groups: ['g'] }, path: '/metrics', verb: 'get' }],
+      'verb defaults to get',
+    );
   });
 });

@@ -15,7 +15,6 @@ import { parse as parseYaml } from 'yaml';
 import { crdsOf, rolesOf, toManifestYaml, webhookConfigurationsOf } from '../../src/generate/index.js';
 import { ROOT } from '../helpers/process.js';
 
- 
 type Any = any;
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'kubebuilder-memcached');
 
@@ -42,11 +41,13 @@ const DIFFERENCES: Difference[] = [
   },
 ];
 
-test('the Memcached API of kubebuilder\'s book: generate writes what controller-gen wrote, but for the differences listed', async () => {
+test("the Memcached API of kubebuilder's book: generate writes what controller-gen wrote, but for the differences listed", async () => {
   const [ours] = await crdsOf([join(FIXTURE, 'api')], ROOT);
   assert.ok(ours);
   assert.equal(ours.fileName, 'cache.example.com_memcacheds.yaml', 'the file name controller-gen uses');
-  const theirs = parseYaml(readFileSync(join(FIXTURE, 'cache.example.com_memcacheds.yaml'), 'utf8').replace(/^---\n/, ''));
+  const theirs = parseYaml(
+    readFileSync(join(FIXTURE, 'cache.example.com_memcacheds.yaml'), 'utf8').replace(/^---\n/, ''),
+  );
   const mine = JSON.parse(JSON.stringify(ours.crd));
   for (const d of DIFFERENCES) {
     d.drop(theirs);
@@ -60,10 +61,12 @@ test('the Memcached API of kubebuilder\'s book: generate writes what controller-
 const CRONJOB_DIFFERENCES: Difference[] = [
   GENERATOR_STAMP,
   {
-    what: 'spec.jobTemplate.spec.template.spec (the Job\'s PodSpec)',
+    what: "spec.jobTemplate.spec.template.spec (the Job's PodSpec)",
     why: "controller-gen expands k8s.io/api's PodSpec from its Go source (about 200 KB of schema, cut from the fixture); ctrlmetrics ships no PodSpec type, so the TypeScript types carry it as a RawExtension: type object, x-kubernetes-preserve-unknown-fields, nothing pruned or validated below it",
     drop: (crd) => {
-      const spec = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.jobTemplate.properties.spec.properties.template.properties.spec;
+      const spec =
+        crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.jobTemplate.properties.spec.properties
+          .template.properties.spec;
       for (const k of ['properties', 'required', 'x-kubernetes-preserve-unknown-fields']) delete spec[k];
     },
   },
@@ -78,7 +81,9 @@ test("the CronJob API of kubebuilder's tutorial, generated with maxDescLen 0: wh
   const theirs = parseYaml(readFileSync(join(fixture, 'batch.tutorial.kubebuilder.io_cronjobs.yaml'), 'utf8'));
   const mine = JSON.parse(JSON.stringify(ours.crd));
   // before the drops: the PodSpec is kept whole rather than pruned away
-  const podSpec = (crd: Any) => crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.jobTemplate.properties.spec.properties.template.properties.spec;
+  const podSpec = (crd: Any) =>
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.jobTemplate.properties.spec.properties
+      .template.properties.spec;
   assert.deepStrictEqual(podSpec(mine), { type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
   for (const d of CRONJOB_DIFFERENCES) {
     d.drop(theirs);

@@ -10,7 +10,6 @@ import { parse as parseYaml } from 'yaml';
 import { truncateDescription, truncateDescriptions } from '../../src/generate/descriptions.js';
 import { runCli, ROOT } from '../helpers/process.js';
 
-
 test('a description within the budget is unchanged', () => {
   assert.equal(truncateDescription('Short.', 6), 'Short.');
   assert.equal(truncateDescription('Short.', 100), 'Short.');
@@ -43,7 +42,10 @@ test('0 removes every description, in properties, items, additionalProperties an
       description: { description: 'a field named description', type: 'string' },
       list: { type: 'array', items: { description: 'item', type: 'string' } },
       map: { type: 'object', additionalProperties: { description: 'value', type: 'string' } },
-      either: { anyOf: [{ description: 'one', type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true },
+      either: {
+        anyOf: [{ description: 'one', type: 'integer' }, { type: 'string' }],
+        'x-kubernetes-int-or-string': true,
+      },
     },
   };
   assert.deepStrictEqual(truncateDescriptions(schema, 0), {
@@ -66,7 +68,9 @@ test('generate crd --max-desc-len cuts the written CRD, and refuses a budget tha
       join(dir, 'api.ts'),
       `// +groupName=example.com\n// +versionName=v1\nimport type { ObjectMeta } from '../src/index.js';\n\n/** Spec of a thing. It has two sentences. */\nexport interface ThingSpec {\n  /** The name of the thing, which is long enough to be cut */\n  name?: string;\n}\n\n/** Thing is a thing. */\nexport interface Thing {\n  apiVersion: string;\n  kind: string;\n  metadata: ObjectMeta;\n  spec?: ThingSpec;\n}\n`,
     );
-    const r = await runCli(['generate', 'crd', '--paths', 'api.ts', '--output-dir', 'out', '--max-desc-len', '20'], { cwd: dir });
+    const r = await runCli(['generate', 'crd', '--paths', 'api.ts', '--output-dir', 'out', '--max-desc-len', '20'], {
+      cwd: dir,
+    });
     assert.equal(r.code, 0, r.stderr);
     const crd = parseYaml((await readFile(join(dir, 'out', 'example.com_things.yaml'), 'utf8')).replace(/^---\n/, ''));
     const root = crd.spec.versions[0].schema.openAPIV3Schema;
@@ -74,7 +78,9 @@ test('generate crd --max-desc-len cuts the written CRD, and refuses a budget tha
     assert.equal(root.properties.spec.description, 'Spec of a thing.');
     assert.equal(root.properties.spec.properties.name.description, 'The name of the...');
     for (const bad of ['-1', 'ten', '1.5']) {
-      const e = await runCli(['generate', 'crd', '--paths', 'api.ts', '--output-dir', 'out', '--max-desc-len', bad], { cwd: dir });
+      const e = await runCli(['generate', 'crd', '--paths', 'api.ts', '--output-dir', 'out', '--max-desc-len', bad], {
+        cwd: dir,
+      });
       assert.equal(e.code, 1, bad);
       assert.match(e.stderr, /^error: --max-desc-len takes a whole number of bytes \(0 removes descriptions\); got "/);
     }

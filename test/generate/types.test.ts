@@ -134,13 +134,17 @@ describe('generate types', () => {
     const dir = join(work, 'crds');
     mkdirSync(dir);
     writeFileSync(join(dir, 'gadget.yaml'), GADGET_CRD);
-    for (const [name, set] of Object.entries(CRD_SETS)) writeFileSync(join(dir, `${name}.yaml`), set.crds.map((c) => stringify(c)).join('---\n'));
+    for (const [name, set] of Object.entries(CRD_SETS))
+      writeFileSync(join(dir, `${name}.yaml`), set.crds.map((c) => stringify(c)).join('---\n'));
   });
   after(() => rmSync(work, { recursive: true, force: true }));
 
   it('maps each schema feature as documented; a version that is not served gets no file', () => {
     const out = typesFromCrds(['crds/gadget.yaml'], work);
-    assert.deepEqual(out.map((g) => g.path), ['toys.example.com/v1/gadget-types.ts']);
+    assert.deepEqual(
+      out.map((g) => g.path),
+      ['toys.example.com/v1/gadget-types.ts'],
+    );
     assert.equal(out[0].text, GADGET_TYPES);
   });
 
@@ -158,16 +162,25 @@ describe('generate types', () => {
     );
     const text = readFileSync(join(work, 'types/cert-manager.io/v1/certificate-types.ts'), 'utf8');
     const again = await writeTypesFromCrds({ from: ['crds'], out: 'types', root: work });
-    assert.deepEqual(again.map((w) => w.changed), [false, false, false, false, false]);
+    assert.deepEqual(
+      again.map((w) => w.changed),
+      [false, false, false, false, false],
+    );
     assert.equal(readFileSync(join(work, 'types/cert-manager.io/v1/certificate-types.ts'), 'utf8'), text);
-    assert.match(text, /^export interface CertificateSpec \{\n {2}secretName: string;\n {2}issuerRef: CertificateSpecIssuerRef;\n/m);
+    assert.match(
+      text,
+      /^export interface CertificateSpec \{\n {2}secretName: string;\n {2}issuerRef: CertificateSpecIssuerRef;\n/m,
+    );
   });
 
-  it('the types compile and type get() of the kinds in a consumer (strict)', { skip: SECOND_NODE_SKIP_COMPILER }, async () => {
-    await writeTypesFromCrds({ from: ['crds'], out: 'types', root: work });
-    writeFileSync(
-      join(work, 'use.ts'),
-      `import type { ObjectClient } from 'ctrlmetrics';
+  it(
+    'the types compile and type get() of the kinds in a consumer (strict)',
+    { skip: SECOND_NODE_SKIP_COMPILER },
+    async () => {
+      await writeTypesFromCrds({ from: ['crds'], out: 'types', root: work });
+      writeFileSync(
+        join(work, 'use.ts'),
+        `import type { ObjectClient } from 'ctrlmetrics';
 import type { Certificate } from './types/cert-manager.io/v1/certificate-types.js';
 import { SERVICE_MONITOR, type ServiceMonitor } from './types/monitoring.coreos.com/v1/servicemonitor-types.js';
 import type { Gadget } from './types/toys.example.com/v1/gadget-types.js';
@@ -180,31 +193,43 @@ export async function use(objects: ObjectClient): Promise<string[]> {
   return [cert.spec.secretName, String(monitors.length), mode ?? ''];
 }
 `,
-    );
-    writeFileSync(
-      join(work, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          noEmit: true,
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          target: 'ES2022',
-          skipLibCheck: true,
-          baseUrl: '.',
-          paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')], 'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')], 'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')] },
-          typeRoots: [join(ROOT, 'node_modules/@types')],
-        },
-        files: ['use.ts'],
-      }),
-    );
-    writeFileSync(join(work, 'package.json'), '{"type":"module"}');
-    const out = await new Promise<string>((res) =>
-      execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: work, timeout: 120_000 }, (_e, stdout, stderr) => res(stdout + stderr)),
-    );
-    const mine = out.split('\n').filter((l) => /error TS\d+/.test(l) && !resolve(work, l.split('(')[0]).startsWith(`${ROOT}/`));
-    assert.deepEqual(mine, []);
-  });
+      );
+      writeFileSync(
+        join(work, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            target: 'ES2022',
+            skipLibCheck: true,
+            baseUrl: '.',
+            paths: {
+              ctrlmetrics: [join(ROOT, 'src/index.ts')],
+              'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')],
+              'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')],
+            },
+            typeRoots: [join(ROOT, 'node_modules/@types')],
+          },
+          files: ['use.ts'],
+        }),
+      );
+      writeFileSync(join(work, 'package.json'), '{"type":"module"}');
+      const out = await new Promise<string>((res) =>
+        execFile(
+          process.execPath,
+          [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--pretty', 'false'],
+          { cwd: work, timeout: 120_000 },
+          (_e, stdout, stderr) => res(stdout + stderr),
+        ),
+      );
+      const mine = out
+        .split('\n')
+        .filter((l) => /error TS\d+/.test(l) && !resolve(work, l.split('(')[0]).startsWith(`${ROOT}/`));
+      assert.deepEqual(mine, []);
+    },
+  );
 
   it('refuses what it cannot type, naming file, line and schema path', () => {
     const refused = (name: string, text: string) => {
@@ -222,20 +247,35 @@ export async function use(objects: ObjectClient): Promise<string[]> {
       'configmap.yaml:2: not a CustomResourceDefinition of apiextensions.k8s.io/v1 (v1 ConfigMap): generate types reads CRDs',
     );
     const untyped = GADGET_CRD.replace('note: { type: string, nullable: true }', 'note: { nullable: true }');
-    assert.equal(refused('untyped.yaml', untyped), 'untyped.yaml:33: spec.versions[1].schema.openAPIV3Schema.properties.spec.properties.note: has no type: a structural schema gives every field one (or x-kubernetes-preserve-unknown-fields, or x-kubernetes-int-or-string)');
+    assert.equal(
+      refused('untyped.yaml', untyped),
+      'untyped.yaml:33: spec.versions[1].schema.openAPIV3Schema.properties.spec.properties.note: has no type: a structural schema gives every field one (or x-kubernetes-preserve-unknown-fields, or x-kubernetes-int-or-string)',
+    );
     const noItems = GADGET_CRD.replace(/ {16}items:\n(?: {18}.*\n)+/, '');
-    assert.match(refused('noitems.yaml', noItems), /^noitems\.yaml:37: spec\.versions\[1\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\.parts: is an array without items: give its items a schema$/);
+    assert.match(
+      refused('noitems.yaml', noItems),
+      /^noitems\.yaml:37: spec\.versions\[1\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\.parts: is an array without items: give its items a schema$/,
+    );
     assert.match(refused('broken.yaml', 'apiVersion: [\n'), /^broken\.yaml:\d+: not YAML: /);
-    assert.equal(refused('noschema.yaml', GADGET_CRD.replace(/ {4}schema:\n {6}openAPIV3Schema:\n(?: {8}.*\n)+/, '')), 'noschema.yaml:14: spec.versions[1] (v1) has no schema.openAPIV3Schema to read types from');
+    assert.equal(
+      refused('noschema.yaml', GADGET_CRD.replace(/ {4}schema:\n {6}openAPIV3Schema:\n(?: {8}.*\n)+/, '')),
+      'noschema.yaml:14: spec.versions[1] (v1) has no schema.openAPIV3Schema to read types from',
+    );
   });
 
   it('the command: --from is required; an error is one line and exit 1', async () => {
     const none = await runCli(['generate', 'types'], { cwd: work });
     assert.equal(none.code, 1);
-    assert.equal(none.stderr, 'error: generate types needs --from <crd.yaml or directory> (repeatable): the CRDs to read\n');
+    assert.equal(
+      none.stderr,
+      'error: generate types needs --from <crd.yaml or directory> (repeatable): the CRDs to read\n',
+    );
     const bad = await runCli(['generate', 'types', '--from', 'configmap.yaml'], { cwd: work });
     assert.equal(bad.code, 1);
-    assert.equal(bad.stderr, 'error: configmap.yaml:2: not a CustomResourceDefinition of apiextensions.k8s.io/v1 (v1 ConfigMap): generate types reads CRDs\n');
+    assert.equal(
+      bad.stderr,
+      'error: configmap.yaml:2: not a CustomResourceDefinition of apiextensions.k8s.io/v1 (v1 ConfigMap): generate types reads CRDs\n',
+    );
     const ok = await runCli(['generate', 'types', '--from', 'crds/gadget.yaml', '--out', 'cli-out'], { cwd: work });
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stdout, 'cli-out/toys.example.com/v1/gadget-types.ts written\n');

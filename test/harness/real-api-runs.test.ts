@@ -38,60 +38,76 @@ async function inventory(admin: KubeClient): Promise<string[]> {
  */
 function suiteEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const k of ['NODE_TEST_CONTEXT', 'CTRLMETRICS_TEST_KUBECONFIG', 'CTRLMETRICS_SHARED_KUBE', 'CTRLMETRICS_REAL_KUBE_DIR', 'CTRLMETRICS_TEST_RUN_ID', 'CTRLMETRICS_TEST_SA_SIGNING_KEY']) delete env[k];
+  for (const k of [
+    'NODE_TEST_CONTEXT',
+    'CTRLMETRICS_TEST_KUBECONFIG',
+    'CTRLMETRICS_SHARED_KUBE',
+    'CTRLMETRICS_REAL_KUBE_DIR',
+    'CTRLMETRICS_TEST_RUN_ID',
+    'CTRLMETRICS_TEST_SA_SIGNING_KEY',
+  ])
+    delete env[k];
   return { ...env, ...extra };
 }
 
 // the suite's time goes to kubectl processes, the same on any Node: CI's second Node major skips it
-describe('the real-API suite against a cluster named by CTRLMETRICS_TEST_KUBECONFIG', { timeout: 600_000, skip: SECOND_NODE_SKIP }, () => {
-  // the cluster the suite runs against: the one the caller names (a real one), else an authority of its own
-  const named = process.env.CTRLMETRICS_TEST_KUBECONFIG;
-  let cluster: TestCluster | undefined;
-  let admin: KubeClient;
-  let kubeconfig: string;
+describe(
+  'the real-API suite against a cluster named by CTRLMETRICS_TEST_KUBECONFIG',
+  { timeout: 600_000, skip: SECOND_NODE_SKIP },
+  () => {
+    // the cluster the suite runs against: the one the caller names (a real one), else an authority of its own
+    const named = process.env.CTRLMETRICS_TEST_KUBECONFIG;
+    let cluster: TestCluster | undefined;
+    let admin: KubeClient;
+    let kubeconfig: string;
 
-  before(async () => {
-    if (named) {
-      admin = new KubeClient(await loadRestConfig({ kubeconfig: named }));
-      kubeconfig = named;
-    } else {
-      cluster = await startTestCluster();
-      admin = cluster.admin;
-      kubeconfig = cluster.kubeconfig;
-    }
-  });
-  after(async () => {
-    if (named) admin?.close();
-    await cluster?.stop();
-  });
+    before(async () => {
+      if (named) {
+        admin = new KubeClient(await loadRestConfig({ kubeconfig: named }));
+        kubeconfig = named;
+      } else {
+        cluster = await startTestCluster();
+        admin = cluster.admin;
+        kubeconfig = cluster.kubeconfig;
+      }
+    });
+    after(async () => {
+      if (named) admin?.close();
+      await cluster?.stop();
+    });
 
-  test('run twice in a row: it passes both times and leaves nothing behind', async () => {
-    const start = await inventory(admin);
-    for (const round of [1, 2]) {
-      const r = await run(process.execPath, ['scripts/run-tests.mjs', 'real-api', ...FILES], {
+    test('run twice in a row: it passes both times and leaves nothing behind', async () => {
+      const start = await inventory(admin);
+      for (const round of [1, 2]) {
+        const r = await run(process.execPath, ['scripts/run-tests.mjs', 'real-api', ...FILES], {
+          cwd: ROOT,
+          env: suiteEnv({ CTRLMETRICS_TEST_KUBECONFIG: kubeconfig }),
+          timeoutMs: 280_000,
+        });
+        const out = `${r.stdout}${r.stderr}`;
+        assert.equal(r.code, 0, `run ${round} failed:\n${out.slice(-4000)}`);
+        const runId = /^# real-api: run id (r[0-9a-f]{6}), against the cluster of /m.exec(out)?.[1];
+        assert.ok(runId, `run ${round} names its run id:\n${out.slice(0, 400)}`);
+        assert.match(out, new RegExp(`^ℹ pass [1-9]\\d*$`, 'm'));
+        assert.match(out, /^ℹ fail 0$/m);
+        assert.deepEqual(await inventory(admin), start, `run ${round} (${runId}) left objects behind`);
+      }
+    });
+
+    test('without a cluster: one line says how to run it, and the suite is skipped', async () => {
+      const r = await run(process.execPath, ['scripts/run-tests.mjs', 'real-api'], {
         cwd: ROOT,
-        env: suiteEnv({ CTRLMETRICS_TEST_KUBECONFIG: kubeconfig }),
-        timeoutMs: 280_000,
+        env: suiteEnv({}),
+        timeoutMs: 60_000,
       });
-      const out = `${r.stdout}${r.stderr}`;
-      assert.equal(r.code, 0, `run ${round} failed:\n${out.slice(-4000)}`);
-      const runId = /^# real-api: run id (r[0-9a-f]{6}), against the cluster of /m.exec(out)?.[1];
-      assert.ok(runId, `run ${round} names its run id:\n${out.slice(0, 400)}`);
-      assert.match(out, new RegExp(`^ℹ pass [1-9]\\d*$`, 'm'));
-      assert.match(out, /^ℹ fail 0$/m);
-      assert.deepEqual(await inventory(admin), start, `run ${round} (${runId}) left objects behind`);
-    }
-  });
-
-  test('without a cluster: one line says how to run it, and the suite is skipped', async () => {
-    const r = await run(process.execPath, ['scripts/run-tests.mjs', 'real-api'], { cwd: ROOT, env: suiteEnv({}), timeoutMs: 60_000 });
-    assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n');
-    assert.equal(lines.length, 2, r.stdout);
-    assert.match(lines[0], /^# suite real-api: \d+ file\(s\)$/);
-    assert.equal(
-      lines[1],
-      '# real-api: skipped, no real cluster: set CTRLMETRICS_TEST_KUBECONFIG=<cluster-admin kubeconfig> (a cluster you have) or CTRLMETRICS_SHARED_KUBE=<dir with start.sh/stop.sh> (a control plane of its own); see docs/guides/testing.md',
-    );
-  });
-});
+      assert.equal(r.code, 0, r.stderr);
+      const lines = r.stdout.trim().split('\n');
+      assert.equal(lines.length, 2, r.stdout);
+      assert.match(lines[0], /^# suite real-api: \d+ file\(s\)$/);
+      assert.equal(
+        lines[1],
+        '# real-api: skipped, no real cluster: set CTRLMETRICS_TEST_KUBECONFIG=<cluster-admin kubeconfig> (a cluster you have) or CTRLMETRICS_SHARED_KUBE=<dir with start.sh/stop.sh> (a control plane of its own); see docs/guides/testing.md',
+      );
+    });
+  },
+);

@@ -29,18 +29,34 @@ export function admit(url: string, path: string, req: Record<string, unknown>, c
     },
   });
   return new Promise((resolve, reject) => {
-    const r = request(`${url}${path}`, { method: 'POST', ca, agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-      res.on('end', () => {
-        try {
-          const response = JSON.parse(text).response;
-          resolve({ ...response, patch: response.patch ? JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) : undefined });
-        } catch (err) {
-          reject(new Error(`not an AdmissionReview (HTTP ${res.statusCode}): ${text.slice(0, 200)} (${(err as Error).message})`));
-        }
-      });
-    });
+    const r = request(
+      `${url}${path}`,
+      {
+        method: 'POST',
+        ca,
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        res.on('end', () => {
+          try {
+            const response = JSON.parse(text).response;
+            resolve({
+              ...response,
+              patch: response.patch ? JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) : undefined,
+            });
+          } catch (err) {
+            reject(
+              new Error(
+                `not an AdmissionReview (HTTP ${res.statusCode}): ${text.slice(0, 200)} (${(err as Error).message})`,
+              ),
+            );
+          }
+        });
+      },
+    );
     r.on('error', reject);
     r.end(body);
   });

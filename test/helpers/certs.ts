@@ -28,7 +28,8 @@ export class SecretVolume {
     const v = `..v${++this.version}`;
     const vdir = join(this.dir, v);
     await mkdir(vdir);
-    for (const [name, content] of Object.entries(files)) if (content !== undefined) await writeFile(join(vdir, name), content, { mode: 0o600 });
+    for (const [name, content] of Object.entries(files))
+      if (content !== undefined) await writeFile(join(vdir, name), content, { mode: 0o600 });
     const tmp = join(this.dir, '..data_tmp');
     await rm(tmp, { force: true });
     await symlink(v, tmp);
@@ -71,8 +72,17 @@ export async function issueClientCert(ca: CertKeyPair, user: string, groups: str
   x509.cryptoProvider.set(webcrypto as never);
   const EC = { name: 'ECDSA', namedCurve: 'P-256' } as const;
   const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await webcrypto.subtle.importKey('pkcs8', createPrivateKey(ca.keyPem).export({ format: 'der', type: 'pkcs8' }), EC, true, ['sign']);
-  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as { publicKey: unknown; privateKey: Parameters<typeof webcrypto.subtle.exportKey>[1] };
+  const caKey = await webcrypto.subtle.importKey(
+    'pkcs8',
+    createPrivateKey(ca.keyPem).export({ format: 'der', type: 'pkcs8' }),
+    EC,
+    true,
+    ['sign'],
+  );
+  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as {
+    publicKey: unknown;
+    privateKey: Parameters<typeof webcrypto.subtle.exportKey>[1];
+  };
   const esc = (s: string) => s.replace(/([,+"\\<>;=])/g, '\\$1');
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.create({

@@ -17,14 +17,23 @@ let workDir: string | undefined;
 export function clientGolangBinary(): Promise<string> {
   built ??= (async () => {
     if (!existsSync('/usr/share/gocode/src/github.com/prometheus/client_golang')) {
-      assert.fail('client_golang is missing: run scripts/install-test-deps.sh (Debian golang-go, golang-github-prometheus-client-golang-dev)');
+      assert.fail(
+        'client_golang is missing: run scripts/install-test-deps.sh (Debian golang-go, golang-github-prometheus-client-golang-dev)',
+      );
     }
     workDir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-client-golang-'));
     process.once('exit', () => rmSync(workDir!, { recursive: true, force: true }));
     const bin = join(workDir, 'client_golang');
     await new Promise<void>((res, rej) =>
-      execFile('go', ['build', '-o', bin, 'main.go'], { cwd: GO_SRC, env: { ...process.env, GOPATH: '/usr/share/gocode', GO111MODULE: 'off', GOFLAGS: '' }, timeout: 300_000 }, (err, _out, stderr) =>
-        err ? rej(new Error(`go build failed: ${stderr || err.message}`)) : res(),
+      execFile(
+        'go',
+        ['build', '-o', bin, 'main.go'],
+        {
+          cwd: GO_SRC,
+          env: { ...process.env, GOPATH: '/usr/share/gocode', GO111MODULE: 'off', GOFLAGS: '' },
+          timeout: 300_000,
+        },
+        (err, _out, stderr) => (err ? rej(new Error(`go build failed: ${stderr || err.message}`)) : res()),
       ),
     );
     return bin;
@@ -36,8 +45,14 @@ export function clientGolangBinary(): Promise<string> {
 export async function clientGolang(args: string[], input: Buffer = Buffer.alloc(0)): Promise<Buffer> {
   const bin = await clientGolangBinary();
   return new Promise((res, rej) => {
-    const child = execFile(bin, args, { encoding: 'buffer', timeout: 60_000, maxBuffer: 256 << 20 }, (err, stdout, stderr) =>
-      err ? rej(new Error(`client_golang ${args.join(' ')} failed: ${stderr.toString() || err.message}`)) : res(stdout),
+    const child = execFile(
+      bin,
+      args,
+      { encoding: 'buffer', timeout: 60_000, maxBuffer: 256 << 20 },
+      (err, stdout, stderr) =>
+        err
+          ? rej(new Error(`client_golang ${args.join(' ')} failed: ${stderr.toString() || err.message}`))
+          : res(stdout),
     );
     // a program that exits before reading all its input closes the pipe: its exit status tells, not an EPIPE
     child.stdin!.on('error', () => {});

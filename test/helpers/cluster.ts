@@ -23,7 +23,11 @@ export interface ApiCluster {
   /** Client acting as `admin` (group `system:masters`). */
   admin: KubeClient;
   /** Creates the namespace (if needed) and the ServiceAccount (if needed); returns a TokenRequest token for it. */
-  serviceAccountToken(ns: string, name: string, opts?: { expirationSeconds?: number; audiences?: string[] }): Promise<string>;
+  serviceAccountToken(
+    ns: string,
+    name: string,
+    opts?: { expirationSeconds?: number; audiences?: string[] },
+  ): Promise<string>;
   /**
    * The manager identity: ServiceAccount `ns/name` (default `ctrlmetrics-system/controller-manager`) bound to the
    * ClusterRole `metrics-auth-role` (create tokenreviews + subjectaccessreviews); returns a RestConfig acting as it.
@@ -45,7 +49,9 @@ export interface TestCluster extends ApiCluster {
  */
 export async function waitForCrd(c: KubeClient, name: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    const crd = await c.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    const crd = await c.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+    );
     if (crd.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True')) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -67,8 +73,23 @@ async function createIfMissing(c: KubeClient, path: string, body: unknown): Prom
 }
 
 /** Starts the authority (in memory, or on `stateDir`) and returns the helpers. Always `stop()` it in `after`. */
-export async function startTestCluster(opts: { stateDir?: string; clock?: () => number; crds?: string[]; webhookServices?: Record<string, string>; logger?: Logger } = {}): Promise<TestCluster> {
-  const authority = await startAuthority({ listen: '127.0.0.1:0', stateDir: opts.stateDir, clock: opts.clock, crds: opts.crds, webhookServices: opts.webhookServices, logger: opts.logger });
+export async function startTestCluster(
+  opts: {
+    stateDir?: string;
+    clock?: () => number;
+    crds?: string[];
+    webhookServices?: Record<string, string>;
+    logger?: Logger;
+  } = {},
+): Promise<TestCluster> {
+  const authority = await startAuthority({
+    listen: '127.0.0.1:0',
+    stateDir: opts.stateDir,
+    clock: opts.clock,
+    crds: opts.crds,
+    webhookServices: opts.webhookServices,
+    logger: opts.logger,
+  });
   const admin = new KubeClient({ ...authority.restConfig, qps: 1000, burst: 1000 });
   const helpers = clusterHelpers(admin, authority.url, authority.caPem, authority.kubeconfig, async () => {
     admin.close();
@@ -81,24 +102,38 @@ export async function startTestCluster(opts: { stateDir?: string; clock?: () => 
  * The {@link ApiCluster} helpers over any API server reached as `admin` (a cluster-admin client); `stop` is what
  * `stop()` does after closing nothing else.
  */
-export function clusterHelpers(admin: KubeClient, url: string, caPem: string, kubeconfig: string, stop: () => Promise<void>, opts: { roleSuffix?: string } = {}): ApiCluster {
+export function clusterHelpers(
+  admin: KubeClient,
+  url: string,
+  caPem: string,
+  kubeconfig: string,
+  stop: () => Promise<void>,
+  opts: { roleSuffix?: string } = {},
+): ApiCluster {
   // on a shared cluster the helpers' ClusterRoles carry the run's id, so the run's clean-up finds them
   const authRole = `metrics-auth-role${opts.roleSuffix ?? ''}`;
   const readerRole = `metrics-reader${opts.roleSuffix ?? ''}`;
   const ensureSA = async (ns: string, name: string) => {
     await createIfMissing(admin, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    await createIfMissing(admin, `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } });
+    await createIfMissing(admin, `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name, namespace: ns },
+    });
   };
 
   const serviceAccountToken: TestCluster['serviceAccountToken'] = async (ns, name, o = {}) => {
     await ensureSA(ns, name);
     const spec: Record<string, unknown> = { expirationSeconds: o.expirationSeconds ?? 3600 };
     if (o.audiences) spec.audiences = o.audiences;
-    const tr = await admin.create<{ status: { token: string } }>(`/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`, {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec,
-    });
+    const tr = await admin.create<{ status: { token: string } }>(
+      `/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`,
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec,
+      },
+    );
     return tr.status.token;
   };
 
@@ -112,7 +147,10 @@ export function clusterHelpers(admin: KubeClient, url: string, caPem: string, ku
     });
   };
 
-  const managerConfig: TestCluster['managerConfig'] = async (ns = 'ctrlmetrics-system', name = 'controller-manager') => {
+  const managerConfig: TestCluster['managerConfig'] = async (
+    ns = 'ctrlmetrics-system',
+    name = 'controller-manager',
+  ) => {
     await createIfMissing(admin, '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',

@@ -70,7 +70,9 @@ export class FaultProxy {
   }
 
   private listen(): Promise<void> {
-    const server = https.createServer({ cert: this.cert.certPem, key: this.cert.keyPem }, (req, res) => this.handle(req, res));
+    const server = https.createServer({ cert: this.cert.certPem, key: this.cert.keyPem }, (req, res) =>
+      this.handle(req, res),
+    );
     server.on('connection', (s: Socket) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
@@ -119,7 +121,8 @@ export class FaultProxy {
     const path = (req.url ?? '/').split('?')[0];
     this.counts.set(path, (this.counts.get(path) ?? 0) + 1);
     if (this.requests.length < 10_000) this.requests.push(`${req.method} ${req.url ?? '/'}`);
-    const f: Fault = this.faultOnly === undefined || (req.url ?? '').includes(this.faultOnly) ? this.fault : { kind: 'pass' };
+    const f: Fault =
+      this.faultOnly === undefined || (req.url ?? '').includes(this.faultOnly) ? this.fault : { kind: 'pass' };
     const n = ++this.seq;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -155,7 +158,9 @@ export class FaultProxy {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
     res.writeHead(status, headers);
-    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'injected fault', code: status }));
+    res.end(
+      JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'injected fault', code: status }),
+    );
   }
 
   private forward(req: IncomingMessage, body: Buffer, res: ServerResponse): void {

@@ -40,7 +40,11 @@ process.stdout.write(JSON.stringify({ esm: [...new Set(esm)], cjs }));
  * sources) and returns what was loaded. `target` is a URL, a file path (absolute or `./`), or a bare specifier
  * resolved from `cwd` as an application there would resolve it.
  */
-export async function loadedModules(target: string, nodeArgs: string[] = [], cwd = process.cwd()): Promise<LoadedModules> {
+export async function loadedModules(
+  target: string,
+  nodeArgs: string[] = [],
+  cwd = process.cwd(),
+): Promise<LoadedModules> {
   const url = /^[a-z]+:/.test(target) || !/^[./]/.test(target) ? target : pathToFileURL(target).href;
   const { stdout } = await run(process.execPath, [...nodeArgs, '--input-type=module', '-e', CHILD], {
     cwd,

@@ -45,11 +45,14 @@ export class LogCapture {
   leaks(): string[] {
     const out: string[] = [];
     for (const line of this.lines) {
-      if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(line) || /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\./.test(line)) out.push(line);
-      else for (const s of this.secrets) if (line.includes(s) || line.includes(s.slice(0, 40))) {
+      if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(line) || /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\./.test(line))
         out.push(line);
-        break;
-      }
+      else
+        for (const s of this.secrets)
+          if (line.includes(s) || line.includes(s.slice(0, 40))) {
+            out.push(line);
+            break;
+          }
     }
     return out;
   }

@@ -29,7 +29,9 @@ export class ManualClock implements TimerClock {
   async advance(ms: number): Promise<void> {
     const end = this.t + ms;
     for (;;) {
-      const due = [...this.timers.entries()].filter(([, x]) => x.at <= end).sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
+      const due = [...this.timers.entries()]
+        .filter(([, x]) => x.at <= end)
+        .sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
       if (!due) break;
       this.timers.delete(due[0]);
       this.t = due[1].at;

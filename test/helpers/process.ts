@@ -40,7 +40,12 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  * Calls `probe` every `intervalMs` until it returns a value other than undefined/false, for at most `timeoutMs`.
  * The last error (or "still undefined") is in the rejection message.
  */
-export async function eventually<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs: number, intervalMs = 250): Promise<T> {
+export async function eventually<T>(
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs: number,
+  intervalMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no result yet';
   for (let i = 0; ; i++) {
@@ -77,9 +82,19 @@ export function run(
     const child = execFile(
       file,
       args,
-      { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 30_000, killSignal: 'SIGKILL', maxBuffer: 64 << 20 },
+      {
+        cwd: opts.cwd ?? ROOT,
+        env: opts.env ?? process.env,
+        timeout: opts.timeoutMs ?? 30_000,
+        killSignal: 'SIGKILL',
+        maxBuffer: 64 << 20,
+      },
       (error, stdout, stderr) => {
-        const code = error ? (typeof (error as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? (error as unknown as { code: number }).code : 1) : 0;
+        const code = error
+          ? typeof (error as NodeJS.ErrnoException & { code?: unknown }).code === 'number'
+            ? (error as unknown as { code: number }).code
+            : 1
+          : 0;
         resolve({ code, stdout: String(stdout), stderr: String(stderr), timedOut: error?.killed === true });
       },
     );
@@ -102,7 +117,11 @@ export function cliArgs(): string[] {
 
 /** Runs the CLI ({@link cliArgs}) with `args`, from the repository root unless `cwd` says otherwise (bounded). */
 export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
-  return run(process.execPath, [...cliArgs(), ...args], { cwd: opts.cwd ?? ROOT, env: opts.env, timeoutMs: opts.timeoutMs ?? 60_000 });
+  return run(process.execPath, [...cliArgs(), ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: opts.env,
+    timeoutMs: opts.timeoutMs ?? 60_000,
+  });
 }
 
 /** Processes started by one test file. */
@@ -158,7 +177,9 @@ export class ProcessGroup {
 
   /** `node --import tsx cli.ts ...args`. */
   startCli(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
-    return this.start(name, process.execPath, ['--import', 'tsx', `${ROOT}cli.ts`, ...args], { env: { ...process.env, ...env } });
+    return this.start(name, process.execPath, ['--import', 'tsx', `${ROOT}cli.ts`, ...args], {
+      env: { ...process.env, ...env },
+    });
   }
 
   /** Stops one process by PID: SIGTERM, then SIGKILL after `graceMs`. Resolves with its exit code/signal. */

@@ -20,7 +20,12 @@ export async function typeErrorsOfProject(app: string): Promise<string[]> {
         rootDir: '/',
         baseUrl: '.',
         // kubernetes-types (the built-in kinds' types, which the project's package.json names) from this repository's
-        paths: { ctrlmetrics: [join(ROOT, 'src/index.ts')], 'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')], 'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')], 'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')] },
+        paths: {
+          ctrlmetrics: [join(ROOT, 'src/index.ts')],
+          'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')],
+          'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')],
+          'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')],
+        },
         typeRoots: [join(ROOT, 'node_modules/@types')],
         noUnusedLocals: true,
         noUnusedParameters: true,
@@ -28,7 +33,12 @@ export async function typeErrorsOfProject(app: string): Promise<string[]> {
     }),
   );
   const out = await new Promise<string>((res) =>
-    execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.check.json', '--pretty', 'false'], { cwd: app, timeout: 120_000, maxBuffer: 32 << 20 }, (_err, stdout, stderr) => res(stdout + stderr)),
+    execFile(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.check.json', '--pretty', 'false'],
+      { cwd: app, timeout: 120_000, maxBuffer: 32 << 20 },
+      (_err, stdout, stderr) => res(stdout + stderr),
+    ),
   );
   // errors inside this repository's files belong to the parts being written there; the project's are the generator's
   return out.split('\n').filter((l) => /error TS\d+/.test(l) && !resolve(app, l.split('(')[0]).startsWith(`${ROOT}/`));

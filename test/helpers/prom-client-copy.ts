@@ -16,7 +16,10 @@ export function makeAppWithPromClientCopies(app: string): string {
   symlinkSync(join(ROOT, 'node_modules', 'tdigest'), join(app, 'node_modules', 'tdigest'));
   const broken = join(app, 'node_modules', '@prometheus-io', 'client');
   mkdirSync(broken, { recursive: true });
-  writeFileSync(join(broken, 'package.json'), JSON.stringify({ name: '@prometheus-io/client', version: '0.16.1', main: 'index.js' }));
+  writeFileSync(
+    join(broken, 'package.json'),
+    JSON.stringify({ name: '@prometheus-io/client', version: '0.16.1', main: 'index.js' }),
+  );
   writeFileSync(join(broken, 'index.js'), "throw new Error('this build needs Node.js 22');\n");
   return copyDir;
 }

@@ -26,6 +26,11 @@ export function propertyParams<T = unknown>(defaultRuns: number): Parameters<T> 
   if (numRuns < 1) throw new Error(`FC_RUNS=${numRuns}: expected at least 1`);
   const seed = envInteger('FC_SEED');
   const path = process.env['FC_PATH'] || undefined;
-  if (path !== undefined && seed === undefined) throw new Error('FC_PATH replays a failure only together with its FC_SEED');
-  return { numRuns, ...(seed !== undefined ? { seed } : {}), ...(path !== undefined ? { path, endOnFailure: true } : {}) };
+  if (path !== undefined && seed === undefined)
+    throw new Error('FC_PATH replays a failure only together with its FC_SEED');
+  return {
+    numRuns,
+    ...(seed !== undefined ? { seed } : {}),
+    ...(path !== undefined ? { path, endOnFailure: true } : {}),
+  };
 }

@@ -38,22 +38,34 @@ import { clusterHelpers, waitForCrd, type ApiCluster } from './cluster.js';
 const run = promisify(execFile);
 
 /** A cluster-admin kubeconfig of an existing cluster to run the real-API suite against. */
-export const TEST_KUBECONFIG = process.env.CTRLMETRICS_TEST_KUBECONFIG ? resolve(process.env.CTRLMETRICS_TEST_KUBECONFIG) : undefined;
+export const TEST_KUBECONFIG = process.env.CTRLMETRICS_TEST_KUBECONFIG
+  ? resolve(process.env.CTRLMETRICS_TEST_KUBECONFIG)
+  : undefined;
 
 /** Where the scripts that start a control plane of the tests' own are (`start.sh DIR`, `stop.sh DIR`), if given. */
-export const SHARED_KUBE = process.env.CTRLMETRICS_SHARED_KUBE ? resolve(process.env.CTRLMETRICS_SHARED_KUBE) : undefined;
+export const SHARED_KUBE = process.env.CTRLMETRICS_SHARED_KUBE
+  ? resolve(process.env.CTRLMETRICS_SHARED_KUBE)
+  : undefined;
 
 /** PEM file of the cluster's service-account signing key, for the cases that forge tokens as the cluster signs them. */
-const SA_SIGNING_KEY = process.env.CTRLMETRICS_TEST_SA_SIGNING_KEY ? resolve(process.env.CTRLMETRICS_TEST_SA_SIGNING_KEY) : undefined;
+const SA_SIGNING_KEY = process.env.CTRLMETRICS_TEST_SA_SIGNING_KEY
+  ? resolve(process.env.CTRLMETRICS_TEST_SA_SIGNING_KEY)
+  : undefined;
 
 /** The one line that says how to run the real-API suite. */
 export const HOW_TO_RUN =
   'set CTRLMETRICS_TEST_KUBECONFIG=<cluster-admin kubeconfig> to run it against a cluster you have, or CTRLMETRICS_SHARED_KUBE=<dir with start.sh/stop.sh> to start a control plane of its own';
 
 function skipReason(): string | false {
-  if (TEST_KUBECONFIG) return existsSync(TEST_KUBECONFIG) ? false : `CTRLMETRICS_TEST_KUBECONFIG names ${TEST_KUBECONFIG}, which does not exist`;
+  if (TEST_KUBECONFIG)
+    return existsSync(TEST_KUBECONFIG)
+      ? false
+      : `CTRLMETRICS_TEST_KUBECONFIG names ${TEST_KUBECONFIG}, which does not exist`;
   if (process.env.CTRLMETRICS_REAL_KUBE_DIR) return false;
-  if (SHARED_KUBE) return existsSync(join(SHARED_KUBE, 'start.sh')) ? false : `CTRLMETRICS_SHARED_KUBE names ${SHARED_KUBE}, which holds no start.sh`;
+  if (SHARED_KUBE)
+    return existsSync(join(SHARED_KUBE, 'start.sh'))
+      ? false
+      : `CTRLMETRICS_SHARED_KUBE names ${SHARED_KUBE}, which holds no start.sh`;
   return `no real cluster: ${HOW_TO_RUN}`;
 }
 
@@ -62,7 +74,10 @@ export const REAL_KUBE_SKIP: string | false = skipReason();
 
 /** Why a case that needs a control plane of its own (to restart it, or to start from an empty one) cannot run, or false. */
 export const FRESH_KUBE_SKIP: string | false =
-  REAL_KUBE_SKIP || (SHARED_KUBE && existsSync(join(SHARED_KUBE, 'start.sh')) ? false : 'needs a control plane of its own, empty and restartable (set CTRLMETRICS_SHARED_KUBE=<dir with start.sh/stop.sh>): an existing cluster is shared');
+  REAL_KUBE_SKIP ||
+  (SHARED_KUBE && existsSync(join(SHARED_KUBE, 'start.sh'))
+    ? false
+    : 'needs a control plane of its own, empty and restartable (set CTRLMETRICS_SHARED_KUBE=<dir with start.sh/stop.sh>): an existing cluster is shared');
 
 /** Why a case that signs tokens with the cluster's service-account key cannot run, or false. */
 export const SA_KEY_SKIP: string | false =
@@ -159,26 +174,49 @@ async function attachKubeconfig(file: string): Promise<RealKube> {
   const loaded = await loadRestConfig({ kubeconfig: file });
   // PEM as strings: some tests hand the RestConfig to a child process as JSON, where a Buffer does not survive
   const pem = (v: string | Buffer | undefined) => (v === undefined ? undefined : String(v));
-  const adminConfig: RestConfig = { ...loaded, ca: pem(loaded.ca), cert: pem(loaded.cert), key: pem(loaded.key), qps: 1000, burst: 1000 };
+  const adminConfig: RestConfig = {
+    ...loaded,
+    ca: pem(loaded.ca),
+    cert: pem(loaded.cert),
+    key: pem(loaded.key),
+    qps: 1000,
+    burst: 1000,
+  };
   const admin = new KubeClient(adminConfig);
   try {
-    const review = await admin.create<{ status: { allowed: boolean } }>('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SelfSubjectAccessReview',
-      spec: { resourceAttributes: { verb: '*', group: '*', resource: '*' } },
-    });
-    if (!review.status.allowed) throw new Error(`CTRLMETRICS_TEST_KUBECONFIG ${file}: its identity is not cluster-admin (may not * */*); the real-API suite creates namespaces, CRDs, webhook configurations and cluster roles`);
+    const review = await admin.create<{ status: { allowed: boolean } }>(
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: { verb: '*', group: '*', resource: '*' } },
+      },
+    );
+    if (!review.status.allowed)
+      throw new Error(
+        `CTRLMETRICS_TEST_KUBECONFIG ${file}: its identity is not cluster-admin (may not * */*); the real-API suite creates namespaces, CRDs, webhook configurations and cluster roles`,
+      );
   } catch (err) {
     admin.close();
-    if (err instanceof KubeApiError) throw new Error(`CTRLMETRICS_TEST_KUBECONFIG ${file}: ${loaded.server} answered ${err.status}: ${err.message}`, { cause: err });
+    if (err instanceof KubeApiError)
+      throw new Error(`CTRLMETRICS_TEST_KUBECONFIG ${file}: ${loaded.server} answered ${err.status}: ${err.message}`, {
+        cause: err,
+      });
     throw err;
   }
   const caPem = pem(loaded.ca) ?? '';
   const removals: string[] = [];
-  const helpers = clusterHelpers(admin, loaded.server, caPem, file, async () => {
-    await sweepRun(admin, removals);
-    admin.close();
-  }, { roleSuffix: `-${RUN_ID}` });
+  const helpers = clusterHelpers(
+    admin,
+    loaded.server,
+    caPem,
+    file,
+    async () => {
+      await sweepRun(admin, removals);
+      admin.close();
+    },
+    { roleSuffix: `-${RUN_ID}` },
+  );
   return {
     ...helpers,
     adminConfig,
@@ -193,27 +231,39 @@ async function attachKubeconfig(file: string): Promise<RealKube> {
 /** A {@link RealKube} for the running control plane of `dir`; `owned`: stop() stops and removes it. */
 async function attachControlPlane(dir: string, owned: boolean): Promise<RealKube> {
   const env = Object.fromEntries(
-    (await readFile(join(dir, 'env'), 'utf8')).split('\n').filter(Boolean).map((l) => {
-      const i = l.indexOf('=');
-      return [l.slice(0, i), l.slice(i + 1).replace(/^'|'$/g, '')];
-    }),
+    (await readFile(join(dir, 'env'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const i = l.indexOf('=');
+        return [l.slice(0, i), l.slice(i + 1).replace(/^'|'$/g, '')];
+      }),
   );
   const server = env.KUBE_SERVER;
   const pki = join(dir, 'pki');
-  const [caPem, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
+  const [caPem, cert, key] = await Promise.all(
+    ['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')),
+  );
   const adminConfig: RestConfig = { server, ca: caPem, cert, key, qps: 1000, burst: 1000 };
   const admin = new KubeClient(adminConfig);
   const removals: string[] = [];
-  const helpers = clusterHelpers(admin, server, caPem, join(dir, 'admin.kubeconfig'), async () => {
-    if (owned) {
+  const helpers = clusterHelpers(
+    admin,
+    server,
+    caPem,
+    join(dir, 'admin.kubeconfig'),
+    async () => {
+      if (owned) {
+        admin.close();
+        await stopControlPlane(dir);
+        await rm(dir, { recursive: true, force: true });
+        return;
+      }
+      await sweepRun(admin, removals);
       admin.close();
-      await stopControlPlane(dir);
-      await rm(dir, { recursive: true, force: true });
-      return;
-    }
-    await sweepRun(admin, removals);
-    admin.close();
-  }, owned ? {} : { roleSuffix: `-${RUN_ID}` });
+    },
+    owned ? {} : { roleSuffix: `-${RUN_ID}` },
+  );
   return {
     ...helpers,
     adminConfig,
@@ -250,7 +300,13 @@ export async function webhooksUnreachable(): Promise<string | false> {
     });
   });
   try {
-    await probeWebhookReachable(client, runName('probe'), { url: `https://127.0.0.1:${port}`, caPem: cert.caPem }, cert, port);
+    await probeWebhookReachable(
+      client,
+      runName('probe'),
+      { url: `https://127.0.0.1:${port}`, caPem: cert.caPem },
+      cert,
+      port,
+    );
     return false;
   } catch (err) {
     return `the API server does not reach a webhook server on this machine's 127.0.0.1 (a cluster in containers or elsewhere): ${(err as Error).message.slice(0, 240)}`;
@@ -271,7 +327,9 @@ export const RUN_SCOPED_COLLECTIONS = [
 
 /** Names in `collection` that carry this run's id. */
 async function runObjects(admin: KubeClient, collection: string): Promise<string[]> {
-  const list = await admin.get<{ items: Array<{ metadata: { name: string } }> }>(collection).catch(() => ({ items: [] }));
+  const list = await admin
+    .get<{ items: Array<{ metadata: { name: string } }> }>(collection)
+    .catch(() => ({ items: [] }));
   return list.items.map((o) => o.metadata.name).filter((n) => n.includes(RUN_ID));
 }
 
@@ -283,14 +341,21 @@ async function runObjects(admin: KubeClient, collection: string): Promise<string
 async function sweepRun(admin: KubeClient, removals: string[]): Promise<void> {
   for (const path of removals.reverse()) await admin.delete(path).catch(() => undefined);
   for (const collection of RUN_SCOPED_COLLECTIONS) {
-    for (const name of await runObjects(admin, collection)) await admin.delete(`${collection}/${name}`).catch(() => undefined);
+    for (const name of await runObjects(admin, collection))
+      await admin.delete(`${collection}/${name}`).catch(() => undefined);
   }
   const deadline = Date.now() + 120_000;
-  const gone = async (path: string) => admin.get(path).then(() => false, (err: unknown) => err instanceof KubeApiError && err.status === 404);
+  const gone = async (path: string) =>
+    admin.get(path).then(
+      () => false,
+      (err: unknown) => err instanceof KubeApiError && err.status === 404,
+    );
   for (const collection of RUN_SCOPED_COLLECTIONS.slice(0, 2)) {
-    while ((await runObjects(admin, collection)).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    while ((await runObjects(admin, collection)).length && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 250));
   }
-  for (const path of removals) while (!(await gone(path)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  for (const path of removals)
+    while (!(await gone(path)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
 }
 
 /**

@@ -17,12 +17,10 @@ export interface ReceivedCall {
   review: AdmissionReview;
 }
 
- 
 export type AdmissionReview = { apiVersion: string; kind: string; request: Record<string, any> };
 
 /** How a path answers: a response (uid filled in unless given), or a raw HTTP answer, after an optional delay. */
 export type Script = (review: AdmissionReview) => {
-   
   response?: Record<string, any>;
   raw?: { status: number; body: string };
   delayMs?: number;
@@ -95,7 +93,11 @@ export class ScriptedWebhook {
             res.writeHead(answer.raw.status, { 'Content-Type': 'application/json' }).end(answer.raw.body);
             return;
           }
-          const body = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, ...answer.response } };
+          const body = {
+            apiVersion: 'admission.k8s.io/v1',
+            kind: 'AdmissionReview',
+            response: { uid: review.request.uid, ...answer.response },
+          };
           res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
         };
         if (!answer.delayMs) return reply();

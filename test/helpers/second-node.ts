@@ -5,9 +5,11 @@
  * this project's code on the other Node, each part of it at least once (the scaffold templates, `generate crd`).
  * The skip reason, or false.
  */
-export const SECOND_NODE_SKIP: string | false = process.env.CTRLMETRICS_SECOND_NODE ? 'kubectl-bound: run in CI\'s first Node major (see .ci/run)' : false;
+export const SECOND_NODE_SKIP: string | false = process.env.CTRLMETRICS_SECOND_NODE
+  ? "kubectl-bound: run in CI's first Node major (see .ci/run)"
+  : false;
 
 /** The same for suites whose time goes to compiling scaffolded projects with tsc and rendering them with kustomize. */
 export const SECOND_NODE_SKIP_COMPILER: string | false = process.env.CTRLMETRICS_SECOND_NODE
-  ? 'tsc- and kustomize-bound: run in CI\'s first Node major (see .ci/run)'
+  ? "tsc- and kustomize-bound: run in CI's first Node major (see .ci/run)"
   : false;

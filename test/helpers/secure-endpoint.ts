@@ -27,7 +27,10 @@ export interface SecureEndpoint {
 }
 
 /** Starts the endpoint; the manager identity is `restConfig` (e.g. through a {@link FaultProxy}). */
-export async function startSecureEndpoint(restConfig: RestConfig, o: { filter?: AuthFilterOptions; metrics?: MetricsOptions } = {}): Promise<SecureEndpoint> {
+export async function startSecureEndpoint(
+  restConfig: RestConfig,
+  o: { filter?: AuthFilterOptions; metrics?: MetricsOptions } = {},
+): Promise<SecureEndpoint> {
   const client = new KubeClient(restConfig);
   // what filters.authenticationAndAuthorization(o.filter) builds, with the Authenticator kept for the tests
   const reviews = reviewClient(restConfig, o.filter ?? {});
@@ -60,17 +63,35 @@ export interface ScrapeResult {
 /** One request on a new connection (bounded by `timeoutMs`). Rejects on connection or TLS errors. */
 export function scrape(
   port: number,
-  o: { token?: string; path?: string; method?: string; headers?: Record<string, string>; timeoutMs?: number; agent?: https.Agent } = {},
+  o: {
+    token?: string;
+    path?: string;
+    method?: string;
+    headers?: Record<string, string>;
+    timeoutMs?: number;
+    agent?: https.Agent;
+  } = {},
 ): Promise<ScrapeResult> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...o.headers };
     if (o.token !== undefined) headers.authorization = `Bearer ${o.token}`;
     const req = https.request(
-      { host: '127.0.0.1', port, path: o.path ?? '/metrics', method: o.method ?? 'GET', headers, rejectUnauthorized: false, agent: o.agent ?? false, timeout: o.timeoutMs ?? 15_000 },
+      {
+        host: '127.0.0.1',
+        port,
+        path: o.path ?? '/metrics',
+        method: o.method ?? 'GET',
+        headers,
+        rejectUnauthorized: false,
+        agent: o.agent ?? false,
+        timeout: o.timeoutMs ?? 15_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }),
+        );
         res.on('error', reject);
       },
     );
@@ -84,11 +105,18 @@ export function scrape(
  * The raw response to bytes written on a fresh TLS connection: status (0 if none) and what was read — until the
  * first response is complete, or with `untilClose` until the server closes (pipelined requests).
  */
-export function rawRequest(port: number, request: string | Buffer, timeoutMs = 15_000, untilClose = false): Promise<{ status: number; text: string; closed: boolean }> {
+export function rawRequest(
+  port: number,
+  request: string | Buffer,
+  timeoutMs = 15_000,
+  untilClose = false,
+): Promise<{ status: number; text: string; closed: boolean }> {
   return new Promise((resolve) => {
     let text = '';
     let done = false;
-    const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => s.write(request));
+    const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () =>
+      s.write(request),
+    );
     const finish = (closed: boolean) => {
       if (done) return;
       done = true;
@@ -111,7 +139,12 @@ export function rawRequest(port: number, request: string | Buffer, timeoutMs = 1
 }
 
 /** One HTTP/2 request on an open session; resolves with the status and the whole body (bounded in time). */
-export function h2Get(session: http2.ClientHttp2Session, path: string, headers: Record<string, string> = {}, timeoutMs = 15_000): Promise<{ status: number; body: string }> {
+export function h2Get(
+  session: http2.ClientHttp2Session,
+  path: string,
+  headers: Record<string, string> = {},
+  timeoutMs = 15_000,
+): Promise<{ status: number; body: string }> {
   return within(
     new Promise((resolve, reject) => {
       const req = session.request({ ':path': path, ...headers });

@@ -36,7 +36,11 @@ async function kubeconfig(doc: Record<string, unknown> | string): Promise<string
   return file;
 }
 
-function doc(cluster: Record<string, unknown>, user: Record<string, unknown> | undefined, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function doc(
+  cluster: Record<string, unknown>,
+  user: Record<string, unknown> | undefined,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'Config',
@@ -80,15 +84,28 @@ function fields(c: RestConfig): Record<string, unknown> {
 
 describe('static identities: the same answer as client-node, without loading it', () => {
   const cases: Array<[string, () => Promise<Record<string, unknown> | string>]> = [
-    ['a token and CA data', async () => doc({ server: 'https://10.0.0.1:6443', 'certificate-authority-data': b64(CA) }, { token: 'tok-1' })],
-    ['client certificate and key data', async () => doc({ server: 'https://api.example:443/', 'certificate-authority-data': b64(CA) }, { 'client-certificate-data': b64(CERT), 'client-key-data': b64(KEY) })],
+    [
+      'a token and CA data',
+      async () => doc({ server: 'https://10.0.0.1:6443', 'certificate-authority-data': b64(CA) }, { token: 'tok-1' }),
+    ],
+    [
+      'client certificate and key data',
+      async () =>
+        doc(
+          { server: 'https://api.example:443/', 'certificate-authority-data': b64(CA) },
+          { 'client-certificate-data': b64(CERT), 'client-key-data': b64(KEY) },
+        ),
+    ],
     [
       'certificate, key and CA files relative to the kubeconfig',
       async () => {
         await writeFile(join(dir, 'ca.crt'), CA);
         await writeFile(join(dir, 'client.crt'), CERT);
         await writeFile(join(dir, 'client.key'), KEY);
-        return doc({ server: 'https://10.0.0.2:6443', 'certificate-authority': 'ca.crt' }, { 'client-certificate': 'client.crt', 'client-key': 'client.key' });
+        return doc(
+          { server: 'https://10.0.0.2:6443', 'certificate-authority': 'ca.crt' },
+          { 'client-certificate': 'client.crt', 'client-key': 'client.key' },
+        );
       },
     ],
     [
@@ -98,7 +115,10 @@ describe('static identities: the same answer as client-node, without loading it'
         return doc({ server: 'https://10.0.0.3:6443' }, { 'token-file': join(dir, 'token-abs') });
       },
     ],
-    ['insecure-skip-tls-verify', async () => doc({ server: 'https://10.0.0.4:6443', 'insecure-skip-tls-verify': true }, { token: 'tok-2' })],
+    [
+      'insecure-skip-tls-verify',
+      async () => doc({ server: 'https://10.0.0.4:6443', 'insecure-skip-tls-verify': true }, { token: 'tok-2' }),
+    ],
     ['no user', async () => doc({ server: 'https://10.0.0.5:6443' }, undefined)],
     // written as text: YAML 1.1 merge keys and aliases, which kubectl's parser and client-node's (js-yaml) resolve
     [
@@ -125,7 +145,13 @@ describe('static identities: the same answer as client-node, without loading it'
           '',
         ].join('\n'),
     ],
-    ['a JSON kubeconfig', async () => JSON.stringify(doc({ server: 'https://10.0.0.8:6443', 'certificate-authority-data': b64(CA) }, { token: 'tok-4' }))],
+    [
+      'a JSON kubeconfig',
+      async () =>
+        JSON.stringify(
+          doc({ server: 'https://10.0.0.8:6443', 'certificate-authority-data': b64(CA) }, { token: 'tok-4' }),
+        ),
+    ],
   ];
   for (const [name, make] of cases) {
     test(name, async () => {
@@ -160,7 +186,9 @@ describe('static identities: the same answer as client-node, without loading it'
 
   test('a relative token file is read from the kubeconfig folder and re-read on rotation; impersonation is kept', async () => {
     await writeFile(join(dir, 'token-rel'), 'first\n');
-    const file = await kubeconfig(doc({ server: 'https://10.0.0.6:6443' }, { 'token-file': 'token-rel', as: 'jane', 'as-groups': ['devs'] }));
+    const file = await kubeconfig(
+      doc({ server: 'https://10.0.0.6:6443' }, { 'token-file': 'token-rel', as: 'jane', 'as-groups': ['devs'] }),
+    );
     const c = await loadRestConfig({ kubeconfig: file });
     assert.equal(c.token, 'first');
     assert.equal(c.impersonateUser, 'jane');
@@ -175,19 +203,44 @@ describe('static identities: the same answer as client-node, without loading it'
     const token = await kubeconfig(doc({ server: 'https://10.0.0.7:6443' }, { token: 'static' }));
     assert.equal((await child(token)).stdout.trim(), 'SERVER https://10.0.0.7:6443 TOKEN static');
     const script = join(dir, 'plugin-static.mjs');
-    await writeFile(script, `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-plugin' } }));\n`);
-    const exec = await kubeconfig(doc({ server: 'https://10.0.0.8:6443' }, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [script], interactiveMode: 'Never' } }));
+    await writeFile(
+      script,
+      `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-plugin' } }));\n`,
+    );
+    const exec = await kubeconfig(
+      doc(
+        { server: 'https://10.0.0.8:6443' },
+        {
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            command: process.execPath,
+            args: [script],
+            interactiveMode: 'Never',
+          },
+        },
+      ),
+    );
     assert.equal((await child(exec)).stdout.trim(), 'SERVER https://10.0.0.8:6443 TOKEN from-plugin');
     // positive control: the hook does catch client-node when the path needs it
-    const provider = await kubeconfig(doc({ server: 'https://10.0.0.8:6443' }, { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } }));
+    const provider = await kubeconfig(
+      doc({ server: 'https://10.0.0.8:6443' }, { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } }),
+    );
     assert.match((await child(provider)).stdout, /FORBIDDEN_IMPORT @kubernetes\/client-node/);
   });
 
   test('an auth-provider without the optional @kubernetes/client-node installed says what to install or use instead', async () => {
     const fixture = join(import.meta.dirname, 'fixtures', 'load-config.ts');
-    const provider = await kubeconfig(doc({ server: 'https://10.0.0.8:6443' }, { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } }));
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', fixture, provider], { timeout: 60_000, env: { ...process.env, HIDE_CLIENT_NODE: '1' } });
-    assert.match(stdout.trim(), /^ERROR kubeconfig .*: its user authenticates with an auth-provider, which needs the optional package @kubernetes\/client-node: install it \(npm install @kubernetes\/client-node\), or use an exec credential plugin/);
+    const provider = await kubeconfig(
+      doc({ server: 'https://10.0.0.8:6443' }, { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } }),
+    );
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', fixture, provider], {
+      timeout: 60_000,
+      env: { ...process.env, HIDE_CLIENT_NODE: '1' },
+    });
+    assert.match(
+      stdout.trim(),
+      /^ERROR kubeconfig .*: its user authenticates with an auth-provider, which needs the optional package @kubernetes\/client-node: install it \(npm install @kubernetes\/client-node\), or use an exec credential plugin/,
+    );
   });
 });
 
@@ -199,7 +252,17 @@ describe('exec credential plugins (more in exec-credential.test.ts)', () => {
       `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-plugin' } }));\n`,
     );
     const file = await kubeconfig(
-      doc({ server: 'https://10.0.0.9:6443' }, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [script], interactiveMode: 'Never' } }),
+      doc(
+        { server: 'https://10.0.0.9:6443' },
+        {
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            command: process.execPath,
+            args: [script],
+            interactiveMode: 'Never',
+          },
+        },
+      ),
     );
     const c = await loadRestConfig({ kubeconfig: file });
     assert.equal(c.server, 'https://10.0.0.9:6443');
@@ -219,19 +282,53 @@ describe('in-cluster', () => {
     assert.equal(c.token, 'sa-1');
     await writeFile(join(sa, 'token'), 'sa-2');
     assert.deepEqual(await c.authHeaders!(), { Authorization: 'Bearer sa-2' });
-    assert.equal(inClusterConfig({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' }, sa).server, 'https://[fd00::1]:6443');
+    assert.equal(
+      inClusterConfig({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' }, sa).server,
+      'https://[fd00::1]:6443',
+    );
   });
 });
 
 describe('bad kubeconfigs are one clear error each', () => {
   const cases: Array<[string, Record<string, unknown> | string, RegExp]> = [
-    ['malformed YAML', 'clusters: [\n  - name: x\n    cluster: {server: "unterminated', /^cannot load kubeconfig .*config-\d+: [^\n]+$/],
-    ['a context that is not in the file', doc({ server: 'https://x:1' }, { token: 't' }, { 'current-context': 'nope' }), /^context "nope" is not in kubeconfig .* \(it has: ctx\)$/],
-    ['no current-context', doc({ server: 'https://x:1' }, { token: 't' }, { 'current-context': '' }), /has no current-context: pass --context NAME/],
-    ['a context naming a missing user', { ...doc({ server: 'https://x:1' }, undefined), contexts: [{ name: 'ctx', context: { cluster: 'c1', user: 'ghost' } }] }, /names user "ghost", which is not in the file/],
-    ['basic auth', doc({ server: 'https://x:1' }, { username: 'admin', password: 'secret' }), /basic authentication \(username\/password\) was removed from Kubernetes in 1\.19/],
-    ['a certificate without a key', doc({ server: 'https://x:1' }, { 'client-certificate-data': b64(CERT) }), /client certificate without a key/],
-    ['a missing CA file', doc({ server: 'https://x:1', 'certificate-authority': 'missing-ca.crt' }, { token: 't' }), /cannot read the certificate authority .*missing-ca\.crt: ENOENT/],
+    [
+      'malformed YAML',
+      'clusters: [\n  - name: x\n    cluster: {server: "unterminated',
+      /^cannot load kubeconfig .*config-\d+: [^\n]+$/,
+    ],
+    [
+      'a context that is not in the file',
+      doc({ server: 'https://x:1' }, { token: 't' }, { 'current-context': 'nope' }),
+      /^context "nope" is not in kubeconfig .* \(it has: ctx\)$/,
+    ],
+    [
+      'no current-context',
+      doc({ server: 'https://x:1' }, { token: 't' }, { 'current-context': '' }),
+      /has no current-context: pass --context NAME/,
+    ],
+    [
+      'a context naming a missing user',
+      {
+        ...doc({ server: 'https://x:1' }, undefined),
+        contexts: [{ name: 'ctx', context: { cluster: 'c1', user: 'ghost' } }],
+      },
+      /names user "ghost", which is not in the file/,
+    ],
+    [
+      'basic auth',
+      doc({ server: 'https://x:1' }, { username: 'admin', password: 'secret' }),
+      /basic authentication \(username\/password\) was removed from Kubernetes in 1\.19/,
+    ],
+    [
+      'a certificate without a key',
+      doc({ server: 'https://x:1' }, { 'client-certificate-data': b64(CERT) }),
+      /client certificate without a key/,
+    ],
+    [
+      'a missing CA file',
+      doc({ server: 'https://x:1', 'certificate-authority': 'missing-ca.crt' }, { token: 't' }),
+      /cannot read the certificate authority .*missing-ca\.crt: ENOENT/,
+    ],
     ['a cluster without a server', doc({}, { token: 't' }), /has no server/],
     ['clusters that are not a list', { clusters: { name: 'x' } }, /clusters must be a list/],
   ];
@@ -239,11 +336,16 @@ describe('bad kubeconfigs are one clear error each', () => {
     test(name, async () => {
       const file = join(dir, `config-${++n}`);
       await writeFile(file, typeof content === 'string' ? content : stringify(content));
-      await assert.rejects(loadRestConfig({ kubeconfig: file }), (e: Error) => e instanceof KubeConfigError && expected.test(e.message));
+      await assert.rejects(
+        loadRestConfig({ kubeconfig: file }),
+        (e: Error) => e instanceof KubeConfigError && expected.test(e.message),
+      );
     });
   }
   test('a token never appears in an error', async () => {
-    const file = await kubeconfig(doc({ server: 'https://x:1' }, { token: 'SECRET-TOKEN-VALUE' }, { 'current-context': 'nope' }));
+    const file = await kubeconfig(
+      doc({ server: 'https://x:1' }, { token: 'SECRET-TOKEN-VALUE' }, { 'current-context': 'nope' }),
+    );
     await assert.rejects(loadRestConfig({ kubeconfig: file }), (e: Error) => !e.message.includes('SECRET-TOKEN-VALUE'));
   });
 });

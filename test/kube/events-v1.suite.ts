@@ -38,14 +38,32 @@ export function eventsV1Suite(name: string, start: () => Promise<EventsV1Target>
     const t0 = Date.parse('2026-12-07T08:00:00Z');
     /** The namespace's events that `controller` reported. */
     const eventsOf = async (controller: string) =>
-      (await client.get<{ items: EventV1[] }>(`/apis/events.k8s.io/v1/namespaces/${ns}/events`)).items.filter((e) => e.reportingController === controller);
+      (await client.get<{ items: EventV1[] }>(`/apis/events.k8s.io/v1/namespaces/${ns}/events`)).items.filter(
+        (e) => e.reportingController === controller,
+      );
 
     before(async () => {
       target = await start();
       client = target.client;
       await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      cm = { apiVersion: 'v1', kind: 'ConfigMap', ...(await client.create<KubeObject>(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'subject' } })) };
-      secret = { apiVersion: 'v1', kind: 'Secret', ...(await client.create<KubeObject>(`/api/v1/namespaces/${ns}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'credentials' } })) };
+      cm = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        ...(await client.create<KubeObject>(`/api/v1/namespaces/${ns}/configmaps`, {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'subject' },
+        })),
+      };
+      secret = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        ...(await client.create<KubeObject>(`/api/v1/namespaces/${ns}/secrets`, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'credentials' },
+        })),
+      };
     });
     after(async () => {
       await target?.stop();
@@ -59,15 +77,47 @@ export function eventsV1Suite(name: string, start: () => Promise<EventsV1Target>
       assert.equal(rest.length, 0);
       assert.match(ev.metadata?.name ?? '', /^subject\.[0-9a-f]+$/);
       assert.equal(ev.metadata?.namespace, ns);
-      assert.deepEqual(ev.regarding, { apiVersion: 'v1', kind: 'ConfigMap', name: 'subject', namespace: ns, uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion });
-      assert.deepEqual(ev.related, { apiVersion: 'v1', kind: 'Secret', name: 'credentials', namespace: ns, uid: secret.metadata?.uid, resourceVersion: secret.metadata?.resourceVersion });
+      assert.deepEqual(ev.regarding, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: 'subject',
+        namespace: ns,
+        uid: cm.metadata?.uid,
+        resourceVersion: cm.metadata?.resourceVersion,
+      });
+      assert.deepEqual(ev.related, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        name: 'credentials',
+        namespace: ns,
+        uid: secret.metadata?.uid,
+        resourceVersion: secret.metadata?.resourceVersion,
+      });
       assert.deepEqual(
         [ev.type, ev.reason, ev.action, ev.note, ev.reportingController, ev.reportingInstance, ev.eventTime, ev.series],
-        ['Normal', 'Rotated', 'RotateCredentials', 'rotated the credentials', 'memcached', `memcached-${hostname()}`, '2026-12-07T08:00:00.000500Z', undefined],
+        [
+          'Normal',
+          'Rotated',
+          'RotateCredentials',
+          'rotated the credentials',
+          'memcached',
+          `memcached-${hostname()}`,
+          '2026-12-07T08:00:00.000500Z',
+          undefined,
+        ],
       );
       // the same object through the core API, as kubectl get events shows it
-      const core = await client.get<{ involvedObject: { name: string }; reason: string; message: string; reportingComponent: string; action: string }>(`/api/v1/namespaces/${ns}/events/${ev.metadata.name}`);
-      assert.deepEqual([core.involvedObject.name, core.reason, core.message, core.reportingComponent, core.action], ['subject', 'Rotated', 'rotated the credentials', 'memcached', 'RotateCredentials']);
+      const core = await client.get<{
+        involvedObject: { name: string };
+        reason: string;
+        message: string;
+        reportingComponent: string;
+        action: string;
+      }>(`/api/v1/namespaces/${ns}/events/${ev.metadata.name}`);
+      assert.deepEqual(
+        [core.involvedObject.name, core.reason, core.message, core.reportingComponent, core.action],
+        ['subject', 'Rotated', 'rotated the credentials', 'memcached', 'RotateCredentials'],
+      );
     });
 
     it('repeats are a series: the second patches count 2 at once, later ones are written when the series ends; then a repeat starts a new event', async () => {
@@ -140,7 +190,10 @@ export function eventsV1Suite(name: string, start: () => Promise<EventsV1Target>
       rec.event(cm, undefined, 'Normal', 'Long', 'Reconcile', 'é'.repeat(600));
       await b.flush();
       const all = await eventsOf('careful');
-      assert.deepEqual(all.map((e) => e.reason), ['Long']);
+      assert.deepEqual(
+        all.map((e) => e.reason),
+        ['Long'],
+      );
       assert.ok(Buffer.byteLength(all[0].note) <= 1024, `${Buffer.byteLength(all[0].note)} bytes`);
       assert.match(all[0].note, /^(é)+\.\.\.$/);
       await b.shutdown();

@@ -4,14 +4,18 @@ import { startAuthority } from '../../src/authority/index.js';
 import { KubeClient } from '../../src/index.js';
 import { eventsV1Suite } from './events-v1.suite.js';
 
-eventsV1Suite('EventsV1Broadcaster on the authority', async () => {
-  const a = await startAuthority({ listen: '127.0.0.1:0' });
-  const client = new KubeClient({ ...a.restConfig, qps: 1000, burst: 1000 });
-  return {
-    client,
-    async stop() {
-      client.close();
-      await a.stop();
-    },
-  };
-}, 'events-v1');
+eventsV1Suite(
+  'EventsV1Broadcaster on the authority',
+  async () => {
+    const a = await startAuthority({ listen: '127.0.0.1:0' });
+    const client = new KubeClient({ ...a.restConfig, qps: 1000, burst: 1000 });
+    return {
+      client,
+      async stop() {
+        client.close();
+        await a.stop();
+      },
+    };
+  },
+  'events-v1',
+);

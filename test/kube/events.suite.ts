@@ -36,14 +36,20 @@ export function eventsSuite(name: string, start: (dir: string) => Promise<Events
     let dir: string;
     let cm: KubeObject;
     let clock = Date.parse('2026-11-27T08:00:00Z');
-    const events = async (namespace = ns) => (await client.get<{ items: Event[] }>(`/api/v1/namespaces/${namespace}/events`)).items;
+    const events = async (namespace = ns) =>
+      (await client.get<{ items: Event[] }>(`/api/v1/namespaces/${namespace}/events`)).items;
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'events-'));
       target = await start(dir);
       client = target.client;
-      if (ns !== 'default') await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      cm = await client.create<KubeObject>(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'subject' } });
+      if (ns !== 'default')
+        await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      cm = await client.create<KubeObject>(`/api/v1/namespaces/${ns}/configmaps`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'subject' },
+      });
       cm = { ...cm, apiVersion: 'v1', kind: 'ConfigMap' };
     });
     after(async () => {
@@ -60,8 +66,18 @@ export function eventsSuite(name: string, start: (dir: string) => Promise<Events
       assert.equal(rest.length, 0);
       assert.equal(first.metadata?.namespace, ns);
       assert.match(first.metadata?.name ?? '', /^subject\.[0-9a-f]+$/);
-      assert.deepEqual(first.involvedObject, { apiVersion: 'v1', kind: 'ConfigMap', name: 'subject', namespace: ns, uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion });
-      assert.deepEqual([first.type, first.reason, first.message, first.count, first.source], ['Normal', 'Created', 'created the deployment', 1, { component: 'memcached' }]);
+      assert.deepEqual(first.involvedObject, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: 'subject',
+        namespace: ns,
+        uid: cm.metadata?.uid,
+        resourceVersion: cm.metadata?.resourceVersion,
+      });
+      assert.deepEqual(
+        [first.type, first.reason, first.message, first.count, first.source],
+        ['Normal', 'Created', 'created the deployment', 1, { component: 'memcached' }],
+      );
       assert.equal(first.firstTimestamp, '2026-11-27T08:00:00Z');
       clock += 30_000;
       rec.event(cm, 'Normal', 'Created', 'created the deployment');
@@ -77,7 +93,11 @@ export function eventsSuite(name: string, start: (dir: string) => Promise<Events
     });
 
     it('kubectl describe shows the events under the object', async () => {
-      const r = await run('kubectl', ['--kubeconfig', target.kubeconfig, 'describe', 'configmap', 'subject', '-n', ns], { env: { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, 'cache') } });
+      const r = await run(
+        'kubectl',
+        ['--kubeconfig', target.kubeconfig, 'describe', 'configmap', 'subject', '-n', ns],
+        { env: { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, 'cache') } },
+      );
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message/);
       assert.match(r.stdout, /Normal\s+Created\s+.*\s+memcached\s+created the deployment/);
@@ -87,12 +107,22 @@ export function eventsSuite(name: string, start: (dir: string) => Promise<Events
     it('the spam filter: a burst per object, then one event per refill interval; other objects are not held back', async () => {
       const b = new EventBroadcaster(client, { now: () => clock, spamBurst: 3, spamRefillMs: 60_000 });
       const rec = b.recorderFor('spammy');
-      const target = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, uid: `u-${name}` } });
+      const target = (name: string): KubeObject => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: ns, uid: `u-${name}` },
+      });
       for (let i = 0; i < 10; i++) rec.event(target('loud'), 'Normal', 'Tick', `tick ${i}`);
       rec.event(target('quiet'), 'Normal', 'Tick', 'tick 0');
       await b.flush();
       const ticks = (await events()).filter((e) => e.reason === 'Tick');
-      assert.deepEqual(ticks.filter((e) => e.involvedObject.name === 'loud').map((e) => e.message).sort(), ['tick 0', 'tick 1', 'tick 2']);
+      assert.deepEqual(
+        ticks
+          .filter((e) => e.involvedObject.name === 'loud')
+          .map((e) => e.message)
+          .sort(),
+        ['tick 0', 'tick 1', 'tick 2'],
+      );
       assert.equal(ticks.filter((e) => e.involvedObject.name === 'quiet').length, 1);
       clock += 60_000;
       rec.event(target('loud'), 'Normal', 'Tick', 'tick 10');
@@ -102,15 +132,29 @@ export function eventsSuite(name: string, start: (dir: string) => Promise<Events
       assert.deepEqual(loud.map((e) => e.message).sort(), ['tick 0', 'tick 1', 'tick 10', 'tick 2']);
     });
 
-    it('recording never throws: bad input is dropped, a cluster-scoped object\'s events go to default, a failed write is logged', async () => {
+    it("recording never throws: bad input is dropped, a cluster-scoped object's events go to default, a failed write is logged", async () => {
       const lines: string[] = [];
-      const logger = { error: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), debug: () => undefined } as unknown as import('../../src/index.js').Logger;
+      const logger = {
+        error: (m: string) => lines.push(m),
+        warn: (m: string) => lines.push(m),
+        debug: () => undefined,
+      } as unknown as import('../../src/index.js').Logger;
       const b = new EventBroadcaster(client, { now: () => clock, logger });
       const rec = b.recorderFor('odd');
       rec.event({ metadata: { name: 'x' } }, 'Normal', 'NoType', 'm');
       rec.event(cm, 'Info' as 'Normal', 'BadType', 'm');
-      rec.event({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-public', uid: 'u' } }, 'Normal', 'Seen', 'a cluster-scoped object');
-      rec.event({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'no-such-namespace' } }, 'Normal', 'Lost', 'its namespace does not exist');
+      rec.event(
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-public', uid: 'u' } },
+        'Normal',
+        'Seen',
+        'a cluster-scoped object',
+      );
+      rec.event(
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'no-such-namespace' } },
+        'Normal',
+        'Lost',
+        'its namespace does not exist',
+      );
       await b.flush();
       assert.ok(lines.includes('cannot record an event about an object without apiVersion, kind and metadata.name'));
       assert.ok(lines.includes('unsupported event type: use Normal or Warning'));

@@ -42,7 +42,13 @@ let n = 0;
  * A plugin script: each run appends {args, env, info} to `calls`, then prints the answer for its run (the last
  * answer repeats). An answer is a status object, or { exit, stderr } to fail, or { raw } to print as is.
  */
-async function plugin(answers: unknown[], apiVersion = 'client.authentication.k8s.io/v1'): Promise<{ script: string; calls: () => Promise<Array<{ args: string[]; env: Record<string, string>; info: Record<string, unknown> }>> }> {
+async function plugin(
+  answers: unknown[],
+  apiVersion = 'client.authentication.k8s.io/v1',
+): Promise<{
+  script: string;
+  calls: () => Promise<Array<{ args: string[]; env: Record<string, string>; info: Record<string, unknown> }>>;
+}> {
   const id = ++n;
   const script = join(dir, `plugin-${id}.mjs`);
   const callsFile = join(dir, `calls-${id}.jsonl`);
@@ -69,14 +75,26 @@ process.stdout.write(JSON.stringify({ apiVersion: ${JSON.stringify(apiVersion)},
 }
 
 /** A kubeconfig whose user runs `exec`, for the authority (or the server and CA given in `clusterExtra`). */
-async function kubeconfigWith(exec: Record<string, unknown>, clusterExtra: Record<string, unknown> = {}): Promise<string> {
+async function kubeconfigWith(
+  exec: Record<string, unknown>,
+  clusterExtra: Record<string, unknown> = {},
+): Promise<string> {
   const file = join(dir, `kubeconfig-${++n}`);
   await writeFile(
     file,
     stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'c', cluster: { server: cluster.url, 'certificate-authority-data': Buffer.from(cluster.caPem).toString('base64'), ...clusterExtra } }],
+      clusters: [
+        {
+          name: 'c',
+          cluster: {
+            server: cluster.url,
+            'certificate-authority-data': Buffer.from(cluster.caPem).toString('base64'),
+            ...clusterExtra,
+          },
+        },
+      ],
       users: [{ name: 'u', user: { exec } }],
       contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u' } }],
       'current-context': 'ctx',
@@ -97,17 +115,22 @@ const execOf = (script: string, extra: Record<string, unknown> = {}) => ({
 describe('a token from an exec plugin', () => {
   test('is used for API calls; the plugin gets its args, env and ExecCredential (with the cluster when asked)', async () => {
     const p = await plugin([{ token: goodToken }]);
-    const file = await kubeconfigWith(execOf(p.script, { provideClusterInfo: true }), { extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { audience: 'ctrlmetrics' } }] });
+    const file = await kubeconfigWith(execOf(p.script, { provideClusterInfo: true }), {
+      extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { audience: 'ctrlmetrics' } }],
+    });
     const config = await loadRestConfig({ kubeconfig: file });
     assert.equal(config.token, goodToken);
     const client = new KubeClient(config);
     try {
-      const review = await client.create<{ status: { allowed: boolean } }>('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SelfSubjectAccessReview',
-        spec: { resourceAttributes: { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews' } },
-      });
-      assert.equal(review.status.allowed, true, 'the call was made as the identity of the plugin\'s token');
+      const review = await client.create<{ status: { allowed: boolean } }>(
+        '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews' } },
+        },
+      );
+      assert.equal(review.status.allowed, true, "the call was made as the identity of the plugin's token");
     } finally {
       client.close();
     }
@@ -120,16 +143,28 @@ describe('a token from an exec plugin', () => {
       kind: 'ExecCredential',
       spec: {
         interactive: false,
-        cluster: { server: cluster.url, 'certificate-authority-data': Buffer.from(cluster.caPem).toString('base64'), config: { audience: 'ctrlmetrics' } },
+        cluster: {
+          server: cluster.url,
+          'certificate-authority-data': Buffer.from(cluster.caPem).toString('base64'),
+          config: { audience: 'ctrlmetrics' },
+        },
       },
     });
   });
 
   test('without provideClusterInfo the plugin is not told the cluster; v1beta1 works too', async () => {
     const p = await plugin([{ token: goodToken }], 'client.authentication.k8s.io/v1beta1');
-    const file = await kubeconfigWith({ apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: [p.script] });
+    const file = await kubeconfigWith({
+      apiVersion: 'client.authentication.k8s.io/v1beta1',
+      command: process.execPath,
+      args: [p.script],
+    });
     await loadRestConfig({ kubeconfig: file });
-    assert.deepEqual((await p.calls())[0].info, { apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', spec: { interactive: false } });
+    assert.deepEqual((await p.calls())[0].info, {
+      apiVersion: 'client.authentication.k8s.io/v1beta1',
+      kind: 'ExecCredential',
+      spec: { interactive: false },
+    });
   });
 
   test('a refused token is renewed: after a 401 the plugin runs again and the next call succeeds', async () => {
@@ -143,7 +178,10 @@ describe('a token from an exec plugin', () => {
           kind: 'SelfSubjectAccessReview',
           spec: { resourceAttributes: { verb: 'get', resource: 'pods' } },
         });
-      const first = await review().then(() => undefined, (e: unknown) => e);
+      const first = await review().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(first instanceof KubeApiError && first.status === 401, 'the first token is refused');
       await review();
       assert.equal((await p.calls()).length, 2);
@@ -158,7 +196,10 @@ describe('a token from an exec plugin', () => {
       { token: 'second', expirationTimestamp: '2026-12-07T11:00:00Z' },
     ]);
     let now = Date.parse('2026-12-07T09:00:00Z');
-    const exec = new ExecCredentialPlugin(execOf(p.script), { server: cluster.url }, dir, 'test', { now: () => now, stdinIsTerminal: false });
+    const exec = new ExecCredentialPlugin(execOf(p.script), { server: cluster.url }, dir, 'test', {
+      now: () => now,
+      stdinIsTerminal: false,
+    });
     assert.deepEqual(await exec.headers(), { Authorization: 'Bearer first' });
     now = Date.parse('2026-12-07T09:59:59Z');
     assert.deepEqual(await exec.headers(), { Authorization: 'Bearer first' });
@@ -169,7 +210,9 @@ describe('a token from an exec plugin', () => {
 
   test('callers waiting at once share one run; a 401 on credentials already renewed runs nothing more', async () => {
     const p = await plugin([{ token: 'a' }, { token: 'b' }, { token: 'c' }]);
-    const exec = new ExecCredentialPlugin(execOf(p.script), { server: cluster.url }, dir, 'test', { stdinIsTerminal: false });
+    const exec = new ExecCredentialPlugin(execOf(p.script), { server: cluster.url }, dir, 'test', {
+      stdinIsTerminal: false,
+    });
     const [x, y] = await Promise.all([exec.credentials(), exec.credentials()]);
     assert.equal(x, y);
     const renewed = await exec.refused(x);
@@ -178,11 +221,15 @@ describe('a token from an exec plugin', () => {
     assert.equal((await p.calls()).length, 2);
   });
 
-  test('a relative command is found from the kubeconfig\'s folder', async () => {
+  test("a relative command is found from the kubeconfig's folder", async () => {
     const p = await plugin([{ token: goodToken }]);
     const wrapper = join(dir, `run-${++n}.sh`);
     await writeFile(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${p.script}" "$@"\n`, { mode: 0o755 });
-    const file = await kubeconfigWith({ apiVersion: 'client.authentication.k8s.io/v1', command: `./${wrapper.slice(dir.length + 1)}`, interactiveMode: 'Never' });
+    const file = await kubeconfigWith({
+      apiVersion: 'client.authentication.k8s.io/v1',
+      command: `./${wrapper.slice(dir.length + 1)}`,
+      interactiveMode: 'Never',
+    });
     assert.equal((await loadRestConfig({ kubeconfig: file })).token, goodToken);
   });
 });
@@ -192,16 +239,22 @@ test('a client certificate from an exec plugin is what the client presents', asy
   const ca = await generateCA('exec-test-ca');
   const serving = await issueServingCert(ca, ['127.0.0.1']);
   const client = await issueClientCert(ca, 'exec-user', ['exec-group']);
-  const server = https.createServer({ key: serving.keyPem, cert: serving.certPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-    const peer = (req.socket as TLSSocket).getPeerCertificate();
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ subject: peer.subject?.CN }));
-  });
+  const server = https.createServer(
+    { key: serving.keyPem, cert: serving.certPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ subject: peer.subject?.CN }));
+    },
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const p = await plugin([{ clientCertificateData: client.certPem, clientKeyData: client.keyPem }]);
-    const file = await kubeconfigWith(execOf(p.script), { server: url, 'certificate-authority-data': Buffer.from(ca.certPem).toString('base64') });
+    const file = await kubeconfigWith(execOf(p.script), {
+      server: url,
+      'certificate-authority-data': Buffer.from(ca.certPem).toString('base64'),
+    });
     const config = await loadRestConfig({ kubeconfig: file });
     assert.equal(config.token, undefined);
     const kc = new KubeClient(config);
@@ -217,16 +270,61 @@ test('a client certificate from an exec plugin is what the client presents', asy
 
 describe('a plugin that fails is one clear error at load', () => {
   const cases: Array<[string, unknown[] | undefined, Record<string, unknown>, RegExp]> = [
-    ['a command that is not installed, with its install hint', undefined, { command: 'ctrlmetrics-no-such-plugin', args: [], installHint: 'install it with: brew install no-such-plugin' }, /getting credentials: exec: executable ctrlmetrics-no-such-plugin not found\n\nIt looks like you are trying to use a client-go credential plugin that is not installed\.[\s\S]*\n\ninstall it with: brew install no-such-plugin$/],
-    ['a non-zero exit', [{ exit: 3, stderr: 'please log in\n' }], {}, /getting credentials: exec: executable .* failed with exit code 3$/],
-    ['output that is not JSON', [{ raw: 'hello' }], {}, /decoding stdout: the plugin did not print an ExecCredential as JSON/],
-    ['another apiVersion than configured', [{ token: 't' }], { apiVersion: 'client.authentication.k8s.io/v1beta1' }, /exec plugin is configured to use API version client\.authentication\.k8s\.io\/v1beta1, plugin returned version client\.authentication\.k8s\.io\/v1$/],
+    [
+      'a command that is not installed, with its install hint',
+      undefined,
+      { command: 'ctrlmetrics-no-such-plugin', args: [], installHint: 'install it with: brew install no-such-plugin' },
+      /getting credentials: exec: executable ctrlmetrics-no-such-plugin not found\n\nIt looks like you are trying to use a client-go credential plugin that is not installed\.[\s\S]*\n\ninstall it with: brew install no-such-plugin$/,
+    ],
+    [
+      'a non-zero exit',
+      [{ exit: 3, stderr: 'please log in\n' }],
+      {},
+      /getting credentials: exec: executable .* failed with exit code 3$/,
+    ],
+    [
+      'output that is not JSON',
+      [{ raw: 'hello' }],
+      {},
+      /decoding stdout: the plugin did not print an ExecCredential as JSON/,
+    ],
+    [
+      'another apiVersion than configured',
+      [{ token: 't' }],
+      { apiVersion: 'client.authentication.k8s.io/v1beta1' },
+      /exec plugin is configured to use API version client\.authentication\.k8s\.io\/v1beta1, plugin returned version client\.authentication\.k8s\.io\/v1$/,
+    ],
     ['no token and no certificate', [{}], {}, /exec plugin didn't return a token or a cert\/key pair/],
-    ['a certificate without its key', [{ clientCertificateData: 'x' }], {}, /exec plugin returned only certificate or key, not both/],
-    ['a bad expirationTimestamp', [{ token: 't', expirationTimestamp: 'tomorrow' }], {}, /expirationTimestamp that is not an RFC 3339 time: "tomorrow"/],
-    ['v1alpha1, which Kubernetes removed', [{ token: 't' }], { apiVersion: 'client.authentication.k8s.io/v1alpha1' }, /exec plugin: invalid apiVersion "client\.authentication\.k8s\.io\/v1alpha1"/],
-    ['v1 without interactiveMode', [{ token: 't' }], { interactiveMode: undefined }, /interactiveMode must be specified for client\.authentication\.k8s\.io\/v1/],
-    ['interactiveMode Always without a terminal', [{ token: 't' }], { interactiveMode: 'Always' }, /exec plugin cannot support interactive mode: standard input is not a terminal/],
+    [
+      'a certificate without its key',
+      [{ clientCertificateData: 'x' }],
+      {},
+      /exec plugin returned only certificate or key, not both/,
+    ],
+    [
+      'a bad expirationTimestamp',
+      [{ token: 't', expirationTimestamp: 'tomorrow' }],
+      {},
+      /expirationTimestamp that is not an RFC 3339 time: "tomorrow"/,
+    ],
+    [
+      'v1alpha1, which Kubernetes removed',
+      [{ token: 't' }],
+      { apiVersion: 'client.authentication.k8s.io/v1alpha1' },
+      /exec plugin: invalid apiVersion "client\.authentication\.k8s\.io\/v1alpha1"/,
+    ],
+    [
+      'v1 without interactiveMode',
+      [{ token: 't' }],
+      { interactiveMode: undefined },
+      /interactiveMode must be specified for client\.authentication\.k8s\.io\/v1/,
+    ],
+    [
+      'interactiveMode Always without a terminal',
+      [{ token: 't' }],
+      { interactiveMode: 'Always' },
+      /exec plugin cannot support interactive mode: standard input is not a terminal/,
+    ],
   ];
   for (const [name, answers, extra, expected] of cases) {
     test(name, async () => {
@@ -235,7 +333,11 @@ describe('a plugin that fails is one clear error at load', () => {
       for (const [k, v] of Object.entries(exec)) if (v === undefined) delete (exec as Record<string, unknown>)[k];
       const file = await kubeconfigWith(exec);
       // a child with no terminal on stdin, as an operator in a pod
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'load-config.ts'), file], { timeout: 60_000 });
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'load-config.ts'), file],
+        { timeout: 60_000 },
+      );
       assert.match(stdout.trim(), /^ERROR /);
       assert.match(stdout.trim().slice('ERROR '.length), expected);
     });
@@ -243,6 +345,9 @@ describe('a plugin that fails is one clear error at load', () => {
 
   test('the error of a failed load is a KubeConfigError that never carries the token', async () => {
     const p = await plugin([{ token: 'SECRET-FROM-PLUGIN', expirationTimestamp: 'never' }]);
-    await assert.rejects(loadRestConfig({ kubeconfig: await kubeconfigWith(execOf(p.script)) }), (e: Error) => e instanceof KubeConfigError && !e.message.includes('SECRET-FROM-PLUGIN'));
+    await assert.rejects(
+      loadRestConfig({ kubeconfig: await kubeconfigWith(execOf(p.script)) }),
+      (e: Error) => e instanceof KubeConfigError && !e.message.includes('SECRET-FROM-PLUGIN'),
+    );
   });
 });

@@ -38,13 +38,22 @@ test('stripManagedFields: listed and watched objects are cached and handed over 
     await apply('watched', { b: '2' });
     const watched = await eventually(() => inf.get('default/watched'), 'the watched ConfigMap', 10_000, 20);
     assert.equal(watched.metadata?.managedFields, undefined, 'watched');
-    assert.ok(seen.length >= 2 && seen.every((o) => o.metadata?.managedFields === undefined), 'the handlers get the transformed objects');
+    assert.ok(
+      seen.length >= 2 && seen.every((o) => o.metadata?.managedFields === undefined),
+      'the handlers get the transformed objects',
+    );
 
     // an update of the cached object (no managedFields in it) leaves the server's entries in place
     const cached = structuredClone(inf.get('default/listed')!);
-    const updated = await cluster.admin.replace<KubeObject>(`${CMS}/listed`, { ...cached, data: { ...(cached.data as Record<string, string>), extra: 'x' } });
+    const updated = await cluster.admin.replace<KubeObject>(`${CMS}/listed`, {
+      ...cached,
+      data: { ...(cached.data as Record<string, string>), extra: 'x' },
+    });
     const entries = (updated.metadata?.managedFields ?? []) as Array<{ manager: string; operation: string }>;
-    assert.ok(entries.some((f) => f.manager === 'tester' && f.operation === 'Apply'), `the apply entry stays: ${JSON.stringify(entries)}`);
+    assert.ok(
+      entries.some((f) => f.manager === 'tester' && f.operation === 'Apply'),
+      `the apply entry stays: ${JSON.stringify(entries)}`,
+    );
   } finally {
     await inf.stop();
   }

@@ -47,16 +47,25 @@ describe('typed objects of known kinds', () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: key,
-      spec: { replicas: 2, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.9' }] } } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.9' }] } },
+      },
     });
-    await objects.create<ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'settings' }, data: { mode: 'fast' } });
+    await objects.create<ConfigMap>({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { namespace: 'default', name: 'settings' },
+      data: { mode: 'fast' },
+    });
   });
   after(async () => {
     client?.close();
     await authority?.stop();
   });
 
-  it('get and list by apiVersion and kind answer kubernetes-types\' types', async () => {
+  it("get and list by apiVersion and kind answer kubernetes-types' types", async () => {
     const d = await objects.get('apps/v1', 'Deployment', key);
     sameType<Same<typeof d, Deployment>>();
     assert.equal(d.spec?.replicas, 2);

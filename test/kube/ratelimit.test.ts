@@ -20,7 +20,7 @@ test('the default 20 qps / burst 30: 30 at once, then one every 50 ms', () => {
   assert.equal(taken, 30, 'refills up to the burst, not beyond');
 });
 
-test('a negative qps turns the limit off, as client-go and controller-runtime\'s GetConfig (QPS -1)', async () => {
+test("a negative qps turns the limit off, as client-go and controller-runtime's GetConfig (QPS -1)", async () => {
   const b = new TokenBucket(-1, 0, () => 0);
   for (let i = 0; i < 10_000; i++) assert.equal(b.tryTake(), true);
   assert.equal(await b.take(0), true);

@@ -33,7 +33,11 @@ before(async () => {
 after(() => new Promise<void>((r) => server.close(() => r())));
 
 /** The request line target of one call. */
-async function targetOf(server: string, path: string, query?: Record<string, string | number | boolean | undefined>): Promise<Seen> {
+async function targetOf(
+  server: string,
+  path: string,
+  query?: Record<string, string | number | boolean | undefined>,
+): Promise<Seen> {
   const client = new KubeClient({ server, token: 'token-1', userAgent: 'target-test' });
   try {
     seen.length = 0;
@@ -46,8 +50,16 @@ async function targetOf(server: string, path: string, query?: Record<string, str
 }
 
 test('a plain path goes as written, with the query encoded as search parameters', async () => {
-  const got = await targetOf(`http://127.0.0.1:${port}`, '/api/v1/namespaces/a/configmaps', { labelSelector: 'app in (a,b),tier!=db', limit: 5, continue: undefined, watch: false });
-  assert.equal(got.url, '/api/v1/namespaces/a/configmaps?labelSelector=app+in+%28a%2Cb%29%2Ctier%21%3Ddb&limit=5&watch=false');
+  const got = await targetOf(`http://127.0.0.1:${port}`, '/api/v1/namespaces/a/configmaps', {
+    labelSelector: 'app in (a,b),tier!=db',
+    limit: 5,
+    continue: undefined,
+    watch: false,
+  });
+  assert.equal(
+    got.url,
+    '/api/v1/namespaces/a/configmaps?labelSelector=app+in+%28a%2Cb%29%2Ctier%21%3Ddb&limit=5&watch=false',
+  );
   const params = new URL(got.url, 'http://x').searchParams;
   assert.equal(params.get('labelSelector'), 'app in (a,b),tier!=db');
   assert.equal(params.has('continue'), false, 'an undefined parameter is left out');
@@ -57,16 +69,31 @@ test('a query whose values are all undefined adds no question mark', async () =>
   assert.equal((await targetOf(`http://127.0.0.1:${port}`, '/api/v1/pods', { limit: undefined })).url, '/api/v1/pods');
 });
 
-test('the server\'s path prefix comes first, with or without its trailing slash', async () => {
+test("the server's path prefix comes first, with or without its trailing slash", async () => {
   assert.equal((await targetOf(`http://127.0.0.1:${port}/prefix/`, '/api/v1/pods')).url, '/prefix/api/v1/pods');
-  assert.equal((await targetOf(`http://127.0.0.1:${port}/prefix`, '/api/v1/pods', { limit: 1 })).url, '/prefix/api/v1/pods?limit=1');
+  assert.equal(
+    (await targetOf(`http://127.0.0.1:${port}/prefix`, '/api/v1/pods', { limit: 1 })).url,
+    '/prefix/api/v1/pods?limit=1',
+  );
 });
 
 test('percent escapes stay; characters a URL escapes are escaped; dot segments are resolved', async () => {
-  assert.equal((await targetOf(`http://127.0.0.1:${port}`, '/api/v1/namespaces/a%2Fb/pods')).url, '/api/v1/namespaces/a%2Fb/pods');
-  assert.equal((await targetOf(`http://127.0.0.1:${port}`, '/api/v1/namespaces/a b/pods')).url, '/api/v1/namespaces/a%20b/pods');
-  assert.equal((await targetOf(`http://127.0.0.1:${port}`, '/api/v1/namespaces/x/../pods')).url, '/api/v1/namespaces/pods');
-  assert.equal((await targetOf(`http://127.0.0.1:${port}`, '/api/v1/./pods', { limit: 2 })).url, '/api/v1/pods?limit=2');
+  assert.equal(
+    (await targetOf(`http://127.0.0.1:${port}`, '/api/v1/namespaces/a%2Fb/pods')).url,
+    '/api/v1/namespaces/a%2Fb/pods',
+  );
+  assert.equal(
+    (await targetOf(`http://127.0.0.1:${port}`, '/api/v1/namespaces/a b/pods')).url,
+    '/api/v1/namespaces/a%20b/pods',
+  );
+  assert.equal(
+    (await targetOf(`http://127.0.0.1:${port}`, '/api/v1/namespaces/x/../pods')).url,
+    '/api/v1/namespaces/pods',
+  );
+  assert.equal(
+    (await targetOf(`http://127.0.0.1:${port}`, '/api/v1/./pods', { limit: 2 })).url,
+    '/api/v1/pods?limit=2',
+  );
 });
 
 test('every request carries Accept, User-Agent and the credentials; a body its type and length', async () => {
@@ -77,14 +104,18 @@ test('every request carries Accept, User-Agent and the credentials; a body its t
   const client = new KubeClient({ server: `http://127.0.0.1:${port}`, token: 'token-1' });
   try {
     seen.length = 0;
-    await client.request('PATCH', '/api/v1/namespaces/a/configmaps/b', { body: { data: { k: 'v' } }, contentType: 'application/merge-patch+json', headers: { 'X-Extra': '1' } });
+    await client.request('PATCH', '/api/v1/namespaces/a/configmaps/b', {
+      body: { data: { k: 'v' } },
+      contentType: 'application/merge-patch+json',
+      headers: { 'X-Extra': '1' },
+    });
     await client.get('/api/v1/pods');
     const [patch, get] = seen;
     assert.equal(patch.method, 'PATCH');
     assert.equal(patch.headers['content-type'], 'application/merge-patch+json');
     assert.equal(patch.headers['content-length'], String(JSON.stringify({ data: { k: 'v' } }).length));
     assert.equal(patch.headers['x-extra'], '1');
-    assert.equal(get.headers['x-extra'], undefined, 'one call\'s headers do not stay for the next');
+    assert.equal(get.headers['x-extra'], undefined, "one call's headers do not stay for the next");
     assert.equal(get.headers['content-type'], undefined);
   } finally {
     client.close();

@@ -21,22 +21,38 @@ after(async () => {
 
 test('a watch stopped at once ends at once, not at its 300 s timeout', async () => {
   const events: unknown[] = [];
-  const handle = client.watch('/api/v1/namespaces/default/configmaps', { timeoutSeconds: 300 }, (ev) => events.push(ev));
+  const handle = client.watch('/api/v1/namespaces/default/configmaps', { timeoutSeconds: 300 }, (ev) =>
+    events.push(ev),
+  );
   handle.stop();
-  const ended = await Promise.race([handle.done.then(() => 'ended'), new Promise((r) => setTimeout(r, 5_000, 'still running')).then((v) => v)]);
+  const ended = await Promise.race([
+    handle.done.then(() => 'ended'),
+    new Promise((r) => setTimeout(r, 5_000, 'still running')).then((v) => v),
+  ]);
   assert.equal(ended, 'ended');
   assert.deepEqual(events, []);
 });
 
 test('a watch stopped once it is open ends at once too', async () => {
   const events: string[] = [];
-  const handle = client.watch<{ metadata: { name: string } }>('/api/v1/namespaces/default/configmaps', { timeoutSeconds: 300 }, (ev) => {
-    if (ev.object?.metadata?.name === 'seen') events.push(ev.type);
+  const handle = client.watch<{ metadata: { name: string } }>(
+    '/api/v1/namespaces/default/configmaps',
+    { timeoutSeconds: 300 },
+    (ev) => {
+      if (ev.object?.metadata?.name === 'seen') events.push(ev.type);
+    },
+  );
+  await client.create('/api/v1/namespaces/default/configmaps', {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'seen' },
   });
-  await client.create('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'seen' } });
   for (let i = 0; i < 200 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
   assert.deepEqual(events, ['ADDED']);
   handle.stop();
-  const ended = await Promise.race([handle.done.then(() => 'ended'), new Promise((r) => setTimeout(r, 5_000, 'still running')).then((v) => v)]);
+  const ended = await Promise.race([
+    handle.done.then(() => 'ended'),
+    new Promise((r) => setTimeout(r, 5_000, 'still running')).then((v) => v),
+  ]);
   assert.equal(ended, 'ended');
 });

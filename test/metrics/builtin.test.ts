@@ -27,7 +27,14 @@ async function scrape() {
 
 test('process and Node.js runtime families are present with plausible values', async () => {
   const fams = await scrape();
-  for (const name of ['process_cpu_seconds_total', 'process_start_time_seconds', 'process_resident_memory_bytes', 'process_virtual_memory_bytes', 'process_open_fds', 'process_max_fds']) {
+  for (const name of [
+    'process_cpu_seconds_total',
+    'process_start_time_seconds',
+    'process_resident_memory_bytes',
+    'process_virtual_memory_bytes',
+    'process_open_fds',
+    'process_max_fds',
+  ]) {
     assert.ok(fams.has(name), `${name} missing`);
   }
   assert.equal(fams.get('process_cpu_seconds_total')!.type, 'counter');
@@ -37,7 +44,10 @@ test('process and Node.js runtime families are present with plausible values', a
   assert.ok(value(fams, 'process_open_fds', {})! >= 3);
   assert.ok(fams.has('nodejs_eventloop_lag_seconds'));
   assert.ok(fams.has('nodejs_heap_size_used_bytes'));
-  assert.ok([...fams.keys()].every((n) => !/^nodejs_active_\w+_total$/.test(n)), 'gauges named *_total are left out');
+  assert.ok(
+    [...fams.keys()].every((n) => !/^nodejs_active_\w+_total$/.test(n)),
+    'gauges named *_total are left out',
+  );
   assert.equal(value(fams, 'nodejs_version_info', { version: process.version }), 1);
 });
 
@@ -50,7 +60,11 @@ test('nodejs_active_resources counts active resources by type; a type no longer 
   server.close();
   await once(server, 'close');
   const active = process.getActiveResourcesInfo().filter((t) => t === 'TCPServerWrap').length;
-  assert.equal(value(await scrape(), 'nodejs_active_resources', { type: 'TCPServerWrap' }), active, 'the series stays with the count now');
+  assert.equal(
+    value(await scrape(), 'nodejs_active_resources', { type: 'TCPServerWrap' }),
+    active,
+    'the series stays with the count now',
+  );
 });
 
 test('garbage collections are observed in nodejs_gc_duration_seconds by kind', async () => {
@@ -68,7 +82,10 @@ test('garbage collections are observed in nodejs_gc_duration_seconds by kind', a
   assert.ok(gc, 'no GC observed after 50 rounds of garbage');
   assert.equal(gc.type, 'histogram');
   const kinds = new Set(gc.samples.map((s) => s.labels['kind']));
-  assert.ok([...kinds].every((k) => ['major', 'minor', 'incremental', 'weakcb'].includes(k)), [...kinds].join());
+  assert.ok(
+    [...kinds].every((k) => ['major', 'minor', 'incremental', 'weakcb'].includes(k)),
+    [...kinds].join(),
+  );
 });
 
 test('rest_client_requests_total counts each API response by code, host and method, and transport errors as <error>', async () => {
@@ -115,7 +132,11 @@ test('certwatcher_read_certificate_total and _errors_total count the reads of a 
   const reads0 = value(before, 'certwatcher_read_certificate_total', {})!;
   const errors0 = value(before, 'certwatcher_read_certificate_errors_total', {})!;
 
-  const watcher = new CertWatcher({ certPath: join(dir, 'tls.crt'), keyPath: join(dir, 'tls.key'), pollIntervalMs: 60_000 });
+  const watcher = new CertWatcher({
+    certPath: join(dir, 'tls.crt'),
+    keyPath: join(dir, 'tls.key'),
+    pollIntervalMs: 60_000,
+  });
   await watcher.readCertificate();
   await writeFile(join(dir, 'tls.key'), 'not a key');
   await assert.rejects(watcher.readCertificate());

@@ -31,10 +31,18 @@ const PYTHON = '/usr/bin/python3';
 let work: string;
 let goBin: string;
 
-function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<string> {
+function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<string> {
   return new Promise((res, rej) => {
-    const child = execFile(cmd, args, { cwd: opts.cwd, env: opts.env, timeout: 300_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
-      err ? rej(new Error(`${cmd} ${args.join(' ')} failed: ${stderr || err.message}`)) : res(stdout),
+    const child = execFile(
+      cmd,
+      args,
+      { cwd: opts.cwd, env: opts.env, timeout: 300_000, maxBuffer: 64 << 20 },
+      (err, stdout, stderr) =>
+        err ? rej(new Error(`${cmd} ${args.join(' ')} failed: ${stderr || err.message}`)) : res(stdout),
     );
     // a program that exits before reading all its input closes the pipe: its exit status tells, not an EPIPE
     child.stdin!.on('error', () => {});
@@ -52,7 +60,12 @@ after(() => rmSync(work, { recursive: true, force: true }));
 function ours(): metrics.Registry {
   const r = new metrics.Registry();
   const registers = [r];
-  const requests = new metrics.Counter({ name: 'diff_requests_total', help: 'Requests, with "quotes", a \\ backslash\nand a newline', labelNames: ['method', 'code'], registers });
+  const requests = new metrics.Counter({
+    name: 'diff_requests_total',
+    help: 'Requests, with "quotes", a \\ backslash\nand a newline',
+    labelNames: ['method', 'code'],
+    registers,
+  });
   requests.labels('POST', '500').inc(1.5);
   requests.labels('GET', '200').inc(3);
   requests.labels('GET', '404').inc();
@@ -63,7 +76,12 @@ function ours(): metrics.Registry {
   events.labels('2', '1').inc();
   events.labels('1', '2').inc(4);
 
-  const escapes = new metrics.Gauge({ name: 'diff_escapes', help: 'Escaped label values', labelNames: ['value'], registers });
+  const escapes = new metrics.Gauge({
+    name: 'diff_escapes',
+    help: 'Escaped label values',
+    labelNames: ['value'],
+    registers,
+  });
   ['back\\slash', 'say "hi"', 'two\nlines', 'ünïcødé ✓', '', 'a,b=c', '{}'].forEach((v, i) => escapes.labels(v).set(i));
 
   // computed at run time, as on the Go side
@@ -85,12 +103,39 @@ function ours(): metrics.Registry {
   new metrics.Gauge({ name: 'diff:ratio:gauge', help: 'A recording-rule style name', registers }).set(0.25);
 
   const observations = [0.0005, 0.003, 0.04, 0.1, 0.3, 0.7, 0.8, 1, 2, 7.5, 12, 100];
-  const def = new metrics.Histogram({ name: 'diff_default_seconds', help: 'Default buckets', labelNames: ['op'], registers });
-  const linear = new metrics.Histogram({ name: 'diff_linear', help: 'Linear buckets', buckets: metrics.linearBuckets(0.1, 0.1, 10), registers });
-  const exponential = new metrics.Histogram({ name: 'diff_exponential', help: 'Exponential buckets', buckets: metrics.exponentialBuckets(0.001, 2.5, 8), registers });
-  const unordered = new metrics.Histogram({ name: 'diff_unordered_seconds', help: 'Labels declared z, a', labelNames: ['z', 'a'], buckets: [0.5, 1], registers });
+  const def = new metrics.Histogram({
+    name: 'diff_default_seconds',
+    help: 'Default buckets',
+    labelNames: ['op'],
+    registers,
+  });
+  const linear = new metrics.Histogram({
+    name: 'diff_linear',
+    help: 'Linear buckets',
+    buckets: metrics.linearBuckets(0.1, 0.1, 10),
+    registers,
+  });
+  const exponential = new metrics.Histogram({
+    name: 'diff_exponential',
+    help: 'Exponential buckets',
+    buckets: metrics.exponentialBuckets(0.001, 2.5, 8),
+    registers,
+  });
+  const unordered = new metrics.Histogram({
+    name: 'diff_unordered_seconds',
+    help: 'Labels declared z, a',
+    labelNames: ['z', 'a'],
+    buckets: [0.5, 1],
+    registers,
+  });
   // the buckets controller_runtime_webhook_latency_seconds uses (src/webhook/metrics.ts)
-  const webhook = new metrics.Histogram({ name: 'diff_webhook_latency_seconds', help: 'Histogram of the latency of processing admission requests', labelNames: ['webhook'], buckets: webhookLatency.buckets, registers });
+  const webhook = new metrics.Histogram({
+    name: 'diff_webhook_latency_seconds',
+    help: 'Histogram of the latency of processing admission requests',
+    labelNames: ['webhook'],
+    buckets: webhookLatency.buckets,
+    registers,
+  });
   webhook.labels('/mutate-cache-example-com-v1alpha1-memcached').observe(0.00042);
   for (const v of observations) {
     def.labels('get').observe(v);
@@ -135,7 +180,10 @@ function normalize(line: string): string {
   if (line.startsWith('#')) return line;
   const m = /^(.*?)(\{.*\})? (\S+)$/.exec(line);
   assert.ok(m, `a sample line: ${line}`);
-  const labels = (m[2] ?? '').replace(/(le|quantile)="([^"]+)"/g, (_, k: string, v: string) => `${k}="${Number(v.replace('+Inf', 'Infinity'))}"`);
+  const labels = (m[2] ?? '').replace(
+    /(le|quantile)="([^"]+)"/g,
+    (_, k: string, v: string) => `${k}="${Number(v.replace('+Inf', 'Infinity'))}"`,
+  );
   const n = Number(m[3].replace(/^\+?Inf$/, 'Infinity').replace('-Inf', '-Infinity'));
   return `${m[1]}${labels} ${Object.is(n, -0) ? 0 : n}`;
 }
@@ -151,8 +199,17 @@ test('OpenMetrics: line for line what client_golang writes, numbers compared as 
 
 test('OpenMetrics: a counter without _total is unknown with its own sample name, as the format rules say', async () => {
   const t = families((await render('openmetrics')).ts);
-  assert.deepEqual(t.get('diff_restarts'), ['# HELP diff_restarts Restarts', '# TYPE diff_restarts unknown', 'diff_restarts 2']);
-  assert.deepEqual(t.get('diff_events'), ['# HELP diff_events Events', '# TYPE diff_events unknown', 'diff_events{a="1",z="2"} 1', 'diff_events{a="2",z="1"} 4']);
+  assert.deepEqual(t.get('diff_restarts'), [
+    '# HELP diff_restarts Restarts',
+    '# TYPE diff_restarts unknown',
+    'diff_restarts 2',
+  ]);
+  assert.deepEqual(t.get('diff_events'), [
+    '# HELP diff_events Events',
+    '# TYPE diff_events unknown',
+    'diff_events{a="1",z="2"} 1',
+    'diff_events{a="2",z="1"} 4',
+  ]);
 });
 
 /** Families as Python's prometheus_client parses them: [name, type, [[sample name, labels, value]]]. */
@@ -177,7 +234,7 @@ async function pythonParse(text: string, format: 'text' | 'openmetrics'): Promis
   return JSON.parse(await run(PYTHON, [script, format], { input: text }));
 }
 
-test('Python\'s prometheus_client parses ours and Go\'s renderings into the same families and values', async () => {
+test("Python's prometheus_client parses ours and Go's renderings into the same families and values", async () => {
   for (const format of ['text', 'openmetrics'] as const) {
     const { go, ts } = await render(format);
     const goParsed = (await pythonParse(go, format)) as unknown[];
@@ -193,7 +250,11 @@ test('Python\'s prometheus_client parses ours and Go\'s renderings into the same
  * Metric.histogram (7) → the timestamp field.
  */
 function withoutCreated(stream: Buffer): Buffer {
-  const copy = (msg: Uint8Array, drop: (field: number) => boolean, nested: Record<number, (m: Uint8Array) => Uint8Array>): Uint8Array => {
+  const copy = (
+    msg: Uint8Array,
+    drop: (field: number) => boolean,
+    nested: Record<number, (m: Uint8Array) => Uint8Array>,
+  ): Uint8Array => {
     const r = new BinaryReader(msg);
     const w = new BinaryWriter();
     while (r.pos < r.len) {
@@ -220,7 +281,7 @@ function withoutCreated(stream: Buffer): Buffer {
   return Buffer.from(out.finish());
 }
 
-test('protobuf: client_golang\'s decoder reads ours back into our text 0.0.4, byte for byte', async () => {
+test("protobuf: client_golang's decoder reads ours back into our text 0.0.4, byte for byte", async () => {
   const r = ours();
   const snap = await r.collect();
   const pb = await snap.bytes('protobuf');
@@ -230,13 +291,16 @@ test('protobuf: client_golang\'s decoder reads ours back into our text 0.0.4, by
   assert.equal(decoded, text);
 });
 
-test('protobuf: the same bytes as client_golang\'s, created timestamps aside', async () => {
+test("protobuf: the same bytes as client_golang's, created timestamps aside", async () => {
   const go = await clientGolang(['protobuf'], Buffer.alloc(0));
   const ts = await (await ours().collect()).bytes('protobuf');
   assert.ok(go.length > 1000, `Go wrote ${go.length} bytes`);
   const stripped = withoutCreated(ts);
   const at = stripped.findIndex((b, i) => b !== go[i]);
-  assert.ok(at < 0 && stripped.length === go.length, `ours (${stripped.length} bytes) differs from Go's (${go.length}) at byte ${at}: ours …${stripped.subarray(Math.max(0, at - 16), at + 16).toString('hex')}…, Go's …${go.subarray(Math.max(0, at - 16), at + 16).toString('hex')}…`);
+  assert.ok(
+    at < 0 && stripped.length === go.length,
+    `ours (${stripped.length} bytes) differs from Go's (${go.length}) at byte ${at}: ours …${stripped.subarray(Math.max(0, at - 16), at + 16).toString('hex')}…, Go's …${go.subarray(Math.max(0, at - 16), at + 16).toString('hex')}…`,
+  );
   assert.ok(ts.length > go.length, 'ours carries created timestamps');
 });
 
@@ -244,14 +308,29 @@ test('protobuf: counters and histograms carry their creation time as created_tim
   const before = Date.now();
   const r = ours();
   const after = Date.now();
-  const lines = (await clientGolang(['created'], await (await r.collect()).bytes('protobuf'))).toString('utf8').trim().split('\n');
+  const lines = (await clientGolang(['created'], await (await r.collect()).bytes('protobuf')))
+    .toString('utf8')
+    .trim()
+    .split('\n');
   const names = new Set(lines.map((l) => l.slice(0, l.indexOf('{'))));
-  assert.deepEqual([...names].sort(), ['diff_default_seconds', 'diff_events', 'diff_exponential', 'diff_linear', 'diff_requests_total', 'diff_restarts', 'diff_unordered_seconds', 'diff_webhook_latency_seconds']);
+  assert.deepEqual([...names].sort(), [
+    'diff_default_seconds',
+    'diff_events',
+    'diff_exponential',
+    'diff_linear',
+    'diff_requests_total',
+    'diff_restarts',
+    'diff_unordered_seconds',
+    'diff_webhook_latency_seconds',
+  ]);
   assert.equal(lines.length, 4 + 1 + 2 + 2 + 1 + 1 + 1 + 1, 'one per counter and histogram series, none for gauges');
   for (const l of lines) {
     const [, sec, nanos] = /\} (\d+) (\d+)$/.exec(l)!;
     const ms = Number(sec) * 1000 + Number(nanos) / 1e6;
     assert.ok(ms >= before && ms <= after, `${l}: ${ms} within ${before}–${after}`);
   }
-  assert.match(lines.find((l) => l.startsWith('diff_requests_total'))!, /^diff_requests_total\{code="200",method="GET"\} \d+ \d+$/);
+  assert.match(
+    lines.find((l) => l.startsWith('diff_requests_total'))!,
+    /^diff_requests_total\{code="200",method="GET"\} \d+ \d+$/,
+  );
 });

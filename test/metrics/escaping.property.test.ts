@@ -14,7 +14,10 @@ import { parseOpenMetrics } from './openmetrics-parser.js';
 import { propertyParams } from '../helpers/property.js';
 
 const tricky = fc.string({
-  unit: fc.oneof(fc.constantFrom('"', '\\', '\n', ',', '=', ':', '{', '}', ' ', 'a', 'b', '1', '2', 'é', '✓', '😀'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 })),
+  unit: fc.oneof(
+    fc.constantFrom('"', '\\', '\n', ',', '=', ':', '{', '}', ' ', 'a', 'b', '1', '2', 'é', '✓', '😀'),
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }),
+  ),
   maxLength: 12,
 });
 
@@ -27,7 +30,13 @@ test('the prom-client 15 collision case stays two series', async () => {
   const text = await (await r.collect()).text();
   const samples = parseExposition(text).get('t_total')!.samples;
   // series sorted by label values, as client_golang writes them: "1" before "1,b:2"
-  assert.deepEqual(samples.map((s) => [s.labels, s.value]), [[{ a: '1', b: '2' }, 1], [{ a: '1,b:2', b: '' }, 2]]);
+  assert.deepEqual(
+    samples.map((s) => [s.labels, s.value]),
+    [
+      [{ a: '1', b: '2' }, 1],
+      [{ a: '1,b:2', b: '' }, 2],
+    ],
+  );
   const lint = await promtoolCheck(text);
   assert.equal(lint.code, 0, lint.output);
 });
@@ -36,7 +45,12 @@ test('property: label values round-trip through the text and OpenMetrics parsers
   await fc.assert(
     fc.asyncProperty(fc.array(fc.tuple(tricky, tricky), { minLength: 1, maxLength: 20 }), async (tuples) => {
       const r = new Registry();
-      const c = new Counter({ name: 'p_total', help: 'help with "quotes", \\ and\nnewline', labelNames: ['x', 'y'], registers: [r] });
+      const c = new Counter({
+        name: 'p_total',
+        help: 'help with "quotes", \\ and\nnewline',
+        labelNames: ['x', 'y'],
+        registers: [r],
+      });
       const expected = new Map<string, number>();
       for (const [x, y] of tuples) {
         c.labels(x, y).inc();
@@ -61,12 +75,21 @@ test('a label value with a lone UTF-16 surrogate is refused (no UTF-8 form: it w
   const r = new Registry();
   const c = new Counter({ name: 'u_total', help: 'x', labelNames: ['v', 'w'], registers: [r] });
   for (const bad of ['\uD800', 'a\uDC00b', '\uDE00\uD83D']) {
-    assert.throws(() => c.labels(bad, 'ok'), (err: Error) => err instanceof TypeError && /label v is not valid UTF-8/.test(err.message));
+    assert.throws(
+      () => c.labels(bad, 'ok'),
+      (err: Error) => err instanceof TypeError && /label v is not valid UTF-8/.test(err.message),
+    );
     assert.throws(() => c.labels({ v: 'ok', w: bad }), /label w is not valid UTF-8/);
   }
   c.labels('\u{1F600}', '\uFFFD').inc();
   const text = await (await r.collect()).text();
-  assert.deepEqual(parseExposition(text).get('u_total')!.samples.map((s) => s.labels), [{ v: '\u{1F600}', w: '\uFFFD' }], 'only the valid series exists');
+  assert.deepEqual(
+    parseExposition(text)
+      .get('u_total')!
+      .samples.map((s) => s.labels),
+    [{ v: '\u{1F600}', w: '\uFFFD' }],
+    'only the valid series exists',
+  );
 });
 
 test('property: labels() accepts exactly the well-formed strings', () => {
@@ -99,7 +122,12 @@ test('a prom-client series with a lone-surrogate label value is left out (it wou
     r.register(pr);
     for (let i = 0; i < 2; i++) {
       const text = await (await r.collect()).text();
-      assert.deepEqual(parseExposition(text).get('pc_utf8')!.samples.map((s) => [s.labels, s.value]), [[{ v: 'ok' }, 3]]);
+      assert.deepEqual(
+        parseExposition(text)
+          .get('pc_utf8')!
+          .samples.map((s) => [s.labels, s.value]),
+        [[{ v: 'ok' }, 3]],
+      );
     }
     assert.equal(logs.lines.filter((l) => l.includes('not valid UTF-8') && l.includes('pc_utf8')).length, 1);
   } finally {

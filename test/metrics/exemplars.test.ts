@@ -19,13 +19,20 @@ const T_OM = '1.7000000001230001e+09';
 
 function setUp(): { r: Registry; h: Histogram; c: Counter } {
   const r = new Registry();
-  const h = new Histogram({ name: 'reconcile_seconds', help: 'h', buckets: [0.25, 1], labelNames: ['controller'], registers: [r], now: () => T });
+  const h = new Histogram({
+    name: 'reconcile_seconds',
+    help: 'h',
+    buckets: [0.25, 1],
+    labelNames: ['controller'],
+    registers: [r],
+    now: () => T,
+  });
   const c = new Counter({ name: 'jobs_total', help: 'c', registers: [r], now: () => T });
   return { r, h, c };
 }
 
 describe('OpenMetrics', () => {
-  test('a counter\'s latest exemplar follows its sample; a histogram\'s follow their buckets, +Inf included', async () => {
+  test("a counter's latest exemplar follows its sample; a histogram's follow their buckets, +Inf included", async () => {
     const { r, h, c } = setUp();
     c.addWithExemplar(1, { trace_id: 'first' });
     c.addWithExemplar(2, { trace_id: 'c1', span_id: 's' });
@@ -61,7 +68,7 @@ describe('OpenMetrics', () => {
     assert.match(await (await r.collect()).text('openmetrics'), /^jobs_total 1$/m);
   });
 
-  test('Python\'s prometheus_client reads the exemplars', async () => {
+  test("Python's prometheus_client reads the exemplars", async () => {
     const { r, h, c } = setUp();
     c.addWithExemplar(2, { trace_id: 'c1' });
     h.labels('cm').observeWithExemplar(0.2, { reconcile_id: 'abc' });
@@ -74,12 +81,17 @@ describe('OpenMetrics', () => {
     ].join('\n');
     const body = await (await r.collect()).text('openmetrics');
     const out = await new Promise<string>((res, rej) => {
-      const child = execFile('/usr/bin/python3', ['-c', script], { timeout: 60_000 }, (err, stdout, stderr) => (err ? rej(new Error(stderr || err.message)) : res(stdout)));
+      const child = execFile('/usr/bin/python3', ['-c', script], { timeout: 60_000 }, (err, stdout, stderr) =>
+        err ? rej(new Error(stderr || err.message)) : res(stdout),
+      );
       child.stdin!.on('error', () => {}); // an early exit closes the pipe: the exit status tells
       child.stdin!.end(body);
     });
     assert.deepEqual(
-      out.trim().split('\n').map((l) => JSON.parse(l) as unknown),
+      out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
       [
         ['jobs_total', {}, { trace_id: 'c1' }, 2],
         ['reconcile_seconds_bucket', { controller: 'cm', le: '0.25' }, { reconcile_id: 'abc' }, 0.2],
@@ -110,7 +122,10 @@ describe('protobuf', () => {
 describe('validation', () => {
   test('128 runes of names and values at most; names are label names; a refused exemplar changes nothing', () => {
     const { h, c } = setUp();
-    assert.throws(() => c.addWithExemplar(1, { trace_id: 'x'.repeat(121) }), /exemplar labels have 129 runes, exceeding the limit of 128/);
+    assert.throws(
+      () => c.addWithExemplar(1, { trace_id: 'x'.repeat(121) }),
+      /exemplar labels have 129 runes, exceeding the limit of 128/,
+    );
     c.addWithExemplar(1, { trace_id: 'é'.repeat(120) }); // 128 runes (240 bytes): accepted, as client_golang counts runes
     assert.throws(() => c.addWithExemplar(1, { __reserved: 'x' }), /exemplar invalid label name "__reserved"/);
     assert.throws(() => c.addWithExemplar(1, { trace_id: 'a\uD800' }), /needs a UTF-8 string value/);
@@ -122,13 +137,31 @@ describe('validation', () => {
 });
 
 describe('prom-client', () => {
-  test('a prom-client metric\'s exemplars are carried into OpenMetrics and protobuf', async () => {
+  test("a prom-client metric's exemplars are carried into OpenMetrics and protobuf", async () => {
     const pr = new promClient.Registry();
-    pr.setContentType(promClient.Registry.OPENMETRICS_CONTENT_TYPE as typeof promClient.Registry.PROMETHEUS_CONTENT_TYPE);
-    const pc = new promClient.Counter({ name: 'pc_requests_total', help: 'p', labelNames: ['code'], registers: [pr], enableExemplars: true });
+    pr.setContentType(
+      promClient.Registry.OPENMETRICS_CONTENT_TYPE as typeof promClient.Registry.PROMETHEUS_CONTENT_TYPE,
+    );
+    const pc = new promClient.Counter({
+      name: 'pc_requests_total',
+      help: 'p',
+      labelNames: ['code'],
+      registers: [pr],
+      enableExemplars: true,
+    });
     // prom-client 15's types want exemplar labels among the metric's own label names; its runtime does not
-    pc.inc({ labels: { code: '200' }, value: 2, exemplarLabels: { trace_id: 'p1' } as unknown as Record<'code', string> });
-    const ph = new promClient.Histogram({ name: 'pc_latency_seconds', help: 'p', buckets: [0.5], registers: [pr], enableExemplars: true });
+    pc.inc({
+      labels: { code: '200' },
+      value: 2,
+      exemplarLabels: { trace_id: 'p1' } as unknown as Record<'code', string>,
+    });
+    const ph = new promClient.Histogram({
+      name: 'pc_latency_seconds',
+      help: 'p',
+      buckets: [0.5],
+      registers: [pr],
+      enableExemplars: true,
+    });
     ph.observe({ labels: {}, value: 0.1, exemplarLabels: { trace_id: 'p2' } });
     const r = new Registry();
     r.register(pr);

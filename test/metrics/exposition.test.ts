@@ -4,16 +4,35 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { Counter, Gauge, Histogram, Registry, formatFloat, exponentialBuckets, linearBuckets } from '../../src/metrics/index.js';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  formatFloat,
+  exponentialBuckets,
+  linearBuckets,
+} from '../../src/metrics/index.js';
 import * as promClient from 'prom-client';
 import { parseExposition, promtoolCheck, value } from '../controller/helpers/exposition.js';
 import { parseOpenMetrics } from './openmetrics-parser.js';
 
 function fixture() {
   const r = new Registry();
-  const c = new Counter({ name: 'jobs_total', help: 'Jobs "done"\nper kind \\ queue', labelNames: ['kind', 'queue'], registers: [r] });
+  const c = new Counter({
+    name: 'jobs_total',
+    help: 'Jobs "done"\nper kind \\ queue',
+    labelNames: ['kind', 'queue'],
+    registers: [r],
+  });
   const g = new Gauge({ name: 'temperature_celsius', help: 'Temperature', labelNames: ['room'], registers: [r] });
-  const h = new Histogram({ name: 'latency_seconds', help: 'Latency', labelNames: ['op'], buckets: [0.1, 1, 2.5], registers: [r] });
+  const h = new Histogram({
+    name: 'latency_seconds',
+    help: 'Latency',
+    labelNames: ['op'],
+    buckets: [0.1, 1, 2.5],
+    registers: [r],
+  });
   const plain = new Counter({ name: 'restarts', help: 'Counter without _total', registers: [r] });
   return { r, c, g, h, plain };
 }
@@ -31,7 +50,12 @@ describe('text format 0.0.4', () => {
     const text = await (await r.collect()).text('text');
 
     const names = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
-    assert.deepEqual(names, ['jobs_total counter', 'latency_seconds histogram', 'restarts counter', 'temperature_celsius gauge']);
+    assert.deepEqual(names, [
+      'jobs_total counter',
+      'latency_seconds histogram',
+      'restarts counter',
+      'temperature_celsius gauge',
+    ]);
     assert.match(text, /^# HELP jobs_total Jobs "done"\\nper kind \\\\ queue$/m);
 
     const fams = parseExposition(text);
@@ -57,7 +81,8 @@ describe('text format 0.0.4', () => {
   test('promtool reports nothing for well-named families with awkward label values', async () => {
     const r = new Registry();
     const c = new Counter({ name: 'odd_total', help: 'x', labelNames: ['v'], registers: [r] });
-    for (const v of ['', 'with "quotes"', 'back\\slash', 'new\nline', 'a,b=c', '{}', 'ünïcødé ✓', ' ']) c.labels(v).inc();
+    for (const v of ['', 'with "quotes"', 'back\\slash', 'new\nline', 'a,b=c', '{}', 'ünïcødé ✓', ' '])
+      c.labels(v).inc();
     const text = await (await r.collect()).text('text');
     const lint = await promtoolCheck(text);
     assert.equal(lint.code, 0, lint.output);
@@ -81,7 +106,10 @@ describe('text format 0.0.4', () => {
     assert.equal(g.remove('a', 'x'), true);
     assert.equal(g.remove('a', 'x'), false);
     let fams = parseExposition(await (await r.collect()).text());
-    assert.deepEqual(fams.get('keys')!.samples.map((s) => s.labels), [{ ns: 'b', name: 'y' }]);
+    assert.deepEqual(
+      fams.get('keys')!.samples.map((s) => s.labels),
+      [{ ns: 'b', name: 'y' }],
+    );
     g.labels('b', 'z').set(3);
     assert.equal(g.remove({ ns: 'b', name: 'y' }), true);
     assert.equal(g.labels('b', 'z').get(), 3, 'a sibling series survives the removal');
@@ -111,7 +139,9 @@ describe('OpenMetrics 1.0.0', () => {
     const fams = parseOpenMetrics(om);
     assert.equal(fams.get('jobs')!.type, 'counter');
     assert.equal(fams.get('jobs')!.help, 'Jobs "done"\nper kind \\ queue');
-    assert.deepEqual(fams.get('jobs')!.samples, [{ name: 'jobs_total', labels: { kind: 'a', queue: 'q"1' }, value: 3 }]);
+    assert.deepEqual(fams.get('jobs')!.samples, [
+      { name: 'jobs_total', labels: { kind: 'a', queue: 'q"1' }, value: 3 },
+    ]);
     // client_golang (prometheus/common v0.67): no `_total` → TYPE unknown, the sample keeps its name, so the series is
     // `restarts` in both formats
     assert.equal(fams.get('restarts')!.type, 'unknown');
@@ -169,11 +199,26 @@ describe('numbers', () => {
     assert.deepEqual(exponentialBuckets(1, 10, 4), [1, 10, 100, 1000]);
     // accumulated as client_golang does (b += width; b *= factor): these are Go's LinearBuckets(0.1, 0.1, 10) and
     // ExponentialBuckets(0.1, 3, 6), as written out by Go's strconv
-    assert.deepEqual(
-      linearBuckets(0.1, 0.1, 10).map(String),
-      ['0.1', '0.2', '0.30000000000000004', '0.4', '0.5', '0.6', '0.7', '0.7999999999999999', '0.8999999999999999', '0.9999999999999999'],
-    );
-    assert.deepEqual(exponentialBuckets(0.1, 3, 6).map(String), ['0.1', '0.30000000000000004', '0.9000000000000001', '2.7', '8.100000000000001', '24.300000000000004']);
+    assert.deepEqual(linearBuckets(0.1, 0.1, 10).map(String), [
+      '0.1',
+      '0.2',
+      '0.30000000000000004',
+      '0.4',
+      '0.5',
+      '0.6',
+      '0.7',
+      '0.7999999999999999',
+      '0.8999999999999999',
+      '0.9999999999999999',
+    ]);
+    assert.deepEqual(exponentialBuckets(0.1, 3, 6).map(String), [
+      '0.1',
+      '0.30000000000000004',
+      '0.9000000000000001',
+      '2.7',
+      '8.100000000000001',
+      '24.300000000000004',
+    ]);
     assert.throws(() => exponentialBuckets(0, 2, 3), RangeError);
     assert.throws(() => linearBuckets(1, 1, 0), RangeError);
   });
@@ -185,8 +230,16 @@ describe('metric classes', () => {
     const h = new Histogram({ name: 'h', help: 'x', buckets: [1, 2, 3], registers: [r] });
     for (const v of [0.5, 1, 1.5, 2, 3, 3.5, Infinity, NaN]) h.observe(v);
     const fams = parseExposition(await (await r.collect()).text());
-    const buckets = fams.get('h')!.samples.filter((s) => s.name === 'h_bucket').map((s) => [s.labels['le'], s.value]);
-    assert.deepEqual(buckets, [['1', 2], ['2', 4], ['3', 5], ['+Inf', 8]]);
+    const buckets = fams
+      .get('h')!
+      .samples.filter((s) => s.name === 'h_bucket')
+      .map((s) => [s.labels['le'], s.value]);
+    assert.deepEqual(buckets, [
+      ['1', 2],
+      ['2', 4],
+      ['3', 5],
+      ['+Inf', 8],
+    ]);
     assert.equal(value(fams, 'h_count', {}), 8);
   });
 
@@ -223,9 +276,15 @@ describe('metric classes', () => {
     // any non-empty UTF-8 text is a name (client_golang's UTF-8 validation); empty and lone surrogates are not
     assert.throws(() => new Counter({ name: '', help: 'x', registers: [] }), /invalid metric name/);
     assert.throws(() => new Counter({ name: 'bad\uD800name', help: 'x', registers: [] }), /invalid metric name/);
-    assert.throws(() => new Counter({ name: 'ok', help: 'x', labelNames: ['__x'], registers: [] }), /invalid label name/);
+    assert.throws(
+      () => new Counter({ name: 'ok', help: 'x', labelNames: ['__x'], registers: [] }),
+      /invalid label name/,
+    );
     assert.throws(() => new Counter({ name: 'ok', help: 'x', labelNames: [''], registers: [] }), /invalid label name/);
-    assert.throws(() => new Counter({ name: 'ok', help: 'x', labelNames: ['a.b', 'a-b'], registers: [] }), /"a\.b" and "a-b" are both written "a_b"/);
+    assert.throws(
+      () => new Counter({ name: 'ok', help: 'x', labelNames: ['a.b', 'a-b'], registers: [] }),
+      /"a\.b" and "a-b" are both written "a_b"/,
+    );
     assert.throws(() => new Histogram({ name: 'h', help: 'x', labelNames: ['le'], registers: [] }), /reserved/);
     assert.throws(() => new Histogram({ name: 'h', help: 'x', buckets: [2, 1], registers: [] }), /strictly increasing/);
     assert.throws(() => new Gauge({ name: 'g', help: '', registers: [] }), /help text is required/);
@@ -243,8 +302,15 @@ describe('client_golang order', () => {
     h.labels('1', '2').observe(0.5);
     const text = await (await r.collect()).text();
     assert.equal(
-      text.split('\n').filter((l) => l.startsWith('workqueue_depth_x')).join('\n'),
-      ['workqueue_depth_x{controller="a",name="dq"} 2', 'workqueue_depth_x{controller="b",name="cq"} 3', 'workqueue_depth_x{controller="b",name="dq"} 1'].join('\n'),
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('workqueue_depth_x'))
+        .join('\n'),
+      [
+        'workqueue_depth_x{controller="a",name="dq"} 2',
+        'workqueue_depth_x{controller="b",name="cq"} 3',
+        'workqueue_depth_x{controller="b",name="dq"} 1',
+      ].join('\n'),
     );
     // le stays last, after the sorted labels
     assert.ok(text.includes('h_seconds_bucket{a="2",z="1",le="1"} 1\n'), text);
@@ -252,10 +318,13 @@ describe('client_golang order', () => {
     // a series added later is put in its place at the next collect
     g.labels('aa', 'a').set(4);
     const again = await (await r.collect()).text();
-    assert.match(again, /workqueue_depth_x\{controller="a",name="aa"\} 4\nworkqueue_depth_x\{controller="a",name="dq"\} 2\n/);
+    assert.match(
+      again,
+      /workqueue_depth_x\{controller="a",name="aa"\} 4\nworkqueue_depth_x\{controller="a",name="dq"\} 2\n/,
+    );
   });
 
-  test('a prom-client metric\'s labels are written sorted by name too (prom-client keeps the order given)', async () => {
+  test("a prom-client metric's labels are written sorted by name too (prom-client keeps the order given)", async () => {
     const r = new Registry();
     const pc = new promClient.Gauge({ name: 'pc_depth', help: 'x', labelNames: ['name', 'controller'], registers: [] });
     pc.labels({ name: 'dq', controller: 'c' }).set(1);
@@ -285,10 +354,13 @@ describe('client_golang order', () => {
     assert.equal(value(fams, 'moves_seconds_count', { k: 'm' }), 6);
     assert.equal(value(fams, 'moves_seconds_bucket', { k: 'm', le: '1' }), 5);
     assert.equal(value(fams, 'moves_seconds_sum', { k: 'm' }), 5.5);
-    assert.deepEqual(fams.get('moves_total')!.samples.map((x) => x.labels['k']), ['a1', 'a2', 'a3', 'a4', 'm']);
+    assert.deepEqual(
+      fams.get('moves_total')!.samples.map((x) => x.labels['k']),
+      ['a1', 'a2', 'a3', 'a4', 'm'],
+    );
   });
 
-  test('series order is UTF-8 byte order (Go\'s), not UTF-16 code-unit order', async () => {
+  test("series order is UTF-8 byte order (Go's), not UTF-16 code-unit order", async () => {
     const r = new Registry();
     const g = new Gauge({ name: 'u', help: 'x', labelNames: ['v'], registers: [r] });
     // U+FF21 (3 UTF-8 bytes, EF BC A1) sorts before U+1F600 (4 bytes, F0 9F 98 80) in Go; JavaScript's < says otherwise

@@ -10,7 +10,12 @@ import { Counter, Gauge, Histogram, Registry, type CounterOptions } from '../../
 
 test('a labelNames literal types the keys of labels() and remove()', async () => {
   const registry = new Registry();
-  const requests = new Counter({ name: 'typed_requests_total', help: 'h', labelNames: ['code', 'method'], registers: [registry] });
+  const requests = new Counter({
+    name: 'typed_requests_total',
+    help: 'h',
+    labelNames: ['code', 'method'],
+    registers: [registry],
+  });
   requests.labels({ code: '200', method: 'GET' }).inc();
   requests.labels('500', 'POST').inc(2);
   // @ts-expect-error -- a label the metric does not have
@@ -19,12 +24,23 @@ test('a labelNames literal types the keys of labels() and remove()', async () =>
   assert.throws(() => requests.labels({ code: '200' }), /label method needs a string value/);
   assert.equal(requests.remove({ code: '500', method: 'POST' }), true);
 
-  const inFlight = new Gauge({ name: 'typed_in_flight', help: 'h', labelNames: ['queue'] as const, registers: [registry] });
+  const inFlight = new Gauge({
+    name: 'typed_in_flight',
+    help: 'h',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+  });
   inFlight.labels({ queue: 'a' }).set(3);
   // @ts-expect-error -- gauges too
   assert.throws(() => inFlight.labels({ line: 'a' }), /unknown label "line"/);
 
-  const latency = new Histogram({ name: 'typed_latency_seconds', help: 'h', labelNames: ['route'], buckets: [0.1, 1], registers: [registry] });
+  const latency = new Histogram({
+    name: 'typed_latency_seconds',
+    help: 'h',
+    labelNames: ['route'],
+    buckets: [0.1, 1],
+    registers: [registry],
+  });
   latency.labels({ route: '/' }).observe(0.2);
   // @ts-expect-error -- histograms too
   assert.throws(() => latency.labels({ path: '/' }), /unknown label "path"/);

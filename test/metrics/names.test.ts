@@ -14,7 +14,8 @@ test('legacy names: written bare under every scheme but dots, which escapes unde
   assert.equal(escapeName('a_b', 'underscores'), 'a_b');
   assert.equal(escapeName('a_b', 'values'), 'a_b');
   assert.equal(escapeName('a_b', 'dots'), 'a__b');
-  for (const s of ['allow-utf-8', 'underscores', 'dots', 'values'] as const) assert.equal(writtenName(sentName('a_b', s)), 'a_b');
+  for (const s of ['allow-utf-8', 'underscores', 'dots', 'values'] as const)
+    assert.equal(writtenName(sentName('a_b', s)), 'a_b');
 });
 
 test('underscores: each rune that is not a legacy rune becomes one _', () => {

@@ -51,7 +51,7 @@ async function oursNative(spec: Spec): Promise<unknown> {
  */
 function spread(n: number, seed: number, signs = true, minExp = -20): number[] {
   let x = seed;
-  const next = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const v = 2 ** (next() * 40 + minExp);
@@ -60,7 +60,7 @@ function spread(n: number, seed: number, signs = true, minExp = -20): number[] {
   return out;
 }
 
-test('the bounds of every positive schema are client_golang\'s, bit for bit', async () => {
+test("the bounds of every positive schema are client_golang's, bit for bit", async () => {
   const lines = (await clientGolang(['native-bounds'])).toString('utf8').trim().split('\n');
   assert.equal(lines.length, 1 + 2 + 4 + 8 + 16 + 32 + 64 + 128 + 256);
   const bits = new DataView(new ArrayBuffer(8));
@@ -90,21 +90,52 @@ test('schemas of bucket factors, keys at bucket edges, spans and deltas: the ref
   assert.equal(bucketKey(0.0002, -1), -6);
   assert.equal(bucketKey(0.01, -4), 0);
   assert.equal(bucketKey(1e-5, -4), -1);
-  assert.deepEqual(spansAndDeltas(new Map([[0, 1], [1, 2], [4, 1], [10, 3]])), {
-    spans: [{ offset: 0, length: 5 }, { offset: 5, length: 1 }],
-    deltas: [1, 1, -2, 0, 1, 2],
-  });
+  assert.deepEqual(
+    spansAndDeltas(
+      new Map([
+        [0, 1],
+        [1, 2],
+        [4, 1],
+        [10, 3],
+      ]),
+    ),
+    {
+      spans: [
+        { offset: 0, length: 5 },
+        { offset: 5, length: 1 },
+      ],
+      deltas: [1, 1, -2, 0, 1, 2],
+    },
+  );
 });
 
 const CASES: Array<[string, Spec]> = [
-  ['factor 1.1 (controller-runtime\'s), both signs, the zero bucket, ±Inf and NaN', { factor: 1.1, observations: [0.001, 0.01, 0.1, 1, 10, -3, 0, 1e-45, Infinity, -Infinity, NaN, 1, 1.0905077326652577] }],
-  ['the classic buckets kept beside the native ones', { factor: 1.1, buckets: [0.005, 0.01, 0.1, 1, 10], observations: spread(500, 7) }],
+  [
+    "factor 1.1 (controller-runtime's), both signs, the zero bucket, ±Inf and NaN",
+    {
+      factor: 1.1,
+      observations: [0.001, 0.01, 0.1, 1, 10, -3, 0, 1e-45, Infinity, -Infinity, NaN, 1, 1.0905077326652577],
+    },
+  ],
+  [
+    'the classic buckets kept beside the native ones',
+    { factor: 1.1, buckets: [0.005, 0.01, 0.1, 1, 10], observations: spread(500, 7) },
+  ],
   ['factor 1.01 (schema 7) over 40 powers of two', { factor: 1.01, observations: spread(2000, 11) }],
   ['factor 4 (schema -1), values from 1 up', { factor: 4, observations: spread(300, 3, true, 0) }],
   ['factor 2 (schema 0), values on both sides of 1', { factor: 2, observations: spread(300, 4) }],
-  ['a bucket limit: the resolution halves as buckets fill', { factor: 1.1, maxBucketNumber: 20, observations: spread(1000, 5, true, 0) }],
-  ['a bucket limit with room to widen the zero bucket first', { factor: 1.1, maxBucketNumber: 10, maxZeroThreshold: 0.01, observations: spread(400, 9) }],
-  ['a zero threshold of exactly 0 (NativeHistogramZeroThresholdZero)', { factor: 1.5, zeroThreshold: -1, observations: [0, 0, 1e-300, -1e-300, 5] }],
+  [
+    'a bucket limit: the resolution halves as buckets fill',
+    { factor: 1.1, maxBucketNumber: 20, observations: spread(1000, 5, true, 0) },
+  ],
+  [
+    'a bucket limit with room to widen the zero bucket first',
+    { factor: 1.1, maxBucketNumber: 10, maxZeroThreshold: 0.01, observations: spread(400, 9) },
+  ],
+  [
+    'a zero threshold of exactly 0 (NativeHistogramZeroThresholdZero)',
+    { factor: 1.5, zeroThreshold: -1, observations: [0, 0, 1e-300, -1e-300, 5] },
+  ],
   ['a wide zero threshold', { factor: 1.5, zeroThreshold: 0.5, observations: [0.1, -0.4, 0.5, -0.5, 0.6, 3] }],
 ];
 
@@ -117,8 +148,16 @@ for (const [name, spec] of CASES) {
 
 test('an empty native histogram with a zero threshold of 0 carries a no-op span, as client_golang writes it', async () => {
   const r = new Registry();
-  new Histogram({ name: 'empty', help: 'empty', registers: [r], nativeHistogramBucketFactor: 1.1, nativeHistogramZeroThreshold: -1 });
-  const got = JSON.parse((await clientGolang(['native-decode'], await (await r.collect()).bytes('protobuf'))).toString('utf8')) as { positiveSpans: unknown; zeroThreshold: number };
+  new Histogram({
+    name: 'empty',
+    help: 'empty',
+    registers: [r],
+    nativeHistogramBucketFactor: 1.1,
+    nativeHistogramZeroThreshold: -1,
+  });
+  const got = JSON.parse(
+    (await clientGolang(['native-decode'], await (await r.collect()).bytes('protobuf'))).toString('utf8'),
+  ) as { positiveSpans: unknown; zeroThreshold: number };
   assert.deepEqual(got.positiveSpans, [{ offset: 0, length: 0 }]);
   assert.equal(got.zeroThreshold, 0);
 });
@@ -170,5 +209,8 @@ test('text formats show only the classic buckets; a native-only histogram has ju
   const h = new Histogram({ name: 'only_native', help: 'x', registers: [r], nativeHistogramBucketFactor: 1.1 });
   h.observe(0.3);
   h.observe(3);
-  assert.equal(await (await r.collect()).text('text'), '# HELP only_native x\n# TYPE only_native histogram\nonly_native_bucket{le="+Inf"} 2\nonly_native_sum 3.3\nonly_native_count 2\n');
+  assert.equal(
+    await (await r.collect()).text('text'),
+    '# HELP only_native x\n# TYPE only_native histogram\nonly_native_bucket{le="+Inf"} 2\nonly_native_sum 3.3\nonly_native_count 2\n',
+  );
 });

@@ -35,7 +35,8 @@ function parseNumber(s: string, line: string): number {
   if (s === '+Inf' || s === 'Inf') return Infinity;
   if (s === '-Inf') return -Infinity;
   if (s === 'NaN') return NaN;
-  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) throw new Error(`bad number ${JSON.stringify(s)} in ${JSON.stringify(line)}`);
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s))
+    throw new Error(`bad number ${JSON.stringify(s)} in ${JSON.stringify(line)}`);
   return Number(s);
 }
 
@@ -88,21 +89,27 @@ function parseSample(line: string): OmSample {
   }
   if (line[i] !== ' ') throw new Error(`expected one space before the value in ${JSON.stringify(line)}`);
   const rest = line.slice(i + 1).split(' ');
-  if (rest.length < 1 || rest.length > 2 || rest.some((p) => p === '')) throw new Error(`bad value part in ${JSON.stringify(line)}`);
+  if (rest.length < 1 || rest.length > 2 || rest.some((p) => p === ''))
+    throw new Error(`bad value part in ${JSON.stringify(line)}`);
   return { name, labels, value: parseNumber(rest[0], line) };
 }
 
 function checkHistograms(f: OmFamily): void {
   const groups = new Map<string, { les: number[]; counts: number[]; count?: number }>();
   const keyOf = (labels: Record<string, string>) =>
-    JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'le').sort());
+    JSON.stringify(
+      Object.entries(labels)
+        .filter(([k]) => k !== 'le')
+        .sort(),
+    );
   for (const s of f.samples) {
     const g = groups.get(keyOf(s.labels)) ?? { les: [], counts: [] };
     groups.set(keyOf(s.labels), g);
     if (s.name === f.name + '_bucket') {
       const le = s.labels['le'];
       if (le === undefined) throw new Error(`${s.name} without le`);
-      if (le !== '+Inf' && !/^-?\d+\.\d+(e[-+]\d+)?$|^-?\d(\.\d+)?e[-+]\d+$/.test(le)) throw new Error(`le ${JSON.stringify(le)} of ${f.name} is not a canonical float`);
+      if (le !== '+Inf' && !/^-?\d+\.\d+(e[-+]\d+)?$|^-?\d(\.\d+)?e[-+]\d+$/.test(le))
+        throw new Error(`le ${JSON.stringify(le)} of ${f.name} is not a canonical float`);
       g.les.push(parseNumber(le, le));
       g.counts.push(s.value);
     } else if (s.name === f.name + '_count') g.count = s.value;
@@ -114,7 +121,8 @@ function checkHistograms(f: OmFamily): void {
       if (!(g.les[i] > g.les[i - 1])) throw new Error(`histogram ${f.name} ${k}: le not increasing`);
       if (g.counts[i] < g.counts[i - 1]) throw new Error(`histogram ${f.name} ${k}: buckets not cumulative`);
     }
-    if (g.count !== undefined && g.count !== g.counts[g.counts.length - 1]) throw new Error(`histogram ${f.name} ${k}: _count differs from the +Inf bucket`);
+    if (g.count !== undefined && g.count !== g.counts[g.counts.length - 1])
+      throw new Error(`histogram ${f.name} ${k}: _count differs from the +Inf bucket`);
   }
 }
 
@@ -150,7 +158,8 @@ export function parseOpenMetrics(text: string): Map<string, OmFamily> {
       if (m[1] === 'TYPE') {
         if (!TYPES.has(m[3] ?? '')) throw new Error(`bad type in ${JSON.stringify(line)}`);
         f.type = m[3]!;
-        if (f.type === 'counter' && f.name.endsWith('_total')) throw new Error(`counter family ${f.name} must not end in _total`);
+        if (f.type === 'counter' && f.name.endsWith('_total'))
+          throw new Error(`counter family ${f.name} must not end in _total`);
       } else if (m[1] === 'HELP') f.help = unescape(m[3] ?? '', line);
       continue;
     }
@@ -158,7 +167,8 @@ export function parseOpenMetrics(text: string): Map<string, OmFamily> {
     if (!current || !SUFFIXES[current.type].some((suf) => s.name === current!.name + suf)) {
       throw new Error(`sample ${s.name} does not belong to family ${current?.name} of type ${current?.type}`);
     }
-    if (current.type === 'counter' && !(s.value >= 0)) throw new Error(`negative or NaN counter in ${JSON.stringify(line)}`);
+    if (current.type === 'counter' && !(s.value >= 0))
+      throw new Error(`negative or NaN counter in ${JSON.stringify(line)}`);
     sawSamples = true;
     current.samples.push(s);
   }

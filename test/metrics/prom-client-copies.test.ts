@@ -27,10 +27,15 @@ describe('prom-client copies of the application', () => {
 
   it("includes the application's other copy of prom-client: its metrics are collected with ours", async () => {
     const pkg = JSON.parse(readFileSync(join(copyDir, 'package.json'), 'utf8')) as { main?: string; version: string };
-    const theirs = (await import(pathToFileURL(join(copyDir, pkg.main ?? 'index.js')).href)) as typeof import('prom-client');
+    const theirs = (await import(
+      pathToFileURL(join(copyDir, pkg.main ?? 'index.js')).href
+    )) as typeof import('prom-client');
     const own = await import('prom-client');
     assert.notEqual(theirs.register, own.register, 'two copies, two default registries');
-    new theirs.Counter({ name: 'second_copy_jobs_total', help: 'Jobs counted with the application’s own prom-client.' }).inc(3);
+    new theirs.Counter({
+      name: 'second_copy_jobs_total',
+      help: 'Jobs counted with the application’s own prom-client.',
+    }).inc(3);
 
     const reg = new Registry({ includePromClientDefault: true });
     const before = await (await reg.collect()).text('text');
@@ -60,14 +65,23 @@ describe('prom-client copies of the application', () => {
 
   it("finds nothing to add from a directory that resolves ctrlmetrics' own copy", async () => {
     const copies = await includePromClientCopies({ from: [ROOT], into: new Registry() });
-    assert.deepEqual(copies.filter((c) => c.module === 'prom-client'), []);
+    assert.deepEqual(
+      copies.filter((c) => c.module === 'prom-client'),
+      [],
+    );
   });
 
   it('metrics.registerPromClientRegistry() includes a registry no resolution reaches in the global registry, once', async () => {
     const pkg = JSON.parse(readFileSync(join(copyDir, 'package.json'), 'utf8')) as { main?: string };
-    const theirs = (await import(pathToFileURL(join(copyDir, pkg.main ?? 'index.js')).href)) as typeof import('prom-client');
+    const theirs = (await import(
+      pathToFileURL(join(copyDir, pkg.main ?? 'index.js')).href
+    )) as typeof import('prom-client');
     const nested = new theirs.Registry();
-    new theirs.Gauge({ name: 'nested_copy_queue_length', help: 'A gauge of a registry nested in another package.', registers: [nested] }).set(7);
+    new theirs.Gauge({
+      name: 'nested_copy_queue_length',
+      help: 'A gauge of a registry nested in another package.',
+      registers: [nested],
+    }).set(7);
     registerPromClientRegistry(nested, 'a nested registry');
     registerPromClientRegistry(nested);
     const text = await (await globalRegistry.collect()).text('text');

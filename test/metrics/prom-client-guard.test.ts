@@ -21,7 +21,9 @@ async function render(): Promise<string> {
 }
 
 const warningsFor = (family: string) =>
-  logs.lines.filter((l) => l.includes('"level":"warn"') && l.includes(`"family":"${family}"`) && l.includes('prom-client 15 merges'));
+  logs.lines.filter(
+    (l) => l.includes('"level":"warn"') && l.includes(`"family":"${family}"`) && l.includes('prom-client 15 merges'),
+  );
 
 test('a prom-client family with a colliding label value is named in one warning, however often it is scraped', async () => {
   const c = new promClient.Counter({ name: 'guard_collision_total', help: 'h', labelNames: ['a', 'b'] });
@@ -55,8 +57,15 @@ test('the same label sets through metrics.Counter stay two series', async () => 
   try {
     c.labels({ a: '1,b:2', b: '' }).inc();
     c.labels({ a: '1', b: '2' }).inc();
-    const got = samples(parseExposition(await render()), 'guard_ours_total').map((s) => [s.labels.a, s.labels.b ?? '(none)', s.value]);
-    assert.deepEqual(got.sort(), [['1', '2', 1], ['1,b:2', '', 1]]);
+    const got = samples(parseExposition(await render()), 'guard_ours_total').map((s) => [
+      s.labels.a,
+      s.labels.b ?? '(none)',
+      s.value,
+    ]);
+    assert.deepEqual(got.sort(), [
+      ['1', '2', 1],
+      ['1,b:2', '', 1],
+    ]);
   } finally {
     metrics.unregister(c);
   }

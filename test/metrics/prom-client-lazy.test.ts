@@ -12,7 +12,10 @@ import { promisify } from 'node:util';
 test('prom-client metrics created after importing ctrlmetrics are served; ctrlmetrics alone does not load prom-client', async () => {
   const fixture = join(import.meta.dirname, 'fixtures', 'prom-client-late.ts');
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', fixture], { timeout: 60_000 });
-  const r = JSON.parse(stdout) as { before: { loaded: boolean; text: string }; after: { loaded: boolean; text: string } };
+  const r = JSON.parse(stdout) as {
+    before: { loaded: boolean; text: string };
+    after: { loaded: boolean; text: string };
+  };
   assert.equal(r.before.loaded, false, 'importing and collecting ctrlmetrics does not load prom-client');
   assert.doesNotMatch(r.before.text, /late_prom_jobs/);
   assert.match(r.before.text, /^process_cpu_seconds_total /m, 'the built-in families are served without prom-client');

@@ -71,23 +71,40 @@ after(async () => {
 });
 
 async function promQuery(q: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> {
-  const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(q)}`, { signal: AbortSignal.timeout(5000) });
-  const body = (await res.json()) as { data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+  const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(q)}`, {
+    signal: AbortSignal.timeout(5000),
+  });
+  const body = (await res.json()) as {
+    data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+  };
   return body.data.result;
 }
 
 test('Prometheus asks for OpenMetrics, gets it, and ingests every sample with its label values intact', async () => {
-  const up = await eventually(async () => {
-    const r = await promQuery('up{job="ingest"}');
-    return r.length === 1 && r[0].value[1] === '1' ? r : undefined;
-  }, 'target up', 30_000, 250);
+  const up = await eventually(
+    async () => {
+      const r = await promQuery('up{job="ingest"}');
+      return r.length === 1 && r[0].value[1] === '1' ? r : undefined;
+    },
+    'target up',
+    30_000,
+    250,
+  );
   assert.equal(up.length, 1);
-  assert.ok(accepts.some((a) => a.startsWith('application/openmetrics-text')), `Accept headers seen: ${accepts.join(' | ')}`);
+  assert.ok(
+    accepts.some((a) => a.startsWith('application/openmetrics-text')),
+    `Accept headers seen: ${accepts.join(' | ')}`,
+  );
 
-  const odd = await eventually(async () => {
-    const r = await promQuery('ingest_odd_total');
-    return r.length === AWKWARD.length ? r : undefined;
-  }, 'ingest_odd_total series', 15_000, 250);
+  const odd = await eventually(
+    async () => {
+      const r = await promQuery('ingest_odd_total');
+      return r.length === AWKWARD.length ? r : undefined;
+    },
+    'ingest_odd_total series',
+    15_000,
+    250,
+  );
   const got = new Map(odd.map((s) => [s.metric['v'] ?? '', Number(s.value[1])]));
   assert.deepEqual(got, new Map(AWKWARD.map((v, i) => [v, i + 1])));
 
@@ -97,8 +114,9 @@ test('Prometheus asks for OpenMetrics, gets it, and ingests every sample with it
   assert.deepEqual(await promQuery('ingest_plain_total'), []);
   assert.equal((await promQuery('ingest_prom_client_gauge'))[0]?.value[1], '42');
   const buckets = await promQuery('ingest_seconds_bucket');
-  assert.deepEqual(
-    buckets.map((b) => [b.metric['le'], b.value[1]]).sort(),
-    [['+Inf', '1'], ['0.5', '0'], ['1.0', '1']],
-  );
+  assert.deepEqual(buckets.map((b) => [b.metric['le'], b.value[1]]).sort(), [
+    ['+Inf', '1'],
+    ['0.5', '0'],
+    ['1.0', '1'],
+  ]);
 });

@@ -22,10 +22,21 @@ test('prom-client counters, gauges, histograms and summaries: decoded as the tex
   c.inc({ kind: 'nightly' }, 3);
   c.inc({ kind: 'adhoc' });
   new promClient.Gauge({ name: 'pc_depth', help: 'Depth', registers: [pr] }).set(-2.5);
-  const h = new promClient.Histogram({ name: 'pc_latency_seconds', help: 'Latency', labelNames: ['op'], buckets: [0.1, 1, 10], registers: [pr] });
+  const h = new promClient.Histogram({
+    name: 'pc_latency_seconds',
+    help: 'Latency',
+    labelNames: ['op'],
+    buckets: [0.1, 1, 10],
+    registers: [pr],
+  });
   for (const v of [0.05, 0.5, 5, 50]) h.observe({ op: 'get' }, v);
   h.observe({ op: 'put' }, 0.2);
-  const s = new promClient.Summary({ name: 'pc_size_bytes', help: 'Sizes', percentiles: [0.5, 0.9, 0.99], registers: [pr] });
+  const s = new promClient.Summary({
+    name: 'pc_size_bytes',
+    help: 'Sizes',
+    percentiles: [0.5, 0.9, 0.99],
+    registers: [pr],
+  });
   for (let i = 1; i <= 100; i++) s.observe(i);
   new promClient.Summary({ name: 'pc_empty_summary', help: 'No observations', percentiles: [0.5], registers: [pr] });
 
@@ -43,7 +54,13 @@ test('families larger than a render slice, and many small ones: decoded as the t
   const registers = [r];
   const big = new Counter({ name: 'big_total', help: 'Many series', labelNames: ['id', 'shard'], registers });
   for (let i = 0; i < 3000; i++) big.labels(`obj-${i}`, String(i % 7)).inc(i);
-  const hist = new Histogram({ name: 'big_seconds', help: 'Many histograms', labelNames: ['id'], buckets: [0.01, 0.1, 1], registers });
+  const hist = new Histogram({
+    name: 'big_seconds',
+    help: 'Many histograms',
+    labelNames: ['id'],
+    buckets: [0.01, 0.1, 1],
+    registers,
+  });
   for (let i = 0; i < 400; i++) hist.labels(`h-${i}`).observe(i / 100);
   for (let f = 0; f < 50; f++) new Gauge({ name: `small_${f}`, help: `Small ${f}`, registers }).set(f);
   // slices of 64 lines: the big families span dozens of slices, and small ones are flushed in between
@@ -99,9 +116,20 @@ test('an untyped family (a prom-client-style metric of unknown type) is written 
   const r = new Registry();
   r.mustRegister({
     name: 'legacy_thing',
-    get: () => ({ name: 'legacy_thing', help: 'Of no known type', type: 'mystery', values: [{ value: 7, labels: { zone: 'b' } }, { value: 1.5, labels: { zone: 'a' } }] }),
+    get: () => ({
+      name: 'legacy_thing',
+      help: 'Of no known type',
+      type: 'mystery',
+      values: [
+        { value: 7, labels: { zone: 'b' } },
+        { value: 1.5, labels: { zone: 'a' } },
+      ],
+    }),
   });
   const { decoded, text } = await roundTrip(r);
-  assert.equal(decoded, '# HELP legacy_thing Of no known type\n# TYPE legacy_thing untyped\nlegacy_thing{zone="b"} 7\nlegacy_thing{zone="a"} 1.5\n');
+  assert.equal(
+    decoded,
+    '# HELP legacy_thing Of no known type\n# TYPE legacy_thing untyped\nlegacy_thing{zone="b"} 7\nlegacy_thing{zone="a"} 1.5\n',
+  );
   assert.equal(decoded, text);
 });

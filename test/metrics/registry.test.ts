@@ -24,8 +24,12 @@ import { parseExposition, promtoolCheck, value } from '../controller/helpers/exp
 import { parseOpenMetrics } from './openmetrics-parser.js';
 
 describe('global registry', () => {
-  test('a metric made with prom-client\'s own API appears with no wiring, in both formats', async () => {
-    const widgets = new promClient.Counter({ name: 'regtest_widgets_total', help: 'Widgets made', labelNames: ['color'] });
+  test("a metric made with prom-client's own API appears with no wiring, in both formats", async () => {
+    const widgets = new promClient.Counter({
+      name: 'regtest_widgets_total',
+      help: 'Widgets made',
+      labelNames: ['color'],
+    });
     const temp = new promClient.Gauge({ name: 'regtest_temp', help: 'Temp' });
     const sizes = new promClient.Histogram({ name: 'regtest_size_bytes', help: 'Sizes', buckets: [10, 100] });
     widgets.inc({ color: 'red' }, 2);
@@ -38,7 +42,9 @@ describe('global registry', () => {
     assert.equal(value(fams, 'regtest_size_bytes_bucket', { le: '100' }), 1);
     assert.equal(fams.get('regtest_size_bytes')!.type, 'histogram');
     const om = parseOpenMetrics(await snap.text('openmetrics'));
-    assert.deepEqual(om.get('regtest_widgets')!.samples, [{ name: 'regtest_widgets_total', labels: { color: 'red' }, value: 2 }]);
+    assert.deepEqual(om.get('regtest_widgets')!.samples, [
+      { name: 'regtest_widgets_total', labels: { color: 'red' }, value: 2 },
+    ]);
     assert.deepEqual(om.get('regtest_size_bytes')!.samples.find((s) => s.labels['le'] === '100.0')?.value, 1);
     // prom-client's own text rendering still has the _total name afterwards (we never render through it)
     assert.match(await promClient.register.metrics(), /^regtest_widgets_total\{color="red"\} 2$/m);
@@ -51,9 +57,15 @@ describe('global registry', () => {
     const snap = await registry.collect();
     const text = parseExposition(await snap.text('text'));
     assert.equal(text.get('regtest_odd')!.help, 'back\\slash "q"\nnext');
-    assert.deepEqual(text.get('regtest_odd')!.samples.map((s) => [s.labels['v'], s.value]), values.map((v, i) => [v, i]));
+    assert.deepEqual(
+      text.get('regtest_odd')!.samples.map((s) => [s.labels['v'], s.value]),
+      values.map((v, i) => [v, i]),
+    );
     const om = parseOpenMetrics(await snap.text('openmetrics'));
-    assert.deepEqual(om.get('regtest_odd')!.samples.map((s) => [s.labels['v'], s.value]), values.map((v, i) => [v, i]));
+    assert.deepEqual(
+      om.get('regtest_odd')!.samples.map((s) => [s.labels['v'], s.value]),
+      values.map((v, i) => [v, i]),
+    );
     promClient.register.removeSingleMetric('regtest_odd');
   });
 
@@ -117,16 +129,34 @@ describe('global registry', () => {
 describe('collect errors', () => {
   test('a throwing collect callback rejects the collect, naming the metric', async () => {
     const r = new Registry();
-    new Gauge({ name: 'broken', help: 'x', registers: [r], collect: () => { throw new Error('sensor offline'); } });
+    new Gauge({
+      name: 'broken',
+      help: 'x',
+      registers: [r],
+      collect: () => {
+        throw new Error('sensor offline');
+      },
+    });
     new Gauge({ name: 'fine', help: 'x', registers: [r] });
-    await assert.rejects(r.collect(), { name: 'MetricsCollectError', message: 'collecting metric broken: sensor offline' });
+    await assert.rejects(r.collect(), {
+      name: 'MetricsCollectError',
+      message: 'collecting metric broken: sensor offline',
+    });
   });
 
   test('two failing collectors are both reported', async () => {
     const r = new Registry();
-    const failing = (name: string): Collector => ({ familyNames: () => [name], collect: async () => { throw new Error(`${name} down`); } });
+    const failing = (name: string): Collector => ({
+      familyNames: () => [name],
+      collect: async () => {
+        throw new Error(`${name} down`);
+      },
+    });
     r.mustRegister(failing('one'), failing('two'));
-    await assert.rejects(r.collect(), /2 errors occurred while collecting metrics:\n\* metric one: one down\n\* metric two: two down/);
+    await assert.rejects(
+      r.collect(),
+      /2 errors occurred while collecting metrics:\n\* metric one: one down\n\* metric two: two down/,
+    );
   });
 
   test('a hanging collector rejects after the deadline; the next collect works once it is gone', async () => {
@@ -151,7 +181,9 @@ describe('collect errors', () => {
       },
     };
     r.mustRegister(slow);
-    const overlapping = Array.from({ length: 5 }, () => assert.rejects(r.collect({ timeoutMs: 100 }), /still running: metric slow/));
+    const overlapping = Array.from({ length: 5 }, () =>
+      assert.rejects(r.collect({ timeoutMs: 100 }), /still running: metric slow/),
+    );
     await Promise.all(overlapping);
     assert.equal(calls, 1, 'five overlapping scrapes, one call');
     // the pending call is older than this collect's deadline: abandoned, the collector is called again
@@ -184,14 +216,20 @@ describe('collect errors', () => {
     assert.equal(g.view().units, 0);
   });
 
-  test('registration refuses a family whose samples would collide with another\'s, in either format', () => {
+  test("registration refuses a family whose samples would collide with another's, in either format", () => {
     const r = new Registry();
     new Histogram({ name: 'lat', help: 'x', registers: [r] });
     for (const suffix of ['_count', '_sum', '_bucket']) {
-      assert.throws(() => new Gauge({ name: `lat${suffix}`, help: 'x', registers: [r] }), new RegExp(`metric lat${suffix} \\(gauge\\) collides with the registered lat: both would write lat${suffix}`));
+      assert.throws(
+        () => new Gauge({ name: `lat${suffix}`, help: 'x', registers: [r] }),
+        new RegExp(`metric lat${suffix} \\(gauge\\) collides with the registered lat: both would write lat${suffix}`),
+      );
     }
     new Gauge({ name: 'req_count', help: 'x', registers: [r] });
-    assert.throws(() => new Histogram({ name: 'req', help: 'x', registers: [r] }), /metric req \(histogram\) collides with the registered req_count/);
+    assert.throws(
+      () => new Histogram({ name: 'req', help: 'x', registers: [r] }),
+      /metric req \(histogram\) collides with the registered req_count/,
+    );
     // a counter x_total is family x in OpenMetrics: a gauge or counter x would be a second family x
     new Counter({ name: 'jobs_total', help: 'x', registers: [r] });
     assert.throws(() => new Gauge({ name: 'jobs', help: 'x', registers: [r] }), /both would write jobs;/);
@@ -203,7 +241,10 @@ describe('collect errors', () => {
     const pr = new promClient.Registry();
     new promClient.Histogram({ name: 'pc_lat', help: 'x', registers: [pr] });
     r.mustRegister(pr);
-    assert.throws(() => new Gauge({ name: 'pc_lat_sum', help: 'x', registers: [r] }), /collides with the registered pc_lat/);
+    assert.throws(
+      () => new Gauge({ name: 'pc_lat_sum', help: 'x', registers: [r] }),
+      /collides with the registered pc_lat/,
+    );
   });
 
   test('families that collide only at collect time: the first registered is served, the other left out', async () => {
@@ -217,9 +258,12 @@ describe('collect errors', () => {
       r.mustRegister(pr);
       new promClient.Gauge({ name: 'lat_count', help: 'x', registers: [pr] }).set(5);
       const text = await (await r.collect()).text();
-      assert.match(text, /^lat_count 1$/m, 'the histogram\'s own _count');
+      assert.match(text, /^lat_count 1$/m, "the histogram's own _count");
       assert.doesNotMatch(text, /TYPE lat_count gauge/);
-      assert.equal(logs.lines.filter((l) => l.includes('left out of /metrics') && l.includes('gauge lat_count')).length, 1);
+      assert.equal(
+        logs.lines.filter((l) => l.includes('left out of /metrics') && l.includes('gauge lat_count')).length,
+        1,
+      );
     } finally {
       logs.restore();
     }
@@ -228,7 +272,15 @@ describe('collect errors', () => {
   test('async collect callbacks run on every collect, before values are read', async () => {
     const r = new Registry();
     let n = 0;
-    const g: Gauge = new Gauge({ name: 'sampled', help: 'x', registers: [r], collect: async () => { await new Promise((res) => setImmediate(res)); g.set(++n); } });
+    const g: Gauge = new Gauge({
+      name: 'sampled',
+      help: 'x',
+      registers: [r],
+      collect: async () => {
+        await new Promise((res) => setImmediate(res));
+        g.set(++n);
+      },
+    });
     assert.match(await (await r.collect()).text(), /^sampled 1$/m);
     assert.match(await (await r.collect()).text(), /^sampled 2$/m);
   });
@@ -240,7 +292,10 @@ describe('collect errors', () => {
     lone.observe(0.5);
     const r = new Registry();
     r.mustRegister(pr, lone);
-    assert.throws(() => r.mustRegister(new Histogram({ name: 'lone_seconds', help: 'x', registers: [] })), DuplicateMetricError);
+    assert.throws(
+      () => r.mustRegister(new Histogram({ name: 'lone_seconds', help: 'x', registers: [] })),
+      DuplicateMetricError,
+    );
     const fams = parseExposition(await (await r.collect()).text());
     assert.equal(value(fams, 'in_prom_registry_total', {}), 3);
     assert.equal(value(fams, 'lone_seconds_bucket', { le: '1' }), 1);
@@ -248,7 +303,8 @@ describe('collect errors', () => {
 });
 
 describe('scrape after scrape (views and merges are kept while nothing changes)', () => {
-  const lines = async (r: Registry) => (await (await r.collect()).text()).split('\n').filter((l) => l && !l.startsWith('#'));
+  const lines = async (r: Registry) =>
+    (await (await r.collect()).text()).split('\n').filter((l) => l && !l.startsWith('#'));
 
   test('series added, removed and reset, and families registered and unregistered, show in the very next collect', async () => {
     const r = new Registry();
@@ -260,7 +316,11 @@ describe('scrape after scrape (views and merges are kept while nothing changes)'
     assert.deepEqual(await lines(r), ['level 1', 'steps_total{k="a"} 1'], 'unchanged');
     c.labels('b').inc(2);
     g.set(5);
-    assert.deepEqual(await lines(r), ['level 5', 'steps_total{k="a"} 1', 'steps_total{k="b"} 2'], 'a series added, a value changed');
+    assert.deepEqual(
+      await lines(r),
+      ['level 5', 'steps_total{k="a"} 1', 'steps_total{k="b"} 2'],
+      'a series added, a value changed',
+    );
     c.remove('a');
     assert.deepEqual(await lines(r), ['level 5', 'steps_total{k="b"} 2'], 'a series removed');
     g.reset();
@@ -268,18 +328,48 @@ describe('scrape after scrape (views and merges are kept while nothing changes)'
     assert.deepEqual(await lines(r), ['level 0'], 'both reset');
     const h = new Histogram({ name: 'latency_seconds', help: 'x', buckets: [1], registers: [r] });
     h.observe(0.5);
-    assert.deepEqual(await lines(r), ['latency_seconds_bucket{le="1"} 1', 'latency_seconds_bucket{le="+Inf"} 1', 'latency_seconds_sum 0.5', 'latency_seconds_count 1', 'level 0'], 'a family registered');
+    assert.deepEqual(
+      await lines(r),
+      [
+        'latency_seconds_bucket{le="1"} 1',
+        'latency_seconds_bucket{le="+Inf"} 1',
+        'latency_seconds_sum 0.5',
+        'latency_seconds_count 1',
+        'level 0',
+      ],
+      'a family registered',
+    );
     r.unregister(g);
-    assert.deepEqual(await lines(r), ['latency_seconds_bucket{le="1"} 1', 'latency_seconds_bucket{le="+Inf"} 1', 'latency_seconds_sum 0.5', 'latency_seconds_count 1'], 'a family unregistered');
+    assert.deepEqual(
+      await lines(r),
+      [
+        'latency_seconds_bucket{le="1"} 1',
+        'latency_seconds_bucket{le="+Inf"} 1',
+        'latency_seconds_sum 0.5',
+        'latency_seconds_count 1',
+      ],
+      'a family unregistered',
+    );
   });
 
   test('a synchronous collect callback that throws rejects that collect only; an async collector is still awaited', async () => {
     const r = new Registry();
     let fail = false;
-    const g = new Gauge({ name: 'sampled', help: 'x', registers: [r], collect: () => { if (fail) throw new Error('sensor gone'); g.set(3); } });
+    const g = new Gauge({
+      name: 'sampled',
+      help: 'x',
+      registers: [r],
+      collect: () => {
+        if (fail) throw new Error('sensor gone');
+        g.set(3);
+      },
+    });
     const inner = new Gauge({ name: 'slow', help: 'x', registers: [] });
     inner.set(3);
-    const slow: Collector = { familyNames: () => ['slow'], collect: async () => (await new Promise((ok) => setTimeout(ok, 5)), [inner.view()]) };
+    const slow: Collector = {
+      familyNames: () => ['slow'],
+      collect: async () => (await new Promise((ok) => setTimeout(ok, 5)), [inner.view()]),
+    };
     r.register(slow);
     assert.deepEqual(await lines(r), ['sampled 3', 'slow 3']);
     fail = true;

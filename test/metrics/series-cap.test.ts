@@ -10,7 +10,9 @@ import { restClientRequests } from '../../src/metrics/builtin.js';
 import { parseExposition } from '../../src/ops/exposition.js';
 
 const refusedFor = async (metric: string) =>
-  parseExposition(await (await registry.collect()).text('text')).find((s) => s.name === 'ctrlmetrics_series_refused_total' && s.labels.metric === metric)?.value ?? 0;
+  parseExposition(await (await registry.collect()).text('text')).find(
+    (s) => s.name === 'ctrlmetrics_series_refused_total' && s.labels.metric === metric,
+  )?.value ?? 0;
 
 describe('maxSeries', () => {
   it('stops at the cap: a new combination is refused (not exposed, updates dropped), counted and logged once', async () => {
@@ -18,14 +20,29 @@ describe('maxSeries', () => {
     const prev = setLogSink((l) => lines.push(l));
     try {
       const reg = new Registry();
-      const hits = new Counter({ name: 'capped_hits_total', help: 'h', labelNames: ['user'], maxSeries: 3, registers: [reg] });
+      const hits = new Counter({
+        name: 'capped_hits_total',
+        help: 'h',
+        labelNames: ['user'],
+        maxSeries: 3,
+        registers: [reg],
+      });
       for (const u of ['a', 'b', 'c']) hits.labels(u).inc();
       const refused = hits.labels('d');
       refused.inc(5);
       hits.labels('e').inc();
       hits.labels('a').inc(); // existing series keep working
-      const samples = parseExposition(await (await reg.collect()).text('text')).filter((s) => s.name === 'capped_hits_total');
-      assert.deepEqual(samples.map((s) => [s.labels.user, s.value]), [['a', 2], ['b', 1], ['c', 1]]);
+      const samples = parseExposition(await (await reg.collect()).text('text')).filter(
+        (s) => s.name === 'capped_hits_total',
+      );
+      assert.deepEqual(
+        samples.map((s) => [s.labels.user, s.value]),
+        [
+          ['a', 2],
+          ['b', 1],
+          ['c', 1],
+        ],
+      );
       assert.equal(hits.refusedSeries, 2);
       assert.equal(await refusedFor('capped_hits_total'), 2);
       const warned = lines.filter((l) => l.includes('capped_hits_total reached its limit of 3 series'));
@@ -33,8 +50,17 @@ describe('maxSeries', () => {
       // a removed series frees its place
       assert.equal(hits.remove('b'), true);
       hits.labels('d').inc(7);
-      const after = parseExposition(await (await reg.collect()).text('text')).filter((s) => s.name === 'capped_hits_total');
-      assert.deepEqual(after.map((s) => [s.labels.user, s.value]), [['a', 2], ['c', 1], ['d', 7]]);
+      const after = parseExposition(await (await reg.collect()).text('text')).filter(
+        (s) => s.name === 'capped_hits_total',
+      );
+      assert.deepEqual(
+        after.map((s) => [s.labels.user, s.value]),
+        [
+          ['a', 2],
+          ['c', 1],
+          ['d', 7],
+        ],
+      );
     } finally {
       setLogSink(prev);
     }
@@ -42,13 +68,23 @@ describe('maxSeries', () => {
 
   it('histograms too; a bad cap is refused at construction', async () => {
     const reg = new Registry();
-    const h = new Histogram({ name: 'capped_seconds', help: 'h', labelNames: ['path'], buckets: [1], maxSeries: 1, registers: [reg] });
+    const h = new Histogram({
+      name: 'capped_seconds',
+      help: 'h',
+      labelNames: ['path'],
+      buckets: [1],
+      maxSeries: 1,
+      registers: [reg],
+    });
     h.labels('/a').observe(0.5);
     h.labels('/b').observe(0.5);
     const text = await (await reg.collect()).text('text');
     assert.match(text, /capped_seconds_count\{path="\/a"\} 1/);
     assert.doesNotMatch(text, /path="\/b"/);
-    assert.throws(() => new Counter({ name: 'bad_cap_total', help: 'h', labelNames: ['x'], maxSeries: 0, registers: [] }), /maxSeries must be a positive integer/);
+    assert.throws(
+      () => new Counter({ name: 'bad_cap_total', help: 'h', labelNames: ['x'], maxSeries: 0, registers: [] }),
+      /maxSeries must be a positive integer/,
+    );
   });
 
   it('the built-in families whose label values users choose are capped', () => {

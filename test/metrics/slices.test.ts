@@ -45,7 +45,8 @@ for (const format of ['text', 'openmetrics'] as const) {
       linesPerTurn.set(ticksAtChunk[i], (linesPerTurn.get(ticksAtChunk[i]) ?? 0) + n);
     });
     assert.ok(linesPerTurn.size >= Math.floor(100_000 / 4096), `only ${linesPerTurn.size} turns of the loop`);
-    for (const [tick, n] of linesPerTurn) assert.ok(n <= 4096 + 5 + 2, `${n} lines rendered without a turn of the loop (at tick ${tick})`);
+    for (const [tick, n] of linesPerTurn)
+      assert.ok(n <= 4096 + 5 + 2, `${n} lines rendered without a turn of the loop (at tick ${tick})`);
     const text = Buffer.concat(parts).toString('utf8');
     const lines = text.split('\n').filter((l) => l.startsWith('big_total{'));
     assert.equal(lines.length, 100_000);

@@ -27,13 +27,33 @@ test('numbers are written as Go expfmt writes them (digits for small integers, G
     [Infinity, '+Inf'],
     [-Infinity, '-Inf'],
   ];
-  for (const [v, want] of cases) assert.equal(written((o) => o.number(v)), want, `number(${v})`);
+  for (const [v, want] of cases)
+    assert.equal(
+      written((o) => o.number(v)),
+      want,
+      `number(${v})`,
+    );
 });
 
 test('text is UTF-8 whether ASCII, non-ASCII from any position, short or long', () => {
-  const samples = ['', 'a', 'route="/é"', 'é', 'ab😀cd', 'x'.repeat(255) + 'é', 'y'.repeat(300) + '😀' + 'z'.repeat(10)];
-  for (const s of samples) assert.equal(written((o) => o.text(s)), s);
-  assert.equal(written((o) => samples.forEach((s) => o.text(s))), samples.join(''));
+  const samples = [
+    '',
+    'a',
+    'route="/é"',
+    'é',
+    'ab😀cd',
+    'x'.repeat(255) + 'é',
+    'y'.repeat(300) + '😀' + 'z'.repeat(10),
+  ];
+  for (const s of samples)
+    assert.equal(
+      written((o) => o.text(s)),
+      s,
+    );
+  assert.equal(
+    written((o) => samples.forEach((s) => o.text(s))),
+    samples.join(''),
+  );
 });
 
 test('writes across many blocks come out whole and in order', () => {
@@ -57,7 +77,10 @@ test('chunks taken are not changed by later writes, and each is at most one bloc
   const out = new TextSink(64);
   out.text('first line\n');
   const first = out.take();
-  assert.deepEqual(first.map((b) => b.toString()), ['first line\n']);
+  assert.deepEqual(
+    first.map((b) => b.toString()),
+    ['first line\n'],
+  );
   for (let i = 0; i < 10_000; i++) out.text('0123456789');
   const rest = out.take();
   assert.equal(first[0].toString(), 'first line\n');

@@ -18,7 +18,9 @@ import { request } from '../server/helpers.js';
 function registry(): Registry {
   const r = new Registry();
   const registers = [r];
-  new Counter({ name: 'my.metric_total', help: 'c', labelNames: ['my.label', 'code'], registers }).labels('v', '200').inc(3);
+  new Counter({ name: 'my.metric_total', help: 'c', labelNames: ['my.label', 'code'], registers })
+    .labels('v', '200')
+    .inc(3);
   new Gauge({ name: 'inflight_requests', help: 'g', labelNames: ['zone.name'], registers }).labels('eu').set(1.5);
   const h = new Histogram({ name: 'my.latency', help: 'l', buckets: [0.5, 1], registers });
   h.observe(0.25);
@@ -28,9 +30,18 @@ function registry(): Registry {
 }
 
 /** Text 0.0.4, by hand: the family and label names as each scheme writes them. */
-function expectedText(n: { gaugeLabel: string; latency: string; metric: string; label: string; quoted: boolean }): string {
+function expectedText(n: {
+  gaugeLabel: string;
+  latency: string;
+  metric: string;
+  label: string;
+  quoted: boolean;
+}): string {
   const q = (s: string) => `"${s}"`;
-  const lat = (suffix: string, pairs = '') => (n.quoted ? `{${q(n.latency + suffix)}${pairs ? ',' + pairs : ''}} ` : `${n.latency}${suffix}${pairs ? `{${pairs}}` : ''} `);
+  const lat = (suffix: string, pairs = '') =>
+    n.quoted
+      ? `{${q(n.latency + suffix)}${pairs ? ',' + pairs : ''}} `
+      : `${n.latency}${suffix}${pairs ? `{${pairs}}` : ''} `;
   const fam = (s: string) => (n.quoted ? q(s) : s);
   return [
     '# HELP inflight_requests g',
@@ -54,10 +65,34 @@ function expectedText(n: { gaugeLabel: string; latency: string; metric: string; 
 }
 
 const EXPECTED_TEXT: Record<EscapingScheme, string> = {
-  'allow-utf-8': expectedText({ gaugeLabel: '"zone.name"', latency: 'my.latency', metric: 'my.metric_total', label: '"my.label"', quoted: true }),
-  underscores: expectedText({ gaugeLabel: 'zone_name', latency: 'my_latency', metric: 'my_metric_total', label: 'my_label', quoted: false }),
-  dots: expectedText({ gaugeLabel: 'zone_dot_name', latency: 'my_dot_latency', metric: 'my_dot_metric__total', label: 'my_dot_label', quoted: false }),
-  values: expectedText({ gaugeLabel: 'U__zone_2e_name', latency: 'U__my_2e_latency', metric: 'U__my_2e_metric__total', label: 'U__my_2e_label', quoted: false }),
+  'allow-utf-8': expectedText({
+    gaugeLabel: '"zone.name"',
+    latency: 'my.latency',
+    metric: 'my.metric_total',
+    label: '"my.label"',
+    quoted: true,
+  }),
+  underscores: expectedText({
+    gaugeLabel: 'zone_name',
+    latency: 'my_latency',
+    metric: 'my_metric_total',
+    label: 'my_label',
+    quoted: false,
+  }),
+  dots: expectedText({
+    gaugeLabel: 'zone_dot_name',
+    latency: 'my_dot_latency',
+    metric: 'my_dot_metric__total',
+    label: 'my_dot_label',
+    quoted: false,
+  }),
+  values: expectedText({
+    gaugeLabel: 'U__zone_2e_name',
+    latency: 'U__my_2e_latency',
+    metric: 'U__my_2e_metric__total',
+    label: 'U__my_2e_label',
+    quoted: false,
+  }),
 };
 
 const SCHEMES = ['allow-utf-8', 'underscores', 'dots', 'values'] as const;
@@ -71,7 +106,9 @@ function pythonSamples(text: string): Promise<string[]> {
     '    for s in f.samples: print(json.dumps([s.name, dict(sorted(s.labels.items())), s.value]))',
   ].join('\n');
   return new Promise((res, rej) => {
-    const child = execFile('/usr/bin/python3', ['-c', script], { timeout: 60_000 }, (err, stdout, stderr) => (err ? rej(new Error(stderr || err.message)) : res(stdout.trim().split('\n'))));
+    const child = execFile('/usr/bin/python3', ['-c', script], { timeout: 60_000 }, (err, stdout, stderr) =>
+      err ? rej(new Error(stderr || err.message)) : res(stdout.trim().split('\n')),
+    );
     child.stdin!.on('error', () => {}); // an early exit closes the pipe: the exit status tells
     child.stdin!.end(text);
   });
@@ -85,11 +122,11 @@ describe('UTF-8 names in the text formats', () => {
     });
   }
 
-  test('without a scheme the names are escaped with underscores, client_golang\'s default', async () => {
+  test("without a scheme the names are escaped with underscores, client_golang's default", async () => {
     assert.equal(await (await registry().collect()).text('text'), EXPECTED_TEXT.underscores);
   });
 
-  test('OpenMetrics, allow-utf-8: quoted names, the counter\'s family name without _total', async () => {
+  test("OpenMetrics, allow-utf-8: quoted names, the counter's family name without _total", async () => {
     const text = await (await registry().collect()).text('openmetrics', 'allow-utf-8');
     const lines = text.split('\n');
     for (const want of [
@@ -140,7 +177,8 @@ describe('UTF-8 names in protobuf', () => {
     // client_golang 1.14 (Debian's) refuses UTF-8 names, so the raw names are looked for in the bytes: protobuf
     // strings are their UTF-8 bytes after a length
     const raw = await snap.bytes('protobuf', 'allow-utf-8');
-    for (const name of ['my.metric_total', 'my.label', 'zone.name', 'my.latency']) assert.ok(raw.includes(Buffer.from([name.length, ...Buffer.from(name)])), name);
+    for (const name of ['my.metric_total', 'my.label', 'zone.name', 'my.latency'])
+      assert.ok(raw.includes(Buffer.from([name.length, ...Buffer.from(name)])), name);
     for (const name of ['my_metric_total', 'my_label', 'zone_name', 'my_latency']) assert.ok(!raw.includes(name), name);
     const escaped = await decodeProtobufWithGo(await snap.bytes('protobuf', 'underscores'));
     assert.match(escaped, /^my_metric_total\{code="200",my_label="v"\} 3$/m);
@@ -152,10 +190,13 @@ describe('UTF-8 names in protobuf', () => {
 });
 
 describe('registration', () => {
-  test('names that escape to a registered family\'s name are refused', () => {
+  test("names that escape to a registered family's name are refused", () => {
     const r = new Registry();
     new Gauge({ name: 'my_metric', help: 'x', registers: [r] });
-    assert.throws(() => new Gauge({ name: 'my.metric', help: 'x', registers: [r] }), /collides with the registered my_metric: both would write my_metric/);
+    assert.throws(
+      () => new Gauge({ name: 'my.metric', help: 'x', registers: [r] }),
+      /collides with the registered my_metric: both would write my_metric/,
+    );
   });
 
   test('a label name with ":" is not legacy: quoted or escaped, never written bare', async () => {
@@ -167,7 +208,7 @@ describe('registration', () => {
   });
 });
 
-describe('served: each Prometheus Accept header gets client_golang\'s Content-Type and the names it asks for', () => {
+describe("served: each Prometheus Accept header gets client_golang's Content-Type and the names it asks for", () => {
   let server: MetricsServer;
   before(async () => {
     server = createMetricsServer({ bindAddress: '127.0.0.1:0', shutdownTimeoutMs: 2_000 }, { registry: registry() });
@@ -214,13 +255,25 @@ describe('served: each Prometheus Accept header gets client_golang\'s Content-Ty
       'application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores',
       'my_metric_total{code="200",my_label="v"} 3',
     ],
-    ['a scraper asking for dots', 'text/plain;version=0.0.4;escaping=dots', 'text/plain; version=0.0.4; charset=utf-8; escaping=dots', 'my_dot_metric__total{code="200",my_dot_label="v"} 3'],
-    ['a scraper asking for values', 'text/plain;version=0.0.4;escaping=values', 'text/plain; version=0.0.4; charset=utf-8; escaping=values', 'U__my_2e_metric__total{code="200",U__my_2e_label="v"} 3'],
+    [
+      'a scraper asking for dots',
+      'text/plain;version=0.0.4;escaping=dots',
+      'text/plain; version=0.0.4; charset=utf-8; escaping=dots',
+      'my_dot_metric__total{code="200",my_dot_label="v"} 3',
+    ],
+    [
+      'a scraper asking for values',
+      'text/plain;version=0.0.4;escaping=values',
+      'text/plain; version=0.0.4; charset=utf-8; escaping=values',
+      'U__my_2e_metric__total{code="200",U__my_2e_label="v"} 3',
+    ],
   ];
   for (const [who, accept, contentType, line] of CASES) {
     test(who, async () => {
       for (const gzip of [false, true]) {
-        const reply = await request(`${server.url}/metrics`, { headers: { Accept: accept, ...(gzip ? { 'Accept-Encoding': 'gzip' } : {}) } });
+        const reply = await request(`${server.url}/metrics`, {
+          headers: { Accept: accept, ...(gzip ? { 'Accept-Encoding': 'gzip' } : {}) },
+        });
         assert.equal(reply.status, 200);
         assert.equal(reply.headers['content-type'], contentType);
         assert.ok(reply.text.split('\n').includes(line), `missing ${line} in\n${reply.text}`);
@@ -232,13 +285,24 @@ describe('served: each Prometheus Accept header gets client_golang\'s Content-Ty
   test('3.0–3.3 native histograms: protobuf with escaping=allow-utf-8, the names as registered', async () => {
     const accept = `${PROTO};escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;escaping=allow-utf-8;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;escaping=allow-utf-8;q=0.2,*/*;q=0.1`;
     const reply = await request(`${server.url}/metrics`, { headers: { Accept: accept } });
-    assert.equal(reply.headers['content-type'], 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=allow-utf-8');
-    for (const name of ['my.metric_total', 'my.label', 'zone.name']) assert.ok(reply.body.includes(Buffer.from([name.length, ...Buffer.from(name)])), name);
+    assert.equal(
+      reply.headers['content-type'],
+      'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=allow-utf-8',
+    );
+    for (const name of ['my.metric_total', 'my.label', 'zone.name'])
+      assert.ok(reply.body.includes(Buffer.from([name.length, ...Buffer.from(name)])), name);
   });
 
   test('3.4–3.14 proto first: protobuf with escaping=underscores (the proto entry carries none)', async () => {
-    const reply = await request(`${server.url}/metrics`, { headers: { Accept: `${PROTO};q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,*/*;q=0.1` } });
-    assert.equal(reply.headers['content-type'], 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=underscores');
+    const reply = await request(`${server.url}/metrics`, {
+      headers: {
+        Accept: `${PROTO};q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,*/*;q=0.1`,
+      },
+    });
+    assert.equal(
+      reply.headers['content-type'],
+      'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=underscores',
+    );
     assert.match(await decodeProtobufWithGo(reply.body), /^my_metric_total\{code="200",my_label="v"\} 3$/m);
   });
 });

@@ -38,11 +38,17 @@ describe('import("ctrlmetrics") in a fresh process', () => {
   test('loads the library from dist/ through the exports map', () => {
     assert.ok(files.includes('dist/src/index.js'), files.join('\n'));
     assert.ok(files.includes('dist/src/metrics/registry.js'), 'the global registry is loaded');
-    assert.ok(files.includes('dist/src/manager/manager.js') || files.some((f) => f.startsWith('dist/src/manager/')), 'the manager is loaded');
+    assert.ok(
+      files.includes('dist/src/manager/manager.js') || files.some((f) => f.startsWith('dist/src/manager/')),
+      'the manager is loaded',
+    );
   });
 
   test('nothing of the authority', () => {
-    assert.deepEqual(files.filter((f) => f.startsWith('dist/src/authority/')), []);
+    assert.deepEqual(
+      files.filter((f) => f.startsWith('dist/src/authority/')),
+      [],
+    );
   });
 
   test('no scaffolder, CLI or operations code', () => {
@@ -65,14 +71,22 @@ describe('subpath exports', () => {
   });
 
   test('every subpath of package.json resolves to its own entry and loads no authority, scaffolder or CLI', async () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { import?: string }> };
-    const runtime = Object.entries(pkg.exports).filter(([sub, target]) => sub.startsWith('./') && target.import && !/^\.\/(authority|scaffold)$/.test(sub));
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      exports: Record<string, { import?: string }>;
+    };
+    const runtime = Object.entries(pkg.exports).filter(
+      ([sub, target]) => sub.startsWith('./') && target.import && !/^\.\/(authority|scaffold)$/.test(sub),
+    );
     assert.ok(runtime.length >= 14, `runtime subpaths: ${runtime.length}`);
     for (const [sub, target] of runtime) {
       const spec = `ctrlmetrics/${sub.slice(2)}`;
       const loaded = relativeTo(ROOT, (await loadedModules(spec, [], ROOT)).esm);
       assert.ok(loaded.includes(target.import!.slice(2)), `${spec} loads ${target.import}`);
-      assert.deepEqual(loaded.filter((f) => /^dist\/(src\/(authority|scaffold|cli|ops|generate)\/|cli\.js)/.test(f)), [], spec);
+      assert.deepEqual(
+        loaded.filter((f) => /^dist\/(src\/(authority|scaffold|cli|ops|generate)\/|cli\.js)/.test(f)),
+        [],
+        spec,
+      );
     }
   });
 });
@@ -89,7 +103,9 @@ const events = ['SIGTERM', 'SIGINT', 'SIGHUP', 'exit', 'beforeExit', 'uncaughtEx
 process.stdout.write(JSON.stringify({ resources: process.getActiveResourcesInfo(), listeners: Object.fromEntries(events.map((e) => [e, process.listenerCount(e)])), globals: Object.keys(globalThis).sort() }));`,
       ],
       { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, timeout: 30_000 },
-    ).then((r) => JSON.parse(r.stdout) as { resources: string[]; listeners: Record<string, number>; globals: string[] });
+    ).then(
+      (r) => JSON.parse(r.stdout) as { resources: string[]; listeners: Record<string, number>; globals: string[] },
+    );
 
   test('importing the package starts no timer, socket or handle, adds no process listener and no global', async () => {
     const [bare, imported] = await Promise.all([probe(false), probe(true)]);

@@ -32,7 +32,23 @@ const ALLOWED: Record<string, string[]> = {
   ops: ['util', 'kube'],
   // kube: the table of Kubernetes' built-in kinds, which `create api` scaffolds controllers for
   scaffold: ['util', 'api', 'generate', 'kube'],
-  cli: ['util', 'api', 'generate', 'certwatcher', 'httpserver', 'kube', 'metrics', 'controller', 'webhook', 'manager', 'authority', 'ops', 'scaffold', 'index.ts', '../examples'],
+  cli: [
+    'util',
+    'api',
+    'generate',
+    'certwatcher',
+    'httpserver',
+    'kube',
+    'metrics',
+    'controller',
+    'webhook',
+    'manager',
+    'authority',
+    'ops',
+    'scaffold',
+    'index.ts',
+    '../examples',
+  ],
 };
 
 function* sourceFiles(dir: string): Generator<string> {
@@ -47,9 +63,18 @@ function importsOf(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push(node.moduleSpecifier.text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       found.push(node.arguments[0].text);
     }
     ts.forEachChild(node, visit);
@@ -71,9 +96,12 @@ test('every package of src/ imports only the packages below it', () => {
       if (!spec.startsWith('.')) continue;
       const target = resolve(dirname(file), spec);
       // outside src/: only the CLI's demo runs the example operator of examples/
-      const to = relative(SRC, target).startsWith('..') ? `../${relative(join(SRC, '..'), target).split(/[\\/]/)[0]}` : packageOf(target);
+      const to = relative(SRC, target).startsWith('..')
+        ? `../${relative(join(SRC, '..'), target).split(/[\\/]/)[0]}`
+        : packageOf(target);
       checked++;
-      if (to !== from && !ALLOWED[from].includes(to.replace(/\.js$/, '.ts'))) violations.push(`${relative(SRC, file)} (${from}) imports ${spec} (${to})`);
+      if (to !== from && !ALLOWED[from].includes(to.replace(/\.js$/, '.ts')))
+        violations.push(`${relative(SRC, file)} (${from}) imports ${spec} (${to})`);
     }
   }
   assert.ok(checked > 200, `imports were read (${checked})`);
@@ -82,5 +110,9 @@ test('every package of src/ imports only the packages below it', () => {
 
 test('every package of src/ has its floor listed', () => {
   const packages = readdirSync(SRC).filter((n) => statSync(join(SRC, n)).isDirectory());
-  assert.deepEqual(packages.filter((p) => !(p in ALLOWED)), [], 'a new package needs its place in ALLOWED');
+  assert.deepEqual(
+    packages.filter((p) => !(p in ALLOWED)),
+    [],
+    'a new package needs its place in ALLOWED',
+  );
 });

@@ -5,8 +5,12 @@ import { builtinWorkloadsSuite } from '../authority/builtin-workloads.suite.js';
 import { REAL_KUBE_SKIP, runName, startRealKube } from '../helpers/real-kube.js';
 
 describe('on a real kube-apiserver', { skip: REAL_KUBE_SKIP }, () => {
-  builtinWorkloadsSuite('defaults and validation of built-in kinds', async () => {
-    const kube = await startRealKube();
-    return { admin: kube.admin, stop: () => kube.stop() };
-  }, { namespace: runName('real-builtin-workloads') });
+  builtinWorkloadsSuite(
+    'defaults and validation of built-in kinds',
+    async () => {
+      const kube = await startRealKube();
+      return { admin: kube.admin, stop: () => kube.stop() };
+    },
+    { namespace: runName('real-builtin-workloads') },
+  );
 });

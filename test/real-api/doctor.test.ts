@@ -56,11 +56,18 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
       for (const crd of CRD_SETS[set].crds) await installRunCrd(kube, crd);
     }
     const proj = join(tmp, 'proj');
-    for (const args of [['init', '--project-name', PROJECT, '--dir', proj], ['edit', '--enable', 'prometheus,network-policy,metrics-tls', '--dir', proj]]) {
+    for (const args of [
+      ['init', '--project-name', PROJECT, '--dir', proj],
+      ['edit', '--enable', 'prometheus,network-policy,metrics-tls', '--dir', proj],
+    ]) {
       const r = await runCli(args);
       assert.equal(r.code, 0, r.stderr);
     }
-    const applied = await run('kubectl', ['--kubeconfig', kube.kubeconfig, 'apply', '-k', join(proj, 'config/default')], { timeoutMs: 60_000 });
+    const applied = await run(
+      'kubectl',
+      ['--kubeconfig', kube.kubeconfig, 'apply', '-k', join(proj, 'config/default')],
+      { timeoutMs: 60_000 },
+    );
     assert.equal(applied.code, 0, `kubectl apply -k: ${applied.stderr}`);
 
     await kube.serviceAccountToken(SCRAPER_NS, 'prometheus');
@@ -83,8 +90,13 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
     await writeFile(join(certDir, 'tls.crt'), pair.certPem, { mode: 0o600 });
     await writeFile(join(certDir, 'tls.key'), pair.keyPem, { mode: 0o600 });
     // the manager: its scaffolded service account, bound by the applied manifests to the metrics-auth-role
-    const managerToken = await kube.serviceAccountToken(NS, `${PROJECT}-controller-manager`, { expirationSeconds: 86_400 });
-    endpoint = await startSecureEndpoint({ server: kube.url, ca: kube.caPem, token: managerToken }, { metrics: { certDir } });
+    const managerToken = await kube.serviceAccountToken(NS, `${PROJECT}-controller-manager`, {
+      expirationSeconds: 86_400,
+    });
+    endpoint = await startSecureEndpoint(
+      { server: kube.url, ca: kube.caPem, token: managerToken },
+      { metrics: { certDir } },
+    );
   });
 
   after(async () => {
@@ -95,22 +107,45 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
 
   test('every check through the API passes; the pod that never runs here is named as Pending, and the Service has no endpoints', async () => {
     // the Deployment controller has made the ReplicaSet and its pod by now
-    await eventually(async () => (await kube.admin.get<{ items: unknown[] }>(`/api/v1/namespaces/${NS}/pods`)).items.length > 0, 'the manager pod');
+    await eventually(
+      async () => (await kube.admin.get<{ items: unknown[] }>(`/api/v1/namespaces/${NS}/pods`)).items.length > 0,
+      'the manager pod',
+    );
     const d = await doctor();
     const expected = [
-      new RegExp(String.raw`^✗ manager Deployment ${PROJECT}-system\/${PROJECT}-controller-manager: 0 of 1 replicas ready; pods: ${PROJECT}-controller-manager-[a-z0-9]+-[a-z0-9]{5} Pending → fix: kubectl describe pods -n ${PROJECT}-system -l \S*control-plane=controller-manager\S* and kubectl logs -n ${PROJECT}-system deployment\/${PROJECT}-controller-manager$`),
-      new RegExp(String.raw`^✓ metrics Service ${PROJECT}-system\/${PROJECT}-controller-manager-metrics-service exists$`),
+      new RegExp(
+        String.raw`^✗ manager Deployment ${PROJECT}-system\/${PROJECT}-controller-manager: 0 of 1 replicas ready; pods: ${PROJECT}-controller-manager-[a-z0-9]+-[a-z0-9]{5} Pending → fix: kubectl describe pods -n ${PROJECT}-system -l \S*control-plane=controller-manager\S* and kubectl logs -n ${PROJECT}-system deployment\/${PROJECT}-controller-manager$`,
+      ),
+      new RegExp(
+        String.raw`^✓ metrics Service ${PROJECT}-system\/${PROJECT}-controller-manager-metrics-service exists$`,
+      ),
       /^✓ metrics Service port https 8443 → 8443$/,
-      new RegExp(String.raw`^✗ metrics Service ${PROJECT}-system\/${PROJECT}-controller-manager-metrics-service has no endpoints: its selector app\.kubernetes\.io\/name=${PROJECT},control-plane=controller-manager matches no running pod → fix: `),
-      new RegExp(String.raw`^✓ manager service account ${PROJECT}-system\/${PROJECT}-controller-manager can create TokenReviews$`),
-      new RegExp(String.raw`^✓ manager service account ${PROJECT}-system\/${PROJECT}-controller-manager can create SubjectAccessReviews$`),
-      new RegExp(String.raw`^✓ manager service account ${PROJECT}-system\/${PROJECT}-controller-manager can get, create and update Leases in ${PROJECT}-system$`),
+      new RegExp(
+        String.raw`^✗ metrics Service ${PROJECT}-system\/${PROJECT}-controller-manager-metrics-service has no endpoints: its selector app\.kubernetes\.io\/name=${PROJECT},control-plane=controller-manager matches no running pod → fix: `,
+      ),
+      new RegExp(
+        String.raw`^✓ manager service account ${PROJECT}-system\/${PROJECT}-controller-manager can create TokenReviews$`,
+      ),
+      new RegExp(
+        String.raw`^✓ manager service account ${PROJECT}-system\/${PROJECT}-controller-manager can create SubjectAccessReviews$`,
+      ),
+      new RegExp(
+        String.raw`^✓ manager service account ${PROJECT}-system\/${PROJECT}-controller-manager can get, create and update Leases in ${PROJECT}-system$`,
+      ),
       new RegExp(String.raw`^✓ scraper ${PROJECT}-monitoring:prometheus can get \/metrics$`),
       /^✓ ServiceMonitor CRD is installed$/,
-      new RegExp(String.raw`^✓ ServiceMonitor ${PROJECT}-system\/${PROJECT}-controller-manager-metrics-monitor exists$`),
-      new RegExp(String.raw`^✓ NetworkPolicy ${PROJECT}-allow-metrics-traffic: namespaces with metrics=enabled may scrape: ${PROJECT}-monitoring$`),
-      new RegExp(String.raw`^✓ certificate in Secret metrics-server-cert covers ${PROJECT}-controller-manager-metrics-service\.${PROJECT}-system\.svc$`),
-      new RegExp(String.raw`^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as ${PROJECT}-monitoring:prometheus: 200, \d+ metric families \(TLS verified for ${PROJECT}-controller-manager-metrics-service\.${PROJECT}-system\.svc against ca\.crt of Secret metrics-server-cert\)$`),
+      new RegExp(
+        String.raw`^✓ ServiceMonitor ${PROJECT}-system\/${PROJECT}-controller-manager-metrics-monitor exists$`,
+      ),
+      new RegExp(
+        String.raw`^✓ NetworkPolicy ${PROJECT}-allow-metrics-traffic: namespaces with metrics=enabled may scrape: ${PROJECT}-monitoring$`,
+      ),
+      new RegExp(
+        String.raw`^✓ certificate in Secret metrics-server-cert covers ${PROJECT}-controller-manager-metrics-service\.${PROJECT}-system\.svc$`,
+      ),
+      new RegExp(
+        String.raw`^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as ${PROJECT}-monitoring:prometheus: 200, \d+ metric families \(TLS verified for ${PROJECT}-controller-manager-metrics-service\.${PROJECT}-system\.svc against ca\.crt of Secret metrics-server-cert\)$`,
+      ),
     ];
     assert.equal(d.lines.length, expected.length, d.lines.join('\n'));
     expected.forEach((re, i) => assert.match(d.lines[i], re, d.lines.join('\n')));
@@ -124,11 +159,21 @@ describe('ctrlmetrics doctor on a real cluster', { skip: REAL_KUBE_SKIP, timeout
       const d = await doctor();
       const failed = d.lines.filter((l) => l.startsWith('✗') && !/Deployment|endpoints/.test(l));
       assert.equal(failed.length, 1, d.lines.join('\n'));
-      assert.match(failed[0], new RegExp(String.raw`^✗ scraper ${PROJECT}-monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount ${PROJECT}-monitoring:prometheus --clusterrole ${PROJECT}-metrics-reader$`));
+      assert.match(
+        failed[0],
+        new RegExp(
+          String.raw`^✗ scraper ${PROJECT}-monitoring:prometheus cannot get \/metrics \(scrapes answer 403\) → fix: ctrlmetrics grant --serviceaccount ${PROJECT}-monitoring:prometheus --clusterrole ${PROJECT}-metrics-reader$`,
+        ),
+      );
       // the manager allowed this user a moment ago and caches an allow for 5 minutes (controller-runtime's
       // delegating authorizer does the same); a 1.25 token carries no credential id, so doctor's new token of the
       // same service account is the same user to that cache (on 1.32 the credential id makes each token new)
-      assert.match(d.lines.at(-1)!, new RegExp(String.raw`^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as ${PROJECT}-monitoring:prometheus: 200, `));
+      assert.match(
+        d.lines.at(-1)!,
+        new RegExp(
+          String.raw`^✓ scrape of https:\/\/127\.0\.0\.1:\d+\/metrics as ${PROJECT}-monitoring:prometheus: 200, `,
+        ),
+      );
     } finally {
       await bindScraper();
     }

@@ -5,8 +5,12 @@ import { eventsV1Suite } from '../kube/events-v1.suite.js';
 import { REAL_KUBE_SKIP, runName, startRealKube } from '../helpers/real-kube.js';
 
 describe('on a real kube-apiserver', { skip: REAL_KUBE_SKIP }, () => {
-  eventsV1Suite('EventsV1Broadcaster', async () => {
-    const kube = await startRealKube();
-    return { client: kube.admin, stop: () => kube.stop() };
-  }, runName('events-v1'));
+  eventsV1Suite(
+    'EventsV1Broadcaster',
+    async () => {
+      const kube = await startRealKube();
+      return { client: kube.admin, stop: () => kube.stop() };
+    },
+    runName('events-v1'),
+  );
 });

@@ -43,11 +43,18 @@ describe('informers on a real kube-apiserver', { skip: REAL_KUBE_SKIP, timeout: 
       subjects: [{ kind: 'ServiceAccount', name: 'watcher', namespace: NS }],
     });
     client = new KubeClient({ server: proxy.url, ca: proxy.caPem, token });
-    inf = new Informer<KubeObject>(client, { path: COLLECTION, labelSelector: 'app=inf', backoffBaseMs: 50, backoffMaxMs: 400, watchTimeoutSeconds: 60 });
+    inf = new Informer<KubeObject>(client, {
+      path: COLLECTION,
+      labelSelector: 'app=inf',
+      backoffBaseMs: 50,
+      backoffMaxMs: 400,
+      watchTimeoutSeconds: 60,
+    });
     inf.addHandler({
       onAdd: (o) => events.push(`add ${o.metadata?.name}`),
       onUpdate: (o, n) => {
-        if (o.metadata?.resourceVersion !== n.metadata?.resourceVersion) events.push(`update ${n.metadata?.name} ${(n as { data?: Record<string, string> }).data?.v}`);
+        if (o.metadata?.resourceVersion !== n.metadata?.resourceVersion)
+          events.push(`update ${n.metadata?.name} ${(n as { data?: Record<string, string> }).data?.v}`);
       },
       onDelete: (o) => events.push(`delete ${o.metadata?.name}`),
     });
@@ -68,7 +75,8 @@ describe('informers on a real kube-apiserver', { skip: REAL_KUBE_SKIP, timeout: 
     assert.deepEqual(events, ['add before'], 'the selector is applied by the server');
     const list = proxy.requests.find((r) => r.startsWith(`GET ${COLLECTION}?`) && !r.includes('watch='));
     assert.match(list ?? '', /[?&]resourceVersion=0(&|$)/, `the first list: ${list}`);
-    const listed = (await kube.admin.get<{ metadata: { resourceVersion: string } }>(COLLECTION)).metadata.resourceVersion;
+    const listed = (await kube.admin.get<{ metadata: { resourceVersion: string } }>(COLLECTION)).metadata
+      .resourceVersion;
     await eventually(() => proxy.requests.some((r) => r.includes('watch=')), 'the watch', 10_000);
     const watch = proxy.requests.find((r) => r.includes('watch='))!;
     assert.match(watch, /allowWatchBookmarks=true/);
@@ -80,24 +88,38 @@ describe('informers on a real kube-apiserver', { skip: REAL_KUBE_SKIP, timeout: 
     await kube.admin.delete(`${COLLECTION}/before`);
     await eventually(() => events.length >= 4, 'watch events', 10_000);
     assert.deepEqual(events, ['add before', 'add after', 'update after 2', 'delete before']);
-    assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['after']);
+    assert.deepEqual(
+      inf.list().map((o) => o.metadata?.name),
+      ['after'],
+    );
     assert.equal(inf.stats.lists, 1, 'no re-list');
   });
 
-  test('after an API server restart the old version is gone (410): the informer re-lists and catches up', { skip: FRESH_KUBE_SKIP }, async () => {
-    await proxy.down();
-    // while the informer is away: changes that move the resourceVersion past its own
-    await kube.admin.create(COLLECTION, cm('while-away'));
-    await kube.admin.delete(`${COLLECTION}/after`);
-    kube = await kube.restart();
-    proxy.retarget(kube.url);
-    await proxy.up();
-    await eventually(() => events.includes('add while-away') && events.includes('delete after'), 'the informer to catch up', 30_000);
-    assert.ok(inf.stats.relistsOnGone >= 1, `re-listed on 410 Gone (${JSON.stringify(inf.stats)})`);
-    await eventually(() => inf.health().healthy, 'healthy again', 10_000);
-    assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['while-away']);
-    // and it follows the restarted server's watch
-    await kube.admin.create(COLLECTION, cm('last'));
-    await eventually(() => events.includes('add last'), 'a watch event after the restart', 10_000);
-  });
+  test(
+    'after an API server restart the old version is gone (410): the informer re-lists and catches up',
+    { skip: FRESH_KUBE_SKIP },
+    async () => {
+      await proxy.down();
+      // while the informer is away: changes that move the resourceVersion past its own
+      await kube.admin.create(COLLECTION, cm('while-away'));
+      await kube.admin.delete(`${COLLECTION}/after`);
+      kube = await kube.restart();
+      proxy.retarget(kube.url);
+      await proxy.up();
+      await eventually(
+        () => events.includes('add while-away') && events.includes('delete after'),
+        'the informer to catch up',
+        30_000,
+      );
+      assert.ok(inf.stats.relistsOnGone >= 1, `re-listed on 410 Gone (${JSON.stringify(inf.stats)})`);
+      await eventually(() => inf.health().healthy, 'healthy again', 10_000);
+      assert.deepEqual(
+        inf.list().map((o) => o.metadata?.name),
+        ['while-away'],
+      );
+      // and it follows the restarted server's watch
+      await kube.admin.create(COLLECTION, cm('last'));
+      await eventually(() => events.includes('add last'), 'a watch event after the restart', 10_000);
+    },
+  );
 });

@@ -22,7 +22,11 @@ interface Answer {
   body: string;
 }
 
-function get(c: ApiCluster, path: string, opts: { token?: string; accept?: string; method?: string; admin?: RealKube }): Promise<Answer> {
+function get(
+  c: ApiCluster,
+  path: string,
+  opts: { token?: string; accept?: string; method?: string; admin?: RealKube },
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (opts.accept !== undefined) headers.Accept = opts.accept;
   if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
@@ -30,12 +34,14 @@ function get(c: ApiCluster, path: string, opts: { token?: string; accept?: strin
     const req = request(`${c.url}${path}`, { method: opts.method ?? 'GET', ca: c.caPem, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({
-        status: res.statusCode ?? 0,
-        contentType: res.headers['content-type'],
-        cacheControl: res.headers['cache-control'],
-        body: Buffer.concat(chunks).toString('utf8'),
-      }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType: res.headers['content-type'],
+          cacheControl: res.headers['cache-control'],
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -86,7 +92,9 @@ describe('issuer discovery: a real kube-apiserver and the authority answer alike
   test('status, content type and caching per Accept and method', async () => {
     const rows: string[] = [];
     for (const [path, accept, method] of CASES) {
-      const [real, ours] = await Promise.all([kube, authority].map((c) => get(c, path, { token: tokens.get(c), accept, method })));
+      const [real, ours] = await Promise.all(
+        [kube, authority].map((c) => get(c, path, { token: tokens.get(c), accept, method })),
+      );
       const show = (a: Answer) => `${a.status} ${a.contentType} ${a.cacheControl}`;
       rows.push(`${method} ${path} Accept=${accept ?? '(none)'}: real ${show(real)} | authority ${show(ours)}`);
       assert.equal(show(ours), show(real), rows.at(-1));
@@ -98,7 +106,8 @@ describe('issuer discovery: a real kube-apiserver and the authority answer alike
   });
 
   test('anonymous requests are refused (403) by both', async () => {
-    for (const c of [kube, authority]) assert.equal((await get(c, JWKS, { accept: 'application/jwk-set+json' })).status, 403);
+    for (const c of [kube, authority])
+      assert.equal((await get(c, JWKS, { accept: 'application/jwk-set+json' })).status, 403);
   });
 
   test("the metrics filter's key reader reads the keys of both as a manager's service account", async () => {
@@ -108,7 +117,11 @@ describe('issuer discovery: a real kube-apiserver and the authority answer alike
       try {
         const keys = new IssuerKeys(client, undefined, undefined, createLogger('issuer-keys-test'));
         await keys.load();
-        assert.equal(keys.ready, true, `keys read from ${c === kube ? 'the real server' : 'the authority'}: ${logs.lines.join("\n")}`);
+        assert.equal(
+          keys.ready,
+          true,
+          `keys read from ${c === kube ? 'the real server' : 'the authority'}: ${logs.lines.join('\n')}`,
+        );
         assert.equal(await keys.signedByCluster(tokens.get(c)!), true);
         assert.equal(await keys.signedByCluster('garbage'), false);
       } finally {

@@ -4,7 +4,10 @@
 import { REAL_KUBE_SKIP, runName, startRealKube } from '../helpers/real-kube.js';
 import { leaderFencingTest } from '../reliability/leader-fencing.suite.js';
 
-leaderFencingTest(async () => {
-  const kube = await startRealKube();
-  return { admin: kube.admin, restConfig: kube.adminConfig, stop: () => kube.stop() };
-}, { namespace: runName('real-fencing'), skip: REAL_KUBE_SKIP });
+leaderFencingTest(
+  async () => {
+    const kube = await startRealKube();
+    return { admin: kube.admin, restConfig: kube.adminConfig, stop: () => kube.stop() };
+  },
+  { namespace: runName('real-fencing'), skip: REAL_KUBE_SKIP },
+);

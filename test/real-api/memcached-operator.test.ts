@@ -10,7 +10,14 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { Manager, ObjectClient, filters, ignoreNotFound, isStatusConditionTrue, type KubeObject } from '../../src/index.js';
+import {
+  Manager,
+  ObjectClient,
+  filters,
+  ignoreNotFound,
+  isStatusConditionTrue,
+  type KubeObject,
+} from '../../src/index.js';
 import { setLogSink } from '../../src/exports/log.js';
 import { FINALIZER, setupMemcachedController } from '../../examples/memcached-operator/controller.js';
 import { MEMCACHED, type Memcached } from '../../examples/memcached-operator/api.js';
@@ -39,7 +46,9 @@ describe('the example Memcached operator on a real cluster', { skip: REAL_KUBE_S
   let running: Promise<void> | undefined;
   let previousSink: ReturnType<typeof setLogSink> | undefined;
   const memcachedEvents = async () =>
-    (await kube.admin.get<{ items: Event[] }>(`/api/v1/namespaces/${NS}/events`)).items.filter((e) => e.involvedObject.kind === 'Memcached');
+    (await kube.admin.get<{ items: Event[] }>(`/api/v1/namespaces/${NS}/events`)).items.filter(
+      (e) => e.involvedObject.kind === 'Memcached',
+    );
 
   before(async () => {
     previousSink = setLogSink((line) => logs.push(line));
@@ -68,7 +77,11 @@ describe('the example Memcached operator on a real cluster', { skip: REAL_KUBE_S
   });
 
   test('a Memcached gets a finalizer, an owned Deployment of its size, an Available condition and an event', async () => {
-    await objects.create<Memcached>({ ...MEMCACHED, metadata: { name: 'm1', namespace: NS }, spec: { size: 2, image: 'memcached:1.6.26-alpine3.19' } });
+    await objects.create<Memcached>({
+      ...MEMCACHED,
+      metadata: { name: 'm1', namespace: NS },
+      spec: { size: 2, image: 'memcached:1.6.26-alpine3.19' },
+    });
     const m = await eventually(async () => {
       const got = await objects.get<Memcached>(MEMCACHED, { namespace: NS, name: 'm1' });
       return isStatusConditionTrue(got.status?.conditions, 'Available') ? got : undefined;
@@ -79,30 +92,66 @@ describe('the example Memcached operator on a real cluster', { skip: REAL_KUBE_S
     assert.equal(available.observedGeneration, 1);
     const d = await objects.get<KubeObject & { spec: { replicas: number } }>(DEPLOYMENT, { namespace: NS, name: 'm1' });
     assert.equal(d.spec.replicas, 2);
-    assert.deepEqual(d.metadata?.ownerReferences, [{ apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', name: 'm1', uid: m.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(d.metadata?.ownerReferences, [
+      {
+        apiVersion: MEMCACHED.apiVersion,
+        kind: 'Memcached',
+        name: 'm1',
+        uid: m.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
     // the cluster's deployment controller acts on it
-    await eventually(async () => (await kube.admin.get<{ items: unknown[] }>(`/apis/apps/v1/namespaces/${NS}/replicasets`)).items.length > 0, 'a ReplicaSet of the Deployment');
+    await eventually(
+      async () =>
+        (await kube.admin.get<{ items: unknown[] }>(`/apis/apps/v1/namespaces/${NS}/replicasets`)).items.length > 0,
+      'a ReplicaSet of the Deployment',
+    );
     const events = await eventually(async () => {
       const list = await memcachedEvents();
       return list.length ? list : undefined;
     }, 'an event');
-    assert.deepEqual(events.map((e) => [e.reason, e.message, e.source.component]), [['Created', 'Created Deployment m1 with 2 replicas', 'memcached']]);
+    assert.deepEqual(
+      events.map((e) => [e.reason, e.message, e.source.component]),
+      [['Created', 'Created Deployment m1 with 2 replicas', 'memcached']],
+    );
   });
 
   test('a new size reaches the Deployment', async () => {
     const m = await objects.get<Memcached>(MEMCACHED, { namespace: NS, name: 'm1' });
     await objects.update({ ...m, spec: { ...m.spec, size: 3 } });
-    await eventually(async () => (await objects.get<KubeObject & { spec: { replicas: number } }>(DEPLOYMENT, { namespace: NS, name: 'm1' })).spec.replicas === 3, 'replicas 3');
+    await eventually(
+      async () =>
+        (await objects.get<KubeObject & { spec: { replicas: number } }>(DEPLOYMENT, { namespace: NS, name: 'm1' })).spec
+          .replicas === 3,
+      'replicas 3',
+    );
   });
 
   test('deleting the Memcached runs the finalizer; then the garbage collector removes the owned Deployment', async () => {
     const m = await objects.get<Memcached>(MEMCACHED, { namespace: NS, name: 'm1' });
     await objects.delete(m);
-    await eventually(async () => (await objects.get(MEMCACHED, { namespace: NS, name: 'm1' }).catch(ignoreNotFound)) === undefined, 'the Memcached to go');
+    await eventually(
+      async () => (await objects.get(MEMCACHED, { namespace: NS, name: 'm1' }).catch(ignoreNotFound)) === undefined,
+      'the Memcached to go',
+    );
     const events = await memcachedEvents();
-    assert.ok(events.some((e) => e.type === 'Warning' && e.reason === 'Deleting' && e.message === `Custom Resource m1 is being deleted from the namespace ${NS}`));
+    assert.ok(
+      events.some(
+        (e) =>
+          e.type === 'Warning' &&
+          e.reason === 'Deleting' &&
+          e.message === `Custom Resource m1 is being deleted from the namespace ${NS}`,
+      ),
+    );
     // the collector learns the new kind at its next discovery sync (every 30 s): up to about 40 s here
-    await eventually(async () => (await objects.get(DEPLOYMENT, { namespace: NS, name: 'm1' }).catch(ignoreNotFound)) === undefined, 'the garbage collector to delete the Deployment', 90_000, 250);
+    await eventually(
+      async () => (await objects.get(DEPLOYMENT, { namespace: NS, name: 'm1' }).catch(ignoreNotFound)) === undefined,
+      'the garbage collector to delete the Deployment',
+      90_000,
+      250,
+    );
   });
 
   test("the controller's metrics are served to a metrics-reader token, and refused without one", async () => {
@@ -113,6 +162,9 @@ describe('the example Memcached operator on a real cluster', { skip: REAL_KUBE_S
     assert.match(ok.body, /^controller_runtime_reconcile_total\{controller="memcached",result="success"\} [1-9]\d*$/m);
     assert.equal((await scrape(port, { token: 'not-a-token' })).status, 401);
     assert.equal((await scrape(port, { token: await kube.serviceAccountToken(NS, 'nobody') })).status, 403);
-    assert.ok(logs.some((l) => l.includes('"msg":"Starting Controller"') && l.includes('memcached')), 'the manager logged to the sink');
+    assert.ok(
+      logs.some((l) => l.includes('"msg":"Starting Controller"') && l.includes('memcached')),
+      'the manager logged to the sink',
+    );
   });
 });

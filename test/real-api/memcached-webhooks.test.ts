@@ -35,11 +35,13 @@ describe('the Memcached webhooks, called by a real kube-apiserver', { skip: WEBH
   let mgr: Manager;
   const stop = new AbortController();
   let running: Promise<void> | undefined;
-  const kubectl = (args: string[], input?: string) => run('kubectl', ['--kubeconfig', kube.kubeconfig, ...args], { timeoutMs: 30_000, input });
+  const kubectl = (args: string[], input?: string) =>
+    run('kubectl', ['--kubeconfig', kube.kubeconfig, ...args], { timeoutMs: 30_000, input });
 
   before(async () => {
     kube = await startRealKube();
-    for (const f of readdirSync(CRDS)) await installRunCrd(kube, parseYaml(readFileSync(join(CRDS, f), 'utf8')) as KubeObject);
+    for (const f of readdirSync(CRDS))
+      await installRunCrd(kube, parseYaml(readFileSync(join(CRDS, f), 'utf8')) as KubeObject);
     await kube.admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     dir = await mkdtemp(join(tmpdir(), 'memcached-webhooks-'));
     const ca = await generateCA('memcached-webhook-ca');
@@ -57,8 +59,23 @@ describe('the Memcached webhooks, called by a real kube-apiserver', { skip: WEBH
     await mgr.ready();
     const url = mgr.webhookServer.url;
     const caBundle = Buffer.from(ca.certPem).toString('base64');
-    const rules = [{ apiGroups: ['cache.example.com'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['memcacheds'] }];
-    const hook = (name: string, path: string) => ({ name, clientConfig: { url: `${url}${path}`, caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } } });
+    const rules = [
+      {
+        apiGroups: ['cache.example.com'],
+        apiVersions: ['v1alpha1'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['memcacheds'],
+      },
+    ];
+    const hook = (name: string, path: string) => ({
+      name,
+      clientConfig: { url: `${url}${path}`, caBundle },
+      rules,
+      sideEffects: 'None',
+      admissionReviewVersions: ['v1'],
+      failurePolicy: 'Fail',
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } },
+    });
     await kube.admin.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',
@@ -84,7 +101,8 @@ describe('the Memcached webhooks, called by a real kube-apiserver', { skip: WEBH
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const memcached = (name: string, spec: string) => `apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata: {name: ${name}, namespace: ${NS}}\nspec: ${spec}\n`;
+  const memcached = (name: string, spec: string) =>
+    `apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata: {name: ${name}, namespace: ${NS}}\nspec: ${spec}\n`;
 
   test('kubectl sees the default applied: a Memcached without spec.image gets the default image', async () => {
     const created = await kubectl(['create', '-f', '-'], memcached('defaulted', '{size: 2}'));
@@ -97,14 +115,23 @@ describe('the Memcached webhooks, called by a real kube-apiserver', { skip: WEBH
     const r = await kubectl(['create', '-f', '-'], memcached('untagged', '{image: memcached}'));
     assert.equal(r.code, 1);
     // kubectl words an Invalid status from its causes
-    assert.equal(r.stderr.trim(), 'The Memcached "untagged" is invalid: spec.image: Invalid value: "memcached": must name a tag (memcached:1.6) or a digest (memcached@sha256:…)');
+    assert.equal(
+      r.stderr.trim(),
+      'The Memcached "untagged" is invalid: spec.image: Invalid value: "memcached": must name a tag (memcached:1.6) or a digest (memcached@sha256:…)',
+    );
     // the API server's own message names the webhook
     await assert.rejects(
-      kube.admin.create(`/apis/cache.example.com/v1alpha1/namespaces/${NS}/memcacheds`, parseYaml(memcached('untagged', '{image: memcached}'))),
+      kube.admin.create(
+        `/apis/cache.example.com/v1alpha1/namespaces/${NS}/memcacheds`,
+        parseYaml(memcached('untagged', '{image: memcached}')),
+      ),
       (err: Error & { status?: number; reason?: string }) => {
         assert.equal(err.status, 422);
         assert.equal(err.reason, 'Invalid');
-        assert.equal(err.message, 'admission webhook "vmemcached-v1alpha1.kb.io" denied the request: Memcached.cache.example.com "untagged" is invalid: spec.image: Invalid value: "memcached": must name a tag (memcached:1.6) or a digest (memcached@sha256:…)');
+        assert.equal(
+          err.message,
+          'admission webhook "vmemcached-v1alpha1.kb.io" denied the request: Memcached.cache.example.com "untagged" is invalid: spec.image: Invalid value: "memcached": must name a tag (memcached:1.6) or a digest (memcached@sha256:…)',
+        );
         return true;
       },
     );
@@ -121,7 +148,10 @@ describe('the Memcached webhooks, called by a real kube-apiserver', { skip: WEBH
   test("the manager's /metrics counts the API server's calls per path", async () => {
     const scraped = await httpsGet(`${mgr.metricsServer!.url}/metrics`);
     for (const path of [MUTATE, VALIDATE]) {
-      const m = new RegExp(`^controller_runtime_webhook_requests_total\\{code="200",webhook="${path}"\\} (\\d+)$`, 'm').exec(scraped.body);
+      const m = new RegExp(
+        `^controller_runtime_webhook_requests_total\\{code="200",webhook="${path}"\\} (\\d+)$`,
+        'm',
+      ).exec(scraped.body);
       assert.ok(m && Number(m[1]) >= 2, `${path}: ${m?.[1]}`);
     }
   });

@@ -73,7 +73,10 @@ describe('the metrics filter on a real kube-apiserver', { skip: REAL_KUBE_SKIP, 
   test('an unbound service account gets 403 naming user, verb and path', async () => {
     const r = await scrape(ep.port, { token: stranger });
     assert.equal(r.status, 403);
-    assert.equal(r.body, `Authorization denied for user system:serviceaccount:${NS}:stranger (verb "get" on path "/metrics")\n`);
+    assert.equal(
+      r.body,
+      `Authorization denied for user system:serviceaccount:${NS}:stranger (verb "get" on path "/metrics")\n`,
+    );
     const head = await scrape(ep.port, { token: reader, method: 'HEAD' });
     assert.equal(head.status, 403, 'HEAD asks RBAC for "head", which the reader role does not grant');
   });
@@ -97,59 +100,70 @@ describe('the metrics filter on a real kube-apiserver', { skip: REAL_KUBE_SKIP, 
     assert.equal(r.body, 'Unauthorized\n');
   });
 
-  test(`${CONNECTIONS} connections of garbage tokens: a service account bound mid-flood is served at the first try`, { timeout: 120_000 }, async (t) => {
-    const kid = decodeProtectedHeader(reader).kid!;
-    const garbage = (i: number) =>
-      i % 2 === 0
-        ? randomBytes(24).toString('base64url')
-        : `${Buffer.from(JSON.stringify({ alg: 'RS256', kid })).toString('base64url')}.${randomBytes(96).toString('base64url')}.${randomBytes(256).toString('base64url')}`;
-    const answers = new Map<string, number>();
-    const note = (k: string | number) => answers.set(String(k), (answers.get(String(k)) ?? 0) + 1);
-    const agent = new https.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-    const signedBefore = ep.auth.admission.stats('signed').admitted;
-    let sent = 0;
-    const end = Date.now() + FLOOD_MS;
-    const worker = async () => {
-      while (Date.now() < end && sent < MAX_FLOOD_TOKENS) {
-        try {
-          note((await scrape(ep.port, { token: garbage(sent++), agent, timeoutMs: 20_000 })).status);
-        } catch (err) {
-          note((err as Error).message);
+  test(
+    `${CONNECTIONS} connections of garbage tokens: a service account bound mid-flood is served at the first try`,
+    { timeout: 120_000 },
+    async (t) => {
+      const kid = decodeProtectedHeader(reader).kid!;
+      const garbage = (i: number) =>
+        i % 2 === 0
+          ? randomBytes(24).toString('base64url')
+          : `${Buffer.from(JSON.stringify({ alg: 'RS256', kid })).toString('base64url')}.${randomBytes(96).toString('base64url')}.${randomBytes(256).toString('base64url')}`;
+      const answers = new Map<string, number>();
+      const note = (k: string | number) => answers.set(String(k), (answers.get(String(k)) ?? 0) + 1);
+      const agent = new https.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+      const signedBefore = ep.auth.admission.stats('signed').admitted;
+      let sent = 0;
+      const end = Date.now() + FLOOD_MS;
+      const worker = async () => {
+        while (Date.now() < end && sent < MAX_FLOOD_TOKENS) {
+          try {
+            note((await scrape(ep.port, { token: garbage(sent++), agent, timeoutMs: 20_000 })).status);
+          } catch (err) {
+            note((err as Error).message);
+          }
         }
-      }
-    };
+      };
 
-    // a third of the way in: a new service account, bound to the reader role only now, and its fresh tokens
-    const tries: number[] = [];
-    const fresh = (async () => {
-      await sleep(FLOOD_MS / 3);
-      const name = 'late-scraper';
-      const tokens: string[] = [];
-      // 1.25's tokens carry no jti: two requested in the same second with the same lifetime are the same token
-      for (let i = 0; i < FRESH_TOKENS; i++) tokens.push(logs.secret(await kube.serviceAccountToken(NS, name, { expirationSeconds: 3600 + i })));
-      assert.equal(new Set(tokens).size, FRESH_TOKENS);
-      await kube.readerToken(NS, name); // binds the metrics reader role
-      for (const token of tokens) {
-        let servedAt = Infinity;
-        for (let attempt = 1; attempt <= 3 && servedAt === Infinity; attempt++) {
-          // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
-          const r = await scrape(ep.port, { token, timeoutMs: 20_000 }).catch(() => ({ status: 0, headers: {} as Record<string, string> }));
-          if (r.status === 200) servedAt = attempt;
-          else await sleep(Number(r.headers['retry-after'] ?? 1) * 1000);
+      // a third of the way in: a new service account, bound to the reader role only now, and its fresh tokens
+      const tries: number[] = [];
+      const fresh = (async () => {
+        await sleep(FLOOD_MS / 3);
+        const name = 'late-scraper';
+        const tokens: string[] = [];
+        // 1.25's tokens carry no jti: two requested in the same second with the same lifetime are the same token
+        for (let i = 0; i < FRESH_TOKENS; i++)
+          tokens.push(logs.secret(await kube.serviceAccountToken(NS, name, { expirationSeconds: 3600 + i })));
+        assert.equal(new Set(tokens).size, FRESH_TOKENS);
+        await kube.readerToken(NS, name); // binds the metrics reader role
+        for (const token of tokens) {
+          let servedAt = Infinity;
+          for (let attempt = 1; attempt <= 3 && servedAt === Infinity; attempt++) {
+            const r = await scrape(ep.port, { token, timeoutMs: 20_000 }).catch(() => ({
+              status: 0,
+              // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the assertion steers the inference of the call around it
+              headers: {} as Record<string, string>,
+            }));
+            if (r.status === 200) servedAt = attempt;
+            else await sleep(Number(r.headers['retry-after'] ?? 1) * 1000);
+          }
+          tries.push(servedAt);
         }
-        tries.push(servedAt);
-      }
-    })();
+      })();
 
-    await Promise.all([...Array.from({ length: CONNECTIONS }, worker), fresh]);
-    agent.destroy();
-    const signed = ep.auth.admission.stats('signed').admitted - signedBefore;
-    t.diagnostic(`${sent} garbage tokens: ${JSON.stringify([...answers])}; fresh tokens served at try ${JSON.stringify(tries)}; ${signed} reviews in the signed lane`);
-    assert.ok(sent >= 1_000, `only ${sent} garbage tokens were sent`);
-    assert.equal(answers.get('200') ?? 0, 0, 'a garbage token was served');
-    for (const k of answers.keys()) assert.ok(k === '401' || k === '503', `unexpected answer to a garbage token: ${k}`);
-    assert.ok((answers.get('503') ?? 0) > 0, 'the flood filled the garbage lane (else it proves nothing)');
-    assert.deepEqual(tries, Array(FRESH_TOKENS).fill(1), 'every fresh token served at the first try');
-    assert.ok(signed >= FRESH_TOKENS, `the fresh tokens took the signed lane (${signed} admitted there)`);
-  });
+      await Promise.all([...Array.from({ length: CONNECTIONS }, worker), fresh]);
+      agent.destroy();
+      const signed = ep.auth.admission.stats('signed').admitted - signedBefore;
+      t.diagnostic(
+        `${sent} garbage tokens: ${JSON.stringify([...answers])}; fresh tokens served at try ${JSON.stringify(tries)}; ${signed} reviews in the signed lane`,
+      );
+      assert.ok(sent >= 1_000, `only ${sent} garbage tokens were sent`);
+      assert.equal(answers.get('200') ?? 0, 0, 'a garbage token was served');
+      for (const k of answers.keys())
+        assert.ok(k === '401' || k === '503', `unexpected answer to a garbage token: ${k}`);
+      assert.ok((answers.get('503') ?? 0) > 0, 'the flood filled the garbage lane (else it proves nothing)');
+      assert.deepEqual(tries, Array(FRESH_TOKENS).fill(1), 'every fresh token served at the first try');
+      assert.ok(signed >= FRESH_TOKENS, `the fresh tokens took the signed lane (${signed} admitted there)`);
+    },
+  );
 });

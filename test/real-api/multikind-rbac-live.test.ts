@@ -6,8 +6,12 @@ import { REAL_KUBE_SKIP, RUN_ID, startRealKube } from '../helpers/real-kube.js';
 import { multikindRbacSuite } from '../e2e/multikind-rbac.suite.js';
 
 describe('on a real kube-apiserver', { skip: REAL_KUBE_SKIP }, () => {
-  multikindRbacSuite('the generated role of a project with every kind of API', async () => {
-    const kube = await startRealKube();
-    return { admin: kube.admin, kubeconfig: kube.kubeconfig, stop: () => kube.stop() };
-  }, RUN_ID);
+  multikindRbacSuite(
+    'the generated role of a project with every kind of API',
+    async () => {
+      const kube = await startRealKube();
+      return { admin: kube.admin, kubeconfig: kube.kubeconfig, stop: () => kube.stop() };
+    },
+    RUN_ID,
+  );
 });

@@ -5,8 +5,12 @@ import { objectClientSuite } from '../kube/object-client.suite.js';
 import { REAL_KUBE_SKIP, runGroup, runName, startRealKube } from '../helpers/real-kube.js';
 
 describe('on a real kube-apiserver', { skip: REAL_KUBE_SKIP }, () => {
-  objectClientSuite('ObjectClient and RESTMapper', async () => {
-    const kube = await startRealKube();
-    return { admin: kube.admin, stop: () => kube.stop() };
-  }, { group: runGroup('objectclient.example.com'), namespace: runName('real-object-client'), servesEviction: true });
+  objectClientSuite(
+    'ObjectClient and RESTMapper',
+    async () => {
+      const kube = await startRealKube();
+      return { admin: kube.admin, stop: () => kube.stop() };
+    },
+    { group: runGroup('objectclient.example.com'), namespace: runName('real-object-client'), servesEviction: true },
+  );
 });

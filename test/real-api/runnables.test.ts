@@ -5,8 +5,12 @@ import { REAL_KUBE_SKIP, runName, startRealKube } from '../helpers/real-kube.js'
 import { runnablesSuite } from '../controller/runnables.suite.js';
 
 describe('on a real kube-apiserver', { skip: REAL_KUBE_SKIP }, () => {
-  runnablesSuite('runnables and warm replicas with a Lease', async () => {
-    const kube = await startRealKube();
-    return { restConfig: kube.adminConfig, admin: kube.admin, stop: () => kube.stop() };
-  }, runName('rn'));
+  runnablesSuite(
+    'runnables and warm replicas with a Lease',
+    async () => {
+      const kube = await startRealKube();
+      return { restConfig: kube.adminConfig, admin: kube.admin, stop: () => kube.stop() };
+    },
+    runName('rn'),
+  );
 });

@@ -31,7 +31,12 @@ describe('a scaffolded project on a real cluster', { skip: WEBHOOK_SKIP, timeout
   projectOnClusterTests({
     project: () => project,
     tests: 9,
-    start: async () => ({ url: kube!.url, kubeconfig: kube!.kubeconfig, admin: kube!.admin, stop: async () => undefined }),
+    start: async () => ({
+      url: kube!.url,
+      kubeconfig: kube!.kubeconfig,
+      admin: kube!.admin,
+      stop: async () => undefined,
+    }),
     // a cluster others use too: only this run's names are compared before and after
     owned: (name) => name.includes(RUN_ID),
   });

@@ -5,8 +5,13 @@ import { REAL_KUBE_SKIP, runGroup, runName, startRealKube } from '../helpers/rea
 import { watchResolutionSuite } from '../controller/watch-resolution.suite.js';
 
 describe('on a real kube-apiserver', { skip: REAL_KUBE_SKIP }, () => {
-  watchResolutionSuite('watches resolved by discovery', async () => {
-    const kube = await startRealKube();
-    return { restConfig: kube.adminConfig, admin: kube.admin, stop: () => kube.stop() };
-  }, runName('wr'), runGroup('zoo.example.com'));
+  watchResolutionSuite(
+    'watches resolved by discovery',
+    async () => {
+      const kube = await startRealKube();
+      return { restConfig: kube.adminConfig, admin: kube.admin, stop: () => kube.stop() };
+    },
+    runName('wr'),
+    runGroup('zoo.example.com'),
+  );
 });

@@ -34,20 +34,38 @@ describe('authority store under faults', () => {
 
   /** Starts `ctrlmetrics authority` on `stateDir`; `limitKiB` runs it with that file-size limit (RLIMIT_FSIZE). */
   async function startAuthority(name: string, stateDir: string, limitKiB?: number): Promise<Running> {
-    const cli = [process.execPath, ...cliArgs(), 'authority', '--listen', '127.0.0.1:0', '--state-dir', stateDir, '--kubeconfig-out', join(dir, `${name}.kubeconfig`)];
+    const cli = [
+      process.execPath,
+      ...cliArgs(),
+      'authority',
+      '--listen',
+      '127.0.0.1:0',
+      '--state-dir',
+      stateDir,
+      '--kubeconfig-out',
+      join(dir, `${name}.kubeconfig`),
+    ];
     const proc =
       limitKiB === undefined
         ? procs.start(name, cli[0], cli.slice(1))
         : // SIGXFSZ ignored (inherited through exec), so that a write past the limit fails with EFBIG as a full disk fails with ENOSPC
           procs.start(name, 'bash', ['-c', `trap '' XFSZ; ulimit -f ${limitKiB}; exec "$@"`, 'bash', ...cli]);
     const m = await proc.waitForOutput(READY, 60_000);
-    return { proc, url: m[1], ca: readFileSync(join(stateDir, 'ca.crt'), 'utf8'), token: readFileSync(join(stateDir, 'admin.token'), 'utf8').trim() };
+    return {
+      proc,
+      url: m[1],
+      ca: readFileSync(join(stateDir, 'ca.crt'), 'utf8'),
+      token: readFileSync(join(stateDir, 'admin.token'), 'utf8').trim(),
+    };
   }
 
   const configMap = (name: string, bytes: number) => ({ metadata: { name }, data: { payload: 'x'.repeat(bytes) } });
 
   async function names(a: Running, ns: string): Promise<Set<string>> {
-    const r = await call(a.url, a.ca, 'GET', `/api/v1/namespaces/${ns}/configmaps`, { token: a.token, timeoutMs: 30_000 });
+    const r = await call(a.url, a.ca, 'GET', `/api/v1/namespaces/${ns}/configmaps`, {
+      token: a.token,
+      timeoutMs: 30_000,
+    });
     assert.equal(r.status, 200, r.text);
     return new Set((r.body.items as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name));
   }
@@ -68,7 +86,8 @@ describe('authority store under faults', () => {
     // same write(2) fail in the same place
     const a = await startAuthority('full-disk', stateDir, mnt ? undefined : 1024);
     try {
-      const admin = (m: string, p: string, body?: unknown) => call(a.url, a.ca, m, p, { token: a.token, body, timeoutMs: 30_000 });
+      const admin = (m: string, p: string, body?: unknown) =>
+        call(a.url, a.ca, m, p, { token: a.token, body, timeoutMs: 30_000 });
       assert.equal((await admin('POST', '/api/v1/namespaces', { metadata: { name: 'fill' } })).status, 201);
       const acked: string[] = [];
       let refused: { name: string; status: number; message: string } | undefined;
@@ -87,7 +106,11 @@ describe('authority store under faults', () => {
       assert.ok(small.status === 201 || small.status === 500, small.text);
       if (small.status === 201) acked.push('after-full');
       assert.equal(await within(procs.stop(a.proc), 20_000, 'authority exit'), 0, 'nothing acknowledged is unsaved');
-      assert.deepEqual(readdirSync(stateDir).filter((f) => f.endsWith('.tmp')), [], 'no temporary files left');
+      assert.deepEqual(
+        readdirSync(stateDir).filter((f) => f.endsWith('.tmp')),
+        [],
+        'no temporary files left',
+      );
 
       const b = await startAuthority('full-disk-restart', stateDir);
       const stored = await names(b, 'fill');
@@ -99,61 +122,67 @@ describe('authority store under faults', () => {
     }
   });
 
-  it('kill -9 at random moments of a write load (60 rounds): no acknowledged write is lost, the store always loads', { timeout: 600_000 }, async () => {
-    const stateDir = join(dir, 'state-kill');
-    const present = new Set<string>(); // acknowledged created (and not acknowledged deleted)
-    const deleted = new Set<string>(); // acknowledged deleted
-    const rounds = 60;
-    let totalAcked = 0;
-    let first = true;
-    for (let round = 0; round < rounds; round++) {
-      const a = await startAuthority(`kill-${round}`, stateDir);
-      const admin = (m: string, p: string, body?: unknown) => call(a.url, a.ca, m, p, { token: a.token, body, timeoutMs: 10_000 });
-      if (first) {
-        assert.equal((await admin('POST', '/api/v1/namespaces', { metadata: { name: 'load' } })).status, 201);
-        first = false;
-      }
-      const stored = await names(a, 'load');
-      for (const n of present) assert.ok(stored.has(n), `round ${round}: acknowledged ${n} is there`);
-      for (const n of deleted) assert.equal(stored.has(n), false, `round ${round}: acknowledged deletion of ${n} holds`);
-
-      // 6 writers: creates, and every 4th request deletes one of their own acknowledged objects
-      let stop = false;
-      const writer = async (w: number) => {
-        const mine: string[] = [];
-        for (let i = 0; !stop && i < 10_000; i++) {
-          try {
-            if (i % 4 === 3 && mine.length) {
-              const n = mine.shift()!;
-              present.delete(n); // until the deletion is acknowledged, either outcome is right
-              const r = await admin('DELETE', `/api/v1/namespaces/load/configmaps/${n}`);
-              if (r.status === 200) deleted.add(n);
-            } else {
-              const n = `r${round}-w${w}-${i}`;
-              const r = await admin('POST', '/api/v1/namespaces/load/configmaps', configMap(n, 600));
-              if (r.status === 201) {
-                present.add(n);
-                mine.push(n);
-                totalAcked++;
-              }
-            }
-          } catch {
-            return; // the process was killed under this request: it was never acknowledged
-          }
+  it(
+    'kill -9 at random moments of a write load (60 rounds): no acknowledged write is lost, the store always loads',
+    { timeout: 600_000 },
+    async () => {
+      const stateDir = join(dir, 'state-kill');
+      const present = new Set<string>(); // acknowledged created (and not acknowledged deleted)
+      const deleted = new Set<string>(); // acknowledged deleted
+      const rounds = 60;
+      let totalAcked = 0;
+      let first = true;
+      for (let round = 0; round < rounds; round++) {
+        const a = await startAuthority(`kill-${round}`, stateDir);
+        const admin = (m: string, p: string, body?: unknown) =>
+          call(a.url, a.ca, m, p, { token: a.token, body, timeoutMs: 10_000 });
+        if (first) {
+          assert.equal((await admin('POST', '/api/v1/namespaces', { metadata: { name: 'load' } })).status, 201);
+          first = false;
         }
-      };
-      const writers = Array.from({ length: 6 }, (_, w) => writer(w));
-      await new Promise((r) => setTimeout(r, 30 + Math.floor(Math.random() * 400)));
-      process.kill(a.proc.pid, 'SIGKILL');
-      stop = true;
-      await a.proc.exited;
-      await Promise.all(writers);
-    }
-    const last = await startAuthority('kill-final', stateDir);
-    const stored = await names(last, 'load');
-    for (const n of present) assert.ok(stored.has(n), `acknowledged ${n} is there at the end`);
-    for (const n of deleted) assert.equal(stored.has(n), false);
-    assert.ok(totalAcked > rounds * 5, `the load wrote (${totalAcked} acknowledged creates)`);
-    assert.equal(await within(procs.stop(last.proc), 20_000, 'authority exit'), 0);
-  });
+        const stored = await names(a, 'load');
+        for (const n of present) assert.ok(stored.has(n), `round ${round}: acknowledged ${n} is there`);
+        for (const n of deleted)
+          assert.equal(stored.has(n), false, `round ${round}: acknowledged deletion of ${n} holds`);
+
+        // 6 writers: creates, and every 4th request deletes one of their own acknowledged objects
+        let stop = false;
+        const writer = async (w: number) => {
+          const mine: string[] = [];
+          for (let i = 0; !stop && i < 10_000; i++) {
+            try {
+              if (i % 4 === 3 && mine.length) {
+                const n = mine.shift()!;
+                present.delete(n); // until the deletion is acknowledged, either outcome is right
+                const r = await admin('DELETE', `/api/v1/namespaces/load/configmaps/${n}`);
+                if (r.status === 200) deleted.add(n);
+              } else {
+                const n = `r${round}-w${w}-${i}`;
+                const r = await admin('POST', '/api/v1/namespaces/load/configmaps', configMap(n, 600));
+                if (r.status === 201) {
+                  present.add(n);
+                  mine.push(n);
+                  totalAcked++;
+                }
+              }
+            } catch {
+              return; // the process was killed under this request: it was never acknowledged
+            }
+          }
+        };
+        const writers = Array.from({ length: 6 }, (_, w) => writer(w));
+        await new Promise((r) => setTimeout(r, 30 + Math.floor(Math.random() * 400)));
+        process.kill(a.proc.pid, 'SIGKILL');
+        stop = true;
+        await a.proc.exited;
+        await Promise.all(writers);
+      }
+      const last = await startAuthority('kill-final', stateDir);
+      const stored = await names(last, 'load');
+      for (const n of present) assert.ok(stored.has(n), `acknowledged ${n} is there at the end`);
+      for (const n of deleted) assert.equal(stored.has(n), false);
+      assert.ok(totalAcked > rounds * 5, `the load wrote (${totalAcked} acknowledged creates)`);
+      assert.equal(await within(procs.stop(last.proc), 20_000, 'authority exit'), 0);
+    },
+  );
 });

@@ -25,7 +25,13 @@ let unbound = '';
 let poster = '';
 
 /** A slowloris and idle sockets opened at the start; checked at the end (so their timeouts overlap other tests). */
-const background: { slowClosedAfterMs?: number; slowStarted: number; slowDone?: Promise<void>; idleLastClosedMs?: number; idle: net.Socket[] } = {
+const background: {
+  slowClosedAfterMs?: number;
+  slowStarted: number;
+  slowDone?: Promise<void>;
+  idleLastClosedMs?: number;
+  idle: net.Socket[];
+} = {
   slowStarted: 0,
   idle: [],
 };
@@ -56,7 +62,16 @@ function clientHello(version: number): Buffer {
     ext(0x000d, Buffer.concat([u16(sigs.length), sigs])),
   ]);
   const suites = Buffer.from([0xc0, 0x2b, 0xc0, 0x2f, 0xc0, 0x09, 0xc0, 0x13, 0x00, 0x2f, 0x00, 0x35]);
-  const body = Buffer.concat([u16(version), randomBytes(32), Buffer.from([0]), u16(suites.length), suites, Buffer.from([1, 0]), u16(extensions.length), extensions]);
+  const body = Buffer.concat([
+    u16(version),
+    randomBytes(32),
+    Buffer.from([0]),
+    u16(suites.length),
+    suites,
+    Buffer.from([1, 0]),
+    u16(extensions.length),
+    extensions,
+  ]);
   const hs = Buffer.concat([Buffer.from([0x01, 0, body.length >> 8, body.length & 0xff]), body]);
   return Buffer.concat([Buffer.from([0x16]), u16(version === 0x0300 ? 0x0300 : 0x0301), u16(hs.length), hs]);
 }
@@ -90,11 +105,16 @@ describe('bad input: every request is answered as stated and the server keeps se
     unbound = logs.secret(await cluster.serviceAccountToken('monitoring', 'unbound'));
     // an identity allowed to "post /metrics" only: proves the verb checked for POST is `post`
     await cluster.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'metrics-poster' }, rules: [{ nonResourceURLs: ['/metrics'], verbs: ['post'] }],
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'metrics-poster' },
+      rules: [{ nonResourceURLs: ['/metrics'], verbs: ['post'] }],
     });
     poster = logs.secret(await cluster.serviceAccountToken('monitoring', 'poster'));
     await cluster.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'metrics-poster' },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'metrics-poster' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'metrics-poster' },
       subjects: [{ kind: 'ServiceAccount', name: 'poster', namespace: 'monitoring' }],
     });
@@ -147,11 +167,19 @@ describe('bad input: every request is answered as stated and the server keeps se
       ['Basic', ['Authorization: Basic ' + Buffer.from('admin:admin').toString('base64')], [401]],
       ['Bearer without a token', ['Authorization: Bearer'], [401]],
       ['Bearer and spaces', ['Authorization: Bearer    '], [401]],
-      ['two headers with the valid token', [`Authorization: Bearer ${reader}`, `Authorization: Bearer ${reader}`], [401]],
+      [
+        'two headers with the valid token',
+        [`Authorization: Bearer ${reader}`, `Authorization: Bearer ${reader}`],
+        [401],
+      ],
       ['valid token then junk', [`Authorization: Bearer ${reader} extra`], [401]],
       ['token with a TAB inside', [`Authorization: Bearer ${reader.slice(0, 10)}\t${reader.slice(10)}`], [401]],
       ['invalid token', [`Authorization: Bearer ${logs.secret(randomBytes(24).toString('hex'))}`], [401]],
-      ['token of 10 KB (longer than any service-account token)', [`Authorization: Bearer ${logs.secret('t' + randomBytes(5000).toString('hex'))}`], [401]],
+      [
+        'token of 10 KB (longer than any service-account token)',
+        [`Authorization: Bearer ${logs.secret('t' + randomBytes(5000).toString('hex'))}`],
+        [401],
+      ],
       ['token of 100 KB', [`Authorization: Bearer ${logs.secret('u' + randomBytes(50_000).toString('hex'))}`], [431]],
     ];
     for (const [what, lines, want] of cases) {
@@ -161,7 +189,10 @@ describe('bad input: every request is answered as stated and the server keeps se
     }
     // control characters the HTTP parser itself refuses: 400 from the parser, never reaching the handler
     for (const ch of ['\x00', '\x01', '\x1b', '\x7f']) {
-      const r = await rawRequest(ep.port, headRequest([`Authorization: Bearer ${reader.slice(0, 10)}${ch}${reader.slice(10)}`]));
+      const r = await rawRequest(
+        ep.port,
+        headRequest([`Authorization: Bearer ${reader.slice(0, 10)}${ch}${reader.slice(10)}`]),
+      );
       assert.ok([400, 401].includes(r.status), `control char ${JSON.stringify(ch)}: got ${r.status}`);
       assert.ok(!isMetricsBody(r.text));
     }
@@ -193,7 +224,20 @@ describe('bad input: every request is answered as stated and the server keeps se
   });
 
   test('path tricks are never served without authorization', async () => {
-    const paths = ['/metrics/', '//metrics', '/metrics?x', '/metrics?x=1&y', '/%6Detrics', '/%6detrics', '/metrics/../metrics', '/./metrics', '/metrics%00', '/metrics#x', '/METRICS', '/metrics;x'];
+    const paths = [
+      '/metrics/',
+      '//metrics',
+      '/metrics?x',
+      '/metrics?x=1&y',
+      '/%6Detrics',
+      '/%6detrics',
+      '/metrics/../metrics',
+      '/./metrics',
+      '/metrics%00',
+      '/metrics#x',
+      '/METRICS',
+      '/metrics;x',
+    ];
     for (const p of paths) {
       for (const [who, lines] of [
         ['no token', []],
@@ -205,17 +249,43 @@ describe('bad input: every request is answered as stated and the server keeps se
       }
     }
     // with the reader token the query string does not matter
-    assert.equal((await rawRequest(ep.port, headRequest([`Authorization: Bearer ${reader}`], '/metrics?x'))).status, 200);
+    assert.equal(
+      (await rawRequest(ep.port, headRequest([`Authorization: Bearer ${reader}`], '/metrics?x'))).status,
+      200,
+    );
     await stillServing();
   });
 
   test('keep-alive: every request is decided on its own (a pipelined request without a token after an allowed one gets 401)', async () => {
     const one = (lines: string[]) => ['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', ...lines, '', ''].join('\r\n');
-    const r = await rawRequest(ep.port, one([`Authorization: Bearer ${reader}`]) + one([]) + one([`Authorization: Bearer ${unbound}`, 'Connection: close']), 15_000, true);
+    const r = await rawRequest(
+      ep.port,
+      one([`Authorization: Bearer ${reader}`]) +
+        one([]) +
+        one([`Authorization: Bearer ${unbound}`, 'Connection: close']),
+      15_000,
+      true,
+    );
     const statuses = [...r.text.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]));
     assert.deepEqual(statuses, [200, 401, 403]);
     // request smuggling shapes are refused by the parser
-    const smuggle = await rawRequest(ep.port, ['POST /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Content-Length: 4', 'Transfer-Encoding: chunked', 'Connection: close', '', '0', '', 'GET /metrics HTTP/1.1', 'Host: x', '', ''].join('\r\n'));
+    const smuggle = await rawRequest(
+      ep.port,
+      [
+        'POST /metrics HTTP/1.1',
+        'Host: 127.0.0.1',
+        'Content-Length: 4',
+        'Transfer-Encoding: chunked',
+        'Connection: close',
+        '',
+        '0',
+        '',
+        'GET /metrics HTTP/1.1',
+        'Host: x',
+        '',
+        '',
+      ].join('\r\n'),
+    );
     assert.ok(!isMetricsBody(smuggle.text), 'a smuggled request was served');
     await stillServing();
   });
@@ -241,19 +311,39 @@ describe('bad input: every request is answered as stated and the server keeps se
   });
 
   test('SSLv3, TLS 1.0 and TLS 1.1 hellos are refused; TLS 1.2 is accepted', async () => {
-    for (const [name, v] of [['SSLv3', 0x0300], ['TLS 1.0', 0x0301], ['TLS 1.1', 0x0302]] as Array<[string, number]>) {
+    for (const [name, v] of [
+      ['SSLv3', 0x0300],
+      ['TLS 1.0', 0x0301],
+      ['TLS 1.1', 0x0302],
+    ] as Array<[string, number]>) {
       const r = await firstRecord(ep.port, clientHello(v));
-      assert.ok(r.type === 0x15 || r.type === 'closed', `${name}: the server answered a record of type ${r.type} (a ServerHello is 0x16)`);
+      assert.ok(
+        r.type === 0x15 || r.type === 'closed',
+        `${name}: the server answered a record of type ${r.type} (a ServerHello is 0x16)`,
+      );
     }
     const ok = await firstRecord(ep.port, clientHello(0x0303));
     assert.equal(ok.type, 0x16, 'control: a TLS 1.2 hello gets a ServerHello');
     // and through OpenSSL's client with the version pinned
-    for (const [minVersion, maxVersion] of [['TLSv1', 'TLSv1'], ['TLSv1.1', 'TLSv1.1']] as const) {
+    for (const [minVersion, maxVersion] of [
+      ['TLSv1', 'TLSv1'],
+      ['TLSv1.1', 'TLSv1.1'],
+    ] as const) {
       const err = await new Promise<Error | undefined>((resolve) => {
-        const s = tls.connect({ host: '127.0.0.1', port: ep.port, rejectUnauthorized: false, minVersion, maxVersion, ciphers: 'DEFAULT@SECLEVEL=0' }, () => {
-          s.destroy();
-          resolve(undefined);
-        });
+        const s = tls.connect(
+          {
+            host: '127.0.0.1',
+            port: ep.port,
+            rejectUnauthorized: false,
+            minVersion,
+            maxVersion,
+            ciphers: 'DEFAULT@SECLEVEL=0',
+          },
+          () => {
+            s.destroy();
+            resolve(undefined);
+          },
+        );
         s.on('error', (e) => resolve(e));
       });
       assert.ok(err, `${maxVersion} handshake succeeded`);
@@ -265,11 +355,14 @@ describe('bad input: every request is answered as stated and the server keeps se
     const negotiated = (protocols: string[]) =>
       // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- 'refused' names the third outcome
       new Promise<string | false | 'refused'>((resolve) => {
-        const s = tls.connect({ host: '127.0.0.1', port: ep.port, rejectUnauthorized: false, ALPNProtocols: protocols }, () => {
-          const p = s.alpnProtocol;
-          s.destroy();
-          resolve(p ?? false);
-        });
+        const s = tls.connect(
+          { host: '127.0.0.1', port: ep.port, rejectUnauthorized: false, ALPNProtocols: protocols },
+          () => {
+            const p = s.alpnProtocol;
+            s.destroy();
+            resolve(p ?? false);
+          },
+        );
         s.on('error', () => resolve('refused'));
       });
     const h2only = await negotiated(['h2']);
@@ -281,18 +374,31 @@ describe('bad input: every request is answered as stated and the server keeps se
   test('slowloris is closed by the header timeout', async (t) => {
     await within(background.slowDone!, 60_000, 'slowloris connection closed');
     t.diagnostic(`slowloris closed after ${background.slowClosedAfterMs} ms`);
-    assert.ok(background.slowClosedAfterMs! <= 25_000, `slowloris kept its connection ${background.slowClosedAfterMs} ms`);
+    assert.ok(
+      background.slowClosedAfterMs! <= 25_000,
+      `slowloris kept its connection ${background.slowClosedAfterMs} ms`,
+    );
     await stillServing();
   });
 
   test('idle connections are bounded: beyond maxConnections the oldest idle ones are closed at once, the rest by the handshake timeout', async (t) => {
     const closedAt = idleClosedAt;
     assert.ok(closedAt.length >= 20, 'connections beyond maxConnections (40) made room');
-    assert.ok(closedAt.slice(0, 20).every((ms) => ms < 2_000), `the excess connections were not closed at once: ${closedAt.slice(0, 20)}`);
-    await eventually(() => closedAt.length === 60 || undefined, 'idle connections closed by the TLS handshake timeout', 20_000, 250);
+    assert.ok(
+      closedAt.slice(0, 20).every((ms) => ms < 2_000),
+      `the excess connections were not closed at once: ${closedAt.slice(0, 20)}`,
+    );
+    await eventually(
+      () => closedAt.length === 60 || undefined,
+      'idle connections closed by the TLS handshake timeout',
+      20_000,
+      250,
+    );
     const last = Math.max(...closedAt);
     assert.ok(last <= 15_000, `the last idle connection was closed after ${last} ms`);
-    t.diagnostic(`60 idle connections, maxConnections 40: ${closedAt.filter((ms) => ms < 1000).length} closed within 1 s to make room, last closed after ${last} ms`);
+    t.diagnostic(
+      `60 idle connections, maxConnections 40: ${closedAt.filter((ms) => ms < 1000).length} closed within 1 s to make room, last closed after ${last} ms`,
+    );
     const r = await scrape(idleEp.port, { token: reader });
     assert.equal(r.status, 200, 'the endpoint serves again once the idle connections are gone');
     await stillServing();

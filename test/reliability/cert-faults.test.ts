@@ -10,7 +10,14 @@ import https from 'node:https';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SecretVolume, fingerprintOf, generateCA, issueServingCert, presentedCertificate, type CertKeyPair } from '../helpers/certs.js';
+import {
+  SecretVolume,
+  fingerprintOf,
+  generateCA,
+  issueServingCert,
+  presentedCertificate,
+  type CertKeyPair,
+} from '../helpers/certs.js';
 import { startSecureEndpoint, scrape, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import { LogCapture } from '../helpers/log-capture.js';
 import { eventually, sleep } from '../helpers/process.js';
@@ -42,8 +49,17 @@ async function served(): Promise<string> {
 
 /** After a bad write: the error is counted, and the last good pair still serves new and old connections. */
 async function expectKeptAfterError(errorsBefore: number, what: string): Promise<void> {
-  await eventually(async () => (await counter('certwatcher_read_certificate_errors_total')) > errorsBefore, `${what}: read error counted`, 15_000, 200);
-  assert.equal(await served(), fingerprintOf(current.certPem), `${what}: the last good certificate is no longer served`);
+  await eventually(
+    async () => (await counter('certwatcher_read_certificate_errors_total')) > errorsBefore,
+    `${what}: read error counted`,
+    15_000,
+    200,
+  );
+  assert.equal(
+    await served(),
+    fingerprintOf(current.certPem),
+    `${what}: the last good certificate is no longer served`,
+  );
   assert.equal((await scrape(ep.port)).status, 200);
 }
 
@@ -55,7 +71,10 @@ describe('certificate faults: the last good pair keeps serving', { timeout: 120_
     current = await pair();
     await volume.write({ 'tls.crt': current.certPem, 'tls.key': current.keyPem });
     // no filter: these tests are about TLS; no API server is involved
-    ep = await startSecureEndpoint({ server: 'https://127.0.0.1:1' }, { metrics: { certDir: volume.dir, filterProvider: undefined } });
+    ep = await startSecureEndpoint(
+      { server: 'https://127.0.0.1:1' },
+      { metrics: { certDir: volume.dir, filterProvider: undefined } },
+    );
     assert.equal(await served(), fingerprintOf(current.certPem));
   });
 
@@ -73,7 +92,12 @@ describe('certificate faults: the last good pair keeps serving', { timeout: 120_
     await expectKeptAfterError(errors, 'deleted');
     current = await pair();
     await volume.write({ 'tls.crt': current.certPem, 'tls.key': current.keyPem });
-    await eventually(async () => (await served()) === fingerprintOf(current.certPem), 'restored pair served', 15_000, 200);
+    await eventually(
+      async () => (await served()) === fingerprintOf(current.certPem),
+      'restored pair served',
+      15_000,
+      200,
+    );
   });
 
   test('truncated certificate and truncated key: kept, error counted', async () => {
@@ -95,7 +119,12 @@ describe('certificate faults: the last good pair keeps serving', { timeout: 120_
     // a good pair after the bad ones is picked up
     current = await pair();
     await volume.write({ 'tls.crt': current.certPem, 'tls.key': current.keyPem });
-    await eventually(async () => (await served()) === fingerprintOf(current.certPem), 'good pair after bad ones', 15_000, 200);
+    await eventually(
+      async () => (await served()) === fingerprintOf(current.certPem),
+      'good pair after bad ones',
+      15_000,
+      200,
+    );
   });
 
   test('100 rotations under load: every scrape answered, no keep-alive connection dropped', async (t) => {
@@ -112,11 +141,21 @@ describe('certificate faults: the last good pair keeps serving', { timeout: 120_
       while (!stop) {
         try {
           const r = await new Promise<number>((resolve, reject) => {
-            const req = https.get({ host: '127.0.0.1', port: ep.port, path: '/metrics', agent: keepAlive ? agent : false, rejectUnauthorized: false, timeout: 10_000 }, (res) => {
-              res.resume();
-              res.on('end', () => resolve(res.statusCode ?? 0));
-              res.on('error', reject);
-            });
+            const req = https.get(
+              {
+                host: '127.0.0.1',
+                port: ep.port,
+                path: '/metrics',
+                agent: keepAlive ? agent : false,
+                rejectUnauthorized: false,
+                timeout: 10_000,
+              },
+              (res) => {
+                res.resume();
+                res.on('end', () => resolve(res.statusCode ?? 0));
+                res.on('error', reject);
+              },
+            );
             req.on('socket', () => {
               if (keepAlive && !req.reusedSocket) newSockets++;
             });
@@ -139,12 +178,19 @@ describe('certificate faults: the last good pair keeps serving', { timeout: 120_
       if (pairs.indexOf(p) % 10 === 9) await sleep(150);
     }
     current = pairs[pairs.length - 1]!;
-    await eventually(async () => (await served()) === fingerprintOf(current.certPem), 'the last pair served', 15_000, 200);
+    await eventually(
+      async () => (await served()) === fingerprintOf(current.certPem),
+      'the last pair served',
+      15_000,
+      200,
+    );
     stop = true;
     await Promise.all(loops);
     agent.destroy();
     const reads = (await counter('certwatcher_read_certificate_total')) - readsBefore;
-    t.diagnostic(`100 rotations in ${Date.now() - t0} ms: ${ok} keep-alive + ${fresh} new-connection scrapes, ${newSockets} keep-alive sockets opened, ${reads} certificate reads, ${failures.length} failures`);
+    t.diagnostic(
+      `100 rotations in ${Date.now() - t0} ms: ${ok} keep-alive + ${fresh} new-connection scrapes, ${newSockets} keep-alive sockets opened, ${reads} certificate reads, ${failures.length} failures`,
+    );
     assert.deepEqual(failures.slice(0, 5), [], `${failures.length} scrapes failed`);
     assert.ok(ok > 100 && fresh > 10, `too few scrapes during the rotations: ${ok}/${fresh}`);
     assert.ok(newSockets <= 4, `keep-alive connections were dropped and re-opened: ${newSockets} sockets for 4 loops`);

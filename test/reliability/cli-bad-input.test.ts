@@ -31,8 +31,14 @@ interface Case {
 const HINT = /^(See 'ctrlmetrics [a-z-]+ --help' for usage\.|Run 'ctrlmetrics --help' for usage\.)$/;
 
 async function check(c: Case): Promise<void> {
-  const r = await runCli(c.args, { env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn', KUBECONFIG: '', ...c.env }, timeoutMs: c.timeoutMs ?? 30_000 });
-  assert.ok(!r.timedOut, `${c.name}: still running after ${c.timeoutMs ?? 30_000} ms (killed); stderr: ${r.stderr.slice(0, 300)}`);
+  const r = await runCli(c.args, {
+    env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'warn', KUBECONFIG: '', ...c.env },
+    timeoutMs: c.timeoutMs ?? 30_000,
+  });
+  assert.ok(
+    !r.timedOut,
+    `${c.name}: still running after ${c.timeoutMs ?? 30_000} ms (killed); stderr: ${r.stderr.slice(0, 300)}`,
+  );
   // structured log lines (JSON, e.g. the manager's "problem running manager") are logs, not the user-facing error
   const isLog = (l: string) => l.startsWith('{"ts"');
   const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !HINT.test(l.trim()) && !isLog(l));
@@ -79,7 +85,12 @@ describe('CLI bad input: one error line, non-zero, nothing half-written', { time
       ['scrape', 'https://127.0.0.1:1/metrics'],
       ['doctor', '--namespace', 'a'],
       ['prometheus-config', '--from', proj],
-    ].map((args) => ({ name: `${args[0]} --no-such-flag`, args: [...args, '--no-such-flag'], says: /--no-such-flag/, absent: [proj] }));
+    ].map((args) => ({
+      name: `${args[0]} --no-such-flag`,
+      args: [...args, '--no-such-flag'],
+      says: /--no-such-flag/,
+      absent: [proj],
+    }));
     cases.push({ name: 'unknown command', args: ['no-such-command'], says: /no-such-command/ });
     await sweep(cases);
   });
@@ -99,12 +110,32 @@ describe('CLI bad input: one error line, non-zero, nothing half-written', { time
       ['doctor', '--namespace', 'a'],
     ];
     const cases: Case[] = [];
-    for (const args of commands) cases.push({ name: `${args[0]} with a malformed YAML kubeconfig`, args: [...args, '--kubeconfig', broken] });
-    for (const [what, file] of [['no clusters', empty], ['binary garbage', binary], ['missing file', join(tmp, 'nope.kubeconfig')]] as const) {
+    for (const args of commands)
+      cases.push({ name: `${args[0]} with a malformed YAML kubeconfig`, args: [...args, '--kubeconfig', broken] });
+    for (const [what, file] of [
+      ['no clusters', empty],
+      ['binary garbage', binary],
+      ['missing file', join(tmp, 'nope.kubeconfig')],
+    ] as const) {
       cases.push({ name: `grant with a ${what} kubeconfig`, args: [...commands[0], '--kubeconfig', file] });
     }
-    cases.push({ name: 'demo with a malformed kubeconfig', args: ['demo', '--kubeconfig', broken, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'] });
-    cases.push({ name: 'grant with KUBECONFIG pointing at a malformed file', args: ['grant', '--serviceaccount', 'a:b'], env: { KUBECONFIG: broken } });
+    cases.push({
+      name: 'demo with a malformed kubeconfig',
+      args: [
+        'demo',
+        '--kubeconfig',
+        broken,
+        '--metrics-bind-address',
+        '127.0.0.1:0',
+        '--health-probe-bind-address',
+        '127.0.0.1:0',
+      ],
+    });
+    cases.push({
+      name: 'grant with KUBECONFIG pointing at a malformed file',
+      args: ['grant', '--serviceaccount', 'a:b'],
+      env: { KUBECONFIG: broken },
+    });
     await sweep(cases);
   });
 
@@ -112,10 +143,18 @@ describe('CLI bad input: one error line, non-zero, nothing half-written', { time
     const names = ['Bad_Name', '-leading', 'a'.repeat(64), 'dots.in.name', '', '../escape'];
     const cases: Case[] = names.map((n, i) => {
       const dir = join(tmp, `bad-name-${i}`);
-      return { name: `init --project-name ${JSON.stringify(n)}`, args: ['init', '--project-name', n, '--dir', dir], absent: [dir] };
+      return {
+        name: `init --project-name ${JSON.stringify(n)}`,
+        args: ['init', '--project-name', n, '--dir', dir],
+        absent: [dir],
+      };
     });
     const dir = join(tmp, 'bad-domain');
-    cases.push({ name: 'init with a bad domain', args: ['init', '--project-name', 'okname', '--domain', 'Not_A_Domain!', '--dir', dir], absent: [dir] });
+    cases.push({
+      name: 'init with a bad domain',
+      args: ['init', '--project-name', 'okname', '--domain', 'Not_A_Domain!', '--dir', dir],
+      absent: [dir],
+    });
     await sweep(cases);
   });
 
@@ -125,12 +164,38 @@ describe('CLI bad input: one error line, non-zero, nothing half-written', { time
     await mkdir(existing);
     await sweep([
       { name: 'init below a file', args: ['init', '--project-name', 'okname', '--dir', join(aFile, 'proj')] },
-      { name: 'init in /proc (a file system that refuses new directories)', args: ['init', '--project-name', 'okname', '--dir', '/proc/ctrlmetrics-test-proj'], timeoutMs: 10_000 },
+      {
+        name: 'init in /proc (a file system that refuses new directories)',
+        args: ['init', '--project-name', 'okname', '--dir', '/proc/ctrlmetrics-test-proj'],
+        timeoutMs: 10_000,
+      },
       { name: 'edit of a directory without a project', args: ['edit', '--dir', existing, '--enable', 'prometheus'] },
-      { name: 'dev in a directory without a project', args: ['dev', '--dir', existing], says: /no PROJECT file in .*: run ctrlmetrics dev in a project made by ctrlmetrics init/ },
-      { name: 'demo with its state dir below a file', args: ['demo', '--state-dir', join(aFile, 'state'), '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'] },
-      { name: 'authority with its state dir below a file', args: ['authority', '--listen', '127.0.0.1:0', '--state-dir', join(aFile, 'state')] },
-      { name: 'authority writing its kubeconfig below a file', args: ['authority', '--listen', '127.0.0.1:0', '--kubeconfig-out', join(aFile, 'kubeconfig')], timeoutMs: 10_000 },
+      {
+        name: 'dev in a directory without a project',
+        args: ['dev', '--dir', existing],
+        says: /no PROJECT file in .*: run ctrlmetrics dev in a project made by ctrlmetrics init/,
+      },
+      {
+        name: 'demo with its state dir below a file',
+        args: [
+          'demo',
+          '--state-dir',
+          join(aFile, 'state'),
+          '--metrics-bind-address',
+          '127.0.0.1:0',
+          '--health-probe-bind-address',
+          '127.0.0.1:0',
+        ],
+      },
+      {
+        name: 'authority with its state dir below a file',
+        args: ['authority', '--listen', '127.0.0.1:0', '--state-dir', join(aFile, 'state')],
+      },
+      {
+        name: 'authority writing its kubeconfig below a file',
+        args: ['authority', '--listen', '127.0.0.1:0', '--kubeconfig-out', join(aFile, 'kubeconfig')],
+        timeoutMs: 10_000,
+      },
     ]);
     assert.deepEqual(await readdir(existing), [], 'edit wrote into a directory that holds no project');
   });
@@ -139,12 +204,32 @@ describe('CLI bad input: one error line, non-zero, nothing half-written', { time
     await sweep([
       { name: 'authority --listen nonsense', args: ['authority', '--listen', 'not-an-address'] },
       { name: 'authority --listen with a port out of range', args: ['authority', '--listen', '127.0.0.1:99999'] },
-      { name: 'demo --metrics-bind-address nonsense', args: ['demo', '--state-dir', join(tmp, 'demo-bad-addr'), '--metrics-bind-address', 'nonsense', '--health-probe-bind-address', '127.0.0.1:0'] },
+      {
+        name: 'demo --metrics-bind-address nonsense',
+        args: [
+          'demo',
+          '--state-dir',
+          join(tmp, 'demo-bad-addr'),
+          '--metrics-bind-address',
+          'nonsense',
+          '--health-probe-bind-address',
+          '127.0.0.1:0',
+        ],
+      },
       { name: 'demo --duration negative', args: ['demo', '--duration', '-5'] },
       { name: 'demo --metrics-secure maybe', args: ['demo', '--metrics-secure', 'maybe'] },
-      { name: 'token --duration nonsense', args: ['token', '--namespace', 'a', 'b', '--duration', 'soon', '--kubeconfig', join(tmp, 'nope')] },
-      { name: 'prometheus-config --from a missing directory', args: ['prometheus-config', '--from', join(tmp, 'missing-dir'), '--target', '127.0.0.1:8443'] },
-      { name: 'prometheus-config --from a file that is not YAML', args: ['prometheus-config', '--from', aFile, '--target', '127.0.0.1:8443'] },
+      {
+        name: 'token --duration nonsense',
+        args: ['token', '--namespace', 'a', 'b', '--duration', 'soon', '--kubeconfig', join(tmp, 'nope')],
+      },
+      {
+        name: 'prometheus-config --from a missing directory',
+        args: ['prometheus-config', '--from', join(tmp, 'missing-dir'), '--target', '127.0.0.1:8443'],
+      },
+      {
+        name: 'prometheus-config --from a file that is not YAML',
+        args: ['prometheus-config', '--from', aFile, '--target', '127.0.0.1:8443'],
+      },
       { name: 'scrape of a non-URL', args: ['scrape', 'not a url'] },
     ]);
   });

@@ -87,9 +87,18 @@ describe('SIGTERM during a scrape', { timeout: 90_000 }, () => {
     const restConfig = await cluster.managerConfig();
     logs.secret(restConfig.token!);
     const reader = logs.secret(await cluster.readerToken());
-    const mgr = procs.start('manager', process.execPath, ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`], {
-      env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'debug', FIXTURE_CONFIG: JSON.stringify({ restConfig, slowCollectorMs: 3000 }) },
-    });
+    const mgr = procs.start(
+      'manager',
+      process.execPath,
+      ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
+      {
+        env: {
+          ...process.env,
+          CTRLMETRICS_LOG_LEVEL: 'debug',
+          FIXTURE_CONFIG: JSON.stringify({ restConfig, slowCollectorMs: 3000 }),
+        },
+      },
+    );
     try {
       const port = Number((await mgr.waitForOutput(/READY (\d+)/, 60_000))[1]);
       // warm the caches, so the scrape below is in the collector when the signal arrives
@@ -102,7 +111,9 @@ describe('SIGTERM during a scrape', { timeout: 90_000 }, () => {
       assert.equal(r.status, 200, `the in-flight scrape got ${r.status}`);
       assert.match(r.body, /^fixture_slow_collector 1$/m, 'the body is complete');
       const code = await within(mgr.exited, 30_000, 'exit after SIGTERM');
-      t.diagnostic(`scrape completed and process exited ${Date.now() - t0} ms after the scrape started (collector 3000 ms)`);
+      t.diagnostic(
+        `scrape completed and process exited ${Date.now() - t0} ms after the scrape started (collector 3000 ms)`,
+      );
       assert.equal(code, 0, mgr.stderr().slice(-2000));
       // and nothing listens any more
       await assert.rejects(scrape(port, { token: reader, timeoutMs: 5_000 }));
@@ -118,7 +129,9 @@ describe('revocation takes effect within the TTLs', { timeout: 60_000 }, () => {
   let ep: SecureEndpoint;
   before(async () => {
     const restConfig = await cluster.managerConfig();
-    ep = await startSecureEndpoint(restConfig, { filter: { authnTTLms: TTL, unauthnTTLms: TTL, allowTTLms: TTL, denyTTLms: TTL } });
+    ep = await startSecureEndpoint(restConfig, {
+      filter: { authnTTLms: TTL, unauthnTTLms: TTL, allowTTLms: TTL, denyTTLms: TTL },
+    });
   });
   after(async () => ep?.stop());
 
@@ -130,12 +143,25 @@ describe('revocation takes effect within the TTLs', { timeout: 60_000 }, () => {
     const binding = await cluster.admin.get<Record<string, unknown>>(bindingPath);
     await cluster.admin.delete(bindingPath);
     const t0 = Date.now();
-    await eventually(async () => (await scrape(ep.port, { token })).status === 403, 'denied after the binding is deleted', TTL + 2_000, 100);
+    await eventually(
+      async () => (await scrape(ep.port, { token })).status === 403,
+      'denied after the binding is deleted',
+      TTL + 2_000,
+      100,
+    );
     const denyAfter = Date.now() - t0;
     const meta = binding.metadata as Record<string, unknown>;
-    await cluster.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { ...binding, metadata: { name: meta.name } });
+    await cluster.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      ...binding,
+      metadata: { name: meta.name },
+    });
     const t1 = Date.now();
-    await eventually(async () => (await scrape(ep.port, { token })).status === 200, 'allowed after the binding is back', TTL + 2_000, 100);
+    await eventually(
+      async () => (await scrape(ep.port, { token })).status === 200,
+      'allowed after the binding is back',
+      TTL + 2_000,
+      100,
+    );
     t.diagnostic(`revoked after ${denyAfter} ms, restored after ${Date.now() - t1} ms (TTLs ${TTL} ms)`);
     assert.ok(denyAfter <= TTL + 1_000);
   });
@@ -145,7 +171,12 @@ describe('revocation takes effect within the TTLs', { timeout: 60_000 }, () => {
     assert.equal((await scrape(ep.port, { token })).status, 200);
     await cluster.admin.delete('/api/v1/namespaces/monitoring/serviceaccounts/deleted-sa');
     const t0 = Date.now();
-    await eventually(async () => (await scrape(ep.port, { token })).status === 401, '401 after the service account is deleted', TTL + 2_000, 100);
+    await eventually(
+      async () => (await scrape(ep.port, { token })).status === 401,
+      '401 after the service account is deleted',
+      TTL + 2_000,
+      100,
+    );
     t.diagnostic(`token rejected ${Date.now() - t0} ms after the service account was deleted (TTL ${TTL} ms)`);
   });
 });

@@ -26,7 +26,9 @@ let reader = '';
 /** `node --import tsx <script> ...args` with the soft descriptor limit raised as far as the hard one allows. */
 function startNode(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
   const cmd = `ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" --import tsx "$@"`;
-  return procs.start(name, 'bash', ['-c', cmd, process.execPath, `${ROOT}${script}`, ...args], { env: { ...process.env, ...env } });
+  return procs.start(name, 'bash', ['-c', cmd, process.execPath, `${ROOT}${script}`, ...args], {
+    env: { ...process.env, ...env },
+  });
 }
 
 function rssMiB(pid: number): number {
@@ -37,7 +39,15 @@ function rssMiB(pid: number): number {
 function scrapeOnce(port: number): Promise<string> {
   return new Promise((resolve) => {
     const req = https.get(
-      { host: '127.0.0.1', port, path: '/metrics', agent: false, headers: { authorization: `Bearer ${reader}` }, rejectUnauthorized: false, timeout: 10_000 },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/metrics',
+        agent: false,
+        headers: { authorization: `Bearer ${reader}` },
+        rejectUnauthorized: false,
+        timeout: 10_000,
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(String(res.statusCode)));
@@ -85,10 +95,19 @@ for (const http2 of [false, true]) {
       }
     });
 
-    for (const [mode, count] of [['idle', IDLE], ['slow', SLOW]] as const) {
+    for (const [mode, count] of [
+      ['idle', IDLE],
+      ['slow', SLOW],
+    ] as const) {
       test(`${count} ${mode === 'idle' ? 'idle TLS connections' : 'slow-header connections (a byte every 15 s)'}, reopened as they close: a new-connection scraper keeps ≥ 99 % 200`, async (t) => {
         const rssBefore = rssMiB(manager.pid);
-        const attacker = startNode(`hold-${mode}-h2-${http2}`, 'test/reliability/fixtures/hold-clients.ts', [String(port), mode, String(count), String(HOLD_SECONDS * 1000), http2 ? 'h2' : 'h1']);
+        const attacker = startNode(`hold-${mode}-h2-${http2}`, 'test/reliability/fixtures/hold-clients.ts', [
+          String(port),
+          mode,
+          String(count),
+          String(HOLD_SECONDS * 1000),
+          http2 ? 'h2' : 'h1',
+        ]);
         const holding = Number((await attacker.waitForOutput(/HOLDING (\d+)/, 30_000))[1]);
         const answers = new Map<string, number>();
         let rssPeak = rssMiB(manager.pid);

@@ -25,7 +25,11 @@ function connect(): Promise<http2.ClientHttp2Session> {
   });
 }
 
-function h2get(session: http2.ClientHttp2Session, path: string, token?: string): Promise<{ status: number; body: string }> {
+function h2get(
+  session: http2.ClientHttp2Session,
+  path: string,
+  token?: string,
+): Promise<{ status: number; body: string }> {
   return h2Get(session, path, token === undefined ? {} : { authorization: `Bearer ${token}` });
 }
 
@@ -50,7 +54,11 @@ describe('HTTP/2 enabled', { timeout: 60_000 }, () => {
     const s = await connect();
     try {
       assert.equal(s.alpnProtocol, 'h2');
-      const [a, b, c] = await Promise.all([h2get(s, '/metrics', reader), h2get(s, '/metrics'), h2get(s, '/metrics', unbound)]);
+      const [a, b, c] = await Promise.all([
+        h2get(s, '/metrics', reader),
+        h2get(s, '/metrics'),
+        h2get(s, '/metrics', unbound),
+      ]);
       assert.equal(a.status, 200);
       assert.match(a.body, /# TYPE /);
       assert.equal(b.status, 401);
@@ -103,7 +111,11 @@ describe('HTTP/2 enabled', { timeout: 60_000 }, () => {
       assert.equal(s.remoteSettings.maxConcurrentStreams, 100);
       assert.equal(s.remoteSettings.maxHeaderListSize, 16 * 1024);
       const big = await new Promise<string>((resolve) => {
-        const req = s.request({ ':path': '/metrics', authorization: `Bearer ${reader}`, 'x-padding': 'a'.repeat(20 * 1024) });
+        const req = s.request({
+          ':path': '/metrics',
+          authorization: `Bearer ${reader}`,
+          'x-padding': 'a'.repeat(20 * 1024),
+        });
         req.on('response', (h) => resolve(`status ${h[':status']}`));
         req.on('error', (err: NodeJS.ErrnoException) => resolve(`error ${err.code}`));
         req.on('close', () => resolve(`closed ${req.rstCode}`));

@@ -40,7 +40,15 @@ function rssBytes(pid: number): number {
 function get(agent: https.Agent, token: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = https.get(
-      { host: '127.0.0.1', port, path: '/metrics', agent, headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 20_000 },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/metrics',
+        agent,
+        headers: { authorization: `Bearer ${token}` },
+        rejectUnauthorized: false,
+        timeout: 20_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -58,7 +66,8 @@ async function reviewRequests(agent: https.Agent): Promise<number> {
   const r = await get(agent, readers[0]);
   assert.equal(r.status, 200);
   let sum = 0;
-  for (const m of r.body.matchAll(/^rest_client_requests_total\{([^}]*)\} (\S+)$/gm)) if (/method="POST"/.test(m[1])) sum += Number(m[2]);
+  for (const m of r.body.matchAll(/^rest_client_requests_total\{([^}]*)\} (\S+)$/gm))
+    if (/method="POST"/.test(m[1])) sum += Number(m[2]);
   return sum;
 }
 
@@ -74,9 +83,14 @@ describe('bounded load on loopback', { timeout: 60_000 + SOAK_SECONDS * 2000 + F
     const restConfig = await cluster.managerConfig();
     logs.secret(restConfig.token!);
     for (let i = 0; i < 10; i++) readers.push(logs.secret(await cluster.readerToken('monitoring', `scraper-${i}`)));
-    manager = procs.start('manager', process.execPath, ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`], {
-      env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'debug', FIXTURE_CONFIG: JSON.stringify({ restConfig }) },
-    });
+    manager = procs.start(
+      'manager',
+      process.execPath,
+      ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
+      {
+        env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'debug', FIXTURE_CONFIG: JSON.stringify({ restConfig }) },
+      },
+    );
     port = Number((await manager.waitForOutput(/READY (\d+)/, 60_000))[1]);
   });
 
@@ -181,8 +195,15 @@ describe('bounded load on loopback', { timeout: 60_000 + SOAK_SECONDS * 2000 + F
     );
     assert.equal(statuses.get(200) ?? 0, 0, 'an invalid token was served');
     for (const k of statuses.keys()) assert.ok(k === 401 || k === 503, `unexpected answer to an invalid token: ${k}`);
-    assert.ok(reviews <= bound, `${reviews} review requests in ${elapsed.toFixed(1)} s exceed the new-token lane's rate`);
-    assert.deepEqual([...validStatuses.keys()], [200], `valid callers were not all served: ${JSON.stringify([...validStatuses])}`);
+    assert.ok(
+      reviews <= bound,
+      `${reviews} review requests in ${elapsed.toFixed(1)} s exceed the new-token lane's rate`,
+    );
+    assert.deepEqual(
+      [...validStatuses.keys()],
+      [200],
+      `valid callers were not all served: ${JSON.stringify([...validStatuses])}`,
+    );
     assert.ok(rssPeak - rssBefore < 128 * 1048576, `RSS grew by ${mb(rssPeak - rssBefore)} MiB during the flood`);
     assert.ok(manager.running(), 'the manager is still up');
   });
@@ -207,10 +228,15 @@ describe('bounded load on loopback', { timeout: 60_000 + SOAK_SECONDS * 2000 + F
     const admin = new KubeClient({ ...(await cluster.managerConfig()), qps: 2000, burst: 2000 });
     try {
       // lanes as wide as the client, so that neither admission nor the rate limit hides anything
-      const auth = new Authenticator(admin, { cacheSize: 500, admission: { new: { concurrency: 50, queue: 2000, maxWaitMs: 10_000, qps: 2000, burst: 2000 } } });
+      const auth = new Authenticator(admin, {
+        cacheSize: 500,
+        admission: { new: { concurrency: 50, queue: 2000, maxWaitMs: 10_000, qps: 2000, burst: 2000 } },
+      });
       for (let i = 0; i < 2000; i += 50) {
-        // eslint-disable-next-line @typescript-eslint/await-thenable -- it answers a value or a promise of one
-        const results = await Promise.all(Array.from({ length: 50 }, (_, j) => auth.authenticate(`invalid.${i + j}.${randomBytes(8).toString('hex')}`)));
+        const results = await Promise.all(
+          // eslint-disable-next-line @typescript-eslint/await-thenable -- it answers a value or a promise of one
+          Array.from({ length: 50 }, (_, j) => auth.authenticate(`invalid.${i + j}.${randomBytes(8).toString('hex')}`)),
+        );
         assert.ok(results.every((r) => !r.authenticated));
         assert.ok(auth.authnCache.size <= 500, `authentication cache holds ${auth.authnCache.size} entries`);
       }

@@ -29,7 +29,12 @@ let server: MetricsServer;
 before(async () => {
   for (let v = 0; v < VECTORS; v++) {
     const c = new Counter({ name: `app_requests_${v}_total`, help: 'x', labelNames: ['route'], registers: [registry] });
-    const h = new Histogram({ name: `app_request_duration_${v}_seconds`, help: 'x', labelNames: ['route'], registers: [registry] });
+    const h = new Histogram({
+      name: `app_request_duration_${v}_seconds`,
+      help: 'x',
+      labelNames: ['route'],
+      registers: [registry],
+    });
     for (let i = 0; i < SERIES; i++) {
       c.labels(`/api/v1/resource/${i}`).inc(i);
       h.labels(`/api/v1/resource/${i}`).observe(i / SERIES);
@@ -55,47 +60,62 @@ function checkGeneration(body: string, generation: number, what: string): number
     n++;
   }
   assert.equal(n, VECTORS * SERIES, `${what}: every counter line is there`);
-  assert.equal(body.split('\n').filter((l) => l.startsWith('app_request_duration_') && l.includes('_count{')).length, VECTORS * SERIES, `${what}: every histogram is there`);
+  assert.equal(
+    body.split('\n').filter((l) => l.startsWith('app_request_duration_') && l.includes('_count{')).length,
+    VECTORS * SERIES,
+    `${what}: every histogram is there`,
+  );
   return n;
 }
 
 /** A GET whose reader stops after the first bytes until `resume()` is called; `body` resolves once it has read all. */
 function stalledScrape(gzip: boolean): Promise<{ resume: () => void; body: Promise<string> }> {
   return new Promise((resolveStarted, rejectStarted) => {
-    const req = https.get(`${server.url}/metrics`, { rejectUnauthorized: false, headers: gzip ? { 'Accept-Encoding': 'gzip' } : {}, timeout: 60_000 }, (res) => {
-      assert.equal(res.statusCode, 200);
-      const parts: Buffer[] = [];
-      let resolveBody!: (s: string) => void;
-      let rejectBody!: (e: Error) => void;
-      const body = new Promise<string>((ok, fail) => ((resolveBody = ok), (rejectBody = fail)));
-      res.on('data', (d: Buffer) => parts.push(d));
-      res.on('end', () => {
-        const raw = Buffer.concat(parts);
-        resolveBody((gzip ? gunzipSync(raw) : raw).toString('utf8'));
-      });
-      res.on('error', rejectBody);
-      res.once('data', () => {
-        res.pause();
-        resolveStarted({ resume: () => res.resume(), body });
-      });
-    });
+    const req = https.get(
+      `${server.url}/metrics`,
+      { rejectUnauthorized: false, headers: gzip ? { 'Accept-Encoding': 'gzip' } : {}, timeout: 60_000 },
+      (res) => {
+        assert.equal(res.statusCode, 200);
+        const parts: Buffer[] = [];
+        let resolveBody!: (s: string) => void;
+        let rejectBody!: (e: Error) => void;
+        const body = new Promise<string>((ok, fail) => ((resolveBody = ok), (rejectBody = fail)));
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () => {
+          const raw = Buffer.concat(parts);
+          resolveBody((gzip ? gunzipSync(raw) : raw).toString('utf8'));
+        });
+        res.on('error', rejectBody);
+        res.once('data', () => {
+          res.pause();
+          resolveStarted({ resume: () => res.resume(), body });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('the stalled scrape timed out')));
     req.on('error', rejectStarted);
   });
 }
 
 for (const gzip of [false, true]) {
-  test(`a held ${gzip ? 'gzip ' : ''}answer is not overwritten by the renders of later scrapes`, { timeout: 120_000 }, async () => {
-    const generation0 = counters[0].labels('/api/v1/resource/0').get();
-    const stalled = await stalledScrape(gzip);
-    // values are read while rendering: a scrape answered next starts its render only once the held one's is done
-    for (let k = 0; k <= LATER_SCRAPES; k++) {
-      if (k > 0) incrementAll();
-      const reply = await request(`${server.url}/metrics`, { timeoutMs: 30_000, headers: gzip ? {} : { 'Accept-Encoding': 'gzip' } });
-      assert.equal(reply.status, 200);
-      checkGeneration(reply.text, generation0 + k, `later scrape ${k}`);
-    }
-    stalled.resume();
-    checkGeneration(await stalled.body, generation0, 'the held answer');
-  });
+  test(
+    `a held ${gzip ? 'gzip ' : ''}answer is not overwritten by the renders of later scrapes`,
+    { timeout: 120_000 },
+    async () => {
+      const generation0 = counters[0].labels('/api/v1/resource/0').get();
+      const stalled = await stalledScrape(gzip);
+      // values are read while rendering: a scrape answered next starts its render only once the held one's is done
+      for (let k = 0; k <= LATER_SCRAPES; k++) {
+        if (k > 0) incrementAll();
+        const reply = await request(`${server.url}/metrics`, {
+          timeoutMs: 30_000,
+          headers: gzip ? {} : { 'Accept-Encoding': 'gzip' },
+        });
+        assert.equal(reply.status, 200);
+        checkGeneration(reply.text, generation0 + k, `later scrape ${k}`);
+      }
+      stalled.resume();
+      checkGeneration(await stalled.body, generation0, 'the held answer');
+    },
+  );
 }

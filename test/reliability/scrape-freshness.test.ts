@@ -23,13 +23,27 @@ const VECTORS = 10;
 const SERIES = 667;
 
 const registry = new Registry();
-const fresh = new Counter({ name: 'fresh_updates_total', help: 'Incremented right before each request.', registers: [registry] });
+const fresh = new Counter({
+  name: 'fresh_updates_total',
+  help: 'Incremented right before each request.',
+  registers: [registry],
+});
 let server: MetricsServer;
 
 before(async () => {
   for (let v = 0; v < VECTORS; v++) {
-    const c = new Counter({ name: `app_requests_${v}_total`, help: 'x', labelNames: ['route', 'code'], registers: [registry] });
-    const h = new Histogram({ name: `app_request_duration_${v}_seconds`, help: 'x', labelNames: ['route', 'code'], registers: [registry] });
+    const c = new Counter({
+      name: `app_requests_${v}_total`,
+      help: 'x',
+      labelNames: ['route', 'code'],
+      registers: [registry],
+    });
+    const h = new Histogram({
+      name: `app_request_duration_${v}_seconds`,
+      help: 'x',
+      labelNames: ['route', 'code'],
+      registers: [registry],
+    });
     for (let i = 0; i < SERIES; i++) {
       c.labels(`/api/v1/resource/${i}`, String(200 + (i % 3))).inc(i);
       h.labels(`/api/v1/resource/${i}`, String(200 + (i % 3))).observe(i / SERIES);
@@ -60,12 +74,14 @@ describe('a scrape includes every update made before its request was sent', { ti
           fresh.inc();
           const expected = fresh.get();
           const headers: Record<string, string> = {};
-          if (c % 2) headers.Accept = 'application/openmetrics-text;version=1.0.0;escaping=underscores,text/plain;q=0.5';
+          if (c % 2)
+            headers.Accept = 'application/openmetrics-text;version=1.0.0;escaping=underscores,text/plain;q=0.5';
           if (c % 4 >= 2) headers['Accept-Encoding'] = 'gzip';
           const reply = await request(`${server.url}/metrics`, { agent, headers, timeoutMs: 30_000 });
           assert.equal(reply.status, 200);
           const got = freshValue(reply.text);
-          if (got < expected) stale.push(`connection ${c} request ${r}: sent after ${expected} updates, answer shows ${got}`);
+          if (got < expected)
+            stale.push(`connection ${c} request ${r}: sent after ${expected} updates, answer shows ${got}`);
           scrapes++;
         }
       } finally {

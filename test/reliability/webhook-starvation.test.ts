@@ -39,18 +39,29 @@ before(async () => {
   const pair = await issueServingCert(ca, ['127.0.0.1']);
   await writeFile(join(dir, 'tls.crt'), pair.certPem);
   await writeFile(join(dir, 'tls.key'), pair.keyPem);
-  manager = procs.start('manager', process.execPath, ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`], {
-    env: {
-      ...process.env,
-      CTRLMETRICS_LOG_LEVEL: 'error',
-      FIXTURE_CONFIG: JSON.stringify({
-        restConfig: cluster.authority.restConfig,
-        leaderElection: { id: 'starvation-lock', namespace: NS, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
-        reconcile: { namespace: NS, labelSelector: 'load=on', busyMs: 150 },
-        webhook: { certDir: dir },
-      }),
+  manager = procs.start(
+    'manager',
+    process.execPath,
+    ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
+    {
+      env: {
+        ...process.env,
+        CTRLMETRICS_LOG_LEVEL: 'error',
+        FIXTURE_CONFIG: JSON.stringify({
+          restConfig: cluster.authority.restConfig,
+          leaderElection: {
+            id: 'starvation-lock',
+            namespace: NS,
+            leaseDurationMs: 15_000,
+            renewDeadlineMs: 10_000,
+            retryPeriodMs: 2_000,
+          },
+          reconcile: { namespace: NS, labelSelector: 'load=on', busyMs: 150 },
+          webhook: { certDir: dir },
+        }),
+      },
     },
-  });
+  );
   webhookPort = Number((await manager.waitForOutput(/^WEBHOOK (\d+)$/m, 60_000))[1]);
   await manager.waitForOutput(/^READY \d+$/m, 60_000);
 });
@@ -61,52 +72,91 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-test(`${CONNECTIONS} connections of admission requests for ${LOAD_MS / 1000} s: every one answered in time, reconciles go on, the Lease is renewed`, { timeout: 180_000 }, async (t) => {
-  const cms = `/api/v1/namespaces/${NS}/configmaps`;
-  await cluster.admin.create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ticker', namespace: NS, labels: { load: 'on' } }, data: { n: '0' } });
-  const holder = (await cluster.admin.get<{ spec: { holderIdentity: string } }>(LEASE)).spec.holderIdentity;
+test(
+  `${CONNECTIONS} connections of admission requests for ${LOAD_MS / 1000} s: every one answered in time, reconciles go on, the Lease is renewed`,
+  { timeout: 180_000 },
+  async (t) => {
+    const cms = `/api/v1/namespaces/${NS}/configmaps`;
+    await cluster.admin.create(cms, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ticker', namespace: NS, labels: { load: 'on' } },
+      data: { n: '0' },
+    });
+    const holder = (await cluster.admin.get<{ spec: { holderIdentity: string } }>(LEASE)).spec.holderIdentity;
 
-  const reconcilesBefore = (manager.stdout().match(/^RECONCILE /gm) ?? []).length;
-  const load = procs.start('admission-load', process.execPath, ['--import', 'tsx', `${ROOT}test/reliability/fixtures/admission-load.ts`], {
-    env: {
-      ...process.env,
-      LOAD_CONFIG: JSON.stringify({ url: `https://127.0.0.1:${webhookPort}/validate-cache-example-com-v1alpha1-memcached`, ca: ca.certPem, connections: CONNECTIONS, durationMs: LOAD_MS, maxRequests: 2_000_000 }),
-    },
-  });
+    const reconcilesBefore = (manager.stdout().match(/^RECONCILE /gm) ?? []).length;
+    const load = procs.start(
+      'admission-load',
+      process.execPath,
+      ['--import', 'tsx', `${ROOT}test/reliability/fixtures/admission-load.ts`],
+      {
+        env: {
+          ...process.env,
+          LOAD_CONFIG: JSON.stringify({
+            url: `https://127.0.0.1:${webhookPort}/validate-cache-example-com-v1alpha1-memcached`,
+            ca: ca.certPem,
+            connections: CONNECTIONS,
+            durationMs: LOAD_MS,
+            maxRequests: 2_000_000,
+          }),
+        },
+      },
+    );
 
-  // while the load runs: a change to reconcile every 250 ms, and the Lease polled
-  const started = Date.now();
-  let patches = 0;
-  const renewals: number[] = [];
-  const holders = new Set<string>();
-  let lastRenew = '';
-  while (load.running() && Date.now() - started < LOAD_MS + 60_000) {
-    await cluster.admin.mergePatch(`${cms}/ticker`, { data: { n: String(++patches) } });
-    const lease = await cluster.admin.get<{ spec: { holderIdentity: string; renewTime: string } }>(LEASE);
-    holders.add(lease.spec.holderIdentity);
-    if (lease.spec.renewTime !== lastRenew) {
-      lastRenew = lease.spec.renewTime;
-      renewals.push(Date.parse(lease.spec.renewTime));
+    // while the load runs: a change to reconcile every 250 ms, and the Lease polled
+    const started = Date.now();
+    let patches = 0;
+    const renewals: number[] = [];
+    const holders = new Set<string>();
+    let lastRenew = '';
+    while (load.running() && Date.now() - started < LOAD_MS + 60_000) {
+      await cluster.admin.mergePatch(`${cms}/ticker`, { data: { n: String(++patches) } });
+      const lease = await cluster.admin.get<{ spec: { holderIdentity: string; renewTime: string } }>(LEASE);
+      holders.add(lease.spec.holderIdentity);
+      if (lease.spec.renewTime !== lastRenew) {
+        lastRenew = lease.spec.renewTime;
+        renewals.push(Date.parse(lease.spec.renewTime));
+      }
+      await sleep(250);
     }
-    await sleep(250);
-  }
-  const code = await within(load.exited, 30_000, 'the load process to finish');
-  assert.equal(code, 0, load.stderr());
-  const result = JSON.parse(load.stdout().trim().split('\n').at(-1)!) as { sent: number; outcomes: Record<string, number>; p50: number; p99: number; max: number };
-  const reconciles = (manager.stdout().match(/^RECONCILE /gm) ?? []).length - reconcilesBefore;
-  const gaps = renewals.slice(1).map((r, i) => r - renewals[i]).sort((a, b) => a - b);
-  t.diagnostic(
-    `${result.sent} admission requests: ${JSON.stringify(result.outcomes)}; latency p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, max ${result.max.toFixed(1)} ms; ` +
-      `${reconciles} reconciles for ${patches} patches; lease renewals every ${gaps[Math.floor(gaps.length / 2)] ?? NaN} ms (median), ${gaps.at(-1) ?? NaN} ms at most`,
-  );
+    const code = await within(load.exited, 30_000, 'the load process to finish');
+    assert.equal(code, 0, load.stderr());
+    const result = JSON.parse(load.stdout().trim().split('\n').at(-1)!) as {
+      sent: number;
+      outcomes: Record<string, number>;
+      p50: number;
+      p99: number;
+      max: number;
+    };
+    const reconciles = (manager.stdout().match(/^RECONCILE /gm) ?? []).length - reconcilesBefore;
+    const gaps = renewals
+      .slice(1)
+      .map((r, i) => r - renewals[i])
+      .sort((a, b) => a - b);
+    t.diagnostic(
+      `${result.sent} admission requests: ${JSON.stringify(result.outcomes)}; latency p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, max ${result.max.toFixed(1)} ms; ` +
+        `${reconciles} reconciles for ${patches} patches; lease renewals every ${gaps[Math.floor(gaps.length / 2)] ?? NaN} ms (median), ${gaps.at(-1) ?? NaN} ms at most`,
+    );
 
-  assert.ok(result.sent >= 1_000, `only ${result.sent} admission requests were sent`);
-  assert.deepEqual(Object.keys(result.outcomes), ['allowed'], `every request allowed, its uid echoed: ${JSON.stringify(result.outcomes)}`);
-  assert.ok(result.max < 10_000, `an admission answer took ${result.max.toFixed(0)} ms (the caller's timeout is 10 s)`);
-  assert.ok(patches >= 20, `the test made only ${patches} changes`);
-  assert.ok(reconciles >= patches * 0.25, `${reconciles} reconciles for ${patches} changes during the load`);
-  assert.deepEqual([...holders], [holder], 'the Lease kept its holder');
-  assert.ok(renewals.length >= 5, `only ${renewals.length} renewals seen`);
-  assert.ok((gaps.at(-1) ?? Infinity) < 8_000, `a renewal came ${gaps.at(-1)} ms after the previous one (retry period 2 s, renew deadline 10 s)`);
-  assert.ok(manager.running(), `the manager exited: ${manager.stderr().slice(-2000)}`);
-});
+    assert.ok(result.sent >= 1_000, `only ${result.sent} admission requests were sent`);
+    assert.deepEqual(
+      Object.keys(result.outcomes),
+      ['allowed'],
+      `every request allowed, its uid echoed: ${JSON.stringify(result.outcomes)}`,
+    );
+    assert.ok(
+      result.max < 10_000,
+      `an admission answer took ${result.max.toFixed(0)} ms (the caller's timeout is 10 s)`,
+    );
+    assert.ok(patches >= 20, `the test made only ${patches} changes`);
+    assert.ok(reconciles >= patches * 0.25, `${reconciles} reconciles for ${patches} changes during the load`);
+    assert.deepEqual([...holders], [holder], 'the Lease kept its holder');
+    assert.ok(renewals.length >= 5, `only ${renewals.length} renewals seen`);
+    assert.ok(
+      (gaps.at(-1) ?? Infinity) < 8_000,
+      `a renewal came ${gaps.at(-1)} ms after the previous one (retry period 2 s, renew deadline 10 s)`,
+    );
+    assert.ok(manager.running(), `the manager exited: ${manager.stderr().slice(-2000)}`);
+  },
+);

@@ -51,7 +51,10 @@ describe('Authorization headers on the wire', { timeout: 120_000 }, () => {
     { arbitrary: fc.constantFrom('Basic', 'Token', 'Bearer:', 'Bearerx', '', 'Negotiate'), weight: 2 },
   );
   const gap = fc.constantFrom('', ' ', '  ', '\t', ' \t ');
-  const junk = fc.string({ unit: fc.constantFrom('a', 'Z', '0', '.', '-', '_', '~', ' ', '\t', '\x01', '\x7f', 'é', '"', ','), maxLength: 20 });
+  const junk = fc.string({
+    unit: fc.constantFrom('a', 'Z', '0', '.', '-', '_', '~', ' ', '\t', '\x01', '\x7f', 'é', '"', ','),
+    maxLength: 20,
+  });
   const token = fc.oneof(
     fc.constant('VALID'),
     fc.constant('VALID'),
@@ -59,7 +62,10 @@ describe('Authorization headers on the wire', { timeout: 120_000 }, () => {
     fc.tuple(junk, junk).map(([a, b]) => `${a}VALID${b}`),
   );
   const header = fc.tuple(gap, scheme, gap, token, gap);
-  const headers = fc.oneof({ arbitrary: header.map((h) => [h]), weight: 3 }, { arbitrary: fc.array(header, { minLength: 0, maxLength: 3 }), weight: 2 });
+  const headers = fc.oneof(
+    { arbitrary: header.map((h) => [h]), weight: 3 },
+    { arbitrary: fc.array(header, { minLength: 0, maxLength: 3 }), weight: 2 },
+  );
   type Header = [string, string, string, string, string];
 
   /** The `Authorization` values as they go on the wire (`VALID` stands for the reader's token). */
@@ -80,7 +86,10 @@ describe('Authorization headers on the wire', { timeout: 120_000 }, () => {
   /** Sends one request with `values` and checks the answer against {@link mustServe}; returns the status. */
   async function check(values: readonly string[]): Promise<number> {
     const lines = values.map((v) => `Authorization: ${v}`);
-    const r = await rawRequest(ep.port, ['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close', ...lines, '', ''].join('\r\n'));
+    const r = await rawRequest(
+      ep.port,
+      ['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close', ...lines, '', ''].join('\r\n'),
+    );
     const shown = JSON.stringify(values).replaceAll(reader, 'TOKEN');
     if (mustServe(values)) assert.equal(r.status, 200, `valid header refused: ${shown}`);
     else assert.ok([400, 401].includes(r.status), `${r.status} for ${shown}`);
@@ -91,12 +100,12 @@ describe('Authorization headers on the wire', { timeout: 120_000 }, () => {
   // header on the wire was `Bearer <token>` and was rightly served; the old oracle read the generator's parts.
   const tokenCarriesTheGap: Header[] = [['', 'Bearer', '', ' VALID', '']];
 
-  test('regression (seed -1869868216): a gap that comes from the token\'s own leading space is served', async () => {
+  test("regression (seed -1869868216): a gap that comes from the token's own leading space is served", async () => {
     assert.deepEqual(wireValues(tokenCarriesTheGap), [`Bearer ${reader}`]);
     assert.equal(await check(wireValues(tokenCarriesTheGap)), 200);
   });
 
-  test('regression: CI\'s seed and path replay that counterexample through the property', async () => {
+  test("regression: CI's seed and path replay that counterexample through the property", async () => {
     const replayed: Header[][] = [];
     await fc.assert(
       fc.asyncProperty(headers, async (hs) => {
@@ -106,12 +115,19 @@ describe('Authorization headers on the wire', { timeout: 120_000 }, () => {
       { seed: -1869868216, path: '2:0:0:2', endOnFailure: true },
     );
     // if the generators above change, the seed draws something else: the fixed case above still holds the value
-    assert.deepEqual(replayed, [tokenCarriesTheGap], 'the generators changed: this seed no longer draws the CI counterexample');
+    assert.deepEqual(
+      replayed,
+      [tokenCarriesTheGap],
+      'the generators changed: this seed no longer draws the CI counterexample',
+    );
   });
 
   test('a byte 0xA0 (NBSP in latin1, as Node decodes header values) after the token is refused, not trimmed', async () => {
     for (const raw of [`Bearer ${reader}\xa0`, `\xa0Bearer ${reader}`, `Bearer ${reader}\x0b`]) {
-      const request = Buffer.from(['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close', `Authorization: ${raw}`, '', ''].join('\r\n'), 'latin1');
+      const request = Buffer.from(
+        ['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close', `Authorization: ${raw}`, '', ''].join('\r\n'),
+        'latin1',
+      );
       const r = await rawRequest(ep.port, request);
       assert.ok([400, 401].includes(r.status), `${r.status} for ${JSON.stringify(raw).replaceAll(reader, 'TOKEN')}`);
     }
@@ -119,7 +135,17 @@ describe('Authorization headers on the wire', { timeout: 120_000 }, () => {
 
   test('the oracle itself, on hand-written values', () => {
     const yes = [[`Bearer ${reader}`], [`bearer   ${reader}`], [` \tBEARER ${reader} \t`]];
-    const no = [[], [`Bearer\t${reader}`], [`Bearer ${reader} x`], [`Bearer ${reader}`, `Bearer ${reader}`], [`Bearer  ${reader}\x01`], [`Basic ${reader}`], [`Bearer: ${reader}`], ['Bearer '], [reader]];
+    const no = [
+      [],
+      [`Bearer\t${reader}`],
+      [`Bearer ${reader} x`],
+      [`Bearer ${reader}`, `Bearer ${reader}`],
+      [`Bearer  ${reader}\x01`],
+      [`Basic ${reader}`],
+      [`Bearer: ${reader}`],
+      ['Bearer '],
+      [reader],
+    ];
     for (const v of yes) assert.equal(mustServe(v), true, JSON.stringify(v).replaceAll(reader, 'TOKEN'));
     for (const v of no) assert.equal(mustServe(v), false, JSON.stringify(v).replaceAll(reader, 'TOKEN'));
   });
@@ -138,10 +164,16 @@ describe('Authorization headers on the wire', { timeout: 120_000 }, () => {
 });
 
 describe('label values on the wire', { timeout: 120_000 }, () => {
-  const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '\n', ',', '=', ':', '{', '}', ' ', 'a', 'b', '1', '2', 'é'), maxLength: 8 });
+  const tricky = fc.string({
+    unit: fc.constantFrom('"', '\\', '\n', ',', '=', ':', '{', '}', ' ', 'a', 'b', '1', '2', 'é'),
+    maxLength: 8,
+  });
 
   async function fetchBody(format: 'text' | 'openmetrics', gzip: boolean): Promise<string> {
-    const accept = format === 'openmetrics' ? 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5' : 'text/plain;version=0.0.4';
+    const accept =
+      format === 'openmetrics'
+        ? 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5'
+        : 'text/plain;version=0.0.4';
     if (!gzip) {
       const r = await scrape(ep.port, { token: reader, headers: { accept } });
       assert.equal(r.status, 200);
@@ -150,14 +182,24 @@ describe('label values on the wire', { timeout: 120_000 }, () => {
     const https = await import('node:https');
     return new Promise((resolve, reject) => {
       https
-        .get({ host: '127.0.0.1', port: ep.port, path: '/metrics', rejectUnauthorized: false, agent: false, headers: { accept, 'accept-encoding': 'gzip', authorization: `Bearer ${reader}` } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const raw = Buffer.concat(chunks);
-            resolve((res.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8'));
-          });
-        })
+        .get(
+          {
+            host: '127.0.0.1',
+            port: ep.port,
+            path: '/metrics',
+            rejectUnauthorized: false,
+            agent: false,
+            headers: { accept, 'accept-encoding': 'gzip', authorization: `Bearer ${reader}` },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const raw = Buffer.concat(chunks);
+              resolve((res.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8'));
+            });
+          },
+        )
         .on('error', reject);
     });
   }
@@ -166,7 +208,8 @@ describe('label values on the wire', { timeout: 120_000 }, () => {
     const f = format === 'text' ? parseExposition(body).get(`${family}_total`) : parseOpenMetrics(body).get(family);
     assert.ok(f, `${family} missing from the ${format} exposition`);
     const out = new Map<string, number>();
-    for (const s of f.samples) if (!s.name.endsWith('_created')) out.set(JSON.stringify([s.labels['a'], s.labels['b']]), s.value);
+    for (const s of f.samples)
+      if (!s.name.endsWith('_created')) out.set(JSON.stringify([s.labels['a'], s.labels['b']]), s.value);
     return out;
   }
 
@@ -174,7 +217,10 @@ describe('label values on the wire', { timeout: 120_000 }, () => {
    * The series a collector must serve after one increment per tuple: one per distinct tuple, counted, labelled as
    * first seen. `identity` says which tuples a collector holds as one series.
    */
-  function expectedSeries(tuples: readonly (readonly [string, string])[], identity: (a: string, b: string) => string): Map<string, number> {
+  function expectedSeries(
+    tuples: readonly (readonly [string, string])[],
+    identity: (a: string, b: string) => string,
+  ): Map<string, number> {
     const byIdentity = new Map<string, { labels: string; count: number }>();
     for (const [a, b] of tuples) {
       const id = identity(a, b);
@@ -196,25 +242,44 @@ describe('label values on the wire', { timeout: 120_000 }, () => {
     const c = new promClient.Counter({ name: `${name}_total`, help: 'h', labelNames: ['a', 'b'] });
     c.labels(',b:', '').inc();
     c.labels('', ',b:').inc();
-    assert.deepEqual(seriesOf(await fetchBody('text', false), 'text', name), new Map([[JSON.stringify([',b:', '']), 2]]));
+    assert.deepEqual(
+      seriesOf(await fetchBody('text', false), 'text', name),
+      new Map([[JSON.stringify([',b:', '']), 2]]),
+    );
   });
 
   let run = 0;
   for (const [kind, make, identity] of [
-    ['ctrlmetrics Counter', (name: string) => new Counter({ name: `${name}_total`, help: 'h', labelNames: ['a', 'b'] }), distinctTuple],
-    ['prom-client Counter (a user\'s collector)', (name: string) => new promClient.Counter({ name: `${name}_total`, help: 'h', labelNames: ['a', 'b'] }), promClientKey],
+    [
+      'ctrlmetrics Counter',
+      (name: string) => new Counter({ name: `${name}_total`, help: 'h', labelNames: ['a', 'b'] }),
+      distinctTuple,
+    ],
+    [
+      "prom-client Counter (a user's collector)",
+      (name: string) => new promClient.Counter({ name: `${name}_total`, help: 'h', labelNames: ['a', 'b'] }),
+      promClientKey,
+    ],
   ] as const) {
     test(`${kind}: one series per distinct label tuple, round-trip in text and OpenMetrics, gzip or not`, async () => {
       await fc.assert(
-        fc.asyncProperty(fc.array(fc.tuple(tricky, tricky), { minLength: 1, maxLength: 8 }), fc.boolean(), async (tuples, gzip) => {
-          const name = `wire_prop_${kind.startsWith('prom') ? 'pc' : 'cm'}_${++run}`;
-          const c = make(name) as { labels(...v: string[]): { inc(): void } };
-          for (const [a, b] of tuples) c.labels(a, b).inc();
-          const expected = expectedSeries(tuples, identity);
-          for (const format of ['text', 'openmetrics'] as const) {
-            assert.deepEqual(seriesOf(await fetchBody(format, gzip), format, name), expected, `${format}${gzip ? ' gzip' : ''}`);
-          }
-        }),
+        fc.asyncProperty(
+          fc.array(fc.tuple(tricky, tricky), { minLength: 1, maxLength: 8 }),
+          fc.boolean(),
+          async (tuples, gzip) => {
+            const name = `wire_prop_${kind.startsWith('prom') ? 'pc' : 'cm'}_${++run}`;
+            const c = make(name) as { labels(...v: string[]): { inc(): void } };
+            for (const [a, b] of tuples) c.labels(a, b).inc();
+            const expected = expectedSeries(tuples, identity);
+            for (const format of ['text', 'openmetrics'] as const) {
+              assert.deepEqual(
+                seriesOf(await fetchBody(format, gzip), format, name),
+                expected,
+                `${format}${gzip ? ' gzip' : ''}`,
+              );
+            }
+          },
+        ),
         propertyParams(25),
       );
     });
@@ -231,9 +296,15 @@ describe('label values on the wire', { timeout: 120_000 }, () => {
     for (const format of ['text', 'openmetrics'] as const) {
       const got = seriesOf(await fetchBody(format, false), format, 'wire_collision');
       // prom-client kept the first label set it saw and counted both increments into it
-      assert.deepEqual(got, new Map([[JSON.stringify(['1,b:2', undefined]), 2]]), `${format}: ${JSON.stringify([...got])}`);
+      assert.deepEqual(
+        got,
+        new Map([[JSON.stringify(['1,b:2', undefined]), 2]]),
+        `${format}: ${JSON.stringify([...got])}`,
+      );
     }
-    const warnings = logs.lines.filter((l) => l.includes('"level":"warn"') && l.includes('"family":"wire_collision_total"'));
+    const warnings = logs.lines.filter(
+      (l) => l.includes('"level":"warn"') && l.includes('"family":"wire_collision_total"'),
+    );
     assert.equal(warnings.length, 1, 'one warning for the family, however many scrapes');
     assert.match(warnings[0], /metrics\.Counter/);
   });

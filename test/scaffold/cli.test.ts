@@ -25,10 +25,17 @@ function run(...args: string[]): Promise<{ code: number; stdout: string; stderr:
   return runWithEnv(process.env, ...args);
 }
 
-function runWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function runWithEnv(
+  env: NodeJS.ProcessEnv,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolveRun) => {
     execFile(process.execPath, [...cliArgs(), ...args], { cwd: ROOT, timeout: 60_000, env }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      const code = err
+        ? typeof (err as { code?: unknown }).code === 'number'
+          ? (err as { code: number }).code
+          : 1
+        : 0;
       resolveRun({ code, stdout, stderr });
     });
   });
@@ -37,7 +44,10 @@ function runWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: 
 function assertOneErrorLine(r: { code: number; stderr: string }, pattern: RegExp): void {
   assert.notEqual(r.code, 0, 'non-zero exit');
   // usage errors end with kubectl's hint line
-  const lines = r.stderr.trimEnd().split('\n').filter((l) => !/^See 'ctrlmetrics [a-z-]+ --help' for usage\.$/.test(l));
+  const lines = r.stderr
+    .trimEnd()
+    .split('\n')
+    .filter((l) => !/^See 'ctrlmetrics [a-z-]+ --help' for usage\.$/.test(l));
   assert.equal(lines.length, 1, `one error line, got: ${r.stderr}`);
   assert.match(lines[0], /^error: /);
   assert.match(lines[0], pattern);
@@ -68,7 +78,10 @@ test('init rejects invalid project names and domains with one error line and wri
   ];
   for (const [opts, pattern] of cases) {
     const dir = join(work, `bad-api-${opts.projectName.slice(0, 12)}-${opts.domain ?? ''}`);
-    await assert.rejects(initProject({ ...opts, dir }), (err: Error) => err instanceof ScaffoldError && pattern.test(err.message) && !err.message.includes('\n'));
+    await assert.rejects(
+      initProject({ ...opts, dir }),
+      (err: Error) => err instanceof ScaffoldError && pattern.test(err.message) && !err.message.includes('\n'),
+    );
     assert.equal(existsSync(dir), false, `nothing written for ${JSON.stringify(opts)}`);
   }
   const longest = join(work, 'longest');
@@ -90,22 +103,43 @@ test('init with no --ctrlmetrics-version packs the running ctrlmetrics into vend
     execFile('tar', ['-tzf', join(dir, tgz)], (err, stdout) => (err ? rej(err) : res(stdout))),
   );
   const entries = listing.split('\n').filter(Boolean);
-  for (const f of ['package/package.json', 'package/dist/src/index.js', 'package/dist/src/index.d.ts', 'package/dist/cli.js', 'package/LICENSE']) {
+  for (const f of [
+    'package/package.json',
+    'package/dist/src/index.js',
+    'package/dist/src/index.d.ts',
+    'package/dist/cli.js',
+    'package/LICENSE',
+  ]) {
     assert.ok(entries.includes(f), `${f} packed`);
   }
-  assert.deepEqual(entries.filter((e) => /^package\/(src|test|bench)\//.test(e) || e.endsWith('.map')), [], 'no sources, tests or source maps');
+  assert.deepEqual(
+    entries.filter((e) => /^package\/(src|test|bench)\//.test(e) || e.endsWith('.map')),
+    [],
+    'no sources, tests or source maps',
+  );
   const manifest = await new Promise<string>((res, rej) =>
     execFile('tar', ['-xzOf', join(dir, tgz), 'package/package.json'], (err, stdout) => (err ? rej(err) : res(stdout))),
   );
   assert.equal((JSON.parse(manifest) as { version: string }).version, own.version);
   // npm ci in the image's build stage reads the tarball, so it is copied before npm ci runs
   const dockerfile = readFileSync(join(dir, 'Dockerfile'), 'utf8');
-  assert.ok(dockerfile.indexOf('COPY vendor ./vendor\n') > 0 && dockerfile.indexOf('COPY vendor ./vendor\n') < dockerfile.indexOf('\nRUN '), dockerfile);
+  assert.ok(
+    dockerfile.indexOf('COPY vendor ./vendor\n') > 0 &&
+      dockerfile.indexOf('COPY vendor ./vendor\n') < dockerfile.indexOf('\nRUN '),
+    dockerfile,
+  );
 
   // a registry or git spec: used as given, nothing vendored
   const pinned = join(work, 'pinned');
-  assert.equal((await run('init', '--project-name', 'shop-op', '--dir', pinned, '--ctrlmetrics-version', '~0.1.0')).code, 0);
-  assert.equal((JSON.parse(readFileSync(join(pinned, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies.ctrlmetrics, '~0.1.0');
+  assert.equal(
+    (await run('init', '--project-name', 'shop-op', '--dir', pinned, '--ctrlmetrics-version', '~0.1.0')).code,
+    0,
+  );
+  assert.equal(
+    (JSON.parse(readFileSync(join(pinned, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
+      .dependencies.ctrlmetrics,
+    '~0.1.0',
+  );
   assert.equal(existsSync(join(pinned, 'vendor')), false);
   assert.doesNotMatch(readFileSync(join(pinned, 'Dockerfile'), 'utf8'), /vendor/);
 });
@@ -113,10 +147,21 @@ test('init with no --ctrlmetrics-version packs the running ctrlmetrics into vend
 test('init without npm on PATH says to pass --ctrlmetrics-version and writes nothing', async () => {
   const dir = join(work, 'no-npm');
   // PATH without npm (node itself is started by its absolute path)
-  const r = await runWithEnv({ ...process.env, PATH: join(work, 'empty-bin') }, 'init', '--project-name', 'demo', '--dir', dir);
+  const r = await runWithEnv(
+    { ...process.env, PATH: join(work, 'empty-bin') },
+    'init',
+    '--project-name',
+    'demo',
+    '--dir',
+    dir,
+  );
   assertOneErrorLine(r, /npm is not on PATH.*--ctrlmetrics-version <spec>/);
   assert.equal(existsSync(dir), false);
-  assert.deepEqual(readdirSync(work).filter((n) => n.includes('ctrlmetrics-init')), [], 'no staging directory left behind');
+  assert.deepEqual(
+    readdirSync(work).filter((n) => n.includes('ctrlmetrics-init')),
+    [],
+    'no staging directory left behind',
+  );
 });
 
 test('init into an unwritable location fails with one clear line and leaves nothing behind', async () => {
@@ -126,7 +171,10 @@ test('init into an unwritable location fails with one clear line and leaves noth
 
   const file = join(work, 'a-file');
   writeFileSync(file, 'not a directory');
-  await assert.rejects(initProject({ projectName: 'demo', dir: join(file, 'demo') }), /cannot write the project to .*a parent path is not a directory/);
+  await assert.rejects(
+    initProject({ projectName: 'demo', dir: join(file, 'demo') }),
+    /cannot write the project to .*a parent path is not a directory/,
+  );
   await assert.rejects(initProject({ projectName: 'demo', dir: file }), /it exists and is not a directory/);
   assert.equal(readFileSync(file, 'utf8'), 'not a directory');
   assert.deepEqual(
@@ -138,7 +186,17 @@ test('init into an unwritable location fails with one clear line and leaves noth
 
 test('init generates the project, refuses to overwrite it without --force, overwrites with --force', async () => {
   const dir = join(work, 'proj');
-  const r = await run('init', '--project-name', 'shop-op', '--domain', 'example.com', '--dir', dir, '--ctrlmetrics-version', `file:${ROOT}`);
+  const r = await run(
+    'init',
+    '--project-name',
+    'shop-op',
+    '--domain',
+    'example.com',
+    '--dir',
+    dir,
+    '--ctrlmetrics-version',
+    `file:${ROOT}`,
+  );
   assert.equal(r.code, 0, r.stderr);
   for (const f of [
     'package.json',
@@ -175,11 +233,21 @@ test('init generates the project, refuses to overwrite it without --force, overw
   ]) {
     assert.ok(existsSync(join(dir, f)), `${f} generated`);
   }
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    name: string;
+    dependencies: Record<string, string>;
+  };
   assert.equal(pkg.name, 'shop-op');
   assert.equal(pkg.dependencies.ctrlmetrics, `file:${ROOT}`);
   const kust = readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8');
-  for (const marker of ['[PROMETHEUS]', '[METRICS]', '[METRICS-WITH-CERTS]', '[PROMETHEUS-WITH-CERTS]', '[CERTMANAGER]', '[NETWORK POLICY]']) {
+  for (const marker of [
+    '[PROMETHEUS]',
+    '[METRICS]',
+    '[METRICS-WITH-CERTS]',
+    '[PROMETHEUS-WITH-CERTS]',
+    '[CERTMANAGER]',
+    '[NETWORK POLICY]',
+  ]) {
     assert.ok(kust.includes(marker), `section marker ${marker} kept`);
   }
   assert.match(kust, /^namespace: shop-op-system$/m);
@@ -207,15 +275,27 @@ test('edit: unknown option or missing project fails with one line and changes no
   const dir = join(work, 'edit-bad');
   await initProject({ projectName: 'demo', dir });
   const before = readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8');
-  assertOneErrorLine(await run('edit', '--enable', 'prometheus,webhooks', '--dir', dir), /unknown option "webhooks".*choose from prometheus, certmanager, metrics-tls, network-policy, grafana/);
+  assertOneErrorLine(
+    await run('edit', '--enable', 'prometheus,webhooks', '--dir', dir),
+    /unknown option "webhooks".*choose from prometheus, certmanager, metrics-tls, network-policy, grafana/,
+  );
   assertOneErrorLine(await run('edit', '--dir', dir), /nothing to do/);
-  await assert.rejects(editProject(dir, { enable: ['grafana'], disable: ['grafana'] }), /both enable and disable grafana/);
+  await assert.rejects(
+    editProject(dir, { enable: ['grafana'], disable: ['grafana'] }),
+    /both enable and disable grafana/,
+  );
   // an option turned on along with another one is as contradictory to disable in the same request
   const promBefore = readFileSync(join(dir, 'config/prometheus/kustomization.yaml'), 'utf8');
   const implicit = await run('edit', '--enable', 'metrics-tls', '--disable', 'prometheus', '--dir', dir);
   assert.equal(implicit.code, 1);
-  assertOneErrorLine(implicit, /cannot enable metrics-tls and disable prometheus: metrics-tls needs prometheus; nothing was written/);
-  assertOneErrorLine(await run('edit', '--enable', 'metrics-tls', '--disable', 'certmanager', '--dir', dir), /metrics-tls needs certmanager/);
+  assertOneErrorLine(
+    implicit,
+    /cannot enable metrics-tls and disable prometheus: metrics-tls needs prometheus; nothing was written/,
+  );
+  assertOneErrorLine(
+    await run('edit', '--enable', 'metrics-tls', '--disable', 'certmanager', '--dir', dir),
+    /metrics-tls needs certmanager/,
+  );
   assert.equal(readFileSync(join(dir, 'config/prometheus/kustomization.yaml'), 'utf8'), promBefore);
   assert.equal(readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), before);
   await assert.rejects(editProject(join(work, 'nowhere'), { enable: ['prometheus'] }), /not a ctrlmetrics project/);
@@ -226,20 +306,32 @@ test('edit refuses a result that kubectl kustomize cannot build, and puts the fi
   await initProject({ projectName: 'demo', dir });
   // the user's ServiceMonitor overlay lists a file that is not there: enabling prometheus would break the build
   const promFile = join(dir, 'config/prometheus/kustomization.yaml');
-  writeFileSync(promFile, readFileSync(promFile, 'utf8').replace('- monitor.yaml\n', '- monitor.yaml\n- missing-monitor.yaml\n'));
+  writeFileSync(
+    promFile,
+    readFileSync(promFile, 'utf8').replace('- monitor.yaml\n', '- monitor.yaml\n- missing-monitor.yaml\n'),
+  );
   const before = [readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), readFileSync(promFile, 'utf8')];
   const r = await run('edit', '--enable', 'prometheus', '--dir', dir);
   assert.equal(r.code, 1);
-  assertOneErrorLine(r, /the edited config\/default does not build with kubectl kustomize \(.*missing-monitor\.yaml.*\); nothing was changed/);
-  assert.deepEqual([readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), readFileSync(promFile, 'utf8')], before);
+  assertOneErrorLine(
+    r,
+    /the edited config\/default does not build with kubectl kustomize \(.*missing-monitor\.yaml.*\); nothing was changed/,
+  );
+  assert.deepEqual(
+    [readFileSync(join(dir, 'config/default/kustomization.yaml'), 'utf8'), readFileSync(promFile, 'utf8')],
+    before,
+  );
   // once the file exists, the same edit builds and is kept
-  writeFileSync(join(dir, 'config/prometheus/missing-monitor.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra-monitor-settings\n');
+  writeFileSync(
+    join(dir, 'config/prometheus/missing-monitor.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra-monitor-settings\n',
+  );
   const ok = await run('edit', '--enable', 'prometheus', '--dir', dir);
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(readOptionStateOf(dir).prometheus, true);
 });
 
-test('edit is idempotent and keeps the user\'s comments and entries; metrics-tls says it enabled prometheus', async () => {
+test("edit is idempotent and keeps the user's comments and entries; metrics-tls says it enabled prometheus", async () => {
   const dir = join(work, 'edit-user');
   await initProject({ projectName: 'demo', dir });
   const file = join(dir, 'config/default/kustomization.yaml');
@@ -270,7 +362,17 @@ test('edit is idempotent and keeps the user\'s comments and entries; metrics-tls
     assert.ok(text.includes('[METRICS-WITH-CERTS]') && text.includes('[PROMETHEUS]'), 'section markers kept');
   }
 
-  const off = await run('edit', '--disable', 'metrics-tls', '--disable', 'prometheus', '--disable', 'certmanager', '--dir', dir);
+  const off = await run(
+    'edit',
+    '--disable',
+    'metrics-tls',
+    '--disable',
+    'prometheus',
+    '--disable',
+    'certmanager',
+    '--dir',
+    dir,
+  );
   assert.equal(off.code, 0, off.stderr);
   const afterOff = readFileSync(file, 'utf8');
   assert.ok(afterOff.includes('# my team: extra objects below\n- extra.yaml'));

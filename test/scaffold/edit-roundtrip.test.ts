@@ -31,7 +31,10 @@ before(async () => {
   const edited = text
     .replace('namePrefix: demo-\n', 'namePrefix: demo-\n\n# team note: do not rename the prefix\n')
     .replace('- ../manager\n', '- ../manager\n# our own objects\n- extra.yaml\n')
-    .replace('#labels:\n#- includeSelectors: true\n#  pairs:\n#    team: platform\n', 'labels:\n- includeSelectors: false\n  pairs:\n    team: shop\n');
+    .replace(
+      '#labels:\n#- includeSelectors: true\n#  pairs:\n#    team: platform\n',
+      'labels:\n- includeSelectors: false\n  pairs:\n    team: shop\n',
+    );
   assert.notEqual(edited, text);
   writeFileSync(def, edited);
   const prom = join(userBase, FILES[1]);
@@ -66,14 +69,22 @@ function model(ops: Op[]): Set<ScaffoldOption> {
 
 const opArb = fc.record({ enable: fc.boolean(), option: fc.constantFrom(...SCAFFOLD_OPTIONS) });
 
-test('switching options on and all off again restores the user\'s files byte for byte', async () => {
+test("switching options on and all off again restores the user's files byte for byte", async () => {
   const original = read(userBase);
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 8 }), async (ops) => {
       const dir = copy();
       try {
         for (const op of ops) await editProject(dir, op.enable ? { enable: [op.option] } : { disable: [op.option] });
-        assert.deepEqual(new Set(Object.entries(readOptionState(dir)).filter(([, v]) => v).map(([k]) => k)), model(ops), 'options on');
+        assert.deepEqual(
+          new Set(
+            Object.entries(readOptionState(dir))
+              .filter(([, v]) => v)
+              .map(([k]) => k),
+          ),
+          model(ops),
+          'options on',
+        );
         await editProject(dir, { disable: [...SCAFFOLD_OPTIONS] });
         assert.deepEqual(read(dir), original);
       } finally {
@@ -101,7 +112,10 @@ test('the text depends only on the options reached, not on the way there', async
         for (const op of ops) await editProject(dir, op.enable ? { enable: [op.option] } : { disable: [op.option] });
         assert.deepEqual(read(dir), canonical.get(key), `ops ${JSON.stringify(ops)} → [${key}]`);
         const text = read(dir)[0];
-        assert.ok(text.includes('# team note: do not rename the prefix') && text.includes('# our own objects\n- extra.yaml'), 'user edits kept');
+        assert.ok(
+          text.includes('# team note: do not rename the prefix') && text.includes('# our own objects\n- extra.yaml'),
+          'user edits kept',
+        );
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -123,7 +137,15 @@ test('a kustomization with CRLF line ends keeps them: no \\r in any value, and a
       const dir = copy(crlfBase);
       try {
         for (const op of ops) await editProject(dir, op.enable ? { enable: [op.option] } : { disable: [op.option] });
-        assert.deepEqual(new Set(Object.entries(readOptionState(dir)).filter(([, v]) => v).map(([k]) => k)), model(ops), 'options on');
+        assert.deepEqual(
+          new Set(
+            Object.entries(readOptionState(dir))
+              .filter(([, v]) => v)
+              .map(([k]) => k),
+          ),
+          model(ops),
+          'options on',
+        );
         for (const text of read(dir)) {
           assert.doesNotMatch(text, /(^|[^\r])\n/, 'every line ends with CRLF');
           assert.doesNotMatch(text, /\r(?!\n)/, 'no carriage return other than in a line end');

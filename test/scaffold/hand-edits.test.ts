@@ -28,8 +28,12 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 function kustomize(dir: string): Promise<string> {
   return new Promise((res, rej) =>
-    execFile('kubectl', ['kustomize', join(dir, 'config/default')], { timeout: 30_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-      err ? rej(new Error(`kubectl kustomize failed: ${stderr || err.message}`)) : res(stdout),
+    execFile(
+      'kubectl',
+      ['kustomize', join(dir, 'config/default')],
+      { timeout: 30_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) =>
+        err ? rej(new Error(`kubectl kustomize failed: ${stderr || err.message}`)) : res(stdout),
     ),
   );
 }
@@ -77,9 +81,19 @@ async function assertRefused(dir: string, req: EditRequest, pattern: RegExp): Pr
 
 test('edit refuses a switched file referenced under another kustomize key (it would be applied twice)', async () => {
   const dir = project((d) =>
-    rewrite(d, DEF, (t) => t + 'patchesJson6902:\n- path: cert_metrics_manager_patch.yaml\n  target:\n    kind: Deployment\n    name: controller-manager\n'),
+    rewrite(
+      d,
+      DEF,
+      (t) =>
+        t +
+        'patchesJson6902:\n- path: cert_metrics_manager_patch.yaml\n  target:\n    kind: Deployment\n    name: controller-manager\n',
+    ),
   );
-  await assertRefused(dir, { enable: ['metrics-tls'] }, /refers to cert_metrics_manager_patch\.yaml under "patchesJson6902"/);
+  await assertRefused(
+    dir,
+    { enable: ['metrics-tls'] },
+    /refers to cert_metrics_manager_patch\.yaml under "patchesJson6902"/,
+  );
 
   const dir2 = project((d) => rewrite(d, DEF, (t) => t + 'components:\n- ../network-policy/\n'));
   await assertRefused(dir2, { enable: ['network-policy'] }, /refers to \.\.\/network-policy under "components"/);
@@ -90,7 +104,11 @@ test('edit refuses lists that are not lists, several documents and a missing TLS
   await assertRefused(notAList, { enable: ['certmanager'] }, /"replacements" is not a list/);
 
   const twoDocs = project((d) => rewrite(d, PROM, (t) => t + '---\nresources: []\n'));
-  await assertRefused(twoDocs, { enable: ['metrics-tls'] }, /config\/prometheus\/kustomization\.yaml must hold exactly one YAML document/);
+  await assertRefused(
+    twoDocs,
+    { enable: ['metrics-tls'] },
+    /config\/prometheus\/kustomization\.yaml must hold exactly one YAML document/,
+  );
 
   const noPatch = project((d) => rmSync(join(d, 'config/prometheus/monitor_tls_patch.yaml')));
   await assertRefused(noPatch, { enable: ['metrics-tls'] }, /config\/prometheus\/monitor_tls_patch\.yaml not found/);
@@ -134,7 +152,11 @@ test('edit refuses a kubebuilder-style replacement with both targets in one bloc
       create: true
 `;
   const dir = project((d) => rewrite(d, DEF, (t) => t.replace('#replacements:\n', combined)));
-  await assertRefused(dir, { enable: ['certmanager'] }, /replacement from controller-manager-metrics-service that ctrlmetrics edit does not know/);
+  await assertRefused(
+    dir,
+    { enable: ['certmanager'] },
+    /replacement from controller-manager-metrics-service that ctrlmetrics edit does not know/,
+  );
   // options that do not touch the replacements still work
   const r = await editProject(dir, { enable: ['network-policy'] });
   assert.deepEqual(r.changed, [DEF]);
@@ -164,7 +186,11 @@ test('init into an existing empty directory keeps that directory (a shell inside
   await initProject({ projectName: 'demo', dir });
   assert.equal(statSync(dir).ino, ino, 'same directory, not a replacement');
   assert.ok(readdirSync(dir).includes('package.json'));
-  assert.deepEqual(readdirSync(work).filter((e) => e.includes('ctrlmetrics-init')), [], 'no staging directory left');
+  assert.deepEqual(
+    readdirSync(work).filter((e) => e.includes('ctrlmetrics-init')),
+    [],
+    'no staging directory left',
+  );
 });
 
 test('a new project directory is readable by others like any directory (not the private mode of a temp dir)', async () => {
@@ -187,22 +213,35 @@ test('edit completes an option enabled by hand only in part, and removes the res
   // the manager does not serve
   const tls = project((d) => {
     rewrite(d, DEF, (t) => t.replace('#- ../prometheus\n', '- ../prometheus\n'));
-    rewrite(d, PROM, (t) => t.replace('#patches:\n#- path: monitor_tls_patch.yaml\n#  target:\n#    kind: ServiceMonitor\n', 'patches:\n- path: monitor_tls_patch.yaml\n  target:\n    kind: ServiceMonitor\n'));
+    rewrite(d, PROM, (t) =>
+      t.replace(
+        '#patches:\n#- path: monitor_tls_patch.yaml\n#  target:\n#    kind: ServiceMonitor\n',
+        'patches:\n- path: monitor_tls_patch.yaml\n  target:\n    kind: ServiceMonitor\n',
+      ),
+    );
   });
   const off = await editProject(tls, { disable: ['metrics-tls'] });
   assert.deepEqual(off.messages, ['metrics-tls was partly enabled by hand; disabled the rest of it']);
   assert.deepEqual(off.changed, [PROM]);
-  assert.equal(readFileSync(join(tls, PROM), 'utf8'), readFileSync(join(base, PROM), 'utf8'), 'back to the generated file');
+  assert.equal(
+    readFileSync(join(tls, PROM), 'utf8'),
+    readFileSync(join(base, PROM), 'utf8'),
+    'back to the generated file',
+  );
 });
 
 test('edit works on a kustomization a formatter re-indented (sequences indented under their key)', async () => {
   const dir = project((d) => {
     for (const rel of [DEF, PROM]) rewrite(d, rel, (t) => parseDocument(t).toString({ indentSeq: true, lineWidth: 0 }));
   });
-  assert.match(readFileSync(join(dir, DEF), 'utf8'), /^resources:\n(?:.*#.*\n)* {2}- \.\.\/rbac$/m, 'the test file uses indented sequences');
+  assert.match(
+    readFileSync(join(dir, DEF), 'utf8'),
+    /^resources:\n(?:.*#.*\n)* {2}- \.\.\/rbac$/m,
+    'the test file uses indented sequences',
+  );
   await editProject(dir, { enable: ['metrics-tls', 'network-policy'] });
   const text = readFileSync(join(dir, DEF), 'utf8');
-  assert.match(text, /^ {2}- \.\.\/prometheus$/m, 'entries switched on in the file\'s own style');
+  assert.match(text, /^ {2}- \.\.\/prometheus$/m, "entries switched on in the file's own style");
   assert.doesNotMatch(text, /^- /m, 'no entry in the other style');
   const built = await kustomize(dir);
   assert.match(built, /serverName: demo-controller-manager-metrics-service\.demo-system\.svc\n/);
@@ -218,7 +257,10 @@ test('edit changes both kustomizations or neither: a failed write of the second 
   const before = readFileSync(join(dir, DEF), 'utf8');
   await assert.rejects(editProject(dir, { enable: ['metrics-tls'] }), (err: unknown) => {
     assert.ok(err instanceof ScaffoldError);
-    assert.equal(err.message, 'cannot write config/prometheus/kustomization.yaml: a directory is in the way; nothing was changed');
+    assert.equal(
+      err.message,
+      'cannot write config/prometheus/kustomization.yaml: a directory is in the way; nothing was changed',
+    );
     return true;
   });
   assert.equal(readFileSync(join(dir, DEF), 'utf8'), before, 'config/default/kustomization.yaml restored');

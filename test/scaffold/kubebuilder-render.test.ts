@@ -17,7 +17,6 @@ import { initProject } from '../../src/scaffold/init.js';
 import { run, runCli } from '../helpers/process.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
- 
 type Any = any;
 
 const GROUP = 'batch.tutorial.kubebuilder.io';
@@ -29,10 +28,26 @@ let app: string;
 before(async () => {
   work = realpathSync(mkdtempSync(join(tmpdir(), 'ctrlmetrics-kubebuilder-render-')));
   app = join(work, 'project');
-  await initProject({ projectName: 'project', domain: 'tutorial.kubebuilder.io', dir: app, ctrlmetricsVersion: '^0.1.0' });
+  await initProject({
+    projectName: 'project',
+    domain: 'tutorial.kubebuilder.io',
+    dir: app,
+    ctrlmetricsVersion: '^0.1.0',
+  });
   for (const args of [
     ['create', 'api', '--group', 'batch', '--version', 'v1', '--kind', 'CronJob'],
-    ['create', 'webhook', '--group', 'batch', '--version', 'v1', '--kind', 'CronJob', '--defaulting', '--programmatic-validation'],
+    [
+      'create',
+      'webhook',
+      '--group',
+      'batch',
+      '--version',
+      'v1',
+      '--kind',
+      'CronJob',
+      '--defaulting',
+      '--programmatic-validation',
+    ],
     ['edit', '--enable', 'prometheus,metrics-tls'],
   ]) {
     const r = await runCli([...args, '--dir', app], { timeoutMs: 120_000 });
@@ -95,25 +110,32 @@ const DIFFERENCES: Array<{ what: string; why: string; drop: (objs: Any[]) => voi
   },
 ];
 
-test("kustomize renders the CronJob tutorial's objects as kubebuilder v4 did, but for the differences listed", { skip: SECOND_NODE_SKIP_COMPILER }, async () => {
-  const built = await run('kubectl', ['kustomize', join(app, 'config/default')], { timeoutMs: 60_000 });
-  assert.equal(built.code, 0, built.stderr);
-  const all = parseAllDocuments(built.stdout).map((d) => d.toJS());
-  // the CRD is compared by the generate golden tests (it comes from each project's own types); here, its name
-  const crds = all.filter((o) => o.kind === 'CustomResourceDefinition');
-  assert.deepEqual(crds.map((c) => c.metadata.name), [`cronjobs.${GROUP}`]);
-  const ours = all.filter((o) => o.kind !== 'CustomResourceDefinition');
-  const theirs = parseAllDocuments(readFileSync(FIXTURE, 'utf8')).map((d) => d.toJS());
-  const key = (o: Any) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-  // the same objects, in the same order (kustomize's by-kind order; within a kind, as the files list them)
-  assert.deepEqual(ours.map(key), theirs.map(key));
-  // what each difference removes is there before it is removed: a list that no longer applies fails here
-  const container = managerContainer(ours);
-  assert.deepEqual(container.command, ['/nodejs/bin/node', '/app/dist/main.js']);
-  assert.equal(ours.find((o) => o.kind === 'ServiceMonitor').spec.endpoints[0].port, 'https');
-  for (const d of DIFFERENCES) {
-    d.drop(ours);
-    d.drop(theirs);
-  }
-  for (const [i, o] of ours.entries()) assert.deepStrictEqual(o, theirs[i], key(o));
-});
+test(
+  "kustomize renders the CronJob tutorial's objects as kubebuilder v4 did, but for the differences listed",
+  { skip: SECOND_NODE_SKIP_COMPILER },
+  async () => {
+    const built = await run('kubectl', ['kustomize', join(app, 'config/default')], { timeoutMs: 60_000 });
+    assert.equal(built.code, 0, built.stderr);
+    const all = parseAllDocuments(built.stdout).map((d) => d.toJS());
+    // the CRD is compared by the generate golden tests (it comes from each project's own types); here, its name
+    const crds = all.filter((o) => o.kind === 'CustomResourceDefinition');
+    assert.deepEqual(
+      crds.map((c) => c.metadata.name),
+      [`cronjobs.${GROUP}`],
+    );
+    const ours = all.filter((o) => o.kind !== 'CustomResourceDefinition');
+    const theirs = parseAllDocuments(readFileSync(FIXTURE, 'utf8')).map((d) => d.toJS());
+    const key = (o: Any) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    // the same objects, in the same order (kustomize's by-kind order; within a kind, as the files list them)
+    assert.deepEqual(ours.map(key), theirs.map(key));
+    // what each difference removes is there before it is removed: a list that no longer applies fails here
+    const container = managerContainer(ours);
+    assert.deepEqual(container.command, ['/nodejs/bin/node', '/app/dist/main.js']);
+    assert.equal(ours.find((o) => o.kind === 'ServiceMonitor').spec.endpoints[0].port, 'https');
+    for (const d of DIFFERENCES) {
+      d.drop(ours);
+      d.drop(theirs);
+    }
+    for (const [i, o] of ours.entries()) assert.deepStrictEqual(o, theirs[i], key(o));
+  },
+);

@@ -23,7 +23,12 @@ const CERT_DIR = '/tmp/k8s-metrics-server/metrics-certs';
 const SECRET = 'metrics-server-cert';
 const OPTIONS: ScaffoldOption[] = ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'];
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [k: string]: any;
+};
 
 let work: string;
 let base: string;
@@ -37,8 +42,12 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 function kustomize(dir: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('kubectl', ['kustomize', join(dir, 'config/default')], { timeout: 30_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`kubectl kustomize failed: ${stderr || err.message}`)) : resolve(stdout),
+    execFile(
+      'kubectl',
+      ['kustomize', join(dir, 'config/default')],
+      { timeout: 30_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`kubectl kustomize failed: ${stderr || err.message}`)) : resolve(stdout),
     );
   });
 }
@@ -97,23 +106,38 @@ function expectedObjects(s: State): string[] {
 }
 
 function check(output: string, s: State, label: string): void {
-  assert.ok(!output.includes('SERVICE_NAME') && !output.includes('SERVICE_NAMESPACE'), `${label}: placeholders reached the build`);
-  const docs = parseAllDocuments(output).map((d) => d.toJSON() as Obj).filter(Boolean);
+  assert.ok(
+    !output.includes('SERVICE_NAME') && !output.includes('SERVICE_NAMESPACE'),
+    `${label}: placeholders reached the build`,
+  );
+  const docs = parseAllDocuments(output)
+    .map((d) => d.toJSON() as Obj)
+    .filter(Boolean);
   const key = (o: Obj): string => [o.kind, o.metadata.namespace, o.metadata.name].filter(Boolean).join('/');
   assert.deepEqual(docs.map(key).sort(), expectedObjects(s), `${label}: objects`);
   const get = (kind: string, name: string): Obj => docs.find((o) => o.kind === kind && o.metadata.name === name)!;
 
   const svc = get('Service', SVC);
-  assert.deepEqual(svc.spec.ports, [{ name: 'https', port: 8443, protocol: 'TCP', targetPort: 8443 }], `${label}: service ports`);
+  assert.deepEqual(
+    svc.spec.ports,
+    [{ name: 'https', port: 8443, protocol: 'TCP', targetPort: 8443 }],
+    `${label}: service ports`,
+  );
   assert.deepEqual(svc.spec.selector, { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': P });
 
-  assert.deepEqual(get('ClusterRole', `${P}-metrics-reader`).rules, [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+  assert.deepEqual(get('ClusterRole', `${P}-metrics-reader`).rules, [
+    { nonResourceURLs: ['/metrics'], verbs: ['get'] },
+  ]);
   assert.deepEqual(get('ClusterRole', `${P}-metrics-auth-role`).rules, [
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ]);
   const authBinding = get('ClusterRoleBinding', `${P}-metrics-auth-rolebinding`);
-  assert.deepEqual(authBinding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${P}-metrics-auth-role` });
+  assert.deepEqual(authBinding.roleRef, {
+    apiGroup: 'rbac.authorization.k8s.io',
+    kind: 'ClusterRole',
+    name: `${P}-metrics-auth-role`,
+  });
   assert.deepEqual(authBinding.subjects, [{ kind: 'ServiceAccount', name: SA, namespace: NS }]);
 
   const deploy = get('Deployment', `${P}-controller-manager`);
@@ -122,7 +146,11 @@ function check(output: string, s: State, label: string): void {
   const args = ['--metrics-bind-address=:8443', '--leader-elect', '--health-probe-bind-address=:8081'];
   if (s.tls) args.push(`--metrics-cert-path=${CERT_DIR}`);
   assert.deepEqual(c.args, args, `${label}: manager args`);
-  assert.deepEqual(c.volumeMounts, s.tls ? [{ mountPath: CERT_DIR, name: 'metrics-certs', readOnly: true }] : [], `${label}: mounts`);
+  assert.deepEqual(
+    c.volumeMounts,
+    s.tls ? [{ mountPath: CERT_DIR, name: 'metrics-certs', readOnly: true }] : [],
+    `${label}: mounts`,
+  );
   assert.deepEqual(
     pod.volumes,
     s.tls
@@ -143,7 +171,10 @@ function check(output: string, s: State, label: string): void {
       : [],
     `${label}: volumes`,
   );
-  assert.ok(c.ports.some((p: any) => p.containerPort === 8443 && p.name === 'https' && p.protocol === 'TCP'), `${label}: metrics containerPort`);
+  assert.ok(
+    c.ports.some((p: any) => p.containerPort === 8443 && p.name === 'https' && p.protocol === 'TCP'),
+    `${label}: metrics containerPort`,
+  );
   assert.equal(pod.serviceAccountName, SA);
   assert.equal(pod.securityContext.runAsNonRoot, true);
   assert.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault');
@@ -151,7 +182,10 @@ function check(output: string, s: State, label: string): void {
   assert.equal(c.securityContext.allowPrivilegeEscalation, false);
   assert.equal(c.livenessProbe.httpGet.port, 8081);
   assert.equal(c.readinessProbe.httpGet.port, 8081);
-  assert.deepEqual(deploy.spec.selector.matchLabels, { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': P });
+  assert.deepEqual(deploy.spec.selector.matchLabels, {
+    'control-plane': 'controller-manager',
+    'app.kubernetes.io/name': P,
+  });
 
   if (s.prometheus) {
     const sm = get('ServiceMonitor', `${P}-controller-manager-metrics-monitor`);
@@ -174,7 +208,10 @@ function check(output: string, s: State, label: string): void {
         : { insecureSkipVerify: true },
       `${label}: ServiceMonitor tlsConfig`,
     );
-    assert.deepEqual(sm.spec.selector.matchLabels, { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': P });
+    assert.deepEqual(sm.spec.selector.matchLabels, {
+      'control-plane': 'controller-manager',
+      'app.kubernetes.io/name': P,
+    });
   }
   if (s.certmanager) {
     const cert = get('Certificate', `${P}-metrics-certs`);
@@ -185,18 +222,33 @@ function check(output: string, s: State, label: string): void {
   }
   if (s.netpol) {
     const np = get('NetworkPolicy', `${P}-allow-metrics-traffic`);
-    assert.deepEqual(np.spec.podSelector, { matchLabels: { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': P } });
+    assert.deepEqual(np.spec.podSelector, {
+      matchLabels: { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': P },
+    });
     assert.deepEqual(np.spec.policyTypes, ['Ingress']);
     assert.deepEqual(np.spec.ingress, [
-      { from: [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }], ports: [{ port: 8443, protocol: 'TCP' }] },
+      {
+        from: [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }],
+        ports: [{ port: 8443, protocol: 'TCP' }],
+      },
     ]);
   }
   if (s.grafana) {
     const cm = get('ConfigMap', `${P}-grafana-dashboards`);
     assert.equal(cm.metadata.labels?.grafana_dashboard, '1');
-    const dashboards = Object.values(cm.data as Record<string, string>).map((j) => JSON.parse(j) as { panels: Array<{ targets: Array<{ expr: string }> }> });
+    const dashboards = Object.values(cm.data as Record<string, string>).map(
+      (j) => JSON.parse(j) as { panels: Array<{ targets: Array<{ expr: string }> }> },
+    );
     const exprs = dashboards.flatMap((d) => d.panels.flatMap((p) => p.targets.map((t) => t.expr))).join('\n');
-    for (const family of ['controller_runtime_reconcile_total', 'controller_runtime_reconcile_errors_total', 'controller_runtime_reconcile_time_seconds_bucket', 'workqueue_depth', 'workqueue_queue_duration_seconds_bucket', 'process_cpu_seconds_total', 'process_resident_memory_bytes']) {
+    for (const family of [
+      'controller_runtime_reconcile_total',
+      'controller_runtime_reconcile_errors_total',
+      'controller_runtime_reconcile_time_seconds_bucket',
+      'workqueue_depth',
+      'workqueue_queue_duration_seconds_bucket',
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+    ]) {
       assert.ok(exprs.includes(family), `${label}: a dashboard panel queries ${family}`);
     }
   }
@@ -209,7 +261,13 @@ test('all 32 option combinations, enabled on a fresh project, build with kubectl
     await editProject(dir, { enable: set });
     const has = (o: ScaffoldOption): boolean => set.includes(o);
     const tls = has('metrics-tls');
-    const state: State = { prometheus: has('prometheus') || tls, certmanager: has('certmanager') || tls, tls, netpol: has('network-policy'), grafana: has('grafana') };
+    const state: State = {
+      prometheus: has('prometheus') || tls,
+      certmanager: has('certmanager') || tls,
+      tls,
+      netpol: has('network-policy'),
+      grafana: has('grafana'),
+    };
     check(await kustomize(dir), state, `enable [${set.join(',')}]`);
   });
 });
@@ -239,13 +297,18 @@ test('the webhook NetworkPolicy, once listed, admits the webhook pod port 9443 f
   const dir = join(work, 'webhook-np');
   cpSync(base, dir, { recursive: true });
   const kust = join(dir, 'config/network-policy/kustomization.yaml');
-  writeFileSync(kust, readFileSync(kust, 'utf8').replace('#- allow-webhook-traffic.yaml', '- allow-webhook-traffic.yaml'));
+  writeFileSync(
+    kust,
+    readFileSync(kust, 'utf8').replace('#- allow-webhook-traffic.yaml', '- allow-webhook-traffic.yaml'),
+  );
   await editProject(dir, { enable: ['network-policy'] });
   const docs = parseAllDocuments(await kustomize(dir)).map((d) => d.toJSON() as Obj);
   const np = docs.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === `${P}-allow-webhook-traffic`);
   assert.ok(np, 'allow-webhook-traffic rendered');
   assert.equal(np.metadata.namespace, NS);
-  assert.deepEqual(np.spec.podSelector, { matchLabels: { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': P } });
+  assert.deepEqual(np.spec.podSelector, {
+    matchLabels: { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': P },
+  });
   // no `from`: the API server, which no namespaceSelector matches, must reach the pod port (not the Service's 443)
   assert.deepEqual(np.spec.ingress, [{ ports: [{ port: 9443, protocol: 'TCP' }] }]);
   assert.ok(docs.some((o) => o.kind === 'NetworkPolicy' && o.metadata.name === `${P}-allow-metrics-traffic`));

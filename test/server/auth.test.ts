@@ -113,18 +113,26 @@ describe('authentication and authorization', () => {
       const r = await request(metricsUrl(), { headers: bearer(bad) });
       assert.equal(r.status, 401);
       assert.equal(r.text, 'Unauthorized\n');
-      assert.equal(r.headers['www-authenticate'], 'Bearer error="invalid_token"', 'RFC 6750: the token sent was not accepted');
+      assert.equal(
+        r.headers['www-authenticate'],
+        'Bearer error="invalid_token"',
+        'RFC 6750: the token sent was not accepted',
+      );
     }
     assert.equal(apiCalls() - calls, 1, 'one TokenReview for three requests with the same bad token');
   });
 
-  test('token TTLs are controller-runtime\'s: a rejected token (the API sets status.error) is cached 1 min, an accepted one 1 min', async () => {
+  test("token TTLs are controller-runtime's: a rejected token (the API sets status.error) is cached 1 min, an accepted one 1 min", async () => {
     let now = 1_000_000;
     const clock = { now: () => now };
     const own = new FaultProxy(cluster.authority.url, cluster.authority.caPem);
     await own.start();
     const ep = createMetricsServer(
-      { bindAddress: '127.0.0.1:0', filterProvider: filters.authenticationAndAuthorization({ cacheClock: clock }), shutdownTimeoutMs: 2_000 },
+      {
+        bindAddress: '127.0.0.1:0',
+        filterProvider: filters.authenticationAndAuthorization({ cacheClock: clock }),
+        shutdownTimeoutMs: 2_000,
+      },
       { restConfig: { ...managerConfig, server: own.url, ca: own.caPem } },
     );
     await ep.start();
@@ -138,7 +146,11 @@ describe('authentication and authorization', () => {
       now += 59_999;
       assert.equal(await get(bad), 401);
       assert.equal(await get(readerToken), 200);
-      assert.equal(reviews(), 2, 'both answers still cached just before 1 min (the API answered the bad token with status.error)');
+      assert.equal(
+        reviews(),
+        2,
+        'both answers still cached just before 1 min (the API answered the bad token with status.error)',
+      );
       now += 2;
       assert.equal(await get(bad), 401);
       assert.equal(await get(readerToken), 200);
@@ -152,7 +164,10 @@ describe('authentication and authorization', () => {
   test('403 for an authenticated service account without the reader role, naming user, verb and path', async () => {
     const r = await request(metricsUrl(), { headers: bearer(strangerToken) });
     assert.equal(r.status, 403);
-    assert.equal(r.text, 'Authorization denied for user system:serviceaccount:monitoring:stranger (verb "get" on path "/metrics")\n');
+    assert.equal(
+      r.text,
+      'Authorization denied for user system:serviceaccount:monitoring:stranger (verb "get" on path "/metrics")\n',
+    );
   });
 
   test('the verb is the lower-cased HTTP method: HEAD needs "head", which the reader role does not grant', async () => {
@@ -175,12 +190,17 @@ describe('authentication and authorization', () => {
     secrets.push(token);
     const reviews = () => [proxy.count('/tokenreviews'), proxy.count('/subjectaccessreviews')];
     const [tr, sar] = reviews();
-    const replies = await Promise.all(Array.from({ length: 20 }, () => request(metricsUrl(), { headers: bearer(token) })));
-    assert.deepEqual(replies.map((r) => r.status), Array(20).fill(200));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () => request(metricsUrl(), { headers: bearer(token) })),
+    );
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      Array(20).fill(200),
+    );
     assert.deepEqual(reviews(), [tr + 1, sar + 1]);
     await request(metricsUrl(), { headers: bearer(token) });
     assert.deepEqual(reviews(), [tr + 1, sar + 1], 'a later scrape is answered from the caches');
-    assert.deepEqual(managerPosts, [], 'the filter never reviews through the manager\'s client');
+    assert.deepEqual(managerPosts, [], "the filter never reviews through the manager's client");
   });
 
   test('extra handlers are behind the same filter', async () => {
@@ -196,14 +216,22 @@ describe('authentication and authorization', () => {
   test('curl -sk with a bearer token', async () => {
     const curl = (cmd: string) =>
       new Promise<string>((resolve, reject) =>
-        execFile('sh', ['-c', cmd], { env: { ...process.env, TOKEN: readerToken, PORT: String(server.port) }, timeout: 15_000 }, (err, stdout) =>
-          err ? reject(err) : resolve(stdout),
+        execFile(
+          'sh',
+          ['-c', cmd],
+          { env: { ...process.env, TOKEN: readerToken, PORT: String(server.port) }, timeout: 15_000 },
+          (err, stdout) => (err ? reject(err) : resolve(stdout)),
         ),
       );
     const body = await curl('curl -sk -H "Authorization: Bearer $TOKEN" https://127.0.0.1:$PORT/metrics');
     assert.match(body, /^# TYPE certwatcher_read_certificate_errors_total counter$/m);
     assert.equal(await curl('curl -sk -o /dev/null -w "%{http_code}" https://127.0.0.1:$PORT/metrics'), '401');
-    assert.equal(await curl('curl -sk --compressed -o /dev/null -w "%{http_code} %{http_version}" -H "Authorization: Bearer $TOKEN" https://127.0.0.1:$PORT/metrics'), '200 1.1');
+    assert.equal(
+      await curl(
+        'curl -sk --compressed -o /dev/null -w "%{http_code} %{http_version}" -H "Authorization: Bearer $TOKEN" https://127.0.0.1:$PORT/metrics',
+      ),
+      '200 1.1',
+    );
   });
 });
 
@@ -236,7 +264,12 @@ describe('exposition', () => {
   test('a prom-client counter appears with no wiring, in text and in OpenMetrics, without being renamed', async () => {
     const text1 = await request(metricsUrl(), { headers: bearer(readerToken) });
     assert.match(text1.text, /^auth_test_widgets_total 3$/m);
-    const om = await request(metricsUrl(), { headers: { ...bearer(readerToken), Accept: 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5' } });
+    const om = await request(metricsUrl(), {
+      headers: {
+        ...bearer(readerToken),
+        Accept: 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5',
+      },
+    });
     assert.equal(om.status, 200);
     assert.match(String(om.headers['content-type']), /^application\/openmetrics-text; version=1\.0\.0/);
     assert.match(om.text, /^# TYPE auth_test_widgets counter$/m);
@@ -249,12 +282,18 @@ describe('exposition', () => {
     assert.match(text2.text, /^auth_test_widgets_total 3$/m);
   });
 
-  test('protobuf for Prometheus with native histograms on, gzipped, read back by client_golang\'s decoder', async () => {
+  test("protobuf for Prometheus with native histograms on, gzipped, read back by client_golang's decoder", async () => {
     // Prometheus 2.42's Accept header with --enable-feature=native-histograms (read from its binary)
-    const accept = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
-    const pb = await request(metricsUrl(), { headers: { ...bearer(readerToken), Accept: accept, 'Accept-Encoding': 'gzip' } });
+    const accept =
+      'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+    const pb = await request(metricsUrl(), {
+      headers: { ...bearer(readerToken), Accept: accept, 'Accept-Encoding': 'gzip' },
+    });
     assert.equal(pb.status, 200);
-    assert.equal(pb.headers['content-type'], 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=underscores');
+    assert.equal(
+      pb.headers['content-type'],
+      'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=underscores',
+    );
     assert.equal(pb.headers['content-encoding'], 'gzip');
     const text = await decodeProtobufWithGo(gunzipSync(pb.body));
     assert.match(text, /^# TYPE auth_test_widgets_total counter$/m);
@@ -268,7 +307,9 @@ describe('exposition', () => {
     assert.equal(gz.body[0], 0x1f);
     assert.equal(gz.body[1], 0x8b);
     assert.match(gz.text, /^auth_test_widgets_total 3$/m);
-    const refused = await request(metricsUrl(), { headers: { ...bearer(readerToken), 'Accept-Encoding': 'gzip;q=0, identity' } });
+    const refused = await request(metricsUrl(), {
+      headers: { ...bearer(readerToken), 'Accept-Encoding': 'gzip;q=0, identity' },
+    });
     assert.equal(refused.headers['content-encoding'], undefined);
     assert.match(refused.text, /^auth_test_widgets_total 3$/m);
   });
@@ -309,7 +350,10 @@ describe('the manager lacks the metrics-auth-role', () => {
       const r = await request(`${s.url}/metrics`, { headers: bearer(readerToken) });
       assert.equal(r.status, 500);
       assert.equal(r.text, 'Authentication failed\n');
-      assert.ok(logs.slice(before).some((l) => l.includes('metrics-auth-role')), 'the log names the missing role');
+      assert.ok(
+        logs.slice(before).some((l) => l.includes('metrics-auth-role')),
+        'the log names the missing role',
+      );
     } finally {
       await s.stop();
     }

@@ -18,14 +18,17 @@ after(() => {
 /** A plain HTTP server whose requests the guard counts; `/hold` answers only when released. */
 async function guarded(o: ConnectionGuardOptions) {
   let release: () => void = () => undefined;
-  const server = http.createServer({ keepAliveTimeout: 60_000, headersTimeout: 60_000, requestTimeout: 60_000 }, (req, res) => {
-    res.once('close', guard.requestStarted(req.socket));
-    if (req.url === '/hold') {
-      void new Promise<void>((r) => (release = r)).then(() => res.end('held'));
-      return;
-    }
-    res.end('ok');
-  });
+  const server = http.createServer(
+    { keepAliveTimeout: 60_000, headersTimeout: 60_000, requestTimeout: 60_000 },
+    (req, res) => {
+      res.once('close', guard.requestStarted(req.socket));
+      if (req.url === '/hold') {
+        void new Promise<void>((r) => (release = r)).then(() => res.end('held'));
+        return;
+      }
+      res.end('ok');
+    },
+  );
   const guard = new ConnectionGuard(server, o);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -44,7 +47,8 @@ function client(port: number) {
   return { s, closed, connected, text: () => text };
 }
 
-const isOpen = async (c: ReturnType<typeof client>, ms: number) => (await Promise.race([c.closed.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), ms))]));
+const isOpen = async (c: ReturnType<typeof client>, ms: number) =>
+  await Promise.race([c.closed.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), ms))]);
 
 describe('ConnectionGuard', () => {
   test('a connection that starts no request within the head timeout is closed; one that does is not', async () => {

@@ -80,7 +80,13 @@ export function handshake(port: number, opts: tls.ConnectionOptions = {}): Promi
     const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ...opts }, () => {
       clearTimeout(timer);
       const cert = s.getPeerCertificate();
-      resolve({ ok: true, alpn: s.alpnProtocol, protocol: s.getProtocol(), fingerprint: cert.fingerprint256, subjectAltName: cert.subjectaltname });
+      resolve({
+        ok: true,
+        alpn: s.alpnProtocol,
+        protocol: s.getProtocol(),
+        fingerprint: cert.fingerprint256,
+        subjectAltName: cert.subjectaltname,
+      });
       s.end();
     });
     s.on('error', (err: NodeJS.ErrnoException) => {
@@ -91,7 +97,12 @@ export function handshake(port: number, opts: tls.ConnectionOptions = {}): Promi
 }
 
 /** Polls `check` every `intervalMs` until it returns true; throws after `timeoutMs`. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000, intervalMs = 100): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 15_000,
+  intervalMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
@@ -112,7 +123,8 @@ export class SecretDir {
     const first = this.version === 0;
     const v = `..v${++this.version}`;
     await mkdir(join(this.dir, v), { recursive: true });
-    for (const [name, content] of Object.entries(files)) await writeFile(join(this.dir, v, name), content, { mode: 0o600 });
+    for (const [name, content] of Object.entries(files))
+      await writeFile(join(this.dir, v, name), content, { mode: 0o600 });
     const tmp = join(this.dir, '..data_tmp');
     await rm(tmp, { force: true });
     await symlink(v, tmp);

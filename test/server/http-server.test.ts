@@ -32,7 +32,11 @@ function raw(port: number, send: string | undefined, waitMs = 8_000): Promise<Se
     let answer = '';
     const timer = setTimeout(() => {
       sock.destroy();
-      reject(new Error(`the server kept the connection open for ${waitMs} ms; it answered ${JSON.stringify(answer.slice(0, 200))}`));
+      reject(
+        new Error(
+          `the server kept the connection open for ${waitMs} ms; it answered ${JSON.stringify(answer.slice(0, 200))}`,
+        ),
+      );
     }, waitMs);
     sock.setEncoding('latin1');
     sock.on('connect', () => send !== undefined && sock.write(send));
@@ -45,9 +49,13 @@ function raw(port: number, send: string | undefined, waitMs = 8_000): Promise<Se
   });
 }
 
-const ok = (_req: unknown, res: { writeHead: (s: number) => { end: (b: string) => void } }) => res.writeHead(200).end('ok\n');
+const ok = (_req: unknown, res: { writeHead: (s: number) => { end: (b: string) => void } }) =>
+  res.writeHead(200).end('ok\n');
 
-async function core(limits: ConstructorParameters<typeof HttpServer>[0]['limits'], handler = ok as ConstructorParameters<typeof HttpServer>[1]): Promise<HttpServer> {
+async function core(
+  limits: ConstructorParameters<typeof HttpServer>[0]['limits'],
+  handler = ok as ConstructorParameters<typeof HttpServer>[1],
+): Promise<HttpServer> {
   const s = new HttpServer({ bindAddress: '127.0.0.1:0', limits }, handler);
   await s.listen();
   return s;
@@ -86,7 +94,10 @@ test('an idle keep-alive connection is closed after keepAliveTimeoutMs', async (
     const seen = await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
     assert.match(seen.answer, /^HTTP\/1\.1 200 OK/);
     assert.match(seen.answer, /Keep-Alive: timeout=0/i);
-    assert.ok(seen.closedAfterMs >= 350 && seen.closedAfterMs < 3_000, `closed after ${Math.round(seen.closedAfterMs)} ms`);
+    assert.ok(
+      seen.closedAfterMs >= 350 && seen.closedAfterMs < 3_000,
+      `closed after ${Math.round(seen.closedAfterMs)} ms`,
+    );
   } finally {
     await s.close(1_000);
   }
@@ -112,7 +123,9 @@ test('close lets a request in flight finish; past its timeout it cuts the connec
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
   const s = await core({}, (_req, res) => {
-    void held.then(() => (res as { writeHead: (n: number) => { end: (b: string) => void } }).writeHead(200).end('late\n'));
+    void held.then(() =>
+      (res as { writeHead: (n: number) => { end: (b: string) => void } }).writeHead(200).end('late\n'),
+    );
   });
   const inFlight = raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
   await new Promise((r) => setTimeout(r, 100));
@@ -128,10 +141,13 @@ test('close lets a request in flight finish; past its timeout it cuts the connec
   assert.equal((await hanging).answer, '');
 });
 
-test('on a TLS server, a plain-HTTP request gets Go\'s 400', async () => {
+test("on a TLS server, a plain-HTTP request gets Go's 400", async () => {
   const ca = await generateCA('httpserver-test-ca');
   const pair = await issueServingCert(ca, ['127.0.0.1']);
-  const s = new HttpServer({ bindAddress: '127.0.0.1:0', tls: { options: { cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' } } }, ok);
+  const s = new HttpServer(
+    { bindAddress: '127.0.0.1:0', tls: { options: { cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' } } },
+    ok,
+  );
   await s.listen();
   try {
     assert.match(s.url, /^https:\/\/127\.0\.0\.1:\d+$/);
@@ -142,7 +158,7 @@ test('on a TLS server, a plain-HTTP request gets Go\'s 400', async () => {
   }
 });
 
-test('the manager\'s three servers are bounded by the core: oversize heads get 431 on metrics, webhooks and probes', async () => {
+test("the manager's three servers are bounded by the core: oversize heads get 431 on metrics, webhooks and probes", async () => {
   const ca = await generateCA('httpserver-servers-ca');
   const pair = await issueServingCert(ca, ['127.0.0.1']);
   writeFileSync(join(dir, 'tls.crt'), pair.certPem);
@@ -156,18 +172,27 @@ test('the manager\'s three servers are bounded by the core: oversize heads get 4
   await probes.start();
   try {
     // plain HTTP for metrics and probes; the webhook server speaks TLS only, so its head goes through a TLS socket
-    const metricsSeen = await raw(metrics.port, `GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
+    const metricsSeen = await raw(
+      metrics.port,
+      `GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+    );
     assert.match(metricsSeen.answer, /^HTTP\/1\.1 431 /, 'metrics: 16 KiB heads');
-    const probeSeen = await raw(probes.port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
+    const probeSeen = await raw(
+      probes.port,
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+    );
     assert.match(probeSeen.answer, /^HTTP\/1\.1 431 /, 'probes: 16 KiB heads');
     const tls = await import('node:tls');
     // just over the limit, so that the server has read (nearly) all of it when it answers and closes: bytes it
     // never read make its close a reset, which can overtake the answer — then the attempt is repeated
     const oversize = () =>
       new Promise<string>((resolve) => {
-        const sock = tls.connect({ host: '127.0.0.1', port: webhooks.port, ca: ca.certPem, servername: '127.0.0.1' }, () => {
-          sock.write(`POST /validate HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(1024 * 1024 + 1024)}\r\n\r\n`);
-        });
+        const sock = tls.connect(
+          { host: '127.0.0.1', port: webhooks.port, ca: ca.certPem, servername: '127.0.0.1' },
+          () => {
+            sock.write(`POST /validate HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(1024 * 1024 + 1024)}\r\n\r\n`);
+          },
+        );
         let got = '';
         sock.setEncoding('latin1');
         sock.on('data', (d: string) => (got += d));
@@ -176,7 +201,7 @@ test('the manager\'s three servers are bounded by the core: oversize heads get 4
       });
     let webhookAnswer = '';
     for (let attempt = 0; attempt < 5 && webhookAnswer === ''; attempt++) webhookAnswer = await oversize();
-    assert.match(webhookAnswer, /^HTTP\/1\.1 431 /, 'webhooks: controller-runtime\'s 1 MiB heads');
+    assert.match(webhookAnswer, /^HTTP\/1\.1 431 /, "webhooks: controller-runtime's 1 MiB heads");
   } finally {
     await Promise.all([metrics.stop(), webhooks.stop(), probes.stop()]);
   }

@@ -40,7 +40,10 @@ test('a server without enableHTTP2 never loads node:http2; one with it does', as
     env: { ...process.env, NODE_OPTIONS: '', SERVER_MODULE: SERVER },
     timeout: 60_000,
   });
-  const report = JSON.parse(stdout) as { loadedByNode: boolean } & Record<'h1' | 'h2', { status: number; http2Loaded: boolean }>;
+  const report = JSON.parse(stdout) as { loadedByNode: boolean } & Record<
+    'h1' | 'h2',
+    { status: number; http2Loaded: boolean }
+  >;
   assert.deepEqual(report, {
     loadedByNode: report.loadedByNode,
     h1: { status: 200, http2Loaded: report.loadedByNode },

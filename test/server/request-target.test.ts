@@ -22,7 +22,13 @@ before(async () => {
   const restConfig = await cluster.managerConfig();
   logs.secret(restConfig.token!);
   reader = logs.secret(await cluster.readerToken());
-  ep = await startSecureEndpoint(restConfig, { metrics: { extraHandlers: { '/echo': (req, res) => void collect(req as Readable).then((b) => res.end(`got ${b.length} bytes`)) } } });
+  ep = await startSecureEndpoint(restConfig, {
+    metrics: {
+      extraHandlers: {
+        '/echo': (req, res) => void collect(req as Readable).then((b) => res.end(`got ${b.length} bytes`)),
+      },
+    },
+  });
 });
 
 after(async () => {
@@ -44,17 +50,41 @@ function collect(req: Readable): Promise<Buffer> {
 const head = (lines: string[]) => [...lines, '', ''].join('\r\n');
 
 describe('absolute-form request targets', () => {
-  test('served like origin form: 200 with the token, 401 without; the URL\'s authority is ignored', async () => {
+  test("served like origin form: 200 with the token, 401 without; the URL's authority is ignored", async () => {
     const port = ep.port;
-    for (const target of [`https://127.0.0.1:${port}/metrics`, 'https://evil.example:1/metrics', 'HTTPS://127.0.0.1/metrics?x=1', 'http://localhost/metrics']) {
-      const ok = await rawRequest(port, head([`GET ${target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', `Authorization: Bearer ${reader}`]));
+    for (const target of [
+      `https://127.0.0.1:${port}/metrics`,
+      'https://evil.example:1/metrics',
+      'HTTPS://127.0.0.1/metrics?x=1',
+      'http://localhost/metrics',
+    ]) {
+      const ok = await rawRequest(
+        port,
+        head([`GET ${target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', `Authorization: Bearer ${reader}`]),
+      );
       assert.equal(ok.status, 200, `${target}: ${ok.text.slice(0, 200)}`);
       const anon = await rawRequest(port, head([`GET ${target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close']));
       assert.equal(anon.status, 401, target);
     }
-    const root = await rawRequest(port, head([`GET https://127.0.0.1:${port} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', `Authorization: Bearer ${reader}`]));
+    const root = await rawRequest(
+      port,
+      head([
+        `GET https://127.0.0.1:${port} HTTP/1.1`,
+        'Host: 127.0.0.1',
+        'Connection: close',
+        `Authorization: Bearer ${reader}`,
+      ]),
+    );
     assert.equal(root.status, 404, 'no path is "/", which is not served');
-    const other = await rawRequest(port, head([`GET https://127.0.0.1:${port}/metricsx HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', `Authorization: Bearer ${reader}`]));
+    const other = await rawRequest(
+      port,
+      head([
+        `GET https://127.0.0.1:${port}/metricsx HTTP/1.1`,
+        'Host: 127.0.0.1',
+        'Connection: close',
+        `Authorization: Bearer ${reader}`,
+      ]),
+    );
     assert.equal(other.status, 404);
   });
 });
@@ -63,7 +93,11 @@ describe('absolute-form request targets', () => {
  * Writes `head`, then up to `bodyBytes` of body as fast as the server takes them (chunked when `chunked`), until the
  * server closes or 15 s pass. Returns what was read and how many body bytes the socket accepted.
  */
-function sendBody(headText: string, bodyBytes: number, chunked: boolean): Promise<{ text: string; sent: number; closed: boolean }> {
+function sendBody(
+  headText: string,
+  bodyBytes: number,
+  chunked: boolean,
+): Promise<{ text: string; sent: number; closed: boolean }> {
   return new Promise((resolve) => {
     let text = '';
     let sent = 0;
@@ -81,7 +115,9 @@ function sendBody(headText: string, bodyBytes: number, chunked: boolean): Promis
     s.on('error', () => finish(true));
     s.on('close', () => finish(true));
     const piece = Buffer.alloc(64 * 1024, 0x61);
-    const framed = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+    const framed = chunked
+      ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+      : piece;
     s.once('secureConnect', () => {
       s.write(headText);
       const pump = () => {
@@ -103,7 +139,11 @@ describe('request bodies and Expect: 100-continue', () => {
   const MiB = 1024 * 1024;
 
   test('unauthenticated, 64 MiB declared: 413 at once, no 100 Continue, closed after a few MiB at most', async () => {
-    const r = await sendBody(head(['POST /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Expect: 100-continue', `Content-Length: ${64 * MiB}`]), 64 * MiB, false);
+    const r = await sendBody(
+      head(['POST /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Expect: 100-continue', `Content-Length: ${64 * MiB}`]),
+      64 * MiB,
+      false,
+    );
     assert.doesNotMatch(r.text, /100 Continue/);
     assert.match(r.text, /^HTTP\/1\.1 413 /);
     assert.match(r.text, /\r\nConnection: close\r\n/i);
@@ -112,7 +152,11 @@ describe('request bodies and Expect: 100-continue', () => {
   });
 
   test('unauthenticated, 64 MiB chunked (length unknown): 401, no 100 Continue, closed after a few MiB at most', async () => {
-    const r = await sendBody(head(['POST /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Expect: 100-continue', 'Transfer-Encoding: chunked']), 64 * MiB, true);
+    const r = await sendBody(
+      head(['POST /metrics HTTP/1.1', 'Host: 127.0.0.1', 'Expect: 100-continue', 'Transfer-Encoding: chunked']),
+      64 * MiB,
+      true,
+    );
     assert.doesNotMatch(r.text, /100 Continue/);
     assert.match(r.text, /^HTTP\/1\.1 401 /);
     assert.ok(r.closed, 'the server closed the connection');
@@ -121,7 +165,13 @@ describe('request bodies and Expect: 100-continue', () => {
 
   test('an unbound caller with a small body: 403, and the connection is closed rather than drained', async () => {
     const stranger = logs.secret(await cluster.serviceAccountToken('monitoring', 'stranger'));
-    const r = await rawRequest(ep.port, head(['POST /echo HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${stranger}`, 'Content-Length: 10']) + '0123456789', 15_000, true);
+    const r = await rawRequest(
+      ep.port,
+      head(['POST /echo HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${stranger}`, 'Content-Length: 10']) +
+        '0123456789',
+      15_000,
+      true,
+    );
     assert.equal(r.status, 403);
     assert.match(r.text, /\r\nConnection: close\r\n/i);
     assert.ok(r.closed);
@@ -141,7 +191,15 @@ describe('request bodies and Expect: 100-continue', () => {
     });
     s.on('error', () => undefined);
     await new Promise<void>((resolve) => s.once('secureConnect', () => resolve()));
-    s.write(head(['POST /echo HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${admin}`, 'Expect: 100-continue', 'Content-Length: 10']));
+    s.write(
+      head([
+        'POST /echo HTTP/1.1',
+        'Host: 127.0.0.1',
+        `Authorization: Bearer ${admin}`,
+        'Expect: 100-continue',
+        'Content-Length: 10',
+      ]),
+    );
     const t = setTimeout(() => s.destroy(), 10_000);
     await closed;
     clearTimeout(t);
@@ -188,10 +246,22 @@ describe('request bodies and Expect: 100-continue', () => {
   });
 
   test('a body over 4 KiB is refused with 413 before authentication, for any path', async () => {
-    const r = await rawRequest(ep.port, head(['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${reader}`, 'Content-Length: 4097']) + 'x'.repeat(4097), 15_000, true);
+    const r = await rawRequest(
+      ep.port,
+      head(['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${reader}`, 'Content-Length: 4097']) +
+        'x'.repeat(4097),
+      15_000,
+      true,
+    );
     assert.equal(r.status, 413);
     assert.match(r.text, /at most 4096 bytes/);
-    const small = await rawRequest(ep.port, head(['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${reader}`, 'Content-Length: 5']) + 'hello', 15_000, true);
+    const small = await rawRequest(
+      ep.port,
+      head(['GET /metrics HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${reader}`, 'Content-Length: 5']) +
+        'hello',
+      15_000,
+      true,
+    );
     assert.equal(small.status, 200, 'a small body is ignored by /metrics');
     assert.ok(small.closed, 'and the connection is closed after the answer');
   });

@@ -17,7 +17,12 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { generateCA, issueServingCert, type CertKeyPair } from '../../src/authority/pki.js';
 import { Counter, Registry } from '../../src/metrics/index.js';
-import { createMetricsServer, type MetricsOptions, type MetricsServer, type MetricsServerDeps } from '../../src/metrics/server/index.js';
+import {
+  createMetricsServer,
+  type MetricsOptions,
+  type MetricsServer,
+  type MetricsServerDeps,
+} from '../../src/metrics/server/index.js';
 import { setLogSink } from '../../src/util/log.js';
 import { handshake, request, SecretDir, waitFor } from './helpers.js';
 import { h2Get } from '../helpers/secure-endpoint.js';
@@ -104,12 +109,23 @@ describe('bind address', () => {
 
 describe('self-signed certificate (no certDir)', () => {
   test('covers localhost, 127.0.0.1, ::1, the host name and the extra names, and verifies against caPem', async () => {
-    const s = await serve({ extraDNSNames: ['metrics.ops.svc', 'metrics.ops.svc.cluster.local'], extraIPs: ['10.96.0.10'] });
+    const s = await serve({
+      extraDNSNames: ['metrics.ops.svc', 'metrics.ops.svc.cluster.local'],
+      extraIPs: ['10.96.0.10'],
+    });
     assert.ok(s.caPem?.includes('BEGIN CERTIFICATE'));
     const h = await handshake(s.port, { ca: s.caPem, rejectUnauthorized: true, servername: 'metrics.ops.svc' });
     assert.equal(h.ok, true, `handshake failed: ${h.code}`);
     const san = h.subjectAltName ?? '';
-    for (const want of ['DNS:localhost', `DNS:${os.hostname().toLowerCase()}`, 'DNS:metrics.ops.svc', 'DNS:metrics.ops.svc.cluster.local', 'IP Address:127.0.0.1', 'IP Address:0:0:0:0:0:0:0:1', 'IP Address:10.96.0.10']) {
+    for (const want of [
+      'DNS:localhost',
+      `DNS:${os.hostname().toLowerCase()}`,
+      'DNS:metrics.ops.svc',
+      'DNS:metrics.ops.svc.cluster.local',
+      'IP Address:127.0.0.1',
+      'IP Address:0:0:0:0:0:0:0:1',
+      'IP Address:10.96.0.10',
+    ]) {
       assert.ok(san.includes(want), `SANs ${san} lack ${want}`);
     }
     // verified by IP as well (the "missing IP SAN" complaint)
@@ -220,34 +236,47 @@ describe('certDir', () => {
     const vol = new SecretDir(dir);
     await vol.write({ 'tls.crt': pairA.certPem, 'tls.key': pairA.keyPem });
     const s = await serve({ certDir: dir });
-    assert.equal((await handshake(s.port, { ca: ca.certPem, rejectUnauthorized: true, servername: 'localhost' })).fingerprint, fingerprint(pairA.certPem));
+    assert.equal(
+      (await handshake(s.port, { ca: ca.certPem, rejectUnauthorized: true, servername: 'localhost' })).fingerprint,
+      fingerprint(pairA.certPem),
+    );
 
     // a keep-alive connection opened on pair A
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
     try {
-      const peerOf = (r: { socket: unknown }) => (r.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256;
+      const peerOf = (r: { socket: unknown }) =>
+        (r.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256;
       let firstSocketFp = '';
       await new Promise<void>((resolve, reject) => {
-        https.get(`${s.url}/metrics`, { agent }, (res) => {
-          firstSocketFp = peerOf(res);
-          res.resume();
-          res.on('end', resolve);
-        }).on('error', reject);
+        https
+          .get(`${s.url}/metrics`, { agent }, (res) => {
+            firstSocketFp = peerOf(res);
+            res.resume();
+            res.on('end', resolve);
+          })
+          .on('error', reject);
       });
       assert.equal(firstSocketFp, fingerprint(pairA.certPem));
 
       // rotate to pair B the kubelet's way: new cert served without a restart
       await vol.write({ 'tls.crt': pairB.certPem, 'tls.key': pairB.keyPem });
-      await waitFor('the rotated certificate', async () => (await handshake(s.port)).fingerprint === fingerprint(pairB.certPem), 15_000, 100);
+      await waitFor(
+        'the rotated certificate',
+        async () => (await handshake(s.port)).fingerprint === fingerprint(pairB.certPem),
+        15_000,
+        100,
+      );
 
       // the connection opened before the rotation still works (and still speaks with pair A)
       await new Promise<void>((resolve, reject) => {
-        https.get(`${s.url}/metrics`, { agent }, (res) => {
-          assert.equal(res.statusCode, 200);
-          assert.equal(peerOf(res), fingerprint(pairA.certPem));
-          res.resume();
-          res.on('end', resolve);
-        }).on('error', reject);
+        https
+          .get(`${s.url}/metrics`, { agent }, (res) => {
+            assert.equal(res.statusCode, 200);
+            assert.equal(peerOf(res), fingerprint(pairA.certPem));
+            res.resume();
+            res.on('end', resolve);
+          })
+          .on('error', reject);
       });
     } finally {
       agent.destroy();
@@ -257,20 +286,41 @@ describe('certDir', () => {
     const errorsBefore = sample((await request(`${s.url}/metrics`)).text, 'certwatcher_read_certificate_errors_total');
     assert.ok(errorsBefore >= 0, 'certwatcher_read_certificate_errors_total is exposed');
     const before = logs.length;
-    await vol.write({ 'tls.crt': '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n', 'tls.key': pairB.keyPem });
-    await waitFor('the watcher to report the corrupt certificate', () => logs.slice(before).some((l) => l.includes('keeping the previous certificate')), 15_000, 50);
+    await vol.write({
+      'tls.crt': '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n',
+      'tls.key': pairB.keyPem,
+    });
+    await waitFor(
+      'the watcher to report the corrupt certificate',
+      () => logs.slice(before).some((l) => l.includes('keeping the previous certificate')),
+      15_000,
+      50,
+    );
     assert.equal((await handshake(s.port)).fingerprint, fingerprint(pairB.certPem));
     const before2 = logs.length;
     await vol.write({ 'tls.crt': pairC.certPem, 'tls.key': pairA.keyPem });
-    await waitFor('the watcher to report the mismatched key', () => logs.slice(before2).some((l) => l.includes('does not match the certificate')), 15_000, 50);
+    await waitFor(
+      'the watcher to report the mismatched key',
+      () => logs.slice(before2).some((l) => l.includes('does not match the certificate')),
+      15_000,
+      50,
+    );
     assert.equal((await handshake(s.port)).fingerprint, fingerprint(pairB.certPem));
     const after = (await request(`${s.url}/metrics`)).text;
-    assert.ok(sample(after, 'certwatcher_read_certificate_errors_total') >= errorsBefore + 2, 'both failed reads are counted');
+    assert.ok(
+      sample(after, 'certwatcher_read_certificate_errors_total') >= errorsBefore + 2,
+      'both failed reads are counted',
+    );
     assert.ok(sample(after, 'certwatcher_read_certificate_total') >= 4, 'every read is counted');
 
     // and a good pair after the bad ones is picked up again
     await vol.write({ 'tls.crt': pairC.certPem, 'tls.key': pairC.keyPem });
-    await waitFor('recovery to pair C', async () => (await handshake(s.port)).fingerprint === fingerprint(pairC.certPem), 15_000, 100);
+    await waitFor(
+      'recovery to pair C',
+      async () => (await handshake(s.port)).fingerprint === fingerprint(pairC.certPem),
+      15_000,
+      100,
+    );
   });
 
   test('custom certName/keyName are used', async () => {
@@ -328,8 +378,14 @@ describe('routing and limits', () => {
   });
 
   test('/metrics cannot be overridden, and a path cannot be registered twice', () => {
-    assert.throws(() => createMetricsServer({ bindAddress: '127.0.0.1:0', extraHandlers: { '/metrics': () => undefined } }), /overriding the built-in \/metrics endpoint is not allowed/);
-    assert.throws(() => s.addExtraHandler('/metrics', () => undefined), /overriding the built-in \/metrics endpoint is not allowed/);
+    assert.throws(
+      () => createMetricsServer({ bindAddress: '127.0.0.1:0', extraHandlers: { '/metrics': () => undefined } }),
+      /overriding the built-in \/metrics endpoint is not allowed/,
+    );
+    assert.throws(
+      () => s.addExtraHandler('/metrics', () => undefined),
+      /overriding the built-in \/metrics endpoint is not allowed/,
+    );
     assert.throws(() => s.addExtraHandler('/debug/', () => undefined), /already registered/);
     assert.throws(() => s.addExtraHandler('debug', () => undefined), /must start with "\/"/);
   });
@@ -386,7 +442,11 @@ describe('routing and limits', () => {
 describe('scrapes', () => {
   test('concurrent scrapes share collects: the first starts one, those arriving while it runs share the next', async () => {
     const reg = new Registry();
-    const scrapes = new Counter({ name: 'shared_render_collects_total', help: 'Collects seen by the test collector.', registers: [] });
+    const scrapes = new Counter({
+      name: 'shared_render_collects_total',
+      help: 'Collects seen by the test collector.',
+      registers: [],
+    });
     let collects = 0;
     reg.register(scrapes);
     reg.register({
@@ -399,8 +459,15 @@ describe('scrapes', () => {
     });
     scrapes.inc(7);
     const s = await serve({ secureServing: false }, { registry: reg });
-    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => request(`${s.url}/metrics`, { headers: i % 2 ? { 'Accept-Encoding': 'gzip' } : {} })));
-    assert.deepEqual(replies.map((r) => r.status), Array(10).fill(200));
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        request(`${s.url}/metrics`, { headers: i % 2 ? { 'Accept-Encoding': 'gzip' } : {} }),
+      ),
+    );
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      Array(10).fill(200),
+    );
     assert.ok(replies.every((r) => /^shared_render_collects_total 7$/m.test(r.text)));
     assert.ok(collects <= 2, `at most two collects for ten concurrent scrapes (${collects})`);
   });
@@ -412,7 +479,9 @@ describe('slow clients', () => {
     const t0 = Date.now();
     const outcome = await new Promise<{ first: string; ms: number }>((resolve, reject) => {
       let first = '';
-      const c = tlsConnect({ host: '127.0.0.1', port: s.port, rejectUnauthorized: false }, () => c.write('GET /metrics HTTP/1.1\r\nHost: x\r\n'));
+      const c = tlsConnect({ host: '127.0.0.1', port: s.port, rejectUnauthorized: false }, () =>
+        c.write('GET /metrics HTTP/1.1\r\nHost: x\r\n'),
+      );
       c.on('data', (d: Buffer) => (first ||= d.toString('latin1').split('\r\n')[0]));
       c.on('close', () => resolve({ first, ms: Date.now() - t0 }));
       c.on('error', reject);
@@ -427,7 +496,7 @@ describe('slow clients', () => {
 });
 
 describe('holding connections without a request, HTTP/2 on', () => {
-  test('an idle TLS connection, a slow HTTP/1.1 head on the HTTP/2 server\'s fallback, and an HTTP/2 session without a stream are all closed within 10–14 s', async () => {
+  test("an idle TLS connection, a slow HTTP/1.1 head on the HTTP/2 server's fallback, and an HTTP/2 session without a stream are all closed within 10–14 s", async () => {
     const s = await serve({ enableHTTP2: true });
     const t0 = Date.now();
     const closedAfter = (open: (done: () => void) => void) =>
@@ -444,7 +513,10 @@ describe('holding connections without a request, HTTP/2 on', () => {
       c.on('close', done);
     });
     const slowHead = closedAfter((done) => {
-      const c = tlsConnect({ host: '127.0.0.1', port: s.port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => c.write('GET /metrics HTTP/1.1\r\n'));
+      const c = tlsConnect(
+        { host: '127.0.0.1', port: s.port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] },
+        () => c.write('GET /metrics HTTP/1.1\r\n'),
+      );
       const tick = setInterval(() => c.write('X'), 1_000);
       c.on('error', () => undefined);
       c.on('close', () => (clearInterval(tick), done()));
@@ -455,7 +527,11 @@ describe('holding connections without a request, HTTP/2 on', () => {
       session.on('close', done);
     });
     const ms = await Promise.all([idle, slowHead, noStream]);
-    for (const [what, t] of [['idle TLS', ms[0]], ['slow HTTP/1.1 head', ms[1]], ['HTTP/2 session without a stream', ms[2]]] as const) {
+    for (const [what, t] of [
+      ['idle TLS', ms[0]],
+      ['slow HTTP/1.1 head', ms[1]],
+      ['HTTP/2 session without a stream', ms[2]],
+    ] as const) {
       assert.ok(t >= 9_000 && t <= 14_000, `${what} closed after ${t} ms`);
     }
     const r = await request(`${s.url}/metrics`);
@@ -490,7 +566,11 @@ describe('a plain-HTTP request on the HTTPS port', () => {
   test('curl http:// on the HTTPS port shows the status and the reason', async () => {
     const s = await serve();
     // async: the server runs in this process
-    const { stdout: out } = await promisify(execFile)('curl', ['-s', '-w', '\n%{http_code}', `http://127.0.0.1:${s.port}/metrics`], { encoding: 'utf8', timeout: 20_000 });
+    const { stdout: out } = await promisify(execFile)(
+      'curl',
+      ['-s', '-w', '\n%{http_code}', `http://127.0.0.1:${s.port}/metrics`],
+      { encoding: 'utf8', timeout: 20_000 },
+    );
     assert.equal(out, 'Client sent an HTTP request to an HTTPS server.\n\n400');
   });
 
@@ -540,11 +620,22 @@ describe('graceful stop', () => {
     await s.start(ac.signal);
     assert.equal((await request(`${s.url}/metrics`)).status, 200);
     ac.abort();
-    await waitFor('the listener to close', async () => request(`${s.url}/metrics`, { timeoutMs: 1_000 }).then(() => false, (e: Error) => /ECONNREFUSED/.test(e.message)), 5_000);
+    await waitFor(
+      'the listener to close',
+      async () =>
+        request(`${s.url}/metrics`, { timeoutMs: 1_000 }).then(
+          () => false,
+          (e: Error) => /ECONNREFUSED/.test(e.message),
+        ),
+      5_000,
+    );
   });
 
   test('a request that hangs past shutdownTimeoutMs is cut and stop() returns', async () => {
-    const s = await serve({ shutdownTimeoutMs: 300, extraHandlers: { '/hang': () => new Promise<void>(() => undefined) } });
+    const s = await serve({
+      shutdownTimeoutMs: 300,
+      extraHandlers: { '/hang': () => new Promise<void>(() => undefined) },
+    });
     const hung = request(`${s.url}/hang`).then(
       () => 'answered',
       (e: Error) => e.message,

@@ -24,12 +24,25 @@ describe('bench harness: wrk', () => {
       assert.ok(valueFile, lua);
       assert.equal(readFileSync(valueFile, 'utf8'), `${secret}\n`);
       assert.equal(statSync(valueFile).mode & 0o777, 0o600);
-      const args = wrkArgs({ url: 'https://127.0.0.1:1/metrics', connections: 8, durationS: 3, headers: { Accept: 'text/plain' }, script, cpu: '1' });
+      const args = wrkArgs({
+        url: 'https://127.0.0.1:1/metrics',
+        connections: 8,
+        durationS: 3,
+        headers: { Accept: 'text/plain' },
+        script,
+        cpu: '1',
+      });
       assert.deepEqual(args.slice(0, 3), ['-c', '1', 'wrk']);
       assert.ok(args.includes(script));
       assert.ok(!args.join(' ').includes('not-a-real-token'));
       assert.throws(
-        () => wrkArgs({ url: 'https://127.0.0.1:1/metrics', connections: 1, durationS: 1, headers: { authorization: secret } }),
+        () =>
+          wrkArgs({
+            url: 'https://127.0.0.1:1/metrics',
+            connections: 1,
+            durationS: 1,
+            headers: { authorization: secret },
+          }),
         /not on the command line/,
       );
     } finally {
@@ -72,7 +85,10 @@ describe('bench harness: paired ratios', () => {
       [undefined, 1.0],
       [1.0, 0],
     ]);
-    assert.deepEqual(ratios.map((r) => Math.round(r * 100) / 100), [1.1, 0.98, 1.02]);
+    assert.deepEqual(
+      ratios.map((r) => Math.round(r * 100) / 100),
+      [1.1, 0.98, 1.02],
+    );
     assert.equal(fmtPaired(ratios), '+2.0% (−2.0%…+10.0%, 3 pairs)');
     assert.equal(fmtPaired([]), '–');
   });
@@ -81,12 +97,20 @@ describe('bench harness: paired ratios', () => {
 describe('bench harness: --trace-gc lines', () => {
   test("reads this Node's own trace of young and full collections", () => {
     // a real trace: allocation enough for scavenges, then two full collections forced with gc()
-    const code = 'let keep = []; for (let i = 0; i < 200000; i++) { keep.push({ i }); if (keep.length > 1000) keep = []; } gc(); gc();';
-    const out = execFileSync(process.execPath, ['--trace-gc', '--expose-gc', '--max-semi-space-size=1', '-e', code], { encoding: 'utf8', timeout: 30_000 });
+    const code =
+      'let keep = []; for (let i = 0; i < 200000; i++) { keep.push({ i }); if (keep.length > 1000) keep = []; } gc(); gc();';
+    const out = execFileSync(process.execPath, ['--trace-gc', '--expose-gc', '--max-semi-space-size=1', '-e', code], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     const lines = out.split('\n').filter((l) => l.includes(' ms: '));
     const events = lines.map(parseGcLine);
     assert.ok(lines.length >= 3, out);
-    assert.deepEqual(events.filter((e) => e === undefined), [], `every GC line is read:\n${out}`);
+    assert.deepEqual(
+      events.filter((e) => e === undefined),
+      [],
+      `every GC line is read:\n${out}`,
+    );
     const young = events.filter((e) => e && isYoungGc(e));
     const full = events.filter((e) => e && !isYoungGc(e));
     assert.ok(young.length >= 1, out);

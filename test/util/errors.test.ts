@@ -26,7 +26,9 @@ before(async () => {
   // inside the repository, so the copy resolves the same node_modules
   copyDir = await mkdtemp(join(ROOT, 'test', '.errors-copy-'));
   await cp(join(ROOT, 'src'), join(copyDir, 'src'), { recursive: true });
-  const entries = await Promise.all(['index.ts', 'exports/config.ts', 'exports/manager.ts'].map((f) => import(join(copyDir, 'src', f))));
+  const entries = await Promise.all(
+    ['index.ts', 'exports/config.ts', 'exports/manager.ts'].map((f) => import(join(copyDir, 'src', f))),
+  );
   other = Object.assign({}, ...entries) as typeof lib;
 });
 after(async () => {
@@ -49,7 +51,11 @@ test('every error class has its own stable code; subclasses are instances of the
   }
   assert.ok(new UsageError('x') instanceof CliError);
   assert.ok(!(new CliError('x') instanceof UsageError), 'a base is not an instance of its subclass');
-  assert.equal(new lib.AdmissionDeniedError(422, 'Invalid', 'x').status, 422, 'the HTTP status is `status`, as KubeApiError\'s');
+  assert.equal(
+    new lib.AdmissionDeniedError(422, 'Invalid', 'x').status,
+    422,
+    "the HTTP status is `status`, as KubeApiError's",
+  );
 });
 
 test('instanceof holds across two copies of the library, and only for the class (or its bases)', () => {
@@ -62,8 +68,15 @@ test('instanceof holds across two copies of the library, and only for the class 
   assert.ok(!(new lib.TerminalError('x') instanceof other.KubeApiError));
   // an error of the application's own, without the brand, by its prototype as always
   class Mine extends lib.KubeConfigError {}
-  assert.ok(new Mine('x') instanceof Mine && new Mine('x') instanceof lib.KubeConfigError && new Mine('x') instanceof other.KubeConfigError);
-  assert.ok(!(new lib.KubeConfigError('x') instanceof Mine), 'a subclass without a code of its own is told apart by its prototype');
+  assert.ok(
+    new Mine('x') instanceof Mine &&
+      new Mine('x') instanceof lib.KubeConfigError &&
+      new Mine('x') instanceof other.KubeConfigError,
+  );
+  assert.ok(
+    !(new lib.KubeConfigError('x') instanceof Mine),
+    'a subclass without a code of its own is told apart by its prototype',
+  );
   assert.ok(!(new Error('x') instanceof lib.CtrlmetricsError));
   assert.ok(!({ code: 'ERR_KUBE_API' } instanceof lib.KubeApiError), 'a look-alike object is not one');
 });
@@ -77,15 +90,27 @@ test('a wrap keeps what it wraps as cause: a kubeconfig whose CA file is missing
       'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1", certificate-authority: missing-ca.crt}}]\n' +
         'contexts: [{name: x, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: SECRET-TOKEN}}]\ncurrent-context: x\n',
     );
-    const err = await lib.loadRestConfig({ kubeconfig: file }).then(() => undefined, (e: unknown) => e);
+    const err = await lib.loadRestConfig({ kubeconfig: file }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof lib.KubeConfigError);
     assert.equal((err.cause as NodeJS.ErrnoException).code, 'ENOENT');
 
     // the CLI: one line, and with -v the chain, each cause with its code; never the token
-    const plain = await run(process.execPath, [...cliArgs(), 'monitors', '--kubeconfig', file, '-n', 'x']).then(() => undefined, (e: { stderr: string; code: number }) => e);
+    const plain = await run(process.execPath, [...cliArgs(), 'monitors', '--kubeconfig', file, '-n', 'x']).then(
+      () => undefined,
+      (e: { stderr: string; code: number }) => e,
+    );
     assert.equal(plain?.code, 1);
-    assert.equal(plain?.stderr, `error: cannot read the certificate authority ${join(dir, 'missing-ca.crt')}: ENOENT\n`);
-    const verbose = await run(process.execPath, [...cliArgs(), '-v', 'monitors', '--kubeconfig', file, '-n', 'x']).then(() => undefined, (e: { stderr: string; code: number }) => e);
+    assert.equal(
+      plain?.stderr,
+      `error: cannot read the certificate authority ${join(dir, 'missing-ca.crt')}: ENOENT\n`,
+    );
+    const verbose = await run(process.execPath, [...cliArgs(), '-v', 'monitors', '--kubeconfig', file, '-n', 'x']).then(
+      () => undefined,
+      (e: { stderr: string; code: number }) => e,
+    );
     assert.equal(verbose?.code, 1);
     assert.deepEqual(verbose?.stderr.split('\n'), [
       `error: cannot read the certificate authority ${join(dir, 'missing-ca.crt')}: ENOENT`,

@@ -20,7 +20,9 @@ function capture(fn: () => void): Record<string, unknown>[] {
 }
 
 test('log lines are JSON objects with level, logger, msg and fields', () => {
-  const [entry] = capture(() => createLogger('controller-runtime.metrics').info('Serving metrics server', { bindAddress: ':8443', secure: true }));
+  const [entry] = capture(() =>
+    createLogger('controller-runtime.metrics').info('Serving metrics server', { bindAddress: ':8443', secure: true }),
+  );
   assert.equal(entry?.level, 'info');
   assert.equal(entry?.logger, 'controller-runtime.metrics');
   assert.equal(entry?.msg, 'Serving metrics server');
@@ -47,7 +49,9 @@ test('credential fields and bearer tokens, JWTs and private keys inside strings 
 });
 
 test('child loggers carry the parent name and fields', () => {
-  const [entry] = capture(() => createLogger('manager', { a: 1 }).child('controller', { controller: 'cm' }).debug('hidden'));
+  const [entry] = capture(() =>
+    createLogger('manager', { a: 1 }).child('controller', { controller: 'cm' }).debug('hidden'),
+  );
   assert.equal(entry, undefined, 'debug is below the default threshold');
   const [e2] = capture(() => createLogger('manager', { a: 1 }).child('controller', { controller: 'cm' }).warn('w'));
   assert.equal(e2?.logger, 'manager.controller');
@@ -55,7 +59,7 @@ test('child loggers carry the parent name and fields', () => {
   assert.equal(e2?.controller, 'cm');
 });
 
-describe('configureLogging (controller-runtime\'s zap options)', () => {
+describe("configureLogging (controller-runtime's zap options)", () => {
   afterEach(() => configureLogging({ encoder: 'json', level: 'info', stacktraceLevel: 'panic' }, false));
 
   test('console encoder: time, LEVEL, logger, message, then the fields as JSON (redacted)', () => {
@@ -65,7 +69,10 @@ describe('configureLogging (controller-runtime\'s zap options)', () => {
       log.info('Serving metrics server', { bindAddress: ':8443', token: 'abc' });
       log.warn('request failed: Authorization: Bearer s3cr3t');
     });
-    assert.match(a, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\tINFO\tcontroller-runtime\.metrics\tServing metrics server\t\{"bindAddress":":8443","token":"\[REDACTED\]"\}$/);
+    assert.match(
+      a,
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\tINFO\tcontroller-runtime\.metrics\tServing metrics server\t\{"bindAddress":":8443","token":"\[REDACTED\]"\}$/,
+    );
     assert.match(b, /^\S+\tWARN\tcontroller-runtime\.metrics\trequest failed: Authorization: Bearer \[REDACTED\]$/);
   });
 
@@ -83,7 +90,7 @@ describe('configureLogging (controller-runtime\'s zap options)', () => {
     const [warn, error] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(warn.stacktrace, undefined);
     assert.match(String(error.stacktrace), /log\.test\.ts/, 'the stack starts at the caller');
-    assert.doesNotMatch(String(error.stacktrace), /util[\\/]log\.ts/, 'without the logger\'s own frames');
+    assert.doesNotMatch(String(error.stacktrace), /util[\\/]log\.ts/, "without the logger's own frames");
   });
 
   test('development mode: console, debug level, stack traces from warn', () => {
@@ -101,7 +108,10 @@ describe('configureLogging (controller-runtime\'s zap options)', () => {
 
   test('level panic silences everything; an explicit level overrides the mode', () => {
     configureLogging({ level: 'panic' }, false);
-    assert.deepEqual(lines(() => createLogger('t').error('x')), []);
+    assert.deepEqual(
+      lines(() => createLogger('t').error('x')),
+      [],
+    );
     configureLogging({ development: true, level: 'error', encoder: 'json' }, false);
     const out = lines(() => {
       createLogger('t').warn('hidden');
@@ -129,7 +139,11 @@ describe('configureLogging (controller-runtime\'s zap options)', () => {
     assert.match(String(ts('iso8601').value), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.match(String(ts('rfc3339').value), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const nano = ts('rfc3339nano');
-    assert.match(String(nano.value), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z$/, 'trailing zeros of the fraction dropped');
+    assert.match(
+      String(nano.value),
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z$/,
+      'trailing zeros of the fraction dropped',
+    );
     assert.ok(Date.parse(String(nano.value)) >= nano.before - 999 && Date.parse(String(nano.value)) <= nano.after);
   });
 });

@@ -10,7 +10,7 @@ import { Workqueue } from '../../src/controller/workqueue.js';
 
 const DAY = 24 * 3600_000;
 
-test('the clock model: a plain timer of 30 days fires after 1 ms, as Node\'s does', async () => {
+test("the clock model: a plain timer of 30 days fires after 1 ms, as Node's does", async () => {
   const clock = new ManualClock();
   let fired = false;
   clock.setTimeout(() => (fired = true), 30 * DAY);
@@ -52,7 +52,7 @@ test('after(0) runs on a later turn, never synchronously', async () => {
   assert.equal(fired, true);
 });
 
-test('a 30-day addAfter (a reconciler\'s requeueAfterMs) does not run early', async () => {
+test("a 30-day addAfter (a reconciler's requeueAfterMs) does not run early", async () => {
   const clock = new ManualClock();
   const q = new Workqueue<string>({ name: 'timers_test', metrics: false, clock });
   q.addAfter('x', 30 * DAY);
@@ -69,7 +69,7 @@ test('a 30-day addAfter (a reconciler\'s requeueAfterMs) does not run early', as
   q.shutDown();
 });
 
-test('with Node\'s own timers, a 30-day after() has not fired 50 ms later', async () => {
+test("with Node's own timers, a 30-day after() has not fired 50 ms later", async () => {
   let fired = false;
   const cancel = after(30 * DAY, () => (fired = true));
   await new Promise((r) => setTimeout(r, 50));
@@ -89,7 +89,10 @@ test('an API call with a 30-day timeout is not cut after 1 ms (the socket timeou
     const v = await client.get<{ major: string }>('/version', { timeoutMs: 30 * DAY });
     assert.equal(typeof v.major, 'string');
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(warnings.filter((w) => w === 'TimeoutOverflowWarning'), []);
+    assert.deepEqual(
+      warnings.filter((w) => w === 'TimeoutOverflowWarning'),
+      [],
+    );
   } finally {
     process.off('warning', onWarning);
     client.close();

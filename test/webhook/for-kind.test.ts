@@ -21,12 +21,22 @@ interface Memcached {
 }
 
 const MEMCACHED = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' };
-const m = (spec: Memcached['spec'], name = 'm1'): Memcached => ({ ...MEMCACHED, metadata: { name, namespace: 'default' }, spec });
+const m = (spec: Memcached['spec'], name = 'm1'): Memcached => ({
+  ...MEMCACHED,
+  metadata: { name, namespace: 'default' },
+  spec,
+});
 
 describe("controller-runtime's paths for a kind", () => {
   test('group dots become dashes, the kind is lower-cased, the core group leaves a double dash', () => {
-    assert.equal(webhookPath('mutate', 'cache.example.com/v1alpha1', 'Memcached'), '/mutate-cache-example-com-v1alpha1-memcached');
-    assert.equal(webhookPath('validate', 'batch.tutorial.kubebuilder.io/v1', 'CronJob'), '/validate-batch-tutorial-kubebuilder-io-v1-cronjob');
+    assert.equal(
+      webhookPath('mutate', 'cache.example.com/v1alpha1', 'Memcached'),
+      '/mutate-cache-example-com-v1alpha1-memcached',
+    );
+    assert.equal(
+      webhookPath('validate', 'batch.tutorial.kubebuilder.io/v1', 'CronJob'),
+      '/validate-batch-tutorial-kubebuilder-io-v1-cronjob',
+    );
     assert.equal(webhookPath('mutate', 'v1', 'Pod'), '/mutate--v1-pod');
     assert.equal(webhookPath('validate', 'apps/v1', 'Deployment'), '/validate-apps-v1-deployment');
     const w = new Webhook({ for: MEMCACHED, validator: {} });
@@ -57,7 +67,10 @@ describe('a defaulter and a validator for Memcached', () => {
         default(obj) {
           if (obj.metadata.name === 'boom') (undefined as unknown as { x: number }).x = 1;
           if (obj.metadata.name === 'refuse') throw new Error('defaulting is switched off for this one');
-          if (obj.metadata.name === 'proto') calls.push(`proto: ${Object.getPrototypeOf(obj) === Object.prototype} ${(obj as { polluted?: unknown }).polluted} ${Object.keys(obj).includes('__proto__')}`);
+          if (obj.metadata.name === 'proto')
+            calls.push(
+              `proto: ${Object.getPrototypeOf(obj) === Object.prototype} ${(obj as { polluted?: unknown }).polluted} ${Object.keys(obj).includes('__proto__')}`,
+            );
           obj.spec.image ??= 'memcached:1.6.26-alpine3.19';
           obj.spec.size ??= 1;
         },
@@ -66,13 +79,16 @@ describe('a defaulter and a validator for Memcached', () => {
         validateCreate(obj) {
           calls.push(`create ${obj.metadata.name}`);
           if (obj.spec.image && !obj.spec.image.includes(':')) {
-            throw AdmissionDeniedError.invalid({ group: 'cache.example.com', kind: 'Memcached' }, obj.metadata.name, [{ field: 'spec.image', message: `Invalid value: "${obj.spec.image}": must name a tag` }]);
+            throw AdmissionDeniedError.invalid({ group: 'cache.example.com', kind: 'Memcached' }, obj.metadata.name, [
+              { field: 'spec.image', message: `Invalid value: "${obj.spec.image}": must name a tag` },
+            ]);
           }
           return obj.spec.size === 3 ? ['spec.size is at its maximum (3)'] : undefined;
         },
         validateUpdate(oldObj, obj) {
           calls.push(`update ${oldObj.spec.size}→${obj.spec.size}`);
-          if ((obj.spec.size ?? 0) < (oldObj.spec.size ?? 0)) throw Object.assign(new Error('scaling down is not allowed'), { warnings: ['ask the owner'] });
+          if ((obj.spec.size ?? 0) < (oldObj.spec.size ?? 0))
+            throw Object.assign(new Error('scaling down is not allowed'), { warnings: ['ask the owner'] });
         },
         validateDelete(obj) {
           calls.push(`delete ${obj.metadata.name}`);
@@ -91,7 +107,9 @@ describe('a defaulter and a validator for Memcached', () => {
   test('the defaulter: a JSON Patch of the fields it set; nothing set, no patch; DELETE untouched', async () => {
     const set = await admit(server.url, mutate, { object: m({}) }, ca.certPem);
     assert.equal(set.allowed, true);
-    const ops = (set.patch as Array<{ op: string; path: string; value: unknown }>).map((o) => `${o.op} ${o.path} ${JSON.stringify(o.value)}`).sort();
+    const ops = (set.patch as Array<{ op: string; path: string; value: unknown }>)
+      .map((o) => `${o.op} ${o.path} ${JSON.stringify(o.value)}`)
+      .sort();
     assert.deepEqual(ops, ['add /spec/image "memcached:1.6.26-alpine3.19"', 'add /spec/size 1']);
     const same = await admit(server.url, mutate, { object: m({ image: 'memcached:1.6', size: 2 }) }, ca.certPem);
     assert.deepEqual([same.allowed, same.patch, same.status], [true, undefined, { metadata: {}, code: 200 }]);
@@ -103,7 +121,9 @@ describe('a defaulter and a validator for Memcached', () => {
 
   test('the defaulter gets a copy in which a key named __proto__ is a plain field, not the prototype', async () => {
     // JSON.parse keeps "__proto__" as an own property; the copy handed to the defaulter must too
-    const object = JSON.parse(`{"apiVersion":"cache.example.com/v1alpha1","kind":"Memcached","metadata":{"name":"proto","namespace":"default"},"spec":{},"__proto__":{"polluted":"yes"}}`) as Record<string, unknown>;
+    const object = JSON.parse(
+      `{"apiVersion":"cache.example.com/v1alpha1","kind":"Memcached","metadata":{"name":"proto","namespace":"default"},"spec":{},"__proto__":{"polluted":"yes"}}`,
+    ) as Record<string, unknown>;
     const answer = await admit(server.url, mutate, { object }, ca.certPem);
     assert.equal(answer.allowed, true);
     assert.deepEqual(calls.at(-1), 'proto: true undefined true');
@@ -113,11 +133,20 @@ describe('a defaulter and a validator for Memcached', () => {
 
   test('the defaulter throwing: an Error denies with 403 and its message; an engine bug is a recovered panic (500)', async () => {
     const refused = await admit(server.url, mutate, { object: m({}, 'refuse') }, ca.certPem);
-    assert.deepEqual(refused.status, { metadata: {}, message: 'defaulting is switched off for this one', reason: 'Forbidden', code: 403 });
+    assert.deepEqual(refused.status, {
+      metadata: {},
+      message: 'defaulting is switched off for this one',
+      reason: 'Forbidden',
+      code: 403,
+    });
     const boom = await admit(server.url, mutate, { object: m({}, 'boom') }, ca.certPem);
     assert.equal(boom.allowed, false);
     assert.equal(boom.uid, 'u-1');
-    assert.deepEqual(boom.status, { metadata: {}, message: "panic: Cannot set properties of undefined (setting 'x') [recovered]", code: 500 });
+    assert.deepEqual(boom.status, {
+      metadata: {},
+      message: "panic: Cannot set properties of undefined (setting 'x') [recovered]",
+      code: 500,
+    });
   });
 
   test('the validator: create with and without warnings; a 422 with the invalid field; update sees the old object first; delete sees oldObject', async () => {
@@ -132,11 +161,26 @@ describe('a defaulter and a validator for Memcached', () => {
       status: 'Failure',
       message: 'Memcached.cache.example.com "m1" is invalid: spec.image: Invalid value: "memcached": must name a tag',
       reason: 'Invalid',
-      details: { name: 'm1', group: 'cache.example.com', kind: 'Memcached', causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "memcached": must name a tag', field: 'spec.image' }] },
+      details: {
+        name: 'm1',
+        group: 'cache.example.com',
+        kind: 'Memcached',
+        causes: [
+          { reason: 'FieldValueInvalid', message: 'Invalid value: "memcached": must name a tag', field: 'spec.image' },
+        ],
+      },
       code: 422,
     });
-    const down = await admit(server.url, validate, { operation: 'UPDATE', oldObject: m({ size: 3 }), object: m({ size: 1 }) }, ca.certPem);
-    assert.deepEqual([down.allowed, down.status.code, down.status.reason, down.status.message, down.warnings], [false, 403, 'Forbidden', 'scaling down is not allowed', ['ask the owner']]);
+    const down = await admit(
+      server.url,
+      validate,
+      { operation: 'UPDATE', oldObject: m({ size: 3 }), object: m({ size: 1 }) },
+      ca.certPem,
+    );
+    assert.deepEqual(
+      [down.allowed, down.status.code, down.status.reason, down.status.message, down.warnings],
+      [false, 403, 'Forbidden', 'scaling down is not allowed', ['ask the owner']],
+    );
     await admit(server.url, validate, { operation: 'DELETE', object: null, oldObject: m({}, 'gone') }, ca.certPem);
     assert.deepEqual(calls.slice(-2), ['update 3→1', 'delete gone']);
     const connect = await admit(server.url, validate, { operation: 'CONNECT', object: {} }, ca.certPem);

@@ -22,11 +22,13 @@ interface Memcached {
 
 function readyz(url: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    http.get(`${url}/readyz?verbose`, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    }).on('error', reject);
+    http
+      .get(`${url}/readyz?verbose`, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      })
+      .on('error', reject);
   });
 }
 
@@ -64,32 +66,59 @@ describe('webhooks in the manager', () => {
       webhook: { bindAddress: '127.0.0.1:0', certDir: dir },
     });
     mgr.add(memcachedWebhook());
-    assert.throws(() => mgr.add(memcachedWebhook()), /a webhook is already registered at \/mutate-cache-example-com-v1alpha1-memcached and \/validate-cache-example-com-v1alpha1-memcached/);
+    assert.throws(
+      () => mgr.add(memcachedWebhook()),
+      /a webhook is already registered at \/mutate-cache-example-com-v1alpha1-memcached and \/validate-cache-example-com-v1alpha1-memcached/,
+    );
     const stop = new AbortController();
     const running = mgr.start(stop.signal);
     try {
       await mgr.ready();
       const url = mgr.webhookServer.url;
       assert.match(url, /^https:\/\/127\.0\.0\.1:\d+$/);
-      const mutated = await admit(url, '/mutate-cache-example-com-v1alpha1-memcached', { object: { metadata: { name: 'm' }, spec: {} } }, ca.certPem);
+      const mutated = await admit(
+        url,
+        '/mutate-cache-example-com-v1alpha1-memcached',
+        { object: { metadata: { name: 'm' }, spec: {} } },
+        ca.certPem,
+      );
       assert.deepEqual(mutated.patch, [{ op: 'add', path: '/spec/image', value: 'memcached:1.6.26-alpine3.19' }]);
-      const warned = await admit(url, '/validate-cache-example-com-v1alpha1-memcached', { object: { metadata: { name: 'm' }, spec: { size: 3 } } }, ca.certPem);
+      const warned = await admit(
+        url,
+        '/validate-cache-example-com-v1alpha1-memcached',
+        { object: { metadata: { name: 'm' }, spec: { size: 3 } } },
+        ca.certPem,
+      );
       assert.deepEqual(warned.warnings, ['spec.size is at its maximum (3)']);
       const ready = await readyz(mgr.healthProbeServer!.url);
       assert.equal(ready.status, 200, ready.text);
       assert.match(ready.text, /^\[\+\]webhook ok$/m);
       const scraped = await httpsGet(`${mgr.metricsServer!.url}/metrics`);
-      assert.match(scraped.body, /^controller_runtime_webhook_requests_total\{code="200",webhook="\/mutate-cache-example-com-v1alpha1-memcached"\} [1-9]/m);
-      assert.match(scraped.body, /^controller_runtime_webhook_requests_in_flight\{webhook="\/validate-cache-example-com-v1alpha1-memcached"\} 0$/m);
+      assert.match(
+        scraped.body,
+        /^controller_runtime_webhook_requests_total\{code="200",webhook="\/mutate-cache-example-com-v1alpha1-memcached"\} [1-9]/m,
+      );
+      assert.match(
+        scraped.body,
+        /^controller_runtime_webhook_requests_in_flight\{webhook="\/validate-cache-example-com-v1alpha1-memcached"\} 0$/m,
+      );
     } finally {
       stop.abort();
       await running;
     }
-    await assert.rejects(admit(mgr.webhookServer.url, '/validate-cache-example-com-v1alpha1-memcached', { object: {} }, ca.certPem), 'stopped with the manager');
+    await assert.rejects(
+      admit(mgr.webhookServer.url, '/validate-cache-example-com-v1alpha1-memcached', { object: {} }, ca.certPem),
+      'stopped with the manager',
+    );
   });
 
   test('no webhook: no webhook port is opened and no certificate is needed', async () => {
-    const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, webhook: { certDir: join(dir, 'nowhere') } });
+    const mgr = new Manager({
+      restConfig: cluster.authority.restConfig,
+      handleSignals: false,
+      metrics: { bindAddress: '0' },
+      webhook: { certDir: join(dir, 'nowhere') },
+    });
     const stop = new AbortController();
     const running = mgr.start(stop.signal);
     await mgr.ready();
@@ -99,8 +128,18 @@ describe('webhooks in the manager', () => {
   });
 
   test('missing certificate files fail start, naming the file', async () => {
-    const mgr = new Manager({ restConfig: cluster.authority.restConfig, handleSignals: false, metrics: { bindAddress: '0' }, webhook: { bindAddress: '127.0.0.1:0', certDir: join(dir, 'nowhere') } });
+    const mgr = new Manager({
+      restConfig: cluster.authority.restConfig,
+      handleSignals: false,
+      metrics: { bindAddress: '0' },
+      webhook: { bindAddress: '127.0.0.1:0', certDir: join(dir, 'nowhere') },
+    });
     mgr.add(memcachedWebhook());
-    await assert.rejects(mgr.start(), (err: Error) => err.message.startsWith('failed to start webhook server: ') && err.message.includes(join(dir, 'nowhere', 'tls.crt')));
+    await assert.rejects(
+      mgr.start(),
+      (err: Error) =>
+        err.message.startsWith('failed to start webhook server: ') &&
+        err.message.includes(join(dir, 'nowhere', 'tls.crt')),
+    );
   });
 });

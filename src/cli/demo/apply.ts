@@ -36,7 +36,17 @@ export async function applyObject(client: KubeClient, obj: PlainObject): Promise
   if (obj.kind === 'Namespace' || obj.kind === 'ServiceAccount') return; // nothing of ours to update
   try {
     const current = await client.get<PlainObject>(path, { timeoutMs: 15_000 });
-    await client.replace(path, { ...obj, metadata: { ...obj.metadata, resourceVersion: (current.metadata as { resourceVersion?: string }).resourceVersion } }, { timeoutMs: 15_000 });
+    await client.replace(
+      path,
+      {
+        ...obj,
+        metadata: {
+          ...obj.metadata,
+          resourceVersion: (current.metadata as { resourceVersion?: string }).resourceVersion,
+        },
+      },
+      { timeoutMs: 15_000 },
+    );
   } catch (err) {
     throw describe(err, obj, 'update');
   }
@@ -48,7 +58,12 @@ function describe(err: unknown, obj: PlainObject, verb: string): Error {
 }
 
 /** A TokenRequest for a service account; returns the token and when it expires. */
-export async function requestToken(client: KubeClient, namespace: string, name: string, expirationSeconds: number): Promise<{ token: string; expiresAt: number }> {
+export async function requestToken(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  expirationSeconds: number,
+): Promise<{ token: string; expiresAt: number }> {
   const res = await client.create<{ status?: { token?: string; expirationTimestamp?: string } }>(
     `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(name)}/token`,
     { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds } },
@@ -56,7 +71,9 @@ export async function requestToken(client: KubeClient, namespace: string, name: 
   );
   const token = res.status?.token;
   if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
-  const exp = res.status?.expirationTimestamp ? Date.parse(res.status.expirationTimestamp) : Date.now() + expirationSeconds * 1000;
+  const exp = res.status?.expirationTimestamp
+    ? Date.parse(res.status.expirationTimestamp)
+    : Date.now() + expirationSeconds * 1000;
   return { token, expiresAt: exp };
 }
 
@@ -67,10 +84,19 @@ export async function requestToken(client: KubeClient, namespace: string, name: 
 export async function checkApiReachable(client: KubeClient, server: string): Promise<void> {
   let status: number;
   try {
-    ({ status } = await client.raw('GET', '/version', { timeoutMs: 10_000, retry: { steps: 2, baseMs: 300, factor: 2, jitter: 0.2 } }));
+    ({ status } = await client.raw('GET', '/version', {
+      timeoutMs: 10_000,
+      retry: { steps: 2, baseMs: 300, factor: 2, jitter: 0.2 },
+    }));
   } catch (err) {
-    throw new Error(`cannot reach the Kubernetes API at ${server}: ${err instanceof Error ? err.message : String(err)} (check --kubeconfig and that the cluster is running)`, { cause: err });
+    throw new Error(
+      `cannot reach the Kubernetes API at ${server}: ${err instanceof Error ? err.message : String(err)} (check --kubeconfig and that the cluster is running)`,
+      { cause: err },
+    );
   }
-  if (status === 401) throw new Error(`the Kubernetes API at ${server} rejected the kubeconfig's credentials (401 Unauthorized): refresh the token or client certificate`);
+  if (status === 401)
+    throw new Error(
+      `the Kubernetes API at ${server} rejected the kubeconfig's credentials (401 Unauthorized): refresh the token or client certificate`,
+    );
   if (status >= 500) throw new Error(`the Kubernetes API at ${server} is not healthy: GET /version answered ${status}`);
 }

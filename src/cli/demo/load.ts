@@ -38,7 +38,10 @@ export class DemoLoad {
       kind: 'Secret',
       metadata: { name: 'demo-credentials', namespace: this.namespace, labels: MANAGED },
       type: 'Opaque',
-      data: { username: Buffer.from('demo').toString('base64'), password: Buffer.from(String(Date.now())).toString('base64') },
+      data: {
+        username: Buffer.from('demo').toString('base64'),
+        password: Buffer.from(String(Date.now())).toString('base64'),
+      },
     });
     this.timer = setInterval(() => void this.step(), this.intervalMs);
     this.timer.unref();
@@ -56,12 +59,20 @@ export class DemoLoad {
     const n = ++this.tick;
     try {
       const name = `demo-${n % OBJECTS}`;
-      await this.client.mergePatch(`/api/v1/namespaces/${this.namespace}/configmaps/${name}`, { data: { revision: String(n) } }, { timeoutMs: 10_000 });
+      await this.client.mergePatch(
+        `/api/v1/namespaces/${this.namespace}/configmaps/${name}`,
+        { data: { revision: String(n) } },
+        { timeoutMs: 10_000 },
+      );
       if (n % 5 === 0) {
         // a new key now and then, so the secret controller has something to record
-        await this.client.mergePatch(`/api/v1/namespaces/${this.namespace}/secrets/demo-credentials`, {
-          data: { [`key-${n % 4}`]: Buffer.from(String(n)).toString('base64') },
-        }, { timeoutMs: 10_000 });
+        await this.client.mergePatch(
+          `/api/v1/namespaces/${this.namespace}/secrets/demo-credentials`,
+          {
+            data: { [`key-${n % 4}`]: Buffer.from(String(n)).toString('base64') },
+          },
+          { timeoutMs: 10_000 },
+        );
       }
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 0 && !this.timer)) {

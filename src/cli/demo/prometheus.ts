@@ -19,7 +19,10 @@ import type { Logger } from '../../util/log.js';
 /** The graphs the banner links to: PromQL over the demo's controllers. */
 export const DEMO_GRAPHS: ReadonlyArray<{ title: string; expr: string }> = [
   { title: 'reconciles/s per controller', expr: 'sum by (controller) (rate(controller_runtime_reconcile_total[1m]))' },
-  { title: 'p90 reconcile latency per controller', expr: 'histogram_quantile(0.9, sum by (controller, le) (rate(controller_runtime_reconcile_time_seconds_bucket[1m])))' },
+  {
+    title: 'p90 reconcile latency per controller',
+    expr: 'histogram_quantile(0.9, sum by (controller, le) (rate(controller_runtime_reconcile_time_seconds_bucket[1m])))',
+  },
 ];
 
 /** A running Prometheus of the demo. */
@@ -48,13 +51,26 @@ export async function findPrometheus(path = process.env.PATH ?? ''): Promise<str
 }
 
 /** The demo's scrape job: `prometheus-config` of the scaffold's ServiceMonitor, as kustomize names it for the demo. */
-export function demoScrapeJob(o: { metricsUrl: string; secure: boolean; tokenFile?: string; caFile?: string; intervalSeconds: number }): Record<string, unknown> {
+export function demoScrapeJob(o: {
+  metricsUrl: string;
+  secure: boolean;
+  tokenFile?: string;
+  caFile?: string;
+  intervalSeconds: number;
+}): Record<string, unknown> {
   const files = configPrometheus({ projectName: PROJECT, domain: 'ctrlmetrics.dev', ctrlmetricsVersion: '*' });
-  const monitor = parseYaml(files['config/prometheus/monitor.yaml']) as { metadata: { name: string; namespace: string } };
+  const monitor = parseYaml(files['config/prometheus/monitor.yaml']) as {
+    metadata: { name: string; namespace: string };
+  };
   monitor.metadata.name = `${PROJECT}-${monitor.metadata.name}`;
   monitor.metadata.namespace = SYSTEM_NAMESPACE;
   const url = new URL(o.metricsUrl);
-  const [job] = buildScrapeConfigs([monitor], { target: url.host, tokenFile: o.tokenFile, caFile: o.caFile, pod: `${PROJECT}-controller-manager` });
+  const [job] = buildScrapeConfigs([monitor], {
+    target: url.host,
+    tokenFile: o.tokenFile,
+    caFile: o.caFile,
+    pod: `${PROJECT}-controller-manager`,
+  });
   const j = job;
   j.scrape_interval = `${o.intervalSeconds}s`;
   j.scrape_timeout = `${o.intervalSeconds}s`;
@@ -90,14 +106,22 @@ export async function startDemoPrometheus(o: {
   const dir = join(o.stateDir, 'prometheus');
   await mkdir(join(dir, 'data'), { recursive: true, mode: 0o700 });
   const configFile = join(dir, 'prometheus.yml');
-  const config = { global: { scrape_interval: `${o.intervalSeconds}s`, evaluation_interval: `${o.intervalSeconds}s` }, scrape_configs: [o.job] };
+  const config = {
+    global: { scrape_interval: `${o.intervalSeconds}s`, evaluation_interval: `${o.intervalSeconds}s` },
+    scrape_configs: [o.job],
+  };
   await writeFile(configFile, `# written by ctrlmetrics demo --prometheus\n${toYaml(config)}`);
   const logFile = join(dir, 'prometheus.log');
   const out = createWriteStream(logFile, { flags: 'a' });
   await new Promise<void>((r) => out.once('open', () => r()));
   const child: ChildProcess = spawn(
     o.binary,
-    [`--config.file=${configFile}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=${o.listen}`, '--log.level=warn'],
+    [
+      `--config.file=${configFile}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=${o.listen}`,
+      '--log.level=warn',
+    ],
     { stdio: ['ignore', out, out] },
   );
   const exited = new Promise<number | string>((resolve) => {
@@ -120,14 +144,21 @@ export async function startDemoPrometheus(o: {
     if (gone !== undefined) {
       out.end();
       const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-3).join('\n');
-      throw new CliError(`prometheus exited (${gone}) before it was ready${tail ? `:\n${tail}` : ''}\n(its log: ${logFile}; pick another address with --prometheus-address)`);
+      throw new CliError(
+        `prometheus exited (${gone}) before it was ready${tail ? `:\n${tail}` : ''}\n(its log: ${logFile}; pick another address with --prometheus-address)`,
+      );
     }
     if (o.signal?.aborted) break;
-    const ready = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) {
       await stop();
-      throw new CliError(`prometheus did not become ready at ${url} within ${Math.round((o.readyTimeoutMs ?? 30_000) / 1000)}s (its log: ${logFile})`);
+      throw new CliError(
+        `prometheus did not become ready at ${url} within ${Math.round((o.readyTimeoutMs ?? 30_000) / 1000)}s (its log: ${logFile})`,
+      );
     }
   }
   o.log.info('prometheus is ready', { url, dir });

@@ -42,7 +42,11 @@ export function demoRbac(): PlainObject[] {
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(MANAGER_SA, SYSTEM_NAMESPACE) },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(SCRAPER_SA, SYSTEM_NAMESPACE) },
     clusterRole(MANAGER_ROLE, [
-      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
     ]),
     clusterRoleBinding(`${PROJECT}-manager-rolebinding`, MANAGER_ROLE, MANAGER_SA),
@@ -50,7 +54,13 @@ export function demoRbac(): PlainObject[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: meta(LEADER_ELECTION_ROLE, SYSTEM_NAMESPACE),
-      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }],
+      rules: [
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+        },
+      ],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',

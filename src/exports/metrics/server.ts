@@ -3,4 +3,13 @@
  * @module ctrlmetrics/metrics/server
  */
 export { createMetricsServer, DEFAULT_BIND_ADDRESS } from '../../metrics/server/server.js';
-export type { Filter, FilterProvider, Handler, MetricsOptions, MetricsServer, MetricsServerDeps, MetricsSource, TlsConfig } from '../../metrics/server/types.js';
+export type {
+  Filter,
+  FilterProvider,
+  Handler,
+  MetricsOptions,
+  MetricsServer,
+  MetricsServerDeps,
+  MetricsSource,
+  TlsConfig,
+} from '../../metrics/server/types.js';

@@ -126,14 +126,18 @@ class Lane {
       }
       const waiter: Waiter = {
         start,
-        cancelTimer: after(this.limits.maxWaitMs, () => {
-          // a slot or token that became free at this very moment still counts
-          this.pump();
-          const i = this.waiting.indexOf(waiter);
-          if (i < 0) return;
-          this.waiting.splice(i, 1);
-          refuse(`no slot within ${this.limits.maxWaitMs} ms`, this.limits.maxWaitMs);
-        }, this.clock),
+        cancelTimer: after(
+          this.limits.maxWaitMs,
+          () => {
+            // a slot or token that became free at this very moment still counts
+            this.pump();
+            const i = this.waiting.indexOf(waiter);
+            if (i < 0) return;
+            this.waiting.splice(i, 1);
+            refuse(`no slot within ${this.limits.maxWaitMs} ms`, this.limits.maxWaitMs);
+          },
+          this.clock,
+        ),
       };
       this.waiting.push(waiter);
       this.pump();
@@ -176,7 +180,9 @@ export class Admission {
       const l = { ...DEFAULT_LANES[name], ...definedOnly(limits[name] ?? {}) };
       for (const [k, v] of Object.entries(l)) {
         if (!(typeof v === 'number' && v >= (k === 'queue' ? 0 : 1) && Number.isFinite(v))) {
-          throw new Error(`admission.${name}.${k} must be a finite number of at least ${k === 'queue' ? 0 : 1}, got ${String(v)}`);
+          throw new Error(
+            `admission.${name}.${k} must be a finite number of at least ${k === 'queue' ? 0 : 1}, got ${String(v)}`,
+          );
         }
       }
       return new Lane(name, l, clock);

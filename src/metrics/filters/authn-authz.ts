@@ -37,7 +37,16 @@ import { IssuerKeys } from './issuer-keys.js';
 import { filterMetrics, type FilterMetrics } from './metrics.js';
 import { certificateIdentity, type CertificateIdentity } from './client-cert.js';
 import { staticallyAllowed, validateStaticRules, type StaticAuthorizationRule } from './static-authorization.js';
-import { ReviewForbiddenError, isApiOutage, subjectAccessReview, tokenReview, type AuthnResult, type AuthzDecision, type ReviewLimits, type UserInfo } from './reviews.js';
+import {
+  ReviewForbiddenError,
+  isApiOutage,
+  subjectAccessReview,
+  tokenReview,
+  type AuthnResult,
+  type AuthzDecision,
+  type ReviewLimits,
+  type UserInfo,
+} from './reviews.js';
 
 /** Tuning of the authentication/authorization filter. */
 export interface AuthFilterOptions {
@@ -132,13 +141,15 @@ export const OUTAGE_RETRY_AFTER_S = 5;
 const STALE_REFRESH_TIMEOUT_MS = 2_000;
 
 /** What the filter learns about the API server's reachability (logged once per outage). */
-export type ApiStateListener = (state: { reachable: false; error: string } | { reachable: true; outageMs: number; staleServed: number }) => void;
+export type ApiStateListener = (
+  state: { reachable: false; error: string } | { reachable: true; outageMs: number; staleServed: number },
+) => void;
 
 /** How long a token that authenticated is remembered as known (its re-validations use the `known` lane). */
 const KNOWN_TOKEN_TTL_MS = 60 * 60_000;
 
 const RBAC_HINT =
-  'the manager\'s service account needs the metrics-auth-role: create on tokenreviews (authentication.k8s.io) and subjectaccessreviews (authorization.k8s.io)';
+  "the manager's service account needs the metrics-auth-role: create on tokenreviews (authentication.k8s.io) and subjectaccessreviews (authorization.k8s.io)";
 
 /** Longest authorization-cache key input; longer requests are decided without caching. */
 const MAX_AUTHZ_KEY_INPUT = 10_000;
@@ -188,11 +199,25 @@ export class Authenticator {
     const cacheClock = this.opts.cacheClock === SYSTEM_CACHE_CLOCK ? undefined : this.opts.cacheClock;
     const staleMs = Math.max(0, this.opts.staleDecisionMaxMs);
     const stale = <V extends NonNullable<unknown>>(allows: (v: V) => boolean) =>
-      staleMs > 0 ? { staleFor: (v: V) => (allows(v) ? staleMs : 0), usable: isApiOutage, onStale: () => this.noteStale() } : undefined;
+      staleMs > 0
+        ? { staleFor: (v: V) => (allows(v) ? staleMs : 0), usable: isApiOutage, onStale: () => this.noteStale() }
+        : undefined;
     this.staticRules = validateStaticRules(this.opts.staticAuthorization);
     this.metrics = filterMetrics();
-    this.authnCache = new DecisionCache<AuthnResult>(this.opts.cacheSize, (r) => (r.authenticated ? this.opts.authnTTLms : this.opts.unauthnTTLms), cacheClock, stale((r: AuthnResult) => r.authenticated), this.metrics.cache.authentication);
-    this.authzCache = new DecisionCache<AuthzDecision>(this.opts.cacheSize, (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms), cacheClock, stale((d: AuthzDecision) => d.allowed), this.metrics.cache.authorization);
+    this.authnCache = new DecisionCache<AuthnResult>(
+      this.opts.cacheSize,
+      (r) => (r.authenticated ? this.opts.authnTTLms : this.opts.unauthnTTLms),
+      cacheClock,
+      stale((r: AuthnResult) => r.authenticated),
+      this.metrics.cache.authentication,
+    );
+    this.authzCache = new DecisionCache<AuthzDecision>(
+      this.opts.cacheSize,
+      (d) => (d.allowed ? this.opts.allowTTLms : this.opts.denyTTLms),
+      cacheClock,
+      stale((d: AuthzDecision) => d.allowed),
+      this.metrics.cache.authorization,
+    );
     this.admission = new Admission(this.opts.admission, this.opts.admissionClock);
     this.knownTokens = new LRUCache<string, true>({ max: this.opts.cacheSize, ttl: KNOWN_TOKEN_TTL_MS });
     this.issuerKeys = this.opts.preferClusterSignedTokens ? new IssuerKeys(client) : undefined;
@@ -207,8 +232,14 @@ export class Authenticator {
     const key = createHmac('sha256', this.hmacKey).update(token).digest('base64url');
     return this.authnCache.get(key, (staleStandsBy) =>
       this.review(staleStandsBy, async (limits) => {
-        const lane: LaneName = this.knownTokens.has(key) ? 'known' : (await this.issuerKeys?.signedByCluster(token)) ? 'signed' : 'new';
-        const result = await this.admission.run(lane, () => timed(this.metrics.startReview('TokenReview'), tokenReview(this.client, token, limits)));
+        const lane: LaneName = this.knownTokens.has(key)
+          ? 'known'
+          : (await this.issuerKeys?.signedByCluster(token))
+            ? 'signed'
+            : 'new';
+        const result = await this.admission.run(lane, () =>
+          timed(this.metrics.startReview('TokenReview'), tokenReview(this.client, token, limits)),
+        );
         if (result.authenticated) this.knownTokens.set(key, true);
         return result;
       }),
@@ -228,7 +259,8 @@ export class Authenticator {
     let key = keys?.get(memoKey);
     if (key === undefined) {
       const input = JSON.stringify([user.username, user.uid ?? '', user.groups, user.extra ?? {}, path, verb]);
-      if (input.length >= MAX_AUTHZ_KEY_INPUT) return this.admission.run('known', () => subjectAccessReview(this.client, user, path, verb, this.opts));
+      if (input.length >= MAX_AUTHZ_KEY_INPUT)
+        return this.admission.run('known', () => subjectAccessReview(this.client, user, path, verb, this.opts));
       key = createHash('sha256').update(input).digest('base64url');
       if (!keys) this.authzKeys.set(user, (keys = new Map<string, string>()));
       if (keys.size < MAX_AUTHZ_KEYS_PER_USER) keys.set(memoKey, key);
@@ -236,7 +268,12 @@ export class Authenticator {
     // only authenticated users get here: their reviews use the `known` lane
     return this.authzCache.get(key, (staleStandsBy) =>
       this.review(staleStandsBy, (limits) =>
-        this.admission.run('known', () => timed(this.metrics.startReview('SubjectAccessReview'), subjectAccessReview(this.client, user, path, verb, limits))),
+        this.admission.run('known', () =>
+          timed(
+            this.metrics.startReview('SubjectAccessReview'),
+            subjectAccessReview(this.client, user, path, verb, limits),
+          ),
+        ),
       ),
     );
   }
@@ -254,10 +291,18 @@ export class Authenticator {
   private async review<V>(staleStandsBy: boolean, call: (limits: ReviewLimits) => Promise<V>): Promise<V> {
     const now = this.opts.cacheClock.now();
     if (this.outageSince !== undefined && now < this.nextProbe) {
-      throw new KubeApiError(0, 'Unreachable', `the API server could not be reached a moment ago: ${this.lastOutageError}`);
+      throw new KubeApiError(
+        0,
+        'Unreachable',
+        `the API server could not be reached a moment ago: ${this.lastOutageError}`,
+      );
     }
     const limits: ReviewLimits = staleStandsBy
-      ? { timeoutMs: Math.min(this.opts.timeoutMs, STALE_REFRESH_TIMEOUT_MS), rateLimitWaitMs: this.opts.rateLimitWaitMs, retry: false }
+      ? {
+          timeoutMs: Math.min(this.opts.timeoutMs, STALE_REFRESH_TIMEOUT_MS),
+          rateLimitWaitMs: this.opts.rateLimitWaitMs,
+          retry: false,
+        }
       : this.opts;
     try {
       const value = await call(limits);
@@ -358,15 +403,33 @@ export function authFilter(auth: Authenticator): Filter {
     const completed = new WeakMap<UserInfo, UserInfo>();
     const counted = auth.metrics.requests;
     // an outage is logged when it starts and when it ends, never per request
-    const staleNote = auth.opts.staleDecisionMaxMs > 0 ? `cached allows answer for up to ${Math.round(auth.opts.staleDecisionMaxMs / 1000)} s past their TTL, ` : '';
+    const staleNote =
+      auth.opts.staleDecisionMaxMs > 0
+        ? `cached allows answer for up to ${Math.round(auth.opts.staleDecisionMaxMs / 1000)} s past their TTL, `
+        : '';
     auth.onApiState = (state) => {
-      if (!state.reachable) log.error(`Cannot reach the API server to review tokens: ${staleNote}other requests get 503 with Retry-After`, { error: state.error });
-      else log.info('The API server answers reviews again', { outageSeconds: Math.round(state.outageMs / 1000), staleDecisionsServed: state.staleServed });
+      if (!state.reachable)
+        log.error(`Cannot reach the API server to review tokens: ${staleNote}other requests get 503 with Retry-After`, {
+          error: state.error,
+        });
+      else
+        log.info('The API server answers reviews again', {
+          outageSeconds: Math.round(state.outageMs / 1000),
+          staleDecisionsServed: state.staleServed,
+        });
     };
-    if (auth.staticRules.length > 0) log.info('Static authorization: these users are allowed without a SubjectAccessReview', { rules: auth.staticRules.map((r) => ({ ...r.user, path: r.path, verb: r.verb })) });
+    if (auth.staticRules.length > 0)
+      log.info('Static authorization: these users are allowed without a SubjectAccessReview', {
+        rules: auth.staticRules.map((r) => ({ ...r.user, path: r.path, verb: r.verb })),
+      });
     const unreachable = (res: Parameters<Handler>[1]) => {
       counted['503'].inc();
-      sendText(res, 503, `The Kubernetes API server cannot be reached to review the request: retry in ${OUTAGE_RETRY_AFTER_S} s`, { 'Retry-After': String(OUTAGE_RETRY_AFTER_S) });
+      sendText(
+        res,
+        503,
+        `The Kubernetes API server cannot be reached to review the request: retry in ${OUTAGE_RETRY_AFTER_S} s`,
+        { 'Retry-After': String(OUTAGE_RETRY_AFTER_S) },
+      );
     };
     // a connection's client certificate is read once (a scraper keeps its connection open across scrapes)
     const certificates = new WeakMap<object, CertificateIdentity>();
@@ -404,11 +467,19 @@ export function authFilter(auth: Authenticator): Filter {
           if (err instanceof AdmissionRejectedError) {
             saturated.log(log, 'Too many token reviews: answering 503', { lane: err.lane, error: err.message });
             counted['503'].inc();
-            sendText(res, 503, `Too many new tokens to review: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
+            sendText(res, 503, `Too many new tokens to review: retry in ${err.retryAfterSeconds} s`, {
+              'Retry-After': String(err.retryAfterSeconds),
+            });
             return;
           }
           if (isApiOutage(err)) return unreachable(res);
-          errors.log(log, 'Authentication failed', err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
+          errors.log(
+            log,
+            'Authentication failed',
+            err instanceof ReviewForbiddenError
+              ? { error: errorText(err), hint: RBAC_HINT }
+              : { error: errorText(err) },
+          );
           counted['500'].inc();
           sendText(res, 500, 'Authentication failed');
           return;
@@ -432,12 +503,18 @@ export function authFilter(auth: Authenticator): Filter {
         if (err instanceof AdmissionRejectedError) {
           saturated.log(log, 'Too many access reviews: answering 503', { lane: err.lane, error: err.message });
           counted['503'].inc();
-          sendText(res, 503, `Too many authorization reviews: retry in ${err.retryAfterSeconds} s`, { 'Retry-After': String(err.retryAfterSeconds) });
+          sendText(res, 503, `Too many authorization reviews: retry in ${err.retryAfterSeconds} s`, {
+            'Retry-After': String(err.retryAfterSeconds),
+          });
           return;
         }
         if (isApiOutage(err)) return unreachable(res);
         const msg = `Authorization for user ${user.username} failed`;
-        errors.log(log, msg, err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) });
+        errors.log(
+          log,
+          msg,
+          err instanceof ReviewForbiddenError ? { error: errorText(err), hint: RBAC_HINT } : { error: errorText(err) },
+        );
         counted['500'].inc();
         sendText(res, 500, msg);
         return;
@@ -470,7 +547,10 @@ export function authFilter(auth: Authenticator): Filter {
 export function reviewClient(config: RestConfig, opts: AuthFilterOptions = {}): KubeClient {
   const o = { ...DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) };
   const userAgent = `${config.userAgent ?? 'ctrlmetrics'} metrics-filter`;
-  return new KubeClient({ ...config, qps: o.reviewQps, burst: o.reviewBurst, userAgent }, { maxSockets: o.reviewConnections });
+  return new KubeClient(
+    { ...config, qps: o.reviewQps, burst: o.reviewBurst, userAgent },
+    { maxSockets: o.reviewConnections },
+  );
 }
 
 /**

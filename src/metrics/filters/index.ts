@@ -1,7 +1,12 @@
 /** Filters for the metrics server (controller-runtime's `pkg/metrics/filters`). */
 import { authenticationAndAuthorization, withAuthenticationAndAuthorization } from './authn-authz.js';
 
-export { Authenticator, authFilter, authenticationAndAuthorization, withAuthenticationAndAuthorization } from './authn-authz.js';
+export {
+  Authenticator,
+  authFilter,
+  authenticationAndAuthorization,
+  withAuthenticationAndAuthorization,
+} from './authn-authz.js';
 export type { AuthFilterOptions, ApiStateListener } from './authn-authz.js';
 export { parseBearerToken, authorizationValues, MAX_TOKEN_LENGTH } from './bearer.js';
 export { loadStaticAuthorizationFile, validateStaticRules, StaticAuthorizationError } from './static-authorization.js';

@@ -91,9 +91,13 @@ export class IssuerKeys {
   private async read(): Promise<void> {
     this.triedAt = this.now();
     try {
-      const jwks = await this.client.get<{ keys?: unknown }>(JWKS_PATH, { timeoutMs: 5_000, headers: { Accept: JWKS_ACCEPT } });
+      const jwks = await this.client.get<{ keys?: unknown }>(JWKS_PATH, {
+        timeoutMs: 5_000,
+        headers: { Accept: JWKS_ACCEPT },
+      });
       if (!jwks || !Array.isArray(jwks.keys) || jwks.keys.length === 0) throw new Error(`${JWKS_PATH} holds no keys`);
-      if (jwks.keys.length > MAX_KEYS) throw new Error(`${JWKS_PATH} holds ${jwks.keys.length} keys (more than ${MAX_KEYS})`);
+      if (jwks.keys.length > MAX_KEYS)
+        throw new Error(`${JWKS_PATH} holds ${jwks.keys.length} keys (more than ${MAX_KEYS})`);
       const keySet = importKeys(jwks.keys);
       if (keySet.length === 0) throw new Error(`${JWKS_PATH} holds no RSA or EC signature key`);
       this.keySet = keySet;

@@ -9,7 +9,14 @@
  */
 import { createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 
-const HASH = { RS256: 'sha256', RS384: 'sha384', RS512: 'sha512', ES256: 'sha256', ES384: 'sha384', ES512: 'sha512' } as const;
+const HASH = {
+  RS256: 'sha256',
+  RS384: 'sha384',
+  RS512: 'sha512',
+  ES256: 'sha256',
+  ES384: 'sha384',
+  ES512: 'sha512',
+} as const;
 type Algorithm = keyof typeof HASH;
 const CURVE: Record<string, string> = { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' };
 const MIN_RSA_BITS = 2048;
@@ -78,7 +85,8 @@ export function verifyCompact(token: string, keys: readonly VerificationKey[]): 
     if (kid !== undefined && k.kid !== kid) continue;
     if (kty === 'EC' && k.crv !== CURVE[alg]) continue;
     try {
-      if (verify(HASH[alg], data, kty === 'EC' ? { key: k.key, dsaEncoding: 'ieee-p1363' } : k.key, signature)) return true;
+      if (verify(HASH[alg], data, kty === 'EC' ? { key: k.key, dsaEncoding: 'ieee-p1363' } : k.key, signature))
+        return true;
     } catch {
       // a malformed signature for this key type: not verified by it
     }

@@ -9,7 +9,9 @@ import { Gauge } from '../gauge.js';
 import { Histogram } from '../histogram.js';
 
 /** Review latency buckets, 1 ms … 10 s (a review's deadline is 10 s by default). */
-export const REVIEW_DURATION_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const REVIEW_DURATION_BUCKETS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 
 /** The filter's answers: `200` means passed to the handler. */
 export const FILTER_CODES = ['200', '401', '403', '500', '503'] as const;
@@ -20,7 +22,10 @@ export type ReviewKind = 'TokenReview' | 'SubjectAccessReview';
 /** Pre-bound children of the filter's families. */
 export interface FilterMetrics {
   requests: Record<FilterCode, { inc(): void }>;
-  cache: Record<'authentication' | 'authorization', { hit: { inc(): void }; miss: { inc(): void }; stale: { inc(): void } }>;
+  cache: Record<
+    'authentication' | 'authorization',
+    { hit: { inc(): void }; miss: { inc(): void }; stale: { inc(): void } }
+  >;
   /** Times one review: call the returned function when it ends. */
   startReview(kind: ReviewKind): (ok: boolean) => void;
 }
@@ -37,12 +42,12 @@ export function filterMetrics(): FilterMetrics {
   });
   const cacheRequests = new Counter({
     name: 'ctrlmetrics_filter_cache_requests_total',
-    help: 'Look-ups of the filter\'s decision caches by cache and result (stale: an expired allow answered during an API outage)',
+    help: "Look-ups of the filter's decision caches by cache and result (stale: an expired allow answered during an API outage)",
     labelNames: ['cache', 'result'],
   });
   const duration = new Histogram({
     name: 'ctrlmetrics_filter_review_duration_seconds',
-    help: 'Time the API server took to answer the filter\'s TokenReviews and SubjectAccessReviews, retries included',
+    help: "Time the API server took to answer the filter's TokenReviews and SubjectAccessReviews, retries included",
     labelNames: ['review', 'result'],
     buckets: [...REVIEW_DURATION_BUCKETS],
   });
@@ -57,11 +62,25 @@ export function filterMetrics(): FilterMetrics {
     stale: cacheRequests.labels(cache, 'stale'),
   });
   const reviews = {
-    TokenReview: { ok: duration.labels('TokenReview', 'success'), failed: duration.labels('TokenReview', 'error'), inFlight: inFlight.labels('TokenReview') },
-    SubjectAccessReview: { ok: duration.labels('SubjectAccessReview', 'success'), failed: duration.labels('SubjectAccessReview', 'error'), inFlight: inFlight.labels('SubjectAccessReview') },
+    TokenReview: {
+      ok: duration.labels('TokenReview', 'success'),
+      failed: duration.labels('TokenReview', 'error'),
+      inFlight: inFlight.labels('TokenReview'),
+    },
+    SubjectAccessReview: {
+      ok: duration.labels('SubjectAccessReview', 'success'),
+      failed: duration.labels('SubjectAccessReview', 'error'),
+      inFlight: inFlight.labels('SubjectAccessReview'),
+    },
   };
   shared = {
-    requests: { '200': requests.labels('200'), '401': requests.labels('401'), '403': requests.labels('403'), '500': requests.labels('500'), '503': requests.labels('503') },
+    requests: {
+      '200': requests.labels('200'),
+      '401': requests.labels('401'),
+      '403': requests.labels('403'),
+      '500': requests.labels('500'),
+      '503': requests.labels('503'),
+    },
     cache: { authentication: cacheOf('authentication'), authorization: cacheOf('authorization') },
     startReview(kind) {
       const r = reviews[kind];

@@ -59,7 +59,13 @@ export function isApiOutage(err: unknown): boolean {
   return err instanceof KubeApiError && (err.status === 0 ? err.reason !== 'RateLimited' : err.status >= 500);
 }
 
-async function post(client: KubeClient, path: string, kind: string, body: unknown, limits: ReviewLimits): Promise<Record<string, unknown>> {
+async function post(
+  client: KubeClient,
+  path: string,
+  kind: string,
+  body: unknown,
+  limits: ReviewLimits,
+): Promise<Record<string, unknown>> {
   const res = await client.raw('POST', path, {
     body,
     timeoutMs: limits.timeoutMs,
@@ -110,7 +116,13 @@ export async function tokenReview(client: KubeClient, token: string, limits: Rev
 }
 
 /** Asks the API whether `user` may use `verb` on the non-resource `path`. */
-export async function subjectAccessReview(client: KubeClient, user: UserInfo, path: string, verb: string, limits: ReviewLimits): Promise<AuthzDecision> {
+export async function subjectAccessReview(
+  client: KubeClient,
+  user: UserInfo,
+  path: string,
+  verb: string,
+  limits: ReviewLimits,
+): Promise<AuthzDecision> {
   const spec: Record<string, unknown> = {
     user: user.username,
     groups: user.groups,

@@ -53,20 +53,37 @@ export function validateStaticRules(rules: unknown, source = 'staticAuthorizatio
     if (!isObject(user)) throw new StaticAuthorizationError(`${where}: user is required ({name: ..., groups: [...]})`);
     const name = user.name;
     const groups = user.groups;
-    if (name !== undefined && (typeof name !== 'string' || name === '')) throw new StaticAuthorizationError(`${where}: user.name must be a non-empty string`);
-    if (groups !== undefined && (!Array.isArray(groups) || groups.length === 0 || groups.some((g) => typeof g !== 'string' || g === ''))) {
+    if (name !== undefined && (typeof name !== 'string' || name === ''))
+      throw new StaticAuthorizationError(`${where}: user.name must be a non-empty string`);
+    if (
+      groups !== undefined &&
+      (!Array.isArray(groups) || groups.length === 0 || groups.some((g) => typeof g !== 'string' || g === ''))
+    ) {
       throw new StaticAuthorizationError(`${where}: user.groups must be a non-empty list of group names`);
     }
     if (name === undefined && groups === undefined) {
-      throw new StaticAuthorizationError(`${where}: name the user (user.name) or groups (user.groups) the rule allows: a rule for anyone would bypass authorization`);
+      throw new StaticAuthorizationError(
+        `${where}: name the user (user.name) or groups (user.groups) the rule allows: a rule for anyone would bypass authorization`,
+      );
     }
-    if (typeof r.path !== 'string' || !r.path.startsWith('/')) throw new StaticAuthorizationError(`${where}: path must be a non-resource path starting with "/", e.g. /metrics`);
-    if (r.resourceRequest === true) throw new StaticAuthorizationError(`${where}: resourceRequest rules are not supported: the metrics endpoint serves non-resource paths only`);
+    if (typeof r.path !== 'string' || !r.path.startsWith('/'))
+      throw new StaticAuthorizationError(`${where}: path must be a non-resource path starting with "/", e.g. /metrics`);
+    if (r.resourceRequest === true)
+      throw new StaticAuthorizationError(
+        `${where}: resourceRequest rules are not supported: the metrics endpoint serves non-resource paths only`,
+      );
     const verb = r.verb === undefined ? 'get' : r.verb;
     if (typeof verb !== 'string' || verb === '' || (verb !== '*' && verb !== verb.toLowerCase())) {
       throw new StaticAuthorizationError(`${where}: verb must be a lower-case HTTP method (get, post, …) or "*"`);
     }
-    return { user: { ...(name !== undefined ? { name: name } : {}), ...(groups !== undefined ? { groups: groups as string[] } : {}) }, path: r.path, verb };
+    return {
+      user: {
+        ...(name !== undefined ? { name: name } : {}),
+        ...(groups !== undefined ? { groups: groups as string[] } : {}),
+      },
+      path: r.path,
+      verb,
+    };
   });
 }
 
@@ -80,10 +97,22 @@ export function loadStaticAuthorizationFile(file: string): StaticAuthorizationRu
     doc = parseYaml(readFileSync(file, 'utf8'));
   } catch (err) {
     // a YAML error carries a code frame after its first line: the first line says what and where
-    throw new StaticAuthorizationError(`cannot read the static authorization file ${file}: ${String((err as Error).message).split('\n')[0].trim()}`, { cause: err });
+    throw new StaticAuthorizationError(
+      `cannot read the static authorization file ${file}: ${String((err as Error).message)
+        .split('\n')[0]
+        .trim()}`,
+      { cause: err },
+    );
   }
-  const rules = Array.isArray(doc) ? doc : isObject(doc) && isObject(doc.authorization) ? doc.authorization.static : undefined;
-  if (rules === undefined) throw new StaticAuthorizationError(`${file}: expected authorization.static: [rules] (kube-rbac-proxy's layout) or a list of rules`);
+  const rules = Array.isArray(doc)
+    ? doc
+    : isObject(doc) && isObject(doc.authorization)
+      ? doc.authorization.static
+      : undefined;
+  if (rules === undefined)
+    throw new StaticAuthorizationError(
+      `${file}: expected authorization.static: [rules] (kube-rbac-proxy's layout) or a list of rules`,
+    );
   return validateStaticRules(rules, file);
 }
 
@@ -96,7 +125,12 @@ function matches(rule: StaticAuthorizationRule, user: UserInfo, path: string, ve
 }
 
 /** True when some rule allows the request. */
-export function staticallyAllowed(rules: readonly StaticAuthorizationRule[], user: UserInfo, path: string, verb: string): boolean {
+export function staticallyAllowed(
+  rules: readonly StaticAuthorizationRule[],
+  user: UserInfo,
+  path: string,
+  verb: string,
+): boolean {
   for (const r of rules) if (matches(r, user, path, verb)) return true;
   return false;
 }

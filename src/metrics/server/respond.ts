@@ -2,7 +2,12 @@ import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
 
 /** Sends a short plain-text answer (like Go's `http.Error`: the message plus a newline). */
-export function sendText(res: ServerResponse | Http2ServerResponse, status: number, message: string, extraHeaders?: Record<string, string>): void {
+export function sendText(
+  res: ServerResponse | Http2ServerResponse,
+  status: number,
+  message: string,
+  extraHeaders?: Record<string, string>,
+): void {
   if (res.headersSent) {
     res.destroy();
     return;

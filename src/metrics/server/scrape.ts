@@ -15,7 +15,15 @@ import { once } from 'node:events';
 import { setImmediate } from 'node:timers/promises';
 import type { Logger } from '../../util/log.js';
 import { drainOrClose } from '../../util/streams.js';
-import { BlockPool, negotiateFormat, TextSink, type BlockLease, type EscapingScheme, type ExpositionFormat, type MetricsSnapshot } from '../index.js';
+import {
+  BlockPool,
+  negotiateFormat,
+  TextSink,
+  type BlockLease,
+  type EscapingScheme,
+  type ExpositionFormat,
+  type MetricsSnapshot,
+} from '../index.js';
 import { sendText } from './respond.js';
 import type { Handler, MetricsSource } from './types.js';
 
@@ -123,7 +131,12 @@ class RenderJob {
     }
   }
 
-  async run(snapshot: MetricsSnapshot, format: ExpositionFormat, escaping: EscapingScheme, gzip: boolean): Promise<void> {
+  async run(
+    snapshot: MetricsSnapshot,
+    format: ExpositionFormat,
+    escaping: EscapingScheme,
+    gzip: boolean,
+  ): Promise<void> {
     // protobuf has pooled writers of its own
     const lease = format === 'protobuf' ? undefined : this.pool.lease();
     try {
@@ -238,10 +251,13 @@ export class ScrapeCoalescer {
     if (!gen.settled || gen.running !== 0 || this.running !== gen) return;
     gen.renderMs ??= performance.now() - gen.startedAt;
     if (this.next && gen.readers > 0 && !gen.graceOver) {
-      gen.graceTimer ??= setTimeout(() => {
-        gen.graceOver = true;
-        this.maybeEnd(gen);
-      }, Math.ceil(READER_GRACE * gen.renderMs));
+      gen.graceTimer ??= setTimeout(
+        () => {
+          gen.graceOver = true;
+          this.maybeEnd(gen);
+        },
+        Math.ceil(READER_GRACE * gen.renderMs),
+      );
       return;
     }
     if (gen.graceTimer) clearTimeout(gen.graceTimer);

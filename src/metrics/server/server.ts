@@ -25,7 +25,12 @@ const METRICS_PATH = '/metrics';
  * The metrics server's bounds: a scrape's head is small (16 KiB), sent at once (10 s), the request whole in 30 s;
  * an idle keep-alive connection is kept 90 s, longer than common scrape intervals so Prometheus reuses it.
  */
-const LIMITS: Partial<ServerLimits> = { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 90_000 };
+const LIMITS: Partial<ServerLimits> = {
+  maxHeaderBytes: 16 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 90_000,
+};
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 60_000;
 
 /**
@@ -88,7 +93,8 @@ class HttpMetricsServer implements MetricsServer {
   addExtraHandler(path: string, handler: Handler): void {
     if (path === METRICS_PATH) throw new Error('overriding the built-in /metrics endpoint is not allowed');
     if (!path.startsWith('/')) throw new Error(`extra handler path ${JSON.stringify(path)} must start with "/"`);
-    if (this.handlers.has(path)) throw new Error(`an extra handler for ${path} is already registered on the metrics server`);
+    if (this.handlers.has(path))
+      throw new Error(`an extra handler for ${path} is already registered on the metrics server`);
     this.handlers.set(path, handler);
     if (this.server) this.routes.set(path, this.wrap(path, handler));
   }
@@ -102,7 +108,10 @@ class HttpMetricsServer implements MetricsServer {
       const server = new HttpServer(
         {
           bindAddress: this.bindAddress,
-          limits: { ...LIMITS, ...(this.opts.maxConnections !== undefined ? { maxConnections: this.opts.maxConnections } : {}) },
+          limits: {
+            ...LIMITS,
+            ...(this.opts.maxConnections !== undefined ? { maxConnections: this.opts.maxConnections } : {}),
+          },
           tls: await this.servingTls(),
           http2: this.opts.enableHTTP2,
           // otherwise Node answers `Expect: 100-continue` with `100 Continue` before any authentication
@@ -127,17 +136,25 @@ class HttpMetricsServer implements MetricsServer {
   private async buildFilter(): Promise<Filter | undefined> {
     const provider = this.opts.filterProvider;
     if (!provider) {
-      this.log.warn('no filterProvider: /metrics is served to anyone who can connect (use filters.withAuthenticationAndAuthorization)');
+      this.log.warn(
+        'no filterProvider: /metrics is served to anyone who can connect (use filters.withAuthenticationAndAuthorization)',
+      );
       return undefined;
     }
     const restConfig = this.deps.restConfig ?? this.deps.kubeClient?.config;
-    if (!restConfig) throw new Error('filterProvider needs the Kubernetes API configuration: pass restConfig (or kubeClient) to createMetricsServer');
+    if (!restConfig)
+      throw new Error(
+        'filterProvider needs the Kubernetes API configuration: pass restConfig (or kubeClient) to createMetricsServer',
+      );
     const client = this.deps.kubeClient ?? (this.ownClient = new KubeClient(restConfig));
     if (!this.secure) this.log.warn('serving metrics over plain HTTP with a filter: bearer tokens travel unencrypted');
     try {
       return await provider(restConfig, client);
     } catch (err) {
-      throw new Error(`filter provider failed to create the metrics server's filter: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(
+        `filter provider failed to create the metrics server's filter: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
     }
   }
 
@@ -174,7 +191,10 @@ class HttpMetricsServer implements MetricsServer {
     try {
       await handler(req, res);
     } catch (err) {
-      this.log.error('metrics server handler failed', { path, error: err instanceof Error ? err.message : String(err) });
+      this.log.error('metrics server handler failed', {
+        path,
+        error: err instanceof Error ? err.message : String(err),
+      });
       sendText(res, 500, 'Internal Server Error');
     }
   }

@@ -26,7 +26,10 @@ export interface ApiResource {
 
 /** `FirstMate` → `FIRST_MATE`: the constant holding apiVersion and kind. */
 export function constantName(kind: string): string {
-  return kind.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z])([A-Z][a-z])/g, '$1_$2').toUpperCase();
+  return kind
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1_$2')
+    .toUpperCase();
 }
 
 /** The folder of a kind's group in a multi-group project (`<group>/`), else nothing. */
@@ -35,10 +38,15 @@ export const typesPath = (r: ApiResource) => `src/api/${groupDir(r)}${r.version}
 export const controllerPath = (r: ApiResource) => `src/controllers/${groupDir(r)}${r.lowerKind}-controller.ts`;
 /** Tests stay one folder deep (the project's `npm test` runs test/*\/*.test.js): a group prefixes the name instead. */
 const groupPrefix = (r: ApiResource) => (r.multigroup && r.group ? `${r.group}-` : '');
-export const controllerTestPath = (r: ApiResource) => `test/controllers/${groupPrefix(r)}${r.lowerKind}-controller.test.ts`;
-export const samplePath = (r: ApiResource) => `config/samples/${r.group ? `${r.group}_` : ''}${r.version}_${r.lowerKind}.yaml`;
+export const controllerTestPath = (r: ApiResource) =>
+  `test/controllers/${groupPrefix(r)}${r.lowerKind}-controller.test.ts`;
+export const samplePath = (r: ApiResource) =>
+  `config/samples/${r.group ? `${r.group}_` : ''}${r.version}_${r.lowerKind}.yaml`;
 export const crdFile = (r: ApiResource) => `${r.qualifiedGroup}_${r.plural}.yaml`;
-export const roleFiles = (r: ApiResource) => ['admin', 'editor', 'viewer'].map((k) => `config/rbac/${r.multigroup && r.group ? `${r.group}_` : ''}${r.lowerKind}_${k}_role.yaml`);
+export const roleFiles = (r: ApiResource) =>
+  ['admin', 'editor', 'viewer'].map(
+    (k) => `config/rbac/${r.multigroup && r.group ? `${r.group}_` : ''}${r.lowerKind}_${k}_role.yaml`,
+  );
 /** The controller's name: the lower-cased kind, prefixed with its group in a multi-group project (kubebuilder's). */
 export const controllerName = (r: ApiResource) => `${r.multigroup && r.group ? `${r.group}-` : ''}${r.lowerKind}`;
 
@@ -56,7 +64,9 @@ export const controllerFunction = (r: ApiResource) => `new${r.kind}Controller`;
 
 export function typesFile(r: ApiResource): string {
   const c = constantName(r.kind);
-  const resource = [r.irregularPlural ? `path=${r.plural}` : '', r.namespaced ? '' : 'scope=Cluster'].filter(Boolean).join(',');
+  const resource = [r.irregularPlural ? `path=${r.plural}` : '', r.namespaced ? '' : 'scope=Cluster']
+    .filter(Boolean)
+    .join(',');
   return `/**
  * The ${r.kind} API (${r.qualifiedGroup}/${r.version}). \`npm run manifests\` writes its CRD,
  * config/crd/bases/${crdFile(r)}, from these types and their markers.
@@ -180,7 +190,9 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
 }
 
 export function controllerTestFile(r: ApiResource): string {
-  const base = r.namespaced ? `/apis/${r.qualifiedGroup}/${r.version}/namespaces/default/${r.plural}` : `/apis/${r.qualifiedGroup}/${r.version}/${r.plural}`;
+  const base = r.namespaced
+    ? `/apis/${r.qualifiedGroup}/${r.version}/namespaces/default/${r.plural}`
+    : `/apis/${r.qualifiedGroup}/${r.version}/${r.plural}`;
   return `/**
  * The ${r.kind} controller against ctrlmetrics' embedded authority (what envtest is to Go): the CRDs of
  * config/crd/bases and the sample of ${samplePath(r)} applied, the manager started with the controller, and the
@@ -253,7 +265,11 @@ export function roleFile(r: ApiResource, p: ProjectParams, which: 'admin' | 'edi
     editor: `permissions to create, update and delete resources within the ${r.qualifiedGroup} group.\n# It lets users edit their own ${r.kind}s.`,
     viewer: `read-only access to resources within the ${r.qualifiedGroup} group.\n# It lets users view ${r.kind}s without changing them.`,
   }[which];
-  const verbs = { admin: ["'*'"], editor: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], viewer: ['get', 'list', 'watch'] }[which];
+  const verbs = {
+    admin: ["'*'"],
+    editor: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    viewer: ['get', 'list', 'watch'],
+  }[which];
   return `# This rule is not used by the project ${p.projectName} itself.
 # It is provided to allow the cluster admin to help manage permissions for users.
 #

@@ -8,7 +8,8 @@ import { constantName } from './api.js';
 
 /** The controller of a built-in kind: the file, its function and its test. */
 export const builtinControllerPath = (k: BuiltinKind) => `src/controllers/${k.kind.toLowerCase()}-controller.ts`;
-export const builtinControllerTestPath = (k: BuiltinKind) => `test/controllers/${k.kind.toLowerCase()}-controller.test.ts`;
+export const builtinControllerTestPath = (k: BuiltinKind) =>
+  `test/controllers/${k.kind.toLowerCase()}-controller.test.ts`;
 export const builtinControllerFunction = (k: BuiltinKind) => `new${k.kind}Controller`;
 
 export function builtinControllerFile(k: BuiltinKind): string {
@@ -57,7 +58,11 @@ async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | 
  * The test of a controller for a kind the project does not define: a built-in kind, or (with `crds`, paths from the
  * project root) a kind of another project's CRDs, which the test environment installs first.
  */
-export function builtinControllerTestFile(k: BuiltinKind, sample: Record<string, unknown>, crds: string[] = []): string {
+export function builtinControllerTestFile(
+  k: BuiltinKind,
+  sample: Record<string, unknown>,
+  crds: string[] = [],
+): string {
   const name = k.kind.toLowerCase();
   const base = k.group ? `/apis/${k.group}/${k.version}` : `/api/${k.version}`;
   const collection = `${base}${k.namespaced ? '/namespaces/default' : ''}/${k.plural}`;

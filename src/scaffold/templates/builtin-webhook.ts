@@ -19,7 +19,8 @@ function pathOf(k: BuiltinKind, prefix: 'mutate' | 'validate'): string {
 }
 
 /** The webhook's name in the configuration (kubebuilder's `m<kind>-<version>.kb.io`). */
-const hookName = (k: BuiltinKind, mutating: boolean) => `${mutating ? 'm' : 'v'}${k.kind.toLowerCase()}-${k.version}.kb.io`;
+const hookName = (k: BuiltinKind, mutating: boolean) =>
+  `${mutating ? 'm' : 'v'}${k.kind.toLowerCase()}-${k.version}.kb.io`;
 
 function marker(k: BuiltinKind, mutating: boolean): string {
   return `// +kubebuilder:webhook:path=${pathOf(k, mutating ? 'mutate' : 'validate')},mutating=${mutating},failurePolicy=fail,sideEffects=None,groups=${k.rbacGroup},resources=${k.plural},verbs=create;update,versions=${k.version},name=${hookName(k, mutating)},admissionReviewVersions=v1`;
@@ -31,7 +32,11 @@ const labelOf = (domain: string) => `${domain}/defaulted`;
 export function builtinWebhookFile(k: BuiltinKind, w: WebhookKinds, domain: string): string {
   const c = constantName(k.kind);
   const type = k.typesModule ? k.kind : 'KubeObject';
-  const lib = ['Webhook', ...(w.validation ? ['AdmissionDeniedError', 'type Warnings'] : []), ...(k.typesModule ? [] : ['type KubeObject'])];
+  const lib = [
+    'Webhook',
+    ...(w.validation ? ['AdmissionDeniedError', 'type Warnings'] : []),
+    ...(k.typesModule ? [] : ['type KubeObject']),
+  ];
   const defaulter = w.defaulting
     ? `
     // ${pathOf(k, 'mutate')}: change the object; the API server stores what the defaulter leaves
@@ -94,7 +99,12 @@ export function ${builtinWebhookFunction(k)}(): Webhook<${type}> {
 `;
 }
 
-export function builtinWebhookTestFile(k: BuiltinKind, w: WebhookKinds, sample: Record<string, unknown>, domain: string): string {
+export function builtinWebhookTestFile(
+  k: BuiltinKind,
+  w: WebhookKinds,
+  sample: Record<string, unknown>,
+  domain: string,
+): string {
   const base = k.group ? `/apis/${k.group}/${k.version}` : `/api/${k.version}`;
   const collection = `${base}${k.namespaced ? '/namespaces/default' : ''}/${k.plural}`;
   const name = String((sample.metadata as { name: string }).name);
@@ -122,7 +132,9 @@ test('the validator refuses a ${k.kind} whose DEFAULTED_LABEL is not "true", wit
     doc: `The ${k.kind} webhooks called by ctrlmetrics' embedded authority, as a cluster's API server calls them (what
  * envtest's WebhookInstallOptions does for Go): the test environment makes the serving certificate and installs
  * config/webhook pointed at the manager's webhook server; writes of ${k.kind}s then go through the webhooks.`,
-    imports: [`import { ${fromWebhook.join(', ')} } from '../../src/webhooks/${k.version}/${k.kind.toLowerCase()}-webhook.js';`],
+    imports: [
+      `import { ${fromWebhook.join(', ')} } from '../../src/webhooks/${k.version}/${k.kind.toLowerCase()}-webhook.js';`,
+    ],
     install: `{ manifests: [join(ROOT, 'config/webhook')] }`,
     add: `${builtinWebhookFunction(k)}()`,
     crds: false,

@@ -15,15 +15,24 @@ export function metricsReplacement(
   const select =
     target === 'Certificate'
       ? { kind: 'Certificate', group: 'cert-manager.io', version: 'v1', name: 'metrics-certs' }
-      : { kind: 'ServiceMonitor', group: 'monitoring.coreos.com', version: 'v1', name: 'controller-manager-metrics-monitor' };
-  const fieldPaths = target === 'Certificate' ? ['spec.dnsNames.0', 'spec.dnsNames.1'] : ['spec.endpoints.0.tlsConfig.serverName'];
+      : {
+          kind: 'ServiceMonitor',
+          group: 'monitoring.coreos.com',
+          version: 'v1',
+          name: 'controller-manager-metrics-monitor',
+        };
+  const fieldPaths =
+    target === 'Certificate' ? ['spec.dnsNames.0', 'spec.dnsNames.1'] : ['spec.endpoints.0.tlsConfig.serverName'];
   return {
     source: { kind: 'Service', version: 'v1', name: 'controller-manager-metrics-service', fieldPath },
     targets: [{ select, fieldPaths, options: { delimiter: '.', index, create: true } }],
   };
 }
 
-function commentedReplacement(fieldPath: 'metadata.name' | 'metadata.namespace', target: 'Certificate' | 'ServiceMonitor'): string {
+function commentedReplacement(
+  fieldPath: 'metadata.name' | 'metadata.namespace',
+  target: 'Certificate' | 'ServiceMonitor',
+): string {
   const r = metricsReplacement(fieldPath, target) as {
     source: Record<string, string>;
     targets: Array<{ select: Record<string, string>; fieldPaths: string[]; options: { index: number } }>;

@@ -69,26 +69,48 @@ export function configGrafana(p: ProjectParams): Record<string, string> {
     {
       title: 'Reconcile rate by result',
       unit: 'ops',
-      targets: [{ expr: 'sum(rate(controller_runtime_reconcile_total{SEL}[5m])) by (controller, result)', legend: '{{controller}} {{result}}' }],
+      targets: [
+        {
+          expr: 'sum(rate(controller_runtime_reconcile_total{SEL}[5m])) by (controller, result)',
+          legend: '{{controller}} {{result}}',
+        },
+      ],
     },
     {
       title: 'Reconcile errors',
       unit: 'ops',
       targets: [
-        { expr: 'sum(rate(controller_runtime_reconcile_errors_total{SEL}[5m])) by (controller)', legend: '{{controller}} errors' },
-        { expr: 'sum(rate(controller_runtime_terminal_reconcile_errors_total{SEL}[5m])) by (controller)', legend: '{{controller}} terminal' },
+        {
+          expr: 'sum(rate(controller_runtime_reconcile_errors_total{SEL}[5m])) by (controller)',
+          legend: '{{controller}} errors',
+        },
+        {
+          expr: 'sum(rate(controller_runtime_terminal_reconcile_errors_total{SEL}[5m])) by (controller)',
+          legend: '{{controller}} terminal',
+        },
       ],
     },
-    { title: 'Reconcile latency (p50/p90/p99)', unit: 's', targets: quantiles('controller_runtime_reconcile_time_seconds', 'controller') },
+    {
+      title: 'Reconcile latency (p50/p90/p99)',
+      unit: 's',
+      targets: quantiles('controller_runtime_reconcile_time_seconds', 'controller'),
+    },
     {
       title: 'Workers (active / max)',
       unit: 'short',
       targets: [
         { expr: 'sum(controller_runtime_active_workers{SEL}) by (controller)', legend: '{{controller}} active' },
-        { expr: 'sum(controller_runtime_max_concurrent_reconciles{SEL}) by (controller)', legend: '{{controller}} max' },
+        {
+          expr: 'sum(controller_runtime_max_concurrent_reconciles{SEL}) by (controller)',
+          legend: '{{controller}} max',
+        },
       ],
     },
-    { title: 'Work queue depth', unit: 'short', targets: [{ expr: 'sum(workqueue_depth{SEL}) by (name)', legend: '{{name}}' }] },
+    {
+      title: 'Work queue depth',
+      unit: 'short',
+      targets: [{ expr: 'sum(workqueue_depth{SEL}) by (name)', legend: '{{name}}' }],
+    },
     {
       title: 'Work queue add rate / retries',
       unit: 'ops',
@@ -97,18 +119,40 @@ export function configGrafana(p: ProjectParams): Record<string, string> {
         { expr: 'sum(rate(workqueue_retries_total{SEL}[5m])) by (name)', legend: '{{name}} retries' },
       ],
     },
-    { title: 'Work queue latency (time in queue)', unit: 's', targets: quantiles('workqueue_queue_duration_seconds', 'name') },
+    {
+      title: 'Work queue latency (time in queue)',
+      unit: 's',
+      targets: quantiles('workqueue_queue_duration_seconds', 'name'),
+    },
     { title: 'Work duration (processing)', unit: 's', targets: quantiles('workqueue_work_duration_seconds', 'name') },
   ]);
   const resources = dashboard(p, 'controller-resources', `${p.projectName}: manager resources`, [
-    { title: 'CPU usage', unit: 'percentunit', targets: [{ expr: 'rate(process_cpu_seconds_total{SEL}[5m])', legend: '{{pod}}' }] },
-    { title: 'Resident memory', unit: 'bytes', targets: [{ expr: 'process_resident_memory_bytes{SEL}', legend: '{{pod}}' }] },
-    { title: 'Heap used', unit: 'bytes', targets: [{ expr: 'sum(nodejs_heap_size_used_bytes{SEL}) by (pod)', legend: '{{pod}}' }] },
-    { title: 'Event loop lag (p99)', unit: 's', targets: [{ expr: 'nodejs_eventloop_lag_p99_seconds{SEL}', legend: '{{pod}}' }] },
+    {
+      title: 'CPU usage',
+      unit: 'percentunit',
+      targets: [{ expr: 'rate(process_cpu_seconds_total{SEL}[5m])', legend: '{{pod}}' }],
+    },
+    {
+      title: 'Resident memory',
+      unit: 'bytes',
+      targets: [{ expr: 'process_resident_memory_bytes{SEL}', legend: '{{pod}}' }],
+    },
+    {
+      title: 'Heap used',
+      unit: 'bytes',
+      targets: [{ expr: 'sum(nodejs_heap_size_used_bytes{SEL}) by (pod)', legend: '{{pod}}' }],
+    },
+    {
+      title: 'Event loop lag (p99)',
+      unit: 's',
+      targets: [{ expr: 'nodejs_eventloop_lag_p99_seconds{SEL}', legend: '{{pod}}' }],
+    },
     {
       title: 'API requests by code',
       unit: 'ops',
-      targets: [{ expr: 'sum(rate(rest_client_requests_total{SEL}[5m])) by (code, method)', legend: '{{method}} {{code}}' }],
+      targets: [
+        { expr: 'sum(rate(rest_client_requests_total{SEL}[5m])) by (code, method)', legend: '{{method}} {{code}}' },
+      ],
     },
   ]);
   return {

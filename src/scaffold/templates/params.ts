@@ -17,5 +17,7 @@ export const METRICS_CERT_DIR = '/tmp/k8s-metrics-server/metrics-certs';
 
 /** Labels kubebuilder puts on every object it scaffolds. */
 export function commonLabels(p: ProjectParams, indent: string): string {
-  return [`app.kubernetes.io/name: ${p.projectName}`, 'app.kubernetes.io/managed-by: kustomize'].map((l) => indent + l).join('\n');
+  return [`app.kubernetes.io/name: ${p.projectName}`, 'app.kubernetes.io/managed-by: kustomize']
+    .map((l) => indent + l)
+    .join('\n');
 }

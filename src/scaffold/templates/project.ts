@@ -391,11 +391,15 @@ docker build -t example.com/${p.projectName}:v0.0.1 .
 kubectl apply -k config/default
 \`\`\`
 
-${vendored ? `\`vendor/\` holds the ctrlmetrics package \`ctrlmetrics init\` ran from (\`${p.ctrlmetricsVersion}\`): commit it, the
+${
+  vendored
+    ? `\`vendor/\` holds the ctrlmetrics package \`ctrlmetrics init\` ran from (\`${p.ctrlmetricsVersion}\`): commit it, the
 Dockerfile copies it before \`npm ci\`. To take ctrlmetrics from the registry instead, \`npm install ctrlmetrics@<version>\`,
 then delete \`vendor/\` and the Dockerfile's \`COPY vendor\` line.
 
-` : ''}\`npm test\` (\`${E2E_TEST}\`) works like kubebuilder's scaffolded e2e test, with ctrlmetrics' embedded authority
+`
+    : ''
+}\`npm test\` (\`${E2E_TEST}\`) works like kubebuilder's scaffolded e2e test, with ctrlmetrics' embedded authority
 in place of a cluster: it applies the namespace and RBAC of \`config/\` (without the kustomize name prefix), runs
 \`dist/main.js\` as the manager's service account, grants a scraper the reader role (\`ctrlmetrics grant\`), takes its
 token (\`ctrlmetrics token\`) and scrapes \`/metrics\`: 200 with the reconcile metrics, 401 without a token, 403 without

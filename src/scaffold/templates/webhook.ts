@@ -100,7 +100,14 @@ export function ${webhookFunction(r)}(): Webhook<${r.kind}> {
  * cluster of KUBECONFIG with USE_EXISTING_CLUSTER=true) with the project's CRDs and the webhooks of `install`, a
  * manager serving the webhook `add` makes, everything stopped and removed after.
  */
-export function authorityWebhookTestPrelude(o: { doc: string; imports: string[]; install: string; add: string; crds?: boolean; testPath?: string }): string {
+export function authorityWebhookTestPrelude(o: {
+  doc: string;
+  imports: string[];
+  install: string;
+  add: string;
+  crds?: boolean;
+  testPath?: string;
+}): string {
   return `/**
  * ${o.doc} \`npm test\` runs it; \`USE_EXISTING_CLUSTER=true npm test\` runs it on the cluster of KUBECONFIG (envtest's
  * switch: the CRDs and webhook configurations installed there and removed after; its API server must reach the
@@ -147,8 +154,11 @@ after(async () => {
 }
 
 export function webhookTestFile(r: ApiResource, k: WebhookKinds): string {
-  const base = r.namespaced ? `/apis/${r.qualifiedGroup}/${r.version}/namespaces/default/${r.plural}` : `/apis/${r.qualifiedGroup}/${r.version}/${r.plural}`;
-  const obj = (name: string, spec: string) => `{ apiVersion: '${r.qualifiedGroup}/${r.version}', kind: '${r.kind}', metadata: { name: '${name}' }, spec: ${spec} }`;
+  const base = r.namespaced
+    ? `/apis/${r.qualifiedGroup}/${r.version}/namespaces/default/${r.plural}`
+    : `/apis/${r.qualifiedGroup}/${r.version}/${r.plural}`;
+  const obj = (name: string, spec: string) =>
+    `{ apiVersion: '${r.qualifiedGroup}/${r.version}', kind: '${r.kind}', metadata: { name: '${name}' }, spec: ${spec} }`;
   const tests: string[] = [];
   if (k.defaulting) {
     tests.push(`
@@ -167,7 +177,11 @@ test('the validator refuses a spec.foo that is too long, with its message', asyn
   });
 });`);
   }
-  const fromWebhook = [webhookFunction(r), ...(k.defaulting ? ['DEFAULT_FOO'] : []), ...(k.validation ? ['MAX_FOO_LENGTH'] : [])];
+  const fromWebhook = [
+    webhookFunction(r),
+    ...(k.defaulting ? ['DEFAULT_FOO'] : []),
+    ...(k.validation ? ['MAX_FOO_LENGTH'] : []),
+  ];
   const prelude = authorityWebhookTestPrelude({
     doc: `The ${r.kind} webhooks called by ctrlmetrics' embedded authority, as a cluster's API server calls them (what
  * envtest's WebhookInstallOptions does for Go): the test environment makes the serving certificate and installs
@@ -288,8 +302,10 @@ spec:
 `;
 }
 
-export const conversionPath = (r: ApiResource) => `src/webhooks/${groupDir(r)}${r.version}/${r.lowerKind}-conversion.ts`;
-export const conversionTestPath = (r: ApiResource) => `test/webhooks/${groupPrefix(r)}${r.lowerKind}-conversion.test.ts`;
+export const conversionPath = (r: ApiResource) =>
+  `src/webhooks/${groupDir(r)}${r.version}/${r.lowerKind}-conversion.ts`;
+export const conversionTestPath = (r: ApiResource) =>
+  `test/webhooks/${groupPrefix(r)}${r.lowerKind}-conversion.test.ts`;
 export const conversionFunction = (r: ApiResource) => `new${r.kind}Conversion`;
 export const crdConversionPatchPath = (r: ApiResource) => `config/crd/patches/webhook_in_${r.plural}.yaml`;
 
@@ -303,7 +319,10 @@ export function conversionFile(r: ApiResource, spokes: string[]): string {
   const c = constantName(r.kind);
   const imports = [
     `import { ${c}, type ${r.kind} } from '${importPath(conversionPath(r), typesPath(r))}';`,
-    ...spokes.map((v) => `import { ${c} as ${c}_${v.toUpperCase()}, type ${r.kind} as ${typeAlias(r, v, false)} } from '${importPath(conversionPath(r), typesPath({ ...r, version: v }))}';`),
+    ...spokes.map(
+      (v) =>
+        `import { ${c} as ${c}_${v.toUpperCase()}, type ${r.kind} as ${typeAlias(r, v, false)} } from '${importPath(conversionPath(r), typesPath({ ...r, version: v }))}';`,
+    ),
   ];
   const spokeEntries = spokes.map((v) => {
     const spoke = typeAlias(r, v, false);
@@ -340,7 +359,10 @@ ${spokeEntries.join('\n')}
 
 /** The conversion's test: objects written in each spoke read back in the hub and in the spoke, through the authority. */
 export function conversionTestFile(r: ApiResource, spokes: string[]): string {
-  const path = (v: string) => (r.namespaced ? `/apis/${r.qualifiedGroup}/${v}/namespaces/default/${r.plural}` : `/apis/${r.qualifiedGroup}/${v}/${r.plural}`);
+  const path = (v: string) =>
+    r.namespaced
+      ? `/apis/${r.qualifiedGroup}/${v}/namespaces/default/${r.plural}`
+      : `/apis/${r.qualifiedGroup}/${v}/${r.plural}`;
   const tests = spokes.map(
     (v) => `
 test('a ${r.kind} written in ${v} is stored in ${r.version} and reads back the same in ${v}', async () => {

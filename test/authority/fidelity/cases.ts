@@ -30,7 +30,7 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
   K18: "the JWT library's own error text (square/go-jose in 1.25) is not reproduced",
   K19: 'the deleted service account is named in another wording; which one 1.32 writes is not verified',
   K30: "kubectl's client-side validation reads the CRD's schema: the authority's ServiceMonitor CRD has a reduced schema (no required fields, no enums)",
-  K72: "the bundled ServiceMonitor schema keeps unknown fields under spec (x-kubernetes-preserve-unknown-fields): it does not list every field of every upstream version, and pruning one a user sets would lose it",
+  K72: 'the bundled ServiceMonitor schema keeps unknown fields under spec (x-kubernetes-preserve-unknown-fields): it does not list every field of every upstream version, and pruning one a user sets would lose it',
   K58: 'the authority serves no /metrics of its own',
   K67: 'version: the 1.32 bootstrap policy adds selfsubjectreviews and the trailing-slash discovery URLs',
   K81: 'kube-apiserver caches a successful token authentication for 10 s; the authority checks the Secret at once',
@@ -68,12 +68,25 @@ export function expectedAnswer(c: Case): Promise<string> {
   return readFile(join(c.id.startsWith('D') ? DOCUMENTED : FIXTURES, `${c.id}.out`), 'utf8');
 }
 
-export function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<{ out: string; code: number }> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<{ out: string; code: number }> {
   return new Promise((resolve) => {
-    const child = execFile(cmd, args, { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 16 << 20 }, (err, stdout) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-      resolve({ out: stdout, code });
-    });
+    const child = execFile(
+      cmd,
+      args,
+      { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 16 << 20 },
+      (err, stdout) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : 1
+          : 0;
+        resolve({ out: stdout, code });
+      },
+    );
     child.stdin!.on('error', () => {}); // an early exit closes the pipe: the exit status tells
     if (opts.input !== undefined) child.stdin!.end(opts.input);
   });
@@ -108,7 +121,16 @@ export class CaseRunner {
     const ca = join(this.dir, 'ca.crt');
     const { writeFile } = await import('node:fs/promises');
     await writeFile(ca, this.target.caPem);
-    this.env = { ...process.env, KC: this.target.kubeconfig, SERVER: this.target.url, CA: ca, D: 'run-fidelity/auth', NS, SAKEY: this.target.saKeyFile, KUBECONFIG: '' };
+    this.env = {
+      ...process.env,
+      KC: this.target.kubeconfig,
+      SERVER: this.target.url,
+      CA: ca,
+      D: 'run-fidelity/auth',
+      NS,
+      SAKEY: this.target.saKeyFile,
+      KUBECONFIG: '',
+    };
   }
 
   /** Runs one case's commands with the helpers and returns its output as normalised, `[rc=N]` appended. */

@@ -103,10 +103,18 @@ export function parseExposition(text: string): Map<string, Family> {
 }
 
 /** The samples of `family` (optionally of one sample name) whose labels include `match`. */
-export function samples(families: Map<string, Family>, family: string, match: Record<string, string> = {}, sampleName?: string): Sample[] {
+export function samples(
+  families: Map<string, Family>,
+  family: string,
+  match: Record<string, string> = {},
+  sampleName?: string,
+): Sample[] {
   const f = families.get(family);
   if (!f) return [];
-  return f.samples.filter((s) => (sampleName === undefined || s.name === sampleName) && Object.entries(match).every(([k, v]) => s.labels[k] === v));
+  return f.samples.filter(
+    (s) =>
+      (sampleName === undefined || s.name === sampleName) && Object.entries(match).every(([k, v]) => s.labels[k] === v),
+  );
 }
 
 /**
@@ -145,26 +153,39 @@ export function promtoolCheck(text: string, timeoutMs = 20_000): Promise<{ code:
 }
 
 /** GETs a URL over HTTPS (self-signed accepted) with an optional bearer token. */
-export function httpsGet(url: string, token?: string, timeoutMs = 10_000): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+export function httpsGet(
+  url: string,
+  token?: string,
+  timeoutMs = 10_000,
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = https.get(url, {
-      rejectUnauthorized: false,
-      headers: token ? { Authorization: `Bearer ${token}` } : {},
-      timeout: timeoutMs,
-      agent: false,
-    }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-    });
+    const req = https.get(
+      url,
+      {
+        rejectUnauthorized: false,
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        timeout: timeoutMs,
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out`)));
     req.on('error', reject);
   });
 }
 
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
-export async function eventually<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000, everyMs = 100): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 15_000,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -174,7 +195,10 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false> | T
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
