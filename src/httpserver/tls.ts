@@ -10,7 +10,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CertWatcher, CertificateLoadError } from '../certwatcher/certwatcher.js';
-import { generateSelfSignedCertificate } from '../certwatcher/selfsigned.js';
 import type { SecureContextOptions, TlsOptions } from 'node:tls';
 import type { Logger } from '../util/log.js';
 
@@ -122,6 +121,8 @@ export async function resolveServingTls(
     }
   }
 
+  // loaded here: a manager given its certificates never needs the generator (or its DER encoder)
+  const { generateSelfSignedCertificate } = await import('../certwatcher/selfsigned.js');
   const self = await generateSelfSignedCertificate({ extraDNSNames: opts.extraDNSNames, extraIPs: opts.extraIPs });
   return { options: { ...options, cert: self.certPem, key: self.keyPem }, source: 'self-signed', caPem: self.caPem };
 }

@@ -26,13 +26,15 @@ import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { EventsV1Broadcaster, type EventsV1Recorder } from '../kube/events-v1.js';
 import { isDisabled } from '../util/bind-address.js';
 import { HealthProbeServer, type HealthCheck } from './health.js';
-import { ProfilingServer } from './profiling.js';
-import { LeaderElector } from './leaderelection.js';
+// the profiling server and the leader elector load when the options ask for them
+import type { ProfilingServer } from './profiling.js';
+import type { LeaderElector } from './leaderelection.js';
 import { WebhookServer, type WebhookServerOptions } from '../webhook/server.js';
 import { Webhook } from '../webhook/for-kind.js';
 import { CONVERSION_PATH, ConversionRegistry, ConversionWebhook } from '../webhook/conversion.js';
 import { RunnableGroup, type ReportingRunnable, type Runnable } from './runnable-group.js';
 import { includePromClientCopies, type PromClientCopy } from '../metrics/prom-client-copies.js';
+import { runtimeCollector } from '../metrics/builtin.js';
 import { CtrlmetricsError } from '../util/errors.js';
 
 /** The application's prom-client copies, looked for once per process (see includeApplicationPromClients). */
@@ -511,6 +513,8 @@ export class Manager {
   async start(signal?: AbortSignal): Promise<void> {
     if (this.startedFlag) throw new ManagerError('the manager was already started');
     this.startedFlag = true;
+    // the process metrics' GC and event-loop monitors run from here, not from the library's import
+    runtimeCollector.start();
     const stop = new AbortController();
     let fatal: Error | undefined;
     const fail = (err: Error) => {
@@ -638,8 +642,8 @@ export class Manager {
     this.informers = new InformerSet(client, this.opts.informers, this.log, this.opts.cache);
     for (const i of this.fieldIndexes) this.informers.addIndex(i, i.field, i.extract);
     this.addOwnRunnables(client);
-    const elector = this.opts.leaderElection
-      ? new LeaderElector(client, {
+    const elector: LeaderElector | undefined = this.opts.leaderElection
+      ? new (await import('./leaderelection.js')).LeaderElector(client, {
           id: this.opts.leaderElectionID!,
           namespace: leaseNamespace,
           leaseDurationMs: this.opts.leaseDurationMs,
@@ -759,6 +763,7 @@ export class Manager {
       void this.groups.httpServers.addReporting({
         name: 'profiling server',
         start: async (signal, up) => {
+          const { ProfilingServer } = await import('./profiling.js');
           const profiling = new ProfilingServer(this.opts.profilingBindAddress!, this.log.child('profiling'));
           try {
             await profiling.start();

@@ -8,8 +8,8 @@
  * Everything here is one `/proc/self/stat` read, one `/proc/self/fd` listing and a few V8 calls.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { constants, monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram } from 'node:perf_hooks';
-import v8 from 'node:v8';
+// node:perf_hooks and node:v8 (about 1 MB of RSS between them) load when the monitors start, not at import
+import type { IntervalHistogram, PerformanceObserver } from 'node:perf_hooks';
 import { Counter } from './counter.js';
 import type { Collector, FamilyView, MetricType } from './family.js';
 import { Gauge, type GaugeChild } from './gauge.js';
@@ -26,12 +26,15 @@ const PROC_SAMPLE_TTL_MS = 1000;
 /** Event-loop delay sampling resolution (ms), as prom-client's default. */
 const LOOP_RESOLUTION_MS = 10;
 
-const GC_KINDS: Record<number, string> = {
-  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
-  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
-  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
-  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
-};
+/** GC kinds by perf_hooks' constant, as the label's values. */
+function gcKinds(constants: typeof import('node:perf_hooks').constants): Record<number, string> {
+  return {
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+    [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+    [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+  };
+}
 
 function readProcStat(): { vsize: number } | undefined {
   try {
@@ -204,8 +207,8 @@ export class RuntimeCollector implements Collector {
   });
 
   private readonly metrics: Array<Metric<SeriesBase>>;
-  private readonly loop: IntervalHistogram;
-  private readonly gcObserver: PerformanceObserver;
+  /** The event-loop delay and GC monitors, once started. */
+  private monitors: { loop: IntervalHistogram; gc: PerformanceObserver } | undefined;
   private readonly limit = maxFds();
   private hasProc = true;
   private procSampledAt = -Infinity;
@@ -235,18 +238,29 @@ export class RuntimeCollector implements Collector {
     this.startTime.set(Math.round(Date.now() / 1000 - process.uptime()));
     const [major, minor, patch] = process.versions.node.split('.');
     this.version.labels(process.version, major ?? '', minor ?? '', patch ?? '').set(1);
-    this.loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
-    this.loop.enable();
+  }
+
+  /**
+   * Starts the event-loop delay and GC monitors (idempotent): the manager does as it starts, a first collect
+   * otherwise. Importing the library starts nothing and loads neither node:perf_hooks nor node:v8.
+   */
+  start(): void {
+    if (this.monitors) return;
+    const { constants, monitorEventLoopDelay, PerformanceObserver } = process.getBuiltinModule('node:perf_hooks');
+    const kinds = gcKinds(constants);
+    const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+    loop.enable();
     const gcChildren = new Map<number, ReturnType<Histogram['labels']>>();
-    this.gcObserver = new PerformanceObserver((list) => {
+    const gc = new PerformanceObserver((list) => {
       for (const e of list.getEntries()) {
         const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0;
         let child = gcChildren.get(kind);
-        if (!child) gcChildren.set(kind, (child = this.gc.labels(GC_KINDS[kind] ?? 'unknown')));
+        if (!child) gcChildren.set(kind, (child = this.gc.labels(kinds[kind] ?? 'unknown')));
         child.observe(e.duration / 1000);
       }
     });
-    this.gcObserver.observe({ entryTypes: ['gc'] });
+    gc.observe({ entryTypes: ['gc'] });
+    this.monitors = { loop, gc };
   }
 
   familyNames(): readonly string[] {
@@ -259,11 +273,13 @@ export class RuntimeCollector implements Collector {
 
   /** Stops the event-loop and GC monitors (tests; the global collector lives as long as the process). */
   close(): void {
-    this.loop.disable();
-    this.gcObserver.disconnect();
+    this.monitors?.loop.disable();
+    this.monitors?.gc.disconnect();
+    this.monitors = undefined;
   }
 
   private sample(): void {
+    this.start();
     const cpu = process.cpuUsage();
     this.cpuUser.labels().value = cpu.user / 1e6;
     this.cpuSystem.labels().value = cpu.system / 1e6;
@@ -292,7 +308,7 @@ export class RuntimeCollector implements Collector {
   }
 
   private sampleLoop(): void {
-    const h = this.loop;
+    const h = this.monitors!.loop;
     if (h.count > 0) {
       this.lagStats.min.set(ns(h.min));
       this.lagStats.max.set(ns(h.max));
@@ -320,6 +336,7 @@ export class RuntimeCollector implements Collector {
   }
 
   private sampleHeap(): void {
+    const v8 = process.getBuiltinModule('node:v8');
     const heap = v8.getHeapStatistics();
     this.heapTotal.set(heap.total_heap_size);
     this.heapUsed.set(heap.used_heap_size);

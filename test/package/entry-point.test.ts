@@ -56,6 +56,13 @@ describe('import("ctrlmetrics") in a fresh process', () => {
     assert.deepEqual(offending, []);
   });
 
+  test('no node:v8 or node:perf_hooks: the process metrics start their monitors with the manager', () => {
+    assert.deepEqual(
+      loaded.esm.filter((u) => u === 'node:v8' || u === 'node:perf_hooks'),
+      [],
+    );
+  });
+
   test('no package beyond the allowed ones (no client-node, X.509, yaml, jose or prom-client)', () => {
     const packages = [...new Set(files.filter((f) => f.startsWith('node_modules/')).map(packageOf))].sort();
     assert.deepEqual(packages, ALLOWED_PACKAGES, `packages loaded at import: ${packages.join(', ')}`);
