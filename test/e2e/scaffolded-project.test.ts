@@ -97,6 +97,24 @@ function expand(context: string, source: string): string[] {
     .map((n) => (dir === '.' ? n : join(dir, n)));
 }
 
+/** The packages of a node_modules folder (scoped ones as @scope/name) and the bytes of all its files. */
+function installed(dir: string): { bytes: number; packages: string[] } {
+  let bytes = 0;
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) bytes += statSync(p).size;
+    }
+  };
+  walk(dir);
+  const packages = readdirSync(dir)
+    .filter((n) => !n.startsWith('.'))
+    .flatMap((n) => (n.startsWith('@') ? readdirSync(join(dir, n)).map((s) => `${n}/${s}`) : [n]))
+    .sort();
+  return { bytes, packages };
+}
+
 /** Docker's COPY: into the folder `dest` when it ends in `/`, else to `dest` itself. */
 function copyInto(from: string, toDir: string, dest: string): void {
   const target = dest.endsWith('/') ? join(toDir, dest, basename(from)) : join(toDir, dest);
@@ -107,7 +125,7 @@ function copyInto(from: string, toDir: string, dest: string): void {
 test(
   "the Dockerfile's steps, run without Docker, build the image's files, and its entrypoint starts",
   { timeout: 600_000 },
-  async () => {
+  async (t) => {
     assert.ok(existsSync(join(project, 'package-lock.json')), 'the previous test installed the project');
     const lines = readFileSync(join(project, 'Dockerfile'), 'utf8')
       .split('\n')
@@ -152,6 +170,13 @@ test(
       else assert.fail(`an instruction this test does not know: ${l}`);
     }
     assert.equal(entrypoint[0], '/nodejs/bin/node');
+    // what the image carries besides the project's own build: its production node_modules, measured and reported
+    const modules = installed(join(image, 'node_modules'));
+    t.diagnostic(
+      `the image's node_modules: ${(modules.bytes / 1e6).toFixed(1)} MB in ${modules.packages.length} packages (${modules.packages.join(', ')})`,
+    );
+    for (const dev of ['typescript', 'tsx', '@types/node'])
+      assert.ok(!modules.packages.includes(dev), `${dev} is not in the image`);
     // the image's node is distroless Node 24's; this machine's node runs the same files
     const help = await must(
       'the entrypoint',
