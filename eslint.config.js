@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'docs/api/', 'node_modules/', '**/.scratch-*', 'test/**/fixtures/**', 'bench/servers/**/*.go'] },
+  { ignores: ['dist/', 'packages/*/dist/', 'docs/api/', 'node_modules/', '**/.scratch-*', 'test/**/fixtures/**', 'bench/servers/**/*.go'] },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -36,14 +36,14 @@ export default tseslint.config(
   {
     // the authority and the generator read JSON and TypeScript marker values typed `unknown` and stringify their
     // scalars into names and messages by design (a non-scalar there is refused before or named in the message)
-    files: ['src/authority/**/*.ts', 'src/generate/**/*.ts'],
+    files: ['packages/envtest/src/**/*.ts', 'packages/cli/src/generate/**/*.ts'],
     rules: { '@typescript-eslint/no-base-to-string': 'off' },
   },
   {
     // the embedded authority is an API server over schemaless JSON: it types objects as `any` (its `Json` aliases) on
     // purpose and checks them at run time against their schemas, so the rules against using `any` would flag its
     // every line rather than find a mistake
-    files: ['src/authority/**/*.ts'],
+    files: ['packages/envtest/src/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

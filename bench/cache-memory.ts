@@ -13,10 +13,10 @@
  * Needs `--expose-gc` (the npm script passes it).
  */
 import { spawn } from 'node:child_process';
-import { KubeClient } from '../src/index.js';
-import { transforms } from '../src/exports/cache.js';
-import { startAuthority } from '../src/authority/index.js';
-import { Informer } from '../src/kube/informer.js';
+import { KubeClient } from '../packages/ctrlmetrics/src/index.js';
+import { transforms } from '../packages/ctrlmetrics/src/exports/cache.js';
+import { startAuthority } from '../packages/envtest/src/index.js';
+import { Informer } from '../packages/ctrlmetrics/src/kube/informer.js';
 
 interface Settings {
   objects: number[];
@@ -131,7 +131,17 @@ function runChild(variant: string, config: object, n: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const p = spawn(
       process.execPath,
-      ['--expose-gc', '--import', 'tsx', import.meta.filename, 'child', variant, JSON.stringify(config), String(n)],
+      [
+        '--expose-gc',
+        '--conditions=ctrlmetrics-source',
+        '--import',
+        'tsx',
+        import.meta.filename,
+        'child',
+        variant,
+        JSON.stringify(config),
+        String(n),
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';

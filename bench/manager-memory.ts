@@ -21,9 +21,9 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { KubeClient } from '../src/index.js';
-import { startAuthority } from '../src/authority/index.js';
-import { initProject } from '../src/scaffold/init.js';
+import { KubeClient } from '../packages/ctrlmetrics/src/index.js';
+import { startAuthority } from '../packages/envtest/src/index.js';
+import { initProject } from '../packages/cli/src/scaffold/init.js';
 import { memoryMb } from './lib/proc.js';
 import { freePort } from './lib/ports.js';
 
@@ -58,11 +58,12 @@ function parseArgs(argv: string[]): Settings {
 
 /** The generated project, built against this checkout. */
 async function buildProject(work: string): Promise<string> {
-  if (!existsSync(join(ROOT, 'dist/src/index.js'))) throw new Error('run npm run build first');
+  const runtime = join(ROOT, 'packages/ctrlmetrics');
+  if (!existsSync(join(runtime, 'dist/src/index.js'))) throw new Error('run npm run build first');
   const app = join(work, 'mem-op');
-  await initProject({ projectName: 'mem-op', dir: app, ctrlmetricsVersion: `file:${ROOT}` });
+  await initProject({ projectName: 'mem-op', dir: app, ctrlmetricsVersion: `file:${runtime}` });
   mkdirSync(join(app, 'node_modules/@types'), { recursive: true });
-  symlinkSync(ROOT, join(app, 'node_modules/ctrlmetrics'), 'dir');
+  symlinkSync(runtime, join(app, 'node_modules/ctrlmetrics'), 'dir');
   symlinkSync(join(ROOT, 'node_modules/@types/node'), join(app, 'node_modules/@types/node'), 'dir');
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
     cwd: app,

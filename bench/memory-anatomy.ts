@@ -13,7 +13,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { kubeconfigFor } from '../src/kube/config.js';
+import { kubeconfigFor } from '../packages/ctrlmetrics/src/kube/config.js';
 import { makeCert, removeDir } from './lib/certs.js';
 import { spawnTracked, stopAll, stopChild } from './lib/children.js';
 import { isYoungGc, parseGcLine, type GcEvent } from './lib/gc-trace.js';

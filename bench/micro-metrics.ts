@@ -8,7 +8,13 @@
  * Prints one markdown table. Warm figures: the first render of a series also builds its cached label string.
  */
 import * as promClient from 'prom-client';
-import { Counter, Histogram, Registry, type EscapingScheme, type ExpositionFormat } from '../src/metrics/index.js';
+import {
+  Counter,
+  Histogram,
+  Registry,
+  type EscapingScheme,
+  type ExpositionFormat,
+} from '../packages/ctrlmetrics/src/metrics/index.js';
 
 const quick = process.argv.includes('--quick');
 const K = 10;

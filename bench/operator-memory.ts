@@ -19,14 +19,14 @@ import { tmpdir } from 'node:os';
 import { request } from 'node:https';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { KubeClient } from '../src/kube/client.js';
+import { KubeClient } from '../packages/ctrlmetrics/src/kube/client.js';
 import { freePort } from './lib/ports.js';
 import { memoryMb } from './lib/proc.js';
 import { PROMETHEUS_ACCEPT } from './lib/matrix.js';
 import { isYoungGc, parseGcLine } from './lib/gc-trace.js';
 import { heapGrowth, summarizeHeapSnapshot, type HeapSummary } from './lib/heap-snapshot.js';
 import { startTestCluster } from '../test/helpers/cluster.js';
-import { MANAGER_NODE_OPTIONS } from '../src/scaffold/templates/config-manager.js';
+import { MANAGER_NODE_OPTIONS } from '../packages/cli/src/scaffold/templates/config-manager.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const NS = 'operator-memory';
@@ -123,7 +123,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 async function main(): Promise<void> {
   const s = parseArgs(process.argv.slice(2));
-  const entry = join(ROOT, 'dist/examples/configmap-operator/main.js');
+  const entry = join(ROOT, 'packages/cli/dist/examples/configmap-operator/main.js');
   if (!existsSync(entry))
     throw new Error(`${entry} is missing: run \`npm run build\` (npm run bench:operator-memory does)`);
   const cluster = await startTestCluster();

@@ -11,6 +11,7 @@
  *
  * Prints medians and the median (and range) of the paired new/old ratios.
  */
+import { existsSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { resolve } from 'node:path';
 
@@ -18,7 +19,11 @@ interface Trees<T> {
   old: T;
   new: T;
 }
-type MetricsModule = typeof import('../src/metrics/index.js');
+type MetricsModule = typeof import('../packages/ctrlmetrics/src/metrics/index.js');
+/** The built runtime of a checkout: packages/ctrlmetrics/dist, or dist/ of a checkout from before the packages. */
+const libIndex = (dir: string) =>
+  [`${dir}/packages/ctrlmetrics/dist/src/index.js`, `${dir}/dist/src/index.js`].find((f) => existsSync(f)) ??
+  `${dir}/packages/ctrlmetrics/dist/src/index.js`;
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const series = Number(/^--series=(\d+)$/.exec(process.argv.find((a) => a.startsWith('--series=')) ?? '')?.[1] ?? 667);
@@ -26,7 +31,7 @@ if (args.length !== 2) throw new Error('usage: bench/render-ab.ts OLD_DIR NEW_DI
 const CODES = ['200', '404', '500'];
 
 async function load(dir: string): Promise<MetricsModule> {
-  return ((await import(`${resolve(dir)}/dist/src/index.js`)) as { metrics: MetricsModule }).metrics;
+  return ((await import(libIndex(resolve(dir)))) as { metrics: MetricsModule }).metrics;
 }
 
 function registryOf(m: MetricsModule): InstanceType<MetricsModule['Registry']> {

@@ -7,6 +7,7 @@
  * total and for the top 20 sites. The render is OpenMetrics into pooled blocks when the tree has them (as the
  * /metrics handler does), else the tree's own chunks.
  */
+import { existsSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { resolve } from 'node:path';
 
@@ -16,10 +17,14 @@ interface ProfileNode {
   children: ProfileNode[];
 }
 
-type MetricsModule = typeof import('../src/metrics/index.js');
+type MetricsModule = typeof import('../packages/ctrlmetrics/src/metrics/index.js');
+/** The built runtime of a checkout: packages/ctrlmetrics/dist, or dist/ of a checkout from before the packages. */
+const libIndex = (dir: string) =>
+  [`${dir}/packages/ctrlmetrics/dist/src/index.js`, `${dir}/dist/src/index.js`].find((f) => existsSync(f)) ??
+  `${dir}/packages/ctrlmetrics/dist/src/index.js`;
 const dir = resolve(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? '.');
 const collectOnly = process.argv.includes('--collect-only');
-const { metrics } = (await import(`${dir}/dist/src/index.js`)) as { metrics: MetricsModule };
+const { metrics } = (await import(libIndex(dir))) as { metrics: MetricsModule };
 const { Counter, Histogram, registry } = metrics;
 for (let v = 0; v < 10; v++) {
   const c = new Counter({ name: `app_requests_${v}_total`, help: 'x', labelNames: ['route', 'code'] });

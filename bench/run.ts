@@ -171,7 +171,7 @@ function parseArgs(argv: string[]): Settings {
 
 /** The controller benchmark's API server: the cluster CTRLMETRICS_TEST_KUBECONFIG names, else the embedded authority. */
 async function controllerTarget(cluster: TestCluster): Promise<ControllerTarget> {
-  const { KubeClient, loadRestConfig } = await import('../src/index.js');
+  const { KubeClient, loadRestConfig } = await import('../packages/ctrlmetrics/src/index.js');
   const kubeconfig = process.env.CTRLMETRICS_TEST_KUBECONFIG;
   const restConfig = kubeconfig ? await loadRestConfig({ kubeconfig }) : cluster.authority.restConfig;
   return {

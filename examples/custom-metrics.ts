@@ -10,7 +10,7 @@
  * Run: node dist/examples/custom-metrics.js   (prints the exposition once; no cluster needed)
  */
 import { Counter as PromCounter } from 'prom-client';
-import { metrics } from '../src/index.js';
+import { metrics } from 'ctrlmetrics';
 
 /** Ours: declared with no registry, registered exactly once (a second registration throws, as in Go). */
 export const goobersExample = new metrics.Counter({

@@ -2,12 +2,12 @@
  * The library snippet of the README, runnable: one manager, one controller, one custom metric, the secure endpoint.
  *
  *   npm run build
- *   node dist/cli.js authority --state-dir /tmp/qs --kubeconfig-out /tmp/qs/kubeconfig &   # or a real cluster
+ *   node packages/cli/dist/cli.js authority --state-dir /tmp/qs --kubeconfig-out /tmp/qs/kubeconfig &   # or a real cluster
  *   KUBECONFIG=/tmp/qs/kubeconfig node dist/examples/quickstart.js
  *
  * METRICS_BIND_ADDRESS / HEALTH_PROBE_BIND_ADDRESS override the addresses (the tests use `127.0.0.1:0`).
  */
-import { Manager, Controller, TerminalError, filters, metrics } from '../src/index.js';
+import { Manager, Controller, TerminalError, filters, metrics } from 'ctrlmetrics';
 
 // A custom metric: declared at module level, registered once, recorded from anywhere.
 const goobers = new metrics.Counter({ name: 'goobers_total', help: 'Number of goobers processed', registers: [] });

@@ -1,5 +1,5 @@
-// The public API report: for the root entry and every subpath of package.json's `exports`, API Extractor writes
-// what the built declarations (dist/) export, as one api-report/<entry>.api.md each. `npm run api` checks that the
+// The public API report: for every entry of the packages' `exports` (packages/*/package.json), API Extractor writes
+// what the built declarations (packages/*/dist/) export, as one api-report/<entry>.api.md each. `npm run api` checks that the
 // committed reports still describe the API — a change to the public API fails until its report is committed with
 // it; `npm run api -- --update` rewrites them. One compiler program serves every entry (a program per entry costs
 // a second or more each). TypeScript prints a union of string literals in the order it first met them anywhere in the
@@ -11,16 +11,32 @@ import { CompilerState, Extractor, ExtractorConfig } from '@microsoft/api-extrac
 
 const ROOT = resolve(import.meta.dirname, '..');
 const update = process.argv.includes('--update');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+/** The packages whose entries are reported, by folder, and the prefix of their reports' names. */
+const PACKAGES = [
+  { dir: 'packages/ctrlmetrics', prefix: '' },
+  { dir: 'packages/envtest', prefix: 'envtest' },
+  { dir: 'packages/cli', prefix: 'cli' },
+];
 
-/** Each entry with a types file: its report's name and its declarations. */
-const entries = Object.entries(pkg.exports)
-  .filter(([, target]) => typeof target === 'object' && target.types)
-  .map(([sub, target]) => ({
-    name: sub === '.' ? pkg.name : sub.slice(2).replaceAll('/', '-'),
-    subpath: sub === '.' ? pkg.name : `${pkg.name}/${sub.slice(2)}`,
-    types: join(ROOT, target.types),
-  }));
+/**
+ * Each entry with a types file: its report's name and its declarations. `ctrlmetrics/internal` is left out: the
+ * other two packages' window into the runtime, not an API (they pin its exact version).
+ */
+const entries = PACKAGES.flatMap(({ dir, prefix }) => {
+  const pkgFile = join(ROOT, dir, 'package.json');
+  const pkg = JSON.parse(readFileSync(pkgFile, 'utf8'));
+  return Object.entries(pkg.exports)
+    .filter(([sub, target]) => typeof target === 'object' && target.types && sub !== './internal')
+    .map(([sub, target]) => {
+      const own = sub === '.' ? '' : sub.slice(2).replaceAll('/', '-');
+      return {
+        name: [prefix, own].filter(Boolean).join('-') || pkg.name,
+        subpath: sub === '.' ? pkg.name : `${pkg.name}/${sub.slice(2)}`,
+        types: join(ROOT, dir, target.types),
+        pkgFile,
+      };
+    });
+});
 for (const e of entries) {
   if (!existsSync(e.types)) {
     console.error(`${e.types} is missing: run \`npm run build\` first`);
@@ -76,7 +92,7 @@ const configFor = (e) =>
       },
     },
     configObjectFullPath: undefined,
-    packageJsonFullPath: join(ROOT, 'package.json'),
+    packageJsonFullPath: e.pkgFile,
   });
 
 const configs = entries.map(configFor);

@@ -1,10 +1,10 @@
 // Writes the built-in API of the Kubernetes version the authority stands for, from what a real kube-apiserver answered
 // (../shared/reference/kube-apiserver-api):
-// - src/kube/builtin-api.ts, from its discovery documents (/api/v1, /apis and every /apis/<group>/<version>);
-// - src/authority/data/openapi-v3.json.br, its OpenAPI v3 documents (/openapi/v3 and each /openapi/v3/<path>, as
-//   {index, documents: {path: document}}), and src/authority/data/openapi-v2.json.br, its /openapi/v2, both
+// - packages/ctrlmetrics/src/kube/builtin-api.ts, from its discovery documents (/api/v1, /apis and every /apis/<group>/<version>);
+// - packages/envtest/src/data/openapi-v3.json.br, its OpenAPI v3 documents (/openapi/v3 and each /openapi/v3/<path>, as
+//   {index, documents: {path: document}}), and packages/envtest/src/data/openapi-v2.json.br, its /openapi/v2, both
 //   brotli-compressed (4.8 and 3.3 MB of JSON, about 120 KB each).
-// - src/kube/builtin-kinds.ts, the TypeScript type of each built-in kind (kubernetes-types).
+// - packages/ctrlmetrics/src/kube/builtin-kinds.ts, the TypeScript type of each built-in kind (kubernetes-types).
 // Run it again when the reference is re-recorded:
 //   node scripts/gen-builtin-api.mjs [path/to/kube-apiserver-api]
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -86,9 +86,9 @@ export const BUILTIN_RESOURCES: readonly BuiltinResource[] = ${lines(resources)}
 /** The API groups in \`/apis\`'s order, their versions as listed and the preferred one. */
 export const BUILTIN_GROUPS: ReadonlyArray<{ name: string; versions: string[]; preferred: string }> = ${lines(groups)};
 `;
-writeFileSync(join(ROOT, 'src', 'kube', 'builtin-api.ts'), text);
+writeFileSync(join(ROOT, 'packages', 'ctrlmetrics', 'src', 'kube', 'builtin-api.ts'), text);
 console.log(
-  `wrote src/kube/builtin-api.ts: ${resources.length} resources in ${groups.length + 1} groups (${version.gitVersion})`,
+  `wrote packages/ctrlmetrics/src/kube/builtin-api.ts: ${resources.length} resources in ${groups.length + 1} groups (${version.gitVersion})`,
 );
 
 // the OpenAPI documents, compressed with a window that spans them all (they repeat the shared types' schemas)
@@ -110,16 +110,16 @@ const index = JSON.parse(readFileSync(join(v3, 'index.json'), 'utf8'));
 // the index names a document the recording lacks (openid/v1/jwks): it is left out of the served index
 const missing = Object.keys(index.paths).filter((p) => !documents[p]);
 for (const p of missing) delete index.paths[p];
-mkdirSync(join(ROOT, 'src', 'authority', 'data'), { recursive: true });
+mkdirSync(join(ROOT, 'packages', 'envtest', 'src', 'data'), { recursive: true });
 const v3Out = brotli(JSON.stringify({ index, documents }));
-writeFileSync(join(ROOT, 'src', 'authority', 'data', 'openapi-v3.json.br'), v3Out);
+writeFileSync(join(ROOT, 'packages', 'envtest', 'src', 'data', 'openapi-v3.json.br'), v3Out);
 const v2Out = brotli(JSON.stringify(JSON.parse(readFileSync(join(ref, 'openapi-v2.json'), 'utf8'))));
-writeFileSync(join(ROOT, 'src', 'authority', 'data', 'openapi-v2.json.br'), v2Out);
+writeFileSync(join(ROOT, 'packages', 'envtest', 'src', 'data', 'openapi-v2.json.br'), v2Out);
 console.log(
-  `wrote src/authority/data/openapi-v3.json.br (${Object.keys(documents).length} documents, not recorded: ${missing.join(', ') || 'none'}; ${v3Out.length} bytes) and openapi-v2.json.br (${v2Out.length} bytes)`,
+  `wrote packages/envtest/src/data/openapi-v3.json.br (${Object.keys(documents).length} documents, not recorded: ${missing.join(', ') || 'none'}; ${v3Out.length} bytes) and openapi-v2.json.br (${v2Out.length} bytes)`,
 );
 
-// The built-in types' fields, for unknown-field and type checks (src/authority/data/builtin-types.json.br): every
+// The built-in types' fields, for unknown-field and type checks (packages/envtest/src/data/builtin-types.json.br): every
 // type of the OpenAPI v3 documents as {field: shape}, a shape being a type's name, a scalar ('s' string, 'i32' or
 // 'i64' integer, 'f64' number, 'b' boolean, 'q' int-or-string or quantity), '*' (any JSON: RawExtension, JSON), 'o'
 // (a free-form object), [shape] (a list) or {'': shape} (a map); and each kind's type by group/version/kind.
@@ -162,12 +162,12 @@ for (const doc of Object.values(documents)) {
   }
 }
 const typesOut = brotli(JSON.stringify({ kinds, types }));
-writeFileSync(join(ROOT, 'src', 'authority', 'data', 'builtin-types.json.br'), typesOut);
+writeFileSync(join(ROOT, 'packages', 'envtest', 'src', 'data', 'builtin-types.json.br'), typesOut);
 console.log(
-  `wrote src/authority/data/builtin-types.json.br (${Object.keys(types).length} types, ${Object.keys(kinds).length} kinds, ${typesOut.length} bytes)`,
+  `wrote packages/envtest/src/data/builtin-types.json.br (${Object.keys(types).length} types, ${Object.keys(kinds).length} kinds, ${typesOut.length} bytes)`,
 );
 
-// The TypeScript type of each built-in kind (src/kube/known-kinds.ts): kubernetes-types of the same Kubernetes
+// The TypeScript type of each built-in kind (packages/ctrlmetrics/src/kube/builtin-kinds.ts): kubernetes-types of the same Kubernetes
 // version, where it has the kind (it lacks kube-aggregator's APIService). Types only: nothing of it runs.
 const typesRoot = join(ROOT, 'node_modules', 'kubernetes-types');
 const folderOf = (group) =>
@@ -196,5 +196,7 @@ export interface BuiltinKinds {
 ${known.map((k) => `  ${JSON.stringify(k.key)}: import(${JSON.stringify(k.module)}).${k.kind};`).join('\n')}
 }
 `;
-writeFileSync(join(ROOT, 'src', 'kube', 'builtin-kinds.ts'), knownText);
-console.log(`wrote src/kube/builtin-kinds.ts: ${known.length} kinds typed by kubernetes-types ${typesPkg.version}`);
+writeFileSync(join(ROOT, 'packages', 'ctrlmetrics', 'src', 'kube', 'builtin-kinds.ts'), knownText);
+console.log(
+  `wrote packages/ctrlmetrics/src/kube/builtin-kinds.ts: ${known.length} kinds typed by kubernetes-types ${typesPkg.version}`,
+);

@@ -102,6 +102,8 @@ for (const name of order) {
     const r = spawnSync(
       process.execPath,
       [
+        // the packages' imports of each other resolve to their sources (package.json's exports), as the tests' own do
+        '--conditions=ctrlmetrics-source',
         '--import',
         'tsx',
         '--test',

@@ -9,8 +9,8 @@ const args = process.argv.slice(2);
 const node = process.execPath;
 const run = (cmd, argv) => spawnSync(cmd, argv, { stdio: 'inherit' }).status ?? 1;
 
-if (existsSync('dist/cli.js')) {
-  const check = spawnSync(node, ['dist/cli.js', 'demo', '--preflight', ...args], { encoding: 'utf8' });
+if (existsSync('packages/cli/dist/cli.js')) {
+  const check = spawnSync(node, ['packages/cli/dist/cli.js', 'demo', '--preflight', ...args], { encoding: 'utf8' });
   // a build older than --preflight does not know it: the demo checks again itself after the build
   if (check.status !== 0 && !/unknown option '--preflight'/.test(check.stderr)) {
     process.stderr.write(check.stderr);
@@ -21,7 +21,7 @@ console.log('building (incremental) …');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const built = run(npm, ['run', '--silent', 'build']);
 if (built !== 0) process.exit(built);
-const demo = spawn(node, ['dist/cli.js', 'demo', ...args], { stdio: 'inherit' });
+const demo = spawn(node, ['packages/cli/dist/cli.js', 'demo', ...args], { stdio: 'inherit' });
 // Ctrl-C reaches the demo from the terminal itself (same process group): a second SIGINT would make it exit at once
 process.on('SIGINT', () => undefined);
 for (const sig of ['SIGTERM', 'SIGHUP']) process.on(sig, () => demo.kill(sig));

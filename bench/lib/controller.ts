@@ -9,7 +9,7 @@
  */
 import { readJsonLines, spawnTracked, stopChild } from './children.js';
 import { buildGoFloor, libEnv, OURS_NODE_ARGS, REPO_ROOT, type PreparedLib } from './servers.js';
-import type { KubeClient, RestConfig } from '../../src/index.js';
+import type { KubeClient, RestConfig } from '../../packages/ctrlmetrics/src/index.js';
 
 /** The API server the benchmark runs against. */
 export interface ControllerTarget {

@@ -46,7 +46,12 @@ function replica(
   cfg: { namespace: string; leaseId: string; expected: number; warmup: boolean },
   cpu: number | undefined,
 ): Replica {
-  const args = ['--import', 'tsx', join(REPO_ROOT, 'bench/servers/failover-manager.ts')];
+  const args = [
+    '--conditions=ctrlmetrics-source',
+    '--import',
+    'tsx',
+    join(REPO_ROOT, 'bench/servers/failover-manager.ts'),
+  ];
   const [cmd, argv] =
     cpu === undefined ? [process.execPath, args] : ['taskset', ['-c', String(cpu), process.execPath, ...args]];
   const child = spawnTracked(cmd, argv, {

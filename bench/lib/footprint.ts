@@ -14,8 +14,8 @@ import { memoryMb } from './proc.js';
 import { runCapture, spawnTracked, stopChild } from './children.js';
 import { REPO_ROOT } from './servers.js';
 import type { TestCluster } from '../../test/helpers/cluster.js';
-import { KubeClient } from '../../src/kube/client.js';
-import { readKubeconfig, restConfigOf, selectContext } from '../../src/kube/kubeconfig.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { readKubeconfig, restConfigOf, selectContext } from '../../packages/ctrlmetrics/src/kube/kubeconfig.js';
 
 export interface FootprintResult {
   reps: number;
@@ -147,7 +147,7 @@ async function authorityOnce(pin: boolean, r: FootprintResult): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-footprint-'));
   const kubeconfig = join(dir, 'kubeconfig');
   const [cmd, args] = nodeCommand(pin, [
-    join(REPO_ROOT, 'dist/cli.js'),
+    join(REPO_ROOT, 'packages/cli/dist/cli.js'),
     'authority',
     '--listen',
     '127.0.0.1:0',

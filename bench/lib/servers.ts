@@ -14,8 +14,8 @@ import { freePort } from './ports.js';
 import { waitListening } from './scrape.js';
 import { authorizationScript } from './wrk.js';
 import { stringify as toYaml } from 'yaml';
-import { kubeconfigFor } from '../../src/kube/config.js';
-import { MANAGER_NODE_OPTIONS } from '../../src/scaffold/templates/config-manager.js';
+import { kubeconfigFor } from '../../packages/ctrlmetrics/src/kube/config.js';
+import { MANAGER_NODE_OPTIONS } from '../../packages/cli/src/scaffold/templates/config-manager.js';
 
 /**
  * V8/Node flags of our servers: the generated manager.yaml's `NODE_OPTIONS` (ours as a scaffolded project runs it),
@@ -227,18 +227,18 @@ export async function prepareLib(): Promise<PreparedLib> {
   const probe = pathToFileURL(transpile('servers/eld-probe.ts')).href;
   if (from === 'src') {
     return {
-      root: pathToFileURL(join(REPO_ROOT, 'src')).href + '/',
+      root: pathToFileURL(join(REPO_ROOT, 'packages/ctrlmetrics/src')).href + '/',
       ext: '.ts',
-      nodeArgs: ['--import', 'tsx'],
+      nodeArgs: ['--conditions=ctrlmetrics-source', '--import', 'tsx'],
       probe,
       script: transpile,
     };
   }
-  const lib = join(REPO_ROOT, 'dist', 'src', 'index.js');
+  const lib = join(REPO_ROOT, 'packages/ctrlmetrics/dist/src/index.js');
   if (!existsSync(lib))
     throw new Error(`${lib} is missing: run \`npm run build\` (npm run bench does) or set CTRLMETRICS_BENCH_FROM=src`);
   return {
-    root: pathToFileURL(join(REPO_ROOT, 'dist', 'src')).href + '/',
+    root: pathToFileURL(join(REPO_ROOT, 'packages/ctrlmetrics/dist/src')).href + '/',
     ext: '.js',
     nodeArgs: [],
     probe,

@@ -11,12 +11,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type * as MetricsModule from '../../src/metrics/index.js';
-import type * as FiltersModule from '../../src/metrics/filters/index.js';
-import type * as ClientModule from '../../src/kube/client.js';
-import type * as ControllerModule from '../../src/controller/index.js';
-import type { InformerSet } from '../../src/controller/informers.js';
-import type { KubeObject, WatchSpec } from '../../src/controller/types.js';
+import type * as MetricsModule from '../../packages/ctrlmetrics/src/metrics/index.js';
+import type * as FiltersModule from '../../packages/ctrlmetrics/src/metrics/filters/index.js';
+import type * as ClientModule from '../../packages/ctrlmetrics/src/kube/client.js';
+import type * as ControllerModule from '../../packages/ctrlmetrics/src/controller/index.js';
+import type { InformerSet } from '../../packages/ctrlmetrics/src/controller/informers.js';
+import type { KubeObject, WatchSpec } from '../../packages/ctrlmetrics/src/controller/types.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';
@@ -26,7 +26,7 @@ const quick = process.env.QUICK === '1';
 
 const metrics = await lib<typeof MetricsModule>('metrics/index');
 const { Authenticator, authFilter } = await lib<typeof FiltersModule>('metrics/filters/index');
-const { createLogger } = await lib<typeof import('../../src/util/log.js')>('util/log');
+const { createLogger } = await lib<typeof import('../../packages/ctrlmetrics/src/util/log.js')>('util/log');
 const { KubeClient } = await lib<typeof ClientModule>('kube/client');
 const { Controller } = await lib<typeof ControllerModule>('controller/index');
 // prom-client from this project's node_modules (the same copy users get)

@@ -6,7 +6,7 @@
  *
  * Environment: CTRLMETRICS_LIB_ROOT/EXT, CERT_DIR (tls.crt, tls.key), RESTCONFIG (JSON).
  */
-import type * as Lib from '../../src/index.js';
+import type * as Lib from '../../packages/ctrlmetrics/src/index.js';
 import type * as Example from '../../examples/memcached-operator/webhook.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;

@@ -10,12 +10,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { getHeapSnapshot } from 'node:v8';
-import type * as MetricsModule from '../../src/metrics/index.js';
-import type * as ServerModule from '../../src/metrics/server/index.js';
-import type * as FiltersModule from '../../src/metrics/filters/index.js';
-import type * as ClientModule from '../../src/kube/client.js';
-import type * as LogModule from '../../src/util/log.js';
-import type * as ConfigModule from '../../src/kube/config.js';
+import type * as MetricsModule from '../../packages/ctrlmetrics/src/metrics/index.js';
+import type * as ServerModule from '../../packages/ctrlmetrics/src/metrics/server/index.js';
+import type * as FiltersModule from '../../packages/ctrlmetrics/src/metrics/filters/index.js';
+import type * as ClientModule from '../../packages/ctrlmetrics/src/kube/client.js';
+import type * as LogModule from '../../packages/ctrlmetrics/src/util/log.js';
+import type * as ConfigModule from '../../packages/ctrlmetrics/src/kube/config.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';

@@ -10,7 +10,7 @@
  * CONTROLLER_CONFIG: { restConfig, namespace, expected, workers }.
  */
 import { readFileSync } from 'node:fs';
-import type * as Lib from '../../src/index.js';
+import type * as Lib from '../../packages/ctrlmetrics/src/index.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';

@@ -8,7 +8,7 @@
  * FAILOVER_CONFIG: { restConfig, namespace, leaseId, labelSelector, expected, warmup }.
  */
 import http from 'node:http';
-import { Controller, Manager, type RestConfig } from '../../src/index.js';
+import { Controller, Manager, type RestConfig } from '../../packages/ctrlmetrics/src/index.js';
 
 const cfg = JSON.parse(process.env.FAILOVER_CONFIG ?? '{}') as {
   restConfig: RestConfig;

@@ -17,14 +17,14 @@
  * (dist/src/ or src/). Environment: PORT, NOFILTER_PORT, CONTROL_PORT, K, N, CERT_DIR (cert.pem, key.pem),
  * MANAGER_KUBECONFIG.
  */
-import type * as MetricsModule from '../../src/metrics/index.js';
-import type * as ServerModule from '../../src/metrics/server/index.js';
-import type * as FiltersModule from '../../src/metrics/filters/index.js';
-import type * as ClientModule from '../../src/kube/client.js';
-import type * as LogModule from '../../src/util/log.js';
-import type * as ConfigModule from '../../src/kube/config.js';
-import type { RestConfig } from '../../src/kube/config.js';
-import type { FilterProvider, Handler } from '../../src/metrics/server/types.js';
+import type * as MetricsModule from '../../packages/ctrlmetrics/src/metrics/index.js';
+import type * as ServerModule from '../../packages/ctrlmetrics/src/metrics/server/index.js';
+import type * as FiltersModule from '../../packages/ctrlmetrics/src/metrics/filters/index.js';
+import type * as ClientModule from '../../packages/ctrlmetrics/src/kube/client.js';
+import type * as LogModule from '../../packages/ctrlmetrics/src/util/log.js';
+import type * as ConfigModule from '../../packages/ctrlmetrics/src/kube/config.js';
+import type { RestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
+import type { FilterProvider, Handler } from '../../packages/ctrlmetrics/src/metrics/server/types.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';

@@ -9,7 +9,7 @@
  * PATCH_LOOP_CONFIG: { restConfig, namespace, objects, perBlock, blocks, warmup }.
  */
 import https from 'node:https';
-import type * as Lib from '../../src/index.js';
+import type * as Lib from '../../packages/ctrlmetrics/src/index.js';
 
 const root = process.env.CTRLMETRICS_LIB_ROOT;
 const ext = process.env.CTRLMETRICS_LIB_EXT ?? '.js';

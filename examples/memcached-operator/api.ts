@@ -5,8 +5,8 @@
  */
 // +groupName=cache.example.com
 // +versionName=v1alpha1
-import type { Condition, ObjectMeta } from '../../src/index.js';
-import type { int32, IntOrString } from '../../src/exports/api.js';
+import type { Condition, ObjectMeta } from 'ctrlmetrics';
+import type { int32, IntOrString } from 'ctrlmetrics/api';
 
 export const MEMCACHED = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' } as const;
 

@@ -19,7 +19,7 @@ import {
   type ReconcileContext,
   type Request,
   type Result,
-} from '../../src/index.js';
+} from 'ctrlmetrics';
 import type { Deployment } from 'kubernetes-types/apps/v1.js';
 import type { PodTemplateSpec } from 'kubernetes-types/core/v1.js';
 import { MEMCACHED, type Memcached } from './api.js';

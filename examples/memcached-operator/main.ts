@@ -8,7 +8,7 @@
  * The identity needs memcacheds (and their status) get/list/watch/update, deployments get/list/watch/create/update,
  * events create/patch, and the metrics auth role (tokenreviews and subjectaccessreviews create).
  */
-import { Manager, filters } from '../../src/index.js';
+import { Manager, filters } from 'ctrlmetrics';
 import { setupMemcachedController } from './controller.js';
 
 const mgr = new Manager({

@@ -3,7 +3,7 @@
  * a defaulter that fills `spec.image` when it is absent, and a validator that refuses an image without a tag or
  * digest and warns when `spec.size` is at the CRD's maximum.
  */
-import { AdmissionDeniedError, Webhook, type Warnings } from '../../src/index.js';
+import { AdmissionDeniedError, Webhook, type Warnings } from 'ctrlmetrics';
 import { MEMCACHED, type Memcached } from './api.js';
 
 /** The image the controller deploys when the Memcached names none. */

@@ -3,7 +3,7 @@
 // Expected messages are kube-apiserver's documented/observable ones, written down here, not taken from this code.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { request } from 'node:https';
 import { call, watch, type CallOptions, type Obj } from './https.js';
 

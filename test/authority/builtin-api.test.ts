@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify as toYaml } from 'yaml';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { KubeClient, ObjectClient, isNotFound, type KubeObject } from '../../src/index.js';
-import { RESTMapper } from '../../src/exports/client.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
+import { KubeClient, ObjectClient, isNotFound, type KubeObject } from '../../packages/ctrlmetrics/src/index.js';
+import { RESTMapper } from '../../packages/ctrlmetrics/src/exports/client.js';
 
 /** A JSON document as the API answers it. */
 type Doc = Record<string, any>;

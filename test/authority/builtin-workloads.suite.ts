@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeApiError, KubeClient } from '../../src/index.js';
+import { KubeApiError, KubeClient } from '../../packages/ctrlmetrics/src/index.js';
 
 /** A JSON document as the API answers it. */
 type Doc = Record<string, any>;

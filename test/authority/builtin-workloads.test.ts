@@ -1,7 +1,7 @@
 // Defaults and validation of built-in kinds on the authority (the suite is test/authority/builtin-workloads.suite.ts;
 // test/real-api/builtin-workloads.test.ts runs it on a real API server).
-import { startAuthority } from '../../src/authority/index.js';
-import { KubeClient } from '../../src/index.js';
+import { startAuthority } from '../../packages/envtest/src/index.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/index.js';
 import { builtinWorkloadsSuite } from './builtin-workloads.suite.js';
 
 builtinWorkloadsSuite('defaults and validation of built-in kinds on the authority', async () => {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 
 function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 10_000): Promise<T> {
   return new Promise((resolve, reject) => {

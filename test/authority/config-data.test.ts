@@ -3,7 +3,7 @@
 // ../shared/reference/kube-apiserver-rules.md §3 and the recorded answers (K53, K75), not taken from this code.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { call, type CallOptions } from './https.js';
 
 const KEY_MESSAGE =

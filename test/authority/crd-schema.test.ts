@@ -5,7 +5,7 @@
 // taken from this code.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { call, type CallOptions, type Obj } from './https.js';
 
 const str = { type: 'string' };

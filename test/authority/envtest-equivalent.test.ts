@@ -4,8 +4,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Controller, KubeClient, Manager, type KubeObject } from '../../src/index.js';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { Controller, KubeClient, Manager, type KubeObject } from '../../packages/ctrlmetrics/src/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 
 interface Widget extends KubeObject {
   spec: { size: number };

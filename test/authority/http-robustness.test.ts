@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import net from 'node:net';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { call } from './https.js';
 import { propertyParams } from '../helpers/property.js';
 

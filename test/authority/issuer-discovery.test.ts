@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { admits } from '../../src/authority/issuer-discovery.js';
+import { admits } from '../../packages/envtest/src/issuer-discovery.js';
 
 let cluster: TestCluster;
 let token: string;

@@ -3,7 +3,7 @@
 // fills in token, ca.crt and namespace; the token authenticates as the service account while the Secret holds it.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { call } from './https.js';
 
 describe('legacy service-account token Secrets', () => {

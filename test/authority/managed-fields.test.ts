@@ -11,7 +11,7 @@ import {
   prunePaths,
   type FieldSet,
   type ManagedFieldsEntry,
-} from '../../src/authority/managed-fields.js';
+} from '../../packages/envtest/src/managed-fields.js';
 
 const T = '2026-01-01T00:00:00Z';
 const T2 = '2026-01-02T00:00:00Z';

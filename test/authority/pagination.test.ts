@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { Informer } from '../../src/kube/informer.js';
-import { KubeClient } from '../../src/kube/client.js';
-import type { KubeObject } from '../../src/controller/types.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
+import { Informer } from '../../packages/ctrlmetrics/src/kube/informer.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import type { KubeObject } from '../../packages/ctrlmetrics/src/controller/types.js';
 import { run } from '../helpers/process.js';
 import { call, type Obj } from './https.js';
 

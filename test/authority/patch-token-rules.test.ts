@@ -4,7 +4,7 @@
 // are the recorded ones in ../shared/reference/kube-apiserver-answers and the rules in kube-apiserver-rules.md §4–5.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { call, type CallOptions } from './https.js';
 
 describe('patch types and TokenRequest rules', () => {

@@ -4,7 +4,7 @@
 // authority; invalid RBAC objects are 422; roleRef is immutable.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { call, type Obj } from './https.js';
 
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';

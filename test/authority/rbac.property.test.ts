@@ -18,8 +18,8 @@ import {
   type RoleBinding,
   type Subject,
   type UserInfo,
-} from '../../src/authority/rbac.js';
-import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from '../../src/authority/bootstrap.js';
+} from '../../packages/envtest/src/rbac.js';
+import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from '../../packages/envtest/src/bootstrap.js';
 import { propertyParams } from '../helpers/property.js';
 
 const G = 'rbac.authorization.k8s.io';

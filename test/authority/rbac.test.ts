@@ -19,8 +19,8 @@ import {
   type RoleBinding,
   type Subject,
   type UserInfo,
-} from '../../src/authority/rbac.js';
-import { bootstrapPolicy } from '../../src/authority/bootstrap.js';
+} from '../../packages/envtest/src/rbac.js';
+import { bootstrapPolicy } from '../../packages/envtest/src/bootstrap.js';
 
 const G = 'rbac.authorization.k8s.io';
 

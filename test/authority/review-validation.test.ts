@@ -3,7 +3,7 @@
 // Go prints the internal struct. Expected texts from ../shared/reference/kube-apiserver-rules.md §6, not this code.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { call, type CallOptions } from './https.js';
 
 const SAR = '/apis/authorization.k8s.io/v1/subjectaccessreviews';

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import tls from 'node:tls';
 import net from 'node:net';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 
 let authority: Authority;
 let port = 0;

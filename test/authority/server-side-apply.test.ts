@@ -4,7 +4,7 @@
 // validation (ValidatePatchOptions / ValidateFieldManager), not taken from this code.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { call, type CallOptions, type Obj } from './https.js';
 
 describe('server-side apply and managed fields over HTTPS', () => {

@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { writeFileAtomic } from '../../src/authority/state.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
+import { writeFileAtomic } from '../../packages/envtest/src/state.js';
 import { call, watch, type Obj } from './https.js';
 
 describe('authority state directory', () => {

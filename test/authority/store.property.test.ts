@@ -3,7 +3,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Store } from '../../src/authority/store.js';
+import { Store } from '../../packages/envtest/src/store.js';
 import { propertyParams } from '../helpers/property.js';
 
 const ns = fc.constantFrom('a', 'a-b', 'a.b', 'ab', 'b', 'kube-system');

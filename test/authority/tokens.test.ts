@@ -3,7 +3,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
 
 type Obj = Record<string, any>;
 

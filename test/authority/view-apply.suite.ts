@@ -5,7 +5,7 @@
 // (test/authority/view-apply.test.ts) and a real kube-apiserver (test/real-api/view-apply.test.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeApiError, type KubeClient } from '../../src/index.js';
+import { KubeApiError, type KubeClient } from '../../packages/ctrlmetrics/src/index.js';
 
 interface Entry {
   manager: string;

@@ -1,7 +1,7 @@
 // Server-side apply through a view on the embedded authority (the suite is test/authority/view-apply.suite.ts;
 // test/real-api/view-apply.test.ts runs it on a real kube-apiserver).
-import { startAuthority } from '../../src/authority/index.js';
-import { KubeClient } from '../../src/index.js';
+import { startAuthority } from '../../packages/envtest/src/index.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/index.js';
 import { viewApplySuite } from './view-apply.suite.js';
 
 viewApplySuite(

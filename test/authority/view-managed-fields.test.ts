@@ -6,8 +6,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { KubeClient } from '../../src/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/index.js';
 
 interface Entry {
   manager: string;

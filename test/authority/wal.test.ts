@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StorageError, WriteAheadLog } from '../../src/authority/wal.js';
-import type { StoreEvent } from '../../src/authority/store.js';
+import { StorageError, WriteAheadLog } from '../../packages/envtest/src/wal.js';
+import type { StoreEvent } from '../../packages/envtest/src/store.js';
 
 const event = (rv: number, name: string, type: StoreEvent['type'] = 'ADDED'): StoreEvent => ({
   rv,

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { run } from '../helpers/process.js';
 import { jsonPatch, ScriptedWebhook } from '../helpers/scripted-webhook.js';
-import { KubeApiError } from '../../src/kube/client.js';
-import type { Logger } from '../../src/util/log.js';
+import { KubeApiError } from '../../packages/ctrlmetrics/src/kube/client.js';
+import type { Logger } from '../../packages/ctrlmetrics/src/util/log.js';
 
 const MWC = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 const VWC = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';

@@ -9,7 +9,7 @@ import {
   objectSelectorMatches,
   ruleMatches,
   type AdmissionAttributes,
-} from '../../src/authority/webhook-match.js';
+} from '../../packages/envtest/src/webhook-match.js';
 
 const attrs = (o: Partial<AdmissionAttributes> = {}): AdmissionAttributes => ({
   operation: 'CREATE',

@@ -12,14 +12,14 @@ import * as x509 from '@peculiar/x509';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { generateCA, issueServingCert, type CertKeyPair } from '../../src/authority/pki.js';
+import { generateCA, issueServingCert, type CertKeyPair } from '../../packages/envtest/src/pki.js';
 import {
   CertWatcher,
   CertificateLoadError,
   generateSelfSignedCertificate,
   loadCertificatePair,
-} from '../../src/certwatcher/index.js';
-import { setLogSink } from '../../src/util/log.js';
+} from '../../packages/ctrlmetrics/src/certwatcher/index.js';
+import { setLogSink } from '../../packages/ctrlmetrics/src/util/log.js';
 
 const logs: string[] = [];
 setLogSink((l) => logs.push(l));

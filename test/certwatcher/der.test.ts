@@ -5,7 +5,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { ipBytes, namedBits, oid, sequence, time, tlv, unsignedInteger } from '../../src/certwatcher/der.js';
+import {
+  ipBytes,
+  namedBits,
+  oid,
+  sequence,
+  time,
+  tlv,
+  unsignedInteger,
+} from '../../packages/ctrlmetrics/src/certwatcher/der.js';
 
 function asn1parse(der: Buffer): string {
   return execFileSync('openssl', ['asn1parse', '-inform', 'DER'], { input: der, encoding: 'utf8' });

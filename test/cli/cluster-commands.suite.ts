@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { ApiCluster } from '../helpers/cluster.js';
 import { run, runCli } from '../helpers/process.js';
-import { CRD_SETS } from '../../src/authority/crds.js';
+import { CRD_SETS } from '../../packages/envtest/src/crds.js';
 
 /**
  * Registers the suite in the calling file; `start` gives the API server (a fresh one: the suite creates

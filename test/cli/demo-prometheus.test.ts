@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demoScrapeJob, findPrometheus, graphLink } from '../../src/cli/demo/prometheus.js';
-import { runDemo, type DemoOptions } from '../../src/cli/demo.js';
+import { demoScrapeJob, findPrometheus, graphLink } from '../../packages/cli/src/cli/demo/prometheus.js';
+import { runDemo, type DemoOptions } from '../../packages/cli/src/cli/demo.js';
 
 const FLAGS: DemoOptions = {
   stateDir: join(tmpdir(), 'ctrlmetrics-demo-never-created'),

@@ -8,8 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../helpers/process.js';
-import { loadRestConfig, KubeConfigError } from '../../src/kube/config.js';
-import { Manager, ManagerError } from '../../src/manager/index.js';
+import { loadRestConfig, KubeConfigError } from '../../packages/ctrlmetrics/src/kube/config.js';
+import { Manager, ManagerError } from '../../packages/ctrlmetrics/src/manager/index.js';
 
 let home: string;
 before(async () => {

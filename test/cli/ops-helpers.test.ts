@@ -4,10 +4,15 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatTable, humanAge, parseDuration, toKubectlYaml } from '../../src/ops/output.js';
-import { controllerTotals, filterExposition, parseExposition, quantileFromBuckets } from '../../src/ops/exposition.js';
-import { explainStatus, type ScrapeTarget } from '../../src/ops/scrape.js';
-import { bindingDifferences, buildBinding } from '../../src/ops/grant.js';
+import { formatTable, humanAge, parseDuration, toKubectlYaml } from '../../packages/cli/src/ops/output.js';
+import {
+  controllerTotals,
+  filterExposition,
+  parseExposition,
+  quantileFromBuckets,
+} from '../../packages/cli/src/ops/exposition.js';
+import { explainStatus, type ScrapeTarget } from '../../packages/cli/src/ops/scrape.js';
+import { bindingDifferences, buildBinding } from '../../packages/cli/src/ops/grant.js';
 
 describe('kubectl output conventions', () => {
   test("AGE gets coarser with time like kubectl's", () => {

@@ -34,9 +34,10 @@ describe('scrape --watch in a terminal, across a manager restart', () => {
       'manager',
       process.execPath,
       [
+        '--conditions=ctrlmetrics-source',
         '--import',
         'tsx',
-        'examples/configmap-operator/main.ts',
+        'packages/cli/examples/configmap-operator/main.ts',
         '--kubeconfig',
         cluster.authority.kubeconfig,
         '--metrics-bind-address',
@@ -84,7 +85,7 @@ describe('scrape --watch in a terminal, across a manager restart', () => {
     writeFileSync(
       wrapper,
       `process.on('SIGINT', () => {});\n` +
-        `const r = require('node:child_process').spawnSync(process.execPath, ${JSON.stringify(['--import', 'tsx', 'cli.ts', 'scrape', `http://127.0.0.1:${port}/metrics`, '--watch', '--interval', '1s'])}, { stdio: 'inherit' });\n` +
+        `const r = require('node:child_process').spawnSync(process.execPath, ${JSON.stringify(['--conditions=ctrlmetrics-source', '--import', 'tsx', 'packages/cli/cli.ts', 'scrape', `http://127.0.0.1:${port}/metrics`, '--watch', '--interval', '1s'])}, { stdio: 'inherit' });\n` +
         `require('node:fs').writeFileSync(${JSON.stringify(statusFile)}, String(r.status ?? r.signal));\n`,
     );
     const cmd = `exec '${process.execPath}' '${wrapper}'`;

@@ -10,7 +10,7 @@ import {
   sparkline,
   statsBetween,
   watchPoint,
-} from '../../src/ops/scrape-watch.js';
+} from '../../packages/cli/src/ops/scrape-watch.js';
 
 /** An exposition of one controller's reconcile metrics (buckets 0.01, 0.1, +Inf), written by hand. */
 function exposition(c: string, total: number, errors: number, buckets: [number, number, number], depth = 0): string {

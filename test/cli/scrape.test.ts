@@ -9,23 +9,23 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import promClient from 'prom-client';
 import { createServer as createTlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import { generateSelfSignedCertificate } from '../../src/certwatcher/index.js';
+import { generateSelfSignedCertificate } from '../../packages/ctrlmetrics/src/certwatcher/index.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
 import { runCli, ProcessGroup, within } from '../helpers/process.js';
-import { Manager } from '../../src/manager/index.js';
-import { withAuthenticationAndAuthorization } from '../../src/metrics/filters/index.js';
-import type { MetricsOptions } from '../../src/metrics/server/types.js';
-import type { RestConfig } from '../../src/kube/config.js';
+import { Manager } from '../../packages/ctrlmetrics/src/manager/index.js';
+import { withAuthenticationAndAuthorization } from '../../packages/ctrlmetrics/src/metrics/filters/index.js';
+import type { MetricsOptions } from '../../packages/ctrlmetrics/src/metrics/server/types.js';
+import type { RestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
 import {
   RECONCILE_TIME_BUCKETS,
   reconcileErrors,
   reconcileTime,
   reconcileTotal,
   workqueueDepth,
-} from '../../src/controller/metrics.js';
+} from '../../packages/ctrlmetrics/src/controller/metrics.js';
 
 interface RunningManager {
   port: number;

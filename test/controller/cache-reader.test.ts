@@ -6,8 +6,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller, Manager, type KubeObject } from '../../src/index.js';
-import { NotCachedError } from '../../src/exports/controller.js';
+import { Controller, Manager, type KubeObject } from '../../packages/ctrlmetrics/src/index.js';
+import { NotCachedError } from '../../packages/ctrlmetrics/src/exports/controller.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually } from './helpers/exposition.js';
 

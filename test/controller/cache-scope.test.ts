@@ -7,7 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller, Manager, type KubeObject } from '../../src/index.js';
+import { Controller, Manager, type KubeObject } from '../../packages/ctrlmetrics/src/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually } from '../helpers/process.js';
 

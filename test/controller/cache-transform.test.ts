@@ -6,8 +6,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller, Manager, type KubeObject } from '../../src/index.js';
-import { transforms } from '../../src/exports/cache.js';
+import { Controller, Manager, type KubeObject } from '../../packages/ctrlmetrics/src/index.js';
+import { transforms } from '../../packages/ctrlmetrics/src/exports/cache.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually } from '../helpers/process.js';
 

@@ -7,11 +7,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeApiError, KubeClient } from '../../src/kube/client.js';
-import { InformerSet } from '../../src/controller/informers.js';
-import { cachedReadClient } from '../../src/controller/cached-client.js';
-import { NotCachedError } from '../../src/controller/watch-caches.js';
-import { RESTMapper } from '../../src/kube/restmapper.js';
+import { KubeApiError, KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { InformerSet } from '../../packages/ctrlmetrics/src/controller/informers.js';
+import { cachedReadClient } from '../../packages/ctrlmetrics/src/controller/cached-client.js';
+import { NotCachedError } from '../../packages/ctrlmetrics/src/controller/watch-caches.js';
+import { RESTMapper } from '../../packages/ctrlmetrics/src/kube/restmapper.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 

@@ -12,10 +12,10 @@ import {
   type ReconcileContext,
   type Request,
   type Result,
-} from '../../src/index.js';
-import { PanicError, ReconcileTimeoutError } from '../../src/exports/controller.js';
+} from '../../packages/ctrlmetrics/src/index.js';
+import { PanicError, ReconcileTimeoutError } from '../../packages/ctrlmetrics/src/exports/controller.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { reconcileTime } from '../../src/controller/metrics.js';
+import { reconcileTime } from '../../packages/ctrlmetrics/src/controller/metrics.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import {
   eventually,

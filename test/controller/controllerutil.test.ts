@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import {
   KubeClient,
   ObjectClient,
@@ -21,8 +21,8 @@ import {
   setStatusCondition,
   type Condition,
   type KubeObject,
-} from '../../src/index.js';
-import type { CacheReader } from '../../src/exports/controller.js';
+} from '../../packages/ctrlmetrics/src/index.js';
+import type { CacheReader } from '../../packages/ctrlmetrics/src/exports/controller.js';
 import {
   AlreadyOwnedError,
   hasControllerReference,
@@ -31,7 +31,7 @@ import {
   removeOwnerReference,
   removeStatusCondition,
   setOwnerReference,
-} from '../../src/exports/controllerutil.js';
+} from '../../packages/ctrlmetrics/src/exports/controllerutil.js';
 
 const owner = (name: string, uid = `uid-${name}`): KubeObject => ({
   apiVersion: 'cache.example.com/v1alpha1',

@@ -5,9 +5,15 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createOrPatch, createOrUpdate, KubeClient, ObjectClient, isConflict } from '../../src/index.js';
-import { RESTMapper } from '../../src/exports/client.js';
-import { mergePatch } from '../../src/controller/controllerutil.js';
+import {
+  createOrPatch,
+  createOrUpdate,
+  KubeClient,
+  ObjectClient,
+  isConflict,
+} from '../../packages/ctrlmetrics/src/index.js';
+import { RESTMapper } from '../../packages/ctrlmetrics/src/exports/client.js';
+import { mergePatch } from '../../packages/ctrlmetrics/src/controller/controllerutil.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 let cluster: TestCluster;

@@ -12,7 +12,7 @@ import net from 'node:net';
 import { eventually, httpsGet, parseExposition, value, type Family } from './helpers/exposition.js';
 import { startTestCluster } from '../helpers/cluster.js';
 import { cliArgs } from '../helpers/process.js';
-import { generateSelfSignedCertificate } from '../../src/certwatcher/index.js';
+import { generateSelfSignedCertificate } from '../../packages/ctrlmetrics/src/certwatcher/index.js';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 
@@ -169,12 +169,15 @@ test(
     assert.match((await sh(`${verifiedCurl[1]} -s -o /dev/null -w '%{http_code}'`)).stdout, /^200$/);
     const scrapeLine = /^ {2}ctrlmetrics scrape (.+)$/m.exec(run.stdout());
     assert.ok(scrapeLine, run.stdout());
-    const verified = await sh(`node dist/cli.js scrape ${scrapeLine[1]} --match '^goobers_total$'`, 30_000);
+    const verified = await sh(
+      `node packages/cli/dist/cli.js scrape ${scrapeLine[1]} --match '^goobers_total$'`,
+      30_000,
+    );
     assert.equal(verified.code, 0, verified.stderr);
     assert.match(verified.stdout, /^goobers_total \d+/m);
     // the API's CA does not verify the metrics endpoint, and scrape says which CA to pass
     const wrongCa = await sh(
-      `node dist/cli.js scrape ${url} --token-file ${tokenPath} --cacert ${join(stateDir, 'ca.crt')}`,
+      `node packages/cli/dist/cli.js scrape ${url} --token-file ${tokenPath} --cacert ${join(stateDir, 'ca.crt')}`,
       30_000,
     );
     assert.equal(wrongCa.code, 1);

@@ -15,7 +15,7 @@ test(
     const out = await new Promise<string>((resolve, reject) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'examples/custom-metrics.ts'],
+        ['--conditions=ctrlmetrics-source', '--import', 'tsx', 'examples/custom-metrics.ts'],
         { cwd: ROOT, timeout: 45_000 },
         (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
       );
@@ -47,9 +47,10 @@ test(
       child = spawn(
         process.execPath,
         [
+          '--conditions=ctrlmetrics-source',
           '--import',
           'tsx',
-          'examples/configmap-operator/main.ts',
+          'packages/cli/examples/configmap-operator/main.ts',
           '--kubeconfig',
           cluster.authority.kubeconfig,
           '--namespace',

@@ -1,8 +1,14 @@
 /** Watch specs to API paths, and events to reconcile requests (the object itself, its owner, or a mapping). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collectionPath, keyRequest, requestKey, requestsFor, resourceOf } from '../../src/controller/handlers.js';
-import type { KubeObject } from '../../src/controller/types.js';
+import {
+  collectionPath,
+  keyRequest,
+  requestKey,
+  requestsFor,
+  resourceOf,
+} from '../../packages/ctrlmetrics/src/controller/handlers.js';
+import type { KubeObject } from '../../packages/ctrlmetrics/src/controller/types.js';
 
 test('plural resource names and collection paths follow the API conventions', () => {
   assert.equal(resourceOf({ kind: 'ConfigMap' }), 'configmaps');

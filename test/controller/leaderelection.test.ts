@@ -5,10 +5,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeClient } from '../../src/kube/client.js';
-import { LeaderElector, Manager, ManagerError } from '../../src/manager/index.js';
-import { leaderElectionNamespace } from '../../src/manager/manager.js';
-import { Controller } from '../../src/controller/index.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { LeaderElector, Manager, ManagerError } from '../../packages/ctrlmetrics/src/manager/index.js';
+import { leaderElectionNamespace } from '../../packages/ctrlmetrics/src/manager/manager.js';
+import { Controller } from '../../packages/ctrlmetrics/src/controller/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { errorLines } from '../helpers/log-capture.js';

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Controller, Manager } from '../../src/index.js';
-import { ManagerError } from '../../src/exports/manager.js';
+import { Controller, Manager } from '../../packages/ctrlmetrics/src/index.js';
+import { ManagerError } from '../../packages/ctrlmetrics/src/exports/manager.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually } from './helpers/exposition.js';
 

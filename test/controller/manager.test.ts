@@ -6,10 +6,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import http from 'node:http';
-import { Controller, KubeClient, Manager, filters } from '../../src/index.js';
-import { ManagerError } from '../../src/exports/manager.js';
-import { setLogSink } from '../../src/exports/log.js';
-import { LeaderElector } from '../../src/manager/index.js';
+import { Controller, KubeClient, Manager, filters } from '../../packages/ctrlmetrics/src/index.js';
+import { ManagerError } from '../../packages/ctrlmetrics/src/exports/manager.js';
+import { setLogSink } from '../../packages/ctrlmetrics/src/exports/log.js';
+import { LeaderElector } from '../../packages/ctrlmetrics/src/manager/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually, httpsGet, parseExposition, value } from './helpers/exposition.js';
 import { scrapeRegistry } from './helpers/scrape.js';
@@ -212,7 +212,7 @@ test('a watched kind the API does not serve: the log and the start-up error name
 });
 
 test('health probes: /readyz and /healthz pass once running; /healthz fails while a watch cannot make progress', async () => {
-  const { startAuthority } = await import('../../src/authority/index.js');
+  const { startAuthority } = await import('../../packages/envtest/src/index.js');
   const authority = await startAuthority({ listen: '127.0.0.1:0' });
   const mgr = new Manager({
     restConfig: authority.restConfig,

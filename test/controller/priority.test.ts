@@ -5,9 +5,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller } from '../../src/controller/controller.js';
-import { InformerSet } from '../../src/controller/informers.js';
-import { KubeClient } from '../../src/kube/client.js';
+import { Controller } from '../../packages/ctrlmetrics/src/controller/controller.js';
+import { InformerSet } from '../../packages/ctrlmetrics/src/controller/informers.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { scrapeRegistry } from './helpers/scrape.js';
 import { eventually, value } from './helpers/exposition.js';

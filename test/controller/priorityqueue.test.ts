@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PriorityQueue, LOW_PRIORITY } from '../../src/controller/priorityqueue.js';
+import { PriorityQueue, LOW_PRIORITY } from '../../packages/ctrlmetrics/src/controller/priorityqueue.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { scrapeRegistry } from './helpers/scrape.js';
 import { value } from './helpers/exposition.js';

@@ -5,10 +5,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { Manager } from '../../src/index.js';
-import { setLogSink } from '../../src/exports/log.js';
-import { ProfilingServer } from '../../src/manager/index.js';
-import { createLogger } from '../../src/util/log.js';
+import { Manager } from '../../packages/ctrlmetrics/src/index.js';
+import { setLogSink } from '../../packages/ctrlmetrics/src/exports/log.js';
+import { ProfilingServer } from '../../packages/ctrlmetrics/src/manager/index.js';
+import { createLogger } from '../../packages/ctrlmetrics/src/util/log.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 let cluster: TestCluster;

@@ -3,9 +3,9 @@
 // the authority (test/controller/runnables.test.ts) and a real kube-apiserver (test/real-api/runnables.test.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller, KubeClient, Manager, type RestConfig } from '../../src/index.js';
-import type { Runnable } from '../../src/exports/manager.js';
-import { LeaderElector } from '../../src/manager/index.js';
+import { Controller, KubeClient, Manager, type RestConfig } from '../../packages/ctrlmetrics/src/index.js';
+import type { Runnable } from '../../packages/ctrlmetrics/src/exports/manager.js';
+import { LeaderElector } from '../../packages/ctrlmetrics/src/manager/index.js';
 import { eventually, samples } from './helpers/exposition.js';
 import { scrapeRegistry } from './helpers/scrape.js';
 

@@ -5,8 +5,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Manager } from '../../src/index.js';
-import { ManagerError, type Runnable } from '../../src/exports/manager.js';
+import { Manager } from '../../packages/ctrlmetrics/src/index.js';
+import { ManagerError, type Runnable } from '../../packages/ctrlmetrics/src/exports/manager.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { httpsGet } from './helpers/exposition.js';
 import { recording, runnablesSuite } from './runnables.suite.js';

@@ -6,8 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { Controller, KubeClient, Manager } from '../../src/index.js';
-import { LeaderElector } from '../../src/manager/index.js';
+import { Controller, KubeClient, Manager } from '../../packages/ctrlmetrics/src/index.js';
+import { LeaderElector } from '../../packages/ctrlmetrics/src/manager/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually } from './helpers/exposition.js';
 

@@ -4,9 +4,9 @@
 // (test/controller/watch-resolution.test.ts) and a real kube-apiserver (test/real-api/watch-resolution.test.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller, Manager, type KubeClient, type RestConfig } from '../../src/index.js';
-import { ManagerError } from '../../src/exports/manager.js';
-import { setLogSink } from '../../src/exports/log.js';
+import { Controller, Manager, type KubeClient, type RestConfig } from '../../packages/ctrlmetrics/src/index.js';
+import { ManagerError } from '../../packages/ctrlmetrics/src/exports/manager.js';
+import { setLogSink } from '../../packages/ctrlmetrics/src/exports/log.js';
 import { eventually } from './helpers/exposition.js';
 
 /** Where the suite runs: cluster-admin credentials, and how to let go of the server. */

@@ -6,7 +6,7 @@ import {
   MaxOfRateLimiter,
   Workqueue,
   defaultControllerRateLimiter,
-} from '../../src/controller/index.js';
+} from '../../packages/ctrlmetrics/src/controller/index.js';
 import { scrapeRegistry } from './helpers/scrape.js';
 import { value } from './helpers/exposition.js';
 import { propertyParams } from '../helpers/property.js';

@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { metrics } from '../../src/index.js';
-import '../../src/webhook/index.js';
+import { metrics } from '../../packages/ctrlmetrics/src/index.js';
+import '../../packages/ctrlmetrics/src/webhook/index.js';
 import { ROOT } from './markdown.js';
 
 const page = readFileSync(join(ROOT, 'docs/reference/metrics.md'), 'utf8');
@@ -43,7 +43,7 @@ test('every family registered at import has a row', () => {
 
 test('every family a row names is one the library registers', () => {
   const registered = new Set(metrics.registry.familyNames());
-  const src = sourceText(join(ROOT, 'src'));
+  const src = sourceText(join(ROOT, 'packages/ctrlmetrics/src'));
   const unknown = listed.filter((n) => !n.endsWith('*') && !registered.has(n) && !src.includes(`name: '${n}'`));
   assert.ok(listed.length > 30, `rows read (${listed.length})`);
   assert.deepEqual(unknown, []);

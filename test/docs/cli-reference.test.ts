@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderCliReference } from '../../src/cli/reference.js';
+import { renderCliReference } from '../../packages/cli/src/cli/reference.js';
 import { ROOT } from './markdown.js';
 
 test("the CLI reference is the commands' current help", () => {

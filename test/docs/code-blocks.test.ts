@@ -11,10 +11,10 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import ts from 'typescript';
 import { parse as parseYaml } from 'yaml';
-import { buildProgram } from '../../src/cli/index.js';
+import { buildProgram } from '../../packages/cli/src/cli/index.js';
 import { ROOT, markdownPages, readPage, type Fence } from './markdown.js';
 import { commandLines, fileSnippet, invocationProblems, shellProblems } from './snippets.js';
-import { renderProject } from '../../src/scaffold/index.js';
+import { renderProject } from '../../packages/cli/src/scaffold/index.js';
 import { docWatchScreen } from './watch-screen.js';
 
 const GENERATED = new Set(['docs/reference/cli.md']);
@@ -66,10 +66,10 @@ test('TypeScript blocks compile under strict against the library', () => {
       skipLibCheck: true,
       verbatimModuleSyntax: true,
       paths: {
-        ctrlmetrics: [join(ROOT, 'src/index.ts')],
-        'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')],
-        'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')],
-        'ctrlmetrics/scaffold': [join(ROOT, 'src/scaffold/index.ts')],
+        ctrlmetrics: [join(ROOT, 'packages/ctrlmetrics/src/index.ts')],
+        'ctrlmetrics/*': [join(ROOT, 'packages/ctrlmetrics/src/exports/*.ts')],
+        '@ctrlmetrics/envtest': [join(ROOT, 'packages/envtest/src/index.ts')],
+        '@ctrlmetrics/cli/scaffold': [join(ROOT, 'packages/cli/src/scaffold/index.ts')],
       },
       allowImportingTsExtensions: true,
     });
@@ -139,12 +139,20 @@ test('the shell check finds a flag a command does not have', () => {
   ]);
 });
 
-test('a map of the source tree names directories that exist, and every package of src/', () => {
+test('a map of the source tree names directories that exist, every package and every folder of their src/', () => {
   const blocks = fences.filter((f) => f.marker === 'layout');
   assert.ok(blocks.length >= 1, 'a layout block');
-  const packages = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .map((d) => `src/${d.name}`);
+  const folders = (src: string) =>
+    readdirSync(join(ROOT, src), { withFileTypes: true })
+      .filter((d) => d.isDirectory() && d.name !== 'data')
+      .map((d) => `${src}/${d.name}`);
+  const packages = [
+    'packages/ctrlmetrics',
+    'packages/envtest/src',
+    'packages/cli',
+    ...folders('packages/ctrlmetrics/src'),
+    ...folders('packages/cli/src'),
+  ];
   for (const f of blocks) {
     const named = f.text
       .split('\n')

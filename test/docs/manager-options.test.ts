@@ -11,7 +11,7 @@ import ts from 'typescript';
 import { ROOT } from './markdown.js';
 
 function fieldsOf(typeName: string): string[] {
-  const file = join(ROOT, 'src/manager/manager.ts');
+  const file = join(ROOT, 'packages/ctrlmetrics/src/manager/manager.ts');
   const program = ts.createProgram([file], {
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.NodeNext,

@@ -20,10 +20,10 @@ import { ROOT } from './markdown.js';
 /** Import specifiers of the repository's files, as a user of the package writes them. */
 export function asUserWrites(text: string): string {
   return text
-    .replace(/'(\.\.\/)+src\/index\.js'/g, "'ctrlmetrics'")
-    .replace(/'(\.\.\/)+src\/exports\/([a-z/]+)\.js'/g, "'ctrlmetrics/$2'")
-    .replace(/'(\.\.\/)+src\/authority\/index\.js'/g, "'ctrlmetrics/authority'")
-    .replace(/'(\.\.\/)+src\/scaffold\/index\.js'/g, "'ctrlmetrics/scaffold'")
+    .replace(/'(\.\.\/)+packages\/ctrlmetrics\/src\/index\.js'/g, "'ctrlmetrics'")
+    .replace(/'(\.\.\/)+packages\/ctrlmetrics\/src\/exports\/([a-z/]+)\.js'/g, "'ctrlmetrics/$2'")
+    .replace(/'(\.\.\/)+packages\/envtest\/src\/index\.js'/g, "'@ctrlmetrics/envtest'")
+    .replace(/'(\.\.\/)+packages\/cli\/src\/scaffold\/index\.js'/g, "'@ctrlmetrics/cli/scaffold'")
     .replace(/'(\.\.\/)+examples\/[a-z-]+\/([a-z-]+\.js)'/g, "'./$2'");
 }
 
@@ -91,8 +91,12 @@ export function invocationProblems(program: Command, words: string[]): string[] 
   return problems;
 }
 
-/** A path of the repository a command names (`bench/run.ts`, `dist/examples/quickstart.js`, `scripts/x.sh`). */
-const REPO_PATH = /^(?:dist\/)?(?:bench|scripts|test|examples|src)\/[\w./-]+\.(?:ts|mjs|js|sh)$/;
+/**
+ * A path of the repository a command names (`bench/run.ts`, `dist/examples/quickstart.js`, `scripts/x.sh`,
+ * `packages/cli/dist/cli.js`).
+ */
+const REPO_PATH =
+  /^(?:packages\/[\w-]+\/)?(?:dist\/)?(?:bench|scripts|test|examples|src|cli\.)[\w./-]*\.(?:ts|mjs|js|sh)$/;
 
 /**
  * What else a shell block gets wrong: an `npm run` script that neither this repository nor a generated project
@@ -110,7 +114,7 @@ export function shellProblems(
       if (!scripts.has(m[1])) problems.push(`no npm script ${m[1]}`);
     for (const word of line.split(/[\s()"'`=]+/)) {
       if (!REPO_PATH.test(word)) continue;
-      const source = word.startsWith('dist/') ? word.slice(5).replace(/\.js$/, '.ts') : word;
+      const source = word.replace(/^((?:packages\/[\w-]+\/)?)dist\/(.*)\.js$/, '$1$2.ts');
       if (!exists(source)) problems.push(`no file ${source}`);
     }
   }

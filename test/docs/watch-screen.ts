@@ -3,7 +3,7 @@
  * fifteen synthetic scrapes two seconds apart of two controllers, as the demo runs them: `configmap` busy and
  * steady, `secret` bursty. The scrapes are exposition text read by the same parser a real scrape goes through.
  */
-import { WatchHistory, renderScreen, watchPoint } from '../../src/ops/scrape-watch.js';
+import { WatchHistory, renderScreen, watchPoint } from '../../packages/cli/src/ops/scrape-watch.js';
 
 const BOUNDS = ['0.001', '0.0025', '0.005', '0.01', '0.025', '+Inf'];
 /** Reconciles per 2 s interval, and how they spread over the buckets above (a share each, cumulative below). */

@@ -17,12 +17,12 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
-import { CRD_SETS } from '../../src/authority/crds.js';
+import { CRD_SETS } from '../../packages/envtest/src/crds.js';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeApiError, KubeClient } from '../../src/kube/client.js';
-import { installWebhooks, startAuthority } from '../../src/authority/index.js';
+import { KubeApiError, KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { installWebhooks, startAuthority } from '../../packages/envtest/src/index.js';
 import { ProcessGroup, ROOT, freePort, run } from '../helpers/process.js';
 import { must, testSummary, userEnv } from '../helpers/project-run.js';
 import { projectOnClusterTests } from './project-on-cluster.suite.js';
@@ -31,18 +31,27 @@ const work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-create-api-e2e-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 const project = join(work, 'crew-op');
 const cli = (args: string[]) =>
-  run(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { cwd: project, timeoutMs: 180_000 });
+  run(process.execPath, [join(ROOT, 'packages/cli/dist/cli.js'), ...args], { cwd: project, timeoutMs: 180_000 });
 
 test(
   'init → create api ×2 → npm install → npm test, build, manifests and kustomize all pass',
   { timeout: 900_000 },
   async () => {
-    assert.ok(existsSync(join(ROOT, 'dist/cli.js')), 'run npm run build first (npm test does)');
+    assert.ok(existsSync(join(ROOT, 'packages/cli/dist/cli.js')), 'run npm run build first (npm test does)');
     await must(
       'ctrlmetrics init',
       run(
         process.execPath,
-        [join(ROOT, 'dist/cli.js'), 'init', '--project-name', 'crew-op', '--domain', 'example.org', '--dir', project],
+        [
+          join(ROOT, 'packages/cli/dist/cli.js'),
+          'init',
+          '--project-name',
+          'crew-op',
+          '--domain',
+          'example.org',
+          '--dir',
+          project,
+        ],
         { timeoutMs: 120_000 },
       ),
     );

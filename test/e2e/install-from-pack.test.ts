@@ -1,13 +1,14 @@
 /**
- * The package as a new user gets it: `npm pack`, then `npm install` of the tarball and prom-client into an empty
- * project (from the npm cache `npm ci` filled where it can), then `npx ctrlmetrics demo` from that project — its
- * /metrics answers 200 to the reader token it wrote, with the example controllers' metrics. Also what the install
- * holds: no package an operator does not run (@kubernetes/client-node is an optional peer).
+ * The packages as a new user gets them: `npm pack` of each workspace package, then `npm install` of the tarballs and
+ * prom-client into an empty project (from the npm cache `npm ci` filled where it can), then `npx ctrlmetrics demo`
+ * from that project — its /metrics answers 200 to the reader token it wrote, with the example controllers' metrics.
+ * Also what an operator's install holds: the runtime alone, with no package it does not run (no authority, CLI,
+ * second YAML library or client-node, an optional peer) and at most 15 MB of node_modules besides prom-client.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,49 +25,113 @@ after(async () => {
 
 const SKIP = process.env.CTRLMETRICS_TEST_BUILT
   ? false
-  : 'packs dist/: run it through npm test or npm run test:e2e, which build dist/ first';
+  : "packs the packages' dist/: run it through npm test or npm run test:e2e, which build dist/ first";
+
+const promClient = async () =>
+  (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> })
+    .devDependencies['prom-client'];
+
+/** Packs every workspace package into `dir`; the tarballs' paths by package name. */
+async function packAll(dir: string): Promise<Record<string, string>> {
+  const { stdout } = await run('npm', ['pack', '--workspaces', '--json', '--pack-destination', dir], {
+    cwd: ROOT,
+    timeout: 180_000,
+    maxBuffer: 64 << 20,
+  });
+  const packed = JSON.parse(stdout) as Array<{ name: string; filename: string }>;
+  return Object.fromEntries(packed.map((p) => [p.name, join(dir, p.filename)]));
+}
+
+/** A fresh project in `dir` with `specs` installed as npm installs them (lifecycle scripts off). */
+async function freshProject(dir: string, specs: string[]): Promise<void> {
+  await run('mkdir', ['-p', dir]);
+  await writeFile(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'fresh-operator', version: '1.0.0', private: true, type: 'module' }),
+  );
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', ...specs], {
+    cwd: dir,
+    timeout: 180_000,
+    maxBuffer: 64 << 20,
+  });
+}
+
+/** Bytes of the files under `dir` (symbolic links not followed). */
+async function duBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) total += (await stat(join(e.parentPath, e.name))).size;
+  }
+  return total;
+}
+
+/** The packages under node_modules (`name` or `@scope/name`), top level. */
+async function installedPackages(project: string): Promise<string[]> {
+  const top = await readdir(join(project, 'node_modules'));
+  const out: string[] = [];
+  for (const n of top) {
+    if (n.startsWith('.')) continue;
+    if (n.startsWith('@')) for (const s of await readdir(join(project, 'node_modules', n))) out.push(`${n}/${s}`);
+    else out.push(n);
+  }
+  return out.sort();
+}
 
 test(
-  'installed from its packed tarball, `ctrlmetrics demo` serves authorized metrics',
-  { skip: SKIP, timeout: 240_000 },
+  "the runtime installs alone: no authority, CLI or second YAML library, ≤ 15 MB besides prom-client's",
+  { skip: SKIP, timeout: 300_000 },
+  async () => {
+    const work = await mkdtemp(join(tmpdir(), 'ctrlmetrics-runtime-'));
+    dirs.push(work);
+    const tarballs = await packAll(work);
+    assert.deepEqual(Object.keys(tarballs).sort(), ['@ctrlmetrics/cli', '@ctrlmetrics/envtest', 'ctrlmetrics']);
+    const project = join(work, 'project');
+    await freshProject(project, [tarballs.ctrlmetrics, `prom-client@${await promClient()}`]);
+    const packages = await installedPackages(project);
+    for (const absent of [
+      '@ctrlmetrics/envtest',
+      '@ctrlmetrics/cli',
+      '@kubernetes/client-node',
+      '@bufbuild/cel',
+      '@peculiar/x509',
+      'commander',
+      'yaml',
+    ])
+      assert.ok(!packages.includes(absent), `${absent} is not installed with the runtime`);
+    // prom-client and what it brings (its own dependencies) aside
+    const promDeps = Object.keys(
+      (
+        JSON.parse(await readFile(join(project, 'node_modules/prom-client/package.json'), 'utf8')) as {
+          dependencies?: Record<string, string>;
+        }
+      ).dependencies ?? {},
+    );
+    let bytes = 0;
+    for (const p of packages.filter((n) => n !== 'prom-client' && !promDeps.includes(n)))
+      bytes += await duBytes(join(project, 'node_modules', p));
+    const mb = bytes / 1e6;
+    console.log(`# the runtime's install: ${mb.toFixed(1)} MB in ${packages.length} packages (${packages.join(', ')})`);
+    assert.ok(mb <= 15, `the runtime installs ${mb.toFixed(1)} MB besides prom-client (budget 15)`);
+  },
+);
+
+test(
+  'installed from the packed tarballs, `ctrlmetrics demo` serves authorized metrics',
+  { skip: SKIP, timeout: 300_000 },
   async () => {
     const work = await mkdtemp(join(tmpdir(), 'ctrlmetrics-install-'));
     dirs.push(work);
-    const { stdout: packed } = await run('npm', ['pack', '--json', '--pack-destination', work], {
-      cwd: ROOT,
-      timeout: 120_000,
-      maxBuffer: 64 << 20,
-    });
-    const tarball = join(work, (JSON.parse(packed) as Array<{ filename: string }>)[0].filename);
+    const tarballs = await packAll(work);
     const project = join(work, 'project');
-    await run('mkdir', ['-p', project]);
-    await writeFile(
-      join(project, 'package.json'),
-      JSON.stringify({ name: 'fresh-operator', version: '1.0.0', private: true, type: 'module' }),
-    );
-    const promClient = (
-      JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
-    ).devDependencies['prom-client'];
-    await run(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        '--no-audit',
-        '--no-fund',
-        '--ignore-scripts',
-        tarball,
-        `prom-client@${promClient}`,
-      ],
-      { cwd: project, timeout: 180_000, maxBuffer: 64 << 20 },
-    );
+    await freshProject(project, [...Object.values(tarballs), `prom-client@${await promClient()}`]);
 
-    const installed = await readdir(join(project, 'node_modules'));
-    assert.ok(installed.includes('ctrlmetrics') && installed.includes('prom-client'));
+    const installed = await installedPackages(project);
     assert.ok(
-      !(await readdir(join(project, 'node_modules', '@kubernetes')).catch(() => [] as string[])).includes(
-        'client-node',
-      ),
+      ['ctrlmetrics', '@ctrlmetrics/envtest', '@ctrlmetrics/cli', 'prom-client'].every((p) => installed.includes(p)),
+      installed.join(', '),
+    );
+    assert.ok(
+      !installed.includes('@kubernetes/client-node'),
       'the optional peer @kubernetes/client-node is not installed',
     );
 

@@ -9,13 +9,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { CRD_SETS } from '../../src/authority/index.js';
-import type { KubeClient } from '../../src/index.js';
+import { CRD_SETS } from '../../packages/envtest/src/index.js';
+import type { KubeClient } from '../../packages/ctrlmetrics/src/index.js';
 import { ROOT, run } from '../helpers/process.js';
 
 /** The built CLI (faster than through tsx: the suite runs it seven times). */
 const runCli = (args: string[], opts: { cwd?: string; timeoutMs?: number }) =>
-  run(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], opts);
+  run(process.execPath, [join(ROOT, 'packages/cli/dist/cli.js'), ...args], opts);
 
 /** Where the suite runs: a cluster-admin client and kubeconfig, and how to let go of the server. */
 export interface RbacTarget {

@@ -1,10 +1,11 @@
 /**
- * The package as a user gets it: a fresh clone of this repository is packed with `npm pack` (the
- * `prepare` script builds it); the tarball holds the CLI, the built library, its `.d.ts` and the LICENSE; a new
- * consumer project installs it, type-checks the README's library snippet with `strict` (and the library's own
- * declarations: no `skipLibCheck`), and runs it against the packaged `ctrlmetrics authority`.
+ * The packages as a user gets them: a fresh clone of this repository is built (`npm run build`) and each workspace
+ * package packed with `npm pack`; the runtime's tarball holds the built library, its `.d.ts` and the LICENSE, the
+ * CLI's the command and the demo's operator, envtest's the authority's data; a new consumer project installs them,
+ * type-checks the README's library snippet with `strict` (and the packages' own declarations: no `skipLibCheck`),
+ * and runs it against the packaged `ctrlmetrics authority`.
  *
- * The clone is of the committed HEAD: uncommitted changes are not in the package.
+ * The clone is of the committed HEAD: uncommitted changes are not in the packages.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,51 +32,86 @@ const must = async (what: string, p: ReturnType<typeof run>) => {
 const rootVersion = (pkg: string) =>
   (JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
 
+/** What each package's tarball must hold besides its package.json, README and LICENSE. */
+const HOLDS: Record<string, string[]> = {
+  ctrlmetrics: [
+    'dist/src/index.js',
+    'dist/src/index.d.ts',
+    'dist/src/metrics/index.d.ts',
+    'dist/src/exports/client.js',
+  ],
+  '@ctrlmetrics/envtest': [
+    'dist/src/index.js',
+    'dist/src/index.d.ts',
+    'dist/src/data/openapi-v3.json.br',
+    'dist/src/data/openapi-v2.json.br',
+  ],
+  '@ctrlmetrics/cli': ['dist/cli.js', 'dist/src/scaffold/index.d.ts', 'dist/examples/configmap-operator/operator.js'],
+};
+
+/**
+ * The clone's node_modules: the build tools from this repository's (no network), the workspace packages linked to
+ * the clone's own packages, as `npm ci` would lay them out there.
+ */
+function linkNodeModules(clone: string): void {
+  const nm = join(clone, 'node_modules');
+  mkdirSync(join(nm, '@ctrlmetrics'), { recursive: true });
+  for (const entry of readdirSync(join(ROOT, 'node_modules'))) {
+    if (entry === 'ctrlmetrics' || entry === '@ctrlmetrics') continue;
+    symlinkSync(join(ROOT, 'node_modules', entry), join(nm, entry));
+  }
+  symlinkSync(join(clone, 'packages/ctrlmetrics'), join(nm, 'ctrlmetrics'));
+  symlinkSync(join(clone, 'packages/envtest'), join(nm, '@ctrlmetrics/envtest'));
+  symlinkSync(join(clone, 'packages/cli'), join(nm, '@ctrlmetrics/cli'));
+}
+
 test(
-  'a fresh clone packs into a complete package that a strict TypeScript consumer installs, type-checks and runs',
+  'a fresh clone packs into complete packages that a strict TypeScript consumer installs, type-checks and runs',
   { timeout: 600_000 },
   async () => {
     const clone = join(work, 'clone');
     await must('git clone', run('git', ['clone', '--quiet', ROOT, clone], { timeoutMs: 60_000 }));
-    // the build tools, without the network (a user's clone gets them from `npm ci`)
-    symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
-    await must(
-      'npm pack',
-      run('npm', ['pack', '--pack-destination', work, '--loglevel=error'], { cwd: clone, timeoutMs: 240_000 }),
-    );
-    const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
-    assert.ok(tarball, 'npm pack wrote a tarball');
+    linkNodeModules(clone);
+    await must('npm run build', run('npm', ['run', 'build', '--loglevel=error'], { cwd: clone, timeoutMs: 300_000 }));
+    const packs = join(work, 'packs');
+    mkdirSync(packs);
+    const packed = JSON.parse(
+      (
+        await must(
+          'npm pack',
+          run('npm', ['pack', '--workspaces', '--json', '--pack-destination', packs, '--loglevel=error'], {
+            cwd: clone,
+            timeoutMs: 240_000,
+          }),
+        )
+      ).stdout,
+    ) as Array<{ name: string; filename: string }>;
+    const tarball = Object.fromEntries(packed.map((p) => [p.name, p.filename]));
+    assert.deepEqual(Object.keys(tarball).sort(), Object.keys(HOLDS).sort(), 'npm pack wrote a tarball per package');
 
-    const listing = (await must('tar', run('tar', ['-tzf', join(work, tarball)]))).stdout.split('\n').filter(Boolean);
-    for (const f of [
-      'package/package.json',
-      'package/README.md',
-      'package/LICENSE',
-      'package/dist/cli.js',
-      'package/dist/src/index.js',
-      'package/dist/src/index.d.ts',
-      'package/dist/src/metrics/index.d.ts',
-      'package/dist/src/authority/data/openapi-v3.json.br',
-      'package/dist/src/authority/data/openapi-v2.json.br',
-    ]) {
-      assert.ok(listing.includes(f), `the package holds ${f}`);
+    for (const [name, holds] of Object.entries(HOLDS)) {
+      const listing = (await must('tar', run('tar', ['-tzf', join(packs, tarball[name])]))).stdout
+        .split('\n')
+        .filter(Boolean);
+      for (const f of ['package.json', 'README.md', 'LICENSE', ...holds])
+        assert.ok(listing.includes(`package/${f}`), `${name} holds ${f}`);
+      assert.ok(
+        listing.every(
+          (f) =>
+            f.startsWith('package/dist/') ||
+            ['package/package.json', 'package/README.md', 'package/LICENSE'].includes(f),
+        ),
+        `${name}: nothing but dist/, the README, the LICENSE and package.json`,
+      );
+      // of the examples, only the operator `ctrlmetrics demo` runs
+      const example = (f: string) =>
+        f.startsWith('package/dist/examples/') && !f.startsWith('package/dist/examples/configmap-operator/');
+      assert.ok(
+        !listing.some((f) => f.includes('/test/') || f.endsWith('.map') || example(f)),
+        `${name}: no tests, source maps or examples but the demo's`,
+      );
     }
-    assert.ok(
-      listing.every(
-        (f) =>
-          f.startsWith('package/dist/') || ['package/package.json', 'package/README.md', 'package/LICENSE'].includes(f),
-      ),
-      'nothing but dist/, the README, the LICENSE and package.json',
-    );
-    // of the examples, only the operator `ctrlmetrics demo` runs
-    const example = (f: string) =>
-      f.startsWith('package/dist/examples/') && !f.startsWith('package/dist/examples/configmap-operator/');
-    assert.ok(
-      !listing.some((f) => f.includes('/test/') || f.endsWith('.map') || example(f)),
-      "no tests, source maps or examples but the demo's",
-    );
-    assert.ok(listing.includes('package/dist/examples/configmap-operator/operator.js'), "the demo's operator");
-    assert.match(readFileSync(join(clone, 'LICENSE'), 'utf8'), /Apache License\s+Version 2\.0/);
+    assert.match(readFileSync(join(clone, 'packages/ctrlmetrics/LICENSE'), 'utf8'), /Apache License\s+Version 2\.0/);
 
     const consumer = join(work, 'consumer');
     mkdirSync(join(consumer, 'src'), { recursive: true });
@@ -86,8 +122,13 @@ test(
         private: true,
         type: 'module',
         // the user's own prom-client is 14.x: the peer dependency lets ctrlmetrics use that very copy
-        dependencies: { ctrlmetrics: `file:../${tarball}`, 'prom-client': '^14.2.0' },
-        devDependencies: { '@types/node': rootVersion('@types/node'), typescript: rootVersion('typescript') },
+        dependencies: { ctrlmetrics: `file:../packs/${tarball.ctrlmetrics}`, 'prom-client': '^14.2.0' },
+        devDependencies: {
+          '@ctrlmetrics/cli': `file:../packs/${tarball['@ctrlmetrics/cli']}`,
+          '@ctrlmetrics/envtest': `file:../packs/${tarball['@ctrlmetrics/envtest']}`,
+          '@types/node': rootVersion('@types/node'),
+          typescript: rootVersion('typescript'),
+        },
       }),
     );
     writeFileSync(

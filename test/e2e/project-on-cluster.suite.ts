@@ -12,9 +12,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KubeClient } from '../../src/kube/client.js';
-import { Informer } from '../../src/kube/informer.js';
-import type { KubeObject } from '../../src/controller/types.js';
+import type { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { Informer } from '../../packages/ctrlmetrics/src/kube/informer.js';
+import type { KubeObject } from '../../packages/ctrlmetrics/src/controller/types.js';
 import { ProcessGroup, ROOT, eventually, freePort, run } from '../helpers/process.js';
 import { must, testSummary, userEnv } from '../helpers/project-run.js';
 
@@ -33,7 +33,7 @@ export interface CrewProject {
   domain: string;
 }
 
-const cliPath = () => join(ROOT, 'dist/cli.js');
+const cliPath = () => join(ROOT, 'packages/cli/dist/cli.js');
 
 /** `init`, the kinds and webhooks the suite expects, and `npm install`. */
 export async function scaffoldCrewProject(p: CrewProject): Promise<void> {

@@ -25,12 +25,16 @@ test(
   "init with no flags → npm install → npm run build → the project's own npm test passes, on this Node and on Node 24",
   { timeout: 600_000 },
   async () => {
-    assert.ok(existsSync(join(ROOT, 'dist/cli.js')), 'run npm run build first (npm test does)');
+    assert.ok(existsSync(join(ROOT, 'packages/cli/dist/cli.js')), 'run npm run build first (npm test does)');
     await must(
       'ctrlmetrics init',
-      run(process.execPath, [join(ROOT, 'dist/cli.js'), 'init', '--project-name', 'my-op', '--dir', project], {
-        timeoutMs: 120_000,
-      }),
+      run(
+        process.execPath,
+        [join(ROOT, 'packages/cli/dist/cli.js'), 'init', '--project-name', 'my-op', '--dir', project],
+        {
+          timeoutMs: 120_000,
+        },
+      ),
     );
     const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;

@@ -14,9 +14,9 @@ import {
   ignoreNotFound,
   isStatusConditionTrue,
   type KubeObject,
-} from '../../src/index.js';
-import { setLogSink } from '../../src/exports/log.js';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+} from '../../packages/ctrlmetrics/src/index.js';
+import { setLogSink } from '../../packages/ctrlmetrics/src/exports/log.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 import { FINALIZER, setupMemcachedController } from '../../examples/memcached-operator/controller.js';
 import { MEMCACHED, type Memcached } from '../../examples/memcached-operator/api.js';
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Manager } from '../../src/index.js';
+import { Manager } from '../../packages/ctrlmetrics/src/index.js';
 import { DEFAULT_IMAGE, namesTagOrDigest, newMemcachedWebhook } from '../../examples/memcached-operator/webhook.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { generateCA, issueServingCert, type CertKeyPair } from '../helpers/certs.js';

@@ -29,14 +29,19 @@ test(
     await cm('orphan', { app: 'demo' });
     await cm('ignored', { app: 'other', owner: 'me' });
 
-    const op = procs.start('quickstart', process.execPath, ['--import', 'tsx', 'examples/quickstart.ts'], {
-      env: {
-        ...process.env,
-        KUBECONFIG: cluster.authority.kubeconfig,
-        METRICS_BIND_ADDRESS: '127.0.0.1:0',
-        HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
+    const op = procs.start(
+      'quickstart',
+      process.execPath,
+      ['--conditions=ctrlmetrics-source', '--import', 'tsx', 'examples/quickstart.ts'],
+      {
+        env: {
+          ...process.env,
+          KUBECONFIG: cluster.authority.kubeconfig,
+          METRICS_BIND_ADDRESS: '127.0.0.1:0',
+          HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
+        },
       },
-    });
+    );
     const m = await op.waitForOutput(
       /"msg":"Serving metrics server"[^\n]*"url":"(https:\/\/127\.0\.0\.1:\d+)"/,
       45_000,

@@ -4,7 +4,11 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Admission, AdmissionRejectedError, type LaneLimits } from '../../src/metrics/filters/admission.js';
+import {
+  Admission,
+  AdmissionRejectedError,
+  type LaneLimits,
+} from '../../packages/ctrlmetrics/src/metrics/filters/admission.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 const flush = () => new Promise<void>((r) => setImmediate(r));

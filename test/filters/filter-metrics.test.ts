@@ -7,7 +7,7 @@ import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { scrape, startSecureEndpoint, type SecureEndpoint } from '../helpers/secure-endpoint.js';
-import { parseExposition } from '../../src/ops/exposition.js';
+import { parseExposition } from '../../packages/cli/src/ops/exposition.js';
 
 describe("the filter's metrics", () => {
   let cluster: TestCluster;

@@ -5,11 +5,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createLogger } from '../../src/util/log.js';
+import { createLogger } from '../../packages/ctrlmetrics/src/util/log.js';
 import { randomUUID } from 'node:crypto';
-import { createMetricsServer } from '../../src/metrics/server/index.js';
+import { createMetricsServer } from '../../packages/ctrlmetrics/src/metrics/server/index.js';
 import { scrape } from '../helpers/secure-endpoint.js';
 import {
   authenticationAndAuthorization,
@@ -18,8 +18,8 @@ import {
   authorizationValues,
   MAX_TOKEN_LENGTH,
   parseBearerToken,
-} from '../../src/metrics/filters/index.js';
-import { DecisionCache } from '../../src/metrics/filters/cache.js';
+} from '../../packages/ctrlmetrics/src/metrics/filters/index.js';
+import { DecisionCache } from '../../packages/ctrlmetrics/src/metrics/filters/cache.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { propertyParams } from '../helpers/property.js';
 

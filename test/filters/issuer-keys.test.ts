@@ -7,11 +7,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { CompactSign } from 'jose';
-import { KubeClient } from '../../src/kube/client.js';
-import { IssuerKeys } from '../../src/metrics/filters/issuer-keys.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { IssuerKeys } from '../../packages/ctrlmetrics/src/metrics/filters/issuer-keys.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
-import { createLogger } from '../../src/util/log.js';
+import { createLogger } from '../../packages/ctrlmetrics/src/util/log.js';
 import { LogCapture } from '../helpers/log-capture.js';
 
 const logs = new LogCapture();

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { CompactSign, compactVerify, createLocalJWKSet, exportJWK, type JWK } from 'jose';
-import { importKeys, verifyCompact } from '../../src/metrics/filters/jws.js';
+import { importKeys, verifyCompact } from '../../packages/ctrlmetrics/src/metrics/filters/jws.js';
 
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512'];
 const b64 = (o: unknown) => Buffer.from(typeof o === 'string' ? o : JSON.stringify(o)).toString('base64url');

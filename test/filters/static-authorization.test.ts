@@ -13,7 +13,7 @@ import {
   StaticAuthorizationError,
   loadStaticAuthorizationFile,
   validateStaticRules,
-} from '../../src/metrics/filters/index.js';
+} from '../../packages/ctrlmetrics/src/metrics/filters/index.js';
 
 describe('static authorization', () => {
   let cluster: TestCluster;

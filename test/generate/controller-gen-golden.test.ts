@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { crdsOf, rolesOf, toManifestYaml, webhookConfigurationsOf } from '../../src/generate/index.js';
+import { crdsOf, rolesOf, toManifestYaml, webhookConfigurationsOf } from '../../packages/cli/src/generate/index.js';
 import { ROOT } from '../helpers/process.js';
 
 type Any = any;

@@ -9,7 +9,7 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { crdsOf } from '../../src/generate/index.js';
+import { crdsOf } from '../../packages/cli/src/generate/index.js';
 import { runCli, ROOT } from '../helpers/process.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
@@ -168,7 +168,7 @@ describe('generate crd refuses, naming file and line', { skip: SECOND_NODE_SKIP_
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  const HEADER = `// +groupName=example.com\n// +versionName=v1\nimport type { ObjectMeta } from '../src/index.js'; import type { int32 } from '../src/exports/api.js';\n`;
+  const HEADER = `// +groupName=example.com\n// +versionName=v1\nimport type { ObjectMeta } from '../packages/ctrlmetrics/src/index.js'; import type { int32 } from '../packages/ctrlmetrics/src/exports/api.js';\n`;
   const kind = (specBody: string, kindMarkers = '') =>
     `${HEADER}\nexport interface ThingSpec {\n${specBody}\n}\n\n${kindMarkers}export interface Thing {\n  apiVersion: string;\n  kind: string;\n  metadata: ObjectMeta;\n  spec: ThingSpec;\n}\n`;
   const cases: Array<[string, string, RegExp]> = [
@@ -253,7 +253,10 @@ describe('generate crd refuses, naming file and line', { skip: SECOND_NODE_SKIP_
     test(what, async () => {
       const sub = join(dir, `case${i}`);
       await mkdir(sub, { recursive: true });
-      await writeFile(join(sub, 'api.ts'), source.replaceAll("'../src/", "'../../src/"));
+      await writeFile(
+        join(sub, 'api.ts'),
+        source.replaceAll("'../packages/ctrlmetrics/src/", "'../../packages/ctrlmetrics/src/"),
+      );
       await assert.rejects(crdsOf(['api.ts'], sub), (err: Error) => {
         assert.match(err.message, error);
         return true;
@@ -279,7 +282,7 @@ describe('generate crd refuses, naming file and line', { skip: SECOND_NODE_SKIP_
     await mkdir(join(dir, 'nogroup'), { recursive: true });
     await writeFile(
       join(dir, 'nogroup', 'api.ts'),
-      `import type { ObjectMeta } from '../../src/index.js';\nexport interface Thing {\n  apiVersion: string;\n  kind: string;\n  metadata: ObjectMeta;\n}\n`,
+      `import type { ObjectMeta } from '../../packages/ctrlmetrics/src/index.js';\nexport interface Thing {\n  apiVersion: string;\n  kind: string;\n  metadata: ObjectMeta;\n}\n`,
     );
     r = await runCli(['generate', 'crd', '--paths', 'nogroup'], { cwd: dir });
     assert.equal(
@@ -289,7 +292,7 @@ describe('generate crd refuses, naming file and line', { skip: SECOND_NODE_SKIP_
   });
 
   test("a type of one of Kubernetes' own kinds is not a kind of the project; in an API file it gets advice", async () => {
-    const deployment = `import type { ObjectMeta } from '../../src/index.js';\nexport interface Deployment {\n  apiVersion: 'apps/v1';\n  kind: 'Deployment';\n  metadata: ObjectMeta;\n}\n`;
+    const deployment = `import type { ObjectMeta } from '../../packages/ctrlmetrics/src/index.js';\nexport interface Deployment {\n  apiVersion: 'apps/v1';\n  kind: 'Deployment';\n  metadata: ObjectMeta;\n}\n`;
     await mkdir(join(dir, 'controllers'), { recursive: true });
     await writeFile(join(dir, 'controllers', 'web.ts'), deployment);
     assert.deepEqual(await crdsOf(['controllers'], dir), []);

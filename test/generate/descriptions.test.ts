@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { truncateDescription, truncateDescriptions } from '../../src/generate/descriptions.js';
+import { truncateDescription, truncateDescriptions } from '../../packages/cli/src/generate/descriptions.js';
 import { runCli, ROOT } from '../helpers/process.js';
 
 test('a description within the budget is unchanged', () => {
@@ -66,7 +66,7 @@ test('generate crd --max-desc-len cuts the written CRD, and refuses a budget tha
   try {
     await writeFile(
       join(dir, 'api.ts'),
-      `// +groupName=example.com\n// +versionName=v1\nimport type { ObjectMeta } from '../src/index.js';\n\n/** Spec of a thing. It has two sentences. */\nexport interface ThingSpec {\n  /** The name of the thing, which is long enough to be cut */\n  name?: string;\n}\n\n/** Thing is a thing. */\nexport interface Thing {\n  apiVersion: string;\n  kind: string;\n  metadata: ObjectMeta;\n  spec?: ThingSpec;\n}\n`,
+      `// +groupName=example.com\n// +versionName=v1\nimport type { ObjectMeta } from '../packages/ctrlmetrics/src/index.js';\n\n/** Spec of a thing. It has two sentences. */\nexport interface ThingSpec {\n  /** The name of the thing, which is long enough to be cut */\n  name?: string;\n}\n\n/** Thing is a thing. */\nexport interface Thing {\n  apiVersion: string;\n  kind: string;\n  metadata: ObjectMeta;\n  spec?: ThingSpec;\n}\n`,
     );
     const r = await runCli(['generate', 'crd', '--paths', 'api.ts', '--output-dir', 'out', '--max-desc-len', '20'], {
       cwd: dir,

@@ -11,8 +11,8 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { TypesError, typesFromCrds, writeTypesFromCrds } from '../../src/generate/index.js';
-import { CRD_SETS } from '../../src/authority/crds.js';
+import { TypesError, typesFromCrds, writeTypesFromCrds } from '../../packages/cli/src/generate/index.js';
+import { CRD_SETS } from '../../packages/envtest/src/crds.js';
 import { runCli } from '../helpers/process.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
@@ -206,8 +206,8 @@ export async function use(objects: ObjectClient): Promise<string[]> {
             skipLibCheck: true,
             baseUrl: '.',
             paths: {
-              ctrlmetrics: [join(ROOT, 'src/index.ts')],
-              'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')],
+              ctrlmetrics: [join(ROOT, 'packages/ctrlmetrics/src/index.ts')],
+              'ctrlmetrics/*': [join(ROOT, 'packages/ctrlmetrics/src/exports/*.ts')],
               'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')],
             },
             typeRoots: [join(ROOT, 'node_modules/@types')],

@@ -14,8 +14,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RUN_SCOPED_COLLECTIONS } from '../helpers/real-kube.js';
-import { KubeClient } from '../../src/kube/client.js';
-import { loadRestConfig } from '../../src/kube/config.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { loadRestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { ROOT, run } from '../helpers/process.js';
 import { SECOND_NODE_SKIP } from '../helpers/second-node.js';

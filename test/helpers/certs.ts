@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { generateCA, issueServingCert, type CertKeyPair } from '../../src/authority/pki.js';
+import { generateCA, issueServingCert, type CertKeyPair } from '../../packages/envtest/src/pki.js';
 
 export type { CertKeyPair };
 export { generateCA, issueServingCert };

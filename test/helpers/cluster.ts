@@ -7,10 +7,10 @@
  *   const cfg = await cluster.managerConfig();      // the manager: may create TokenReviews and SubjectAccessReviews
  *   const token = await cluster.readerToken();      // a scraper: may GET /metrics
  */
-import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { KubeApiError, KubeClient } from '../../src/kube/client.js';
-import type { RestConfig } from '../../src/kube/config.js';
-import type { Logger } from '../../src/util/log.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
+import { KubeApiError, KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import type { RestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
+import type { Logger } from '../../packages/ctrlmetrics/src/util/log.js';
 
 /** An API server to test against, the authority or a real one, with an admin client and identity helpers. */
 export interface ApiCluster {

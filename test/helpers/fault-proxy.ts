@@ -6,7 +6,7 @@
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { generateCA, issueServingCert } from '../../src/authority/pki.js';
+import { generateCA, issueServingCert } from '../../packages/envtest/src/pki.js';
 
 /** What the proxy does with the next requests. */
 export type Fault =

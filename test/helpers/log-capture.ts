@@ -2,7 +2,7 @@
  * Captures every log line of the process at debug level, so a suite can assert that no secret it used (bearer
  * tokens, private keys, raw Authorization values) ever reached a log line, at any level.
  */
-import { setLogLevel, setLogSink, type Logger } from '../../src/util/log.js';
+import { setLogLevel, setLogSink, type Logger } from '../../packages/ctrlmetrics/src/util/log.js';
 
 /** A logger that keeps only its error lines (and its children's), for a component given a logger of its own. */
 export function errorLines(): { lines: Array<{ msg: string; fields?: Record<string, unknown> }>; logger: Logger } {

@@ -2,7 +2,7 @@
  * A clock for tests (a `TimerClock` of src/util/timers.ts): time moves only when the test advances it, and its
  * timers behave as Node's do — at least 1 ms, and a delay above 2^31−1 ms fires after 1 ms.
  */
-import { MAX_TIMER_MS, type TimerClock } from '../../src/util/timers.js';
+import { MAX_TIMER_MS, type TimerClock } from '../../packages/ctrlmetrics/src/util/timers.js';
 
 const flush = () => new Promise<void>((r) => setImmediate(r));
 

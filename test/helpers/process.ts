@@ -112,7 +112,9 @@ const TSX = import.meta.resolve('tsx');
  * hundreds of CLI processes the suites start.
  */
 export function cliArgs(): string[] {
-  return process.env.CTRLMETRICS_TEST_BUILT === '1' ? [`${ROOT}dist/cli.js`] : ['--import', TSX, `${ROOT}cli.ts`];
+  return process.env.CTRLMETRICS_TEST_BUILT === '1'
+    ? [`${ROOT}packages/cli/dist/cli.js`]
+    : ['--conditions=ctrlmetrics-source', '--import', TSX, `${ROOT}packages/cli/cli.ts`];
 }
 
 /** Runs the CLI ({@link cliArgs}) with `args`, from the repository root unless `cwd` says otherwise (bounded). */
@@ -177,9 +179,14 @@ export class ProcessGroup {
 
   /** `node --import tsx cli.ts ...args`. */
   startCli(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
-    return this.start(name, process.execPath, ['--import', 'tsx', `${ROOT}cli.ts`, ...args], {
-      env: { ...process.env, ...env },
-    });
+    return this.start(
+      name,
+      process.execPath,
+      ['--conditions=ctrlmetrics-source', '--import', 'tsx', `${ROOT}packages/cli/cli.ts`, ...args],
+      {
+        env: { ...process.env, ...env },
+      },
+    );
   }
 
   /** Stops one process by PID: SIGTERM, then SIGKILL after `graceMs`. Resolves with its exit code/signal. */

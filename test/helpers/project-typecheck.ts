@@ -1,6 +1,6 @@
 /**
  * Type-checks a generated project (its src/ and test/) with its own tsconfig, strict and with no unused names,
- * against this repository's sources (`ctrlmetrics` and `ctrlmetrics/authority` mapped to src/), so a renamed export
+ * against this repository's sources (`ctrlmetrics` and `@ctrlmetrics/envtest` mapped to their packages' src/), so a renamed export
  * breaks this repository's tests rather than a user's first build. Answers the errors in the project's own files.
  */
 import { execFile } from 'node:child_process';
@@ -21,9 +21,9 @@ export async function typeErrorsOfProject(app: string): Promise<string[]> {
         baseUrl: '.',
         // kubernetes-types (the built-in kinds' types, which the project's package.json names) from this repository's
         paths: {
-          ctrlmetrics: [join(ROOT, 'src/index.ts')],
-          'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')],
-          'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')],
+          ctrlmetrics: [join(ROOT, 'packages/ctrlmetrics/src/index.ts')],
+          'ctrlmetrics/*': [join(ROOT, 'packages/ctrlmetrics/src/exports/*.ts')],
+          '@ctrlmetrics/envtest': [join(ROOT, 'packages/envtest/src/index.ts')],
           'kubernetes-types/*': [join(ROOT, 'node_modules/kubernetes-types/*')],
         },
         typeRoots: [join(ROOT, 'node_modules/@types')],

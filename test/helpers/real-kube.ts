@@ -29,10 +29,10 @@ import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { generateSelfSignedCertificate } from '../../src/certwatcher/selfsigned.js';
-import { KubeApiError, KubeClient } from '../../src/kube/client.js';
-import { probeWebhookReachable } from '../../src/ops/dev-cluster.js';
-import { loadRestConfig, type RestConfig } from '../../src/kube/config.js';
+import { generateSelfSignedCertificate } from '../../packages/ctrlmetrics/src/certwatcher/selfsigned.js';
+import { KubeApiError, KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { probeWebhookReachable } from '../../packages/cli/src/ops/dev-cluster.js';
+import { loadRestConfig, type RestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
 import { clusterHelpers, waitForCrd, type ApiCluster } from './cluster.js';
 
 const run = promisify(execFile);

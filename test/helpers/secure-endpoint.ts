@@ -7,13 +7,17 @@
 import http2 from 'node:http2';
 import https from 'node:https';
 import tls from 'node:tls';
-import { KubeClient } from '../../src/kube/client.js';
-import type { RestConfig } from '../../src/kube/config.js';
-import { Authenticator, authFilter, type AuthFilterOptions } from '../../src/metrics/filters/index.js';
-import { reviewClient } from '../../src/metrics/filters/authn-authz.js';
-import { createMetricsServer } from '../../src/metrics/server/index.js';
-import type { MetricsOptions, MetricsServer } from '../../src/metrics/server/types.js';
-import { createLogger } from '../../src/util/log.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import type { RestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
+import {
+  Authenticator,
+  authFilter,
+  type AuthFilterOptions,
+} from '../../packages/ctrlmetrics/src/metrics/filters/index.js';
+import { reviewClient } from '../../packages/ctrlmetrics/src/metrics/filters/authn-authz.js';
+import { createMetricsServer } from '../../packages/ctrlmetrics/src/metrics/server/index.js';
+import type { MetricsOptions, MetricsServer } from '../../packages/ctrlmetrics/src/metrics/server/types.js';
+import { createLogger } from '../../packages/ctrlmetrics/src/util/log.js';
 import { within } from './process.js';
 
 export interface SecureEndpoint {

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeConfigError, loadRestConfig, type RestConfig } from '../../src/kube/config.js';
-import { inClusterConfig } from '../../src/kube/kubeconfig.js';
+import { KubeConfigError, loadRestConfig, type RestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
+import { inClusterConfig } from '../../packages/ctrlmetrics/src/kube/kubeconfig.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -199,7 +199,8 @@ describe('static identities: the same answer as client-node, without loading it'
 
   test('a manager-style load of a static kubeconfig or an exec plugin never imports @kubernetes/client-node or the yaml package; an auth-provider loads client-node', async () => {
     const fixture = join(import.meta.dirname, 'fixtures', 'load-config.ts');
-    const child = (file: string) => run(process.execPath, ['--import', 'tsx', fixture, file], { timeout: 60_000 });
+    const child = (file: string) =>
+      run(process.execPath, ['--conditions=ctrlmetrics-source', '--import', 'tsx', fixture, file], { timeout: 60_000 });
     const token = await kubeconfig(doc({ server: 'https://10.0.0.7:6443' }, { token: 'static' }));
     assert.equal((await child(token)).stdout.trim(), 'SERVER https://10.0.0.7:6443 TOKEN static');
     const script = join(dir, 'plugin-static.mjs');
@@ -233,10 +234,14 @@ describe('static identities: the same answer as client-node, without loading it'
     const provider = await kubeconfig(
       doc({ server: 'https://10.0.0.8:6443' }, { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } }),
     );
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', fixture, provider], {
-      timeout: 60_000,
-      env: { ...process.env, HIDE_CLIENT_NODE: '1' },
-    });
+    const { stdout } = await run(
+      process.execPath,
+      ['--conditions=ctrlmetrics-source', '--import', 'tsx', fixture, provider],
+      {
+        timeout: 60_000,
+        env: { ...process.env, HIDE_CLIENT_NODE: '1' },
+      },
+    );
     assert.match(
       stdout.trim(),
       /^ERROR kubeconfig .*: its user authenticates with an auth-provider, which needs the optional package @kubernetes\/client-node: install it \(npm install @kubernetes\/client-node\), or use an exec credential plugin/,

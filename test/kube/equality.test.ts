@@ -1,7 +1,7 @@
 // semanticEqual, apimachinery's equality.Semantic.DeepEqual on JSON: key order, nil-versus-empty and quantities.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { semanticEqual } from '../../src/exports/client.js';
+import { semanticEqual } from '../../packages/ctrlmetrics/src/exports/client.js';
 
 describe('semanticEqual', () => {
   it('ignores the order of object keys at every depth, not the order of list items', () => {

@@ -5,8 +5,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
-import { KubeClient, type KubeObject } from '../../src/index.js';
-import { EventsV1Broadcaster } from '../../src/exports/client.js';
+import { KubeClient, type KubeObject } from '../../packages/ctrlmetrics/src/index.js';
+import { EventsV1Broadcaster } from '../../packages/ctrlmetrics/src/exports/client.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 interface EventV1 extends KubeObject {

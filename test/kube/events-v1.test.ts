@@ -1,7 +1,7 @@
 // events.k8s.io/v1 Events on the embedded authority (the suite is test/kube/events-v1.suite.ts;
 // test/real-api/events-v1.test.ts runs it on a real kube-apiserver).
-import { startAuthority } from '../../src/authority/index.js';
-import { KubeClient } from '../../src/index.js';
+import { startAuthority } from '../../packages/envtest/src/index.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/index.js';
 import { eventsV1Suite } from './events-v1.suite.js';
 
 eventsV1Suite(

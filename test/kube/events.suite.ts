@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeClient, type KubeObject } from '../../src/index.js';
-import { EventBroadcaster } from '../../src/exports/client.js';
+import { KubeClient, type KubeObject } from '../../packages/ctrlmetrics/src/index.js';
+import { EventBroadcaster } from '../../packages/ctrlmetrics/src/exports/client.js';
 import { run } from '../helpers/process.js';
 
 interface Event extends KubeObject {
@@ -138,7 +138,7 @@ export function eventsSuite(name: string, start: (dir: string) => Promise<Events
         error: (m: string) => lines.push(m),
         warn: (m: string) => lines.push(m),
         debug: () => undefined,
-      } as unknown as import('../../src/index.js').Logger;
+      } as unknown as import('../../packages/ctrlmetrics/src/index.js').Logger;
       const b = new EventBroadcaster(client, { now: () => clock, logger });
       const rec = b.recorderFor('odd');
       rec.event({ metadata: { name: 'x' } }, 'Normal', 'NoType', 'm');

@@ -1,8 +1,8 @@
 // Events on the embedded authority (the suite is test/kube/events.suite.ts; test/real-api/events.test.ts runs it on
 // a real kube-apiserver).
 import { join } from 'node:path';
-import { startAuthority } from '../../src/authority/index.js';
-import { KubeClient } from '../../src/index.js';
+import { startAuthority } from '../../packages/envtest/src/index.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/index.js';
 import { eventsSuite } from './events.suite.js';
 
 eventsSuite('EventBroadcaster on the authority', async (dir) => {

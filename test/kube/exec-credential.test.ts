@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { KubeClient, KubeApiError, loadRestConfig } from '../../src/index.js';
-import { KubeConfigError } from '../../src/exports/config.js';
-import { ExecCredentialPlugin } from '../../src/kube/exec-credential.js';
+import { KubeClient, KubeApiError, loadRestConfig } from '../../packages/ctrlmetrics/src/index.js';
+import { KubeConfigError } from '../../packages/ctrlmetrics/src/exports/config.js';
+import { ExecCredentialPlugin } from '../../packages/ctrlmetrics/src/kube/exec-credential.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { generateCA, issueClientCert, issueServingCert } from '../helpers/certs.js';
 
@@ -335,7 +335,13 @@ describe('a plugin that fails is one clear error at load', () => {
       // a child with no terminal on stdin, as an operator in a pod
       const { stdout } = await run(
         process.execPath,
-        ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'load-config.ts'), file],
+        [
+          '--conditions=ctrlmetrics-source',
+          '--import',
+          'tsx',
+          join(import.meta.dirname, 'fixtures', 'load-config.ts'),
+          file,
+        ],
         { timeout: 60_000 },
       );
       assert.match(stdout.trim(), /^ERROR /);

@@ -7,8 +7,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { FieldIndex } from '../../src/kube/field-index.js';
-import { Controller, Manager, type KubeObject } from '../../src/index.js';
+import { FieldIndex } from '../../packages/ctrlmetrics/src/kube/field-index.js';
+import { Controller, Manager, type KubeObject } from '../../packages/ctrlmetrics/src/index.js';
 import { propertyParams } from '../helpers/property.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually } from '../helpers/process.js';

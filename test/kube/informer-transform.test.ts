@@ -5,8 +5,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject } from '../../src/index.js';
-import { Informer, transforms } from '../../src/exports/cache.js';
+import type { KubeObject } from '../../packages/ctrlmetrics/src/index.js';
+import { Informer, transforms } from '../../packages/ctrlmetrics/src/exports/cache.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { eventually } from '../helpers/process.js';
 

@@ -8,9 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import type { Deployment } from 'kubernetes-types/apps/v1.js';
-import { KubeClient, ObjectClient, type KubeObject, type ObjectMeta } from '../../src/index.js';
-import type { ObjectOf } from '../../src/exports/client.js';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
+import { KubeClient, ObjectClient, type KubeObject, type ObjectMeta } from '../../packages/ctrlmetrics/src/index.js';
+import type { ObjectOf } from '../../packages/ctrlmetrics/src/exports/client.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
 
 /** A project's own kind, made known to the library by declaration merging. */
 interface Gadget {
@@ -19,7 +19,7 @@ interface Gadget {
   metadata: ObjectMeta;
   spec?: { size?: number };
 }
-declare module '../../src/index.js' {
+declare module '../../packages/ctrlmetrics/src/index.js' {
   interface KnownKinds {
     'gadgets.example.com/v1/Gadget': Gadget;
   }

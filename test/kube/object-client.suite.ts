@@ -19,8 +19,8 @@ import {
   createOrUpdate,
   KubeApiError,
   type KubeObject,
-} from '../../src/index.js';
-import { RESTMapper, NoKindMatchError, isInvalid, isForbidden } from '../../src/exports/client.js';
+} from '../../packages/ctrlmetrics/src/index.js';
+import { RESTMapper, NoKindMatchError, isInvalid, isForbidden } from '../../packages/ctrlmetrics/src/exports/client.js';
 import { waitForCrd } from '../helpers/cluster.js';
 
 const CRD = join(import.meta.dirname, '..', 'authority', 'fixtures', 'memcached-crd.yaml');

@@ -2,8 +2,8 @@
 // (the suite is test/kube/object-client.suite.ts; test/real-api/object-client.test.ts runs it on a real API server).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthority } from '../../src/authority/index.js';
-import { KubeApiError, KubeClient, ObjectClient } from '../../src/index.js';
+import { startAuthority } from '../../packages/envtest/src/index.js';
+import { KubeApiError, KubeClient, ObjectClient } from '../../packages/ctrlmetrics/src/index.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { objectClientSuite } from './object-client.suite.js';
 

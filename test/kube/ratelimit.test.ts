@@ -1,7 +1,7 @@
 /** The API client's token bucket (client-go's QPS/Burst) with an injected clock: burst, refill, and QPS < 0 = no limit. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TokenBucket } from '../../src/kube/ratelimit.js';
+import { TokenBucket } from '../../packages/ctrlmetrics/src/kube/ratelimit.js';
 
 test('the default 20 qps / burst 30: 30 at once, then one every 50 ms', () => {
   let now = 1_000;

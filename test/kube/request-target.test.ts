@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
 
 interface Seen {
   method: string;

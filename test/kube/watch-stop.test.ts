@@ -5,7 +5,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 let cluster: TestCluster;

@@ -10,10 +10,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { registry } from '../../src/metrics/index.js';
-import { KubeClient } from '../../src/kube/client.js';
-import { CertWatcher } from '../../src/certwatcher/certwatcher.js';
-import { generateSelfSignedCertificate } from '../../src/certwatcher/selfsigned.js';
+import { registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { CertWatcher } from '../../packages/ctrlmetrics/src/certwatcher/certwatcher.js';
+import { generateSelfSignedCertificate } from '../../packages/ctrlmetrics/src/certwatcher/selfsigned.js';
 import { parseExposition, value } from '../controller/helpers/exposition.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];

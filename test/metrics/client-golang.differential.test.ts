@@ -23,9 +23,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
-import { metrics } from '../../src/index.js';
+import { metrics } from '../../packages/ctrlmetrics/src/index.js';
 import { clientGolang, clientGolangBinary } from '../helpers/client-golang.js';
-import { webhookLatency } from '../../src/webhook/metrics.js';
+import { webhookLatency } from '../../packages/ctrlmetrics/src/webhook/metrics.js';
 
 const PYTHON = '/usr/bin/python3';
 let work: string;

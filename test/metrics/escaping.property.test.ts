@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import * as promClient from 'prom-client';
 import { LogCapture } from '../helpers/log-capture.js';
-import { Counter, Registry } from '../../src/metrics/index.js';
+import { Counter, Registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
 import { parseExposition, promtoolCheck } from '../controller/helpers/exposition.js';
 import { parseOpenMetrics } from './openmetrics-parser.js';
 import { propertyParams } from '../helpers/property.js';

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import * as promClient from 'prom-client';
-import { Counter, Histogram, Registry } from '../../src/metrics/index.js';
+import { Counter, Histogram, Registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
 import { decodeProtobufToOpenMetricsWithGo } from '../helpers/client-golang.js';
 
 const T = 1_700_000_000_123;

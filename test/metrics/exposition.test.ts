@@ -12,7 +12,7 @@ import {
   formatFloat,
   exponentialBuckets,
   linearBuckets,
-} from '../../src/metrics/index.js';
+} from '../../packages/ctrlmetrics/src/metrics/index.js';
 import * as promClient from 'prom-client';
 import { parseExposition, promtoolCheck, value } from '../controller/helpers/exposition.js';
 import { parseOpenMetrics } from './openmetrics-parser.js';

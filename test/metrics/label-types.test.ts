@@ -6,7 +6,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Counter, Gauge, Histogram, Registry, type CounterOptions } from '../../src/metrics/index.js';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type CounterOptions,
+} from '../../packages/ctrlmetrics/src/metrics/index.js';
 
 test('a labelNames literal types the keys of labels() and remove()', async () => {
   const registry = new Registry();

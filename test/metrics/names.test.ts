@@ -4,7 +4,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { escapeName, isLegacyName, quoteName, sentName, writtenName } from '../../src/metrics/names.js';
+import {
+  escapeName,
+  isLegacyName,
+  quoteName,
+  sentName,
+  writtenName,
+} from '../../packages/ctrlmetrics/src/metrics/names.js';
 
 test('legacy names: written bare under every scheme but dots, which escapes underscores', () => {
   assert.ok(isLegacyName('controller_runtime_reconcile_total'));

@@ -7,8 +7,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Histogram, Registry } from '../../src/metrics/index.js';
-import { bucketKey, positiveSchemaBounds, schemaForFactor, spansAndDeltas } from '../../src/metrics/native-buckets.js';
+import { Histogram, Registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
+import {
+  bucketKey,
+  positiveSchemaBounds,
+  schemaForFactor,
+  spansAndDeltas,
+} from '../../packages/ctrlmetrics/src/metrics/native-buckets.js';
 import { clientGolang } from '../helpers/client-golang.js';
 
 interface Spec {

@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { negotiateFormat } from '../../src/metrics/index.js';
+import { negotiateFormat } from '../../packages/ctrlmetrics/src/metrics/index.js';
 
 const PROTO = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited';
 

@@ -7,8 +7,12 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Registry, registerPromClientRegistry, registry as globalRegistry } from '../../src/metrics/registry.js';
-import { includePromClientCopies } from '../../src/metrics/prom-client-copies.js';
+import {
+  Registry,
+  registerPromClientRegistry,
+  registry as globalRegistry,
+} from '../../packages/ctrlmetrics/src/metrics/registry.js';
+import { includePromClientCopies } from '../../packages/ctrlmetrics/src/metrics/prom-client-copies.js';
 import { ROOT } from '../helpers/process.js';
 import { makeAppWithPromClientCopies } from '../helpers/prom-client-copy.js';
 

@@ -6,7 +6,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as promClient from 'prom-client';
-import * as metrics from '../../src/metrics/index.js';
+import * as metrics from '../../packages/ctrlmetrics/src/metrics/index.js';
 import { LogCapture } from '../helpers/log-capture.js';
 import { parseExposition, samples } from '../controller/helpers/exposition.js';
 

@@ -11,7 +11,11 @@ import { promisify } from 'node:util';
 
 test('prom-client metrics created after importing ctrlmetrics are served; ctrlmetrics alone does not load prom-client', async () => {
   const fixture = join(import.meta.dirname, 'fixtures', 'prom-client-late.ts');
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', fixture], { timeout: 60_000 });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--conditions=ctrlmetrics-source', '--import', 'tsx', fixture],
+    { timeout: 60_000 },
+  );
   const r = JSON.parse(stdout) as {
     before: { loaded: boolean; text: string };
     after: { loaded: boolean; text: string };

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import * as promClient from 'prom-client';
-import { Counter, Histogram, negotiateFormat, registry } from '../../src/metrics/index.js';
+import { Counter, Histogram, negotiateFormat, registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
 import { ProcessGroup, eventually, freePort } from '../helpers/process.js';
 
 const procs = new ProcessGroup();

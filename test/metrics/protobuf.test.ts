@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as promClient from 'prom-client';
-import { Counter, Gauge, Histogram, MetricsSnapshot, Registry } from '../../src/metrics/index.js';
+import { Counter, Gauge, Histogram, MetricsSnapshot, Registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
 import { decodeProtobufWithGo } from '../helpers/client-golang.js';
 
 async function roundTrip(r: Registry): Promise<{ decoded: string; text: string; bytes: number }> {

@@ -19,7 +19,7 @@ import {
   registry,
   unregister,
   type Collector,
-} from '../../src/metrics/index.js';
+} from '../../packages/ctrlmetrics/src/metrics/index.js';
 import { parseExposition, promtoolCheck, value } from '../controller/helpers/exposition.js';
 import { parseOpenMetrics } from './openmetrics-parser.js';
 

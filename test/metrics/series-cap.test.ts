@@ -3,11 +3,15 @@
 // logged once — while the existing series keep working; the built-in families whose labels users choose are capped.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Counter, Histogram, Registry, registry } from '../../src/metrics/index.js';
-import { setLogSink } from '../../src/util/log.js';
-import { BUILTIN_MAX_SERIES, reconcileTotal, workqueueDepth } from '../../src/controller/metrics.js';
-import { restClientRequests } from '../../src/metrics/builtin.js';
-import { parseExposition } from '../../src/ops/exposition.js';
+import { Counter, Histogram, Registry, registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
+import { setLogSink } from '../../packages/ctrlmetrics/src/util/log.js';
+import {
+  BUILTIN_MAX_SERIES,
+  reconcileTotal,
+  workqueueDepth,
+} from '../../packages/ctrlmetrics/src/controller/metrics.js';
+import { restClientRequests } from '../../packages/ctrlmetrics/src/metrics/builtin.js';
+import { parseExposition } from '../../packages/cli/src/ops/exposition.js';
 
 const refusedFor = async (metric: string) =>
   parseExposition(await (await registry.collect()).text('text')).find(

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Counter, Histogram, Registry } from '../../src/metrics/index.js';
+import { Counter, Histogram, Registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
 
 function bigRegistry(series: number): Registry {
   const r = new Registry({ sliceLines: 4096 });

@@ -1,7 +1,7 @@
 /** The byte sink the text formats are rendered into: numbers, UTF-8, blocks, and chunks that never change once taken. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TextSink } from '../../src/metrics/text-sink.js';
+import { TextSink } from '../../packages/ctrlmetrics/src/metrics/text-sink.js';
 
 function written(write: (out: TextSink) => void, firstBlock?: number): string {
   const out = new TextSink(firstBlock);
@@ -90,8 +90,8 @@ test('chunks taken are not changed by later writes, and each is at most one bloc
 });
 
 test('a render written into leased blocks gives them back for the next render, and never more than the cap', async () => {
-  const { BlockPool } = await import('../../src/metrics/text-sink.js');
-  const { Counter, Registry } = await import('../../src/metrics/index.js');
+  const { BlockPool } = await import('../../packages/ctrlmetrics/src/metrics/text-sink.js');
+  const { Counter, Registry } = await import('../../packages/ctrlmetrics/src/metrics/index.js');
   const r = new Registry();
   const c = new Counter({ name: 'pooled_total', help: 'x', labelNames: ['id'], registers: [r] });
   for (let i = 0; i < 5_000; i++) c.labels(String(i)).inc(i);

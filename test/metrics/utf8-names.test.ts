@@ -9,8 +9,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
-import { Counter, Gauge, Histogram, Registry, type EscapingScheme } from '../../src/metrics/index.js';
-import { createMetricsServer, type MetricsServer } from '../../src/metrics/server/index.js';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type EscapingScheme,
+} from '../../packages/ctrlmetrics/src/metrics/index.js';
+import { createMetricsServer, type MetricsServer } from '../../packages/ctrlmetrics/src/metrics/server/index.js';
 import { promtoolCheck } from '../controller/helpers/exposition.js';
 import { decodeProtobufWithGo } from '../helpers/client-golang.js';
 import { request } from '../server/helpers.js';

@@ -1,10 +1,10 @@
 /**
  * What a manager loads by importing the package: `import('ctrlmetrics')` in a fresh process, resolved
  * through package.json's `exports` as an application resolves it, loads the runtime, the metrics and the client —
- * never the embedded authority, the scaffolder, the CLI, X.509 generation or client-node. Those come from their
- * own subpaths (`ctrlmetrics/authority`, `ctrlmetrics/scaffold`) or on first use; so does every other part of the
- * runtime's API (`ctrlmetrics/manager`, `/client`, …), each resolving to its own entry. Checked on the built
- * package (`npm run build`; `npm test` builds first).
+ * never the embedded authority, the scaffolder, the CLI, X.509 generation or client-node. Those are packages of
+ * their own (`@ctrlmetrics/envtest`, `@ctrlmetrics/cli`) or load on first use; every other part of the runtime's
+ * API (`ctrlmetrics/manager`, `/client`, …) resolves to its own entry. Checked on the built packages, resolved from
+ * the workspace's node_modules as an application resolves them (`npm run build`; `npm test` builds first).
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +16,10 @@ import { loadedModules, relativeTo, type LoadedModules } from '../helpers/loaded
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const execFileAsync = promisify(execFile);
+/** The runtime's build, repository-relative. */
+const RT = 'packages/ctrlmetrics/dist/src/';
+/** Files of the other two packages. */
+const NOT_RUNTIME = /^packages\/(envtest|cli)\//;
 
 /** Packages the main entry point may load at import (today: the filter's token cache). */
 const ALLOWED_PACKAGES = ['lru-cache'];
@@ -29,31 +33,26 @@ describe('import("ctrlmetrics") in a fresh process', () => {
   let loaded: LoadedModules;
   let files: string[];
   before(async () => {
-    assert.ok(existsSync(join(ROOT, 'dist/src/index.js')), 'dist/src/index.js is missing: run `npm run build` first');
-    // a bare specifier, resolved from the repository (a package may import itself by name through its exports)
+    assert.ok(existsSync(join(ROOT, RT, 'index.js')), `${RT}index.js is missing: run \`npm run build\` first`);
+    // a bare specifier, resolved from the workspace's node_modules (the package's link)
     loaded = await loadedModules('ctrlmetrics', [], ROOT);
     files = [...relativeTo(ROOT, loaded.esm), ...relativeTo(ROOT, loaded.cjs)];
   });
 
   test('loads the library from dist/ through the exports map', () => {
-    assert.ok(files.includes('dist/src/index.js'), files.join('\n'));
-    assert.ok(files.includes('dist/src/metrics/registry.js'), 'the global registry is loaded');
+    assert.ok(files.includes(`${RT}index.js`), files.join('\n'));
+    assert.ok(files.includes(`${RT}metrics/registry.js`), 'the global registry is loaded');
     assert.ok(
-      files.includes('dist/src/manager/manager.js') || files.some((f) => f.startsWith('dist/src/manager/')),
+      files.includes(`${RT}manager/manager.js`) || files.some((f) => f.startsWith(`${RT}manager/`)),
       'the manager is loaded',
     );
   });
 
-  test('nothing of the authority', () => {
+  test('nothing of the authority, the scaffolder, the CLI or the operations code', () => {
     assert.deepEqual(
-      files.filter((f) => f.startsWith('dist/src/authority/')),
+      files.filter((f) => NOT_RUNTIME.test(f)),
       [],
     );
-  });
-
-  test('no scaffolder, CLI or operations code', () => {
-    const offending = files.filter((f) => /^dist\/(src\/(scaffold|cli|ops)\/|cli\.js)/.test(f));
-    assert.deepEqual(offending, []);
   });
 
   test('no node:v8 or node:perf_hooks: the process metrics start their monitors with the manager', () => {
@@ -70,27 +69,25 @@ describe('import("ctrlmetrics") in a fresh process', () => {
 });
 
 describe('subpath exports', () => {
-  test('ctrlmetrics/authority is the authority itself, ctrlmetrics/scaffold the scaffolder', async () => {
-    const authority = await loadedModules('ctrlmetrics/authority', [], ROOT);
-    assert.ok(relativeTo(ROOT, authority.esm).includes('dist/src/authority/index.js'));
-    const scaffold = await loadedModules('ctrlmetrics/scaffold', [], ROOT);
-    assert.ok(relativeTo(ROOT, scaffold.esm).includes('dist/src/scaffold/index.js'));
+  test('@ctrlmetrics/envtest is the authority itself, @ctrlmetrics/cli/scaffold the scaffolder', async () => {
+    const authority = await loadedModules('@ctrlmetrics/envtest', [], ROOT);
+    assert.ok(relativeTo(ROOT, authority.esm).includes('packages/envtest/dist/src/index.js'));
+    const scaffold = await loadedModules('@ctrlmetrics/cli/scaffold', [], ROOT);
+    assert.ok(relativeTo(ROOT, scaffold.esm).includes('packages/cli/dist/src/scaffold/index.js'));
   });
 
   test('every subpath of package.json resolves to its own entry and loads no authority, scaffolder or CLI', async () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'packages/ctrlmetrics/package.json'), 'utf8')) as {
       exports: Record<string, { import?: string }>;
     };
-    const runtime = Object.entries(pkg.exports).filter(
-      ([sub, target]) => sub.startsWith('./') && target.import && !/^\.\/(authority|scaffold)$/.test(sub),
-    );
+    const runtime = Object.entries(pkg.exports).filter(([sub, target]) => sub.startsWith('./') && target.import);
     assert.ok(runtime.length >= 14, `runtime subpaths: ${runtime.length}`);
     for (const [sub, target] of runtime) {
       const spec = `ctrlmetrics/${sub.slice(2)}`;
       const loaded = relativeTo(ROOT, (await loadedModules(spec, [], ROOT)).esm);
-      assert.ok(loaded.includes(target.import!.slice(2)), `${spec} loads ${target.import}`);
+      assert.ok(loaded.includes(`packages/ctrlmetrics/${target.import!.slice(2)}`), `${spec} loads ${target.import}`);
       assert.deepEqual(
-        loaded.filter((f) => /^dist\/(src\/(authority|scaffold|cli|ops|generate)\/|cli\.js)/.test(f)),
+        loaded.filter((f) => NOT_RUNTIME.test(f)),
         [],
         spec,
       );

@@ -1,8 +1,12 @@
 /**
- * The package floors of `src/` (docs/design.md): each package imports only the packages below it, so a reader
- * knows from a file's path what it may touch. Imports are read with the TypeScript parser (import and export
- * declarations and dynamic imports of literal paths), not text search, so code inside template strings — the
- * scaffold's generated files — does not count.
+ * The floors of the three packages (docs/design.md). Inside the runtime (packages/ctrlmetrics/src) each folder —
+ * controller-runtime's packages — imports only the folders below it, so a reader knows from a file's path what it
+ * may touch; the runtime imports neither of the other two packages. The authority (packages/envtest) and the CLI
+ * (packages/cli) reach the runtime only by its package name — its public subpaths and `ctrlmetrics/internal` —
+ * never by a relative path into its sources, which a published package could not follow; the CLI reaches the
+ * authority by its name too. Imports are read with the TypeScript parser (import and export declarations and
+ * dynamic imports of literal paths), not text search, so code inside template strings — the scaffold's generated
+ * files — does not count.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,14 +14,14 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
-const SRC = resolve(import.meta.dirname, '../../src');
+const PACKAGES = resolve(import.meta.dirname, '../../packages');
+const SRC = join(PACKAGES, 'ctrlmetrics/src');
 
-/** What each package of `src/` may import besides itself. */
+/** What each folder of the runtime's `src/` may import besides itself. */
 const ALLOWED: Record<string, string[]> = {
   util: [],
   api: [],
   // util: the errors' base class
-  generate: ['util'],
   certwatcher: ['util'],
   kube: ['util'],
   // the server core of the metrics, webhook and probe servers
@@ -26,31 +30,26 @@ const ALLOWED: Record<string, string[]> = {
   controller: ['util', 'kube', 'metrics'],
   webhook: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller'],
   manager: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller', 'webhook'],
-  // the public entries of the package's subpaths (ctrlmetrics/manager, …): the runtime's floors, nothing above
+  // the public entries of the package's subpaths (ctrlmetrics/manager, …) and the internal one of the other two
+  // packages: the runtime's floors, nothing above
   exports: ['util', 'api', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller', 'webhook', 'manager'],
-  authority: ['util', 'kube', 'certwatcher', 'httpserver'],
-  ops: ['util', 'kube'],
-  // kube: the table of Kubernetes' built-in kinds, which `create api` scaffolds controllers for
-  scaffold: ['util', 'api', 'generate', 'kube'],
-  cli: [
-    'util',
-    'api',
-    'generate',
-    'certwatcher',
-    'httpserver',
-    'kube',
-    'metrics',
-    'controller',
-    'webhook',
-    'manager',
-    'authority',
-    'ops',
-    'scaffold',
-    'index.ts',
-    '../examples',
-  ],
 };
 
+/** What each folder of the CLI's `src/` may import besides itself (relative imports). */
+const CLI_ALLOWED: Record<string, string[]> = {
+  generate: [],
+  ops: [],
+  scaffold: ['generate'],
+  // ../examples: the demo runs the example operator
+  cli: ['generate', 'ops', 'scaffold', '../examples'],
+};
+
+/** Bare specifiers each package may import of the other two (any subpath of the runtime: `ctrlmetrics/…`). */
+const PACKAGE_IMPORTS: Record<string, RegExp> = {
+  ctrlmetrics: /^(?!ctrlmetrics(\/|$)|@ctrlmetrics\/)/,
+  envtest: /^(?!@ctrlmetrics\/)/,
+  cli: /^(?!@ctrlmetrics\/(?!envtest$))/,
+};
 function* sourceFiles(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
@@ -83,22 +82,19 @@ function importsOf(file: string): string[] {
   return found;
 }
 
-/** The package (top-level directory of `src/`, or a file there) a path inside `src/` belongs to. */
-const packageOf = (path: string) => relative(SRC, path).split(/[\\/]/)[0];
+/** The folder (top-level directory of `src`, or a file there) a path inside `src` belongs to. */
+const folderOf = (src: string, path: string) => relative(src, path).split(/[\\/]/)[0];
 
-test('every package of src/ imports only the packages below it', () => {
+test("every folder of the runtime's src/ imports only the folders below it", () => {
   const violations: string[] = [];
   let checked = 0;
   for (const file of sourceFiles(SRC)) {
-    const from = packageOf(file);
+    const from = folderOf(SRC, file);
     if (!(from in ALLOWED)) continue;
     for (const spec of importsOf(file)) {
       if (!spec.startsWith('.')) continue;
       const target = resolve(dirname(file), spec);
-      // outside src/: only the CLI's demo runs the example operator of examples/
-      const to = relative(SRC, target).startsWith('..')
-        ? `../${relative(join(SRC, '..'), target).split(/[\\/]/)[0]}`
-        : packageOf(target);
+      const to = relative(SRC, target).startsWith('..') ? relative(SRC, target) : folderOf(SRC, target);
       checked++;
       if (to !== from && !ALLOWED[from].includes(to.replace(/\.js$/, '.ts')))
         violations.push(`${relative(SRC, file)} (${from}) imports ${spec} (${to})`);
@@ -108,11 +104,58 @@ test('every package of src/ imports only the packages below it', () => {
   assert.deepEqual(violations, []);
 });
 
-test('every package of src/ has its floor listed', () => {
-  const packages = readdirSync(SRC).filter((n) => statSync(join(SRC, n)).isDirectory());
+test("every folder of the CLI's src/ imports only the folders below it", () => {
+  const src = join(PACKAGES, 'cli/src');
+  const violations: string[] = [];
+  for (const file of sourceFiles(src)) {
+    const from = folderOf(src, file);
+    for (const spec of importsOf(file)) {
+      if (!spec.startsWith('.')) continue;
+      const target = resolve(dirname(file), spec);
+      const to = relative(src, target).startsWith('..')
+        ? `../${relative(join(src, '..'), target).split(/[\\/]/)[0]}`
+        : folderOf(src, target);
+      if (to !== from && !(CLI_ALLOWED[from] ?? []).includes(to))
+        violations.push(`${relative(src, file)} (${from}) imports ${spec} (${to})`);
+    }
+  }
+  assert.deepEqual(violations, []);
+});
+
+test('a package reaches another only by its name, and only the packages below it', () => {
+  const violations: string[] = [];
+  let named = 0;
+  for (const pkg of Object.keys(PACKAGE_IMPORTS)) {
+    const root = join(PACKAGES, pkg);
+    for (const dir of ['src', 'examples', 'cli.ts'].map((d) => join(root, d))) {
+      let files: string[];
+      try {
+        files = statSync(dir).isDirectory() ? [...sourceFiles(dir)] : [dir];
+      } catch {
+        continue;
+      }
+      for (const file of files) {
+        for (const spec of importsOf(file)) {
+          if (spec.startsWith('.')) {
+            if (relative(root, resolve(dirname(file), spec)).startsWith('..'))
+              violations.push(`${relative(PACKAGES, file)} imports ${spec}, outside its package`);
+          } else {
+            if (/^(@ctrlmetrics\/|ctrlmetrics(\/|$))/.test(spec)) named++;
+            if (!PACKAGE_IMPORTS[pkg].test(spec)) violations.push(`${relative(PACKAGES, file)} imports ${spec}`);
+          }
+        }
+      }
+    }
+  }
+  assert.ok(named > 50, `imports by package name were read (${named})`);
+  assert.deepEqual(violations, []);
+});
+
+test("every folder of the runtime's src/ has its floor listed", () => {
+  const folders = readdirSync(SRC).filter((n) => statSync(join(SRC, n)).isDirectory());
   assert.deepEqual(
-    packages.filter((p) => !(p in ALLOWED)),
+    folders.filter((p) => !(p in ALLOWED)),
     [],
-    'a new package needs its place in ALLOWED',
+    'a new folder needs its place in ALLOWED',
   );
 });

@@ -6,7 +6,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller, Manager, type KubeClient, type KubeObject, type RestConfig } from '../../src/index.js';
+import {
+  Controller,
+  Manager,
+  type KubeClient,
+  type KubeObject,
+  type RestConfig,
+} from '../../packages/ctrlmetrics/src/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 import { eventually } from '../helpers/process.js';

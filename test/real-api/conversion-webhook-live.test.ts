@@ -12,7 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { ConversionRegistry, ConversionWebhook, WebhookServer } from '../../src/webhook/index.js';
+import { ConversionRegistry, ConversionWebhook, WebhookServer } from '../../packages/ctrlmetrics/src/webhook/index.js';
 import { startTestCluster, waitForCrd, type ApiCluster, type TestCluster } from '../helpers/cluster.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
 import { run } from '../helpers/process.js';

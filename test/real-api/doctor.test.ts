@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CRD_SETS } from '../../src/authority/crds.js';
+import { CRD_SETS } from '../../packages/envtest/src/crds.js';
 import { eventually } from '../controller/helpers/exposition.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
 import { run, runCli } from '../helpers/process.js';

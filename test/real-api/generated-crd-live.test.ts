@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { crdsOf, toManifestYaml } from '../../src/generate/index.js';
+import { crdsOf, toManifestYaml } from '../../packages/cli/src/generate/index.js';
 import { startTestCluster, waitForCrd, type ApiCluster, type TestCluster } from '../helpers/cluster.js';
 import { ROOT, run } from '../helpers/process.js';
 import { REAL_KUBE_SKIP, runGroup, startRealKube, type RealKube } from '../helpers/real-kube.js';

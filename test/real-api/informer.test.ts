@@ -7,9 +7,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Informer } from '../../src/kube/informer.js';
-import { KubeClient } from '../../src/kube/client.js';
-import type { KubeObject } from '../../src/controller/types.js';
+import { Informer } from '../../packages/ctrlmetrics/src/kube/informer.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import type { KubeObject } from '../../packages/ctrlmetrics/src/controller/types.js';
 import { eventually } from '../controller/helpers/exposition.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { FRESH_KUBE_SKIP, REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';

@@ -8,9 +8,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
-import { KubeClient } from '../../src/kube/client.js';
-import { IssuerKeys } from '../../src/metrics/filters/issuer-keys.js';
-import { createLogger } from '../../src/util/log.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { IssuerKeys } from '../../packages/ctrlmetrics/src/metrics/filters/issuer-keys.js';
+import { createLogger } from '../../packages/ctrlmetrics/src/util/log.js';
 import { startTestCluster, type ApiCluster, type TestCluster } from '../helpers/cluster.js';
 import { LogCapture } from '../helpers/log-capture.js';
 import { REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';

@@ -17,8 +17,8 @@ import {
   ignoreNotFound,
   isStatusConditionTrue,
   type KubeObject,
-} from '../../src/index.js';
-import { setLogSink } from '../../src/exports/log.js';
+} from '../../packages/ctrlmetrics/src/index.js';
+import { setLogSink } from '../../packages/ctrlmetrics/src/exports/log.js';
 import { FINALIZER, setupMemcachedController } from '../../examples/memcached-operator/controller.js';
 import { MEMCACHED, type Memcached } from '../../examples/memcached-operator/api.js';
 import { eventually } from '../controller/helpers/exposition.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync, readdirSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { Manager, type KubeObject } from '../../src/index.js';
+import { Manager, type KubeObject } from '../../packages/ctrlmetrics/src/index.js';
 import { newMemcachedWebhook, DEFAULT_IMAGE } from '../../examples/memcached-operator/webhook.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
 import { run } from '../helpers/process.js';

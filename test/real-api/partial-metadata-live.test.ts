@@ -7,9 +7,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeApiError, type KubeClient } from '../../src/kube/client.js';
-import { Informer } from '../../src/kube/informer.js';
-import { stripManagedFields } from '../../src/kube/transforms.js';
+import { KubeApiError, type KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { Informer } from '../../packages/ctrlmetrics/src/kube/informer.js';
+import { stripManagedFields } from '../../packages/ctrlmetrics/src/kube/transforms.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { REAL_KUBE_SKIP, runName, startRealKube, type RealKube } from '../helpers/real-kube.js';
 

@@ -15,7 +15,7 @@ import { startSecureEndpoint, scrape, type SecureEndpoint } from '../helpers/sec
 import { LogCapture } from '../helpers/log-capture.js';
 import { eventually } from '../helpers/process.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import type { RestConfig } from '../../src/kube/config.js';
+import type { RestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
 
 const TTL_MS = 3_000;
 const REVIEW_TIMEOUT_MS = 1_500;

@@ -90,7 +90,7 @@ describe('SIGTERM during a scrape', { timeout: 90_000 }, () => {
     const mgr = procs.start(
       'manager',
       process.execPath,
-      ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
+      ['--conditions=ctrlmetrics-source', '--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
       {
         env: {
           ...process.env,

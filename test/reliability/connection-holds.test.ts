@@ -25,7 +25,7 @@ let reader = '';
 
 /** `node --import tsx <script> ...args` with the soft descriptor limit raised as far as the hard one allows. */
 function startNode(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
-  const cmd = `ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" --import tsx "$@"`;
+  const cmd = `ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" --conditions=ctrlmetrics-source --import tsx "$@"`;
   return procs.start(name, 'bash', ['-c', cmd, process.execPath, `${ROOT}${script}`, ...args], {
     env: { ...process.env, ...env },
   });

@@ -6,8 +6,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeClient } from '../../src/kube/client.js';
-import type { RestConfig } from '../../src/kube/config.js';
+import type { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import type { RestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
 import { ProcessGroup, ROOT, within, type Proc } from '../helpers/process.js';
 import { LogCapture } from '../helpers/log-capture.js';
 
@@ -51,7 +51,7 @@ export function leaderFencingTest(
     return procs.start(
       name,
       process.execPath,
-      ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
+      ['--conditions=ctrlmetrics-source', '--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
       {
         env: {
           ...process.env,

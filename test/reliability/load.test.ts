@@ -15,8 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { ProcessGroup, ROOT, sleep, type Proc } from '../helpers/process.js';
 import { LogCapture } from '../helpers/log-capture.js';
-import { KubeClient } from '../../src/kube/client.js';
-import { Authenticator } from '../../src/metrics/filters/index.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { Authenticator } from '../../packages/ctrlmetrics/src/metrics/filters/index.js';
 
 const SOAK_SECONDS = Number(process.env.CTRLMETRICS_SOAK_SECONDS ?? 20);
 const FLOOD_TOKENS = 10_000;
@@ -86,7 +86,7 @@ describe('bounded load on loopback', { timeout: 60_000 + SOAK_SECONDS * 2000 + F
     manager = procs.start(
       'manager',
       process.execPath,
-      ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
+      ['--conditions=ctrlmetrics-source', '--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
       {
         env: { ...process.env, CTRLMETRICS_LOG_LEVEL: 'debug', FIXTURE_CONFIG: JSON.stringify({ restConfig }) },
       },

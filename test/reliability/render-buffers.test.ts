@@ -11,9 +11,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import { gunzipSync } from 'node:zlib';
-import { Counter, Histogram, Registry } from '../../src/metrics/index.js';
-import { createMetricsServer, type MetricsServer } from '../../src/metrics/server/index.js';
-import { setLogSink } from '../../src/util/log.js';
+import { Counter, Histogram, Registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
+import { createMetricsServer, type MetricsServer } from '../../packages/ctrlmetrics/src/metrics/server/index.js';
+import { setLogSink } from '../../packages/ctrlmetrics/src/util/log.js';
 import { request } from '../server/helpers.js';
 
 setLogSink(() => undefined);

@@ -22,10 +22,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProcessGroup, sleep, type Proc } from '../helpers/process.js';
 import { LogCapture } from '../helpers/log-capture.js';
-import { KubeClient } from '../../src/kube/client.js';
-import { loadRestConfig } from '../../src/kube/config.js';
-import { requestToken } from '../../src/cli/demo/apply.js';
-import { SCRAPER_SA, SYSTEM_NAMESPACE } from '../../src/cli/demo/rbac.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
+import { loadRestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
+import { requestToken } from '../../packages/cli/src/cli/demo/apply.js';
+import { SCRAPER_SA, SYSTEM_NAMESPACE } from '../../packages/cli/src/cli/demo/rbac.js';
 
 const FLOOD_SECONDS = Math.max(45, Number(process.env.CTRLMETRICS_FLOOD_SECONDS ?? 45));
 const CONNECTIONS = 300;

@@ -42,7 +42,7 @@ before(async () => {
   manager = procs.start(
     'manager',
     process.execPath,
-    ['--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
+    ['--conditions=ctrlmetrics-source', '--import', 'tsx', `${ROOT}test/reliability/fixtures/manager-process.ts`],
     {
       env: {
         ...process.env,
@@ -89,7 +89,7 @@ test(
     const load = procs.start(
       'admission-load',
       process.execPath,
-      ['--import', 'tsx', `${ROOT}test/reliability/fixtures/admission-load.ts`],
+      ['--conditions=ctrlmetrics-source', '--import', 'tsx', `${ROOT}test/reliability/fixtures/admission-load.ts`],
       {
         env: {
           ...process.env,

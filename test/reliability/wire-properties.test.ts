@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import * as promClient from 'prom-client';
-import { Counter } from '../../src/metrics/index.js';
+import { Counter } from '../../packages/ctrlmetrics/src/metrics/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { startSecureEndpoint, rawRequest, scrape, type SecureEndpoint } from '../helpers/secure-endpoint.js';
 import { LogCapture } from '../helpers/log-capture.js';

@@ -9,8 +9,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initProject, ScaffoldError, type InitOptions } from '../../src/scaffold/init.js';
-import { editProject, readOptionState as readOptionStateOf } from '../../src/scaffold/edit.js';
+import { initProject, ScaffoldError, type InitOptions } from '../../packages/cli/src/scaffold/init.js';
+import { editProject, readOptionState as readOptionStateOf } from '../../packages/cli/src/scaffold/edit.js';
 import { cliArgs } from '../helpers/process.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -89,38 +89,53 @@ test('init rejects invalid project names and domains with one error line and wri
   assert.ok(existsSync(join(longest, 'config/default/kustomization.yaml')), '28 characters are accepted');
 });
 
-test('init with no --ctrlmetrics-version packs the running ctrlmetrics into vendor/ and depends on it as file:vendor/…', async () => {
+test('init with no --ctrlmetrics-version packs the running packages into vendor/ and depends on them as file:vendor/…', async () => {
   const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const dir = join(work, 'vendored');
   const r = await run('init', '--project-name', 'shop-op', '--dir', dir);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /next: cd .* && npm install && npm test/);
-  const tgz = `vendor/ctrlmetrics-${own.version}.tgz`;
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  assert.equal(pkg.dependencies.ctrlmetrics, `file:${tgz}`);
-  // the tarball is what npm would publish: the built package, its manifest, no sources or tests
-  const listing = await new Promise<string>((res, rej) =>
-    execFile('tar', ['-tzf', join(dir, tgz)], (err, stdout) => (err ? rej(err) : res(stdout))),
-  );
-  const entries = listing.split('\n').filter(Boolean);
-  for (const f of [
-    'package/package.json',
-    'package/dist/src/index.js',
-    'package/dist/src/index.d.ts',
-    'package/dist/cli.js',
-    'package/LICENSE',
-  ]) {
-    assert.ok(entries.includes(f), `${f} packed`);
+  const tgz = (name: string) => `vendor/${name}-${own.version}.tgz`;
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+  // the runtime is the one dependency the image keeps; the CLI and the authority are dev dependencies
+  assert.deepEqual(pkg.dependencies, { ctrlmetrics: `file:${tgz('ctrlmetrics')}` });
+  assert.equal(pkg.devDependencies['@ctrlmetrics/cli'], `file:${tgz('ctrlmetrics-cli')}`);
+  assert.equal(pkg.devDependencies['@ctrlmetrics/envtest'], `file:${tgz('ctrlmetrics-envtest')}`);
+  // each tarball is what npm would publish: the built package, its manifest, no sources or tests
+  const expected: Record<string, { name: string; files: string[] }> = {
+    ctrlmetrics: { name: 'ctrlmetrics', files: ['package/dist/src/index.js', 'package/dist/src/index.d.ts'] },
+    'ctrlmetrics-envtest': {
+      name: '@ctrlmetrics/envtest',
+      files: ['package/dist/src/index.js', 'package/dist/src/data/openapi-v3.json.br'],
+    },
+    'ctrlmetrics-cli': {
+      name: '@ctrlmetrics/cli',
+      files: ['package/dist/cli.js', 'package/dist/src/scaffold/index.js'],
+    },
+  };
+  for (const [file, { name, files }] of Object.entries(expected)) {
+    const listing = await new Promise<string>((res, rej) =>
+      execFile('tar', ['-tzf', join(dir, tgz(file))], (err, stdout) => (err ? rej(err) : res(stdout))),
+    );
+    const entries = listing.split('\n').filter(Boolean);
+    for (const f of ['package/package.json', 'package/LICENSE', ...files])
+      assert.ok(entries.includes(f), `${f} packed in ${file}`);
+    assert.deepEqual(
+      entries.filter((e) => /^package\/(src|test|bench)\//.test(e) || e.endsWith('.map')),
+      [],
+      'no sources, tests or source maps',
+    );
+    const manifest = await new Promise<string>((res, rej) =>
+      execFile('tar', ['-xzOf', join(dir, tgz(file)), 'package/package.json'], (err, stdout) =>
+        err ? rej(err) : res(stdout),
+      ),
+    );
+    const m = JSON.parse(manifest) as { name: string; version: string };
+    assert.deepEqual([m.name, m.version], [name, own.version]);
   }
-  assert.deepEqual(
-    entries.filter((e) => /^package\/(src|test|bench)\//.test(e) || e.endsWith('.map')),
-    [],
-    'no sources, tests or source maps',
-  );
-  const manifest = await new Promise<string>((res, rej) =>
-    execFile('tar', ['-xzOf', join(dir, tgz), 'package/package.json'], (err, stdout) => (err ? rej(err) : res(stdout))),
-  );
-  assert.equal((JSON.parse(manifest) as { version: string }).version, own.version);
   // npm ci in the image's build stage reads the tarball, so it is copied before npm ci runs
   const dockerfile = readFileSync(join(dir, 'Dockerfile'), 'utf8');
   assert.ok(
@@ -135,10 +150,17 @@ test('init with no --ctrlmetrics-version packs the running ctrlmetrics into vend
     (await run('init', '--project-name', 'shop-op', '--dir', pinned, '--ctrlmetrics-version', '~0.1.0')).code,
     0,
   );
-  assert.equal(
-    (JSON.parse(readFileSync(join(pinned, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
-      .dependencies.ctrlmetrics,
-    '~0.1.0',
+  const pinnedPkg = JSON.parse(readFileSync(join(pinned, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+  assert.deepEqual(
+    [
+      pinnedPkg.dependencies.ctrlmetrics,
+      pinnedPkg.devDependencies['@ctrlmetrics/cli'],
+      pinnedPkg.devDependencies['@ctrlmetrics/envtest'],
+    ],
+    ['~0.1.0', '~0.1.0', '~0.1.0'],
   );
   assert.equal(existsSync(join(pinned, 'vendor')), false);
   assert.doesNotMatch(readFileSync(join(pinned, 'Dockerfile'), 'utf8'), /vendor/);

@@ -12,14 +12,14 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml, stringify } from 'yaml';
-import { CRD_SETS } from '../../src/authority/crds.js';
-import { initProject } from '../../src/scaffold/init.js';
-import { createApi } from '../../src/scaffold/create-api.js';
-import { createWebhook } from '../../src/scaffold/create-webhook.js';
-import { builtinSample } from '../../src/scaffold/builtin-samples.js';
-import { startAuthority, type Authority } from '../../src/authority/index.js';
-import { BUILTIN_TYPES } from '../../src/authority/resources.js';
-import { KubeClient } from '../../src/kube/client.js';
+import { CRD_SETS } from '../../packages/envtest/src/crds.js';
+import { initProject } from '../../packages/cli/src/scaffold/init.js';
+import { createApi } from '../../packages/cli/src/scaffold/create-api.js';
+import { createWebhook } from '../../packages/cli/src/scaffold/create-webhook.js';
+import { builtinSample } from '../../packages/cli/src/scaffold/builtin-samples.js';
+import { startAuthority, type Authority } from '../../packages/envtest/src/index.js';
+import { BUILTIN_TYPES } from '../../packages/envtest/src/resources.js';
+import { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
 import { typeErrorsOfProject } from '../helpers/project-typecheck.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { initProject } from '../../src/scaffold/init.js';
+import { initProject } from '../../packages/cli/src/scaffold/init.js';
 import { run, runCli } from '../helpers/process.js';
 import { typeErrorsOfProject } from '../helpers/project-typecheck.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';

@@ -12,8 +12,13 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { initProject } from '../../src/scaffold/init.js';
-import { SCAFFOLD_OPTIONS, editProject, readOptionState, type ScaffoldOption } from '../../src/scaffold/edit.js';
+import { initProject } from '../../packages/cli/src/scaffold/init.js';
+import {
+  SCAFFOLD_OPTIONS,
+  editProject,
+  readOptionState,
+  type ScaffoldOption,
+} from '../../packages/cli/src/scaffold/edit.js';
 import { propertyParams } from '../helpers/property.js';
 
 const FILES = ['config/default/kustomization.yaml', 'config/prometheus/kustomization.yaml'];

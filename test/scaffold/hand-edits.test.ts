@@ -10,8 +10,8 @@ import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
-import { initProject, ScaffoldError } from '../../src/scaffold/init.js';
-import { editProject, type EditRequest } from '../../src/scaffold/edit.js';
+import { initProject, ScaffoldError } from '../../packages/cli/src/scaffold/init.js';
+import { editProject, type EditRequest } from '../../packages/cli/src/scaffold/edit.js';
 
 const DEF = 'config/default/kustomization.yaml';
 const PROM = 'config/prometheus/kustomization.yaml';

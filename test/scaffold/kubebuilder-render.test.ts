@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { initProject } from '../../src/scaffold/init.js';
+import { initProject } from '../../packages/cli/src/scaffold/init.js';
 import { run, runCli } from '../helpers/process.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 

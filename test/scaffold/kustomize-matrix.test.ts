@@ -12,8 +12,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { initProject } from '../../src/scaffold/init.js';
-import { editProject, type ScaffoldOption } from '../../src/scaffold/edit.js';
+import { initProject } from '../../packages/cli/src/scaffold/init.js';
+import { editProject, type ScaffoldOption } from '../../packages/cli/src/scaffold/edit.js';
 
 const P = 'demo-op';
 const NS = `${P}-system`;

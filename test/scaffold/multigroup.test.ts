@@ -11,9 +11,9 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { initProject } from '../../src/scaffold/init.js';
-import { createApi } from '../../src/scaffold/create-api.js';
-import { createWebhook } from '../../src/scaffold/create-webhook.js';
+import { initProject } from '../../packages/cli/src/scaffold/init.js';
+import { createApi } from '../../packages/cli/src/scaffold/create-api.js';
+import { createWebhook } from '../../packages/cli/src/scaffold/create-webhook.js';
 import { runCli } from '../helpers/process.js';
 import { typeErrorsOfProject } from '../helpers/project-typecheck.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';

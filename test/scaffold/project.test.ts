@@ -29,9 +29,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
-import { kubeconfigFor } from '../../src/kube/config.js';
-import { initProject } from '../../src/scaffold/init.js';
-import { editProject } from '../../src/scaffold/edit.js';
+import { kubeconfigFor } from '../../packages/ctrlmetrics/src/kube/config.js';
+import { initProject } from '../../packages/cli/src/scaffold/init.js';
+import { editProject } from '../../packages/cli/src/scaffold/edit.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const P = 'demo-op';
@@ -317,16 +317,19 @@ test('kubectl apply -k with every option on (CRDs of cert-manager and the Promet
 });
 
 test('the generated project installs ctrlmetrics from the working tree, builds, and serves /metrics against the authority', async () => {
-  // 1. ctrlmetrics from the working tree: compile to a temporary package and pack it (what npm would publish)
+  // 1. the runtime from the working tree: compile to a temporary package and pack it (what npm would publish)
   const pkgDir = join(work, 'ctrlmetrics-pkg');
   await sh(
     process.execPath,
     [
       join(ROOT, 'node_modules/typescript/bin/tsc'),
       '-p',
-      join(ROOT, 'tsconfig.json'),
+      join(ROOT, 'packages/ctrlmetrics/tsconfig.json'),
       '--outDir',
       join(pkgDir, 'dist'),
+      // not the build's own incremental state
+      '--tsBuildInfoFile',
+      join(pkgDir, 'tsbuildinfo'),
       '--sourceMap',
       'false',
     ],
@@ -337,7 +340,7 @@ test('the generated project installs ctrlmetrics from the working tree, builds, 
     // type errors in files other parts are still editing do not stop the emit; a missing emit does
     if (!existsSync(join(pkgDir, 'dist/src/index.js'))) throw err;
   });
-  cpSync(join(ROOT, 'package.json'), join(pkgDir, 'package.json'));
+  cpSync(join(ROOT, 'packages/ctrlmetrics/package.json'), join(pkgDir, 'package.json'));
   await sh('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], {
     cwd: pkgDir,
     timeoutMs: 60_000,

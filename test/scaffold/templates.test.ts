@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { renderProject } from '../../src/scaffold/init.js';
-import { buildProgram } from '../../src/cli/index.js';
+import { renderProject } from '../../packages/cli/src/scaffold/init.js';
+import { buildProgram } from '../../packages/cli/src/cli/index.js';
 
 const files = renderProject({ projectName: 'shop-op', domain: 'example.com', ctrlmetricsVersion: '^0.1.0' });
 const config = Object.entries(files).filter(([p]) => p.startsWith('config/') && p.endsWith('.yaml'));

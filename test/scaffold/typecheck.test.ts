@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { initProject } from '../../src/scaffold/init.js';
+import { initProject } from '../../packages/cli/src/scaffold/init.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 let work: string;
@@ -35,7 +35,7 @@ function tsc(args: string[], cwd: string): Promise<{ code: number; out: string }
   });
 }
 
-test("the generated src/ type-checks against this repository's src/index.ts (tsconfig paths: ctrlmetrics → src/index.ts)", async () => {
+test("the generated src/ type-checks against this repository's sources (tsconfig paths: ctrlmetrics → packages/ctrlmetrics/src/index.ts)", async () => {
   writeFileSync(
     join(app, 'tsconfig.check.json'),
     JSON.stringify({
@@ -47,9 +47,9 @@ test("the generated src/ type-checks against this repository's src/index.ts (tsc
         rootDir: '/',
         baseUrl: '.',
         paths: {
-          ctrlmetrics: [join(ROOT, 'src/index.ts')],
-          'ctrlmetrics/authority': [join(ROOT, 'src/authority/index.ts')],
-          'ctrlmetrics/*': [join(ROOT, 'src/exports/*.ts')],
+          ctrlmetrics: [join(ROOT, 'packages/ctrlmetrics/src/index.ts')],
+          '@ctrlmetrics/envtest': [join(ROOT, 'packages/envtest/src/index.ts')],
+          'ctrlmetrics/*': [join(ROOT, 'packages/ctrlmetrics/src/exports/*.ts')],
         },
         typeRoots: [join(ROOT, 'node_modules/@types')],
         // the repository's own sources are compiled along; the generated files are held to these as well
@@ -60,7 +60,10 @@ test("the generated src/ type-checks against this repository's src/index.ts (tsc
   );
   const r = await tsc(['-p', 'tsconfig.check.json', '--listFiles', '--pretty', 'false'], app);
   const files = r.out.split('\n').filter((l) => l.startsWith('/'));
-  assert.ok(files.includes(join(ROOT, 'src/index.ts')), "ctrlmetrics resolved to this repository's src/index.ts");
+  assert.ok(
+    files.includes(join(ROOT, 'packages/ctrlmetrics/src/index.ts')),
+    "ctrlmetrics resolved to this repository's sources",
+  );
   for (const f of [
     'src/main.ts',
     'src/flags.ts',
@@ -84,8 +87,14 @@ test("the generated flags default to the issue's values and parse like Go flags"
     join(shim, 'package.json'),
     JSON.stringify({ name: 'ctrlmetrics', type: 'module', exports: { '.': './index.ts', './log': './log.ts' } }),
   );
-  writeFileSync(join(shim, 'index.ts'), `export * from ${JSON.stringify(join(ROOT, 'src/index.ts'))};\n`);
-  writeFileSync(join(shim, 'log.ts'), `export * from ${JSON.stringify(join(ROOT, 'src/exports/log.ts'))};\n`);
+  writeFileSync(
+    join(shim, 'index.ts'),
+    `export * from ${JSON.stringify(join(ROOT, 'packages/ctrlmetrics/src/index.ts'))};\n`,
+  );
+  writeFileSync(
+    join(shim, 'log.ts'),
+    `export * from ${JSON.stringify(join(ROOT, 'packages/ctrlmetrics/src/exports/log.ts'))};\n`,
+  );
   const { parseFlags } = (await import(pathToFileURL(join(app, 'src/flags.ts')).href)) as {
     parseFlags: (argv: string[]) => Record<string, unknown>;
   };

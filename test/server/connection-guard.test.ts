@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { ConnectionGuard, type ConnectionGuardOptions } from '../../src/httpserver/connection-guard.js';
+import {
+  ConnectionGuard,
+  type ConnectionGuardOptions,
+} from '../../packages/ctrlmetrics/src/httpserver/connection-guard.js';
 
 const servers: http.Server[] = [];
 after(() => {

@@ -9,10 +9,10 @@ import net from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HttpServer, ListenError } from '../../src/httpserver/index.js';
-import { HealthProbeServer } from '../../src/manager/health.js';
-import { WebhookServer } from '../../src/webhook/server.js';
-import { createMetricsServer } from '../../src/metrics/server/index.js';
+import { HttpServer, ListenError } from '../../packages/ctrlmetrics/src/httpserver/index.js';
+import { HealthProbeServer } from '../../packages/ctrlmetrics/src/manager/health.js';
+import { WebhookServer } from '../../packages/ctrlmetrics/src/webhook/server.js';
+import { createMetricsServer } from '../../packages/ctrlmetrics/src/metrics/server/index.js';
 import { generateCA, issueServingCert } from '../helpers/certs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ctrlmetrics-httpserver-'));

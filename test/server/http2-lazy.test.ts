@@ -13,7 +13,9 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const run = promisify(execFile);
-const SERVER = pathToFileURL(resolve(import.meta.dirname, '../../src/metrics/server/index.ts')).href;
+const SERVER = pathToFileURL(
+  resolve(import.meta.dirname, '../../packages/ctrlmetrics/src/metrics/server/index.ts'),
+).href;
 
 const CHILD = `
 import 'node:http';
@@ -36,10 +38,14 @@ process.stdout.write(JSON.stringify(report));
 `;
 
 test('a server without enableHTTP2 never loads node:http2; one with it does', async () => {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD], {
-    env: { ...process.env, NODE_OPTIONS: '', SERVER_MODULE: SERVER },
-    timeout: 60_000,
-  });
+  const { stdout } = await run(
+    process.execPath,
+    ['--conditions=ctrlmetrics-source', '--import', 'tsx', '--input-type=module', '-e', CHILD],
+    {
+      env: { ...process.env, NODE_OPTIONS: '', SERVER_MODULE: SERVER },
+      timeout: 60_000,
+    },
+  );
   const report = JSON.parse(stdout) as { loadedByNode: boolean } & Record<
     'h1' | 'h2',
     { status: number; http2Loaded: boolean }

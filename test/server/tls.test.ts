@@ -15,15 +15,15 @@ import { promisify } from 'node:util';
 import { connect as tlsConnect } from 'node:tls';
 import os from 'node:os';
 import { join } from 'node:path';
-import { generateCA, issueServingCert, type CertKeyPair } from '../../src/authority/pki.js';
-import { Counter, Registry } from '../../src/metrics/index.js';
+import { generateCA, issueServingCert, type CertKeyPair } from '../../packages/envtest/src/pki.js';
+import { Counter, Registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
 import {
   createMetricsServer,
   type MetricsOptions,
   type MetricsServer,
   type MetricsServerDeps,
-} from '../../src/metrics/server/index.js';
-import { setLogSink } from '../../src/util/log.js';
+} from '../../packages/ctrlmetrics/src/metrics/server/index.js';
+import { setLogSink } from '../../packages/ctrlmetrics/src/util/log.js';
 import { handshake, request, SecretDir, waitFor } from './helpers.js';
 import { h2Get } from '../helpers/secure-endpoint.js';
 

@@ -10,10 +10,10 @@ import { execFile } from 'node:child_process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import * as root from '../../src/index.js';
-import * as config from '../../src/exports/config.js';
-import * as manager from '../../src/exports/manager.js';
-import { CliError, UsageError } from '../../src/cli/errors.js';
+import * as root from '../../packages/ctrlmetrics/src/index.js';
+import * as config from '../../packages/ctrlmetrics/src/exports/config.js';
+import * as manager from '../../packages/ctrlmetrics/src/exports/manager.js';
+import { CliError, UsageError } from '../../packages/cli/src/cli/errors.js';
 import { cliArgs } from '../helpers/process.js';
 
 const run = promisify(execFile);
@@ -25,7 +25,7 @@ let other: typeof lib;
 before(async () => {
   // inside the repository, so the copy resolves the same node_modules
   copyDir = await mkdtemp(join(ROOT, 'test', '.errors-copy-'));
-  await cp(join(ROOT, 'src'), join(copyDir, 'src'), { recursive: true });
+  await cp(join(ROOT, 'packages/ctrlmetrics/src'), join(copyDir, 'src'), { recursive: true });
   const entries = await Promise.all(
     ['index.ts', 'exports/config.ts', 'exports/manager.ts'].map((f) => import(join(copyDir, 'src', f))),
   );

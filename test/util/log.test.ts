@@ -1,6 +1,12 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { configureLogging, createLogger, setLogSink, redactString, type TimeEncoding } from '../../src/util/log.js';
+import {
+  configureLogging,
+  createLogger,
+  setLogSink,
+  redactString,
+  type TimeEncoding,
+} from '../../packages/ctrlmetrics/src/util/log.js';
 
 /** The lines `fn` logs. */
 function lines(fn: () => void): string[] {

@@ -4,9 +4,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { after } from '../../src/util/timers.js';
+import { after } from '../../packages/ctrlmetrics/src/util/timers.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { Workqueue } from '../../src/controller/workqueue.js';
+import { Workqueue } from '../../packages/ctrlmetrics/src/controller/workqueue.js';
 
 const DAY = 24 * 3600_000;
 
@@ -79,7 +79,7 @@ test("with Node's own timers, a 30-day after() has not fired 50 ms later", async
 
 test('an API call with a 30-day timeout is not cut after 1 ms (the socket timeout and the deadline are clamped)', async () => {
   const { startTestCluster } = await import('../helpers/cluster.js');
-  const { KubeClient } = await import('../../src/kube/client.js');
+  const { KubeClient } = await import('../../packages/ctrlmetrics/src/kube/client.js');
   const cluster = await startTestCluster();
   const client = new KubeClient(cluster.authority.restConfig);
   const warnings: string[] = [];

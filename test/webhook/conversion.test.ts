@@ -11,10 +11,10 @@ import { request } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConversionRegistry, ConversionWebhook, WebhookServer } from '../../src/webhook/index.js';
-import { Manager } from '../../src/index.js';
-import { ManagerError } from '../../src/exports/manager.js';
-import { registry as metricsRegistry } from '../../src/metrics/index.js';
+import { ConversionRegistry, ConversionWebhook, WebhookServer } from '../../packages/ctrlmetrics/src/webhook/index.js';
+import { Manager } from '../../packages/ctrlmetrics/src/index.js';
+import { ManagerError } from '../../packages/ctrlmetrics/src/exports/manager.js';
+import { registry as metricsRegistry } from '../../packages/ctrlmetrics/src/metrics/index.js';
 import { generateCA, issueServingCert, type CertKeyPair } from '../helpers/certs.js';
 
 interface Answer {

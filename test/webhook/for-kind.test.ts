@@ -9,7 +9,12 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AdmissionDeniedError, Webhook, WebhookServer, webhookPath } from '../../src/webhook/index.js';
+import {
+  AdmissionDeniedError,
+  Webhook,
+  WebhookServer,
+  webhookPath,
+} from '../../packages/ctrlmetrics/src/webhook/index.js';
 import { generateCA, issueServingCert, type CertKeyPair } from '../helpers/certs.js';
 import { admit } from '../helpers/admission.js';
 

@@ -9,7 +9,7 @@ import http from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Manager, Webhook } from '../../src/index.js';
+import { Manager, Webhook } from '../../packages/ctrlmetrics/src/index.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { generateCA, issueServingCert, type CertKeyPair } from '../helpers/certs.js';
 import { httpsGet } from '../controller/helpers/exposition.js';

@@ -11,8 +11,14 @@ import { request, type RequestOptions } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebhookServer, allowed, denied, patched, type AdmissionRequest } from '../../src/webhook/index.js';
-import { registry } from '../../src/metrics/index.js';
+import {
+  WebhookServer,
+  allowed,
+  denied,
+  patched,
+  type AdmissionRequest,
+} from '../../packages/ctrlmetrics/src/webhook/index.js';
+import { registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
 import { generateCA, issueClientCert, issueServingCert, type CertKeyPair } from '../helpers/certs.js';
 import { errorLines } from '../helpers/log-capture.js';
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAuthority, type Authority } from '../../../src/authority/index.js';
+import { startAuthority, type Authority } from '../../../packages/envtest/src/index.js';
 import {
   CaseRunner,
   KNOWN_DIFFERENCES,

@@ -1,5 +1,5 @@
 /** Renders the global registry (as the metrics endpoint would) and parses it with the independent parser. */
-import * as metrics from '../../../src/metrics/index.js';
+import * as metrics from '../../../packages/ctrlmetrics/src/metrics/index.js';
 import { parseExposition, type Family } from './exposition.js';
 
 /** The text exposition of the global registry. */
