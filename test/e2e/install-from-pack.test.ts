@@ -1,18 +1,23 @@
 /**
  * The packages as a new user gets them: `npm pack` of each workspace package, then `npm install` of the tarballs and
  * prom-client into an empty project (from the npm cache `npm ci` filled where it can), then `npx ctrlmetrics demo`
- * from that project — its /metrics answers 200 to the reader token it wrote, with the example controllers' metrics.
+ * from that project — its /metrics answers 200 to the reader token it wrote, with the example controllers' metrics —
+ * and `npx ctrlmetrics init` there: the new project vendors the installed packages, installs them and its own
+ * `npm test` passes.
  * Also what an operator's install holds: the runtime alone, with no package it does not run (no authority, CLI,
  * second YAML library or client-node, an optional peer) and at most 15 MB of node_modules besides prom-client.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { eventually, httpsGet } from '../controller/helpers/exposition.js';
+import { run as runBounded } from '../helpers/process.js';
+import { must, testSummary, userEnv } from '../helpers/project-run.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -116,8 +121,8 @@ test(
 );
 
 test(
-  'installed from the packed tarballs, `ctrlmetrics demo` serves authorized metrics',
-  { skip: SKIP, timeout: 300_000 },
+  'installed from the packed tarballs, `ctrlmetrics demo` serves authorized metrics and `init` makes a project whose tests pass',
+  { skip: SKIP, timeout: 900_000 },
   async () => {
     const work = await mkdtemp(join(tmpdir(), 'ctrlmetrics-install-'));
     dirs.push(work);
@@ -193,5 +198,41 @@ test(
     assert.equal(unauthorized.status, 401, 'without the token: 401');
     demo.kill('SIGTERM');
     assert.equal(await exit, 0);
+
+    // init from the installed CLI: it packs the installed packages into the new project's vendor/
+    const app = join(work, 'app');
+    await must(
+      'ctrlmetrics init',
+      runBounded(
+        join(project, 'node_modules', '.bin', 'ctrlmetrics'),
+        ['init', '--project-name', 'fresh-op', '--dir', app],
+        {
+          cwd: project,
+          timeoutMs: 120_000,
+        },
+      ),
+    );
+    const { version } = JSON.parse(await readFile(join(ROOT, 'packages/ctrlmetrics/package.json'), 'utf8')) as {
+      version: string;
+    };
+    assert.deepEqual(
+      (await readdir(join(app, 'vendor'))).sort(),
+      ['ctrlmetrics', 'ctrlmetrics-cli', 'ctrlmetrics-envtest'].map((n) => `${n}-${version}.tgz`),
+    );
+    await must(
+      'npm install',
+      runBounded('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeoutMs: 300_000 }),
+    );
+    // one runtime: the authority and the CLI use the project's, not a copy of their own
+    const nested = ['@ctrlmetrics/envtest', '@ctrlmetrics/cli'].filter((p) =>
+      existsSync(join(app, 'node_modules', p, 'node_modules', 'ctrlmetrics')),
+    );
+    assert.deepEqual(nested, []);
+    const tested = await must('npm test', runBounded('npm', ['test'], { cwd: app, env: userEnv, timeoutMs: 300_000 }));
+    assert.deepEqual(
+      testSummary(tested.stdout),
+      { tests: 3, pass: 3, fail: 0, cancelled: 0, skipped: 0, todo: 0 },
+      tested.stdout.slice(-3000),
+    );
   },
 );
