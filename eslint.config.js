@@ -5,7 +5,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'packages/*/dist/', 'docs/api/', 'node_modules/', '**/.scratch-*', 'test/**/fixtures/**', 'bench/servers/**/*.go'] },
+  {
+    ignores: [
+      'dist/',
+      'packages/*/dist/',
+      'docs/api/',
+      'node_modules/',
+      '**/.scratch-*',
+      'test/**/fixtures/**',
+      'bench/servers/**/*.go',
+    ],
+  },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
