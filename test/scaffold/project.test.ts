@@ -32,6 +32,7 @@ import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { kubeconfigFor } from '../../packages/ctrlmetrics/src/kube/config.js';
 import { initProject } from '../../packages/cli/src/scaffold/init.js';
 import { editProject } from '../../packages/cli/src/scaffold/edit.js';
+import { putCliOnPath } from '../helpers/cli-on-path.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const P = 'demo-op';
@@ -224,17 +225,29 @@ test('kubectl apply -k config/default against the embedded authority succeeds', 
   assert.match(again.stdout, new RegExp(`deployment.apps/${P}-controller-manager (unchanged|configured)`));
 });
 
-test('npm run build-installer writes dist/install.yaml on a new project (no dist/ yet)', async () => {
+test('npm run build-installer writes dist/install.yaml on a new project (no dist/ yet), naming IMG', async () => {
   const dir = join(work, 'installer-op');
   await initProject({ projectName: 'installer-op', dir, ctrlmetricsVersion: '^0.1.0' });
+  putCliOnPath(dir);
   assert.equal(existsSync(join(dir, 'dist')), false);
-  await sh('npm', ['run', 'build-installer'], { cwd: dir, timeoutMs: 60_000 });
-  const installer = readFileSync(join(dir, 'dist/install.yaml'), 'utf8');
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'IMG'));
+  await sh('npm', ['run', 'build-installer'], { cwd: dir, env, timeoutMs: 60_000 });
+  let installer = readFileSync(join(dir, 'dist/install.yaml'), 'utf8');
   const kinds = [...installer.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
   for (const kind of ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Service', 'Deployment']) {
     assert.ok(kinds.includes(kind), `install.yaml holds a ${kind}`);
   }
   assert.match(installer, /^ {2}name: installer-op-controller-manager$/m);
+  assert.match(installer, /^ {8}image: controller:latest$/m, "kubebuilder's default IMG");
+  // IMG=… npm run build-installer, as make build-installer IMG=…
+  await sh('npm', ['run', 'build-installer'], {
+    cwd: dir,
+    env: { ...env, IMG: 'registry.example.com:5000/installer-op:v0.0.1' },
+    timeoutMs: 60_000,
+  });
+  installer = readFileSync(join(dir, 'dist/install.yaml'), 'utf8');
+  assert.match(installer, /^ {8}image: registry\.example\.com:5000\/installer-op:v0\.0\.1$/m);
+  assert.doesNotMatch(installer, /image: controller:latest/);
 });
 
 /** A minimal CRD (schema-less) so the authority serves the kind, as cert-manager's and the Prometheus Operator's do. */

@@ -20,6 +20,7 @@ import * as prometheusConfig from './prometheus-config.js';
 import * as generate from './generate.js';
 import * as create from './create.js';
 import * as dev from './dev.js';
+import * as setImage from './set-image.js';
 
 const COMMANDS = [
   demo,
@@ -29,6 +30,7 @@ const COMMANDS = [
   create,
   generate,
   dev,
+  setImage,
   grant,
   token,
   monitors,

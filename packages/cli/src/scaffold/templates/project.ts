@@ -33,12 +33,20 @@ export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<stri
       test: `npm run build && tsc -p test/tsconfig.json && node --test ${TEST_OUT_DIR}/test/*/*.test.js`,
       // kubebuilder's make manifests: the CRDs from the API types under src/, the manager role from +kubebuilder:rbac
       manifests: 'ctrlmetrics generate --crd-paths src --rbac-paths src',
-      'build-installer': 'mkdir -p dist && kubectl kustomize config/default > dist/install.yaml',
+      // kubebuilder's IMG (default controller:latest): the image built, pushed, and set in config/manager for the
+      // manifests (kustomize edit set image, which kubectl's kustomize cannot do: the CLI does it)
+      'docker-build': 'docker build -t ${IMG:-controller:latest} .',
+      'docker-push': 'docker push ${IMG:-controller:latest}',
+      // the base images (node:24-slim, distroless nodejs24) are published for these two
+      'docker-buildx':
+        'docker buildx build --push --platform=${PLATFORMS:-linux/amd64,linux/arm64} --tag ${IMG:-controller:latest} .',
+      'build-installer':
+        'ctrlmetrics set-image controller=${IMG:-controller:latest} && mkdir -p dist && kubectl kustomize config/default > dist/install.yaml',
       // kubebuilder's make install / uninstall (the CRDs only) and make run (with the webhooks served locally)
       'install-crds': 'kubectl apply -k config/crd',
       'uninstall-crds': 'kubectl delete --ignore-not-found -k config/crd',
       dev: 'ctrlmetrics dev --watch',
-      deploy: 'kubectl apply -k config/default',
+      deploy: 'ctrlmetrics set-image controller=${IMG:-controller:latest} && kubectl apply -k config/default',
       undeploy: 'kubectl delete --ignore-not-found -k config/default',
     },
     dependencies: { ctrlmetrics: p.ctrlmetricsVersion },
@@ -391,10 +399,10 @@ npm install
 npm test                                          # builds, then test/e2e against ctrlmetrics' embedded authority
 npm run dev                                       # ctrlmetrics dev --watch: the manager from here against $KUBECONFIG (below)
 USE_EXISTING_CLUSTER=true npm test                # the controller and webhook tests on that cluster
-npm run build-installer                           # dist/install.yaml: config/default in one file
-docker build -t example.com/${p.projectName}:v0.0.1 .
-(cd config/manager && kustomize edit set image controller=example.com/${p.projectName}:v0.0.1)
-kubectl apply -k config/default
+export IMG=example.com/${p.projectName}:v0.0.1        # the image (default controller:latest)
+npm run docker-build && npm run docker-push       # docker build and push of the Dockerfile (docker-buildx: PLATFORMS)
+npm run build-installer                           # dist/install.yaml: config/default in one file, with $IMG
+npm run deploy                                    # $IMG set in config/manager, then kubectl apply -k config/default
 \`\`\`
 
 ${
