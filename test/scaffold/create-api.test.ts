@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { initProject } from '../../packages/cli/src/scaffold/init.js';
-import { run, runCli } from '../helpers/process.js';
+import { ROOT, run, runCli } from '../helpers/process.js';
 import { typeErrorsOfProject } from '../helpers/project-typecheck.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
@@ -31,7 +31,10 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 describe('create api', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
   test('init records the project: PROJECT, and the scaffold markers', () => {
+    const cli = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')) as { version: string };
     assert.deepEqual(parseYaml(read('PROJECT')), {
+      // the templates' version, so a later release knows what it is looking at
+      cliVersion: cli.version,
       domain: 'example.com',
       layout: ['ctrlmetrics.io/v1'],
       projectName: 'shop-op',

@@ -159,7 +159,7 @@ test('edit refuses a kubebuilder-style replacement with both targets in one bloc
   );
   // options that do not touch the replacements still work
   const r = await editProject(dir, { enable: ['network-policy'] });
-  assert.deepEqual(r.changed, [DEF]);
+  assert.deepEqual(r.changed, [DEF, 'PROJECT']);
 });
 
 test('init refuses a non-empty directory without --force, and adds the project to it with --force', async () => {
@@ -222,7 +222,8 @@ test('edit completes an option enabled by hand only in part, and removes the res
   });
   const off = await editProject(tls, { disable: ['metrics-tls'] });
   assert.deepEqual(off.messages, ['metrics-tls was partly enabled by hand; disabled the rest of it']);
-  assert.deepEqual(off.changed, [PROM]);
+  // the ServiceMonitor enabled by hand stays on, and PROJECT now records it
+  assert.deepEqual(off.changed, [PROM, 'PROJECT']);
   assert.equal(
     readFileSync(join(tls, PROM), 'utf8'),
     readFileSync(join(base, PROM), 'utf8'),
@@ -265,4 +266,33 @@ test('edit changes both kustomizations or neither: a failed write of the second 
   });
   assert.equal(readFileSync(join(dir, DEF), 'utf8'), before, 'config/default/kustomization.yaml restored');
   assert.equal(readFileSync(join(dir, PROM), 'utf8'), readFileSync(join(base, PROM), 'utf8'));
+});
+
+test('PROJECT records the options that are on as plugins, as kubebuilder records its own; other plugins are kept', async () => {
+  const dir = project((d) =>
+    rewrite(d, 'PROJECT', (t) =>
+      t.replace('projectName:', 'plugins:\n  other.example.com/v1:\n    keep: true\nprojectName:'),
+    ),
+  );
+  const plugins = () =>
+    (parseDocument(readFileSync(join(dir, 'PROJECT'), 'utf8')).toJS() as { plugins?: Record<string, unknown> }).plugins;
+  await editProject(dir, { enable: ['metrics-tls', 'grafana'] });
+  // metrics-tls turned prometheus and certmanager on along with it
+  assert.deepEqual(plugins(), {
+    'certmanager.ctrlmetrics.io/v1': {},
+    'grafana.ctrlmetrics.io/v1': {},
+    'metrics-tls.ctrlmetrics.io/v1': {},
+    'other.example.com/v1': { keep: true },
+    'prometheus.ctrlmetrics.io/v1': {},
+  });
+  const r = await editProject(dir, { disable: ['prometheus', 'grafana'] });
+  assert.ok(r.changed.includes('PROJECT'));
+  assert.deepEqual(plugins(), { 'certmanager.ctrlmetrics.io/v1': {}, 'other.example.com/v1': { keep: true } });
+  // nothing to change: PROJECT is left as it is
+  assert.deepEqual((await editProject(dir, { enable: ['certmanager'] })).changed, []);
+});
+
+test('edit reads PROJECT before it writes: an unreadable one leaves the kustomizations as they were', async () => {
+  const dir = project((d) => rewrite(d, 'PROJECT', (t) => t.replace('ctrlmetrics.io/v1', 'go.kubebuilder.io/v4')));
+  await assertRefused(dir, { enable: ['prometheus'] }, /layout \["go.kubebuilder.io\/v4"\] is not supported/);
 });

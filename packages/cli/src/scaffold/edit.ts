@@ -13,6 +13,7 @@ import { metricsReplacement } from './templates/config-default.js';
 import { MONITOR_TLS_PATCH } from './templates/config-prometheus.js';
 import { ScaffoldError, describeFsError } from './init.js';
 import { scalarText } from 'ctrlmetrics/internal';
+import { PROJECT_FILE, optionPlugin, readProjectFile, renderProjectFile } from './project-file.js';
 
 /** The options `ctrlmetrics edit` switches. */
 export const SCAFFOLD_OPTIONS = ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'] as const;
@@ -251,6 +252,9 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   }
 
   const def = load(root, DEFAULT_KUSTOMIZATION);
+  // read (and checked) before anything is written: PROJECT records the options on afterwards; a project from before
+  // PROJECT existed has none
+  const project = existsSync(join(root, PROJECT_FILE)) ? readProjectFile(root) : undefined;
   let prom: LoadedFile | undefined;
   const promFile = (): LoadedFile => (prom ??= load(root, PROMETHEUS_KUSTOMIZATION));
 
@@ -399,6 +403,23 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
       throw new ScaffoldError(
         `the edited config/default does not build with kubectl kustomize (${why}); nothing was changed`,
       );
+    }
+  }
+  // PROJECT records the options that are on now, as kubebuilder records its plugins
+  if (project) {
+    const plugins = Object.fromEntries(
+      Object.entries(project.plugins ?? {}).filter(([k]) => !SCAFFOLD_OPTIONS.some((o) => k === optionPlugin(o))),
+    );
+    for (const o of SCAFFOLD_OPTIONS) if (isOn(o)) plugins[optionPlugin(o)] = {};
+    const text = renderProjectFile({ ...project, plugins });
+    if (text !== readFileSync(join(root, PROJECT_FILE), 'utf8')) {
+      try {
+        await writeAtomically(join(root, PROJECT_FILE), text);
+      } catch (err) {
+        for (const w of written) await writeAtomically(w.path, w.original).catch(() => undefined);
+        throw new ScaffoldError(`cannot write ${PROJECT_FILE}: ${describeFsError(err)}; nothing was changed`);
+      }
+      changed.push(PROJECT_FILE);
     }
   }
   return { messages, changed };

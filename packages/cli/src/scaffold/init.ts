@@ -63,6 +63,7 @@ export function renderProject(params: ProjectParams, multigroup = false): Record
     ...configNetworkPolicy(params),
     ...configGrafana(params),
     [PROJECT_FILE]: renderProjectFile({
+      cliVersion: ctrlmetricsPackageVersion(),
       domain: params.domain,
       layout: [LAYOUT],
       ...(multigroup ? { multigroup: true } : {}),
