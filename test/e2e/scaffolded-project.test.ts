@@ -1,6 +1,6 @@
 /**
  * A project as a new user gets it: `ctrlmetrics init` with no flags (the built CLI of this working
- * tree, which packs the three packages into the project's vendor/), then in the project `npm install`, `npm run build` and the
+ * tree, which packs the three packages into the project's vendor/), then in the project `npm install`, `npm run lint`, `npm run build` and the
  * project's own `npm test` (the embedded authority, the manager, grant, token, scrape: 200 and 401) on this Node
  * and on Node 24 LTS. Then the Dockerfile's steps without Docker: the builder stage's COPY sources copied into an
  * empty folder and its RUN lines run there (npm ci, build, prune), the runtime stage's COPY --from=builder into
@@ -56,6 +56,8 @@ test(
         /vendor\/ctrlmetrics-(cli|envtest)-.*\.tgz$/,
         `the lock file points ${dev} at its vendored tarball`,
       );
+    // the lint setup init wrote passes on what it wrote, with the tools npm installed
+    await must('npm run lint', run('npm', ['run', 'lint'], { cwd: project, timeoutMs: 180_000 }));
     await must('npm run build', run('npm', ['run', 'build'], { cwd: project, timeoutMs: 180_000 }));
     assert.ok(existsSync(join(project, 'dist/main.js')));
 

@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { formatTypeScript, projectPrettierOptions } from './format.js';
 import { dirname, join, resolve } from 'node:path';
 import { ScaffoldError } from './errors.js';
 import { PROJECT_FILE, readProjectFile, renderProjectFile, type ProjectResource } from './project-file.js';
@@ -315,6 +316,7 @@ export async function createApi(opts: CreateApiOptions): Promise<CreateApiResult
   const others = resources.filter((x) => x !== existing);
   out.set(PROJECT_FILE, renderProjectFile({ ...project, resources: [...others, entry] }));
 
+  await formatTypeScript(out, await projectPrettierOptions(dir));
   const written = await writeFiles(dir, out);
   return { dir, resource: r, written, skipped, apiCreated: withResource, notes };
 }
@@ -391,6 +393,7 @@ async function createBuiltinController(
     PROJECT_FILE,
     renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }),
   );
+  await formatTypeScript(out, await projectPrettierOptions(dir));
   const written = await writeFiles(dir, out);
   const r: ApiResource = {
     group: k.projectGroup,
@@ -530,6 +533,7 @@ async function createExternalController(
     PROJECT_FILE,
     renderProjectFile({ ...project, resources: [...resources.filter((x) => x !== existing), entry] }),
   );
+  await formatTypeScript(out, await projectPrettierOptions(dir));
   const written = await writeFiles(dir, out);
   // the types, from the CRD kept in the project
   for (const w of await writeTypesFromCrds({ from: [crdCopy], out: 'src/api/external', root: dir }))

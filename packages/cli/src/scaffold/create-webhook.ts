@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { formatTypeScript, projectPrettierOptions } from './format.js';
 import { dirname, join, resolve } from 'node:path';
 import { ScaffoldError } from './errors.js';
 import { PROJECT_FILE, readProjectFile, renderProjectFile, type ProjectResource } from './project-file.js';
@@ -363,6 +364,7 @@ export async function createWebhook(opts: CreateWebhookOptions): Promise<CreateW
       `failed to create ${webhookPath(r)}: file already exists (pass --force to rewrite it with the ${kinds.defaulting && kinds.validation ? 'defaulting and validation webhooks' : 'webhook'}, replacing your code in it)`,
     );
   }
+  await formatTypeScript(out, await projectPrettierOptions(dir));
   for (const [p, content] of [...out].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (read(p) === content) continue;
     if (p.startsWith('test/') && exists(p) && !opts.force) continue; // a test the user has filled in stays

@@ -6,6 +6,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve, basename } from 'node:path';
 import { ScaffoldError } from './errors.js';
+import { formatTypeScript } from './format.js';
+import { PRETTIER_OPTIONS } from './templates/project-hygiene.js';
 import { VENDORED_PACKAGES, VENDOR_DIR, ownPackage, packOwnPackages, tarballName } from './own-package.js';
 import { domainProblem, projectNameProblem } from './names.js';
 import type { ProjectParams } from './templates/params.js';
@@ -51,8 +53,17 @@ export function ctrlmetricsPackageVersion(): string {
 
 /** Renders every file of a new project (path relative to the project root → content). */
 export function renderProject(params: ProjectParams, multigroup = false): Record<string, string> {
-  const dev = ownPackage().devDependencies;
-  const tools: ToolVersions = { typescript: dev.typescript ?? '5.9.3', typesNode: dev['@types/node'] ?? '20.19.25' };
+  const own = ownPackage();
+  const dev = own.devDependencies;
+  const tools: ToolVersions = {
+    typescript: dev.typescript ?? '5.9.3',
+    typesNode: dev['@types/node'] ?? '20.19.25',
+    eslint: dev.eslint ?? '^10.16.0',
+    eslintJs: dev['@eslint/js'] ?? '^10.0.1',
+    typescriptEslint: dev['typescript-eslint'] ?? '^8.74.0',
+    // the one the CLI formats the generated code with
+    prettier: own.dependencies.prettier ?? '^3.10.2',
+  };
   return {
     ...projectFiles(params, tools),
     ...configDefault(params),
@@ -118,6 +129,8 @@ export async function initProject(opts: InitOptions): Promise<{ dir: string; fil
     },
     opts.multigroup === true,
   );
+  // formatted as the project's lint checks it (.prettierrc.json, which the files include)
+  await formatTypeScript(files, PRETTIER_OPTIONS);
   const paths = [...Object.keys(files), ...vendorFiles].sort();
   if (!opts.force) {
     const clash = paths.filter((p) => existsSync(join(target, p)));

@@ -13,6 +13,7 @@ export interface OwnPackage {
   /** the directory holding its package.json (undefined when not found: a bundled copy) */
   dir: string | undefined;
   version: string;
+  dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 }
 
@@ -28,13 +29,20 @@ export function ownPackage(): OwnPackage {
       const pkg = JSON.parse(readFileSync(f, 'utf8')) as {
         name?: string;
         version: string;
+        dependencies?: Record<string, string>;
         devDependencies?: Record<string, string>;
       };
-      if (pkg.name === CLI) return { dir, version: pkg.version, devDependencies: pkg.devDependencies ?? {} };
+      if (pkg.name === CLI)
+        return {
+          dir,
+          version: pkg.version,
+          dependencies: pkg.dependencies ?? {},
+          devDependencies: pkg.devDependencies ?? {},
+        };
     }
     dir = dirname(dir);
   }
-  return { dir: undefined, version: '0.1.0', devDependencies: {} };
+  return { dir: undefined, version: '0.1.0', dependencies: {}, devDependencies: {} };
 }
 
 /** Folder of a generated project that holds the packed packages. */

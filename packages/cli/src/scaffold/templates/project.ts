@@ -2,11 +2,16 @@
 import { createHash } from 'node:crypto';
 import { HEALTH_PORT, METRICS_CERT_DIR, METRICS_PORT, companionSpec, type ProjectParams } from './params.js';
 import { E2E_TEST, TEST_OUT_DIR, projectTestFiles } from './project-test.js';
+import { hygieneFiles } from './project-hygiene.js';
 
 /** Versions of the generated project's dev dependencies (kept equal to this package's own). */
 export interface ToolVersions {
   typescript: string;
   typesNode: string;
+  eslint: string;
+  eslintJs: string;
+  typescriptEslint: string;
+  prettier: string;
 }
 
 /** `<8 hex>.<domain>`, stable per project, like kubebuilder's leader-election ID. */
@@ -46,6 +51,9 @@ export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<stri
       'install-crds': 'kubectl apply -k config/crd',
       'uninstall-crds': 'kubectl delete --ignore-not-found -k config/crd',
       dev: 'ctrlmetrics dev --watch',
+      // ESLint and Prettier (eslint.config.js, .prettierrc.json), as kubebuilder's make lint / lint-fix
+      lint: 'eslint . && prettier --check .',
+      'lint-fix': 'prettier --write . && eslint --fix .',
       deploy: 'ctrlmetrics set-image controller=${IMG:-controller:latest} && kubectl apply -k config/default',
       undeploy: 'kubectl delete --ignore-not-found -k config/default',
     },
@@ -54,8 +62,12 @@ export function projectFiles(p: ProjectParams, tools: ToolVersions): Record<stri
     devDependencies: {
       '@ctrlmetrics/cli': companionSpec(p.ctrlmetricsVersion, '@ctrlmetrics/cli'),
       '@ctrlmetrics/envtest': companionSpec(p.ctrlmetricsVersion, '@ctrlmetrics/envtest'),
+      '@eslint/js': tools.eslintJs,
       '@types/node': tools.typesNode,
+      eslint: tools.eslint,
+      prettier: tools.prettier,
       typescript: tools.typescript,
+      'typescript-eslint': tools.typescriptEslint,
     },
   };
   const tsconfig = {
@@ -397,6 +409,7 @@ will look familiar.
 \`\`\`sh
 npm install
 npm test                                          # builds, then test/e2e against ctrlmetrics' embedded authority
+npm run lint                                      # ESLint and Prettier's check (npm run lint-fix applies fixes)
 npm run dev                                       # ctrlmetrics dev --watch: the manager from here against $KUBECONFIG (below)
 USE_EXISTING_CLUSTER=true npm test                # the controller and webhook tests on that cluster
 export IMG=example.com/${p.projectName}:v0.0.1        # the image (default controller:latest)
@@ -488,6 +501,7 @@ Switch them with \`ctrlmetrics edit --enable|--disable <option>\`, which keeps y
     '.dockerignore': `node_modules/\ndist/\n${TEST_OUT_DIR}/\n.git/\n`,
     '.gitignore': `node_modules/\ndist/\n${TEST_OUT_DIR}/\n`,
     ...projectTestFiles(p),
+    ...hygieneFiles(),
     'README.md': readme,
   };
 }
