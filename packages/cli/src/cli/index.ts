@@ -21,6 +21,7 @@ import * as generate from './generate.js';
 import * as create from './create.js';
 import * as dev from './dev.js';
 import * as setImage from './set-image.js';
+import * as alpha from './alpha.js';
 
 const COMMANDS = [
   demo,
@@ -31,6 +32,7 @@ const COMMANDS = [
   generate,
   dev,
   setImage,
+  alpha,
   grant,
   token,
   monitors,
