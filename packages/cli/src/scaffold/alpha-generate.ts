@@ -116,6 +116,7 @@ export async function alphaGenerate(opts: AlphaGenerateOptions = {}): Promise<Al
     }
   };
   const flagsOf = (r: ProjectResource) => `--group ${r.group} --version ${r.version} --kind ${r.kind}`;
+  const kindOf = (r: ProjectResource) => ({ dir: output, group: r.group, version: r.version, kind: r.kind });
   for (const r of resources) {
     if (r.external) {
       // its types came from another project's CRDs, which the project file does not name: carried as they are
@@ -129,10 +130,7 @@ export async function alphaGenerate(opts: AlphaGenerateOptions = {}): Promise<Al
       `ctrlmetrics create api ${flagsOf(r)}${r.api ? '' : ' --resource=false'}${r.controller ? '' : ' --controller=false'}${r.api?.namespaced === false ? ' --namespaced=false' : ''}${r.plural ? ` --plural ${r.plural}` : ''}`,
       () =>
         createApi({
-          dir: output,
-          group: r.group,
-          version: r.version,
-          kind: r.kind,
+          ...kindOf(r),
           resource: !!r.api,
           controller: !!r.controller,
           ...(r.api?.namespaced === false ? { namespaced: false } : {}),
@@ -148,10 +146,7 @@ export async function alphaGenerate(opts: AlphaGenerateOptions = {}): Promise<Al
         `ctrlmetrics create webhook ${flagsOf(r)}${w.defaulting ? ' --defaulting' : ''}${w.validation ? ' --programmatic-validation' : ''}`,
         () =>
           createWebhook({
-            dir: output,
-            group: r.group,
-            version: r.version,
-            kind: r.kind,
+            ...kindOf(r),
             defaulting: !!w.defaulting,
             programmaticValidation: !!w.validation,
           }),
@@ -161,10 +156,7 @@ export async function alphaGenerate(opts: AlphaGenerateOptions = {}): Promise<Al
         `ctrlmetrics create webhook ${flagsOf(r)} --conversion${w.spoke?.length ? ` --spoke ${w.spoke.join(',')}` : ''}`,
         () =>
           createWebhook({
-            dir: output,
-            group: r.group,
-            version: r.version,
-            kind: r.kind,
+            ...kindOf(r),
             conversion: true,
             ...(w.spoke?.length ? { spoke: w.spoke } : {}),
           }),
