@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, only when missing: Prometheus and promtool, curl; Go, client_golang and
 # Python's prometheus_client for the differential test against client_golang (test/metrics/client-golang.differential);
+# Sprig for rendering the scaffolded Helm chart as Helm does (test/helpers/helm-render);
 # tmux for the terminal test of `scrape --watch`; etcd, openssl and xz for the real control plane of the real-api
 # suite (a control plane started through CTRLMETRICS_SHARED_KUBE's start.sh runs kube-apiserver on Debian's etcd-server);
 # wrk and openssl for the benchmark. Needs root or sudo; on a machine that already has them it does nothing.
@@ -15,6 +16,9 @@ command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 [ -d /usr/share/gocode/src/github.com/prometheus/client_golang ] || need+=(golang-github-prometheus-client-golang-dev)
+# Sprig and yaml.v3: the Helm template engine of test/helpers/helm-render (no Helm binary is installed)
+[ -d /usr/share/gocode/src/github.com/Masterminds/sprig ] || need+=(golang-github-masterminds-sprig-dev)
+[ -d /usr/share/gocode/src/gopkg.in/yaml.v3 ] || need+=(golang-gopkg-yaml.v3-dev)
 /usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1 || need+=(python3-prometheus-client)
 if [ "${CTRLMETRICS_BENCH_DEPS:-0}" = 1 ]; then
   command -v wrk >/dev/null 2>&1 || need+=(wrk)

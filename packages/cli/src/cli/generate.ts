@@ -157,4 +157,28 @@ export function register(program: Command): void {
     .option('--paths <dir>', `sources (repeatable, or comma-separated; default ${WEBHOOK_PATHS})`, collect)
     .option('--output <file>', `the configurations file (default ${WEBHOOK_FILE})`)
     .action((flags: { paths?: string[]; output?: string }) => webhook(flags));
+  generate
+    .command('helm')
+    .description(
+      "Write the project's Helm chart (dist/chart/) from its kustomize output; files you edited stay unless --force",
+    )
+    .option('--dir <dir>', 'project directory', '.')
+    .option('--force', 'overwrite the chart files you edited')
+    .action((flags: { dir: string; force?: boolean }) => helm(flags.dir, flags.force === true));
+}
+
+/** `generate helm` and `edit --enable helm`: the chart written or refreshed, and what changed, one line each. */
+export async function helm(dir: string, force: boolean): Promise<void> {
+  const { generateHelmChart } = await import('../scaffold/helm.js');
+  const { ScaffoldError } = await import('../scaffold/errors.js');
+  try {
+    const r = await generateHelmChart(dir, { force });
+    const rel = relative(process.cwd(), r.dir) || '.';
+    for (const f of r.written) process.stdout.write(`${rel}/${f} written\n`);
+    for (const f of r.removed) process.stdout.write(`${rel}/${f} removed\n`);
+    if (!r.written.length && !r.removed.length) process.stdout.write(`${rel}: no changes\n`);
+  } catch (err) {
+    if (err instanceof ScaffoldError) throw new CliError(err.message, 1, { cause: err });
+    throw err;
+  }
 }

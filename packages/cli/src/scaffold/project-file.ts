@@ -156,3 +156,17 @@ export function setMultigroup(dir: string, on: boolean): boolean {
   writeFileSync(join(dir, PROJECT_FILE), renderProjectFile(next));
   return true;
 }
+
+/**
+ * Records a plugin in the project's PROJECT file, or removes it (`helm.ctrlmetrics.io/v1`); answers whether the
+ * file changed.
+ */
+export function setPlugin(dir: string, key: string, on: boolean): boolean {
+  const config = readProjectFile(dir);
+  const plugins = { ...(config.plugins ?? {}) };
+  if (on === key in plugins) return false;
+  if (on) plugins[key] = {};
+  else delete plugins[key];
+  writeFileSync(join(dir, PROJECT_FILE), renderProjectFile({ ...config, plugins }));
+  return true;
+}

@@ -499,7 +499,8 @@ Switch them with \`ctrlmetrics edit --enable|--disable <option>\`, which keeps y
     'src/controllers/configmap-controller.ts': controller,
     Dockerfile: dockerfile,
     '.dockerignore': `node_modules/\ndist/\n${TEST_OUT_DIR}/\n.git/\n`,
-    '.gitignore': `node_modules/\ndist/\n${TEST_OUT_DIR}/\n`,
+    // dist/ is the build, but for the Helm chart (ctrlmetrics generate helm), which is committed
+    '.gitignore': `node_modules/\n/dist/*\n!/dist/chart/\n${TEST_OUT_DIR}/\n`,
     ...projectTestFiles(p),
     ...hygieneFiles(),
     'README.md': readme,

@@ -1,0 +1,180 @@
+/**
+ * `ctrlmetrics generate helm` / `edit --enable helm`: the chart made from the project's kustomize output, rendered as
+ * Helm's engine renders it (test/helpers/helm-render: Go's text/template with Sprig), installs the objects
+ * `kubectl kustomize config/default` renders, object by object — for a fresh project and for one with a kind, its
+ * webhooks and every edit option on; values move the image, the replicas, the namespace and switch the CRDs and the
+ * metrics Service; a chart file its user edited stays unless forced.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { initProject } from '../../packages/cli/src/scaffold/init.js';
+import { createApi } from '../../packages/cli/src/scaffold/create-api.js';
+import { createWebhook } from '../../packages/cli/src/scaffold/create-webhook.js';
+import { editProject } from '../../packages/cli/src/scaffold/edit.js';
+import { generateHelmChart, CHART_DIR } from '../../packages/cli/src/scaffold/helm.js';
+import { ScaffoldError } from '../../packages/cli/src/scaffold/errors.js';
+import { writeCrds, writeRoles, writeWebhooks } from '../../packages/cli/src/generate/index.js';
+import { renderChart } from '../helpers/helm.js';
+import { run, runCli } from '../helpers/process.js';
+
+type Obj = Record<string, any>;
+let work: string;
+before(() => {
+  work = mkdtempSync(join(tmpdir(), 'ctrlmetrics-helm-'));
+});
+after(() => rmSync(work, { recursive: true, force: true }));
+
+async function kustomized(app: string): Promise<Obj[]> {
+  const r = await run('kubectl', ['kustomize', join(app, 'config/default')], { timeoutMs: 60_000 });
+  assert.equal(r.code, 0, r.stderr);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Obj)
+    .filter(Boolean);
+}
+
+const key = (o: Obj) => `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
+
+/** The chart's objects and kustomize's, the Namespace aside (Helm installs into the release's), compared one by one. */
+async function assertSameObjects(app: string, name: string): Promise<void> {
+  const expected = (await kustomized(app)).filter((o) => o.kind !== 'Namespace');
+  const rendered = await renderChart(join(app, CHART_DIR), { name, namespace: `${name}-system` });
+  for (const o of rendered) {
+    // the chart keeps its CRDs on uninstall (crd.keep): the one annotation kustomize's have not
+    const a = o.metadata?.annotations as Record<string, string> | undefined;
+    if (o.kind === 'CustomResourceDefinition' && a?.['helm.sh/resource-policy'] === 'keep') {
+      delete a['helm.sh/resource-policy'];
+      if (Object.keys(a).length === 0) delete o.metadata.annotations;
+    }
+  }
+  assert.deepEqual(rendered.map(key).sort(), expected.map(key).sort());
+  const byKey = new Map(rendered.map((o) => [key(o), o]));
+  for (const o of expected) assert.deepEqual(byKey.get(key(o)), o, key(o));
+}
+
+test('a fresh project: the chart renders what kustomize renders, and values move what they name', async () => {
+  const app = join(work, 'fresh-op');
+  await initProject({ projectName: 'fresh-op', dir: app, ctrlmetricsVersion: '^0.1.0' });
+  const r = await generateHelmChart(app);
+  assert.ok(r.written.includes('Chart.yaml') && r.written.includes('values.yaml'));
+  assert.equal((parse(readFileSync(join(app, CHART_DIR, 'Chart.yaml'), 'utf8')) as { name: string }).name, 'fresh-op');
+  await assertSameObjects(app, 'fresh-op');
+
+  const objects = await renderChart(
+    join(app, CHART_DIR),
+    { name: 'rel', namespace: 'ops' },
+    {
+      manager: { image: { repository: 'example.com/fresh-op', tag: 'v1.2.3' }, replicas: 3 },
+      metrics: { enable: false },
+    },
+  );
+  const deploy = objects.find((o) => o.kind === 'Deployment')!;
+  assert.equal(deploy.spec.replicas, 3);
+  assert.equal(deploy.spec.template.spec.containers[0].image, 'example.com/fresh-op:v1.2.3');
+  assert.deepEqual(
+    deploy.spec.template.spec.containers[0].resources,
+    (parse(readFileSync(join(app, CHART_DIR, 'values.yaml'), 'utf8')) as Obj).manager.resources,
+  );
+  assert.equal(
+    objects.find((o) => o.kind === 'Service' && /metrics-service$/.test(o.metadata.name)),
+    undefined,
+  );
+  // every namespaced object, and every binding's subject, in the release's namespace
+  for (const o of objects) if (o.metadata.namespace !== undefined) assert.equal(o.metadata.namespace, 'ops', key(o));
+  for (const b of objects.filter((o) => /RoleBinding$/.test(o.kind)))
+    for (const s of b.subjects) if (s.kind === 'ServiceAccount') assert.equal(s.namespace, 'ops');
+  assert.ok(!objects.some((o) => o.kind === 'Namespace'));
+});
+
+test('a kind with webhooks and every option on: the same objects; the CRDs switched and kept by values', async () => {
+  const app = join(work, 'full-op');
+  await initProject({ projectName: 'full-op', domain: 'example.com', dir: app, ctrlmetricsVersion: '^0.1.0' });
+  await createApi({ dir: app, group: 'fleet', version: 'v1', kind: 'Frigate' });
+  await createWebhook({
+    dir: app,
+    group: 'fleet',
+    version: 'v1',
+    kind: 'Frigate',
+    defaulting: true,
+    programmaticValidation: true,
+  });
+  await writeCrds({ paths: ['src'], outputDir: 'config/crd/bases', root: app });
+  await writeRoles({ paths: ['src'], output: 'config/rbac/role.yaml', root: app });
+  await writeWebhooks({ paths: ['src'], output: 'config/webhook/manifests.yaml', root: app });
+  await editProject(app, { enable: ['prometheus', 'metrics-tls', 'network-policy', 'grafana'] });
+  await generateHelmChart(app);
+  await assertSameObjects(app, 'full-op');
+
+  const chart = join(app, CHART_DIR);
+  const crd = (await renderChart(chart, { name: 'x', namespace: 'x' })).find(
+    (o) => o.kind === 'CustomResourceDefinition',
+  )!;
+  assert.equal(crd.metadata.annotations['helm.sh/resource-policy'], 'keep');
+  const notKept = (await renderChart(chart, { name: 'x', namespace: 'x' }, { crd: { keep: false } })).find(
+    (o) => o.kind === 'CustomResourceDefinition',
+  )!;
+  assert.equal(notKept.metadata.annotations?.['helm.sh/resource-policy'], undefined);
+  const none = await renderChart(chart, { name: 'x', namespace: 'x' }, { crd: { enable: false } });
+  assert.ok(!none.some((o) => o.kind === 'CustomResourceDefinition'));
+  // the webhook's certificate and the CA injection name the release's namespace
+  const hooks = await renderChart(chart, { name: 'x', namespace: 'team-a' });
+  const cert = hooks.find((o) => o.kind === 'Certificate' && /serving-cert$/.test(o.metadata.name))!;
+  assert.ok(
+    cert.spec.dnsNames.every((n: string) => n.includes('.team-a.svc')),
+    cert.spec.dnsNames.join(', '),
+  );
+  const mutating = hooks.find((o) => o.kind === 'MutatingWebhookConfiguration')!;
+  assert.match(mutating.metadata.annotations['cert-manager.io/inject-ca-from'], /^team-a\//);
+  assert.equal(mutating.webhooks[0].clientConfig.service.namespace, 'team-a');
+});
+
+test('an edited chart file stays unless forced; objects gone from the kustomize output leave the chart', async () => {
+  const app = join(work, 'kept-op');
+  await initProject({ projectName: 'kept-op', dir: app, ctrlmetricsVersion: '^0.1.0' });
+  await editProject(app, { enable: ['prometheus'] });
+  await generateHelmChart(app);
+  const monitor = (dir: string) =>
+    existsSync(
+      join(dir, CHART_DIR, 'templates/prometheus/servicemonitor-kept-op-controller-manager-metrics-monitor.yaml'),
+    );
+  assert.ok(monitor(app));
+  appendFileSync(join(app, CHART_DIR, 'values.yaml'), 'extra: 1\n');
+  await editProject(app, { disable: ['prometheus'] });
+  await assert.rejects(generateHelmChart(app), (e: unknown) => {
+    return (
+      e instanceof ScaffoldError &&
+      /has files edited since ctrlmetrics wrote them \(values\.yaml\); pass --force/.test(e.message)
+    );
+  });
+  assert.ok(monitor(app), 'nothing written by the refused run');
+  const r = await generateHelmChart(app, { force: true });
+  assert.deepEqual(r.removed, ['templates/prometheus/servicemonitor-kept-op-controller-manager-metrics-monitor.yaml']);
+  assert.ok(!monitor(app));
+  assert.doesNotMatch(readFileSync(join(app, CHART_DIR, 'values.yaml'), 'utf8'), /extra: 1/);
+  await assertSameObjects(app, 'kept-op');
+});
+
+test('edit --enable helm writes the chart and records it; later edits refresh it; --disable helm forgets it', async () => {
+  const app = join(work, 'cli-op');
+  await initProject({ projectName: 'cli-op', dir: app, ctrlmetricsVersion: '^0.1.0' });
+  const on = await runCli(['edit', '--enable', 'helm', '--dir', app], { timeoutMs: 120_000 });
+  assert.equal(on.code, 0, on.stderr);
+  assert.match(on.stdout, /dist\/chart\/Chart\.yaml written\n/);
+  assert.match(on.stdout, /^enabled helm \(PROJECT\)$/m);
+  assert.deepEqual((parse(readFileSync(join(app, 'PROJECT'), 'utf8')) as Obj).plugins, {
+    'helm.ctrlmetrics.io/v1': {},
+  });
+  const np = await runCli(['edit', '--enable', 'network-policy', '--dir', app], { timeoutMs: 120_000 });
+  assert.equal(np.code, 0, np.stderr);
+  assert.match(np.stdout, /templates\/network-policy\/.*written/);
+  await assertSameObjects(app, 'cli-op');
+  const off = await runCli(['edit', '--disable', 'helm', '--dir', app], { timeoutMs: 60_000 });
+  assert.equal(off.code, 0, off.stderr);
+  assert.match(off.stdout, /^disabled helm \(PROJECT\); dist\/chart is left as it is/m);
+  const gen = await runCli(['generate', 'helm', '--dir', app], { timeoutMs: 120_000 });
+  assert.equal(gen.code, 0, gen.stderr);
+  assert.match(gen.stdout, /no changes/);
+});
