@@ -95,6 +95,32 @@ describe('subpath exports', () => {
   });
 });
 
+describe('what the other two packages load of the runtime', () => {
+  // the manager, the controllers, the webhook server and the metrics server: the root entry's weight (about 6 MB of
+  // a process), which the authority and the command line run without
+  const HEAVY =
+    /^packages\/ctrlmetrics\/dist\/src\/(manager|webhook|metrics\/server|metrics\/filters|controller\/(?!handlers\.js))/;
+
+  test('@ctrlmetrics/envtest: none of the manager, controllers, webhooks or metrics server', async () => {
+    const files = relativeTo(ROOT, (await loadedModules('@ctrlmetrics/envtest', [], ROOT)).esm);
+    assert.ok(files.includes('packages/envtest/dist/src/index.js'));
+    assert.deepEqual(
+      files.filter((f) => HEAVY.test(f)),
+      [],
+    );
+  });
+
+  test("the ctrlmetrics command's entry: the same", async () => {
+    const entry = join(ROOT, 'packages/cli/dist/src/cli/index.js');
+    const files = relativeTo(ROOT, (await loadedModules(entry, [], ROOT)).esm);
+    assert.ok(files.includes('packages/cli/dist/src/cli/index.js'));
+    assert.deepEqual(
+      files.filter((f) => HEAVY.test(f)),
+      [],
+    );
+  });
+});
+
 describe('no import-time side effects', () => {
   const probe = (withImport: boolean) =>
     execFileAsync(

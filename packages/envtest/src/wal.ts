@@ -9,7 +9,7 @@
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import type { KubeObject } from './resources.js';
 import type { StoreEvent, StoreJournal } from './store.js';
-import { CtrlmetricsError } from 'ctrlmetrics';
+import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
 /** One line of the log. */
 export interface LogRecord {

@@ -8,7 +8,7 @@ import { request } from 'node:https';
 import { isIP } from 'node:net';
 import { posix } from 'node:path';
 import type { KubeObject } from './resources.js';
-import { CtrlmetricsError } from 'ctrlmetrics';
+import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
 /** Where a webhook service reference (`<namespace>/<name>:<port>`) is served; undefined when unknown. */
 export type ServiceResolver = (

@@ -15,7 +15,7 @@ export class CliError extends CtrlmetricsError {
  * A bad flag or argument: `error: …` and kubectl's `See 'ctrlmetrics <command> --help' for usage.`, exit 1 as
  * kubectl exits for every error, usage errors included.
  */
-import { CtrlmetricsError, type CtrlmetricsErrorOptions } from 'ctrlmetrics';
+import { CtrlmetricsError, type CtrlmetricsErrorOptions } from 'ctrlmetrics/internal';
 export class UsageError extends CliError {
   static override readonly code: string = 'ERR_USAGE';
   override name = 'UsageError';

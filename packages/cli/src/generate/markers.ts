@@ -4,7 +4,7 @@
  * `a;b` and `{a,b}` lists, `{k: v}` maps, `name=value,…` arguments). Unlike controller-gen, an unknown marker or a
  * malformed value is an error naming the file and line.
  */
-import { CtrlmetricsError } from 'ctrlmetrics';
+import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
 /** Where a marker was written. */
 export interface MarkerSite {

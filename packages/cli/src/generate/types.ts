@@ -17,7 +17,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseAllDocuments, type Document } from 'yaml';
-import { CtrlmetricsError } from 'ctrlmetrics';
+import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
 /** A CRD that cannot be typed: the message names the file, the line and the schema's path. */
 export class TypesError extends CtrlmetricsError {

@@ -2,7 +2,7 @@
  * Expected failures of the cluster-side operations, raised here and turned into exit codes by the CLI (`src/cli`,
  * the floor above): the message is one line that says what to do.
  */
-import { CtrlmetricsError } from 'ctrlmetrics';
+import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
 /** An operation failed (an API answer, a missing object, a refused request). */
 export class OpsError extends CtrlmetricsError {

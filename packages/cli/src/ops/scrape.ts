@@ -6,7 +6,7 @@ import https from 'node:https';
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { OpsError, OpsUsageError } from './errors.js';
-import { CtrlmetricsError } from 'ctrlmetrics';
+import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
 /** Where a pod's service-account token is mounted; the default token file when it exists. */
 export const POD_TOKEN_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/token';

@@ -4,4 +4,4 @@ export class ScaffoldError extends CtrlmetricsError {
   override name = 'ScaffoldError';
 }
 
-import { CtrlmetricsError } from 'ctrlmetrics';
+import { CtrlmetricsError } from 'ctrlmetrics/internal';

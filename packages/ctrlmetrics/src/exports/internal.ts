@@ -14,7 +14,9 @@ export type { BuiltinResource } from '../kube/builtin-api.js';
 export { kubeconfigFileFromEnv } from '../kube/config.js';
 export { sameQuantity } from '../kube/equality.js';
 export { isDisabled, parseBindAddress } from '../util/bind-address.js';
-export { causeChain } from '../util/errors.js';
+// the errors' base class without the root entry, which loads the manager, the controllers and the metrics
+export { CtrlmetricsError, causeChain } from '../util/errors.js';
+export type { CtrlmetricsErrorOptions } from '../util/errors.js';
 export { kubeTime } from '../util/kube-time.js';
 export { scalarText } from '../util/scalar-text.js';
 export { drainOrClose } from '../util/streams.js';
