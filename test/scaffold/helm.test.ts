@@ -7,14 +7,14 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { initProject } from '../../packages/cli/src/scaffold/init.js';
 import { createApi } from '../../packages/cli/src/scaffold/create-api.js';
 import { createWebhook } from '../../packages/cli/src/scaffold/create-webhook.js';
-import { editProject } from '../../packages/cli/src/scaffold/edit.js';
+import { editProject, type ScaffoldOption } from '../../packages/cli/src/scaffold/edit.js';
 import { generateHelmChart, CHART_DIR } from '../../packages/cli/src/scaffold/helm.js';
 import { ScaffoldError } from '../../packages/cli/src/scaffold/errors.js';
 import { writeCrds, writeRoles, writeWebhooks } from '../../packages/cli/src/generate/index.js';
@@ -38,10 +38,13 @@ async function kustomized(app: string): Promise<Obj[]> {
 
 const key = (o: Obj) => `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
 
-/** The chart's objects and kustomize's, the Namespace aside (Helm installs into the release's), compared one by one. */
-async function assertSameObjects(app: string, name: string): Promise<void> {
-  const expected = (await kustomized(app)).filter((o) => o.kind !== 'Namespace');
-  const rendered = await renderChart(join(app, CHART_DIR), { name, namespace: `${name}-system` });
+/**
+ * The chart's objects (rendered with `values`) and kustomize's for the project in `expectedApp` (by default the
+ * chart's own), the Namespace aside (Helm installs into the release's), compared one by one.
+ */
+async function assertSameObjects(app: string, name: string, values: Obj = {}, expectedApp = app): Promise<void> {
+  const expected = (await kustomized(expectedApp)).filter((o) => o.kind !== 'Namespace');
+  const rendered = await renderChart(join(app, CHART_DIR), { name, namespace: `${name}-system` }, values);
   for (const o of rendered) {
     // the chart keeps its CRDs on uninstall (crd.keep): the one annotation kustomize's have not
     const a = o.metadata?.annotations as Record<string, string> | undefined;
@@ -53,6 +56,33 @@ async function assertSameObjects(app: string, name: string): Promise<void> {
   assert.deepEqual(rendered.map(key).sort(), expected.map(key).sort());
   const byKey = new Map(rendered.map((o) => [key(o), o]));
   for (const o of expected) assert.deepEqual(byKey.get(key(o)), o, key(o));
+}
+
+/** A project with one kind, its webhooks when asked, and the edit options given; its CRDs, roles and webhooks generated. */
+async function kindProject(app: string, opts: { webhooks: boolean; enable: ScaffoldOption[] }): Promise<void> {
+  await initProject({ projectName: 'full-op', domain: 'example.com', dir: app, ctrlmetricsVersion: '^0.1.0' });
+  await createApi({ dir: app, group: 'fleet', version: 'v1', kind: 'Frigate' });
+  if (opts.webhooks)
+    await createWebhook({
+      dir: app,
+      group: 'fleet',
+      version: 'v1',
+      kind: 'Frigate',
+      defaulting: true,
+      programmaticValidation: true,
+    });
+  await writeCrds({ paths: ['src'], outputDir: 'config/crd/bases', root: app });
+  await writeRoles({ paths: ['src'], output: 'config/rbac/role.yaml', root: app });
+  if (opts.webhooks) await writeWebhooks({ paths: ['src'], output: 'config/webhook/manifests.yaml', root: app });
+  if (opts.enable.length) await editProject(app, { enable: opts.enable });
+}
+
+/** The manager without --leader-elect, as a user who turned it off in config/manager writes it. */
+function withoutLeaderElection(app: string): void {
+  const file = join(app, 'config/manager/manager.yaml');
+  const text = readFileSync(file, 'utf8');
+  assert.match(text, /^ *- --leader-elect\n/m);
+  writeFileSync(file, text.replace(/^ *- --leader-elect\n/m, ''));
 }
 
 test('a fresh project: the chart renders what kustomize renders, and values move what they name', async () => {
@@ -87,24 +117,20 @@ test('a fresh project: the chart renders what kustomize renders, and values move
   for (const b of objects.filter((o) => /RoleBinding$/.test(o.kind)))
     for (const s of b.subjects) if (s.kind === 'ServiceAccount') assert.equal(s.namespace, 'ops');
   assert.ok(!objects.some((o) => o.kind === 'Namespace'));
+
+  // the metrics Service off: what kustomize renders without metrics_service.yaml
+  const noMetrics = join(work, 'fresh-no-metrics');
+  cpSync(app, noMetrics, { recursive: true });
+  const kustomization = join(noMetrics, 'config/default/kustomization.yaml');
+  const text = readFileSync(kustomization, 'utf8');
+  assert.match(text, /^- metrics_service\.yaml\n/m);
+  writeFileSync(kustomization, text.replace(/^- metrics_service\.yaml\n/m, ''));
+  await assertSameObjects(app, 'fresh-op', { metrics: { enable: false } }, noMetrics);
 });
 
 test('a kind with webhooks and every option on: the same objects; the CRDs switched and kept by values', async () => {
   const app = join(work, 'full-op');
-  await initProject({ projectName: 'full-op', domain: 'example.com', dir: app, ctrlmetricsVersion: '^0.1.0' });
-  await createApi({ dir: app, group: 'fleet', version: 'v1', kind: 'Frigate' });
-  await createWebhook({
-    dir: app,
-    group: 'fleet',
-    version: 'v1',
-    kind: 'Frigate',
-    defaulting: true,
-    programmaticValidation: true,
-  });
-  await writeCrds({ paths: ['src'], outputDir: 'config/crd/bases', root: app });
-  await writeRoles({ paths: ['src'], output: 'config/rbac/role.yaml', root: app });
-  await writeWebhooks({ paths: ['src'], output: 'config/webhook/manifests.yaml', root: app });
-  await editProject(app, { enable: ['prometheus', 'metrics-tls', 'network-policy', 'grafana'] });
+  await kindProject(app, { webhooks: true, enable: ['prometheus', 'metrics-tls', 'network-policy', 'grafana'] });
   await generateHelmChart(app);
   await assertSameObjects(app, 'full-op');
 
@@ -129,6 +155,98 @@ test('a kind with webhooks and every option on: the same objects; the CRDs switc
   const mutating = hooks.find((o) => o.kind === 'MutatingWebhookConfiguration')!;
   assert.match(mutating.metadata.annotations['cert-manager.io/inject-ca-from'], /^team-a\//);
   assert.equal(mutating.webhooks[0].clientConfig.service.namespace, 'team-a');
+});
+
+test('every switch of values.yaml off, alone and all together, renders what kustomize renders without it', async () => {
+  const app = join(work, 'switched', 'full');
+  await kindProject(app, { webhooks: true, enable: ['prometheus', 'metrics-tls', 'network-policy', 'grafana'] });
+  await generateHelmChart(app);
+  /** a copy of the project changed as a user would to turn an option off */
+  const variant = async (name: string, change: (dir: string) => Promise<unknown> | void) => {
+    const dir = join(work, 'switched', name);
+    cpSync(app, dir, { recursive: true });
+    await change(dir);
+    return dir;
+  };
+  const cases: Array<[string, Obj, string]> = [
+    ['leader election', { manager: { leaderElection: false } }, await variant('no-le', withoutLeaderElection)],
+    [
+      'metrics.secure',
+      { metrics: { secure: false } },
+      await variant('no-tls', (d) => editProject(d, { disable: ['metrics-tls'] })),
+    ],
+    [
+      'prometheus',
+      { metrics: { secure: false }, prometheus: { enable: false } },
+      await variant('no-prom', (d) => editProject(d, { disable: ['prometheus'] })),
+    ],
+    [
+      'network policy',
+      { networkPolicy: { enable: false } },
+      await variant('no-np', (d) => editProject(d, { disable: ['network-policy'] })),
+    ],
+    [
+      'grafana',
+      { grafana: { enable: false } },
+      await variant('no-grafana', (d) => editProject(d, { disable: ['grafana'] })),
+    ],
+  ];
+  // webhooks off: the same project made without create webhook
+  const noHooks = join(work, 'switched', 'no-hooks');
+  await kindProject(noHooks, { webhooks: false, enable: ['prometheus', 'metrics-tls', 'network-policy', 'grafana'] });
+  cases.push(['webhooks', { webhook: { enable: false } }, noHooks]);
+  const noCertManager = join(work, 'switched', 'no-cm');
+  await kindProject(noCertManager, { webhooks: false, enable: ['prometheus', 'network-policy', 'grafana'] });
+  cases.push([
+    'cert-manager',
+    { webhook: { enable: false }, certManager: { enable: false }, metrics: { secure: false } },
+    noCertManager,
+  ]);
+  const bare = join(work, 'switched', 'bare');
+  await kindProject(bare, { webhooks: false, enable: [] });
+  withoutLeaderElection(bare);
+  cases.push([
+    'all off',
+    {
+      manager: { leaderElection: false },
+      metrics: { secure: false },
+      webhook: { enable: false },
+      certManager: { enable: false },
+      prometheus: { enable: false },
+      networkPolicy: { enable: false },
+      grafana: { enable: false },
+    },
+    bare,
+  ]);
+  for (const [what, values, expected] of cases) {
+    await assertSameObjects(app, 'full-op', values, expected).catch((e: unknown) => {
+      throw new Error(`${what} off: ${(e as Error).message}`, { cause: e });
+    });
+  }
+
+  // what cannot render stops the install with why
+  await assert.rejects(
+    renderChart(join(app, CHART_DIR), { name: 'x', namespace: 'x' }, { certManager: { enable: false } }),
+    /metrics\.secure needs certManager\.enable/,
+  );
+  await assert.rejects(
+    renderChart(
+      join(app, CHART_DIR),
+      { name: 'x', namespace: 'x' },
+      { certManager: { enable: false }, metrics: { secure: false } },
+    ),
+    /webhook\.enable needs certManager\.enable/,
+  );
+  await assert.rejects(
+    renderChart(join(app, CHART_DIR), { name: 'x', namespace: 'x' }, { metrics: { enable: false } }),
+    /needs metrics\.enable/,
+  );
+  // a switch the project does not have cannot be turned on in its chart
+  await generateHelmChart(bare);
+  await assert.rejects(
+    renderChart(join(bare, CHART_DIR), { name: 'x', namespace: 'x' }, { prometheus: { enable: true } }),
+    /prometheus\.enable: the project this chart was made from has none of it \(ctrlmetrics edit --enable prometheus, then ctrlmetrics generate helm\)/,
+  );
 });
 
 test('an edited chart file stays unless forced; objects gone from the kustomize output leave the chart', async () => {

@@ -4,19 +4,23 @@
  * and cannot drift apart. Each object becomes a template; the release's namespace takes the place of the project's
  * (`helm install -n <ns> --create-namespace`, so the Namespace object is left out); the manager's image, replica
  * count and resources come from values.yaml; the CRDs are installed, and kept when the release is uninstalled, as
- * `crd.enable` and `crd.keep` say; the metrics Service as `metrics.enable` says. Run it again after the project
- * changes. A file of the chart its user edited is left alone unless forced: the chart records what it wrote
+ * `crd.enable` and `crd.keep` say; the metrics Service as `metrics.enable` says. Each option the project has on
+ * (leader election, the verified metrics certificate, webhooks, cert-manager, Prometheus, network policies,
+ * Grafana) becomes a switch of values.yaml whose off renders what kustomize renders with the option off
+ * (helm-switches.ts, helm-template.ts); one the project lacks cannot be turned on, and a switch on without what it
+ * needs stops the install with why (templates/checks.yaml). Run it again after the project changes. A file of the chart its user edited is left alone unless forced: the chart records what it wrote
  * (`.ctrlmetrics-chart.json`, a SHA-256 per file).
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { Document, isMap, isScalar, parseAllDocuments } from 'yaml';
 import { ScaffoldError } from './errors.js';
 import { readProjectFile } from './project-file.js';
 import { parseImageRef } from './set-image.js';
 import { scalarText } from 'ctrlmetrics/internal';
+import { CHART_SWITCHES, kustomize, renderWithout, type ChartSwitch } from './helm-switches.js';
+import { all, objectTemplate, toYaml } from './helm-template.js';
 
 /** Where the chart goes, relative to the project. */
 export const CHART_DIR = 'dist/chart';
@@ -51,27 +55,6 @@ export interface HelmResult {
   removed: string[];
 }
 
-function kustomize(dir: string): Promise<string> {
-  return new Promise((res, rej) =>
-    execFile(
-      'kubectl',
-      ['kustomize', join(dir, 'config', 'default')],
-      { timeout: 120_000, maxBuffer: 64 << 20 },
-      (err, stdout, stderr) => {
-        if ((err as NodeJS.ErrnoException | null)?.code === 'ENOENT')
-          rej(new ScaffoldError('generate helm reads the kustomize output: it needs kubectl (1.21 or later) on PATH'));
-        else if (err)
-          rej(
-            new ScaffoldError(
-              `kubectl kustomize config/default failed: ${(stderr || err.message).trim().split('\n')[0]}`,
-            ),
-          );
-        else res(stdout);
-      },
-    ),
-  );
-}
-
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The folder of the chart's templates an object goes to, by what it is. */
@@ -104,8 +87,11 @@ const P = {
   keep: '__CTRLMETRICS_KEEP__',
 };
 
+/** The YAML of an object of the chart: its own `{{` printed as is, then the switches' guards put in. */
+const yamlOf = (o: Obj, finish: (yaml: string) => string) => finish(escapeActions(toYaml(o)));
+
 /** The manager Deployment's template and the values it reads. */
-function managerTemplate(o: Obj): { text: string; values: Obj } {
+function managerTemplate(o: Obj, finish: (yaml: string) => string): { text: string; values: Obj } {
   const containers = containersOf(o);
   const manager = containers.find((c) => c.name === 'manager') ?? containers[0];
   if (!manager) throw new ScaffoldError(`Deployment ${scalarText(o.metadata?.name)} has no container to template`);
@@ -122,8 +108,7 @@ function managerTemplate(o: Obj): { text: string; values: Obj } {
   manager.image = P.image;
   o.spec = { ...o.spec, replicas: P.replicas };
   manager.resources = P.resources;
-  let text = escapeActions(stringify(o, { indentSeq: false, lineWidth: 0 }));
-  text = text
+  const text = yamlOf(o, finish)
     .replace(
       new RegExp(`image: ${P.image}`),
       'image: "{{ .Values.manager.image.repository }}{{ with .Values.manager.image.tag }}:{{ . }}{{ end }}{{ with .Values.manager.image.digest }}@{{ . }}{{ end }}"',
@@ -137,14 +122,75 @@ function managerTemplate(o: Obj): { text: string; values: Obj } {
   return { text, values };
 }
 
-function crdTemplate(o: Obj): string {
+function crdTemplate(o: Obj, finish: (yaml: string) => string): string {
   o.metadata = { ...o.metadata, annotations: { ...(o.metadata?.annotations ?? {}), [P.keep]: P.keep } };
-  const text = escapeActions(stringify(o, { indentSeq: false, lineWidth: 0 })).replace(
+  return yamlOf(o, finish).replace(
     new RegExp(`^( *)${P.keep}: ${P.keep}$`, 'm'),
     (_m, indent: string) =>
       `${indent}{{- if .Values.crd.keep }}\n${indent}helm.sh/resource-policy: keep\n${indent}{{- end }}`,
   );
-  return `{{- if .Values.crd.enable }}\n${text}{{- end }}\n`;
+}
+
+const key = (o: Obj) =>
+  `${scalarText(o.kind)}/${scalarText(o.metadata?.namespace ?? '')}/${scalarText(o.metadata?.name ?? '')}`;
+
+const objectsOf = (yaml: string): Obj[] =>
+  parseAllDocuments(yaml)
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => !!o && typeof o === 'object' && o.kind !== 'Namespace');
+
+const valueOf = (sw: ChartSwitch) => `.Values.${sw.value}`;
+
+/** A template that renders nothing, or stops the install with why: a switch on without what it needs, or one the chart has no objects for. */
+function checksTemplate(present: ReadonlySet<ChartSwitch>): string {
+  const lines = ['{{- /* the values this chart cannot render: the install stops with why */}}'];
+  for (const sw of CHART_SWITCHES) {
+    if (!present.has(sw))
+      lines.push(
+        `{{- if .Values.${sw.value} }}`,
+        `{{- fail ${JSON.stringify(`${sw.value}: the project this chart was made from has none of it (${sw.hint}, then ctrlmetrics generate helm)`)} }}`,
+        '{{- end }}',
+      );
+    for (const need of sw.needs)
+      lines.push(
+        `{{- if and .Values.${sw.value} (not .Values.${need}) }}`,
+        `{{- fail ${JSON.stringify(`${sw.value} needs ${need}: turn both on, or ${sw.value} off`)} }}`,
+        '{{- end }}',
+      );
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** values.yaml: the manager's image, replicas and resources, then the switches, each with what it does. */
+function valuesFile(projectName: string, manager: Obj, present: ReadonlySet<ChartSwitch>): string {
+  const values: Record<string, Record<string, unknown>> = {
+    manager,
+    crd: { enable: true, keep: true },
+    metrics: { enable: true },
+  };
+  for (const sw of CHART_SWITCHES) {
+    const [section, name] = sw.value.split('.');
+    (values[section] ??= {})[name] = present.has(sw);
+  }
+  const doc = new Document(values);
+  const comment = (path: string[], text: string) => {
+    const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
+    if (!isMap(parent)) return;
+    const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === path[path.length - 1]);
+    if (pair && isScalar(pair.key)) pair.key.commentBefore = ` ${text}`;
+  };
+  comment(
+    ['crd'],
+    'the CRDs: installed with the release, and kept (with every object of theirs) when it is uninstalled',
+  );
+  comment(['metrics'], "the metrics Service (the endpoint is the manager's --metrics-bind-address)");
+  for (const sw of CHART_SWITCHES)
+    comment(
+      // a section whose one key is `enable` carries the comment itself
+      sw.value.endsWith('.enable') ? [sw.value.split('.')[0]] : sw.value.split('.'),
+      present.has(sw) ? sw.about : `${sw.about}: not in this chart (${sw.hint}, then ctrlmetrics generate helm)`,
+    );
+  return `# Values of the ${projectName} chart (ctrlmetrics generate helm, from config/default).\n${doc.toString({ indentSeq: false })}`;
 }
 
 /** Writes (or refreshes) the chart of the project in `dir`. */
@@ -152,28 +198,48 @@ export async function generateHelmChart(dir: string, opts: { force?: boolean } =
   const root = resolve(dir);
   const project = readProjectFile(root);
   const namespace = `${project.projectName}-system`;
-  const docs = parseAllDocuments(await kustomize(root))
-    .map((d) => d.toJS() as Obj | null)
-    .filter((o): o is Obj => !!o && typeof o === 'object');
+  const full = objectsOf(await kustomize(root));
+  // what each switch the project has brings: the same project rendered without it
+  const present = new Set(CHART_SWITCHES.filter((sw) => sw.on(root)));
+  const without = new Map<ChartSwitch, Map<string, Obj>>();
+  await Promise.all(
+    [...present].map(async (sw) =>
+      without.set(sw, new Map(objectsOf(await renderWithout(root, sw)).map((o) => [key(o), o]))),
+    ),
+  );
+  const keys = new Set(full.map(key));
+  for (const [sw, objects] of without)
+    for (const k of objects.keys())
+      if (!keys.has(k))
+        throw new ScaffoldError(`${k} is rendered only with ${sw.value} off: the chart cannot template it`);
 
   const files = new Map<string, string>();
   let manager: Obj | undefined;
-  for (const o of docs) {
-    if (o.kind === 'Namespace') continue;
+  for (const o of full) {
     const folder = folderOf(o);
     const file = `templates/${folder}/${scalarText(o.kind).toLowerCase()}-${scalarText(o.metadata?.name)}.yaml`;
+    const t = objectTemplate(
+      o,
+      new Map([...without].map(([sw, objects]) => [valueOf(sw), objects.get(key(o))])),
+      key(o),
+    );
+    const marked = t.value as Obj;
     let text: string;
     if (o.kind === 'Deployment' && !manager) {
-      const t = managerTemplate(o);
-      manager = t.values;
-      text = t.text;
-    } else if (o.kind === 'CustomResourceDefinition') text = crdTemplate(o);
-    else text = escapeActions(stringify(o, { indentSeq: false, lineWidth: 0 }));
-    if (folder === 'metrics') text = `{{- if .Values.metrics.enable }}\n${text}{{- end }}\n`;
+      const m = managerTemplate(marked, t.finish);
+      manager = m.values;
+      text = m.text;
+    } else if (o.kind === 'CustomResourceDefinition') {
+      text = crdTemplate(marked, t.finish);
+      t.guard.add('.Values.crd.enable');
+    } else text = yamlOf(marked, t.finish);
+    if (folder === 'metrics') t.guard.add('.Values.metrics.enable');
+    if (t.guard.size) text = `{{- if ${all(t.guard)} }}\n${text}{{- end }}\n`;
     // the project's namespace, wherever kustomize put it (metadata, subjects, DNS names, CA injection), is the release's
     files.set(file, text.replaceAll(namespace, '{{ .Release.Namespace }}'));
   }
   if (!manager) throw new ScaffoldError('config/default renders no manager Deployment: nothing to make a chart of');
+  files.set('templates/checks.yaml', checksTemplate(present));
   const version = (() => {
     try {
       return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: string }).version ?? '0.1.0';
@@ -185,26 +251,7 @@ export async function generateHelmChart(dir: string, opts: { force?: boolean } =
     'Chart.yaml',
     `apiVersion: v2\nname: ${project.projectName}\ndescription: The ${project.projectName} operator (made by ctrlmetrics generate helm from config/default)\ntype: application\nversion: ${version}\nappVersion: ${JSON.stringify(version)}\n`,
   );
-  files.set(
-    'values.yaml',
-    `# Values of the ${project.projectName} chart (ctrlmetrics generate helm, from config/default).\n` +
-      stringify(
-        {
-          manager,
-          crd: { enable: true, keep: true },
-          metrics: { enable: true },
-        },
-        { indentSeq: false },
-      )
-        .replace(
-          /^crd:$/m,
-          '# the CRDs: installed with the release, and kept (with every object of theirs) when it is uninstalled\ncrd:',
-        )
-        .replace(
-          /^metrics:$/m,
-          "# the metrics Service (the endpoint is the manager's --metrics-bind-address)\nmetrics:",
-        ),
-  );
+  files.set('values.yaml', valuesFile(project.projectName, manager, present));
 
   // what the user edited since the last run stays, unless forced
   const chart = join(root, CHART_DIR);
