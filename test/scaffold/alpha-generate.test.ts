@@ -22,6 +22,8 @@ import { createApi } from '../../packages/cli/src/scaffold/create-api.js';
 import { createWebhook } from '../../packages/cli/src/scaffold/create-webhook.js';
 import { editProject } from '../../packages/cli/src/scaffold/edit.js';
 import { alphaGenerate } from '../../packages/cli/src/scaffold/alpha-generate.js';
+import { CHART_DIR, HELM_PLUGIN, generateHelmChart } from '../../packages/cli/src/scaffold/helm.js';
+import { setPlugin } from '../../packages/cli/src/scaffold/project-file.js';
 import { ScaffoldError } from '../../packages/cli/src/scaffold/errors.js';
 import { writeCrds, writeRoles, writeWebhooks } from '../../packages/cli/src/generate/index.js';
 import { runCli } from '../helpers/process.js';
@@ -64,6 +66,9 @@ async function madeToday(name: string): Promise<string> {
   await writeCrds({ paths: ['src'], outputDir: 'config/crd/bases', root: app });
   await writeRoles({ paths: ['src'], output: 'config/rbac/role.yaml', root: app });
   await writeWebhooks({ paths: ['src'], output: 'config/webhook/manifests.yaml', root: app });
+  // edit --enable helm
+  await generateHelmChart(app);
+  setPlugin(app, HELM_PLUGIN, true);
   return app;
 }
 
@@ -77,6 +82,7 @@ test("a project made by today's commands comes out the same, file for file", asy
     'ctrlmetrics create api --group apps --version v1 --kind Deployment --resource=false',
     'ctrlmetrics create webhook --group fleet --version v1 --kind Frigate --defaulting --programmatic-validation',
     'ctrlmetrics edit --enable prometheus',
+    'ctrlmetrics edit --enable helm',
   ]);
   assert.deepEqual([r.carried, r.regenerated, r.notCarried], [[], [], []]);
   const before = tree(app);
@@ -109,6 +115,7 @@ test("the user's code is carried and the manifests follow it; rewritten and unca
   writeFileSync(join(app, 'docs/notes.md'), '# notes\n');
   appendFileSync(join(app, 'src/main.ts'), '\n// wired by hand\n');
   writeFileSync(join(app, 'config/default/my_patch.yaml'), 'kind: Deployment\n');
+  appendFileSync(join(app, CHART_DIR, 'values.yaml'), 'podLabels: {}\n');
 
   const out = join(work, 'busy-op-v2');
   const r = await alphaGenerate({ inputDir: app, outputDir: out });
@@ -119,12 +126,21 @@ test("the user's code is carried and the manifests follow it; rewritten and unca
     'src/util/helper.ts',
   ]);
   for (const p of r.carried) assert.equal(readFileSync(join(out, p), 'utf8'), readFileSync(join(app, p), 'utf8'), p);
-  assert.deepEqual(r.regenerated, ['src/main.ts']);
+  // the chart file edited by hand is to merge; the rest of the chart is made again
+  assert.deepEqual(r.regenerated.sort(), [`${CHART_DIR}/values.yaml`, 'src/main.ts']);
   assert.equal(r.notCarried.length, 1);
   assert.match(r.notCarried[0], /^config\/default\/my_patch\.yaml: not one of the templates' files/);
   // the CRD is generated from the carried types
   const crd = readFileSync(join(out, 'config/crd/bases/fleet.example.com_frigates.yaml'), 'utf8');
   assert.match(crd, /guns:\n\s+description: How many guns\.\n\s+format: int32\n\s+minimum: 0\n\s+type: integer/);
+  // and so is the chart's
+  assert.match(
+    readFileSync(
+      join(out, CHART_DIR, 'templates/crd/customresourcedefinition-frigates.fleet.example.com.yaml'),
+      'utf8',
+    ),
+    /guns:\n\s+description: How many guns\./,
+  );
 });
 
 test('the output must be a folder of its own, new or empty; the CLI prints what it did', async () => {

@@ -14,7 +14,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { initProject } from '../../packages/cli/src/scaffold/init.js';
 import { createApi } from '../../packages/cli/src/scaffold/create-api.js';
 import { createWebhook } from '../../packages/cli/src/scaffold/create-webhook.js';
-import { editProject, type ScaffoldOption } from '../../packages/cli/src/scaffold/edit.js';
+import { SCAFFOLD_OPTIONS, editProject, type ScaffoldOption } from '../../packages/cli/src/scaffold/edit.js';
 import { generateHelmChart, CHART_DIR } from '../../packages/cli/src/scaffold/helm.js';
 import { ScaffoldError } from '../../packages/cli/src/scaffold/errors.js';
 import { writeCrds, writeRoles, writeWebhooks } from '../../packages/cli/src/generate/index.js';
@@ -247,6 +247,39 @@ test('every switch of values.yaml off, alone and all together, renders what kust
     renderChart(join(bare, CHART_DIR), { name: 'x', namespace: 'x' }, { prometheus: { enable: true } }),
     /prometheus\.enable: the project this chart was made from has none of it \(ctrlmetrics edit --enable prometheus, then ctrlmetrics generate helm\)/,
   );
+});
+
+test('each option of edit, on and then off, in a project with a chart: the refreshed chart follows kustomize', async () => {
+  const app = join(work, 'each-op');
+  await initProject({ projectName: 'each-op', dir: app, ctrlmetricsVersion: '^0.1.0' });
+  await generateHelmChart(app);
+  const switchOff: Record<ScaffoldOption, Obj> = {
+    prometheus: { prometheus: { enable: false } },
+    certmanager: { certManager: { enable: false } },
+    'metrics-tls': { metrics: { secure: false } },
+    'network-policy': { networkPolicy: { enable: false } },
+    grafana: { grafana: { enable: false } },
+  };
+  assert.deepEqual(Object.keys(switchOff).sort(), [...SCAFFOLD_OPTIONS].sort(), 'a switch for every option of edit');
+  for (const option of Object.keys(switchOff) as ScaffoldOption[]) {
+    const before = join(work, `each-op-before-${option}`);
+    cpSync(app, before, { recursive: true });
+    await editProject(app, { enable: [option] });
+    await generateHelmChart(app);
+    await assertSameObjects(app, 'each-op');
+    // its switch off: the project as it was before the option
+    await assertSameObjects(app, 'each-op', switchOff[option], before).catch((e: unknown) => {
+      throw new Error(`${option} switched off: ${(e as Error).message}`, { cause: e });
+    });
+  }
+  for (const option of (Object.keys(switchOff) as ScaffoldOption[]).reverse()) {
+    await editProject(app, { disable: [option] });
+    await generateHelmChart(app);
+    await assertSameObjects(app, 'each-op');
+  }
+  const values = parse(readFileSync(join(app, CHART_DIR, 'values.yaml'), 'utf8')) as Obj;
+  assert.equal(values.prometheus.enable, false);
+  assert.equal(values.manager.leaderElection, true);
 });
 
 test('an edited chart file stays unless forced; objects gone from the kustomize output leave the chart', async () => {

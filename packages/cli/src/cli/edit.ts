@@ -9,12 +9,11 @@ import {
   type ScaffoldOption,
 } from '../scaffold/index.js';
 import { readProjectFile, setMultigroup, setPlugin } from '../scaffold/project-file.js';
-import { CHART_DIR } from '../scaffold/helm.js';
+import { CHART_DIR, HELM_PLUGIN } from '../scaffold/helm.js';
 import { helm } from './generate.js';
 
 /** The chart of the project (dist/chart/, generate helm), which edit switches on beside the kustomize options. */
 const HELM = 'helm';
-const HELM_PLUGIN = 'helm.ctrlmetrics.io/v1';
 import { parseGoBool } from 'ctrlmetrics/log';
 
 const collect = (value: string, previous: string[]): string[] => [

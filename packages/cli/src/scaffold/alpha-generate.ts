@@ -11,7 +11,8 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { ScaffoldError } from './errors.js';
-import { readProjectFile, type ProjectResource } from './project-file.js';
+import { readProjectFile, setPlugin, type ProjectResource } from './project-file.js';
+import { CHART_DIR, HELM_PLUGIN, editedChartFiles, generateHelmChart } from './helm.js';
 import { initProject } from './init.js';
 import { createApi } from './create-api.js';
 import { createWebhook } from './create-webhook.js';
@@ -194,9 +195,18 @@ export async function alphaGenerate(opts: AlphaGenerateOptions = {}): Promise<Al
     notCarried.push(`the manifests of the carried code: ${(err as Error).message}; fix it, then run npm run manifests`);
   }
 
+  // the Helm chart, made again from the new kustomize tree; the chart files its user edited are to merge by hand
+  const regenerated: string[] = [];
+  if (project.plugins?.[HELM_PLUGIN]) {
+    await replay('ctrlmetrics edit --enable helm', async () => {
+      await generateHelmChart(output);
+      setPlugin(output, HELM_PLUGIN, true);
+    });
+    regenerated.push(...editedChartFiles(input).map((f) => `${CHART_DIR}/${f}`));
+  }
+
   // what the templates (and the generators) now write differently from the project: merge by hand
   const now = new Set(filesOf(output));
-  const regenerated: string[] = [];
   for (const p of inputFiles) {
     if (carried.includes(p)) continue;
     if (now.has(p)) {

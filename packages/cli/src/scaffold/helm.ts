@@ -24,7 +24,24 @@ import { all, objectTemplate, toYaml } from './helm-template.js';
 
 /** Where the chart goes, relative to the project. */
 export const CHART_DIR = 'dist/chart';
+/** The key of PROJECT's `plugins` that says the project has a chart (kept up to date by `edit`). */
+export const HELM_PLUGIN = 'helm.ctrlmetrics.io/v1';
 const RECORD = '.ctrlmetrics-chart.json';
+
+/** What the chart's record says ctrlmetrics last wrote: file (relative to the chart) → SHA-256. */
+function chartRecord(chart: string): Record<string, string> | undefined {
+  const file = join(chart, RECORD);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : undefined;
+}
+
+/** The files of the project's chart its user edited since ctrlmetrics wrote them (relative to the chart). */
+export function editedChartFiles(dir: string): string[] {
+  const chart = join(resolve(dir), CHART_DIR);
+  return Object.entries(chartRecord(chart) ?? {})
+    .filter(([f, hash]) => existsSync(join(chart, f)) && sha(readFileSync(join(chart, f), 'utf8')) !== hash)
+    .map(([f]) => f)
+    .sort();
+}
 
 /** An object of the kustomize output, as far as the chart reads it. */
 interface Obj {
@@ -256,10 +273,8 @@ export async function generateHelmChart(dir: string, opts: { force?: boolean } =
   // what the user edited since the last run stays, unless forced
   const chart = join(root, CHART_DIR);
   const recordFile = join(chart, RECORD);
-  const before = existsSync(recordFile) ? (JSON.parse(readFileSync(recordFile, 'utf8')) as Record<string, string>) : {};
-  const edited = Object.entries(before)
-    .filter(([f, hash]) => existsSync(join(chart, f)) && sha(readFileSync(join(chart, f), 'utf8')) !== hash)
-    .map(([f]) => f);
+  const before = chartRecord(chart) ?? {};
+  const edited = editedChartFiles(root);
   const unrecorded = existsSync(recordFile) ? [] : [...files.keys()].filter((f) => existsSync(join(chart, f)));
   const mine = [...edited, ...unrecorded].sort();
   if (mine.length && !opts.force)
