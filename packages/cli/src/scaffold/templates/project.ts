@@ -416,6 +416,7 @@ export IMG=example.com/${p.projectName}:v0.0.1        # the image (default contr
 npm run docker-build && npm run docker-push       # docker build and push of the Dockerfile (docker-buildx: PLATFORMS)
 npm run build-installer                           # dist/install.yaml: config/default in one file, with $IMG
 npm run deploy                                    # $IMG set in config/manager, then kubectl apply -k config/default
+npx ctrlmetrics edit --enable helm                # a Helm chart in dist/chart/ made from config/default (generate helm refreshes it)
 \`\`\`
 
 ${
