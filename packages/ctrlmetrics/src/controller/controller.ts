@@ -7,7 +7,7 @@ import type { KubeClient } from '../kube/client.js';
 import { objectKey } from '../kube/informer.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { ReconcileTimeoutError, isPanic, isTerminal } from './errors.js';
-import { keyRequest, requestKey, requestsFor } from './handlers.js';
+import { collectionPath, keyRequest, requestKey, requestsFor } from './handlers.js';
 import { WatchSpecError, type InformerSet, type WatchCache } from './informers.js';
 import { controllerMetricsFor, type ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './ratelimiter.js';
@@ -31,6 +31,7 @@ import { RESTMapper } from '../kube/restmapper.js';
 import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { after, type TimerClock } from '../util/timers.js';
 import { NotCachedError, WatchCaches, type TypeRef } from './watch-caches.js';
+import type { ShardGate } from './sharding.js';
 
 /** Options of a {@link Controller}. */
 export interface ControllerOptions {
@@ -98,6 +99,11 @@ export interface ControllerStartDeps {
   unsafeDisableDeepCopy?: boolean;
   /** A read of a kind no informer caches throws instead of starting one (see `ManagerOptions.cache`). */
   readerFailOnMissingInformer?: boolean;
+  /**
+   * The ownership gate of a sharded manager: the primary kind's events and reconciles pass only for objects of
+   * this shard's, and a drain request is acknowledged instead of reconciled.
+   */
+  shard?: ShardGate;
 }
 
 /** What a controller needs of its queue: the priority queue's methods (the legacy queue ignores priorities). */
@@ -122,11 +128,20 @@ export interface ControllerQueue {
   len(): number;
 }
 
-/** The started event sources: the queue they fill and the watch caches by kind. */
-type Sources = { queue: ControllerQueue; caches: WatchCaches };
+/**
+ * The started event sources: the queue they fill, the watch caches by kind, and the primary kind's watch (the first
+ * that enqueues the object itself), which a sharded manager's gate reads.
+ */
+type Sources = { queue: ControllerQueue; caches: WatchCaches; primary?: { spec: WatchSpec; cache: WatchCache } };
 
 /** What the workers use: the start deps plus the reconcile context's cache-reading clients and recorder. */
-type WorkerDeps = ControllerStartDeps & { objects: ObjectClient; apiReader: ObjectClient; recorder: EventRecorder };
+type WorkerDeps = ControllerStartDeps & {
+  objects: ObjectClient;
+  apiReader: ObjectClient;
+  recorder: EventRecorder;
+  /** A sharded manager's gate, with the primary kind's watch it reads. */
+  gate?: { shard: ShardGate; spec: WatchSpec; cache: WatchCache };
+};
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
 
@@ -171,6 +186,11 @@ export class Controller {
     this.cacheSyncTimeoutMs = opts.cacheSyncTimeoutMs ?? 120_000;
     this.reconciliationTimeoutMs = Math.max(0, opts.reconciliationTimeoutMs ?? 0);
     this.clock = opts.clock;
+  }
+
+  /** The watches the controller was made with. @internal */
+  get watchSpecs(): readonly WatchSpec[] {
+    return this.watches;
   }
 
   /** The controller's queue (exists once started). */
@@ -262,12 +282,17 @@ export class Controller {
 
     const watched: Array<{ spec: WatchSpec; cache: WatchCache }> = [];
     const used = new Set<WatchCache>();
+    let primary: { spec: WatchSpec; cache: WatchCache } | undefined;
     for (const spec of specs) {
       const inf = deps.informers.cacheFor(spec);
       used.add(inf);
       watched.push({ spec, cache: inf });
+      const isPrimary = !primary && (spec.enqueue === undefined || spec.enqueue === 'self');
+      if (isPrimary) primary = { spec, cache: inf };
+      const gate = isPrimary ? deps.shard : undefined;
       const enqueue = (obj: KubeObject, ev: EventType, old: KubeObject | undefined, priority: number) => {
-        if (spec.predicate && !spec.predicate(obj, ev, old)) return;
+        const passes = () => !spec.predicate || spec.predicate(obj, ev, old);
+        if (gate ? !gate.admits(obj, passes) : !passes()) return;
         for (const r of requestsFor(spec.enqueue, obj, ev)) queue.add(requestKey(r), priority);
       };
       // controller-runtime's LowPriority: objects of the initial list, and updates that change nothing (resync,
@@ -299,10 +324,10 @@ export class Controller {
         `controller ${this.name}: timed out after ${this.cacheSyncTimeoutMs} ms waiting for the watch caches to sync (can the manager list and watch ${this.watches.map((w) => w.kind).join(', ')}?): ${why}`,
       );
     }
-    return { queue, caches: new WatchCaches(this.name, watched) };
+    return { queue, caches: new WatchCaches(this.name, watched), primary };
   }
 
-  private startWorkers(deps: ControllerStartDeps, { queue, caches }: Sources, log: Logger): void {
+  private startWorkers(deps: ControllerStartDeps, { queue, caches, primary }: Sources, log: Logger): void {
     const mapper = this.mapperFor(deps);
     const readClient = cachedReadClient(deps.client, deps.informers, {
       unsafeDisableDeepCopy: deps.unsafeDisableDeepCopy,
@@ -347,8 +372,9 @@ export class Controller {
       },
     };
     log.info('Starting workers', { 'worker count': this.maxConcurrentReconciles });
+    const gate = deps.shard && primary ? { shard: deps.shard, ...primary } : undefined;
     for (let i = 0; i < this.maxConcurrentReconciles; i++) {
-      this.workers.push(this.worker(queue, { ...deps, objects, apiReader, recorder }, log, cache));
+      this.workers.push(this.worker(queue, { ...deps, objects, apiReader, recorder, gate }, log, cache));
     }
   }
 
@@ -390,6 +416,30 @@ export class Controller {
     }
   }
 
+  /**
+   * A sharded manager's gate before the user's reconciler: only an object this shard still holds is reconciled; a
+   * drain request is acknowledged instead (a failed acknowledgement is retried with backoff).
+   */
+  private async passesGate(
+    queue: ControllerQueue,
+    key: string,
+    req: Request,
+    priority: number,
+    gate: NonNullable<WorkerDeps['gate']>,
+    log: Logger,
+  ): Promise<boolean> {
+    try {
+      const decision = await gate.shard.decide(gate.cache.get(key), objectPath(gate.spec, req));
+      if (decision === 'own') return true;
+      if (decision === 'drained') log.debug('Acknowledged the drain of an object moving to another shard', { key });
+      queue.forget(key);
+    } catch (err) {
+      log.error('Failed to acknowledge the drain of an object', { key, error: describe(err) });
+      queue.addRateLimited(key, priority);
+    }
+    return false;
+  }
+
   private async reconcileHandler(
     queue: ControllerQueue,
     key: string,
@@ -400,6 +450,7 @@ export class Controller {
   ): Promise<void> {
     const m = this.metrics!;
     const req: Request = keyRequest(key);
+    if (deps.gate && !(await this.passesGate(queue, key, req, priority, deps.gate, log))) return;
     // the request's logger is built only if something logs (keeps the hot path free of allocations)
     let reqLog: Logger | undefined;
     // controller-runtime's reconcileID: a UUID per reconcile, in its log lines; made only when asked for
@@ -492,6 +543,11 @@ export class Controller {
       m.total.success.inc();
     }
   }
+}
+
+/** The API path of the object a request names, in the collection of `spec`. */
+function objectPath(spec: WatchSpec, req: Request): string {
+  return `${collectionPath({ ...spec, namespace: req.namespace })}/${encodeURIComponent(req.name)}`;
 }
 
 function describe(err: unknown): string {

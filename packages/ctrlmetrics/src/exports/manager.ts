@@ -9,7 +9,9 @@
  * @module ctrlmetrics/manager
  */
 export { Manager, ManagerError } from '../manager/manager.js';
-export type { ManagerOptions, ManagerCacheOptions } from '../manager/manager.js';
+export type { ManagerOptions, ManagerCacheOptions, ShardingOptions } from '../manager/manager.js';
+export { shardingLabels, DEFAULT_SHARDING_LABEL_PREFIX } from '../controller/sharding.js';
+export type { ShardingLabels } from '../controller/sharding.js';
 export type { Runnable } from '../manager/runnable-group.js';
 export { HealthProbeServer } from '../manager/health.js';
 export type { HealthCheck, CheckSet } from '../manager/health.js';

@@ -38,6 +38,11 @@ export interface LeaderElectionOptions {
   retryPeriodMs?: number;
   /** Give the lease up when stopped, so another replica takes over at once (default false, as controller-runtime). */
   releaseOnCancel?: boolean;
+  /**
+   * Labels the Lease carries: set when it is created and merged into the Lease as read before every write, so that
+   * labels others keep on it (a sharder's state label) are never dropped. A shard's lease is labelled with its ring.
+   */
+  labels?: Record<string, string>;
   logger?: Logger;
   /** Monotonic milliseconds (tests). */
   now?: () => number;
@@ -54,7 +59,13 @@ interface LeaseSpec {
 interface Lease {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace: string; resourceVersion?: string; [k: string]: unknown };
+  metadata: {
+    name: string;
+    namespace: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    [k: string]: unknown;
+  };
   spec?: LeaseSpec;
 }
 
@@ -224,11 +235,22 @@ export class LeaderElector {
       if (lease.spec?.holderIdentity !== this.identity) return;
       const now = microTime();
       lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
-      await this.client.replace(this.leasePath, lease, { timeoutMs: this.renewDeadlineMs });
+      await this.client.replace(
+        this.leasePath,
+        { ...lease, metadata: this.labelled(lease.metadata) },
+        { timeoutMs: this.renewDeadlineMs },
+      );
       this.opts.logger?.info('released the leader lease', { lease: `${this.opts.namespace}/${this.opts.id}` });
     } catch (err) {
       this.opts.logger?.warn('failed to release the leader lease', { error: (err as Error).message });
     }
+  }
+
+  /** The lease's metadata with our labels merged in (theirs kept). */
+  private labelled(metadata: Lease['metadata']): Lease['metadata'] {
+    const labels = this.opts.labels;
+    if (!labels || Object.keys(labels).length === 0) return metadata;
+    return { ...metadata, labels: { ...metadata.labels, ...labels } };
   }
 
   private observe(lease: Lease): void {
@@ -284,7 +306,14 @@ export class LeaderElector {
             acquireTime: seen.spec.acquireTime,
             leaseTransitions: seen.spec.leaseTransitions,
           };
-          this.wrote(await this.client.replace<Lease>(this.leasePath, { ...seen, spec }, req), sentAt);
+          this.wrote(
+            await this.client.replace<Lease>(
+              this.leasePath,
+              { ...seen, metadata: this.labelled(seen.metadata), spec },
+              req,
+            ),
+            sentAt,
+          );
           return true;
         } catch (err) {
           if (signal.aborted) return false;
@@ -310,7 +339,7 @@ export class LeaderElector {
             {
               apiVersion: 'coordination.k8s.io/v1',
               kind: 'Lease',
-              metadata: { name: this.opts.id, namespace: this.opts.namespace },
+              metadata: this.labelled({ name: this.opts.id, namespace: this.opts.namespace }),
               spec: { ...desired, leaseTransitions: 0 },
             },
             req,
@@ -342,7 +371,14 @@ export class LeaderElector {
       };
       const sentAt = this.now();
       try {
-        this.wrote(await this.client.replace<Lease>(this.leasePath, { ...lease, spec }, req), sentAt);
+        this.wrote(
+          await this.client.replace<Lease>(
+            this.leasePath,
+            { ...lease, metadata: this.labelled(lease.metadata), spec },
+            req,
+          ),
+          sentAt,
+        );
       } catch (err) {
         this.failed('Failed to update lock', err, signal);
         return false;

@@ -10,6 +10,7 @@
  * the leader's → caches → lease released → webhooks → HTTP servers (last, so the final state of the counters can
  * still be scraped while the rest drains).
  */
+import { hostname } from 'node:os';
 import { KubeApiError, KubeClient } from '../kube/client.js';
 import { loadRestConfig, type RestConfig } from '../kube/config.js';
 import { createLogger, type Logger } from '../util/log.js';
@@ -36,6 +37,7 @@ import { RunnableGroup, type ReportingRunnable, type Runnable } from './runnable
 import { includePromClientCopies, type PromClientCopy } from '../metrics/prom-client-copies.js';
 import { runtimeCollector } from '../metrics/builtin.js';
 import { CtrlmetricsError } from '../util/errors.js';
+import { ShardGate, invalidRingName, invalidShardName } from '../controller/sharding.js';
 
 /** The application's prom-client copies, looked for once per process (see includeApplicationPromClients). */
 let promClientCopies: Promise<PromClientCopy[]> | undefined;
@@ -85,6 +87,12 @@ export interface ManagerOptions {
    * at once (default false, as controller-runtime's `LeaderElectionReleaseOnCancel`).
    */
   leaderElectionReleaseOnCancel?: boolean;
+  /**
+   * Run as one shard of a ring (horizontal scale-out): this manager holds a Lease of its own, named after the shard
+   * and labelled with the ring, and its controllers (those that need leader election) cache and reconcile only the
+   * objects a sharder assigned to it. Exclusive with `leaderElection`. See {@link ShardingOptions}.
+   */
+  sharding?: ShardingOptions;
   /** Lease timing (client-go defaults 15 s / 10 s / 2 s). */
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
@@ -103,6 +111,27 @@ export interface ManagerOptions {
   /** How reconciles read the cache (controller-runtime's `cache.Options`). */
   cache?: ManagerCacheOptions;
   logger?: Logger;
+}
+
+/**
+ * A sharded manager's options, in the protocol of timebertt/kubernetes-controller-sharding (TKCS), whose label keys
+ * are the default: a sharder (`ctrlmetrics sharder`, or TKCS's) labels every object of the ring's kinds with the
+ * live shard it belongs to; each shard caches, for its controllers' primary and owned kinds, only the objects
+ * labelled for it, reconciles an object only while it is still labelled for it (one that moved away is never
+ * handed to the reconciler as if it were deleted), and acknowledges the sharder's drain requests.
+ */
+export interface ShardingOptions {
+  /** The ring (TKCS's ControllerRing) the controllers belong to: at most 63 characters, part of the label keys. */
+  ring: string;
+  /**
+   * This shard's name: its Lease's name and holder, and the label value of its objects; a DNS-1123 label of at most
+   * 63 characters. Default: `POD_NAME` (set it from `metadata.name` in the Deployment), else the hostname.
+   */
+  shardName?: string;
+  /** The Lease's namespace (default: `leaderElectionNamespace`'s default, the pod's namespace). */
+  leaseNamespace?: string;
+  /** The label keys' prefix (default TKCS's `alpha.sharding.timebertt.dev`). */
+  labelPrefix?: string;
 }
 
 /**
@@ -177,7 +206,7 @@ export class Manager {
   private failRunning: ((e: Error) => void) | undefined;
   private stopDeadline: number | undefined;
   private controllerDeps: ControllerStartDeps | undefined;
-  private fencing: Pick<ControllerStartDeps, 'mayReconcile' | 'onFenced'> = {};
+  private fencing: Pick<ControllerStartDeps, 'mayReconcile' | 'onFenced' | 'shard'> = {};
 
   /**
    * Makes a manager that is usable before {@link start} (controller-runtime's `manager.New`): loads the API
@@ -208,7 +237,17 @@ export class Manager {
     const leaderElectionNamespace_ = opts.leaderElection
       ? await leaderElectionNamespace(opts.leaderElectionNamespace)
       : opts.leaderElectionNamespace;
-    return new Manager({ ...opts, restConfig, leaderElectionNamespace: leaderElectionNamespace_ });
+    // a shard's Lease namespace is settled here too, so that a manager made outside a pod without one fails now
+    const sharding = opts.sharding && {
+      ...opts.sharding,
+      leaseNamespace: await leaderElectionNamespace(opts.sharding.leaseNamespace ?? opts.leaderElectionNamespace),
+    };
+    return new Manager({
+      ...opts,
+      restConfig,
+      leaderElectionNamespace: leaderElectionNamespace_,
+      ...(sharding ? { sharding } : {}),
+    });
   }
 
   /**
@@ -225,6 +264,14 @@ export class Manager {
     }
     if (opts.leaderElection && !opts.leaderElectionID) {
       throw new ManagerError('leaderElectionID is required when leader election is enabled');
+    }
+    if (opts.sharding) {
+      if (opts.leaderElection)
+        throw new ManagerError(
+          'sharding and leaderElection cannot both be on: a shard holds a Lease of its own and runs its controllers while it holds it; drop leaderElection',
+        );
+      const why = invalidRingName(String(opts.sharding.ring ?? ''));
+      if (why) throw new ManagerError(`sharding.ring ${JSON.stringify(opts.sharding.ring)} cannot name a ring: ${why}`);
     }
     this.readyPromise = new Promise<void>((res, rej) => {
       this.resolveReady = res;
@@ -278,6 +325,10 @@ export class Manager {
         `a controller named ${controller.name} was already added: controller names must be unique (they label the metrics)`,
       );
     }
+    if (this.opts.sharding && controller.needLeaderElection && this.informers)
+      throw new ManagerError(
+        `cannot add controller ${controller.name} after start to a sharded manager: its kinds' caches are filtered by the shard label when the manager starts; add it before start()`,
+      );
     const group = controller.needLeaderElection ? this.groups.leaderElection : this.groups.others;
     this.addTo(
       group,
@@ -630,30 +681,52 @@ export class Manager {
     const client = this._client!;
     const mapper = this.restMapper;
     // leader election's configuration, before anything runs (controller-runtime builds its elector first)
+    const sharding = this.opts.sharding;
     const leaseNamespace = this.opts.leaderElection
       ? await leaderElectionNamespace(this.opts.leaderElectionNamespace)
-      : '';
+      : sharding
+        ? await leaderElectionNamespace(sharding.leaseNamespace ?? this.opts.leaderElectionNamespace)
+        : '';
+    const shard = sharding ? this.shardGate(client, sharding) : undefined;
 
     // 2. is the API there?
     await this.checkApi(client, signal);
     if (signal.aborted) return;
 
     // 3. the manager's own runnables, each in its group
-    this.informers = new InformerSet(client, this.opts.informers, this.log, this.opts.cache);
+    this.informers = new InformerSet(
+      client,
+      this.opts.informers,
+      this.log,
+      shard ? this.shardScope(shard, this.opts.cache) : this.opts.cache,
+    );
     for (const i of this.fieldIndexes) this.informers.addIndex(i, i.field, i.extract);
     this.addOwnRunnables(client);
+    const timing = {
+      namespace: leaseNamespace,
+      leaseDurationMs: this.opts.leaseDurationMs,
+      renewDeadlineMs: this.opts.renewDeadlineMs,
+      retryPeriodMs: this.opts.retryPeriodMs,
+    };
     const elector: LeaderElector | undefined = this.opts.leaderElection
       ? new (await import('./leaderelection.js')).LeaderElector(client, {
           id: this.opts.leaderElectionID!,
-          namespace: leaseNamespace,
-          leaseDurationMs: this.opts.leaseDurationMs,
-          renewDeadlineMs: this.opts.renewDeadlineMs,
-          retryPeriodMs: this.opts.retryPeriodMs,
+          ...timing,
           releaseOnCancel: this.opts.leaderElectionReleaseOnCancel ?? false,
           logger: this.log.child('leader-election'),
         })
-      : undefined;
-    // what controllers are started with (fenced by the lease when leader election is on)
+      : shard
+        ? // a shard's own Lease: named after the shard, held by it, labelled with the ring, given up on stop (TKCS)
+          new (await import('./leaderelection.js')).LeaderElector(client, {
+            id: shard.shard,
+            identity: shard.shard,
+            ...timing,
+            releaseOnCancel: this.opts.leaderElectionReleaseOnCancel ?? true,
+            labels: { [shard.labels.ring]: shard.ring },
+            logger: this.log.child('shard-lease'),
+          })
+        : undefined;
+    // what controllers are started with (fenced by the lease when leader election or sharding is on)
     const fencing = elector
       ? {
           mayReconcile: () => elector.mayLead(),
@@ -661,10 +734,11 @@ export class Manager {
             this.leaseLost = true;
             fail(
               new ManagerError(
-                "leader election lost: the lease may have expired by this process's clock (paused, or renewals failing); no reconcile was started",
+                `${shard ? 'shard lease' : 'leader election'} lost: the lease may have expired by this process's clock (paused, or renewals failing); no reconcile was started`,
               ),
             );
           },
+          ...(shard ? { shard } : {}),
         }
       : {};
     this.controllerDeps = {
@@ -829,6 +903,45 @@ export class Manager {
     for (const [n, c] of this.extraHealthz) health.healthz.add(n, c);
     for (const [n, c] of this.extraReadyz) health.readyz.add(n, c);
     return health;
+  }
+
+  /** The ownership gate of a sharded manager, its shard name settled (`POD_NAME`, else the hostname) and checked. */
+  private shardGate(client: KubeClient, sharding: ShardingOptions): ShardGate {
+    const name = sharding.shardName ?? process.env.POD_NAME ?? hostname();
+    const why = invalidShardName(name);
+    if (why)
+      throw new ManagerError(
+        `the shard name ${JSON.stringify(name)}${sharding.shardName === undefined ? (process.env.POD_NAME === undefined ? ' (the hostname)' : ' (POD_NAME)') : ''} cannot name a shard: ${why}; set sharding.shardName, or POD_NAME`,
+      );
+    return new ShardGate(sharding.ring, name, client, sharding.labelPrefix);
+  }
+
+  /**
+   * The cache scope of a sharded manager: the primary and owned kinds of its sharded controllers (those that need
+   * the Lease) cached only as labelled for this shard, joined with the user's own selector of the kind.
+   */
+  private shardScope(shard: ShardGate, scope: ManagerCacheOptions = {}): ManagerCacheOptions {
+    const kinds = new Map<string, { apiVersion: string; kind: string }>();
+    for (const c of this.controllers) {
+      if (!c.needLeaderElection) continue;
+      for (const w of c.watchSpecs)
+        if (
+          w.enqueue === undefined ||
+          w.enqueue === 'self' ||
+          (typeof w.enqueue === 'object' && 'ownerKind' in w.enqueue)
+        )
+          kinds.set(`${w.apiVersion}/${w.kind}`, { apiVersion: w.apiVersion, kind: w.kind });
+    }
+    const byObject = [...(scope.byObject ?? [])];
+    for (const k of kinds.values()) {
+      const i = byObject.findIndex((o) => o.apiVersion === k.apiVersion && o.kind === k.kind);
+      const own = i >= 0 ? byObject[i] : undefined;
+      const user = own ? own.labelSelector : scope.defaultLabelSelector;
+      const entry = { ...k, ...own, labelSelector: user?.trim() ? `${user},${shard.selector}` : shard.selector };
+      if (i >= 0) byObject[i] = entry;
+      else byObject.push(entry);
+    }
+    return { ...scope, byObject };
   }
 
   /**
