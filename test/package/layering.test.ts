@@ -30,9 +30,22 @@ const ALLOWED: Record<string, string[]> = {
   controller: ['util', 'kube', 'metrics'],
   webhook: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller'],
   manager: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller', 'webhook'],
+  // the sharder: a manager's runnables (its controllers and its webhook)
+  sharding: ['util', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller', 'webhook', 'manager'],
   // the public entries of the package's subpaths (ctrlmetrics/manager, …) and the internal one of the other two
   // packages: the runtime's floors, nothing above
-  exports: ['util', 'api', 'kube', 'certwatcher', 'httpserver', 'metrics', 'controller', 'webhook', 'manager'],
+  exports: [
+    'util',
+    'api',
+    'kube',
+    'certwatcher',
+    'httpserver',
+    'metrics',
+    'controller',
+    'webhook',
+    'manager',
+    'sharding',
+  ],
 };
 
 /** What each folder of the CLI's `src/` may import besides itself (relative imports). */
