@@ -776,7 +776,9 @@ export class Manager {
       this.renewing = elector.renewLoop(electorStop.signal).then((lost) => {
         if (!lost) return;
         this.leaseLost = true;
-        fail(new ManagerError(lost.message));
+        fail(
+          new ManagerError(shard ? lost.message.replace(/^leader election lost/, 'shard lease lost') : lost.message),
+        );
       });
     }
 

@@ -153,6 +153,7 @@ export class Sharder {
     }
     await this.writeWebhookConfiguration(name, view.ring, ctx);
     const labels = this.labelsOf(name);
+    const started = performance.now();
     const result = await rebalance(name, view, {
       client: ctx.pathClient,
       mapper: this.mgr!.restMapper,
@@ -161,6 +162,15 @@ export class Sharder {
       log: ctx.log,
       signal: ctx.signal,
     });
+    if (result.drained || result.moved || result.failed)
+      ctx.log.info('rebalanced the ring', {
+        controllerring: name,
+        drained: result.drained,
+        moved: result.moved,
+        failed: result.failed,
+        waiting: result.waiting,
+        ms: Math.round(performance.now() - started),
+      });
     await this.writeStatus(name, view.ring, view.shards.length, view.available.length, ctx);
     if (result.failed) throw new Error(`${result.failed} hand-over(s) of ring ${name} failed`);
     // drains asked for, or children waiting for their owner: look again soon rather than at the next sync
