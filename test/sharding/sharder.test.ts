@@ -185,6 +185,20 @@ describe('the sharder with two shards, then one, then two', { timeout: 120_000 }
     // every ConfigMap of the namespace labelled (kube-root-ca.crt by the rebalancer's pass); each create assigned once
     const all = (await cluster.admin.get<{ items: Obj[] }>(`/api/v1/namespaces/${NS}/configmaps`)).items;
     assert.ok(all.every((o) => o.metadata.labels?.[labels.shard]));
+    // each shard's cache holds exactly its share: the objects labelled for it
+    const share = (name: string) => all.filter((o) => o.metadata.labels?.[labels.shard] === name).length;
+    await until("the shards' cached objects reported", async () => {
+      const t = await (await registry.collect()).text('text');
+      return (
+        ['shard-a', 'shard-b'].every((name) =>
+          new RegExp(
+            `^ctrlmetrics_sharding_cached_objects\\{controllerring="bench",group="",resource="configmaps",shard="${name}"\\} ${share(name)}$`,
+            'm',
+          ).test(t),
+        ) || undefined
+      );
+    });
+    assert.equal(share('shard-a') + share('shard-b'), all.length);
     const text = await (await registry.collect()).text('text');
     assert.match(
       text,

@@ -7,6 +7,7 @@
  * and the sharder's webhook assigns the object again in that same write.
  */
 import type { KubeClient } from '../kube/client.js';
+import { Gauge } from '../metrics/index.js';
 import { KubeApiError } from '../kube/client.js';
 import type { KubeObject } from './types.js';
 
@@ -127,4 +128,40 @@ export class ShardGate {
     }
     return 'drained';
   }
+}
+
+/** One count of {@link reportCachedObjects}: the objects of a collection a shard caches. */
+export interface CachedObjects {
+  ring: string;
+  shard: string;
+  group: string;
+  resource: string;
+  count: number;
+}
+
+const cachedSources = new Set<() => CachedObjects[]>();
+let cachedGauge: Gauge | undefined;
+
+/**
+ * Reports, in `ctrlmetrics_sharding_cached_objects`, how many objects of the ring's kinds a shard caches (read from
+ * `source` at each scrape): a shard's share, which the sum over the shards equals the ring's objects. Returns what
+ * stops the reporting (the manager, when it stops).
+ */
+export function reportCachedObjects(source: () => CachedObjects[]): () => void {
+  if (!cachedGauge) {
+    const gauge = new Gauge({
+      name: 'ctrlmetrics_sharding_cached_objects',
+      help: "Objects of the ring's kinds in a shard's cache (those labelled for the shard)",
+      labelNames: ['controllerring', 'shard', 'group', 'resource'],
+      maxSeries: 10_000,
+      collect: () => {
+        gauge.reset();
+        for (const s of cachedSources)
+          for (const c of s()) gauge.labels(c.ring, c.shard, c.group, c.resource).set(c.count);
+      },
+    });
+    cachedGauge = gauge;
+  }
+  cachedSources.add(source);
+  return () => cachedSources.delete(source);
 }

@@ -232,6 +232,16 @@ export class Informer<T extends InformerObject = InformerObject> {
   }
 
   /** True once the first full list has been delivered to the handlers. */
+  /** The number of objects cached. */
+  get size(): number {
+    return this.store.size;
+  }
+
+  /** The label selector the collection is listed and watched with. */
+  get labelSelector(): string | undefined {
+    return this.options.labelSelector;
+  }
+
   get synced(): boolean {
     return this._synced;
   }

@@ -37,7 +37,13 @@ import { RunnableGroup, type ReportingRunnable, type Runnable } from './runnable
 import { includePromClientCopies, type PromClientCopy } from '../metrics/prom-client-copies.js';
 import { runtimeCollector } from '../metrics/builtin.js';
 import { CtrlmetricsError } from '../util/errors.js';
-import { ShardGate, invalidRingName, invalidShardName } from '../controller/sharding.js';
+import {
+  ShardGate,
+  invalidRingName,
+  invalidShardName,
+  reportCachedObjects,
+  type CachedObjects,
+} from '../controller/sharding.js';
 
 /** The application's prom-client copies, looked for once per process (see includeApplicationPromClients). */
 let promClientCopies: Promise<PromClientCopy[]> | undefined;
@@ -875,8 +881,12 @@ export class Manager {
     void this.groups.caches.addReporting({
       name: 'caches',
       start: async (signal, up) => {
+        const shard = this.fencing.shard;
+        // a shard's share of the ring: the objects its caches hold under the shard label
+        const unreport = shard ? reportCachedObjects(() => cachedShare(informers, shard)) : undefined;
         up();
         await aborted(signal);
+        unreport?.();
         await informers.stop();
       },
     });
@@ -1083,6 +1093,22 @@ function aborted(signal: AbortSignal): Promise<void> {
  * The Lease namespace as controller-runtime decides it: the option when given, else the namespace of the pod's
  * service account (`namespaceFile`), else a {@link ManagerError} with controller-runtime's message.
  */
+/** The objects a shard's informers hold under its shard label, by collection. */
+function cachedShare(informers: InformerSet, shard: ShardGate): CachedObjects[] {
+  const out = new Map<string, CachedObjects>();
+  for (const i of informers.all()) {
+    if (!i.labelSelector?.split(',').includes(shard.selector)) continue;
+    const m = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)(?:\/namespaces\/[^/]+)?\/([^/]+)$/.exec(i.path);
+    if (!m) continue;
+    const group = m[1] ?? '';
+    const key = `${group}/${m[2]}`;
+    const c = out.get(key) ?? { ring: shard.ring, shard: shard.shard, group, resource: m[2], count: 0 };
+    c.count += i.size;
+    out.set(key, c);
+  }
+  return [...out.values()];
+}
+
 export async function leaderElectionNamespace(
   option: string | undefined,
   namespaceFile = IN_CLUSTER_NAMESPACE_FILE,
