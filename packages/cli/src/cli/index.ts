@@ -7,6 +7,7 @@ import { OpsError, OpsUsageError } from '../ops/errors.js';
 import { causeChain } from 'ctrlmetrics/internal';
 import * as version from './version.js';
 import * as authority from './authority.js';
+import * as sharder from './sharder.js';
 import * as demo from './demo.js';
 import * as init from './init.js';
 import * as edit from './edit.js';
@@ -26,6 +27,7 @@ import * as alpha from './alpha.js';
 const COMMANDS = [
   demo,
   authority,
+  sharder,
   init,
   edit,
   create,
