@@ -12,6 +12,7 @@ import { Controller } from '../../packages/ctrlmetrics/src/controller/index.js';
 import { Sharder } from '../../packages/ctrlmetrics/src/sharding/sharder.js';
 import { controllerRingCrd } from '../../packages/ctrlmetrics/src/sharding/controllerring.js';
 import { registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
+import { Informer } from '../../packages/ctrlmetrics/src/kube/informer.js';
 import { installWebhooks, type InstalledWebhooks } from '../../packages/envtest/src/index.js';
 import { installCrd, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
@@ -276,5 +277,131 @@ describe('the sharder with two shards, then one, then two', { timeout: 120_000 }
       'no main object moved without its drain',
     );
     assert.equal(referee.maxAtOnce, 1);
+  });
+});
+
+describe('a ring with controlled kinds', { timeout: 120_000 }, () => {
+  const OWNERS = 'ring-owners';
+  const owners = shardingLabels('owners');
+  type Labelled = { metadata: { name: string; resourceVersion: string; labels?: Record<string, string> } };
+
+  /** A shard of ring "owners": ConfigMaps and the Secrets they control, one reconcile at a time, 100 ms each. */
+  function ownerShard(name: string): Manager {
+    const mgr = new Manager({
+      restConfig: cluster.authority.restConfig,
+      handleSignals: false,
+      metrics: { bindAddress: '0' },
+      sharding: { ring: 'owners', shardName: name, leaseNamespace: OWNERS },
+      ...timing,
+    });
+    mgr.add(
+      new Controller({
+        name: `owners-${name}`,
+        watches: [
+          { apiVersion: 'v1', kind: 'ConfigMap', namespace: OWNERS },
+          { apiVersion: 'v1', kind: 'Secret', namespace: OWNERS, enqueue: { ownerKind: 'ConfigMap' } },
+        ],
+        reconciler: () => new Promise((r) => setTimeout(r, 100)),
+      }),
+    );
+    return mgr;
+  }
+
+  test("a child moves only after its owner's drain is acknowledged, never before (TKCS #639)", async () => {
+    await cluster.admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: OWNERS, labels: { owners: 'yes' } },
+    });
+    await cluster.admin.create('/apis/sharding.timebertt.dev/v1alpha1/controllerrings', {
+      apiVersion: 'sharding.timebertt.dev/v1alpha1',
+      kind: 'ControllerRing',
+      metadata: { name: 'owners' },
+      spec: {
+        resources: [{ group: '', resource: 'configmaps', controlledResources: [{ group: '', resource: 'secrets' }] }],
+        namespaceSelector: { matchLabels: { owners: 'yes' } },
+      },
+    });
+    await run(ownerShard('first'));
+    await until('the ring with its shard', async () => {
+      const r = await cluster.admin.get<{ status?: { availableShards?: number } }>(
+        '/apis/sharding.timebertt.dev/v1alpha1/controllerrings/owners',
+      );
+      return r.status?.availableShards === 1 || undefined;
+    });
+    for (let i = 0; i < 30; i++) {
+      const owner = await cluster.admin.create<{ metadata: { uid: string } }>(
+        `/api/v1/namespaces/${OWNERS}/configmaps`,
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `owner-${i}`, namespace: OWNERS },
+        },
+      );
+      await cluster.admin.create(`/api/v1/namespaces/${OWNERS}/secrets`, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: `child-${i}`,
+          namespace: OWNERS,
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'ConfigMap', name: `owner-${i}`, uid: owner.metadata.uid, controller: true },
+          ],
+        },
+      });
+    }
+    const child = async (i: number) =>
+      (await cluster.admin.get<Labelled>(`/api/v1/namespaces/${OWNERS}/secrets/child-${i}`)).metadata.labels?.[
+        owners.shard
+      ];
+    for (let i = 0; i < 30; i++) assert.equal(await child(i), 'first', 'a child assigned with its owner');
+
+    // every label change, with the write's resourceVersion (one sequence for every kind on this API server)
+    const changes: Array<{ kind: string; name: string; shard?: string; rv: number }> = [];
+    const informers = (['configmaps', 'secrets'] as const).map((resource) => {
+      const inf = new Informer<Labelled>(cluster.admin, { path: `/api/v1/namespaces/${OWNERS}/${resource}` });
+      inf.addHandler({
+        onUpdate: (old, now) => {
+          const shard = now.metadata.labels?.[owners.shard];
+          if (old.metadata.labels?.[owners.shard] !== shard)
+            changes.push({ kind: resource, name: now.metadata.name, shard, rv: Number(now.metadata.resourceVersion) });
+        },
+      });
+      inf.start();
+      return inf;
+    });
+    try {
+      await until('the watches listing', () => informers.every((i) => i.synced) || undefined);
+      // the first shard busy (each owner reconciled again, 100 ms apiece): its acknowledgements come late
+      for (let i = 0; i < 30; i++)
+        await cluster.admin.mergePatch(`/api/v1/namespaces/${OWNERS}/configmaps/owner-${i}`, { data: { busy: 'yes' } });
+      await run(ownerShard('second'));
+      await until(
+        'every child with its owner, no drain pending',
+        async () => {
+          const cms = (await cluster.admin.get<{ items: Labelled[] }>(`/api/v1/namespaces/${OWNERS}/configmaps`)).items;
+          const shardOf = new Map(cms.map((c) => [c.metadata.name, c.metadata.labels?.[owners.shard]]));
+          if (cms.some((c) => c.metadata.labels?.[owners.drain])) return undefined;
+          if (![...shardOf.values()].includes('second')) return undefined;
+          for (let i = 0; i < 30; i++) if ((await child(i)) !== shardOf.get(`owner-${i}`)) return undefined;
+          return true;
+        },
+        30_000,
+      );
+    } finally {
+      await Promise.all(informers.map((i) => i.stop()));
+    }
+    const movedChildren = changes.filter((c) => c.kind === 'secrets' && c.shard === 'second');
+    assert.ok(movedChildren.length > 0, 'some children moved to the new shard');
+    for (const c of movedChildren) {
+      const owner = c.name.replace('child-', 'owner-');
+      // the owner's acknowledgement: its first write without the first shard's label
+      const released = changes.find((x) => x.kind === 'configmaps' && x.name === owner && x.shard !== 'first');
+      assert.ok(released, `${owner} left the first shard`);
+      assert.ok(
+        c.rv > released.rv,
+        `${c.name} moved (rv ${c.rv}) before ${owner}'s drain was acknowledged (rv ${released.rv})`,
+      );
+    }
   });
 });
