@@ -7,10 +7,13 @@
  * two shards at once, across:
  *
  * - creating N objects (3,000 on the authority): all assigned within 10 s of the last create, each shard holding
- *   0.7–1.3 × a third;
- * - SIGTERM of a shard: its Lease released, its objects reconciled by the others; then it joins again;
+ *   0.7–1.3 × a third (0.5–1.5 for a few hundred);
+ * - SIGTERM of a shard: its Lease released, its objects reconciled by the others within 5 s; then it joins again
+ *   (2 → 3 shards): at most 45 % of the objects move, all to it, each through a drain, no drain label left;
  * - SIGKILL of a shard: every object of it relabelled within 2 × lease + retry + 2 s, reconciled within 15 s;
- * - SIGSTOP of a shard past twice its lease: after SIGCONT it starts no reconcile and exits non-zero.
+ * - SIGSTOP of a shard past twice its lease: after SIGCONT it starts no reconcile and exits non-zero;
+ * - the sharder down: creates still succeed (the webhook's failurePolicy Ignore), unassigned; the sharder back, they
+ *   are assigned within one sync period + 5 s.
  *
  * After every step each running shard's Lease is named after it, held by it and labelled with the ring.
  */
@@ -22,6 +25,7 @@ import { controllerRingCrd } from '../../packages/ctrlmetrics/src/sharding/contr
 import type { KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
 import type { RestConfig } from '../../packages/ctrlmetrics/src/kube/config.js';
 import { ProcessGroup, ROOT, within, type Proc } from '../helpers/process.js';
+import { registry } from '../../packages/ctrlmetrics/src/metrics/index.js';
 
 /** The API server the shards and the sharder share, and where the sharder's webhook server listens. */
 export interface ShardingTarget {
@@ -110,6 +114,14 @@ export function shardingFaultsTest(
   const referee = new Referee();
   const shards = new Map<string, Proc>();
   const wall = () => performance.timeOrigin + performance.now();
+  /** A counter of the ring's ConfigMaps, as the sharder in this process exposes it. */
+  const counter = async (family: string) => {
+    const text = await (await registry.collect()).text('text');
+    const m = new RegExp(`^${family}\\{controllerring="${RING}",group="",resource="configmaps"\\} (\\d+)$`, 'm').exec(
+      text,
+    );
+    return m ? Number(m[1]) : 0;
+  };
 
   async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms: number): Promise<T> {
     const end = performance.now() + ms;
@@ -168,15 +180,9 @@ export function shardingFaultsTest(
     }
   }
 
-  before(async () => {
-    if (o.skip) return;
-    cluster = await start();
-    await cluster.installCrd(controllerRingCrd());
-    await cluster.admin.create('/api/v1/namespaces', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: NS, labels: { [`${RING}-sharded`]: 'yes' } },
-    });
+  const SYNC_PERIOD_MS = 10_000;
+  /** The sharder, in this process (its metrics are this process's). */
+  async function startSharder(): Promise<void> {
     const mgr = new Manager({
       // a sharder hands over thousands of objects at once: client-go's 20 requests/s would take minutes
       restConfig: { ...cluster.restConfig, qps: 1_000, burst: 1_000 },
@@ -186,7 +192,7 @@ export function shardingFaultsTest(
     });
     new Sharder({
       webhook: { url: `https://${cluster.webhook.bindAddress}`, caBundle: cluster.webhook.caPem },
-      syncPeriodMs: 10_000,
+      syncPeriodMs: SYNC_PERIOD_MS,
     }).setupWithManager(mgr);
     const stop = new AbortController();
     const running = mgr.start(stop.signal);
@@ -195,6 +201,18 @@ export function shardingFaultsTest(
       stop.abort();
       await running.catch(() => undefined);
     };
+  }
+
+  before(async () => {
+    if (o.skip) return;
+    cluster = await start();
+    await cluster.installCrd(controllerRingCrd());
+    await cluster.admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NS, labels: { [`${RING}-sharded`]: 'yes' } },
+    });
+    await startSharder();
     await cluster.admin.create('/apis/sharding.timebertt.dev/v1alpha1/controllerrings', {
       apiVersion: 'sharding.timebertt.dev/v1alpha1',
       kind: 'ControllerRing',
@@ -268,7 +286,7 @@ export function shardingFaultsTest(
       await assertLeases();
     });
 
-    test('SIGTERM: the Lease is released and the objects are reconciled by the others; the shard joins again', async (t) => {
+    test('SIGTERM: the Lease released, the objects reconciled by the others within 5 s; joining again, it takes under 45 % by drains', async (t) => {
       const leaving = ownedBy(await objects(), 'shard-2');
       const p = shards.get('shard-2')!;
       const t0 = wall();
@@ -292,19 +310,48 @@ export function shardingFaultsTest(
         },
         10_000,
       );
-      t.diagnostic(`${leaving.length} objects handed over in ${(wall() - t0).toFixed(0)} ms`);
+      const handoverMs = wall() - t0;
+      t.diagnostic(`${leaving.length} objects handed over in ${handoverMs.toFixed(0)} ms`);
+      assert.ok(handoverMs <= 5_000, `handed over in ${handoverMs.toFixed(0)} ms`);
+
+      // 2 -> 3 shards: the new one takes its share from the live ones, every primary object through a drain
+      const everything = async () =>
+        new Map(
+          (await cluster.admin.get<{ items: Meta[] }>(`/api/v1/namespaces/${NS}/configmaps`)).items.map((o) => [
+            o.metadata.name,
+            o.metadata.labels?.[labels.shard],
+          ]),
+        );
+      const before = await everything();
+      const drainsBefore = await counter('controller_sharding_drains_total');
+      const movesBefore = await counter('controller_sharding_movements_total');
       await startShard('shard-2');
-      await until(
-        'shard-2 holding its share again, no drain pending',
+      let last = '';
+      const after = await until(
+        'shard-2 holding its share, no drain label left, the shares holding still',
         async () => {
+          const now = await everything();
           const all = await objects();
-          return (
-            (ownedBy(all, 'shard-2').length > 0.5 * (N / 3) && all.every((o) => !o.metadata.labels?.[labels.drain])) ||
-            undefined
-          );
+          const shape = JSON.stringify([...now]);
+          const settled =
+            ownedBy(all, 'shard-2').length > 0.5 * (N / 3) &&
+            all.every((o) => !o.metadata.labels?.[labels.drain]) &&
+            shape === last;
+          last = shape;
+          return settled ? now : undefined;
         },
         30_000,
       );
+      const moved = [...after].filter(([name, shard]) => before.get(name) !== shard);
+      t.diagnostic(`2 -> 3 shards: ${moved.length} of ${after.size} objects moved`);
+      assert.ok(moved.length / after.size <= 0.45, `${moved.length} of ${after.size} moved`);
+      for (const [name, shard] of moved) assert.equal(shard, 'shard-2', `${name} moved to ${shard}, not the new shard`);
+      assert.equal(
+        (await counter('controller_sharding_drains_total')) - drainsBefore,
+        moved.length,
+        'each through a drain',
+      );
+      assert.equal(await counter('controller_sharding_movements_total'), movesBefore, 'none moved without its drain');
       assert.deepEqual(referee.overlaps().slice(0, 5), []);
       await assertLeases();
     });
@@ -372,6 +419,30 @@ export function shardingFaultsTest(
       assert.deepEqual(late, [], 'the frozen shard started a reconcile after it continued');
       assert.deepEqual(referee.overlaps().slice(0, 5), []);
       await assertLeases();
+    });
+
+    test('the sharder down: creates still succeed, unassigned; back, it assigns them within one sync period + 5 s', async (t) => {
+      await stopSharder!();
+      const names = Array.from({ length: 20 }, (_, i) => `late-${i}`);
+      for (const name of names)
+        await cluster.admin.create(`/api/v1/namespaces/${NS}/configmaps`, {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, namespace: NS },
+        });
+      const label = async (name: string) =>
+        (await cluster.admin.get<Meta>(`/api/v1/namespaces/${NS}/configmaps/${name}`)).metadata.labels?.[labels.shard];
+      for (const name of names)
+        assert.equal(await label(name), undefined, `${name} created unassigned (failurePolicy Ignore)`);
+      await startSharder();
+      const back = wall();
+      await until(
+        'the objects created while the sharder was down assigned',
+        async () =>
+          (await Promise.all(names.map(label))).every((s) => s !== undefined && shards.get(s)?.running()) || undefined,
+        SYNC_PERIOD_MS + 5_000,
+      );
+      t.diagnostic(`assigned ${(wall() - back).toFixed(0)} ms after the sharder came back`);
     });
   });
 }
