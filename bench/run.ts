@@ -14,7 +14,9 @@
  * standby's first reconcile over 10k cached objects, with and without warm-up; bench/lib/failover.ts)
  * · --no-controller / --controller-only (the reconcile path: a manager annotating 2k and 10k cached ConfigMaps with
  * one and four workers, its CPU, throughput and RSS; against the cluster CTRLMETRICS_TEST_KUBECONFIG names, else the
- * embedded authority; bench/lib/controller.ts).
+ * embedded authority; bench/lib/controller.ts) · --no-sharding / --sharding-only (1, 2 and 3 shards' aggregate reconciles/s
+ * for a latency-bound and a CPU-bound reconcile, each shard's heap against one manager's at 30k objects, the
+ * sharder's RSS; bench/lib/sharding.ts).
  * Environment: CTRLMETRICS_BENCH_FROM=src (library from src/ via tsx instead of dist/), CTRLMETRICS_BENCH_CPU_PROF=DIR
  * (our server writes a V8 CPU profile there), CTRLMETRICS_BENCH_PEERS (peers directory, default ../shared/bench).
  */
@@ -64,6 +66,7 @@ import { runWrk } from './lib/wrk.js';
 import { measureFootprint, type FootprintResult } from './lib/footprint.js';
 import { measureAdmission, type AdmissionResult } from './lib/admission.js';
 import { measureFailover, type FailoverResult } from './lib/failover.js';
+import { measureSharding, type ShardingResult } from './lib/sharding.js';
 import {
   buildControllerGoFloor,
   measureController,
@@ -95,6 +98,8 @@ interface Settings {
   failover: boolean;
   /** The reconcile path's cost. */
   controller: boolean;
+  /** The scaling sharding buys. */
+  sharding: boolean;
   pin: boolean;
   /** Which peers run: go, prom-client, ours (ours = the ours, ours-text, ours-nofilter and ours-control variants). */
   peers: string[];
@@ -129,11 +134,15 @@ function parseArgs(argv: string[]): Settings {
     'failover-only',
     'no-controller',
     'controller-only',
+    'no-sharding',
+    'sharding-only',
   ];
   for (const k of flags.keys())
     if (!known.includes(k)) throw new Error(`unknown flag --${k} (known: ${known.map((x) => `--${x}`).join(', ')})`);
   const quick = flags.has('quick');
-  const onlyFlags = ['micro-only', 'admission-only', 'failover-only', 'controller-only'].filter((f) => flags.has(f));
+  const onlyFlags = ['micro-only', 'admission-only', 'failover-only', 'controller-only', 'sharding-only'].filter((f) =>
+    flags.has(f),
+  );
   if (onlyFlags.length > 1) throw new Error(`${onlyFlags.map((f) => `--${f}`).join(' and ')} exclude each other`);
   /** Whether another part than the allowed ones was singled out (--X-only). */
   const only = (...allowed: string[]) => onlyFlags.length > 0 && !allowed.includes(onlyFlags[0]);
@@ -163,6 +172,7 @@ function parseArgs(argv: string[]): Settings {
     admission: !only('admission-only') && !flags.has('no-admission'),
     failover: !only('failover-only') && !flags.has('no-failover'),
     controller: !only('controller-only') && !flags.has('no-controller'),
+    sharding: !only('sharding-only') && !flags.has('no-sharding'),
     pin: !flags.has('no-pin'),
     peers: (flags.get('peers') ?? 'go,prom-client,ours').split(','),
     only: flags.get('variants')?.split(','),
@@ -366,6 +376,7 @@ async function main(): Promise<void> {
   let footprint: FootprintResult | undefined;
   let admission: AdmissionResult | undefined;
   let failover: FailoverResult | undefined;
+  let sharding: ShardingResult | undefined;
   let controller: ControllerResult | undefined;
   try {
     const lib = await prepareLib();
@@ -460,6 +471,15 @@ async function main(): Promise<void> {
       progress(`failover: ${objects} cached objects, ${s.reps} rep(s), cold and warm standby`);
       failover = await measureFailover(cluster, objects, s.reps, s.pin, progress);
     }
+    if (s.sharding) {
+      const o = s.quick
+        ? { objects: 300, memoryObjects: 3_000, reps: 1, windowS: 3, pin: s.pin }
+        : { objects: 1_000, memoryObjects: 30_000, reps: s.reps, windowS: 5, pin: s.pin };
+      progress(
+        `sharding: ${o.objects} objects on 1, 2, 3 shards (latency- and CPU-bound), ${o.reps} rep(s); memory at ${o.memoryObjects}`,
+      );
+      sharding = await measureSharding(cluster, o, progress);
+    }
     if (s.controller) {
       const target = await controllerTarget(cluster);
       cleanup.push(() => target.admin.close());
@@ -510,6 +530,7 @@ async function main(): Promise<void> {
     footprint,
     ...(admission ? { admission } : {}),
     ...(failover ? { failover } : {}),
+    ...(sharding ? { sharding } : {}),
     ...(controller ? { controller } : {}),
     scrapes,
     lint,

@@ -6,6 +6,7 @@ import { fmt, fmtPaired, median, pairedRatios, ratio } from './stats.js';
 import { footprintMedian, footprintTable, type FootprintResult } from './footprint.js';
 import { admissionTable, type AdmissionResult } from './admission.js';
 import { failoverTable, type FailoverResult } from './failover.js';
+import { shardingTables, type ShardingResult } from './sharding.js';
 import { controllerTable, type ControllerResult } from './controller.js';
 import { OURS_NODE_ARGS } from './servers.js';
 
@@ -71,6 +72,8 @@ export interface BenchResults {
   admission?: AdmissionResult;
   /** Failover with and without warm-up (absent with --no-failover and in older results). */
   failover?: FailoverResult;
+  /** The scaling sharding buys (absent with --no-sharding and in older results). */
+  sharding?: ShardingResult;
   /** The reconcile path's cost (absent with --no-controller and in older results). */
   controller?: ControllerResult;
   scrapes: ScrapeCheck[];
@@ -696,6 +699,14 @@ export function renderReport(res: BenchResults): string {
     );
     out.push('');
     out.push(...failoverTable(res.failover));
+    out.push('');
+  }
+  if (res.sharding) {
+    out.push(
+      `### Sharding (the authority; ${res.sharding.objects} ConfigMaps reconciled in a loop, one worker per shard, ${res.sharding.windowS} s windows; medians (min–max) of ${res.sharding.reps})`,
+    );
+    out.push('');
+    out.push(...shardingTables(res.sharding));
     out.push('');
   }
   if (res.micro) {
