@@ -1,8 +1,8 @@
 /**
  * One pass of the sharder over a ring's objects (timebertt/kubernetes-controller-sharding's sharder controller): the
  * objects of each kind are listed as metadata only, page by page, from the API server's watch cache
- * (`resourceVersion=0`) — the sharder keeps no cache of them — and each whose shard is not the one the hash ring
- * gives is handed over:
+ * (`resourceVersion=0`) — the sharder keeps no cache of them, and handles each page before it asks for the next —
+ * and each whose shard is not the one the hash ring gives is handed over:
  *
  * - a primary object whose shard is still available is **drained**: the drain label asks the shard to let go, which
  *   it does by removing both labels; the webhook then assigns the object again in that same write;
@@ -71,13 +71,14 @@ async function bounded(tasks: Array<() => Promise<void>>, limit: number): Promis
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, tasks.length)) }, lane));
 }
 
+/** A kind of the ring as the API serves it. */
 interface Listed {
   role: 'main' | 'controlled';
   group: string;
   resource: string;
   kind: string;
   path: string;
-  items: ObjectMeta[];
+  namespaced: boolean;
 }
 
 /** The preferred version of an API group (`v1` for the core group). */
@@ -92,8 +93,16 @@ async function preferredVersion(client: KubeClient, group: string): Promise<stri
   }
 }
 
-async function listMetadata(client: KubeClient, path: string, signal?: AbortSignal): Promise<ObjectMeta[]> {
-  const items: ObjectMeta[] = [];
+/**
+ * The metadata of a collection, one page at a time, each handed to `onPage` before the next is asked for: a pass
+ * holds one page of objects, not the ring's, so the sharder's memory does not grow with the objects it shards.
+ */
+async function forEachPage(
+  client: KubeClient,
+  path: string,
+  onPage: (items: ObjectMeta[]) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
   let cont: string | undefined;
   do {
     const page = await client.get<{ items?: Array<{ metadata?: ObjectMeta }>; metadata?: { continue?: string } }>(
@@ -104,10 +113,9 @@ async function listMetadata(client: KubeClient, path: string, signal?: AbortSign
         signal,
       },
     );
-    for (const i of page.items ?? []) if (i.metadata) items.push(i.metadata);
+    await onPage((page.items ?? []).flatMap((i) => (i.metadata ? [i.metadata] : [])));
     cont = page.metadata?.continue || undefined;
   } while (cont);
-  return items;
 }
 
 /** One pass over the ring in `view`. */
@@ -143,10 +151,7 @@ export async function rebalance(name: string, view: RingView, deps: RebalanceDep
       continue;
     }
     const path = `${k.group ? `/apis/${apiVersion}` : '/api/v1'}/${k.resource}`;
-    const items = (await listMetadata(client, path, deps.signal)).filter(
-      (m) => !mapping.namespaced || (m.namespace !== undefined && namespaces.has(m.namespace)),
-    );
-    listed.push({ ...k, kind: mapping.kind, path, items });
+    listed.push({ ...k, kind: mapping.kind, path, namespaced: mapping.namespaced });
   }
 
   const write = async (l: Listed, meta: ObjectMeta, patch: Record<string, unknown>, counter: typeof drains) => {
@@ -168,32 +173,41 @@ export async function rebalance(name: string, view: RingView, deps: RebalanceDep
     }
   };
 
-  // the primary objects first: a controlled object waits for its owner to settle
+  // the primary objects first: a controlled object waits for its owner to settle (the owners not settled are all
+  // the pass keeps besides a page)
   const unsettled = new Set<string>();
-  const tasks: Array<() => Promise<void>> = [];
   for (const role of ['main', 'controlled'] as const) {
     for (const l of listed.filter((x) => x.role === role)) {
-      for (const meta of l.items) {
-        const key = objectHashKey(role, l.group, l.kind, meta);
-        if (!key || !meta.name) continue;
-        const desired = view.hash.shardFor(key);
-        const current = meta.labels?.[labels.shard];
-        if (!desired || current === desired) continue;
-        if (role === 'main') {
-          unsettled.add(key);
-          if (current && view.available.includes(current)) {
-            if (meta.labels?.[labels.drain] === undefined)
-              tasks.push(() => write(l, meta, { [labels.drain]: 'true' }, drains));
-            continue;
+      await forEachPage(
+        client,
+        l.path,
+        async (page) => {
+          const tasks: Array<() => Promise<void>> = [];
+          for (const meta of page) {
+            if (l.namespaced && (meta.namespace === undefined || !namespaces.has(meta.namespace))) continue;
+            const key = objectHashKey(role, l.group, l.kind, meta);
+            if (!key || !meta.name) continue;
+            const desired = view.hash.shardFor(key);
+            const current = meta.labels?.[labels.shard];
+            if (!desired || current === desired) continue;
+            if (role === 'main') {
+              unsettled.add(key);
+              if (current && view.available.includes(current)) {
+                if (meta.labels?.[labels.drain] === undefined)
+                  tasks.push(() => write(l, meta, { [labels.drain]: 'true' }, drains));
+                continue;
+              }
+            } else if (unsettled.has(key)) {
+              result.waiting++;
+              continue;
+            }
+            tasks.push(() => write(l, meta, { [labels.shard]: desired, [labels.drain]: null }, movements));
           }
-        } else if (unsettled.has(key)) {
-          result.waiting++;
-          continue;
-        }
-        tasks.push(() => write(l, meta, { [labels.shard]: desired, [labels.drain]: null }, movements));
-      }
+          await bounded(tasks, deps.concurrentMoves);
+        },
+        deps.signal,
+      );
     }
-    await bounded(tasks.splice(0), deps.concurrentMoves);
   }
   return result;
 }
