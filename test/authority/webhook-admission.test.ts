@@ -546,4 +546,27 @@ describe('the authority calls admission webhooks', { timeout: 120_000 }, () => {
       await other.stop();
     }
   });
+
+  test('connections are kept between calls, as kube-apiserver keeps them; one closed under a call is dialled again', async () => {
+    let drops = 1;
+    hook.on('/kept', (review) => {
+      // the third call (the second on the kept connection) finds it closed without an answer
+      if (hook.callsTo('/kept').length === 3 && drops-- > 0) return { drop: true };
+      return { response: { allowed: true, warnings: [`seen ${review.request.name}`] } };
+    });
+    await install('validating', 'kept', [webhook('kept.example.com', '/kept')]);
+    const before = hook.connections;
+    await cluster.admin.create(cms, configMap('kept-1'));
+    await cluster.admin.create(cms, configMap('kept-2'));
+    assert.equal(hook.connections - before, 1, 'two calls, one TLS connection');
+    // an AdmissionReview is sent again on a new connection: webhooks answer a repeated review alike (kube may call
+    // a webhook more than once for one write)
+    const created = await cluster.admin.create<Record<string, any>>(cms, configMap('kept-3'));
+    assert.equal(created.metadata.name, 'kept-3');
+    assert.deepEqual(
+      hook.callsTo('/kept').map((c) => c.review.request.name),
+      ['kept-1', 'kept-2', 'kept-3', 'kept-3'],
+    );
+    assert.equal(hook.connections - before, 2);
+  });
 });

@@ -19,11 +19,15 @@ export interface ReceivedCall {
 
 export type AdmissionReview = { apiVersion: string; kind: string; request: Record<string, any> };
 
-/** How a path answers: a response (uid filled in unless given), or a raw HTTP answer, after an optional delay. */
+/**
+ * How a path answers: a response (uid filled in unless given), or a raw HTTP answer, after an optional delay; or
+ * `drop`: the connection is closed without an answer.
+ */
 export type Script = (review: AdmissionReview) => {
   response?: Record<string, any>;
   raw?: { status: number; body: string };
   delayMs?: number;
+  drop?: boolean;
 };
 
 /** A JSON patch as a webhook sends it (`patch` base64, `patchType`). */
@@ -33,6 +37,8 @@ export function jsonPatch(ops: unknown[]): { patch: string; patchType: 'JSONPatc
 
 export class ScriptedWebhook {
   readonly calls: ReceivedCall[] = [];
+  /** TLS connections accepted so far. */
+  connections = 0;
   private readonly scripts = new Map<string, Script>();
   private server?: Server;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -87,6 +93,10 @@ export class ScriptedWebhook {
         this.calls.push({ path, url, headers: req.headers, review });
         const script = this.scripts.get(path);
         const answer = script ? script(review) : { response: { allowed: true } };
+        if (answer.drop) {
+          req.socket.destroy();
+          return;
+        }
         const reply = () => {
           if (res.destroyed) return;
           if (answer.raw) {
@@ -108,6 +118,7 @@ export class ScriptedWebhook {
         this.timers.add(timer);
       });
     });
+    server.on('secureConnection', () => this.connections++);
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
     this.port = (server.address() as AddressInfo).port;
     this.server = server;

@@ -4,7 +4,8 @@
  * roots without one), `?timeout=Ns` and the webhook's deadline, then kube's checks of the answer. Failures come back
  * as the error text kube-apiserver puts after `failed calling webhook "<name>": `.
  */
-import { request } from 'node:https';
+import { createHash } from 'node:crypto';
+import { Agent, request } from 'node:https';
 import { isIP } from 'node:net';
 import { posix } from 'node:path';
 import type { KubeObject } from './resources.js';
@@ -39,6 +40,36 @@ export class WebhookCallError extends CtrlmetricsError {
 const MAX_RESPONSE_BYTES = 12 * 1024 * 1024;
 /** kube's webhook http.Client timeout, on top of the webhook's own. */
 const CLIENT_TIMEOUT_MS = 30_000;
+
+/**
+ * Connections kept between calls, as kube-apiserver's webhook client keeps them (one cached transport per TLS
+ * configuration): a webhook-heavy workload would otherwise pay a TLS handshake per admission. Bounded: agents
+ * beyond the cap are closed oldest first; idle sockets are closed after {@link IDLE_SOCKET_MS} (below the serving
+ * side's keep-alive, so the client closes first) and never keep the process alive.
+ */
+const MAX_AGENTS = 64;
+const IDLE_SOCKET_MS = 30_000;
+const agents = new Map<string, Agent>();
+
+function agentFor(t: Target, ca: string | undefined): Agent {
+  const caKey = ca ? createHash('sha256').update(ca).digest('hex') : '';
+  const key = `${t.connectHost}\0${t.connectPort}\0${t.servername}\0${caKey}`;
+  let agent = agents.get(key);
+  if (agent) {
+    // most recently used last, so the oldest is evicted first
+    agents.delete(key);
+    agents.set(key, agent);
+    return agent;
+  }
+  agent = new Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS, maxFreeSockets: 16, scheduling: 'lifo' });
+  agents.set(key, agent);
+  if (agents.size > MAX_AGENTS) {
+    const [oldestKey, oldest] = agents.entries().next().value as [string, Agent];
+    agents.delete(oldestKey);
+    oldest.destroy();
+  }
+  return agent;
+}
 
 interface Target {
   /** The URL as Go prints it in errors (the port kept as written, `:443` included). */
@@ -168,60 +199,84 @@ export async function postReview(opts: {
   const ca = caFromBundle(opts.clientConfig.caBundle);
   const body = Buffer.from(JSON.stringify(opts.review));
   const post = `Post "${t.href}"`;
-  const raw = await new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
-    let done = false;
-    const fail = (text: string) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      req.destroy();
-      reject(new WebhookCallError(`${opts.prefix}${post}: ${text}`));
-    };
-    const req = request(
-      {
-        host: t.connectHost,
-        port: t.connectPort,
-        path: t.path,
-        method: 'POST',
-        // the service name (or the URL's host) is what the certificate must name, wherever the address points
-        servername: t.servername || undefined,
-        headers: {
-          Host: t.host,
-          'Content-Type': 'application/json',
-          Accept: 'application/json, */*',
-          'User-Agent': opts.userAgent,
-          'Content-Length': String(body.length),
-        },
-        ...(ca ? { ca } : {}),
-        // a caBundle holding the serving certificate itself (as envtest writes it) is trusted as Go trusts it
-        ...(ca ? { allowPartialTrustChain: true } : {}),
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > MAX_RESPONSE_BYTES)
-            return fail(`http: response body too large (over ${MAX_RESPONSE_BYTES} bytes)`);
-          chunks.push(c);
-        });
-        res.on('end', () => {
-          if (done) return;
+  const agent = agentFor(t, ca);
+  const send = () =>
+    new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+      let done = false;
+      const fail = (text: string) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        req.destroy();
+        reject(new WebhookCallError(`${opts.prefix}${post}: ${text}`));
+      };
+      const failOrRetry = (e: NodeJS.ErrnoException) => {
+        // a kept connection closed under the request before any answer: most often the server closed it idle as
+        // the request went out. Go's transport sends such a request again on a new connection; Node cannot tell
+        // whether the webhook read it, and a webhook answers a repeated review alike (kube may call it twice)
+        if (!done && req.reusedSocket && !answered && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
           done = true;
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) });
-        });
-        res.on('error', (e) => fail(transportText(e, t)));
-      },
-    );
-    const timer = setTimeout(
-      () => fail('context deadline exceeded'),
-      Math.min(opts.timeoutSeconds * 1000, CLIENT_TIMEOUT_MS),
-    );
-    req.on('error', (e: NodeJS.ErrnoException) => fail(transportText(e, t)));
-    req.end(body);
-  });
+          req.destroy();
+          reject(new StaleConnection());
+          return;
+        }
+        fail(transportText(e, t));
+      };
+      let answered = false;
+      const req = request(
+        {
+          host: t.connectHost,
+          port: t.connectPort,
+          path: t.path,
+          method: 'POST',
+          // the service name (or the URL's host) is what the certificate must name, wherever the address points
+          servername: t.servername || undefined,
+          headers: {
+            Host: t.host,
+            'Content-Type': 'application/json',
+            Accept: 'application/json, */*',
+            'User-Agent': opts.userAgent,
+            'Content-Length': String(body.length),
+          },
+          ...(ca ? { ca } : {}),
+          // a caBundle holding the serving certificate itself (as envtest writes it) is trusted as Go trusts it
+          ...(ca ? { allowPartialTrustChain: true } : {}),
+          agent,
+        },
+        (res) => {
+          answered = true;
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > MAX_RESPONSE_BYTES)
+              return fail(`http: response body too large (over ${MAX_RESPONSE_BYTES} bytes)`);
+            chunks.push(c);
+          });
+          res.on('end', () => {
+            if (done) return;
+            done = true;
+            clearTimeout(timer);
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) });
+          });
+          res.on('error', (e) => fail(transportText(e, t)));
+        },
+      );
+      const timer = setTimeout(
+        () => fail('context deadline exceeded'),
+        Math.min(opts.timeoutSeconds * 1000, CLIENT_TIMEOUT_MS),
+      );
+      req.on('error', failOrRetry);
+      req.end(body);
+    });
+  let raw: { status: number; body: Buffer };
+  try {
+    raw = await send();
+  } catch (err) {
+    if (!(err instanceof StaleConnection)) throw err;
+    raw = await send();
+  }
   if (raw.status < 200 || raw.status > 299) {
     const text =
       raw.status === 404
@@ -237,6 +292,9 @@ export async function postReview(opts: {
     });
   }
 }
+
+/** A kept connection found closed before any answer: the one case a call is sent again. */
+class StaleConnection extends Error {}
 
 /** kube's checks of a v1 answer (`VerifyAdmissionResponse`), in its order and words. */
 function verify(review: KubeObject, uid: string, mutating: boolean): WebhookAnswer {
