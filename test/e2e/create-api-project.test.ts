@@ -147,11 +147,14 @@ test(
       ]),
     );
 
+    // the manager as a ring of shards: the project's sharding test runs two shards and the sharder
+    await must('edit --enable sharding', cli(['edit', '--enable', 'sharding']));
+
     await must('npm install', run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }));
     const tested = await must('npm test', run('npm', ['test'], { cwd: project, env: userEnv, timeoutMs: 400_000 }));
     assert.deepEqual(
       testSummary(tested.stdout),
-      { tests: 13, pass: 13, fail: 0, cancelled: 0, skipped: 0, todo: 0 },
+      { tests: 16, pass: 16, fail: 0, cancelled: 0, skipped: 0, todo: 0 },
       tested.stdout.slice(-3000),
     );
     for (const name of [
@@ -165,9 +168,12 @@ test(
       'the defaulter fills spec.foo when it is unset',
       'the validator refuses a spec.foo that is too long, with its message',
       'a Ship written in v1alpha1 is stored in v1 and reads back the same in v1alpha1',
+      'every sample ConfigMap is assigned to one shard and reconciled there alone',
+      'a shard stopped hands its objects to the other',
+      'the sharder logged no error and RBAC refused no shard: config/ grants them what they do',
     ]) {
       assert.ok(
-        tested.stdout.split('\n').some((l) => /^ok \d+ - /.test(l) && l.endsWith(` - ${name}`)),
+        tested.stdout.split('\n').some((l) => /^\s*ok \d+ - /.test(l) && l.endsWith(` - ${name}`)),
         `passed: ${name}`,
       );
     }
@@ -206,7 +212,7 @@ test(
 // authority of its own stands in for one someone already has)
 projectOnClusterTests({
   project: () => ({ dir: project, name: 'crew-op', domain: 'example.org' }),
-  tests: 13,
+  tests: 16,
   start: async () => {
     const authority = await startAuthority({});
     const admin = new KubeClient(authority.restConfig);

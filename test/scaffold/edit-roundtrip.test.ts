@@ -64,9 +64,11 @@ function model(ops: Op[]): Set<ScaffoldOption> {
     if (enable) {
       on.add(option);
       if (option === 'metrics-tls') on.add('prometheus').add('certmanager');
+      if (option === 'sharding') on.add('certmanager');
     } else {
       on.delete(option);
       if (option === 'prometheus' || option === 'certmanager') on.delete('metrics-tls');
+      if (option === 'certmanager') on.delete('sharding');
     }
   }
   return on;

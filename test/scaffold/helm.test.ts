@@ -279,6 +279,7 @@ test(
       'metrics-tls': { metrics: { secure: false } },
       'network-policy': { networkPolicy: { enable: false } },
       grafana: { grafana: { enable: false } },
+      sharding: { sharding: { enable: false } },
     };
     assert.deepEqual(Object.keys(switchOff).sort(), [...SCAFFOLD_OPTIONS].sort(), 'a switch for every option of edit');
     for (const option of Object.keys(switchOff) as ScaffoldOption[]) {

@@ -27,6 +27,7 @@ test('every section marker named in a comment is one of the markers the kustomiz
     '[NETWORK POLICY]',
     '[GRAFANA]',
     '[WEBHOOK]',
+    '[SHARDING]',
   ];
   const used = new Set<string>();
   for (const [path, text] of config) {

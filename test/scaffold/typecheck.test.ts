@@ -110,6 +110,7 @@ test("the generated flags default to the issue's values and parse like Go flags"
     healthProbeBindAddress: ':8081',
     leaderElect: false,
     leaderElectionNamespace: '',
+    shardingRing: '',
     // kubebuilder v4's webhook certificate flags
     webhookCertPath: '',
     webhookCertName: 'tls.crt',
@@ -133,6 +134,16 @@ test("the generated flags default to the issue's values and parse like Go flags"
   ]);
   assert.equal(deployed.leaderElect, true);
   assert.equal(deployed.metricsCertPath, '/tmp/k8s-metrics-server/metrics-certs');
+  // the args with sharding on (manager_sharding_patch.yaml appends; the kubelet expands $(SHARDING_RING))
+  const shard = parseFlags([
+    '--metrics-bind-address=:8443',
+    '--leader-elect',
+    '--health-probe-bind-address=:8081',
+    '--leader-elect=false',
+    '--sharding-ring=shop-op-controller-manager',
+  ]);
+  assert.equal(shard.leaderElect, false, 'the last --leader-elect wins, as in Go');
+  assert.equal(shard.shardingRing, 'shop-op-controller-manager');
   // Static authorization rules for the filter, from a file
   assert.equal(
     parseFlags(['--metrics-static-auth-config', '/etc/metrics/static.yaml']).metricsStaticAuthConfig,

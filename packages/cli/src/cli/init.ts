@@ -49,7 +49,7 @@ export function register(program: Command): void {
         process.stdout.write(
           `generated ${files.length} files in ${dir}\n` +
             `next: cd ${dir} && npm install && npm test; npm run build-installer writes dist/install.yaml\n` +
-            `optional parts: ctrlmetrics edit --enable prometheus|certmanager|metrics-tls|network-policy|grafana\n`,
+            `optional parts: ctrlmetrics edit --enable prometheus|certmanager|metrics-tls|network-policy|grafana|sharding\n`,
         );
       } catch (err) {
         if (err instanceof ScaffoldError) throw new CliError(err.message, 1, { cause: err });

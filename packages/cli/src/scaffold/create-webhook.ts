@@ -67,7 +67,10 @@ export interface CreateWebhookResult {
 
 const MAIN = 'src/main.ts';
 const DEFAULT_KUSTOMIZATION = 'config/default/kustomization.yaml';
-const WEBHOOK_PATCH = { path: 'manager_webhook_patch.yaml', target: { kind: 'Deployment' } };
+const WEBHOOK_PATCH = {
+  path: 'manager_webhook_patch.yaml',
+  target: { kind: 'Deployment', name: 'controller-manager' },
+};
 
 /** kustomize replacements: the Service's name and namespace into the serving certificate's DNS names. */
 function dnsReplacement(fieldPath: 'metadata.name' | 'metadata.namespace'): Record<string, unknown> {

@@ -11,12 +11,20 @@ import { isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Document
 import { disableEntry, enableEntry, hasEntry, type EntryMatcher } from './yaml-list.js';
 import { metricsReplacement } from './templates/config-default.js';
 import { MONITOR_TLS_PATCH } from './templates/config-prometheus.js';
+import { isShardingReplacement, shardingReplacements } from './templates/config-sharding.js';
 import { ScaffoldError, describeFsError } from './init.js';
 import { scalarText } from 'ctrlmetrics/internal';
 import { PROJECT_FILE, optionPlugin, readProjectFile, renderProjectFile } from './project-file.js';
 
 /** The options `ctrlmetrics edit` switches. */
-export const SCAFFOLD_OPTIONS = ['prometheus', 'certmanager', 'metrics-tls', 'network-policy', 'grafana'] as const;
+export const SCAFFOLD_OPTIONS = [
+  'prometheus',
+  'certmanager',
+  'metrics-tls',
+  'network-policy',
+  'grafana',
+  'sharding',
+] as const;
 /** The name of an option `ctrlmetrics edit` switches (`prometheus`, `metrics-tls`, …). */
 export type ScaffoldOption = (typeof SCAFFOLD_OPTIONS)[number];
 
@@ -28,7 +36,10 @@ export function isScaffoldOption(s: string): s is ScaffoldOption {
 const DEFAULT_KUSTOMIZATION = 'config/default/kustomization.yaml';
 const PROMETHEUS_KUSTOMIZATION = 'config/prometheus/kustomization.yaml';
 
-const CERT_PATCH = { path: 'cert_metrics_manager_patch.yaml', target: { kind: 'Deployment' } };
+const CERT_PATCH = {
+  path: 'cert_metrics_manager_patch.yaml',
+  target: { kind: 'Deployment', name: 'controller-manager' },
+};
 
 export const trimSlash = (s: string): string => s.replace(/\/+$/, '').replace(/^\.\//, '');
 export const resourceIs =
@@ -62,13 +73,26 @@ const RESOURCE: Record<Exclude<ScaffoldOption, 'metrics-tls'>, string> = {
   certmanager: '../certmanager',
   'network-policy': '../network-policy',
   grafana: '../grafana',
+  sharding: '../sharding',
 };
 const RESOURCE_DIR: Record<Exclude<ScaffoldOption, 'metrics-tls'>, string> = {
   prometheus: 'config/prometheus',
   certmanager: 'config/certmanager',
   'network-policy': 'config/network-policy',
   grafana: 'config/grafana',
+  sharding: 'config/sharding',
 };
+
+/** The patch that makes the manager a shard, switched with `../sharding`. */
+const SHARDING_PATCH = {
+  path: 'manager_sharding_patch.yaml',
+  target: { kind: 'Deployment', name: 'controller-manager' },
+};
+/** What the sharding option needs in the project besides config/sharding (made by init since it has the option). */
+const SHARDING_FILES: Array<[string, string]> = [
+  ['config/default/manager_sharding_patch.yaml', 'it makes the manager a shard'],
+  ['src/sharder.ts', "the sharder's Deployment runs it"],
+];
 
 const FIELD_PATHS = ['metadata.name', 'metadata.namespace'] as const;
 
@@ -84,7 +108,10 @@ export interface LoadedFile {
 }
 
 /** What an option turns on along with it. */
-const NEEDS: Partial<Record<ScaffoldOption, ScaffoldOption[]>> = { 'metrics-tls': ['prometheus', 'certmanager'] };
+const NEEDS: Partial<Record<ScaffoldOption, ScaffoldOption[]>> = {
+  'metrics-tls': ['prometheus', 'certmanager'],
+  sharding: ['certmanager'],
+};
 
 const REGENERATE_HINT =
   'fix it by hand, or compare with a fresh `ctrlmetrics init` in another directory; nothing was written';
@@ -198,6 +225,7 @@ export function readOptionState(dir: string): Record<ScaffoldOption, boolean> {
     'metrics-tls': hasEntry(d, 'patches', patchIs(CERT_PATCH.path)),
     'network-policy': hasEntry(d, 'resources', resourceIs(RESOURCE['network-policy'])),
     grafana: hasEntry(d, 'resources', resourceIs(RESOURCE.grafana)),
+    sharding: hasEntry(d, 'resources', resourceIs(RESOURCE.sharding)),
   };
 }
 
@@ -262,6 +290,8 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
   const touched = new Set<ScaffoldOption>([...enable, ...disable]);
   if (touched.has('metrics-tls')) ['prometheus', 'certmanager'].forEach((o) => touched.add(o as ScaffoldOption));
   if (touched.has('prometheus') || touched.has('certmanager')) touched.add('metrics-tls');
+  if (touched.has('certmanager')) touched.add('sharding');
+  if (touched.has('sharding')) touched.add('certmanager');
   for (const o of touched) {
     if (o === 'metrics-tls') {
       refuseForeignReference(def, DEFAULT_KUSTOMIZATION, 'patches', CERT_PATCH.path);
@@ -273,6 +303,7 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     }
   }
   if (touched.has('metrics-tls')) refuseUnknownReplacements(def, DEFAULT_KUSTOMIZATION);
+  if (enable.includes('sharding')) for (const [rel, why] of SHARDING_FILES) requireFile(root, rel, why);
   if (enable.includes('metrics-tls')) {
     requireFile(root, 'config/default/cert_metrics_manager_patch.yaml', 'metrics-tls mounts the certificate with it');
     requireFile(
@@ -301,9 +332,49 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     return changed;
   };
 
+  /** The manager's shard patch and the [SHARDING] replacements; true when anything changed. */
+  const setSharding = (on: boolean): boolean => {
+    const indent = indentsSequences(def.text);
+    let changed = on
+      ? enableEntry(d, 'patches', patchIs(SHARDING_PATCH.path), SHARDING_PATCH)
+      : disableEntry(d, 'patches', patchIs(SHARDING_PATCH.path), indent);
+    for (const r of shardingReplacements()) {
+      const same: EntryMatcher = (e) =>
+        isShardingReplacement(e) &&
+        (e as { source: { name: string; fieldPath: string } }).source.name === r.source.name &&
+        (e as { source: { name: string; fieldPath: string } }).source.fieldPath === r.source.fieldPath;
+      const c = on ? enableEntry(d, 'replacements', same, r) : disableEntry(d, 'replacements', same, indent);
+      changed = c || changed;
+    }
+    if (on) changed = nameManagerInPatches() || changed;
+    return changed;
+  };
+
+  /**
+   * The sharder is a Deployment too: a patch of the manager that targets every Deployment (as kubebuilder's and
+   * older projects' do) would change it as well, so each gets the manager's name in its target.
+   */
+  const nameManagerInPatches = (): boolean => {
+    const list = d.get('patches', true);
+    if (!isSeq(list)) return false;
+    let changed = false;
+    for (const item of list.items) {
+      if (!isMap(item)) continue;
+      const target = item.get('target', true);
+      if (isMap(target) && target.get('kind') === 'Deployment' && !target.has('name')) {
+        target.set('name', 'controller-manager');
+        changed = true;
+      }
+    }
+    if (changed)
+      messages.push("named the manager's Deployment in the patches' targets (the sharder is a Deployment too)");
+    return changed;
+  };
+
   /** Switches the parts that go with an option's main entry (a hand-edited file may have only some of them on). */
   const setCompanions = (o: ScaffoldOption, on: boolean): boolean => {
     if (o === 'certmanager') return setReplacements('Certificate', on);
+    if (o === 'sharding') return setSharding(on);
     if (o !== 'metrics-tls') return false;
     const replaced = setReplacements('ServiceMonitor', on);
     if (!on && !existsSync(join(root, PROMETHEUS_KUSTOMIZATION))) return replaced;
@@ -332,6 +403,8 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
     if ((o === 'prometheus' || o === 'certmanager') && isOn('metrics-tls')) {
       turnOff('metrics-tls', `it needs ${o}`);
     }
+    if (o === 'certmanager' && isOn('sharding'))
+      turnOff('sharding', "the sharder's certificate comes from cert-manager");
     if (o === 'metrics-tls') {
       disableEntry(d, 'patches', patchIs(CERT_PATCH.path), indentsSequences(def.text));
     } else {
@@ -346,7 +419,10 @@ export async function editProject(dir: string, req: EditRequest): Promise<EditRe
       if (!isOn('prometheus'))
         turnOn('prometheus', 'metrics-tls configures the ServiceMonitor, and the TLS patch alone does not enable it');
       if (!isOn('certmanager')) turnOn('certmanager', 'metrics-tls uses the cert-manager Certificate');
-    } else if (!existsSync(join(root, RESOURCE_DIR[o], 'kustomization.yaml'))) {
+    } else if (o === 'sharding' && !isOn('certmanager')) {
+      turnOn('certmanager', "the sharder's serving certificate comes from cert-manager");
+    }
+    if (o !== 'metrics-tls' && !existsSync(join(root, RESOURCE_DIR[o], 'kustomization.yaml'))) {
       throw new ScaffoldError(
         `${RESOURCE_DIR[o]}/kustomization.yaml not found: regenerate it with ctrlmetrics init --force in a copy and bring it over`,
       );

@@ -113,6 +113,7 @@ export const CHART_SWITCHES: readonly ChartSwitch[] = [
     on: (root) => readOptionState(root).certmanager,
     takeOut: async (copy) => {
       await takeOutWebhooks(copy);
+      // sharding goes with it (the sharder's certificate is cert-manager's)
       await option('certmanager')(copy);
     },
   },
@@ -132,6 +133,15 @@ export const CHART_SWITCHES: readonly ChartSwitch[] = [
     needs: [],
     on: (root) => readOptionState(root)['network-policy'],
     takeOut: option('network-policy'),
+  },
+  {
+    value: 'sharding.enable',
+    about:
+      'the manager as a ring of shards (its replicas, POD_NAME, --sharding-ring) and the sharder: its Deployment, Service, certificate, RBAC and the ControllerRing CRD',
+    hint: 'ctrlmetrics edit --enable sharding',
+    needs: ['certManager.enable'],
+    on: (root) => readOptionState(root).sharding,
+    takeOut: option('sharding'),
   },
   {
     value: 'grafana.enable',

@@ -18,6 +18,8 @@ import { configPrometheus } from './templates/config-prometheus.js';
 import { configCertmanager } from './templates/config-certmanager.js';
 import { configNetworkPolicy } from './templates/config-network-policy.js';
 import { configGrafana } from './templates/config-grafana.js';
+import { configSharding } from './templates/config-sharding.js';
+import { sharderFiles } from './templates/sharder.js';
 import { projectFiles, type ToolVersions } from './templates/project.js';
 import { LAYOUT, PROJECT_FILE, renderProjectFile } from './project-file.js';
 
@@ -73,6 +75,8 @@ export function renderProject(params: ProjectParams, multigroup = false): Record
     ...configCertmanager(params),
     ...configNetworkPolicy(params),
     ...configGrafana(params),
+    ...configSharding(params),
+    ...sharderFiles(params),
     [PROJECT_FILE]: renderProjectFile({
       cliVersion: ctrlmetricsPackageVersion(),
       domain: params.domain,

@@ -59,6 +59,8 @@ interface CommentSlot {
   set(text: string | undefined): void;
   /** Where the slot renders relative to the target list. */
   where: { kind: 'before-item'; index: number } | { kind: 'after-list' } | { kind: 'elsewhere' };
+  /** True when a blank line renders above the comment (the node's `spaceBefore`, not part of the text). */
+  blankAbove?: () => boolean;
 }
 
 interface Found {
@@ -147,6 +149,7 @@ function commentSlots(doc: Document, key: string): CommentSlot[] {
         get: () => k.commentBefore ?? undefined,
         set: (t) => setCommentBefore(k, t),
         where: { kind: 'after-list' },
+        blankAbove: () => !!(k as Commentable).spaceBefore,
       });
       slots.push({ get: () => k.comment ?? undefined, set: (t) => (k.comment = t), where: elsewhere });
       walk(p.value);
@@ -305,7 +308,10 @@ export function enableEntry(doc: Document, key: string, match: EntryMatcher, ent
     }
     seq.items.splice(where.index, 0, node);
   } else if (where.kind === 'after-list') {
+    // the blank line above the comment (the next key's) now opens the uncommented entry's comment
+    const blank = found.slot.blankAbove?.() ?? false;
     setCommentBefore(node, pre);
+    if (blank) node.spaceBefore = true;
     found.slot.set(post);
     seq.items.push(node);
   } else {

@@ -19,4 +19,6 @@ export { CtrlmetricsError, causeChain } from '../util/errors.js';
 export type { CtrlmetricsErrorOptions } from '../util/errors.js';
 export { kubeTime } from '../util/kube-time.js';
 export { scalarText } from '../util/scalar-text.js';
+// the ControllerRing CRD and the ring's default namespaces, which `ctrlmetrics init` writes into config/sharding
+export { controllerRingCrd } from '../sharding/controllerring.js';
 export { drainOrClose } from '../util/streams.js';

@@ -5,6 +5,7 @@
  */
 import type { ProjectParams } from './params.js';
 import { METRICS_CERT_DIR, METRICS_SECRET, METRICS_PORT } from './params.js';
+import { SHARD_REPLICAS, commentedShardingReplacements } from './config-sharding.js';
 
 /** The replacement blocks, written once so the template and `ctrlmetrics edit` agree on them. */
 export function metricsReplacement(
@@ -71,7 +72,7 @@ namePrefix: ${p.projectName}-
 #    team: platform
 
 # Switch the optional parts on and off with \`ctrlmetrics edit --enable|--disable <option>\`
-# (prometheus, certmanager, metrics-tls, network-policy, grafana), or by (un)commenting the lines below.
+# (prometheus, certmanager, metrics-tls, network-policy, grafana, sharding), or by (un)commenting the lines below.
 resources:
 # The CustomResourceDefinitions of the project's APIs (config/crd, written by npm run manifests); ctrlmetrics
 # create api enables it.
@@ -90,25 +91,39 @@ resources:
 #- ../network-policy
 # [GRAFANA] ConfigMap with Grafana dashboards for the controller-runtime metrics (label grafana_dashboard: "1").
 #- ../grafana
+# [SHARDING] The sharder and the project's ControllerRing: the manager runs as ${SHARD_REPLICAS} shards, each reconciling
+# its share of the objects. Enable it together with manager_sharding_patch.yaml and the [SHARDING] replacements
+# below. Needs [CERTMANAGER].
+#- ../sharding
 
+# The patches of the manager name its Deployment: the sharder ([SHARDING]) is a Deployment too.
 patches:
 # [METRICS] Passes --metrics-bind-address=:${METRICS_PORT} to the manager explicitly (its default too), so the
 # Service, the NetworkPolicy and this flag visibly agree on the port.
 - path: manager_metrics_patch.yaml
   target:
     kind: Deployment
+    name: controller-manager
 
 # [METRICS-WITH-CERTS] Serve the metrics endpoint with the cert-manager certificate (Secret "${METRICS_SECRET}")
 # instead of a self-signed one. Needs [CERTMANAGER]; [PROMETHEUS-WITH-CERTS] makes Prometheus verify it.
 #- path: cert_metrics_manager_patch.yaml
 #  target:
 #    kind: Deployment
+#    name: controller-manager
 
 # [WEBHOOK] Mount the webhook server's certificate (Secret "webhook-server-cert") into the manager and open its
 # port 9443. \`ctrlmetrics create webhook\` turns this on, after the metrics patches, as kubebuilder orders them.
 #- path: manager_webhook_patch.yaml
 #  target:
 #    kind: Deployment
+#    name: controller-manager
+
+# [SHARDING] The manager as a ring of shards: replicas, POD_NAME, --sharding-ring, no leader election.
+#- path: manager_sharding_patch.yaml
+#  target:
+#    kind: Deployment
+#    name: controller-manager
 
 # [CERTMANAGER] Fill the metrics Certificate's DNS names from the metrics Service's name and namespace:
 # <service>.<namespace>.svc and <service>.<namespace>.svc.cluster.local. Switched together with ../certmanager,
@@ -120,6 +135,9 @@ ${commentedReplacement('metadata.namespace', 'Certificate')}
 # Prometheus, which scrapes pod IPs, verifies the certificate against the Service's DNS name.
 ${commentedReplacement('metadata.name', 'ServiceMonitor')}
 ${commentedReplacement('metadata.namespace', 'ServiceMonitor')}
+# [SHARDING] The sharder's Service into its certificate's DNS names and its --webhook-service; the ring's name into
+# the manager's --sharding-ring; the manager's image (config/manager) into the sharder's.
+${commentedShardingReplacements()}
 `;
 
   const metricsService = `apiVersion: v1

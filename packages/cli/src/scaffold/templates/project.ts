@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { HEALTH_PORT, METRICS_CERT_DIR, METRICS_PORT, companionSpec, type ProjectParams } from './params.js';
 import { E2E_TEST, TEST_OUT_DIR, projectTestFiles } from './project-test.js';
 import { hygieneFiles } from './project-hygiene.js';
+import { SHARD_REPLICAS } from './config-sharding.js';
 
 /** Versions of the generated project's dev dependencies (kept equal to this package's own). */
 export interface ToolVersions {
@@ -109,6 +110,8 @@ export interface Flags {
   leaderElect: boolean;
   /** Namespace of the leader-election Lease; empty: the pod's namespace (required outside a pod). */
   leaderElectionNamespace: string;
+  /** The ControllerRing this manager is a shard of; empty: no sharding. Exclusive with leader election. */
+  shardingRing: string;
   /** Directory of the webhook server's certificate (the cert-manager Secret); empty: controller-runtime's default. */
   webhookCertPath: string;
   webhookCertName: string;
@@ -133,6 +136,7 @@ const DEFAULTS: Omit<Flags, 'log'> = {
   healthProbeBindAddress: ':${HEALTH_PORT}',
   leaderElect: false,
   leaderElectionNamespace: '',
+  shardingRing: '',
   webhookCertPath: '',
   webhookCertName: 'tls.crt',
   webhookCertKey: 'tls.key',
@@ -152,6 +156,7 @@ const HELP: Record<string, string> = {
   'health-probe-bind-address': 'The address the health probe endpoint (/healthz, /readyz) binds to.',
   'leader-elect': 'Enable leader election, so only one replica is active.',
   'leader-election-namespace': "Namespace of the leader-election Lease. Empty: the pod's namespace; outside a pod (running from a terminal) it is required with --leader-elect, e.g. ${p.projectName}-system, where config/rbac/leader_election_role.yaml grants the Lease.",
+  'sharding-ring': 'Run as a shard of this ControllerRing (config/sharding): a Lease of its own named after POD_NAME, only the objects the sharder assigns to this pod. Exclusive with --leader-elect. Empty: no sharding.',
   'webhook-cert-path': 'Directory with the webhook server certificate (the cert-manager Secret mounted by manager_webhook_patch.yaml). Empty: <tmp>/k8s-webhook-server/serving-certs. The webhook server starts only when the manager has webhooks.',
   'webhook-cert-name': 'Certificate file name in --webhook-cert-path.',
   'webhook-cert-key': 'Private key file name in --webhook-cert-path.',
@@ -171,6 +176,7 @@ const KEYS: Record<string, keyof Omit<Flags, 'log'>> = {
   'health-probe-bind-address': 'healthProbeBindAddress',
   'leader-elect': 'leaderElect',
   'leader-election-namespace': 'leaderElectionNamespace',
+  'sharding-ring': 'shardingRing',
   'webhook-cert-path': 'webhookCertPath',
   'webhook-cert-name': 'webhookCertName',
   'webhook-cert-key': 'webhookCertKey',
@@ -309,6 +315,8 @@ async function run(): Promise<void> {
     leaderElection: flags.leaderElect,
     leaderElectionID: '${leaderElectionID(p)}',
     ...(flags.leaderElectionNamespace ? { leaderElectionNamespace: flags.leaderElectionNamespace } : {}),
+    // a shard of a ring (ctrlmetrics edit --enable sharding): its Lease is in the leader-election namespace
+    ...(flags.shardingRing ? { sharding: { ring: flags.shardingRing } } : {}),
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     logger: createLogger('manager'),
   });
@@ -478,6 +486,7 @@ Switch them with \`ctrlmetrics edit --enable|--disable <option>\`, which keeps y
 | \`metrics-tls\` | The manager serves the cert-manager certificate and the ServiceMonitor verifies it (\`serverName\`, CA from the Secret). Turns on \`prometheus\` and \`certmanager\` too. |
 | \`network-policy\` | NetworkPolicy: only pods in namespaces labelled \`metrics: enabled\` may reach port ${METRICS_PORT}. |
 | \`grafana\` | ConfigMap with Grafana dashboards for the controller-runtime metrics (\`config/grafana/*.json\`). |
+| \`sharding\` | The manager as ${SHARD_REPLICAS} shards of a ring, each reconciling its share of the objects (\`--sharding-ring\`, \`POD_NAME\`, no leader election), and the sharder (\`src/sharder.ts\`, from the same image) that assigns them, with its Service, certificate, RBAC and the ControllerRing CRD (\`config/sharding\`). List your kinds in \`src/sharder.ts\` and \`config/sharding/rbac.yaml\`. Turns on \`certmanager\` too; \`test/e2e/sharding.test.ts\` runs two shards and the sharder on the authority. |
 
 ## NetworkPolicy caveats
 
