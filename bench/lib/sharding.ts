@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { readJsonLines, spawnTracked, stopChild } from './children.js';
-import { REPO_ROOT } from './servers.js';
+import { OURS_NODE_ARGS, REPO_ROOT } from './servers.js';
 import type { TestCluster } from '../../test/helpers/cluster.js';
 import { installCrd } from '../../test/helpers/cluster.js';
 import { installWebhooks } from '../../packages/envtest/src/index.js';
@@ -60,8 +60,15 @@ interface Child {
   ask(line: string, event: string): Promise<Record<string, number>>;
 }
 
-function spawnChild(script: string, env: Record<string, string>, cpu: number | undefined, gc = false): Child {
+function spawnChild(
+  script: string,
+  env: Record<string, string>,
+  cpu: number | undefined,
+  gc = false,
+  nodeArgs: readonly string[] = [],
+): Child {
   const args = [
+    ...nodeArgs,
     ...(gc ? ['--expose-gc'] : []),
     '--conditions=ctrlmetrics-source',
     '--import',
@@ -161,6 +168,8 @@ export async function measureSharding(
     },
     undefined,
     true,
+    // as config/sharding deploys it: the manager's NODE_OPTIONS (a young generation that stays small)
+    OURS_NODE_ARGS,
   );
   const running = new Map<string, Child>();
   try {
