@@ -486,7 +486,7 @@ Switch them with \`ctrlmetrics edit --enable|--disable <option>\`, which keeps y
 | \`metrics-tls\` | The manager serves the cert-manager certificate and the ServiceMonitor verifies it (\`serverName\`, CA from the Secret). Turns on \`prometheus\` and \`certmanager\` too. |
 | \`network-policy\` | NetworkPolicy: only pods in namespaces labelled \`metrics: enabled\` may reach port ${METRICS_PORT}. |
 | \`grafana\` | ConfigMap with Grafana dashboards for the controller-runtime metrics (\`config/grafana/*.json\`). |
-| \`sharding\` | The manager as ${SHARD_REPLICAS} shards of a ring, each reconciling its share of the objects (\`--sharding-ring\`, \`POD_NAME\`, no leader election), and the sharder (\`src/sharder.ts\`, from the same image) that assigns them, with its Service, certificate, RBAC and the ControllerRing CRD (\`config/sharding\`). List your kinds in \`src/sharder.ts\` and \`config/sharding/rbac.yaml\`. Turns on \`certmanager\` too; \`test/e2e/sharding.test.ts\` runs two shards and the sharder on the authority. |
+| \`sharding\` | The manager as ${SHARD_REPLICAS} shards of a ring, each reconciling its share of the objects (\`--sharding-ring\`, \`POD_NAME\`, no leader election), and the sharder (\`src/sharder.ts\`, from the same image) that assigns them, with its Service, certificate, RBAC and the ControllerRing CRD (\`config/sharding\`). The sample's ring takes the ConfigMaps of namespaces labelled \`sharding.ctrlmetrics.io/${p.projectName}=enabled\`; list your kinds in \`src/sharder.ts\` and \`config/sharding/rbac.yaml\`. Turns on \`certmanager\` too; \`test/e2e/sharding.test.ts\` runs two shards and the sharder on the authority. |
 
 ## NetworkPolicy caveats
 

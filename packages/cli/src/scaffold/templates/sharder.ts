@@ -8,6 +8,9 @@ import type { ProjectParams } from './params.js';
 
 export const SHARDING_TEST = 'test/e2e/sharding.test.ts';
 
+/** The label of the namespaces whose ConfigMaps the sample's ring shards (`=enabled`). */
+export const SHARDED_LABEL = (p: ProjectParams): string => `sharding.ctrlmetrics.io/${p.projectName}`;
+
 export function sharderFiles(p: ProjectParams): Record<string, string> {
   const prefix = p.projectName.replace(/-/g, '_');
   const sharder = `/**
@@ -24,7 +27,6 @@ import { loadRestConfig } from 'ctrlmetrics/config';
 import { Manager } from 'ctrlmetrics/manager';
 import {
   CONTROLLER_RING_API_VERSION,
-  DEFAULT_NAMESPACE_SELECTOR,
   Sharder,
   type ControllerRing,
   type SharderWebhookClientConfig,
@@ -36,12 +38,15 @@ const setupLog = createLogger('setup');
 /**
  * The ring of the manager's shards: the kinds the sharder assigns to them. List your controllers' primary kinds
  * (group and plural resource) and, under controlledResources, the kinds their objects own (and grant them in
- * config/sharding/rbac.yaml); the sample controller reconciles ConfigMaps. Only objects of the namespaces the
- * namespaceSelector matches are sharded.
+ * config/sharding/rbac.yaml). A ring assigns every object of its kinds in the namespaces its namespaceSelector
+ * matches, and a shard hands over only what its controllers cache: shard kinds your controllers watch whole. The
+ * sample controller reconciles a few labelled ConfigMaps, so its ring takes only the namespaces labelled
+ * ${SHARDED_LABEL(p)}=enabled; for a kind of your own, DEFAULT_NAMESPACE_SELECTOR (ctrlmetrics/sharding: every
+ * namespace but kube-system) is the usual choice.
  */
 const RING_SPEC: NonNullable<ControllerRing['spec']> = {
   resources: [{ group: '', resource: 'configmaps' }],
-  namespaceSelector: DEFAULT_NAMESPACE_SELECTOR,
+  namespaceSelector: { matchLabels: { '${SHARDED_LABEL(p)}': 'enabled' } },
 };
 
 const OPTIONS = {
@@ -165,6 +170,8 @@ const WAIT_MS = 30_000;
 const RING = 'controller-manager';
 const SHARD_LABEL = 'shard.alpha.sharding.timebertt.dev/' + RING;
 const SAMPLES = 20;
+/** A namespace of the ring (src/sharder.ts's namespaceSelector). */
+const NS = 'sharded';
 const SHARDING_ON = /^- \\.\\.\\/sharding\\/?[ \\t]*$/m.test(readFileSync(join(ROOT, 'config/default/kustomization.yaml'), 'utf8'));
 
 interface Proc {
@@ -258,7 +265,7 @@ describe('sharding', { skip: SHARDING_ON ? false : 'sharding is off in config/de
   /** The sample ConfigMaps' names per shard (unassigned under ''). */
   async function assignment(): Promise<Map<string, string[]>> {
     const list = await admin.get<{ items: Array<{ metadata: { name: string; labels?: Record<string, string> } }> }>(
-      '/api/v1/namespaces/default/configmaps?labelSelector=' + encodeURIComponent('app.kubernetes.io/part-of=${p.projectName}'),
+      '/api/v1/namespaces/' + NS + '/configmaps?labelSelector=' + encodeURIComponent('app.kubernetes.io/part-of=${p.projectName}'),
     );
     const byShard = new Map<string, string[]>();
     for (const cm of list.items) {
@@ -280,7 +287,7 @@ describe('sharding', { skip: SHARDING_ON ? false : 'sharding is off in config/de
           res.on('data', (chunk: string) => (body += chunk));
           res.on('end', () => {
             if (res.statusCode !== 200) return reject(new Error(shard + ' /metrics answered ' + String(res.statusCode)));
-            const names = [...body.matchAll(/^${prefix}_configmap_keys\\{name="([^"]+)",namespace="default"\\} /gm)].map((m) => m[1]!);
+            const names = [...body.matchAll(/^${prefix}_configmap_keys\\{name="([^"]+)",namespace="sharded"\\} /gm)].map((m) => m[1]!);
             resolve(names.sort());
           });
         },
@@ -362,11 +369,12 @@ describe('sharding', { skip: SHARDING_ON ? false : 'sharding is off in config/de
   });
 
   test('every sample ConfigMap is assigned to one shard and reconciled there alone', async () => {
+    await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { '${SHARDED_LABEL(p)}': 'enabled' } } });
     for (let i = 0; i < SAMPLES; i++) {
-      await admin.create('/api/v1/namespaces/default/configmaps', {
+      await admin.create('/api/v1/namespaces/' + NS + '/configmaps', {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { name: 'sample-' + i, namespace: 'default', labels: { 'app.kubernetes.io/part-of': '${p.projectName}' } },
+        metadata: { name: 'sample-' + i, namespace: NS, labels: { 'app.kubernetes.io/part-of': '${p.projectName}' } },
         data: { a: String(i) },
       });
     }
