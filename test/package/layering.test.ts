@@ -6,7 +6,9 @@
  * never by a relative path into its sources, which a published package could not follow; the CLI reaches the
  * authority by its name too. Imports are read with the TypeScript parser (import and export declarations and
  * dynamic imports of literal paths), not text search, so code inside template strings — the scaffold's generated
- * files — does not count.
+ * files — does not count. No package's modules import each other in a loop: a loop makes the order modules are
+ * evaluated in matter (a value read before its module ran is undefined) and the files impossible to read one at a
+ * time. Imports of types only are left out for now (they vanish from the JavaScript).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -171,4 +173,75 @@ test("every folder of the runtime's src/ has its floor listed", () => {
     [],
     'a new folder needs its place in ALLOWED',
   );
+});
+
+/** A module's relative value imports (type-only declarations left out), as files. */
+function valueImportsOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
+  const found: string[] = [];
+  for (const node of source.statements) {
+    if (!(ts.isImportDeclaration(node) || ts.isExportDeclaration(node))) continue;
+    if (!node.moduleSpecifier || !ts.isStringLiteral(node.moduleSpecifier)) continue;
+    if (!node.moduleSpecifier.text.startsWith('.')) continue;
+    const clause = ts.isImportDeclaration(node) ? node.importClause : undefined;
+    const typeOnly = ts.isImportDeclaration(node)
+      ? !!clause &&
+        (clause.isTypeOnly ||
+          (!clause.name &&
+            !!clause.namedBindings &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)))
+      : node.isTypeOnly;
+    if (!typeOnly) found.push(resolve(dirname(file), node.moduleSpecifier.text).replace(/\.js$/, '.ts'));
+  }
+  return found;
+}
+
+/** The strongly connected groups (more than one module) of an import graph: its loops. */
+function loops(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      group.push(w);
+    } while (w !== v);
+    if (group.length > 1) found.push(group.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+test("no package's modules import each other's values in a loop", () => {
+  const found: string[] = [];
+  let modules = 0;
+  for (const pkg of Object.keys(PACKAGE_IMPORTS)) {
+    const src = join(PACKAGES, pkg, 'src');
+    const graph = new Map<string, string[]>();
+    for (const file of sourceFiles(src)) graph.set(file, valueImportsOf(file));
+    modules += graph.size;
+    for (const group of loops(graph)) found.push(`${pkg}: ${group.map((f) => relative(src, f)).join(', ')}`);
+  }
+  assert.ok(modules > 250, `modules were read (${modules})`);
+  assert.deepEqual(found, []);
 });

@@ -13,7 +13,7 @@ import { loadRestConfig, type RestConfig } from 'ctrlmetrics/config';
 import { loadManifests } from './apply.js';
 import { installWebhooks, type InstallWebhooksOptions, type InstalledWebhooks } from './install-webhooks.js';
 import type { KubeObject } from './resources.js';
-import { startAuthority, type Authority, type AuthorityOptions } from './index.js';
+import { startAuthority, type Authority, type AuthorityOptions } from './authority.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
