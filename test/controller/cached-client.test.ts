@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { KubeApiError, KubeClient } from '../../packages/ctrlmetrics/src/kube/client.js';
 import { InformerSet } from '../../packages/ctrlmetrics/src/controller/informers.js';
 import { cachedReadClient } from '../../packages/ctrlmetrics/src/controller/cached-client.js';
-import { NotCachedError } from '../../packages/ctrlmetrics/src/controller/watch-caches.js';
+import { NotCachedError } from '../../packages/ctrlmetrics/src/controller/not-cached.js';
 import { RESTMapper } from '../../packages/ctrlmetrics/src/kube/restmapper.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';

@@ -30,7 +30,8 @@ import { ObjectClient } from '../kube/object-client.js';
 import { RESTMapper } from '../kube/restmapper.js';
 import { EventBroadcaster, type EventRecorder } from '../kube/events.js';
 import { after, type TimerClock } from '../util/timers.js';
-import { NotCachedError, WatchCaches, type TypeRef } from './watch-caches.js';
+import { NotCachedError } from './not-cached.js';
+import { WatchCaches, type TypeRef } from './watch-caches.js';
 import type { ShardGate } from './sharding.js';
 
 /** Options of a {@link Controller}. */

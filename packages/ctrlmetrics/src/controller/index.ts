@@ -2,7 +2,7 @@
 export { Controller } from './controller.js';
 export type { ControllerOptions, ControllerStartDeps, ControllerQueue } from './controller.js';
 export { TerminalError, PanicError, ReconcileTimeoutError, isTerminal, isPanic } from './errors.js';
-export { NotCachedError } from './watch-caches.js';
+export { NotCachedError } from './not-cached.js';
 export type { TypeRef } from './watch-caches.js';
 export { Workqueue } from './workqueue.js';
 export type { WorkqueueOptions, QueueGet } from './workqueue.js';

@@ -8,7 +8,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../util/log.js';
 import { collectionPath } from './handlers.js';
 import { NoKindMatchError, type RESTMapper } from '../kube/restmapper.js';
-import { NotCachedError } from './watch-caches.js';
+import { NotCachedError } from './not-cached.js';
 import { after } from '../util/timers.js';
 import type { KubeObject, WatchSpec } from './types.js';
 import { CtrlmetricsError } from '../util/errors.js';

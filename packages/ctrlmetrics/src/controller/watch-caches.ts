@@ -6,21 +6,12 @@
  */
 import type { WatchCache } from './informers.js';
 import type { KubeObject } from './types.js';
-import { CtrlmetricsError } from '../util/errors.js';
+import { NotCachedError } from './not-cached.js';
 
 /** A kind with its apiVersion, as `ctx.cache` takes it (`{ apiVersion: 'apps/v1', kind: 'Deployment' }`). */
 export interface TypeRef {
   apiVersion: string;
   kind: string;
-}
-
-/**
- * A read of a kind the cache does not hold (controller-runtime's `ErrResourceNotCached`): not a not-found, which
- * would say the object was deleted. Read it with `ctx.client` or `ctx.apiReader` (from the API), or watch it.
- */
-export class NotCachedError extends CtrlmetricsError {
-  static override readonly code: string = 'ERR_NOT_CACHED';
-  override name = 'NotCachedError';
 }
 
 /** The caches of one controller's watches, by `apiVersion/kind`. */

@@ -10,7 +10,7 @@
 export { Controller } from '../controller/controller.js';
 export type { ControllerOptions, ControllerQueue } from '../controller/controller.js';
 export { TerminalError, PanicError, ReconcileTimeoutError } from '../controller/errors.js';
-export { NotCachedError } from '../controller/watch-caches.js';
+export { NotCachedError } from '../controller/not-cached.js';
 export type { InformerTuning, CacheByObject, CacheTransform } from '../controller/informers.js';
 export type {
   Request,

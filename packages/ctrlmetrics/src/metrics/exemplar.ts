@@ -13,19 +13,14 @@ import {
   type ScalarCell,
 } from './format.js';
 import { isLegacyLabelName, quoteName } from './names.js';
+import type { Exemplar } from './exposition-types.js';
+export type { Exemplar } from './exposition-types.js';
 
 /** OpenMetrics' limit on the runes of an exemplar's label names and values together. */
 export const EXEMPLAR_MAX_RUNES = 128;
 
 /** The labels an exemplar is given: label name → value. */
 export type ExemplarLabels = Readonly<Record<string, string>>;
-
-/** One exemplar as kept and written: labels sorted by name, the observed value, when (Unix ms). */
-export interface Exemplar {
-  readonly labels: readonly (readonly [string, string])[];
-  readonly value: number;
-  readonly timestampMs: number;
-}
 
 /**
  * What a metric's series share for their exemplars (one reference per series): the metric's name for errors, its

@@ -6,13 +6,8 @@
 import type { Exemplar } from './exemplar.js';
 import type { TextSink } from './text-sink.js';
 import { escapeName, isLegacyName } from './names.js';
-import type { EscapingScheme } from './negotiate.js';
-
-/** The two text formats: Prometheus text 0.0.4 and OpenMetrics 1.0.0. */
-export type TextFormat = 'text' | 'openmetrics';
-
-/** Every exposition format: the two text formats and length-delimited protobuf `MetricFamily` messages. */
-export type ExpositionFormat = TextFormat | 'protobuf';
+import type { EscapingScheme, ProtoLabelNames, TextFormat } from './exposition-types.js';
+export type { ExpositionFormat, ProtoLabelNames, TextFormat } from './exposition-types.js';
 
 /** Metric types as written on the `# TYPE` line (OpenMetrics writes `untyped` as `unknown`). */
 export type MetricType = 'counter' | 'gauge' | 'histogram' | 'summary' | 'untyped';
@@ -39,12 +34,6 @@ export interface FamilyView {
   write?(out: TextSink, format: TextFormat, from: number, to: number, escaping?: EscapingScheme): void;
   /** Writes units `[from, to)` to `out` as protobuf `Metric` messages (see {@link ProtoSink}), label names as `escaping` says. */
   encode(out: ProtoSink, from: number, to: number, escaping?: EscapingScheme): void;
-}
-
-/** A family's label names in written (sorted) order; `order[i]` is the declared position of the `i`-th (as `LabelLayout`). */
-export interface ProtoLabelNames {
-  readonly names: readonly string[];
-  readonly order: readonly number[] | undefined;
 }
 
 /** One series' label values (declared order), and its label pairs once encoded, kept for the next scrape. */

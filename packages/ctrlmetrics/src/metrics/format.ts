@@ -2,38 +2,12 @@
  * Text helpers shared by both exposition formats: float formatting as Go's `strconv.FormatFloat(v, 'g', -1, 64)`
  * (what client_golang writes), and the escaping rules of label values and HELP text.
  */
-import type { Exemplar } from './exemplar.js';
 import type { TextSink } from './text-sink.js';
+import type { Exemplar, LabelLayout } from './exposition-types.js';
+export type { LabelLayout } from './exposition-types.js';
 
-/**
- * Formats a sample value as Go's expfmt does: `+Inf`, `-Inf`, `NaN`; integers without decimals; the shortest
- * representation that round-trips; exponent notation (`1e-05`, `1.5e+06`) when the decimal exponent is
- * below -4 or at least 6.
- */
-export function formatFloat(v: number): string {
-  // fast path: small integers, the common case for counters and bucket counts
-  if (v === (v | 0) && v < 1e6 && v > -1e6) return '' + v;
-  if (v !== v) return 'NaN';
-  if (v === Infinity) return '+Inf';
-  if (v === -Infinity) return '-Inf';
-  const a = v < 0 ? -v : v;
-  // JSON.stringify spells a finite number exactly as String(v) does, but String(v) (and `'' + v`) goes through
-  // V8's number-to-string cache, which allocates every string it caches in the old generation: the float sums of a
-  // 10k scrape then filled ≈ 5 KB of old space per scrape, a mark-compact every 1–2 s under load and 8 MB more heap
-  // committed between them (docs/performance-notes.md). JSON.stringify's string is young and dies young.
-  if (a >= 1e-4 && a < 1e6) return JSON.stringify(v);
-  return exponentForm(v);
-}
-
-function exponentForm(v: number): string {
-  // JS gives the same shortest digits as Go; only the exponent spelling differs (`e+6` vs `e+06`)
-  const s = v.toExponential();
-  const e = s.indexOf('e');
-  const mantissa = s.slice(0, e);
-  const sign = s[e + 1];
-  const digits = s.slice(e + 2);
-  return `${mantissa}e${sign}${digits.length < 2 ? '0' + digits : digits}`;
-}
+export { formatFloat } from './float-text.js';
+import { formatFloat } from './float-text.js';
 
 /**
  * Formats a float that appears as a label value (`le`, `quantile`). Text format: as {@link formatFloat}.
@@ -57,16 +31,6 @@ export function escapeLabelValue(v: string): string {
 export function escapeHelp(help: string, openMetrics: boolean): string {
   const re = openMetrics ? /[\\"\n]/g : /[\\\n]/g;
   return help.replace(re, (c) => (c === '\\' ? '\\\\' : c === '"' ? '\\"' : '\\n'));
-}
-
-/**
- * The order labels are written in: sorted by name, as client_golang writes them (bytewise; label names are ASCII),
- * whatever order they were declared in. `order[i]` is the position among the declared labels of the `i`-th
- * written one; undefined when the declared order is already sorted (the usual case: no indirection).
- */
-export interface LabelLayout {
-  readonly names: readonly string[];
-  readonly order: readonly number[] | undefined;
 }
 
 /** The {@link LabelLayout} of labels declared in this order. */

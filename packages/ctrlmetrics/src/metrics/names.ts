@@ -11,9 +11,7 @@
  * stays bare (`{a:b="v"}`), which no Prometheus parses. Here a label name is legacy only by the label-name rule
  * (`[a-zA-Z_][a-zA-Z0-9_]*`): `a:b` is quoted under `allow-utf-8` and escaped (`a_b`) otherwise.
  */
-import type { ProtoLabelNames } from './family.js';
-import type { LabelLayout } from './format.js';
-import type { EscapingScheme } from './negotiate.js';
+import type { EscapingScheme, LabelLayout, ProtoLabelNames } from './exposition-types.js';
 
 const LEGACY_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LEGACY_LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;

@@ -8,7 +8,6 @@
  * scrape after that time, dated at that time, which nobody can tell apart (no one sees the series in between) and
  * costs no timer per series.
  */
-import type { HistogramOptions } from './histogram.js';
 import { bucketKey, bucketUpperBound, MIN_SCHEMA, schemaForFactor } from './native-buckets.js';
 
 /** client_golang's `DefNativeHistogramZeroThreshold`: 2^-128, the zero threshold when none is given. */
@@ -27,16 +26,19 @@ export interface NativeConfig {
   readonly now: () => number;
 }
 
-/** The options that make a histogram native: the `nativeHistogram*` fields of `HistogramOptions`, and its clock. */
-export type NativeOptions = Pick<
-  HistogramOptions,
-  | 'nativeHistogramBucketFactor'
-  | 'nativeHistogramZeroThreshold'
-  | 'nativeHistogramMaxBucketNumber'
-  | 'nativeHistogramMinResetDuration'
-  | 'nativeHistogramMaxZeroThreshold'
-  | 'now'
->;
+/**
+ * The options that make a histogram native: the `nativeHistogram*` fields of `HistogramOptions` (documented there),
+ * and its clock. Written out rather than picked from `HistogramOptions`, so that this module does not import the
+ * histogram, which imports it.
+ */
+export interface NativeOptions {
+  nativeHistogramBucketFactor?: number;
+  nativeHistogramZeroThreshold?: number;
+  nativeHistogramMaxBucketNumber?: number;
+  nativeHistogramMinResetDuration?: number;
+  nativeHistogramMaxZeroThreshold?: number;
+  now?: () => number;
+}
 
 /** The native configuration of these options, or undefined when the bucket factor does not make it native (≤ 1). */
 export function nativeConfig(name: string, o: NativeOptions): NativeConfig | undefined {

@@ -21,7 +21,8 @@
  * - `encoding=text` and `encoding=compact-text` (protobuf's debugging text formats) are not served: the entry is
  *   skipped instead of answered.
  */
-import type { ExpositionFormat } from './family.js';
+import type { EscapingScheme, ExpositionFormat } from './exposition-types.js';
+export type { EscapingScheme } from './exposition-types.js';
 
 /** `Content-Type` of the Prometheus text format, without the `escaping` parameter. */
 export const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -33,8 +34,6 @@ export const OPENMETRICS_0_0_1_CONTENT_TYPE = 'application/openmetrics-text; ver
 export const PROTOBUF_CONTENT_TYPE =
   'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
 
-/** The name-escaping schemes of client_golang (`model.EscapingScheme`); `underscores` is its default. */
-export type EscapingScheme = 'allow-utf-8' | 'underscores' | 'dots' | 'values';
 const ESCAPING_SCHEMES: ReadonlySet<string> = new Set<EscapingScheme>(['allow-utf-8', 'underscores', 'dots', 'values']);
 
 /** The chosen format and the `Content-Type` header to send with it. */

@@ -8,7 +8,7 @@
  * heap: the cached label text is copied byte by byte, integers are written as digits, and only non-integer values
  * are formatted as strings first. No library writes Prometheus text into a caller's buffer, hence this file.
  */
-import { formatFloat } from './format.js';
+import { formatFloat } from './float-text.js';
 
 /** Bytes per block: the largest piece the server writes to a socket in one turn of the loop. */
 const BLOCK_BYTES = 64 * 1024;
