@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Manager } from '../../packages/ctrlmetrics/src/index.js';
-import type { KubeObject } from '../../packages/envtest/src/resources.js';
+import type { KubeObject } from '../../packages/envtest/src/types.js';
 import { installWebhooks, type InstalledWebhooks } from '../../packages/envtest/src/index.js';
 import { DEFAULT_IMAGE, newMemcachedWebhook } from '../../examples/memcached-operator/webhook.js';
 import { installCrd, startTestCluster, type TestCluster } from '../helpers/cluster.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { Manager } from '../../packages/ctrlmetrics/src/index.js';
 import { ConversionWebhook } from '../../packages/ctrlmetrics/src/exports/webhook.js';
 import { installWebhooks, type InstalledWebhooks } from '../../packages/envtest/src/index.js';
-import type { KubeObject } from '../../packages/envtest/src/resources.js';
+import type { KubeObject } from '../../packages/envtest/src/types.js';
 import { installCrd, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { run } from '../helpers/process.js';
 import { httpsGet } from '../controller/helpers/exposition.js';

@@ -4,7 +4,7 @@
  * the server sets (name, uid, generation…); that final object goes to the validating webhooks; only then is it
  * stored. A write whose object changed while webhooks were called is tried again (a few times), as kube retries.
  */
-import type { KubeObject, ResourceType } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 import type { UserInfo } from './rbac.js';
 import { isStaleAdmission, type ObjectService, type WriteOptions } from './objects.js';
 import { WarningRecorder, type AdmissionRequest, type WebhookAdmission } from './webhook-admission.js';

@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { KubeObject, ResourceRegistry } from './resources.js';
+import type { ResourceRegistry } from './resources.js';
+import type { KubeObject } from './types.js';
 import type { ObjectService } from './objects.js';
 import { crdSetForGroup } from './crds.js';
 

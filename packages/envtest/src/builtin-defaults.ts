@@ -7,7 +7,7 @@
  *
  * Defaults fill only what is absent, so applying them to an object already defaulted changes nothing.
  */
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import { sameQuantity } from 'ctrlmetrics/internal';
 
 type Obj = KubeObject;

@@ -7,7 +7,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { FieldCause } from './status.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 type Obj = KubeObject;
 

@@ -4,7 +4,7 @@
  * order the real server reports them; `objects.ts` aggregates them with the metadata checks into one 422.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import type { FieldCause } from './status.js';
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;

@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CustomResourceConverter } from './cr-conversion.js';
 import { isStaleAdmission, type ObjectService, type WriteOptions } from './objects.js';
-import type { KubeObject, ResourceType } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 
 /** Attempts of a write whose stored object changed under it while the webhook was called. */
 const ATTEMPTS = 3;

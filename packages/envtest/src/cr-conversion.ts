@@ -7,7 +7,8 @@
  * error `conversion webhook for <group/version, Kind=kind> …`, answered 500 as kube answers it.
  */
 import { randomUUID } from 'node:crypto';
-import { apiVersionOf, type KubeObject, type ResourceType } from './resources.js';
+import { apiVersionOf } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 import { ApiError } from './status.js';
 import { postReview, WebhookCallError, type ServiceResolver } from './webhook-call.js';
 

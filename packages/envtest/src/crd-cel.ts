@@ -11,19 +11,9 @@
 import { createRequire } from 'node:module';
 import type { CelInput } from '@bufbuild/cel';
 import type { FieldCause } from './status.js';
-import type { StructuralSchema } from './crd-schema.js';
+import type { StructuralSchema, ValidationRule } from './types.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** One entry of `x-kubernetes-validations`. */
-export interface ValidationRule {
-  rule: string;
-  message?: string;
-  messageExpression?: string;
-  reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
-  fieldPath?: string;
-  optionalOldSelf?: boolean;
-}
 
 type Cel = typeof import('@bufbuild/cel');
 

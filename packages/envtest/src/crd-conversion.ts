@@ -5,7 +5,7 @@
  * field paths are apiextensions' internal ones (`spec.conversion.webhookClientConfig`,
  * `spec.conversion.conversionReviewVersions`), as kube prints them. Also what a deprecated version warns.
  */
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import type { FieldCause } from './status.js';
 import { clientConfigCauses, goStrings } from './webhook-configurations.js';
 

@@ -12,41 +12,11 @@ import { isDeepStrictEqual } from 'node:util';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { FieldCause } from './status.js';
 import type { ListShape, ListShapes } from './managed-fields.js';
-import { evaluateRules, type ValidationRule } from './crd-cel.js';
+import { evaluateRules } from './crd-cel.js';
+import type { StructuralSchema } from './types.js';
 import { validateLabels } from './validation.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** An OpenAPI v3 schema node of a CRD (`openAPIV3Schema` and below). */
-export interface StructuralSchema {
-  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
-  properties?: Record<string, StructuralSchema>;
-  additionalProperties?: StructuralSchema | boolean;
-  items?: StructuralSchema;
-  required?: string[];
-  enum?: Json[];
-  pattern?: string;
-  format?: string;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: boolean;
-  exclusiveMaximum?: boolean;
-  multipleOf?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  minProperties?: number;
-  maxProperties?: number;
-  nullable?: boolean;
-  default?: Json;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-embedded-resource'?: boolean;
-  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
-  'x-kubernetes-list-map-keys'?: string[];
-  'x-kubernetes-validations'?: ValidationRule[];
-}
 
 const isObj = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 // in any key order: a stored object's keys are in kube's encoding order, a new one's as its writer wrote them

@@ -9,7 +9,7 @@
  * written for the full upstream schema are stored unchanged. For the upstream validation, apply upstream's CRDs
  * instead (each set names its source).
  */
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 /** One installable set: the CRDs of an upstream project at a pinned version. */
 export interface CrdSet {

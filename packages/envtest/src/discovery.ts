@@ -1,7 +1,8 @@
 /**
  * Discovery documents (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/<g>/<v>`) for the served types.
  */
-import type { KubeObject, ResourceRegistry, ResourceType } from './resources.js';
+import type { ResourceRegistry } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 
 /** The Kubernetes version the authority reports (matches the kubectl on the machine, so no skew warning). */
 export const KUBE_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-ctrlmetrics' };

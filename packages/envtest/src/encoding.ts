@@ -5,7 +5,7 @@
  * keys sorted. A custom resource is an unstructured map, so all its keys are sorted. Clients that compare objects
  * as text see the same answers from the authority as from a cluster.
  */
-import type { KubeObject, ResourceType } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 
 /** ObjectMeta's fields in the Go type's order. */
 const OBJECT_META_ORDER = [

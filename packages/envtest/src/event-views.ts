@@ -5,7 +5,7 @@
  * recorder); the fields common to both keep their names. Objects written either way are read either way.
  */
 // the type alone: resources.ts imports these conversions
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 type Obj = KubeObject;
 

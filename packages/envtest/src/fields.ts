@@ -8,7 +8,7 @@
  */
 import { badRequest } from './status.js';
 import { builtinTypes, type FieldShape } from './builtin-openapi.js';
-import type { KubeObject, ResourceType } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -9,7 +9,7 @@
  */
 import { badRequest } from './status.js';
 // the type alone: resources.ts imports these conversions
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 type Obj = KubeObject;
 

@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import { KubeApiError, KubeClient } from 'ctrlmetrics/client';
 import type { RestConfig } from 'ctrlmetrics/config';
 import { generateCA, issueServingCert } from './pki.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 const KINDS: Record<string, string> = {
   MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',

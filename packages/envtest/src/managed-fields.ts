@@ -13,7 +13,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { mergeKeyFor } from './patch.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 /** A FieldsV1 trie as stored in `managedFields[].fieldsV1`. */
 export type FieldSet = { [key: string]: FieldSet };

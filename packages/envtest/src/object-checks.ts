@@ -3,7 +3,7 @@
  * CustomResourceDefinition validation.
  */
 import { badRequest, type FieldCause } from './status.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import { isDeepStrictEqual } from 'node:util';
 import { defaultCauses, structuralSchemaCauses } from './crd-schema.js';
 import { conversionCauses } from './crd-conversion.js';

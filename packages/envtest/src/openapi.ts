@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KubeObject, ResourceRegistry, ResourceType } from './resources.js';
+import type { ResourceRegistry } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 import { KUBE_VERSION } from './discovery.js';
 import { builtinOpenAPIv2Text, builtinOpenAPIv3 } from './builtin-openapi.js';
 

@@ -5,7 +5,7 @@
  * changed in place) until it expires, as etcd keeps old revisions until it compacts them: after 5 minutes, or
  * when more lists than the bound are in progress; continuing an expired list is answered 410 Expired.
  */
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import { badRequest, expired, type ApiError } from './status.js';
 
 /** How the objects of one LIST are sorted and keyed: `namespace/name`, or `name` for cluster-scoped objects. */

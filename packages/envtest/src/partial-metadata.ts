@@ -4,7 +4,7 @@
  * controller-runtime's metadata-only watches): the object's metadata only, as kind PartialObjectMetadata, or a
  * PartialObjectMetadataList for a list; asking for the wrong one of the two is 406 NotAcceptable in kube's words.
  */
-import type { KubeObject, ResourceType } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 import { ApiError } from './status.js';
 
 export type PartialKind = 'PartialObjectMetadata' | 'PartialObjectMetadataList';

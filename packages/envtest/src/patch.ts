@@ -3,7 +3,7 @@
  * patch (the subset of directives and merge keys kubectl sends for `label`, `annotate`, `apply`, `edit`, `scale`).
  */
 import { badRequest, ApiError } from './status.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -12,7 +12,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { ApiError } from './status.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 type Obj = KubeObject;
 

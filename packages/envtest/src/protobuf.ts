@@ -7,7 +7,7 @@
  * field numbers of the Kubernetes `generated.proto` files for the kinds below. Unknown fields are skipped.
  */
 import { badRequest, ApiError } from './status.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 /** The 4-byte prefix of a Kubernetes protobuf envelope. */
 export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);

@@ -13,7 +13,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FieldCause } from './status.js';
 import { ApiError, notFound } from './status.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import {
   resolveAggregatedRules,
   SYSTEM_MASTERS,

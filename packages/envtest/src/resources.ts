@@ -1,83 +1,11 @@
 /**
  * The resource types the authority serves: built-in kinds plus the custom resources of established CRDs.
  */
-import type { StructuralSchema } from './crd-schema.js';
 import { deprecationWarningOf } from './crd-conversion.js';
 import { BUILTIN_GROUPS, BUILTIN_RESOURCES, type BuiltinResource } from 'ctrlmetrics/internal';
+import type { BuiltinView, KubeObject, NameRule, ResourceType, StructuralSchema } from './types.js';
 import { coreFromEventsV1, eventsV1FromCore } from './event-views.js';
 import { hpaV1FromV2, hpaV2FromV1 } from './hpa-views.js';
-
-/** A Kubernetes object as plain JSON. */
-export type KubeObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** How object names of a type are validated. */
-export type NameRule = 'subdomain' | 'label' | 'label1035' | 'path';
-
-/** A CRD's `subresources.scale`: simple JSON paths such as `.spec.replicas`. */
-export interface ScalePaths {
-  specReplicasPath: string;
-  statusReplicasPath: string;
-  labelSelectorPath?: string;
-}
-
-/** One served resource (group/version/resource) and what it supports. */
-export interface ResourceType {
-  group: string;
-  version: string;
-  /** Plural resource name, e.g. `configmaps`. */
-  resource: string;
-  singular: string;
-  kind: string;
-  listKind: string;
-  namespaced: boolean;
-  shortNames?: string[];
-  categories?: string[];
-  verbs: string[];
-  /** Virtual "review" resources: create only, nothing stored. */
-  virtual?: boolean;
-  nameRule: NameRule;
-  /** `metadata.generation` is maintained (bumped on spec changes). */
-  generation?: boolean;
-  /** Has a `status` subresource: updates of the main resource keep the stored status. */
-  statusSubresource?: boolean;
-  /** For custom resources: the CRD's additional printer columns. */
-  printerColumns?: Array<{
-    name: string;
-    type: string;
-    jsonPath: string;
-    description?: string;
-    priority?: number;
-    format?: string;
-  }>;
-  /** Set for custom resources. */
-  crd?: string;
-  /** For custom resources with a scale subresource: where the replicas and the selector are. */
-  scale?: ScalePaths;
-  /** For custom resources: the version's structural schema (`schema.openAPIV3Schema`). */
-  schema?: StructuralSchema;
-  /** For a deprecated custom resource version: the warning every request to it gets. */
-  deprecationWarning?: string;
-  /** For built-in kinds: the hash discovery lists (what storage migration compares). */
-  storageVersionHash?: string;
-  /** For built-in kinds: the subresources discovery lists (`status`, `scale`, `token`, …). */
-  subresources?: BuiltinResource['subresources'];
-  /** A built-in kind with an `autoscaling/v1 Scale` at `/scale` (`spec.replicas`, a label selector). */
-  builtinScale?: boolean;
-  /**
-   * A built-in view of another resource's objects, stored once and seen in two shapes (events.k8s.io/v1 Events are
-   * core v1 Events): where they are stored, and the conversions between the stored shape and this one.
-   */
-  view?: BuiltinView;
-}
-
-/** How a view type reads and writes the objects of the resource that stores them. */
-export interface BuiltinView {
-  storage: { group: string; version: string; resource: string };
-  /** A stored object as this type shows it. */
-  read: (stored: KubeObject) => KubeObject;
-  /** A request's object (whole or partial, as an apply configuration) in the stored shape. */
-  write: (body: KubeObject) => KubeObject;
-}
 
 /** A custom resource's verbs, in the order kube-apiserver lists them. */
 const CR_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];

@@ -9,7 +9,7 @@ import type { TokenSigner } from './sa-tokens.js';
 import type { AuthzAttributes, UserInfo } from './rbac.js';
 import { badRequest, conflict, invalid, notFound, type FieldCause } from './status.js';
 import { kubeTime } from './objects.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 const MIN_EXPIRATION = 600;
 const MAX_EXPIRATION = 2 ** 32;

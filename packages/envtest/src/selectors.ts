@@ -2,7 +2,7 @@
  * Label selectors (`a=b,c!=d,e in (x,y),f notin (z),g,!h`) and the field selectors kube supports on every type.
  */
 import { badRequest } from './status.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 type Pred = (labels: Record<string, string>) => boolean;
 

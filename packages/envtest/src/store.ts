@@ -3,7 +3,7 @@
  * change listeners. With a journal (the state directory's write-ahead log) every change is written to it before
  * it is applied, and watchers hear of it only once the journal reports it durable.
  */
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 
 /** One change, as watches stream it. */
 export interface StoreEvent {

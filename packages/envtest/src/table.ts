@@ -2,7 +2,7 @@
  * `meta.k8s.io/v1 Table` output (what `kubectl get` asks for): kube's printer columns for the built-in kinds most
  * used (the others print NAME and AGE), a CRD's additional printer columns.
  */
-import type { KubeObject, ResourceType } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 
 /** kube's `duration.HumanDuration` (as in the AGE column). */
 export function humanDuration(ms: number): string {

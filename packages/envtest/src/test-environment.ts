@@ -12,7 +12,7 @@ import { kubeconfigFileFromEnv } from 'ctrlmetrics/internal';
 import { loadRestConfig, type RestConfig } from 'ctrlmetrics/config';
 import { loadManifests } from './apply.js';
 import { installWebhooks, type InstallWebhooksOptions, type InstalledWebhooks } from './install-webhooks.js';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import { startAuthority, type Authority, type AuthorityOptions } from './authority.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';

@@ -1,7 +1,7 @@
 /**
  * Name validation with the Kubernetes rules and messages (DNS-1123 subdomain/label, DNS-1035 label, path segment).
  */
-import type { NameRule } from './resources.js';
+import type { NameRule } from './types.js';
 
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;

@@ -5,7 +5,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Store, StoreEvent } from './store.js';
-import { apiVersionOf, typeKey, type KubeObject, type ResourceType } from './resources.js';
+import { apiVersionOf, typeKey } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 import { readCustomResource } from './crd-schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { ApiError, expired } from './status.js';

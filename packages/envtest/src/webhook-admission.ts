@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'ctrlmetrics/log';
 import type { Store } from './store.js';
-import type { KubeObject, ResourceRegistry, ResourceType } from './resources.js';
+import type { ResourceRegistry } from './resources.js';
+import type { KubeObject, ResourceType } from './types.js';
 import { ApiError, notFound } from './status.js';
 import { applyPatch } from './patch.js';
 import type { UserInfo } from './rbac.js';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:https';
 import { isIP } from 'node:net';
 import { posix } from 'node:path';
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
 /** Where a webhook service reference (`<namespace>/<name>:<port>`) is served; undefined when unknown. */

@@ -4,7 +4,7 @@
  * failurePolicy, matchPolicy, sideEffects, timeoutSeconds, reinvocationPolicy, clientConfig, then
  * admissionReviewVersions and a duplicate name). Calling the webhooks is not done here.
  */
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import type { FieldCause } from './status.js';
 import { validateName } from './validation.js';
 

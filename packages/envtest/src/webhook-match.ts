@@ -4,7 +4,7 @@
  * `matchPolicy: Equivalent` trying the other served versions of the same resource. Pure: the caller supplies the
  * namespace's labels and the other versions.
  */
-import type { KubeObject } from './resources.js';
+import type { KubeObject } from './types.js';
 import { labelSelectorMatches, type LabelSelector } from './rbac.js';
 
 /** One admission attribute set: what is written, by which operation, where. */
