@@ -11,8 +11,7 @@ import { apiVersionOf, typeKey, type ResourceRegistry } from './resources.js';
 import type { KubeObject, ResourceType } from './types.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
 import { validateFinalizers, validateLabels, validateName } from './validation.js';
-import { defaultSubjects, isRbacResource, validateRbacObject } from './rbac-admission.js';
-import { resolveAggregatedRules, type ClusterRole } from './rbac.js';
+import { isRbacResource } from './rbac-admission.js';
 import {
   afterUpdate,
   builtinListShapes,
@@ -38,18 +37,16 @@ import {
   schemaListShapes,
   validateCustomResource,
 } from './crd-schema.js';
-import { checkMetadataShape, validateCRD } from './object-checks.js';
+import { checkMetadataShape } from './object-checks.js';
 import { defaultBuiltin } from './builtin-defaults.js';
 import { admitNewPod } from './pod-admission.js';
 import { validateBuiltin } from './builtin-validation.js';
 import { pruneUnknownFields, unknownFields } from './fields.js';
-import { defaultConversion } from './crd-conversion.js';
-import { defaultWebhookConfiguration, validateWebhookConfiguration } from './webhook-configurations.js';
-import { configMapCauses, immutabilityCauses, mergeStringData, secretCauses } from './config-data.js';
 import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, unsupportedPatchType } from './patch.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { ListPages, type PageRequest } from './pagination.js';
 import { kubeEncoded } from './encoding.js';
+import { aggregateClusterRoles, strategyFor, type StrategyContext } from './strategies/index.js';
 
 /** Options common to writes. */
 export interface WriteOptions {
@@ -167,10 +164,6 @@ function scopeOf(t: ResourceType, subresource: string | undefined): Scope {
 
 const NS_KEY = 'namespaces';
 const CRD_KEY = 'customresourcedefinitions.apiextensions.k8s.io';
-const CLUSTER_ROLE_KEY = 'clusterroles.rbac.authorization.k8s.io';
-const SA_TOKEN_SECRET = 'kubernetes.io/service-account-token';
-const SA_NAME_ANNOTATION = 'kubernetes.io/service-account.name';
-const SA_UID_ANNOTATION = 'kubernetes.io/service-account.uid';
 /** Namespaces kube's NamespaceLifecycle admission refuses to delete. */
 const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -221,6 +214,8 @@ export class ObjectService {
   /** A deterministic-enough pool for Service cluster IPs (10.96.0.0/12). */
   private nextIP = 10;
   private readonly pages: ListPages;
+  /** What the resources' strategies may use. */
+  private readonly strategyContext: StrategyContext;
 
   constructor(
     private readonly store: Store,
@@ -236,6 +231,14 @@ export class ObjectService {
     },
   ) {
     this.pages = new ListPages({ now: opts.now });
+    this.strategyContext = {
+      store,
+      registry,
+      caPem: opts.caPem,
+      ...(opts.issueLegacyToken ? { issueLegacyToken: opts.issueLegacyToken } : {}),
+      allocateIP: () => this.allocateIP(),
+      ensure: (resource, o) => this.ensure(resource, o),
+    };
     for (const ns of store.list(NS_KEY))
       if (ns.metadata.deletionTimestamp) this.schedulePurge(ns.metadata.name, ns.metadata.uid);
     for (const s of store.list('services')) {
@@ -243,22 +246,8 @@ export class ObjectService {
       const m = /^10\.96\.(\d+)\.(\d+)$/.exec(ip);
       if (m) this.nextIP = Math.max(this.nextIP, Number(m[1]) * 256 + Number(m[2]) + 1);
     }
-    this.aggregateClusterRoles();
-  }
-
-  /**
-   * What kube's ClusterRole aggregation controller does: writes the union of the rules of the selected ClusterRoles
-   * into each ClusterRole with an `aggregationRule` (so `kubectl get clusterrole view -o yaml` shows them).
-   */
-  private aggregateClusterRoles(): void {
-    const roles = this.store.list(CLUSTER_ROLE_KEY);
-    const objs = { clusterRoles: roles as ClusterRole[], clusterRoleBindings: [], roles: [], roleBindings: [] };
-    for (const r of roles) {
-      if (!r.aggregationRule) continue;
-      const rules = resolveAggregatedRules(objs, r as ClusterRole);
-      if (JSON.stringify(rules) === JSON.stringify(r.rules ?? [])) continue;
-      this.store.put(CLUSTER_ROLE_KEY, { ...clone(r), rules: clone(rules) });
-    }
+    // kube's aggregation controller, over what the store holds at start
+    aggregateClusterRoles(store);
   }
 
   /** A stored object in a type's shape: a view's conversion, a custom resource's version. */
@@ -416,14 +405,11 @@ export class ObjectService {
   private validateMeta(t: ResourceType, o: KubeObject, old?: KubeObject, subresource?: string): void {
     const name = String(o.metadata.name ?? '');
     const causes: FieldCause[] = [];
-    const data =
-      t.group === '' && (t.resource === 'configmaps' || t.resource === 'secrets')
-        ? (t.kind as 'ConfigMap' | 'Secret')
-        : undefined;
-    // as kube, a Secret's stringData is merged into data before it is validated
-    if (data === 'Secret') mergeStringData(o);
+    const strategy = strategyFor(t);
+    // as kube decodes before it validates (a Secret's stringData merged into data, a CRD's conversion defaulted)
+    strategy?.decode?.(o);
     // kube validates an update's immutability before the object itself
-    if (data && old) causes.push(...immutabilityCauses(data, old, o));
+    if (old && strategy?.validateUpdateFirst) causes.push(...strategy.validateUpdateFirst(o, old));
     if (!name)
       causes.push({
         field: 'metadata.name',
@@ -435,20 +421,8 @@ export class ObjectService {
         causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
     causes.push(...validateLabels(o.metadata.labels));
     causes.push(...validateFinalizers(o.metadata.finalizers, old?.metadata));
-    if (t.resource === 'customresourcedefinitions' && t.group === 'apiextensions.k8s.io') {
-      // kube defaults the conversion at decoding, before validation
-      defaultConversion(o.spec);
-      causes.push(...validateCRD(o));
-    }
-    if (t.group === 'admissionregistration.k8s.io') {
-      // kube defaults these at decoding, before validation (and the defaults step below finds nothing left to fill)
-      defaultWebhookConfiguration(o, t.resource === 'mutatingwebhookconfigurations');
-      causes.push(...validateWebhookConfiguration(o, t.resource === 'mutatingwebhookconfigurations'));
-    }
+    if (strategy?.validate) causes.push(...strategy.validate(o, old));
     if (t.schema) causes.push(...validateCustomResource(o, t.schema, old, subresource === 'status'));
-    if (isRbacResource(t.group, t.resource)) causes.push(...validateRbacObject(t.resource, o));
-    if (data === 'ConfigMap') causes.push(...configMapCauses(o));
-    else if (data === 'Secret') causes.push(...secretCauses(o));
     if (causes.length) throw invalid(t.kind, t.group, name, causes);
   }
 
@@ -1178,107 +1152,10 @@ export class ObjectService {
     return this.commit(t, old, next, {});
   }
 
-  /** Per-kind defaults, as kube's strategies and admission fill them in. */
+  /** Defaults: the built-in kinds' own (from their OpenAPI), then the resource's strategy's. */
   private defaults(t: ResourceType, o: KubeObject, old: KubeObject | undefined): void {
-    const m = o.metadata;
     if (!t.crd) defaultBuiltin(t.group, t.resource, o, !old);
-    if (isRbacResource(t.group, t.resource) && t.resource.endsWith('bindings')) defaultSubjects(o);
-    if (!t.group) {
-      switch (t.resource) {
-        case 'namespaces':
-          m.labels = { ...(m.labels ?? {}), 'kubernetes.io/metadata.name': m.name };
-          o.spec = { finalizers: ['kubernetes'], ...(o.spec ?? {}) };
-          o.status = { phase: 'Active', ...(old?.status ?? {}) };
-          break;
-        case 'secrets':
-          if (!o.type) o.type = old?.type ?? 'Opaque';
-          mergeStringData(o);
-          if (o.type === SA_TOKEN_SECRET) this.fillTokenSecret(o);
-          break;
-        case 'services': {
-          const spec = (o.spec = o.spec ?? {});
-          spec.type = spec.type ?? 'ClusterIP';
-          if (spec.type !== 'ExternalName') {
-            if (!spec.clusterIP) spec.clusterIP = old?.spec?.clusterIP ?? this.allocateIP();
-            if (spec.clusterIP !== 'None') spec.clusterIPs = spec.clusterIPs ?? [spec.clusterIP];
-            spec.ipFamilies = spec.ipFamilies ?? ['IPv4'];
-            spec.ipFamilyPolicy = spec.ipFamilyPolicy ?? 'SingleStack';
-            spec.internalTrafficPolicy = spec.internalTrafficPolicy ?? 'Cluster';
-          }
-          spec.sessionAffinity = spec.sessionAffinity ?? 'None';
-          if (Array.isArray(spec.ports)) {
-            for (const p of spec.ports) {
-              if (p && typeof p === 'object') {
-                p.protocol = p.protocol ?? 'TCP';
-                if (p.targetPort === undefined) p.targetPort = p.port;
-              }
-            }
-          }
-          o.status = o.status ?? old?.status ?? { loadBalancer: {} };
-          break;
-        }
-      }
-    } else if (t.group === 'admissionregistration.k8s.io') {
-      defaultWebhookConfiguration(o, t.resource === 'mutatingwebhookconfigurations');
-    } else if (t.group === 'apiextensions.k8s.io' && t.resource === 'customresourcedefinitions') {
-      const names = { ...(o.spec?.names ?? {}) };
-      names.singular = names.singular || String(names.kind ?? '').toLowerCase();
-      names.listKind = names.listKind || `${String(names.kind)}List`;
-      o.spec.names = names;
-      o.spec.scope = o.spec.scope ?? 'Namespaced';
-      const storage = (o.spec.versions ?? []).find((v: KubeObject) => v.storage)?.name;
-      const now = kubeTime();
-      o.status = {
-        acceptedNames: names,
-        conditions: [
-          {
-            type: 'NamesAccepted',
-            status: 'True',
-            lastTransitionTime: old?.status?.conditions?.[0]?.lastTransitionTime ?? now,
-            reason: 'NoConflicts',
-            message: 'no conflicts found',
-          },
-          {
-            type: 'Established',
-            status: 'True',
-            lastTransitionTime: old?.status?.conditions?.[1]?.lastTransitionTime ?? now,
-            reason: 'InitialNamesAccepted',
-            message: 'the initial names have been accepted',
-          },
-        ],
-        storedVersions: [...new Set([...(old?.status?.storedVersions ?? []), ...(storage ? [storage] : [])])],
-      };
-    }
-  }
-
-  /**
-   * What kube's token controller does for a `kubernetes.io/service-account-token` Secret: records the service
-   * account's uid and fills in `token`, `ca.crt` and `namespace` (once the service account exists).
-   */
-  private fillTokenSecret(o: KubeObject): void {
-    const m = o.metadata;
-    const saName = m.annotations?.[SA_NAME_ANNOTATION];
-    if (!saName) {
-      throw invalid('Secret', '', m.name, [
-        {
-          field: `metadata.annotations[${SA_NAME_ANNOTATION}]`,
-          message: 'Required value',
-          reason: 'FieldValueRequired',
-        },
-      ]);
-    }
-    const sa = this.store.get('serviceaccounts', m.namespace, saName);
-    if (!sa || !this.opts.issueLegacyToken) return;
-    const uid = String(sa.metadata.uid);
-    const data = (o.data = { ...(o.data ?? {}) });
-    if (m.annotations[SA_UID_ANNOTATION] !== uid || !data.token) {
-      m.annotations = { ...m.annotations, [SA_UID_ANNOTATION]: uid };
-      data.token = Buffer.from(
-        this.opts.issueLegacyToken({ namespace: m.namespace, name: saName, uid, secretName: m.name }),
-      ).toString('base64');
-    }
-    data['ca.crt'] = Buffer.from(this.opts.caPem).toString('base64');
-    data.namespace = Buffer.from(String(m.namespace)).toString('base64');
+    strategyFor(t)?.prepare?.(o, old, this.strategyContext);
   }
 
   private allocateIP(): string {
@@ -1286,32 +1163,13 @@ export class ObjectService {
     return `10.96.${Math.floor(n / 256) % 256}.${n % 256}`;
   }
 
-  /** Side effects after a write: a new namespace gets its `default` SA and root CA ConfigMap; CRDs update the types. */
+  /** What a cluster's controllers do after a write (the resource's strategy says). */
   private afterWrite(t: ResourceType, now: KubeObject | undefined, old: KubeObject | undefined): void {
-    const key = typeKey(t);
-    if (key === NS_KEY && now && !old) {
-      const ns = now.metadata.name;
-      this.ensure('serviceaccounts', {
-        apiVersion: 'v1',
-        kind: 'ServiceAccount',
-        metadata: { name: 'default', namespace: ns },
-      });
-      this.ensure('configmaps', {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: {
-          name: 'kube-root-ca.crt',
-          namespace: ns,
-          annotations: {
-            'kubernetes.io/description':
-              'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.',
-          },
-        },
-        data: { 'ca.crt': this.opts.caPem },
-      });
-    }
-    if (key === CRD_KEY) this.registry.setCRDs(this.store.list(CRD_KEY));
-    if (key === CLUSTER_ROLE_KEY) this.aggregateClusterRoles();
+    strategyFor(t.view ? { group: t.view.storage.group, resource: t.view.storage.resource } : t)?.afterWrite?.(
+      now,
+      old,
+      this.strategyContext,
+    );
   }
 
   private ensure(resource: string, o: KubeObject): void {
