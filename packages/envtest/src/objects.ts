@@ -11,7 +11,6 @@ import { apiVersionOf, typeKey, type ResourceRegistry } from './resources.js';
 import type { KubeObject, ResourceType } from './types.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
 import { validateFinalizers, validateLabels, validateName } from './validation.js';
-import { isRbacResource } from './rbac-admission.js';
 import {
   afterUpdate,
   builtinListShapes,
@@ -39,7 +38,6 @@ import {
 } from './crd-schema.js';
 import { checkMetadataShape } from './object-checks.js';
 import { defaultBuiltin } from './builtin-defaults.js';
-import { admitNewPod } from './pod-admission.js';
 import { validateBuiltin } from './builtin-validation.js';
 import { pruneUnknownFields, unknownFields } from './fields.js';
 import { applyPatch, CUSTOM_RESOURCE_PATCH_TYPES, unsupportedPatchType } from './patch.js';
@@ -495,17 +493,12 @@ export class ObjectService {
     else delete m.generation;
     // a create drops the status a client sent (the status subresource is how it is written), except a Node's,
     // which its kubelet registers with its status (kube's node strategy keeps it)
-    if (t.statusSubresource && !(t.group === '' && t.resource === 'nodes')) {
+    if (t.statusSubresource && !strategyFor(t)?.createKeepsStatus) {
       if (t.crd) delete o.status;
       else o.status = {};
     }
     this.defaults(t, o, undefined);
-    if (!t.group && t.resource === 'pods') {
-      admitNewPod(o, {
-        serviceAccount: (ns, name) => this.store.get('serviceaccounts', ns, name),
-        priorityClasses: () => this.store.list('priorityclasses.scheduling.k8s.io'),
-      });
-    }
+    strategyFor(t)?.admitCreate?.(o, this.strategyContext);
     this.validateSpec(t, o, undefined);
     this.track(t, undefined, o, w, incoming);
     w.admit?.(o, undefined);
@@ -709,15 +702,8 @@ export class ObjectService {
     delete m.managedFields;
     delete m.selfLink;
     this.validateMeta(t, next, old, w.subresource);
-    if (
-      isRbacResource(t.group, t.resource) &&
-      t.resource.endsWith('bindings') &&
-      !isDeepStrictEqual(old.roleRef, next.roleRef)
-    ) {
-      throw invalid(t.kind, t.group, m.name, [
-        { field: 'roleRef', message: `Invalid value: ${JSON.stringify(next.roleRef ?? null)}: cannot change roleRef` },
-      ]);
-    }
+    const updateCauses = strategyFor(t)?.validateUpdate?.(next, old) ?? [];
+    if (updateCauses.length) throw invalid(t.kind, t.group, m.name, updateCauses);
     this.defaults(t, next, old);
     this.validateSpec(t, next, old, w.subresource);
     // after defaulting, so that fields the server fills in do not count as a spec change
@@ -1004,15 +990,7 @@ export class ObjectService {
   /** Removes an object from the store now (a CRD with its custom resources). */
   private removeNow(t: ResourceType, old: KubeObject): KubeObject {
     const key = typeKey(t);
-    if (key === CRD_KEY) {
-      const done = new Set<string>();
-      for (const rt of this.registry.all().filter((x) => x.crd === old.metadata.name)) {
-        const k = typeKey(rt);
-        if (done.has(k)) continue;
-        done.add(k);
-        for (const o of this.store.list(k)) this.store.remove(k, o.metadata.namespace, o.metadata.name);
-      }
-    }
+    strategyFor(t)?.beforeRemove?.(old, this.strategyContext);
     const gone = this.store.remove(key, old.metadata.namespace, old.metadata.name)!;
     this.afterWrite(t, undefined, old);
     return gone;

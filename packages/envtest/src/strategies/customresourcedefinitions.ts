@@ -6,6 +6,7 @@
 import { kubeTime } from 'ctrlmetrics/internal';
 import { defaultConversion } from '../crd-conversion.js';
 import { validateCRD } from '../object-checks.js';
+import { typeKey } from '../resources.js';
 import type { KubeObject } from '../types.js';
 import type { Strategy } from './strategy.js';
 
@@ -42,6 +43,16 @@ export const customresourcedefinitions: Strategy = {
       ],
       storedVersions: [...new Set([...(old?.status?.storedVersions ?? []), ...(storage ? [storage] : [])])],
     };
+  },
+  // its custom resources go with it
+  beforeRemove(old, ctx) {
+    const done = new Set<string>();
+    for (const rt of ctx.registry.all().filter((x) => x.crd === old.metadata.name)) {
+      const k = typeKey(rt);
+      if (done.has(k)) continue;
+      done.add(k);
+      for (const o of ctx.store.list(k)) ctx.store.remove(k, o.metadata.namespace, o.metadata.name);
+    }
   },
   afterWrite: (_now, _old, ctx) => ctx.registry.setCRDs(ctx.store.list(CRD_KEY)),
 };

@@ -6,6 +6,8 @@
 import { configmaps } from './configmaps.js';
 import { customresourcedefinitions } from './customresourcedefinitions.js';
 import { namespaces } from './namespaces.js';
+import { nodes } from './nodes.js';
+import { pods } from './pods.js';
 import { clusterrolebindings, clusterroles, rolebindings, roles } from './rbac.js';
 import { secrets } from './secrets.js';
 import { services } from './services.js';
@@ -17,6 +19,8 @@ export { aggregateClusterRoles } from './rbac.js';
 
 const STRATEGIES: ReadonlyMap<string, Strategy> = new Map([
   ['namespaces', namespaces],
+  ['nodes', nodes],
+  ['pods', pods],
   ['configmaps', configmaps],
   ['secrets', secrets],
   ['services', services],

@@ -3,6 +3,7 @@
  * references and subjects; a binding's subjects get their API group; ClusterRoles with an `aggregationRule` get the
  * union of the rules of the ClusterRoles they select, as kube's aggregation controller writes it.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { defaultSubjects, validateRbacObject } from '../rbac-admission.js';
 import { resolveAggregatedRules, type ClusterRole } from '../rbac.js';
 import type { Store } from '../store.js';
@@ -25,6 +26,11 @@ export function aggregateClusterRoles(store: Store): void {
 const role = (resource: string): Strategy => ({ validate: (o) => validateRbacObject(resource, o) });
 const binding = (resource: string): Strategy => ({
   validate: (o) => validateRbacObject(resource, o),
+  // a binding's role is fixed: another role means another binding
+  validateUpdate: (o, old) =>
+    isDeepStrictEqual(old.roleRef, o.roleRef)
+      ? []
+      : [{ field: 'roleRef', message: `Invalid value: ${JSON.stringify(o.roleRef ?? null)}: cannot change roleRef` }],
   prepare: (o) => defaultSubjects(o),
 });
 

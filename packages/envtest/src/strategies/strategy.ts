@@ -27,12 +27,20 @@ export interface StrategyContext {
 export interface Strategy {
   /** Normalizes an object as kube's decoding does, before it is validated (a Secret's stringData into data). */
   decode?(o: KubeObject): void;
+  /** A create keeps the status its request carries (the status subresource writes it otherwise). */
+  createKeepsStatus?: boolean;
   /** Causes an update is checked for before anything else (immutable data). */
   validateUpdateFirst?(o: KubeObject, old: KubeObject): FieldCause[];
   /** The resource's own validation, after the metadata's. */
   validate?(o: KubeObject, old: KubeObject | undefined): FieldCause[];
+  /** An update's own checks against the stored object, once the object itself is valid (immutable references). */
+  validateUpdate?(o: KubeObject, old: KubeObject): FieldCause[];
   /** Defaults and server-set fields of a create (`old` undefined) or an update, after the built-in defaults. */
   prepare?(o: KubeObject, old: KubeObject | undefined, ctx: StrategyContext): void;
+  /** What the admission plugins of a vanilla kube-apiserver add to a new object, after the defaults. */
+  admitCreate?(o: KubeObject, ctx: StrategyContext): void;
+  /** Before an object is removed from the store (what goes with it). */
+  beforeRemove?(old: KubeObject, ctx: StrategyContext): void;
   /** What a cluster's controllers do once an object was created, updated (`now`, `old`) or removed (`now` undefined). */
   afterWrite?(now: KubeObject | undefined, old: KubeObject | undefined, ctx: StrategyContext): void;
 }
