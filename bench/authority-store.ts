@@ -1,7 +1,8 @@
 /**
  * `npm run bench:store [-- flags]`: the embedded authority's store with a state directory, at several object counts.
  * For each count N a state directory holding N ConfigMaps of ~1.2 KB is prepared, then `ctrlmetrics authority`
- * (dist/cli.js of each tree measured) is started on it and measured:
+ * (packages/cli/dist/cli.js of each tree measured; dist/cli.js of a tree from before the workspace split) is
+ * started on it and measured:
  *
  * - restart: time from spawn to the `authority ready` line, and RSS right after it;
  * - creates/s with 8 concurrent clients (each answered only once on disk), over `--creates` creates;
@@ -13,7 +14,17 @@
  * checkout as `new`; add e.g. `old=/tmp/ctrlmetrics-old` holding a built earlier commit).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -113,12 +124,18 @@ interface Running {
   rssMb: number;
 }
 
+/** A tree's built CLI: the CLI package's since the workspace split, the root's before it. */
+function cliOf(treeDir: string): string {
+  const split = join(treeDir, 'packages/cli/dist/cli.js');
+  return existsSync(split) ? split : join(treeDir, 'dist/cli.js');
+}
+
 function startAuthority(treeDir: string, stateDir: string): Promise<Running> {
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
     [
-      join(treeDir, 'dist/cli.js'),
+      cliOf(treeDir),
       'authority',
       '--listen',
       '127.0.0.1:0',
