@@ -66,6 +66,24 @@ const median = (xs: number[]) => {
 const stat = (xs: number[], digits = 0) =>
   `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
 
+/**
+ * Deletes a cell's namespace and waits until it and its objects are gone (at most a minute), so that the next cell
+ * does not run while thousands of deletions go by: a watch started then from a list's resourceVersion can find it
+ * older than the API server's event history (410), which the Go floor, unlike an informer, does not recover from.
+ */
+async function removeNamespace(admin: KubeClient, namespace: string): Promise<void> {
+  await admin.delete(`/api/v1/namespaces/${namespace}`).catch(() => undefined);
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      await admin.get(`/api/v1/namespaces/${namespace}`);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** Creates `n` ConfigMaps labelled `bench=1` in a new namespace, 32 requests at a time. */
 async function populate(admin: KubeClient, namespace: string, n: number): Promise<void> {
   await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
@@ -226,7 +244,7 @@ export async function measureController(
           `controller: ${manager}, ${cell.objects} objects, ${cell.workers} worker(s): ${(cell.objects / ((done.at - first.at) / 1000)).toFixed(0)} patches/s, ${per1000(done.cpuMs - first.cpuMs)} ms CPU per 1,000 (main thread ${per1000(done.mainCpuMs - first.mainCpuMs)}, kernel ${per1000(done.systemCpuMs - first.systemCpuMs)}), RSS synced ${first.rssMb.toFixed(0)} MB`,
         );
       } finally {
-        await target.admin.delete(`/api/v1/namespaces/${namespace}`).catch(() => undefined);
+        await removeNamespace(target.admin, namespace);
       }
     }
   }
