@@ -3,224 +3,45 @@
  * every request, then discovery, objects, watches and the review endpoints, with errors as `Status` objects.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseYaml } from 'yaml';
-import type { Logger } from 'ctrlmetrics/log';
-import { drainOrClose } from 'ctrlmetrics/internal';
 import type { UserInfo } from './rbac.js';
-import type { Authenticator } from './authn.js';
 import { serviceAccountGroups, withAuthenticatedGroup } from './authn.js';
-import type { Authorizer } from './authz.js';
 import { forbidden } from './authz.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
-import {
-  ApiError,
-  badRequest,
-  invalid,
-  methodNotAllowed,
-  unauthorized,
-  internalError,
-  unsupportedMediaType,
-} from './status.js';
+import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError } from './status.js';
 import { applyPatch } from './patch.js';
-import { deleteOptionsError, writeOptionsError } from './write-options.js';
-import type { ObjectService } from './objects.js';
-import type { Reviews } from './reviews.js';
-import type { WatchHub } from './watch.js';
-import { apiVersionOf, type ResourceRegistry } from './resources.js';
+import { deleteOptionsError } from './write-options.js';
+import { apiVersionOf } from './resources.js';
 import type { KubeObject, ResourceType } from './types.js';
 import { apiGroup, apiGroupList, apiResourceList, coreVersions, versionInfo } from './discovery.js';
 import { toTable, wantsTable } from './table.js';
-import type { TokenSigner } from './sa-tokens.js';
-import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { admitRbacWrite, isRbacResource } from './rbac-admission.js';
 import { checkFields, checkTypes } from './fields.js';
 import { serveIssuerDiscovery } from './issuer-discovery.js';
-import { WarningRecorder, type AdmissionRequest, type WebhookAdmission } from './webhook-admission.js';
-import type { CustomResourceConverter } from './cr-conversion.js';
+import { WarningRecorder, type AdmissionRequest } from './webhook-admission.js';
 import { checkPartialForm, partialMetadataWanted, partialOf } from './partial-metadata.js';
 import { convertedWrite } from './converted-writes.js';
 import type { WriteOptions } from './objects.js';
 import { admittedDelete, admittedWrite, type AdmittedWriteRequest } from './admitted-writes.js';
+import type { ServerDeps } from './server-deps.js';
+import {
+  bool,
+  checkWriteOptions,
+  decodeBody,
+  notFoundPath,
+  prettyResponses,
+  readBody,
+  send,
+  sendError,
+  sendList,
+  sendWritten,
+  wantsPretty,
+  warn,
+  writeManager,
+} from './responses.js';
 
-const MAX_BODY = 3 * 1024 * 1024;
+export type { ServerDeps } from './server-deps.js';
+
 const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
-
-/** Everything the HTTP layer needs. */
-export interface ServerDeps {
-  registry: ResourceRegistry;
-  objects: ObjectService;
-  reviews: Reviews;
-  authn: Authenticator;
-  authz: Authorizer;
-  hub: WatchHub;
-  signer: TokenSigner;
-  /** host:port clients use (for `/api` serverAddressByClientCIDRs). */
-  serverAddress: () => string;
-  /** Extra non-resource handlers (openapi); return true when handled. */
-  nonResource?: (path: string, req: IncomingMessage, res: ServerResponse) => boolean;
-  bookmarkIntervalMs?: number;
-  /** Requests (other than watches) served at once before answering 429 (kube's `--max-requests-inflight`, default 400). */
-  maxRequestsInFlight?: number;
-  /** Watches open at once before answering 429 (default 1000). */
-  maxWatches?: number;
-  /** Resolves once every change made so far is on disk (absent: in memory, nothing to wait for). */
-  durable?: () => Promise<void>;
-  /** Admission webhooks called on writes (absent: none). */
-  webhooks?: WebhookAdmission;
-  /** Converts custom resources whose CRD converts by webhook (absent: only apiVersion changes). */
-  conversions?: CustomResourceConverter;
-  logger: Logger;
-}
-
-/** Answers kube-apiserver indents: for `?pretty=true` and for curl, wget and probes (by User-Agent). */
-const prettyResponses = new WeakSet<ServerResponse>();
-
-function wantsPretty(req: IncomingMessage): boolean {
-  const q = req.url?.includes('?') ? new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1)).get('pretty') : null;
-  if (q !== null) return q === 'true' || q === '1';
-  return /^(curl|Wget|kube-probe)/.test(req.headers['user-agent'] ?? '');
-}
-
-function send(res: ServerResponse, code: number, body: unknown, head = false): void {
-  const text = prettyResponses.has(res) ? JSON.stringify(body, null, 2) : JSON.stringify(body);
-  res.writeHead(code, {
-    'Content-Type': 'application/json',
-    'Cache-Control': 'no-cache, private',
-    'Content-Length': Buffer.byteLength(text),
-  });
-  res.end(head ? undefined : text);
-}
-
-/** Objects serialised per slice of a large list answer (a few ms of work each). */
-const LIST_SLICE = 500;
-
-/**
- * Answers a list. A large one is written a slice at a time, yielding to other requests between slices and waiting
- * while the client is behind, so that one big list neither stalls the server nor piles up in memory.
- */
-async function sendList(
-  res: ServerResponse,
-  envelope: KubeObject,
-  items: KubeObject[],
-  present: (o: KubeObject) => KubeObject,
-  head: boolean,
-): Promise<void> {
-  if (items.length <= LIST_SLICE) return send(res, 200, { ...envelope, items: items.map(present) }, head);
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
-  if (head) {
-    res.end();
-    return;
-  }
-  res.write(JSON.stringify({ ...envelope, items: [] }).slice(0, -2)); // up to and with `"items":[`
-  for (let i = 0; i < items.length; i += LIST_SLICE) {
-    if (res.destroyed) return;
-    const slice = items.slice(i, i + LIST_SLICE).map((o) => JSON.stringify(present(o)));
-    if (res.write((i ? ',' : '') + slice.join(','))) await new Promise((r) => setImmediate(r));
-    else await drainOrClose(res);
-  }
-  res.end(']}');
-}
-
-/** Sets kube-style `Warning` headers (e.g. unknown fields under fieldValidation=Warn). */
-function warn(res: ServerResponse, warnings: string[]): void {
-  if (!warnings.length) return;
-  // after any set earlier (a deprecated version's warning comes first)
-  const before = res.getHeader('Warning');
-  res.setHeader('Warning', [
-    ...(Array.isArray(before) ? before : before === undefined ? [] : [String(before)]),
-    ...warnings,
-  ]);
-}
-
-function sendError(res: ServerResponse, err: ApiError): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  send(res, err.code, err.toStatus());
-}
-
-/**
- * Answers a write once it is on disk, as kube-apiserver answers once etcd has committed it; when it cannot be
- * made durable the client gets a 500 naming the cause instead.
- */
-async function sendWritten(
-  d: ServerDeps,
-  res: ServerResponse,
-  code: number,
-  body: unknown,
-  head = false,
-): Promise<void> {
-  if (d.durable) {
-    try {
-      await d.durable();
-    } catch (err) {
-      throw internalError((err as Error).message);
-    }
-  }
-  send(res, code, body, head);
-}
-
-function notFoundPath(): ApiError {
-  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > MAX_BODY) throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
-    chunks.push(c);
-  }
-  return Buffer.concat(chunks);
-}
-
-function decodeBody(buf: Buffer, contentType: string): unknown {
-  const ct = contentType.split(';')[0].trim().toLowerCase();
-  if (ct === PROTOBUF_CONTENT_TYPE) return buf.length ? decodeProtobufObject(buf) : undefined;
-  if (ct && !/(^|[/+])(json|yaml)$/.test(ct) && buf.length) throw unsupportedMediaType(ct);
-  const text = buf.toString('utf8');
-  if (!text.trim()) return undefined;
-  try {
-    if (ct.includes('yaml')) return parseYaml(text);
-    return JSON.parse(text);
-  } catch (err) {
-    throw badRequest(`the request body could not be decoded: ${(err as Error).message}`);
-  }
-}
-
-/**
- * The manager a write's fields are recorded under: the `fieldManager` parameter, else the User-Agent up to its first
- * `/` (kubectl sends `kubectl-client-side-apply/v1.32…` for `kubectl apply`), else `unknown`; as kube-apiserver.
- */
-function writeManager(fieldManager: string | null, userAgent: string | undefined): string {
-  if (fieldManager) return fieldManager;
-  const prefix = (userAgent ?? '').split('/')[0];
-  // eslint-disable-next-line no-control-regex
-  return prefix && prefix.length <= 128 && !/[\x00-\x1f\x7f]/.test(prefix) ? prefix : 'unknown';
-}
-
-/** Validates a write's query options as kube does, before the body is read. */
-function checkWriteOptions(
-  kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions',
-  q: URLSearchParams,
-  apply: boolean,
-): void {
-  const err = writeOptionsError({
-    kind,
-    dryRun: q.getAll('dryRun'),
-    fieldManager: q.get('fieldManager'),
-    fieldValidation: q.get('fieldValidation'),
-    force: q.has('force'),
-    apply,
-  });
-  if (err) throw err;
-}
-
-function bool(v: string | null): boolean {
-  return v === 'true' || v === '1';
-}
 
 /** The request handler. */
 export function createHandler(d: ServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
