@@ -9,35 +9,27 @@ import { forbidden } from './authz.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
 import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError } from './status.js';
 import { applyPatch } from './patch.js';
-import { deleteOptionsError } from './write-options.js';
-import { apiVersionOf } from './resources.js';
 import type { KubeObject, ResourceType } from './types.js';
 import { apiGroup, apiGroupList, apiResourceList, coreVersions, versionInfo } from './discovery.js';
-import { toTable, wantsTable } from './table.js';
-import { admitRbacWrite, isRbacResource } from './rbac-admission.js';
-import { checkFields, checkTypes } from './fields.js';
 import { serveIssuerDiscovery } from './issuer-discovery.js';
 import { WarningRecorder, type AdmissionRequest } from './webhook-admission.js';
-import { checkPartialForm, partialMetadataWanted, partialOf } from './partial-metadata.js';
-import { convertedWrite } from './converted-writes.js';
 import type { WriteOptions } from './objects.js';
-import { admittedDelete, admittedWrite, type AdmittedWriteRequest } from './admitted-writes.js';
+import { convertedWrite } from './converted-writes.js';
 import type { ServerDeps } from './server-deps.js';
 import {
-  bool,
-  checkWriteOptions,
   decodeBody,
   notFoundPath,
   prettyResponses,
   readBody,
   send,
   sendError,
-  sendList,
   sendWritten,
   wantsPretty,
   warn,
   writeManager,
 } from './responses.js';
+
+import { VERB_HANDLERS, resourceRequest } from './handlers/index.js';
 
 export type { ServerDeps } from './server-deps.js';
 
@@ -240,264 +232,9 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     throw notFoundPath();
   }
 
-  // RBAC writes are checked against the requesting user's own rights (privilege-escalation prevention).
-  const admit = isRbacResource(t.group, t.resource)
-    ? (next: KubeObject, old: KubeObject | undefined) => admitRbacWrite(d.authz, user, t.resource, next, old)
-    : undefined;
-  const table = wantsTable(req.headers.accept);
-  const webhooks = d.webhooks?.applies(t) ? d.webhooks : undefined;
-  const admission = (name: string, warnings: string[], isDryRun = dryRun): AdmittedWriteRequest | undefined =>
-    webhooks && {
-      webhooks,
-      objects: d.objects,
-      type: t,
-      namespace: ns,
-      name,
-      subresource: info.subresource ?? '',
-      user,
-      dryRun: isDryRun,
-      warnings,
-      ...(converter ? { viewOfStored: inVersion } : {}),
-    };
-  const writeQuery = { fieldManager: q.get('fieldManager'), fieldValidation: q.get('fieldValidation') };
-  // a CRD that converts by webhook: reads convert what is stored, writes go through the storage version
-  const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;
-  const inVersion = async (stored: KubeObject): Promise<KubeObject> =>
-    d.objects.present(t, converter ? (await converter.convert(t, [stored], t.version))[0] : stored);
-  const converting =
-    (name: string, write: (extra: WriteOptions) => KubeObject, isDryRun = dryRun) =>
-    (extra: WriteOptions = {}): KubeObject | Promise<KubeObject> =>
-      converter
-        ? convertedWrite(
-            { converter, objects: d.objects, type: t, namespace: ns, name, dryRun: isDryRun },
-            write,
-            extra,
-          )
-        : write(extra);
-  // warnings reach the client also when admission refuses the write (kube sends them as they are recorded)
-  const keepingWarnings = async <T>(warnings: string[], write: () => Promise<T>): Promise<T> => {
-    try {
-      return await write();
-    } catch (err) {
-      warn(res, warnings);
-      throw err;
-    }
-  };
-  // PartialObjectMetadata (metadata-only clients) for reads; writes answer objects whatever they ask
-  const partial =
-    ['get', 'list', 'watch'].includes(info.verb) && !table ? partialMetadataWanted(req.headers.accept) : undefined;
-  if (partial) checkPartialForm(t, partial, info.verb === 'list');
-  switch (info.verb) {
-    case 'get': {
-      const stored = converter && d.objects.peek(t, ns, info.name);
-      const o = stored ? await inVersion(stored) : d.objects.get(t, ns, info.name);
-      if (partial) return send(res, 200, partialOf(o), head);
-      return send(
-        res,
-        200,
-        table
-          ? toTable(t, [o], { includeObject: q.get('includeObject'), resourceVersion: o.metadata?.resourceVersion })
-          : o,
-        head,
-      );
-    }
-    case 'list': {
-      const page = d.objects.listPage(
-        t,
-        ns,
-        { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') },
-        { limit: q.get('limit'), continue: q.get('continue'), resourceVersion: q.get('resourceVersion') },
-      );
-      const { resourceVersion, ...more } = page;
-      delete (more as { items?: unknown }).items;
-      const items = converter ? await converter.convert(t, page.items, t.version) : page.items;
-      if (table) {
-        const tbl = toTable(
-          t,
-          items.map((o) => d.objects.present(t, o)),
-          { includeObject: q.get('includeObject'), resourceVersion },
-        );
-        tbl.metadata = { ...(tbl.metadata as object), ...more };
-        return send(res, 200, tbl, head);
-      }
-      if (partial)
-        return sendList(
-          res,
-          { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion, ...more } },
-          items,
-          (o) => partialOf(d.objects.presentShallow(t, o)),
-          head,
-        );
-      return sendList(
-        res,
-        { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: { resourceVersion, ...more } },
-        items,
-        (o) => d.objects.presentListItem(t, o),
-        head,
-      );
-    }
-    case 'watch': {
-      const timeout = q.get('timeoutSeconds');
-      const rv = q.get('resourceVersion');
-      if (rv && !/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
-      if (timeout && !/^\d+$/.test(timeout)) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeout)}`);
-      d.hub.serve(
-        {
-          type: t,
-          namespace: ns,
-          labelSelector: q.get('labelSelector'),
-          fieldSelector: q.get('fieldSelector'),
-          resourceVersion: q.get('resourceVersion'),
-          allowWatchBookmarks: bool(q.get('allowWatchBookmarks')),
-          sendInitialEvents: bool(q.get('sendInitialEvents')),
-          timeoutSeconds: timeout ? Number(timeout) : undefined,
-          table,
-          partialMetadata: !!partial,
-          includeObject: q.get('includeObject'),
-          bookmarkIntervalMs: d.bookmarkIntervalMs,
-          ...(converter ? { convert: async (o: KubeObject) => (await converter.convert(t, [o], t.version))[0] } : {}),
-        },
-        res,
-      );
-      return;
-    }
-    case 'create': {
-      if (info.name) throw methodNotAllowed();
-      checkWriteOptions('CreateOptions', q, false);
-      const b = await body();
-      const warnings = checkFields(t, b, q.get('fieldValidation'));
-      checkTypes(t, b);
-      const w = { dryRun, admit, manager, fieldValidation: q.get('fieldValidation'), warnings };
-      const a = admission('', warnings);
-      const create = converting('', (extra) => d.objects.create(t, ns, b as KubeObject, { ...w, ...extra }));
-      const out = a
-        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'CREATE', ...writeQuery }, create))
-        : await create();
-      warn(res, warnings);
-      return sendWritten(d, res, 201, out);
-    }
-    case 'update': {
-      checkWriteOptions('UpdateOptions', q, false);
-      const b = await body();
-      const warnings = checkFields(t, b, q.get('fieldValidation'));
-      checkTypes(t, b);
-      const w = {
-        dryRun,
-        admit,
-        subresource: info.subresource,
-        manager,
-        fieldValidation: q.get('fieldValidation'),
-        warnings,
-      };
-      const a = admission(info.name, warnings);
-      const update = converting(info.name, (extra) =>
-        d.objects.update(t, ns, info.name, b as KubeObject, { ...w, ...extra }),
-      );
-      const out = a
-        ? await keepingWarnings(warnings, () => admittedWrite({ ...a, operation: 'UPDATE', ...writeQuery }, update))
-        : await update();
-      warn(res, warnings);
-      return sendWritten(d, res, 200, out);
-    }
-    case 'patch': {
-      const ct = String(req.headers['content-type'] ?? '');
-      checkWriteOptions('PatchOptions', q, ct.split(';')[0].trim() === 'application/apply-patch+yaml');
-      const existed = !!d.objects.peek(t, ns, info.name);
-      const b = await body();
-      // an apply configuration is checked as a body; other patches in their result (objects.ts), as kube does
-      const isApply = ct.split(';')[0].trim() === 'application/apply-patch+yaml';
-      const warnings = isApply ? checkFields(t, b, q.get('fieldValidation')) : [];
-      const w = {
-        dryRun,
-        admit,
-        subresource: info.subresource,
-        fieldManager: q.get('fieldManager') ?? undefined,
-        manager,
-        force: q.get('force') === 'true',
-        fieldValidation: q.get('fieldValidation'),
-        warnings,
-      };
-      const a = admission(info.name, warnings);
-      const patch = converting(info.name, (extra) => d.objects.patch(t, ns, info.name, ct, b, { ...w, ...extra }));
-      const out = a
-        ? await keepingWarnings(warnings, () =>
-            admittedWrite({ ...a, operation: existed ? 'UPDATE' : 'CREATE', ...writeQuery }, patch),
-          )
-        : await patch();
-      warn(res, warnings);
-      return sendWritten(d, res, existed ? 200 : 201, out);
-    }
-    case 'delete': {
-      const b = (await body()) as KubeObject | undefined;
-      const opts = b && typeof b === 'object' ? b : {};
-      const fromQuery = (k: string) => q.get(k) ?? undefined;
-      const bad = deleteOptionsError({
-        propagationPolicy: opts.propagationPolicy ?? fromQuery('propagationPolicy'),
-        orphanDependents: opts.orphanDependents ?? fromQuery('orphanDependents'),
-        dryRun: Array.isArray(opts.dryRun) ? opts.dryRun : q.getAll('dryRun'),
-      });
-      if (bad) throw bad;
-      const pre = opts.preconditions as { uid?: string; resourceVersion?: string } | undefined;
-      const isDryRun = dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All'));
-      const remove = () => d.objects.delete(t, ns, info.name, { dryRun: isDryRun, preconditions: pre });
-      const warnings: string[] = [];
-      const a = admission(info.name, warnings, isDryRun);
-      // the answer is the stored object: in the version it was stored in, converted to the request's
-      const storedVersion = converter ? d.objects.peek(t, ns, info.name)?.apiVersion : undefined;
-      let out = a
-        ? await keepingWarnings(warnings, () =>
-            admittedDelete({ ...a, deleteOptions: { ...opts, ...(isDryRun ? { dryRun: ['All'] } : {}) } }, remove),
-          )
-        : remove();
-      if (storedVersion) out = await inVersion({ ...out, apiVersion: storedVersion });
-      warn(res, warnings);
-      return sendWritten(d, res, 200, out);
-    }
-    case 'deletecollection': {
-      const sel = { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') };
-      // DeleteOptions come in the body as for one object's delete (kube decodes them there), or the query
-      const b = (await body()) as KubeObject | undefined;
-      const opts = b && typeof b === 'object' ? b : {};
-      const bad = deleteOptionsError({
-        propagationPolicy: opts.propagationPolicy ?? q.get('propagationPolicy') ?? undefined,
-        orphanDependents: opts.orphanDependents ?? q.get('orphanDependents') ?? undefined,
-        dryRun: Array.isArray(opts.dryRun) ? opts.dryRun : q.getAll('dryRun'),
-      });
-      if (bad) throw bad;
-      const isDryRun = dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All'));
-      // the answer lists the objects as they were before the delete, converted to the request's version
-      const stored = converter
-        ? d.objects.listPage(t, ns, sel, { limit: null, continue: null, resourceVersion: null }).items
-        : [];
-      const answerItems = async (items: KubeObject[]) =>
-        converter ? (await converter.convert(t, stored, t.version)).map((o) => d.objects.present(t, o)) : items;
-      if (!webhooks) {
-        const out = d.objects.deleteCollection(t, ns, sel, { dryRun: isDryRun });
-        return sendWritten(d, res, 200, { ...out, items: await answerItems(out.items as KubeObject[]) });
-      }
-      // each object's delete goes through admission, as kube's collection delete admits each one
-      const warnings: string[] = [];
-      const { items } = d.objects.list(t, ns, sel);
-      for (const o of items) {
-        const each = {
-          ...admission(String(o.metadata.name), warnings)!,
-          namespace: t.namespaced ? String(o.metadata.namespace) : undefined,
-        };
-        await admittedDelete({ ...each, deleteOptions: isDryRun ? { dryRun: ['All'] } : {} }, () =>
-          d.objects.delete(t, each.namespace, each.name, { dryRun: isDryRun }),
-        );
-      }
-      warn(res, warnings);
-      return sendWritten(d, res, 200, {
-        kind: t.listKind,
-        apiVersion: apiVersionOf(t),
-        metadata: { resourceVersion: d.objects.list(t, ns, {}).resourceVersion },
-        items: await answerItems(items),
-      });
-    }
-    default:
-      throw methodNotAllowed();
-  }
+  const verb = Object.hasOwn(VERB_HANDLERS, info.verb) ? VERB_HANDLERS[info.verb] : undefined;
+  if (!verb) throw methodNotAllowed();
+  return verb(resourceRequest({ d, req, res, t, ns, info, user, q, head, dryRun, manager, body }));
 }
 
 /**
