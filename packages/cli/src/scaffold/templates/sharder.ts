@@ -21,7 +21,7 @@ export function sharderFiles(p: ProjectParams): Record<string, string> {
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { createLogger, filters, isNotFound } from 'ctrlmetrics';
 import { loadRestConfig } from 'ctrlmetrics/config';
 import { Manager } from 'ctrlmetrics/manager';
@@ -104,7 +104,8 @@ async function ensureRing(mgr: Manager, name: string): Promise<void> {
   if (!current) {
     await mgr.pathClient.create(rings, { apiVersion: CONTROLLER_RING_API_VERSION, kind: 'ControllerRing', metadata: { name }, spec: RING_SPEC });
     setupLog.info('created the ring', { ring: name });
-  } else if (JSON.stringify(current.spec) !== JSON.stringify(RING_SPEC)) {
+  } else if (!isDeepStrictEqual(current.spec, RING_SPEC)) {
+    // compared as values: the API server writes the spec's keys in its own order
     await mgr.pathClient.replace(rings + '/' + name, { ...current, spec: RING_SPEC });
     setupLog.info('updated the ring', { ring: name });
   }
