@@ -16,6 +16,7 @@ import { ROOT, markdownPages, readPage, type Fence } from './markdown.js';
 import { commandLines, fileSnippet, invocationProblems, shellProblems } from './snippets.js';
 import { renderProject } from '../../packages/cli/src/scaffold/index.js';
 import { docWatchScreen } from './watch-screen.js';
+import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
 const GENERATED = new Set(['docs/reference/cli.md']);
 const fences = markdownPages()
@@ -40,7 +41,7 @@ test('a block that shows a file is that file', () => {
   for (const f of blocks) assert.equal(f.text, fileSnippet(f.marker!), `${f.where}: differs from ${f.marker}`);
 });
 
-test('TypeScript blocks compile under strict against the library', () => {
+test('TypeScript blocks compile under strict against the library', { skip: SECOND_NODE_SKIP_COMPILER }, () => {
   const blocks = fences.filter((f) => f.marker?.startsWith('typecheck'));
   assert.ok(blocks.length >= 3, `typecheck blocks found (${blocks.length})`);
   // inside node_modules, so that @types/node and the library's dependencies resolve as from the repository; a

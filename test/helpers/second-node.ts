@@ -9,7 +9,10 @@ export const SECOND_NODE_SKIP: string | false = process.env.CTRLMETRICS_SECOND_N
   ? "kubectl-bound: run in CI's first Node major (see .ci/run)"
   : false;
 
-/** The same for suites whose time goes to compiling scaffolded projects with tsc and rendering them with kustomize. */
+/**
+ * The same for suites whose time goes to the TypeScript compiler or ESLint over whole projects (scaffolded ones, the
+ * docs' TypeScript blocks) and to rendering projects with kustomize.
+ */
 export const SECOND_NODE_SKIP_COMPILER: string | false = process.env.CTRLMETRICS_SECOND_NODE
-  ? "tsc- and kustomize-bound: run in CI's first Node major (see .ci/run)"
+  ? "tsc-, ESLint- and kustomize-bound: run in CI's first Node major (see .ci/run)"
   : false;

@@ -1,10 +1,11 @@
 /**
- * Holding connections: an attacker process keeps 2 000 idle TLS connections, or 1 100 connections
- * trickling a request head one byte every 15 s, reopening each as soon as it is closed — against the manager's
- * endpoint in its own process, with HTTP/2 off and on. An authorized scraper opening a new connection every
- * second must keep getting 200 (≥ 99 %). Both processes raise their file-descriptor limit (a shell's
- * `ulimit -n`), so the test needs no system setting. Figures (scrapes, what the attacker saw, the server's RSS)
- * are printed as diagnostics; docs/reliability.md records a run. `CTRLMETRICS_HOLD_SECONDS` lengthens each hold.
+ * Holding connections: two attacker processes at once, one keeping 2 000 idle TLS connections, the other 1 100
+ * connections trickling a request head one byte every 15 s, each reopening a connection as soon as it is closed —
+ * against the manager's endpoint in its own process, with HTTP/2 off and on. An authorized scraper opening a new
+ * connection every second must keep getting 200 (≥ 99 %). All processes raise their file-descriptor limit (a
+ * shell's `ulimit -n`), so the test needs no system setting. Figures (scrapes, what each attacker saw, the
+ * server's RSS) are printed as diagnostics; docs/reliability.md records a run. `CTRLMETRICS_HOLD_SECONDS`
+ * lengthens each hold.
  */
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -95,43 +96,47 @@ for (const http2 of [false, true]) {
       }
     });
 
-    for (const [mode, count] of [
-      ['idle', IDLE],
-      ['slow', SLOW],
-    ] as const) {
-      test(`${count} ${mode === 'idle' ? 'idle TLS connections' : 'slow-header connections (a byte every 15 s)'}, reopened as they close: a new-connection scraper keeps ≥ 99 % 200`, async (t) => {
-        const rssBefore = rssMiB(manager.pid);
-        const attacker = startNode(`hold-${mode}-h2-${http2}`, 'test/reliability/fixtures/hold-clients.ts', [
+    test(`${IDLE} idle TLS connections and ${SLOW} slow-header connections (a byte every 15 s) at once, reopened as they close: a new-connection scraper keeps ≥ 99 % 200`, async (t) => {
+      const rssBefore = rssMiB(manager.pid);
+      // both holds at once, each attacker in its own process: the guard must keep the scraper in while one kind
+      // of hold refills the connections the other's eviction freed
+      const attackers = (['idle', 'slow'] as const).map((mode) =>
+        startNode(`hold-${mode}-h2-${http2}`, 'test/reliability/fixtures/hold-clients.ts', [
           String(port),
           mode,
-          String(count),
+          String(mode === 'idle' ? IDLE : SLOW),
           String(HOLD_SECONDS * 1000),
           http2 ? 'h2' : 'h1',
-        ]);
-        const holding = Number((await attacker.waitForOutput(/HOLDING (\d+)/, 30_000))[1]);
-        const answers = new Map<string, number>();
-        let rssPeak = rssMiB(manager.pid);
-        const stopAt = Date.now() + (HOLD_SECONDS - 3) * 1000;
-        while (Date.now() < stopAt) {
-          const t0 = Date.now();
-          const a = await scrapeOnce(port);
-          answers.set(a, (answers.get(a) ?? 0) + 1);
-          rssPeak = Math.max(rssPeak, rssMiB(manager.pid));
-          await sleep(Math.max(0, 1_000 - (Date.now() - t0)));
-        }
-        const summary = (await attacker.waitForOutput(/^\{.*\}$/m, HOLD_SECONDS * 1000 + 30_000))[0];
-        await attacker.exited;
-        const total = [...answers.values()].reduce((x, y) => x + y, 0);
-        const ok = answers.get('200') ?? 0;
-        t.diagnostic(
-          `holding ${holding} at the start; scraper ${JSON.stringify([...answers])}; attacker ${summary}; ` +
-            `server RSS ${rssBefore.toFixed(1)} → peak ${rssPeak.toFixed(1)} MiB`,
-        );
-        assert.ok(total >= HOLD_SECONDS - 8, `only ${total} scrapes`);
-        assert.ok(ok / total >= 0.99, `the scraper got 200 for ${ok} of ${total}: ${JSON.stringify([...answers])}`);
-        assert.ok(manager.running(), 'the manager is still up');
-        assert.equal(await scrapeOnce(port), '200', 'and serves after the hold');
-      });
-    }
+        ]),
+      );
+      const holding = await Promise.all(
+        attackers.map(async (a) => Number((await a.waitForOutput(/HOLDING (\d+)/, 30_000))[1])),
+      );
+      const answers = new Map<string, number>();
+      let rssPeak = rssMiB(manager.pid);
+      const stopAt = Date.now() + (HOLD_SECONDS - 3) * 1000;
+      while (Date.now() < stopAt) {
+        const t0 = Date.now();
+        const a = await scrapeOnce(port);
+        answers.set(a, (answers.get(a) ?? 0) + 1);
+        rssPeak = Math.max(rssPeak, rssMiB(manager.pid));
+        await sleep(Math.max(0, 1_000 - (Date.now() - t0)));
+      }
+      const summaries = await Promise.all(
+        attackers.map(async (a) => (await a.waitForOutput(/^\{.*\}$/m, HOLD_SECONDS * 1000 + 30_000))[0]),
+      );
+      await Promise.all(attackers.map((a) => a.exited));
+      const total = [...answers.values()].reduce((x, y) => x + y, 0);
+      const ok = answers.get('200') ?? 0;
+      t.diagnostic(
+        `holding ${holding[0]} idle and ${holding[1]} slow at the start; scraper ${JSON.stringify([...answers])}; ` +
+          `idle attacker ${summaries[0]}; slow attacker ${summaries[1]}; ` +
+          `server RSS ${rssBefore.toFixed(1)} → peak ${rssPeak.toFixed(1)} MiB`,
+      );
+      assert.ok(total >= HOLD_SECONDS - 8, `only ${total} scrapes`);
+      assert.ok(ok / total >= 0.99, `the scraper got 200 for ${ok} of ${total}: ${JSON.stringify([...answers])}`);
+      assert.ok(manager.running(), 'the manager is still up');
+      assert.equal(await scrapeOnce(port), '200', 'and serves after the hold');
+    });
   });
 }

@@ -33,6 +33,7 @@ import { kubeconfigFor } from '../../packages/ctrlmetrics/src/kube/config.js';
 import { initProject } from '../../packages/cli/src/scaffold/init.js';
 import { editProject } from '../../packages/cli/src/scaffold/edit.js';
 import { putCliOnPath } from '../helpers/cli-on-path.js';
+import { SECOND_NODE_SKIP_COMPILER } from '../helpers/second-node.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const P = 'demo-op';
@@ -329,136 +330,140 @@ test('kubectl apply -k with every option on (CRDs of cert-manager and the Promet
   );
 });
 
-test('the generated project installs ctrlmetrics from the working tree, builds, and serves /metrics against the authority', async () => {
-  // 1. the runtime from the working tree: compile to a temporary package and pack it (what npm would publish)
-  const pkgDir = join(work, 'ctrlmetrics-pkg');
-  await sh(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules/typescript/bin/tsc'),
-      '-p',
-      join(ROOT, 'packages/ctrlmetrics/tsconfig.json'),
-      '--outDir',
-      join(pkgDir, 'dist'),
-      // not the build's own incremental state
-      '--tsBuildInfoFile',
-      join(pkgDir, 'tsbuildinfo'),
-      '--sourceMap',
-      'false',
-    ],
-    {
-      timeoutMs: 180_000,
-    },
-  ).catch((err: Error) => {
-    // type errors in files other parts are still editing do not stop the emit; a missing emit does
-    if (!existsSync(join(pkgDir, 'dist/src/index.js'))) throw err;
-  });
-  cpSync(join(ROOT, 'packages/ctrlmetrics/package.json'), join(pkgDir, 'package.json'));
-  await sh('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], {
-    cwd: pkgDir,
-    timeoutMs: 60_000,
-  });
-  const tarball = readdirSync(work).find((f) => /^ctrlmetrics-.*\.tgz$/.test(f));
-  assert.ok(tarball, 'npm pack produced a tarball');
-
-  // 2. a fresh project depending on it. The machine has no registry access, so the install is done the way npm
-  //    lays it out: the tarball unpacked in node_modules/ctrlmetrics, its dependencies and the project's dev tools
-  //    linked from this repository's node_modules (same pinned versions). Then the project's own `npm run build`.
-  const app = join(work, 'app');
-  await initProject({ projectName: P, dir: app, ctrlmetricsVersion: `file:${join(work, tarball)}` });
-  const installed = join(app, 'node_modules/ctrlmetrics');
-  mkdirSync(installed, { recursive: true });
-  await sh('tar', ['-xzf', join(work, tarball), '-C', installed, '--strip-components=1'], { timeoutMs: 60_000 });
-  assert.ok(existsSync(join(installed, 'dist/src/index.d.ts')), 'the packed package has its type declarations');
-  symlinkSync(join(ROOT, 'node_modules'), join(installed, 'node_modules'), 'dir');
-  symlinkSync(join(ROOT, 'node_modules/typescript'), join(app, 'node_modules/typescript'), 'dir');
-  symlinkSync(join(ROOT, 'node_modules/@types'), join(app, 'node_modules/@types'), 'dir');
-  mkdirSync(join(app, 'node_modules/.bin'));
-  symlinkSync('../typescript/bin/tsc', join(app, 'node_modules/.bin/tsc'));
-  await sh('npm', ['run', 'build'], { cwd: app, timeoutMs: 180_000 });
-  assert.ok(existsSync(join(app, 'dist/main.js')));
-
-  // 3. run it as the manager's ServiceAccount (RBAC from the applied config/default, see the first test)
-  await cluster.serviceAccountToken(NS, SA).catch(() => undefined);
-  const managerToken = await cluster.serviceAccountToken(NS, SA, { expirationSeconds: 3600 });
-  const kubeconfig = join(work, 'manager.kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    stringify(
-      kubeconfigFor({
-        server: cluster.authority.url,
-        caPem: cluster.authority.caPem,
-        token: managerToken,
-        userName: SA,
-      }),
-    ),
-  );
-  const reader = await cluster.readerToken();
-
-  // 3a. defaults: HTTPS, authn/authz on every scrape, HTTP/1.1 only
-  const secure = await runManager(app, kubeconfig, []);
-  try {
-    const url = `https://127.0.0.1:${secure.metricsPort}/metrics`;
-    const ok = await secure.until('the generated manager to serve /metrics', 30_000, async () => {
-      const r = await get(url, reader);
-      return r.status === 200 ? r : undefined;
+test(
+  'the generated project installs ctrlmetrics from the working tree, builds, and serves /metrics against the authority',
+  { skip: SECOND_NODE_SKIP_COMPILER },
+  async () => {
+    // 1. the runtime from the working tree: compile to a temporary package and pack it (what npm would publish)
+    const pkgDir = join(work, 'ctrlmetrics-pkg');
+    await sh(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        join(ROOT, 'packages/ctrlmetrics/tsconfig.json'),
+        '--outDir',
+        join(pkgDir, 'dist'),
+        // not the build's own incremental state
+        '--tsBuildInfoFile',
+        join(pkgDir, 'tsbuildinfo'),
+        '--sourceMap',
+        'false',
+      ],
+      {
+        timeoutMs: 180_000,
+      },
+    ).catch((err: Error) => {
+      // type errors in files other parts are still editing do not stop the emit; a missing emit does
+      if (!existsSync(join(pkgDir, 'dist/src/index.js'))) throw err;
     });
-    assert.match(ok.body, /^# TYPE controller_runtime_reconcile_total counter$/m);
-    assert.equal((await get(url)).status, 401, 'no token: 401');
-    const stranger = await cluster.serviceAccountToken('default', 'stranger');
-    assert.equal((await get(url, stranger)).status, 403, 'a token without metrics-reader: 403');
-    assert.equal(
-      await alpn(secure.metricsPort),
-      'http/1.1',
-      '--enable-http2 defaults to false: ALPN picks http/1.1 over h2',
+    cpSync(join(ROOT, 'packages/ctrlmetrics/package.json'), join(pkgDir, 'package.json'));
+    await sh('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], {
+      cwd: pkgDir,
+      timeoutMs: 60_000,
+    });
+    const tarball = readdirSync(work).find((f) => /^ctrlmetrics-.*\.tgz$/.test(f));
+    assert.ok(tarball, 'npm pack produced a tarball');
+
+    // 2. a fresh project depending on it. The machine has no registry access, so the install is done the way npm
+    //    lays it out: the tarball unpacked in node_modules/ctrlmetrics, its dependencies and the project's dev tools
+    //    linked from this repository's node_modules (same pinned versions). Then the project's own `npm run build`.
+    const app = join(work, 'app');
+    await initProject({ projectName: P, dir: app, ctrlmetricsVersion: `file:${join(work, tarball)}` });
+    const installed = join(app, 'node_modules/ctrlmetrics');
+    mkdirSync(installed, { recursive: true });
+    await sh('tar', ['-xzf', join(work, tarball), '-C', installed, '--strip-components=1'], { timeoutMs: 60_000 });
+    assert.ok(existsSync(join(installed, 'dist/src/index.d.ts')), 'the packed package has its type declarations');
+    symlinkSync(join(ROOT, 'node_modules'), join(installed, 'node_modules'), 'dir');
+    symlinkSync(join(ROOT, 'node_modules/typescript'), join(app, 'node_modules/typescript'), 'dir');
+    symlinkSync(join(ROOT, 'node_modules/@types'), join(app, 'node_modules/@types'), 'dir');
+    mkdirSync(join(app, 'node_modules/.bin'));
+    symlinkSync('../typescript/bin/tsc', join(app, 'node_modules/.bin/tsc'));
+    await sh('npm', ['run', 'build'], { cwd: app, timeoutMs: 180_000 });
+    assert.ok(existsSync(join(app, 'dist/main.js')));
+
+    // 3. run it as the manager's ServiceAccount (RBAC from the applied config/default, see the first test)
+    await cluster.serviceAccountToken(NS, SA).catch(() => undefined);
+    const managerToken = await cluster.serviceAccountToken(NS, SA, { expirationSeconds: 3600 });
+    const kubeconfig = join(work, 'manager.kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      stringify(
+        kubeconfigFor({
+          server: cluster.authority.url,
+          caPem: cluster.authority.caPem,
+          token: managerToken,
+          userName: SA,
+        }),
+      ),
     );
-    assert.equal(
-      (await getPlain(`http://127.0.0.1:${secure.healthPort}/healthz`)).status,
-      200,
-      'health probe on --health-probe-bind-address',
-    );
+    const reader = await cluster.readerToken();
 
-    // the sample controller's custom metric, after a ConfigMap appears
-    await cluster.admin.create('/api/v1/namespaces/default/configmaps', {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'sample', namespace: 'default', labels: { 'app.kubernetes.io/part-of': 'demo-op' } },
-      data: { a: '1', b: '2' },
-    });
-    const after = await secure.until('demo_op_configmap_keys for default/sample', 20_000, async () => {
-      const r = await get(url, reader);
-      return /^demo_op_configmap_keys\{name="sample",namespace="default"\} 2$/m.test(r.body) ? r : undefined;
-    });
+    // 3a. defaults: HTTPS, authn/authz on every scrape, HTTP/1.1 only
+    const secure = await runManager(app, kubeconfig, []);
+    try {
+      const url = `https://127.0.0.1:${secure.metricsPort}/metrics`;
+      const ok = await secure.until('the generated manager to serve /metrics', 30_000, async () => {
+        const r = await get(url, reader);
+        return r.status === 200 ? r : undefined;
+      });
+      assert.match(ok.body, /^# TYPE controller_runtime_reconcile_total counter$/m);
+      assert.equal((await get(url)).status, 401, 'no token: 401');
+      const stranger = await cluster.serviceAccountToken('default', 'stranger');
+      assert.equal((await get(url, stranger)).status, 403, 'a token without metrics-reader: 403');
+      assert.equal(
+        await alpn(secure.metricsPort),
+        'http/1.1',
+        '--enable-http2 defaults to false: ALPN picks http/1.1 over h2',
+      );
+      assert.equal(
+        (await getPlain(`http://127.0.0.1:${secure.healthPort}/healthz`)).status,
+        200,
+        'health probe on --health-probe-bind-address',
+      );
 
-    // every metric family the generated Grafana dashboards query is served by the generated manager
-    const queried = new Set<string>();
-    for (const f of readdirSync(join(app, 'config/grafana')).filter((n) => n.endsWith('.json'))) {
-      const dash = JSON.parse(readFileSync(join(app, 'config/grafana', f), 'utf8')) as {
-        panels: Array<{ targets: Array<{ expr: string }> }>;
-      };
-      for (const t of dash.panels.flatMap((p) => p.targets)) {
-        for (const m of t.expr.matchAll(/\b([a-z_][a-z0-9_]*)\{/g)) queried.add(m[1].replace(/_bucket$/, ''));
+      // the sample controller's custom metric, after a ConfigMap appears
+      await cluster.admin.create('/api/v1/namespaces/default/configmaps', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'sample', namespace: 'default', labels: { 'app.kubernetes.io/part-of': 'demo-op' } },
+        data: { a: '1', b: '2' },
+      });
+      const after = await secure.until('demo_op_configmap_keys for default/sample', 20_000, async () => {
+        const r = await get(url, reader);
+        return /^demo_op_configmap_keys\{name="sample",namespace="default"\} 2$/m.test(r.body) ? r : undefined;
+      });
+
+      // every metric family the generated Grafana dashboards query is served by the generated manager
+      const queried = new Set<string>();
+      for (const f of readdirSync(join(app, 'config/grafana')).filter((n) => n.endsWith('.json'))) {
+        const dash = JSON.parse(readFileSync(join(app, 'config/grafana', f), 'utf8')) as {
+          panels: Array<{ targets: Array<{ expr: string }> }>;
+        };
+        for (const t of dash.panels.flatMap((p) => p.targets)) {
+          for (const m of t.expr.matchAll(/\b([a-z_][a-z0-9_]*)\{/g)) queried.add(m[1].replace(/_bucket$/, ''));
+        }
       }
+      assert.ok(queried.size >= 10, `dashboards query metric families: ${[...queried].join(', ')}`);
+      const missing = [...queried].filter((name) => !new RegExp(`^# TYPE ${name} `, 'm').test(after.body));
+      assert.deepEqual(missing, [], 'metric families queried by config/grafana but not served');
+    } finally {
+      await secure.stop();
     }
-    assert.ok(queried.size >= 10, `dashboards query metric families: ${[...queried].join(', ')}`);
-    const missing = [...queried].filter((name) => !new RegExp(`^# TYPE ${name} `, 'm').test(after.body));
-    assert.deepEqual(missing, [], 'metric families queried by config/grafana but not served');
-  } finally {
-    await secure.stop();
-  }
 
-  // 3b. --metrics-secure=false: plain HTTP without authentication (the flag is wired to secureServing and the filter)
-  const plain = await runManager(app, kubeconfig, ['--metrics-secure=false']);
-  try {
-    const r = await plain.until('plain-HTTP /metrics', 30_000, async () => {
-      const res = await getPlain(`http://127.0.0.1:${plain.metricsPort}/metrics`);
-      return res.status === 200 ? res : undefined;
-    });
-    assert.match(r.body, /^# TYPE controller_runtime_reconcile_total counter$/m);
-  } finally {
-    await plain.stop();
-  }
-});
+    // 3b. --metrics-secure=false: plain HTTP without authentication (the flag is wired to secureServing and the filter)
+    const plain = await runManager(app, kubeconfig, ['--metrics-secure=false']);
+    try {
+      const r = await plain.until('plain-HTTP /metrics', 30_000, async () => {
+        const res = await getPlain(`http://127.0.0.1:${plain.metricsPort}/metrics`);
+        return res.status === 200 ? res : undefined;
+      });
+      assert.match(r.body, /^# TYPE controller_runtime_reconcile_total counter$/m);
+    } finally {
+      await plain.stop();
+    }
+  },
+);
 
 test('the generated manager refuses a --metrics-cert-path without certificate files', async () => {
   const app = join(work, 'app');
