@@ -13,6 +13,11 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Manager } from '../../packages/ctrlmetrics/src/index.js';
 import type { KubeObject } from '../../packages/envtest/src/types.js';
+
+/** The fields of a webhook configuration these tests read and change. */
+interface WebhookConfiguration extends KubeObject {
+  webhooks: Array<{ clientConfig: Record<string, unknown>; timeoutSeconds?: number; failurePolicy?: string }>;
+}
 import { installWebhooks, type InstalledWebhooks } from '../../packages/envtest/src/index.js';
 import { DEFAULT_IMAGE, newMemcachedWebhook } from '../../examples/memcached-operator/webhook.js';
 import { installCrd, startTestCluster, type TestCluster } from '../helpers/cluster.js';
@@ -63,7 +68,7 @@ describe('the Memcached webhooks on the authority (installWebhooks)', { timeout:
       'MutatingWebhookConfiguration/mutating-webhook-configuration',
       'ValidatingWebhookConfiguration/validating-webhook-configuration',
     ]);
-    const v = await cluster.admin.get<KubeObject>(VWC);
+    const v = await cluster.admin.get<WebhookConfiguration>(VWC);
     assert.deepEqual(v.webhooks[0].clientConfig, {
       url: `https://${installed.bindAddress}/validate-cache-example-com-v1alpha1-memcached`,
       caBundle: Buffer.from(installed.caPem).toString('base64'),
@@ -120,7 +125,7 @@ describe('the Memcached webhooks on the authority (installWebhooks)', { timeout:
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
     try {
-      const v = await cluster.admin.get<KubeObject>(VWC);
+      const v = await cluster.admin.get<WebhookConfiguration>(VWC);
       v.webhooks[0].clientConfig.url = `https://127.0.0.1:${port}/validate-cache-example-com-v1alpha1-memcached`;
       v.webhooks[0].timeoutSeconds = 1;
       await cluster.admin.replace(VWC, v);
@@ -153,7 +158,7 @@ describe('the Memcached webhooks on the authority (installWebhooks)', { timeout:
       `Error from server (InternalError): error when creating "STDIN": Internal error occurred: failed calling webhook "mmemcached-v1alpha1.kb.io": failed to call webhook: Post "https://${installed.bindAddress}/mutate-cache-example-com-v1alpha1-memcached?timeout=10s": dial tcp ${installed.bindAddress}: connect: connection refused`,
     );
     for (const path of [MWC, VWC]) {
-      const c = await cluster.admin.get<KubeObject>(path);
+      const c = await cluster.admin.get<WebhookConfiguration>(path);
       c.webhooks[0].failurePolicy = 'Ignore';
       await cluster.admin.replace(path, c);
     }

@@ -88,7 +88,9 @@ describe(
 
     test("installWebhooks points the CRD's conversion at the local /convert with its CA", async () => {
       assert.deepEqual(installed.conversions, [CRD]);
-      const crd = await cluster.admin.get<KubeObject>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`);
+      const crd = await cluster.admin.get<KubeObject & { spec: { conversion?: unknown } }>(
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`,
+      );
       assert.deepEqual(crd.spec.conversion, {
         strategy: 'Webhook',
         webhook: {

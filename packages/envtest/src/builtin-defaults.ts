@@ -8,12 +8,16 @@
  * Defaults fill only what is absent, so applying them to an object already defaulted changes nothing.
  */
 import type { KubeObject } from './types.js';
+import { isRecord, type JsonObject } from './json.js';
 import { sameQuantity } from 'ctrlmetrics/internal';
 
-type Obj = KubeObject;
+type Obj = JsonObject;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObj = isRecord;
 const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
+/** A resource quantity as JSON holds one (`"500m"`, `2`), else `undefined`. */
+const quantity = (v: unknown): string | number | undefined =>
+  typeof v === 'string' || typeof v === 'number' ? v : undefined;
 
 /** A probe's defaults (`SetDefaults_Probe`, and an HTTP GET's scheme). */
 function defaultProbe(p: unknown): void {
@@ -85,7 +89,7 @@ function defaultClaim(pvc: Obj): void {
 }
 
 /** A Job's labels for its pods and its selector (the Job strategy's generated selector, kube 1.25's label names). */
-function generateJobSelector(job: Obj): void {
+function generateJobSelector(job: KubeObject): void {
   const spec = job.spec;
   if (!isObj(spec) || spec.manualSelector === true) return;
   const uid = String(job.metadata?.uid ?? '');
@@ -113,9 +117,12 @@ function qosClassOf(spec: Obj): string {
   const guaranteed = containers.every((c) => {
     const limits = of(c, 'limits');
     const requests = of(c, 'requests');
-    return ['cpu', 'memory'].every(
-      (k) => limits[k] !== undefined && (requests[k] === undefined || sameQuantity(requests[k], limits[k])),
-    );
+    return ['cpu', 'memory'].every((k) => {
+      if (limits[k] === undefined) return false;
+      if (requests[k] === undefined) return true;
+      const [request, limit] = [quantity(requests[k]), quantity(limits[k])];
+      return request !== undefined && limit !== undefined && sameQuantity(request, limit);
+    });
   });
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
@@ -134,7 +141,7 @@ function scalingRules(given: unknown, stabilizationWindowSeconds: number, polici
  * Fills in the defaults of a built-in object of `group`/`resource`, in place. `creating` is true on create, when
  * the strategies add what they generate.
  */
-export function defaultBuiltin(group: string, resource: string, o: Obj, creating: boolean): void {
+export function defaultBuiltin(group: string, resource: string, o: KubeObject, creating: boolean): void {
   const spec = isObj(o.spec) ? o.spec : undefined;
   switch (`${group}/${resource}`) {
     case 'apps/deployments': {

@@ -8,10 +8,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FieldCause } from './status.js';
 import type { KubeObject } from './types.js';
+import { isRecord, record, type JsonObject } from './json.js';
 
-type Obj = KubeObject;
+type Obj = JsonObject;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObj = isRecord;
 
 /** Go's `%#v` of a `map[string]string` (keys sorted, as Go prints maps). */
 function goStringMap(m: unknown): string {
@@ -99,7 +100,7 @@ const WORKLOADS: Record<string, string> = {
   'apps/daemonsets': 'daemonset',
 };
 
-function workloadCauses(kindWord: string, o: Obj, old: Obj | undefined): FieldCause[] {
+function workloadCauses(kindWord: string, o: KubeObject, old: KubeObject | undefined): FieldCause[] {
   const causes: FieldCause[] = [];
   const spec = isObj(o.spec) ? o.spec : {};
   const selector = spec.selector;
@@ -131,7 +132,12 @@ function workloadCauses(kindWord: string, o: Obj, old: Obj | undefined): FieldCa
     });
   }
   causes.push(...podTemplateCauses(template, 'spec.template', ['Always']));
-  if (old && isObj(selector) && isObj(old.spec?.selector) && !isDeepStrictEqual(selector, old.spec.selector)) {
+  if (
+    old &&
+    isObj(selector) &&
+    isObj(record(old.spec)?.selector) &&
+    !isDeepStrictEqual(selector, record(old.spec)?.selector)
+  ) {
     causes.push({
       field: 'spec.selector',
       message: `Invalid value: ${goLabelSelector(selector)}: field is immutable`,
@@ -141,7 +147,7 @@ function workloadCauses(kindWord: string, o: Obj, old: Obj | undefined): FieldCa
   return causes;
 }
 
-function jobCauses(o: Obj, old: Obj | undefined): FieldCause[] {
+function jobCauses(o: KubeObject, old: KubeObject | undefined): FieldCause[] {
   const causes: FieldCause[] = [];
   const spec = isObj(o.spec) ? o.spec : {};
   const template = isObj(spec.template) ? spec.template : undefined;
@@ -173,8 +179,8 @@ function jobCauses(o: Obj, old: Obj | undefined): FieldCause[] {
   if (
     old &&
     isObj(spec.selector) &&
-    isObj(old.spec?.selector) &&
-    !isDeepStrictEqual(spec.selector, old.spec.selector)
+    isObj(record(old.spec)?.selector) &&
+    !isDeepStrictEqual(spec.selector, record(old.spec)?.selector)
   ) {
     causes.push({
       field: 'spec.selector',
@@ -186,7 +192,12 @@ function jobCauses(o: Obj, old: Obj | undefined): FieldCause[] {
 }
 
 /** The causes of a 422 for a built-in object of `group`/`resource`; `old` is the stored object on an update. */
-export function validateBuiltin(group: string, resource: string, o: Obj, old: Obj | undefined): FieldCause[] {
+export function validateBuiltin(
+  group: string,
+  resource: string,
+  o: KubeObject,
+  old: KubeObject | undefined,
+): FieldCause[] {
   const key = `${group}/${resource}`;
   if (WORKLOADS[key]) return workloadCauses(WORKLOADS[key], o, old);
   if (key === 'batch/jobs') return jobCauses(o, old);

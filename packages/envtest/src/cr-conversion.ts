@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { apiVersionOf } from './resources.js';
-import type { KubeObject, ResourceType } from './types.js';
+import type { LooseObject, ResourceType } from './types.js';
 import { ApiError } from './status.js';
 import { postReview, WebhookCallError, type ServiceResolver } from './webhook-call.js';
 
@@ -16,13 +16,13 @@ import { postReview, WebhookCallError, type ServiceResolver } from './webhook-ca
 const CONVERSION_TIMEOUT_SECONDS = 30;
 
 /** The strategy of a CRD's conversion (None when unset). */
-export function conversionStrategy(crd: KubeObject | undefined): 'None' | 'Webhook' {
+export function conversionStrategy(crd: LooseObject | undefined): 'None' | 'Webhook' {
   return crd?.spec?.conversion?.strategy === 'Webhook' ? 'Webhook' : 'None';
 }
 
 /** The version a CRD stores objects in. */
-export function storageVersionOf(crd: KubeObject | undefined): string | undefined {
-  const versions: KubeObject[] = Array.isArray(crd?.spec?.versions) ? crd.spec.versions : [];
+export function storageVersionOf(crd: LooseObject | undefined): string | undefined {
+  const versions: LooseObject[] = Array.isArray(crd?.spec?.versions) ? crd.spec.versions : [];
   return versions.find((v) => v?.storage)?.name;
 }
 
@@ -45,13 +45,13 @@ export class CustomResourceConverter {
   constructor(
     private readonly opts: {
       /** The CRD object named by a type's `crd`. */
-      crdOf: (name: string) => KubeObject | undefined;
+      crdOf: (name: string) => LooseObject | undefined;
       resolveService?: ServiceResolver;
     },
   ) {}
 
   /** The type's CRD when its conversion is by webhook, else undefined (nothing to call). */
-  webhookCrd(t: ResourceType): KubeObject | undefined {
+  webhookCrd(t: ResourceType): LooseObject | undefined {
     if (!t.crd) return undefined;
     const crd = this.opts.crdOf(t.crd);
     return conversionStrategy(crd) === 'Webhook' ? crd : undefined;
@@ -66,19 +66,19 @@ export class CustomResourceConverter {
    * The objects in `version` (copies; the input is left alone). Only the objects not already in it are sent to a
    * webhook, in one review; with strategy None (or a built-in type) only apiVersion changes.
    */
-  async convert(t: ResourceType, objects: KubeObject[], version: string): Promise<KubeObject[]> {
+  async convert(t: ResourceType, objects: LooseObject[], version: string): Promise<LooseObject[]> {
     const target = apiVersionOf({ group: t.group, version });
     const crd = this.webhookCrd(t);
     const pending = objects
       .map((o, i) => ({ o, i }))
       .filter(({ o }) => crd && versionOf(o.apiVersion) !== version && !isEmpty(o));
-    const out: KubeObject[] = objects.map((o) => ({ ...o, apiVersion: target }));
+    const out: LooseObject[] = objects.map((o) => ({ ...o, apiVersion: target }));
     if (!crd || pending.length === 0) return out;
     const first = pending[0].o;
     const what = gvkText(t.group, versionOf(first.apiVersion), t.kind);
     const uid = randomUUID();
     const webhook = crd.spec.conversion.webhook ?? {};
-    let reply: KubeObject;
+    let reply: LooseObject;
     try {
       reply = await postReview({
         clientConfig: webhook.clientConfig ?? {},
@@ -115,7 +115,7 @@ export class CustomResourceConverter {
         else metadata[key] = c.metadata[key];
       }
       // decoded into a map, as kube decodes it: its keys come out sorted wherever it is encoded again
-      out[i] = sortedDeep({ ...c, apiVersion: target, kind: t.kind, metadata }) as KubeObject;
+      out[i] = sortedDeep({ ...c, apiVersion: target, kind: t.kind, metadata }) as LooseObject;
     });
     return out;
   }
@@ -133,12 +133,12 @@ function sortedDeep(v: unknown): unknown {
 }
 
 /** An object with nothing but apiVersion and kind is never sent. */
-function isEmpty(o: KubeObject): boolean {
+function isEmpty(o: LooseObject): boolean {
   return Object.keys(o).every((k) => k === 'apiVersion' || k === 'kind');
 }
 
 /** kube's checks of a v1 ConversionReview reply; the converted objects when it passes. */
-function checkReply(reply: KubeObject, uid: string, what: string, expected: number): KubeObject[] {
+function checkReply(reply: LooseObject, uid: string, what: string, expected: number): LooseObject[] {
   const failed = (why: string) => failure(`conversion webhook for ${what} failed: ${why}`);
   if (!reply || typeof reply !== 'object' || Array.isArray(reply)) throw failed('no response provided');
   const known =
@@ -166,14 +166,14 @@ function checkReply(reply: KubeObject, uid: string, what: string, expected: numb
         : `response.result.status was '${String(status ?? '')}', not 'Success'`,
     );
   }
-  const objects = Array.isArray(r.convertedObjects) ? (r.convertedObjects as KubeObject[]) : [];
+  const objects = Array.isArray(r.convertedObjects) ? (r.convertedObjects as LooseObject[]) : [];
   if (objects.length !== expected)
     throw failure(`conversion webhook for ${what} returned ${objects.length} objects, expected ${expected}`);
   return objects;
 }
 
 /** What a converted object changed that it must keep (kind, name, namespace, uid), in kube's words, or undefined. */
-function changedIdentity(original: KubeObject, c: KubeObject): string | undefined {
+function changedIdentity(original: LooseObject, c: LooseObject): string | undefined {
   const m = c.metadata ?? {};
   const om = original.metadata ?? {};
   const pairs: Array<[string, unknown, unknown]> = [

@@ -5,7 +5,7 @@
  * field paths are apiextensions' internal ones (`spec.conversion.webhookClientConfig`,
  * `spec.conversion.conversionReviewVersions`), as kube prints them. Also what a deprecated version warns.
  */
-import type { KubeObject } from './types.js';
+import type { LooseObject } from './types.js';
 import type { FieldCause } from './status.js';
 import { clientConfigCauses, goStrings } from './webhook-configurations.js';
 
@@ -13,7 +13,7 @@ const STRATEGIES = ['None', 'Webhook'];
 const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
 /** kube's defaults of `spec.conversion` (filled in at decoding, so before validation). */
-export function defaultConversion(spec: KubeObject): void {
+export function defaultConversion(spec: LooseObject): void {
   if (!spec || typeof spec !== 'object') return;
   spec.conversion ??= { strategy: 'None' };
   const c = spec.conversion;
@@ -24,9 +24,9 @@ export function defaultConversion(spec: KubeObject): void {
 }
 
 /** The problems of `spec.conversion`, `spec.preserveUnknownFields` and the versions' deprecation warnings. */
-export function conversionCauses(spec: KubeObject): FieldCause[] {
+export function conversionCauses(spec: LooseObject): FieldCause[] {
   const causes: FieldCause[] = [];
-  const versions: KubeObject[] = Array.isArray(spec.versions) ? spec.versions : [];
+  const versions: LooseObject[] = Array.isArray(spec.versions) ? spec.versions : [];
   versions.forEach((v, i) => {
     if (
       v &&
@@ -139,9 +139,9 @@ export function versionPriority(a: string, b: string): number {
  * The warning a request to a deprecated version gets: the version's `deprecationWarning`, or kube's default naming
  * the served, non-deprecated version of highest priority when it ranks above this one.
  */
-export function deprecationWarningOf(crd: KubeObject, version: string): string | undefined {
+export function deprecationWarningOf(crd: LooseObject, version: string): string | undefined {
   const spec = crd?.spec ?? {};
-  const versions: KubeObject[] = Array.isArray(spec.versions) ? spec.versions : [];
+  const versions: LooseObject[] = Array.isArray(spec.versions) ? spec.versions : [];
   const v = versions.find((x) => x?.name === version);
   if (!v?.deprecated) return undefined;
   if (typeof v.deprecationWarning === 'string') return v.deprecationWarning;

@@ -5,7 +5,7 @@
  * keys sorted. A custom resource is an unstructured map, so all its keys are sorted. Clients that compare objects
  * as text see the same answers from the authority as from a cluster.
  */
-import type { KubeObject, ResourceType } from './types.js';
+import type { LooseObject, ResourceType } from './types.js';
 
 /** ObjectMeta's fields in the Go type's order. */
 const OBJECT_META_ORDER = [
@@ -127,9 +127,9 @@ function sortDeepInFields(v: Json): Json {
  * The object with its keys in the order kube-apiserver writes them (a new object; values are shared, not copied,
  * except the objects whose keys are reordered).
  */
-export function kubeEncoded(t: ResourceType, o: KubeObject): KubeObject {
-  if (t.crd) return sortDeep(o) as KubeObject;
-  const out: KubeObject = {};
+export function kubeEncoded(t: ResourceType, o: LooseObject): LooseObject {
+  if (t.crd) return sortDeep(o) as LooseObject;
+  const out: LooseObject = {};
   if ('kind' in o) out.kind = o.kind;
   if ('apiVersion' in o) out.apiVersion = o.apiVersion;
   if ('metadata' in o) out.metadata = orderMeta(o.metadata);

@@ -9,9 +9,9 @@
  */
 import { badRequest } from './status.js';
 // the type alone: resources.ts imports these conversions
-import type { KubeObject } from './types.js';
+import type { LooseObject } from './types.js';
 
-type Obj = KubeObject;
+type Obj = LooseObject;
 
 const METRICS = 'autoscaling.alpha.kubernetes.io/metrics';
 const CURRENT_METRICS = 'autoscaling.alpha.kubernetes.io/current-metrics';
@@ -176,7 +176,7 @@ function metricStatusToV1(m: Obj): Obj {
 }
 
 /** A stored (autoscaling/v2) HPA as autoscaling/v1 shows it. */
-export function hpaV1FromV2(stored: KubeObject): KubeObject {
+export function hpaV1FromV2(stored: LooseObject): LooseObject {
   const spec: Obj = isObj(stored.spec) ? stored.spec : {};
   const status: Obj = isObj(stored.status) ? stored.status : {};
   const metrics: Obj[] = Array.isArray(spec.metrics) ? spec.metrics.filter(isObj) : [];
@@ -453,7 +453,7 @@ function metricStatusFromV1(m: Obj): Obj {
  * An autoscaling/v1 HPA (a request's body, whole or an apply configuration) as the autoscaling/v2 object it is
  * stored as. Without a CPU target or other metrics the stored object gets v2's default (CPU at 80 %).
  */
-export function hpaV2FromV1(body: KubeObject): KubeObject {
+export function hpaV2FromV1(body: LooseObject): LooseObject {
   const out: Obj = { ...body, apiVersion: 'autoscaling/v2' };
   const metadata: Obj = isObj(body.metadata) ? { ...body.metadata } : {};
   const given: Obj = isObj(metadata.annotations) ? metadata.annotations : {};

@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import { KubeApiError, KubeClient } from 'ctrlmetrics/client';
 import type { RestConfig } from 'ctrlmetrics/config';
 import { generateCA, issueServingCert } from './pki.js';
-import type { KubeObject } from './types.js';
+import type { LooseObject } from './types.js';
 
 const KINDS: Record<string, string> = {
   MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
@@ -78,8 +78,8 @@ async function freePort(host: string): Promise<number> {
 }
 
 /** The webhook configurations in manifest files and directories (envtest reads the same files). */
-export function readWebhookConfigurations(paths: string[]): KubeObject[] {
-  const out: KubeObject[] = [];
+export function readWebhookConfigurations(paths: string[]): LooseObject[] {
+  const out: LooseObject[] = [];
   for (const p of paths) {
     let files: string[];
     try {
@@ -95,7 +95,7 @@ export function readWebhookConfigurations(paths: string[]): KubeObject[] {
     for (const f of files) {
       for (const doc of parseAllDocuments(readFileSync(f, 'utf8'))) {
         if (doc.errors.length) throw new Error(`webhook manifests ${f}: ${doc.errors[0].message}`);
-        const o = doc.toJS() as KubeObject | null;
+        const o = doc.toJS() as LooseObject | null;
         if (!o || typeof o !== 'object' || !KINDS[String(o.kind)]) continue;
         if (o.apiVersion !== API_VERSION)
           throw new Error(
@@ -113,10 +113,10 @@ export function readWebhookConfigurations(paths: string[]): KubeObject[] {
  * URL keeps its own; every `caBundle` becomes `caPem`. A service reference without a path is left as it is (it
  * names no endpoint of the local server), as envtest leaves it.
  */
-export function pointWebhooksAt(config: KubeObject, hostPort: string, caPem: string): KubeObject {
+export function pointWebhooksAt(config: LooseObject, hostPort: string, caPem: string): LooseObject {
   const caBundle = Buffer.from(caPem).toString('base64');
-  const webhooks = (Array.isArray(config.webhooks) ? config.webhooks : []).map((w: KubeObject) => {
-    const cc = { ...(w.clientConfig ?? {}) } as KubeObject;
+  const webhooks = (Array.isArray(config.webhooks) ? config.webhooks : []).map((w: LooseObject) => {
+    const cc = { ...(w.clientConfig ?? {}) } as LooseObject;
     if (cc.service && typeof cc.service.path === 'string') {
       cc.url = `https://${hostPort}${cc.service.path.startsWith('/') ? '' : '/'}${cc.service.path}`;
       delete cc.service;
@@ -165,7 +165,7 @@ export async function installWebhooks(
             `a ${String(c.kind)} named ${name} exists already: it is not replaced (it may be another's); delete it if it is a leftover of yours`,
             { cause: err },
           );
-        const existing = await client.get<KubeObject>(`${path}/${name}`);
+        const existing = await client.get<LooseObject>(`${path}/${name}`);
         await client.replace(`${path}/${name}`, {
           ...body,
           metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },

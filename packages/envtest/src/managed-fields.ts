@@ -13,7 +13,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { mergeKeyFor } from './patch.js';
-import type { KubeObject } from './types.js';
+import type { LooseObject } from './types.js';
 
 /** A FieldsV1 trie as stored in `managedFields[].fieldsV1`. */
 export type FieldSet = { [key: string]: FieldSet };
@@ -222,7 +222,7 @@ function removeAt(obj: Json, path: FieldPath, shapes: ListShapes): void {
  * and of `metadata` only the given fields.
  */
 function forEachTracked(
-  o: KubeObject,
+  o: LooseObject,
   only: Scope,
   metadataFields: string[],
   visit: (v: Json, path: FieldPath) => void,
@@ -243,7 +243,7 @@ function forEachTracked(
  * The paths of the non-empty objects an object holds (not the root, not `metadata` itself): the maps an Update
  * that adds them owns as such (`".": {}`).
  */
-function objectsOf(o: KubeObject, shapes: ListShapes, only: Scope): FieldPath[] {
+function objectsOf(o: LooseObject, shapes: ListShapes, only: Scope): FieldPath[] {
   const out: FieldPath[] = [];
   const walk = (v: Json, path: FieldPath) => {
     if (isObj(v)) {
@@ -278,7 +278,7 @@ export const builtinStructs = (path: FieldPath): boolean => BUILTIN_STRUCTS.has(
  * tracked.
  */
 export function fieldsOf(
-  o: KubeObject,
+  o: LooseObject,
   shapes: ListShapes = builtinListShapes,
   only?: 'status' | 'no-status',
 ): PathSet {
@@ -336,7 +336,7 @@ export function pathText(p: FieldPath): string {
 }
 
 /** The entries of an object's `metadata.managedFields` that are well-formed. */
-export function entriesOf(o: KubeObject | undefined): ManagedFieldsEntry[] {
+export function entriesOf(o: LooseObject | undefined): ManagedFieldsEntry[] {
   const mf = o?.metadata?.managedFields;
   if (!Array.isArray(mf)) return [];
   return mf.filter(
@@ -398,8 +398,8 @@ export type Scope = 'status' | 'no-status' | undefined;
  * what it removed leaves every set. `time` is the write's; the entry keeps its old time when it took nothing.
  */
 export function afterUpdate(p: {
-  old: KubeObject | undefined;
-  next: KubeObject;
+  old: LooseObject | undefined;
+  next: LooseObject;
   entries: ManagedFieldsEntry[];
   manager: string;
   apiVersion: string;
@@ -414,7 +414,7 @@ export function afterUpdate(p: {
    * cannot be shown in: a manager's entry recorded in that version loses the fields the write changed as that version
    * shows them, as structured-merge-diff compares each manager's set in its own version.
    */
-  otherVersion?: (apiVersion: string) => { old: KubeObject | undefined; next: KubeObject } | undefined;
+  otherVersion?: (apiVersion: string) => { old: LooseObject | undefined; next: LooseObject } | undefined;
 }): ManagedFieldsEntry[] {
   const shapes = p.shapes ?? builtinListShapes;
   const structs = p.structs ?? builtinStructs;
@@ -431,10 +431,10 @@ export function afterUpdate(p: {
     e.apiVersion === p.apiVersion &&
     (e.subresource ?? '') === (p.subresource ?? '');
   let self = owned.find((o) => mine(o.entry));
-  const changedIn = new Map<string, { changed: PathSet; next: KubeObject } | undefined>();
+  const changedIn = new Map<string, { changed: PathSet; next: LooseObject } | undefined>();
   for (const o of owned) {
     if (o === self) continue;
-    let view: { changed: PathSet; next: KubeObject } | undefined;
+    let view: { changed: PathSet; next: LooseObject } | undefined;
     if (o.entry.apiVersion !== p.apiVersion && p.otherVersion) {
       if (!changedIn.has(o.entry.apiVersion)) {
         const other = p.otherVersion(o.entry.apiVersion);
@@ -510,8 +510,8 @@ export function conflictMessage(conflicts: FieldConflict[]): string {
 
 /** An object of one version shown in another (`to`) and back (`from`): a view's conversions. */
 export interface VersionConversion {
-  to(o: KubeObject): KubeObject;
-  from(o: KubeObject): KubeObject;
+  to(o: LooseObject): LooseObject;
+  from(o: LooseObject): LooseObject;
 }
 
 /** The value `f` returns, or undefined when it throws (a conversion of a malformed object). */
@@ -537,8 +537,8 @@ export interface ApplyPlan {
  * those of a forced apply: the caller fails with the conflicts unless the apply is forced.
  */
 export function planApply(p: {
-  live: KubeObject | undefined;
-  config: KubeObject;
+  live: LooseObject | undefined;
+  config: LooseObject;
   entries: ManagedFieldsEntry[];
   manager: string;
   apiVersion: string;
@@ -573,7 +573,7 @@ export function planApply(p: {
       : new PathSet();
   }
   // each other version's view of the object before and after the merge (no pruning yet: kube compares that)
-  const views = new Map<string, { live: KubeObject; merged: KubeObject; changed: PathSet } | undefined>();
+  const views = new Map<string, { live: LooseObject; merged: LooseObject; changed: PathSet } | undefined>();
   const viewIn = (apiVersion: string) => {
     if (!views.has(apiVersion)) {
       const c = convert(apiVersion);
@@ -582,7 +582,7 @@ export function planApply(p: {
         p.live &&
         attempt(() => {
           const live = c.to(p.live!);
-          const merged = c.to(mergeApplied(structuredClone(p.live), p.config, shapes) as KubeObject);
+          const merged = c.to(mergeApplied(structuredClone(p.live), p.config, shapes) as LooseObject);
           return {
             live,
             merged,
@@ -616,7 +616,7 @@ export function planApply(p: {
       const c = convert(o.entry.apiVersion);
       const view = viewIn(o.entry.apiVersion);
       if (!c || !view || !p.live) return false;
-      const without: KubeObject = structuredClone(p.live);
+      const without: LooseObject = structuredClone(p.live);
       removeAt(without, path, shapes);
       const shown = attempt(() => c.to(without));
       return !shown || [...o.set].some((x) => differs(view.live, shown, x, shapes));
@@ -655,7 +655,7 @@ export function planApply(p: {
 }
 
 /** Removes the planned paths from an object (in place). */
-export function prunePaths(obj: KubeObject, paths: FieldPath[], shapes: ListShapes = builtinListShapes): void {
+export function prunePaths(obj: LooseObject, paths: FieldPath[], shapes: ListShapes = builtinListShapes): void {
   for (const p of paths) removeAt(obj, p, shapes);
 }
 

@@ -3,7 +3,7 @@
  * CustomResourceDefinition validation.
  */
 import { badRequest, type FieldCause } from './status.js';
-import type { KubeObject } from './types.js';
+import type { LooseObject } from './types.js';
 import { isDeepStrictEqual } from 'node:util';
 import { defaultCauses, structuralSchemaCauses } from './crd-schema.js';
 import { conversionCauses } from './crd-conversion.js';
@@ -25,7 +25,7 @@ export function checkMetadataShape(meta: unknown): void {
     throw badRequest(`the request body could not be decoded: metadata${field ? `.${field}` : ''} must be ${want}`);
   };
   if (typeof meta !== 'object' || Array.isArray(meta)) fail('', 'an object');
-  const m = meta as KubeObject;
+  const m = meta as LooseObject;
   for (const f of STRING_META) if (m[f] !== undefined && m[f] !== null && typeof m[f] !== 'string') fail(f, 'a string');
   for (const f of ['labels', 'annotations']) {
     const v = m[f];
@@ -46,7 +46,7 @@ export function checkMetadataShape(meta: unknown): void {
  * all have the same schema as one schema at `spec.validation.openAPIV3Schema` (its internal type), so that is where
  * their errors are; schemas that differ are checked one by one at `spec.versions[i].schema.openAPIV3Schema`.
  */
-function schemasToCheck(versions: KubeObject[]): Array<{ schema: unknown; path: string }> {
+function schemasToCheck(versions: LooseObject[]): Array<{ schema: unknown; path: string }> {
   const schemas = versions.map((v) => v?.schema?.openAPIV3Schema);
   if (schemas.length && schemas[0] !== undefined && schemas.every((x) => isDeepStrictEqual(x, schemas[0]))) {
     return [{ schema: schemas[0], path: 'spec.validation.openAPIV3Schema' }];
@@ -56,7 +56,7 @@ function schemasToCheck(versions: KubeObject[]): Array<{ schema: unknown; path: 
   );
 }
 
-export function validateCRD(o: KubeObject): FieldCause[] {
+export function validateCRD(o: LooseObject): FieldCause[] {
   const causes: FieldCause[] = [];
   const spec = o.spec ?? {};
   const names = spec.names ?? {};
@@ -77,7 +77,7 @@ export function validateCRD(o: KubeObject): FieldCause[] {
       reason: 'FieldValueNotSupported',
     });
   }
-  const versions: KubeObject[] = Array.isArray(spec.versions) ? spec.versions : [];
+  const versions: LooseObject[] = Array.isArray(spec.versions) ? spec.versions : [];
   if (!versions.length)
     causes.push({
       field: 'spec.versions',

@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { kubeTime } from 'ctrlmetrics/internal';
 import type { Store } from './store.js';
 import { apiVersionOf, typeKey, type ResourceRegistry } from './resources.js';
-import type { KubeObject, ResourceType } from './types.js';
+import type { LooseObject, ResourceType } from './types.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
 import { validateFinalizers, validateLabels, validateName } from './validation.js';
 import {
@@ -50,7 +50,7 @@ import { aggregateClusterRoles, strategyFor, type StrategyContext } from './stra
 export interface WriteOptions {
   dryRun?: boolean;
   /** Admission of the final object (e.g. RBAC escalation checks for the requesting user); throws to reject. */
-  admit?: (next: KubeObject, old: KubeObject | undefined) => void;
+  admit?: (next: LooseObject, old: LooseObject | undefined) => void;
   /** The `fieldManager` query parameter (server-side apply records its fields under it). */
   fieldManager?: string;
   /**
@@ -78,14 +78,14 @@ export interface WriteOptions {
    * object at that point; a write whose stored object has changed since fails with a conflict (see
    * {@link isStaleAdmission}).
    */
-  admitted?: KubeObject;
+  admitted?: LooseObject;
   /** Internal: the name, uid and creation time a create keeps (those validating admission saw). */
   identity?: { name: string; uid: string; creationTimestamp: string };
   /**
    * Internal, for custom resources converted by webhook: the stored object as the request's version sees it (its
    * conversion), taken in place of the stored one by an update, patch or apply.
    */
-  viewOfOld?: KubeObject;
+  viewOfOld?: LooseObject;
 }
 
 const STALE = Symbol('stale admission');
@@ -94,7 +94,7 @@ const STALE = Symbol('stale admission');
  * Go's `omitempty` on ObjectMeta's maps and lists: a built-in object decoded into its type and encoded again has
  * no empty `labels`, `annotations`, `finalizers` or `ownerReferences` (what its webhooks and readers then see).
  */
-function dropEmptyMeta(t: ResourceType, o: KubeObject): void {
+function dropEmptyMeta(t: ResourceType, o: LooseObject): void {
   const m = o.metadata;
   if (t.crd || !m || typeof m !== 'object') return;
   for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
@@ -118,8 +118,8 @@ type Via = 'body' | 'patch' | 'apply';
 
 /** How a stored object shows in one version it is served in, and how that version's object is stored. */
 interface Shown {
-  read: (stored: KubeObject) => KubeObject;
-  write: (o: KubeObject) => KubeObject;
+  read: (stored: LooseObject) => LooseObject;
+  write: (o: LooseObject) => LooseObject;
 }
 
 /** Field ownership's list shapes for a type: a custom resource's from its schema (metadata as built-in). */
@@ -176,18 +176,18 @@ function clone<T>(v: T): T {
  * The content whose change bumps `metadata.generation`: everything but metadata, and but status unless a custom
  * resource has no status subresource (then its status changes count too, as in kube).
  */
-function specOf(o: KubeObject, withStatus = false): KubeObject {
+function specOf(o: LooseObject, withStatus = false): LooseObject {
   const { metadata: _m, status, apiVersion: _a, kind: _k, ...rest } = o;
   return withStatus ? { ...rest, status } : rest;
 }
 
-function hasFinalizers(o: KubeObject): boolean {
+function hasFinalizers(o: LooseObject): boolean {
   return Array.isArray(o.metadata?.finalizers) && o.metadata.finalizers.length > 0;
 }
 
-function sameContent(a: KubeObject, b: KubeObject): boolean {
+function sameContent(a: LooseObject, b: LooseObject): boolean {
   // apiVersion aside: an object written back unchanged in another version of its CRD is the same object
-  const strip = (o: KubeObject) => ({
+  const strip = (o: LooseObject) => ({
     ...o,
     apiVersion: undefined,
     metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined },
@@ -249,7 +249,7 @@ export class ObjectService {
   }
 
   /** A stored object in a type's shape: a view's conversion, a custom resource's version. */
-  private read(t: ResourceType, o: KubeObject): KubeObject {
+  private read(t: ResourceType, o: LooseObject): LooseObject {
     return t.view ? t.view.read(o) : readCustomResource(o, t.schema);
   }
 
@@ -260,7 +260,7 @@ export class ObjectService {
   private versionsOfStored(t: ResourceType): Map<string, Shown> {
     let shown = this.shownIn.get(t);
     if (!shown) {
-      const same = (o: KubeObject) => o;
+      const same = (o: LooseObject) => o;
       shown = new Map([[apiVersionOf(t), { read: same, write: same }]]);
       for (const v of this.registry.all()) {
         const s = v.view?.storage;
@@ -296,7 +296,7 @@ export class ObjectService {
   }
 
   /** The object as served in a given version. */
-  present(t: ResourceType, o: KubeObject): KubeObject {
+  present(t: ResourceType, o: LooseObject): LooseObject {
     const out = clone(this.read(t, o));
     out.apiVersion = apiVersionOf(t);
     out.kind = t.kind;
@@ -304,7 +304,7 @@ export class ObjectService {
   }
 
   /** As {@link ObjectService.present}, without the deep copy: for serialising at once, never for keeping or changing. */
-  presentShallow(t: ResourceType, o: KubeObject): KubeObject {
+  presentShallow(t: ResourceType, o: LooseObject): LooseObject {
     const out = { ...this.read(t, o) };
     out.apiVersion = apiVersionOf(t);
     out.kind = t.kind;
@@ -315,7 +315,7 @@ export class ObjectService {
    * An item of a list answer: as {@link presentShallow}, but a built-in kind's items without `apiVersion` and
    * `kind`, as kube-apiserver encodes them (custom resources' items keep theirs).
    */
-  presentListItem(t: ResourceType, o: KubeObject): KubeObject {
+  presentListItem(t: ResourceType, o: LooseObject): LooseObject {
     const out = this.presentShallow(t, o);
     if (!t.crd) {
       delete out.apiVersion;
@@ -329,11 +329,11 @@ export class ObjectService {
   }
 
   /** The stored object (not a copy: do not mutate), or undefined. */
-  peek(t: ResourceType, ns: string | undefined, name: string): KubeObject | undefined {
+  peek(t: ResourceType, ns: string | undefined, name: string): LooseObject | undefined {
     return this.store.get(typeKey(t), this.namespaceOf(t, ns), name);
   }
 
-  get(t: ResourceType, ns: string | undefined, name: string): KubeObject {
+  get(t: ResourceType, ns: string | undefined, name: string): LooseObject {
     const o = this.store.get(typeKey(t), this.namespaceOf(t, ns), name);
     if (!o) throw notFound(t.resource, t.group, name);
     return this.present(t, o);
@@ -344,7 +344,7 @@ export class ObjectService {
     t: ResourceType,
     ns: string | undefined,
     sel: { labelSelector?: string | null; fieldSelector?: string | null } = {},
-  ): { items: KubeObject[]; resourceVersion: string } {
+  ): { items: LooseObject[]; resourceVersion: string } {
     const byLabel = parseLabelSelector(sel.labelSelector);
     const byField = parseFieldSelector(sel.fieldSelector, t.resource);
     const items = this.store
@@ -363,7 +363,7 @@ export class ObjectService {
     ns: string | undefined,
     sel: { labelSelector?: string | null; fieldSelector?: string | null },
     req: PageRequest,
-  ): { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } {
+  ): { items: LooseObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } {
     const byLabel = parseLabelSelector(sel.labelSelector);
     const byField = parseFieldSelector(sel.fieldSelector, t.resource);
     const key = typeKey(t);
@@ -383,7 +383,7 @@ export class ObjectService {
     };
   }
 
-  private checkKind(t: ResourceType, body: KubeObject): void {
+  private checkKind(t: ResourceType, body: LooseObject): void {
     if (body === null || typeof body !== 'object' || Array.isArray(body))
       throw badRequest('the request body must be a JSON or YAML object');
     if (body.kind !== undefined && body.kind !== t.kind) {
@@ -400,7 +400,7 @@ export class ObjectService {
   }
 
   /** Validates an object to be stored; `old` is the stored one on an update. Every problem goes into one 422. */
-  private validateMeta(t: ResourceType, o: KubeObject, old?: KubeObject, subresource?: string): void {
+  private validateMeta(t: ResourceType, o: LooseObject, old?: LooseObject, subresource?: string): void {
     const name = String(o.metadata.name ?? '');
     const causes: FieldCause[] = [];
     const strategy = strategyFor(t);
@@ -428,7 +428,7 @@ export class ObjectService {
    * Validates a built-in object's spec once its defaults are in (and a Job's selector generated), as kube validates
    * after decoding and its strategy's preparation. A write to the status subresource leaves the spec as stored.
    */
-  private validateSpec(t: ResourceType, o: KubeObject, old: KubeObject | undefined, subresource?: string): void {
+  private validateSpec(t: ResourceType, o: LooseObject, old: LooseObject | undefined, subresource?: string): void {
     if (t.crd || subresource === 'status') return;
     const causes = validateBuiltin(t.group, t.resource, o, old);
     if (causes.length) throw invalid(t.kind, t.group, String(o.metadata?.name ?? ''), causes);
@@ -447,7 +447,12 @@ export class ObjectService {
   }
 
   /** Creates an object (POST). */
-  create(t: ResourceType, ns: string | undefined, body: KubeObject, w: WriteOptions & { via?: Via } = {}): KubeObject {
+  create(
+    t: ResourceType,
+    ns: string | undefined,
+    body: LooseObject,
+    w: WriteOptions & { via?: Via } = {},
+  ): LooseObject {
     this.checkKind(t, body);
     // a view's object is written as the object that stores it, and answered in the view's shape
     if (t.view)
@@ -510,7 +515,7 @@ export class ObjectService {
   }
 
   /** Stores an object, its keys in the order kube-apiserver writes them; answers the stored object. */
-  private put(t: ResourceType, o: KubeObject): KubeObject {
+  private put(t: ResourceType, o: LooseObject): LooseObject {
     // the store fills in the resourceVersion: its key is made here so that it lands in ObjectMeta's place
     if (o.metadata && typeof o.metadata === 'object' && !('resourceVersion' in o.metadata))
       o.metadata.resourceVersion = '';
@@ -521,7 +526,7 @@ export class ObjectService {
   private storedApiVersion(t: ResourceType): string {
     if (!t.crd) return apiVersionOf(t);
     const crd = this.store.get(CRD_KEY, undefined, t.crd);
-    const storage = (crd?.spec?.versions ?? []).find((v: KubeObject) => v?.storage)?.name;
+    const storage = (crd?.spec?.versions ?? []).find((v: LooseObject) => v?.storage)?.name;
     return apiVersionOf({ group: t.group, version: storage ?? t.version });
   }
 
@@ -530,9 +535,9 @@ export class ObjectService {
     t: ResourceType,
     ns: string | undefined,
     name: string,
-    body: KubeObject,
+    body: LooseObject,
     w: WriteOptions & { subresource?: string } = {},
-  ): KubeObject {
+  ): LooseObject {
     this.checkKind(t, body);
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
@@ -564,7 +569,7 @@ export class ObjectService {
     }
     // the object as this type shows it: a view's writes are in its own shape, converted to the stored one on commit
     const shown = t.view ? this.read(t, old) : old;
-    let next: KubeObject;
+    let next: LooseObject;
     if (w.subresource === 'status') {
       next = { ...clone(shown), status: o.status };
     } else {
@@ -582,7 +587,7 @@ export class ObjectService {
    * `fieldValidation` asks: `Strict` fails, `Warn` adds a warning per field), nulls the schema does not allow are
    * dropped, and the schema's defaults are filled in.
    */
-  private decodeCustom(t: ResourceType, o: KubeObject, w: WriteOptions, via: Via): void {
+  private decodeCustom(t: ResourceType, o: LooseObject, w: WriteOptions, via: Via): void {
     // a built-in object is decoded into its type: fields the type lacks are gone (the request's fieldValidation
     // has reported them already)
     if (!t.crd && o && typeof o === 'object') pruneUnknownFields(t, o);
@@ -609,8 +614,8 @@ export class ObjectService {
    */
   private track(
     t: ResourceType,
-    old: KubeObject | undefined,
-    next: KubeObject,
+    old: LooseObject | undefined,
+    next: LooseObject,
     w: WriteOptions & { subresource?: string },
     incoming: unknown,
   ): void {
@@ -626,7 +631,7 @@ export class ObjectService {
       // manager's fields compared in the version its entry names
       const req = w.requestType ?? t;
       const shownIn = this.versionsOfStored(t);
-      const toReq = shownIn.get(apiVersionOf(req))?.read ?? ((o: KubeObject) => o);
+      const toReq = shownIn.get(apiVersionOf(req))?.read ?? ((o: LooseObject) => o);
       // a create through a view is compared with the view of an empty object, as kube compares with the zero
       // object: what the conversion alone fills in (an Event's empty deprecatedSource) is not the writer's
       const oldShown = old ? toReq(old) : req !== t ? toReq({ metadata: {} }) : undefined;
@@ -655,10 +660,10 @@ export class ObjectService {
 
   private commit(
     t: ResourceType,
-    old: KubeObject,
-    next: KubeObject,
+    old: LooseObject,
+    next: LooseObject,
     w: WriteOptions & { subresource?: string; via?: Via },
-  ): KubeObject {
+  ): LooseObject {
     if (t.view)
       return this.present(t, this.commit(this.storageOf(t), old, t.view.write(next), { ...w, requestType: t }));
     this.decodeCustom(t, next, w, w.via ?? 'body');
@@ -738,7 +743,7 @@ export class ObjectService {
    * (undefined for a create); a write whose stored object has changed since fails with a conflict (see
    * {@link isStaleAdmission}). Answers the stored object (in the storage version).
    */
-  storeConverted(t: ResourceType, expected: KubeObject | undefined, next: KubeObject): KubeObject {
+  storeConverted(t: ResourceType, expected: LooseObject | undefined, next: LooseObject): LooseObject {
     const key = typeKey(t);
     const m = next.metadata;
     const current = this.store.get(key, this.namespaceOf(t, m.namespace), m.name);
@@ -772,7 +777,7 @@ export class ObjectService {
     contentType: string,
     patchBody: unknown,
     w: WriteOptions & { subresource?: string } = {},
-  ): KubeObject {
+  ): LooseObject {
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
     const old = w.viewOfOld ?? this.store.get(key, nsx, name);
@@ -781,7 +786,7 @@ export class ObjectService {
     if (t.crd && ct === 'application/strategic-merge-patch+json')
       throw unsupportedPatchType(CUSTOM_RESOURCE_PATCH_TYPES);
     if (ct === 'application/apply-patch+yaml')
-      return this.serverSideApply(t, ns, name, old, patchBody as KubeObject, w);
+      return this.serverSideApply(t, ns, name, old, patchBody as LooseObject, w);
     if (w.force)
       throw invalid('PatchOptions', 'meta.k8s.io', '', [
         {
@@ -820,7 +825,7 @@ export class ObjectService {
   }
 
   /** Unknown fields of a patched built-in object, reported as `fieldValidation` asks (Strict: kube's 422). */
-  private reportUnknownAfterPatch(t: ResourceType, patched: KubeObject, w: WriteOptions): void {
+  private reportUnknownAfterPatch(t: ResourceType, patched: LooseObject, w: WriteOptions): void {
     const mode = w.fieldValidation || 'Warn';
     if (mode === 'Ignore') return;
     const unknown = unknownFields(t, patched);
@@ -838,10 +843,10 @@ export class ObjectService {
     t: ResourceType,
     ns: string | undefined,
     name: string,
-    old: KubeObject | undefined,
-    body: KubeObject,
+    old: LooseObject | undefined,
+    body: LooseObject,
     w: WriteOptions & { subresource?: string },
-  ): KubeObject {
+  ): LooseObject {
     if (body && typeof body === 'object' && !Array.isArray(body)) {
       // an applied configuration names its type exactly: the endpoint's group, version and kind
       const gv = apiVersionOf(t);
@@ -907,7 +912,7 @@ export class ObjectService {
       base,
       { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } },
       shapes,
-    ) as KubeObject;
+    ) as LooseObject;
     // what the apply may not change, as the request's version shows it (a view's own shape)
     const shown = t.view ? live : old;
     if (w.subresource === 'status') merged = { ...clone(shown), status: merged.status };
@@ -922,10 +927,10 @@ export class ObjectService {
    * kube's upgrade from client-side apply: an apply by the manager `kubectl` may take the fields its last-applied
    * annotation set to the value they still have. Returns the conflicts that remain.
    */
-  private notUpgradable(t: ResourceType, live: KubeObject, conflicts: FieldConflict[]): FieldConflict[] {
-    let last: KubeObject;
+  private notUpgradable(t: ResourceType, live: LooseObject, conflicts: FieldConflict[]): FieldConflict[] {
+    let last: LooseObject;
     try {
-      last = JSON.parse(String(live.metadata?.annotations?.[LAST_APPLIED] ?? '')) as KubeObject;
+      last = JSON.parse(String(live.metadata?.annotations?.[LAST_APPLIED] ?? '')) as LooseObject;
     } catch {
       return conflicts;
     }
@@ -941,7 +946,7 @@ export class ObjectService {
     ns: string | undefined,
     name: string,
     opts: WriteOptions & { preconditions?: { uid?: string; resourceVersion?: string } } = {},
-  ): KubeObject {
+  ): LooseObject {
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
     const old = this.store.get(key, nsx, name);
@@ -975,7 +980,7 @@ export class ObjectService {
    * delete), `deletionGracePeriodSeconds: 0` and its generation bumped once, until a write empties its finalizers.
    * Answered with the object.
    */
-  private markDeleting(t: ResourceType, old: KubeObject, dryRun: boolean): KubeObject {
+  private markDeleting(t: ResourceType, old: LooseObject, dryRun: boolean): LooseObject {
     const next = clone(old);
     const m = next.metadata;
     if (!m.deletionTimestamp) {
@@ -988,7 +993,7 @@ export class ObjectService {
   }
 
   /** Removes an object from the store now (a CRD with its custom resources). */
-  private removeNow(t: ResourceType, old: KubeObject): KubeObject {
+  private removeNow(t: ResourceType, old: LooseObject): LooseObject {
     const key = typeKey(t);
     strategyFor(t)?.beforeRemove?.(old, this.strategyContext);
     const gone = this.store.remove(key, old.metadata.namespace, old.metadata.name)!;
@@ -1002,7 +1007,7 @@ export class ObjectService {
    * Namespace deletion as in a cluster: the namespace turns `Terminating` at once (new content is refused, existing
    * objects can still be read and deleted), and shortly after its objects and then the namespace itself are removed.
    */
-  private terminateNamespace(t: ResourceType, old: KubeObject, dryRun: boolean): KubeObject {
+  private terminateNamespace(t: ResourceType, old: LooseObject, dryRun: boolean): LooseObject {
     const name = String(old.metadata.name);
     if (IMMORTAL_NAMESPACES.has(name))
       throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, {
@@ -1087,7 +1092,7 @@ export class ObjectService {
     }
   }
 
-  private deleteAnswer(t: ResourceType, o: KubeObject): KubeObject {
+  private deleteAnswer(t: ResourceType, o: LooseObject): LooseObject {
     if (t.resource === 'namespaces' || t.resource === 'customresourcedefinitions') {
       const out = this.present(t, o);
       if (t.resource === 'namespaces') out.status = { ...(out.status ?? {}), phase: 'Terminating' };
@@ -1108,7 +1113,7 @@ export class ObjectService {
     ns: string | undefined,
     sel: { labelSelector?: string | null; fieldSelector?: string | null },
     w: WriteOptions = {},
-  ): KubeObject {
+  ): LooseObject {
     const { items } = this.list(t, ns, sel);
     for (const o of items) this.delete(t, o.metadata.namespace, o.metadata.name, w);
     return {
@@ -1120,7 +1125,7 @@ export class ObjectService {
   }
 
   /** Creates the object, or replaces it (keeping its status) when it exists: what `--apply` and bootstrapping use. */
-  createOrUpdate(t: ResourceType, o: KubeObject): KubeObject {
+  createOrUpdate(t: ResourceType, o: LooseObject): LooseObject {
     const ns = t.namespaced ? (o.metadata?.namespace ?? 'default') : undefined;
     const old = this.store.get(typeKey(t), ns, o.metadata?.name);
     if (!old) return this.create(t, ns, o);
@@ -1131,7 +1136,7 @@ export class ObjectService {
   }
 
   /** Defaults: the built-in kinds' own (from their OpenAPI), then the resource's strategy's. */
-  private defaults(t: ResourceType, o: KubeObject, old: KubeObject | undefined): void {
+  private defaults(t: ResourceType, o: LooseObject, old: LooseObject | undefined): void {
     if (!t.crd) defaultBuiltin(t.group, t.resource, o, !old);
     strategyFor(t)?.prepare?.(o, old, this.strategyContext);
   }
@@ -1142,7 +1147,7 @@ export class ObjectService {
   }
 
   /** What a cluster's controllers do after a write (the resource's strategy says). */
-  private afterWrite(t: ResourceType, now: KubeObject | undefined, old: KubeObject | undefined): void {
+  private afterWrite(t: ResourceType, now: LooseObject | undefined, old: LooseObject | undefined): void {
     strategyFor(t.view ? { group: t.view.storage.group, resource: t.view.storage.resource } : t)?.afterWrite?.(
       now,
       old,
@@ -1150,7 +1155,7 @@ export class ObjectService {
     );
   }
 
-  private ensure(resource: string, o: KubeObject): void {
+  private ensure(resource: string, o: LooseObject): void {
     const t = this.registry.get('', 'v1', resource)!;
     if (this.store.get(typeKey(t), o.metadata.namespace, o.metadata.name)) return;
     this.create(t, o.metadata.namespace, o);

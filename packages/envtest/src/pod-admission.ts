@@ -13,13 +13,14 @@
 import { randomInt } from 'node:crypto';
 import { ApiError } from './status.js';
 import type { KubeObject } from './types.js';
+import { isRecord, type JsonObject } from './json.js';
 
-type Obj = KubeObject;
+type Obj = JsonObject;
 
 /** What the plugins look up. */
 export interface PodAdmissionLookups {
-  serviceAccount(namespace: string, name: string): Obj | undefined;
-  priorityClasses(): Obj[];
+  serviceAccount(namespace: string, name: string): KubeObject | undefined;
+  priorityClasses(): KubeObject[];
 }
 
 const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -30,23 +31,24 @@ const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 const TOKEN_EXPIRATION_SECONDS = 3607;
 const TOLERATION_SECONDS = 300;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObj = isRecord;
 const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
 
 function forbidden(name: string, reason: string): ApiError {
   return new ApiError(403, 'Forbidden', `pods "${name}" is forbidden: ${reason}`, { name, kind: 'pods' });
 }
 
-function admitServiceAccount(pod: Obj, spec: Obj, lookups: PodAdmissionLookups): void {
+function admitServiceAccount(pod: KubeObject, spec: Obj, lookups: PodAdmissionLookups): void {
   const ns = String(pod.metadata?.namespace ?? '');
   const name = String(pod.metadata?.name ?? '');
   if (!spec.serviceAccountName) spec.serviceAccountName = spec.serviceAccount || 'default';
   spec.serviceAccount = spec.serviceAccountName;
-  const account = lookups.serviceAccount(ns, spec.serviceAccountName);
+  const accountName = String(spec.serviceAccountName);
+  const account = lookups.serviceAccount(ns, accountName);
   if (!account) {
     throw forbidden(
       name,
-      `error looking up service account ${ns}/${spec.serviceAccountName}: serviceaccount "${spec.serviceAccountName}" not found`,
+      `error looking up service account ${ns}/${accountName}: serviceaccount "${accountName}" not found`,
     );
   }
   if (
@@ -113,14 +115,14 @@ function admitTolerations(spec: Obj): void {
   if (added.length) spec.tolerations = [...(Array.isArray(spec.tolerations) ? spec.tolerations : []), ...added];
 }
 
-function admitPriority(pod: Obj, spec: Obj, lookups: PodAdmissionLookups): void {
+function admitPriority(pod: KubeObject, spec: Obj, lookups: PodAdmissionLookups): void {
   const name = String(pod.metadata?.name ?? '');
   const classes = lookups.priorityClasses();
   let priority = 0;
   let preemptionPolicy: unknown = 'PreemptLowerPriority';
   if (spec.priorityClassName) {
     const pc = classes.find((c) => c.metadata?.name === spec.priorityClassName);
-    if (!pc) throw forbidden(name, `no PriorityClass with name ${spec.priorityClassName} was found`);
+    if (!pc) throw forbidden(name, `no PriorityClass with name ${String(spec.priorityClassName)} was found`);
     priority = Number(pc.value ?? 0);
     preemptionPolicy = pc.preemptionPolicy ?? preemptionPolicy;
   } else {
@@ -145,9 +147,9 @@ function admitPriority(pod: Obj, spec: Obj, lookups: PodAdmissionLookups): void 
 }
 
 /** Runs the admission plugins on a Pod being created, in kube's order; may refuse it (403). */
-export function admitNewPod(pod: Obj, lookups: PodAdmissionLookups): void {
-  if (!isObj(pod.spec)) pod.spec = {};
-  const spec = pod.spec as Obj;
+export function admitNewPod(pod: KubeObject, lookups: PodAdmissionLookups): void {
+  const spec = isObj(pod.spec) ? pod.spec : {};
+  pod.spec = spec;
   // a mirror pod (a kubelet's static pod) has no service account
   if (!(isObj(pod.metadata?.annotations) && 'kubernetes.io/config.mirror' in pod.metadata.annotations))
     admitServiceAccount(pod, spec, lookups);

@@ -7,7 +7,7 @@
  * field numbers of the Kubernetes `generated.proto` files for the kinds below. Unknown fields are skipped.
  */
 import { badRequest, ApiError } from './status.js';
-import type { KubeObject } from './types.js';
+import type { LooseObject } from './types.js';
 
 /** The 4-byte prefix of a Kubernetes protobuf envelope. */
 export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -287,11 +287,11 @@ function isZero(v: unknown): boolean {
   return v === '' || v === 0 || v === false || v === undefined;
 }
 
-function decodeMessage(type: string, buf: Buffer): KubeObject {
+function decodeMessage(type: string, buf: Buffer): LooseObject {
   const schema = SCHEMAS[type];
   if (!schema) throw new Error(`no protobuf schema for ${type}`);
   const r = new Reader(buf);
-  const out: KubeObject = {};
+  const out: LooseObject = {};
   while (!r.done) {
     const key = Number(r.varint());
     const fieldNo = key >>> 3;
@@ -332,7 +332,7 @@ function decodeMessage(type: string, buf: Buffer): KubeObject {
             ? String(val ?? '')
             : f.t === 'bmap'
               ? ((val as Buffer | undefined) ?? Buffer.alloc(0)).toString('base64')
-              : ((val as KubeObject | undefined)?.items ?? []);
+              : ((val as LooseObject | undefined)?.items ?? []);
         continue;
       }
       default:
@@ -346,10 +346,10 @@ function decodeMessage(type: string, buf: Buffer): KubeObject {
 }
 
 /** Turns the decoded message into its JSON form: zero values of non-pointer fields dropped, Time and IntOrString converted. */
-function finish(type: string, o: KubeObject, schema: Record<number, Field>): KubeObject {
+function finish(type: string, o: LooseObject, schema: Record<number, Field>): LooseObject {
   if (type === 'Time') {
-    if (!o.seconds && !o.nanos) return undefined as unknown as KubeObject;
-    return new Date((o.seconds ?? 0) * 1000).toISOString().replace('.000Z', 'Z') as unknown as KubeObject;
+    if (!o.seconds && !o.nanos) return undefined as unknown as LooseObject;
+    return new Date((o.seconds ?? 0) * 1000).toISOString().replace('.000Z', 'Z') as unknown as LooseObject;
   }
   if (type === 'IntOrString') return o.type === 1 ? (o.strVal ?? '') : (o.intVal ?? 0);
   for (const f of Object.values(schema)) {
@@ -361,7 +361,7 @@ function finish(type: string, o: KubeObject, schema: Record<number, Field>): Kub
 }
 
 /** Decodes a `k8s\0`-prefixed protobuf body into the JSON object (with apiVersion and kind). */
-export function decodeProtobufObject(buf: Buffer): KubeObject {
+export function decodeProtobufObject(buf: Buffer): LooseObject {
   if (buf.length < 4 || !buf.subarray(0, 4).equals(PROTOBUF_MAGIC))
     throw badRequest('the protobuf request body does not start with the Kubernetes magic number');
   const unknown = decodeMessage('Unknown', buf.subarray(4));

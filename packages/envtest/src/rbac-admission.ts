@@ -13,7 +13,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FieldCause } from './status.js';
 import { ApiError, notFound } from './status.js';
-import type { KubeObject } from './types.js';
+import type { LooseObject } from './types.js';
 import {
   resolveAggregatedRules,
   SYSTEM_MASTERS,
@@ -36,17 +36,17 @@ export function isRbacResource(group: string, resource: string): boolean {
 const arr = (v: unknown): unknown[] | undefined => (Array.isArray(v) ? v : undefined);
 
 /** Field problems of a Role/ClusterRole/RoleBinding/ClusterRoleBinding (empty when valid). */
-export function validateRbacObject(resource: string, o: KubeObject): FieldCause[] {
+export function validateRbacObject(resource: string, o: LooseObject): FieldCause[] {
   const causes: FieldCause[] = [];
   if (ROLE_KINDS.has(resource)) {
     const namespaced = resource === 'roles';
     const rules = o.rules;
     if (rules != null && !Array.isArray(rules))
       causes.push({ field: 'rules', message: 'Invalid value: must be a list of rules' });
-    (arr(rules) ?? []).forEach((r, i) => causes.push(...validateRule(r as KubeObject, `rules[${i}]`, namespaced)));
+    (arr(rules) ?? []).forEach((r, i) => causes.push(...validateRule(r as LooseObject, `rules[${i}]`, namespaced)));
   } else if (BINDING_KINDS.has(resource)) {
     const namespaced = resource === 'rolebindings';
-    const ref = (o.roleRef ?? {}) as KubeObject;
+    const ref = (o.roleRef ?? {}) as LooseObject;
     if (ref.apiGroup !== RBAC_GROUP) {
       causes.push({
         field: 'roleRef.apiGroup',
@@ -70,7 +70,7 @@ export function validateRbacObject(resource: string, o: KubeObject): FieldCause[
   return causes;
 }
 
-function validateRule(r: KubeObject, path: string, namespaced: boolean): FieldCause[] {
+function validateRule(r: LooseObject, path: string, namespaced: boolean): FieldCause[] {
   const out: FieldCause[] = [];
   if (!r || typeof r !== 'object') return [{ field: path, message: 'Invalid value: must be an object' }];
   const n = (k: string) => arr(r[k])?.length ?? 0;
@@ -109,7 +109,7 @@ function validateRule(r: KubeObject, path: string, namespaced: boolean): FieldCa
   return out;
 }
 
-function validateSubject(s: KubeObject, path: string, namespaced: boolean): FieldCause[] {
+function validateSubject(s: LooseObject, path: string, namespaced: boolean): FieldCause[] {
   const out: FieldCause[] = [];
   if (!s.name) out.push({ field: `${path}.name`, message: 'Required value', reason: 'FieldValueRequired' });
   switch (s.kind) {
@@ -145,9 +145,9 @@ function validateSubject(s: KubeObject, path: string, namespaced: boolean): Fiel
 }
 
 /** kube's defaulting of binding subjects: `User` and `Group` subjects without apiGroup get the RBAC group. */
-export function defaultSubjects(o: KubeObject): void {
+export function defaultSubjects(o: LooseObject): void {
   for (const s of arr(o.subjects) ?? []) {
-    const subject = s as KubeObject;
+    const subject = s as LooseObject;
     if (
       subject &&
       typeof subject === 'object' &&
@@ -269,7 +269,7 @@ function confirmNoEscalation(
   throw forbiddenWrite(resource, name, msg);
 }
 
-function roleRefRules(d: EscalationDeps, ref: KubeObject, namespace: string): PolicyRule[] {
+function roleRefRules(d: EscalationDeps, ref: LooseObject, namespace: string): PolicyRule[] {
   const objs = d.objects();
   if (ref.kind === 'ClusterRole') {
     const role = objs.clusterRoles.find((r) => r.metadata?.name === ref.name);
@@ -289,8 +289,8 @@ export function admitRbacWrite(
   d: EscalationDeps,
   user: UserInfo,
   resource: string,
-  next: KubeObject,
-  old: KubeObject | undefined,
+  next: LooseObject,
+  old: LooseObject | undefined,
 ): void {
   if (user.groups.includes(SYSTEM_MASTERS)) return;
   const name = String(next.metadata?.name ?? '');
@@ -327,7 +327,7 @@ export function admitRbacWrite(
     isDeepStrictEqual(old.roleRef, next.roleRef)
   )
     return;
-  const ref = (next.roleRef ?? {}) as KubeObject;
+  const ref = (next.roleRef ?? {}) as LooseObject;
   const bind = d.authorize({
     user,
     verb: 'bind',

@@ -3,7 +3,7 @@
  */
 import { deprecationWarningOf } from './crd-conversion.js';
 import { BUILTIN_GROUPS, BUILTIN_RESOURCES, type BuiltinResource } from 'ctrlmetrics/internal';
-import type { BuiltinView, KubeObject, NameRule, ResourceType, StructuralSchema } from './types.js';
+import type { BuiltinView, LooseObject, NameRule, ResourceType, StructuralSchema } from './types.js';
 import { coreFromEventsV1, eventsV1FromCore } from './event-views.js';
 import { hpaV1FromV2, hpaV2FromV1 } from './hpa-views.js';
 
@@ -176,7 +176,7 @@ export class ResourceRegistry {
   }
 
   /** Replaces the custom types by those of the given CRD objects. */
-  setCRDs(crds: KubeObject[]): void {
+  setCRDs(crds: LooseObject[]): void {
     this.custom = crds.flatMap((crd) => typesOfCRD(crd));
     this.rebuild();
   }
@@ -218,13 +218,13 @@ export class ResourceRegistry {
 }
 
 /** The custom resource types an established CRD serves. */
-export function typesOfCRD(crd: KubeObject): ResourceType[] {
+export function typesOfCRD(crd: LooseObject): ResourceType[] {
   const spec = crd.spec ?? {};
   const names = spec.names ?? {};
   if (!spec.group || !names.plural || !names.kind) return [];
   return (spec.versions ?? [])
-    .filter((v: KubeObject) => v.served !== false)
-    .map((v: KubeObject): ResourceType => ({
+    .filter((v: LooseObject) => v.served !== false)
+    .map((v: LooseObject): ResourceType => ({
       group: spec.group,
       version: v.name,
       resource: names.plural,

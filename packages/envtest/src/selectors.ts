@@ -35,7 +35,7 @@ export function parseLabelSelector(sel: string | null | undefined): (obj: KubeOb
     }
   }
   return (obj) => {
-    const labels = (obj.metadata?.labels ?? {}) as Record<string, string>;
+    const labels = obj.metadata?.labels ?? {};
     return preds.every((p) => p(labels));
   };
 }

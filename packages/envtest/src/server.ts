@@ -9,7 +9,7 @@ import { forbidden } from './authz.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
 import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError } from './status.js';
 import { applyPatch } from './patch.js';
-import type { KubeObject, ResourceType } from './types.js';
+import type { LooseObject, ResourceType } from './types.js';
 import { apiGroup, apiGroupList, apiResourceList, coreVersions, versionInfo } from './discovery.js';
 import { serveIssuerDiscovery } from './issuer-discovery.js';
 import { WarningRecorder, type AdmissionRequest } from './webhook-admission.js';
@@ -182,7 +182,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   if (t.virtual) {
     if (method !== 'POST' || info.name) throw methodNotAllowed();
     const b = await body();
-    let out: KubeObject;
+    let out: LooseObject;
     switch (t.resource) {
       case 'tokenreviews':
         out = d.reviews.tokenReview(b);
@@ -216,7 +216,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     if (info.subresource === 'scale' && (t.scale || t.builtinScale) && (ns || !t.namespaced)) {
       const warnings: string[] = [];
-      let out: KubeObject;
+      let out: LooseObject;
       try {
         out = await scale(d, t, ns, info, method, req, body, { user, dryRun, warnings });
       } finally {
@@ -243,7 +243,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
  */
 function selectorText(selector: unknown): string {
   if (!selector || typeof selector !== 'object') return '';
-  const s = selector as KubeObject;
+  const s = selector as LooseObject;
   const isLabelSelector = 'matchLabels' in s || 'matchExpressions' in s;
   const labels: Record<string, unknown> = isLabelSelector ? (s.matchLabels ?? {}) : s;
   const parts: Array<[string, string]> = Object.entries(labels).map(([k, v]) => [k, `${k}=${String(v)}`]);
@@ -262,19 +262,19 @@ function selectorText(selector: unknown): string {
 }
 
 /** The value at a CRD scale path (`.spec.replicas`). */
-function atPath(o: KubeObject, path: string): unknown {
+function atPath(o: LooseObject, path: string): unknown {
   return path
     .split('.')
     .filter(Boolean)
-    .reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as KubeObject)[k] : undefined), o);
+    .reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as LooseObject)[k] : undefined), o);
 }
 
 /** A merge patch that sets a CRD scale path. */
-function patchAt(path: string, value: unknown): KubeObject {
+function patchAt(path: string, value: unknown): LooseObject {
   return path
     .split('.')
     .filter(Boolean)
-    .reduceRight<unknown>((v, k) => ({ [k]: v }), value) as KubeObject;
+    .reduceRight<unknown>((v, k) => ({ [k]: v }), value) as LooseObject;
 }
 
 /** `/scale` of a built-in workload (Deployment, ReplicaSet, StatefulSet, ReplicationController), or of a custom resource through its CRD's scale paths. */
@@ -287,9 +287,9 @@ async function scale(
   req: IncomingMessage,
   body: () => Promise<unknown>,
   a: { user: UserInfo; dryRun: boolean; warnings: string[] },
-): Promise<KubeObject> {
+): Promise<LooseObject> {
   const paths = t.scale;
-  const view = (o: KubeObject): KubeObject => {
+  const view = (o: LooseObject): LooseObject => {
     const m = o.metadata;
     const metadata = {
       name: m.name,
@@ -321,13 +321,13 @@ async function scale(
   };
   // a CRD converting by webhook: the Scale is read from, and written through, the object in the request's version
   const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;
-  const read = async (): Promise<KubeObject> => {
+  const read = async (): Promise<LooseObject> => {
     const stored = converter && d.objects.peek(t, ns, info.name);
     return stored
       ? d.objects.present(t, (await converter.convert(t, [stored], t.version))[0])
       : d.objects.get(t, ns, info.name);
   };
-  const patchObject = async (p: KubeObject, dryRun: boolean): Promise<KubeObject> => {
+  const patchObject = async (p: LooseObject, dryRun: boolean): Promise<LooseObject> => {
     const write = (extra: WriteOptions) =>
       d.objects.patch(t, ns, info.name, 'application/merge-patch+json', p, { dryRun, ...extra });
     return converter
@@ -336,7 +336,7 @@ async function scale(
   };
   const current = view(await read());
   if (method === 'GET' || method === 'HEAD') return current;
-  let wanted: KubeObject;
+  let wanted: LooseObject;
   if (method === 'PATCH') wanted = applyPatch(String(req.headers['content-type'] ?? ''), current, await body());
   else if (method === 'PUT') wanted = (await body()) ?? {};
   else throw methodNotAllowed();
@@ -370,7 +370,7 @@ async function scale(
     ]);
   }
   const rv = wanted?.metadata?.resourceVersion;
-  const patch: KubeObject = {
+  const patch: LooseObject = {
     ...(paths ? patchAt(paths.specReplicasPath, replicas) : { spec: { replicas } }),
     ...(rv ? { metadata: { resourceVersion: rv } } : {}),
   };

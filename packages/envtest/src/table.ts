@@ -2,7 +2,7 @@
  * `meta.k8s.io/v1 Table` output (what `kubectl get` asks for): kube's printer columns for the built-in kinds most
  * used (the others print NAME and AGE), a CRD's additional printer columns.
  */
-import type { KubeObject, ResourceType } from './types.js';
+import type { LooseObject, ResourceType } from './types.js';
 
 /** kube's `duration.HumanDuration` (as in the AGE column). */
 export function humanDuration(ms: number): string {
@@ -43,7 +43,7 @@ export function wantsTable(accept: string | undefined): boolean {
  * The value of a printer column's JSONPath: `.a.b`, `.a[0]` and `.a[?(@.type == "Ready")].status` (the first
  * matching element), the forms CRDs use in additionalPrinterColumns.
  */
-export function jsonPathValue(obj: KubeObject, path: string): unknown {
+export function jsonPathValue(obj: LooseObject, path: string): unknown {
   const tokens = path.replace(/^\./, '').match(/\[\?\(@\.[^)]*\)\]|\[\d+\]|[^.[\]]+/g) ?? [];
   let cur: unknown = obj;
   for (const tok of tokens) {
@@ -55,14 +55,14 @@ export function jsonPathValue(obj: KubeObject, path: string): unknown {
       if (!Array.isArray(cur)) return undefined;
       const want = filter[2] ?? filter[3] ?? filter[4];
       cur = cur.find(
-        (el) => el && typeof el === 'object' && String(jsonPathValue(el as KubeObject, filter[1])) === want,
+        (el) => el && typeof el === 'object' && String(jsonPathValue(el as LooseObject, filter[1])) === want,
       );
     } else cur = (cur as Record<string, unknown>)[tok];
   }
   return cur;
 }
 
-function partialMetadata(o: KubeObject): KubeObject {
+function partialMetadata(o: LooseObject): LooseObject {
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
 }
 
@@ -71,20 +71,20 @@ interface Column {
   name: string;
   type?: string;
   priority?: number;
-  cell: (o: KubeObject) => unknown;
+  cell: (o: LooseObject) => unknown;
 }
 
 const count = (v: unknown) => (v && typeof v === 'object' ? Object.keys(v).length : 0);
-const list = (v: unknown): KubeObject[] => (Array.isArray(v) ? v : []);
+const list = (v: unknown): LooseObject[] => (Array.isArray(v) ? v : []);
 const joinOr = (xs: string[], none: string) => (xs.length ? xs.join(',') : none);
-function labelSelectorText(sel: KubeObject | undefined): string {
+function labelSelectorText(sel: LooseObject | undefined): string {
   if (!sel || typeof sel !== 'object') return '<none>';
   const parts = Object.entries((sel.matchLabels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`);
   for (const e of list(sel.matchExpressions))
     parts.push(`${e.key} ${String(e.operator).toLowerCase()} (${list(e.values).join(',')})`);
   return parts.length ? parts.join(',') : '<none>';
 }
-function subjectsOf(o: KubeObject, kind: string): string {
+function subjectsOf(o: LooseObject, kind: string): string {
   return list(o.subjects)
     .filter((s) => s?.kind === kind)
     .map((s) => (kind === 'ServiceAccount' ? `${String(s.namespace ?? '')}/${String(s.name)}` : String(s.name)))
@@ -118,7 +118,7 @@ function labelsText(m: unknown): string {
   );
 }
 /** A pod template's `-o wide` columns, as the workload printers add them. */
-const templateColumns = (spec: (o: KubeObject) => KubeObject | undefined, selector = true): Column[] => [
+const templateColumns = (spec: (o: LooseObject) => LooseObject | undefined, selector = true): Column[] => [
   {
     name: 'Containers',
     priority: 1,
@@ -136,14 +136,14 @@ const templateColumns = (spec: (o: KubeObject) => KubeObject | undefined, select
         .join(','),
   },
   ...(selector
-    ? [{ name: 'Selector', priority: 1, cell: (o: KubeObject) => labelSelectorText(spec(o)?.selector) }]
+    ? [{ name: 'Selector', priority: 1, cell: (o: LooseObject) => labelSelectorText(spec(o)?.selector) }]
     : []),
 ];
 const int = (v: unknown) => Number(v ?? 0);
 /** kube's `printBoolPtr`. */
 const boolText = (v: unknown) => (v === undefined || v === null ? '<unset>' : v ? 'True' : 'False');
 /** A Job's COMPLETIONS cell. */
-function completionsText(o: KubeObject): string {
+function completionsText(o: LooseObject): string {
   const succeeded = int(o.status?.succeeded);
   if (o.spec?.completions !== undefined && o.spec?.completions !== null)
     return `${succeeded}/${int(o.spec.completions)}`;
@@ -151,7 +151,7 @@ function completionsText(o: KubeObject): string {
   return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
 }
 /** A Job's DURATION cell: from its start to its completion, or until now while it runs; empty before it starts. */
-function durationText(o: KubeObject): string {
+function durationText(o: LooseObject): string {
   const start = Date.parse(String(o.status?.startTime ?? ''));
   if (Number.isNaN(start)) return '';
   const end = Date.parse(String(o.status?.completionTime ?? ''));
@@ -170,14 +170,14 @@ function accessModesText(modes: unknown): string {
     .join(',');
 }
 /** An Ingress's HOSTS cell: the rules' hosts (`*` for a rule without one), the first three then how many more. */
-function hostsText(o: KubeObject): string {
+function hostsText(o: LooseObject): string {
   const hosts = list(o.spec?.rules).map((r) => String(r.host || '*'));
   if (!hosts.length) return '*';
   return hosts.length > 3 ? `${hosts.slice(0, 3).join(',')} + ${hosts.length - 3} more...` : hosts.join(',');
 }
 /** The ingress points of a load balancer status, as its printers list them. */
 function loadBalancerText(status: unknown): string {
-  return list((status as KubeObject | undefined)?.loadBalancer?.ingress)
+  return list((status as LooseObject | undefined)?.loadBalancer?.ingress)
     .map((i) => String(i.ip || i.hostname || ''))
     .filter(Boolean)
     .join(',');
@@ -432,9 +432,9 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
 /** Converts objects to a Table; `includeObject` is the query parameter (`None`, `Metadata` (default), `Object`). */
 export function toTable(
   t: ResourceType,
-  objects: KubeObject[],
+  objects: LooseObject[],
   opts: { includeObject?: string | null; resourceVersion?: string; now?: number },
-): KubeObject {
+): LooseObject {
   const now = opts.now ?? Date.now();
   const builtin = t.crd ? undefined : BUILTIN_COLUMNS[t.group ? `${t.resource}.${t.group}` : t.resource];
   if (builtin) return builtinTable(builtin, objects, opts, now);
@@ -473,7 +473,7 @@ export function toTable(
       }),
       Number.isNaN(created) ? '<unknown>' : humanDuration(now - created),
     ];
-    const row: KubeObject = { cells };
+    const row: LooseObject = { cells };
     if (opts.includeObject !== 'None') row.object = opts.includeObject === 'Object' ? o : partialMetadata(o);
     return row;
   });
@@ -486,17 +486,17 @@ export function toTable(
   };
 }
 
-function rowObject(o: KubeObject, includeObject: string | null | undefined): KubeObject | undefined {
+function rowObject(o: LooseObject, includeObject: string | null | undefined): LooseObject | undefined {
   if (includeObject === 'None') return undefined;
   return includeObject === 'Object' ? o : partialMetadata(o);
 }
 
 function builtinTable(
   spec: { columns: Column[]; noAge?: boolean; noName?: boolean },
-  objects: KubeObject[],
+  objects: LooseObject[],
   opts: { includeObject?: string | null; resourceVersion?: string },
   now: number,
-): KubeObject {
+): LooseObject {
   const age: Column = {
     name: 'Age',
     cell: (o) => {
@@ -506,7 +506,7 @@ function builtinTable(
   };
   // kube's order: NAME, the normal columns, AGE, then the `-o wide` ones
   const columns = [
-    ...(spec.noName ? [] : [{ name: 'Name', cell: (o: KubeObject) => o.metadata?.name } as Column]),
+    ...(spec.noName ? [] : [{ name: 'Name', cell: (o: LooseObject) => o.metadata?.name } as Column]),
     ...spec.columns.filter((c) => !c.priority),
     ...(spec.noAge ? [] : [age]),
     ...spec.columns.filter((c) => c.priority),
@@ -519,7 +519,7 @@ function builtinTable(
     priority: c.priority ?? 0,
   }));
   const rows = objects.map((o) => {
-    const row: KubeObject = { cells: columns.map((c) => c.cell(o) ?? null) };
+    const row: LooseObject = { cells: columns.map((c) => c.cell(o) ?? null) };
     const obj = rowObject(o, opts.includeObject);
     if (obj) row.object = obj;
     return row;

@@ -7,8 +7,51 @@ import type { BuiltinResource } from 'ctrlmetrics/internal';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-/** A Kubernetes object as plain JSON. */
-export type KubeObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** An owner reference (`metadata.ownerReferences[]`). */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/**
+ * `metav1.ObjectMeta` as the authority holds it: the fields it reads typed as the server serves them (timestamps as
+ * RFC 3339 strings). A request's metadata is checked against these types before it is stored (object-checks.ts).
+ */
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+  managedFields?: Array<Record<string, unknown>>;
+  selfLink?: string;
+}
+
+/** A Kubernetes object as plain JSON: typed type and metadata, any other field `unknown` until narrowed. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [field: string]: unknown;
+}
+
+/**
+ * The object type of the modules whose field reads are not yet narrowed (see json.ts for the helpers that do): a
+ * plain object whose fields are `any`. Each module moves to {@link KubeObject} as its reads get checked.
+ */
+export type LooseObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** How object names of a type are validated. */
 export type NameRule = 'subdomain' | 'label' | 'label1035' | 'path';

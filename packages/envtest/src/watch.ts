@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Store, StoreEvent } from './store.js';
 import { apiVersionOf, typeKey } from './resources.js';
-import type { KubeObject, ResourceType } from './types.js';
+import type { LooseObject, ResourceType } from './types.js';
 import { readCustomResource } from './crd-schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { ApiError, expired } from './status.js';
@@ -31,7 +31,7 @@ export interface WatchParams {
   /** Stream PartialObjectMetadata objects (metadata-only clients). */
   partialMetadata?: boolean;
   /** Converts a stored object to the watched version (a CRD's conversion webhook); events keep their order. */
-  convert?: (stored: KubeObject) => Promise<KubeObject>;
+  convert?: (stored: LooseObject) => Promise<LooseObject>;
 }
 
 /** Streams a watch into `res` until the timeout, the client going away, or `closeAll`. */
@@ -55,9 +55,9 @@ export class WatchHub {
     const ns = p.type.namespaced ? p.namespace || undefined : undefined;
     const byLabel = parseLabelSelector(p.labelSelector);
     const byField = parseFieldSelector(p.fieldSelector, p.type.resource);
-    const matches = (o: KubeObject | undefined) =>
+    const matches = (o: LooseObject | undefined) =>
       !!o && (!ns || o.metadata?.namespace === ns) && byLabel(o) && byField(o);
-    const present = (o: KubeObject): KubeObject => {
+    const present = (o: LooseObject): LooseObject => {
       const out = {
         ...(p.type.view ? p.type.view.read(o) : readCustomResource(o, p.type.schema)),
         apiVersion: apiVersionOf(p.type),
@@ -76,12 +76,12 @@ export class WatchHub {
       'Transfer-Encoding': 'chunked',
     });
     res.flushHeaders();
-    const write = (type: string, object: KubeObject) => {
+    const write = (type: string, object: LooseObject) => {
       if (!res.writableEnded && !res.destroyed) res.write(JSON.stringify({ type, object }) + '\n');
     };
     // with a conversion, every event waits for the ones before it (and a failed conversion ends the watch)
     let queue = Promise.resolve();
-    const send = (type: string, object: KubeObject, stored?: KubeObject) => {
+    const send = (type: string, object: LooseObject, stored?: LooseObject) => {
       const convert = p.convert;
       if (!convert) return write(type, stored ? present(stored) : object);
       queue = queue.then(async () => {

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'ctrlmetrics/log';
 import type { Store } from './store.js';
 import type { ResourceRegistry } from './resources.js';
-import type { KubeObject, ResourceType } from './types.js';
+import type { LooseObject, ResourceType } from './types.js';
 import { ApiError, notFound } from './status.js';
 import { applyPatch } from './patch.js';
 import type { UserInfo } from './rbac.js';
@@ -33,7 +33,7 @@ const VALIDATING_KEY = `validatingwebhookconfigurations.${GROUP}`;
 interface Hook {
   configuration: string;
   name: string;
-  clientConfig: KubeObject;
+  clientConfig: LooseObject;
   rules?: WebhookRule[];
   failurePolicy?: string;
   matchPolicy?: string;
@@ -52,7 +52,7 @@ export interface AdmissionRequest extends AdmissionAttributes {
   user: UserInfo;
   dryRun: boolean;
   /** CreateOptions / UpdateOptions / DeleteOptions as performed. */
-  options: KubeObject;
+  options: LooseObject;
   /** The kind of the object sent when it is not the resource's own (a `scale` subresource sends autoscaling/v1 Scale). */
   objectKind?: { group: string; version: string; kind: string };
 }
@@ -137,8 +137,8 @@ export class WebhookAdmission {
     version: string,
   ):
     | {
-        there: (o: KubeObject | null | undefined) => Promise<KubeObject | null>;
-        back: (o: KubeObject) => Promise<KubeObject>;
+        there: (o: LooseObject | null | undefined) => Promise<LooseObject | null>;
+        back: (o: LooseObject) => Promise<LooseObject>;
       }
     | undefined {
     const c = this.opts.converter;
@@ -160,7 +160,7 @@ export class WebhookAdmission {
       a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
     );
     return configs.flatMap((c) =>
-      ((c.webhooks ?? []) as KubeObject[]).map((w) => ({ ...w, configuration: String(c.metadata.name) }) as Hook),
+      ((c.webhooks ?? []) as LooseObject[]).map((w) => ({ ...w, configuration: String(c.metadata.name) }) as Hook),
     );
   }
 
@@ -192,14 +192,14 @@ export class WebhookAdmission {
   private review(
     r: AdmissionRequest,
     version: string,
-    object: KubeObject | null,
-    oldObject: KubeObject | null | undefined,
-  ): KubeObject {
+    object: LooseObject | null,
+    oldObject: LooseObject | null | undefined,
+  ): LooseObject {
     const gv = (v: string) => ({ group: r.group, version: v });
-    const withVersion = (o: KubeObject | null) =>
+    const withVersion = (o: LooseObject | null) =>
       o && version !== r.version ? { ...o, apiVersion: r.group ? `${r.group}/${version}` : version } : o;
     const kind = this.registry.get(r.group, version, r.resource)?.kind ?? r.type.kind;
-    const user: KubeObject = { username: r.user.username };
+    const user: LooseObject = { username: r.user.username };
     if (r.user.uid) user.uid = r.user.uid;
     if (r.user.groups?.length) user.groups = r.user.groups;
     if (r.user.extra && Object.keys(r.user.extra).length) user.extra = r.user.extra;
@@ -234,9 +234,9 @@ export class WebhookAdmission {
     h: Hook,
     r: AdmissionRequest,
     version: string,
-    object: KubeObject | null,
+    object: LooseObject | null,
     mutating: boolean,
-    oldObject: KubeObject | null | undefined = r.oldObject,
+    oldObject: LooseObject | null | undefined = r.oldObject,
   ): Promise<WebhookAnswer | undefined> {
     if (r.dryRun && h.sideEffects !== 'None' && h.sideEffects !== 'NoneOnDryRun') {
       if (!h.sideEffects) return this.failed(h, 'Webhook SideEffects is nil');
@@ -287,7 +287,7 @@ export class WebhookAdmission {
    * Runs the mutating webhooks a request reaches and answers the object as they left it (`null` stays `null` for
    * a delete). Warnings go to `warnings`.
    */
-  async mutate(r: AdmissionRequest, warnings: WarningRecorder): Promise<KubeObject | null> {
+  async mutate(r: AdmissionRequest, warnings: WarningRecorder): Promise<LooseObject | null> {
     const hooks = this.hooks(MUTATING_KEY);
     let object = r.object;
     const invoked = new Set<number>();
@@ -327,7 +327,7 @@ export class WebhookAdmission {
   }
 
   /** The object after a webhook's patch (the same object when it sent none). */
-  private patched(h: Hook, answer: WebhookAnswer, object: KubeObject | null): KubeObject | null {
+  private patched(h: Hook, answer: WebhookAnswer, object: LooseObject | null): LooseObject | null {
     if (!answer.patch) return object;
     if (answer.patchType !== 'JSONPatch')
       return this.failed(h, `unsupported patch type ${JSON.stringify(answer.patchType)}`) ?? object;
@@ -346,7 +346,7 @@ export class WebhookAdmission {
       );
     // a patch that does not apply fails the request whatever the failure policy says, as in kube
     try {
-      const out = applyPatch('application/json-patch+json', object, ops as KubeObject);
+      const out = applyPatch('application/json-patch+json', object, ops as LooseObject);
       if (!out || typeof out !== 'object' || Array.isArray(out)) throw new Error('the patched object is not an object');
       return out;
     } catch (err) {

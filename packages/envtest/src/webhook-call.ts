@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:https';
 import { isIP } from 'node:net';
 import { posix } from 'node:path';
-import type { KubeObject } from './types.js';
+import type { LooseObject } from './types.js';
 import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
 /** Where a webhook service reference (`<namespace>/<name>:<port>`) is served; undefined when unknown. */
@@ -21,7 +21,7 @@ export type ServiceResolver = (
 /** The answer of a webhook that answered well-formed. */
 export interface WebhookAnswer {
   allowed: boolean;
-  status?: { code?: number; reason?: string; message?: string; details?: KubeObject };
+  status?: { code?: number; reason?: string; message?: string; details?: LooseObject };
   patch?: string;
   patchType?: string;
   warnings: string[];
@@ -85,7 +85,7 @@ interface Target {
 }
 
 function target(
-  clientConfig: KubeObject,
+  clientConfig: LooseObject,
   resolve: ServiceResolver | undefined,
   timeoutSeconds: number,
   missingService = (name: string) => `services "${name}" not found`,
@@ -162,9 +162,9 @@ function caFromBundle(caBundle: unknown): string | undefined {
  * wording when the call fails or the answer is invalid.
  */
 export async function callWebhook(opts: {
-  clientConfig: KubeObject;
+  clientConfig: LooseObject;
   timeoutSeconds: number;
-  review: KubeObject;
+  review: LooseObject;
   mutating: boolean;
   resolveService?: ServiceResolver;
 }): Promise<WebhookAnswer> {
@@ -181,15 +181,15 @@ export async function callWebhook(opts: {
  * {@link WebhookCallError} with `prefix` and kube's wording of what failed.
  */
 export async function postReview(opts: {
-  clientConfig: KubeObject;
+  clientConfig: LooseObject;
   timeoutSeconds: number;
-  review: KubeObject;
+  review: LooseObject;
   resolveService?: ServiceResolver;
   userAgent: string;
   prefix: string;
   /** How a service reference that resolves nowhere is worded (admission's resolver says `services "x"`). */
   missingService?: (name: string) => string;
-}): Promise<KubeObject> {
+}): Promise<LooseObject> {
   let t: Target;
   try {
     t = target(opts.clientConfig, opts.resolveService, opts.timeoutSeconds, opts.missingService);
@@ -285,7 +285,7 @@ export async function postReview(opts: {
     throw new WebhookCallError(`${opts.prefix}${text}`);
   }
   try {
-    return JSON.parse(raw.body.toString('utf8')) as KubeObject;
+    return JSON.parse(raw.body.toString('utf8')) as LooseObject;
   } catch (err) {
     throw new WebhookCallError(`${opts.prefix}couldn't get version/kind; json parse error: ${(err as Error).message}`, {
       cause: err,
@@ -297,10 +297,10 @@ export async function postReview(opts: {
 class StaleConnection extends Error {}
 
 /** kube's checks of a v1 answer (`VerifyAdmissionResponse`), in its order and words. */
-function verify(review: KubeObject, uid: string, mutating: boolean): WebhookAnswer {
+function verify(review: LooseObject, uid: string, mutating: boolean): WebhookAnswer {
   const invalid = (why: string) => new WebhookCallError(`received invalid webhook response: ${why}`);
   if (!review || typeof review !== 'object' || Array.isArray(review)) throw invalid('webhook response was absent');
-  const r = review.response as KubeObject | undefined;
+  const r = review.response as LooseObject | undefined;
   if (!r || typeof r !== 'object') throw invalid('webhook response was absent');
   if (String(r.uid ?? '') !== uid)
     throw invalid(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(r.uid ?? ''))}`);

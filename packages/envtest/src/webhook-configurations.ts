@@ -4,7 +4,7 @@
  * failurePolicy, matchPolicy, sideEffects, timeoutSeconds, reinvocationPolicy, clientConfig, then
  * admissionReviewVersions and a duplicate name). Calling the webhooks is not done here.
  */
-import type { KubeObject } from './types.js';
+import type { LooseObject } from './types.js';
 import type { FieldCause } from './status.js';
 import { validateName } from './validation.js';
 
@@ -37,18 +37,18 @@ const invalidValue = (field: string, value: string, detail: string): FieldCause 
 });
 
 /** Fills in kube-apiserver's v1 defaults, in the field order kube writes them. */
-export function defaultWebhookConfiguration(o: KubeObject, mutating: boolean): void {
+export function defaultWebhookConfiguration(o: LooseObject, mutating: boolean): void {
   if (!Array.isArray(o.webhooks)) return;
-  o.webhooks = o.webhooks.map((w: KubeObject) => {
+  o.webhooks = o.webhooks.map((w: LooseObject) => {
     if (!w || typeof w !== 'object') return w;
     const rules = Array.isArray(w.rules)
-      ? w.rules.map((r: KubeObject) => (r && typeof r === 'object' ? { ...r, scope: r.scope ?? '*' } : r))
+      ? w.rules.map((r: LooseObject) => (r && typeof r === 'object' ? { ...r, scope: r.scope ?? '*' } : r))
       : w.rules;
     const clientConfig =
       w.clientConfig?.service && typeof w.clientConfig.service === 'object'
         ? { ...w.clientConfig, service: { ...w.clientConfig.service, port: w.clientConfig.service.port ?? 443 } }
         : w.clientConfig;
-    const out: KubeObject = {
+    const out: LooseObject = {
       name: w.name,
       clientConfig,
       ...(rules !== undefined ? { rules } : {}),
@@ -75,7 +75,7 @@ function wildcardList(field: string, xs: unknown, what: string): FieldCause[] {
   return [];
 }
 
-function ruleCauses(rule: KubeObject, path: string): FieldCause[] {
+function ruleCauses(rule: LooseObject, path: string): FieldCause[] {
   const causes: FieldCause[] = [];
   const ops = rule?.operations;
   if (!Array.isArray(ops) || ops.length === 0) causes.push(required(`${path}.operations`));
@@ -101,7 +101,7 @@ function ruleCauses(rule: KubeObject, path: string): FieldCause[] {
   return causes;
 }
 
-export function clientConfigCauses(cc: KubeObject | undefined, path: string): FieldCause[] {
+export function clientConfigCauses(cc: LooseObject | undefined, path: string): FieldCause[] {
   const hasUrl = typeof cc?.url === 'string' && cc.url !== '';
   const hasService = !!cc?.service && typeof cc.service === 'object';
   if (hasUrl === hasService) return [required(path, 'exactly one of url or service is required')];
@@ -131,7 +131,7 @@ export function clientConfigCauses(cc: KubeObject | undefined, path: string): Fi
       return [invalidValue(`${path}.url`, JSON.stringify(u.hash.slice(1)), 'fragments are not permitted in the URL')];
     return [];
   }
-  const svc = cc!.service as KubeObject;
+  const svc = cc!.service as LooseObject;
   const causes: FieldCause[] = [];
   if (!svc.namespace) causes.push(required(`${path}.service.namespace`, 'service namespace is required'));
   if (!svc.name) causes.push(required(`${path}.service.name`, 'service name is required'));
@@ -160,12 +160,12 @@ function reviewVersionCauses(versions: unknown, path: string): FieldCause[] {
 }
 
 /** kube-apiserver's validation of a webhook configuration (after defaulting). */
-export function validateWebhookConfiguration(o: KubeObject, mutating: boolean): FieldCause[] {
+export function validateWebhookConfiguration(o: LooseObject, mutating: boolean): FieldCause[] {
   const causes: FieldCause[] = [];
   const webhooks: unknown[] = Array.isArray(o.webhooks) ? o.webhooks : [];
   const names = new Set<string>();
   webhooks.forEach((raw, i) => {
-    const w = (raw && typeof raw === 'object' ? raw : {}) as KubeObject;
+    const w = (raw && typeof raw === 'object' ? raw : {}) as LooseObject;
     const path = `webhooks[${i}]`;
     const name = typeof w.name === 'string' ? w.name : '';
     if (!name) causes.push(required(`${path}.name`));
@@ -181,7 +181,7 @@ export function validateWebhookConfiguration(o: KubeObject, mutating: boolean): 
           ),
         );
     }
-    (Array.isArray(w.rules) ? w.rules : []).forEach((r: KubeObject, j: number) =>
+    (Array.isArray(w.rules) ? w.rules : []).forEach((r: LooseObject, j: number) =>
       causes.push(...ruleCauses(r, `${path}.rules[${j}]`)),
     );
     if (!FAILURE_POLICIES.includes(String(w.failurePolicy)))

@@ -76,9 +76,7 @@ export function ruleMatches(rule: WebhookRule, a: AdmissionAttributes): boolean 
 export function objectSelectorMatches(selector: LabelSelector | undefined, a: AdmissionAttributes): boolean {
   if (isEmptySelector(selector)) return true;
   const matches = (o: KubeObject | null) =>
-    !!o &&
-    typeof o === 'object' &&
-    labelSelectorMatches(selector!, (o.metadata?.labels ?? {}) as Record<string, string>);
+    !!o && typeof o === 'object' && labelSelectorMatches(selector!, o.metadata?.labels ?? {});
   return matches(a.object) || matches(a.oldObject);
 }
 

@@ -7,47 +7,53 @@ import { kubeTime } from 'ctrlmetrics/internal';
 import { defaultConversion } from '../crd-conversion.js';
 import { validateCRD } from '../object-checks.js';
 import { typeKey } from '../resources.js';
-import type { KubeObject } from '../types.js';
+import { isRecord, list, record, records, str, strings } from '../json.js';
 import type { Strategy } from './strategy.js';
 
 const CRD_KEY = 'customresourcedefinitions.apiextensions.k8s.io';
 
 export const customresourcedefinitions: Strategy = {
-  decode: (o) => defaultConversion(o.spec),
+  decode(o) {
+    if (isRecord(o.spec)) defaultConversion(o.spec);
+  },
   validate: (o) => validateCRD(o),
   prepare(o, old) {
-    const names = { ...(o.spec?.names ?? {}) };
-    names.singular = names.singular || String(names.kind ?? '').toLowerCase();
-    names.listKind = names.listKind || `${String(names.kind)}List`;
-    o.spec.names = names;
-    o.spec.scope = o.spec.scope ?? 'Namespaced';
-    const storage = (o.spec.versions ?? []).find((v: KubeObject) => v.storage)?.name;
+    const spec = record(o.spec) ?? {};
+    o.spec = spec;
+    const names = { ...record(spec.names) };
+    names.singular = str(names.singular) || String(names.kind ?? '').toLowerCase();
+    names.listKind = str(names.listKind) || `${String(names.kind)}List`;
+    spec.names = names;
+    spec.scope = spec.scope ?? 'Namespaced';
+    const storage = str(records(spec.versions).find((v) => v.storage)?.name);
     const now = kubeTime();
+    const oldStatus = record(old?.status);
+    const since = (i: number): unknown => record(list(oldStatus?.conditions)[i])?.lastTransitionTime ?? now;
     o.status = {
       acceptedNames: names,
       conditions: [
         {
           type: 'NamesAccepted',
           status: 'True',
-          lastTransitionTime: old?.status?.conditions?.[0]?.lastTransitionTime ?? now,
+          lastTransitionTime: since(0),
           reason: 'NoConflicts',
           message: 'no conflicts found',
         },
         {
           type: 'Established',
           status: 'True',
-          lastTransitionTime: old?.status?.conditions?.[1]?.lastTransitionTime ?? now,
+          lastTransitionTime: since(1),
           reason: 'InitialNamesAccepted',
           message: 'the initial names have been accepted',
         },
       ],
-      storedVersions: [...new Set([...(old?.status?.storedVersions ?? []), ...(storage ? [storage] : [])])],
+      storedVersions: [...new Set([...strings(oldStatus?.storedVersions), ...(storage ? [storage] : [])])],
     };
   },
   // its custom resources go with it
   beforeRemove(old, ctx) {
     const done = new Set<string>();
-    for (const rt of ctx.registry.all().filter((x) => x.crd === old.metadata.name)) {
+    for (const rt of ctx.registry.all().filter((x) => x.crd === old.metadata?.name)) {
       const k = typeKey(rt);
       if (done.has(k)) continue;
       done.add(k);

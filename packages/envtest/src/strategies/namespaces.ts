@@ -1,17 +1,18 @@
 /** Namespaces: the name label and the `kubernetes` finalizer; a new one gets its `default` ServiceAccount and root CA. */
+import { record } from '../json.js';
 import type { Strategy } from './strategy.js';
 
 export const namespaces: Strategy = {
   prepare(o, old) {
-    const m = o.metadata;
-    m.labels = { ...(m.labels ?? {}), 'kubernetes.io/metadata.name': m.name };
-    o.spec = { finalizers: ['kubernetes'], ...(o.spec ?? {}) };
-    o.status = { phase: 'Active', ...(old?.status ?? {}) };
+    const m = (o.metadata ??= {});
+    m.labels = { ...(m.labels ?? {}), 'kubernetes.io/metadata.name': m.name ?? '' };
+    o.spec = { finalizers: ['kubernetes'], ...record(o.spec) };
+    o.status = { phase: 'Active', ...record(old?.status) };
   },
   // kube's service account and root CA publisher controllers
   afterWrite(now, old, ctx) {
     if (!now || old) return;
-    const ns = now.metadata.name;
+    const ns = now.metadata?.name;
     ctx.ensure('serviceaccounts', {
       apiVersion: 'v1',
       kind: 'ServiceAccount',

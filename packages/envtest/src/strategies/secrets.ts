@@ -3,6 +3,7 @@
  * kube's token controller does for a `kubernetes.io/service-account-token` Secret.
  */
 import { immutabilityCauses, mergeStringData, secretCauses } from '../config-data.js';
+import { record, type JsonObject } from '../json.js';
 import { invalid } from '../status.js';
 import type { KubeObject } from '../types.js';
 import type { Strategy, StrategyContext } from './strategy.js';
@@ -16,10 +17,12 @@ const SA_UID_ANNOTATION = 'kubernetes.io/service-account.uid';
  * exists), as kube's token controller does.
  */
 function fillTokenSecret(o: KubeObject, ctx: StrategyContext): void {
-  const m = o.metadata;
+  const m = (o.metadata ??= {});
+  const name = m.name ?? '';
+  const namespace = m.namespace ?? '';
   const saName = m.annotations?.[SA_NAME_ANNOTATION];
   if (!saName) {
-    throw invalid('Secret', '', m.name, [
+    throw invalid('Secret', '', name, [
       {
         field: `metadata.annotations[${SA_NAME_ANNOTATION}]`,
         message: 'Required value',
@@ -27,18 +30,19 @@ function fillTokenSecret(o: KubeObject, ctx: StrategyContext): void {
       },
     ]);
   }
-  const sa = ctx.store.get('serviceaccounts', m.namespace, saName);
+  const sa = ctx.store.get('serviceaccounts', namespace, saName);
   if (!sa || !ctx.issueLegacyToken) return;
-  const uid = String(sa.metadata.uid);
-  const data = (o.data = { ...(o.data ?? {}) });
-  if (m.annotations[SA_UID_ANNOTATION] !== uid || !data.token) {
+  const uid = String(sa.metadata?.uid);
+  const data: JsonObject = { ...record(o.data) };
+  o.data = data;
+  if (m.annotations?.[SA_UID_ANNOTATION] !== uid || !data.token) {
     m.annotations = { ...m.annotations, [SA_UID_ANNOTATION]: uid };
-    data.token = Buffer.from(
-      ctx.issueLegacyToken({ namespace: m.namespace, name: saName, uid, secretName: m.name }),
-    ).toString('base64');
+    data.token = Buffer.from(ctx.issueLegacyToken({ namespace, name: saName, uid, secretName: name })).toString(
+      'base64',
+    );
   }
   data['ca.crt'] = Buffer.from(ctx.caPem).toString('base64');
-  data.namespace = Buffer.from(String(m.namespace)).toString('base64');
+  data.namespace = Buffer.from(namespace).toString('base64');
 }
 
 export const secrets: Strategy = {
