@@ -4,7 +4,7 @@
  * order the real server reports them; `objects.ts` aggregates them with the metadata checks into one 422.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { LooseObject } from './types.js';
+import type { KubeObject } from './types.js';
 import type { FieldCause } from './status.js';
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
@@ -17,11 +17,11 @@ export const MAX_DATA_BYTES = 1024 * 1024;
 const IMMUTABLE = 'Forbidden: field is immutable when `immutable` is set';
 
 /** Moves a Secret's `stringData` into `data` (base64), as kube does before validating and storing it. */
-export function mergeStringData(o: LooseObject): void {
+export function mergeStringData(o: KubeObject): void {
   if (!o.stringData || typeof o.stringData !== 'object') return;
-  o.data = { ...(o.data ?? {}) };
-  for (const [k, v] of Object.entries(o.stringData as Record<string, unknown>))
-    o.data[k] = Buffer.from(String(v)).toString('base64');
+  const data: Record<string, unknown> = { ...(o.data ?? {}) };
+  for (const [k, v] of Object.entries(o.stringData)) data[k] = Buffer.from(String(v)).toString('base64');
+  o.data = data;
   delete o.stringData;
 }
 
@@ -58,7 +58,7 @@ function valueBytes(map: unknown, base64: boolean): number {
 }
 
 /** ConfigMap: `data` and `binaryData` keys, a key in both, and the total size. */
-export function configMapCauses(o: LooseObject): FieldCause[] {
+export function configMapCauses(o: KubeObject): FieldCause[] {
   const out = keyCauses('data', o.data);
   if (o.binaryData && typeof o.binaryData === 'object') {
     for (const k of Object.keys(o.binaryData)) {
@@ -83,7 +83,7 @@ export function configMapCauses(o: LooseObject): FieldCause[] {
 }
 
 /** Secret (its `stringData` already merged into `data`): `data` keys and the total size. */
-export function secretCauses(o: LooseObject): FieldCause[] {
+export function secretCauses(o: KubeObject): FieldCause[] {
   const out = keyCauses('data', o.data);
   if (valueBytes(o.data, true) > MAX_DATA_BYTES) {
     out.push({
@@ -100,7 +100,7 @@ export function secretCauses(o: LooseObject): FieldCause[] {
  * true, `immutable` must stay true and the data (and a ConfigMap's binaryData) stay as they are. Labels and
  * annotations stay mutable, and false → true is allowed.
  */
-export function immutabilityCauses(kind: 'ConfigMap' | 'Secret', old: LooseObject, next: LooseObject): FieldCause[] {
+export function immutabilityCauses(kind: 'ConfigMap' | 'Secret', old: KubeObject, next: KubeObject): FieldCause[] {
   const out: FieldCause[] = [];
   if (kind === 'Secret' && (next.type ?? 'Opaque') !== (old.type ?? 'Opaque')) {
     out.push({ field: 'type', message: `Invalid value: ${JSON.stringify(next.type ?? 'Opaque')}: field is immutable` });

@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CustomResourceConverter } from './cr-conversion.js';
 import { isStaleAdmission, type ObjectService, type WriteOptions } from './objects.js';
-import type { LooseObject, ResourceType } from './types.js';
+import type { KubeObject, ResourceType } from './types.js';
 
 /** Attempts of a write whose stored object changed under it while the webhook was called. */
 const ATTEMPTS = 3;
@@ -30,9 +30,9 @@ export interface ConvertedWriteRequest {
  */
 export async function convertedWrite(
   r: ConvertedWriteRequest,
-  write: (extra: WriteOptions) => LooseObject,
+  write: (extra: WriteOptions) => KubeObject,
   extra: WriteOptions = {},
-): Promise<LooseObject> {
+): Promise<KubeObject> {
   const t = r.type;
   const storage = r.converter.storageVersion(t);
   for (let attempt = 1; ; attempt++) {
@@ -59,6 +59,6 @@ export async function convertedWrite(
   }
 }
 
-function same(a: LooseObject, b: LooseObject): boolean {
+function same(a: KubeObject, b: KubeObject): boolean {
   return isDeepStrictEqual(a, b);
 }

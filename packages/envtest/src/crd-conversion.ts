@@ -5,7 +5,8 @@
  * field paths are apiextensions' internal ones (`spec.conversion.webhookClientConfig`,
  * `spec.conversion.conversionReviewVersions`), as kube prints them. Also what a deprecated version warns.
  */
-import type { LooseObject } from './types.js';
+import { isRecord, record, records, type JsonObject } from './json.js';
+import type { KubeObject } from './types.js';
 import type { FieldCause } from './status.js';
 import { clientConfigCauses, goStrings } from './webhook-configurations.js';
 
@@ -13,28 +14,21 @@ const STRATEGIES = ['None', 'Webhook'];
 const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
 /** kube's defaults of `spec.conversion` (filled in at decoding, so before validation). */
-export function defaultConversion(spec: LooseObject): void {
-  if (!spec || typeof spec !== 'object') return;
+export function defaultConversion(spec: JsonObject): void {
   spec.conversion ??= { strategy: 'None' };
   const c = spec.conversion;
-  if (!c || typeof c !== 'object') return;
+  if (!isRecord(c)) return;
   c.strategy ??= 'None';
-  const service = c.webhook?.clientConfig?.service;
-  if (service && typeof service === 'object') service.port ??= 443;
+  const service = record(record(record(c.webhook)?.clientConfig)?.service);
+  if (service) service.port ??= 443;
 }
 
 /** The problems of `spec.conversion`, `spec.preserveUnknownFields` and the versions' deprecation warnings. */
-export function conversionCauses(spec: LooseObject): FieldCause[] {
+export function conversionCauses(spec: JsonObject): FieldCause[] {
   const causes: FieldCause[] = [];
-  const versions: LooseObject[] = Array.isArray(spec.versions) ? spec.versions : [];
+  const versions: unknown[] = Array.isArray(spec.versions) ? spec.versions : [];
   versions.forEach((v, i) => {
-    if (
-      v &&
-      typeof v === 'object' &&
-      v.deprecationWarning !== undefined &&
-      v.deprecationWarning !== null &&
-      !v.deprecated
-    ) {
+    if (isRecord(v) && v.deprecationWarning !== undefined && v.deprecationWarning !== null && !v.deprecated) {
       causes.push({
         field: `spec.versions[${i}].deprecationWarning`,
         message: `Invalid value: ${JSON.stringify(v.deprecationWarning)}: can only be set for deprecated versions`,
@@ -42,9 +36,9 @@ export function conversionCauses(spec: LooseObject): FieldCause[] {
     }
   });
   const c = spec.conversion;
-  if (c && typeof c === 'object') {
+  if (isRecord(c)) {
     const path = 'spec.conversion';
-    if (!STRATEGIES.includes(c.strategy)) {
+    if (typeof c.strategy !== 'string' || !STRATEGIES.includes(c.strategy)) {
       causes.push({
         field: `${path}.strategy`,
         message: `Unsupported value: ${JSON.stringify(c.strategy)}: supported values: ${STRATEGIES.map((x) => JSON.stringify(x)).join(', ')}`,
@@ -57,10 +51,10 @@ export function conversionCauses(spec: LooseObject): FieldCause[] {
         message: `Invalid value: ${JSON.stringify(c.strategy)}: must be None if spec.preserveUnknownFields is true`,
       });
     }
-    const clientConfig = c.webhook?.clientConfig;
-    const reviewVersions = c.webhook?.conversionReviewVersions;
+    const clientConfig = record(c.webhook)?.clientConfig;
+    const reviewVersions = record(c.webhook)?.conversionReviewVersions;
     if (c.strategy === 'Webhook') {
-      if (!clientConfig || typeof clientConfig !== 'object')
+      if (!isRecord(clientConfig))
         causes.push({
           field: `${path}.webhookClientConfig`,
           message: 'Required value: required when strategy is set to Webhook',
@@ -139,18 +133,19 @@ export function versionPriority(a: string, b: string): number {
  * The warning a request to a deprecated version gets: the version's `deprecationWarning`, or kube's default naming
  * the served, non-deprecated version of highest priority when it ranks above this one.
  */
-export function deprecationWarningOf(crd: LooseObject, version: string): string | undefined {
-  const spec = crd?.spec ?? {};
-  const versions: LooseObject[] = Array.isArray(spec.versions) ? spec.versions : [];
-  const v = versions.find((x) => x?.name === version);
+export function deprecationWarningOf(crd: KubeObject, version: string): string | undefined {
+  const spec = record(crd.spec) ?? {};
+  const versions = records(spec.versions);
+  const v = versions.find((x) => x.name === version);
   if (!v?.deprecated) return undefined;
   if (typeof v.deprecationWarning === 'string') return v.deprecationWarning;
-  const kind = spec.names?.kind;
-  let warning = `${spec.group}/${version} ${kind} is deprecated`;
+  const kind = String(record(spec.names)?.kind);
+  const group = String(spec.group);
+  let warning = `${group}/${version} ${kind} is deprecated`;
   const preferred = versions
-    .filter((x) => x?.served && !x.deprecated)
+    .filter((x) => x.served && !x.deprecated)
     .map((x) => String(x.name))
     .sort(versionPriority)[0];
-  if (preferred && versionPriority(preferred, version) < 0) warning += `; use ${spec.group}/${preferred} ${kind}`;
+  if (preferred && versionPriority(preferred, version) < 0) warning += `; use ${group}/${preferred} ${kind}`;
   return warning;
 }

@@ -5,7 +5,7 @@
  * keys sorted. A custom resource is an unstructured map, so all its keys are sorted. Clients that compare objects
  * as text see the same answers from the authority as from a cluster.
  */
-import type { LooseObject, ResourceType } from './types.js';
+import type { KubeObject, ObjectMeta, ResourceType } from './types.js';
 
 /** ObjectMeta's fields in the Go type's order. */
 const OBJECT_META_ORDER = [
@@ -83,7 +83,7 @@ function sortDeep(v: Json): Json {
   return out;
 }
 
-function isMapValue(v: Json): boolean {
+function isMapValue(v: Json): v is Record<string, Json> {
   if (!isPlainObject(v)) return false;
   return Object.values(v).every(
     (x) => x === null || typeof x !== 'object' || (Array.isArray(x) && x.every((s) => typeof s === 'string')),
@@ -95,12 +95,11 @@ function sortMaps(v: Json): Json {
   if (Array.isArray(v)) return v.map(sortMaps);
   if (!isPlainObject(v)) return v;
   const out: Record<string, Json> = {};
-  for (const [k, x] of Object.entries(v))
-    out[k] = MAP_FIELDS.has(k) && isMapValue(x) ? sortedKeys(x as Record<string, Json>) : sortMaps(x);
+  for (const [k, x] of Object.entries(v)) out[k] = MAP_FIELDS.has(k) && isMapValue(x) ? sortedKeys(x) : sortMaps(x);
   return out;
 }
 
-function orderMeta(m: Json): Json {
+function orderMeta(m: ObjectMeta | undefined): ObjectMeta | undefined {
   if (!isPlainObject(m)) return m;
   const out: Record<string, Json> = {};
   for (const k of OBJECT_META_ORDER)
@@ -114,6 +113,7 @@ function orderMeta(m: Json): Json {
             ? sortDeepInFields(m[k])
             : sortMaps(m[k]);
   for (const k of Object.keys(m)) if (!(k in out)) out[k] = m[k];
+  // the same fields with the same values, in kube's order
   return out;
 }
 
@@ -127,9 +127,9 @@ function sortDeepInFields(v: Json): Json {
  * The object with its keys in the order kube-apiserver writes them (a new object; values are shared, not copied,
  * except the objects whose keys are reordered).
  */
-export function kubeEncoded(t: ResourceType, o: LooseObject): LooseObject {
-  if (t.crd) return sortDeep(o) as LooseObject;
-  const out: LooseObject = {};
+export function kubeEncoded(t: ResourceType, o: KubeObject): KubeObject {
+  if (t.crd) return sortDeep(o) as KubeObject;
+  const out: KubeObject = {};
   if ('kind' in o) out.kind = o.kind;
   if ('apiVersion' in o) out.apiVersion = o.apiVersion;
   if ('metadata' in o) out.metadata = orderMeta(o.metadata);

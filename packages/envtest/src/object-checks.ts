@@ -3,7 +3,8 @@
  * CustomResourceDefinition validation.
  */
 import { badRequest, type FieldCause } from './status.js';
-import type { LooseObject } from './types.js';
+import type { KubeObject } from './types.js';
+import { list, record } from './json.js';
 import { isDeepStrictEqual } from 'node:util';
 import { defaultCauses, structuralSchemaCauses } from './crd-schema.js';
 import { conversionCauses } from './crd-conversion.js';
@@ -25,7 +26,7 @@ export function checkMetadataShape(meta: unknown): void {
     throw badRequest(`the request body could not be decoded: metadata${field ? `.${field}` : ''} must be ${want}`);
   };
   if (typeof meta !== 'object' || Array.isArray(meta)) fail('', 'an object');
-  const m = meta as LooseObject;
+  const m = meta as Record<string, unknown>;
   for (const f of STRING_META) if (m[f] !== undefined && m[f] !== null && typeof m[f] !== 'string') fail(f, 'a string');
   for (const f of ['labels', 'annotations']) {
     const v = m[f];
@@ -46,8 +47,8 @@ export function checkMetadataShape(meta: unknown): void {
  * all have the same schema as one schema at `spec.validation.openAPIV3Schema` (its internal type), so that is where
  * their errors are; schemas that differ are checked one by one at `spec.versions[i].schema.openAPIV3Schema`.
  */
-function schemasToCheck(versions: LooseObject[]): Array<{ schema: unknown; path: string }> {
-  const schemas = versions.map((v) => v?.schema?.openAPIV3Schema);
+function schemasToCheck(versions: unknown[]): Array<{ schema: unknown; path: string }> {
+  const schemas = versions.map((v) => record(record(v)?.schema)?.openAPIV3Schema);
   if (schemas.length && schemas[0] !== undefined && schemas.every((x) => isDeepStrictEqual(x, schemas[0]))) {
     return [{ schema: schemas[0], path: 'spec.validation.openAPIV3Schema' }];
   }
@@ -56,18 +57,18 @@ function schemasToCheck(versions: LooseObject[]): Array<{ schema: unknown; path:
   );
 }
 
-export function validateCRD(o: LooseObject): FieldCause[] {
+export function validateCRD(o: KubeObject): FieldCause[] {
   const causes: FieldCause[] = [];
-  const spec = o.spec ?? {};
-  const names = spec.names ?? {};
+  const spec = record(o.spec) ?? {};
+  const names = record(spec.names) ?? {};
   if (!spec.group) causes.push({ field: 'spec.group', message: 'Required value', reason: 'FieldValueRequired' });
   if (!names.plural)
     causes.push({ field: 'spec.names.plural', message: 'Required value', reason: 'FieldValueRequired' });
   if (!names.kind) causes.push({ field: 'spec.names.kind', message: 'Required value', reason: 'FieldValueRequired' });
-  if (spec.group && names.plural && o.metadata.name !== `${names.plural}.${spec.group}`) {
+  if (spec.group && names.plural && o.metadata?.name !== `${String(names.plural)}.${String(spec.group)}`) {
     causes.push({
       field: 'metadata.name',
-      message: `Invalid value: ${JSON.stringify(o.metadata.name)}: must be spec.names.plural+"."+spec.group`,
+      message: `Invalid value: ${JSON.stringify(o.metadata?.name)}: must be spec.names.plural+"."+spec.group`,
     });
   }
   if (spec.scope && spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
@@ -77,14 +78,14 @@ export function validateCRD(o: LooseObject): FieldCause[] {
       reason: 'FieldValueNotSupported',
     });
   }
-  const versions: LooseObject[] = Array.isArray(spec.versions) ? spec.versions : [];
+  const versions = list(spec.versions);
   if (!versions.length)
     causes.push({
       field: 'spec.versions',
       message: 'Invalid value: null: must have exactly one version marked as storage version',
       reason: 'FieldValueInvalid',
     });
-  else if (versions.filter((v) => v.storage).length !== 1) {
+  else if (versions.filter((v) => record(v)?.storage).length !== 1) {
     causes.push({
       field: 'spec.versions',
       message: 'Invalid value: must have exactly one version marked as storage version',

@@ -3,7 +3,8 @@
  */
 import { deprecationWarningOf } from './crd-conversion.js';
 import { BUILTIN_GROUPS, BUILTIN_RESOURCES, type BuiltinResource } from 'ctrlmetrics/internal';
-import type { BuiltinView, LooseObject, NameRule, ResourceType, StructuralSchema } from './types.js';
+import type { BuiltinView, KubeObject, NameRule, ResourceType } from './types.js';
+import { record, records, str, strings, type JsonObject } from './json.js';
 import { coreFromEventsV1, eventsV1FromCore } from './event-views.js';
 import { hpaV1FromV2, hpaV2FromV1 } from './hpa-views.js';
 
@@ -176,7 +177,7 @@ export class ResourceRegistry {
   }
 
   /** Replaces the custom types by those of the given CRD objects. */
-  setCRDs(crds: LooseObject[]): void {
+  setCRDs(crds: KubeObject[]): void {
     this.custom = crds.flatMap((crd) => typesOfCRD(crd));
     this.rebuild();
   }
@@ -217,44 +218,65 @@ export class ResourceRegistry {
   }
 }
 
+type PrinterColumn = NonNullable<ResourceType['printerColumns']>[number];
+
+/** A CRD version's printer column as the table needs it (name, type and JSONPath strings), else `undefined`. */
+function printerColumn(c: JsonObject): PrinterColumn | undefined {
+  const [name, type, jsonPath] = [str(c.name), str(c.type), str(c.jsonPath)];
+  if (name === undefined || type === undefined || jsonPath === undefined) return undefined;
+  return {
+    name,
+    type,
+    jsonPath,
+    ...(typeof c.description === 'string' ? { description: c.description } : {}),
+    ...(typeof c.priority === 'number' ? { priority: c.priority } : {}),
+    ...(typeof c.format === 'string' ? { format: c.format } : {}),
+  };
+}
+
 /** The custom resource types an established CRD serves. */
-export function typesOfCRD(crd: LooseObject): ResourceType[] {
-  const spec = crd.spec ?? {};
-  const names = spec.names ?? {};
-  if (!spec.group || !names.plural || !names.kind) return [];
-  return (spec.versions ?? [])
-    .filter((v: LooseObject) => v.served !== false)
-    .map((v: LooseObject): ResourceType => ({
-      group: spec.group,
-      version: v.name,
-      resource: names.plural,
-      singular: names.singular || String(names.kind).toLowerCase(),
-      kind: names.kind,
-      listKind: names.listKind || `${names.kind}List`,
-      namespaced: spec.scope !== 'Cluster',
-      shortNames: names.shortNames,
-      categories: names.categories,
-      verbs: CR_VERBS,
-      nameRule: 'subdomain',
-      generation: true,
-      statusSubresource: !!v.subresources?.status,
-      printerColumns: v.additionalPrinterColumns,
-      crd: crd.metadata?.name,
-      ...(v.deprecated ? { deprecationWarning: deprecationWarningOf(crd, v.name) } : {}),
-      ...(v.schema?.openAPIV3Schema && typeof v.schema.openAPIV3Schema === 'object'
-        ? { schema: v.schema.openAPIV3Schema as StructuralSchema }
-        : {}),
-      ...(typeof v.subresources?.scale?.specReplicasPath === 'string' &&
-      typeof v.subresources.scale.statusReplicasPath === 'string'
-        ? {
-            scale: {
-              specReplicasPath: v.subresources.scale.specReplicasPath,
-              statusReplicasPath: v.subresources.scale.statusReplicasPath,
-              ...(typeof v.subresources.scale.labelSelectorPath === 'string'
-                ? { labelSelectorPath: v.subresources.scale.labelSelectorPath }
-                : {}),
-            },
-          }
-        : {}),
-    }));
+export function typesOfCRD(crd: KubeObject): ResourceType[] {
+  const spec = record(crd.spec) ?? {};
+  const names = record(spec.names) ?? {};
+  const [group, plural, kind] = [str(spec.group), str(names.plural), str(names.kind)];
+  if (!group || !plural || !kind) return [];
+  return records(spec.versions)
+    .filter((v) => v.served !== false)
+    .map((v): ResourceType => {
+      const version = String(v.name);
+      const subresources = record(v.subresources);
+      const scale = record(subresources?.scale);
+      const schema = record(record(v.schema)?.openAPIV3Schema);
+      return {
+        group,
+        version,
+        resource: plural,
+        singular: str(names.singular) || kind.toLowerCase(),
+        kind,
+        listKind: str(names.listKind) || `${kind}List`,
+        namespaced: spec.scope !== 'Cluster',
+        shortNames: Array.isArray(names.shortNames) ? strings(names.shortNames) : undefined,
+        categories: Array.isArray(names.categories) ? strings(names.categories) : undefined,
+        verbs: CR_VERBS,
+        nameRule: 'subdomain',
+        generation: true,
+        statusSubresource: !!subresources?.status,
+        printerColumns: Array.isArray(v.additionalPrinterColumns)
+          ? records(v.additionalPrinterColumns).flatMap((c) => printerColumn(c) ?? [])
+          : undefined,
+        crd: crd.metadata?.name,
+        ...(v.deprecated ? { deprecationWarning: deprecationWarningOf(crd, version) } : {}),
+        // the CRD's validation made it a structural schema before it was stored
+        ...(schema ? { schema } : {}),
+        ...(typeof scale?.specReplicasPath === 'string' && typeof scale.statusReplicasPath === 'string'
+          ? {
+              scale: {
+                specReplicasPath: scale.specReplicasPath,
+                statusReplicasPath: scale.statusReplicasPath,
+                ...(typeof scale.labelSelectorPath === 'string' ? { labelSelectorPath: scale.labelSelectorPath } : {}),
+              },
+            }
+          : {}),
+      };
+    });
 }

@@ -6,10 +6,10 @@
 import type { ServerResponse } from 'node:http';
 import type { Store, StoreEvent } from './store.js';
 import { apiVersionOf, typeKey } from './resources.js';
-import type { LooseObject, ResourceType } from './types.js';
+import type { KubeObject, ResourceType } from './types.js';
 import { readCustomResource } from './crd-schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
-import { ApiError, expired } from './status.js';
+import { ApiError, expired, type StatusBody } from './status.js';
 import { toTable } from './table.js';
 
 /** Parameters of one watch. */
@@ -31,7 +31,7 @@ export interface WatchParams {
   /** Stream PartialObjectMetadata objects (metadata-only clients). */
   partialMetadata?: boolean;
   /** Converts a stored object to the watched version (a CRD's conversion webhook); events keep their order. */
-  convert?: (stored: LooseObject) => Promise<LooseObject>;
+  convert?: (stored: KubeObject) => Promise<KubeObject>;
 }
 
 /** Streams a watch into `res` until the timeout, the client going away, or `closeAll`. */
@@ -55,9 +55,9 @@ export class WatchHub {
     const ns = p.type.namespaced ? p.namespace || undefined : undefined;
     const byLabel = parseLabelSelector(p.labelSelector);
     const byField = parseFieldSelector(p.fieldSelector, p.type.resource);
-    const matches = (o: LooseObject | undefined) =>
+    const matches = (o: KubeObject | undefined) =>
       !!o && (!ns || o.metadata?.namespace === ns) && byLabel(o) && byField(o);
-    const present = (o: LooseObject): LooseObject => {
+    const present = (o: KubeObject): KubeObject => {
       const out = {
         ...(p.type.view ? p.type.view.read(o) : readCustomResource(o, p.type.schema)),
         apiVersion: apiVersionOf(p.type),
@@ -76,12 +76,12 @@ export class WatchHub {
       'Transfer-Encoding': 'chunked',
     });
     res.flushHeaders();
-    const write = (type: string, object: LooseObject) => {
+    const write = (type: string, object: KubeObject | StatusBody) => {
       if (!res.writableEnded && !res.destroyed) res.write(JSON.stringify({ type, object }) + '\n');
     };
     // with a conversion, every event waits for the ones before it (and a failed conversion ends the watch)
     let queue = Promise.resolve();
-    const send = (type: string, object: LooseObject, stored?: LooseObject) => {
+    const send = (type: string, object: KubeObject | StatusBody, stored?: KubeObject) => {
       const convert = p.convert;
       if (!convert) return write(type, stored ? present(stored) : object);
       queue = queue.then(async () => {

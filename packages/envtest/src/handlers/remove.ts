@@ -2,14 +2,14 @@
 import { admittedDelete } from '../admitted-writes.js';
 import { apiVersionOf } from '../resources.js';
 import { sendWritten, warn } from '../responses.js';
-import type { LooseObject } from '../types.js';
+import type { KubeObject } from '../types.js';
 import { deleteOptionsError } from '../write-options.js';
 import type { ResourceRequest } from './context.js';
 
 /** A delete with its DeleteOptions and preconditions, admitted; answered with the object as stored. */
 export async function remove(r: ResourceRequest): Promise<void> {
   const { d, res, t, ns, info, q, dryRun, body, converter, inVersion, admission, keepingWarnings } = r;
-  const b = (await body()) as LooseObject | undefined;
+  const b = (await body()) as KubeObject | undefined;
   const opts = b && typeof b === 'object' ? b : {};
   const fromQuery = (k: string) => q.get(k) ?? undefined;
   const bad = deleteOptionsError({
@@ -40,7 +40,7 @@ export async function removeCollection(r: ResourceRequest): Promise<void> {
   const { d, res, t, ns, q, dryRun, body, webhooks, converter, admission } = r;
   const sel = { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') };
   // DeleteOptions come in the body as for one object's delete (kube decodes them there), or the query
-  const b = (await body()) as LooseObject | undefined;
+  const b = (await body()) as KubeObject | undefined;
   const opts = b && typeof b === 'object' ? b : {};
   const bad = deleteOptionsError({
     propagationPolicy: opts.propagationPolicy ?? q.get('propagationPolicy') ?? undefined,
@@ -53,11 +53,11 @@ export async function removeCollection(r: ResourceRequest): Promise<void> {
   const stored = converter
     ? d.objects.listPage(t, ns, sel, { limit: null, continue: null, resourceVersion: null }).items
     : [];
-  const answerItems = async (items: LooseObject[]) =>
+  const answerItems = async (items: KubeObject[]) =>
     converter ? (await converter.convert(t, stored, t.version)).map((o) => d.objects.present(t, o)) : items;
   if (!webhooks) {
     const out = d.objects.deleteCollection(t, ns, sel, { dryRun: isDryRun });
-    return sendWritten(d, res, 200, { ...out, items: await answerItems(out.items as LooseObject[]) });
+    return sendWritten(d, res, 200, { ...out, items: await answerItems(out.items as KubeObject[]) });
   }
   // each object's delete goes through admission, as kube's collection delete admits each one
   const warnings: string[] = [];
