@@ -8,7 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { apiVersionOf } from './resources.js';
-import type { LooseObject, ResourceType } from './types.js';
+import type { KubeObject, ResourceType } from './types.js';
+import { isRecord, list, record, records, str, type JsonObject } from './json.js';
 import { ApiError } from './status.js';
 import { postReview, WebhookCallError, type ServiceResolver } from './webhook-call.js';
 
@@ -16,14 +17,13 @@ import { postReview, WebhookCallError, type ServiceResolver } from './webhook-ca
 const CONVERSION_TIMEOUT_SECONDS = 30;
 
 /** The strategy of a CRD's conversion (None when unset). */
-export function conversionStrategy(crd: LooseObject | undefined): 'None' | 'Webhook' {
-  return crd?.spec?.conversion?.strategy === 'Webhook' ? 'Webhook' : 'None';
+export function conversionStrategy(crd: KubeObject | undefined): 'None' | 'Webhook' {
+  return record(record(crd?.spec)?.conversion)?.strategy === 'Webhook' ? 'Webhook' : 'None';
 }
 
 /** The version a CRD stores objects in. */
-export function storageVersionOf(crd: LooseObject | undefined): string | undefined {
-  const versions: LooseObject[] = Array.isArray(crd?.spec?.versions) ? crd.spec.versions : [];
-  return versions.find((v) => v?.storage)?.name;
+export function storageVersionOf(crd: KubeObject | undefined): string | undefined {
+  return str(records(record(crd?.spec)?.versions).find((v) => v.storage)?.name);
 }
 
 function versionOf(apiVersion: unknown): string {
@@ -45,13 +45,13 @@ export class CustomResourceConverter {
   constructor(
     private readonly opts: {
       /** The CRD object named by a type's `crd`. */
-      crdOf: (name: string) => LooseObject | undefined;
+      crdOf: (name: string) => KubeObject | undefined;
       resolveService?: ServiceResolver;
     },
   ) {}
 
   /** The type's CRD when its conversion is by webhook, else undefined (nothing to call). */
-  webhookCrd(t: ResourceType): LooseObject | undefined {
+  webhookCrd(t: ResourceType): KubeObject | undefined {
     if (!t.crd) return undefined;
     const crd = this.opts.crdOf(t.crd);
     return conversionStrategy(crd) === 'Webhook' ? crd : undefined;
@@ -66,22 +66,22 @@ export class CustomResourceConverter {
    * The objects in `version` (copies; the input is left alone). Only the objects not already in it are sent to a
    * webhook, in one review; with strategy None (or a built-in type) only apiVersion changes.
    */
-  async convert(t: ResourceType, objects: LooseObject[], version: string): Promise<LooseObject[]> {
+  async convert(t: ResourceType, objects: KubeObject[], version: string): Promise<KubeObject[]> {
     const target = apiVersionOf({ group: t.group, version });
     const crd = this.webhookCrd(t);
     const pending = objects
       .map((o, i) => ({ o, i }))
       .filter(({ o }) => crd && versionOf(o.apiVersion) !== version && !isEmpty(o));
-    const out: LooseObject[] = objects.map((o) => ({ ...o, apiVersion: target }));
+    const out: KubeObject[] = objects.map((o) => ({ ...o, apiVersion: target }));
     if (!crd || pending.length === 0) return out;
     const first = pending[0].o;
     const what = gvkText(t.group, versionOf(first.apiVersion), t.kind);
     const uid = randomUUID();
-    const webhook = crd.spec.conversion.webhook ?? {};
-    let reply: LooseObject;
+    const webhook = record(record(record(crd.spec)?.conversion)?.webhook);
+    let reply: unknown;
     try {
       reply = await postReview({
-        clientConfig: webhook.clientConfig ?? {},
+        clientConfig: record(webhook?.clientConfig) ?? {},
         timeoutSeconds: CONVERSION_TIMEOUT_SECONDS,
         review: {
           kind: 'ConversionReview',
@@ -100,7 +100,7 @@ export class CustomResourceConverter {
     const converted = checkReply(reply, uid, what, pending.length);
     converted.forEach((c, k) => {
       const { o, i } = pending[k];
-      if (!c || typeof c !== 'object' || Array.isArray(c))
+      if (!isRecord(c))
         throw failure(`conversion webhook for ${what} returned invalid object at index ${k}: not an object`);
       if (c.apiVersion !== target)
         throw failure(
@@ -109,13 +109,15 @@ export class CustomResourceConverter {
       const why = changedIdentity(o, c);
       if (why) throw failure(`conversion webhook for ${what} returned invalid object: ${why}`);
       // kube keeps the original metadata but for labels and annotations, which the webhook may change
-      const metadata = { ...o.metadata };
+      const metadata: JsonObject = { ...o.metadata };
+      const returned = record(c.metadata);
       for (const key of ['labels', 'annotations'] as const) {
-        if (c.metadata?.[key] === undefined) delete metadata[key];
-        else metadata[key] = c.metadata[key];
+        if (returned?.[key] === undefined) delete metadata[key];
+        else metadata[key] = returned[key];
       }
-      // decoded into a map, as kube decodes it: its keys come out sorted wherever it is encoded again
-      out[i] = sortedDeep({ ...c, apiVersion: target, kind: t.kind, metadata }) as LooseObject;
+      // decoded into a map, as kube decodes it: its keys come out sorted wherever it is encoded again; the webhook's
+      // labels and annotations are checked as any write's metadata before they are stored
+      out[i] = sortedDeep({ ...c, apiVersion: target, kind: t.kind, metadata }) as KubeObject;
     });
     return out;
   }
@@ -133,14 +135,14 @@ function sortedDeep(v: unknown): unknown {
 }
 
 /** An object with nothing but apiVersion and kind is never sent. */
-function isEmpty(o: LooseObject): boolean {
+function isEmpty(o: KubeObject): boolean {
   return Object.keys(o).every((k) => k === 'apiVersion' || k === 'kind');
 }
 
 /** kube's checks of a v1 ConversionReview reply; the converted objects when it passes. */
-function checkReply(reply: LooseObject, uid: string, what: string, expected: number): LooseObject[] {
+function checkReply(reply: unknown, uid: string, what: string, expected: number): unknown[] {
   const failed = (why: string) => failure(`conversion webhook for ${what} failed: ${why}`);
-  if (!reply || typeof reply !== 'object' || Array.isArray(reply)) throw failed('no response provided');
+  if (!isRecord(reply)) throw failed('no response provided');
   const known =
     reply.kind === 'ConversionReview' &&
     (reply.apiVersion === 'apiextensions.k8s.io/v1' || reply.apiVersion === 'apiextensions.k8s.io/v1beta1');
@@ -153,28 +155,29 @@ function checkReply(reply: LooseObject, uid: string, what: string, expected: num
     throw failed(
       `expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got ${String(reply.apiVersion)}, Kind=ConversionReview`,
     );
-  const r = reply.response;
-  if (!r || typeof r !== 'object') throw failed('no response provided');
+  if (!reply.response || typeof reply.response !== 'object') throw failed('no response provided');
+  // a list has none of a response's fields: it fails the uid check below
+  const r = record(reply.response) ?? {};
   if (String(r.uid ?? '') !== uid)
     throw failed(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(r.uid ?? ''))}`);
-  const status = r.result?.status;
+  const status = record(r.result)?.status;
   if (status !== 'Success') {
-    const message = r.result?.message;
+    const message = record(r.result)?.message;
     throw failed(
       typeof message === 'string' && message
         ? message
         : `response.result.status was '${String(status ?? '')}', not 'Success'`,
     );
   }
-  const objects = Array.isArray(r.convertedObjects) ? (r.convertedObjects as LooseObject[]) : [];
+  const objects = list(r.convertedObjects);
   if (objects.length !== expected)
     throw failure(`conversion webhook for ${what} returned ${objects.length} objects, expected ${expected}`);
   return objects;
 }
 
 /** What a converted object changed that it must keep (kind, name, namespace, uid), in kube's words, or undefined. */
-function changedIdentity(original: LooseObject, c: LooseObject): string | undefined {
-  const m = c.metadata ?? {};
+function changedIdentity(original: KubeObject, c: JsonObject): string | undefined {
+  const m = record(c.metadata) ?? {};
   const om = original.metadata ?? {};
   const pairs: Array<[string, unknown, unknown]> = [
     ['kind', original.kind, c.kind],

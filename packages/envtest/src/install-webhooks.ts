@@ -12,7 +12,8 @@ import { parseAllDocuments } from 'yaml';
 import { KubeApiError, KubeClient } from 'ctrlmetrics/client';
 import type { RestConfig } from 'ctrlmetrics/config';
 import { generateCA, issueServingCert } from './pki.js';
-import type { LooseObject } from './types.js';
+import { isRecord, record, type JsonObject } from './json.js';
+import type { KubeObject } from './types.js';
 
 const KINDS: Record<string, string> = {
   MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
@@ -78,8 +79,8 @@ async function freePort(host: string): Promise<number> {
 }
 
 /** The webhook configurations in manifest files and directories (envtest reads the same files). */
-export function readWebhookConfigurations(paths: string[]): LooseObject[] {
-  const out: LooseObject[] = [];
+export function readWebhookConfigurations(paths: string[]): JsonObject[] {
+  const out: JsonObject[] = [];
   for (const p of paths) {
     let files: string[];
     try {
@@ -95,11 +96,11 @@ export function readWebhookConfigurations(paths: string[]): LooseObject[] {
     for (const f of files) {
       for (const doc of parseAllDocuments(readFileSync(f, 'utf8'))) {
         if (doc.errors.length) throw new Error(`webhook manifests ${f}: ${doc.errors[0].message}`);
-        const o = doc.toJS() as LooseObject | null;
-        if (!o || typeof o !== 'object' || !KINDS[String(o.kind)]) continue;
+        const o: unknown = doc.toJS();
+        if (!isRecord(o) || !KINDS[String(o.kind)]) continue;
         if (o.apiVersion !== API_VERSION)
           throw new Error(
-            `webhook manifests ${f}: only ${API_VERSION} is supported for ${String(o.kind)} ${JSON.stringify(o.metadata?.name ?? '')}, got ${String(o.apiVersion)}`,
+            `webhook manifests ${f}: only ${API_VERSION} is supported for ${String(o.kind)} ${JSON.stringify(record(o.metadata)?.name ?? '')}, got ${String(o.apiVersion)}`,
           );
         out.push(o);
       }
@@ -113,16 +114,17 @@ export function readWebhookConfigurations(paths: string[]): LooseObject[] {
  * URL keeps its own; every `caBundle` becomes `caPem`. A service reference without a path is left as it is (it
  * names no endpoint of the local server), as envtest leaves it.
  */
-export function pointWebhooksAt(config: LooseObject, hostPort: string, caPem: string): LooseObject {
+export function pointWebhooksAt(config: JsonObject, hostPort: string, caPem: string): JsonObject {
   const caBundle = Buffer.from(caPem).toString('base64');
-  const webhooks = (Array.isArray(config.webhooks) ? config.webhooks : []).map((w: LooseObject) => {
-    const cc = { ...(w.clientConfig ?? {}) } as LooseObject;
-    if (cc.service && typeof cc.service.path === 'string') {
-      cc.url = `https://${hostPort}${cc.service.path.startsWith('/') ? '' : '/'}${cc.service.path}`;
+  const webhooks = (Array.isArray(config.webhooks) ? config.webhooks : []).map((w: unknown) => {
+    const cc: JsonObject = { ...record(record(w)?.clientConfig) };
+    const servicePath = record(cc.service)?.path;
+    if (typeof servicePath === 'string') {
+      cc.url = `https://${hostPort}${servicePath.startsWith('/') ? '' : '/'}${servicePath}`;
       delete cc.service;
     }
     cc.caBundle = caBundle;
-    return { ...w, clientConfig: cc };
+    return { ...record(w), clientConfig: cc };
   });
   return { ...config, webhooks };
 }
@@ -154,8 +156,9 @@ export async function installWebhooks(
   try {
     for (const c of configs) {
       const path = `/apis/admissionregistration.k8s.io/v1/${KINDS[String(c.kind)]}`;
-      const name = `${opts.namePrefix ?? ''}${String(c.metadata?.name ?? '')}`;
-      const body = pointWebhooksAt({ ...c, metadata: { ...c.metadata, name } }, hostPort, ca.certPem);
+      const meta = record(c.metadata);
+      const name = `${opts.namePrefix ?? ''}${String(meta?.name ?? '')}`;
+      const body = pointWebhooksAt({ ...c, metadata: { ...meta, name } }, hostPort, ca.certPem);
       try {
         await client.create(path, body);
       } catch (err) {
@@ -165,13 +168,13 @@ export async function installWebhooks(
             `a ${String(c.kind)} named ${name} exists already: it is not replaced (it may be another's); delete it if it is a leftover of yours`,
             { cause: err },
           );
-        const existing = await client.get<LooseObject>(`${path}/${name}`);
+        const existing = await client.get<KubeObject>(`${path}/${name}`);
         await client.replace(`${path}/${name}`, {
           ...body,
-          metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+          metadata: { ...record(body.metadata), resourceVersion: existing.metadata?.resourceVersion },
         });
       }
-      installed.push(`${c.kind}/${name}`);
+      installed.push(`${String(c.kind)}/${name}`);
     }
     for (const name of opts.conversions ?? []) {
       // a merge patch: `service: null` drops a service reference kustomize's patch may have set

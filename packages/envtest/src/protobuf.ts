@@ -7,7 +7,8 @@
  * field numbers of the Kubernetes `generated.proto` files for the kinds below. Unknown fields are skipped.
  */
 import { badRequest, ApiError } from './status.js';
-import type { LooseObject } from './types.js';
+import type { KubeObject } from './types.js';
+import { record, str, type JsonObject } from './json.js';
 
 /** The 4-byte prefix of a Kubernetes protobuf envelope. */
 export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -287,11 +288,12 @@ function isZero(v: unknown): boolean {
   return v === '' || v === 0 || v === false || v === undefined;
 }
 
-function decodeMessage(type: string, buf: Buffer): LooseObject {
+/** A message's JSON form: an object, or a string or number for Time and IntOrString (undefined for a zero Time). */
+function decodeMessage(type: string, buf: Buffer): unknown {
   const schema = SCHEMAS[type];
   if (!schema) throw new Error(`no protobuf schema for ${type}`);
   const r = new Reader(buf);
-  const out: LooseObject = {};
+  const out: JsonObject = {};
   while (!r.done) {
     const key = Number(r.varint());
     const fieldNo = key >>> 3;
@@ -321,10 +323,10 @@ function decodeMessage(type: string, buf: Buffer): LooseObject {
       case 'map':
       case 'bmap':
       case 'xmap': {
-        const entry = decodeMessage(
-          f.t === 'map' ? 'MapEntry' : f.t === 'bmap' ? 'BytesMapEntry' : 'ExtraMapEntry',
-          r.bytes(),
-        );
+        const entry =
+          record(
+            decodeMessage(f.t === 'map' ? 'MapEntry' : f.t === 'bmap' ? 'BytesMapEntry' : 'ExtraMapEntry', r.bytes()),
+          ) ?? {};
         const map = (out[f.n] ??= {}) as Record<string, unknown>;
         const val = entry.value;
         map[String(entry.key ?? '')] =
@@ -332,7 +334,7 @@ function decodeMessage(type: string, buf: Buffer): LooseObject {
             ? String(val ?? '')
             : f.t === 'bmap'
               ? ((val as Buffer | undefined) ?? Buffer.alloc(0)).toString('base64')
-              : ((val as LooseObject | undefined)?.items ?? []);
+              : (record(val)?.items ?? []);
         continue;
       }
       default:
@@ -346,10 +348,10 @@ function decodeMessage(type: string, buf: Buffer): LooseObject {
 }
 
 /** Turns the decoded message into its JSON form: zero values of non-pointer fields dropped, Time and IntOrString converted. */
-function finish(type: string, o: LooseObject, schema: Record<number, Field>): LooseObject {
+function finish(type: string, o: JsonObject, schema: Record<number, Field>): unknown {
   if (type === 'Time') {
-    if (!o.seconds && !o.nanos) return undefined as unknown as LooseObject;
-    return new Date((o.seconds ?? 0) * 1000).toISOString().replace('.000Z', 'Z') as unknown as LooseObject;
+    if (!o.seconds && !o.nanos) return undefined;
+    return new Date(Number(o.seconds ?? 0) * 1000).toISOString().replace('.000Z', 'Z');
   }
   if (type === 'IntOrString') return o.type === 1 ? (o.strVal ?? '') : (o.intVal ?? 0);
   for (const f of Object.values(schema)) {
@@ -361,12 +363,12 @@ function finish(type: string, o: LooseObject, schema: Record<number, Field>): Lo
 }
 
 /** Decodes a `k8s\0`-prefixed protobuf body into the JSON object (with apiVersion and kind). */
-export function decodeProtobufObject(buf: Buffer): LooseObject {
+export function decodeProtobufObject(buf: Buffer): KubeObject {
   if (buf.length < 4 || !buf.subarray(0, 4).equals(PROTOBUF_MAGIC))
     throw badRequest('the protobuf request body does not start with the Kubernetes magic number');
-  const unknown = decodeMessage('Unknown', buf.subarray(4));
-  const tm = (unknown.typeMeta ?? {}) as { apiVersion?: string; kind?: string };
-  const kind = tm.kind ?? '';
+  const unknown = record(decodeMessage('Unknown', buf.subarray(4))) ?? {};
+  const tm = record(unknown.typeMeta) ?? {};
+  const kind = str(tm.kind) ?? '';
   if (!SCHEMAS[kind] || ['Unknown', 'TypeMeta', 'ObjectMeta', 'Time'].includes(kind)) {
     throw new ApiError(
       415,
@@ -375,6 +377,7 @@ export function decodeProtobufObject(buf: Buffer): LooseObject {
     );
   }
   const raw = (unknown.raw as Buffer | undefined) ?? Buffer.alloc(0);
-  const obj = decodeMessage(kind, raw);
-  return { apiVersion: tm.apiVersion, kind, ...obj };
+  const obj = record(decodeMessage(kind, raw)) ?? {};
+  // typed as a request body is: the write path checks its metadata before anything reads it (checkMetadataShape)
+  return { apiVersion: str(tm.apiVersion), kind, ...obj };
 }

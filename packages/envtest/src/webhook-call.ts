@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:https';
 import { isIP } from 'node:net';
 import { posix } from 'node:path';
-import type { LooseObject } from './types.js';
+import { isRecord, record, type JsonObject } from './json.js';
 import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
 /** Where a webhook service reference (`<namespace>/<name>:<port>`) is served; undefined when unknown. */
@@ -21,7 +21,7 @@ export type ServiceResolver = (
 /** The answer of a webhook that answered well-formed. */
 export interface WebhookAnswer {
   allowed: boolean;
-  status?: { code?: number; reason?: string; message?: string; details?: LooseObject };
+  status?: { code?: number; reason?: string; message?: string; details?: JsonObject };
   patch?: string;
   patchType?: string;
   warnings: string[];
@@ -85,7 +85,7 @@ interface Target {
 }
 
 function target(
-  clientConfig: LooseObject,
+  clientConfig: JsonObject,
   resolve: ServiceResolver | undefined,
   timeoutSeconds: number,
   missingService = (name: string) => `services "${name}" not found`,
@@ -106,11 +106,12 @@ function target(
       servername: isIP(hostname) ? '' : hostname,
     };
   }
-  const svc = (clientConfig.service ?? {}) as { namespace?: string; name?: string; path?: string; port?: number };
-  const port = svc.port ?? 443;
-  const name = `${svc.name}.${svc.namespace}.svc`;
+  const svc = record(clientConfig.service) ?? {};
+  // a stored configuration's service port was checked (1-65535) and defaulted to 443
+  const port = typeof svc.port === 'number' ? svc.port : 443;
+  const name = `${String(svc.name)}.${String(svc.namespace)}.svc`;
   const host = `${name}:${port}`;
-  const path = `${joinPath(svc.path ?? '')}${query}`;
+  const path = `${joinPath(typeof svc.path === 'string' ? svc.path : '')}${query}`;
   const href = `https://${host}${path}`;
   const at = resolve?.(String(svc.namespace), String(svc.name), port);
   if (!at) throw new Error(`Post "${href}": ${missingService(String(svc.name))}`);
@@ -162,9 +163,9 @@ function caFromBundle(caBundle: unknown): string | undefined {
  * wording when the call fails or the answer is invalid.
  */
 export async function callWebhook(opts: {
-  clientConfig: LooseObject;
+  clientConfig: JsonObject;
   timeoutSeconds: number;
-  review: LooseObject;
+  review: JsonObject;
   mutating: boolean;
   resolveService?: ServiceResolver;
 }): Promise<WebhookAnswer> {
@@ -173,7 +174,7 @@ export async function callWebhook(opts: {
     userAgent: 'kube-apiserver-admission',
     prefix: 'failed to call webhook: ',
   });
-  return verify(review, String(opts.review.request?.uid), opts.mutating);
+  return verify(review, String(record(opts.review.request)?.uid), opts.mutating);
 }
 
 /**
@@ -181,15 +182,15 @@ export async function callWebhook(opts: {
  * {@link WebhookCallError} with `prefix` and kube's wording of what failed.
  */
 export async function postReview(opts: {
-  clientConfig: LooseObject;
+  clientConfig: JsonObject;
   timeoutSeconds: number;
-  review: LooseObject;
+  review: JsonObject;
   resolveService?: ServiceResolver;
   userAgent: string;
   prefix: string;
   /** How a service reference that resolves nowhere is worded (admission's resolver says `services "x"`). */
   missingService?: (name: string) => string;
-}): Promise<LooseObject> {
+}): Promise<unknown> {
   let t: Target;
   try {
     t = target(opts.clientConfig, opts.resolveService, opts.timeoutSeconds, opts.missingService);
@@ -285,7 +286,7 @@ export async function postReview(opts: {
     throw new WebhookCallError(`${opts.prefix}${text}`);
   }
   try {
-    return JSON.parse(raw.body.toString('utf8')) as LooseObject;
+    return JSON.parse(raw.body.toString('utf8')) as unknown;
   } catch (err) {
     throw new WebhookCallError(`${opts.prefix}couldn't get version/kind; json parse error: ${(err as Error).message}`, {
       cause: err,
@@ -297,11 +298,12 @@ export async function postReview(opts: {
 class StaleConnection extends Error {}
 
 /** kube's checks of a v1 answer (`VerifyAdmissionResponse`), in its order and words. */
-function verify(review: LooseObject, uid: string, mutating: boolean): WebhookAnswer {
+function verify(review: unknown, uid: string, mutating: boolean): WebhookAnswer {
   const invalid = (why: string) => new WebhookCallError(`received invalid webhook response: ${why}`);
-  if (!review || typeof review !== 'object' || Array.isArray(review)) throw invalid('webhook response was absent');
-  const r = review.response as LooseObject | undefined;
-  if (!r || typeof r !== 'object') throw invalid('webhook response was absent');
+  if (!isRecord(review)) throw invalid('webhook response was absent');
+  if (!review.response || typeof review.response !== 'object') throw invalid('webhook response was absent');
+  // a list has none of a response's fields: it fails the uid check below
+  const r = record(review.response) ?? {};
   if (String(r.uid ?? '') !== uid)
     throw invalid(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(r.uid ?? ''))}`);
   if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
@@ -324,7 +326,7 @@ function verify(review: LooseObject, uid: string, mutating: boolean): WebhookAns
   const warnings = Array.isArray(r.warnings) ? r.warnings.filter((w): w is string => typeof w === 'string') : [];
   return {
     allowed: r.allowed === true,
-    ...(r.status && typeof r.status === 'object' ? { status: r.status as WebhookAnswer['status'] } : {}),
+    ...(r.status && typeof r.status === 'object' ? { status: r.status } : {}),
     ...(hasPatch ? { patch: r.patch as string, patchType: String(r.patchType) } : {}),
     warnings,
   };

@@ -4,7 +4,8 @@
  * failurePolicy, matchPolicy, sideEffects, timeoutSeconds, reinvocationPolicy, clientConfig, then
  * admissionReviewVersions and a duplicate name). Calling the webhooks is not done here.
  */
-import type { LooseObject } from './types.js';
+import type { KubeObject } from './types.js';
+import { isRecord, record, type JsonObject } from './json.js';
 import type { FieldCause } from './status.js';
 import { validateName } from './validation.js';
 
@@ -37,18 +38,18 @@ const invalidValue = (field: string, value: string, detail: string): FieldCause 
 });
 
 /** Fills in kube-apiserver's v1 defaults, in the field order kube writes them. */
-export function defaultWebhookConfiguration(o: LooseObject, mutating: boolean): void {
+export function defaultWebhookConfiguration(o: KubeObject, mutating: boolean): void {
   if (!Array.isArray(o.webhooks)) return;
-  o.webhooks = o.webhooks.map((w: LooseObject) => {
-    if (!w || typeof w !== 'object') return w;
+  o.webhooks = o.webhooks.map((w: unknown) => {
+    if (!isRecord(w)) return w;
     const rules = Array.isArray(w.rules)
-      ? w.rules.map((r: LooseObject) => (r && typeof r === 'object' ? { ...r, scope: r.scope ?? '*' } : r))
+      ? w.rules.map((r: unknown) => (isRecord(r) ? { ...r, scope: r.scope ?? '*' } : r))
       : w.rules;
-    const clientConfig =
-      w.clientConfig?.service && typeof w.clientConfig.service === 'object'
-        ? { ...w.clientConfig, service: { ...w.clientConfig.service, port: w.clientConfig.service.port ?? 443 } }
-        : w.clientConfig;
-    const out: LooseObject = {
+    const cc = record(w.clientConfig);
+    const clientConfig = isRecord(cc?.service)
+      ? { ...cc, service: { ...cc.service, port: cc.service.port ?? 443 } }
+      : w.clientConfig;
+    const out: JsonObject = {
       name: w.name,
       clientConfig,
       ...(rules !== undefined ? { rules } : {}),
@@ -75,7 +76,7 @@ function wildcardList(field: string, xs: unknown, what: string): FieldCause[] {
   return [];
 }
 
-function ruleCauses(rule: LooseObject, path: string): FieldCause[] {
+function ruleCauses(rule: JsonObject | undefined, path: string): FieldCause[] {
   const causes: FieldCause[] = [];
   const ops = rule?.operations;
   if (!Array.isArray(ops) || ops.length === 0) causes.push(required(`${path}.operations`));
@@ -101,16 +102,16 @@ function ruleCauses(rule: LooseObject, path: string): FieldCause[] {
   return causes;
 }
 
-export function clientConfigCauses(cc: LooseObject | undefined, path: string): FieldCause[] {
-  const hasUrl = typeof cc?.url === 'string' && cc.url !== '';
-  const hasService = !!cc?.service && typeof cc.service === 'object';
-  if (hasUrl === hasService) return [required(path, 'exactly one of url or service is required')];
-  if (hasUrl) {
+export function clientConfigCauses(cc: JsonObject | undefined, path: string): FieldCause[] {
+  const url = typeof cc?.url === 'string' && cc.url !== '' ? cc.url : undefined;
+  const svc = record(cc?.service);
+  if (!!url === !!svc) return [required(path, 'exactly one of url or service is required')];
+  if (url) {
     let u: URL;
     try {
-      u = new URL(cc.url);
+      u = new URL(url);
     } catch {
-      return [invalidValue(`${path}.url`, JSON.stringify(cc.url), 'host must be specified')];
+      return [invalidValue(`${path}.url`, JSON.stringify(url), 'host must be specified')];
     }
     const scheme = u.protocol.replace(/:$/, '');
     if (scheme !== 'https')
@@ -131,12 +132,12 @@ export function clientConfigCauses(cc: LooseObject | undefined, path: string): F
       return [invalidValue(`${path}.url`, JSON.stringify(u.hash.slice(1)), 'fragments are not permitted in the URL')];
     return [];
   }
-  const svc = cc!.service as LooseObject;
+  if (!svc) return [];
   const causes: FieldCause[] = [];
   if (!svc.namespace) causes.push(required(`${path}.service.namespace`, 'service namespace is required'));
   if (!svc.name) causes.push(required(`${path}.service.name`, 'service name is required'));
   const port = svc.port ?? 443;
-  if (!Number.isInteger(port) || port < 1 || port > 65535)
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
     causes.push(
       invalidValue(`${path}.service.port`, String(port), 'port is not valid: must be between 1 and 65535, inclusive'),
     );
@@ -160,12 +161,12 @@ function reviewVersionCauses(versions: unknown, path: string): FieldCause[] {
 }
 
 /** kube-apiserver's validation of a webhook configuration (after defaulting). */
-export function validateWebhookConfiguration(o: LooseObject, mutating: boolean): FieldCause[] {
+export function validateWebhookConfiguration(o: KubeObject, mutating: boolean): FieldCause[] {
   const causes: FieldCause[] = [];
   const webhooks: unknown[] = Array.isArray(o.webhooks) ? o.webhooks : [];
   const names = new Set<string>();
   webhooks.forEach((raw, i) => {
-    const w = (raw && typeof raw === 'object' ? raw : {}) as LooseObject;
+    const w = record(raw) ?? {};
     const path = `webhooks[${i}]`;
     const name = typeof w.name === 'string' ? w.name : '';
     if (!name) causes.push(required(`${path}.name`));
@@ -181,8 +182,8 @@ export function validateWebhookConfiguration(o: LooseObject, mutating: boolean):
           ),
         );
     }
-    (Array.isArray(w.rules) ? w.rules : []).forEach((r: LooseObject, j: number) =>
-      causes.push(...ruleCauses(r, `${path}.rules[${j}]`)),
+    (Array.isArray(w.rules) ? w.rules : []).forEach((r: unknown, j: number) =>
+      causes.push(...ruleCauses(record(r), `${path}.rules[${j}]`)),
     );
     if (!FAILURE_POLICIES.includes(String(w.failurePolicy)))
       causes.push(unsupported(`${path}.failurePolicy`, w.failurePolicy, FAILURE_POLICIES));
@@ -193,13 +194,13 @@ export function validateWebhookConfiguration(o: LooseObject, mutating: boolean):
     else if (!SIDE_EFFECTS.includes(String(w.sideEffects)))
       causes.push(unsupported(`${path}.sideEffects`, w.sideEffects, SIDE_EFFECTS));
     const timeout = w.timeoutSeconds;
-    if (!(Number.isInteger(timeout) && timeout >= 1 && timeout <= 30))
+    if (!(typeof timeout === 'number' && Number.isInteger(timeout) && timeout >= 1 && timeout <= 30))
       causes.push(
         invalidValue(`${path}.timeoutSeconds`, String(timeout), 'the timeout value must be between 1 and 30 seconds'),
       );
     if (mutating && !REINVOCATION.includes(String(w.reinvocationPolicy)))
       causes.push(unsupported(`${path}.reinvocationPolicy`, w.reinvocationPolicy, REINVOCATION));
-    causes.push(...clientConfigCauses(w.clientConfig, `${path}.clientConfig`));
+    causes.push(...clientConfigCauses(record(w.clientConfig), `${path}.clientConfig`));
     causes.push(...reviewVersionCauses(w.admissionReviewVersions, `${path}.admissionReviewVersions`));
     if (name) {
       if (names.has(name))
