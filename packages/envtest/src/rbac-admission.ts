@@ -13,7 +13,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FieldCause } from './status.js';
 import { ApiError, notFound } from './status.js';
-import type { LooseObject } from './types.js';
+import type { KubeObject } from './types.js';
+import { record, records, type JsonObject } from './json.js';
 import {
   resolveAggregatedRules,
   SYSTEM_MASTERS,
@@ -36,17 +37,17 @@ export function isRbacResource(group: string, resource: string): boolean {
 const arr = (v: unknown): unknown[] | undefined => (Array.isArray(v) ? v : undefined);
 
 /** Field problems of a Role/ClusterRole/RoleBinding/ClusterRoleBinding (empty when valid). */
-export function validateRbacObject(resource: string, o: LooseObject): FieldCause[] {
+export function validateRbacObject(resource: string, o: KubeObject): FieldCause[] {
   const causes: FieldCause[] = [];
   if (ROLE_KINDS.has(resource)) {
     const namespaced = resource === 'roles';
     const rules = o.rules;
     if (rules != null && !Array.isArray(rules))
       causes.push({ field: 'rules', message: 'Invalid value: must be a list of rules' });
-    (arr(rules) ?? []).forEach((r, i) => causes.push(...validateRule(r as LooseObject, `rules[${i}]`, namespaced)));
+    (arr(rules) ?? []).forEach((r, i) => causes.push(...validateRule(r, `rules[${i}]`, namespaced)));
   } else if (BINDING_KINDS.has(resource)) {
     const namespaced = resource === 'rolebindings';
-    const ref = (o.roleRef ?? {}) as LooseObject;
+    const ref = record(o.roleRef) ?? {};
     if (ref.apiGroup !== RBAC_GROUP) {
       causes.push({
         field: 'roleRef.apiGroup',
@@ -55,7 +56,7 @@ export function validateRbacObject(resource: string, o: LooseObject): FieldCause
       });
     }
     const kinds = namespaced ? ['Role', 'ClusterRole'] : ['ClusterRole'];
-    if (!kinds.includes(ref.kind)) {
+    if (typeof ref.kind !== 'string' || !kinds.includes(ref.kind)) {
       causes.push({
         field: 'roleRef.kind',
         message: `Unsupported value: ${JSON.stringify(ref.kind ?? '')}: supported values: ${kinds.map((k) => `"${k}"`).join(', ')}`,
@@ -65,14 +66,18 @@ export function validateRbacObject(resource: string, o: LooseObject): FieldCause
     if (!ref.name) causes.push({ field: 'roleRef.name', message: 'Required value', reason: 'FieldValueRequired' });
     if (o.subjects != null && !Array.isArray(o.subjects))
       causes.push({ field: 'subjects', message: 'Invalid value: must be a list of subjects' });
-    (arr(o.subjects) ?? []).forEach((s, i) => causes.push(...validateSubject(s ?? {}, `subjects[${i}]`, namespaced)));
+    (arr(o.subjects) ?? []).forEach((s, i) =>
+      causes.push(...validateSubject(record(s) ?? {}, `subjects[${i}]`, namespaced)),
+    );
   }
   return causes;
 }
 
-function validateRule(r: LooseObject, path: string, namespaced: boolean): FieldCause[] {
+function validateRule(rule: unknown, path: string, namespaced: boolean): FieldCause[] {
   const out: FieldCause[] = [];
-  if (!r || typeof r !== 'object') return [{ field: path, message: 'Invalid value: must be an object' }];
+  if (!rule || typeof rule !== 'object') return [{ field: path, message: 'Invalid value: must be an object' }];
+  // a list has none of a rule's fields: it fails as an empty rule does
+  const r = record(rule) ?? {};
   const n = (k: string) => arr(r[k])?.length ?? 0;
   if (n('verbs') === 0)
     out.push({
@@ -109,7 +114,7 @@ function validateRule(r: LooseObject, path: string, namespaced: boolean): FieldC
   return out;
 }
 
-function validateSubject(s: LooseObject, path: string, namespaced: boolean): FieldCause[] {
+function validateSubject(s: JsonObject, path: string, namespaced: boolean): FieldCause[] {
   const out: FieldCause[] = [];
   if (!s.name) out.push({ field: `${path}.name`, message: 'Required value', reason: 'FieldValueRequired' });
   switch (s.kind) {
@@ -145,17 +150,9 @@ function validateSubject(s: LooseObject, path: string, namespaced: boolean): Fie
 }
 
 /** kube's defaulting of binding subjects: `User` and `Group` subjects without apiGroup get the RBAC group. */
-export function defaultSubjects(o: LooseObject): void {
-  for (const s of arr(o.subjects) ?? []) {
-    const subject = s as LooseObject;
-    if (
-      subject &&
-      typeof subject === 'object' &&
-      (subject.kind === 'User' || subject.kind === 'Group') &&
-      !subject.apiGroup
-    )
-      subject.apiGroup = RBAC_GROUP;
-  }
+export function defaultSubjects(o: KubeObject): void {
+  for (const subject of records(o.subjects))
+    if ((subject.kind === 'User' || subject.kind === 'Group') && !subject.apiGroup) subject.apiGroup = RBAC_GROUP;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -269,7 +266,7 @@ function confirmNoEscalation(
   throw forbiddenWrite(resource, name, msg);
 }
 
-function roleRefRules(d: EscalationDeps, ref: LooseObject, namespace: string): PolicyRule[] {
+function roleRefRules(d: EscalationDeps, ref: JsonObject, namespace: string): PolicyRule[] {
   const objs = d.objects();
   if (ref.kind === 'ClusterRole') {
     const role = objs.clusterRoles.find((r) => r.metadata?.name === ref.name);
@@ -289,8 +286,8 @@ export function admitRbacWrite(
   d: EscalationDeps,
   user: UserInfo,
   resource: string,
-  next: LooseObject,
-  old: LooseObject | undefined,
+  next: KubeObject,
+  old: KubeObject | undefined,
 ): void {
   if (user.groups.includes(SYSTEM_MASTERS)) return;
   const name = String(next.metadata?.name ?? '');
@@ -327,7 +324,7 @@ export function admitRbacWrite(
     isDeepStrictEqual(old.roleRef, next.roleRef)
   )
     return;
-  const ref = (next.roleRef ?? {}) as LooseObject;
+  const ref = record(next.roleRef) ?? {};
   const bind = d.authorize({
     user,
     verb: 'bind',

@@ -9,14 +9,10 @@ import type { TokenSigner } from './sa-tokens.js';
 import type { AuthzAttributes, UserInfo } from './rbac.js';
 import { badRequest, conflict, invalid, notFound, type FieldCause } from './status.js';
 import { kubeTime } from './objects.js';
-import type { LooseObject } from './types.js';
+import { isRecord as isObj, type JsonObject } from './json.js';
 
 const MIN_EXPIRATION = 600;
 const MAX_EXPIRATION = 2 ** 32;
-
-function isObj(v: unknown): v is LooseObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Handles the review and token-request endpoints. */
 export class Reviews {
@@ -32,8 +28,8 @@ export class Reviews {
   ) {}
 
   /** `POST /api/v1/namespaces/{ns}/serviceaccounts/{name}/token`. */
-  tokenRequest(ns: string, name: string, body: unknown): LooseObject {
-    const req: LooseObject = isObj(body) ? body : {};
+  tokenRequest(ns: string, name: string, body: unknown): JsonObject {
+    const req: JsonObject = isObj(body) ? body : {};
     if (req.kind !== undefined && req.kind !== 'TokenRequest')
       throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (TokenRequest)`);
     // kube-apiserver 1.32's order: the body's name and namespace against the URL's, then the service account, then
@@ -131,14 +127,14 @@ export class Reviews {
   }
 
   /** `POST /apis/authentication.k8s.io/v1/tokenreviews`. */
-  tokenReview(body: unknown): LooseObject {
-    const req: LooseObject = isObj(body) ? body : {};
+  tokenReview(body: unknown): JsonObject {
+    const req: JsonObject = isObj(body) ? body : {};
     const spec = isObj(req.spec) ? req.spec : {};
     if (typeof spec.token !== 'string' || spec.token.length === 0)
       throw badRequest('token is required for TokenReview in authentication');
     const audiences = Array.isArray(spec.audiences) ? spec.audiences.map(String) : undefined;
     const r = this.deps.authn.authenticate(spec.token, audiences);
-    const status: LooseObject = r.authenticated
+    const status: JsonObject = r.authenticated
       ? { authenticated: true, user: userOut(r.user), audiences: r.audiences }
       : { user: {}, error: r.error };
     return {
@@ -151,7 +147,7 @@ export class Reviews {
   }
 
   /** `POST /apis/authentication.k8s.io/v1/selfsubjectreviews` (`kubectl auth whoami`). */
-  selfSubjectReview(user: UserInfo): LooseObject {
+  selfSubjectReview(user: UserInfo): JsonObject {
     return {
       kind: 'SelfSubjectReview',
       apiVersion: 'authentication.k8s.io/v1',
@@ -164,23 +160,23 @@ export class Reviews {
    * `POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews` (`kubectl auth can-i --list`): the caller's RBAC rules
    * in a namespace, split into resource and non-resource rules as kube-apiserver lists them.
    */
-  selfSubjectRulesReview(body: unknown, caller: UserInfo): LooseObject {
-    const req: LooseObject = isObj(body) ? body : {};
+  selfSubjectRulesReview(body: unknown, caller: UserInfo): JsonObject {
+    const req: JsonObject = isObj(body) ? body : {};
     if (req.kind !== undefined && req.kind !== 'SelfSubjectRulesReview') {
       throw badRequest(
         `the kind in the data (${String(req.kind)}) does not match the expected kind (SelfSubjectRulesReview)`,
       );
     }
-    const spec: LooseObject = isObj(req.spec) ? req.spec : {};
+    const spec: JsonObject = isObj(req.spec) ? req.spec : {};
     const namespace = typeof spec.namespace === 'string' ? spec.namespace : '';
     if (!namespace) throw badRequest('no namespace on request');
     const { rules, errors } = this.deps.authz.rulesFor(caller, namespace);
-    const resourceRules: LooseObject[] = [];
-    const nonResourceRules: LooseObject[] = [];
+    const resourceRules: JsonObject[] = [];
+    const nonResourceRules: JsonObject[] = [];
     for (const r of rules) {
       if (!r) continue;
       if (Array.isArray(r.resources) && r.resources.length) {
-        const rr: LooseObject = { verbs: r.verbs ?? [] };
+        const rr: JsonObject = { verbs: r.verbs ?? [] };
         if (r.apiGroups?.length) rr.apiGroups = r.apiGroups;
         rr.resources = r.resources;
         if (r.resourceNames?.length) rr.resourceNames = r.resourceNames;
@@ -189,7 +185,7 @@ export class Reviews {
       if (Array.isArray(r.nonResourceURLs) && r.nonResourceURLs.length)
         nonResourceRules.push({ verbs: r.verbs ?? [], nonResourceURLs: r.nonResourceURLs });
     }
-    const status: LooseObject = { resourceRules, nonResourceRules, incomplete: false };
+    const status: JsonObject = { resourceRules, nonResourceRules, incomplete: false };
     if (errors.length)
       status.evaluationError = [...new Set(errors)].length === 1 ? errors[0] : `[${[...new Set(errors)].join(', ')}]`;
     return {
@@ -207,11 +203,11 @@ export class Reviews {
     body: unknown,
     caller: UserInfo,
     ns?: string,
-  ): LooseObject {
-    const req: LooseObject = isObj(body) ? body : {};
+  ): JsonObject {
+    const req: JsonObject = isObj(body) ? body : {};
     if (req.kind !== undefined && req.kind !== kind)
       throw badRequest(`the kind in the data (${String(req.kind)}) does not match the expected kind (${kind})`);
-    const spec: LooseObject = isObj(req.spec) ? req.spec : {};
+    const spec: JsonObject = isObj(req.spec) ? req.spec : {};
     const ra = isObj(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
     const nra = isObj(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
     const groups = Array.isArray(spec.groups) ? spec.groups.map(String) : [];
@@ -254,9 +250,9 @@ export class Reviews {
         ? caller
         : {
             username: String(spec.user ?? ''),
-            uid: spec.uid,
+            uid: typeof spec.uid === 'string' ? spec.uid : undefined,
             groups,
-            extra: isObj(spec.extra) ? spec.extra : undefined,
+            extra: isObj(spec.extra) ? extraOf(spec.extra) : undefined,
           };
     const attrs: AuthzAttributes = ra
       ? {
@@ -271,7 +267,7 @@ export class Reviews {
         }
       : { user, verb: String(nra!.verb ?? ''), resourceRequest: false, path: String(nra!.path ?? '') };
     const d = this.deps.authz.authorize(attrs);
-    const status: LooseObject = { allowed: d.allowed };
+    const status: JsonObject = { allowed: d.allowed };
     if (d.reason) status.reason = d.reason;
     return {
       kind,
@@ -287,13 +283,20 @@ export class Reviews {
   }
 }
 
+/** A review's `spec.extra` as the authorizer takes it: each key's values as strings (a key without a list left out). */
+function extraOf(extra: JsonObject): Record<string, string[]> {
+  return Object.fromEntries(
+    Object.entries(extra).flatMap(([k, v]) => (Array.isArray(v) ? [[k, v.map(String)] as const] : [])),
+  );
+}
+
 /** `%#v` of kube's internal `authorization.NonResourceAttributes`, the value its validation errors show. */
-function goNonResourceAttributes(nra: LooseObject): string {
+function goNonResourceAttributes(nra: JsonObject): string {
   return `authorization.NonResourceAttributes{Path:${JSON.stringify(String(nra.path ?? ''))}, Verb:${JSON.stringify(String(nra.verb ?? ''))}}`;
 }
 
-function userOut(u: UserInfo): LooseObject {
-  const out: LooseObject = { username: u.username };
+function userOut(u: UserInfo): JsonObject {
+  const out: JsonObject = { username: u.username };
   if (u.uid) out.uid = u.uid;
   out.groups = u.groups;
   if (u.extra && Object.keys(u.extra).length) out.extra = u.extra;
