@@ -9,7 +9,8 @@ import { forbidden } from './authz.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
 import { ApiError, badRequest, invalid, methodNotAllowed, unauthorized, internalError } from './status.js';
 import { applyPatch } from './patch.js';
-import type { LooseObject, ResourceType } from './types.js';
+import type { KubeObject, ResourceType } from './types.js';
+import { record, records, type JsonObject } from './json.js';
 import { apiGroup, apiGroupList, apiResourceList, coreVersions, versionInfo } from './discovery.js';
 import { serveIssuerDiscovery } from './issuer-discovery.js';
 import { WarningRecorder, type AdmissionRequest } from './webhook-admission.js';
@@ -182,7 +183,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
   if (t.virtual) {
     if (method !== 'POST' || info.name) throw methodNotAllowed();
     const b = await body();
-    let out: LooseObject;
+    let out: JsonObject;
     switch (t.resource) {
       case 'tokenreviews':
         out = d.reviews.tokenReview(b);
@@ -216,7 +217,7 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
     }
     if (info.subresource === 'scale' && (t.scale || t.builtinScale) && (ns || !t.namespaced)) {
       const warnings: string[] = [];
-      let out: LooseObject;
+      let out: KubeObject;
       try {
         out = await scale(d, t, ns, info, method, req, body, { user, dryRun, warnings });
       } finally {
@@ -242,18 +243,18 @@ async function handle(d: ServerDeps, req: IncomingMessage, res: ServerResponse):
  * (`matchLabels` and `matchExpressions`), its requirements sorted by key as apimachinery writes them.
  */
 function selectorText(selector: unknown): string {
-  if (!selector || typeof selector !== 'object') return '';
-  const s = selector as LooseObject;
+  const s = record(selector);
+  if (!s) return '';
   const isLabelSelector = 'matchLabels' in s || 'matchExpressions' in s;
-  const labels: Record<string, unknown> = isLabelSelector ? (s.matchLabels ?? {}) : s;
+  const labels = isLabelSelector ? (record(s.matchLabels) ?? {}) : s;
   const parts: Array<[string, string]> = Object.entries(labels).map(([k, v]) => [k, `${k}=${String(v)}`]);
-  for (const e of isLabelSelector && Array.isArray(s.matchExpressions) ? s.matchExpressions : []) {
-    const key = String(e?.key ?? '');
-    const values = Array.isArray(e?.values) ? [...e.values].map(String).sort().join(',') : '';
-    if (e?.operator === 'In') parts.push([key, `${key} in (${values})`]);
-    else if (e?.operator === 'NotIn') parts.push([key, `${key} notin (${values})`]);
-    else if (e?.operator === 'Exists') parts.push([key, key]);
-    else if (e?.operator === 'DoesNotExist') parts.push([key, `!${key}`]);
+  for (const e of isLabelSelector ? records(s.matchExpressions) : []) {
+    const key = String(e.key ?? '');
+    const values = Array.isArray(e.values) ? [...e.values].map(String).sort().join(',') : '';
+    if (e.operator === 'In') parts.push([key, `${key} in (${values})`]);
+    else if (e.operator === 'NotIn') parts.push([key, `${key} notin (${values})`]);
+    else if (e.operator === 'Exists') parts.push([key, key]);
+    else if (e.operator === 'DoesNotExist') parts.push([key, `!${key}`]);
   }
   return parts
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
@@ -262,19 +263,18 @@ function selectorText(selector: unknown): string {
 }
 
 /** The value at a CRD scale path (`.spec.replicas`). */
-function atPath(o: LooseObject, path: string): unknown {
+function atPath(o: KubeObject, path: string): unknown {
   return path
     .split('.')
     .filter(Boolean)
-    .reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as LooseObject)[k] : undefined), o);
+    .reduce<unknown>((v, k) => record(v)?.[k], o);
 }
 
 /** A merge patch that sets a CRD scale path. */
-function patchAt(path: string, value: unknown): LooseObject {
-  return path
-    .split('.')
-    .filter(Boolean)
-    .reduceRight<unknown>((v, k) => ({ [k]: v }), value) as LooseObject;
+function patchAt(path: string, value: unknown): JsonObject {
+  let out: unknown = value;
+  for (const k of path.split('.').filter(Boolean).reverse()) out = { [k]: out };
+  return record(out) ?? {};
 }
 
 /** `/scale` of a built-in workload (Deployment, ReplicaSet, StatefulSet, ReplicationController), or of a custom resource through its CRD's scale paths. */
@@ -287,10 +287,10 @@ async function scale(
   req: IncomingMessage,
   body: () => Promise<unknown>,
   a: { user: UserInfo; dryRun: boolean; warnings: string[] },
-): Promise<LooseObject> {
+): Promise<KubeObject> {
   const paths = t.scale;
-  const view = (o: LooseObject): LooseObject => {
-    const m = o.metadata;
+  const view = (o: KubeObject): KubeObject => {
+    const m = o.metadata ?? {};
     const metadata = {
       name: m.name,
       ...(m.namespace ? { namespace: m.namespace } : {}),
@@ -315,19 +315,19 @@ async function scale(
       kind: 'Scale',
       apiVersion: 'autoscaling/v1',
       metadata,
-      spec: { replicas: o.spec?.replicas ?? 1 },
-      status: { replicas: o.status?.replicas ?? 0, selector: selectorText(o.spec?.selector) },
+      spec: { replicas: record(o.spec)?.replicas ?? 1 },
+      status: { replicas: record(o.status)?.replicas ?? 0, selector: selectorText(record(o.spec)?.selector) },
     };
   };
   // a CRD converting by webhook: the Scale is read from, and written through, the object in the request's version
   const converter = d.conversions?.webhookCrd(t) ? d.conversions : undefined;
-  const read = async (): Promise<LooseObject> => {
+  const read = async (): Promise<KubeObject> => {
     const stored = converter && d.objects.peek(t, ns, info.name);
     return stored
       ? d.objects.present(t, (await converter.convert(t, [stored], t.version))[0])
       : d.objects.get(t, ns, info.name);
   };
-  const patchObject = async (p: LooseObject, dryRun: boolean): Promise<LooseObject> => {
+  const patchObject = async (p: JsonObject, dryRun: boolean): Promise<KubeObject> => {
     const write = (extra: WriteOptions) =>
       d.objects.patch(t, ns, info.name, 'application/merge-patch+json', p, { dryRun, ...extra });
     return converter
@@ -336,9 +336,11 @@ async function scale(
   };
   const current = view(await read());
   if (method === 'GET' || method === 'HEAD') return current;
-  let wanted: LooseObject;
-  if (method === 'PATCH') wanted = applyPatch(String(req.headers['content-type'] ?? ''), current, await body());
-  else if (method === 'PUT') wanted = (await body()) ?? {};
+  // the Scale as the client wants it: unknown until its fields are read below
+  let wanted: JsonObject;
+  if (method === 'PATCH')
+    wanted = record(applyPatch(String(req.headers['content-type'] ?? ''), current, await body())) ?? {};
+  else if (method === 'PUT') wanted = record(await body()) ?? {};
   else throw methodNotAllowed();
   // admission sees the Scale (autoscaling/v1) of the resource's scale subresource, as kube-apiserver sends it
   const webhooks = d.webhooks?.applies(t) ? d.webhooks : undefined;
@@ -360,8 +362,8 @@ async function scale(
     objectKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
   };
   if (webhooks && admission && recorder) wanted = (await webhooks.mutate(admission, recorder)) ?? wanted;
-  const replicas = wanted?.spec?.replicas;
-  if (!Number.isInteger(replicas) || replicas < 0) {
+  const replicas = record(wanted.spec)?.replicas;
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
     throw invalid('Scale', 'autoscaling', info.name, [
       {
         field: 'spec.replicas',
@@ -369,8 +371,9 @@ async function scale(
       },
     ]);
   }
-  const rv = wanted?.metadata?.resourceVersion;
-  const patch: LooseObject = {
+  // passed on as sent: the store refuses a resourceVersion that is not a string
+  const rv = record(wanted.metadata)?.resourceVersion;
+  const patch: JsonObject = {
     ...(paths ? patchAt(paths.specReplicasPath, replicas) : { spec: { replicas } }),
     ...(rv ? { metadata: { resourceVersion: rv } } : {}),
   };

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'ctrlmetrics/log';
 import type { Store } from './store.js';
 import type { ResourceRegistry } from './resources.js';
-import type { LooseObject, ResourceType } from './types.js';
+import type { KubeObject, ResourceType } from './types.js';
+import { isRecord, num, record, records, str, type JsonObject } from './json.js';
 import { ApiError, notFound } from './status.js';
 import { applyPatch } from './patch.js';
 import type { UserInfo } from './rbac.js';
@@ -33,7 +34,7 @@ const VALIDATING_KEY = `validatingwebhookconfigurations.${GROUP}`;
 interface Hook {
   configuration: string;
   name: string;
-  clientConfig: LooseObject;
+  clientConfig: JsonObject;
   rules?: WebhookRule[];
   failurePolicy?: string;
   matchPolicy?: string;
@@ -44,6 +45,26 @@ interface Hook {
   reinvocationPolicy?: string;
 }
 
+/**
+ * A stored configuration's webhook as the calls read it. It was defaulted and validated when the configuration was
+ * written (webhook-configurations.ts), so its rules and selectors have their shapes; scalars are narrowed here.
+ */
+function hookOf(w: JsonObject, configuration: string): Hook {
+  return {
+    configuration,
+    name: String(w.name),
+    clientConfig: record(w.clientConfig) ?? {},
+    rules: Array.isArray(w.rules) ? (w.rules as WebhookRule[]) : undefined,
+    failurePolicy: str(w.failurePolicy),
+    matchPolicy: str(w.matchPolicy),
+    namespaceSelector: record(w.namespaceSelector),
+    objectSelector: record(w.objectSelector),
+    sideEffects: str(w.sideEffects),
+    timeoutSeconds: num(w.timeoutSeconds),
+    reinvocationPolicy: str(w.reinvocationPolicy),
+  };
+}
+
 /** One write under admission: its attributes plus what the AdmissionReview carries besides them. */
 export interface AdmissionRequest extends AdmissionAttributes {
   type: ResourceType;
@@ -52,7 +73,7 @@ export interface AdmissionRequest extends AdmissionAttributes {
   user: UserInfo;
   dryRun: boolean;
   /** CreateOptions / UpdateOptions / DeleteOptions as performed. */
-  options: LooseObject;
+  options: JsonObject;
   /** The kind of the object sent when it is not the resource's own (a `scale` subresource sends autoscaling/v1 Scale). */
   objectKind?: { group: string; version: string; kind: string };
 }
@@ -137,8 +158,8 @@ export class WebhookAdmission {
     version: string,
   ):
     | {
-        there: (o: LooseObject | null | undefined) => Promise<LooseObject | null>;
-        back: (o: LooseObject) => Promise<LooseObject>;
+        there: (o: KubeObject | null | undefined) => Promise<KubeObject | null>;
+        back: (o: KubeObject) => Promise<KubeObject>;
       }
     | undefined {
     const c = this.opts.converter;
@@ -156,12 +177,11 @@ export class WebhookAdmission {
   }
 
   private hooks(key: string): Hook[] {
+    const nameOf = (o: KubeObject) => o.metadata?.name ?? '';
     const configs = [...this.store.list(key)].sort((a, b) =>
-      a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
+      nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0,
     );
-    return configs.flatMap((c) =>
-      ((c.webhooks ?? []) as LooseObject[]).map((w) => ({ ...w, configuration: String(c.metadata.name) }) as Hook),
-    );
+    return configs.flatMap((c) => records(c.webhooks).map((w) => hookOf(w, nameOf(c))));
   }
 
   /** Whether a webhook is called for a request, and in which version; throws when the namespace is missing. */
@@ -192,14 +212,14 @@ export class WebhookAdmission {
   private review(
     r: AdmissionRequest,
     version: string,
-    object: LooseObject | null,
-    oldObject: LooseObject | null | undefined,
-  ): LooseObject {
+    object: KubeObject | null,
+    oldObject: KubeObject | null | undefined,
+  ): JsonObject {
     const gv = (v: string) => ({ group: r.group, version: v });
-    const withVersion = (o: LooseObject | null) =>
+    const withVersion = (o: KubeObject | null) =>
       o && version !== r.version ? { ...o, apiVersion: r.group ? `${r.group}/${version}` : version } : o;
     const kind = this.registry.get(r.group, version, r.resource)?.kind ?? r.type.kind;
-    const user: LooseObject = { username: r.user.username };
+    const user: JsonObject = { username: r.user.username };
     if (r.user.uid) user.uid = r.user.uid;
     if (r.user.groups?.length) user.groups = r.user.groups;
     if (r.user.extra && Object.keys(r.user.extra).length) user.extra = r.user.extra;
@@ -234,9 +254,9 @@ export class WebhookAdmission {
     h: Hook,
     r: AdmissionRequest,
     version: string,
-    object: LooseObject | null,
+    object: KubeObject | null,
     mutating: boolean,
-    oldObject: LooseObject | null | undefined = r.oldObject,
+    oldObject: KubeObject | null | undefined = r.oldObject,
   ): Promise<WebhookAnswer | undefined> {
     if (r.dryRun && h.sideEffects !== 'None' && h.sideEffects !== 'NoneOnDryRun') {
       if (!h.sideEffects) return this.failed(h, 'Webhook SideEffects is nil');
@@ -287,7 +307,7 @@ export class WebhookAdmission {
    * Runs the mutating webhooks a request reaches and answers the object as they left it (`null` stays `null` for
    * a delete). Warnings go to `warnings`.
    */
-  async mutate(r: AdmissionRequest, warnings: WarningRecorder): Promise<LooseObject | null> {
+  async mutate(r: AdmissionRequest, warnings: WarningRecorder): Promise<KubeObject | null> {
     const hooks = this.hooks(MUTATING_KEY);
     let object = r.object;
     const invoked = new Set<number>();
@@ -327,7 +347,7 @@ export class WebhookAdmission {
   }
 
   /** The object after a webhook's patch (the same object when it sent none). */
-  private patched(h: Hook, answer: WebhookAnswer, object: LooseObject | null): LooseObject | null {
+  private patched(h: Hook, answer: WebhookAnswer, object: KubeObject | null): KubeObject | null {
     if (!answer.patch) return object;
     if (answer.patchType !== 'JSONPatch')
       return this.failed(h, `unsupported patch type ${JSON.stringify(answer.patchType)}`) ?? object;
@@ -346,8 +366,9 @@ export class WebhookAdmission {
       );
     // a patch that does not apply fails the request whatever the failure policy says, as in kube
     try {
-      const out = applyPatch('application/json-patch+json', object, ops as LooseObject);
-      if (!out || typeof out !== 'object' || Array.isArray(out)) throw new Error('the patched object is not an object');
+      const out: unknown = applyPatch('application/json-patch+json', object, ops);
+      if (!isRecord(out)) throw new Error('the patched object is not an object');
+      // its metadata is checked as a request's before the write goes on (checkMetadataShape)
       return out;
     } catch (err) {
       throw internal((err as { detail?: string }).detail ?? (err as Error).message);
