@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from './rbac.js';
 import type { Store } from './store.js';
+import { record, str } from './json.js';
 import { looksLikeJWT, type TokenSigner } from './sa-tokens.js';
 
 /** Outcome of authenticating one token. */
@@ -146,8 +147,8 @@ export class Authenticator {
     const saName = c['kubernetes.io/serviceaccount/service-account.name'];
     const secret = this.deps.store.get('secrets', ns, secretName);
     if (!secret) return fail(`secrets "${secretName}" not found`);
-    const stored =
-      typeof secret.data?.token === 'string' ? Buffer.from(secret.data.token, 'base64').toString('utf8') : '';
+    const held = str(record(secret.data)?.token);
+    const stored = held === undefined ? '' : Buffer.from(held, 'base64').toString('utf8');
     if (!safeEqual(stored, token)) return fail("Token does not match server's copy");
     const sa = this.deps.store.get('serviceaccounts', ns, saName);
     if (!sa) return fail(`serviceaccounts "${saName}" not found`);

@@ -40,14 +40,13 @@ export class Authorizer {
   /** The stored RBAC objects (cached until one changes; do not mutate). */
   objects(): RbacObjects {
     if (!this.cached) {
-      const s = this.store;
+      // RBAC objects are validated when written (rbac-admission.ts): their fields have RBAC's shapes
+      const list = <T>(resource: string) => this.store.list(`${resource}.rbac.authorization.k8s.io`) as unknown as T[];
       this.cached = {
-        clusterRoles: s.list('clusterroles.rbac.authorization.k8s.io') as RbacObjects['clusterRoles'],
-        clusterRoleBindings: s.list(
-          'clusterrolebindings.rbac.authorization.k8s.io',
-        ) as RbacObjects['clusterRoleBindings'],
-        roles: s.list('roles.rbac.authorization.k8s.io') as RbacObjects['roles'],
-        roleBindings: s.list('rolebindings.rbac.authorization.k8s.io') as RbacObjects['roleBindings'],
+        clusterRoles: list('clusterroles'),
+        clusterRoleBindings: list('clusterrolebindings'),
+        roles: list('roles'),
+        roleBindings: list('rolebindings'),
       };
     }
     return this.cached;

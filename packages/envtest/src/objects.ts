@@ -8,7 +8,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { kubeTime } from 'ctrlmetrics/internal';
 import type { Store } from './store.js';
 import { apiVersionOf, typeKey, type ResourceRegistry } from './resources.js';
-import type { LooseObject, ResourceType } from './types.js';
+import type { LooseObject, ResourceType, StoredObject } from './types.js';
+import { record } from './json.js';
+import { storageVersionOf } from './cr-conversion.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
 import { validateFinalizers, validateLabels, validateName } from './validation.js';
 import {
@@ -238,9 +240,9 @@ export class ObjectService {
       ensure: (resource, o) => this.ensure(resource, o),
     };
     for (const ns of store.list(NS_KEY))
-      if (ns.metadata.deletionTimestamp) this.schedulePurge(ns.metadata.name, ns.metadata.uid);
+      if (ns.metadata.deletionTimestamp) this.schedulePurge(ns.metadata.name, ns.metadata.uid ?? '');
     for (const s of store.list('services')) {
-      const ip = String(s.spec?.clusterIP ?? '');
+      const ip = String(record(s.spec)?.clusterIP ?? '');
       const m = /^10\.96\.(\d+)\.(\d+)$/.exec(ip);
       if (m) this.nextIP = Math.max(this.nextIP, Number(m[1]) * 256 + Number(m[2]) + 1);
     }
@@ -519,14 +521,14 @@ export class ObjectService {
     // the store fills in the resourceVersion: its key is made here so that it lands in ObjectMeta's place
     if (o.metadata && typeof o.metadata === 'object' && !('resourceVersion' in o.metadata))
       o.metadata.resourceVersion = '';
-    return this.store.put(typeKey(t), kubeEncoded(t, o));
+    // every write names its object before it is stored (a generateName is resolved by then)
+    return this.store.put(typeKey(t), kubeEncoded(t, o) as StoredObject);
   }
 
   /** The apiVersion objects of a type are stored in: a custom resource's in its CRD's storage version. */
   private storedApiVersion(t: ResourceType): string {
     if (!t.crd) return apiVersionOf(t);
-    const crd = this.store.get(CRD_KEY, undefined, t.crd);
-    const storage = (crd?.spec?.versions ?? []).find((v: LooseObject) => v?.storage)?.name;
+    const storage = storageVersionOf(this.store.get(CRD_KEY, undefined, t.crd));
     return apiVersionOf({ group: t.group, version: storage ?? t.version });
   }
 

@@ -3,7 +3,7 @@
  * change listeners. With a journal (the state directory's write-ahead log) every change is written to it before
  * it is applied, and watchers hear of it only once the journal reports it durable.
  */
-import type { LooseObject } from './types.js';
+import type { StoredObject } from './types.js';
 
 /** One change, as watches stream it. */
 export interface StoreEvent {
@@ -11,15 +11,15 @@ export interface StoreEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   /** Storage key of the type (see `typeKey`). */
   key: string;
-  object: LooseObject;
+  object: StoredObject;
   /** The object before a MODIFIED event (for selector transitions). */
-  prev?: LooseObject;
+  prev?: StoredObject;
 }
 
 /** The persisted form of a store. */
 export interface StoreSnapshot {
   resourceVersion: number;
-  objects: Record<string, LooseObject[]>;
+  objects: Record<string, StoredObject[]>;
 }
 
 /**
@@ -51,7 +51,7 @@ function lowerBound(keys: string[], k: string): number {
  * other namespaces: an insert or removal moves part of an array of references, far cheaper than sorting per list.
  */
 class Bucket {
-  readonly objects = new Map<string, LooseObject>();
+  readonly objects = new Map<string, StoredObject>();
   private keys: string[] = [];
   /** Objects were loaded in bulk: the keys are rebuilt, sorted, on first use. */
   private unsorted = false;
@@ -68,17 +68,17 @@ class Bucket {
     return this.objects.size;
   }
 
-  get(k: string): LooseObject | undefined {
+  get(k: string): StoredObject | undefined {
     return this.objects.get(k);
   }
 
   /** Stores an object while loading: cheap now, sorted once when first listed. */
-  load(k: string, o: LooseObject): void {
+  load(k: string, o: StoredObject): void {
     this.objects.set(k, o);
     this.unsorted = true;
   }
 
-  set(k: string, o: LooseObject): void {
+  set(k: string, o: StoredObject): void {
     if (!this.objects.has(k) && !this.unsorted) this.keys.splice(lowerBound(this.keys, k), 0, k);
     this.objects.set(k, o);
   }
@@ -89,7 +89,7 @@ class Bucket {
   }
 
   /** Objects in key order: all, or those of one namespace (keys `ns/...`). */
-  list(ns?: string): LooseObject[] {
+  list(ns?: string): StoredObject[] {
     const keys = this.sortedKeys();
     let from = 0;
     let to = keys.length;
@@ -97,12 +97,12 @@ class Bucket {
       from = lowerBound(keys, `${ns}/`);
       to = lowerBound(keys, `${ns}0`); // '0' follows '/': every key after the namespace's
     }
-    const out = new Array<LooseObject>(to - from);
+    const out = new Array<StoredObject>(to - from);
     for (let i = from; i < to; i++) out[i - from] = this.objects.get(keys[i])!;
     return out;
   }
 
-  values(): IterableIterator<LooseObject> {
+  values(): IterableIterator<StoredObject> {
     return this.objects.values();
   }
 }
@@ -153,17 +153,17 @@ export class Store {
     return b;
   }
 
-  get(key: string, ns: string | undefined, name: string): LooseObject | undefined {
+  get(key: string, ns: string | undefined, name: string): StoredObject | undefined {
     return this.data.get(key)?.get(objKey(ns, name));
   }
 
   /** Objects of a type, in one namespace or all; sorted by namespace then name like etcd's key order. */
-  list(key: string, ns?: string): LooseObject[] {
+  list(key: string, ns?: string): StoredObject[] {
     return this.data.get(key)?.list(ns) ?? [];
   }
 
   /** Stores a new or changed object: assigns the next resourceVersion and records the event. */
-  put(key: string, obj: LooseObject): LooseObject {
+  put(key: string, obj: StoredObject): StoredObject {
     const k = objKey(obj.metadata.namespace, obj.metadata.name);
     const b = this.bucket(key);
     const prev = b.get(k);
@@ -179,7 +179,7 @@ export class Store {
   }
 
   /** Removes an object; the DELETED event carries it with a new resourceVersion. */
-  remove(key: string, ns: string | undefined, name: string): LooseObject | undefined {
+  remove(key: string, ns: string | undefined, name: string): StoredObject | undefined {
     const b = this.data.get(key);
     const k = objKey(ns, name);
     const old = b?.get(k);
@@ -237,7 +237,7 @@ export class Store {
   }
 
   snapshot(): StoreSnapshot {
-    const objects: Record<string, LooseObject[]> = {};
+    const objects: Record<string, StoredObject[]> = {};
     for (const [key, b] of this.data) if (b.size) objects[key] = [...b.values()];
     return { resourceVersion: this.rv, objects };
   }
@@ -246,7 +246,7 @@ export class Store {
    * Applies a change read back from the journal at start-up (no history, no listeners): an object stored at `rv`,
    * or, with `deleted`, the object named by it removed.
    */
-  replay(rv: number, key: string, object: LooseObject, deleted = false): void {
+  replay(rv: number, key: string, object: StoredObject, deleted = false): void {
     const k = objKey(object.metadata?.namespace, object.metadata?.name);
     if (deleted) this.data.get(key)?.delete(k);
     else this.bucket(key).load(k, object);

@@ -48,6 +48,14 @@ export interface KubeObject {
 }
 
 /**
+ * An object as the store holds it: the write path gave it metadata with a name (and a namespace when its type is
+ * namespaced) before it was stored.
+ */
+export interface StoredObject extends KubeObject {
+  metadata: ObjectMeta & { name: string };
+}
+
+/**
  * The object type of the modules whose field reads are not yet narrowed (see json.ts for the helpers that do): a
  * plain object whose fields are `any`. Each module moves to {@link KubeObject} as its reads get checked.
  */

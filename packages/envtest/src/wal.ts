@@ -7,7 +7,7 @@
  * native binaries fetched from GitHub at install time; the log needs only append, fsync and a line reader.
  */
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
-import type { KubeObject } from './types.js';
+import type { StoredObject } from './types.js';
 import type { StoreEvent, StoreJournal } from './store.js';
 import { CtrlmetricsError } from 'ctrlmetrics/internal';
 
@@ -17,7 +17,7 @@ export interface LogRecord {
   /** Storage key of the type. */
   key: string;
   /** The object as stored, or for a deletion the object that was removed. */
-  object: KubeObject;
+  object: StoredObject;
   deleted?: true;
 }
 

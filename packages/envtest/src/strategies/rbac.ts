@@ -13,11 +13,12 @@ const CLUSTER_ROLE_KEY = 'clusterroles.rbac.authorization.k8s.io';
 
 /** Writes the union of the selected ClusterRoles' rules into each aggregating ClusterRole that differs. */
 export function aggregateClusterRoles(store: Store): void {
-  const roles = store.list(CLUSTER_ROLE_KEY);
-  const objs = { clusterRoles: roles as ClusterRole[], clusterRoleBindings: [], roles: [], roleBindings: [] };
+  // validated when written (rbac-admission.ts): their fields have RBAC's shapes
+  const roles = store.list(CLUSTER_ROLE_KEY) as unknown as ClusterRole[];
+  const objs = { clusterRoles: roles, clusterRoleBindings: [], roles: [], roleBindings: [] };
   for (const r of roles) {
     if (!r.aggregationRule) continue;
-    const rules = resolveAggregatedRules(objs, r as ClusterRole);
+    const rules = resolveAggregatedRules(objs, r);
     if (JSON.stringify(rules) === JSON.stringify(r.rules ?? [])) continue;
     store.put(CLUSTER_ROLE_KEY, { ...structuredClone(r), rules: structuredClone(rules) });
   }
