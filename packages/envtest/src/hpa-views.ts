@@ -8,10 +8,11 @@
  * Written in v1, these annotations turn back into fields and are not stored.
  */
 import { badRequest } from './status.js';
+import { record, type JsonObject } from './json.js';
 // the type alone: resources.ts imports these conversions
-import type { LooseObject } from './types.js';
+import type { KubeObject } from './types.js';
 
-type Obj = LooseObject;
+type Obj = JsonObject;
 
 const METRICS = 'autoscaling.alpha.kubernetes.io/metrics';
 const CURRENT_METRICS = 'autoscaling.alpha.kubernetes.io/current-metrics';
@@ -43,7 +44,7 @@ function isCpuUtilization(m: Obj): boolean {
 
 /** A v2 MetricSpec in v1's shape (v2beta1's: `targetAverageValue`, `metricName`, …). */
 function metricSpecToV1(m: Obj): Obj {
-  const t = (x: Obj | undefined): Obj => (isObj(x) ? x : {});
+  const t = (x: unknown): Obj => (isObj(x) ? x : {});
   const o = t(m.object);
   const p = t(m.pods);
   const r = t(m.resource);
@@ -110,7 +111,7 @@ function metricSpecToV1(m: Obj): Obj {
 
 /** A v2 MetricStatus in v1's shape. */
 function metricStatusToV1(m: Obj): Obj {
-  const t = (x: Obj | undefined): Obj => (isObj(x) ? x : {});
+  const t = (x: unknown): Obj => (isObj(x) ? x : {});
   const o = t(m.object);
   const p = t(m.pods);
   const r = t(m.resource);
@@ -176,7 +177,7 @@ function metricStatusToV1(m: Obj): Obj {
 }
 
 /** A stored (autoscaling/v2) HPA as autoscaling/v1 shows it. */
-export function hpaV1FromV2(stored: LooseObject): LooseObject {
+export function hpaV1FromV2(stored: KubeObject): KubeObject {
   const spec: Obj = isObj(stored.spec) ? stored.spec : {};
   const status: Obj = isObj(stored.status) ? stored.status : {};
   const metrics: Obj[] = Array.isArray(spec.metrics) ? spec.metrics.filter(isObj) : [];
@@ -222,7 +223,7 @@ export function hpaV1FromV2(stored: LooseObject): LooseObject {
         ['scaleTargetRef', spec.scaleTargetRef ?? { kind: '', name: '' }],
         ['minReplicas', spec.minReplicas],
         ['maxReplicas', spec.maxReplicas ?? 0],
-        ['targetCPUUtilizationPercentage', cpu?.resource.target.averageUtilization],
+        ['targetCPUUtilizationPercentage', record(record(cpu?.resource)?.target)?.averageUtilization],
       ]),
     ],
     [
@@ -233,7 +234,10 @@ export function hpaV1FromV2(stored: LooseObject): LooseObject {
         // v1's counts are not omitempty: Go writes them as 0
         ['currentReplicas', status.currentReplicas ?? 0],
         ['desiredReplicas', status.desiredReplicas ?? 0],
-        ['currentCPUUtilizationPercentage', currentCpu?.resource.current.averageUtilization ?? undefined],
+        [
+          'currentCPUUtilizationPercentage',
+          record(record(currentCpu?.resource)?.current)?.averageUtilization ?? undefined,
+        ],
       ]),
     ],
   ]);
@@ -453,7 +457,7 @@ function metricStatusFromV1(m: Obj): Obj {
  * An autoscaling/v1 HPA (a request's body, whole or an apply configuration) as the autoscaling/v2 object it is
  * stored as. Without a CPU target or other metrics the stored object gets v2's default (CPU at 80 %).
  */
-export function hpaV2FromV1(body: LooseObject): LooseObject {
+export function hpaV2FromV1(body: KubeObject): KubeObject {
   const out: Obj = { ...body, apiVersion: 'autoscaling/v2' };
   const metadata: Obj = isObj(body.metadata) ? { ...body.metadata } : {};
   const given: Obj = isObj(metadata.annotations) ? metadata.annotations : {};
