@@ -2,7 +2,8 @@
  * `meta.k8s.io/v1 Table` output (what `kubectl get` asks for): kube's printer columns for the built-in kinds most
  * used (the others print NAME and AGE), a CRD's additional printer columns.
  */
-import type { LooseObject, ResourceType } from './types.js';
+import { record, records, type JsonObject } from './json.js';
+import type { KubeObject, ResourceType } from './types.js';
 
 /** kube's `duration.HumanDuration` (as in the AGE column). */
 export function humanDuration(ms: number): string {
@@ -43,7 +44,7 @@ export function wantsTable(accept: string | undefined): boolean {
  * The value of a printer column's JSONPath: `.a.b`, `.a[0]` and `.a[?(@.type == "Ready")].status` (the first
  * matching element), the forms CRDs use in additionalPrinterColumns.
  */
-export function jsonPathValue(obj: LooseObject, path: string): unknown {
+export function jsonPathValue(obj: unknown, path: string): unknown {
   const tokens = path.replace(/^\./, '').match(/\[\?\(@\.[^)]*\)\]|\[\d+\]|[^.[\]]+/g) ?? [];
   let cur: unknown = obj;
   for (const tok of tokens) {
@@ -54,15 +55,13 @@ export function jsonPathValue(obj: LooseObject, path: string): unknown {
     else if (filter) {
       if (!Array.isArray(cur)) return undefined;
       const want = filter[2] ?? filter[3] ?? filter[4];
-      cur = cur.find(
-        (el) => el && typeof el === 'object' && String(jsonPathValue(el as LooseObject, filter[1])) === want,
-      );
+      cur = cur.find((el) => el && typeof el === 'object' && String(jsonPathValue(el, filter[1])) === want);
     } else cur = (cur as Record<string, unknown>)[tok];
   }
   return cur;
 }
 
-function partialMetadata(o: LooseObject): LooseObject {
+function partialMetadata(o: KubeObject): KubeObject {
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
 }
 
@@ -71,21 +70,26 @@ interface Column {
   name: string;
   type?: string;
   priority?: number;
-  cell: (o: LooseObject) => unknown;
+  cell: (o: KubeObject) => unknown;
 }
 
 const count = (v: unknown) => (v && typeof v === 'object' ? Object.keys(v).length : 0);
-const list = (v: unknown): LooseObject[] => (Array.isArray(v) ? v : []);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+/** The objects of a list field (other items left out: a printer reads fields of each). */
+const items = records;
+/** The value at a path of fields below an object (`undefined` where one is missing or not an object). */
+const at = (v: unknown, ...keys: string[]): unknown => keys.reduce<unknown>((x, k) => record(x)?.[k], v);
 const joinOr = (xs: string[], none: string) => (xs.length ? xs.join(',') : none);
-function labelSelectorText(sel: LooseObject | undefined): string {
-  if (!sel || typeof sel !== 'object') return '<none>';
-  const parts = Object.entries((sel.matchLabels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`);
-  for (const e of list(sel.matchExpressions))
-    parts.push(`${e.key} ${String(e.operator).toLowerCase()} (${list(e.values).join(',')})`);
+function labelSelectorText(selector: unknown): string {
+  const sel = record(selector);
+  if (!sel) return '<none>';
+  const parts = Object.entries(record(sel.matchLabels) ?? {}).map(([k, v]) => `${k}=${String(v)}`);
+  for (const e of items(sel.matchExpressions))
+    parts.push(`${String(e.key)} ${String(e.operator).toLowerCase()} (${list(e.values).join(',')})`);
   return parts.length ? parts.join(',') : '<none>';
 }
-function subjectsOf(o: LooseObject, kind: string): string {
-  return list(o.subjects)
+function subjectsOf(o: KubeObject, kind: string): string {
+  return items(o.subjects)
     .filter((s) => s?.kind === kind)
     .map((s) => (kind === 'ServiceAccount' ? `${String(s.namespace ?? '')}/${String(s.name)}` : String(s.name)))
     .join(', ');
@@ -101,7 +105,7 @@ function endpointsText(addresses: string[]): string {
   return addresses.length > 3 ? `${shown} + ${addresses.length - 3} more...` : shown;
 }
 const bindingColumns: Column[] = [
-  { name: 'Role', cell: (o) => `${String(o.roleRef?.kind ?? '')}/${String(o.roleRef?.name ?? '')}` },
+  { name: 'Role', cell: (o) => `${String(at(o, 'roleRef', 'kind') ?? '')}/${String(at(o, 'roleRef', 'name') ?? '')}` },
   { name: 'Users', priority: 1, cell: (o) => subjectsOf(o, 'User') },
   { name: 'Groups', priority: 1, cell: (o) => subjectsOf(o, 'Group') },
   { name: 'ServiceAccounts', priority: 1, cell: (o) => subjectsOf(o, 'ServiceAccount') },
@@ -118,12 +122,12 @@ function labelsText(m: unknown): string {
   );
 }
 /** A pod template's `-o wide` columns, as the workload printers add them. */
-const templateColumns = (spec: (o: LooseObject) => LooseObject | undefined, selector = true): Column[] => [
+const templateColumns = (spec: (o: KubeObject) => unknown, selector = true): Column[] => [
   {
     name: 'Containers',
     priority: 1,
     cell: (o) =>
-      list(spec(o)?.template?.spec?.containers)
+      items(at(spec(o), 'template', 'spec', 'containers'))
         .map((c) => String(c.name))
         .join(','),
   },
@@ -131,30 +135,30 @@ const templateColumns = (spec: (o: LooseObject) => LooseObject | undefined, sele
     name: 'Images',
     priority: 1,
     cell: (o) =>
-      list(spec(o)?.template?.spec?.containers)
+      items(at(spec(o), 'template', 'spec', 'containers'))
         .map((c) => String(c.image))
         .join(','),
   },
   ...(selector
-    ? [{ name: 'Selector', priority: 1, cell: (o: LooseObject) => labelSelectorText(spec(o)?.selector) }]
+    ? [{ name: 'Selector', priority: 1, cell: (o: KubeObject) => labelSelectorText(at(spec(o), 'selector')) }]
     : []),
 ];
 const int = (v: unknown) => Number(v ?? 0);
 /** kube's `printBoolPtr`. */
 const boolText = (v: unknown) => (v === undefined || v === null ? '<unset>' : v ? 'True' : 'False');
 /** A Job's COMPLETIONS cell. */
-function completionsText(o: LooseObject): string {
-  const succeeded = int(o.status?.succeeded);
-  if (o.spec?.completions !== undefined && o.spec?.completions !== null)
-    return `${succeeded}/${int(o.spec.completions)}`;
-  const parallelism = int(o.spec?.parallelism);
+function completionsText(o: KubeObject): string {
+  const succeeded = int(at(o, 'status', 'succeeded'));
+  if (at(o, 'spec', 'completions') !== undefined && at(o, 'spec', 'completions') !== null)
+    return `${succeeded}/${int(at(o, 'spec', 'completions'))}`;
+  const parallelism = int(at(o, 'spec', 'parallelism'));
   return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
 }
 /** A Job's DURATION cell: from its start to its completion, or until now while it runs; empty before it starts. */
-function durationText(o: LooseObject): string {
-  const start = Date.parse(String(o.status?.startTime ?? ''));
+function durationText(o: KubeObject): string {
+  const start = Date.parse(String(at(o, 'status', 'startTime') ?? ''));
   if (Number.isNaN(start)) return '';
-  const end = Date.parse(String(o.status?.completionTime ?? ''));
+  const end = Date.parse(String(at(o, 'status', 'completionTime') ?? ''));
   return humanDuration((Number.isNaN(end) ? Date.now() : end) - start);
 }
 /** kube's access modes shorthand (`RWO,ROX`). */
@@ -170,14 +174,14 @@ function accessModesText(modes: unknown): string {
     .join(',');
 }
 /** An Ingress's HOSTS cell: the rules' hosts (`*` for a rule without one), the first three then how many more. */
-function hostsText(o: LooseObject): string {
-  const hosts = list(o.spec?.rules).map((r) => String(r.host || '*'));
+function hostsText(o: KubeObject): string {
+  const hosts = items(at(o, 'spec', 'rules')).map((r) => String(r.host || '*'));
   if (!hosts.length) return '*';
   return hosts.length > 3 ? `${hosts.slice(0, 3).join(',')} + ${hosts.length - 3} more...` : hosts.join(',');
 }
 /** The ingress points of a load balancer status, as its printers list them. */
 function loadBalancerText(status: unknown): string {
-  return list((status as LooseObject | undefined)?.loadBalancer?.ingress)
+  return items(at(status, 'loadBalancer', 'ingress'))
     .map((i) => String(i.ip || i.hostname || ''))
     .filter(Boolean)
     .join(',');
@@ -185,7 +189,7 @@ function loadBalancerText(status: unknown): string {
 
 /** Columns between NAME and AGE per built-in kind; `noAge` kinds print CREATED AT instead of AGE. */
 const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noName?: boolean }> = {
-  namespaces: { columns: [{ name: 'Status', cell: (o) => o.status?.phase ?? '' }] },
+  namespaces: { columns: [{ name: 'Status', cell: (o) => at(o, 'status', 'phase') ?? '' }] },
   configmaps: { columns: [{ name: 'Data', type: 'integer', cell: (o) => count(o.data) + count(o.binaryData) }] },
   secrets: {
     columns: [
@@ -196,21 +200,21 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
   serviceaccounts: { columns: [{ name: 'Secrets', type: 'integer', cell: (o) => list(o.secrets).length }] },
   services: {
     columns: [
-      { name: 'Type', cell: (o) => o.spec?.type ?? 'ClusterIP' },
-      { name: 'Cluster-IP', cell: (o) => o.spec?.clusterIP || '<none>' },
+      { name: 'Type', cell: (o) => at(o, 'spec', 'type') ?? 'ClusterIP' },
+      { name: 'Cluster-IP', cell: (o) => at(o, 'spec', 'clusterIP') || '<none>' },
       {
         name: 'External-IP',
         cell: (o) =>
           joinOr(
-            list(o.spec?.externalIPs).map(String),
-            o.spec?.type === 'ExternalName' ? String(o.spec?.externalName ?? '<none>') : '<none>',
+            list(at(o, 'spec', 'externalIPs')).map(String),
+            at(o, 'spec', 'type') === 'ExternalName' ? String(at(o, 'spec', 'externalName') ?? '<none>') : '<none>',
           ),
       },
       {
         name: 'Port(s)',
         cell: (o) =>
           joinOr(
-            list(o.spec?.ports).map(
+            items(at(o, 'spec', 'ports')).map(
               (p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${String(p.protocol ?? 'TCP')}`,
             ),
             '<none>',
@@ -221,7 +225,7 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
         priority: 1,
         cell: (o) =>
           joinOr(
-            Object.entries((o.spec?.selector ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`),
+            Object.entries(record(at(o, 'spec', 'selector')) ?? {}).map(([k, v]) => `${k}=${String(v)}`),
             '<none>',
           ),
       },
@@ -229,14 +233,17 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
   },
   'deployments.apps': {
     columns: [
-      { name: 'Ready', cell: (o) => `${Number(o.status?.readyReplicas ?? 0)}/${Number(o.spec?.replicas ?? 0)}` },
-      { name: 'Up-to-date', type: 'integer', cell: (o) => Number(o.status?.updatedReplicas ?? 0) },
-      { name: 'Available', type: 'integer', cell: (o) => Number(o.status?.availableReplicas ?? 0) },
+      {
+        name: 'Ready',
+        cell: (o) => `${Number(at(o, 'status', 'readyReplicas') ?? 0)}/${Number(at(o, 'spec', 'replicas') ?? 0)}`,
+      },
+      { name: 'Up-to-date', type: 'integer', cell: (o) => Number(at(o, 'status', 'updatedReplicas') ?? 0) },
+      { name: 'Available', type: 'integer', cell: (o) => Number(at(o, 'status', 'availableReplicas') ?? 0) },
       {
         name: 'Containers',
         priority: 1,
         cell: (o) =>
-          list(o.spec?.template?.spec?.containers)
+          items(at(o, 'spec', 'template', 'spec', 'containers'))
             .map((c) => String(c.name))
             .join(','),
       },
@@ -244,35 +251,35 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
         name: 'Images',
         priority: 1,
         cell: (o) =>
-          list(o.spec?.template?.spec?.containers)
+          items(at(o, 'spec', 'template', 'spec', 'containers'))
             .map((c) => String(c.image))
             .join(','),
       },
-      { name: 'Selector', priority: 1, cell: (o) => labelSelectorText(o.spec?.selector) },
+      { name: 'Selector', priority: 1, cell: (o) => labelSelectorText(at(o, 'spec', 'selector')) },
     ],
   },
   'statefulsets.apps': {
     columns: [
-      { name: 'Ready', cell: (o) => `${int(o.status?.readyReplicas)}/${int(o.spec?.replicas)}` },
+      { name: 'Ready', cell: (o) => `${int(at(o, 'status', 'readyReplicas'))}/${int(at(o, 'spec', 'replicas'))}` },
       ...templateColumns((o) => o.spec, false),
     ],
   },
   'replicasets.apps': {
     columns: [
-      { name: 'Desired', type: 'integer', cell: (o) => int(o.spec?.replicas) },
-      { name: 'Current', type: 'integer', cell: (o) => int(o.status?.replicas) },
-      { name: 'Ready', type: 'integer', cell: (o) => int(o.status?.readyReplicas) },
+      { name: 'Desired', type: 'integer', cell: (o) => int(at(o, 'spec', 'replicas')) },
+      { name: 'Current', type: 'integer', cell: (o) => int(at(o, 'status', 'replicas')) },
+      { name: 'Ready', type: 'integer', cell: (o) => int(at(o, 'status', 'readyReplicas')) },
       ...templateColumns((o) => o.spec),
     ],
   },
   'daemonsets.apps': {
     columns: [
-      { name: 'Desired', type: 'integer', cell: (o) => int(o.status?.desiredNumberScheduled) },
-      { name: 'Current', type: 'integer', cell: (o) => int(o.status?.currentNumberScheduled) },
-      { name: 'Ready', type: 'integer', cell: (o) => int(o.status?.numberReady) },
-      { name: 'Up-to-date', type: 'integer', cell: (o) => int(o.status?.updatedNumberScheduled) },
-      { name: 'Available', type: 'integer', cell: (o) => int(o.status?.numberAvailable) },
-      { name: 'Node Selector', cell: (o) => labelsText(o.spec?.template?.spec?.nodeSelector) },
+      { name: 'Desired', type: 'integer', cell: (o) => int(at(o, 'status', 'desiredNumberScheduled')) },
+      { name: 'Current', type: 'integer', cell: (o) => int(at(o, 'status', 'currentNumberScheduled')) },
+      { name: 'Ready', type: 'integer', cell: (o) => int(at(o, 'status', 'numberReady')) },
+      { name: 'Up-to-date', type: 'integer', cell: (o) => int(at(o, 'status', 'updatedNumberScheduled')) },
+      { name: 'Available', type: 'integer', cell: (o) => int(at(o, 'status', 'numberAvailable')) },
+      { name: 'Node Selector', cell: (o) => labelsText(at(o, 'spec', 'template', 'spec', 'nodeSelector')) },
       ...templateColumns((o) => o.spec),
     ],
   },
@@ -285,44 +292,54 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
   },
   'cronjobs.batch': {
     columns: [
-      { name: 'Schedule', cell: (o) => o.spec?.schedule ?? '' },
-      { name: 'Suspend', cell: (o) => boolText(o.spec?.suspend) },
-      { name: 'Active', type: 'integer', cell: (o) => list(o.status?.active).length },
+      { name: 'Schedule', cell: (o) => at(o, 'spec', 'schedule') ?? '' },
+      { name: 'Suspend', cell: (o) => boolText(at(o, 'spec', 'suspend')) },
+      { name: 'Active', type: 'integer', cell: (o) => list(at(o, 'status', 'active')).length },
       {
         name: 'Last Schedule',
-        cell: (o) => (o.status?.lastScheduleTime ? sinceText(o.status.lastScheduleTime) : '<none>'),
+        cell: (o) => (at(o, 'status', 'lastScheduleTime') ? sinceText(at(o, 'status', 'lastScheduleTime')) : '<none>'),
       },
-      ...templateColumns((o) => o.spec?.jobTemplate?.spec),
+      ...templateColumns((o) => at(o, 'spec', 'jobTemplate', 'spec')),
     ],
   },
   persistentvolumeclaims: {
     columns: [
-      { name: 'Status', cell: (o) => o.status?.phase ?? '' },
-      { name: 'Volume', cell: (o) => o.spec?.volumeName ?? '' },
-      { name: 'Capacity', cell: (o) => (o.spec?.volumeName ? String(o.status?.capacity?.storage ?? '') : '') },
-      { name: 'Access Modes', cell: (o) => (o.spec?.volumeName ? accessModesText(o.status?.accessModes) : '') },
+      { name: 'Status', cell: (o) => at(o, 'status', 'phase') ?? '' },
+      { name: 'Volume', cell: (o) => at(o, 'spec', 'volumeName') ?? '' },
+      {
+        name: 'Capacity',
+        cell: (o) => (at(o, 'spec', 'volumeName') ? String(at(o, 'status', 'capacity', 'storage') ?? '') : ''),
+      },
+      {
+        name: 'Access Modes',
+        cell: (o) => (at(o, 'spec', 'volumeName') ? accessModesText(at(o, 'status', 'accessModes')) : ''),
+      },
       {
         name: 'StorageClass',
         cell: (o) =>
-          o.spec?.storageClassName ?? o.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? '',
+          at(o, 'spec', 'storageClassName') ??
+          o.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ??
+          '',
       },
-      { name: 'VolumeMode', priority: 1, cell: (o) => o.spec?.volumeMode ?? '<unset>' },
+      { name: 'VolumeMode', priority: 1, cell: (o) => at(o, 'spec', 'volumeMode') ?? '<unset>' },
     ],
   },
   persistentvolumes: {
     columns: [
-      { name: 'Capacity', cell: (o) => String(o.spec?.capacity?.storage ?? '') },
-      { name: 'Access Modes', cell: (o) => accessModesText(o.spec?.accessModes) },
-      { name: 'Reclaim Policy', cell: (o) => o.spec?.persistentVolumeReclaimPolicy ?? '' },
-      { name: 'Status', cell: (o) => o.status?.phase ?? '' },
+      { name: 'Capacity', cell: (o) => String(at(o, 'spec', 'capacity', 'storage') ?? '') },
+      { name: 'Access Modes', cell: (o) => accessModesText(at(o, 'spec', 'accessModes')) },
+      { name: 'Reclaim Policy', cell: (o) => at(o, 'spec', 'persistentVolumeReclaimPolicy') ?? '' },
+      { name: 'Status', cell: (o) => at(o, 'status', 'phase') ?? '' },
       {
         name: 'Claim',
         cell: (o) =>
-          o.spec?.claimRef ? `${String(o.spec.claimRef.namespace ?? '')}/${String(o.spec.claimRef.name ?? '')}` : '',
+          at(o, 'spec', 'claimRef')
+            ? `${String(at(o, 'spec', 'claimRef', 'namespace') ?? '')}/${String(at(o, 'spec', 'claimRef', 'name') ?? '')}`
+            : '',
       },
-      { name: 'StorageClass', cell: (o) => o.spec?.storageClassName ?? '' },
-      { name: 'Reason', cell: (o) => o.status?.reason ?? '' },
-      { name: 'VolumeMode', priority: 1, cell: (o) => o.spec?.volumeMode ?? '<unset>' },
+      { name: 'StorageClass', cell: (o) => at(o, 'spec', 'storageClassName') ?? '' },
+      { name: 'Reason', cell: (o) => at(o, 'status', 'reason') ?? '' },
+      { name: 'VolumeMode', priority: 1, cell: (o) => at(o, 'spec', 'volumeMode') ?? '<unset>' },
     ],
   },
   endpoints: {
@@ -330,9 +347,9 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
       {
         name: 'Endpoints',
         cell: (o) => {
-          const pairs = list(o.subsets).flatMap((s) => {
-            const ports = list(s.ports).map((p) => String(p.port));
-            return list(s.addresses).flatMap((a) =>
+          const pairs = items(o.subsets).flatMap((s) => {
+            const ports = items(s.ports).map((p) => String(p.port));
+            return items(s.addresses).flatMap((a) =>
               ports.length ? ports.map((p) => `${String(a.ip)}:${p}`) : [String(a.ip)],
             );
           });
@@ -343,20 +360,20 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
   },
   'ingresses.networking.k8s.io': {
     columns: [
-      { name: 'Class', cell: (o) => o.spec?.ingressClassName ?? '<none>' },
+      { name: 'Class', cell: (o) => at(o, 'spec', 'ingressClassName') ?? '<none>' },
       { name: 'Hosts', cell: hostsText },
       { name: 'Address', cell: (o) => loadBalancerText(o.status) },
-      { name: 'Ports', cell: (o) => (list(o.spec?.tls).length ? '80, 443' : '80') },
+      { name: 'Ports', cell: (o) => (list(at(o, 'spec', 'tls')).length ? '80, 443' : '80') },
     ],
   },
   'ingressclasses.networking.k8s.io': {
     columns: [
-      { name: 'Controller', cell: (o) => o.spec?.controller ?? '' },
+      { name: 'Controller', cell: (o) => at(o, 'spec', 'controller') ?? '' },
       {
         name: 'Parameters',
         cell: (o) =>
-          o.spec?.parameters
-            ? `${String(o.spec.parameters.kind ?? '')}/${String(o.spec.parameters.name ?? '')}`
+          at(o, 'spec', 'parameters')
+            ? `${String(at(o, 'spec', 'parameters', 'kind') ?? '')}/${String(at(o, 'spec', 'parameters', 'name') ?? '')}`
             : '<none>',
       },
     ],
@@ -365,13 +382,13 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
     columns: [
       {
         name: 'Min Available',
-        cell: (o) => (o.spec?.minAvailable === undefined ? 'N/A' : String(o.spec.minAvailable)),
+        cell: (o) => (at(o, 'spec', 'minAvailable') === undefined ? 'N/A' : String(at(o, 'spec', 'minAvailable'))),
       },
       {
         name: 'Max Unavailable',
-        cell: (o) => (o.spec?.maxUnavailable === undefined ? 'N/A' : String(o.spec.maxUnavailable)),
+        cell: (o) => (at(o, 'spec', 'maxUnavailable') === undefined ? 'N/A' : String(at(o, 'spec', 'maxUnavailable'))),
       },
-      { name: 'Allowed Disruptions', type: 'integer', cell: (o) => int(o.status?.disruptionsAllowed) },
+      { name: 'Allowed Disruptions', type: 'integer', cell: (o) => int(at(o, 'status', 'disruptionsAllowed')) },
     ],
   },
   'priorityclasses.scheduling.k8s.io': {
@@ -381,7 +398,7 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
     ],
   },
   'networkpolicies.networking.k8s.io': {
-    columns: [{ name: 'Pod-Selector', cell: (o) => labelSelectorText(o.spec?.podSelector) }],
+    columns: [{ name: 'Pod-Selector', cell: (o) => labelSelectorText(at(o, 'spec', 'podSelector')) }],
   },
   'endpointslices.discovery.k8s.io': {
     columns: [
@@ -390,17 +407,17 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
         name: 'Ports',
         cell: (o) =>
           joinOr(
-            list(o.ports).map((p) => String(p.port ?? '')),
+            items(o.ports).map((p) => String(p.port ?? '')),
             '<unset>',
           ),
       },
       {
         name: 'Endpoints',
-        cell: (o) => endpointsText(list(o.endpoints).flatMap((e) => list(e.addresses).map(String))),
+        cell: (o) => endpointsText(items(o.endpoints).flatMap((e) => list(e.addresses).map(String))),
       },
     ],
   },
-  'leases.coordination.k8s.io': { columns: [{ name: 'Holder', cell: (o) => o.spec?.holderIdentity ?? '' }] },
+  'leases.coordination.k8s.io': { columns: [{ name: 'Holder', cell: (o) => at(o, 'spec', 'holderIdentity') ?? '' }] },
   'mutatingwebhookconfigurations.admissionregistration.k8s.io': {
     columns: [{ name: 'Webhooks', type: 'integer', cell: (o) => list(o.webhooks).length }],
   },
@@ -416,7 +433,8 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
       { name: 'Reason', cell: (o) => o.reason ?? '' },
       {
         name: 'Object',
-        cell: (o) => `${String(o.involvedObject?.kind ?? '').toLowerCase()}/${String(o.involvedObject?.name ?? '')}`,
+        cell: (o) =>
+          `${String(at(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/${String(at(o, 'involvedObject', 'name') ?? '')}`,
       },
       { name: 'Message', cell: (o) => String(o.message ?? '').trim() },
       { name: 'Name', priority: 1, cell: (o) => o.metadata?.name },
@@ -432,9 +450,9 @@ const BUILTIN_COLUMNS: Record<string, { columns: Column[]; noAge?: boolean; noNa
 /** Converts objects to a Table; `includeObject` is the query parameter (`None`, `Metadata` (default), `Object`). */
 export function toTable(
   t: ResourceType,
-  objects: LooseObject[],
+  objects: KubeObject[],
   opts: { includeObject?: string | null; resourceVersion?: string; now?: number },
-): LooseObject {
+): JsonObject {
   const now = opts.now ?? Date.now();
   const builtin = t.crd ? undefined : BUILTIN_COLUMNS[t.group ? `${t.resource}.${t.group}` : t.resource];
   if (builtin) return builtinTable(builtin, objects, opts, now);
@@ -473,7 +491,7 @@ export function toTable(
       }),
       Number.isNaN(created) ? '<unknown>' : humanDuration(now - created),
     ];
-    const row: LooseObject = { cells };
+    const row: JsonObject = { cells };
     if (opts.includeObject !== 'None') row.object = opts.includeObject === 'Object' ? o : partialMetadata(o);
     return row;
   });
@@ -486,17 +504,17 @@ export function toTable(
   };
 }
 
-function rowObject(o: LooseObject, includeObject: string | null | undefined): LooseObject | undefined {
+function rowObject(o: KubeObject, includeObject: string | null | undefined): KubeObject | undefined {
   if (includeObject === 'None') return undefined;
   return includeObject === 'Object' ? o : partialMetadata(o);
 }
 
 function builtinTable(
   spec: { columns: Column[]; noAge?: boolean; noName?: boolean },
-  objects: LooseObject[],
+  objects: KubeObject[],
   opts: { includeObject?: string | null; resourceVersion?: string },
   now: number,
-): LooseObject {
+): JsonObject {
   const age: Column = {
     name: 'Age',
     cell: (o) => {
@@ -506,7 +524,7 @@ function builtinTable(
   };
   // kube's order: NAME, the normal columns, AGE, then the `-o wide` ones
   const columns = [
-    ...(spec.noName ? [] : [{ name: 'Name', cell: (o: LooseObject) => o.metadata?.name } as Column]),
+    ...(spec.noName ? [] : [{ name: 'Name', cell: (o: KubeObject) => o.metadata?.name } as Column]),
     ...spec.columns.filter((c) => !c.priority),
     ...(spec.noAge ? [] : [age]),
     ...spec.columns.filter((c) => c.priority),
@@ -519,7 +537,7 @@ function builtinTable(
     priority: c.priority ?? 0,
   }));
   const rows = objects.map((o) => {
-    const row: LooseObject = { cells: columns.map((c) => c.cell(o) ?? null) };
+    const row: JsonObject = { cells: columns.map((c) => c.cell(o) ?? null) };
     const obj = rowObject(o, opts.includeObject);
     if (obj) row.object = obj;
     return row;
