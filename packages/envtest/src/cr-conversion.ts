@@ -66,13 +66,13 @@ export class CustomResourceConverter {
    * The objects in `version` (copies; the input is left alone). Only the objects not already in it are sent to a
    * webhook, in one review; with strategy None (or a built-in type) only apiVersion changes.
    */
-  async convert(t: ResourceType, objects: KubeObject[], version: string): Promise<KubeObject[]> {
+  async convert<T extends KubeObject>(t: ResourceType, objects: T[], version: string): Promise<T[]> {
     const target = apiVersionOf({ group: t.group, version });
     const crd = this.webhookCrd(t);
     const pending = objects
       .map((o, i) => ({ o, i }))
       .filter(({ o }) => crd && versionOf(o.apiVersion) !== version && !isEmpty(o));
-    const out: KubeObject[] = objects.map((o) => ({ ...o, apiVersion: target }));
+    const out: T[] = objects.map((o) => ({ ...o, apiVersion: target }));
     if (!crd || pending.length === 0) return out;
     const first = pending[0].o;
     const what = gvkText(t.group, versionOf(first.apiVersion), t.kind);
@@ -116,8 +116,9 @@ export class CustomResourceConverter {
         else metadata[key] = returned[key];
       }
       // decoded into a map, as kube decodes it: its keys come out sorted wherever it is encoded again; the webhook's
-      // labels and annotations are checked as any write's metadata before they are stored
-      out[i] = sortedDeep({ ...c, apiVersion: target, kind: t.kind, metadata }) as KubeObject;
+      // labels and annotations are checked as any write's metadata before they are stored; the rest of the metadata
+      // is the original's, so the object is still what it was (a stored object keeps its name)
+      out[i] = sortedDeep({ ...c, apiVersion: target, kind: t.kind, metadata }) as T;
     });
     return out;
   }

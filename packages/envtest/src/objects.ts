@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { kubeTime } from 'ctrlmetrics/internal';
 import type { Store } from './store.js';
 import { apiVersionOf, typeKey, type ResourceRegistry } from './resources.js';
-import type { LooseObject, ResourceType, StoredObject } from './types.js';
+import type { KubeObject, ObjectMeta, ResourceType, StoredObject } from './types.js';
 import { record } from './json.js';
 import { storageVersionOf } from './cr-conversion.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
@@ -52,7 +52,7 @@ import { aggregateClusterRoles, strategyFor, type StrategyContext } from './stra
 export interface WriteOptions {
   dryRun?: boolean;
   /** Admission of the final object (e.g. RBAC escalation checks for the requesting user); throws to reject. */
-  admit?: (next: LooseObject, old: LooseObject | undefined) => void;
+  admit?: (next: KubeObject, old: KubeObject | undefined) => void;
   /** The `fieldManager` query parameter (server-side apply records its fields under it). */
   fieldManager?: string;
   /**
@@ -80,14 +80,14 @@ export interface WriteOptions {
    * object at that point; a write whose stored object has changed since fails with a conflict (see
    * {@link isStaleAdmission}).
    */
-  admitted?: LooseObject;
+  admitted?: KubeObject;
   /** Internal: the name, uid and creation time a create keeps (those validating admission saw). */
   identity?: { name: string; uid: string; creationTimestamp: string };
   /**
    * Internal, for custom resources converted by webhook: the stored object as the request's version sees it (its
    * conversion), taken in place of the stored one by an update, patch or apply.
    */
-  viewOfOld?: LooseObject;
+  viewOfOld?: StoredObject;
 }
 
 const STALE = Symbol('stale admission');
@@ -96,10 +96,15 @@ const STALE = Symbol('stale admission');
  * Go's `omitempty` on ObjectMeta's maps and lists: a built-in object decoded into its type and encoded again has
  * no empty `labels`, `annotations`, `finalizers` or `ownerReferences` (what its webhooks and readers then see).
  */
-function dropEmptyMeta(t: ResourceType, o: LooseObject): void {
+/** An object's metadata, made an empty one first when it has none (a request body may come without). */
+function metaOf(o: KubeObject): ObjectMeta {
+  return (o.metadata ??= {});
+}
+
+function dropEmptyMeta(t: ResourceType, o: KubeObject): void {
   const m = o.metadata;
   if (t.crd || !m || typeof m !== 'object') return;
-  for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
+  for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
     const v = m[k];
     if (
       v === null ||
@@ -120,8 +125,8 @@ type Via = 'body' | 'patch' | 'apply';
 
 /** How a stored object shows in one version it is served in, and how that version's object is stored. */
 interface Shown {
-  read: (stored: LooseObject) => LooseObject;
-  write: (o: LooseObject) => LooseObject;
+  read: (stored: KubeObject) => KubeObject;
+  write: (o: KubeObject) => KubeObject;
 }
 
 /** Field ownership's list shapes for a type: a custom resource's from its schema (metadata as built-in). */
@@ -178,18 +183,18 @@ function clone<T>(v: T): T {
  * The content whose change bumps `metadata.generation`: everything but metadata, and but status unless a custom
  * resource has no status subresource (then its status changes count too, as in kube).
  */
-function specOf(o: LooseObject, withStatus = false): LooseObject {
+function specOf(o: KubeObject, withStatus = false): KubeObject {
   const { metadata: _m, status, apiVersion: _a, kind: _k, ...rest } = o;
   return withStatus ? { ...rest, status } : rest;
 }
 
-function hasFinalizers(o: LooseObject): boolean {
+function hasFinalizers(o: KubeObject): boolean {
   return Array.isArray(o.metadata?.finalizers) && o.metadata.finalizers.length > 0;
 }
 
-function sameContent(a: LooseObject, b: LooseObject): boolean {
+function sameContent(a: KubeObject, b: KubeObject): boolean {
   // apiVersion aside: an object written back unchanged in another version of its CRD is the same object
-  const strip = (o: LooseObject) => ({
+  const strip = (o: KubeObject) => ({
     ...o,
     apiVersion: undefined,
     metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined },
@@ -251,7 +256,7 @@ export class ObjectService {
   }
 
   /** A stored object in a type's shape: a view's conversion, a custom resource's version. */
-  private read(t: ResourceType, o: LooseObject): LooseObject {
+  private read(t: ResourceType, o: KubeObject): KubeObject {
     return t.view ? t.view.read(o) : readCustomResource(o, t.schema);
   }
 
@@ -262,7 +267,7 @@ export class ObjectService {
   private versionsOfStored(t: ResourceType): Map<string, Shown> {
     let shown = this.shownIn.get(t);
     if (!shown) {
-      const same = (o: LooseObject) => o;
+      const same = (o: KubeObject) => o;
       shown = new Map([[apiVersionOf(t), { read: same, write: same }]]);
       for (const v of this.registry.all()) {
         const s = v.view?.storage;
@@ -298,7 +303,7 @@ export class ObjectService {
   }
 
   /** The object as served in a given version. */
-  present(t: ResourceType, o: LooseObject): LooseObject {
+  present(t: ResourceType, o: KubeObject): KubeObject {
     const out = clone(this.read(t, o));
     out.apiVersion = apiVersionOf(t);
     out.kind = t.kind;
@@ -306,7 +311,7 @@ export class ObjectService {
   }
 
   /** As {@link ObjectService.present}, without the deep copy: for serialising at once, never for keeping or changing. */
-  presentShallow(t: ResourceType, o: LooseObject): LooseObject {
+  presentShallow(t: ResourceType, o: KubeObject): KubeObject {
     const out = { ...this.read(t, o) };
     out.apiVersion = apiVersionOf(t);
     out.kind = t.kind;
@@ -317,7 +322,7 @@ export class ObjectService {
    * An item of a list answer: as {@link presentShallow}, but a built-in kind's items without `apiVersion` and
    * `kind`, as kube-apiserver encodes them (custom resources' items keep theirs).
    */
-  presentListItem(t: ResourceType, o: LooseObject): LooseObject {
+  presentListItem(t: ResourceType, o: KubeObject): KubeObject {
     const out = this.presentShallow(t, o);
     if (!t.crd) {
       delete out.apiVersion;
@@ -331,11 +336,11 @@ export class ObjectService {
   }
 
   /** The stored object (not a copy: do not mutate), or undefined. */
-  peek(t: ResourceType, ns: string | undefined, name: string): LooseObject | undefined {
+  peek(t: ResourceType, ns: string | undefined, name: string): StoredObject | undefined {
     return this.store.get(typeKey(t), this.namespaceOf(t, ns), name);
   }
 
-  get(t: ResourceType, ns: string | undefined, name: string): LooseObject {
+  get(t: ResourceType, ns: string | undefined, name: string): KubeObject {
     const o = this.store.get(typeKey(t), this.namespaceOf(t, ns), name);
     if (!o) throw notFound(t.resource, t.group, name);
     return this.present(t, o);
@@ -346,7 +351,7 @@ export class ObjectService {
     t: ResourceType,
     ns: string | undefined,
     sel: { labelSelector?: string | null; fieldSelector?: string | null } = {},
-  ): { items: LooseObject[]; resourceVersion: string } {
+  ): { items: KubeObject[]; resourceVersion: string } {
     const byLabel = parseLabelSelector(sel.labelSelector);
     const byField = parseFieldSelector(sel.fieldSelector, t.resource);
     const items = this.store
@@ -365,7 +370,7 @@ export class ObjectService {
     ns: string | undefined,
     sel: { labelSelector?: string | null; fieldSelector?: string | null },
     req: PageRequest,
-  ): { items: LooseObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } {
+  ): { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } {
     const byLabel = parseLabelSelector(sel.labelSelector);
     const byField = parseFieldSelector(sel.fieldSelector, t.resource);
     const key = typeKey(t);
@@ -385,7 +390,7 @@ export class ObjectService {
     };
   }
 
-  private checkKind(t: ResourceType, body: LooseObject): void {
+  private checkKind(t: ResourceType, body: KubeObject): void {
     if (body === null || typeof body !== 'object' || Array.isArray(body))
       throw badRequest('the request body must be a JSON or YAML object');
     if (body.kind !== undefined && body.kind !== t.kind) {
@@ -402,8 +407,8 @@ export class ObjectService {
   }
 
   /** Validates an object to be stored; `old` is the stored one on an update. Every problem goes into one 422. */
-  private validateMeta(t: ResourceType, o: LooseObject, old?: LooseObject, subresource?: string): void {
-    const name = String(o.metadata.name ?? '');
+  private validateMeta(t: ResourceType, o: KubeObject, old?: StoredObject, subresource?: string): void {
+    const name = String(o.metadata?.name ?? '');
     const causes: FieldCause[] = [];
     const strategy = strategyFor(t);
     // as kube decodes before it validates (a Secret's stringData merged into data, a CRD's conversion defaulted)
@@ -419,8 +424,8 @@ export class ObjectService {
     else
       for (const e of validateName(name, t.nameRule))
         causes.push({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: ${e}` });
-    causes.push(...validateLabels(o.metadata.labels));
-    causes.push(...validateFinalizers(o.metadata.finalizers, old?.metadata));
+    causes.push(...validateLabels(o.metadata?.labels));
+    causes.push(...validateFinalizers(o.metadata?.finalizers, old?.metadata));
     if (strategy?.validate) causes.push(...strategy.validate(o, old));
     if (t.schema) causes.push(...validateCustomResource(o, t.schema, old, subresource === 'status'));
     if (causes.length) throw invalid(t.kind, t.group, name, causes);
@@ -430,7 +435,7 @@ export class ObjectService {
    * Validates a built-in object's spec once its defaults are in (and a Job's selector generated), as kube validates
    * after decoding and its strategy's preparation. A write to the status subresource leaves the spec as stored.
    */
-  private validateSpec(t: ResourceType, o: LooseObject, old: LooseObject | undefined, subresource?: string): void {
+  private validateSpec(t: ResourceType, o: KubeObject, old: KubeObject | undefined, subresource?: string): void {
     if (t.crd || subresource === 'status') return;
     const causes = validateBuiltin(t.group, t.resource, o, old);
     if (causes.length) throw invalid(t.kind, t.group, String(o.metadata?.name ?? ''), causes);
@@ -449,12 +454,7 @@ export class ObjectService {
   }
 
   /** Creates an object (POST). */
-  create(
-    t: ResourceType,
-    ns: string | undefined,
-    body: LooseObject,
-    w: WriteOptions & { via?: Via } = {},
-  ): LooseObject {
+  create(t: ResourceType, ns: string | undefined, body: KubeObject, w: WriteOptions & { via?: Via } = {}): KubeObject {
     this.checkKind(t, body);
     // a view's object is written as the object that stores it, and answered in the view's shape
     if (t.view)
@@ -485,9 +485,11 @@ export class ObjectService {
       m.name = `${m.generateName}${suffix}`;
     }
     this.validateMeta(t, o);
-    if (t.namespaced) this.requireNamespace(m.namespace);
+    // validateMeta refused an object without a name, and a namespaced one got its namespace above
+    const name = m.name ?? '';
+    if (t.namespaced) this.requireNamespace(m.namespace ?? '');
     const key = typeKey(t);
-    if (this.store.get(key, m.namespace, m.name)) throw alreadyExists(t.resource, t.group, m.name);
+    if (this.store.get(key, m.namespace, name)) throw alreadyExists(t.resource, t.group, name);
     m.uid = w.identity?.uid ?? randomUUID();
     m.creationTimestamp = w.identity?.creationTimestamp ?? kubeTime();
     delete m.resourceVersion;
@@ -517,7 +519,7 @@ export class ObjectService {
   }
 
   /** Stores an object, its keys in the order kube-apiserver writes them; answers the stored object. */
-  private put(t: ResourceType, o: LooseObject): LooseObject {
+  private put(t: ResourceType, o: KubeObject): StoredObject {
     // the store fills in the resourceVersion: its key is made here so that it lands in ObjectMeta's place
     if (o.metadata && typeof o.metadata === 'object' && !('resourceVersion' in o.metadata))
       o.metadata.resourceVersion = '';
@@ -537,9 +539,9 @@ export class ObjectService {
     t: ResourceType,
     ns: string | undefined,
     name: string,
-    body: LooseObject,
+    body: KubeObject,
     w: WriteOptions & { subresource?: string } = {},
-  ): LooseObject {
+  ): KubeObject {
     this.checkKind(t, body);
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
@@ -571,7 +573,7 @@ export class ObjectService {
     }
     // the object as this type shows it: a view's writes are in its own shape, converted to the stored one on commit
     const shown = t.view ? this.read(t, old) : old;
-    let next: LooseObject;
+    let next: KubeObject;
     if (w.subresource === 'status') {
       next = { ...clone(shown), status: o.status };
     } else {
@@ -589,7 +591,7 @@ export class ObjectService {
    * `fieldValidation` asks: `Strict` fails, `Warn` adds a warning per field), nulls the schema does not allow are
    * dropped, and the schema's defaults are filled in.
    */
-  private decodeCustom(t: ResourceType, o: LooseObject, w: WriteOptions, via: Via): void {
+  private decodeCustom(t: ResourceType, o: KubeObject, w: WriteOptions, via: Via): void {
     // a built-in object is decoded into its type: fields the type lacks are gone (the request's fieldValidation
     // has reported them already)
     if (!t.crd && o && typeof o === 'object') pruneUnknownFields(t, o);
@@ -616,12 +618,12 @@ export class ObjectService {
    */
   private track(
     t: ResourceType,
-    old: LooseObject | undefined,
-    next: LooseObject,
+    old: StoredObject | undefined,
+    next: KubeObject,
     w: WriteOptions & { subresource?: string },
     incoming: unknown,
   ): void {
-    const m = next.metadata;
+    const m = metaOf(next);
     let entries: ManagedFieldsEntry[];
     if (w.managedFields) entries = w.managedFields;
     else {
@@ -633,7 +635,7 @@ export class ObjectService {
       // manager's fields compared in the version its entry names
       const req = w.requestType ?? t;
       const shownIn = this.versionsOfStored(t);
-      const toReq = shownIn.get(apiVersionOf(req))?.read ?? ((o: LooseObject) => o);
+      const toReq = shownIn.get(apiVersionOf(req))?.read ?? ((o: KubeObject) => o);
       // a create through a view is compared with the view of an empty object, as kube compares with the zero
       // object: what the conversion alone fills in (an Event's empty deprecatedSource) is not the writer's
       const oldShown = old ? toReq(old) : req !== t ? toReq({ metadata: {} }) : undefined;
@@ -662,10 +664,10 @@ export class ObjectService {
 
   private commit(
     t: ResourceType,
-    old: LooseObject,
-    next: LooseObject,
+    old: StoredObject,
+    next: KubeObject,
     w: WriteOptions & { subresource?: string; via?: Via },
-  ): LooseObject {
+  ): KubeObject {
     if (t.view)
       return this.present(t, this.commit(this.storageOf(t), old, t.view.write(next), { ...w, requestType: t }));
     this.decodeCustom(t, next, w, w.via ?? 'body');
@@ -690,7 +692,7 @@ export class ObjectService {
     }
     next.apiVersion = apiVersionOf(t);
     next.kind = t.kind;
-    const m = next.metadata;
+    const m = metaOf(next);
     m.name = old.metadata.name;
     if (t.namespaced) m.namespace = old.metadata.namespace;
     else delete m.namespace;
@@ -727,10 +729,7 @@ export class ObjectService {
       this.removeNow(t, old);
       return this.present(t, next);
     }
-    if (
-      sameContent(old, next) &&
-      isDeepStrictEqual(old.metadata.managedFields ?? null, next.metadata.managedFields ?? null)
-    )
+    if (sameContent(old, next) && isDeepStrictEqual(old.metadata.managedFields ?? null, m.managedFields ?? null))
       return this.present(t, old);
     if (w.dryRun) return this.present(t, next);
     next.apiVersion = this.storedApiVersion(t);
@@ -745,27 +744,28 @@ export class ObjectService {
    * (undefined for a create); a write whose stored object has changed since fails with a conflict (see
    * {@link isStaleAdmission}). Answers the stored object (in the storage version).
    */
-  storeConverted(t: ResourceType, expected: LooseObject | undefined, next: LooseObject): LooseObject {
+  storeConverted(t: ResourceType, expected: StoredObject | undefined, next: KubeObject): KubeObject {
     const key = typeKey(t);
-    const m = next.metadata;
-    const current = this.store.get(key, this.namespaceOf(t, m.namespace), m.name);
+    const m = metaOf(next);
+    const name = m.name ?? '';
+    const current = this.store.get(key, this.namespaceOf(t, m.namespace), name);
     if (!expected) {
-      if (current) throw alreadyExists(t.resource, t.group, m.name);
+      if (current) throw alreadyExists(t.resource, t.group, name);
     } else if (!current || current.metadata.resourceVersion !== expected.metadata.resourceVersion) {
       const err = conflict(
         t.resource,
         t.group,
-        String(m.name),
+        name,
         'the object has been modified; please apply your changes to the latest version and try again',
       );
       throw Object.assign(err, { [STALE]: true });
     }
     const stored = clone(next);
-    if (current && stored.metadata.deletionTimestamp && !hasFinalizers(stored)) {
+    if (current && metaOf(stored).deletionTimestamp && !hasFinalizers(stored)) {
       this.removeNow(t, current);
       return stored;
     }
-    delete stored.metadata.selfLink;
+    delete metaOf(stored).selfLink;
     const put = this.put(t, stored);
     this.afterWrite(t, put, current);
     return put;
@@ -779,7 +779,7 @@ export class ObjectService {
     contentType: string,
     patchBody: unknown,
     w: WriteOptions & { subresource?: string } = {},
-  ): LooseObject {
+  ): KubeObject {
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
     const old = w.viewOfOld ?? this.store.get(key, nsx, name);
@@ -788,7 +788,7 @@ export class ObjectService {
     if (t.crd && ct === 'application/strategic-merge-patch+json')
       throw unsupportedPatchType(CUSTOM_RESOURCE_PATCH_TYPES);
     if (ct === 'application/apply-patch+yaml')
-      return this.serverSideApply(t, ns, name, old, patchBody as LooseObject, w);
+      return this.serverSideApply(t, ns, name, old, patchBody as KubeObject, w);
     if (w.force)
       throw invalid('PatchOptions', 'meta.k8s.io', '', [
         {
@@ -827,7 +827,7 @@ export class ObjectService {
   }
 
   /** Unknown fields of a patched built-in object, reported as `fieldValidation` asks (Strict: kube's 422). */
-  private reportUnknownAfterPatch(t: ResourceType, patched: LooseObject, w: WriteOptions): void {
+  private reportUnknownAfterPatch(t: ResourceType, patched: KubeObject, w: WriteOptions): void {
     const mode = w.fieldValidation || 'Warn';
     if (mode === 'Ignore') return;
     const unknown = unknownFields(t, patched);
@@ -845,10 +845,10 @@ export class ObjectService {
     t: ResourceType,
     ns: string | undefined,
     name: string,
-    old: LooseObject | undefined,
-    body: LooseObject,
+    old: StoredObject | undefined,
+    body: KubeObject,
     w: WriteOptions & { subresource?: string },
-  ): LooseObject {
+  ): KubeObject {
     if (body && typeof body === 'object' && !Array.isArray(body)) {
       // an applied configuration names its type exactly: the endpoint's group, version and kind
       const gv = apiVersionOf(t);
@@ -914,7 +914,7 @@ export class ObjectService {
       base,
       { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: undefined, managedFields: undefined } },
       shapes,
-    ) as LooseObject;
+    ) as KubeObject;
     // what the apply may not change, as the request's version shows it (a view's own shape)
     const shown = t.view ? live : old;
     if (w.subresource === 'status') merged = { ...clone(shown), status: merged.status };
@@ -929,10 +929,10 @@ export class ObjectService {
    * kube's upgrade from client-side apply: an apply by the manager `kubectl` may take the fields its last-applied
    * annotation set to the value they still have. Returns the conflicts that remain.
    */
-  private notUpgradable(t: ResourceType, live: LooseObject, conflicts: FieldConflict[]): FieldConflict[] {
-    let last: LooseObject;
+  private notUpgradable(t: ResourceType, live: KubeObject, conflicts: FieldConflict[]): FieldConflict[] {
+    let last: KubeObject;
     try {
-      last = JSON.parse(String(live.metadata?.annotations?.[LAST_APPLIED] ?? '')) as LooseObject;
+      last = JSON.parse(String(live.metadata?.annotations?.[LAST_APPLIED] ?? '')) as KubeObject;
     } catch {
       return conflicts;
     }
@@ -948,7 +948,7 @@ export class ObjectService {
     ns: string | undefined,
     name: string,
     opts: WriteOptions & { preconditions?: { uid?: string; resourceVersion?: string } } = {},
-  ): LooseObject {
+  ): KubeObject {
     const key = typeKey(t);
     const nsx = this.namespaceOf(t, ns);
     const old = this.store.get(key, nsx, name);
@@ -982,7 +982,7 @@ export class ObjectService {
    * delete), `deletionGracePeriodSeconds: 0` and its generation bumped once, until a write empties its finalizers.
    * Answered with the object.
    */
-  private markDeleting(t: ResourceType, old: LooseObject, dryRun: boolean): LooseObject {
+  private markDeleting(t: ResourceType, old: StoredObject, dryRun: boolean): KubeObject {
     const next = clone(old);
     const m = next.metadata;
     if (!m.deletionTimestamp) {
@@ -995,7 +995,7 @@ export class ObjectService {
   }
 
   /** Removes an object from the store now (a CRD with its custom resources). */
-  private removeNow(t: ResourceType, old: LooseObject): LooseObject {
+  private removeNow(t: ResourceType, old: StoredObject): StoredObject {
     const key = typeKey(t);
     strategyFor(t)?.beforeRemove?.(old, this.strategyContext);
     const gone = this.store.remove(key, old.metadata.namespace, old.metadata.name)!;
@@ -1009,7 +1009,7 @@ export class ObjectService {
    * Namespace deletion as in a cluster: the namespace turns `Terminating` at once (new content is refused, existing
    * objects can still be read and deleted), and shortly after its objects and then the namespace itself are removed.
    */
-  private terminateNamespace(t: ResourceType, old: LooseObject, dryRun: boolean): LooseObject {
+  private terminateNamespace(t: ResourceType, old: StoredObject, dryRun: boolean): KubeObject {
     const name = String(old.metadata.name);
     if (IMMORTAL_NAMESPACES.has(name))
       throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, {
@@ -1026,7 +1026,7 @@ export class ObjectService {
     }
     const next = clone(old);
     next.metadata.deletionTimestamp = kubeTime();
-    next.status = { ...(next.status ?? {}), phase: 'Terminating' };
+    next.status = { ...record(next.status), phase: 'Terminating' };
     if (dryRun) return this.present(t, next);
     const stored = this.put(t, next);
     this.schedulePurge(name, String(stored.metadata.uid));
@@ -1094,10 +1094,10 @@ export class ObjectService {
     }
   }
 
-  private deleteAnswer(t: ResourceType, o: LooseObject): LooseObject {
+  private deleteAnswer(t: ResourceType, o: KubeObject): KubeObject {
     if (t.resource === 'namespaces' || t.resource === 'customresourcedefinitions') {
       const out = this.present(t, o);
-      if (t.resource === 'namespaces') out.status = { ...(out.status ?? {}), phase: 'Terminating' };
+      if (t.resource === 'namespaces') out.status = { ...record(out.status), phase: 'Terminating' };
       return out;
     }
     return {
@@ -1105,7 +1105,12 @@ export class ObjectService {
       apiVersion: 'v1',
       metadata: {},
       status: 'Success',
-      details: { name: o.metadata.name, ...(t.group ? { group: t.group } : {}), kind: t.resource, uid: o.metadata.uid },
+      details: {
+        name: o.metadata?.name,
+        ...(t.group ? { group: t.group } : {}),
+        kind: t.resource,
+        uid: o.metadata?.uid,
+      },
     };
   }
 
@@ -1115,9 +1120,9 @@ export class ObjectService {
     ns: string | undefined,
     sel: { labelSelector?: string | null; fieldSelector?: string | null },
     w: WriteOptions = {},
-  ): LooseObject {
+  ): KubeObject {
     const { items } = this.list(t, ns, sel);
-    for (const o of items) this.delete(t, o.metadata.namespace, o.metadata.name, w);
+    for (const o of items) this.delete(t, o.metadata?.namespace, o.metadata?.name ?? '', w);
     return {
       kind: `${t.listKind}`,
       apiVersion: apiVersionOf(t),
@@ -1127,9 +1132,9 @@ export class ObjectService {
   }
 
   /** Creates the object, or replaces it (keeping its status) when it exists: what `--apply` and bootstrapping use. */
-  createOrUpdate(t: ResourceType, o: LooseObject): LooseObject {
+  createOrUpdate(t: ResourceType, o: KubeObject): KubeObject {
     const ns = t.namespaced ? (o.metadata?.namespace ?? 'default') : undefined;
-    const old = this.store.get(typeKey(t), ns, o.metadata?.name);
+    const old = this.store.get(typeKey(t), ns, o.metadata?.name ?? '');
     if (!old) return this.create(t, ns, o);
     const next = clone(o);
     next.metadata = { ...(o.metadata ?? {}) };
@@ -1138,7 +1143,7 @@ export class ObjectService {
   }
 
   /** Defaults: the built-in kinds' own (from their OpenAPI), then the resource's strategy's. */
-  private defaults(t: ResourceType, o: LooseObject, old: LooseObject | undefined): void {
+  private defaults(t: ResourceType, o: KubeObject, old: StoredObject | undefined): void {
     if (!t.crd) defaultBuiltin(t.group, t.resource, o, !old);
     strategyFor(t)?.prepare?.(o, old, this.strategyContext);
   }
@@ -1149,7 +1154,7 @@ export class ObjectService {
   }
 
   /** What a cluster's controllers do after a write (the resource's strategy says). */
-  private afterWrite(t: ResourceType, now: LooseObject | undefined, old: LooseObject | undefined): void {
+  private afterWrite(t: ResourceType, now: KubeObject | undefined, old: KubeObject | undefined): void {
     strategyFor(t.view ? { group: t.view.storage.group, resource: t.view.storage.resource } : t)?.afterWrite?.(
       now,
       old,
@@ -1157,9 +1162,9 @@ export class ObjectService {
     );
   }
 
-  private ensure(resource: string, o: LooseObject): void {
+  private ensure(resource: string, o: KubeObject): void {
     const t = this.registry.get('', 'v1', resource)!;
-    if (this.store.get(typeKey(t), o.metadata.namespace, o.metadata.name)) return;
-    this.create(t, o.metadata.namespace, o);
+    if (this.store.get(typeKey(t), o.metadata?.namespace, o.metadata?.name ?? '')) return;
+    this.create(t, o.metadata?.namespace, o);
   }
 }

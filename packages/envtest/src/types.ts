@@ -35,7 +35,7 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
   finalizers?: string[];
   ownerReferences?: OwnerReference[];
-  managedFields?: Array<Record<string, unknown>>;
+  managedFields?: unknown[];
   selfLink?: string;
 }
 

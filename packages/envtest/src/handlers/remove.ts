@@ -64,8 +64,8 @@ export async function removeCollection(r: ResourceRequest): Promise<void> {
   const { items } = d.objects.list(t, ns, sel);
   for (const o of items) {
     const each = {
-      ...admission(String(o.metadata.name), warnings)!,
-      namespace: t.namespaced ? String(o.metadata.namespace) : undefined,
+      ...admission(String(o.metadata?.name), warnings)!,
+      namespace: t.namespaced ? String(o.metadata?.namespace) : undefined,
     };
     await admittedDelete({ ...each, deleteOptions: isDryRun ? { dryRun: ['All'] } : {} }, () =>
       d.objects.delete(t, each.namespace, each.name, { dryRun: isDryRun }),
