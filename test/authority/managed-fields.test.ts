@@ -225,7 +225,7 @@ describe('server-side apply conflicts and ownership', () => {
   });
 
   it('a create owns the maps it adds as such (".") but not the structs of the built-in kinds; custom resources have no structs', () => {
-    const create = (next: object, structs?: (p: string[]) => boolean) =>
+    const create = (next: Record<string, unknown>, structs?: (p: string[]) => boolean) =>
       afterUpdate({
         old: undefined,
         next,

@@ -13,7 +13,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { mergeKeyFor } from './patch.js';
-import type { LooseObject } from './types.js';
+import type { KubeObject } from './types.js';
+import { list, record, type JsonObject } from './json.js';
 
 /** A FieldsV1 trie as stored in `managedFields[].fieldsV1`. */
 export type FieldSet = { [key: string]: FieldSet };
@@ -21,7 +22,7 @@ export type FieldSet = { [key: string]: FieldSet };
 /** One path: FieldsV1 keys from the object's root. */
 export type FieldPath = string[];
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = unknown;
 
 const isObj = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -160,10 +161,11 @@ export function valueAt(obj: Json, path: FieldPath, shapes: ListShapes = builtin
  * The part of an object a set of paths covers: each path's value, with the objects and list elements above it (a
  * keyed element with its key fields). A manager's fields as an object, to show them in another version.
  */
-export function pick(obj: Json, set: PathSet, shapes: ListShapes = builtinListShapes): Json {
-  const out: Record<string, Json> = {};
+export function pick(obj: Json, set: PathSet, shapes: ListShapes = builtinListShapes): JsonObject {
+  const out: JsonObject = {};
   for (const path of set) {
     if (valueAt(obj, path, shapes) === undefined) continue;
+    // the path was found: every step above its end is an object (a field) or a list (an element), in the copy too
     let src: Json = obj;
     let dst: Json = out;
     for (let i = 0; i < path.length; i++) {
@@ -171,22 +173,26 @@ export function pick(obj: Json, set: PathSet, shapes: ListShapes = builtinListSh
       const last = i === path.length - 1;
       if (k.startsWith('f:')) {
         const name = k.slice(2);
-        const v = src[name];
-        if (last) dst[name] = structuredClone(v);
-        else dst[name] ??= Array.isArray(v) ? [] : {};
+        const from = record(src) ?? {};
+        const into = record(dst) ?? {};
+        const v = from[name];
+        if (last) into[name] = structuredClone(v);
+        else into[name] ??= Array.isArray(v) ? [] : {};
         src = v;
-        dst = dst[name];
+        dst = into[name];
         continue;
       }
-      const shape = shapes(path.slice(0, i), src);
-      const el = (src as Json[]).find((x, n) => elementKey(shape, x, n) === k);
-      let mine = (dst as Json[]).find((x, n) => elementKey(shape, x, n) === k);
+      const from = list(src);
+      const into: Json[] = Array.isArray(dst) ? dst : [];
+      const shape = shapes(path.slice(0, i), from);
+      const el = from.find((x, n) => elementKey(shape, x, n) === k);
+      let mine = into.find((x, n) => elementKey(shape, x, n) === k);
       if (mine === undefined) {
         mine =
           shape.type === 'map' && isObj(el)
             ? Object.fromEntries(shape.keys.filter((f) => f in el).map((f) => [f, structuredClone(el[f])]))
             : structuredClone(el);
-        (dst as Json[]).push(mine);
+        into.push(mine);
       }
       src = el;
       dst = mine;
@@ -207,10 +213,12 @@ function removeAt(obj: Json, path: FieldPath, shapes: ListShapes): void {
   for (let n = path.length - 1; n >= 0; n--) {
     const container = chain[n];
     const key = path[n];
-    if (key.startsWith('f:')) delete container[key.slice(2)];
-    else {
+    if (key.startsWith('f:')) {
+      const fields = record(container);
+      if (fields) delete fields[key.slice(2)];
+    } else if (Array.isArray(container)) {
       const shape = shapes(path.slice(0, n), container);
-      const i = (container as Json[]).findIndex((el, j) => elementKey(shape, el, j) === key);
+      const i = container.findIndex((el, j) => elementKey(shape, el, j) === key);
       if (i >= 0) container.splice(i, 1);
     }
     if (n === 0 || !(isObj(container) && Object.keys(container).length === 0)) break;
@@ -222,7 +230,7 @@ function removeAt(obj: Json, path: FieldPath, shapes: ListShapes): void {
  * and of `metadata` only the given fields.
  */
 function forEachTracked(
-  o: LooseObject,
+  o: KubeObject,
   only: Scope,
   metadataFields: string[],
   visit: (v: Json, path: FieldPath) => void,
@@ -243,7 +251,7 @@ function forEachTracked(
  * The paths of the non-empty objects an object holds (not the root, not `metadata` itself): the maps an Update
  * that adds them owns as such (`".": {}`).
  */
-function objectsOf(o: LooseObject, shapes: ListShapes, only: Scope): FieldPath[] {
+function objectsOf(o: KubeObject, shapes: ListShapes, only: Scope): FieldPath[] {
   const out: FieldPath[] = [];
   const walk = (v: Json, path: FieldPath) => {
     if (isObj(v)) {
@@ -278,7 +286,7 @@ export const builtinStructs = (path: FieldPath): boolean => BUILTIN_STRUCTS.has(
  * tracked.
  */
 export function fieldsOf(
-  o: LooseObject,
+  o: KubeObject,
   shapes: ListShapes = builtinListShapes,
   only?: 'status' | 'no-status',
 ): PathSet {
@@ -336,8 +344,12 @@ export function pathText(p: FieldPath): string {
 }
 
 /** The entries of an object's `metadata.managedFields` that are well-formed. */
-export function entriesOf(o: LooseObject | undefined): ManagedFieldsEntry[] {
-  const mf = o?.metadata?.managedFields;
+export function entriesOf(o: KubeObject | undefined): ManagedFieldsEntry[] {
+  return entriesIn(o?.metadata?.managedFields);
+}
+
+/** The well-formed entries of a `metadata.managedFields` value as a request sent it (any other value: none). */
+export function entriesIn(mf: unknown): ManagedFieldsEntry[] {
   if (!Array.isArray(mf)) return [];
   return mf.filter(
     (e) => isObj(e) && (e.operation === 'Apply' || e.operation === 'Update') && typeof e.manager === 'string',
@@ -398,8 +410,8 @@ export type Scope = 'status' | 'no-status' | undefined;
  * what it removed leaves every set. `time` is the write's; the entry keeps its old time when it took nothing.
  */
 export function afterUpdate(p: {
-  old: LooseObject | undefined;
-  next: LooseObject;
+  old: KubeObject | undefined;
+  next: KubeObject;
   entries: ManagedFieldsEntry[];
   manager: string;
   apiVersion: string;
@@ -414,7 +426,7 @@ export function afterUpdate(p: {
    * cannot be shown in: a manager's entry recorded in that version loses the fields the write changed as that version
    * shows them, as structured-merge-diff compares each manager's set in its own version.
    */
-  otherVersion?: (apiVersion: string) => { old: LooseObject | undefined; next: LooseObject } | undefined;
+  otherVersion?: (apiVersion: string) => { old: KubeObject | undefined; next: KubeObject } | undefined;
 }): ManagedFieldsEntry[] {
   const shapes = p.shapes ?? builtinListShapes;
   const structs = p.structs ?? builtinStructs;
@@ -431,10 +443,10 @@ export function afterUpdate(p: {
     e.apiVersion === p.apiVersion &&
     (e.subresource ?? '') === (p.subresource ?? '');
   let self = owned.find((o) => mine(o.entry));
-  const changedIn = new Map<string, { changed: PathSet; next: LooseObject } | undefined>();
+  const changedIn = new Map<string, { changed: PathSet; next: KubeObject } | undefined>();
   for (const o of owned) {
     if (o === self) continue;
-    let view: { changed: PathSet; next: LooseObject } | undefined;
+    let view: { changed: PathSet; next: KubeObject } | undefined;
     if (o.entry.apiVersion !== p.apiVersion && p.otherVersion) {
       if (!changedIn.has(o.entry.apiVersion)) {
         const other = p.otherVersion(o.entry.apiVersion);
@@ -510,8 +522,8 @@ export function conflictMessage(conflicts: FieldConflict[]): string {
 
 /** An object of one version shown in another (`to`) and back (`from`): a view's conversions. */
 export interface VersionConversion {
-  to(o: LooseObject): LooseObject;
-  from(o: LooseObject): LooseObject;
+  to(o: KubeObject): KubeObject;
+  from(o: KubeObject): KubeObject;
 }
 
 /** The value `f` returns, or undefined when it throws (a conversion of a malformed object). */
@@ -537,8 +549,8 @@ export interface ApplyPlan {
  * those of a forced apply: the caller fails with the conflicts unless the apply is forced.
  */
 export function planApply(p: {
-  live: LooseObject | undefined;
-  config: LooseObject;
+  live: KubeObject | undefined;
+  config: KubeObject;
   entries: ManagedFieldsEntry[];
   manager: string;
   apiVersion: string;
@@ -573,7 +585,7 @@ export function planApply(p: {
       : new PathSet();
   }
   // each other version's view of the object before and after the merge (no pruning yet: kube compares that)
-  const views = new Map<string, { live: LooseObject; merged: LooseObject; changed: PathSet } | undefined>();
+  const views = new Map<string, { live: KubeObject; merged: KubeObject; changed: PathSet } | undefined>();
   const viewIn = (apiVersion: string) => {
     if (!views.has(apiVersion)) {
       const c = convert(apiVersion);
@@ -582,7 +594,7 @@ export function planApply(p: {
         p.live &&
         attempt(() => {
           const live = c.to(p.live!);
-          const merged = c.to(mergeApplied(structuredClone(p.live), p.config, shapes) as LooseObject);
+          const merged = c.to(mergeApplied(structuredClone(p.live), p.config, shapes) as KubeObject);
           return {
             live,
             merged,
@@ -616,7 +628,7 @@ export function planApply(p: {
       const c = convert(o.entry.apiVersion);
       const view = viewIn(o.entry.apiVersion);
       if (!c || !view || !p.live) return false;
-      const without: LooseObject = structuredClone(p.live);
+      const without: KubeObject = structuredClone(p.live);
       removeAt(without, path, shapes);
       const shown = attempt(() => c.to(without));
       return !shown || [...o.set].some((x) => differs(view.live, shown, x, shapes));
@@ -655,7 +667,7 @@ export function planApply(p: {
 }
 
 /** Removes the planned paths from an object (in place). */
-export function prunePaths(obj: LooseObject, paths: FieldPath[], shapes: ListShapes = builtinListShapes): void {
+export function prunePaths(obj: KubeObject, paths: FieldPath[], shapes: ListShapes = builtinListShapes): void {
   for (const p of paths) removeAt(obj, p, shapes);
 }
 

@@ -17,6 +17,7 @@ import {
   afterUpdate,
   builtinListShapes,
   conflictMessage,
+  entriesIn,
   entriesOf,
   fieldsOf,
   managerText,
@@ -630,7 +631,7 @@ export class ObjectService {
       const reset =
         Array.isArray(incoming) &&
         (incoming.length === 0 || (incoming.length === 1 && JSON.stringify(incoming[0]) === '{}'));
-      const base = reset ? [] : entriesOf({ metadata: { managedFields: incoming } });
+      const base = reset ? [] : entriesIn(incoming);
       // as kube records it: in the version the request used (a view's, for a write through it), and each other
       // manager's fields compared in the version its entry names
       const req = w.requestType ?? t;

@@ -55,12 +55,6 @@ export interface StoredObject extends KubeObject {
   metadata: ObjectMeta & { name: string };
 }
 
-/**
- * The object type of the modules whose field reads are not yet narrowed (see json.ts for the helpers that do): a
- * plain object whose fields are `any`. Each module moves to {@link KubeObject} as its reads get checked.
- */
-export type LooseObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
 /** How object names of a type are validated. */
 export type NameRule = 'subdomain' | 'label' | 'label1035' | 'path';
 
