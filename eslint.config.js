@@ -50,19 +50,6 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-base-to-string': 'off' },
   },
   {
-    // the embedded authority is an API server over schemaless JSON: it types objects as `any` (its `Json` aliases) on
-    // purpose and checks them at run time against their schemas, so the rules against using `any` would flag its
-    // every line rather than find a mistake
-    files: ['packages/envtest/src/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-    },
-  },
-  {
     // tests and benchmarks read JSON answers and poke at them, throw and reject odd values on purpose and print
     // whatever they got in a failure's message; node:test's test() and describe() return promises the runner awaits
     files: ['test/**/*.ts', 'bench/**/*.ts'],

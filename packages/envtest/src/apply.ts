@@ -10,6 +10,7 @@ import type { ResourceRegistry } from './resources.js';
 import type { KubeObject } from './types.js';
 import type { ObjectService } from './objects.js';
 import { crdSetForGroup } from './crds.js';
+import { isRecord, list } from './json.js';
 
 const KUSTOMIZATION = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
@@ -19,8 +20,12 @@ function parseDocs(text: string, source: string): KubeObject[] {
     if (doc.errors.length) throw new Error(`${source}: ${doc.errors[0].message}`);
     const v = doc.toJS() as KubeObject | null;
     if (!v) continue;
-    if (v.kind === 'List' && Array.isArray(v.items)) out.push(...v.items);
-    else out.push(v);
+    if (v.kind === 'List' && Array.isArray(v.items)) {
+      for (const item of list(v.items)) {
+        if (!isRecord(item)) throw new Error(`${source}: an item of a List is not an object`);
+        out.push(item);
+      }
+    } else out.push(v);
   }
   return out;
 }

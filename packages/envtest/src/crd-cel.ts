@@ -13,7 +13,7 @@ import type { CelInput } from '@bufbuild/cel';
 import type { FieldCause } from './status.js';
 import type { StructuralSchema, ValidationRule } from './types.js';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = unknown;
 
 type Cel = typeof import('@bufbuild/cel');
 

@@ -16,7 +16,7 @@ import { evaluateRules } from './crd-cel.js';
 import type { StructuralSchema } from './types.js';
 import { validateLabels } from './validation.js';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = unknown;
 
 const isObj = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 // in any key order: a stored object's keys are in kube's encoding order, a new one's as its writer wrote them
@@ -157,8 +157,8 @@ function shown(v: Json): string {
 function goValue(v: Json): string {
   if (v === null) return '<nil>';
   if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v !== 'object') return String(v);
   if (Array.isArray(v)) return `[]interface {}{${v.map(goValue).join(', ')}}`;
+  if (!isObj(v)) return String(v);
   return `map[string]interface {}{${Object.keys(v)
     .sort()
     .map((k) => `${JSON.stringify(k)}:${goValue(v[k])}`)
@@ -278,14 +278,14 @@ export function validateCustomResource(
   if (statusOnly && statusSchema) {
     if (o.status !== undefined && isObj(o.status)) {
       const sub: Ctx = { ...ctx, prefix: 'status.' };
-      const oldStatus = isObj(old?.status) ? old.status : undefined;
+      const oldStatus = isObj(old) && isObj(old.status) ? old.status : undefined;
       if (statusSchema['x-kubernetes-validations']?.length)
         ctx.rules.push({ value: o.status, schema: statusSchema, field: 'status', old: oldStatus });
       validateObject(o.status, statusSchema, '', sub, oldStatus, false);
     }
   } else {
     if (schema['x-kubernetes-validations']?.length) ctx.rules.push({ value: o, schema, field: '', old });
-    validateObject(o, schema, '', ctx, old, true);
+    validateObject(o, schema, '', ctx, isObj(old) ? old : undefined, true);
   }
   // kube runs its CEL validator when the schema has rules anywhere, present in this object or not
   if (hasRules(statusOnly && statusSchema ? statusSchema : schema)) {
@@ -474,7 +474,7 @@ export function schemaListShapes(schema: StructuralSchema): ListShapes {
  * a schema changed after the object was written prunes and defaults it on the way out. Returns `o` itself when the
  * schema changes nothing, else a changed copy.
  */
-export function readCustomResource(o: Json, schema: StructuralSchema | undefined): Json {
+export function readCustomResource<T>(o: T, schema: StructuralSchema | undefined): T {
   if (!schema || !isObj(o)) return o;
   const out = structuredClone(o);
   pruneCustomResource(out, schema);

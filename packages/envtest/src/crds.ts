@@ -10,13 +10,14 @@
  * instead (each set names its source).
  */
 import type { KubeObject } from './types.js';
+import { record } from './json.js';
 
 /** One installable set: the CRDs of an upstream project at a pinned version. */
 export interface CrdSet {
   /** The upstream project and version whose API the CRDs declare. */
   source: string;
   /** The CustomResourceDefinition objects, as JSON. */
-  crds: Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  crds: KubeObject[];
 }
 
 const str = { type: 'string' };
@@ -225,5 +226,5 @@ export const CRD_SETS: Readonly<Record<string, CrdSet>> = {
 
 /** Which set declares `group` (for the hint when an object of a group no CRD serves is applied). */
 export function crdSetForGroup(group: string): string | undefined {
-  return Object.entries(CRD_SETS).find(([, s]) => s.crds.some((c) => c.spec.group === group))?.[0];
+  return Object.entries(CRD_SETS).find(([, s]) => s.crds.some((c) => record(c.spec)?.group === group))?.[0];
 }

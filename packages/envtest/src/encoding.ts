@@ -120,7 +120,10 @@ function orderMeta(m: ObjectMeta | undefined): ObjectMeta | undefined {
 /** managedFields entries keep their struct order; their `fieldsV1` is a set written with sorted keys. */
 function sortDeepInFields(v: Json): Json {
   if (!Array.isArray(v)) return v;
-  return v.map((e) => (isPlainObject(e) && isPlainObject(e.fieldsV1) ? { ...e, fieldsV1: sortDeep(e.fieldsV1) } : e));
+  const entries: unknown[] = v;
+  return entries.map((e) =>
+    isPlainObject(e) && isPlainObject(e.fieldsV1) ? { ...e, fieldsV1: sortDeep(e.fieldsV1) } : e,
+  );
 }
 
 /**

@@ -693,7 +693,7 @@ export function mergeApplied(
   if (Array.isArray(config)) {
     const shape = shapes(path, config);
     if (shape.type === 'atomic' || !Array.isArray(live)) return structuredClone(config);
-    const out: Json[] = [...live];
+    const out: Json[] = [...list(live)];
     config.forEach((el, i) => {
       const key = elementKey(shape, el, i);
       const j = out.findIndex((x, n) => elementKey(shape, x, n) === key);

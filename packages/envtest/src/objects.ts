@@ -9,7 +9,7 @@ import { kubeTime } from 'ctrlmetrics/internal';
 import type { Store } from './store.js';
 import { apiVersionOf, typeKey, type ResourceRegistry } from './resources.js';
 import type { KubeObject, ObjectMeta, ResourceType, StoredObject } from './types.js';
-import { record } from './json.js';
+import { isRecord, record } from './json.js';
 import { storageVersionOf } from './cr-conversion.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
 import { validateFinalizers, validateLabels, validateName } from './validation.js';
@@ -800,10 +800,9 @@ export class ObjectService {
       ]);
     if (!old) throw notFound(t.resource, t.group, name);
     const current = this.present(t, old);
-    let patched = applyPatch(ct, current, patchBody);
-    if (patched === null || typeof patched !== 'object' || Array.isArray(patched))
-      throw badRequest('the patch produced something that is not an object');
-    patched = clone(patched);
+    const result = applyPatch(ct, current, patchBody);
+    if (!isRecord(result)) throw badRequest('the patch produced something that is not an object');
+    let patched: KubeObject = clone(result);
     patched.metadata = patched.metadata ?? {};
     checkMetadataShape(patched.metadata);
     // a built-in object's patch is checked for unknown fields in its result, as kube decodes the patched object

@@ -4,8 +4,9 @@
  */
 import { badRequest, ApiError } from './status.js';
 import type { KubeObject } from './types.js';
+import { list } from './json.js';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = unknown;
 
 const isObj = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -89,7 +90,7 @@ function mergeList(field: string, current: Json, patch: Json[]): Json[] {
   if (patch.some((p) => isObj(p) && p.$patch === 'replace')) {
     return patch.filter((p) => !(isObj(p) && p.$patch === 'replace')).map(stripDirectives);
   }
-  const cur: Json[] = Array.isArray(current) ? [...current] : [];
+  const cur: Json[] = [...list(current)];
   if (MERGE_PRIMITIVE.has(field)) {
     for (const p of patch) if (!cur.includes(p)) cur.push(p);
     return cur;
@@ -136,7 +137,7 @@ function getAt(doc: Json, parts: string[]): Json {
   return cur;
 }
 
-function parentOf(doc: Json, parts: string[], op: string): { parent: Json; key: string } {
+function parentOf(doc: Json, parts: string[], op: string): { parent: Json[] | Record<string, Json>; key: string } {
   const parent = getAt(doc, parts.slice(0, -1));
   if (!Array.isArray(parent) && !isObj(parent)) {
     throw patchFailed(`jsonpatch ${op} operation does not apply: doc is missing path: "/${parts.join('/')}"`);
@@ -146,9 +147,9 @@ function parentOf(doc: Json, parts: string[], op: string): { parent: Json; key: 
 
 /**
  * A JSON patch that does not apply (a failed `test`, a missing path): kube-apiserver answers its generic 422 with
- * neither causes nor the patch library's own text (what failed is `_detail`, kept for the reader of this code).
+ * neither causes nor the patch library's own text; `detail` says why (what kube-apiserver shows when a webhook's
+ * patch fails).
  */
-/** A JSON patch that does not apply; `detail` says why (what kube-apiserver shows when a webhook's patch fails). */
 function patchFailed(detail: string): ApiError {
   return Object.assign(new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request'), {
     detail,
@@ -162,35 +163,38 @@ export function jsonPatch(doc: Json, ops: Json): Json {
   for (const op of ops) {
     if (!isObj(op) || typeof op.op !== 'string' || typeof op.path !== 'string')
       throw badRequest('each JSON patch operation needs "op" and "path"');
-    const parts = pointer(op.path);
+    // checked above; the closures below see the strings, not the operation's fields
+    const name: string = op.op;
+    const path: string = op.path;
+    const parts = pointer(path);
     const put = (value: Json, insert: boolean) => {
       if (parts.length === 0) {
         root = value;
         return;
       }
-      const { parent, key } = parentOf(root, parts, op.op);
+      const { parent, key } = parentOf(root, parts, name);
       if (Array.isArray(parent)) {
         const i = key === '-' ? parent.length : Number(key);
         if (!Number.isInteger(i) || i < 0 || i > parent.length)
-          throw patchFailed(`jsonpatch ${op.op}: index ${key} out of range`);
+          throw patchFailed(`jsonpatch ${name}: index ${key} out of range`);
         if (insert) parent.splice(i, 0, value);
         else parent[i] = value;
       } else {
         if (!insert && !(key in parent))
-          throw patchFailed(`jsonpatch replace operation does not apply: doc is missing key: ${op.path}`);
+          throw patchFailed(`jsonpatch replace operation does not apply: doc is missing key: ${path}`);
         parent[key] = value;
       }
     };
     const remove = (): Json => {
-      const { parent, key } = parentOf(root, parts, op.op);
+      const { parent, key } = parentOf(root, parts, name);
       if (Array.isArray(parent)) {
         const i = Number(key);
         if (!Number.isInteger(i) || i < 0 || i >= parent.length)
-          throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
+          throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${path}`);
         return parent.splice(i, 1)[0];
       }
       if (!(key in parent))
-        throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${op.path}`);
+        throw patchFailed(`jsonpatch remove operation does not apply: doc is missing path: ${path}`);
       const v = parent[key];
       delete parent[key];
       return v;
@@ -256,7 +260,7 @@ export function unsupportedPatchType(accepted: readonly string[]): ApiError {
 }
 
 /** Applies a patch of the given content type to an object. */
-export function applyPatch(contentType: string, current: KubeObject, patch: Json): KubeObject {
+export function applyPatch(contentType: string, current: KubeObject, patch: Json): Json {
   const ct = contentType.split(';')[0].trim();
   switch (ct) {
     case 'application/merge-patch+json':

@@ -13,7 +13,7 @@
 import { randomInt } from 'node:crypto';
 import { ApiError } from './status.js';
 import type { KubeObject } from './types.js';
-import { isRecord, type JsonObject } from './json.js';
+import { isRecord, list, type JsonObject } from './json.js';
 
 type Obj = JsonObject;
 
@@ -76,15 +76,12 @@ function admitServiceAccount(pod: KubeObject, spec: Obj, lookups: PodAdmissionLo
   for (const c of [...objects(spec.initContainers), ...objects(spec.containers)]) {
     const mounts = objects(c.volumeMounts);
     if (mounts.some((m) => m.mountPath === TOKEN_MOUNT_PATH)) continue;
-    c.volumeMounts = [
-      ...(Array.isArray(c.volumeMounts) ? c.volumeMounts : []),
-      { name: volumeName, readOnly: true, mountPath: TOKEN_MOUNT_PATH },
-    ];
+    c.volumeMounts = [...list(c.volumeMounts), { name: volumeName, readOnly: true, mountPath: TOKEN_MOUNT_PATH }];
     mounted = true;
   }
   if (!existing && mounted) {
     spec.volumes = [
-      ...(Array.isArray(spec.volumes) ? spec.volumes : []),
+      ...list(spec.volumes),
       {
         name: volumeName,
         projected: {
@@ -112,7 +109,7 @@ function admitTolerations(spec: Obj): void {
     if (tolerations.some((t) => t.key === key && (t.effect === 'NoExecute' || !t.effect))) continue;
     added.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: TOLERATION_SECONDS });
   }
-  if (added.length) spec.tolerations = [...(Array.isArray(spec.tolerations) ? spec.tolerations : []), ...added];
+  if (added.length) spec.tolerations = [...list(spec.tolerations), ...added];
 }
 
 function admitPriority(pod: KubeObject, spec: Obj, lookups: PodAdmissionLookups): void {

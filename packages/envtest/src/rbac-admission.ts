@@ -159,7 +159,9 @@ export function defaultSubjects(o: KubeObject): void {
 // Coverage
 // ---------------------------------------------------------------------------------------------------------------
 
-const list = (v: readonly string[] | null | undefined): readonly string[] => (Array.isArray(v) ? v : []);
+// Array.isArray narrows to any[]: the element type is the declared one
+const list = (v: readonly string[] | null | undefined): readonly string[] =>
+  Array.isArray(v) ? (v as readonly string[]) : [];
 const has = (set: readonly string[], x: string) => set.includes(x);
 const hasAll = (set: readonly string[], xs: readonly string[]) => xs.every((x) => set.includes(x));
 

@@ -151,7 +151,8 @@ export function serviceAccountUsername(namespace: string, name: string): string 
  * (a string, an object) must never crash a decision: it counts as an empty list, which grants nothing.
  */
 function list<T>(v: readonly T[] | null | undefined): readonly T[] {
-  return Array.isArray(v) ? v : [];
+  // Array.isArray narrows to any[]: the element type is the declared one
+  return Array.isArray(v) ? (v as readonly T[]) : [];
 }
 
 /** True when the rule lists the verb or `*`. */

@@ -4,9 +4,6 @@
  */
 import type { BuiltinResource } from 'ctrlmetrics/internal';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
-
 /** An owner reference (`metadata.ownerReferences[]`). */
 export interface OwnerReference {
   apiVersion: string;
@@ -131,7 +128,7 @@ export interface StructuralSchema {
   additionalProperties?: StructuralSchema | boolean;
   items?: StructuralSchema;
   required?: string[];
-  enum?: Json[];
+  enum?: unknown[];
   pattern?: string;
   format?: string;
   minimum?: number;
@@ -146,7 +143,7 @@ export interface StructuralSchema {
   minProperties?: number;
   maxProperties?: number;
   nullable?: boolean;
-  default?: Json;
+  default?: unknown;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-embedded-resource'?: boolean;

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { convertedWrite } from '../converted-writes.js';
-import { record, records, type JsonObject } from '../json.js';
+import { list, record, records, type JsonObject } from '../json.js';
 import type { WriteOptions } from '../objects.js';
 import { applyPatch } from '../patch.js';
 import type { UserInfo } from '../rbac.js';
@@ -50,7 +50,7 @@ function selectorText(selector: unknown): string {
   const parts: Array<[string, string]> = Object.entries(labels).map(([k, v]) => [k, `${k}=${String(v)}`]);
   for (const e of isLabelSelector ? records(s.matchExpressions) : []) {
     const key = String(e.key ?? '');
-    const values = Array.isArray(e.values) ? [...e.values].map(String).sort().join(',') : '';
+    const values = Array.isArray(e.values) ? list(e.values).map(String).sort().join(',') : '';
     if (e.operator === 'In') parts.push([key, `${key} in (${values})`]);
     else if (e.operator === 'NotIn') parts.push([key, `${key} notin (${values})`]);
     else if (e.operator === 'Exists') parts.push([key, key]);
