@@ -11,6 +11,7 @@ import { apiVersionOf, typeKey, type ResourceRegistry } from './resources.js';
 import type { KubeObject, ObjectMeta, ResourceType, StoredObject } from './types.js';
 import { isRecord, record } from './json.js';
 import { storageVersionOf } from './cr-conversion.js';
+import { hasFinalizers, NamespaceController } from './namespace-controller.js';
 import { alreadyExists, badRequest, conflict, invalid, notFound, ApiError, type FieldCause } from './status.js';
 import { validateFinalizers, validateLabels, validateName } from './validation.js';
 import {
@@ -170,8 +171,6 @@ function scopeOf(t: ResourceType, subresource: string | undefined): Scope {
 
 const NS_KEY = 'namespaces';
 const CRD_KEY = 'customresourcedefinitions.apiextensions.k8s.io';
-/** Namespaces kube's NamespaceLifecycle admission refuses to delete. */
-const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
 export { kubeTime };
@@ -187,10 +186,6 @@ function clone<T>(v: T): T {
 function specOf(o: KubeObject, withStatus = false): KubeObject {
   const { metadata: _m, status, apiVersion: _a, kind: _k, ...rest } = o;
   return withStatus ? { ...rest, status } : rest;
-}
-
-function hasFinalizers(o: KubeObject): boolean {
-  return Array.isArray(o.metadata?.finalizers) && o.metadata.finalizers.length > 0;
 }
 
 function sameContent(a: KubeObject, b: KubeObject): boolean {
@@ -222,11 +217,13 @@ export class ObjectService {
   private readonly pages: ListPages;
   /** What the resources' strategies may use. */
   private readonly strategyContext: StrategyContext;
+  /** kube's namespace controller: purges the namespaces a delete turned Terminating. */
+  private readonly namespaces: NamespaceController;
 
   constructor(
     private readonly store: Store,
     private readonly registry: ResourceRegistry,
-    private readonly opts: {
+    opts: {
       caPem: string;
       /** Delay before a terminating namespace is purged (default 1000 ms). */
       namespacePurgeDelayMs?: number;
@@ -244,9 +241,14 @@ export class ObjectService {
       ...(opts.issueLegacyToken ? { issueLegacyToken: opts.issueLegacyToken } : {}),
       allocateIP: () => this.allocateIP(),
       ensure: (resource, o) => this.ensure(resource, o),
+      purgeNamespace: (name, uid) => this.namespaces.schedule(name, uid),
     };
-    for (const ns of store.list(NS_KEY))
-      if (ns.metadata.deletionTimestamp) this.schedulePurge(ns.metadata.name, ns.metadata.uid ?? '');
+    this.namespaces = new NamespaceController({
+      store,
+      registry,
+      delayMs: opts.namespacePurgeDelayMs ?? 1000,
+      markDeleting: (rt, o) => this.markDeleting(rt, o, false),
+    });
     for (const s of store.list('services')) {
       const ip = String(record(s.spec)?.clusterIP ?? '');
       const m = /^10\.96\.(\d+)\.(\d+)$/.exec(ip);
@@ -970,7 +972,14 @@ export class ObjectService {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(old.metadata.resourceVersion)}`,
       );
     }
-    if (key === NS_KEY) return this.terminateNamespace(t, old, !!opts.dryRun);
+    const strategy = strategyFor(t);
+    if (strategy?.markForDeletion) {
+      const marked = strategy.markForDeletion(old);
+      if (opts.dryRun) return this.present(t, marked);
+      const stored = this.put(t, marked);
+      strategy.afterMarked?.(stored, this.strategyContext);
+      return this.present(t, stored);
+    }
     if (hasFinalizers(old)) return this.markDeleting(t, old, !!opts.dryRun);
     if (opts.dryRun) return this.deleteAnswer(t, old);
     const gone = this.removeNow(t, old);
@@ -1003,103 +1012,13 @@ export class ObjectService {
     return gone;
   }
 
-  private readonly purges = new Map<string, { uid: string; timer: NodeJS.Timeout }>();
-
-  /**
-   * Namespace deletion as in a cluster: the namespace turns `Terminating` at once (new content is refused, existing
-   * objects can still be read and deleted), and shortly after its objects and then the namespace itself are removed.
-   */
-  private terminateNamespace(t: ResourceType, old: StoredObject, dryRun: boolean): KubeObject {
-    const name = String(old.metadata.name);
-    if (IMMORTAL_NAMESPACES.has(name))
-      throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, {
-        name,
-        kind: 'namespaces',
-      });
-    if (old.metadata.deletionTimestamp) {
-      throw conflict(
-        'namespaces',
-        '',
-        name,
-        'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
-      );
-    }
-    const next = clone(old);
-    next.metadata.deletionTimestamp = kubeTime();
-    next.status = { ...record(next.status), phase: 'Terminating' };
-    if (dryRun) return this.present(t, next);
-    const stored = this.put(t, next);
-    this.schedulePurge(name, String(stored.metadata.uid));
-    return this.present(t, stored);
-  }
-
-  private schedulePurge(name: string, uid: string): void {
-    if (this.purges.has(name)) return;
-    const timer = setTimeout(() => {
-      if (this.tryPurge(name, uid)) return;
-      this.purges.delete(name);
-      this.schedulePurge(name, uid); // the state could not be written: try again later
-    }, this.opts.namespacePurgeDelayMs ?? 1000);
-    timer.unref();
-    this.purges.set(name, { uid, timer });
-  }
-
-  /**
-   * Purges a namespace; false while it cannot be finished yet (objects with finalizers remain) or a change could not
-   * be stored (the namespace stays Terminating, and the purge is tried again, also after a restart).
-   */
-  private tryPurge(name: string, uid: string): boolean {
-    try {
-      return this.purge(name, uid);
-    } catch {
-      return false;
-    }
-  }
-
-  /**
-   * kube's namespace controller: deletes every object in the namespace, then the namespace. An object with
-   * finalizers is marked deleting instead, and the namespace waits until it is gone.
-   */
-  private purge(name: string, uid: string): boolean {
-    const p = this.purges.get(name);
-    if (p) clearTimeout(p.timer);
-    this.purges.delete(name);
-    const ns = this.store.get(NS_KEY, undefined, name);
-    if (!ns || ns.metadata.uid !== uid) return true;
-    let waiting = 0;
-    const done = new Set<string>();
-    for (const rt of this.registry.all()) {
-      const key = typeKey(rt);
-      if (!rt.namespaced || rt.virtual || done.has(key)) continue;
-      done.add(key);
-      for (const o of this.store.list(key, name)) {
-        if (!hasFinalizers(o)) this.store.remove(key, name, o.metadata.name);
-        else {
-          waiting++;
-          if (!o.metadata.deletionTimestamp) this.markDeleting(rt, o, false);
-        }
-      }
-    }
-    if (waiting) return false;
-    this.store.remove(NS_KEY, undefined, name);
-    return true;
-  }
-
   /** Finishes pending namespace deletions now (on shutdown, so the saved state has no half-deleted namespace). */
   flushPendingDeletions(): void {
-    for (const [name, p] of [...this.purges]) {
-      clearTimeout(p.timer);
-      this.purges.delete(name);
-      this.tryPurge(name, p.uid);
-    }
+    this.namespaces.flush();
   }
 
   private deleteAnswer(t: ResourceType, o: KubeObject): KubeObject {
-    if (t.resource === 'namespaces' || t.resource === 'customresourcedefinitions') {
-      const out = this.present(t, o);
-      if (t.resource === 'namespaces') out.status = { ...record(out.status), phase: 'Terminating' };
-      return out;
-    }
+    if (strategyFor(t)?.deleteAnswersObject) return this.present(t, o);
     return {
       kind: 'Status',
       apiVersion: 'v1',

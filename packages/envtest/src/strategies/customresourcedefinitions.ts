@@ -13,6 +13,7 @@ import type { Strategy } from './strategy.js';
 const CRD_KEY = 'customresourcedefinitions.apiextensions.k8s.io';
 
 export const customresourcedefinitions: Strategy = {
+  deleteAnswersObject: true,
   decode(o) {
     if (isRecord(o.spec)) defaultConversion(o.spec);
   },

@@ -1,8 +1,38 @@
-/** Namespaces: the name label and the `kubernetes` finalizer; a new one gets its `default` ServiceAccount and root CA. */
+/**
+ * Namespaces: the name label and the `kubernetes` finalizer; a new one gets its `default` ServiceAccount and root CA;
+ * a delete turns it Terminating (the system's namespaces refuse it) and hands it to the namespace controller.
+ */
+import { kubeTime } from 'ctrlmetrics/internal';
 import { record } from '../json.js';
+import { ApiError, conflict } from '../status.js';
 import type { Strategy } from './strategy.js';
 
+/** The namespaces kube's NamespaceLifecycle admission refuses to delete. */
+const IMMORTAL = new Set(['default', 'kube-system', 'kube-public']);
+
 export const namespaces: Strategy = {
+  deleteAnswersObject: true,
+  markForDeletion(old) {
+    const name = old.metadata.name;
+    if (IMMORTAL.has(name))
+      throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, {
+        name,
+        kind: 'namespaces',
+      });
+    if (old.metadata.deletionTimestamp) {
+      throw conflict(
+        'namespaces',
+        '',
+        name,
+        'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
+      );
+    }
+    const next = structuredClone(old);
+    next.metadata.deletionTimestamp = kubeTime();
+    next.status = { ...record(next.status), phase: 'Terminating' };
+    return next;
+  },
+  afterMarked: (stored, ctx) => ctx.purgeNamespace(stored.metadata.name, String(stored.metadata.uid)),
   prepare(o, old) {
     const m = (o.metadata ??= {});
     m.labels = { ...(m.labels ?? {}), 'kubernetes.io/metadata.name': m.name ?? '' };

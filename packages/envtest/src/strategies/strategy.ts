@@ -7,7 +7,7 @@
 import type { FieldCause } from '../status.js';
 import type { Store } from '../store.js';
 import type { ResourceRegistry } from '../resources.js';
-import type { KubeObject } from '../types.js';
+import type { KubeObject, StoredObject } from '../types.js';
 
 /** What a strategy may use of the authority. */
 export interface StrategyContext {
@@ -21,6 +21,8 @@ export interface StrategyContext {
   allocateIP(): string;
   /** Creates an object of a core v1 resource unless one of its name exists (what a controller would make). */
   ensure(resource: string, o: KubeObject): void;
+  /** Hands a namespace marked Terminating to the namespace controller, which purges it. */
+  purgeNamespace(name: string, uid: string): void;
 }
 
 /** One resource's strategy; every step is optional. */
@@ -39,6 +41,16 @@ export interface Strategy {
   prepare?(o: KubeObject, old: KubeObject | undefined, ctx: StrategyContext): void;
   /** What the admission plugins of a vanilla kube-apiserver add to a new object, after the defaults. */
   admitCreate?(o: KubeObject, ctx: StrategyContext): void;
+  /**
+   * A delete that leaves the object in place, marked for a controller to finish (a namespace turns Terminating):
+   * answers the marked object to store, or throws to refuse the delete. Without it, a delete removes the object
+   * (or marks it deleting while it has finalizers).
+   */
+  markForDeletion?(old: StoredObject): StoredObject;
+  /** After the object `markForDeletion` marked was stored (the namespace controller takes it over). */
+  afterMarked?(stored: StoredObject, ctx: StrategyContext): void;
+  /** A delete is answered with the object (as deleted), not a Success Status. */
+  deleteAnswersObject?: boolean;
   /** Before an object is removed from the store (what goes with it). */
   beforeRemove?(old: KubeObject, ctx: StrategyContext): void;
   /** What a cluster's controllers do once an object was created, updated (`now`, `old`) or removed (`now` undefined). */
