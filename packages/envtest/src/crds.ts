@@ -17,7 +17,7 @@ export interface CrdSet {
   /** The upstream project and version whose API the CRDs declare. */
   source: string;
   /** The CustomResourceDefinition objects, as JSON. */
-  crds: KubeObject[];
+  crds: Array<Record<string, unknown>>;
 }
 
 const str = { type: 'string' };
