@@ -5,7 +5,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -111,7 +111,10 @@ test(
 );
 
 test('the GitHub workflows: lint, test, and the tests on a kind cluster, each after npm ci', async () => {
-  const app = join(work, 'tidy-op');
+  // the first test's project, or one of its own where that test is skipped (CI's second Node major)
+  const app = existsSync(join(work, 'tidy-op', 'package.json'))
+    ? join(work, 'tidy-op')
+    : await newProject('workflows-op');
   const scripts = Object.keys(
     (JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { scripts: object }).scripts,
   );
