@@ -3,37 +3,19 @@
  * the authority, so every module can use them without importing the modules that build or check them.
  */
 import type { BuiltinResource } from 'ctrlmetrics/internal';
+import type { ObjectMeta as ServedMeta } from 'ctrlmetrics/client';
 
-/** An owner reference (`metadata.ownerReferences[]`). */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+/** An owner reference (`metadata.ownerReferences[]`), the runtime's. */
+export type { OwnerReference } from 'ctrlmetrics/client';
 
 /**
- * `metav1.ObjectMeta` as the authority holds it: the fields it reads typed as the server serves them (timestamps as
- * RFC 3339 strings). A request's metadata is checked against these types before it is stored (object-checks.ts).
+ * `metav1.ObjectMeta` as the authority holds it: the runtime's typed metadata, with timestamps as the RFC 3339
+ * strings the server stores and serves. A request's metadata is checked against these types before it is stored
+ * (object-checks.ts).
  */
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
+export interface ObjectMeta extends Omit<ServedMeta, 'creationTimestamp' | 'deletionTimestamp'> {
   creationTimestamp?: string;
   deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-  managedFields?: unknown[];
-  selfLink?: string;
 }
 
 /** A Kubernetes object as plain JSON: typed type and metadata, any other field `unknown` until narrowed. */
