@@ -1,7 +1,7 @@
 /**
  * The defaults kube-apiserver 1.25 fills into built-in objects when it decodes them (the `SetDefaults_*` functions
  * of core/v1, apps/v1, batch/v1, autoscaling/v2, storage/v1 and scheduling/v1, applied to every embedded type as its generated
- * defaulters do), and what the workload strategies add on create (a Job's generated selector). The OpenAPI
+ * defaulters do); what a resource's strategy adds on create is the strategy's (strategies/). The OpenAPI
  * documents carry none of these: they are written here from kube's defaulting rules, and the suite
  * test/authority/builtin-workloads.suite.ts holds them to a real server's answers.
  *
@@ -9,15 +9,11 @@
  */
 import type { KubeObject } from './types.js';
 import { isRecord, type JsonObject } from './json.js';
-import { sameQuantity } from 'ctrlmetrics/internal';
 
 type Obj = JsonObject;
 
 const isObj = isRecord;
 const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
-/** A resource quantity as JSON holds one (`"500m"`, `2`), else `undefined`. */
-const quantity = (v: unknown): string | number | undefined =>
-  typeof v === 'string' || typeof v === 'number' ? v : undefined;
 
 /** A probe's defaults (`SetDefaults_Probe`, and an HTTP GET's scheme). */
 function defaultProbe(p: unknown): void {
@@ -88,45 +84,6 @@ function defaultClaim(pvc: Obj): void {
   status.phase ??= 'Pending';
 }
 
-/** A Job's labels for its pods and its selector (the Job strategy's generated selector, kube 1.25's label names). */
-function generateJobSelector(job: KubeObject): void {
-  const spec = job.spec;
-  if (!isObj(spec) || spec.manualSelector === true) return;
-  const uid = String(job.metadata?.uid ?? '');
-  const template = (spec.template = isObj(spec.template) ? spec.template : {});
-  const meta = (template.metadata = isObj(template.metadata) ? template.metadata : {});
-  meta.labels = {
-    ...(isObj(meta.labels) ? meta.labels : {}),
-    'controller-uid': uid,
-    'job-name': String(job.metadata?.name ?? ''),
-  };
-  spec.selector = { matchLabels: { 'controller-uid': uid } };
-}
-
-/**
- * A pod's quality-of-service class, as kube computes it: BestEffort without any request or limit, Guaranteed when
- * every container limits CPU and memory and requests what it limits, else Burstable.
- */
-function qosClassOf(spec: Obj): string {
-  const containers = [...objects(spec.containers), ...objects(spec.initContainers)];
-  const of = (c: Obj, k: 'requests' | 'limits'): Obj =>
-    isObj(c.resources) && isObj(c.resources[k]) ? c.resources[k] : {};
-  const compute = (r: Obj) => Object.keys(r).filter((k) => k === 'cpu' || k === 'memory');
-  if (containers.every((c) => !compute(of(c, 'requests')).length && !compute(of(c, 'limits')).length))
-    return 'BestEffort';
-  const guaranteed = containers.every((c) => {
-    const limits = of(c, 'limits');
-    const requests = of(c, 'requests');
-    return ['cpu', 'memory'].every((k) => {
-      if (limits[k] === undefined) return false;
-      if (requests[k] === undefined) return true;
-      const [request, limit] = [quantity(requests[k]), quantity(limits[k])];
-      return request !== undefined && limit !== undefined && sameQuantity(request, limit);
-    });
-  });
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
-
 /** An HPA's scaling rules with kube's defaults in what is not given: stabilization window, select policy, policies. */
 function scalingRules(given: unknown, stabilizationWindowSeconds: number, policies: Obj[]): Obj {
   const rules = isObj(given) ? given : {};
@@ -137,64 +94,74 @@ function scalingRules(given: unknown, stabilizationWindowSeconds: number, polici
   };
 }
 
-/**
- * Fills in the defaults of a built-in object of `group`/`resource`, in place. `creating` is true on create, when
- * the strategies add what they generate.
- */
-export function defaultBuiltin(group: string, resource: string, o: KubeObject, creating: boolean): void {
-  const spec = isObj(o.spec) ? o.spec : undefined;
-  switch (`${group}/${resource}`) {
-    case 'apps/deployments': {
-      const s = (o.spec = spec ?? {});
+/** The `spec` of `o`, made an object if it is absent. */
+function specOf(o: KubeObject): Obj {
+  return (o.spec = isObj(o.spec) ? o.spec : {});
+}
+
+/** A workload's update strategy with its type defaulted and, for a rolling update, `rollingUpdate` filled in. */
+function rollingStrategy(given: unknown, rollingUpdate: Obj): Obj {
+  const strategy = isObj(given) ? given : {};
+  strategy.type ||= 'RollingUpdate';
+  if (strategy.type === 'RollingUpdate')
+    strategy.rollingUpdate = { ...rollingUpdate, ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}) };
+  return strategy;
+}
+
+/** The status of `o`, made an object if it is absent. */
+function statusOf(o: KubeObject): Obj {
+  return (o.status = isObj(o.status) ? o.status : {});
+}
+
+/** Fills in one resource's defaults, in place. */
+type Defaulter = (o: KubeObject) => void;
+
+/** The defaulters by resource (`<group>/<plural>`, a core resource as `/<plural>`), as kube's scheme runs them. */
+const DEFAULTERS: ReadonlyMap<string, Defaulter> = new Map<string, Defaulter>([
+  [
+    'apps/deployments',
+    (o) => {
+      const s = specOf(o);
       s.replicas ??= 1;
-      const strategy = (s.strategy = isObj(s.strategy) ? s.strategy : {});
-      strategy.type ||= 'RollingUpdate';
-      if (strategy.type === 'RollingUpdate')
-        strategy.rollingUpdate = {
-          maxUnavailable: '25%',
-          maxSurge: '25%',
-          ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}),
-        };
+      s.strategy = rollingStrategy(s.strategy, { maxUnavailable: '25%', maxSurge: '25%' });
       s.revisionHistoryLimit ??= 10;
       s.progressDeadlineSeconds ??= 600;
       defaultPodTemplate(s.template);
-      break;
-    }
-    case 'apps/statefulsets': {
-      const s = (o.spec = spec ?? {});
+    },
+  ],
+  [
+    'apps/statefulsets',
+    (o) => {
+      const s = specOf(o);
       s.replicas ??= 1;
       s.podManagementPolicy ??= 'OrderedReady';
-      const strategy = (s.updateStrategy = isObj(s.updateStrategy) ? s.updateStrategy : {});
-      strategy.type ||= 'RollingUpdate';
-      if (strategy.type === 'RollingUpdate')
-        strategy.rollingUpdate = { partition: 0, ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}) };
+      s.updateStrategy = rollingStrategy(s.updateStrategy, { partition: 0 });
       s.revisionHistoryLimit ??= 10;
       defaultPodTemplate(s.template);
       for (const claim of objects(s.volumeClaimTemplates)) defaultClaim(claim);
-      break;
-    }
-    case 'apps/daemonsets': {
-      const s = (o.spec = spec ?? {});
-      const strategy = (s.updateStrategy = isObj(s.updateStrategy) ? s.updateStrategy : {});
-      strategy.type ||= 'RollingUpdate';
-      if (strategy.type === 'RollingUpdate')
-        strategy.rollingUpdate = {
-          maxUnavailable: 1,
-          maxSurge: 0,
-          ...(isObj(strategy.rollingUpdate) ? strategy.rollingUpdate : {}),
-        };
+    },
+  ],
+  [
+    'apps/daemonsets',
+    (o) => {
+      const s = specOf(o);
+      s.updateStrategy = rollingStrategy(s.updateStrategy, { maxUnavailable: 1, maxSurge: 0 });
       s.revisionHistoryLimit ??= 10;
       defaultPodTemplate(s.template);
-      break;
-    }
-    case 'apps/replicasets': {
-      const s = (o.spec = spec ?? {});
+    },
+  ],
+  [
+    'apps/replicasets',
+    (o) => {
+      const s = specOf(o);
       s.replicas ??= 1;
       defaultPodTemplate(s.template);
-      break;
-    }
-    case '/replicationcontrollers': {
-      const s = (o.spec = spec ?? {});
+    },
+  ],
+  [
+    '/replicationcontrollers',
+    (o) => {
+      const s = specOf(o);
       s.replicas ??= 1;
       // an RC without a selector or labels takes its template's labels for both
       const labels =
@@ -205,10 +172,12 @@ export function defaultBuiltin(group: string, resource: string, o: KubeObject, c
       const meta = (o.metadata = isObj(o.metadata) ? o.metadata : {});
       if (labels && !(isObj(meta.labels) && Object.keys(meta.labels).length)) meta.labels = { ...labels };
       defaultPodTemplate(s.template);
-      break;
-    }
-    case '/pods': {
-      const s = (o.spec = spec ?? {});
+    },
+  ],
+  [
+    '/pods',
+    (o) => {
+      const s = specOf(o);
       defaultPodSpec(s);
       // a pod's own defaults (not a template's): requests default to the limits given, service links are on
       for (const c of [...objects(s.containers), ...objects(s.initContainers)]) {
@@ -217,15 +186,13 @@ export function defaultBuiltin(group: string, resource: string, o: KubeObject, c
           resources.requests = { ...resources.limits, ...(isObj(resources.requests) ? resources.requests : {}) };
       }
       s.enableServiceLinks ??= true;
-      // the pod strategy's create: Pending, with the quality of service its resources give it
-      if (creating) o.status = { phase: 'Pending', qosClass: qosClassOf(s) };
-      break;
-    }
-    case '/podtemplates':
-      defaultPodTemplate(o.template);
-      break;
-    case 'batch/jobs': {
-      const s = (o.spec = spec ?? {});
+    },
+  ],
+  ['/podtemplates', (o) => defaultPodTemplate(o.template)],
+  [
+    'batch/jobs',
+    (o) => {
+      const s = specOf(o);
       if (s.completions === undefined && s.parallelism === undefined) {
         s.completions = 1;
         s.parallelism = 1;
@@ -234,21 +201,24 @@ export function defaultBuiltin(group: string, resource: string, o: KubeObject, c
       s.backoffLimit ??= 6;
       s.completionMode ??= 'NonIndexed';
       s.suspend ??= false;
-      if (creating) generateJobSelector(o);
       defaultPodTemplate(s.template);
-      break;
-    }
-    case 'batch/cronjobs': {
-      const s = (o.spec = spec ?? {});
+    },
+  ],
+  [
+    'batch/cronjobs',
+    (o) => {
+      const s = specOf(o);
       s.concurrencyPolicy ??= 'Allow';
       s.suspend ??= false;
       s.successfulJobsHistoryLimit ??= 3;
       s.failedJobsHistoryLimit ??= 1;
       if (isObj(s.jobTemplate) && isObj(s.jobTemplate.spec)) defaultPodTemplate(s.jobTemplate.spec.template);
-      break;
-    }
-    case 'autoscaling/horizontalpodautoscalers': {
-      const s = (o.spec = spec ?? {});
+    },
+  ],
+  [
+    'autoscaling/horizontalpodautoscalers',
+    (o) => {
+      const s = specOf(o);
       s.minReplicas ??= 1;
       // without metrics an HPA scales on CPU at 80 % of the pods' requests
       if (!Array.isArray(s.metrics) || !s.metrics.length)
@@ -265,50 +235,58 @@ export function defaultBuiltin(group: string, resource: string, o: KubeObject, c
           { type: 'Percent', value: 100, periodSeconds: 15 },
         ]);
       }
-      break;
-    }
-    case '/services':
-    case 'networking.k8s.io/ingresses': {
-      const status = (o.status = isObj(o.status) ? o.status : {});
-      status.loadBalancer ??= {};
-      break;
-    }
-    case '/persistentvolumeclaims':
-      defaultClaim(o);
-      break;
-    case '/persistentvolumes': {
-      const s = (o.spec = spec ?? {});
+    },
+  ],
+  ['/services', (o) => void (statusOf(o).loadBalancer ??= {})],
+  ['networking.k8s.io/ingresses', (o) => void (statusOf(o).loadBalancer ??= {})],
+  ['/persistentvolumeclaims', defaultClaim],
+  [
+    '/persistentvolumes',
+    (o) => {
+      const s = specOf(o);
       s.persistentVolumeReclaimPolicy ??= 'Retain';
       s.volumeMode ??= 'Filesystem';
-      const status = (o.status = isObj(o.status) ? o.status : {});
-      status.phase ??= 'Pending';
-      break;
-    }
-    case '/endpoints':
+      statusOf(o).phase ??= 'Pending';
+    },
+  ],
+  [
+    '/endpoints',
+    (o) => {
       for (const subset of objects(o.subsets)) for (const p of objects(subset.ports)) p.protocol ??= 'TCP';
-      break;
-    case 'discovery.k8s.io/endpointslices':
+    },
+  ],
+  [
+    'discovery.k8s.io/endpointslices',
+    (o) => {
       for (const p of objects(o.ports)) {
         p.name ??= '';
         p.protocol ??= 'TCP';
       }
-      break;
-    case 'scheduling.k8s.io/priorityclasses':
-      o.preemptionPolicy ??= 'PreemptLowerPriority';
-      break;
-    case 'storage.k8s.io/storageclasses':
+    },
+  ],
+  ['scheduling.k8s.io/priorityclasses', (o) => void (o.preemptionPolicy ??= 'PreemptLowerPriority')],
+  [
+    'storage.k8s.io/storageclasses',
+    (o) => {
       o.reclaimPolicy ??= 'Delete';
       o.volumeBindingMode ??= 'Immediate';
-      break;
-    case 'storage.k8s.io/csidrivers': {
-      const s = (o.spec = spec ?? {});
+    },
+  ],
+  [
+    'storage.k8s.io/csidrivers',
+    (o) => {
+      const s = specOf(o);
       s.attachRequired ??= true;
       s.podInfoOnMount ??= false;
       s.storageCapacity ??= false;
       s.fsGroupPolicy ??= 'ReadWriteOnceWithFSType';
       s.requiresRepublish ??= false;
       s.volumeLifecycleModes ??= ['Persistent'];
-      break;
-    }
-  }
+    },
+  ],
+]);
+
+/** Fills in the defaults of a built-in object of `group`/`resource`, in place; a resource without any is left as is. */
+export function defaultBuiltin(group: string, resource: string, o: KubeObject): void {
+  DEFAULTERS.get(`${group}/${resource}`)?.(o);
 }

@@ -1063,7 +1063,7 @@ export class ObjectService {
 
   /** Defaults: the built-in kinds' own (from their OpenAPI), then the resource's strategy's. */
   private defaults(t: ResourceType, o: KubeObject, old: StoredObject | undefined): void {
-    if (!t.crd) defaultBuiltin(t.group, t.resource, o, !old);
+    if (!t.crd) defaultBuiltin(t.group, t.resource, o);
     strategyFor(t)?.prepare?.(o, old, this.strategyContext);
   }
 

@@ -7,6 +7,7 @@ import { configmaps } from './configmaps.js';
 import { customresourcedefinitions } from './customresourcedefinitions.js';
 import { namespaces } from './namespaces.js';
 import { nodes } from './nodes.js';
+import { jobs } from './jobs.js';
 import { pods } from './pods.js';
 import { clusterrolebindings, clusterroles, rolebindings, roles } from './rbac.js';
 import { secrets } from './secrets.js';
@@ -21,6 +22,7 @@ const STRATEGIES: ReadonlyMap<string, Strategy> = new Map([
   ['namespaces', namespaces],
   ['nodes', nodes],
   ['pods', pods],
+  ['jobs.batch', jobs],
   ['configmaps', configmaps],
   ['secrets', secrets],
   ['services', services],
