@@ -4,12 +4,16 @@
 // - packages/envtest/src/data/openapi-v3.json.br, its OpenAPI v3 documents (/openapi/v3 and each /openapi/v3/<path>, as
 //   {index, documents: {path: document}}), and packages/envtest/src/data/openapi-v2.json.br, its /openapi/v2, both
 //   brotli-compressed (4.8 and 3.3 MB of JSON, about 120 KB each).
+// - packages/envtest/src/data/builtin-types.json.br, each built-in type's fields in its Go struct's order (kubectl on
+//   PATH, or $KUBECTL, holds that order);
 // - packages/ctrlmetrics/src/kube/builtin-kinds.ts, the TypeScript type of each built-in kind (kubernetes-types).
 // Run it again when the reference is re-recorded:
 //   node scripts/gen-builtin-api.mjs [path/to/kube-apiserver-api]
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { join, resolve } from 'node:path';
+import { kubeFieldOrder } from './kube-field-order.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const ref = resolve(process.argv[2] ?? join(ROOT, '..', 'shared', 'reference', 'kube-apiserver-api'));
@@ -161,7 +165,66 @@ for (const doc of Object.values(documents)) {
       kinds[`${gvk.group}/${gvk.version}/${gvk.kind}`] ??= name;
   }
 }
-const typesOut = brotli(JSON.stringify({ kinds, types }));
+// Each struct's fields in the Go type's order (which kube-apiserver's JSON follows), read from the protobuf descriptors
+// in kubectl (scripts/kube-field-order.mjs): a field the descriptor does not name (TypeMeta's kind and apiVersion,
+// which come first) keeps its place at the front, the rest of those after the known ones. The types kubectl has no
+// descriptor of are listed as `unordered`: the authority keeps their fields in the order they were written.
+const kubectl = realpathSync(
+  process.env.KUBECTL ?? execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim(),
+);
+const goOrder = kubeFieldOrder(kubectl);
+// kubectl does not link apiextensions-apiserver: the CustomResourceDefinition types come from another Go program built
+// with it, named in KUBE_DESCRIPTOR_BINARIES (colon-separated; the data in the tree was written with the Google Cloud
+// SDK's anthoscli, which links the apiextensions v1 types of Kubernetes 1.25)
+for (const path of (process.env.KUBE_DESCRIPTOR_BINARIES ?? '').split(':').filter(Boolean))
+  for (const [name, fields] of kubeFieldOrder(path)) if (!goOrder.has(name)) goOrder.set(name, fields);
+// a type kubectl no longer has in this version (CSIStorageCapacity left storage/v1beta1) has the same fields as in
+// another version of its group
+const sameTypeElsewhere = (name) => {
+  const [, prefix, type] = /^(.*)\.[^.]+\.([^.]+)$/.exec(name) ?? [];
+  return [...goOrder.keys()].find((k) => k !== name && k.startsWith(`${prefix}.`) && k.endsWith(`.${type}`));
+};
+const orderOf = (name, seen = new Set()) => {
+  const fields = types[name];
+  const proto = goOrder.get(name) ?? goOrder.get(sameTypeElsewhere(name));
+  if (!proto || typeof fields !== 'object' || Array.isArray(fields) || seen.has(name)) return undefined;
+  seen.add(name);
+  const order = [];
+  // a descriptor names a field as its Go tag does, mostly the json name: `uID` is `uid`, `Webhooks` is `webhooks`,
+  // `ref` is `$ref`, `xKubernetesListType` is `x-kubernetes-list-type`
+  const key = (name) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const jsonName = new Map(Object.keys(fields).map((k) => [key(k), k]));
+  for (const f of proto) {
+    const field = jsonName.get(key(f.name));
+    if (field !== undefined) order.push(field);
+    // a struct embedded inline: its fields at its place
+    else if (f.type && goOrder.has(f.type))
+      for (const k of orderOf(f.type, seen) ?? goOrder.get(f.type).map((x) => x.name))
+        if (Object.hasOwn(fields, k)) order.push(k);
+  }
+  return order;
+};
+let ordered = 0;
+const unordered = [];
+for (const name of Object.keys(types)) {
+  const fields = types[name];
+  const order = orderOf(name);
+  if (!order) {
+    // a struct of one field has no order to know
+    if (typeof fields === 'object' && !Array.isArray(fields) && !('' in fields) && Object.keys(fields).length > 1)
+      unordered.push(name);
+    continue;
+  }
+  const typeMeta = ['kind', 'apiVersion'].filter((k) => Object.hasOwn(fields, k) && !order.includes(k));
+  const rest = Object.keys(fields).filter((k) => !order.includes(k) && !typeMeta.includes(k));
+  types[name] = Object.fromEntries([...typeMeta, ...order, ...rest].map((k) => [k, fields[k]]));
+  ordered++;
+  if (rest.length) console.log(`${name}: not in kubectl's descriptor, kept last: ${rest.join(', ')}`);
+}
+console.log(
+  `field order from ${kubectl}: ${ordered} types; without a descriptor (kept sorted): ${unordered.length} (${unordered.join(', ')})`,
+);
+const typesOut = brotli(JSON.stringify({ kinds, types, unordered }));
 writeFileSync(join(ROOT, 'packages', 'envtest', 'src', 'data', 'builtin-types.json.br'), typesOut);
 console.log(
   `wrote packages/envtest/src/data/builtin-types.json.br (${Object.keys(types).length} types, ${Object.keys(kinds).length} kinds, ${typesOut.length} bytes)`,

@@ -32,7 +32,10 @@ export type FieldShape = string | [FieldShape] | { '': FieldShape };
 export interface BuiltinTypes {
   /** `group/version/Kind` → type name. */
   kinds: Record<string, string>;
+  /** Each struct's fields in the Go type's order (the order kube-apiserver writes them), each with its shape. */
   types: Record<string, Record<string, FieldShape> | FieldShape>;
+  /** The structs whose Go field order is not known: their fields are listed sorted. */
+  unordered: string[];
 }
 
 let v3: BuiltinOpenAPIv3 | undefined;

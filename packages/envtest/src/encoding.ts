@@ -1,129 +1,66 @@
 /**
  * Objects in the key order kube-apiserver writes them. A real server decodes a built-in object into its Go type and
- * encodes it with Go's `encoding/json`: `kind`, `apiVersion`, `metadata` first, ObjectMeta's fields in the type's
- * order, and every map field (`data`, `labels`, `annotations`, `matchLabels`, a Service's `selector`, …) with its
- * keys sorted. A custom resource is an unstructured map, so all its keys are sorted. Clients that compare objects
- * as text see the same answers from the authority as from a cluster.
+ * encodes it with Go's `encoding/json`: a struct's fields in the type's order (`kind`, `apiVersion`, `metadata`,
+ * `spec`, `status`; a container's `name`, `image`, `command`, …) and every map (`data`, `labels`, `annotations`,
+ * `matchLabels`, a Service's `selector`, …) with its keys sorted. The types' field order and which fields are maps
+ * come from the built-in types (`builtin-openapi.ts`); a struct whose order is not known there keeps its fields as
+ * written. A custom resource is an unstructured map, so all its keys are sorted. Clients that compare objects as
+ * text see the same answers from the authority as from a cluster.
  */
-import type { KubeObject, ObjectMeta, ResourceType } from './types.js';
-
-/** ObjectMeta's fields in the Go type's order. */
-const OBJECT_META_ORDER = [
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-];
-
-/**
- * The names of map fields in the built-in types (read from the recorded OpenAPI documents: the properties with
- * `additionalProperties`). Some names are also a struct or a list in another type (a Deployment's `selector`, a
- * LimitRange's `limits`): a field is sorted only when its value is an object whose values are all scalars or lists
- * of strings, which no struct of those names is.
- */
-const MAP_FIELDS = new Set([
-  'allocatable',
-  'allocatedResources',
-  'annotations',
-  'attachmentMetadata',
-  'binaryData',
-  'capacity',
-  'data',
-  'default',
-  'defaultRequest',
-  'deprecatedTopology',
-  'disruptedPods',
-  'extra',
-  'hard',
-  'labels',
-  'limits',
-  'matchLabels',
-  'max',
-  'maxLimitRequestRatio',
-  'min',
-  'nodeSelector',
-  'options',
-  'overhead',
-  'parameters',
-  'podFixed',
-  'requests',
-  'selector',
-  'stringData',
-  'used',
-  'volumeAttributes',
-]);
+import { builtinTypes, type FieldShape } from './builtin-openapi.js';
+import { isRecord } from './json.js';
+import type { KubeObject, ResourceType } from './types.js';
 
 type Json = unknown;
+type Struct = Record<string, FieldShape>;
 
-const isPlainObject = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const FIELDS_V1 = 'io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1';
+const SCHEMA = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps';
+/** A CRD schema's `items`, `additionalProperties` and `dependencies` values: a schema, or a list or a scalar. */
+const SCHEMA_OR = new Set(['OrArray', 'OrBool', 'OrStringArray'].map((or) => `${SCHEMA}${or}`));
+const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
-function sortedKeys(o: Record<string, Json>): Record<string, Json> {
-  const out: Record<string, Json> = {};
-  for (const k of Object.keys(o).sort()) out[k] = o[k];
-  return out;
-}
+let unordered: ReadonlySet<string> | undefined;
 
 /** Go's encoding of `map[string]interface{}`: every object's keys sorted, at every depth. */
 function sortDeep(v: Json): Json {
   if (Array.isArray(v)) return v.map(sortDeep);
-  if (!isPlainObject(v)) return v;
+  if (!isRecord(v)) return v;
   const out: Record<string, Json> = {};
   for (const k of Object.keys(v).sort()) out[k] = sortDeep(v[k]);
   return out;
 }
 
-function isMapValue(v: Json): v is Record<string, Json> {
-  if (!isPlainObject(v)) return false;
-  return Object.values(v).every(
-    (x) => x === null || typeof x !== 'object' || (Array.isArray(x) && x.every((s) => typeof s === 'string')),
-  );
-}
+/** The fields of a named type if it is a struct (a map's shape is `{'': shape}`). */
+const structOf = (t: Struct | FieldShape | undefined): Struct | undefined =>
+  typeof t === 'object' && !Array.isArray(t) && !('' in t) ? t : undefined;
 
-/** A built-in object's fields below the top: map fields sorted, the rest as written. */
-function sortMaps(v: Json): Json {
-  if (Array.isArray(v)) return v.map(sortMaps);
-  if (!isPlainObject(v)) return v;
+/** `v` encoded as a value of `shape`: structs in their fields' order, maps sorted; what does not fit, as it is. */
+function encode(v: Json, shape: FieldShape): Json {
+  if (Array.isArray(shape)) return Array.isArray(v) ? v.map((x) => encode(x, shape[0])) : v;
+  if (typeof shape === 'object') {
+    if (!isRecord(v)) return v;
+    const out: Record<string, Json> = {};
+    for (const k of Object.keys(v).sort()) out[k] = encode(v[k], shape['']);
+    return out;
+  }
+  // a managed-fields entry's set is written with its keys sorted
+  if (shape === FIELDS_V1) return sortDeep(v);
+  if (SCHEMA_OR.has(shape)) return Array.isArray(v) ? v.map((x) => encode(x, SCHEMA)) : encode(v, SCHEMA);
+  const named = builtinTypes().types[shape];
+  const type = structOf(named);
+  if (!type) return named === undefined ? v : encode(v, named as FieldShape);
+  if (!isRecord(v)) return v;
+  unordered ??= new Set(builtinTypes().unordered);
   const out: Record<string, Json> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = MAP_FIELDS.has(k) && isMapValue(x) ? sortedKeys(x) : sortMaps(x);
+  if (unordered.has(shape)) {
+    for (const [k, x] of Object.entries(v)) out[k] = Object.hasOwn(type, k) ? encode(x, type[k]) : x;
+    return out;
+  }
+  for (const k of Object.keys(type)) if (Object.hasOwn(v, k)) out[k] = encode(v[k], type[k]);
+  // fields the type does not have (the decoder dropped them before a write) stay, after its own
+  for (const k of Object.keys(v)) if (!(k in out)) out[k] = v[k];
   return out;
-}
-
-function orderMeta(m: ObjectMeta | undefined): ObjectMeta | undefined {
-  if (!isPlainObject(m)) return m;
-  const out: Record<string, Json> = {};
-  for (const k of OBJECT_META_ORDER)
-    if (k in m)
-      out[k] =
-        k === 'labels' || k === 'annotations'
-          ? isPlainObject(m[k])
-            ? sortedKeys(m[k])
-            : m[k]
-          : k === 'managedFields'
-            ? sortDeepInFields(m[k])
-            : sortMaps(m[k]);
-  for (const k of Object.keys(m)) if (!(k in out)) out[k] = m[k];
-  // the same fields with the same values, in kube's order
-  return out;
-}
-
-/** managedFields entries keep their struct order; their `fieldsV1` is a set written with sorted keys. */
-function sortDeepInFields(v: Json): Json {
-  if (!Array.isArray(v)) return v;
-  const entries: unknown[] = v;
-  return entries.map((e) =>
-    isPlainObject(e) && isPlainObject(e.fieldsV1) ? { ...e, fieldsV1: sortDeep(e.fieldsV1) } : e,
-  );
 }
 
 /**
@@ -132,13 +69,12 @@ function sortDeepInFields(v: Json): Json {
  */
 export function kubeEncoded(t: ResourceType, o: KubeObject): KubeObject {
   if (t.crd) return sortDeep(o) as KubeObject;
-  const out: KubeObject = {};
-  if ('kind' in o) out.kind = o.kind;
-  if ('apiVersion' in o) out.apiVersion = o.apiVersion;
-  if ('metadata' in o) out.metadata = orderMeta(o.metadata);
-  for (const k of Object.keys(o))
-    if (k !== 'status' && !(k in out))
-      out[k] = MAP_FIELDS.has(k) && isMapValue(o[k]) ? sortedKeys(o[k]) : sortMaps(o[k]);
-  if ('status' in o) out.status = sortMaps(o.status);
+  const type = builtinTypes().kinds[`${t.group}/${t.version}/${t.kind}`];
+  if (type) return encode(o, type) as KubeObject;
+  // a kind without a type in the documents: Go's TypeMeta and ObjectMeta first, the rest as written
+  const out: Record<string, Json> = {};
+  for (const k of ['kind', 'apiVersion', 'metadata'])
+    if (Object.hasOwn(o, k)) out[k] = k === 'metadata' ? encode(o.metadata, OBJECT_META) : o[k];
+  for (const k of Object.keys(o)) if (!(k in out)) out[k] = o[k];
   return out;
 }
