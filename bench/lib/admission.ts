@@ -10,6 +10,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { spawnTracked, stopChild } from './children.js';
 import { buildGoFloor, libEnv, REPO_ROOT, type PreparedLib } from './servers.js';
@@ -78,6 +79,15 @@ function rssMb(pid: number): number {
 
 type Running = { name: string; child: ChildProcess; pid: number; url: string };
 
+/**
+ * CTRLMETRICS_BENCH_CPU_PROF=DIR: the Node server named writes a V8 CPU profile into DIR/<name> as it exits
+ * (bench/profile-summary.ts reads it).
+ */
+function cpuProfile(name: string): string[] {
+  const dir = process.env.CTRLMETRICS_BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', join(dir, name)] : [];
+}
+
 /** Starts one server and waits for its `WEBHOOK <port>` line. */
 async function start(
   name: string,
@@ -133,13 +143,38 @@ export async function measureAdmission(
       await start(
         'ours',
         process.execPath,
-        [...lib.nodeArgs, lib.script('servers/admission-ours.ts')],
+        [...lib.nodeArgs, ...cpuProfile('ours'), lib.script('servers/admission-ours.ts')],
         { ...libEnv(lib), CERT_DIR: dir, RESTCONFIG: JSON.stringify(cluster.authority.restConfig) },
         pin,
       ),
     );
+    // CTRLMETRICS_BENCH_ADMISSION_BEFORE=<another checkout, built>: its library and example beside this tree's, in
+    // the same alternated runs (an A/B of a change to the webhook path)
+    const before = process.env.CTRLMETRICS_BENCH_ADMISSION_BEFORE;
+    if (before)
+      running.push(
+        await start(
+          'ours-before',
+          process.execPath,
+          [lib.script('servers/admission-ours.ts')],
+          {
+            CTRLMETRICS_LIB_ROOT: pathToFileURL(join(before, 'packages/ctrlmetrics/dist/src')).href + '/',
+            CTRLMETRICS_LIB_EXT: '.js',
+            CTRLMETRICS_EXAMPLES_ROOT: pathToFileURL(join(before, 'dist/examples')).href + '/',
+            CERT_DIR: dir,
+            RESTCONFIG: JSON.stringify(cluster.authority.restConfig),
+          },
+          pin,
+        ),
+      );
     running.push(
-      await start('node-https', process.execPath, [lib.script('servers/admission-node.ts')], { CERT_DIR: dir }, pin),
+      await start(
+        'node-https',
+        process.execPath,
+        [...cpuProfile('node-https'), lib.script('servers/admission-node.ts')],
+        { CERT_DIR: dir },
+        pin,
+      ),
     );
     if (goBin)
       running.push(await start('go-nethttp', goBin, [], { CERT_DIR: dir, ...(pin ? { GOMAXPROCS: '1' } : {}) }, pin));

@@ -246,9 +246,17 @@ export async function prepareLib(): Promise<PreparedLib> {
   };
 }
 
-/** Environment that tells a transpiled bench entry where the library is. */
+/**
+ * Environment that tells a transpiled bench entry where the library is, and where the examples built against it
+ * are (the build compiles them to dist/examples at the repository's root, beside the packages).
+ */
 export function libEnv(lib: PreparedLib): Record<string, string> {
-  return { CTRLMETRICS_LIB_ROOT: lib.root, CTRLMETRICS_LIB_EXT: lib.ext };
+  const examples = join(REPO_ROOT, lib.ext === '.ts' ? 'examples' : join('dist', 'examples'));
+  return {
+    CTRLMETRICS_LIB_ROOT: lib.root,
+    CTRLMETRICS_LIB_EXT: lib.ext,
+    CTRLMETRICS_EXAMPLES_ROOT: pathToFileURL(examples).href + '/',
+  };
 }
 
 /** Our endpoint with the filter, and the same process's listeners without it (the filter-cost baseline and the A/A control). */

@@ -4,7 +4,7 @@
  * the figures are the webhook server's. Run as transpiled JavaScript; the library and the example are imported from
  * CTRLMETRICS_LIB_ROOT (dist by default). Prints `WEBHOOK <port>` once serving.
  *
- * Environment: CTRLMETRICS_LIB_ROOT/EXT, CERT_DIR (tls.crt, tls.key), RESTCONFIG (JSON).
+ * Environment: CTRLMETRICS_LIB_ROOT/EXT, CTRLMETRICS_EXAMPLES_ROOT, CERT_DIR (tls.crt, tls.key), RESTCONFIG (JSON).
  */
 import type * as Lib from '../../packages/ctrlmetrics/src/index.js';
 import type * as Example from '../../examples/memcached-operator/webhook.js';
@@ -16,7 +16,9 @@ if (!root)
     'CTRLMETRICS_LIB_ROOT is not set (bench/servers/admission-ours.ts is started by bench/lib/admission.ts)',
   );
 const lib = (await import(`${root}index${ext}`)) as typeof Lib;
-const example = (await import(new URL(`../examples/memcached-operator/webhook${ext}`, root).href)) as typeof Example;
+const examples = process.env.CTRLMETRICS_EXAMPLES_ROOT;
+if (!examples) throw new Error('CTRLMETRICS_EXAMPLES_ROOT is not set (bench/lib/servers.ts libEnv sets it)');
+const example = (await import(new URL(`memcached-operator/webhook${ext}`, examples).href)) as typeof Example;
 
 const mgr = new lib.Manager({
   restConfig: JSON.parse(process.env.RESTCONFIG ?? '{}') as Lib.RestConfig,
