@@ -101,6 +101,32 @@ describe('a defaulter and a validator for Memcached', () => {
       },
     });
     for (const [path, handler] of hook.handlers()) server.register(path, handler);
+    // the same rules answered later: a defaulter and a validator that return promises
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
+    const later = new Webhook<Memcached>({
+      for: MEMCACHED,
+      defaultingPath: '/later-mutate',
+      validatingPath: '/later-validate',
+      defaulter: {
+        async default(obj) {
+          await tick();
+          if (obj.metadata.name === 'boom') (undefined as unknown as { x: number }).x = 1;
+          if (obj.metadata.name === 'refuse') throw new Error('defaulting is switched off for this one');
+          obj.spec.image ??= 'memcached:1.6.26-alpine3.19';
+        },
+      },
+      validator: {
+        async validateCreate(obj) {
+          await tick();
+          if (obj.spec.image && !obj.spec.image.includes(':'))
+            throw AdmissionDeniedError.invalid({ group: 'cache.example.com', kind: 'Memcached' }, obj.metadata.name, [
+              { field: 'spec.image', message: `Invalid value: "${obj.spec.image}": must name a tag` },
+            ]);
+          return obj.spec.size === 3 ? ['spec.size is at its maximum (3)'] : undefined;
+        },
+      },
+    });
+    for (const [path, handler] of later.handlers()) server.register(path, handler);
     await server.start();
   });
 
@@ -152,6 +178,37 @@ describe('a defaulter and a validator for Memcached', () => {
       message: "panic: Cannot set properties of undefined (setting 'x') [recovered]",
       code: 500,
     });
+  });
+
+  test('a defaulter and a validator that answer later: the same answers as synchronous ones', async () => {
+    const set = await admit(server.url, '/later-mutate', { object: m({ size: 1 }) }, ca.certPem);
+    assert.equal(set.allowed, true);
+    assert.deepEqual(set.patch, [{ op: 'add', path: '/spec/image', value: 'memcached:1.6.26-alpine3.19' }]);
+    const refused = await admit(server.url, '/later-mutate', { object: m({}, 'refuse') }, ca.certPem);
+    assert.deepEqual(refused.status, {
+      metadata: {},
+      message: 'defaulting is switched off for this one',
+      reason: 'Forbidden',
+      code: 403,
+    });
+    const boom = await admit(server.url, '/later-mutate', { object: m({}, 'boom') }, ca.certPem);
+    assert.deepEqual(boom.status, {
+      metadata: {},
+      message: "panic: Cannot set properties of undefined (setting 'x') [recovered]",
+      code: 500,
+    });
+    const warned = await admit(
+      server.url,
+      '/later-validate',
+      { object: m({ image: 'memcached:1.6', size: 3 }) },
+      ca.certPem,
+    );
+    assert.equal(warned.allowed, true);
+    assert.deepEqual(warned.warnings, ['spec.size is at its maximum (3)']);
+    const invalid = await admit(server.url, '/later-validate', { object: m({ image: 'memcached' }) }, ca.certPem);
+    assert.equal(invalid.allowed, false);
+    assert.equal(invalid.status?.code, 422);
+    assert.equal(invalid.status?.reason, 'Invalid');
   });
 
   test('the validator: create with and without warnings; a 422 with the invalid field; update sees the old object first; delete sees oldObject', async () => {

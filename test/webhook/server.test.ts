@@ -109,6 +109,15 @@ describe('the webhook server', () => {
     server.register('/throws', () => {
       throw new TypeError("Cannot read properties of undefined (reading 'spec')");
     });
+    // handlers that answer later: the server waits for their promise
+    server.register('/later', async (req) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return req.operation === 'DELETE' ? denied('not now') : allowed('later');
+    });
+    server.register('/rejects', async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      throw new RangeError('Invalid array length');
+    });
     await server.start();
     url = server.url;
   });
@@ -258,6 +267,28 @@ describe('the webhook server', () => {
       String(logged[0].fields?.stacktrace),
       /^TypeError: Cannot read properties of undefined \(reading 'spec'\)\n\s+at .*server\.test\.ts/,
     );
+  });
+
+  test("a handler's promise is waited for; one that rejects is a recovered panic, as a throw is", async () => {
+    const later = JSON.parse((await post(url, '/later', review({}), { ca: ca.certPem })).text);
+    assert.deepEqual(later.response, {
+      uid: 'e911857d-c318-11e8-bbad-025000000001',
+      allowed: true,
+      status: { metadata: {}, message: 'later', code: 200 },
+    });
+    const refused = JSON.parse((await post(url, '/later', review({ operation: 'DELETE' }), { ca: ca.certPem })).text);
+    assert.equal(refused.response.allowed, false);
+    assert.equal(refused.response.status.reason, 'Forbidden');
+    const before = sample(await exposition(), 'controller_runtime_webhook_panics_total') ?? NaN;
+    const r = await post(url, '/rejects', review({}), { ca: ca.certPem });
+    assert.equal(r.status, 200);
+    assert.deepEqual(JSON.parse(r.text).response, {
+      uid: 'e911857d-c318-11e8-bbad-025000000001',
+      allowed: false,
+      status: { metadata: {}, message: 'panic: Invalid array length [recovered]', code: 500 },
+    });
+    assert.equal(sample(await exposition(), 'controller_runtime_webhook_panics_total'), before + 1);
+    assert.ok(errors.lines.some((l) => l.msg === 'Observed a panic in webhook' && l.fields?.webhook === '/rejects'));
   });
 
   test('registering a path twice, or a path that is not one, throws', () => {

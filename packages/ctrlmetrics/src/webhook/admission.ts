@@ -127,14 +127,15 @@ function early(code: number, message: string): AdmissionAnswer {
 
 /**
  * Answers one admission HTTP request: `body` is what was read (`truncated` when the 7 MiB limit was reached),
- * `contentType` the request's header.
+ * `contentType` the request's header. The answer comes back at once when the handler answers at once (a promise
+ * only when it returns one): every promise a request passes through costs the server's throughput.
  */
-export async function answerAdmission(
+export function answerAdmission(
   body: Buffer | undefined,
   truncated: boolean,
   contentType: string | undefined,
   handler: AdmissionHandler,
-): Promise<AdmissionAnswer> {
+): AdmissionAnswer | Promise<AdmissionAnswer> {
   if (!body || body.length === 0) return early(400, 'request body is empty');
   if (truncated) return early(413, `request entity is too large; limit is ${MAX_ADMISSION_BODY_BYTES} bytes`);
   if (contentType !== 'application/json')
@@ -158,19 +159,28 @@ export async function answerAdmission(
     review.request && typeof review.request === 'object' && !Array.isArray(review.request) ? review.request : {}
   ) as AdmissionRequest;
   const uid = typeof request.uid === 'string' ? request.uid : '';
-  let response: AdmissionResponse;
-  let panicked = false;
-  let panic: unknown;
-  try {
-    response = await handler(request);
+  const answer = (response: AdmissionResponse): AdmissionAnswer => {
     if (!response || typeof response !== 'object' || typeof response.allowed !== 'boolean')
-      throw new TypeError('the admission handler returned no response');
+      return panicAnswer(new TypeError('the admission handler returned no response'));
+    return { body: encode(apiVersion, kind, complete(uid, response)), uid, panicked: false };
+  };
+  // a handler that throws or rejects panicked, in controller-runtime's terms: answered 500, logged with its stack
+  const panicAnswer = (err: unknown): AdmissionAnswer => {
+    const r = errored(500, `panic: ${err instanceof Error ? err.message : String(err)} [recovered]`);
+    return { body: encode(apiVersion, kind, complete(uid, r)), uid, panicked: true, panic: err };
+  };
+  let result: AdmissionResponse | Promise<AdmissionResponse>;
+  try {
+    result = handler(request);
   } catch (err) {
-    panicked = true;
-    panic = err;
-    response = errored(500, `panic: ${err instanceof Error ? err.message : String(err)} [recovered]`);
+    return panicAnswer(err);
   }
-  return { body: encode(apiVersion, kind, complete(uid, response)), uid, panicked, ...(panicked ? { panic } : {}) };
+  return isPromiseLike(result) ? Promise.resolve(result).then(answer, panicAnswer) : answer(result);
+}
+
+/** Whether `v` is a promise or another thenable (what `await` would wait for). */
+export function isPromiseLike<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
 /** controller-runtime's `Complete`: the uid echoed, a status with code 200 when none, the patch encoded. */

@@ -15,6 +15,7 @@ import {
   allowed,
   denied,
   errored,
+  isPromiseLike,
   type AdmissionHandler,
   type AdmissionRequest,
   type AdmissionResponse,
@@ -160,25 +161,34 @@ function warningsOf(w: Warnings): string[] {
 
 /** The defaulting handler: DELETE allowed untouched; otherwise the JSON Patch from the object sent to the defaulted one. */
 export function defaultingHandler<T extends object>(defaulter: Defaulter<T>): AdmissionHandler {
-  return async (req) => {
+  return (req) => {
     if (req.operation === 'DELETE') return allowed();
     const decoded = objectOf<T>(req.object);
     if ('answer' in decoded) return decoded.answer;
     const sent = decoded.obj;
     const obj = copyJson(sent);
+    // at once when the defaulter is synchronous: a promise only where one is given
+    const patch = (): AdmissionResponse | Promise<AdmissionResponse> => {
+      const patches = compare(sent, obj);
+      return isPromiseLike(patches) ? patches.then(patchedOrAllowed) : patchedOrAllowed(patches);
+    };
+    let defaulted: void | Promise<void>;
     try {
-      await defaulter.default(obj, req as unknown as AdmissionRequest<T>);
+      defaulted = defaulter.default(obj, req as unknown as AdmissionRequest<T>);
     } catch (err) {
       return denialOf(err);
     }
-    const patches = await compare(sent, obj);
-    return patches.length ? { ...allowed(), patches } : allowed();
+    return isPromiseLike(defaulted) ? Promise.resolve(defaulted).then(patch, (err) => denialOf(err)) : patch();
   };
+}
+
+function patchedOrAllowed(patches: unknown[]): AdmissionResponse {
+  return patches.length ? { ...allowed(), patches } : allowed();
 }
 
 /** The validating handler: create, update (old object first) and delete; CONNECT allowed. Warnings kept on denials too. */
 export function validatingHandler<T extends object>(validator: Validator<T>): AdmissionHandler {
-  return async (req) => {
+  return (req) => {
     const r = req as unknown as AdmissionRequest<T>;
     let call: () => Warnings | Promise<Warnings>;
     switch (req.operation) {
@@ -208,15 +218,23 @@ export function validatingHandler<T extends object>(validator: Validator<T>): Ad
       default:
         return errored(400, `unknown operation ${JSON.stringify(req.operation ?? '')}`);
     }
-    let warnings: string[];
-    try {
-      warnings = warningsOf(await call());
-    } catch (err) {
+    const deny = (err: unknown): AdmissionResponse => {
       const w = (err as { warnings?: unknown })?.warnings;
       return denialOf(err, Array.isArray(w) ? w.filter((x): x is string => typeof x === 'string') : []);
+    };
+    let result: Warnings | Promise<Warnings>;
+    try {
+      result = call();
+    } catch (err) {
+      return deny(err);
     }
-    return warnings.length ? { ...allowed(), warnings } : allowed();
+    return isPromiseLike(result) ? Promise.resolve(result).then(allowedWith, deny) : allowedWith(result);
   };
+}
+
+function allowedWith(w: Warnings): AdmissionResponse {
+  const warnings = warningsOf(w);
+  return warnings.length ? { ...allowed(), warnings } : allowed();
 }
 
 /**
