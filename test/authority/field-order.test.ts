@@ -167,6 +167,22 @@ describe('built-in objects in kube-apiserver key order', () => {
     },
   );
 
+  it('keeps a field named __proto__ as a field, in a custom resource and in a built-in map', () => {
+    const cr = JSON.parse(
+      '{"apiVersion":"example.com/v1","kind":"Widget","spec":{"b":1,"__proto__":{"x":1}}}',
+    ) as KubeObject;
+    const encoded = kubeEncoded({ ...typeOf('example.com/v1', 'Widget'), crd: 'widgets.example.com' }, cr);
+    assert.equal(
+      JSON.stringify(encoded),
+      '{"apiVersion":"example.com/v1","kind":"Widget","spec":{"__proto__":{"x":1},"b":1}}',
+    );
+    const cm = JSON.parse('{"kind":"ConfigMap","apiVersion":"v1","data":{"z":"1","__proto__":"2"}}') as KubeObject;
+    assert.equal(
+      JSON.stringify(kubeEncoded(typeOf('v1', 'ConfigMap'), cm)),
+      '{"kind":"ConfigMap","apiVersion":"v1","data":{"__proto__":"2","z":"1"}}',
+    );
+  });
+
   it('writes a workload of every kind, every field filled in, in the order kubectl encodes its Go type', async () => {
     for (const [apiVersion, kind] of WORKLOADS) {
       const type = builtinType(apiVersion, kind);

@@ -22,12 +22,22 @@ const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
 let unordered: ReadonlySet<string> | undefined;
 
+/**
+ * Sets `out[k]` as an own field: a body's `__proto__` key (JSON.parse makes it an own field) assigned plainly would
+ * set the new object's prototype instead, and the field would be lost.
+ */
+function put(out: Record<string, Json>, k: string, v: Json): void {
+  if (k === '__proto__')
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[k] = v;
+}
+
 /** Go's encoding of `map[string]interface{}`: every object's keys sorted, at every depth. */
 function sortDeep(v: Json): Json {
   if (Array.isArray(v)) return v.map(sortDeep);
   if (!isRecord(v)) return v;
   const out: Record<string, Json> = {};
-  for (const k of Object.keys(v).sort()) out[k] = sortDeep(v[k]);
+  for (const k of Object.keys(v).sort()) put(out, k, sortDeep(v[k]));
   return out;
 }
 
@@ -41,7 +51,7 @@ function encode(v: Json, shape: FieldShape): Json {
   if (typeof shape === 'object') {
     if (!isRecord(v)) return v;
     const out: Record<string, Json> = {};
-    for (const k of Object.keys(v).sort()) out[k] = encode(v[k], shape['']);
+    for (const k of Object.keys(v).sort()) put(out, k, encode(v[k], shape['']));
     return out;
   }
   // a managed-fields entry's set is written with its keys sorted
@@ -54,12 +64,12 @@ function encode(v: Json, shape: FieldShape): Json {
   unordered ??= new Set(builtinTypes().unordered);
   const out: Record<string, Json> = {};
   if (unordered.has(shape)) {
-    for (const [k, x] of Object.entries(v)) out[k] = Object.hasOwn(type, k) ? encode(x, type[k]) : x;
+    for (const [k, x] of Object.entries(v)) put(out, k, Object.hasOwn(type, k) ? encode(x, type[k]) : x);
     return out;
   }
-  for (const k of Object.keys(type)) if (Object.hasOwn(v, k)) out[k] = encode(v[k], type[k]);
+  for (const k of Object.keys(type)) if (Object.hasOwn(v, k)) put(out, k, encode(v[k], type[k]));
   // fields the type does not have (the decoder dropped them before a write) stay, after its own
-  for (const k of Object.keys(v)) if (!(k in out)) out[k] = v[k];
+  for (const k of Object.keys(v)) if (!Object.hasOwn(out, k)) put(out, k, v[k]);
   return out;
 }
 
@@ -75,6 +85,6 @@ export function kubeEncoded(t: ResourceType, o: KubeObject): KubeObject {
   const out: Record<string, Json> = {};
   for (const k of ['kind', 'apiVersion', 'metadata'])
     if (Object.hasOwn(o, k)) out[k] = k === 'metadata' ? encode(o.metadata, OBJECT_META) : o[k];
-  for (const k of Object.keys(o)) if (!(k in out)) out[k] = o[k];
+  for (const k of Object.keys(o)) if (!Object.hasOwn(out, k)) put(out, k, o[k]);
   return out;
 }
