@@ -96,7 +96,22 @@ export function errored(code: number, message: string): AdmissionResponse {
 
 /** Allowed with these JSON Patch operations. */
 export function patched(patches: unknown[], message = ''): AdmissionResponse {
-  return { ...allowed(message), patches };
+  return withPatches(allowed(message), patches);
+}
+
+// The answers of the admission path are built as object literals: on V8 11 an object made by spreading another
+// and then adding a property (`{ ...r, patches }`) stayed alive across young-generation collections, a few hundred
+// KB per collection at thousands of answers a second, which made each collection long enough to show in the
+// latency tail.
+
+/** An answer of only `allowed` and `status` (as {@link allowed} and {@link denied} make), with these patches. */
+export function withPatches(r: AdmissionResponse, patches: unknown[]): AdmissionResponse {
+  return { allowed: r.allowed, status: r.status, patches };
+}
+
+/** An answer of only `allowed` and `status`, with these warnings. */
+export function withWarnings(r: AdmissionResponse, warnings: string[]): AdmissionResponse {
+  return { allowed: r.allowed, status: r.status, warnings };
 }
 
 /** An answer on the wire: always HTTP 200, this body (a JSON line). */
@@ -111,8 +126,8 @@ export interface AdmissionAnswer {
 }
 
 function encode(apiVersion: string | undefined, kind: string | undefined, response: WireResponse): string {
-  const head = apiVersion || kind ? { kind, apiVersion } : {};
-  return `${JSON.stringify({ ...head, response })}\n`;
+  const review = apiVersion || kind ? { kind, apiVersion, response } : { response };
+  return `${JSON.stringify(review)}\n`;
 }
 
 /** An error found before the request decoded: no apiVersion, no kind, an empty uid. */

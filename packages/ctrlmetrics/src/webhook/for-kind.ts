@@ -20,6 +20,8 @@ import {
   type AdmissionRequest,
   type AdmissionResponse,
   type AdmissionStatus,
+  withPatches,
+  withWarnings,
 } from './admission.js';
 import { CtrlmetricsError } from '../util/errors.js';
 
@@ -130,7 +132,7 @@ function denialOf(err: unknown, warnings: string[] = []): AdmissionResponse {
   if (isPanic(err)) throw err;
   const status = statusOf(err);
   const r = status ? { allowed: false, status } : denied(err instanceof Error ? err.message : String(err));
-  return warnings.length ? { ...r, warnings } : r;
+  return warnings.length ? withWarnings(r, warnings) : r;
 }
 
 type Compare = (from: object, to: object) => unknown[];
@@ -183,7 +185,7 @@ export function defaultingHandler<T extends object>(defaulter: Defaulter<T>): Ad
 }
 
 function patchedOrAllowed(patches: unknown[]): AdmissionResponse {
-  return patches.length ? { ...allowed(), patches } : allowed();
+  return patches.length ? withPatches(allowed(), patches) : allowed();
 }
 
 /** The validating handler: create, update (old object first) and delete; CONNECT allowed. Warnings kept on denials too. */
@@ -234,7 +236,7 @@ export function validatingHandler<T extends object>(validator: Validator<T>): Ad
 
 function allowedWith(w: Warnings): AdmissionResponse {
   const warnings = warningsOf(w);
-  return warnings.length ? { ...allowed(), warnings } : allowed();
+  return warnings.length ? withWarnings(allowed(), warnings) : allowed();
 }
 
 /**
