@@ -18,7 +18,9 @@
  * for a latency-bound and a CPU-bound reconcile, each shard's heap against one manager's at 30k objects, the
  * sharder's RSS; bench/lib/sharding.ts).
  * Environment: CTRLMETRICS_BENCH_FROM=src (library from src/ via tsx instead of dist/), CTRLMETRICS_BENCH_CPU_PROF=DIR
- * (our server writes a V8 CPU profile there), CTRLMETRICS_BENCH_PEERS (peers directory, default ../shared/bench).
+ * (our server writes a V8 CPU profile there), CTRLMETRICS_BENCH_PEERS (peers directory, default ../shared/bench),
+ * CTRLMETRICS_BENCH_ADMISSION_BEFORE / CTRLMETRICS_BENCH_CONTROLLER_BEFORE=<a built checkout> (that tree's library
+ * measured beside this one's in the same alternated admission or controller runs).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';

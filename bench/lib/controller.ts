@@ -7,6 +7,8 @@
  * one worker and four, alternated, medians and ranges. The API server is the embedded authority in the benchmark's
  * process, or the cluster CTRLMETRICS_TEST_KUBECONFIG names.
  */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { readJsonLines, spawnTracked, stopChild } from './children.js';
 import { buildGoFloor, libEnv, OURS_NODE_ARGS, REPO_ROOT, type PreparedLib } from './servers.js';
 import type { KubeClient, RestConfig } from '../../packages/ctrlmetrics/src/index.js';
@@ -20,8 +22,12 @@ export interface ControllerTarget {
   admin: KubeClient;
 }
 
-/** Who manages: our Manager, or the Go floor (bench/servers/controller-go: Go's standard library doing the same). */
-export type ControllerManager = 'ours' | 'go-floor';
+/**
+ * Who manages: our Manager, or the Go floor (bench/servers/controller-go: Go's standard library doing the same), or
+ * our Manager built from another checkout (`ours-before`, with CTRLMETRICS_BENCH_CONTROLLER_BEFORE=<a built checkout>:
+ * an A/B of a change to the reconcile path in the same alternated runs).
+ */
+export type ControllerManager = 'ours' | 'go-floor' | 'ours-before';
 
 export interface ControllerCell {
   /** absent in older results: ours */
@@ -109,7 +115,15 @@ export function buildControllerGoFloor(): Promise<string | undefined> {
 
 const pem = (v: string | Buffer | undefined) => (v === undefined ? '' : String(v));
 
-/** Starts one manager (ours, or the Go floor) over `namespace`. */
+/** The library of another checkout (built: its packages/ctrlmetrics/dist) for the same bench entry. */
+function beforeLibEnv(checkout: string): Record<string, string> {
+  return {
+    CTRLMETRICS_LIB_ROOT: pathToFileURL(join(checkout, 'packages/ctrlmetrics/dist/src')).href + '/',
+    CTRLMETRICS_LIB_EXT: '.js',
+  };
+}
+
+/** Starts one manager (ours, ours-before or the Go floor) over `namespace`. */
 function startManager(
   manager: ControllerManager,
   lib: PreparedLib,
@@ -159,6 +173,7 @@ function startManager(
       ...process.env,
       NODE_OPTIONS: '',
       ...libEnv(lib),
+      ...(manager === 'ours-before' ? beforeLibEnv(process.env.CTRLMETRICS_BENCH_CONTROLLER_BEFORE!) : {}),
       CTRLMETRICS_LOG_LEVEL: 'error',
       CONTROLLER_CONFIG: JSON.stringify({ restConfig: target.restConfig, namespace, expected, workers }),
     },
@@ -209,7 +224,9 @@ export async function measureController(
   /** The Go floor's binary ({@link buildControllerGoFloor}): its cells run beside ours when given. */
   goBin?: string,
 ): Promise<ControllerResult> {
-  const managers: ControllerManager[] = goBin ? ['ours', 'go-floor'] : ['ours'];
+  const managers: ControllerManager[] = ['ours'];
+  if (process.env.CTRLMETRICS_BENCH_CONTROLLER_BEFORE) managers.push('ours-before');
+  if (goBin) managers.push('go-floor');
   const cells: ControllerCell[] = sizes.flatMap((objects) =>
     workerCounts.flatMap((workers) =>
       managers.map((manager) => ({
@@ -312,18 +329,19 @@ export function controllerTable(r: ControllerResult): string[] {
     '|---|---|---|---|---|---|---|---|',
     ...rows,
   ];
-  // ours ÷ the Go floor, cell by cell
   const rate = (c: ControllerCell) => median(c.ms.map((ms) => c.objects / (ms / 1000)));
   const cpu = (c: ControllerCell) => median(c.cpuMs.map((ms) => (ms / c.objects) * 1000));
-  for (const g of r.cells.filter((c) => c.manager === 'go-floor')) {
-    const o = r.cells.find(
-      (c) => (c.manager ?? 'ours') === 'ours' && c.objects === g.objects && c.workers === g.workers,
-    );
-    if (o)
-      out.push(
-        `| ours ÷ go-floor | ${g.objects.toLocaleString('en-US')} | ${g.workers} | ${(rate(o) / rate(g)).toFixed(2)} | ${(cpu(o) / cpu(g)).toFixed(2)} | | ${(median(o.rssSyncedMb) / median(g.rssSyncedMb)).toFixed(2)} | |`,
+  // ours ÷ the Go floor and ours ÷ ours-before, cell by cell
+  for (const other of ['go-floor', 'ours-before'] as const)
+    for (const g of r.cells.filter((c) => c.manager === other)) {
+      const o = r.cells.find(
+        (c) => (c.manager ?? 'ours') === 'ours' && c.objects === g.objects && c.workers === g.workers,
       );
-  }
+      if (o)
+        out.push(
+          `| ours ÷ ${other} | ${g.objects.toLocaleString('en-US')} | ${g.workers} | ${(rate(o) / rate(g)).toFixed(2)} | ${(cpu(o) / cpu(g)).toFixed(2)} | | ${(median(o.rssSyncedMb) / median(g.rssSyncedMb)).toFixed(2)} | |`,
+        );
+    }
   const one = r.cells.filter(
     (c) => (c.manager ?? 'ours') === 'ours' && c.workers === Math.min(...r.cells.map((x) => x.workers)),
   );
