@@ -121,3 +121,36 @@ test('every request carries Accept, User-Agent and the credentials; a body its t
     client.close();
   }
 });
+
+test("create, replace and mergePatch send the caller's options with their body; an impersonated user on every request", async () => {
+  const client = new KubeClient({ server: `http://127.0.0.1:${port}`, token: 'token-2', impersonateUser: 'jane' });
+  try {
+    seen.length = 0;
+    const opts = { query: { dryRun: 'All' }, headers: { 'X-Extra': '2' } };
+    await client.create('/api/v1/namespaces/a/configmaps', { metadata: { name: 'b' } }, opts);
+    await client.replace('/api/v1/namespaces/a/configmaps/b', { metadata: { name: 'b' } }, opts);
+    await client.mergePatch(
+      '/api/v1/namespaces/a/configmaps/b',
+      { data: { k: 'v' } },
+      { ...opts, contentType: 'text/x' },
+    );
+    const [create, replace, patch] = seen;
+    assert.deepEqual(
+      seen.map((s) => [s.method, s.url, s.headers['content-type'], s.headers['x-extra']]),
+      [
+        ['POST', '/api/v1/namespaces/a/configmaps?dryRun=All', 'application/json', '2'],
+        ['PUT', '/api/v1/namespaces/a/configmaps/b?dryRun=All', 'application/json', '2'],
+        // a merge patch is always sent as one, whatever content type the options name
+        ['PATCH', '/api/v1/namespaces/a/configmaps/b?dryRun=All', 'application/merge-patch+json', '2'],
+      ],
+    );
+    for (const s of [create, replace, patch]) {
+      assert.equal(s.headers.authorization, 'Bearer token-2');
+      assert.equal(s.headers['impersonate-user'], 'jane');
+      assert.equal(s.headers.accept, 'application/json');
+    }
+    assert.equal(patch.headers['content-length'], String(JSON.stringify({ data: { k: 'v' } }).length));
+  } finally {
+    client.close();
+  }
+});
